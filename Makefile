@@ -1,0 +1,38 @@
+# flexbody — set-up, main job, tests and benchmarks. Every target installs what it needs first.
+VENV   ?= .venv
+PYTHON ?= python3
+STAMP  := $(VENV)/.installed
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: setup run test test-slow test-all bench clean
+
+$(STAMP): pyproject.toml
+	@if command -v apt-get >/dev/null 2>&1 && ! dpkg -s libsuitesparse-dev >/dev/null 2>&1; then \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libsuitesparse-dev; fi
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e ".[test]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+## main job: the shipped cantilever case, results in out/01_cantilever
+run: setup
+	$(VENV)/bin/flexbody run cases/01_cantilever.py --out out/01_cantilever
+
+## default tests (fast); pytest's exit code (including 5, "no tests") fails the target
+test: setup
+	$(VENV)/bin/python -m pytest -q
+
+## slow verification tests (mesh-convergence studies, large meshes)
+test-slow: setup
+	$(VENV)/bin/python -m pytest -q -m slow
+
+test-all: setup
+	$(VENV)/bin/python -m pytest -q -m "slow or not slow"
+
+bench: setup
+	$(VENV)/bin/python tests/benchmarks/bench_assembly.py
+
+clean:
+	rm -rf out .pytest_cache

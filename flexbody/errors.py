@@ -1,0 +1,56 @@
+"""Exceptions raised by flexbody.
+
+Every public entry point validates its input once and raises a subclass of
+:class:`FlexbodyError` whose message names the offending object.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class FlexbodyError(Exception):
+    """Base class of every error raised by flexbody on bad input or failure."""
+
+
+class MeshError(FlexbodyError):
+    """A mesh is malformed: wrong cell type or shape, non-finite points, bad indices, unknown set."""
+
+
+class ElementError(MeshError):
+    """An element is inverted or degenerate (non-positive Jacobian determinant)."""
+
+
+class MaterialError(FlexbodyError):
+    """Material constants are non-physical (e.g. non-positive modulus, Poisson ratio outside (-1, 0.5))."""
+
+
+class LoadError(FlexbodyError):
+    """A load is ill-defined: unknown node/face set, wrong shape, non-finite values."""
+
+
+class ConstraintError(FlexbodyError):
+    """A constraint refers to unknown nodes or bodies, or is inconsistent."""
+
+
+class ConvergenceError(FlexbodyError):
+    """A nonlinear solve did not converge.
+
+    Attributes
+    ----------
+    residual_history : list of float
+        Residual norms of the failed solve, one per iteration.
+    reason : str
+        The message without the residual history.
+    last_good : object or None
+        The last converged state or partial results, kept so nothing computed is lost.
+    """
+
+    def __init__(self, message: str, residual_history: Sequence[float] = (), last_good: object = None):
+        history = [float(r) for r in residual_history]
+        self.reason = message
+        if history:
+            tail = ", ".join(f"{r:.3e}" for r in history[-8:])
+            message = f"{message}; residual history (last {min(8, len(history))}): [{tail}]"
+        super().__init__(message)
+        self.residual_history = history
+        self.last_good = last_good
