@@ -29,13 +29,15 @@ class NewtonSettings:
 
     tol : relative residual tolerance, ‖r_free‖ ≤ tol · max(‖s f_ext‖, ‖k(q)‖)
     max_iterations : Newton iterations per load step
-    line_search : Crisfield line search on the slope Δ·r (halving on non-finite residuals)
+    line_search : "safeguard" (full Newton steps, halved while the residual is non-finite, e.g. from an
+        inverted element), "slope" (additionally Crisfield's search on the slope Δ·r: fewer wild steps,
+        though often more iterations for slender structures), or "none"
     max_bisections : how often a failed load increment may be halved
     """
 
     tol: float = 1e-10
     max_iterations: int = 30
-    line_search: bool = True
+    line_search: str = "safeguard"
     max_bisections: int = 8
 
 
@@ -97,6 +99,9 @@ def solve_static(system: System, *, load_steps: int = 1, settings: NewtonSetting
     if not isinstance(load_steps, (int, np.integer)) or load_steps < 1:
         raise FlexbodyError(f"solve_static: load_steps must be a positive integer, got {load_steps!r}")
     settings = settings or NewtonSettings()
+    if settings.line_search not in ("none", "safeguard", "slope"):
+        raise FlexbodyError(f"NewtonSettings.line_search must be 'none', 'safeguard' or 'slope', "
+                            f"got {settings.line_search!r}")
     q = system.reference_coordinates() if q_start is None else np.array(q_start, dtype=float)
     if q.shape != (system.n_dofs,) or not np.all(np.isfinite(q)):
         raise FlexbodyError(f"solve_static: q_start must be finite with shape ({system.n_dofs},)")
@@ -112,7 +117,7 @@ def solve_static(system: System, *, load_steps: int = 1, settings: NewtonSetting
     while s_done < 1.0 - 1e-14:
         s_next = min(1.0, s_done + increment)
         try:
-            q_new, history = _newton(system, q, s_next, free, linear, settings)
+            q_new, history = _newton(system, _predictor(results, s_next), s_next, free, linear, settings)
         except ConvergenceError as exc:
             bisections += 1
             if bisections > settings.max_bisections:
@@ -130,6 +135,15 @@ def solve_static(system: System, *, load_steps: int = 1, settings: NewtonSetting
     log.info("static solve: %d steps, %d Cholesky and %d LU factorizations", len(results.times) - 1,
              linear.n_cholesky, linear.n_lu)
     return results
+
+
+def _predictor(results: Results, s_next: float) -> np.ndarray:
+    """Secant extrapolation along the load path from the last two converged steps (the last step alone at first)."""
+    q = results.q[-1]
+    if len(results.times) < 2:
+        return q.copy()
+    ds_old = results.times[-1] - results.times[-2]
+    return q + (s_next - results.times[-1]) / ds_old * (q - results.q[-2])
 
 
 def _residual(system: System, q: np.ndarray, s: float, with_jacobian: bool):
@@ -173,15 +187,17 @@ def _roundoff_floor(K_ff: sp.csr_matrix, q_free: np.ndarray) -> float:
 
 
 def _line_search(system, q, s, free, delta, r0, settings):
-    """Step length α along Δ with |Δ·r(q + αΔ)| ≤ 0.8 |Δ·r(q)| (Crisfield's line search on the slope).
+    """Step length α along the Newton direction Δ.
 
-    The full Newton step is taken when the slope keeps its sign (or the search is off); a sign change
-    triggers secant steps (α clamped to [0.1, 1]); a non-finite residual halves α.
+    "safeguard": α = 1, halved (up to 8 times) while the residual is non-finite. "slope": in addition,
+    |Δ·r(q + αΔ)| ≤ 0.8 |Δ·r(q)| is sought by secant steps on the slope when it changes sign
+    (Crisfield), α clamped to [0.1 α, 1].
     """
     g0 = float(delta @ r0)
     lo, g_lo = 0.0, g0
     alpha = 1.0
-    for _ in range(8 if settings.line_search else 1):
+    tries = 1 if settings.line_search == "none" else 9
+    for _ in range(tries):
         trial = q.copy()
         trial[free] += alpha * delta
         try:
@@ -192,14 +208,14 @@ def _line_search(system, q, s, free, delta, r0, settings):
         if not np.isfinite(g):
             alpha *= 0.5
             continue
-        if not settings.line_search or abs(g) <= 0.8 * abs(g0) or g * g0 > 0 and alpha == 1.0:
+        if settings.line_search != "slope" or abs(g) <= 0.8 * abs(g0) or (g * g0 > 0 and alpha == 1.0):
             return trial
-        if g * g0 < 0:           # root of the slope between lo and alpha: secant (regula falsi)
+        if g * g0 < 0:           # the slope changed sign between lo and alpha: secant (regula falsi)
             new = alpha - g * (alpha - lo) / (g - g_lo)
         else:
             lo, g_lo = alpha, g
-            new = min(1.0, 2.0 * alpha)
+            new = 2.0 * alpha
         alpha = float(np.clip(new, 0.1 * alpha, 1.0))
-    if not np.all(np.isfinite(trial)) or not np.isfinite(g):
+    if not np.isfinite(g):
         raise ConvergenceError(f"line search found no finite residual at load factor {s:.6g}", [])
     return trial

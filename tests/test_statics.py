@@ -1,0 +1,85 @@
+"""Static Newton solver: convergence, load stepping, linear-solver choice, failures that keep results."""
+import numpy as np
+import pytest
+
+import flexbody as fb
+
+
+def cantilever(order=2, divisions=(8, 1, 1), force=(0.0, 0.0, -50.0), material=None):
+    mesh = fb.mesh.box((1.0, 0.05, 0.05), divisions, order=order)
+    mat = material or fb.StVenantKirchhoff(young=1.0e8, poisson=0.3, density=1000.0)
+    beam = fb.FlexibleBody("beam", mesh, mat)
+    return beam, fb.System([beam], [fb.Fix(beam, "x0")], [fb.SurfaceTraction(beam, "x1", total=force)])
+
+
+def test_small_load_matches_linear_solution():
+    """At a tiny load the Newton solution equals one linear solve K u = f on the free dofs."""
+    beam, system = cantilever(force=(0.0, 0.0, -1e-4))
+    res = fb.solve_static(system)
+    q0 = beam.reference_coordinates()
+    free = np.setdiff1d(np.arange(beam.n_dofs), beam.dofs("x0"))
+    K = beam.tangent(q0)[free][:, free].toarray()
+    u = np.linalg.solve(K, system.external_force(q0)[free])
+    assert np.linalg.norm(res.q[-1][free] - q0[free] - u) < 1e-6 * np.linalg.norm(u)
+
+
+def test_load_steps_are_recorded_and_converged():
+    beam, system = cantilever(force=(0.0, 0.0, -500.0))         # P L² / (E I) ≈ 9.6
+    res = fb.solve_static(system, load_steps=4)
+    assert np.allclose(res.times, [0, 0.25, 0.5, 0.75, 1.0])
+    assert res.q.shape == (5, beam.n_dofs)
+    for history in res.residuals[1:]:
+        assert len(history) <= 15
+        assert history[-1] < 1e-6 * history[0]
+    r = beam.internal_force(res.q[-1]) - system.external_force(res.q[-1])
+    free = np.setdiff1d(np.arange(beam.n_dofs), beam.dofs("x0"))
+    assert np.linalg.norm(r[free]) < 1e-8 * 500.0
+    # deflections grow monotonically with the load
+    tip = [res.displacements(beam, k)[beam.nodes("x1"), 2].mean() for k in range(5)]
+    assert np.all(np.diff(tip) < 0)
+
+
+def test_failed_increment_is_bisected():
+    """With one step and few iterations allowed, bisection still reaches the full load."""
+    beam, system = cantilever(force=(0.0, 0.0, -20000.0))
+    res = fb.solve_static(system, load_steps=1, settings=fb.NewtonSettings(max_iterations=12))
+    assert res.times[-1] == 1.0 and len(res.times) > 2
+
+
+def test_convergence_error_keeps_history_and_converged_steps():
+    beam, system = cantilever(force=(0.0, 0.0, -20000.0))
+    with pytest.raises(fb.ConvergenceError, match="no equilibrium at load factor") as info:
+        fb.solve_static(system, load_steps=2, settings=fb.NewtonSettings(max_iterations=1, max_bisections=1))
+    err = info.value
+    assert len(err.residual_history) >= 1 and all(np.isfinite(err.residual_history))
+    assert isinstance(err.last_good, fb.Results)
+    assert err.last_good.times[0] == 0.0 and err.last_good.q.shape[1] == beam.n_dofs
+
+
+def test_cholmod_used_for_spd_and_lu_for_follower_loads(caplog):
+    import logging
+    beam, system = cantilever()
+    with caplog.at_level(logging.INFO, logger="flexbody.statics"):
+        fb.solve_static(system)
+    assert "0 LU" in caplog.text
+    caplog.clear()
+    follower = fb.System([beam], [fb.Fix(beam, "x0")], [fb.Pressure(beam, "z1", 100.0)])
+    with caplog.at_level(logging.INFO, logger="flexbody.statics"):
+        fb.solve_static(follower)
+    assert "0 Cholesky" in caplog.text
+
+
+def test_bad_system_input():
+    beam, _ = cantilever()
+    other = fb.FlexibleBody("other", fb.mesh.box((1, 1, 1), (1, 1, 1)),
+                            fb.StVenantKirchhoff(young=1.0, poisson=0.0, density=1.0))
+    with pytest.raises(fb.ConstraintError, match="body 'other', which is not in the system"):
+        fb.System([beam], [fb.Fix(other, "x0")])
+    with pytest.raises(fb.LoadError, match="refers to body 'other'"):
+        fb.System([beam], [], [fb.Gravity(other)])
+    with pytest.raises(fb.FlexbodyError, match="two bodies are named 'beam'"):
+        fb.System([beam, beam])
+    with pytest.raises(fb.ConstraintError, match="no node or face set named 'root'"):
+        fb.Fix(beam, "root")
+    with pytest.raises(fb.FlexbodyError, match="load_steps must be a positive integer"):
+        fb.solve_static(fb.System([beam]), load_steps=0)
