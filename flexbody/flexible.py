@@ -17,7 +17,6 @@ test and removes the shear locking of trilinear bricks in bending.
 from __future__ import annotations
 
 import logging
-import math
 
 import numba as nb
 import numpy as np
