@@ -8,9 +8,7 @@ Expected: end deflection 1.12455e-2 m (Euler–Bernoulli, P L³ / (3 E I)); flex
 (docs/verification.md). Outputs: results.npz/.json, a ParaView series beam.pvd (+ .vtu per load step with
 displacement, Green–Lagrange strain, Cauchy and von Mises stress) and summary.txt.
 """
-from pathlib import Path
 
-import numpy as np
 
 import flexbody as fb
 
@@ -43,9 +41,7 @@ def tip_deflection(results: fb.Results) -> float:
 def main(out_dir="out/01_cantilever", load_steps=LOAD_STEPS, **overrides) -> fb.Results:
     system = build(**overrides)
     results = fb.solve_static(system, load_steps=load_steps)
-    out = Path(out_dir)
-    results.save(out)
-    fb.io.write_pvd(out, results)
+    out = fb.io.write_results(out_dir, results)
     tip = tip_deflection(results)
     expected = EXPECTED_TIP * overrides.get("tip_force", TIP_FORCE) / TIP_FORCE
     (out / "summary.txt").write_text(

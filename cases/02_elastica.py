@@ -13,7 +13,6 @@ flexbody gives the vertical deflection within 0.05 % at 20 × 1 × 1 (docs/verif
 Outputs in out_dir: results.npz/.json, a ParaView series beam.pvd (one .vtu per load step) and
 load_path.csv (α, flexbody and elastica tip displacements / L, relative error of the vertical one).
 """
-from pathlib import Path
 
 import numpy as np
 
@@ -68,9 +67,7 @@ def tip_displacements(results: fb.Results, step: int = -1) -> tuple[float, float
 def main(out_dir="out/02_elastica", load_steps=LOAD_STEPS, **overrides) -> fb.Results:
     system = build(**overrides)
     results = fb.solve_static(system, load_steps=load_steps)
-    out = Path(out_dir)
-    results.save(out)
-    fb.io.write_pvd(out, results)
+    out = fb.io.write_results(out_dir, results)
     alpha, length = overrides.get("alpha", ALPHA), overrides.get("length", LENGTH)
     rows = ["alpha,vertical_over_L,elastica_vertical,horizontal_over_L,elastica_horizontal,vertical_rel_error,"
             "bisshopp_drucker"]

@@ -81,6 +81,14 @@ def write_pvd(directory, results, body=None, name: str | None = None) -> Path:
     return paths[0]
 
 
+def write_results(directory, results) -> Path:
+    """A results directory: ``results.npz``/``results.json`` and a ``.pvd`` series per flexible body."""
+    directory = Path(directory)
+    results.save(directory)
+    write_pvd(directory, results)
+    return directory
+
+
 def _write_collection(path: Path, entries) -> Path:
     lines = ['<?xml version="1.0"?>',
              '<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">', "  <Collection>"]
