@@ -6,8 +6,8 @@ systems, static equilibrium and export.
 from . import io, mesh
 from .constraints import Fix
 from .errors import (ConstraintError, ConvergenceError, ElementError, FlexbodyError, LoadError, MaterialError,
-                     MeshError)
-from .flexible import FlexibleBody, StateError
+                     MeshError, StateError)
+from .flexible import FlexibleBody
 from .loads import BodyForce, Gravity, NodalForce, Pressure, SurfaceMoment, SurfaceTraction
 from .materials import MooneyRivlin, NeoHookean, StVenantKirchhoff
 from .mesh import HexMesh

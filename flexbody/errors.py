@@ -32,6 +32,10 @@ class ConstraintError(FlexbodyError):
     """A constraint refers to unknown nodes or bodies, or is inconsistent."""
 
 
+class StateError(FlexbodyError):
+    """A state vector (coordinates, velocities) has the wrong shape or contains NaN/Inf."""
+
+
 class ConvergenceError(FlexbodyError):
     """A nonlinear solve did not converge.
 

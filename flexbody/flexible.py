@@ -24,17 +24,13 @@ import scipy.sparse as sp
 
 from . import kernels
 from .elements import ReferenceHex, gauss_hex, reference_hex
-from .errors import ConvergenceError, ElementError, FlexbodyError, MeshError
+from .errors import ConvergenceError, ElementError, FlexbodyError, MeshError, StateError
 from .materials import Material
 from .mesh import HexMesh
 
 log = logging.getLogger(__name__)
 
 LOCKING_REMEDIES = (None, "incompatible_modes")
-
-
-class StateError(FlexbodyError):
-    """A state vector has the wrong shape or contains NaN/Inf."""
 
 
 class FlexibleBody:
