@@ -232,11 +232,15 @@ class FlexibleBody:
         return f, K
 
     def _assemble(self, x, vel, force=False, tangent=False, damping=False):
-        if self._pattern is None and (tangent or damping):
-            self._pattern = kernels.block_pattern(self._cells, self.n_nodes)
-        indptr, indices, offsets, row_length = self._pattern or (None, None, np.zeros((1, 1, 1), np.int64),
-                                                                   np.zeros(1, np.int64))
-        nnz = len(indices) if indices is not None else 0
+        """One kernel pass: force (3n,), tangent and damping matrices (CSR on the fixed pattern) as asked."""
+        if tangent or damping:
+            if self._pattern is None:                      # built once, on the first matrix request
+                self._pattern = kernels.block_pattern(self._cells, self.n_nodes)
+            indptr, indices, offsets, row_length = self._pattern
+        else:                                              # force only: no pattern needed
+            indptr = indices = None
+            offsets, row_length = np.zeros((1, 1, 1), np.int64), np.zeros(1, np.int64)
+        nnz = 0 if indices is None else len(indices)
         f = np.zeros((self.n_nodes, 3))
         K_data = np.zeros(nnz if tangent else 0)
         C_data = np.zeros(nnz if damping else 0)
