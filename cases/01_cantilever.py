@@ -8,8 +8,6 @@ Expected: end deflection 1.12455e-2 m (Euler–Bernoulli, P L³ / (3 E I)); flex
 (docs/verification.md). Outputs: results.npz/.json, a ParaView series beam.pvd (+ .vtu per load step with
 displacement, Green–Lagrange strain, Cauchy and von Mises stress) and summary.txt.
 """
-
-
 import flexbody as fb
 
 LENGTH = 0.508                   # m

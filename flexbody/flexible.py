@@ -292,15 +292,15 @@ class FlexibleBody:
 
     def point_fields(self, q) -> dict[str, np.ndarray]:
         """Element averages of :meth:`cell_fields` averaged again at the nodes ((n, 3, 3) or (n,))."""
-        cells = self.cell_fields(q)
+        return {key: self.nodal_average(val) for key, val in self.cell_fields(q).items()}
+
+    def nodal_average(self, values: np.ndarray) -> np.ndarray:
+        """Average per-element values (m, ...) over the elements sharing each node: (n, ...)."""
+        flat = values.reshape(len(values), -1)
+        acc = np.zeros((self.n_nodes, flat.shape[1]))
+        np.add.at(acc, self._cells.ravel(), np.repeat(flat, self._cells.shape[1], axis=0))
         count = np.bincount(self._cells.ravel(), minlength=self.n_nodes).astype(float)
-        out = {}
-        for key, val in cells.items():
-            flat = val.reshape(len(val), -1)
-            acc = np.zeros((self.n_nodes, flat.shape[1]))
-            np.add.at(acc, self._cells.ravel(), np.repeat(flat, self._cells.shape[1], axis=0))
-            out[key] = (acc / count[:, None]).reshape((self.n_nodes,) + val.shape[1:])
-        return out
+        return (acc / count[:, None]).reshape((self.n_nodes,) + values.shape[1:])
 
     def strain_energy(self, q) -> float:
         """Elastic strain energy ∫ W dV [J] at q (SVK and invariant-based laws; no enhanced modes)."""

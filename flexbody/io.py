@@ -13,8 +13,7 @@ import numpy as np
 
 from .errors import FlexbodyError
 from .flexible import FlexibleBody
-
-_CELL_TYPE = {8: "hexahedron", 27: "hexahedron27"}
+from .mesh import _CELL_TYPE
 _EXPORTED = ("green_lagrange_strain", "cauchy_stress", "von_mises")
 
 
@@ -24,15 +23,11 @@ def body_fields(body: FlexibleBody, q: np.ndarray) -> tuple[dict, dict]:
     X = body.mesh.points
     cells = body.cell_fields(q)
     point_data = {"displacement": q.reshape(-1, 3) - X}
-    counts = np.bincount(body.mesh.cells.ravel(), minlength=body.n_nodes).astype(float)
     cell_data = {}
     for key in _EXPORTED:
-        val = cells[key].reshape(body.n_elements, -1)
+        val = cells[key].reshape(body.n_elements, -1)            # 3×3 tensors as 9 components
         cell_data[key] = val if val.shape[1] > 1 else val[:, 0]
-        acc = np.zeros((body.n_nodes, val.shape[1]))
-        np.add.at(acc, body.mesh.cells.ravel(), np.repeat(val, body.mesh.cells.shape[1], axis=0))
-        nodal = acc / counts[:, None]
-        point_data[key] = nodal if nodal.shape[1] > 1 else nodal[:, 0]
+        point_data[key] = body.nodal_average(cell_data[key])
     return point_data, cell_data
 
 

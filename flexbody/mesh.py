@@ -16,15 +16,12 @@ a mesh with its sets through meshio.
 """
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from .elements import FACE_AXIS_SIDE, HEX8_NODES, HEX27_NODES, reference_hex
 from .errors import MeshError
-
-logger = logging.getLogger(__name__)
 
 _HEX_TYPES = {"hexahedron": 8, "hexahedron27": 27}
 _CELL_TYPE = {8: "hexahedron", 27: "hexahedron27"}
@@ -348,7 +345,7 @@ def _checked_box_args(size, divisions, order, origin):
     return size, div.astype(np.int64), origin
 
 
-# --------------------------------------------------------------------------------------- reading
+# --------------------------------------------------------------------------------------- faces
 def face_quads(mesh: HexMesh, faces: np.ndarray) -> np.ndarray:
     """Quadrilaterals (k, 4) or (k, 9) (VTK quad / biquadratic quad order, outward normal) of ``faces``."""
     faces = np.asarray(faces, dtype=np.int64).reshape(-1, 2)
@@ -363,8 +360,6 @@ def face_quads(mesh: HexMesh, faces: np.ndarray) -> np.ndarray:
         rows = faces[:, 1] == f
         out[rows] = mesh.cells[faces[rows, 0]][:, local]
     return out
-
-
 
 
 # file formats live in mesh_io; re-exported here so that fb.mesh.read / fb.mesh.write work
