@@ -4,9 +4,15 @@ Public API (see docs/): meshes (:mod:`flexbody.mesh`), materials, flexible bodie
 systems, static equilibrium and export.
 """
 from . import io, mesh
+from .anchors import Ground
+from .assembled import AssembledSystem, State
+from .closures import Distance, Hinge, OnSurface, PointToPoint, Weld
 from .constraints import Fix
+from .couplings import FunctionCoupling, Gear, JointDriver, LinearCoupling, PolynomialCoupling
 from .errors import (ConstraintError, ConvergenceError, ElementError, FlexbodyError, LoadError, MaterialError,
-                     MeshError, StateError)
+                     MeshError, ModelError, StateError)
+from .rigid import Fixed, Prismatic, Revolute, RigidTree
+from .surfaces import Cylinder, ImplicitSurface, Plane, Sphere
 from .flexible import FlexibleBody
 from .loads import BodyForce, Gravity, NodalForce, Pressure, SurfaceMoment, SurfaceTraction
 from .materials import MooneyRivlin, NeoHookean, StVenantKirchhoff
@@ -21,5 +27,8 @@ __all__ = [
     "mesh", "HexMesh", "StVenantKirchhoff", "NeoHookean", "MooneyRivlin", "FlexibleBody", "Fix",
     "BodyForce", "Gravity", "NodalForce", "SurfaceTraction", "SurfaceMoment", "Pressure", "System",
     "solve_static", "NewtonSettings", "Results", "FlexbodyError", "MeshError", "ElementError", "MaterialError",
-    "LoadError", "ConstraintError", "ConvergenceError", "StateError",
+    "LoadError", "ConstraintError", "ConvergenceError", "StateError", "ModelError",
+    "RigidTree", "Revolute", "Prismatic", "Fixed", "Ground", "AssembledSystem", "State",
+    "PointToPoint", "Distance", "Weld", "Hinge", "OnSurface", "Plane", "Sphere", "Cylinder", "ImplicitSurface",
+    "LinearCoupling", "Gear", "FunctionCoupling", "PolynomialCoupling", "JointDriver",
 ]

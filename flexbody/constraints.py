@@ -1,14 +1,62 @@
-"""Constraints on generalized coordinates.
+"""Constraints: the base class of holonomic constraints φ(q, t) = 0, and prescribed nodal positions.
 
-This module starts with the simplest holonomic constraint, prescribed nodal positions
-φ(q) = x_a − (X_a + u_a) = 0 on selected nodes and components, which the static solver eliminates.
+Every holonomic constraint evaluates, at one state, its value φ (r,), its Jacobian Φ = ∂φ/∂q as blocks on
+a few global columns (so Φ is sparse by construction), the acceleration bias Φ̇v (plus rheonomic terms)
+such that the acceleration-level constraint reads Φ a + bias = 0 [DE-4], and the velocity-level rate
+φ_t with Φ v + φ_t = 0. Concrete constraints live in :mod:`flexbody.couplings` (between joint
+coordinates), :mod:`flexbody.closures` (between anchors: loop closures, welds, hinges, surfaces).
+
+:class:`Fix` prescribes nodal positions of flexible bodies, x_a = X_a + u_a; the static solver eliminates it.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from .errors import ConstraintError, MeshError
 from .flexible import FlexibleBody
+
+
+@dataclass(frozen=True)
+class ConstraintRows:
+    """One constraint evaluated at a state.
+
+    Attributes
+    ----------
+    phi : (r,) value φ.
+    pieces : list of (cols (k,), block (r, k)) whose scattered sum is Φ (r, n_dofs).
+    bias : (r,) Φ̇v + rheonomic terms, so that Φ a + bias = 0.
+    phi_t : (r,) or None, ∂φ/∂t (None when scleronomic), so that Φ v + φ_t = 0.
+    """
+
+    phi: np.ndarray
+    pieces: list
+    bias: np.ndarray
+    phi_t: np.ndarray | None = None
+
+
+class Constraint:
+    """Base class of holonomic constraints (subclasses set ``n_rows``, ``row_names`` and ``trees``)."""
+
+    n_rows: int = 0
+    row_names: tuple = ()
+    trees: tuple = ()
+    kind = "constraint"
+
+    def __init__(self, name: str | None):
+        self.name = name if name is not None else f"{self.kind}{id(self) % 10000:04d}"
+
+    @property
+    def row_labels(self) -> list[str]:
+        return [f"{self.name}.{r}" for r in self.row_names]
+
+    def evaluate(self, ev) -> ConstraintRows:
+        """Value, Jacobian pieces, bias and rate at the evaluation context ``ev``."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, {self.n_rows} rows)"
 
 
 class Fix:

@@ -28,6 +28,10 @@ class LoadError(FlexbodyError):
     """A load is ill-defined: unknown node/face set, wrong shape, non-finite values."""
 
 
+class ModelError(FlexbodyError):
+    """A model description is inconsistent: unknown link or parent, bad joint axis, inertia or placement."""
+
+
 class ConstraintError(FlexbodyError):
     """A constraint refers to unknown nodes or bodies, or is inconsistent."""
 

@@ -96,6 +96,9 @@ def solve_static(system: System, *, load_steps: int = 1, settings: NewtonSetting
     """
     if not isinstance(system, System):
         raise FlexbodyError(f"solve_static expects a System, got {type(system).__name__}")
+    if system.trees or not system.bodies:
+        raise FlexbodyError("solve_static: static equilibrium is available for flexible bodies only (this system "
+                            f"has rigid trees {[t.name for t in system.trees]}); use the dynamics for rigid trees")
     if not isinstance(load_steps, (int, np.integer)) or load_steps < 1:
         raise FlexbodyError(f"solve_static: load_steps must be a positive integer, got {load_steps!r}")
     settings = settings or NewtonSettings()

@@ -1,9 +1,13 @@
-"""System: flexible bodies, constraints and loads gathered into one set of generalized coordinates.
+"""System: rigid trees, flexible bodies, constraints, loads and actuators (the editable description).
 
-The global coordinates stack each body's absolute nodal coordinates, q = [d₁; d₂; …] [DE-110]. The mass
-matrix is block diagonal with constant flexible blocks [DE-110], the internal force and tangent are the
-stacked body terms, and the external force sums the loads. (Rigid trees and general holonomic constraints
-join this assembly in later modules.)
+Rigid trees with holonomic constraints are frozen by :meth:`System.assemble` into an
+:class:`~flexbody.assembled.AssembledSystem` whose global coordinates stack the trees' joint coordinates
+[DE-110], for constrained dynamics and simulation. Flexible bodies with :class:`~flexbody.constraints.Fix`
+and loads are used by the static solver: their global coordinates stack each body's absolute nodal
+coordinates, q = [d₁; d₂; …] [DE-110], the mass matrix is block diagonal with constant flexible blocks,
+the internal force and tangent are the stacked body terms, and the external force sums the loads.
+Mixing rigid trees and flexible bodies in one assembled system is not available yet (see
+``docs/architecture.md``).
 """
 from __future__ import annotations
 
@@ -12,50 +16,92 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .constraints import Fix
-from .errors import ConstraintError, FlexbodyError, LoadError
+from .assembled import AssembledSystem
+from .constraints import Constraint, Fix
+from .errors import ConstraintError, FlexbodyError, LoadError, ModelError
 from .flexible import FlexibleBody
 from .loads import Load
+from .rigid.tree import Link, RigidTree
 
 
 class System:
-    """Flexible bodies with their constraints and loads.
+    """Rigid trees and flexible bodies with their constraints, loads and actuators.
 
     Parameters
     ----------
-    bodies : sequence of FlexibleBody
-        Unique names; coordinates are stacked in this order.
-    constraints : sequence of Fix
-    loads : sequence of Load
+    bodies : sequence of RigidTree or FlexibleBody
+        Unique names; coordinates are stacked in this order (rigid trees first).
+    constraints : sequence of Constraint (holonomic, between trees) or Fix (flexible nodes)
+    loads : sequence of Load (flexible bodies)
+    actuators : sequence of Link, optional
+        Links whose joint coordinates are actuated (rows of the selection matrix S); default: all.
+    q0 : array_like (n,), optional
+        Initial joint coordinates of the rigid trees (default zero).
     """
 
-    def __init__(self, bodies: Sequence[FlexibleBody], constraints: Sequence = (), loads: Sequence[Load] = ()):
-        self.bodies = list(bodies)
-        if not self.bodies:
+    def __init__(self, bodies: Sequence, constraints: Sequence = (), loads: Sequence[Load] = (),
+                 actuators: Sequence[Link] | None = None, q0=None):
+        items = list(bodies)
+        if not items:
             raise FlexbodyError("System needs at least one body")
         names = set()
-        for body in self.bodies:
-            if not isinstance(body, FlexibleBody):
-                raise FlexbodyError(f"System: {body!r} is not a FlexibleBody")
+        for body in items:
+            if not isinstance(body, (FlexibleBody, RigidTree)):
+                raise FlexbodyError(f"System: {body!r} is neither a FlexibleBody nor a RigidTree")
             if body.name in names:
                 raise FlexbodyError(f"System: two bodies are named {body.name!r}")
             names.add(body.name)
+        self.trees = [b for b in items if isinstance(b, RigidTree)]
+        self.bodies = [b for b in items if isinstance(b, FlexibleBody)]
         self.constraints = list(constraints)
         self.loads = list(loads)
         for c in self.constraints:
-            if not isinstance(c, Fix):
+            if isinstance(c, Fix):
+                if c.body not in self.bodies:
+                    raise ConstraintError(f"System: constraint {c.label!r} refers to body {c.body.name!r}, "
+                                          f"which is not in the system")
+            elif isinstance(c, Constraint):
+                for tree in c.trees:
+                    if tree not in self.trees:
+                        raise ConstraintError(f"System: constraint {c.name!r} refers to tree {tree.name!r}, "
+                                              f"which is not in the system")
+            else:
                 raise ConstraintError(f"System: unsupported constraint {type(c).__name__}")
-            if c.body not in self.bodies:
-                raise ConstraintError(f"System: constraint {c.label!r} refers to body {c.body.name!r}, "
-                                      f"which is not in the system")
+        labels = [lab for c in self.constraints if isinstance(c, Constraint) for lab in c.row_labels]
+        if len(set(labels)) != len(labels):
+            dup = sorted({lab for lab in labels if labels.count(lab) > 1})
+            raise ConstraintError(f"System: constraint names must be unique; repeated rows {dup}")
         for load in self.loads:
             if not isinstance(load, Load):
                 raise LoadError(f"System: {load!r} is not a flexbody Load")
             if load.body not in self.bodies:
                 raise LoadError(f"System: a {type(load).__name__} refers to body {load.body.name!r}, "
                                 f"which is not in the system")
+        self.actuators = None if actuators is None else list(actuators)
+        for link in self.actuators or ():
+            if not isinstance(link, Link) or link.tree not in self.trees:
+                raise ModelError(f"System: actuator {link!r} is not a link of a tree in the system")
+            if link.coordinate is None:
+                raise ModelError(f"System: actuator link {link.name!r} has a fixed joint (nothing to actuate)")
+        self.q0 = q0
         sizes = [b.n_dofs for b in self.bodies]
         self._offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+
+    def assemble(self) -> AssembledSystem:
+        """Freeze the rigid trees and holonomic constraints into an :class:`AssembledSystem`."""
+        if self.bodies:
+            raise FlexbodyError(f"System.assemble: flexible bodies ({[b.name for b in self.bodies]}) cannot be "
+                                f"assembled for dynamics yet; use solve_static for flexible-only systems")
+        if not self.trees:
+            raise FlexbodyError("System.assemble: the system has no rigid tree")
+        n = sum(t.n_dofs for t in self.trees)
+        q0 = None
+        if self.q0 is not None:
+            q0 = np.asarray(self.q0, dtype=float)
+            if q0.shape != (n,) or not np.all(np.isfinite(q0)):
+                raise ModelError(f"System: q0 must be {n} finite numbers, got shape {q0.shape}")
+        holonomic = [c for c in self.constraints if isinstance(c, Constraint)]
+        return AssembledSystem(self.trees, holonomic, self.actuators, q0)
 
     # ------------------------------------------------------------------ coordinates
     @property

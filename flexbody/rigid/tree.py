@@ -1,0 +1,359 @@
+"""RigidTree: links connected by revolute, prismatic and fixed joints in relative joint coordinates.
+
+Provides [DE-2] τ = M(q)q̈ + b(q, q̇) + g(q) by recursive algorithms (composite rigid body for M,
+recursive Newton–Euler for b and g; :mod:`flexbody.rigid.algorithms`), forward kinematics, world
+Jacobians of points and frames and the classical bias acceleration J̇q̇ of points and frames.
+
+Frames: every link has a frame (its joint frame after the joint motion). Positions are in metres in the
+world frame; a point on a link is given by its offset in the link frame. Frame Jacobians are (6, n) with
+rows [linear velocity of the frame origin; angular velocity], both in world axes (the
+"local world aligned" convention of Pinocchio).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ModelError, StateError
+from . import algorithms as alg
+from .joints import Fixed, Prismatic, Revolute
+
+
+def _vector3(value, what: str) -> np.ndarray:
+    a = np.asarray(value, dtype=float)
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ModelError(f"{what} must be 3 finite numbers, got {value!r}")
+    return a
+
+
+def _rotation(value, what: str) -> np.ndarray:
+    if value is None:
+        return np.eye(3)
+    R = np.asarray(value, dtype=float)
+    if R.shape != (3, 3) or not np.all(np.isfinite(R)):
+        raise ModelError(f"{what} must be a finite 3×3 rotation matrix")
+    if np.abs(R.T @ R - np.eye(3)).max() > 1e-9 or np.linalg.det(R) < 0:
+        raise ModelError(f"{what} is not a proper rotation (RᵀR ≠ I or det R < 0)")
+    return R
+
+
+def _inertia(value, mass: float, what: str) -> np.ndarray:
+    if value is None:
+        return np.zeros((3, 3))
+    I = np.asarray(value, dtype=float)
+    if I.shape == (3,):
+        I = np.diag(I)
+    if I.shape != (3, 3) or not np.all(np.isfinite(I)):
+        raise ModelError(f"{what} must be a finite 3×3 matrix or its 3 principal moments")
+    if np.abs(I - I.T).max() > 1e-12 * max(1.0, np.abs(I).max()):
+        raise ModelError(f"{what} is not symmetric")
+    eig = np.linalg.eigvalsh(I)
+    scale = max(1.0, eig.max())
+    if eig.min() < -1e-12 * scale or eig[0] + eig[1] < eig[2] - 1e-9 * scale:
+        raise ModelError(f"{what} is not a physical rotational inertia (principal moments {eig}: must be "
+                         f"non-negative and satisfy the triangle inequality)")
+    return I
+
+
+class Link:
+    """A rigid link of a :class:`RigidTree`: a handle, created by :meth:`RigidTree.add_link`.
+
+    Attributes
+    ----------
+    name : str
+    tree : RigidTree
+    parent : Link or None (ground)
+    joint : Revolute | Prismatic | Fixed
+    coordinate : int or None
+        Index of the joint coordinate in the tree's q (None for a fixed joint).
+    mass : float [kg]; com : (3,) [m] in the link frame; inertia : (3, 3) [kg m²] about the com, link axes.
+    """
+
+    def __init__(self, tree, index, name, parent, joint, placement_rotation, placement_origin, mass, com,
+                 inertia, coordinate):
+        self.tree, self.index, self.name, self.parent, self.joint = tree, index, name, parent, joint
+        self.placement_rotation, self.placement_origin = placement_rotation, placement_origin
+        self.mass, self.com, self.inertia, self.coordinate = mass, com, inertia, coordinate
+
+    def __repr__(self) -> str:
+        return f"Link({self.name!r} of tree {self.tree.name!r}, joint {type(self.joint).__name__})"
+
+
+class RigidTree:
+    """A kinematic tree of rigid links rooted at the ground.
+
+    Parameters
+    ----------
+    name : str
+        Name of the tree (unique in a system; prefixes coordinate labels).
+    gravity : array_like (3,), optional
+        Gravitational acceleration in world axes [m/s²]; default (0, 0, −9.81).
+
+    Examples
+    --------
+    >>> arm = RigidTree("arm", gravity=(0, -9.81, 0))
+    >>> l1 = arm.add_link("l1", joint=Revolute((0, 0, 1)), mass=1.0, com=(0.5, 0, 0))
+    >>> l2 = arm.add_link("l2", parent=l1, joint=Revolute((0, 0, 1)), origin=(1, 0, 0), mass=1.0)
+    """
+
+    def __init__(self, name: str, gravity=(0.0, 0.0, -9.81)):
+        if not isinstance(name, str) or not name:
+            raise ModelError("RigidTree: name must be a non-empty string")
+        self.name = name
+        self.gravity = _vector3(gravity, f"tree {name!r}: gravity")
+        self.links: list[Link] = []
+        self._by_name: dict[str, Link] = {}
+        self._arrays = None
+
+    # ------------------------------------------------------------------ building
+    def add_link(self, name: str, parent=None, joint=None, *, origin=(0.0, 0.0, 0.0), rotation=None,
+                 mass: float = 0.0, com=(0.0, 0.0, 0.0), inertia=None) -> Link:
+        """Add a link connected to ``parent`` (a Link, its name, or None for the ground).
+
+        Parameters
+        ----------
+        joint : Revolute | Prismatic | Fixed, default Revolute about z.
+        origin, rotation : placement of the joint frame in the parent link frame (or the world for the
+            ground): translation (3,) [m] and rotation matrix (3, 3).
+        mass : float [kg]; com : (3,) centre of mass in the link frame [m];
+        inertia : (3, 3) or (3,) rotational inertia about the com in link axes [kg m²].
+        """
+        where = f"tree {self.name!r}, link {name!r}"
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"tree {self.name!r}: link name must be a non-empty string")
+        if name in self._by_name:
+            raise ModelError(f"{where}: a link of that name already exists")
+        parent_link = None if parent is None else self.link(parent)
+        joint = Revolute() if joint is None else joint
+        if not isinstance(joint, (Revolute, Prismatic, Fixed)):
+            raise ModelError(f"{where}: joint must be Revolute, Prismatic or Fixed, got {type(joint).__name__}")
+        mass = float(mass)
+        if not np.isfinite(mass) or mass < 0:
+            raise ModelError(f"{where}: mass must be finite and non-negative, got {mass}")
+        coordinate = self.n_dofs if joint.n_dofs else None
+        link = Link(self, len(self.links), name, parent_link, joint, _rotation(rotation, f"{where}: rotation"),
+                    _vector3(origin, f"{where}: origin"), mass, _vector3(com, f"{where}: com"),
+                    _inertia(inertia, mass, f"{where}: inertia"), coordinate)
+        self.links.append(link)
+        self._by_name[name] = link
+        self._arrays = None
+        return link
+
+    def link(self, key) -> Link:
+        """The link named ``key`` (or ``key`` itself if it is one of this tree's links)."""
+        if isinstance(key, Link):
+            if key.tree is not self:
+                raise ModelError(f"link {key.name!r} belongs to tree {key.tree.name!r}, not {self.name!r}")
+            return key
+        if key not in self._by_name:
+            raise ModelError(f"tree {self.name!r} has no link {key!r}; links: {list(self._by_name)}")
+        return self._by_name[key]
+
+    @property
+    def n_links(self) -> int:
+        return len(self.links)
+
+    @property
+    def n_dofs(self) -> int:
+        return sum(link.joint.n_dofs for link in self.links)
+
+    @property
+    def coordinate_links(self) -> list[Link]:
+        """Links with a joint coordinate, in coordinate order."""
+        return [link for link in self.links if link.coordinate is not None]
+
+    @property
+    def coordinate_labels(self) -> list[str]:
+        return [f"{self.name}.{link.name}" for link in self.coordinate_links]
+
+    def point(self, link, offset=(0.0, 0.0, 0.0)):
+        """An anchor at ``offset`` [m] (link frame) on ``link``, for constraints and tasks."""
+        from ..anchors import LinkPoint
+        return LinkPoint(self.link(link), _vector3(offset, f"point on {link!r}: offset"))
+
+    def frame(self, link, offset=(0.0, 0.0, 0.0), rotation=None):
+        """An anchor frame on ``link``: origin ``offset`` and axes ``rotation`` relative to the link frame."""
+        from ..anchors import LinkFrame
+        return LinkFrame(self.link(link), _vector3(offset, f"frame on {link!r}: offset"),
+                         _rotation(rotation, f"frame on {link!r}: rotation"))
+
+    # ------------------------------------------------------------------ flat arrays for the kernels
+    def arrays(self) -> dict:
+        """Flat model arrays (built once after the last :meth:`add_link`)."""
+        if self._arrays is None:
+            if not self.links:
+                raise ModelError(f"tree {self.name!r} has no links")
+            links = self.links
+            dof = np.array([-1 if l.coordinate is None else l.coordinate for l in links], dtype=np.int64)
+            support = []
+            for l in links:
+                chain, node = [], l
+                while node is not None:
+                    if node.coordinate is not None:
+                        chain.append(node.index)
+                    node = node.parent
+                support.append(np.array(chain[::-1], dtype=np.int64))
+            self._arrays = dict(
+                parent=np.array([-1 if l.parent is None else l.parent.index for l in links], dtype=np.int64),
+                joint_type=np.array([l.joint.code for l in links], dtype=np.int64),
+                axis=np.array([l.joint.axis for l in links]),
+                R_placement=np.array([l.placement_rotation for l in links]),
+                p_placement=np.array([l.placement_origin for l in links]),
+                dof=dof, mass=np.array([l.mass for l in links]), com=np.array([l.com for l in links]),
+                inertia=np.array([l.inertia for l in links]),
+                support_links=support, support_dofs=[dof[s] for s in support])
+        return self._arrays
+
+    # ------------------------------------------------------------------ evaluation
+    def _check(self, name: str, x) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        if x.shape != (self.n_dofs,):
+            raise StateError(f"tree {self.name!r}: {name} must have shape ({self.n_dofs},), got {x.shape}")
+        if not np.all(np.isfinite(x)):
+            raise StateError(f"tree {self.name!r}: {name} contains NaN or Inf at "
+                             f"{[self.coordinate_labels[i] for i in np.flatnonzero(~np.isfinite(x))]}")
+        return x
+
+    def kinematics(self, q, v=None) -> "Kinematics":
+        """Positions, velocities and velocity-product accelerations of all links at (q, v)."""
+        q = self._check("q", q)
+        v = np.zeros_like(q) if v is None else self._check("v", v)
+        return Kinematics(self, q, v)
+
+    def mass_matrix(self, q) -> np.ndarray:
+        """Joint-space mass matrix M(q) (n, n) [DE-2], by the composite-rigid-body algorithm."""
+        return self.kinematics(q).mass_matrix()
+
+    def inverse_dynamics(self, q, v, a) -> np.ndarray:
+        """τ = M a + b + g (n,) by recursive Newton–Euler [DE-2]."""
+        return self.kinematics(q, v).inverse_dynamics(self._check("a", a))
+
+    def nonlinear_effects(self, q, v) -> np.ndarray:
+        """h = b(q, v) + g(q) (n,)."""
+        return self.kinematics(q, v).inverse_dynamics()
+
+    def bias_force(self, q, v) -> np.ndarray:
+        """Centrifugal and Coriolis vector b(q, v) (n,) [DE-2]."""
+        return self.kinematics(q, v).inverse_dynamics(gravity=False)
+
+    def gravity_force(self, q) -> np.ndarray:
+        """Gravity vector g(q) (n,) [DE-2] (the joint forces that hold the tree still)."""
+        return self.kinematics(q).inverse_dynamics()
+
+    def forward_dynamics(self, q, v, tau) -> np.ndarray:
+        """Unconstrained joint accelerations a = M⁻¹(τ − b − g) (Cholesky solve)."""
+        kin = self.kinematics(q, v)
+        M = kin.mass_matrix()
+        return np.linalg.solve(M, self._check("tau", tau) - kin.inverse_dynamics())
+
+    def reference_coordinates(self) -> np.ndarray:
+        """The zero configuration (n,) (link frames at their placements)."""
+        return np.zeros(self.n_dofs)
+
+    def __repr__(self) -> str:
+        return f"RigidTree({self.name!r}, {self.n_links} links, {self.n_dofs} dofs)"
+
+
+class Kinematics:
+    """Kinematic quantities of every link of a tree at one state (q, v); computed once, reused.
+
+    Attributes
+    ----------
+    R : (n_links, 3, 3) link rotations; p : (n_links, 3) link origins [m];
+    S : (n_links, 6) joint motion subspaces; vel : (n_links, 6) spatial velocities;
+    acc : (n_links, 6) velocity-product (bias) spatial accelerations — all world axes, at the origin,
+    linear part first (see :mod:`flexbody.rigid.algorithms`).
+    """
+
+    def __init__(self, tree: RigidTree, q: np.ndarray, v: np.ndarray):
+        self.tree, self.q, self.v = tree, q, v
+        self._a = a = tree.arrays()
+        n = len(a["parent"])
+        self.R, self.p = np.empty((n, 3, 3)), np.empty((n, 3))
+        self.S, self.vel, self.acc = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
+        alg.kinematics(a["parent"], a["joint_type"], a["axis"], a["R_placement"], a["p_placement"], a["dof"],
+                       q, v, self.R, self.p, self.S, self.vel, self.acc)
+        self._inertias = None
+
+    def _world_inertias(self) -> np.ndarray:
+        if self._inertias is None:
+            self._inertias = np.empty((len(self.p), 6, 6))
+            alg.world_inertias(self.R, self.p, self._a["mass"], self._a["com"], self._a["inertia"],
+                               self._inertias)
+        return self._inertias
+
+    def mass_matrix(self) -> np.ndarray:
+        """M(q) (n, n) by the composite-rigid-body algorithm."""
+        n = self.tree.n_dofs
+        M = np.empty((n, n))
+        inertias = self._world_inertias()
+        alg.mass_matrix(self._a["parent"], self._a["dof"], self.S, inertias, n, np.empty_like(inertias), M)
+        return M
+
+    def inverse_dynamics(self, a=None, *, gravity: bool = True, velocity: bool = True) -> np.ndarray:
+        """RNEA: M a + b (if ``velocity``) + g (if ``gravity``); a defaults to zero."""
+        n = self.tree.n_dofs
+        a = np.zeros(n) if a is None else a
+        vel = self.vel if velocity else np.zeros_like(self.vel)
+        acc = self.acc if velocity else np.zeros_like(self.acc)
+        g = self.tree.gravity if gravity else np.zeros(3)
+        tau = np.zeros(n)
+        alg.inverse_dynamics(self._a["parent"], self._a["dof"], self.S, vel, acc, self._world_inertias(),
+                             a, g, np.empty((len(self.p), 6)), tau)
+        return tau
+
+    # ------------------------------------------------------------------ points and frames
+    def point_position(self, link: Link, offset) -> np.ndarray:
+        """World position (3,) [m] of the point at ``offset`` (link frame) on ``link``."""
+        i = link.index
+        return self.p[i] + self.R[i] @ offset
+
+    def point_velocity(self, link: Link, offset) -> np.ndarray:
+        """World velocity (3,) [m/s] of the point."""
+        i = link.index
+        x = self.p[i] + self.R[i] @ offset
+        return self.vel[i, :3] + np.cross(self.vel[i, 3:], x)
+
+    def point_jacobian(self, link: Link, offset) -> tuple[np.ndarray, np.ndarray]:
+        """Columns (k,) of q and the block (3, k) of the point's world velocity Jacobian on them."""
+        i = link.index
+        x = self.p[i] + self.R[i] @ offset
+        chain = self._a["support_links"][i]
+        S = self.S[chain]
+        return self._a["support_dofs"][i], (S[:, :3] + np.cross(S[:, 3:], x)).T
+
+    def point_bias_acceleration(self, link: Link, offset) -> np.ndarray:
+        """J̇q̇ (3,) [m/s²]: classical acceleration of the point when q̈ = 0 (no gravity)."""
+        i = link.index
+        x = self.p[i] + self.R[i] @ offset
+        w = self.vel[i, 3:]
+        xdot = self.vel[i, :3] + np.cross(w, x)
+        return self.acc[i, :3] + np.cross(self.acc[i, 3:], x) + np.cross(w, xdot)
+
+    def angular_velocity(self, link: Link) -> np.ndarray:
+        return self.vel[link.index, 3:]
+
+    def angular_jacobian(self, link: Link) -> tuple[np.ndarray, np.ndarray]:
+        """Columns (k,) and block (3, k) of the link's angular-velocity Jacobian (world axes)."""
+        i = link.index
+        return self._a["support_dofs"][i], self.S[self._a["support_links"][i], 3:].T
+
+    def angular_bias_acceleration(self, link: Link) -> np.ndarray:
+        """J̇_ω q̇ (3,) [rad/s²]."""
+        return self.acc[link.index, 3:]
+
+    def dense(self, cols: np.ndarray, block: np.ndarray) -> np.ndarray:
+        """Scatter a (r, k) Jacobian block on ``cols`` into a dense (r, n) matrix."""
+        out = np.zeros((block.shape[0], self.tree.n_dofs))
+        out[:, cols] = block
+        return out
+
+    # ------------------------------------------------------------------ energies
+    def kinetic_energy(self) -> float:
+        """½ vᵀ M v [J] (from the spatial momenta, no M needed)."""
+        I = self._world_inertias()
+        return 0.5 * float(np.einsum("ia,iab,ib->", self.vel, I, self.vel))
+
+    def potential_energy(self) -> float:
+        """Gravitational potential −Σ m g·c [J] (zero at the world origin)."""
+        c = self.p + np.einsum("iab,ib->ia", self.R, self._a["com"])
+        return -float(self._a["mass"] @ (c @ self.tree.gravity))
