@@ -7,7 +7,10 @@ Constraints combine anchors, so a loop closure, weld or pin is written once for 
 kinds: the ground, a point or frame on a rigid link, and (with flexible bodies) nodes.
 
 The evaluation context ``ev`` passed to every method provides ``ev.kinematics(tree)`` (a
-:class:`flexbody.rigid.Kinematics`) and ``ev.offset(tree)`` (the tree's first column in the global q).
+:class:`flexbody.rigid.Kinematics`), ``ev.offset(tree)`` (the tree's first column in the global q),
+``ev.columns(tree)`` (all its columns) and ``ev.point(anchor)`` (position, velocity, (3, n_tree)
+Jacobian and bias of a link point, evaluated in one batch per tree for the points an assembled system
+knows of).
 """
 from __future__ import annotations
 
@@ -97,17 +100,17 @@ class LinkPoint(Anchor):
         self.label = f"{link.tree.name}.{link.name}{tuple(np.round(offset, 6))}"
 
     def position(self, ev):
-        return ev.kinematics(self.link.tree).point_position(self.link, self.offset)
+        return ev.point(self)[0]
 
     def velocity(self, ev):
-        return ev.kinematics(self.link.tree).point_velocity(self.link, self.offset)
+        return ev.point(self)[1]
 
     def jacobian(self, ev):
-        cols, block = ev.kinematics(self.link.tree).point_jacobian(self.link, self.offset)
-        return cols + ev.offset(self.link.tree), block
+        J = ev.point(self)[2]
+        return ev.columns(self.link.tree), J
 
     def bias(self, ev):
-        return ev.kinematics(self.link.tree).point_bias_acceleration(self.link, self.offset)
+        return ev.point(self)[3]
 
 
 class LinkFrame(LinkPoint, FrameAnchor):

@@ -46,10 +46,29 @@ class Evaluation:
 
     def __init__(self, asm: "AssembledSystem", t: float, q: np.ndarray, v: np.ndarray):
         self.asm, self.t, self.q, self.v = asm, float(t), q, v
-        self._kin = {}
+        self._kin, self._batches, self._single = {}, {}, {}
 
     def offset(self, tree) -> int:
         return self.asm.offsets[tree]
+
+    def columns(self, tree) -> np.ndarray:
+        return self.asm.columns[tree]
+
+    def point(self, anchor):
+        """(x (3,), ẋ (3,), J (3, n_tree), J̇v (3,)) of a link point anchor; one numba pass per tree."""
+        tree = anchor.link.tree
+        slot = self.asm.point_slots[tree][0].get(anchor) if tree in self.asm.point_slots else None
+        if slot is None:
+            out = self._single.get(anchor)
+            if out is None:
+                X, Xd, J, B = self.kinematics(tree)._point(anchor.link, anchor.offset)
+                out = self._single[anchor] = (X[0], Xd[0], J[0], B[0])
+            return out
+        batch = self._batches.get(tree)
+        if batch is None:
+            _, index, offsets = self.asm.point_slots[tree]
+            batch = self._batches[tree] = self.kinematics(tree).points(index, offsets)
+        return batch[0][slot], batch[1][slot], batch[2][slot], batch[3][slot]
 
     def kinematics(self, tree):
         kin = self._kin.get(tree)
@@ -84,6 +103,8 @@ class AssembledSystem:
             self.row_slices.append(slice(row, row + c.n_rows))
             row += c.n_rows
         self.n_constraints = row
+        self.columns = {tree: np.arange(s.start, s.stop) for tree, s in self.slices.items()}
+        self.point_slots = self._register_points()
         self.coordinate_labels = [lab for tree in self.trees for lab in tree.coordinate_labels]
         self.row_labels = [lab for c in self.constraints for lab in c.row_labels]
         self.body_slices = {tree.name: (s.start, s.stop) for tree, s in self.slices.items()}
@@ -95,6 +116,19 @@ class AssembledSystem:
         self.S[np.arange(len(cols)), cols] = 1.0
         self.actuated_labels = [self.coordinate_labels[c] for c in cols]
         self.q0 = np.zeros(self.n_dofs) if q0 is None else np.asarray(q0, dtype=float)
+
+    def _register_points(self) -> dict:
+        """Link-point anchors of the constraints, per tree: ({anchor: slot}, link indices, offsets)."""
+        from .anchors import LinkPoint
+        slots = {}
+        for c in self.constraints:
+            for a in c.anchors:
+                if isinstance(a, LinkPoint):
+                    table = slots.setdefault(a.link.tree, {})
+                    table.setdefault(a, len(table))
+        return {tree: (table, np.array([a.link.index for a in table], dtype=np.int64),
+                       np.array([a.offset for a in table], dtype=float).reshape(-1, 3))
+                for tree, table in slots.items()}
 
     # ------------------------------------------------------------------ validation
     def _state(self, q, v=None) -> tuple[np.ndarray, np.ndarray]:

@@ -51,7 +51,7 @@ class PointToPoint(Constraint):
             raise ConstraintError(f"{who}: components must be distinct values of 0, 1, 2, got {components!r}")
         self.components = comps
         self.n_rows, self.row_names = comps.size, tuple("xyz"[c] for c in comps)
-        self.trees = _trees(a, b)
+        self.trees, self.anchors = _trees(a, b), (a, b)
 
     def evaluate(self, ev) -> ConstraintRows:
         c = self.components
@@ -75,7 +75,7 @@ class Distance(Constraint):
         if not np.isfinite(self.length) or self.length <= 0:
             raise ConstraintError(f"{who}: length must be positive, got {length}")
         self.n_rows, self.row_names = 1, ("d",)
-        self.trees = _trees(a, b)
+        self.trees, self.anchors = _trees(a, b), (a, b)
 
     def evaluate(self, ev) -> ConstraintRows:
         d = self.a.position(ev) - self.b.position(ev)
@@ -119,7 +119,7 @@ class _FrameConstraint(Constraint):
         self.a, self.b = _anchor(a, who, frame=True), _anchor(b, who, frame=True)
         self.n_rows = 3 + len(self.pairs)
         self.row_names = ("x", "y", "z") + self.angle_names
-        self.trees = _trees(a, b)
+        self.trees, self.anchors = _trees(a, b), (a, b)
 
     def evaluate(self, ev) -> ConstraintRows:
         ca, Ja = self.a.jacobian(ev)
@@ -164,7 +164,7 @@ class OnSurface(Constraint):
         self.surface = surface
         self.n_rows = surface.n_rows
         self.row_names = tuple(f"s{i}" for i in range(self.n_rows))
-        self.trees = _trees(point)
+        self.trees, self.anchors = _trees(point), (point,)
 
     def evaluate(self, ev) -> ConstraintRows:
         x = self.point.position(ev)
@@ -172,7 +172,7 @@ class OnSurface(Constraint):
         D = self.surface.gradient(x)
         H = self.surface.hessian(x)
         cols, J = self.point.jacobian(ev)
-        bias = D @ self.point.bias(ev) + np.einsum("a,kab,b->k", xd, H, xd)
+        bias = D @ self.point.bias(ev) + (H @ xd) @ xd
         return ConstraintRows(self.surface.value(x), [(cols, D @ J)], bias)
 
     def contact_force(self, ev, lam: np.ndarray) -> np.ndarray:

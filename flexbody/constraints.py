@@ -42,6 +42,7 @@ class Constraint:
     n_rows: int = 0
     row_names: tuple = ()
     trees: tuple = ()
+    anchors: tuple = ()
     kind = "constraint"
 
     def __init__(self, name: str | None):

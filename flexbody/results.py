@@ -1,6 +1,7 @@
 """Results: histories of a run (load factors or times, coordinates, solver statistics); save and load.
 
 A :class:`Results` holds what a solver computed; exporters (:mod:`flexbody.io`) turn it into files.
+Arrays go to ``results.npz``; metadata and the event log to ``results.json``.
 """
 from __future__ import annotations
 
@@ -34,6 +35,16 @@ class Results:
         Reference coordinates q₀ [m], from which displacements are measured.
     system : object
         The system that produced the results (not saved).
+    v : ndarray (s, n_dofs) or None
+        Generalized velocities at each recorded step (dynamic runs).
+    histories : dict[str, ndarray]
+        Further time histories keyed by name, first axis = recorded step (e.g. "a", "tau", "lam",
+        "constraint_force", "violation", "velocity_violation", "rank", "kinetic", "potential", "energy",
+        "corrections"); see the producing solver for units.
+    events : list[dict]
+        Events logged during the run (e.g. rank drops at singular configurations), JSON-serialisable.
+    metadata : dict
+        Solver settings and other JSON-serialisable facts about the run.
     """
 
     kind: str
@@ -44,6 +55,10 @@ class Results:
     residuals: list = field(default_factory=list)
     reference: np.ndarray = None
     system: object = None
+    v: np.ndarray = None
+    histories: dict = field(default_factory=dict)
+    events: list = field(default_factory=list)
+    metadata: dict = field(default_factory=dict)
 
     @property
     def n_steps(self) -> int:
@@ -68,10 +83,15 @@ class Results:
         """Write ``results.npz`` (arrays) and ``results.json`` (metadata) into ``directory``."""
         path = Path(directory)
         path.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(path / "results.npz", times=self.times, q=self.q, reference=self.reference,
-                            iterations=np.asarray(self.iterations, dtype=np.int64))
-        meta = {"kind": self.kind, "body_slices": self.body_slices,
-                "residuals": [[float(r) for r in res] for res in self.residuals]}
+        arrays = {"times": self.times, "q": self.q, "reference": self.reference,
+                  "iterations": np.asarray(self.iterations, dtype=np.int64)}
+        if self.v is not None:
+            arrays["v"] = self.v
+        arrays.update({_HISTORY + name: np.asarray(value) for name, value in self.histories.items()})
+        np.savez_compressed(path / "results.npz", **arrays)
+        meta = {"kind": self.kind, "body_slices": {k: [int(i) for i in v] for k, v in self.body_slices.items()},
+                "residuals": [[float(r) for r in res] for res in self.residuals],
+                "events": _jsonable(self.events), "metadata": _jsonable(self.metadata)}
         (path / "results.json").write_text(json.dumps(meta, indent=1))
         return path
 
@@ -85,6 +105,24 @@ class Results:
         except (OSError, ValueError) as exc:
             raise FlexbodyError(f"cannot read results from {str(path)!r}: {exc}") from exc
         slices = {k: tuple(v) for k, v in meta["body_slices"].items()}
+        histories = {key[len(_HISTORY):]: arrays[key] for key in arrays.files if key.startswith(_HISTORY)}
         return cls(kind=meta["kind"], times=arrays["times"], q=arrays["q"], body_slices=slices,
                    iterations=list(arrays["iterations"]), residuals=meta["residuals"],
-                   reference=arrays["reference"])
+                   reference=arrays["reference"], v=arrays["v"] if "v" in arrays.files else None,
+                   histories=histories, events=meta.get("events", []), metadata=meta.get("metadata", {}))
+
+
+_HISTORY = "history__"
+
+
+def _jsonable(value):
+    """Convert numpy scalars/arrays (also nested in dicts, lists, tuples) to plain JSON types."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

@@ -63,11 +63,13 @@ def kinematics(parent, joint_type, axis, R_placement, p_placement, dof, q, v, R,
     Fills, per link i: rotation R[i] (3, 3) and origin p[i] (3,) of the link frame in the world; motion
     subspace S[i] (6,) of its joint in world coordinates (zero for fixed joints); spatial velocity vel[i]
     and bias acceleration acc[i] = Σ_ancestors v × S q̇ (the J̇q̇ of the link's spatial acceleration).
+    Written with scalar loops (no temporaries): the kernel is called at every evaluation.
     """
     n_links = parent.shape[0]
     R_joint = np.empty((3, 3))
     R_local = np.empty((3, 3))
     p_local = np.empty(3)
+    Sq = np.empty(6)
     vSq = np.empty(6)
     for i in range(n_links):
         jt = joint_type[i]
@@ -75,14 +77,15 @@ def kinematics(parent, joint_type, axis, R_placement, p_placement, dof, q, v, R,
         qdi = v[dof[i]] if dof[i] >= 0 else 0.0
         if jt == REVOLUTE:
             _axis_rotation(axis[i], qi, R_joint)
-            R_local[:, :] = R_placement[i] @ R_joint
-            p_local[:] = p_placement[i]
-        elif jt == PRISMATIC:
-            R_local[:, :] = R_placement[i]
-            p_local[:] = p_placement[i] + R_placement[i] @ (axis[i] * qi)
+            _matmul3(R_placement[i], R_joint, R_local)
         else:
             R_local[:, :] = R_placement[i]
-            p_local[:] = p_placement[i]
+        for a in range(3):
+            p_local[a] = p_placement[i, a]
+        if jt == PRISMATIC:
+            for a in range(3):
+                for b in range(3):
+                    p_local[a] += R_placement[i, a, b] * axis[i, b] * qi
         k = parent[i]
         if k < 0:
             R[i] = R_local
@@ -90,21 +93,51 @@ def kinematics(parent, joint_type, axis, R_placement, p_placement, dof, q, v, R,
             vel[i, :] = 0.0
             acc[i, :] = 0.0
         else:
-            R[i] = R[k] @ R_local
-            p[i] = p[k] + R[k] @ p_local
+            _matmul3(R[k], R_local, R[i])
+            for a in range(3):
+                p[i, a] = p[k, a] + R[k, a, 0] * p_local[0] + R[k, a, 1] * p_local[1] + R[k, a, 2] * p_local[2]
             vel[i] = vel[k]
             acc[i] = acc[k]
         S[i, :] = 0.0
         if jt != FIXED:
-            z = R[i] @ axis[i]
+            z0 = R[i, 0, 0] * axis[i, 0] + R[i, 0, 1] * axis[i, 1] + R[i, 0, 2] * axis[i, 2]
+            z1 = R[i, 1, 0] * axis[i, 0] + R[i, 1, 1] * axis[i, 1] + R[i, 1, 2] * axis[i, 2]
+            z2 = R[i, 2, 0] * axis[i, 0] + R[i, 2, 1] * axis[i, 1] + R[i, 2, 2] * axis[i, 2]
             if jt == REVOLUTE:
-                S[i, 0], S[i, 1], S[i, 2] = _cross(p[i, 0], p[i, 1], p[i, 2], z[0], z[1], z[2])
-                S[i, 3:] = z
+                S[i, 0], S[i, 1], S[i, 2] = _cross(p[i, 0], p[i, 1], p[i, 2], z0, z1, z2)
+                S[i, 3], S[i, 4], S[i, 5] = z0, z1, z2
             else:
-                S[i, :3] = z
-            vel[i] += S[i] * qdi
-            _motion_cross(vel[i], S[i] * qdi, vSq)
-            acc[i] += vSq
+                S[i, 0], S[i, 1], S[i, 2] = z0, z1, z2
+            for a in range(6):
+                Sq[a] = S[i, a] * qdi
+                vel[i, a] += Sq[a]
+            _motion_cross(vel[i], Sq, vSq)
+            for a in range(6):
+                acc[i, a] += vSq[a]
+
+
+@nb.njit(cache=True, inline="always")
+def _matmul3(A, B, out):
+    for a in range(3):
+        for b in range(3):
+            out[a, b] = A[a, 0] * B[0, b] + A[a, 1] * B[1, b] + A[a, 2] * B[2, b]
+
+
+@nb.njit(cache=True, inline="always")
+def _matvec6(A, x, out):
+    for a in range(6):
+        s = 0.0
+        for b in range(6):
+            s += A[a, b] * x[b]
+        out[a] = s
+
+
+@nb.njit(cache=True, inline="always")
+def _dot6(x, y):
+    s = 0.0
+    for a in range(6):
+        s += x[a] * y[a]
+    return s
 
 
 @nb.njit(cache=True)
@@ -117,15 +150,65 @@ def world_inertias(R, p, mass, com, inertia, out):
     n_links = R.shape[0]
     for i in range(n_links):
         m = mass[i]
-        c = p[i] + R[i] @ com[i]
-        Ic = R[i] @ inertia[i] @ R[i].T
-        cx = np.array([[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]])
-        out[i, :3, :3] = 0.0
+        c0 = p[i, 0] + R[i, 0, 0] * com[i, 0] + R[i, 0, 1] * com[i, 1] + R[i, 0, 2] * com[i, 2]
+        c1 = p[i, 1] + R[i, 1, 0] * com[i, 0] + R[i, 1, 1] * com[i, 1] + R[i, 1, 2] * com[i, 2]
+        c2 = p[i, 2] + R[i, 2, 0] * com[i, 0] + R[i, 2, 1] * com[i, 1] + R[i, 2, 2] * com[i, 2]
+        # m [c]× and m [c]×[c]×ᵀ = m (|c|² 1 − c cᵀ)
+        out[i, :, :] = 0.0
         for a in range(3):
             out[i, a, a] = m
-        out[i, :3, 3:] = m * cx.T
-        out[i, 3:, :3] = m * cx
-        out[i, 3:, 3:] = Ic + m * (cx @ cx.T)
+        out[i, 3, 1], out[i, 3, 2] = -m * c2, m * c1
+        out[i, 4, 0], out[i, 4, 2] = m * c2, -m * c0
+        out[i, 5, 0], out[i, 5, 1] = -m * c1, m * c0
+        for a in range(3):
+            for b in range(3):
+                out[i, b, 3 + a] = out[i, 3 + a, b]
+        cc = c0 * c0 + c1 * c1 + c2 * c2
+        c = (c0, c1, c2)
+        for a in range(3):
+            for b in range(3):
+                s = 0.0
+                for k in range(3):
+                    for l in range(3):
+                        s += R[i, a, k] * inertia[i, k, l] * R[i, b, l]
+                out[i, 3 + a, 3 + b] = s - m * c[a] * c[b] + (m * cc if a == b else 0.0)
+
+
+@nb.njit(cache=True)
+def point_terms(R, p, S, vel, acc, support, link_index, offsets, X, Xd, J, B):
+    """Positions X (k, 3), velocities Xd (k, 3), Jacobians J (k, 3, n_dofs) and bias accelerations
+    B (k, 3) = J̇q̇ of k points (``offsets`` in the frames of links ``link_index``), world axes.
+
+    ``support`` (n_links, n_dofs) holds, for each link, the link index moving each coordinate on its
+    path to the ground, or −1. Point velocity Jacobian column: S_lin + S_ang × x; bias acceleration:
+    a_O + α × x + ω × ẋ with (a_O, α) the link's velocity-product spatial acceleration.
+    """
+    n_dofs = support.shape[1]
+    for k in range(link_index.shape[0]):
+        i = link_index[k]
+        o = offsets[k]
+        x0 = p[i, 0] + R[i, 0, 0] * o[0] + R[i, 0, 1] * o[1] + R[i, 0, 2] * o[2]
+        x1 = p[i, 1] + R[i, 1, 0] * o[0] + R[i, 1, 1] * o[1] + R[i, 1, 2] * o[2]
+        x2 = p[i, 2] + R[i, 2, 0] * o[0] + R[i, 2, 1] * o[1] + R[i, 2, 2] * o[2]
+        X[k, 0], X[k, 1], X[k, 2] = x0, x1, x2
+        w0, w1, w2 = vel[i, 3], vel[i, 4], vel[i, 5]
+        c0, c1, c2 = _cross(w0, w1, w2, x0, x1, x2)
+        v0, v1, v2 = vel[i, 0] + c0, vel[i, 1] + c1, vel[i, 2] + c2
+        Xd[k, 0], Xd[k, 1], Xd[k, 2] = v0, v1, v2
+        a0, a1, a2 = _cross(acc[i, 3], acc[i, 4], acc[i, 5], x0, x1, x2)
+        b0, b1, b2 = _cross(w0, w1, w2, v0, v1, v2)
+        B[k, 0], B[k, 1], B[k, 2] = acc[i, 0] + a0 + b0, acc[i, 1] + a1 + b1, acc[i, 2] + a2 + b2
+        for j in range(n_dofs):
+            l = support[i, j]
+            if l < 0:
+                J[k, 0, j] = 0.0
+                J[k, 1, j] = 0.0
+                J[k, 2, j] = 0.0
+            else:
+                d0, d1, d2 = _cross(S[l, 3], S[l, 4], S[l, 5], x0, x1, x2)
+                J[k, 0, j] = S[l, 0] + d0
+                J[k, 1, j] = S[l, 1] + d1
+                J[k, 2, j] = S[l, 2] + d2
 
 
 @nb.njit(cache=True)
@@ -136,19 +219,22 @@ def mass_matrix(parent, dof, S, inertia_world, n_dofs, composite, M):
     for i in range(n_links - 1, -1, -1):
         k = parent[i]
         if k >= 0:
-            composite[k] += composite[i]
+            for a in range(6):
+                for b in range(6):
+                    composite[k, a, b] += composite[i, a, b]
     M[:, :] = 0.0
+    F = np.empty(6)
     for i in range(n_links):
         di = dof[i]
         if di < 0:
             continue
-        F = composite[i] @ S[i]
-        M[di, di] = S[i] @ F
+        _matvec6(composite[i], S[i], F)
+        M[di, di] = _dot6(S[i], F)
         j = parent[i]
         while j >= 0:
             dj = dof[j]
             if dj >= 0:
-                mij = S[j] @ F
+                mij = _dot6(S[j], F)
                 M[di, dj] = mij
                 M[dj, di] = mij
             j = parent[j]
@@ -165,23 +251,29 @@ def inverse_dynamics(parent, dof, S, vel, acc, inertia_world, a, gravity, forces
     n_links = parent.shape[0]
     a_link = np.empty((n_links, 6))
     Iv = np.empty(6)
+    Ia = np.empty(6)
     vxIv = np.empty(6)
     for i in range(n_links):
         k = parent[i]
-        if k >= 0:
-            a_link[i] = a_link[k] + (acc[i] - acc[k])
-        else:
-            a_link[i] = acc[i]
-            a_link[i, :3] -= gravity
-        if dof[i] >= 0:
-            a_link[i] += S[i] * a[dof[i]]
+        ai = a[dof[i]] if dof[i] >= 0 else 0.0
+        for c in range(6):
+            if k >= 0:
+                a_link[i, c] = a_link[k, c] + (acc[i, c] - acc[k, c]) + S[i, c] * ai
+            else:
+                a_link[i, c] = acc[i, c] + S[i, c] * ai
+        if k < 0:
+            for c in range(3):
+                a_link[i, c] -= gravity[c]
     for i in range(n_links):
-        Iv[:] = inertia_world[i] @ vel[i]
+        _matvec6(inertia_world[i], vel[i], Iv)
         _force_cross(vel[i], Iv, vxIv)
-        forces[i] = inertia_world[i] @ a_link[i] + vxIv
+        _matvec6(inertia_world[i], a_link[i], Ia)
+        for c in range(6):
+            forces[i, c] = Ia[c] + vxIv[c]
     for i in range(n_links - 1, -1, -1):
         k = parent[i]
         if dof[i] >= 0:
-            tau[dof[i]] = S[i] @ forces[i]
+            tau[dof[i]] = _dot6(S[i], forces[i])
         if k >= 0:
-            forces[k] += forces[i]
+            for c in range(6):
+                forces[k, c] += forces[i, c]

@@ -192,6 +192,9 @@ class RigidTree:
                         chain.append(node.index)
                     node = node.parent
                 support.append(np.array(chain[::-1], dtype=np.int64))
+            support_matrix = np.full((len(links), self.n_dofs), -1, dtype=np.int64)
+            for i, chain in enumerate(support):
+                support_matrix[i, dof[chain]] = chain
             self._arrays = dict(
                 parent=np.array([-1 if l.parent is None else l.parent.index for l in links], dtype=np.int64),
                 joint_type=np.array([l.joint.code for l in links], dtype=np.int64),
@@ -200,7 +203,8 @@ class RigidTree:
                 p_placement=np.array([l.placement_origin for l in links]),
                 dof=dof, mass=np.array([l.mass for l in links]), com=np.array([l.com for l in links]),
                 inertia=np.array([l.inertia for l in links]),
-                support_links=support, support_dofs=[dof[s] for s in support])
+                support_links=support, support_dofs=[dof[s] for s in support], support_matrix=support_matrix,
+                all_dofs=np.arange(self.n_dofs))
         return self._arrays
 
     # ------------------------------------------------------------------ evaluation
@@ -302,6 +306,19 @@ class Kinematics:
         return tau
 
     # ------------------------------------------------------------------ points and frames
+    def points(self, link_index: np.ndarray, offsets: np.ndarray):
+        """Batch evaluation of k points: positions (k, 3), velocities (k, 3), Jacobians (k, 3, n) and
+        bias accelerations J̇q̇ (k, 3) — world axes, all coordinates of the tree as columns."""
+        k = len(link_index)
+        X, Xd, B = np.empty((k, 3)), np.empty((k, 3)), np.empty((k, 3))
+        J = np.empty((k, 3, self.tree.n_dofs))
+        alg.point_terms(self.R, self.p, self.S, self.vel, self.acc, self._a["support_matrix"], link_index,
+                        offsets, X, Xd, J, B)
+        return X, Xd, J, B
+
+    def _point(self, link: Link, offset):
+        return self.points(np.array([link.index]), np.asarray(offset, dtype=float).reshape(1, 3))
+
     def point_position(self, link: Link, offset) -> np.ndarray:
         """World position (3,) [m] of the point at ``offset`` (link frame) on ``link``."""
         i = link.index
@@ -309,25 +326,15 @@ class Kinematics:
 
     def point_velocity(self, link: Link, offset) -> np.ndarray:
         """World velocity (3,) [m/s] of the point."""
-        i = link.index
-        x = self.p[i] + self.R[i] @ offset
-        return self.vel[i, :3] + np.cross(self.vel[i, 3:], x)
+        return self._point(link, offset)[1][0]
 
     def point_jacobian(self, link: Link, offset) -> tuple[np.ndarray, np.ndarray]:
-        """Columns (k,) of q and the block (3, k) of the point's world velocity Jacobian on them."""
-        i = link.index
-        x = self.p[i] + self.R[i] @ offset
-        chain = self._a["support_links"][i]
-        S = self.S[chain]
-        return self._a["support_dofs"][i], (S[:, :3] + np.cross(S[:, 3:], x)).T
+        """Columns (n,) of q and the (3, n) world velocity Jacobian of the point on them."""
+        return self._a["all_dofs"], self._point(link, offset)[2][0]
 
     def point_bias_acceleration(self, link: Link, offset) -> np.ndarray:
         """J̇q̇ (3,) [m/s²]: classical acceleration of the point when q̈ = 0 (no gravity)."""
-        i = link.index
-        x = self.p[i] + self.R[i] @ offset
-        w = self.vel[i, 3:]
-        xdot = self.vel[i, :3] + np.cross(w, x)
-        return self.acc[i, :3] + np.cross(self.acc[i, 3:], x) + np.cross(w, xdot)
+        return self._point(link, offset)[3][0]
 
     def angular_velocity(self, link: Link) -> np.ndarray:
         return self.vel[link.index, 3:]
