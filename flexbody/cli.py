@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import inspect
 import importlib.util
 import logging
 import sys
@@ -27,15 +28,27 @@ def load_case(path: str):
     return module
 
 
+def case_parameters(module) -> list[str]:
+    """UPPER_CASE names of a case that ``--set`` may override: module constants whose lower-case name is a
+    keyword of ``main`` (or of ``build`` when ``main`` forwards ``**overrides`` to it)."""
+    keywords = set()
+    for fname in ("main", "build"):
+        func = getattr(module, fname, None)
+        if callable(func):
+            keywords |= {p.name for p in inspect.signature(func).parameters.values()
+                         if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return sorted(k for k in vars(module) if k.isupper() and k.lower() in keywords)
+
+
 def parse_overrides(pairs: list[str], module) -> dict:
-    """``name=value`` strings to a dict of Python values; names must be UPPER_CASE parameters of the case."""
+    """``name=value`` strings to a dict of Python values; names must be parameters of the case."""
     out = {}
+    params = case_parameters(module)
     for pair in pairs:
         if "=" not in pair:
             raise FlexbodyError(f"--set expects name=value, got {pair!r}")
         name, text = pair.split("=", 1)
-        if not hasattr(module, name.upper()):
-            params = sorted(k for k in vars(module) if k.isupper())
+        if name.upper() not in params:
             raise FlexbodyError(f"case has no parameter {name!r}; parameters: {params}")
         try:
             value = ast.literal_eval(text)

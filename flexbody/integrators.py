@@ -446,7 +446,7 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
         if getattr(exc, "last_good", None) is not None and not isinstance(exc.last_good, Results):
             exc.last_state = exc.last_good
         exc.last_good = partial
-        log.error("simulation stopped at t = %.6g s: %s (%d steps recorded)", recorder.t_last, exc,
+        log.info("simulation stopped at t = %.6g s: %s (%d steps recorded)", recorder.t_last, exc,
                   partial.n_steps)
         raise
     results = recorder.results()

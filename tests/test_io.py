@@ -66,3 +66,13 @@ def test_cli_reports_bad_case_and_parameter(tmp_path, capsys):
     assert "not found" in capsys.readouterr().err
     assert cli.main(["run", "cases/01_cantilever.py", "--set", "colour=red", "--out", str(tmp_path)]) == 2
     assert "no parameter 'colour'" in capsys.readouterr().err
+
+
+def test_cli_parameters_are_keywords_of_the_case():
+    """Derived constants (EXPECTED_TIP) and imported names are not overridable parameters."""
+    case = cli.load_case("cases/01_cantilever.py")
+    params = cli.case_parameters(case)
+    assert "TIP_FORCE" in params and "DIVISIONS" in params and "LOAD_STEPS" in params
+    assert "EXPECTED_TIP" not in params
+    with pytest.raises(fb.FlexbodyError, match="no parameter 'expected_tip'"):
+        cli.parse_overrides(["expected_tip=1.0"], case)
