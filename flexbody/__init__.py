@@ -1,9 +1,10 @@
 """flexbody: flexible/rigid multibody systems with ANCF hexahedral solids.
 
-Public API (see docs/): meshes (:mod:`flexbody.mesh`), materials, flexible bodies, loads, constraints,
-systems, static equilibrium and export.
+Public API (see docs/): meshes (:mod:`flexbody.mesh`), materials, flexible bodies, loads, rigid trees,
+anchors and holonomic constraints, systems, constrained dynamics (:mod:`flexbody.dynamics`), rank
+diagnostics (:mod:`flexbody.analysis`), simulation, static equilibrium and export.
 """
-from . import io, mesh
+from . import analysis, dynamics, io, mechanisms, mesh
 from .anchors import Ground
 from .assembled import AssembledSystem, State
 from .closures import Distance, Hinge, OnSurface, PointToPoint, Weld
@@ -14,6 +15,7 @@ from .errors import (ConstraintError, ConvergenceError, ElementError, FlexbodyEr
 from .rigid import Fixed, Prismatic, Revolute, RigidTree
 from .surfaces import Cylinder, ImplicitSurface, Plane, Sphere
 from .flexible import FlexibleBody
+from .integrators import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, simulate
 from .loads import BodyForce, Gravity, NodalForce, Pressure, SurfaceMoment, SurfaceTraction
 from .materials import MooneyRivlin, NeoHookean, StVenantKirchhoff
 from .mesh import HexMesh
@@ -31,4 +33,6 @@ __all__ = [
     "RigidTree", "Revolute", "Prismatic", "Fixed", "Ground", "AssembledSystem", "State",
     "PointToPoint", "Distance", "Weld", "Hinge", "OnSurface", "Plane", "Sphere", "Cylinder", "ImplicitSurface",
     "LinearCoupling", "Gear", "FunctionCoupling", "PolynomialCoupling", "JointDriver",
+    "dynamics", "analysis", "mechanisms", "simulate", "RK4", "Adaptive", "Baumgarte", "PositionCorrection",
+    "assemble_configuration", "project_velocity",
 ]
