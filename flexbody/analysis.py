@@ -17,6 +17,7 @@ Every tolerance used by :mod:`flexbody.dynamics` comes from here, so both module
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import isfinite
 from typing import Sequence
 
 import numpy as np
@@ -81,9 +82,9 @@ def resolve_tolerances(rtol, atol) -> tuple[float, float]:
     """Return (rtol, atol) with defaults filled in, validated."""
     rtol = DEFAULT_RTOL if rtol is None else float(rtol)
     atol = DEFAULT_ATOL if atol is None else float(atol)
-    if not (np.isfinite(rtol) and 0.0 <= rtol < 1.0):
+    if not (isfinite(rtol) and 0.0 <= rtol < 1.0):                 # math.isfinite: plain floats here
         raise ConstraintError(f"rtol must be a finite number in [0, 1), got {rtol!r}")
-    if not (np.isfinite(atol) and atol >= 0.0):
+    if not (isfinite(atol) and atol >= 0.0):
         raise ConstraintError(f"atol must be a finite non-negative number, got {atol!r}")
     return rtol, atol
 

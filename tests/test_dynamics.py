@@ -420,3 +420,38 @@ def test_bad_input_errors():
     with pytest.raises(ConstraintError, match="use method='projection'"):
         dyn.forward(big, np.zeros(2001), np.zeros(2001), sp.csr_matrix((1, 2001)), np.zeros(1),
                     method="nullspace")
+
+
+# ------------------------------------------------------------------ dense fast path vs reference route
+def _reference(M, h, tau, Phi, bias, **kw):
+    """The same problem given as lists, which bypasses the numba kernels (reference LAPACK/SVD route)."""
+    return dyn.forward(M.tolist(), h.tolist(), tau.tolist(), Phi.tolist(), bias.tolist(), **kw)
+
+
+@pytest.mark.parametrize("n, m", [(1, 1), (2, 1), (3, 3), (12, 5), (34, 12)])
+def test_fast_path_matches_reference_route(n, m):
+    M, h, tau, Phi, bias = random_problem(n, m, seed=40 + n)
+    for method in METHODS:
+        for kind in (dyn.INERTIA_KINDS if method == "projection" else ("Mc",)):
+            kw = dict(method=method, inertia=kind)
+            assert dyn._forward_fast(M, h, tau, Phi, bias, method, None, None, kind, None) is not None
+            fast, ref = dyn.forward(M, h, tau, Phi, bias, **kw), _reference(M, h, tau, Phi, bias, **kw)
+            assert (fast.method, fast.rank, fast.lam_unique) == (ref.method, ref.rank, ref.lam_unique)
+            assert rel(fast.a, ref.a) < 1e-11, (method, kind)
+            assert rel(fast.lam, ref.lam) < 1e-11, (method, kind)
+            assert rel(fast.constraint_force, ref.constraint_force) < 1e-11, (method, kind)
+    fortran = dyn.forward(np.asfortranarray(M), h, tau, np.asfortranarray(Phi), bias, method="multiplier")
+    assert np.array_equal(fortran.a, dyn.forward(M, h, tau, Phi, bias, method="multiplier").a)
+
+
+def test_fast_path_leaves_borderline_cases_to_reference_route():
+    M, h, tau, _, _, Phi_red, bias_red = redundant_problem()
+    for method in METHODS:                                  # redundant rows: SVD / error path decides
+        assert dyn._forward_fast(M, h, tau, Phi_red, bias_red, method, None, None, "Mc", None) is None
+    M, h, tau, Phi, bias = random_problem(10, 3, seed=9)
+    near = np.vstack([Phi, Phi[0] + 1e-4 * np.random.default_rng(91).standard_normal(10)])
+    bias2 = np.concatenate([bias, [bias[0]]])
+    assert dyn._forward_fast(M, h, tau, near, bias2, "multiplier", None, None, "Mc", None) is None
+    r, ref = dyn.forward(M, h, tau, near, bias2, method="multiplier"), _reference(M, h, tau, near, bias2,
+                                                                                  method="multiplier")
+    assert np.array_equal(r.a, ref.a) and np.array_equal(r.lam, ref.lam)
