@@ -33,6 +33,7 @@ test-all: setup
 
 bench: setup
 	$(VENV)/bin/python tests/benchmarks/bench_assembly.py
+	$(VENV)/bin/python tests/benchmarks/bench_constrained_dynamics.py
 
 clean:
 	rm -rf out .pytest_cache
