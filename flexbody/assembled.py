@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import StateError
+from .rigid.tree import Kinematics
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class Evaluation:
         kin = self._kin.get(tree)
         if kin is None:
             s = self.asm.slices[tree]
-            kin = self._kin[tree] = tree.kinematics(self.q[s], self.v[s])
+            kin = self._kin[tree] = Kinematics(tree, self.q[s], self.v[s])     # q, v validated once
         return kin
 
 

@@ -384,26 +384,34 @@ def _nb_axpy(c, x, y):
 
 
 @nb.njit(cache=True, fastmath=_FM)
+def _nb_factor_rows(W, n):
+    """Right-looking Cholesky of the upper-stored W[:n, :n] in place (W[:n, :n] ← U with UᵀU = A),
+    applying the same row operations to the extra columns W[:, n:] (which become U⁻ᵀ·them).
+    Returns 0, or the 1-based index of the first non-positive pivot."""
+    for k in range(n):
+        piv = W[k, k]
+        if not piv > 0.0:
+            return k + 1
+        d = np.sqrt(piv)
+        W[k, k] = d
+        wk = W[k, k + 1:]
+        r = 1.0 / d
+        for t in range(wk.shape[0]):
+            wk[t] *= r
+        for i in range(k + 1, n):
+            _nb_axpy(W[k, i], W[k, i:], W[i, i:])
+    return 0
+
+
+@nb.njit(cache=True, fastmath=_FM)
 def _nb_chol(A, U):
-    """Cholesky factor U (upper, UᵀU = A) of the lower triangle of A (as LAPACK potrf 'L' reads it),
-    right-looking; U must be zeroed. Returns 0, or the 1-based index of the first non-positive pivot."""
+    """Cholesky factor U (upper, UᵀU = A) of the lower triangle of A (as LAPACK potrf 'L' reads it);
+    U must be zeroed. Returns 0, or the 1-based index of the first non-positive pivot."""
     n = A.shape[0]
     for i in range(n):
         for j in range(i, n):
             U[i, j] = A[j, i]
-    for k in range(n):
-        piv = U[k, k]
-        if not piv > 0.0:
-            return k + 1
-        d = np.sqrt(piv)
-        U[k, k] = d
-        uk = U[k, k + 1:]
-        r = 1.0 / d
-        for t in range(uk.shape[0]):
-            uk[t] *= r
-        for i in range(k + 1, n):
-            _nb_axpy(U[k, i], U[k, i:], U[i, i:])
-    return 0
+    return _nb_factor_rows(U, n)
 
 
 @nb.njit(cache=True, fastmath=_FM)
@@ -453,18 +461,8 @@ def _nb_kkt(M, h, tau, Phi, bias, rtol, atol):
         for k in range(m):
             Wi[n + k] = Phi[k, i]
         Wi[n + m] = tau[i] - h[i]
-    for k in range(n):                                         # right-looking Cholesky M = UᵀU, which
-        piv = W[k, k]                                          # also leaves U⁻ᵀ[Φᵀ | τ − h] = [Ytᵀ | w]
-        if not piv > 0.0:                                      # in the last m + 1 columns
-            return _FAST_FAILED, a, force, lam
-        d = np.sqrt(piv)
-        W[k, k] = d
-        wk = W[k, k + 1:]
-        r = 1.0 / d
-        for t in range(wk.shape[0]):
-            wk[t] *= r
-        for i in range(k + 1, n):
-            _nb_axpy(W[k, i], W[k, i:], W[i, i:])
+    if _nb_factor_rows(W, n):                                  # M = UᵀU, and the last m + 1 columns
+        return _FAST_FAILED, a, force, lam                     # become U⁻ᵀ[Φᵀ | τ − h] = [Ytᵀ | w]
     B = W[:, n:].copy()                                        # [Ytᵀ | w] (n, m + 1)
     G = np.dot(B.T, B)                                         # [[S, Φ a_u], [., .]], S = Yt Ytᵀ
     S = G[:m, :m].copy()

@@ -130,3 +130,25 @@ def test_bad_input():
         asm.terms(0.0, np.zeros(3))
     with pytest.raises(FlexbodyError, match="RigidTree"):
         fb.System(["tree"])
+
+
+def test_frame_jacobian_and_bias_by_finite_differences():
+    """Frame Jacobian rows [ẋ; ω] and J̇v against differences of the frame pose along q + t v."""
+    tree, links = spatial_tree("frames")
+    rng = np.random.default_rng(3)
+    q, v = rng.normal(size=(2, tree.n_dofs))
+    link, offset = links[5], np.array([0.1, -0.2, 0.3])
+    J = tree.kinematics(q, v).frame_jacobian(link, offset)
+    bias = tree.kinematics(q, v).frame_bias_acceleration(link, offset)
+    h = 1e-5
+
+    def twist(s):
+        kin = tree.kinematics(q + s * v, v)
+        return kin.frame_jacobian(link, offset) @ v
+
+    R0, x0 = tree.kinematics(q).frame_pose(link, offset)
+    Rp, xp = tree.kinematics(q + h * v).frame_pose(link, offset)
+    Rm, xm = tree.kinematics(q - h * v).frame_pose(link, offset)
+    W = (Rp - Rm) / (2 * h) @ R0.T                     # [ω]× from the rotation rate
+    np.testing.assert_allclose(J @ v, np.r_[(xp - xm) / (2 * h), W[2, 1], W[0, 2], W[1, 0]], atol=1e-8)
+    np.testing.assert_allclose(bias, (twist(h) - twist(-h)) / (2 * h), atol=1e-7)

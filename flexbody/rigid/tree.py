@@ -103,6 +103,7 @@ class RigidTree:
         self.links: list[Link] = []
         self._by_name: dict[str, Link] = {}
         self._arrays = None
+        self._n_dofs = 0
 
     # ------------------------------------------------------------------ building
     def add_link(self, name: str, parent=None, joint=None, *, origin=(0.0, 0.0, 0.0), rotation=None,
@@ -135,6 +136,7 @@ class RigidTree:
                     _inertia(inertia, mass, f"{where}: inertia"), coordinate)
         self.links.append(link)
         self._by_name[name] = link
+        self._n_dofs += joint.n_dofs
         self._arrays = None
         return link
 
@@ -154,7 +156,7 @@ class RigidTree:
 
     @property
     def n_dofs(self) -> int:
-        return sum(link.joint.n_dofs for link in self.links)
+        return self._n_dofs
 
     @property
     def coordinate_links(self) -> list[Link]:
@@ -347,6 +349,25 @@ class Kinematics:
     def angular_bias_acceleration(self, link: Link) -> np.ndarray:
         """J̇_ω q̇ (3,) [rad/s²]."""
         return self.acc[link.index, 3:]
+
+    def frame_pose(self, link: Link, offset=(0.0, 0.0, 0.0), rotation=None) -> tuple[np.ndarray, np.ndarray]:
+        """World rotation (3, 3) and origin (3,) [m] of the frame (``offset``, ``rotation``) on ``link``."""
+        i = link.index
+        R = self.R[i] if rotation is None else self.R[i] @ rotation
+        return R, self.point_position(link, np.asarray(offset, dtype=float))
+
+    def frame_jacobian(self, link: Link, offset=(0.0, 0.0, 0.0)) -> np.ndarray:
+        """Dense (6, n) Jacobian of a frame on ``link``: [velocity of its origin; angular velocity], world
+        axes (Pinocchio's LOCAL_WORLD_ALIGNED)."""
+        J = np.zeros((6, self.tree.n_dofs))
+        J[:3] = self._point(link, offset)[2][0]
+        cols, block = self.angular_jacobian(link)
+        J[3:, cols] = block
+        return J
+
+    def frame_bias_acceleration(self, link: Link, offset=(0.0, 0.0, 0.0)) -> np.ndarray:
+        """J̇v (6,) of a frame: classical acceleration of its origin and angular acceleration at v̇ = 0."""
+        return np.concatenate([self.point_bias_acceleration(link, offset), self.angular_bias_acceleration(link)])
 
     def dense(self, cols: np.ndarray, block: np.ndarray) -> np.ndarray:
         """Scatter a (r, k) Jacobian block on ``cols`` into a dense (r, n) matrix."""
