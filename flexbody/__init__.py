@@ -4,7 +4,7 @@ Public API (see docs/): meshes (:mod:`flexbody.mesh`), materials, flexible bodie
 anchors and holonomic constraints, systems, constrained dynamics (:mod:`flexbody.dynamics`), rank
 diagnostics (:mod:`flexbody.analysis`), simulation, static equilibrium and export.
 """
-from . import analysis, dynamics, io, mechanisms, mesh
+from . import analysis, dynamics, io, mechanisms, mesh, tasks
 from .anchors import Ground
 from .assembled import AssembledSystem, State
 from .closures import Distance, Hinge, OnSurface, PointToPoint, Weld
@@ -14,6 +14,8 @@ from .errors import (ConstraintError, ConvergenceError, ElementError, FlexbodyEr
                      MeshError, ModelError, StateError)
 from .rigid import Fixed, Prismatic, Revolute, RigidTree
 from .surfaces import Cylinder, ImplicitSurface, Plane, Sphere
+from .tasks import (JointTask, OrientationTask, PlanarOrientationTask, PointTask, StackedTask, operational_space,
+                    operational_space_at)
 from .flexible import FlexibleBody
 from .integrators import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, simulate
 from .loads import BodyForce, Gravity, NodalForce, Pressure, SurfaceMoment, SurfaceTraction
@@ -34,5 +36,6 @@ __all__ = [
     "PointToPoint", "Distance", "Weld", "Hinge", "OnSurface", "Plane", "Sphere", "Cylinder", "ImplicitSurface",
     "LinearCoupling", "Gear", "FunctionCoupling", "PolynomialCoupling", "JointDriver",
     "dynamics", "analysis", "mechanisms", "simulate", "RK4", "Adaptive", "Baumgarte", "PositionCorrection",
-    "assemble_configuration", "project_velocity",
+    "assemble_configuration", "project_velocity", "tasks", "PointTask", "PlanarOrientationTask",
+    "OrientationTask", "JointTask", "StackedTask", "operational_space", "operational_space_at",
 ]
