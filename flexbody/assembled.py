@@ -158,6 +158,17 @@ class AssembledSystem:
             h[s] = kin.inverse_dynamics()
         return M, h
 
+    def mass_bias_gravity(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """M (n, n), b (n,) and g (n,) separately [DE-2] (two RNEA passes; operational space needs them)."""
+        M = np.zeros((self.n_dofs, self.n_dofs))
+        b, g = np.empty(self.n_dofs), np.empty(self.n_dofs)
+        for tree, s in self.slices.items():
+            kin = ev.kinematics(tree)
+            M[s, s] = kin.mass_matrix()
+            b[s] = kin.inverse_dynamics(gravity=False)
+            g[s] = kin.inverse_dynamics(velocity=False)
+        return M, b, g
+
     def constraint_rows(self, ev: Evaluation, jacobian: bool = True):
         """φ (m,), Φ (m, n) dense (or None), bias (m,), φ_t (m,)."""
         m = self.n_constraints

@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["DEFAULT_RTOL", "DEFAULT_ATOL", "TaskTerms", "Task", "PointTask", "PlanarOrientationTask",
            "OrientationTask", "JointTask", "StackedTask", "OperationalSpace", "operational_space",
-           "operational_space_at", "mass_bias_gravity", "rotation_vector", "orientation_error", "wrap_angle"]
+           "operational_space_at", "rotation_vector", "orientation_error", "wrap_angle"]
 
 DEFAULT_RTOL = 1e-9
 """Default relative tolerance on the singular values σ_i of J M⁻¹ Jᵀ: σ_i ≤ rtol·σ_max counts as zero.
@@ -568,22 +568,6 @@ def operational_space(M, J, b, g, Jdot_v, v=None, *, rtol: float | None = None, 
     return OperationalSpace(Lam, mu, p, J_bar, J, A, s, rank, float(tol), labels, xdot)
 
 
-def mass_bias_gravity(asm, ev) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """M (n, n), b (n,) and g (n,) of an assembled system at the evaluation ``ev`` (h = b + g).
-
-    Per tree slice: M by the composite-rigid-body algorithm, b by RNEA without gravity and g by RNEA
-    without velocities [DE-2].
-    """
-    n = asm.n_dofs
-    M, b, g = np.zeros((n, n)), np.empty(n), np.empty(n)
-    for tree, s in asm.slices.items():
-        kin = ev.kinematics(tree)
-        M[s, s] = kin.mass_matrix()
-        b[s] = kin.inverse_dynamics(gravity=False)
-        g[s] = kin.inverse_dynamics(velocity=False)
-    return M, b, g
-
-
 def operational_space_at(asm, task: Task, t: float, q, v=None, *, rtol: float | None = None,
                          atol: float | None = None, allow_singular: bool = False,
                          ignore_constraints: bool = False) -> OperationalSpace:
@@ -601,7 +585,7 @@ def operational_space_at(asm, task: Task, t: float, q, v=None, *, rtol: float | 
                          "are for unconstrained systems [DE-43..64] (pass ignore_constraints=True to use them anyway)")
     ev = asm.evaluate(t, q, v)
     terms = task.evaluate(ev)
-    M, b, g = mass_bias_gravity(asm, ev)
+    M, b, g = asm.mass_bias_gravity(ev)
     osp = operational_space(M, terms.J, b, g, terms.bias, ev.v, rtol=rtol, atol=atol,
                             allow_singular=allow_singular, row_labels=terms.row_labels)
     return replace(osp, terms=terms)

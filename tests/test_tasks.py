@@ -208,7 +208,7 @@ def test_operational_space_identities(case):
     rng = np.random.default_rng(8)
     v = rng.normal(size=asm.n_dofs)
     osp = tasks.operational_space_at(asm, task, 0.0, q, v)
-    M, b, g = tasks.mass_bias_gravity(asm, asm.evaluate(0.0, q, v))
+    M, b, g = asm.mass_bias_gravity(asm.evaluate(0.0, q, v))
     tree = asm.trees[0]
     np.testing.assert_allclose(b, tree.bias_force(q, v), atol=1e-12)
     np.testing.assert_allclose(g, tree.gravity_force(q), atol=1e-12)
@@ -248,7 +248,7 @@ def test_energy_minimisation(case):
     asm, task, q = REDUNDANT[case]
     rng = np.random.default_rng(9)
     osp = tasks.operational_space_at(asm, task, 0.0, q)
-    M = tasks.mass_bias_gravity(asm, asm.evaluate(0.0, q))[0]
+    M = asm.mass_bias_gravity(asm.evaluate(0.0, q))[0]
     J, Jb = osp.J, osp.J_bar
     m, n = J.shape
     xd = rng.normal(size=m)
@@ -352,7 +352,7 @@ def test_non_redundant_matches_modern_robotics():
     for asm, task, q in cases:
         v = rng.normal(size=asm.n_dofs)
         osp = tasks.operational_space_at(asm, task, 0.0, q, v)
-        M, b, g = tasks.mass_bias_gravity(asm, asm.evaluate(0.0, q, v))
+        M, b, g = asm.mass_bias_gravity(asm.evaluate(0.0, q, v))
         J = osp.J
         assert J.shape[0] == J.shape[1] == asm.n_dofs
         Jinv = np.linalg.inv(J)
