@@ -14,12 +14,14 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Terms:
-    """Dynamic terms at one state: M (n, n), h (n,), Phi (m, n), bias (m,)."""
+    """Dynamic terms at one state: M (n, n), h (n,), Phi (m, n), bias (m,), phi (m,), phi_t (m,)."""
 
     M: np.ndarray
     h: np.ndarray
     Phi: np.ndarray
     bias: np.ndarray
+    phi: np.ndarray
+    phi_t: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,8 @@ class ParticleOnCircle:
         M = self.m * np.eye(2)
         h = np.array([0.0, self.m * self.gravity])
         bias = np.array([v @ v / self.rho])
-        return Terms(M, h, self.constraint_jacobian(t, q), bias)
+        return Terms(M, h, self.constraint_jacobian(t, q), bias, self.constraint_value(t, q),
+                     self.constraint_rate(t, q))
 
     def energy(self, q, v):
         return 0.5 * self.m * (v @ v), self.m * self.gravity * q[1]
@@ -120,7 +123,8 @@ class AghiliSliderCrank:
         h = np.array([-m * l**2 * s2 * (v[1]**2 + 2.0 * v[0] * v[1]) + m * l * g * (c12 + 2.0 * c1),
                       m * l**2 * s2 * v[0]**2 + m * l * g * c12])                          # [AG-66]
         bias = np.array([-l * (s1 * v[0]**2 + s12 * (v[0] + v[1])**2)])
-        return Terms(self.mass_matrix(q), h, self.constraint_jacobian(t, q), bias)
+        return Terms(self.mass_matrix(q), h, self.constraint_jacobian(t, q), bias, self.constraint_value(t, q),
+                     self.constraint_rate(t, q))
 
     def energy(self, q, v):
         kinetic = 0.5 * v @ self.mass_matrix(q) @ v
@@ -152,4 +156,5 @@ class MovingCircleParticle(ParticleOnCircle):
         M = self.m * np.eye(2)
         h = np.array([0.0, self.m * self.gravity])
         bias = np.array([(v @ v - self.rate**2) / self.rho0])
-        return Terms(M, h, self.constraint_jacobian(t, q), bias)
+        return Terms(M, h, self.constraint_jacobian(t, q), bias, self.constraint_value(t, q),
+                     self.constraint_rate(t, q))

@@ -36,7 +36,7 @@ def _rotation(value, what: str) -> np.ndarray:
     return R
 
 
-def _inertia(value, mass: float, what: str) -> np.ndarray:
+def _inertia(value, what: str) -> np.ndarray:
     if value is None:
         return np.zeros((3, 3))
     I = np.asarray(value, dtype=float)
@@ -133,7 +133,7 @@ class RigidTree:
         coordinate = self.n_dofs if joint.n_dofs else None
         link = Link(self, len(self.links), name, parent_link, joint, _rotation(rotation, f"{where}: rotation"),
                     _vector3(origin, f"{where}: origin"), mass, _vector3(com, f"{where}: com"),
-                    _inertia(inertia, mass, f"{where}: inertia"), coordinate)
+                    _inertia(inertia, f"{where}: inertia"), coordinate)
         self.links.append(link)
         self._by_name[name] = link
         self._n_dofs += joint.n_dofs
