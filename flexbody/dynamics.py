@@ -43,13 +43,12 @@ import scipy.sparse.linalg as spla
 from .analysis import (DEFAULT_ATOL, DEFAULT_RTOL, ConstraintSVD, constraint_rank, constraint_svd,
                        dense_jacobian, resolve_tolerances)
 from .errors import ConstraintError, FlexbodyError, StateError
+from .linalg import MassSolver as _MassSolver
+from .linalg import as_mass as _mass
+from .linalg import as_vector as _vector
+from .linalg import potrf as _potrf
+from .linalg import potrs as _potrs
 
-try:  # CHOLMOD for sparse mass matrices; scipy's SuperLU otherwise
-    from sksparse.cholmod import CholmodError as _CholmodError
-    from sksparse.cholmod import cholesky as _cholmod_cholesky
-except ImportError:  # pragma: no cover - depends on the environment
-    _cholmod_cholesky = None
-    _CholmodError = Exception
 
 __all__ = ["METHODS", "INERTIA_KINDS", "DEFAULT_RTOL", "DEFAULT_ATOL", "ForwardResult", "InverseResult",
            "Projection", "GeneralizedConstrainedTerms", "forward", "inverse", "projector",
@@ -62,7 +61,6 @@ NULLSPACE_SPARSE_LIMIT = 2000
 CONSISTENCY_RTOL = 1e-8
 """Relative tolerance of the check ‖Φa + bias‖ ≤ CONSISTENCY_RTOL·(‖Φ‖_F‖a‖ + ‖bias‖) in :func:`inverse`."""
 
-_potrf, _potrs = sla.get_lapack_funcs(("potrf", "potrs"), dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -181,40 +179,6 @@ class GeneralizedConstrainedTerms:
 
 
 # ----------------------------------------------------------------------------------------- validation
-def _as_float(x, name: str, error):
-    try:
-        return np.asarray(x, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise error(f"{name} must be a numeric array, got {type(x).__name__}") from exc
-
-
-def _vector(x, name: str, n: int, error=StateError) -> np.ndarray:
-    x = _as_float(x, name, error)
-    if x.shape != (n,):
-        raise error(f"{name} must have shape ({n},), got {x.shape}")
-    if not np.isfinite(x).all():
-        raise error(f"{name} contains NaN/Inf (first at index {int(np.flatnonzero(~np.isfinite(x))[0])})")
-    return x
-
-
-def _mass(M, name: str = "M"):
-    """Validate M; return (M, n, is_sparse) with sparse M in CSC form."""
-    if sp.issparse(M):
-        if M.ndim != 2 or M.shape[0] != M.shape[1]:
-            raise StateError(f"{name} must be square (n, n), got shape {M.shape}")
-        M = sp.csc_matrix(M, dtype=float)
-        if not np.isfinite(M.data).all():
-            raise StateError(f"{name} (sparse) contains NaN/Inf")
-        return M, M.shape[0], True
-    M = _as_float(M, name, StateError)
-    if M.ndim != 2 or M.shape[0] != M.shape[1]:
-        raise StateError(f"{name} must be square (n, n), got shape {M.shape}")
-    if not np.isfinite(M).all():
-        i, j = np.argwhere(~np.isfinite(M))[0]
-        raise StateError(f"{name} contains NaN/Inf (first at [{i}, {j}])")
-    return M, M.shape[0], False
-
-
 def _unpack(M, h, third, Phi, method):
     """Support the ``(asm, state, x)`` calling form (duck typing on ``asm.terms``)."""
     if not hasattr(M, "terms"):
@@ -240,30 +204,6 @@ def _constraints(Phi, bias, n: int, bias_required: bool = True):
 
 
 # -------------------------------------------------------------------------------------- linear algebra
-class _MassSolver:
-    """Applies M⁻¹ by a Cholesky factor: LAPACK for dense M, CHOLMOD (or SuperLU) for sparse M."""
-
-    def __init__(self, M, sparse: bool):
-        self.sparse = sparse
-        if not sparse:
-            c, info = _potrf(M, lower=1, clean=0)
-            if info != 0:
-                raise StateError(f"M is not positive definite (Cholesky failed at pivot {info})")
-            self._c = c
-        elif _cholmod_cholesky is not None:
-            try:
-                self._factor = _cholmod_cholesky(M)
-            except _CholmodError as exc:
-                raise StateError(f"M is not positive definite (CHOLMOD: {exc})") from exc
-        else:  # pragma: no cover - only without scikit-sparse
-            self._factor = spla.splu(M).solve
-
-    def solve(self, b: np.ndarray) -> np.ndarray:
-        if self.sparse:
-            return np.asarray(self._factor(b))
-        return _potrs(self._c, b, lower=1)[0]
-
-
 def _chol(S: np.ndarray):
     """Lower Cholesky factor and LAPACK info (0 on success)."""
     return _potrf(S, lower=1, clean=0)

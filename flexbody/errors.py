@@ -62,3 +62,19 @@ class ConvergenceError(FlexbodyError):
         super().__init__(message)
         self.residual_history = history
         self.last_good = last_good
+
+
+class ActuationError(FlexbodyError):
+    """A controller cannot produce the commanded motion or force with the available actuators: the map
+    from actuator inputs to the task (or the passive-joint condition) is rank-deficient here.
+
+    Attributes
+    ----------
+    report : object or None
+        The :class:`flexbody.control.ActuationReport` (or the failed map check) with singular values,
+        tolerance and the reason.
+    """
+
+    def __init__(self, message: str, report: object = None):
+        super().__init__(message)
+        self.report = report

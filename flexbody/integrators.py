@@ -23,12 +23,12 @@ import inspect
 import logging
 import math
 from dataclasses import asdict, dataclass
-from types import SimpleNamespace
 from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
 
+from .assembled import State
 from .analysis import DENSE_LIMIT, GRAM_RTOL_FLOOR, constraint_rank, constraint_svd, dense_jacobian
 from .analysis import resolve_tolerances as _tolerances
 from .dynamics import forward
@@ -233,12 +233,22 @@ def _tau_function(tau, asm) -> Callable:
         if value.shape != (n,):
             raise StateError(f"simulate: tau must have shape ({n},), got {value.shape}")
         return lambda t, q, v: value
+    if getattr(tau, "outputs", None) == "actuators":                  # a Controller: τ = Sᵀ τ_k
+        S = np.asarray(asm.S, dtype=float)
+
+        def applied(t, q, v):
+            tau_k = np.asarray(tau(t, State(t, q, v), asm), dtype=float)
+            if tau_k.shape != (S.shape[0],):
+                raise StateError(f"controller {type(tau).__name__} returned {tau_k.shape} actuator inputs at "
+                                 f"t = {t:.9g} s; the plant has {S.shape[0]} actuators {asm.actuated_labels}")
+            return S.T @ tau_k
+        return applied
     try:
         names = list(inspect.signature(tau).parameters)
     except (TypeError, ValueError):
         names = []
     if len(names) >= 2 and (names[1] == "state" or (len(names) >= 3 and names[2] in ("asm", "system"))):
-        return lambda t, q, v: tau(t, SimpleNamespace(t=t, q=q, v=v), asm)
+        return lambda t, q, v: tau(t, State(t, q, v), asm)
     return tau
 
 
@@ -289,8 +299,9 @@ def _correct(asm, t, q, v, settings: PositionCorrection, rtol, atol):
 class _Recorder:
     """Collects the histories and the event log of a run; builds (partial) Results at any time."""
 
-    def __init__(self, asm, tolerances, singular_tol, metadata: dict):
-        self.asm, self.metadata = asm, metadata
+    def __init__(self, asm, tolerances, singular_tol, metadata: dict, controller=None):
+        self.asm, self.metadata, self.controller = asm, metadata, controller
+        self.dropped: set = set()
         self.rtol, self.atol = tolerances
         self.singular_tol = singular_tol
         self.rows: dict[str, list] = {"t": [], "q": [], "v": []}
@@ -343,10 +354,27 @@ class _Recorder:
             values.update(kinetic=kinetic, potential=potential, energy=kinetic + potential)
         for key, value in values.items():
             self.rows.setdefault(key, []).append(np.array(value, dtype=float, copy=True))
+        if self.controller is not None:
+            self._record_controller(len(self.rows["t"]))
+
+    def _record_controller(self, count: int) -> None:
+        """Controller diagnostics (task coordinates, desired values, errors, f*, τ_k, …) at the recorded
+        state; a quantity missing at some step or changing shape is dropped with a log message."""
+        for key, value in self.controller.diagnostics.items():
+            value = np.array(value, dtype=float, copy=True)
+            rows = self.rows.setdefault(key, [])
+            if key in self.dropped:
+                continue
+            if len(rows) != count - 1 or (rows and rows[0].shape != value.shape):
+                self.dropped.add(key)
+                log.info("controller history %r dropped: not recorded at every step with one shape", key)
+                continue
+            rows.append(value)
 
     def results(self) -> Results:
         n = int(self.asm.n_dofs)
-        rows = {k: np.asarray(v) for k, v in self.rows.items()}
+        count = len(self.rows["t"])
+        rows = {k: np.asarray(v) for k, v in self.rows.items() if k not in self.dropped and len(v) == count}
         q = rows["q"] if len(rows["q"]) else np.zeros((0, n))
         slices = {k: ((s.start, s.stop) if isinstance(s, slice) else tuple(int(i) for i in s))
                   for k, s in dict(getattr(self.asm, "body_slices", None) or {}).items()}
@@ -365,7 +393,7 @@ class _Recorder:
 def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulation: str = "projection",
              stabilization=PositionCorrection(), q0=None, v0=None, t0: float = 0.0, record_every: int = 1,
              consistent_initial: bool = True, rtol: float | None = None, atol: float | None = None,
-             singular_tol: float | None = None) -> Results:
+             singular_tol: float | None = None, controller=None) -> Results:
     """Integrate the constrained equations of motion from ``t0`` to ``t_end`` [s].
 
     Parameters
@@ -377,6 +405,12 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
     tau : None (zero), array (n_dofs,) or callable
         Generalized applied forces [N or N·m]: ``tau(t, q, v)`` or a controller ``tau(t, state, asm)``
         (recognised by its parameter names ``state`` or ``asm``/``system``).
+    controller : flexbody.control.Controller, optional
+        A controller returning actuator inputs τ_k (k,); the plant receives Sᵀτ_k (zero at passive
+        joints). Once per step it gets ``update(t, state, response)`` with the plant's response (for
+        integral terms), and its ``diagnostics`` (task coordinates "task_x", desired values
+        "task_desired", errors "task_error", commanded task accelerations "task_command", actuator
+        inputs "tau_k", …) are recorded as histories. ``controller`` and ``tau`` are exclusive.
     formulation : str
         Method of :func:`flexbody.dynamics.forward`: "projection" [AG-25], "multiplier", "gauss", "nullspace".
     stabilization : PositionCorrection, Baumgarte, a tuple of both, or None
@@ -423,6 +457,15 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
         raise FlexbodyError(f"simulate: t_end must be finite and > t0 = {t0}, got {t_end!r}")
     if not isinstance(record_every, (int, np.integer)) or record_every < 1:
         raise FlexbodyError(f"simulate: record_every must be a positive integer, got {record_every!r}")
+    if controller is not None:
+        if tau is not None:
+            raise FlexbodyError("simulate: give either tau or controller, not both")
+        if getattr(controller, "outputs", None) != "actuators":
+            raise FlexbodyError(f"simulate: controller must be a flexbody.control.Controller, got {controller!r}")
+        tau = controller
+    controller = tau if getattr(tau, "outputs", None) == "actuators" else None
+    if controller is not None and hasattr(controller, "reset"):
+        controller.reset()
     correction, baumgarte = _split_stabilization(stabilization)
     tolerances = _tolerances(rtol, atol)
     q, v = _initial_state(asm, q0, v0, t0, consistent_initial, tolerances)
@@ -432,7 +475,12 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
                 "position_correction": asdict(correction) if correction else None,
                 "baumgarte": asdict(baumgarte) if baumgarte else None, "rtol": tolerances[0],
                 "atol": tolerances[1], "singular_tol": singular_tol}
-    recorder = _Recorder(asm, tolerances, singular_tol, metadata)
+    for key in ("coordinate_labels", "row_labels", "actuated_labels"):
+        if hasattr(asm, key):
+            metadata[key] = list(getattr(asm, key))
+    if controller is not None:
+        metadata.update(controller=type(controller).__name__, **getattr(controller, "labels", {}))
+    recorder = _Recorder(asm, tolerances, singular_tol, metadata, controller)
     recorder.t_last = float(t0)
     run = _run_rk4 if isinstance(integrator, RK4) else _run_adaptive
     try:
@@ -503,6 +551,9 @@ class _Run:
         """Evaluate the dynamics at the (corrected) state, track the rank and record."""
         res, tau, terms = self.dynamics(t, q, v)
         self.recorder.t_last = float(t)
+        controller = self.recorder.controller
+        if controller is not None and hasattr(controller, "update"):
+            controller.update(t, State(t, q, v), res)
         self.recorder.track_rank(t, res.rank, terms.Phi)
         if k % self.record_every == 0 or last:
             self.recorder.record(t, q, v, res, tau, terms, corrections)

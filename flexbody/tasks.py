@@ -33,7 +33,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .anchors import Anchor, FrameAnchor
-from .dynamics import _mass, _MassSolver, _vector
+from .linalg import MassSolver as _MassSolver
+from .linalg import as_mass as _mass
+from .linalg import as_vector as _vector
 from .errors import FlexbodyError, ModelError, StateError
 from .rigid.tree import Link
 

@@ -1,0 +1,225 @@
+"""Actuation and rank checks of constrained task-level control [DE 5.3, AG-56, AG-62].
+
+Counts (DE Fig. 8): n coordinates, m_C constraint rows of rank r, p = n − r degrees of freedom, m_T task
+rows, k actuators. The system is *motion actuated* if k ≥ p and *task actuated* if k ≥ m_T. Beyond the
+counts, each formulation needs one map to have full rank [DE 5.3]:
+
+==========================  =================  ==============  =====================================
+map                         shape              needed rank     used by
+==========================  =================  ==============  =====================================
+J̄ᵀΘᵀSᵀ                      (m_T, k)           m_T             direct mapping [DE-69]
+J̄_pᵀCᵀSᵀ                    (m_T, k)           m_T             minimal-coordinate mapping [DE-78]
+J̌ = [J; Φ]                  (m_T + r, n)       m_T + r         partitioning (Λ̌ exists) [DE-87], PIDC
+S̃Φᵀ                         (n − k, m_C)       n − k           partitioning with passive joints [DE-91]
+S̃[Φᵀ, Ňᵀ]                   (n − k, m_C + n)   n − k           the same, using the task null space too
+(I−B)(I−P) vs (I−B)P        —                  equal ranks     Aghili's controllability [AG-56, AG-62]
+==========================  =================  ==============  =====================================
+
+Aghili's condition R((I−B)P) ⊆ R((I−B)(I−P)) is the same as S̃Φᵀ having full row rank n − k (the
+columns of [V_r, C] span ℝⁿ); both are reported so the equivalence can be seen. Each check keeps the
+singular values, the tolerance tol = max(rtol·σ_max, atol) and, when it fails, the reason.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ActuationError, FlexbodyError
+from .context import ControlContext
+from .maps import direct_mapping, minimal_mapping, partition
+
+__all__ = ["MAP_RTOL", "MAP_ATOL", "ILL_CONDITIONED", "ActuationWarning", "MapCheck", "check_map",
+           "ActuationReport", "actuation_report"]
+
+MAP_RTOL = 1e-9
+"""Relative tolerance on the singular values of an actuation map: σ ≤ MAP_RTOL·σ_max counts as zero."""
+MAP_ATOL = 1e-12
+"""Absolute floor on those singular values (a map whose entries all vanish has rank 0)."""
+ILL_CONDITIONED = 1e-6
+"""σ_min/σ_max below this (but above the tolerance) flags a map as ill-conditioned (large torques)."""
+
+
+class ActuationWarning(RuntimeWarning):
+    """A controller acts through a rank-deficient or ill-conditioned actuation map (``on_deficient="warn"``)."""
+
+
+@dataclass(frozen=True, eq=False)
+class MapCheck:
+    """Rank check of one actuation map.
+
+    Attributes
+    ----------
+    name, source : str — the map (e.g. "J̄ᵀΘᵀSᵀ") and the equation that needs it.
+    shape : tuple; required : int — the rank it needs; rank : int; tol : float.
+    singular_values : ndarray, descending; ok : bool; ill_conditioned : bool; reason : str ("" if ok).
+    """
+
+    name: str
+    source: str
+    shape: tuple
+    required: int
+    rank: int
+    singular_values: np.ndarray
+    tol: float
+    ok: bool
+    ill_conditioned: bool
+    reason: str = ""
+
+    def __str__(self) -> str:
+        s = np.array2string(np.asarray(self.singular_values), precision=3, max_line_width=200)
+        status = "ok" if self.ok else "FAILS"
+        extra = " (ill-conditioned)" if self.ok and self.ill_conditioned else ""
+        return (f"{self.name} {self.shape}: rank {self.rank} of {self.required} needed [{self.source}] {status}{extra}; "
+                f"singular values {s}, tol {self.tol:.2e}" + (f" — {self.reason}" if self.reason else ""))
+
+
+def check_map(name: str, A: np.ndarray, required: int, source: str, purpose: str, *,
+              rtol: float = MAP_RTOL, atol: float = MAP_ATOL) -> MapCheck:
+    """Rank of the map ``A`` against the ``required`` rank, with singular values and a reason on failure."""
+    A = np.asarray(A, dtype=float)
+    s = np.linalg.svd(A, compute_uv=False) if A.size else np.zeros(0)
+    tol = max(rtol * s[0], atol) if s.size else atol
+    rank = int(np.count_nonzero(s > tol))
+    ok = rank >= required
+    kept = s[s > tol]
+    ill = bool(ok and kept.size and kept[-1] < ILL_CONDITIONED * kept[0])
+    reason = ""
+    if not ok:
+        if A.shape[1] == 0:
+            reason = f"{name} has no columns, so {purpose} is impossible"
+        else:
+            reason = (f"{name} has rank {rank} < {required}: {purpose} is impossible here "
+                      f"({required - rank} direction(s) cannot be reached)")
+    return MapCheck(name, source, tuple(A.shape), int(required), rank, s, float(tol), bool(ok), ill, reason)
+
+
+def enforce(check: MapCheck, on_deficient: str, who: str, labels: str = "") -> None:
+    """Raise ActuationError (or warn) if ``check`` fails; warn if it is ill-conditioned."""
+    if check.ok:
+        if check.ill_conditioned:
+            warnings.warn(f"{who}: {check}", ActuationWarning, stacklevel=3)
+        return
+    message = f"{who}: {check}{labels}"
+    if on_deficient == "warn":
+        warnings.warn(message, ActuationWarning, stacklevel=3)
+        return
+    raise ActuationError(message, check)
+
+
+@dataclass(frozen=True, eq=False)
+class ActuationReport:
+    """Counts and rank checks of a model (and task) at one state [DE 5.3, AG-62].
+
+    Attributes
+    ----------
+    n, n_constraints (m_C), constraint_rank (r), dof (p = n − r), n_actuators (k), n_task (m_T or 0)
+    motion_actuated : bool, k ≥ p;  task_actuated : bool or None, k ≥ m_T
+    maps : dict name -> MapCheck (keys "direct", "minimal", "independent", "passive_constraints",
+        "passive_nullspace", "aghili")
+    actuated_labels, passive_labels : coordinate labels
+    """
+
+    n: int
+    n_constraints: int
+    constraint_rank: int
+    dof: int
+    n_actuators: int
+    n_task: int
+    motion_actuated: bool
+    task_actuated: bool | None
+    maps: dict = field(default_factory=dict)
+    actuated_labels: tuple = ()
+    passive_labels: tuple = ()
+
+    REQUIREMENTS = {"direct": ("task_actuated", "direct"), "minimal": ("task_actuated", "minimal"),
+                    "partitioned": ("independent", "passive_nullspace"),
+                    "pidc": ("independent", "aghili"), "idc": ("fully_actuated",)}
+
+    def failures(self, controller: str | None = None) -> list[str]:
+        """Reasons why ``controller`` ("direct", "minimal", "partitioned", "pidc", "idc") cannot act here;
+        all failed checks if None."""
+        keys = self.REQUIREMENTS[controller] if controller else ("motion_actuated", "task_actuated", *self.maps)
+        out = []
+        for key in keys:
+            if key == "motion_actuated" and not self.motion_actuated:
+                out.append(f"not motion actuated: k = {self.n_actuators} < p = {self.dof}")
+            elif key == "task_actuated" and self.task_actuated is False:
+                out.append(f"not task actuated: k = {self.n_actuators} < m_T = {self.n_task}")
+            elif key == "fully_actuated" and self.n_actuators < self.n:
+                out.append(f"joint-space computed torque needs every coordinate actuated: k = {self.n_actuators} "
+                           f"< n = {self.n} (passive: {list(self.passive_labels)})")
+            elif key in self.maps and not self.maps[key].ok:
+                out.append(str(self.maps[key]))
+        return out
+
+    def ok(self, controller: str | None = None) -> bool:
+        return not self.failures(controller)
+
+    def __str__(self) -> str:
+        lines = [f"n = {self.n}, m_C = {self.n_constraints} (rank {self.constraint_rank}), p = {self.dof}, "
+                 f"k = {self.n_actuators}, m_T = {self.n_task}",
+                 f"motion actuated (k ≥ p): {self.motion_actuated}; task actuated (k ≥ m_T): {self.task_actuated}",
+                 f"passive coordinates: {list(self.passive_labels)}"]
+        lines += [f"  {key}: {check}" for key, check in self.maps.items()]
+        return "\n".join(lines)
+
+
+def _aghili(ctx) -> MapCheck:
+    """[AG-56]: R((I−B)P) ⊆ R((I−B)(I−P)), tested as rank [Q, (I−B)P] = rank Q, Q = (I−B)(I−P)."""
+    Vr, C = ctx.Phi_hat.T, ctx.nullspace
+    St = ctx.S_tilde
+    Q = St @ Vr                                   # (I−B)(I−P) restricted to its non-zero rows, in the V_r basis
+    both = np.hstack([Q, St @ C])                 # … together with (I−B)P in the C basis
+    q_check = check_map("(I−B)(I−P)", Q, 0, "AG-56", "")
+    b_check = check_map("[(I−B)(I−P), (I−B)P]", both, 0, "AG-56", "")
+    ok = q_check.rank >= b_check.rank
+    reason = "" if ok else (f"R((I−B)P) is not inside R((I−B)(I−P)): ranks {b_check.rank} > {q_check.rank}; "
+                            "some motion needs torque at passive joints that no constraint force can cancel")
+    return MapCheck("(I−B)(I−P) ⊇ (I−B)P", "AG-56, AG-62", Q.shape, b_check.rank, q_check.rank,
+                    q_check.singular_values, q_check.tol, ok, q_check.ill_conditioned, reason)
+
+
+def actuation_report(model, q, v=None, task=None, *, t: float = 0.0, rtol: float | None = None,
+                     atol: float | None = None) -> ActuationReport:
+    """:class:`ActuationReport` of ``model`` (an assembled system with actuation matrix S) at (t, q, v),
+    for ``task`` (a :class:`flexbody.tasks.Task`) if given. Never raises for rank deficiency; it reports."""
+    ctx = ControlContext(model, t, q, v, rtol, atol)
+    n, k, r = ctx.n, ctx.S.shape[0], ctx.svd.rank
+    p, labels = n - r, list(model.coordinate_labels)
+    maps = {}
+    n_pass = len(ctx.passive)
+    maps["passive_constraints"] = check_map("S̃Φᵀ", ctx.S_tilde @ ctx.Phi.T, n_pass, "DE 5.3, DE-91",
+                                            "cancelling the torque at every passive joint with constraint forces")
+    maps["aghili"] = _aghili(ctx)
+    m_T = 0
+    if task is not None:
+        terms = ctx.task(task)
+        m_T = terms.J.shape[0]
+        maps.update(_task_maps(ctx, terms, n_pass))
+    return ActuationReport(n, ctx.Phi.shape[0], r, p, k, m_T, k >= p, (k >= m_T) if task is not None else None,
+                           maps, tuple(model.actuated_labels), tuple(labels[i] for i in ctx.passive))
+
+
+def _task_maps(ctx, terms, n_pass: int) -> dict:
+    maps, m_T = {}, terms.J.shape[0]
+    for key, build, name, source in (("direct", direct_mapping, "J̄ᵀΘᵀSᵀ", "DE-69, DE 5.3"),
+                                     ("minimal", minimal_mapping, "J̄_pᵀCᵀSᵀ", "DE-78, DE 5.3")):
+        try:
+            B = build(ctx, terms).B
+        except FlexbodyError as exc:                   # singular J M⁻¹ Jᵀ, or no degree of freedom
+            maps[key] = MapCheck(name, source, (m_T, ctx.S.shape[0]), m_T, 0, np.zeros(0), 0.0, False, False,
+                                 f"{name} undefined: {exc}")
+            continue
+        maps[key] = check_map(name, B, m_T, source, "producing every task acceleration with the actuators")
+    J_check = np.vstack([terms.J, ctx.Phi_hat])
+    maps["independent"] = check_map("J̌ = [J; Φ]", J_check, J_check.shape[0], "DE-83, DE-87",
+                                    "commanding the task independently of the constraints")
+    osp = partition(ctx, terms)
+    N_T = osp.apply_null(np.eye(ctx.n))
+    maps["passive_nullspace"] = check_map("S̃[Φᵀ, Ňᵀ]", ctx.S_tilde @ np.hstack([ctx.Phi.T, N_T]), n_pass,
+                                          "DE-91 with the task null space",
+                                          "cancelling the torque at every passive joint with constraint forces "
+                                          "and null-space torques")
+    return maps

@@ -1,0 +1,197 @@
+"""Controllers: callables ``(t, state, system) -> τ_k`` (actuator inputs) usable in :func:`flexbody.simulate`.
+
+A controller evaluates its own *model* — an assembled system with the same coordinates as the plant, by
+default the plant itself, or an estimated copy with perturbed masses or lengths — at the measured state,
+computes a generalized force τ (n,) and returns the actuator inputs τ_k = S τ (k,). τ must vanish at the
+passive coordinates: every controller checks ‖S̃τ‖ and raises :class:`~flexbody.errors.ActuationError`
+(or warns, ``on_deficient="warn"``) instead of silently dropping torque the task needs.
+
+The simulator maps τ_k to the plant as Sᵀτ_k, calls :meth:`Controller.update` once per step with the
+plant's measured response (for integral terms) and records :attr:`Controller.diagnostics` (task
+coordinates, desired values, errors, the commanded task acceleration f*, …) as histories.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..errors import ActuationError, ModelError, StateError
+from ..tasks import Task
+from .actuation import ActuationWarning
+from .context import ControlContext
+from .references import Setpoint, flat_desired
+
+__all__ = ["Controller", "TaskController", "GravityEffort", "NullSpaceDamping", "PASSIVE_RTOL"]
+
+PASSIVE_RTOL = 1e-8
+"""Largest ‖S̃τ‖ / ‖τ‖ accepted as zero torque at the passive joints."""
+
+
+def _gain(value, m: int, name: str) -> np.ndarray:
+    """A gain as an (m, m) matrix from a scalar, a diagonal (m,) or a matrix (m, m)."""
+    K = np.asarray(value, dtype=float)
+    if K.ndim == 0:
+        K = float(K) * np.eye(m)
+    elif K.shape == (m,):
+        K = np.diag(K)
+    if K.shape != (m, m) or not np.all(np.isfinite(K)):
+        raise ModelError(f"{name} must be a finite scalar, ({m},) or ({m}, {m}), got shape {np.shape(value)}")
+    return K
+
+
+class Controller:
+    """Base class. Subclasses implement :meth:`compute` ``(ctx) -> τ (n,)``.
+
+    Parameters
+    ----------
+    model : assembled system, optional
+        The controller's model (default: the plant passed at each call). Same coordinates as the plant.
+    rtol, atol : float, optional
+        Rank tolerances of the constraint Jacobian (defaults of :mod:`flexbody.analysis`).
+    on_deficient : "raise" or "warn"
+        What to do when the actuation map needed here is rank-deficient.
+    """
+
+    outputs = "actuators"                       # the simulator maps the returned τ_k by Sᵀ
+    kind = "controller"
+
+    def __init__(self, model=None, *, rtol: float | None = None, atol: float | None = None,
+                 on_deficient: str = "raise"):
+        if on_deficient not in ("raise", "warn"):
+            raise ModelError(f"on_deficient must be 'raise' or 'warn', got {on_deficient!r}")
+        self.model, self.rtol, self.atol, self.on_deficient = model, rtol, atol, on_deficient
+        self.diagnostics: dict = {}
+        self.labels: dict = {}
+
+    # ------------------------------------------------------------------ protocol
+    def __call__(self, t: float, state, system=None) -> np.ndarray:
+        model = self.model if self.model is not None else system
+        if model is None:
+            raise ModelError(f"{type(self).__name__}: no model (give model= or call with the system)")
+        if system is not None and int(system.n_dofs) != int(model.n_dofs):
+            raise ModelError(f"{type(self).__name__}: the model has {model.n_dofs} coordinates, the plant "
+                             f"{system.n_dofs}")
+        ctx = ControlContext(model, t, state.q, state.v, self.rtol, self.atol)
+        self.diagnostics = {}
+        tau = np.asarray(self.compute(ctx), dtype=float)
+        if tau.shape != (ctx.n,) or not np.all(np.isfinite(tau)):
+            raise StateError(f"{type(self).__name__} produced a torque of shape {tau.shape} with NaN/Inf at "
+                             f"t = {t:.9g} s")
+        self._check_passive(ctx, tau)
+        tau_k = ctx.S @ tau
+        self.diagnostics.update(tau_k=tau_k, tau_model=tau)
+        self.labels.setdefault("actuated_labels", list(model.actuated_labels))
+        return tau_k
+
+    def compute(self, ctx) -> np.ndarray:
+        raise NotImplementedError
+
+    def update(self, t: float, state, measurement) -> None:
+        """Called once per accepted step with the plant's response (``measurement.constraint_force``,
+        ``.lam``, ``.a``) to the torque just returned; default: nothing."""
+
+    def reset(self) -> None:
+        """Forget internal state (integrals) before a new run."""
+
+    # ------------------------------------------------------------------ helpers
+    def _check_passive(self, ctx, tau) -> None:
+        if not len(ctx.passive):
+            return
+        residual = float(np.linalg.norm(tau[ctx.passive]))
+        self.diagnostics["passive_residual"] = residual
+        if residual > PASSIVE_RTOL * max(float(np.linalg.norm(tau)), 1e-12):
+            labels = [ctx.model.coordinate_labels[i] for i in ctx.passive]
+            message = (f"{type(self).__name__} at t = {ctx.t:.9g} s needs torque {np.round(tau[ctx.passive], 6)} at "
+                       f"the passive coordinates {labels} (‖S̃τ‖ = {residual:.3e}, ‖τ‖ = {np.linalg.norm(tau):.3e}); "
+                       "the actuators cannot produce the commanded motion here")
+            if self.on_deficient == "warn":
+                warnings.warn(message, ActuationWarning, stacklevel=3)
+            else:
+                raise ActuationError(message)
+
+
+class TaskController(Controller):
+    """A controller tracking a task with the decoupled linear law [DE-71]
+
+        f* = K_p (x_d − x) + K_v (ẋ_d − ẋ) + ẍ_d
+
+    (errors from ``task.error``: angles wrapped, rotations as rotation vectors).
+
+    Parameters
+    ----------
+    task : Task (defined on the model's trees)
+    reference : callable t -> (desired, ẋ_d, ẍ_d) (:mod:`flexbody.control.references`) or a constant
+        desired value (a :class:`Setpoint`).
+    kp, kv : scalar, (m_T,) or (m_T, m_T)
+        Position and velocity gains [1/s², 1/s].
+    """
+
+    def __init__(self, task: Task, reference, kp, kv, model=None, **kwargs):
+        super().__init__(model, **kwargs)
+        if not isinstance(task, Task):
+            raise ModelError(f"{type(self).__name__}: task must be a flexbody Task, got {task!r}")
+        self.task = task
+        self.reference = reference if callable(reference) else Setpoint(reference)
+        m = task.n_rows
+        self.kp, self.kv = _gain(kp, m, "kp"), _gain(kv, m, "kv")
+        self.labels["task_labels"] = list(task.row_labels)
+
+    def command(self, ctx):
+        """(task terms, f*) at the context's state [DE-71]; records x, x_d, e and f*."""
+        terms = ctx.task(self.task)
+        desired, xd_d, xdd_d = self.reference(ctx.t)
+        m = terms.J.shape[0]
+        error = np.asarray(self.task.error(desired, ctx.ev), dtype=float)
+        rate_error = (np.zeros(m) if xd_d is None else np.asarray(xd_d, dtype=float)) - terms.xdot
+        f_star = self.kp @ error + self.kv @ rate_error + (np.zeros(m) if xdd_d is None else np.asarray(xdd_d, float))
+        self.diagnostics.update(task_x=terms.x, task_desired=flat_desired(desired, self.task), task_error=error,
+                                task_command=f_star)
+        return terms, f_star
+
+
+class GravityEffort:
+    """Null-space posture torque of [DE-95]: τ₀ = −K_N ∂U/∂q − D_N v with the gravity effort U = ‖g(q)‖².
+
+    ∂U/∂q = 2 (∂g/∂q)ᵀ g, with ∂g/∂q by central differences of the model's gravity force (2n evaluations,
+    step ``step``·max(1, |q_i|)). D_N is the small null-space damping of DE 5.4.1 (0 for none). The
+    controller applies τ₀ through the task's null-space projector, so it does not disturb the task.
+    """
+
+    def __init__(self, gain: float, damping: float = 0.0, step: float = 1e-6):
+        self.gain, self.damping, self.step = float(gain), float(damping), float(step)
+        if not (np.isfinite(self.gain) and np.isfinite(self.damping) and self.step > 0):
+            raise ModelError("GravityEffort: gain and damping must be finite and step > 0")
+
+    @staticmethod
+    def effort(model, q) -> float:
+        """U = ‖g(q)‖² [N²·m²]."""
+        ev = model.evaluate(0.0, q)
+        return float(np.sum(model.mass_bias_gravity(ev)[2] ** 2))
+
+    def gradient(self, ctx) -> np.ndarray:
+        """∂U/∂q (n,) = 2 (∂g/∂q)ᵀ g at the context's q."""
+        q, g = ctx.q, ctx.g
+        dg = np.empty((ctx.n, ctx.n))
+        for i in range(ctx.n):
+            hstep = self.step * max(1.0, abs(q[i]))
+            qp, qm = q.copy(), q.copy()
+            qp[i] += hstep
+            qm[i] -= hstep
+            gp = ctx.model.mass_bias_gravity(ctx.model.evaluate(ctx.t, qp))[2]
+            gm = ctx.model.mass_bias_gravity(ctx.model.evaluate(ctx.t, qm))[2]
+            dg[:, i] = (gp - gm) / (2.0 * hstep)
+        return 2.0 * dg.T @ g
+
+    def __call__(self, ctx) -> np.ndarray:
+        return -self.gain * self.gradient(ctx) - self.damping * ctx.v
+
+
+class NullSpaceDamping:
+    """Null-space posture torque τ₀ = −D v (damps self-motion only, once projected)."""
+
+    def __init__(self, damping: float):
+        self.damping = float(damping)
+
+    def __call__(self, ctx) -> np.ndarray:
+        return -self.damping * ctx.v

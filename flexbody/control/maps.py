@@ -1,0 +1,123 @@
+"""The operational-space maps of constrained task-level control, from a :class:`ControlContext`.
+
+Each function returns the quantities of one formulation, written with the independent constraint rows
+Φ̂ (r, n) and bias β of the context (see :mod:`flexbody.control.context`):
+
+- :func:`direct_mapping` — the generalized constrained equation Θᵀτ = M a + b + g − Φᵀ(α + ρ) [DE-65]
+  mapped by the dynamically consistent inverse J̄ of the task [DE-66..69]:
+  J̄ᵀΘᵀSᵀτ_k = Λ ẍ + μ + p + γ, with Λ, μ, p of the unconstrained task [DE-68] and γ = −J̄ᵀΦᵀ(α + ρ);
+- :func:`minimal_mapping` — the equations in a basis C of ker Φ, τ_p = M_p a_p + b_p + g_p [DE-72]
+  mapped by J̄_p of J_p = J C [DE-73..78]: J̄_pᵀCᵀSᵀτ_k = Λ_p ẍ + μ_p + p_p;
+- :func:`partition` — Λ̌, μ̌, p̌ of the stacked Jacobian J̌ = [J; Φ] [DE-83..88].
+
+All solves with M go through the context's Cholesky factor; the (n, n) matrices formed are Θᵀ-free:
+B = J̄ᵀΘᵀSᵀ is built as J̄ᵀSᵀ − (J̄ᵀΦ̂ᵀ)(Φ̄ᵀSᵀ).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import FlexbodyError
+from ..linalg import potrf, potrs
+from ..tasks import OperationalSpace, operational_space
+
+__all__ = ["ConstraintProjection", "DirectMapping", "MinimalMapping", "constraint_projection", "direct_mapping",
+           "minimal_mapping", "partition"]
+
+
+@dataclass(frozen=True, eq=False)
+class ConstraintProjection:
+    """Φ̄ = M⁻¹Φ̂ᵀH (n, r), H = (Φ̂M⁻¹Φ̂ᵀ)⁻¹ (r, r) and α + ρ = Φ̄ᵀ(b + g) − Hβ (r,) [DE-34..37]."""
+
+    Phi_bar: np.ndarray
+    H: np.ndarray
+    alpha_rho: np.ndarray
+
+    def theta_T(self, Phi_hat: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Θᵀ x = x − Φ̂ᵀ(Φ̄ᵀ x) for x (n,) or (n, k) [DE-38]."""
+        return x - Phi_hat.T @ (self.Phi_bar.T @ x)
+
+
+def constraint_projection(ctx) -> ConstraintProjection:
+    """Gauss-form terms of the context's independent constraint rows [DE-22, DE-34..38]."""
+    Ph, r = ctx.Phi_hat, ctx.svd.rank
+    if r == 0:
+        return ConstraintProjection(np.zeros((ctx.n, 0)), np.zeros((0, 0)), np.zeros(0))
+    X = ctx.solve_M(Ph.T)                                             # M⁻¹Φ̂ᵀ
+    c, info = potrf(Ph @ X, lower=1, clean=0)
+    if info != 0:                                                     # Φ̂ has orthonormal rows: M is at fault
+        raise FlexbodyError("Φ M⁻¹ Φᵀ of the independent constraint rows is not positive definite")
+    H = potrs(c, np.eye(r), lower=1)[0]                               # [DE-34]
+    Phi_bar = X @ H                                                   # [DE-22]
+    return ConstraintProjection(Phi_bar, H, Phi_bar.T @ ctx.h - H @ ctx.beta)      # α + ρ [DE-36, DE-37]
+
+
+@dataclass(frozen=True, eq=False)
+class DirectMapping:
+    """Terms of J̄ᵀΘᵀSᵀτ_k = Λẍ + μ + p + γ [DE-67..69]: ``B`` (m_T, k) = J̄ᵀΘᵀSᵀ, ``gamma`` (m_T,),
+    ``osp`` the unconstrained operational space (Λ, μ, p, J̄) and ``projection`` the Gauss terms."""
+
+    osp: OperationalSpace
+    gamma: np.ndarray
+    B: np.ndarray
+    projection: ConstraintProjection
+
+    def rhs(self, f_star: np.ndarray) -> np.ndarray:
+        """Λ f* + μ + p + γ [DE-70]."""
+        return self.osp.Lambda @ f_star + self.osp.mu + self.osp.p + self.gamma
+
+
+def direct_mapping(ctx, terms) -> DirectMapping:
+    """[DE-65..69] for task terms (x, J, J̇v) at the context's state."""
+    osp = operational_space(ctx.M, terms.J, ctx.b, ctx.g, terms.bias, rtol=ctx.rtol,
+                            row_labels=terms.row_labels)                   # Λ, μ, p, J̄ [DE-68]
+    proj = constraint_projection(ctx)
+    JbT_PhiT = osp.J_bar.T @ ctx.Phi_hat.T                                 # J̄ᵀΦ̂ᵀ (m_T, r)
+    gamma = -JbT_PhiT @ proj.alpha_rho                                     # γ [DE-68]
+    B = osp.J_bar.T @ ctx.S.T - JbT_PhiT @ (proj.Phi_bar.T @ ctx.S.T)      # J̄ᵀΘᵀSᵀ [DE-69]
+    return DirectMapping(osp, gamma, B, proj)
+
+
+@dataclass(frozen=True, eq=False)
+class MinimalMapping:
+    """Terms of J̄_pᵀCᵀSᵀτ_k = Λ_p ẍ + μ_p + p_p [DE-75..78]: ``B`` (m_T, k), ``osp`` of (M_p, J_p),
+    ``C`` (n, p) orthonormal basis of ker Φ, ``a_perp`` (n,) = −Φ⁺ bias."""
+
+    osp: OperationalSpace
+    B: np.ndarray
+    C: np.ndarray
+    a_perp: np.ndarray
+
+    def rhs(self, f_star: np.ndarray) -> np.ndarray:
+        return self.osp.Lambda @ f_star + self.osp.mu + self.osp.p       # [DE-79]
+
+
+def minimal_mapping(ctx, terms) -> MinimalMapping:
+    """[DE-72..78] with C an orthonormal basis of ker Φ (any basis gives the same J̄_pᵀCᵀ).
+
+    With a = C a_p + a⊥, a⊥ = −Φ̂ᵀβ the minimum-norm solution of Φ a + bias = 0, the projected equations
+    Cᵀ(M a + h) = Cᵀτ give M_p = CᵀMC, b_p = Cᵀ(M a⊥ + b), g_p = Cᵀg [DE-14, DE-72], and the task
+    acceleration ẍ = J_p a_p + (J a⊥ + J̇v), J_p = J C [DE-73, DE-74]; rheonomic and velocity terms of the
+    constraints enter through a⊥."""
+    C = ctx.nullspace
+    if C.shape[1] == 0:
+        raise FlexbodyError("minimal-coordinate mapping: the constraints leave no degree of freedom (p = 0)")
+    a_perp = -ctx.Phi_hat.T @ ctx.beta
+    M_p = C.T @ ctx.M @ C
+    J_p = terms.J @ C
+    osp = operational_space(0.5 * (M_p + M_p.T), J_p, C.T @ (ctx.M @ a_perp + ctx.b), C.T @ ctx.g,
+                            terms.J @ a_perp + terms.bias, rtol=ctx.rtol, row_labels=terms.row_labels)
+    B = osp.J_bar.T @ (C.T @ ctx.S.T)                                     # J̄_pᵀCᵀSᵀ [DE-78]
+    return MinimalMapping(osp, B, C, a_perp)
+
+
+def partition(ctx, terms) -> OperationalSpace:
+    """Λ̌, μ̌, p̌ and J̌̄ of J̌ = [J; Φ̂] with bias [J̇v; β] [DE-83, DE-87]; ``rank`` < m_T + r if the task
+    is not independent of the constraints (then Λ̌ is a pseudo-inverse; callers raise)."""
+    r = ctx.svd.rank
+    J_check = np.vstack([terms.J, ctx.Phi_hat])
+    labels = tuple(terms.row_labels) + tuple(f"constraint direction {i}" for i in range(r))
+    return operational_space(ctx.M, J_check, ctx.b, ctx.g, np.concatenate([terms.bias, ctx.beta]),
+                             rtol=ctx.rtol, allow_singular=True, row_labels=labels)
