@@ -2,15 +2,16 @@
 
 Public API (see docs/): meshes (:mod:`flexbody.mesh`), materials, flexible bodies, loads, rigid trees,
 anchors and holonomic constraints, systems, constrained dynamics (:mod:`flexbody.dynamics`), rank
-diagnostics (:mod:`flexbody.analysis`), simulation, static equilibrium and export.
+diagnostics (:mod:`flexbody.analysis`), simulation, task-level control (:mod:`flexbody.control`), plots
+(:mod:`flexbody.plots`), static equilibrium and export.
 """
-from . import analysis, dynamics, io, mechanisms, mesh, tasks
+from . import analysis, control, dynamics, io, mechanisms, mesh, plots, tasks
 from .anchors import Ground
 from .assembled import AssembledSystem, State
 from .closures import Distance, Hinge, OnSurface, PointToPoint, Weld
 from .constraints import Fix
 from .couplings import FunctionCoupling, Gear, JointDriver, LinearCoupling, PolynomialCoupling
-from .errors import (ConstraintError, ConvergenceError, ElementError, FlexbodyError, LoadError, MaterialError,
+from .errors import (ActuationError, ConstraintError, ConvergenceError, ElementError, FlexbodyError, LoadError, MaterialError,
                      MeshError, ModelError, StateError)
 from .rigid import Fixed, Prismatic, Revolute, RigidTree
 from .surfaces import Cylinder, ImplicitSurface, Plane, Sphere
@@ -38,4 +39,5 @@ __all__ = [
     "dynamics", "analysis", "mechanisms", "simulate", "RK4", "Adaptive", "Baumgarte", "PositionCorrection",
     "assemble_configuration", "project_velocity", "tasks", "PointTask", "PlanarOrientationTask",
     "OrientationTask", "JointTask", "StackedTask", "operational_space", "operational_space_at",
+    "control", "plots", "ActuationError",
 ]
