@@ -169,6 +169,13 @@ class AssembledSystem:
             g[s] = kin.inverse_dynamics(velocity=False)
         return M, b, g
 
+    def gravity_force(self, ev: Evaluation) -> np.ndarray:
+        """g (n,), the joint forces that hold the trees still against gravity [DE-2] (one RNEA pass)."""
+        g = np.empty(self.n_dofs)
+        for tree, s in self.slices.items():
+            g[s] = ev.kinematics(tree).inverse_dynamics(velocity=False)
+        return g
+
     def constraint_rows(self, ev: Evaluation, jacobian: bool = True):
         """φ (m,), Φ (m, n) dense (or None), bias (m,), φ_t (m,)."""
         m = self.n_constraints

@@ -166,8 +166,7 @@ class GravityEffort:
     @staticmethod
     def effort(model, q) -> float:
         """U = ‖g(q)‖² [N²·m²]."""
-        ev = model.evaluate(0.0, q)
-        return float(np.sum(model.mass_bias_gravity(ev)[2] ** 2))
+        return float(np.sum(model.gravity_force(model.evaluate(0.0, q)) ** 2))
 
     def gradient(self, ctx) -> np.ndarray:
         """∂U/∂q (n,) = 2 (∂g/∂q)ᵀ g at the context's q."""
@@ -178,8 +177,8 @@ class GravityEffort:
             qp, qm = q.copy(), q.copy()
             qp[i] += hstep
             qm[i] -= hstep
-            gp = ctx.model.mass_bias_gravity(ctx.model.evaluate(ctx.t, qp))[2]
-            gm = ctx.model.mass_bias_gravity(ctx.model.evaluate(ctx.t, qm))[2]
+            gp = ctx.model.gravity_force(ctx.model.evaluate(ctx.t, qp))
+            gm = ctx.model.gravity_force(ctx.model.evaluate(ctx.t, qm))
             dg[:, i] = (gp - gm) / (2.0 * hstep)
         return 2.0 * dg.T @ g
 
