@@ -375,3 +375,22 @@ def test_gravity_effort_gradient_matches_finite_difference_of_U():
     fd = np.array([(ctl.GravityEffort.effort(asm, q + h * e) - ctl.GravityEffort.effort(asm, q - h * e)) / (2 * h)
                    for e in np.eye(6)])
     assert np.allclose(grad, fd, rtol=1e-6, atol=1e-6 * np.abs(fd).max())
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+def test_approaching_a_singular_passive_map_warns_before_the_run_fails():
+    """DE 5.4.3 chain from its default posture: keeping joint 1 torque-free drives the self-motion to a
+    configuration where S̃Ňᵀ vanishes; the controller warns (σ_min of the dimensionless map below
+    NEAR_SINGULAR) before the torques diverge, the history "passive_map_sigma_min" shows the fall, and the
+    failed run keeps its results."""
+    asm = mech.underactuated_chain().assemble()
+    tip = asm.trees[0].point(asm.trees[0].link("l3"), (0.5, 0, 0))
+    task = PointTask(tip, components=(0, 1))
+    x0 = task.evaluate(asm.evaluate(0.0, asm.q0)).x
+    c = ctl.PartitionedControl(task, x0 + np.array([-0.1, 0.0]), 100.0, 20.0)
+    with pytest.warns(ctl.ActuationWarning, match="S̃\\[Φᵀ, Ňᵀ\\]"):
+        with pytest.raises(FlexbodyError) as info:
+            fb.simulate(asm, 0.1, integrator=fb.RK4(dt=1e-3), controller=c)
+    partial = info.value.last_good
+    sigma = partial.histories["passive_map_sigma_min"]
+    assert partial.n_steps > 20 and sigma[0] > 3.0 and sigma.min() < 0.6

@@ -39,6 +39,11 @@ MAP_ATOL = 1e-12
 """Absolute floor on those singular values (a map whose entries all vanish has rank 0)."""
 ILL_CONDITIONED = 1e-6
 """σ_min/σ_max below this (but above the tolerance) flags a map as ill-conditioned (large torques)."""
+NEAR_SINGULAR = 0.1
+"""For dimensionless maps (``scale=1``: S̃Φ̂ᵀ, S̃[Φ̂ᵀ, Ňᵀ]) σ_min below NEAR_SINGULAR·scale flags the map as
+ill-conditioned: the passive-joint correction amplifies the torque it cancels by more than 1/σ_min = 10.
+A one-row map (one passive joint) has σ_min = σ_max, so only this absolute test can see it approach
+singularity."""
 
 
 class ActuationWarning(RuntimeWarning):
@@ -76,15 +81,20 @@ class MapCheck:
 
 
 def check_map(name: str, A: np.ndarray, required: int, source: str, purpose: str, *,
-              rtol: float = MAP_RTOL, atol: float = MAP_ATOL) -> MapCheck:
-    """Rank of the map ``A`` against the ``required`` rank, with singular values and a reason on failure."""
+              rtol: float = MAP_RTOL, atol: float = MAP_ATOL, scale: float | None = None) -> MapCheck:
+    """Rank of the map ``A`` against the ``required`` rank, with singular values and a reason on failure.
+
+    ``scale`` (for dimensionless maps, 1) makes the tolerance max(rtol·max(σ_max, scale), atol) and flags
+    σ_min < NEAR_SINGULAR·scale as ill-conditioned; without it both are relative to σ_max."""
     A = np.asarray(A, dtype=float)
     s = np.linalg.svd(A, compute_uv=False) if A.size else np.zeros(0)
-    tol = max(rtol * s[0], atol) if s.size else atol
+    top = max(s[0] if s.size else 0.0, scale or 0.0)
+    tol = max(rtol * top, atol)
     rank = int(np.count_nonzero(s > tol))
     ok = rank >= required
-    kept = s[s > tol]
-    ill = bool(ok and kept.size and kept[-1] < ILL_CONDITIONED * kept[0])
+    kept = s[s > tol][:max(required, 1)]
+    limit = NEAR_SINGULAR * scale if scale is not None else ILL_CONDITIONED * (kept[0] if kept.size else 0.0)
+    ill = bool(ok and required and kept.size and kept[-1] < limit)
     reason = ""
     if not ok:
         if A.shape[1] == 0:
@@ -172,7 +182,7 @@ def _aghili(ctx) -> MapCheck:
     St = ctx.S_tilde
     Q = St @ Vr                                   # (I−B)(I−P) restricted to its non-zero rows, in the V_r basis
     both = np.hstack([Q, St @ C])                 # … together with (I−B)P in the C basis
-    q_check = check_map("(I−B)(I−P)", Q, 0, "AG-56", "")
+    q_check = check_map("(I−B)(I−P)", Q, Q.shape[0], "AG-56", "", scale=1.0)
     b_check = check_map("[(I−B)(I−P), (I−B)P]", both, 0, "AG-56", "")
     ok = q_check.rank >= b_check.rank
     reason = "" if ok else (f"R((I−B)P) is not inside R((I−B)(I−P)): ranks {b_check.rank} > {q_check.rank}; "
@@ -192,6 +202,7 @@ def actuation_report(model, q, v=None, task=None, *, t: float = 0.0, rtol: float
     n_pass = len(ctx.passive)
     maps["passive_constraints"] = check_map("S̃Φᵀ", ctx.S_tilde @ ctx.Phi.T, n_pass, "DE 5.3, DE-91",
                                             "cancelling the torque at every passive joint with constraint forces")
+    # (S̃Φᵀ is reported with the raw rows of Φ, as DE states it; the controllers use Φ̂ with scale 1)
     maps["aghili"] = _aghili(ctx)
     m_T = 0
     if task is not None:
@@ -221,5 +232,5 @@ def _task_maps(ctx, terms, n_pass: int) -> dict:
     maps["passive_nullspace"] = check_map("S̃[Φᵀ, Ňᵀ]", ctx.S_tilde @ np.hstack([ctx.Phi.T, N_T]), n_pass,
                                           "DE-91 with the task null space",
                                           "cancelling the torque at every passive joint with constraint forces "
-                                          "and null-space torques")
+                                          "and null-space torques", scale=1.0)
     return maps

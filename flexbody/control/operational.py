@@ -141,7 +141,10 @@ class PartitionedControl(TaskController):
         St, r = ctx.S_tilde, len(f_C)
         B = np.hstack([St @ ctx.Phi_hat.T, St - (St @ osp.J.T) @ osp.J_bar.T])     # S̃[Φ̂ᵀ, Ňᵀ]
         check = check_map("S̃[Φᵀ, Ňᵀ]", B, len(ctx.passive), "DE-91",
-                          "cancelling the torque at every passive joint with constraint forces and null-space torques")
+                          "cancelling the torque at every passive joint with constraint forces and null-space torques",
+                          scale=1.0)
+        self.diagnostics["passive_map_sigma_min"] = check.singular_values[len(ctx.passive) - 1] \
+            if len(check.singular_values) >= len(ctx.passive) else 0.0
         enforce(check, self.on_deficient, f"PartitionedControl at t = {ctx.t:.9g} s",
                 f"; passive coordinates {[ctx.model.coordinate_labels[i] for i in ctx.passive]}")
         z = np.concatenate([f_C, tau0])
