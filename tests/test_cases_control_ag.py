@@ -6,10 +6,8 @@ with the hybrid law, ActuationError at the dead centre. 11: 3R arm on a slider i
 Fig. 8, Table II] — PIDC needs the least torque (the rail carries part of the weight), the hybrid law holds
 λ = 0, IDC needs the most torque when it fights a wrong constraint position, with λ = Λ_c G_P δ.
 """
-import importlib.util
 import inspect
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,22 +15,7 @@ import pytest
 import flexbody as fb
 from flexbody import cli
 from flexbody.assembled import State
-
-CASES = Path(__file__).resolve().parents[1] / "cases"
-
-
-def load(name: str):
-    """Import a case file as a module (importing runs nothing heavy)."""
-    path = CASES / name
-    spec = importlib.util.spec_from_file_location(f"case_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def assert_files(out: Path, names):
-    for name in names:
-        assert (out / name).is_file() and (out / name).stat().st_size > 0, name
+from case_files import CASES, assert_files, load
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ without the null-space term, W = T + V + K_N U non-increasing after convergence;
 centre fixed while it rotates; 09: underactuated chain [DE 5.4.3] — zero torque at the passive joint, task
 converged, undamped null-space oscillation. Every case: plant task acceleration J a + J̇q̇ = f* to 1e-8.
 """
-import importlib.util
 import inspect
 import json
 from pathlib import Path
@@ -17,24 +16,10 @@ import pytest
 import flexbody as fb
 from flexbody import cli
 from flexbody import control as ctl
+from case_files import CASES, assert_files, load
 
-CASES = Path(__file__).resolve().parents[1] / "cases"
 ACC_TOL = 1e-8              # |J a + J̇q̇ − f*| / max(1, |f*|)
 PHI_TOL = 1e-8              # ‖φ‖
-
-
-def load(name: str):
-    """Import a case file as a module (importing runs nothing heavy)."""
-    path = CASES / name
-    spec = importlib.util.spec_from_file_location(f"case_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def assert_files(out: Path, names) -> None:
-    for name in names:
-        assert (out / name).is_file() and (out / name).stat().st_size > 0, name
 
 
 def read_csv(path: Path):

@@ -5,7 +5,6 @@ decomposition; 05: Aghili's slider-crank [AG VIII-A, Fig. 4] — crossings of th
 rank events, ‖φ‖, λ jumps; 06: four-bar with a redundant spatial closure — rank report, multiplier form
 refused, same motion as the planar closure, energy drift with and without position correction.
 """
-import importlib.util
 import json
 from pathlib import Path
 
@@ -15,17 +14,7 @@ from scipy.special import ellipk
 
 import flexbody as fb
 from flexbody import cli
-
-CASES = Path(__file__).resolve().parents[1] / "cases"
-
-
-def load(name: str):
-    """Import a case file as a module (importing runs nothing heavy)."""
-    path = CASES / name
-    spec = importlib.util.spec_from_file_location(f"case_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from case_files import CASES, load
 
 
 def assert_outputs(out: Path, png: str):
