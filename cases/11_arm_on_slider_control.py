@@ -266,6 +266,15 @@ def plot_fig8(path, t, desired, xs, lams, norms, title) -> None:
     plt.close(fig)
 
 
+def _actuation(plant, q0, v0, lengths) -> dict:
+    """Counts and checks of the actuation report at the start [DE 5.3, AG-62]: n = 3, m_C = 1, p = 2,
+    k = 3, m_T = 2; every controller applicable (no passive joint)."""
+    report = ctl.actuation_report(plant, q0, v0, task=make_task(plant, lengths))
+    return {"n": report.n, "m_C": report.n_constraints, "p": report.dof, "k": report.n_actuators,
+            "m_T": report.n_task, "ok": {c: report.ok(c) for c in ("direct", "minimal", "partitioned", "pidc", "idc")},
+            "independent_sigma_min": float(report.maps["independent"].singular_values[-1]), "report": str(report)}
+
+
 def main(out_dir="out/11_arm_on_slider_control", lengths=LENGTHS, masses=MASSES, gravity=GRAVITY, line_y=LINE_Y,
          offset=OFFSET, x_mean=X_MEAN, x_amplitude=X_AMPLITUDE, omega=OMEGA, phase=PHASE, theta_d=THETA_D,
          g_p=G_P, g_d=G_D, g_f=G_F, g_i=G_I, elbow=ELBOW, dt=DT, t_end=T_END) -> dict:
@@ -340,6 +349,7 @@ def main(out_dir="out/11_arm_on_slider_control", lengths=LENGTHS, masses=MASSES,
                        "phase": phase, "theta_d": theta_d, "G_P": g_p, "G_D": g_d, "G_F": g_f, "G_I": g_i,
                        "elbow": elbow, "dt": dt, "t_end": t_end},
         "q0": q0.tolist(), "v0": v0.tolist(),
+        "actuation": _actuation(plant, q0, v0, lengths),
         "wrong_model": sets["wrong"], "exact_model": sets["exact"], "idc_force": extra,
         "note": ("AG Table II comes from a real geared robot (friction, unknown parameters); the simulated arm's "
                  "parameters are our choice, so the numbers differ"),

@@ -94,6 +94,9 @@ def test_case_11_arm_on_slider(tmp_path):
                                                           for c in case._CONTROLLERS])
     params = json.loads((out / "summary.txt").read_text())["parameters"]
     assert params["gravity_y"] == -case.GRAVITY and "gravity_z" not in params and params["offset"] == 0.005
+    act = s["actuation"]                                    # [DE 5.3]: no passive joint, task independent of Φ
+    assert (act["n"], act["m_C"], act["p"], act["k"], act["m_T"]) == (3, 1, 2, 3, 2)
+    assert all(act["ok"].values()) and act["independent_sigma_min"] > 1e-3
     for label in ("wrong_model", "exact_model"):
         r = s[label]
         for name in ("pidc", "hybrid"):
