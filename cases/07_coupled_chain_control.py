@@ -79,17 +79,6 @@ def end_point_task(system: fb.System, length=LENGTH) -> PointTask:
     return PointTask(tree.point(tree.link("l6"), (length, 0.0, 0.0)), components=(0, 1), name="end_point")
 
 
-def task_acceleration_error(asm, task, res) -> np.ndarray:
-    """Per recorded step: ‖J a + J̇q̇ − f*‖_∞ / max(1, ‖f*‖_∞), a the plant's acceleration."""
-    out = np.empty(len(res.times))
-    for i, (t, q, v) in enumerate(zip(res.times, res.q, res.v)):
-        terms = task.evaluate(asm.evaluate(t, q, v))
-        xdd = terms.J @ res.histories["a"][i] + terms.bias
-        f_star = res.histories["task_command"][i]
-        out[i] = np.abs(xdd - f_star).max() / max(1.0, np.abs(f_star).max())
-    return out
-
-
 def converged_index(error_norm: np.ndarray, fraction: float) -> int:
     """First index from which ‖e‖ ≤ fraction·‖e(0)‖ at every later step (len if never)."""
     above = np.flatnonzero(error_norm > fraction * error_norm[0])
@@ -170,8 +159,8 @@ def main(out_dir="out/07_coupled_chain_control", length=LENGTH, mass=MASS, gravi
     e = np.linalg.norm(H["task_error"], axis=1)
     k_conv = converged_index(e, converged)
     W = H["kinetic"] + H["potential"] + k_n * U
-    acc_err = task_acceleration_error(asm, task, res)
-    acc_err_free = task_acceleration_error(asm, task, free)
+    acc_err = ctl.task_acceleration_error(asm, task, res)
+    acc_err_free = ctl.task_acceleration_error(asm, task, free)
     coupling = np.abs(np.column_stack([res.q[:, 1] - res.q[:, 0] / 3, res.q[:, 2] - 2 * res.q[:, 0] / 3]))
     after = U[k_conv:]
     fall = float(U[0] - U.min())

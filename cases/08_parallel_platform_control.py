@@ -75,16 +75,6 @@ def build(base_radius=BASE_RADIUS, platform_radius=PLATFORM_RADIUS, link_length=
                                         gravity=(0.0, -gravity, 0.0))
 
 
-def task_acceleration_error(asm, task, res) -> np.ndarray:
-    """Per recorded step: ‖J a + J̇q̇ − f*‖_∞ / max(1, ‖f*‖_∞), a the plant's acceleration."""
-    out = np.empty(len(res.times))
-    for i, (t, q, v) in enumerate(zip(res.times, res.q, res.v)):
-        terms = task.evaluate(asm.evaluate(t, q, v))
-        f_star = res.histories["task_command"][i]
-        out[i] = np.abs(terms.J @ res.histories["a"][i] + terms.bias - f_star).max() / max(1.0, np.abs(f_star).max())
-    return out
-
-
 def de99_check(asm, task, res) -> dict:
     """Recompute f [DE-92] and f_C = −(S̃Φᵀ)⁻¹S̃Jᵀf [DE-99] with the raw Φ at every recorded state and compare
     τ_DE = Jᵀf + Φᵀf_C with the applied τ and f with the controller's."""
@@ -158,7 +148,7 @@ def run_summary(asm, task, res, check, passive) -> dict:
     H = res.histories
     e = np.linalg.norm(H["task_error"], axis=1)
     tau_norm = np.linalg.norm(H["tau"], axis=1)
-    acc = task_acceleration_error(asm, task, res)
+    acc = ctl.task_acceleration_error(asm, task, res)
     return {
         "x_start": H["task_x"][0].tolist(), "goal": H["task_desired"][-1].tolist(), "x_end": H["task_x"][-1].tolist(),
         "task_error_start": float(e[0]), "task_error_end": float(e[-1]),

@@ -74,16 +74,6 @@ def end_point_task(system: fb.System, length=LENGTH) -> PointTask:
     return PointTask(tree.point(tree.link("l3"), (length, 0.0, 0.0)), components=(0, 1), name="end_point")
 
 
-def task_acceleration_error(asm, task, res) -> np.ndarray:
-    """Per recorded step: ‖J a + J̇q̇ − f*‖_∞ / max(1, ‖f*‖_∞), a the plant's acceleration."""
-    out = np.empty(len(res.times))
-    for i, (t, q, v) in enumerate(zip(res.times, res.q, res.v)):
-        terms = task.evaluate(asm.evaluate(t, q, v))
-        f_star = res.histories["task_command"][i]
-        out[i] = np.abs(terms.J @ res.histories["a"][i] + terms.bias - f_star).max() / max(1.0, np.abs(f_star).max())
-    return out
-
-
 def passive_margin(asm, task, q) -> float:
     """‖S̃Ňᵀ‖ (its only singular value) at q: Ňᵀ = I − JᵀΛJM⁻¹ with Λ = (JM⁻¹Jᵀ)⁻¹, computed with numpy."""
     ev = asm.evaluate(0.0, q)
@@ -182,7 +172,7 @@ def main(out_dir="out/09_underactuated_chain_control", length=LENGTH, mass=MASS,
     e = np.linalg.norm(H["task_error"], axis=1)
     k_conv = converged_index(e, converged)
     t_conv = float(t[k_conv]) if k_conv < len(t) else None
-    acc = task_acceleration_error(asm, task, res)
+    acc = ctl.task_acceleration_error(asm, task, res)
     tau_norm = np.linalg.norm(H["tau"], axis=1)
     idx = np.arange(0, len(t), max(1, int(margin_every)))
     margin = np.array([passive_margin(asm, task, res.q[i]) for i in idx])

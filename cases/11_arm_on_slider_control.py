@@ -74,7 +74,7 @@ import flexbody as fb
 from flexbody import control as ctl, mechanisms
 from flexbody.control.context import ControlContext
 from flexbody.plots import peak_norm, plot_torque_norms, rms_norm
-from flexbody.tasks import PlanarOrientationTask, PointTask, StackedTask
+from flexbody.tasks import PlanarOrientationTask, PointTask, StackedTask, task_history
 
 LENGTHS = (0.4, 0.35, 0.15)      # m, links l1, l2, l3 (our choice; not given in [AG])
 MASSES = (1.5, 1.0, 0.5)         # kg, uniform rods (our choice)
@@ -168,14 +168,9 @@ def make_controllers(model, reference, q_guess, g_p=G_P, g_d=G_D, g_f=G_F, g_i=G
 
 def plant_task_history(asm, task, res):
     """Task coordinates x (s, 2) of the plant and max |J a + J̇v − f*| over the recorded steps (NaN if no f*)."""
-    x, worst = [], 0.0
+    x, _, xdd = task_history(asm, task, res)
     f_star = res.histories.get("task_command")
-    for k, t in enumerate(res.times):
-        terms = task.evaluate(asm.evaluate(t, res.q[k], res.v[k]))
-        x.append(terms.x)
-        if f_star is not None:
-            worst = max(worst, float(np.abs(terms.J @ res.histories["a"][k] + terms.bias - f_star[k]).max()))
-    return np.array(x), (worst if f_star is not None else float("nan"))
+    return x, (float(np.abs(xdd - f_star).max()) if f_star is not None else float("nan"))
 
 
 def constraint_terms(asm, res):

@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["DEFAULT_RTOL", "DEFAULT_ATOL", "TaskTerms", "Task", "PointTask", "PlanarOrientationTask",
            "OrientationTask", "JointTask", "StackedTask", "OperationalSpace", "operational_space",
-           "operational_space_at", "rotation_vector", "orientation_error", "wrap_angle"]
+           "operational_space_at", "task_history", "rotation_vector", "orientation_error", "wrap_angle"]
 
 DEFAULT_RTOL = 1e-9
 """Default relative tolerance on the singular values σ_i of J M⁻¹ Jᵀ: σ_i ≤ rtol·σ_max counts as zero.
@@ -591,3 +591,20 @@ def operational_space_at(asm, task: Task, t: float, q, v=None, *, rtol: float | 
     osp = operational_space(M, terms.J, b, g, terms.bias, ev.v, rtol=rtol, atol=atol,
                             allow_singular=allow_singular, row_labels=terms.row_labels)
     return replace(osp, terms=terms)
+
+
+def task_history(asm, task: Task, results) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """x, ẋ and ẍ = J a + J̇v (each (s, m)) of ``task`` along a dynamic run of ``asm`` (Results with
+    ``q``, ``v`` and the accelerations ``histories["a"]``): the task as the plant moved, e.g. to compare
+    ẍ with a controller's commanded f* ("task_command")."""
+    if not isinstance(task, Task):
+        raise ModelError(f"task_history: expected a Task, got {task!r}")
+    if "a" not in results.histories or results.v is None:
+        raise StateError("task_history needs a dynamic run with velocities and the history 'a'")
+    x, xd, xdd = [], [], []
+    for t, q, v, a in zip(results.times, results.q, results.v, results.histories["a"]):
+        terms = task.evaluate(asm.evaluate(t, q, v))
+        x.append(terms.x)
+        xd.append(terms.xdot)
+        xdd.append(terms.J @ a + terms.bias)
+    return np.array(x), np.array(xd), np.array(xdd)

@@ -1,7 +1,7 @@
 """Constrained task-level control [DE 5, AG VII]: controllers usable in :func:`flexbody.simulate`,
 references, null-space posture terms, and the actuation and rank report [DE 5.3, AG-62]."""
 from .actuation import ActuationReport, ActuationWarning, MapCheck, actuation_report, check_map
-from .base import Controller, GravityEffort, NullSpaceDamping, TaskController
+from .base import Controller, GravityEffort, NullSpaceDamping, TaskController, task_acceleration_error
 from .computed_torque import ComputedTorqueControl, JointReferenceFromTask
 from .context import ControlContext
 from .operational import DirectMappingControl, MinimalMappingControl, PartitionedControl
@@ -9,6 +9,6 @@ from .projected import HybridMotionForceControl, ProjectedInverseDynamicsControl
 from .references import Setpoint, Sinusoid, Trajectory
 
 __all__ = ["ActuationReport", "ActuationWarning", "MapCheck", "actuation_report", "check_map", "Controller",
-           "TaskController", "GravityEffort", "NullSpaceDamping", "ComputedTorqueControl", "JointReferenceFromTask",
+           "TaskController", "task_acceleration_error", "GravityEffort", "NullSpaceDamping", "ComputedTorqueControl", "JointReferenceFromTask",
            "ControlContext", "DirectMappingControl", "MinimalMappingControl", "PartitionedControl",
            "HybridMotionForceControl", "ProjectedInverseDynamicsControl", "Setpoint", "Sinusoid", "Trajectory"]

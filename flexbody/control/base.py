@@ -17,12 +17,13 @@ import warnings
 import numpy as np
 
 from ..errors import ActuationError, ModelError, StateError
-from ..tasks import Task
+from ..tasks import Task, task_history
 from .actuation import ActuationWarning
 from .context import ControlContext
 from .references import Setpoint, flat_desired
 
-__all__ = ["Controller", "TaskController", "GravityEffort", "NullSpaceDamping", "PASSIVE_RTOL"]
+__all__ = ["Controller", "TaskController", "GravityEffort", "NullSpaceDamping", "PASSIVE_RTOL",
+           "task_acceleration_error"]
 
 PASSIVE_RTOL = 1e-8
 """Largest ‖S̃τ‖ / ‖τ‖ accepted as zero torque at the passive joints."""
@@ -194,3 +195,13 @@ class NullSpaceDamping:
 
     def __call__(self, ctx) -> np.ndarray:
         return -self.damping * ctx.v
+
+
+def task_acceleration_error(asm, task: Task, results) -> np.ndarray:
+    """Per recorded step (s,): ‖ẍ − f*‖_∞ / max(1, ‖f*‖_∞) with ẍ = J a + J̇v the plant's task acceleration
+    and f* the controller's command (history "task_command") — zero to round-off for an exact model."""
+    if "task_command" not in results.histories:
+        raise StateError("task_acceleration_error: the run has no history 'task_command' (not a task controller)")
+    f_star = results.histories["task_command"]
+    xdd = task_history(asm, task, results)[2]
+    return np.abs(xdd - f_star).max(axis=1) / np.maximum(1.0, np.abs(f_star).max(axis=1))
