@@ -93,10 +93,13 @@ def applicable(kind, asm, name):
 @pytest.mark.parametrize("name, asm, task, desired", SCENARIOS, ids=[s[0] for s in SCENARIOS])
 def test_exact_model_gives_commanded_task_acceleration(kind, name, asm, task, desired):
     """[DE-70], [DE-79], [DE-92], [AG-43..60]: ẍ = f* (1e-8), τ = 0 at passive joints, Φa + bias = 0."""
-    if not applicable(kind, asm, name):
-        pytest.skip("not applicable")
     rng = np.random.default_rng(7)
     controller = CONTROLLERS[kind](task, desired)
+    if not applicable(kind, asm, name):             # [AG-62] fails: the controller must refuse, not return zeros
+        q, v = random_state(asm, rng)
+        with pytest.raises(ActuationError, match="AG-62"):
+            controller(0.0, fb.State(0.0, q, v), asm)
+        return
     worst = 0.0
     for t in (0.0, 0.37, 1.1):
         q, v = random_state(asm, rng, t=t)
