@@ -81,10 +81,11 @@ class ProjectedInverseDynamicsControl(TaskController):
         _, f_par = self.motion(ctx)
         if not len(ctx.passive):
             return f_par                                                           # [AG-46]
-        enforce(_aghili(ctx), self.on_deficient, f"{type(self).__name__} at t = {ctx.t:.9g} s",
+        check = _aghili(ctx)                                                       # [AG-56, AG-62]
+        enforce(check, self.on_deficient, f"{type(self).__name__} at t = {ctx.t:.9g} s",
                 f"; passive coordinates {[ctx.model.coordinate_labels[i] for i in ctx.passive]}")
-        St_PhiT = ctx.S_tilde @ ctx.Phi_hat.T
-        w = pinv_solve(St_PhiT, -ctx.S_tilde @ f_par, ctx.svd.tol if ctx.svd.rank else 0.0)  # [AG-55..57]
+        St_PhiT = ctx.S_tilde @ ctx.Phi_hat.T                                      # dimensionless (Φ̂ orthonormal)
+        w = pinv_solve(St_PhiT, -ctx.S_tilde @ f_par, check.tol)                  # [AG-55..57]
         self.diagnostics["tau_parallel"] = f_par
         return f_par + ctx.Phi_hat.T @ w                                           # f = (I + H) f∥ [AG-60]
 
