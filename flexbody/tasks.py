@@ -492,7 +492,8 @@ def _null_combinations(w: np.ndarray, V: np.ndarray, tol: float, labels) -> list
 
 
 def operational_space(M, J, b, g, Jdot_v, v=None, *, rtol: float | None = None, atol: float | None = None,
-                      allow_singular: bool = False, row_labels: Sequence[str] | None = None) -> OperationalSpace:
+                      allow_singular: bool = False, row_labels: Sequence[str] | None = None,
+                      solver=None) -> OperationalSpace:
     """Λ, μ, p, J̄ and Nᵀ of a task [DE-49..53], for redundant (m < n) and non-redundant (m = n) tasks.
 
     Parameters
@@ -515,6 +516,8 @@ def operational_space(M, J, b, g, Jdot_v, v=None, *, rtol: float | None = None, 
         Then J J̄ is the projector onto the attainable task directions, not I.
     row_labels : sequence of str (m), optional
         Names of the task rows used in messages (default ``"row i"``).
+    solver : MassSolver, optional
+        A Cholesky factor of this M already computed (e.g. by a controller's context); else M is factored.
 
     Raises
     ------
@@ -539,7 +542,7 @@ def operational_space(M, J, b, g, Jdot_v, v=None, *, rtol: float | None = None, 
     if len(labels) != m:
         raise ModelError(f"row_labels has {len(labels)} entries for a task of {m} rows")
 
-    X = _MassSolver(M, sparse).solve(np.ascontiguousarray(J.T))            # M⁻¹Jᵀ (n, m)
+    X = (solver or _MassSolver(M, sparse)).solve(np.ascontiguousarray(J.T))  # M⁻¹Jᵀ (n, m)
     X = np.asarray(X).reshape(n, m)
     A = J @ X
     A = 0.5 * (A + A.T)                                                    # J M⁻¹ Jᵀ = Λ⁻¹ [DE-53]

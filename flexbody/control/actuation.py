@@ -28,10 +28,10 @@ import numpy as np
 
 from ..errors import ActuationError, FlexbodyError
 from .context import ControlContext
-from .maps import direct_mapping, minimal_mapping, partition
+from .maps import direct_mapping, minimal_mapping, partition, passive_map, stacked_jacobian
 
-__all__ = ["MAP_RTOL", "MAP_ATOL", "ILL_CONDITIONED", "ActuationWarning", "MapCheck", "check_map",
-           "ActuationReport", "actuation_report"]
+__all__ = ["MAP_RTOL", "MAP_ATOL", "ILL_CONDITIONED", "NEAR_SINGULAR", "ActuationWarning", "MapCheck", "check_map",
+           "check_independent", "check_passive_map", "ActuationReport", "actuation_report"]
 
 MAP_RTOL = 1e-9
 """Relative tolerance on the singular values of an actuation map: σ ≤ MAP_RTOL·σ_max counts as zero."""
@@ -224,13 +224,20 @@ def _task_maps(ctx, terms, n_pass: int) -> dict:
                                  f"{name} undefined: {exc}")
             continue
         maps[key] = check_map(name, B, m_T, source, "producing every task acceleration with the actuators")
-    J_check = np.vstack([terms.J, ctx.Phi_hat])
-    maps["independent"] = check_map("J̌ = [J; Φ]", J_check, J_check.shape[0], "DE-83, DE-87",
-                                    "commanding the task independently of the constraints")
-    osp = partition(ctx, terms)
-    N_T = osp.apply_null(np.eye(ctx.n))
-    maps["passive_nullspace"] = check_map("S̃[Φᵀ, Ňᵀ]", ctx.S_tilde @ np.hstack([ctx.Phi.T, N_T]), n_pass,
-                                          "DE-91 with the task null space",
-                                          "cancelling the torque at every passive joint with constraint forces "
-                                          "and null-space torques", scale=1.0)
+    maps["independent"] = check_independent(ctx, terms, "DE-83, DE-87")
+    maps["passive_nullspace"] = check_passive_map(ctx, partition(ctx, terms))
     return maps
+
+
+def check_independent(ctx, terms, source: str) -> MapCheck:
+    """J̌ = [J; Φ] must have full row rank m_T + r: the task is independent of the constraints [DE-87]."""
+    J_check = stacked_jacobian(ctx, terms)
+    return check_map("J̌ = [J; Φ]", J_check, J_check.shape[0], source,
+                     "commanding the task independently of the constraints")
+
+
+def check_passive_map(ctx, osp) -> MapCheck:
+    """S̃[Φ̂ᵀ, Ňᵀ] must have full row rank n − k: every passive-joint torque can be cancelled [DE-91]."""
+    return check_map("S̃[Φᵀ, Ňᵀ]", passive_map(ctx, osp), len(ctx.passive), "DE-91 with the task null space",
+                     "cancelling the torque at every passive joint with constraint forces and null-space torques",
+                     scale=1.0)

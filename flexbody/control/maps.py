@@ -24,7 +24,7 @@ from ..linalg import potrf, potrs
 from ..tasks import OperationalSpace, operational_space
 
 __all__ = ["ConstraintProjection", "DirectMapping", "MinimalMapping", "constraint_projection", "direct_mapping",
-           "minimal_mapping", "partition"]
+           "minimal_mapping", "partition", "stacked_jacobian", "passive_map"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,7 +72,7 @@ class DirectMapping:
 def direct_mapping(ctx, terms) -> DirectMapping:
     """[DE-65..69] for task terms (x, J, J̇v) at the context's state."""
     osp = operational_space(ctx.M, terms.J, ctx.b, ctx.g, terms.bias, rtol=ctx.rtol,
-                            row_labels=terms.row_labels)                   # Λ, μ, p, J̄ [DE-68]
+                            row_labels=terms.row_labels, solver=ctx.solver)    # Λ, μ, p, J̄ [DE-68]
     proj = constraint_projection(ctx)
     JbT_PhiT = osp.J_bar.T @ ctx.Phi_hat.T                                 # J̄ᵀΦ̂ᵀ (m_T, r)
     gamma = -JbT_PhiT @ proj.alpha_rho                                     # γ [DE-68]
@@ -117,7 +117,19 @@ def partition(ctx, terms) -> OperationalSpace:
     """Λ̌, μ̌, p̌ and J̌̄ of J̌ = [J; Φ̂] with bias [J̇v; β] [DE-83, DE-87]; ``rank`` < m_T + r if the task
     is not independent of the constraints (then Λ̌ is a pseudo-inverse; callers raise)."""
     r = ctx.svd.rank
-    J_check = np.vstack([terms.J, ctx.Phi_hat])
     labels = tuple(terms.row_labels) + tuple(f"constraint direction {i}" for i in range(r))
-    return operational_space(ctx.M, J_check, ctx.b, ctx.g, np.concatenate([terms.bias, ctx.beta]),
-                             rtol=ctx.rtol, allow_singular=True, row_labels=labels)
+    return operational_space(ctx.M, stacked_jacobian(ctx, terms), ctx.b, ctx.g,
+                             np.concatenate([terms.bias, ctx.beta]), rtol=ctx.rtol, allow_singular=True,
+                             row_labels=labels, solver=ctx.solver)
+
+
+def stacked_jacobian(ctx, terms) -> np.ndarray:
+    """J̌ = [J; Φ̂] (m_T + r, n) [DE-83]."""
+    return np.vstack([terms.J, ctx.Phi_hat])
+
+
+def passive_map(ctx, osp: OperationalSpace) -> np.ndarray:
+    """S̃[Φ̂ᵀ, Ňᵀ] (n − k, r + n) of the partition ``osp``: how constraint forces and null-space torques
+    reach the passive coordinates [DE-91]; dimensionless (Φ̂ has orthonormal rows)."""
+    St = ctx.S_tilde
+    return np.hstack([St @ ctx.Phi_hat.T, St - (St @ osp.J.T) @ osp.J_bar.T])

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ActuationError, ModelError
-from .actuation import check_map, enforce
+from .actuation import check_independent, check_map, check_passive_map, enforce
 from .base import TaskController
-from .maps import direct_mapping, minimal_mapping, partition
+from .maps import direct_mapping, minimal_mapping, partition, passive_map
 
 __all__ = ["DirectMappingControl", "MinimalMappingControl", "PartitionedControl", "pinv_solve"]
 
@@ -114,8 +114,7 @@ class PartitionedControl(TaskController):
         m_T, r, n = terms.J.shape[0], ctx.svd.rank, ctx.n
         osp = partition(ctx, terms)
         if osp.rank < m_T + r:
-            check = check_map("J̌ = [J; Φ]", np.vstack([terms.J, ctx.Phi_hat]), m_T + r, "DE-83, DE-87",
-                              "commanding the task independently of the constraints")
+            check = check_independent(ctx, terms, "DE-83, DE-87")
             raise ActuationError(f"PartitionedControl at t = {ctx.t:.9g} s: {check}", check)
         Lam, acc = osp.Lambda, f_star
         full = Lam[:, :m_T] @ acc + osp.mu + osp.p                          # Λ̌[ẍ; 0] + μ̌ + p̌ [DE-86]
@@ -139,10 +138,8 @@ class PartitionedControl(TaskController):
     def _passive(self, ctx, osp, J, f, f_C, tau0):
         """Smallest change of z = [f_C; τ₀] with S̃[Φ̂ᵀ, Ňᵀ] z = −S̃Jᵀf [DE-91]."""
         St, r = ctx.S_tilde, len(f_C)
-        B = np.hstack([St @ ctx.Phi_hat.T, St - (St @ osp.J.T) @ osp.J_bar.T])     # S̃[Φ̂ᵀ, Ňᵀ]
-        check = check_map("S̃[Φᵀ, Ňᵀ]", B, len(ctx.passive), "DE-91",
-                          "cancelling the torque at every passive joint with constraint forces and null-space torques",
-                          scale=1.0)
+        B = passive_map(ctx, osp)                                                   # S̃[Φ̂ᵀ, Ňᵀ]
+        check = check_passive_map(ctx, osp)
         self.diagnostics["passive_map_sigma_min"] = check.singular_values[len(ctx.passive) - 1] \
             if len(check.singular_values) >= len(ctx.passive) else 0.0
         enforce(check, self.on_deficient, f"PartitionedControl at t = {ctx.t:.9g} s",

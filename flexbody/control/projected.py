@@ -33,7 +33,7 @@ import numpy as np
 
 from ..dynamics import inverse
 from ..errors import ActuationError, ModelError
-from .actuation import _aghili, check_map, enforce
+from .actuation import _aghili, check_independent, enforce
 from .base import TaskController
 from .maps import partition
 from .operational import pinv_solve
@@ -67,8 +67,7 @@ class ProjectedInverseDynamicsControl(TaskController):
         m_T, r = terms.J.shape[0], ctx.svd.rank
         osp = partition(ctx, terms)
         if osp.rank < m_T + r:
-            check = check_map("J̌ = [J; Φ]", np.vstack([terms.J, ctx.Phi_hat]), m_T + r, "AG-38, AG-44",
-                              "a task acceleration consistent with the constraints")
+            check = check_independent(ctx, terms, "AG-38, AG-44")
             raise ActuationError(f"{type(self).__name__} at t = {ctx.t:.9g} s: {check}", check)
         u_p = osp.J_bar @ np.concatenate([f_star - terms.bias, -ctx.beta])          # [AG-44]
         if self.W is None:
