@@ -11,17 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
-@dataclass(frozen=True)
-class Terms:
-    """Dynamic terms at one state: M (n, n), h (n,), Phi (m, n), bias (m,), phi (m,), phi_t (m,)."""
-
-    M: np.ndarray
-    h: np.ndarray
-    Phi: np.ndarray
-    bias: np.ndarray
-    phi: np.ndarray
-    phi_t: np.ndarray
+from flexbody.assembled import Terms
 
 
 @dataclass(frozen=True)
