@@ -18,6 +18,9 @@ from .surfaces import Cylinder, ImplicitSurface, Plane, Sphere
 from .tasks import (JointTask, OrientationTask, PlanarOrientationTask, PointTask, StackedTask, operational_space,
                     operational_space_at)
 from .flexible import FlexibleBody
+from .attachments import AttachNodes, FixNodes, TieNodes, pin
+from .implicit import GeneralizedAlpha
+from .nodes import Node, nearest_node
 from .integrators import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, simulate
 from .loads import BodyForce, Gravity, NodalForce, Pressure, SurfaceMoment, SurfaceTraction
 from .materials import MooneyRivlin, NeoHookean, StVenantKirchhoff
@@ -39,5 +42,6 @@ __all__ = [
     "dynamics", "analysis", "mechanisms", "simulate", "RK4", "Adaptive", "Baumgarte", "PositionCorrection",
     "assemble_configuration", "project_velocity", "tasks", "PointTask", "PlanarOrientationTask",
     "OrientationTask", "JointTask", "StackedTask", "operational_space", "operational_space_at",
-    "control", "plots", "ActuationError",
+    "control", "plots", "ActuationError", "AttachNodes", "FixNodes", "TieNodes", "pin", "Node", "nearest_node",
+    "GeneralizedAlpha",
 ]

@@ -1,11 +1,14 @@
 """AssembledSystem: a frozen system that evaluates the terms of the constrained equations at a state.
 
-    τ = M(q) a + h(q, v) − Φᵀλ,    Φ a + bias = 0,    Φ v + φ_t = 0,    φ(q, t) = 0        [DE-2..7]
+    τ = M(q) a + h(q, v) − Φᵀλ,    Φ a + bias = 0,    Φ v + φ_t = 0,    φ(q, t) = 0        [DE-2..7, DE-112, 113]
 
-Global coordinates stack the joint coordinates of each rigid tree in the order given [DE-110]; M is
-block diagonal with one dense block per tree, h = b + g per tree, and Φ stacks the rows of every
-constraint in order. Solvers and controllers see only these pure functions of (t, q, v) (see
-``docs/architecture.md``).
+Global coordinates stack the joint coordinates of each rigid tree in the order given, then the absolute
+nodal coordinates of each flexible body [DE-110]; M is block diagonal with one dense block per tree and
+the constant sparse flexible block [DE-110], h = b + g per tree and k + g_f for the flexible bodies
+(:mod:`flexbody.flexible_part`), and Φ stacks the rows of every constraint in order. Rigid-only systems
+return dense M and Φ; systems with flexible bodies return a :class:`~flexbody.blockmass.BlockMass`
+and a sparse CSR Φ, so no n×n dense matrix is formed. Solvers and controllers see only these pure
+functions of (t, q, v) (see ``docs/architecture.md``).
 """
 from __future__ import annotations
 
@@ -13,7 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import scipy.sparse as sp
+
+from .blockmass import BlockMass
 from .errors import StateError
+from .flexible_part import FlexiblePart
 from .rigid.tree import Kinematics
 
 
@@ -52,6 +59,10 @@ class Evaluation:
     def offset(self, tree) -> int:
         return self.asm.offsets[tree]
 
+    def body_offset(self, body) -> int:
+        """First global column of a flexible body (its nodal coordinates follow, node-major)."""
+        return self.asm.offsets[body]
+
     def columns(self, tree) -> np.ndarray:
         return self.asm.columns[tree]
 
@@ -80,25 +91,36 @@ class Evaluation:
 
 
 class AssembledSystem:
-    """Frozen rigid trees and holonomic constraints of a :class:`flexbody.System`.
+    """Frozen rigid trees, flexible bodies, holonomic constraints and loads of a :class:`flexbody.System`.
 
     Attributes
     ----------
-    trees : list of RigidTree; offsets : dict tree -> first column; slices : dict tree -> slice
+    trees : list of RigidTree; bodies : list of FlexibleBody
+    offsets : dict tree or body -> first column; slices : dict tree or body -> slice
+    n_rigid : int, number of joint coordinates (they come first); flexible : FlexiblePart
     constraints : list of Constraint; n_dofs, n_constraints : int
     coordinate_labels : list[str] (n); row_labels : list[str] (m)
     S : (k, n) actuation (selection) matrix of the actuated joint coordinates; actuated_labels (k)
     """
 
-    def __init__(self, trees, constraints, actuated_links=None, q0=None):
+    def __init__(self, trees, constraints, actuated_links=None, q0=None, bodies=(), loads=()):
         self.trees = list(trees)
         self.offsets, self.slices, start = {}, {}, 0
         for tree in self.trees:
             self.offsets[tree] = start
             self.slices[tree] = slice(start, start + tree.n_dofs)
             start += tree.n_dofs
-        self.n_dofs = start
+        self.n_rigid = start
+        self.flexible = FlexiblePart(bodies, loads, start)
+        self.bodies = self.flexible.bodies
+        for body in self.bodies:
+            self.offsets[body] = self.flexible.offsets[body]
+            self.slices[body] = slice(self.offsets[body], self.offsets[body] + body.n_dofs)
+        self.n_dofs = start + self.flexible.n_dofs
+        self.sparse = bool(self.bodies)
+        self.q0 = self._initial_coordinates(q0)
         self.constraints = list(constraints)
+        self._prepare_attachments()
         self.row_slices, row = [], 0
         for c in self.constraints:
             self.row_slices.append(slice(row, row + c.n_rows))
@@ -107,16 +129,39 @@ class AssembledSystem:
         self.columns = {tree: np.arange(s.start, s.stop) for tree, s in self.slices.items()}
         self.point_slots = self._register_points()
         self.coordinate_labels = [lab for tree in self.trees for lab in tree.coordinate_labels]
+        self.coordinate_labels += self.flexible.labels()
         self.row_labels = [lab for c in self.constraints for lab in c.row_labels]
-        self.body_slices = {tree.name: (s.start, s.stop) for tree, s in self.slices.items()}
-        if actuated_links is None:
-            cols = np.arange(self.n_dofs)
+        self.body_slices = {item.name: (s.start, s.stop) for item, s in self.slices.items()}
+        if actuated_links is None:                       # every joint; flexible nodes are passive [DE 6.3]
+            cols = np.arange(self.n_rigid)
         else:
             cols = np.array([self.offsets[l.tree] + l.coordinate for l in actuated_links], dtype=np.int64)
         self.S = np.zeros((len(cols), self.n_dofs))
         self.S[np.arange(len(cols)), cols] = 1.0
         self.actuated_labels = [self.coordinate_labels[c] for c in cols]
-        self.q0 = np.zeros(self.n_dofs) if q0 is None else np.asarray(q0, dtype=float)
+
+    def _initial_coordinates(self, q0) -> np.ndarray:
+        """q0 (n,) from rigid joint coordinates (n_rigid,) or all coordinates (n,); nodes at their
+        reference positions by default."""
+        q = np.concatenate([np.zeros(self.n_rigid), self.flexible.reference_coordinates()])
+        if q0 is not None:
+            q0 = np.asarray(q0, dtype=float)
+            if q0.shape == (self.n_rigid,):
+                q[:self.n_rigid] = q0
+            elif q0.shape == (self.n_dofs,):
+                q = q0.copy()
+            else:
+                raise StateError(f"q0 must have shape ({self.n_rigid},) (joints) or ({self.n_dofs},), got {q0.shape}")
+        return q
+
+    def _prepare_attachments(self) -> None:
+        """Let attachments record their node offsets in the carrier frame at q0."""
+        for c in self.constraints:
+            if hasattr(c, "prepare"):
+                tree = c.trees[0] if c.trees else None
+                q_tree = self.q0[self.slices[tree]] if tree is not None else None
+                cols = self.offsets[c.body] + 3 * c.nodes[:, None] + np.arange(3)
+                c.prepare(q_tree, self.q0[cols])
 
     def _register_points(self) -> dict:
         """Link-point anchors of the constraints, per tree: ({anchor: slot}, link indices, offsets)."""
@@ -148,49 +193,75 @@ class AssembledSystem:
         return Evaluation(self, t, q, v)
 
     # ------------------------------------------------------------------ terms
-    def mass_and_forces(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
-        """Block-diagonal M (n, n) and h = b + g (n,)."""
-        M = np.zeros((self.n_dofs, self.n_dofs))
-        h = np.empty(self.n_dofs)
-        for tree, s in self.slices.items():
-            kin = ev.kinematics(tree)
-            M[s, s] = kin.mass_matrix()
-            h[s] = kin.inverse_dynamics()
-        return M, h
+    def mass_matrix(self, ev: Evaluation):
+        """M (n, n): dense for rigid-only systems, a :class:`BlockMass` with flexible bodies [DE-110]."""
+        if not self.sparse:
+            M = np.zeros((self.n_dofs, self.n_dofs))
+            for tree in self.trees:
+                s = self.slices[tree]
+                M[s, s] = ev.kinematics(tree).mass_matrix()
+            return M
+        rigid = [(self.slices[tree], ev.kinematics(tree).mass_matrix()) for tree in self.trees]
+        return BlockMass(rigid, self.flexible.mass, self.flexible.slice, self.n_dofs)
 
-    def mass_bias_gravity(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """M (n, n), b (n,) and g (n,) separately [DE-2] (two RNEA passes; operational space needs them)."""
-        M = np.zeros((self.n_dofs, self.n_dofs))
+    def _flexible_state(self, ev: Evaluation):
+        fs = self.flexible.slice
+        return ev.q[fs], ev.v[fs]
+
+    def mass_and_forces(self, ev: Evaluation):
+        """Block-diagonal M (n, n) and h = b + g (n,) [DE-109, DE-110]."""
+        h = np.empty(self.n_dofs)
+        for tree in self.trees:
+            h[self.slices[tree]] = ev.kinematics(tree).inverse_dynamics()
+        if self.sparse:
+            h[self.flexible.slice] = self.flexible.forces(*self._flexible_state(ev))
+        return self.mass_matrix(ev), h
+
+    def mass_bias_gravity(self, ev: Evaluation):
+        """M (n, n), b (n,) and g (n,) separately [DE-2, DE-110]: flexible b = k(q, v), g = −f_ext."""
         b, g = np.empty(self.n_dofs), np.empty(self.n_dofs)
-        for tree, s in self.slices.items():
-            kin = ev.kinematics(tree)
-            M[s, s] = kin.mass_matrix()
+        for tree in self.trees:
+            s, kin = self.slices[tree], ev.kinematics(tree)
             b[s] = kin.inverse_dynamics(gravity=False)
             g[s] = kin.inverse_dynamics(velocity=False)
-        return M, b, g
+        if self.sparse:
+            q_f, v_f = self._flexible_state(ev)
+            b[self.flexible.slice] = self.flexible.internal_force(q_f, v_f)
+            g[self.flexible.slice] = -self.flexible.external_force(q_f)
+        return self.mass_matrix(ev), b, g
 
     def gravity_force(self, ev: Evaluation) -> np.ndarray:
-        """g (n,), the joint forces that hold the trees still against gravity [DE-2] (one RNEA pass)."""
+        """g (n,), the forces that hold the system still against gravity and loads [DE-2, DE-110]."""
         g = np.empty(self.n_dofs)
-        for tree, s in self.slices.items():
-            g[s] = ev.kinematics(tree).inverse_dynamics(velocity=False)
+        for tree in self.trees:
+            g[self.slices[tree]] = ev.kinematics(tree).inverse_dynamics(velocity=False)
+        if self.sparse:
+            g[self.flexible.slice] = -self.flexible.external_force(ev.q[self.flexible.slice])
         return g
 
     def constraint_rows(self, ev: Evaluation, jacobian: bool = True):
-        """φ (m,), Φ (m, n) dense (or None), bias (m,), φ_t (m,)."""
+        """φ (m,), Φ (m, n) (or None), bias (m,), φ_t (m,); Φ is dense for rigid-only systems and
+        sparse CSR with flexible bodies."""
         m = self.n_constraints
         phi, bias, phi_t = np.empty(m), np.empty(m), np.zeros(m)
-        Phi = np.zeros((m, self.n_dofs)) if jacobian else None
+        dense = jacobian and not self.sparse
+        Phi = np.zeros((m, self.n_dofs)) if dense else None
+        triplets = [] if jacobian and self.sparse else None
         for c, rs in zip(self.constraints, self.row_slices):
             rows = c.evaluate(ev)
             phi[rs] = rows.phi
             bias[rs] = rows.bias
             if rows.phi_t is not None:
                 phi_t[rs] = rows.phi_t
-            if jacobian:
-                for cols, block in rows.pieces:
-                    if len(cols):
-                        Phi[rs, cols] += block
+            for cols, block in (rows.pieces if jacobian else ()):
+                if not len(cols):
+                    continue
+                if dense:
+                    Phi[rs, cols] += block.toarray() if sp.issparse(block) else block
+                else:
+                    triplets.append(_triplets(rs.start, cols, block))
+        if triplets is not None:
+            Phi = _csr(triplets, (m, self.n_dofs))
         return phi, Phi, bias, phi_t
 
     def terms(self, t: float, q, v=None) -> Terms:
@@ -210,15 +281,43 @@ class AssembledSystem:
         return self.constraint_rows(self.evaluate(t, q), jacobian=False)[3]
 
     def energy(self, q, v) -> tuple[float, float]:
-        """Kinetic and gravitational potential energy [J]."""
+        """Kinetic and potential energy [J]: gravity of the trees, strain energy of the flexible bodies and
+        the potential −f·q of their dead loads (follower loads are not conservative and have none)."""
         ev = self.evaluate(0.0, q, v)
         kins = [ev.kinematics(tree) for tree in self.trees]
-        return sum(k.kinetic_energy() for k in kins), sum(k.potential_energy() for k in kins)
+        kinetic = sum(k.kinetic_energy() for k in kins)
+        potential = sum(k.potential_energy() for k in kins)
+        if self.sparse:
+            q_f, v_f = self._flexible_state(ev)
+            kinetic += self.flexible.kinetic_energy(v_f)
+            potential += self.flexible.strain_energy(q_f) + self.flexible.load_potential(q_f)
+        return kinetic, potential
 
     def initial_state(self) -> State:
         return State(0.0, self.q0.copy(), np.zeros(self.n_dofs))
+
+    def flexible_jacobians(self, ev: Evaluation, *, damping: bool = True):
+        """Flexible rows of h and their Jacobians ∂h_f/∂q, ∂h_f/∂v (sparse, flexible columns only)."""
+        return self.flexible.jacobians(*self._flexible_state(ev), damping=damping)
 
     def rank_report(self, t: float, q, rtol=None):
         """Rank of Φ(q) with singular values, tolerance and redundant rows (:func:`analysis.constraint_rank`)."""
         from .analysis import constraint_rank
         return constraint_rank(self.constraint_jacobian(t, q), rtol=rtol, row_labels=self.row_labels)
+
+
+def _triplets(row0: int, cols: np.ndarray, block):
+    """(rows, cols, values) of a Jacobian piece placed at row ``row0`` on global columns ``cols``."""
+    if sp.issparse(block):
+        b = block.tocoo()
+        return b.row + row0, np.asarray(cols)[b.col], b.data
+    block = np.asarray(block, dtype=float)
+    r, k = block.shape
+    return np.repeat(np.arange(row0, row0 + r), k), np.tile(np.asarray(cols), r), block.ravel()
+
+
+def _csr(triplets, shape) -> sp.csr_matrix:
+    if not triplets:
+        return sp.csr_matrix(shape)
+    rows, cols, vals = (np.concatenate(x) for x in zip(*triplets))
+    return sp.csr_matrix((vals, (rows, cols)), shape=shape)

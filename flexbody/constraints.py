@@ -52,6 +52,11 @@ class Constraint:
     def row_labels(self) -> list[str]:
         return [f"{self.name}.{r}" for r in self.row_names]
 
+    @property
+    def bodies(self) -> tuple:
+        """Flexible bodies whose nodes the rows involve (from the anchors)."""
+        return tuple({b: None for a in self.anchors for b in getattr(a, "bodies", ())})
+
     def evaluate(self, ev) -> ConstraintRows:
         """Value, Jacobian pieces, bias and rate at the evaluation context ``ev``."""
         raise NotImplementedError

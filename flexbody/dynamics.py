@@ -57,7 +57,8 @@ __all__ = ["METHODS", "INERTIA_KINDS", "DEFAULT_RTOL", "DEFAULT_ATOL", "ForwardR
 METHODS = ("multiplier", "gauss", "nullspace", "projection")
 INERTIA_KINDS = ("Mc", "symmetric", "gamma")
 NULLSPACE_SPARSE_LIMIT = 2000
-"""Largest n for which ``method="nullspace"`` accepts a sparse M (it forms a dense n×(n−r) basis)."""
+"""Largest n for which ``method="nullspace"`` with sparse M forms the dense orthonormal basis; above it
+the basis is a sparse coordinate partition (:func:`_nullspace_partitioned`)."""
 CONSISTENCY_RTOL = 1e-8
 """Relative tolerance of the check ‖Φa + bias‖ ≤ CONSISTENCY_RTOL·(‖Φ‖_F‖a‖ + ‖bias‖) in :func:`inverse`."""
 
@@ -704,7 +705,7 @@ def forward(M, h, tau, Phi=None, bias=None, method: str = "projection", *, rtol:
     method : {"projection", "multiplier", "gauss", "nullspace"}
         See the module docstring. "multiplier" and "gauss" raise ConstraintError when ΦM⁻¹Φᵀ is
         numerically singular (a Cholesky pivot relative to its diagonal ≤ rtol, or a row of Φ with
-        norm ≤ atol). "nullspace" needs dense M, or sparse M with n ≤ 2000.
+        norm ≤ atol). "nullspace" with sparse M and n > 2000 uses a sparse coordinate-partitioning basis.
     rtol, atol : float, optional
         Rank tolerances, tol = max(rtol·σ_max, atol) (defaults 1e-9 and 1e-12, see
         :mod:`flexbody.analysis`).
@@ -725,8 +726,7 @@ def forward(M, h, tau, Phi=None, bias=None, method: str = "projection", *, rtol:
     StateError
         M, h or tau has the wrong shape or NaN/Inf, or M is not positive definite.
     ConstraintError
-        Phi or bias has the wrong shape or NaN/Inf; ΦM⁻¹Φᵀ is singular ("multiplier", "gauss");
-        sparse M with n > 2000 for "nullspace".
+        Phi or bias has the wrong shape or NaN/Inf; ΦM⁻¹Φᵀ is singular ("multiplier", "gauss").
     FlexbodyError
         Unknown ``method`` or ``inertia``.
     """
@@ -803,9 +803,7 @@ def _nullspace(M, sparse, h, tau, Phi, bias, rtol, atol) -> ForwardResult:
     n = M.shape[0]
     if sparse:
         if n > NULLSPACE_SPARSE_LIMIT:
-            raise ConstraintError(
-                f"method='nullspace' would form a dense {n}x(n - rank) null-space basis for sparse M with "
-                f"n = {n} > {NULLSPACE_SPARSE_LIMIT}; use method='projection' (or 'multiplier').")
+            return _nullspace_partitioned(M, h, tau, Phi, bias, rtol, atol)
         M = M.toarray()
     svd, C = constraint_svd(Phi, rtol, atol, full=True)
     a_p = _a_perp(svd, bias)                                    # particular solution −Φ⁺ bias
@@ -814,6 +812,37 @@ def _nullspace(M, sparse, h, tau, Phi, bias, rtol, atol) -> ForwardResult:
     if info != 0:
         raise StateError(f"C^T M C is not positive definite (pivot {info}); M must be SPD")
     z = _potrs(c, C.T @ (tau - h - M @ a_p), lower=1)[0] if C.shape[1] else np.zeros(0)
+    a = a_p + C @ z
+    force = svd.Vt.T @ (svd.Vt @ (M @ a + h - tau))             # Φᵀλ ∈ im Φᵀ  [DE-6]
+    return ForwardResult(a, force, _min_norm_lam(svd, force), svd.rank == svd.n_constraints, svd.rank,
+                         "nullspace")
+
+
+def _nullspace_partitioned(M, h, tau, Phi, bias, rtol, atol) -> ForwardResult:
+    """Minimal form [DE-10..15] for large sparse M with a sparse basis of ker Φ by coordinate
+    partitioning: with A = Σ_r V_rᵀ (the r independent combinations of the rows, from the rank-revealing
+    SVD, so redundant rows and singular configurations are handled as in the dense form), r pivot columns
+    d of A (pivoted QR) are the dependent coordinates and C = [−A_d⁻¹A_i; I] (rows permuted) satisfies
+    ΦC = 0 [DE-11] without being orthonormal; M_p = CᵀMC [DE-15] is sparse and factored by CHOLMOD."""
+    svd, _ = constraint_svd(Phi, rtol, atol)
+    r, n = svd.rank, M.shape[0]
+    a_p = _a_perp(svd, bias)                                    # particular solution −Φ⁺ bias
+    if r == 0:
+        a = _MassSolver(M, True).solve(tau - h)
+        return ForwardResult(a, np.zeros(n), np.zeros(svd.n_constraints), True, 0, "nullspace")
+    A = svd.s[:, None] * svd.Vt                                 # (r, n), same row space as Φ
+    piv = sla.qr(A, mode="r", pivoting=True)[1]
+    dep = np.sort(piv[:r])
+    ind = np.setdiff1d(np.arange(n), dep)
+    A_i = sp.csc_matrix(np.where(np.abs(A[:, ind]) > 1e-14 * np.abs(A).max(), A[:, ind], 0.0))
+    coupled = np.flatnonzero(np.diff(A_i.indptr))              # independent coordinates that enter Φ
+    X = sla.lu_solve(sla.lu_factor(A[:, dep]), A_i[:, coupled].toarray())
+    rows = np.concatenate([ind, np.repeat(dep, coupled.size)])
+    cols = np.concatenate([np.arange(ind.size), np.tile(coupled, r)])
+    C = sp.csc_matrix((np.concatenate([np.ones(ind.size), -X.ravel()]), (rows, cols)), shape=(n, ind.size))
+    M_sparse = M.tocsc() if hasattr(M, "flexible") else sp.csc_matrix(M)
+    Mp = (C.T @ (M_sparse @ C)).tocsc()                         # [DE-15]
+    z = _MassSolver(Mp, True).solve(C.T @ (tau - h - M @ a_p))  # [DE-13]
     a = a_p + C @ z
     force = svd.Vt.T @ (svd.Vt @ (M @ a + h - tau))             # Φᵀλ ∈ im Φᵀ  [DE-6]
     return ForwardResult(a, force, _min_norm_lam(svd, force), svd.rank == svd.n_constraints, svd.rank,

@@ -451,8 +451,9 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
         multiplier form at a singular configuration, …) is re-raised with the results recorded up to
         the failure attached as ``exc.last_good``.
     """
-    if not isinstance(integrator, (RK4, Adaptive)):
-        raise FlexbodyError(f"simulate: integrator must be RK4 or Adaptive, got {integrator!r}")
+    from .implicit import GeneralizedAlpha
+    if not isinstance(integrator, (RK4, Adaptive, GeneralizedAlpha)):
+        raise FlexbodyError(f"simulate: integrator must be RK4, Adaptive or GeneralizedAlpha, got {integrator!r}")
     if not (np.isfinite(t_end) and t_end > t0):
         raise FlexbodyError(f"simulate: t_end must be finite and > t0 = {t0}, got {t_end!r}")
     if not isinstance(record_every, (int, np.integer)) or record_every < 1:
@@ -466,6 +467,9 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
     controller = tau if getattr(tau, "outputs", None) == "actuators" else None
     if controller is not None and hasattr(controller, "reset"):
         controller.reset()
+    if isinstance(integrator, GeneralizedAlpha):
+        return _simulate_implicit(asm, t_end, integrator, tau, controller, q0, v0, t0, record_every,
+                                  consistent_initial)
     correction, baumgarte = _split_stabilization(stabilization)
     tolerances = _tolerances(rtol, atol)
     q, v = _initial_state(asm, q0, v0, t0, consistent_initial, tolerances)
@@ -500,6 +504,40 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
     log.info("simulated to t = %.6g s: %d steps recorded, %d dynamics evaluations, %d events",
              t_end, results.n_steps, dynamics.n_evaluations, len(results.events))
     return results
+
+
+def _simulate_implicit(asm, t_end, settings, tau, controller, q0, v0, t0, record_every, consistent):
+    """The generalized-α branch of :func:`simulate` (:mod:`flexbody.implicit`); same Results layout."""
+    from .implicit import consistent_start, simulate_implicit
+    n = int(asm.n_dofs)
+    state = asm.initial_state()
+    q = np.array(state.q if q0 is None else q0, dtype=float)
+    v = np.array(state.v if v0 is None else v0, dtype=float)
+    for name, x in (("q0", q), ("v0", v)):
+        if x.shape != (n,):
+            raise StateError(f"simulate: {name} must have shape ({n},), got {x.shape}")
+        _finite(name, x, t0)
+    if consistent and int(asm.n_constraints) > 0:
+        q, v = consistent_start(asm, t0, q, v)
+    metadata = {"integrator": "GeneralizedAlpha", "integrator_settings": asdict(settings),
+                "formulation": "index-3 generalized-alpha"}
+    for key in ("coordinate_labels", "row_labels", "actuated_labels"):
+        if hasattr(asm, key):
+            metadata[key] = list(getattr(asm, key))
+    if controller is not None:
+        metadata.update(controller=type(controller).__name__, **getattr(controller, "labels", {}))
+    recorder = _Recorder(asm, _tolerances(None, None), None, metadata, controller)
+    recorder.t_last = float(t0)
+    try:
+        stats = simulate_implicit(asm, float(t_end), settings, _tau_function(tau, asm), recorder, q=q, v=v,
+                                  t0=float(t0), record_every=record_every, controller=controller)
+    except FlexbodyError as exc:
+        recorder.events.append({"t": recorder.t_last, "kind": "failure", "error": type(exc).__name__,
+                                "message": str(exc)})
+        exc.last_good = recorder.results()
+        raise
+    recorder.metadata["statistics"] = stats
+    return recorder.results()
 
 
 def _split_stabilization(stabilization):

@@ -41,7 +41,11 @@ def as_vector(x, name: str, n: int, error=StateError) -> np.ndarray:
 
 
 def as_mass(M, name: str = "M"):
-    """Validate a square, finite M; return (M, n, is_sparse) with sparse M in CSC form."""
+    """Validate a square, finite M; return (M, n, is_sparse) with sparse M in CSC form.
+
+    A :class:`~flexbody.blockmass.BlockMass` is passed through (sparse, validated when assembled)."""
+    if hasattr(M, "solve") and hasattr(M, "flexible"):                 # BlockMass
+        return M, M.shape[0], True
     if sp.issparse(M):
         if M.ndim != 2 or M.shape[0] != M.shape[1]:
             raise StateError(f"{name} must be square (n, n), got shape {M.shape}")
@@ -68,7 +72,9 @@ class MassSolver:
         if sparse is None:
             M, _, sparse = as_mass(M)
         self.sparse = sparse
-        if not sparse:
+        if hasattr(M, "solve") and hasattr(M, "flexible"):             # BlockMass: block solves, M_f factored once
+            self._factor = M.solve
+        elif not sparse:
             c, info = potrf(M, lower=1, clean=0)
             if info != 0:
                 raise StateError(f"M is not positive definite (Cholesky failed at pivot {info})")

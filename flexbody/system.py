@@ -1,13 +1,12 @@
 """System: rigid trees, flexible bodies, constraints, loads and actuators (the editable description).
 
-Rigid trees with holonomic constraints are frozen by :meth:`System.assemble` into an
-:class:`~flexbody.assembled.AssembledSystem` whose global coordinates stack the trees' joint coordinates
-[DE-110], for constrained dynamics and simulation. Flexible bodies with :class:`~flexbody.constraints.Fix`
-and loads are used by the static solver: their global coordinates stack each body's absolute nodal
-coordinates, q = [d₁; d₂; …] [DE-110], the mass matrix is block diagonal with constant flexible blocks,
-the internal force and tangent are the stacked body terms, and the external force sums the loads.
-Mixing rigid trees and flexible bodies in one assembled system is not available yet (see
-``docs/architecture.md``).
+:meth:`System.assemble` freezes rigid trees, flexible bodies, holonomic constraints (loop closures,
+couplings, attachments of nodes, pins, ties; a :class:`~flexbody.constraints.Fix` becomes a
+:class:`~flexbody.attachments.FixNodes`) and loads into an :class:`~flexbody.assembled.AssembledSystem`
+whose global coordinates stack the trees' joint coordinates and then each body's absolute nodal
+coordinates, q = [q₁; …; q_y; d₁; …; d_z] [DE-110], for dynamics, implicit integration, statics and
+control. The flexible-only static solver (:func:`flexbody.solve_static`) uses this description directly:
+stacked nodal coordinates, block-diagonal constant mass, stacked internal forces and tangents, summed loads.
 """
 from __future__ import annotations
 
@@ -31,12 +30,14 @@ class System:
     ----------
     bodies : sequence of RigidTree or FlexibleBody
         Unique names; coordinates are stacked in this order (rigid trees first).
-    constraints : sequence of Constraint (holonomic, between trees) or Fix (flexible nodes)
+    constraints : sequence of Constraint (holonomic: between trees, nodes and the ground) or Fix
     loads : sequence of Load (flexible bodies)
     actuators : sequence of Link, optional
-        Links whose joint coordinates are actuated (rows of the selection matrix S); default: all.
-    q0 : array_like (n,), optional
-        Initial joint coordinates of the rigid trees (default zero).
+        Links whose joint coordinates are actuated (rows of the selection matrix S); default: every
+        joint coordinate (flexible nodes are passive [DE 6.3]).
+    q0 : array_like (n_rigid,) or (n,), optional
+        Initial joint coordinates of the rigid trees (default zero), or all coordinates (nodes default
+        to their reference positions).
     """
 
     def __init__(self, bodies: Sequence, constraints: Sequence = (), loads: Sequence[Load] = (),
@@ -65,6 +66,10 @@ class System:
                     if tree not in self.trees:
                         raise ConstraintError(f"System: constraint {c.name!r} refers to tree {tree.name!r}, "
                                               f"which is not in the system")
+                for body in c.bodies:
+                    if body not in self.bodies:
+                        raise ConstraintError(f"System: constraint {c.name!r} refers to flexible body "
+                                              f"{body.name!r}, which is not in the system")
             else:
                 raise ConstraintError(f"System: unsupported constraint {type(c).__name__}")
         labels = [lab for c in self.constraints if isinstance(c, Constraint) for lab in c.row_labels]
@@ -88,20 +93,18 @@ class System:
         self._offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
 
     def assemble(self) -> AssembledSystem:
-        """Freeze the rigid trees and holonomic constraints into an :class:`AssembledSystem`."""
-        if self.bodies:
-            raise FlexbodyError(f"System.assemble: flexible bodies ({[b.name for b in self.bodies]}) cannot be "
-                                f"assembled for dynamics yet; use solve_static for flexible-only systems")
-        if not self.trees:
-            raise FlexbodyError("System.assemble: the system has no rigid tree")
-        n = sum(t.n_dofs for t in self.trees)
+        """Freeze bodies, constraints, loads and actuators into an :class:`AssembledSystem` [DE-107..113]."""
+        from .attachments import FixNodes
+        n_rigid = sum(t.n_dofs for t in self.trees)
+        n = n_rigid + self.n_dofs
         q0 = None
         if self.q0 is not None:
             q0 = np.asarray(self.q0, dtype=float)
-            if q0.shape != (n,) or not np.all(np.isfinite(q0)):
-                raise ModelError(f"System: q0 must be {n} finite numbers, got shape {q0.shape}")
-        holonomic = [c for c in self.constraints if isinstance(c, Constraint)]
-        return AssembledSystem(self.trees, holonomic, self.actuators, q0)
+            if q0.shape not in ((n_rigid,), (n,)) or not np.all(np.isfinite(q0)):
+                raise ModelError(f"System: q0 must be {n_rigid} (joints) or {n} finite numbers, got shape {q0.shape}")
+        rows = [FixNodes.from_fix(c) if isinstance(c, Fix) else c for c in self.constraints]
+        _check_overlaps(rows)
+        return AssembledSystem(self.trees, rows, self.actuators, q0, bodies=self.bodies, loads=self.loads)
 
     # ------------------------------------------------------------------ coordinates
     @property
@@ -176,3 +179,20 @@ class System:
             block = sp.csr_matrix((Kl.data, (Kl.row + s.start, Kl.col + s.start)), shape=(self.n_dofs,) * 2)
             K = block if K is None else K + block
         return K
+
+
+def _check_overlaps(constraints) -> None:
+    """Refuse two node constraints that hold the same nodal coordinate (redundant and incompatible in
+    general, e.g. a node fixed to the ground and attached to a moving link)."""
+    from .attachments import _NodeRows
+    owner = {}
+    for c in constraints:
+        if not isinstance(c, _NodeRows) or type(c).__name__ == "TieNodes":
+            continue
+        for a in c.nodes:
+            for comp in c.components:
+                key = (id(c.body), int(a), int(comp))
+                if key in owner:
+                    raise ConstraintError(f"System: node {a} of body {c.body.name!r} ({'xyz'[comp]}) is held by both "
+                                          f"{owner[key]!r} and {c.name!r}; remove one of them")
+                owner[key] = c.name

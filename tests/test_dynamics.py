@@ -416,10 +416,25 @@ def test_bad_input_errors():
         dyn.inverse(M, h, tau, Phi, W=-np.eye(7))
     with pytest.raises(ConstraintError, match="rtol"):
         dyn.forward(M, h, tau, Phi, bias, rtol=-1.0)
-    big = sp.identity(2001, format="csc")
-    with pytest.raises(ConstraintError, match="use method='projection'"):
-        dyn.forward(big, np.zeros(2001), np.zeros(2001), sp.csr_matrix((1, 2001)), np.zeros(1),
-                    method="nullspace")
+
+
+def test_nullspace_on_large_sparse_mass_uses_a_partitioned_basis():
+    """Above NULLSPACE_SPARSE_LIMIT the minimal form uses a sparse coordinate-partitioning basis; it must
+    give the projection form's a and Φᵀλ, with redundant rows too."""
+    rng = np.random.default_rng(5)
+    n = dyn.NULLSPACE_SPARSE_LIMIT + 1
+    d = rng.uniform(1.0, 3.0, n)
+    M = sp.diags(d, format="csc") + sp.diags(0.2 * np.ones(n - 1), 1, format="csc") + sp.diags(0.2 * np.ones(n - 1), -1)
+    rows = np.array([[0, 5, 1.0], [0, 9, -2.0], [1, 5, 1.0], [1, 700, 3.0], [2, 5, 2.0], [2, 9, -4.0]])
+    Phi = sp.csr_matrix((rows[:, 2], (rows[:, 0].astype(int), rows[:, 1].astype(int))), shape=(3, n))  # row 2 = 2·row 0
+    bias = np.array([0.3, -0.1, 0.6])
+    h, tau = rng.normal(size=n), rng.normal(size=n)
+    ref = dyn.forward(M, h, tau, Phi, bias, method="projection")
+    out = dyn.forward(M, h, tau, Phi, bias, method="nullspace")
+    assert out.rank == 2 and not out.lam_unique
+    assert np.abs(out.a - ref.a).max() <= 1e-12 * np.abs(ref.a).max()
+    assert np.abs(out.constraint_force - ref.constraint_force).max() <= 1e-11 * np.abs(ref.constraint_force).max()
+    assert np.abs(Phi @ out.a + bias).max() <= 1e-12
 
 
 # ------------------------------------------------------------------ dense fast path vs reference route

@@ -1,0 +1,381 @@
+"""Implicit generalized-α integration of the index-3 constrained equations of rigid–flexible systems.
+
+    r = M(q) q̈ + h(q, v, t) − τ − Φ(q)ᵀλ = 0,    φ(q, t) = 0                              [DE-112, DE-113]
+
+Generalized-α after Chung & Hulbert, in the form of Arnold & Brüls for constrained systems, with the
+algorithmic acceleration a:
+    (1 − α_m) a_{n+1} + α_m a_n = (1 − α_f) q̈_{n+1} + α_f q̈_n
+    q_{n+1} = q_n + h v_n + h²(½ − β) a_n + h² β a_{n+1},    v_{n+1} = v_n + h(1 − γ) a_n + h γ a_{n+1}
+and the equations above enforced at t_{n+1}. From the spectral radius at infinity ρ∞ ∈ [0, 1]:
+α_m = (2ρ∞ − 1)/(ρ∞ + 1), α_f = ρ∞/(ρ∞ + 1), γ = ½ + α_f − α_m, β = ¼(γ + ½)². ρ∞ = 1 is the
+trapezoidal rule (no numerical damping); :meth:`GeneralizedAlpha.hht` gives the HHT-α member
+(α_m = 0, α_f = α ∈ [0, ⅓]).
+
+Newton on (q̈_{n+1}, λ_{n+1}) with Δq = h²β′Δq̈, Δv = hγ′Δq̈ (β′ = β(1 − α_f)/(1 − α_m), γ′ likewise):
+    [[M + γ′h C + β′h² K, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; −φ/(β′h²)]
+with K = ∂r/∂q, C = ∂r/∂v: the flexible tangent and Kelvin–Voigt damping matrices (sparse, exact) and,
+for the joint coordinates, finite differences of the rigid rows (including M_q q̈ and the constraint
+Hessian term −∂(Φᵀλ)/∂q). The saddle point is solved by :class:`flexbody.kkt.SaddlePointSolver`; its
+factor is kept across iterations and steps while Newton contracts fast enough (``reuse_rate``), and
+remade otherwise. A step that does not converge is retried with half the step (down to ``dt_min``);
+the step grows back after ``grow_after`` easy steps.
+
+A controller is called once per step at (t_n, q_n, v_n) and its actuator inputs are held over the step.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .assembled import State
+from .dynamics import ForwardResult, forward
+from .errors import ConvergenceError, FlexbodyError, StateError
+from .kkt import SaddlePointSolver
+
+log = logging.getLogger(__name__)
+
+__all__ = ["GeneralizedAlpha", "simulate_implicit"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class GeneralizedAlpha:
+    """Settings of the generalized-α integrator.
+
+    dt : nominal step [s]; rho_inf : spectral radius at infinity (1 = no numerical damping);
+    alpha_m, alpha_f : set both to override ρ∞ (e.g. HHT); tol : Newton tolerance on the position
+    increment and on φ, relative to max(1, ‖q‖∞) [m or rad]; max_iterations : per attempt;
+    reuse_rate : keep the iteration matrix while ‖Δ_k‖/‖Δ_{k−1}‖ stays below it; dt_min : smallest step
+    after halvings [s]; grow_after : easy steps before the step is doubled back towards ``dt``;
+    fd_step : relative finite-difference step of the rigid Jacobian blocks.
+    """
+
+    dt: float
+    rho_inf: float = 0.9
+    alpha_m: float | None = None
+    alpha_f: float | None = None
+    tol: float = 1e-10
+    max_iterations: int = 12
+    reuse_rate: float = 0.25
+    dt_min: float | None = None
+    grow_after: int = 4
+    fd_step: float = 1e-7
+
+    def __post_init__(self):
+        if not (np.isfinite(self.dt) and self.dt > 0):
+            raise FlexbodyError(f"GeneralizedAlpha: dt must be positive, got {self.dt!r}")
+        if not 0.0 <= self.rho_inf <= 1.0:
+            raise FlexbodyError(f"GeneralizedAlpha: rho_inf must be in [0, 1], got {self.rho_inf!r}")
+        if (self.alpha_m is None) != (self.alpha_f is None):
+            raise FlexbodyError("GeneralizedAlpha: give both alpha_m and alpha_f, or neither")
+        if self.max_iterations < 1 or self.tol <= 0:
+            raise FlexbodyError("GeneralizedAlpha: max_iterations must be >= 1 and tol > 0")
+
+    @classmethod
+    def hht(cls, dt: float, alpha: float = 0.1, **kw) -> "GeneralizedAlpha":
+        """HHT-α (α ∈ [0, ⅓], Hilber–Hughes–Taylor with α = −α_HHT): α_m = 0, α_f = α."""
+        if not 0.0 <= alpha <= 1.0 / 3.0:
+            raise FlexbodyError(f"GeneralizedAlpha.hht: alpha must be in [0, 1/3], got {alpha!r}")
+        return cls(dt=dt, alpha_m=0.0, alpha_f=float(alpha), **kw)
+
+    def parameters(self) -> tuple[float, float, float, float]:
+        """(α_m, α_f, γ, β)."""
+        if self.alpha_m is None:
+            r = self.rho_inf
+            am, af = (2.0 * r - 1.0) / (r + 1.0), r / (r + 1.0)
+        else:
+            am, af = float(self.alpha_m), float(self.alpha_f)
+        gamma = 0.5 + af - am
+        return am, af, gamma, 0.25 * (gamma + 0.5) ** 2
+
+
+class _Residual:
+    """Residual r = M q̈ + h − τ − Φᵀλ and φ at a trial state, and the iteration matrix pieces."""
+
+    def __init__(self, asm, settings: GeneralizedAlpha):
+        self.asm, self.settings = asm, settings
+        self.n_r = asm.n_rigid
+        self.force_calls = self.jacobian_calls = 0
+        self.force_time = self.jacobian_time = 0.0
+
+    def evaluate(self, t, q, v, qdd, lam, tau):
+        asm = self.asm
+        ev = asm.evaluate(t, q, v)
+        r = np.empty(asm.n_dofs)
+        for tree in asm.trees:
+            s = asm.slices[tree]
+            r[s] = ev.kinematics(tree).inverse_dynamics(qdd[s])               # M q̈ + b + g (RNEA)
+        if asm.sparse:
+            fs = asm.flexible.slice
+            t0 = time.perf_counter()
+            h_f = asm.flexible.forces(q[fs], v[fs])
+            self.force_time += time.perf_counter() - t0
+            self.force_calls += 1
+            r[fs] = asm.flexible.mass.matrix @ qdd[fs] + h_f
+        phi, Phi, bias, phi_t = asm.constraint_rows(ev)
+        if Phi.shape[0]:
+            r -= Phi.T @ lam
+        return r - tau, phi, Phi, ev
+
+    def rigid_rows(self, t, q, v, qdd, lam):
+        """Rows 0..n_r of M q̈ + h − Φᵀλ (for finite differences)."""
+        asm = self.asm
+        ev = asm.evaluate(t, q, v)
+        out = np.empty(self.n_r)
+        for tree in asm.trees:
+            s = asm.slices[tree]
+            out[s] = ev.kinematics(tree).inverse_dynamics(qdd[s])
+        if asm.n_constraints:
+            out -= (asm.constraint_rows(ev)[1][:, :self.n_r]).T @ lam
+        return out
+
+    def iteration_matrix(self, t, q, v, qdd, lam, ev, c_v, c_q):
+        """(A_r dense (n_r, n_r), A_f sparse) of A = M + c_v C + c_q K (c_v = γ′h, c_q = β′h²)."""
+        asm, n_r = self.asm, self.n_r
+        A_r = np.zeros((n_r, n_r))
+        if n_r:
+            for tree in asm.trees:
+                s = asm.slices[tree]
+                A_r[s, s] = ev.kinematics(tree).mass_matrix()
+            base = self.rigid_rows(t, q, v, qdd, lam)
+            eps = self.settings.fd_step
+            for j in range(n_r):
+                dq = eps * max(1.0, abs(q[j]))
+                qp = q.copy()
+                qp[j] += dq
+                A_r[:, j] += c_q * (self.rigid_rows(t, qp, v, qdd, lam) - base) / dq
+                dv = eps * max(1.0, abs(v[j]))
+                vp = v.copy()
+                vp[j] += dv
+                A_r[:, j] += c_v * (self.rigid_rows(t, q, vp, qdd, lam) - base) / dv
+        A_f = None
+        if asm.sparse:
+            t0 = time.perf_counter()
+            _, K, C = asm.flexible_jacobians(ev)
+            self.jacobian_time += time.perf_counter() - t0
+            self.jacobian_calls += 1
+            A_f = asm.flexible.mass.matrix + c_q * K
+            if C is not None:
+                A_f = A_f + c_v * C
+        else:
+            import scipy.sparse as sp
+            A_f = sp.csr_matrix((0, 0))
+        return A_r, A_f
+
+
+def initial_acceleration(asm, t, q, v, tau, solver: SaddlePointSolver) -> tuple[np.ndarray, np.ndarray]:
+    """Consistent q̈₀ and λ₀: [[M, Φᵀ], [Φ, 0]] [q̈; −λ] = [τ − h; −bias] [DE-7], by the same sparse
+    elimination as the Newton iterations (no dense n×n matrix)."""
+    ev = asm.evaluate(t, q, v)
+    M, h = asm.mass_and_forces(ev)
+    _, Phi, bias, _ = asm.constraint_rows(ev)
+    A_r = _block_diag_dense(M.rigid, asm.n_rigid) if asm.sparse else M
+    solver.factor(A_r, asm.flexible.mass.matrix, _as_csr(Phi, asm.n_dofs))
+    qdd, y = solver.solve(tau - h, -bias)
+    return qdd, -y
+
+
+def _block_diag_dense(blocks, n_r: int) -> np.ndarray:
+    out = np.zeros((n_r, n_r))
+    for s, blk in blocks:
+        out[s, s] = blk
+    return out
+
+
+def _as_csr(Phi, n: int):
+    import scipy.sparse as sp
+    if Phi is None:
+        return sp.csr_matrix((0, n))
+    return sp.csr_matrix(Phi)
+
+
+def consistent_start(asm, t, q, v, tol: float = 1e-12, max_iterations: int = 20):
+    """q on φ(q, t) = 0 and v with Φv + φ_t = 0 by least-change (minimum-norm) corrections,
+    [[I, Φᵀ], [Φ, 0]] [Δ; y] = [0; −residual], through the sparse elimination (no dense SVD)."""
+    import scipy.sparse as sp
+    solver = SaddlePointSolver(asm.n_rigid)
+    eye_r, eye_f = np.eye(asm.n_rigid), sp.identity(asm.flexible.n_dofs, format="csr")
+    q, v = q.copy(), v.copy()
+    for _ in range(max_iterations):
+        phi, Phi, _, _ = asm.constraint_rows(asm.evaluate(t, q))
+        if not phi.size or np.max(np.abs(phi)) <= tol * max(1.0, float(np.max(np.abs(q)))):
+            break
+        solver.factor(eye_r, eye_f, _as_csr(Phi, asm.n_dofs))
+        q += solver.solve(np.zeros(asm.n_dofs), -phi)[0]
+    else:
+        raise ConvergenceError(f"initial configuration: ‖φ‖∞ = {np.max(np.abs(phi)):.3e} after {max_iterations} "
+                               f"corrections", [float(np.max(np.abs(phi)))])
+    _, Phi, _, phi_t = asm.constraint_rows(asm.evaluate(t, q, v))
+    if Phi.shape[0]:
+        solver.factor(eye_r, eye_f, _as_csr(Phi, asm.n_dofs))
+        v += solver.solve(np.zeros(asm.n_dofs), -(Phi @ v + phi_t))[0]
+    return q, v
+
+
+class _StepFailed(Exception):
+    """Newton did not converge within the iterations allowed (the step is retried smaller)."""
+
+
+@dataclass
+class _Step:
+    """The integrator's state at one time: t, q, v, q̈, algorithmic a, λ."""
+
+    t: float
+    q: np.ndarray
+    v: np.ndarray
+    qdd: np.ndarray
+    a: np.ndarray
+    lam: np.ndarray
+
+
+class _Stepper:
+    """One generalized-α step with Newton and a kept iteration matrix."""
+
+    def __init__(self, asm, settings: GeneralizedAlpha):
+        self.asm, self.settings = asm, settings
+        self.residual = _Residual(asm, settings)
+        self.solver = SaddlePointSolver(asm.n_rigid)
+        self.am, self.af, self.gamma, self.beta = settings.parameters()
+        self.factor_dt = None                               # step of the kept factor (None: none kept)
+        self.iterations = 0
+
+    def am_af_gamma_beta(self) -> tuple:
+        return self.am, self.af, self.gamma, self.beta
+
+    def step(self, s: _Step, dt: float, tau: np.ndarray) -> tuple[_Step, int]:
+        am, af, g, b = self.am, self.af, self.gamma, self.beta
+        bp, gp = b * (1 - af) / (1 - am), g * (1 - af) / (1 - am)
+        t1 = s.t + dt
+        qdd = s.qdd.copy()                                                  # predictor: q̈ and λ held
+        a = (s.qdd - am * s.a) / (1 - am)
+        v = s.v + dt * ((1 - g) * s.a + g * a)
+        q = s.q + dt * s.v + dt * dt * ((0.5 - b) * s.a + b * a)
+        lam = s.lam.copy()
+        refresh = self.factor_dt != dt
+        previous = np.inf
+        for k in range(1, self.settings.max_iterations + 1):
+            r, phi, Phi, ev = self.residual.evaluate(t1, q, v, qdd, lam, tau)
+            if not (np.all(np.isfinite(r)) and np.all(np.isfinite(phi))):
+                raise _StepFailed(f"NaN/Inf in the residual at t = {t1:.9g} s")
+            fresh = refresh
+            if refresh:
+                A_r, A_f = self.residual.iteration_matrix(t1, q, v, qdd, lam, ev, gp * dt, bp * dt * dt)
+                self.solver.factor(A_r, A_f, _as_csr(Phi, self.asm.n_dofs))
+                self.factor_dt, refresh = dt, False
+            dqdd, y = self.solver.solve(-r, -phi / (bp * dt * dt))
+            qdd += dqdd
+            a += (1 - af) / (1 - am) * dqdd
+            v += gp * dt * dqdd
+            q += bp * dt * dt * dqdd
+            lam -= y
+            size = bp * dt * dt * float(np.max(np.abs(dqdd))) if dqdd.size else 0.0
+            scale = max(1.0, float(np.max(np.abs(q))))
+            self.iterations += 1
+            if size <= self.settings.tol * scale:
+                return _Step(t1, q, v, qdd, a, lam), k
+            rate = size / previous
+            if not np.isfinite(size) or (rate > self.settings.reuse_rate and not fresh) or rate > 1.0:
+                refresh = True
+            previous = size
+        self.factor_dt = None
+        raise _StepFailed(f"Newton did not converge in {self.settings.max_iterations} iterations at "
+                          f"t = {t1:.9g} s (last position increment {size:.3e}, tol {self.settings.tol * scale:.1e})")
+
+
+class _Snapshot:
+    """What :class:`flexbody.integrators._Recorder` reads from the constraint terms at a recorded state."""
+
+    def __init__(self, phi, Phi, phi_t):
+        self.phi, self.Phi, self.phi_t = phi, Phi, phi_t
+
+
+def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_function, recorder, *, q, v,
+                      t0: float, record_every: int, controller=None) -> dict:
+    """Integrate from t0 to t_end with :class:`GeneralizedAlpha`; histories go to ``recorder`` (the
+    recorder of :func:`flexbody.simulate`). Returns run statistics. Raises ConvergenceError when a step
+    fails at ``dt_min`` (the recorder keeps every state recorded so far)."""
+    stepper = _Stepper(asm, settings)
+    dt_min = settings.dt_min if settings.dt_min is not None else settings.dt / 64.0
+    tau = _checked_tau(tau_function, asm, t0, q, v)
+    qdd, lam = initial_acceleration(asm, t0, q, v, tau, stepper.solver)
+    state = _Step(float(t0), q.copy(), v.copy(), qdd, qdd.copy(), lam)
+    stats = {"steps": 0, "rejected": 0, "newton_iterations": 0, "wall_seconds": 0.0, "applied_work": 0.0,
+             "dissipated": 0.0}
+    dt, easy, k = settings.dt, 0, 0
+    clock = time.perf_counter()
+    _record(recorder, asm, state, tau, 0, dt, stats)
+    while state.t < t_end - 1e-12 * max(1.0, abs(t_end)):
+        dt_step = min(dt, t_end - state.t)
+        try:
+            new, iterations = stepper.step(state, dt_step, tau)
+        except _StepFailed as exc:
+            stats["rejected"] += 1
+            dt = dt_step / 2.0
+            stepper.factor_dt = None
+            if dt < dt_min:
+                raise ConvergenceError(f"generalized-α: step at t = {state.t:.9g} s failed with dt down to "
+                                       f"{dt_step:.3e} s (dt_min = {dt_min:.3e} s): {exc}",
+                                       [stats["newton_iterations"]]) from None
+            log.info("t = %.6g s: %s; retrying with dt = %.3e s", state.t, exc, dt)
+            continue
+        stats["newton_iterations"] += iterations
+        stats["applied_work"] += 0.5 * dt_step * float(tau @ (state.v + new.v))
+        stats["dissipated"] += _dissipation(asm, state, new, dt_step)
+        state, k = new, k + 1
+        stats["steps"] = k
+        if controller is not None and hasattr(controller, "update"):
+            controller.update(state.t, State(state.t, state.q, state.v), _response(asm, state))
+        easy = easy + 1 if iterations <= 3 else 0
+        if easy >= settings.grow_after and dt < settings.dt:
+            dt, easy = min(2.0 * dt, settings.dt), 0
+        last = state.t >= t_end - 1e-12 * max(1.0, abs(t_end))
+        if not last:
+            tau = _checked_tau(tau_function, asm, state.t, state.q, state.v)
+        if k % record_every == 0 or last:
+            _record(recorder, asm, state, tau, iterations, dt_step, stats)
+    stats["wall_seconds"] = time.perf_counter() - clock
+    stats.update(factorizations=stepper.solver.factorizations, linear_solver=stepper.solver.method,
+                 force_calls=stepper.residual.force_calls, jacobian_calls=stepper.residual.jacobian_calls,
+                 force_seconds=stepper.residual.force_time, jacobian_seconds=stepper.residual.jacobian_time,
+                 mass_factorizations=asm.flexible.mass.factorizations,
+                 integrator_settings=asdict(settings), parameters=dict(zip(("alpha_m", "alpha_f", "gamma", "beta"),
+                                                                           stepper.am_af_gamma_beta())))
+    return stats
+
+
+def _checked_tau(tau_function, asm, t, q, v) -> np.ndarray:
+    tau = np.asarray(tau_function(t, q, v), dtype=float)
+    if tau.shape != (asm.n_dofs,) or not np.all(np.isfinite(tau)):
+        raise StateError(f"applied forces at t = {t:.9g} s must be {asm.n_dofs} finite numbers, got shape "
+                         f"{tau.shape}" + ("" if tau.shape != (asm.n_dofs,) else " with NaN/Inf"))
+    return tau
+
+
+def _response(asm, s: _Step) -> ForwardResult:
+    _, Phi, _, _ = asm.constraint_rows(asm.evaluate(s.t, s.q, s.v))
+    force = Phi.T @ s.lam if Phi.shape[0] else np.zeros(asm.n_dofs)
+    return ForwardResult(s.qdd, force, s.lam, True, Phi.shape[0], "generalized-alpha")
+
+
+def _dissipation(asm, s0: _Step, s1: _Step, dt: float) -> float:
+    """Work of the Kelvin–Voigt forces over a step, ∫ vᵀ(k(q, v) − k(q, 0)) dt (trapezoid) [J]."""
+    if not asm.sparse or not any(b.material.damping > 0 for b in asm.bodies):
+        return 0.0
+    fs = asm.flexible.slice
+    total = 0.0
+    for s in (s0, s1):
+        viscous = asm.flexible.internal_force(s.q[fs], s.v[fs]) - asm.flexible.internal_force(s.q[fs], None)
+        total += 0.5 * dt * float(s.v[fs] @ viscous)
+    return total
+
+
+def _record(recorder, asm, s: _Step, tau, iterations: int, dt: float, stats: dict) -> None:
+    ev = asm.evaluate(s.t, s.q, s.v)
+    phi, Phi, _, phi_t = asm.constraint_rows(ev)
+    recorder.t_last = s.t
+    recorder.record(s.t, s.q, s.v, _response(asm, s), tau, _Snapshot(phi, Phi, phi_t), iterations)
+    for key, value in (("dt", dt), ("newton_iterations", iterations), ("applied_work", stats["applied_work"]),
+                       ("dissipated", stats["dissipated"])):
+        recorder.rows.setdefault(key, []).append(np.array(value, dtype=float))
