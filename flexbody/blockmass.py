@@ -88,6 +88,13 @@ class BlockMass:
         out[fs] = self.flexible.matrix @ x[fs]
         return out
 
+    __array_ufunc__ = None                                  # let numpy defer ``X @ M`` to __rmatmul__
+
+    def __rmatmul__(self, x):
+        """X @ M = (M Xᵀ)ᵀ (M is symmetric) for X (k, n) or (n,)."""
+        x = np.asarray(x, dtype=float)
+        return (self @ x.T).T
+
     def dot(self, x):
         return self @ x
 

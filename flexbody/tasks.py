@@ -160,7 +160,7 @@ def _anchor(anchor, who: str, frame: bool = False):
     if not isinstance(anchor, cls):
         what = "a frame anchor (RigidTree.frame)" if frame else "an anchor (RigidTree.point or RigidTree.frame)"
         raise ModelError(f"{who}: expected {what}, got {anchor!r}")
-    if not anchor.trees:
+    if not anchor.trees and not getattr(anchor, "bodies", ()):
         raise ModelError(f"{who}: anchor {anchor.label!r} is fixed in the world (no coordinates move it); "
                          "a task needs an anchor on a body")
     return anchor
@@ -178,7 +178,8 @@ class PointTask(Task):
 
     Parameters
     ----------
-    anchor : LinkPoint or LinkFrame (its origin), made by ``tree.point`` / ``tree.frame``.
+    anchor : LinkPoint or LinkFrame (its origin), made by ``tree.point`` / ``tree.frame``, or a flexible
+        :class:`~flexbody.nodes.Node` (a nodal task coordinate [DE 6.3, Fig. 16]).
     components : sequence of distinct ints in (0, 1, 2); default all three (x, y, z world).
     name : str, optional; default the anchor's label. Row labels ``"name.x"`` etc.
     """

@@ -73,7 +73,13 @@ class MapCheck:
     reason: str = ""
 
     def __str__(self) -> str:
-        s = np.array2string(np.asarray(self.singular_values), precision=3, max_line_width=200)
+        values = np.asarray(self.singular_values)
+        if values.size > 8:                                  # flexible systems: the extremes only
+            head = np.array2string(values[:3], precision=3)[1:-1]
+            tail = np.array2string(values[-3:], precision=3)[1:-1]
+            s = f"[{head} … {tail}] ({values.size} values)"
+        else:
+            s = np.array2string(values, precision=3, max_line_width=200)
         status = "ok" if self.ok else "FAILS"
         extra = " (ill-conditioned)" if self.ok and self.ill_conditioned else ""
         return (f"{self.name} {self.shape}: rank {self.rank} of {self.required} needed [{self.source}] {status}{extra}; "

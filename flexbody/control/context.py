@@ -14,7 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..analysis import constraint_svd, resolve_tolerances
+from ..analysis import constraint_svd, dense_jacobian, resolve_tolerances
 from ..errors import StateError
 from ..linalg import MassSolver
 
@@ -96,17 +96,18 @@ class ControlContext:
         return self._rows[3]
 
     @cached_property
-    def _svd_full(self):
-        return constraint_svd(self.Phi, self.rtol, self.atol, full=True)
+    def _Phi_dense(self) -> np.ndarray:
+        return dense_jacobian(self.Phi, self.n)
 
-    @property
+    @cached_property
     def svd(self):
-        return self._svd_full[0]
+        """Thin rank-revealing SVD of Φ (a sparse Φ of a flexible system is made dense: m × n)."""
+        return constraint_svd(self._Phi_dense, self.rtol, self.atol)[0]
 
-    @property
+    @cached_property
     def nullspace(self) -> np.ndarray:
-        """Orthonormal basis C (n, n − r) of ker Φ [DE-11, AG-4 V₂]."""
-        return self._svd_full[1]
+        """Orthonormal basis C (n, n − r) of ker Φ [DE-11, AG-4 V₂] (dense: small systems only)."""
+        return constraint_svd(self._Phi_dense, self.rtol, self.atol, full=True)[1]
 
     @property
     def Phi_hat(self) -> np.ndarray:
