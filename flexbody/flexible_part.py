@@ -91,6 +91,11 @@ class FlexiblePart:
             C = sp.block_diag([p[2] if p[2] is not None else sp.csr_matrix(p[1].shape) for p in parts], format="csr")
         return f, K, C
 
+    def internal_tangent(self, q_f: np.ndarray) -> sp.csr_matrix:
+        """∂k/∂q (n_f, n_f) at rest (v = 0), block diagonal over the bodies."""
+        mats = [b.tangent(q_f[self._local[b]]) for b in self.bodies]
+        return mats[0] if len(mats) == 1 else sp.block_diag(mats, format="csr")
+
     def load_stiffness(self, q_f: np.ndarray):
         """∂f_ext/∂q of follower loads (csr), or None when all loads are dead."""
         if not self.follower:
