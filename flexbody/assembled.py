@@ -313,7 +313,9 @@ def _triplets(row0: int, cols: np.ndarray, block):
         return b.row + row0, np.asarray(cols)[b.col], b.data
     block = np.asarray(block, dtype=float)
     r, k = block.shape
-    return np.repeat(np.arange(row0, row0 + r), k), np.tile(np.asarray(cols), r), block.ravel()
+    keep = block.ravel() != 0.0                              # no stored zeros (e.g. off-diagonals of a node's I)
+    rows = np.repeat(np.arange(row0, row0 + r), k)[keep]
+    return rows, np.tile(np.asarray(cols), r)[keep], block.ravel()[keep]
 
 
 def _csr(triplets, shape) -> sp.csr_matrix:

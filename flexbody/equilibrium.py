@@ -324,7 +324,7 @@ def inverse_statics(asm, task, target, *, tau_k0=None, q0=None, t: float = 0.0, 
                 break
             step *= 0.5
         q, lam, tau_k = trial
-        if len(history) > 6 and history[-1] > tol and abs(history[-1] - history[-7]) <= 1e-9 * history[-1]:
+        if len(history) > 6 and history[-1] > tol and abs(history[-1] - history[-7]) <= 1e-6 * history[-1]:
             break                                        # least-squares stationary: x_d not reachable
         ref = max(1.0, float(np.max(np.abs(q))))
         if step * float(np.max(np.abs(dq))) <= 1e-11 * ref and step * float(np.max(np.abs(dtau))) <= \

@@ -255,6 +255,7 @@ class _Stepper:
         lam = s.lam.copy()
         refresh = self.factor_dt != dt
         previous = np.inf
+        self.sizes = []
         for k in range(1, self.settings.max_iterations + 1):
             r, phi, Phi, ev = self.residual.evaluate(t1, q, v, qdd, lam, tau)
             if not (np.all(np.isfinite(r)) and np.all(np.isfinite(phi))):
@@ -273,6 +274,7 @@ class _Stepper:
             size = bp * dt * dt * float(np.max(np.abs(dqdd))) if dqdd.size else 0.0
             scale = max(1.0, float(np.max(np.abs(q))))
             self.iterations += 1
+            self.sizes.append(size)
             if size <= self.settings.tol * scale:
                 return _Step(t1, q, v, qdd, a, lam), k
             rate = size / previous
@@ -301,6 +303,7 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
     tau = _checked_tau(tau_function, asm, t0, q, v)
     qdd, lam = initial_acceleration(asm, t0, q, v, tau, stepper.solver)
     state = _Step(float(t0), q.copy(), v.copy(), qdd, qdd.copy(), lam)
+    tau_prev = tau
     stats = {"steps": 0, "rejected": 0, "newton_iterations": 0, "wall_seconds": 0.0, "applied_work": 0.0,
              "dissipated": 0.0}
     dt, easy, k = settings.dt, 0, 0
@@ -317,11 +320,15 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
             if dt < dt_min:
                 raise ConvergenceError(f"generalized-α: step at t = {state.t:.9g} s failed with dt down to "
                                        f"{dt_step:.3e} s (dt_min = {dt_min:.3e} s): {exc}",
-                                       [stats["newton_iterations"]]) from None
+                                       list(getattr(stepper, "sizes", []))) from None
             log.info("t = %.6g s: %s; retrying with dt = %.3e s", state.t, exc, dt)
             continue
         stats["newton_iterations"] += iterations
-        stats["applied_work"] += 0.5 * dt_step * float(tau @ (state.v + new.v))
+        # work of the inputs as the scheme applies them: the step's acceleration blend mixes the input of
+        # the previous step (in q̈_n) and the held one (in q̈_{n+1}) with the weights of v's update
+        tau_eff = (1.0 - stepper.gamma) * tau_prev + stepper.gamma * tau
+        stats["applied_work"] += 0.5 * dt_step * float(tau_eff @ (state.v + new.v))
+        tau_prev = tau
         stats["dissipated"] += _dissipation(asm, state, new, dt_step)
         state, k = new, k + 1
         stats["steps"] = k

@@ -35,13 +35,14 @@ __all__ = ["SaddlePointSolver"]
 def _slave_rows(Phi: sp.csr_matrix, first_flexible: int):
     """(rows, slave columns, coefficients) of the rows that can be solved for one flexible coordinate."""
     m, n = Phi.shape
-    counts = np.bincount(Phi.indices, minlength=n)
+    counts = np.bincount(Phi.indices[Phi.data != 0.0], minlength=n)     # stored zeros do not count
     rows, cols, coefs = [], [], []
     taken = np.zeros(n, dtype=bool)
     for i in range(m):
         lo, hi = Phi.indptr[i], Phi.indptr[i + 1]
         idx, val = Phi.indices[lo:hi], Phi.data[lo:hi]
         ok = (idx >= first_flexible) & (counts[idx] == 1) & (np.abs(np.abs(val) - 1.0) < 1e-14) & ~taken[idx]
+        ok &= val != 0.0
         if ok.any():
             k = int(np.flatnonzero(ok)[0])
             rows.append(i)
@@ -100,7 +101,7 @@ class SaddlePointSolver:
         if not rows.size:
             return eye
         sub = Phi[rows].tocoo()
-        keep = sub.col != cols[sub.row]
+        keep = (sub.col != cols[sub.row]) & (sub.data != 0.0)
         r, c, v = sub.row[keep], sub.col[keep], sub.data[keep]
         if np.any(position[c] < 0):
             raise ConvergenceError("saddle-point elimination: a node row refers to another eliminated coordinate")

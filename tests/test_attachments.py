@@ -188,9 +188,6 @@ def test_rows_match_finite_differences_and_are_sparse(kind):
                 assert got[c] == value
 
 
-@pytest.mark.xfail(strict=True, reason="pin() rows carry the Node Jacobian as a dense eye(3), so Φ stores 6 explicit "
-                   "zeros per pinned node; kkt._slave_rows counts stored entries, sees each node column 3 times and "
-                   "does not eliminate the pin rows (they go through the dense Schur/pinv path instead)")
 def test_pin_rows_store_no_explicit_zeros_and_are_eliminated():
     from flexbody.kkt import SaddlePointSolver
     asm = fm.flexible_pendulum(divisions=(4, 1, 1)).assemble()         # one pin(bar, 0, Ground) = 3 rows
