@@ -34,6 +34,8 @@ test-all: setup
 bench: setup
 	$(VENV)/bin/python tests/benchmarks/bench_assembly.py
 	$(VENV)/bin/python tests/benchmarks/bench_constrained_dynamics.py
+	$(VENV)/bin/pip install -q -e ".[test,bench]"
+	$(VENV)/bin/python tests/benchmarks/bench_flexible_dynamics.py --threads 1
 
 clean:
 	rm -rf out .pytest_cache

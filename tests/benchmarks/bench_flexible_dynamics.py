@@ -2,7 +2,7 @@
 
 1. Cantilever released from its static deflection (L = 1 m, 0.05 × 0.05, E = 2e9, ν = 0, ρ = 7800, tip
    force of ``exudyn_cantilever.section()``: 5 % L linear deflection), ρ∞ = 1, ~1e3/1e4/1e5 coordinates,
-   two first-bending periods T1 (1e5: a few steps only). Exudyn's ANCFCable2D (4 coordinates per node,
+   two first-bending periods T1 (1e5: ``--steps-1e5`` steps). Exudyn's ANCFCable2D (4 coordinates per node,
    ``exudyn_cantilever.run_exudyn_cantilever``) in the same table, at element counts and steps chosen
    for an energy drift of the same order; the accuracy measure of both is T/T1 − 1.
 2. Arm with beam (``arm_with_beam``, q0 = (0.3, −0.5), free motion under gravity, ρ∞ = 1), beam
@@ -13,12 +13,11 @@ Every run is a fresh subprocess (its ``ru_maxrss`` is the run's peak RSS); the s
 cantilever is computed in its own subprocess and passed on in a file, so the peak is that of the
 dynamics. dt is the nominal step; the integrator halves it after a failed Newton solve ("dt min").
 Drift = max|E − E0| / max(kinetic energy). "s/Newton" = wall / Newton iterations (all costs included).
-``load`` is the 1-minute load average when the run started (the timings assume an otherwise idle machine).
+``load`` is the 1-minute load average when the run started (the timings assume an otherwise idle machine;
+on a shared machine use ``--threads 1``: numba's parallel kernels degrade badly under oversubscription).
 
-Usage::
-
-    python tests/benchmarks/bench_flexible_dynamics.py [--quick] [--sizes 1e3,1e4,1e5]
-        [--parts cantilever,exudyn,arm,plate] [--threads N] [--steps-1e5 N] [--profile]
+Usage: ``python tests/benchmarks/bench_flexible_dynamics.py [--quick] [--sizes 1e3,1e4,1e5]
+[--parts cantilever,exudyn,arm,plate] [--threads N] [--steps-1e5 N] [--profile]``
 """
 from __future__ import annotations
 
@@ -30,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import timeit
 from pathlib import Path
 
 import numpy as np
@@ -98,12 +98,10 @@ def work_cantilever(divisions, per_period, steps, q_path) -> dict:
     t_end = 2.0 * period if steps is None else steps * dt
     res, wall = _simulate(asm, t_end, fb.GeneralizedAlpha(dt=dt, rho_inf=1.0), int(round(t_end / dt)),
                           q0=np.load(q_path), v0=np.zeros(asm.n_dofs))
-    tip = int(np.argmin(np.linalg.norm(beam.mesh.points - [1.0, 0.0, 0.0], axis=1)))
+    tip = _node(beam, (1.0, 0.0, 0.0))
     z = res.q[:, 3 * tip + 2] - beam.mesh.points[tip, 2]
-    covered = res.times[-1] >= period
-    row = _row(res, asm, beam.n_elements, wall)
-    s = section()
-    row.update({"T/T1-1": measured_period(res.times, z) / period - 1.0 if covered else float("nan"),
+    row, s = _row(res, asm, beam.n_elements, wall), section()
+    row.update({"T/T1-1": measured_period(res.times, z) / period - 1.0 if res.times[-1] >= period else np.nan,
                 "z0/lin": float(z[0] / (-s["F"] / (3.0 * s["EI"])))})
     return row
 
@@ -125,7 +123,7 @@ def work_arm(divisions, steps) -> dict:
     from flexbody.flexible_mechanisms import arm_with_beam
     system = arm_with_beam(order=1, divisions=tuple(divisions), q0=(0.3, -0.5))
     asm = system.assemble()
-    t_end = ARM_T_END if steps is None else steps * ARM_DT
+    t_end = ARM_T_END if steps is None else min(ARM_T_END, steps * ARM_DT)
     res, wall = _simulate(asm, t_end, fb.GeneralizedAlpha(dt=ARM_DT, rho_inf=1.0), int(round(t_end / ARM_DT)),
                           consistent_initial=True)
     row = _row(res, asm, system.bodies[0].n_elements, wall)
@@ -159,12 +157,7 @@ def _node(body, point) -> int:
 
 def _best_of(fn, repeat: int = 5) -> float:
     fn()                                                           # warm-up
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    return min(timeit.repeat(fn, number=1, repeat=repeat))
 
 
 WORKERS = {"static": work_static, "cantilever": work_cantilever, "exudyn": work_exudyn, "arm": work_arm,
@@ -199,15 +192,11 @@ def spawn(args, **job) -> dict:
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(job)],
                           stdout=subprocess.PIPE, text=True, env=env)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    if proc.returncode or not lines:
-        return {"error": f"exit {proc.returncode}: {proc.stdout[-300:]}"}
-    return json.loads(lines[-1][7:])
+    return json.loads(lines[-1][7:]) if lines and not proc.returncode else {"error": f"exit {proc.returncode}"}
 
 
 def fmt(value) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (int, np.integer)):
+    if isinstance(value, (str, int, np.integer)):
         return str(value)
     if value is None or not np.isfinite(value):
         return "n/a"
@@ -242,12 +231,30 @@ def bench_cantilever(args, sizes) -> list:
 
 
 def bench_exudyn(args, quick) -> list:
+    return [dict(spawn(args, kind="exudyn", n_elements=n, per_period=k), case=f"Exudyn Cable2D {n} el")
+            for n, k in (EXUDYN[:1] if quick else EXUDYN)]
+
+
+def bench_arm(args, sizes) -> list:
     rows = []
-    for n, k in EXUDYN[:1] if quick else EXUDYN:
-        r = spawn(args, kind="exudyn", n_elements=n, per_period=k)
-        r["case"] = f"Exudyn Cable2D {n} el"
-        rows.append(r)
+    for size in sizes:
+        steps = args.steps_1e5 if size == "1e5" else None
+        short = steps is not None and steps * ARM_DT < ARM_T_END - 1e-12
+        rows.append(dict(spawn(args, kind="arm", divisions=ARM[size], steps=steps),
+                         case=f"arm {size} {ARM[size]}" + (f", {steps} steps only" if short else f", {ARM_T_END} s")))
+    table("Arm with beam, free motion under gravity (rho_inf = 1)", rows,
+          [c for c in COLUMNS if c != "T/T1-1"] + ["violation"])
     return rows
+
+
+def bench_plate(args) -> None:
+    t_end = 0.1 if args.quick else 1.0
+    rows = [dict(spawn(args, kind="plate", scheme=s, t_end=t_end), case=f"plate {s}, {t_end} s")
+            for s in ("hht", "ga0.8")]
+    table("Plate pendulum", rows, [c for c in COLUMNS if c not in ("T/T1-1", "drift")])
+    table("Plate pendulum: per-element costs (us) and far corners (m)", rows,
+          ["case", "force us/el", "jacobian us/el", "force us/el direct", "tangent us/el direct",
+           "z far bottom", "z far top"])
 
 
 def summary(rows) -> None:
@@ -269,7 +276,7 @@ def main() -> None:
     p.add_argument("--sizes", default="1e3,1e4,1e5", help="comma list of 1e3, 1e4, 1e5")
     p.add_argument("--parts", default="cantilever,exudyn,arm,plate")
     p.add_argument("--threads", type=int, default=0, help="numba/BLAS threads of the runs (0: environment)")
-    p.add_argument("--steps-1e5", type=int, default=30, help="steps of the 1e5 runs")
+    p.add_argument("--steps-1e5", type=int, default=200, help="at most this many steps at 1e5")
     p.add_argument("--profile", action="store_true", help="cProfile the 1e4 cantilever run (stderr)")
     args = p.parse_args()
     if args.worker:
@@ -289,23 +296,9 @@ def main() -> None:
               COLUMNS + ["z0/lin", "static s"])
         rows += cant
     if "arm" in parts:
-        arm = []
-        for size in sizes:
-            steps = args.steps_1e5 if size == "1e5" else None
-            r = spawn(args, kind="arm", divisions=ARM[size], steps=steps)
-            r["case"] = f"arm {size} {ARM[size]}" + (f", {steps} steps only" if steps else f", {ARM_T_END} s")
-            arm.append(r)
-        table("Arm with beam, free motion under gravity (rho_inf = 1)", arm,
-              [c for c in COLUMNS if c != "T/T1-1"] + ["violation"])
-        rows += arm
+        rows += bench_arm(args, sizes)
     if "plate" in parts:
-        t_end = 0.1 if args.quick else 1.0
-        plate = [dict(spawn(args, kind="plate", scheme=s, t_end=t_end), case=f"plate {s}, {t_end} s")
-                 for s in ("hht", "ga0.8")]
-        table("Plate pendulum", plate, [c for c in COLUMNS if c not in ("T/T1-1", "drift")])
-        table("Plate pendulum: per-element costs (us) and far corners (m)", plate,
-              ["case", "force us/el", "jacobian us/el", "force us/el direct", "tangent us/el direct",
-               "z far bottom", "z far top"])
+        bench_plate(args)
     summary(rows)
     print(f"\nwall time of the benchmark: {time.perf_counter() - t0:.1f} s")
 
