@@ -263,15 +263,22 @@ def _task_terms(asm, task, q, t):
     return np.asarray(terms.x, dtype=float), np.asarray(terms.J, dtype=float)
 
 
+def _input_response(stat: _Statics, solver: SaddlePointSolver, q, lam, Phi):
+    """Factor the static saddle point at (q, λ) and return D = dq/dτ_k (n, k) and the multiplier
+    response Y (m, k): [[K, Φᵀ], [Φ, 0]] [D; Y] = [Sᵀ; 0]."""
+    A_r, A_f = stat.tangent(q, lam, 1.0)
+    solver.factor(A_r, A_f, sp.csr_matrix(Phi))
+    S, zero = np.asarray(stat.asm.S, dtype=float), np.zeros(stat.asm.n_constraints)
+    cols = [solver.solve(S[i], zero) for i in range(S.shape[0])]
+    return np.column_stack([c[0] for c in cols]), np.column_stack([c[1] for c in cols])
+
+
 def task_sensitivity(asm, task, eq: Equilibrium, t: float = 0.0) -> np.ndarray:
     """G = dx/dτ_k (m_T, k) at an equilibrium: J dq with [[K, Φᵀ], [Φ, 0]] [dq; −dλ] = [Sᵀ; 0]."""
-    stat, solver = _Statics(asm, t), SaddlePointSolver(asm.n_rigid)
-    A_r, A_f = stat.tangent(eq.q, eq.lam, 1.0)
+    stat = _Statics(asm, t)
     _, _, Phi = stat.residual(eq.q, eq.lam, eq.tau, 1.0)
-    solver.factor(A_r, A_f, sp.csr_matrix(Phi))
-    S = np.asarray(asm.S, dtype=float)
-    dq = np.column_stack([solver.solve(S[i], np.zeros(asm.n_constraints))[0] for i in range(S.shape[0])])
-    return _task_terms(asm, task, eq.q, t)[1] @ dq
+    D, _ = _input_response(stat, SaddlePointSolver(asm.n_rigid), eq.q, eq.lam, Phi)
+    return _task_terms(asm, task, eq.q, t)[1] @ D
 
 
 def inverse_statics(asm, task, target, *, tau_k0=None, q0=None, t: float = 0.0, tol: float = 1e-10,
@@ -352,22 +359,17 @@ class _BorderedNewton:
         self.asm, self.task, self.target, self.t, self.rcond = asm, task, target, t, rcond
         self.stat, self.solver = _Statics(asm, t), SaddlePointSolver(asm.n_rigid)
         self.S = np.asarray(asm.S, dtype=float)
-        self.zero = np.zeros(asm.n_constraints)
 
     def _combine(self, q, lam, tau_k, factor: bool):
         r, phi, Phi = self.stat.residual(q, lam, self.S.T @ tau_k, 1.0)
         if not (np.all(np.isfinite(r)) and np.all(np.isfinite(phi))):
             return None
+        x, J = _task_terms(self.asm, self.task, q, self.t)
         if factor:
-            A_r, A_f = self.stat.tangent(q, lam, 1.0)
-            self.solver.factor(A_r, A_f, sp.csr_matrix(Phi))
-            cols = [self.solver.solve(self.S[i], self.zero) for i in range(self.S.shape[0])]
-            self.D = np.column_stack([c[0] for c in cols])               # dq/dτ_k (n, k)
-            self.Y = np.column_stack([c[1] for c in cols])
-            self.J = _task_terms(self.asm, self.task, q, self.t)[1]
-            self.G = self.J @ self.D                                      # dx/dτ_k (m_T, k)
+            self.D, self.Y = _input_response(self.stat, self.solver, q, lam, Phi)   # dq/dτ_k (n, k)
+            self.J = J
+            self.G = J @ self.D                                           # dx/dτ_k (m_T, k)
         dq_r, y_r = self.solver.solve(-r, -phi)
-        x = _task_terms(self.asm, self.task, q, self.t)[0]
         e = self.target - x
         dtau = _min_norm_lstsq(self.G, e - self.J @ dq_r, self.rcond)   # least change of τ_k
         return dq_r + self.D @ dtau, y_r + self.Y @ dtau, dtau, e

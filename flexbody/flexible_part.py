@@ -87,7 +87,9 @@ class FlexiblePart:
         if K_load is not None:
             K = K - K_load
         C = None
-        if any(p[2] is not None for p in parts):
+        if len(parts) == 1:
+            C = parts[0][2]
+        elif any(p[2] is not None for p in parts):
             C = sp.block_diag([p[2] if p[2] is not None else sp.csr_matrix(p[1].shape) for p in parts], format="csr")
         return f, K, C
 

@@ -29,9 +29,10 @@ import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from .assembled import State
-from .dynamics import ForwardResult, forward
+from .dynamics import ForwardResult
 from .errors import ConvergenceError, FlexbodyError, StateError
 from .kkt import SaddlePointSolver
 
@@ -150,19 +151,14 @@ class _Residual:
                 vp = v.copy()
                 vp[j] += dv
                 A_r[:, j] += c_v * (self.rigid_rows(t, q, vp, qdd, lam) - base) / dv
-        A_f = None
-        if asm.sparse:
-            t0 = time.perf_counter()
-            _, K, C = asm.flexible_jacobians(ev)
-            self.jacobian_time += time.perf_counter() - t0
-            self.jacobian_calls += 1
-            A_f = asm.flexible.mass.matrix + c_q * K
-            if C is not None:
-                A_f = A_f + c_v * C
-        else:
-            import scipy.sparse as sp
-            A_f = sp.csr_matrix((0, 0))
-        return A_r, A_f
+        if not asm.sparse:
+            return A_r, sp.csr_matrix((0, 0))
+        t0 = time.perf_counter()
+        _, K, C = asm.flexible_jacobians(ev)
+        self.jacobian_time += time.perf_counter() - t0
+        self.jacobian_calls += 1
+        A_f = asm.flexible.mass.matrix + c_q * K
+        return A_r, (A_f if C is None else A_f + c_v * C)
 
 
 def initial_acceleration(asm, t, q, v, tau, solver: SaddlePointSolver) -> tuple[np.ndarray, np.ndarray]:
@@ -172,7 +168,7 @@ def initial_acceleration(asm, t, q, v, tau, solver: SaddlePointSolver) -> tuple[
     M, h = asm.mass_and_forces(ev)
     _, Phi, bias, _ = asm.constraint_rows(ev)
     A_r = _block_diag_dense(M.rigid, asm.n_rigid) if asm.sparse else M
-    solver.factor(A_r, asm.flexible.mass.matrix, _as_csr(Phi, asm.n_dofs))
+    solver.factor(A_r, asm.flexible.mass.matrix, sp.csr_matrix(Phi))
     qdd, y = solver.solve(tau - h, -bias)
     return qdd, -y
 
@@ -184,17 +180,9 @@ def _block_diag_dense(blocks, n_r: int) -> np.ndarray:
     return out
 
 
-def _as_csr(Phi, n: int):
-    import scipy.sparse as sp
-    if Phi is None:
-        return sp.csr_matrix((0, n))
-    return sp.csr_matrix(Phi)
-
-
 def consistent_start(asm, t, q, v, tol: float = 1e-12, max_iterations: int = 20):
     """q on φ(q, t) = 0 and v with Φv + φ_t = 0 by least-change (minimum-norm) corrections,
     [[I, Φᵀ], [Φ, 0]] [Δ; y] = [0; −residual], through the sparse elimination (no dense SVD)."""
-    import scipy.sparse as sp
     solver = SaddlePointSolver(asm.n_rigid)
     eye_r, eye_f = np.eye(asm.n_rigid), sp.identity(asm.flexible.n_dofs, format="csr")
     q, v = q.copy(), v.copy()
@@ -202,14 +190,14 @@ def consistent_start(asm, t, q, v, tol: float = 1e-12, max_iterations: int = 20)
         phi, Phi, _, _ = asm.constraint_rows(asm.evaluate(t, q))
         if not phi.size or np.max(np.abs(phi)) <= tol * max(1.0, float(np.max(np.abs(q)))):
             break
-        solver.factor(eye_r, eye_f, _as_csr(Phi, asm.n_dofs))
+        solver.factor(eye_r, eye_f, sp.csr_matrix(Phi))
         q += solver.solve(np.zeros(asm.n_dofs), -phi)[0]
     else:
         raise ConvergenceError(f"initial configuration: ‖φ‖∞ = {np.max(np.abs(phi)):.3e} after {max_iterations} "
                                f"corrections", [float(np.max(np.abs(phi)))])
     _, Phi, _, phi_t = asm.constraint_rows(asm.evaluate(t, q, v))
     if Phi.shape[0]:
-        solver.factor(eye_r, eye_f, _as_csr(Phi, asm.n_dofs))
+        solver.factor(eye_r, eye_f, sp.csr_matrix(Phi))
         v += solver.solve(np.zeros(asm.n_dofs), -(Phi @ v + phi_t))[0]
     return q, v
 
@@ -240,9 +228,7 @@ class _Stepper:
         self.am, self.af, self.gamma, self.beta = settings.parameters()
         self.factor_dt = None                               # step of the kept factor (None: none kept)
         self.iterations = 0
-
-    def am_af_gamma_beta(self) -> tuple:
-        return self.am, self.af, self.gamma, self.beta
+        self.sizes = []                                     # position increments of the last attempt
 
     def step(self, s: _Step, dt: float, tau: np.ndarray) -> tuple[_Step, int]:
         am, af, g, b = self.am, self.af, self.gamma, self.beta
@@ -263,7 +249,7 @@ class _Stepper:
             fresh = refresh
             if refresh:
                 A_r, A_f = self.residual.iteration_matrix(t1, q, v, qdd, lam, ev, gp * dt, bp * dt * dt)
-                self.solver.factor(A_r, A_f, _as_csr(Phi, self.asm.n_dofs))
+                self.solver.factor(A_r, A_f, sp.csr_matrix(Phi))
                 self.factor_dt, refresh = dt, False
             dqdd, y = self.solver.solve(-r, -phi / (bp * dt * dt))
             qdd += dqdd
@@ -320,7 +306,7 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
             if dt < dt_min:
                 raise ConvergenceError(f"generalized-α: step at t = {state.t:.9g} s failed with dt down to "
                                        f"{dt_step:.3e} s (dt_min = {dt_min:.3e} s): {exc}",
-                                       list(getattr(stepper, "sizes", []))) from None
+                                       list(stepper.sizes)) from None
             log.info("t = %.6g s: %s; retrying with dt = %.3e s", state.t, exc, dt)
             continue
         stats["newton_iterations"] += iterations
@@ -347,8 +333,8 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
                  force_calls=stepper.residual.force_calls, jacobian_calls=stepper.residual.jacobian_calls,
                  force_seconds=stepper.residual.force_time, jacobian_seconds=stepper.residual.jacobian_time,
                  mass_factorizations=asm.flexible.mass.factorizations,
-                 integrator_settings=asdict(settings), parameters=dict(zip(("alpha_m", "alpha_f", "gamma", "beta"),
-                                                                           stepper.am_af_gamma_beta())))
+                 integrator_settings=asdict(settings),
+                 parameters=dict(zip(("alpha_m", "alpha_f", "gamma", "beta"), settings.parameters())))
     return stats
 
 
@@ -360,8 +346,10 @@ def _checked_tau(tau_function, asm, t, q, v) -> np.ndarray:
     return tau
 
 
-def _response(asm, s: _Step) -> ForwardResult:
-    _, Phi, _, _ = asm.constraint_rows(asm.evaluate(s.t, s.q, s.v))
+def _response(asm, s: _Step, Phi=None) -> ForwardResult:
+    """The plant's response at a step (q̈, Φᵀλ, λ); Φ evaluated here unless given."""
+    if Phi is None:
+        Phi = asm.constraint_rows(asm.evaluate(s.t, s.q, s.v))[1]
     force = Phi.T @ s.lam if Phi.shape[0] else np.zeros(asm.n_dofs)
     return ForwardResult(s.qdd, force, s.lam, True, Phi.shape[0], "generalized-alpha")
 
@@ -382,7 +370,7 @@ def _record(recorder, asm, s: _Step, tau, iterations: int, dt: float, stats: dic
     ev = asm.evaluate(s.t, s.q, s.v)
     phi, Phi, _, phi_t = asm.constraint_rows(ev)
     recorder.t_last = s.t
-    recorder.record(s.t, s.q, s.v, _response(asm, s), tau, _Snapshot(phi, Phi, phi_t), iterations)
+    recorder.record(s.t, s.q, s.v, _response(asm, s, Phi), tau, _Snapshot(phi, Phi, phi_t), iterations)
     for key, value in (("dt", dt), ("newton_iterations", iterations), ("applied_work", stats["applied_work"]),
                        ("dissipated", stats["dissipated"])):
         recorder.rows.setdefault(key, []).append(np.array(value, dtype=float))

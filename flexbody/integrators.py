@@ -479,26 +479,14 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
                 "position_correction": asdict(correction) if correction else None,
                 "baumgarte": asdict(baumgarte) if baumgarte else None, "rtol": tolerances[0],
                 "atol": tolerances[1], "singular_tol": singular_tol}
-    for key in ("coordinate_labels", "row_labels", "actuated_labels"):
-        if hasattr(asm, key):
-            metadata[key] = list(getattr(asm, key))
-    if controller is not None:
-        metadata.update(controller=type(controller).__name__, **getattr(controller, "labels", {}))
-    recorder = _Recorder(asm, tolerances, singular_tol, metadata, controller)
+    recorder = _Recorder(asm, tolerances, singular_tol, _with_labels(metadata, asm, controller), controller)
     recorder.t_last = float(t0)
     run = _run_rk4 if isinstance(integrator, RK4) else _run_adaptive
     try:
         run(_Run(asm, dynamics, recorder, correction, tolerances, record_every), integrator, q, v, t0,
             float(t_end))
     except FlexbodyError as exc:
-        recorder.events.append({"t": recorder.t_last, "kind": "failure", "error": type(exc).__name__,
-                                "message": str(exc)})
-        partial = recorder.results()
-        if getattr(exc, "last_good", None) is not None and not isinstance(exc.last_good, Results):
-            exc.last_state = exc.last_good
-        exc.last_good = partial
-        log.info("simulation stopped at t = %.6g s: %s (%d steps recorded)", recorder.t_last, exc,
-                  partial.n_steps)
+        _attach_partial(recorder, exc)
         raise
     results = recorder.results()
     log.info("simulated to t = %.6g s: %d steps recorded, %d dynamics evaluations, %d events",
@@ -506,35 +494,44 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
     return results
 
 
-def _simulate_implicit(asm, t_end, settings, tau, controller, q0, v0, t0, record_every, consistent):
-    """The generalized-α branch of :func:`simulate` (:mod:`flexbody.implicit`); same Results layout."""
-    from .implicit import consistent_start, simulate_implicit
-    n = int(asm.n_dofs)
-    state = asm.initial_state()
-    q = np.array(state.q if q0 is None else q0, dtype=float)
-    v = np.array(state.v if v0 is None else v0, dtype=float)
-    for name, x in (("q0", q), ("v0", v)):
-        if x.shape != (n,):
-            raise StateError(f"simulate: {name} must have shape ({n},), got {x.shape}")
-        _finite(name, x, t0)
-    if consistent and int(asm.n_constraints) > 0:
-        q, v = consistent_start(asm, t0, q, v)
-    metadata = {"integrator": "GeneralizedAlpha", "integrator_settings": asdict(settings),
-                "formulation": "index-3 generalized-alpha"}
+def _with_labels(metadata: dict, asm, controller) -> dict:
+    """Run metadata plus the model's labels and the controller's name and labels."""
     for key in ("coordinate_labels", "row_labels", "actuated_labels"):
         if hasattr(asm, key):
             metadata[key] = list(getattr(asm, key))
     if controller is not None:
         metadata.update(controller=type(controller).__name__, **getattr(controller, "labels", {}))
-    recorder = _Recorder(asm, _tolerances(None, None), None, metadata, controller)
+    return metadata
+
+
+def _attach_partial(recorder: _Recorder, exc: FlexbodyError) -> None:
+    """Log the failure as an event and attach the results recorded so far to ``exc.last_good`` (a state
+    the error carried before moves to ``exc.last_state``)."""
+    recorder.events.append({"t": recorder.t_last, "kind": "failure", "error": type(exc).__name__,
+                            "message": str(exc)})
+    partial = recorder.results()
+    if getattr(exc, "last_good", None) is not None and not isinstance(exc.last_good, Results):
+        exc.last_state = exc.last_good
+    exc.last_good = partial
+    log.info("simulation stopped at t = %.6g s: %s (%d steps recorded)", recorder.t_last, exc, partial.n_steps)
+
+
+def _simulate_implicit(asm, t_end, settings, tau, controller, q0, v0, t0, record_every, consistent):
+    """The generalized-α branch of :func:`simulate` (:mod:`flexbody.implicit`); same Results layout."""
+    from .implicit import consistent_start, simulate_implicit
+    tolerances = _tolerances(None, None)
+    q, v = _initial_state(asm, q0, v0, t0, False, tolerances)         # validated; made consistent below
+    if consistent and int(asm.n_constraints) > 0:
+        q, v = consistent_start(asm, t0, q, v)
+    metadata = {"integrator": "GeneralizedAlpha", "integrator_settings": asdict(settings),
+                "formulation": "index-3 generalized-alpha"}
+    recorder = _Recorder(asm, tolerances, None, _with_labels(metadata, asm, controller), controller)
     recorder.t_last = float(t0)
     try:
         stats = simulate_implicit(asm, float(t_end), settings, _tau_function(tau, asm), recorder, q=q, v=v,
                                   t0=float(t0), record_every=record_every, controller=controller)
     except FlexbodyError as exc:
-        recorder.events.append({"t": recorder.t_last, "kind": "failure", "error": type(exc).__name__,
-                                "message": str(exc)})
-        exc.last_good = recorder.results()
+        _attach_partial(recorder, exc)
         raise
     recorder.metadata["statistics"] = stats
     return recorder.results()

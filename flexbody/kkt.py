@@ -18,7 +18,6 @@ dense n×n matrices:
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
@@ -42,7 +41,6 @@ def _slave_rows(Phi: sp.csr_matrix, first_flexible: int):
         lo, hi = Phi.indptr[i], Phi.indptr[i + 1]
         idx, val = Phi.indices[lo:hi], Phi.data[lo:hi]
         ok = (idx >= first_flexible) & (counts[idx] == 1) & (np.abs(np.abs(val) - 1.0) < 1e-14) & ~taken[idx]
-        ok &= val != 0.0
         if ok.any():
             k = int(np.flatnonzero(ok)[0])
             rows.append(i)
@@ -83,8 +81,10 @@ class SaddlePointSolver:
         master = np.setdiff1d(np.arange(n), cols)
         T = self._elimination_map(Phi, rows, cols, coefs, master, n)
         K = (T.T @ (A @ T)).tocsc()
-        self.A, self.Phi, self.T, self.n = A, Phi, T, n
+        self.Phi, self.T, self.n = Phi, T, n
         self.rows, self.cols, self.coefs, self.other, self.master = rows, cols, coefs, other, master
+        self._A_slave_cols = A[:, cols].tocsr()               # A t₀ (t₀ lives on the slave coordinates)
+        self._A_slave_rows = A[cols]                           # (A x)_s for the slave multipliers
         self._factor_reduced(K)
         self.G = (Phi[other] @ T).toarray() if other.size else np.zeros((0, master.size))
         if other.size:
@@ -129,9 +129,10 @@ class SaddlePointSolver:
     def solve(self, r1: np.ndarray, r2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """x (n,), y (m,) with A x + Φᵀy = r₁ and Φ x = r₂ (with the factored A and Φ)."""
         m = self.Phi.shape[0]
+        t0_s = r2[self.rows] / self.coefs
         t0 = np.zeros(self.n)
-        t0[self.cols] = r2[self.rows] / self.coefs
-        b = self.T.T @ (r1 - self.A @ t0)
+        t0[self.cols] = t0_s
+        b = self.T.T @ (r1 - self._A_slave_cols @ t0_s)
         u = self._solve_reduced(b)
         y = np.zeros(m)
         if self.other.size:
@@ -139,9 +140,6 @@ class SaddlePointSolver:
             u = u - self._solve_reduced(self.G.T @ y_o)
             y[self.other] = y_o
         x = self.T @ u + t0
-        if self.rows.size:
-            rest = r1 - self.A @ x
-            if self.other.size:
-                rest -= self.Phi[self.other].T @ y[self.other]
-            y[self.rows] = rest[self.cols] / self.coefs
+        if self.rows.size:                 # slave columns appear in no other row, so Φ_oᵀy_o vanishes there
+            y[self.rows] = (r1[self.cols] - self._A_slave_rows @ x) / self.coefs
         return x, y

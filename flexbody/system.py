@@ -184,10 +184,10 @@ class System:
 def _check_overlaps(constraints) -> None:
     """Refuse two node constraints that hold the same nodal coordinate (redundant and incompatible in
     general, e.g. a node fixed to the ground and attached to a moving link)."""
-    from .attachments import _NodeRows
+    from .attachments import TieNodes, _NodeRows
     owner = {}
     for c in constraints:
-        if not isinstance(c, _NodeRows) or type(c).__name__ == "TieNodes":
+        if not isinstance(c, _NodeRows) or isinstance(c, TieNodes):
             continue
         for a in c.nodes:
             for comp in c.components:
