@@ -64,6 +64,9 @@ class ConstraintSVD:
         Numerical rank and the absolute tolerance ``tol = max(rtol·σ_max, atol)`` used to find it.
     n_dofs, n_constraints : int
         n and m.
+    columns : ndarray of int or None
+        For :func:`compressed_constraint_svd`: the columns of Φ that hold entries; ``Vt`` is then a CSR
+        matrix whose entries lie in these columns only.
     """
 
     U: np.ndarray
@@ -76,6 +79,7 @@ class ConstraintSVD:
     atol: float
     n_dofs: int
     n_constraints: int
+    columns: np.ndarray | None = None
 
 
 def resolve_tolerances(rtol, atol) -> tuple[float, float]:
@@ -144,6 +148,42 @@ def constraint_svd(Phi: np.ndarray, rtol: float | None = None, atol: float | Non
     r = int(np.count_nonzero(s > tol))
     svd = ConstraintSVD(U[:, :r], s[:r], Vt[:r], s, r, float(tol), rtol, atol, n, m)
     return svd, (Vt[r:].T.copy() if full else None)
+
+
+def stored_columns(Phi_sparse) -> np.ndarray:
+    """Sorted indices of the columns of a sparse Φ that hold stored entries (the others are zero)."""
+    return np.unique(sp.csr_matrix(Phi_sparse).indices)
+
+
+def compressed_constraint_svd(Phi_sparse, rtol: float | None = None, atol: float | None = None,
+                              *, dense: bool = False) -> ConstraintSVD:
+    """Rank-revealing SVD of a sparse Φ (m, n) computed on its stored columns only.
+
+    Columns of zeros add nothing to the row space and leave the singular values unchanged, so the SVD
+    of Φ[:, c] (m, n_c) with c = :func:`stored_columns` is that of Φ with V_rᵀ scattered back into the
+    columns c. For a rigid–flexible system n_c is the joint coordinates plus the constrained nodal
+    coordinates, so the cost is that of an (m, n_c) SVD however many coordinates the system has.
+    ``Vt`` is dense (r, n) if ``dense``, else CSR with r·n_c stored entries; ``singular_values`` has
+    min(m, n) entries as for the dense Φ (the extra ones zero).
+    """
+    Phi = sp.csr_matrix(Phi_sparse, dtype=float)
+    if not np.isfinite(Phi.data).all():
+        raise ConstraintError("Phi contains NaN/Inf")
+    m, n = Phi.shape
+    cols = stored_columns(Phi)
+    if m * len(cols) > DENSE_LIMIT:
+        raise ConstraintError(f"constraint Jacobian with {m} rows touching {len(cols)} coordinates is too large "
+                              f"for a dense SVD (m·n_c > {DENSE_LIMIT})")
+    small, _ = constraint_svd(np.ascontiguousarray(Phi[:, cols].toarray()), rtol, atol)
+    s = np.zeros(min(m, n))
+    s[:len(small.singular_values)] = small.singular_values
+    r = small.rank
+    if dense:
+        Vt = np.zeros((r, n))
+        Vt[:, cols] = small.Vt
+    else:
+        Vt = sp.csr_matrix((small.Vt.ravel(), np.tile(cols, r), np.arange(r + 1) * len(cols)), shape=(r, n))
+    return ConstraintSVD(small.U, small.s, Vt, s, r, small.tol, small.rtol, small.atol, n, m, cols)
 
 
 @dataclass(frozen=True)
@@ -230,8 +270,10 @@ def constraint_rank(Phi, rtol: float | None = None, row_labels: Sequence[str] | 
     ----------
     Phi : ndarray or scipy.sparse (m, n)
         Constraint Jacobian. A sparse Φ is densified when m·n ≤ :data:`DENSE_LIMIT`; a larger one is
-        analysed through the Gram matrix ΦΦᵀ (m, m), which resolves singular values only down to
-        ~1e-8·σ_max, so ``rtol`` is then raised to at least :data:`GRAM_RTOL_FLOOR` (reported).
+        analysed exactly on its stored columns (zero columns change neither the singular values nor
+        the redundant rows) when m·n_c ≤ :data:`DENSE_LIMIT`, else through the Gram matrix ΦΦᵀ (m, m),
+        which resolves singular values only down to ~1e-8·σ_max, so ``rtol`` is then raised to at least
+        :data:`GRAM_RTOL_FLOOR` (reported).
     rtol : float, optional
         Relative tolerance on singular values, default :data:`DEFAULT_RTOL`.
     row_labels : sequence of str, optional
@@ -250,6 +292,13 @@ def constraint_rank(Phi, rtol: float | None = None, row_labels: Sequence[str] | 
         if not np.isfinite(Phi.data).all():
             raise ConstraintError("Phi contains NaN/Inf")
         m, n = Phi.shape
+        cols = stored_columns(Phi)
+        if m * len(cols) <= DENSE_LIMIT:                # zero columns change neither σ nor the pivots
+            Phi_c = np.ascontiguousarray(Phi[:, cols].toarray())
+            svd, _ = constraint_svd(Phi_c, rtol, atol)
+            s = np.zeros(min(m, n))
+            s[:len(svd.singular_values)] = svd.singular_values
+            return _rank_report(Phi_c.T, s, svd.tol, svd.rank, rtol, atol, m, n, row_labels, "svd")
         s, X = _gram_singular_values(Phi)
         rtol, source = max(rtol, GRAM_RTOL_FLOOR), "gram"
         s = s[:min(m, n)]
@@ -262,6 +311,11 @@ def constraint_rank(Phi, rtol: float | None = None, row_labels: Sequence[str] | 
         svd, _ = constraint_svd(Phi, rtol, atol)
         s, tol, rank = svd.singular_values, svd.tol, svd.rank
         pivot_source = Phi.T
+    return _rank_report(pivot_source, s, tol, rank, rtol, atol, m, n, row_labels, source)
+
+
+def _rank_report(pivot_source, s, tol, rank, rtol, atol, m, n, row_labels, source) -> RankReport:
+    """RankReport with the redundant rows chosen by QR with column pivoting of ``pivot_source`` (·, m)."""
     if row_labels is not None:
         row_labels = tuple(str(x) for x in row_labels)
         if len(row_labels) != m:

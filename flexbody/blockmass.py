@@ -22,22 +22,51 @@ except ImportError:  # pragma: no cover - depends on the environment
     _cholmod_cholesky = None
     _CholmodError = Exception
 
-__all__ = ["BlockMass", "FlexibleMassFactor", "DENSE_MASS_LIMIT"]
+__all__ = ["BlockMass", "FlexibleMassFactor", "DENSE_MASS_LIMIT", "INVERSE_CHUNK"]
 
 DENSE_MASS_LIMIT = 4000
 """Largest n for which :meth:`BlockMass.toarray` forms the dense matrix (used by small-model controllers)."""
 
 
+INVERSE_CHUNK = 64
+"""Unit right-hand sides solved together when columns of M_f⁻¹ are formed (bounds the memory)."""
+
+
 class FlexibleMassFactor:
     """The constant flexible block M_f (n_f, n_f) and its Cholesky factor, made once.
 
-    ``factorizations`` counts how often M_f was factored (1 after first use, for the whole run).
+    ``factorizations`` counts how often M_f was factored (1 after first use, for the whole run);
+    ``inverse_solves`` counts the unit right-hand sides solved by :meth:`inverse_submatrix`.
     """
 
     def __init__(self, M_f: sp.spmatrix):
         self.matrix = sp.csc_matrix(M_f, dtype=float)
         self.factorizations = 0
+        self.inverse_solves = 0
         self._solve = None
+        self._inverse = (None, None)
+
+    def inverse_submatrix(self, cols: np.ndarray) -> np.ndarray:
+        """(M_f⁻¹)[cols, cols] (c, c) [1/kg] for local indices ``cols``, from c solves with unit vectors.
+
+        M_f is constant, so the block is kept for the last column set asked for: a controller that
+        projects with the same constrained nodes at every step pays the c solves once per run.
+        """
+        cols = np.asarray(cols, dtype=np.int64)
+        key = cols.tobytes()
+        if self._inverse[0] == key:
+            return self._inverse[1]
+        n_f, c = self.matrix.shape[0], len(cols)
+        block = np.empty((c, c))
+        for start in range(0, c, INVERSE_CHUNK):
+            chunk = cols[start:start + INVERSE_CHUNK]
+            unit = np.zeros((n_f, len(chunk)))
+            unit[chunk, np.arange(len(chunk))] = 1.0
+            block[:, start:start + len(chunk)] = self.solve(unit)[cols]
+        self.inverse_solves += c
+        block = 0.5 * (block + block.T)
+        self._inverse = (key, block)
+        return block
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         if self._solve is None:
@@ -121,6 +150,24 @@ class BlockMass:
         fs = self.flexible_slice
         if fs.stop > fs.start:
             out[fs] = self.flexible.solve(b[fs])
+        return out
+
+    def inverse_submatrix(self, cols) -> np.ndarray:
+        """(M⁻¹)[cols, cols] (c, c) for global coordinate indices ``cols`` (c,): rigid entries from the
+        blocks' Cholesky factors at this state, flexible ones from :meth:`FlexibleMassFactor.inverse_submatrix`
+        (formed once per column set). With A's entries inside ``cols``, A M⁻¹ Aᵀ = A_c (M⁻¹)_cc A_cᵀ."""
+        cols = np.asarray(cols, dtype=np.int64)
+        out = np.zeros((len(cols), len(cols)))
+        for s, c in self._factors():
+            sel = np.flatnonzero((cols >= s.start) & (cols < s.stop))
+            if sel.size:
+                inverse = potrs(c, np.eye(s.stop - s.start), lower=1)[0]
+                local = cols[sel] - s.start
+                out[np.ix_(sel, sel)] = inverse[np.ix_(local, local)]
+        fs = self.flexible_slice
+        sel = np.flatnonzero((cols >= fs.start) & (cols < fs.stop))
+        if sel.size:
+            out[np.ix_(sel, sel)] = self.flexible.inverse_submatrix(cols[sel] - fs.start)
         return out
 
     def diagonal(self) -> np.ndarray:

@@ -25,6 +25,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..errors import ActuationError, FlexbodyError
 from .context import ControlContext
@@ -87,11 +88,13 @@ class MapCheck:
 
 
 def check_map(name: str, A: np.ndarray, required: int, source: str, purpose: str, *,
-              rtol: float = MAP_RTOL, atol: float = MAP_ATOL, scale: float | None = None) -> MapCheck:
+              rtol: float = MAP_RTOL, atol: float = MAP_ATOL, scale: float | None = None,
+              shape: tuple | None = None) -> MapCheck:
     """Rank of the map ``A`` against the ``required`` rank, with singular values and a reason on failure.
 
     ``scale`` (for dimensionless maps, 1) makes the tolerance max(rtol·max(σ_max, scale), atol) and flags
-    σ_min < NEAR_SINGULAR·scale as ill-conditioned; without it both are relative to σ_max."""
+    σ_min < NEAR_SINGULAR·scale as ill-conditioned; without it both are relative to σ_max. ``shape`` is the
+    shape reported when ``A`` is the map with its zero rows or columns dropped (default ``A.shape``)."""
     A = np.asarray(A, dtype=float)
     s = np.linalg.svd(A, compute_uv=False) if A.size else np.zeros(0)
     top = max(s[0] if s.size else 0.0, scale or 0.0)
@@ -108,7 +111,8 @@ def check_map(name: str, A: np.ndarray, required: int, source: str, purpose: str
         else:
             reason = (f"{name} has rank {rank} < {required}: {purpose} is impossible here "
                       f"({required - rank} direction(s) cannot be reached)")
-    return MapCheck(name, source, tuple(A.shape), int(required), rank, s, float(tol), bool(ok), ill, reason)
+    return MapCheck(name, source, tuple(A.shape) if shape is None else tuple(shape), int(required), rank, s,
+                    float(tol), bool(ok), ill, reason)
 
 
 def enforce(check: MapCheck, on_deficient: str, who: str, labels: str = "") -> None:
@@ -135,6 +139,9 @@ class ActuationReport:
     maps : dict name -> MapCheck (keys "direct", "minimal", "independent", "passive_constraints",
         "passive_nullspace", "aghili")
     actuated_labels, passive_labels : coordinate labels
+    skipped : dict name -> reason, for the maps not formed on a large model (n > DENSE_MASS_LIMIT with a
+        sparse Φ: "minimal", "passive_nullspace", "aghili" need dense (n, ·) arrays); a controller whose
+        map was skipped is not reported as able to act.
     """
 
     n: int
@@ -148,6 +155,7 @@ class ActuationReport:
     maps: dict = field(default_factory=dict)
     actuated_labels: tuple = ()
     passive_labels: tuple = ()
+    skipped: dict = field(default_factory=dict)
 
     REQUIREMENTS = {"direct": ("task_actuated", "direct"), "minimal": ("task_actuated", "minimal"),
                     "partitioned": ("independent", "passive_nullspace"),
@@ -168,6 +176,8 @@ class ActuationReport:
                            f"< n = {self.n} (passive: {list(self.passive_labels)})")
             elif key in self.maps and not self.maps[key].ok:
                 out.append(str(self.maps[key]))
+            elif key in self.skipped and controller:
+                out.append(f"{key} not checked: {self.skipped[key]}")
         return out
 
     def ok(self, controller: str | None = None) -> bool:
@@ -177,9 +187,18 @@ class ActuationReport:
         lines = [f"n = {self.n}, m_C = {self.n_constraints} (rank {self.constraint_rank}), p = {self.dof}, "
                  f"k = {self.n_actuators}, m_T = {self.n_task}",
                  f"motion actuated (k ≥ p): {self.motion_actuated}; task actuated (k ≥ m_T): {self.task_actuated}",
-                 f"passive coordinates: {list(self.passive_labels)}"]
+                 f"passive coordinates: {_shortened(self.passive_labels)}"]
         lines += [f"  {key}: {check}" for key, check in self.maps.items()]
+        lines += [f"  {key}: not formed ({reason})" for key, reason in self.skipped.items()]
         return "\n".join(lines)
+
+
+def _shortened(labels, head: int = 6) -> str:
+    """``labels`` as a list, the middle elided when there are more than 2·head."""
+    labels = list(labels)
+    if len(labels) <= 2 * head:
+        return str(labels)
+    return f"{labels[:head]} … {labels[-head:]} ({len(labels)} in all)"
 
 
 def _aghili(ctx) -> MapCheck:
@@ -204,25 +223,43 @@ def actuation_report(model, q, v=None, task=None, *, t: float = 0.0, rtol: float
     ctx = ControlContext(model, t, q, v, rtol, atol)
     n, k, r = ctx.n, ctx.S.shape[0], ctx.svd.rank
     p, labels = n - r, list(model.coordinate_labels)
-    maps = {}
+    maps, skipped = {}, {}
     n_pass = len(ctx.passive)
-    maps["passive_constraints"] = check_map("S̃Φᵀ", ctx.S_tilde @ ctx.Phi.T, n_pass, "DE 5.3, DE-91",
-                                            "cancelling the torque at every passive joint with constraint forces")
     # (S̃Φᵀ is reported with the raw rows of Φ, as DE states it; the controllers use Φ̂ with scale 1)
-    maps["aghili"] = _aghili(ctx)
+    maps["passive_constraints"] = check_map("S̃Φᵀ", _passive_rows(ctx, ctx.Phi.T), n_pass, "DE 5.3, DE-91",
+                                            "cancelling the torque at every passive joint with constraint forces",
+                                            shape=(n_pass, ctx.Phi.shape[0]))
+    if ctx.large:
+        skipped["aghili"] = f"needs the dense (n, p) basis of ker Φ, n = {n}"
+    else:
+        maps["aghili"] = _aghili(ctx)
     m_T = 0
     if task is not None:
         terms = ctx.task(task)
         m_T = terms.J.shape[0]
-        maps.update(_task_maps(ctx, terms, n_pass))
+        maps.update(_task_maps(ctx, terms, n_pass, skipped))
     return ActuationReport(n, ctx.Phi.shape[0], r, p, k, m_T, k >= p, (k >= m_T) if task is not None else None,
-                           maps, tuple(model.actuated_labels), tuple(labels[i] for i in ctx.passive))
+                           maps, tuple(model.actuated_labels), tuple(labels[i] for i in ctx.passive), skipped)
 
 
-def _task_maps(ctx, terms, n_pass: int) -> dict:
+def _passive_rows(ctx, A):
+    """S̃A for A (n, c) (dense or sparse): the rows of the passive coordinates. On a large model only the
+    rows holding entries are kept (dropping zero rows leaves rank and singular values unchanged)."""
+    rows = A[ctx.passive]
+    if not ctx.large:
+        return rows.toarray() if hasattr(rows, "toarray") else np.asarray(rows)
+    rows = rows.tocsr()
+    return rows[np.flatnonzero(np.diff(rows.indptr))].toarray()
+
+
+def _task_maps(ctx, terms, n_pass: int, skipped: dict) -> dict:
     maps, m_T = {}, terms.J.shape[0]
-    for key, build, name, source in (("direct", direct_mapping, "J̄ᵀΘᵀSᵀ", "DE-69, DE 5.3"),
-                                     ("minimal", minimal_mapping, "J̄_pᵀCᵀSᵀ", "DE-78, DE 5.3")):
+    builders = [("direct", direct_mapping, "J̄ᵀΘᵀSᵀ", "DE-69, DE 5.3")]
+    if ctx.large:
+        skipped["minimal"] = f"needs the dense (n, p) basis of ker Φ, n = {ctx.n}"
+    else:
+        builders.append(("minimal", minimal_mapping, "J̄_pᵀCᵀSᵀ", "DE-78, DE 5.3"))
+    for key, build, name, source in builders:
         try:
             B = build(ctx, terms).B
         except FlexbodyError as exc:                   # singular J M⁻¹ Jᵀ, or no degree of freedom
@@ -231,15 +268,23 @@ def _task_maps(ctx, terms, n_pass: int) -> dict:
             continue
         maps[key] = check_map(name, B, m_T, source, "producing every task acceleration with the actuators")
     maps["independent"] = check_independent(ctx, terms, "DE-83, DE-87")
-    maps["passive_nullspace"] = check_passive_map(ctx, partition(ctx, terms))
+    if ctx.large:
+        skipped["passive_nullspace"] = f"needs the (n, n) task null-space projector Ňᵀ, n = {ctx.n}"
+    else:
+        maps["passive_nullspace"] = check_passive_map(ctx, partition(ctx, terms))
     return maps
 
 
 def check_independent(ctx, terms, source: str) -> MapCheck:
-    """J̌ = [J; Φ] must have full row rank m_T + r: the task is independent of the constraints [DE-87]."""
-    J_check = stacked_jacobian(ctx, terms)
+    """J̌ = [J; Φ] must have full row rank m_T + r: the task is independent of the constraints [DE-87].
+    On a large model the check is made on the columns of J̌ that hold entries (same rank and σ)."""
+    if ctx.large:
+        stacked = sp.vstack([sp.csr_matrix(terms.J), ctx.Phi_hat]).tocsc()
+        J_check = stacked[:, np.flatnonzero(np.diff(stacked.indptr))].toarray()
+    else:
+        J_check = stacked_jacobian(ctx, terms)
     return check_map("J̌ = [J; Φ]", J_check, J_check.shape[0], source,
-                     "commanding the task independently of the constraints")
+                     "commanding the task independently of the constraints", shape=(J_check.shape[0], ctx.n))
 
 
 def check_passive_map(ctx, osp) -> MapCheck:

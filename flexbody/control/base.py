@@ -102,10 +102,13 @@ class Controller:
         residual = float(np.linalg.norm(tau[ctx.passive]))
         self.diagnostics["passive_residual"] = residual
         if residual > PASSIVE_RTOL * max(float(np.linalg.norm(tau)), 1e-12):
-            labels = [ctx.model.coordinate_labels[i] for i in ctx.passive]
-            message = (f"{type(self).__name__} at t = {ctx.t:.9g} s needs torque {np.round(tau[ctx.passive], 6)} at "
-                       f"the passive coordinates {labels} (‖S̃τ‖ = {residual:.3e}, ‖τ‖ = {np.linalg.norm(tau):.3e}); "
-                       "the actuators cannot produce the commanded motion here")
+            worst = ctx.passive[np.argsort(-np.abs(tau[ctx.passive]), kind="stable")[:8]]
+            worst = np.sort(worst) if len(ctx.passive) > 8 else ctx.passive
+            labels = [ctx.model.coordinate_labels[i] for i in worst]
+            more = f" (the largest {len(worst)} of {len(ctx.passive)})" if len(worst) < len(ctx.passive) else ""
+            message = (f"{type(self).__name__} at t = {ctx.t:.9g} s needs torque {np.round(tau[worst], 6)} at "
+                       f"the passive coordinates {labels}{more} (‖S̃τ‖ = {residual:.3e}, "
+                       f"‖τ‖ = {np.linalg.norm(tau):.3e}); the actuators cannot produce the commanded motion here")
             if self.on_deficient == "warn":
                 warnings.warn(message, ActuationWarning, stacklevel=3)
             else:

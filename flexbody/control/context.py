@@ -7,16 +7,25 @@ acceleration constraint with redundant rows removed [AG-4]. Every constrained fo
 controllers is written with Φ̂; since Φ̂ has orthonormal rows spanning the row space of Φ, Θ, P, Nᵀ and
 the generalized constraint force Φᵀλ = Φ̂ᵀλ̂ do not depend on that choice, and a desired λ (m,) maps to
 λ̂ = Φ̂ Φᵀ λ. Task terms are cached per task object.
+
+Large rigid–flexible models (sparse Φ, n > :data:`~flexbody.blockmass.DENSE_MASS_LIMIT`): the SVD is taken
+on the columns of Φ that hold entries (the joint and the constrained nodal coordinates), Φ̂ is kept sparse,
+and Φ̂M⁻¹Φ̂ᵀ comes from the inverse mass on those columns, whose flexible part is formed once per run
+(:meth:`flexbody.blockmass.BlockMass.inverse_submatrix`). No (n, n), (n, r) or (n − k, n) array is made.
+The maps that need a dense basis of ker Φ or the passive selection S̃ as a matrix (minimal-coordinate,
+partitioned, PIDC) refuse such models with a :class:`~flexbody.errors.FlexbodyError`.
 """
 from __future__ import annotations
 
 from functools import cached_property
 
 import numpy as np
+import scipy.sparse as sp
 
-from ..analysis import constraint_svd, dense_jacobian, resolve_tolerances
-from ..errors import StateError
-from ..linalg import MassSolver
+from ..analysis import compressed_constraint_svd, constraint_svd, dense_jacobian, resolve_tolerances
+from ..blockmass import DENSE_MASS_LIMIT, BlockMass
+from ..errors import FlexbodyError, StateError
+from ..linalg import MassSolver, potrf, potrs
 
 
 class ControlContext:
@@ -99,15 +108,62 @@ class ControlContext:
     def _Phi_dense(self) -> np.ndarray:
         return dense_jacobian(self.Phi, self.n)
 
+    @property
+    def large(self) -> bool:
+        """True for a sparse Φ with n > DENSE_MASS_LIMIT: Φ̂ stays sparse and dense maps are refused."""
+        return sp.issparse(self.Phi) and self.n > DENSE_MASS_LIMIT
+
+    def refuse_if_large(self, what: str) -> None:
+        """Raise FlexbodyError if this model is too large for the dense ``what``."""
+        if self.large:
+            raise FlexbodyError(f"{what} forms dense arrays with n = {self.n} rows or columns; this model has "
+                                f"n > {DENSE_MASS_LIMIT} coordinates. DirectMappingControl and the actuation "
+                                "report's direct map work at this size")
+
     @cached_property
     def svd(self):
-        """Thin rank-revealing SVD of Φ (a sparse Φ of a flexible system is made dense: m × n)."""
+        """Thin rank-revealing SVD of Φ; a sparse Φ is decomposed on its stored columns only (exact)."""
+        if sp.issparse(self.Phi):
+            return compressed_constraint_svd(self.Phi, self.rtol, self.atol, dense=not self.large)
         return constraint_svd(self._Phi_dense, self.rtol, self.atol)[0]
 
     @cached_property
     def nullspace(self) -> np.ndarray:
         """Orthonormal basis C (n, n − r) of ker Φ [DE-11, AG-4 V₂] (dense: small systems only)."""
+        self.refuse_if_large("the orthonormal basis of ker Φ")
         return constraint_svd(self._Phi_dense, self.rtol, self.atol, full=True)[1]
+
+    @cached_property
+    def constraint_inertia(self) -> np.ndarray:
+        """Φ̂M⁻¹Φ̂ᵀ (r, r) [1/kg], the inverse of H of [DE-34]; for a sparse Φ with a block mass matrix it is
+        V_c (M⁻¹)_cc V_cᵀ on the stored columns c of Φ, without solving for the (n, r) array M⁻¹Φ̂ᵀ."""
+        svd = self.svd
+        if svd.rank == 0:
+            return np.zeros((0, 0))
+        if svd.columns is not None and isinstance(self.M, BlockMass):
+            Vc = self.Phi_hat[:, svd.columns]
+            Vc = Vc.toarray() if sp.issparse(Vc) else Vc
+            W = Vc @ self.M.inverse_submatrix(svd.columns) @ Vc.T
+        else:
+            W = self.Phi_hat @ self.solve_M(self.Phi_hat.T)
+        return 0.5 * (W + W.T)
+
+    @cached_property
+    def H(self) -> np.ndarray:
+        """H = (Φ̂M⁻¹Φ̂ᵀ)⁻¹ (r, r) [kg] [DE-34], by Cholesky."""
+        r = self.svd.rank
+        if r == 0:
+            return np.zeros((0, 0))
+        c, info = potrf(self.constraint_inertia, lower=1, clean=0)
+        if info != 0:                                                     # Φ̂ has orthonormal rows: M is at fault
+            raise FlexbodyError("Φ M⁻¹ Φᵀ of the independent constraint rows is not positive definite")
+        return potrs(c, np.eye(r), lower=1)[0]
+
+    def Phi_bar_T(self, x: np.ndarray) -> np.ndarray:
+        """Φ̄ᵀx = HΦ̂M⁻¹x (r,) or (r, k) for x (n,) or (n, k) [DE-22]: one mass solve per column of x."""
+        if self.svd.rank == 0:
+            return np.zeros((0,) + np.shape(x)[1:])
+        return self.H @ (self.Phi_hat @ self.solve_M(x))
 
     @property
     def Phi_hat(self) -> np.ndarray:
@@ -143,6 +199,7 @@ class ControlContext:
     @cached_property
     def S_tilde(self) -> np.ndarray:
         """Selection of the unactuated coordinates (n − k, n) [DE-91]."""
+        self.refuse_if_large("the passive-coordinate selection S̃")
         out = np.zeros((len(self.passive), self.n))
         out[np.arange(len(self.passive)), self.passive] = 1.0
         return out

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import FlexbodyError
-from ..linalg import potrf, potrs
 from ..tasks import OperationalSpace, operational_space
 
 __all__ = ["ConstraintProjection", "DirectMapping", "MinimalMapping", "constraint_projection", "direct_mapping",
@@ -29,29 +28,27 @@ __all__ = ["ConstraintProjection", "DirectMapping", "MinimalMapping", "constrain
 
 @dataclass(frozen=True, eq=False)
 class ConstraintProjection:
-    """Φ̄ = M⁻¹Φ̂ᵀH (n, r), H = (Φ̂M⁻¹Φ̂ᵀ)⁻¹ (r, r) and α + ρ = Φ̄ᵀ(b + g) − Hβ (r,) [DE-34..37]."""
+    """H = (Φ̂M⁻¹Φ̂ᵀ)⁻¹ (r, r) and α + ρ = Φ̄ᵀ(b + g) − Hβ (r,) [DE-34..37], with Φ̄ = M⁻¹Φ̂ᵀH (n, r)
+    applied through the context's mass factor (:meth:`ControlContext.Phi_bar_T`), never stored."""
 
-    Phi_bar: np.ndarray
     H: np.ndarray
     alpha_rho: np.ndarray
+    ctx: object
 
-    def theta_T(self, Phi_hat: np.ndarray, x: np.ndarray) -> np.ndarray:
+    def Phi_bar_T(self, x: np.ndarray) -> np.ndarray:
+        """Φ̄ᵀ x (r,) or (r, k) [DE-22]."""
+        return self.ctx.Phi_bar_T(x)
+
+    def theta_T(self, x: np.ndarray) -> np.ndarray:
         """Θᵀ x = x − Φ̂ᵀ(Φ̄ᵀ x) for x (n,) or (n, k) [DE-38]."""
-        return x - Phi_hat.T @ (self.Phi_bar.T @ x)
+        return x - self.ctx.Phi_hat.T @ self.Phi_bar_T(x)
 
 
 def constraint_projection(ctx) -> ConstraintProjection:
     """Gauss-form terms of the context's independent constraint rows [DE-22, DE-34..38]."""
-    Ph, r = ctx.Phi_hat, ctx.svd.rank
-    if r == 0:
-        return ConstraintProjection(np.zeros((ctx.n, 0)), np.zeros((0, 0)), np.zeros(0))
-    X = ctx.solve_M(Ph.T)                                             # M⁻¹Φ̂ᵀ
-    c, info = potrf(Ph @ X, lower=1, clean=0)
-    if info != 0:                                                     # Φ̂ has orthonormal rows: M is at fault
-        raise FlexbodyError("Φ M⁻¹ Φᵀ of the independent constraint rows is not positive definite")
-    H = potrs(c, np.eye(r), lower=1)[0]                               # [DE-34]
-    Phi_bar = X @ H                                                   # [DE-22]
-    return ConstraintProjection(Phi_bar, H, Phi_bar.T @ ctx.h - H @ ctx.beta)      # α + ρ [DE-36, DE-37]
+    H = ctx.H                                                                    # [DE-34]
+    alpha_rho = ctx.Phi_bar_T(ctx.h) - H @ ctx.beta if ctx.svd.rank else np.zeros(0)   # α + ρ [DE-36, DE-37]
+    return ConstraintProjection(H, alpha_rho, ctx)
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,9 +71,10 @@ def direct_mapping(ctx, terms) -> DirectMapping:
     osp = operational_space(ctx.M, terms.J, ctx.b, ctx.g, terms.bias, rtol=ctx.rtol,
                             row_labels=terms.row_labels, solver=ctx.solver)    # Λ, μ, p, J̄ [DE-68]
     proj = constraint_projection(ctx)
-    JbT_PhiT = osp.J_bar.T @ ctx.Phi_hat.T                                 # J̄ᵀΦ̂ᵀ (m_T, r)
+    JbT_PhiT = np.asarray((ctx.Phi_hat @ osp.J_bar).T)                     # J̄ᵀΦ̂ᵀ (m_T, r)
     gamma = -JbT_PhiT @ proj.alpha_rho                                     # γ [DE-68]
-    B = osp.J_bar.T @ ctx.S.T - JbT_PhiT @ (proj.Phi_bar.T @ ctx.S.T)      # J̄ᵀΘᵀSᵀ [DE-69]
+    St = ctx.S.T
+    B = osp.J_bar.T @ St - JbT_PhiT @ proj.Phi_bar_T(St)                   # J̄ᵀΘᵀSᵀ [DE-69]
     return DirectMapping(osp, gamma, B, proj)
 
 
@@ -116,6 +114,7 @@ def minimal_mapping(ctx, terms) -> MinimalMapping:
 def partition(ctx, terms) -> OperationalSpace:
     """Λ̌, μ̌, p̌ and J̌̄ of J̌ = [J; Φ̂] with bias [J̇v; β] [DE-83, DE-87]; ``rank`` < m_T + r if the task
     is not independent of the constraints (then Λ̌ is a pseudo-inverse; callers raise)."""
+    ctx.refuse_if_large("the partition [J; Φ] with its (n, n) null-space projector")
     r = ctx.svd.rank
     labels = tuple(terms.row_labels) + tuple(f"constraint direction {i}" for i in range(r))
     return operational_space(ctx.M, stacked_jacobian(ctx, terms), ctx.b, ctx.g,
