@@ -41,7 +41,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .analysis import (DEFAULT_ATOL, DEFAULT_RTOL, ConstraintSVD, constraint_rank, constraint_svd,
-                       dense_jacobian, resolve_tolerances)
+                       DENSE_LIMIT, dense_jacobian, resolve_tolerances, stored_columns)
+from .blockmass import BlockMass
 from .errors import ConstraintError, FlexbodyError, StateError
 from .linalg import MassSolver as _MassSolver
 from .linalg import as_mass as _mass
@@ -743,6 +744,8 @@ def forward(M, h, tau, Phi=None, bias=None, method: str = "projection", *, rtol:
     M, n, sparse = _mass(M)
     h = _vector(h, "h", n)
     tau = _vector(tau, "tau", n)
+    if _large_block_system(M, Phi, n):
+        return _forward_on_stored_columns(M, h, tau, Phi, bias, method, *resolve_tolerances(rtol, atol))
     Phi, bias = _constraints(Phi, bias, n)
     rtol, atol = resolve_tolerances(rtol, atol)
     if method == "multiplier":
@@ -818,35 +821,89 @@ def _nullspace(M, sparse, h, tau, Phi, bias, rtol, atol) -> ForwardResult:
                          "nullspace")
 
 
-def _nullspace_partitioned(M, h, tau, Phi, bias, rtol, atol) -> ForwardResult:
+def _nullspace_partitioned(M, h, tau, Phi, bias, rtol, atol, cols=None) -> ForwardResult:
     """Minimal form [DE-10..15] for large sparse M with a sparse basis of ker Φ by coordinate
     partitioning: with A = Σ_r V_rᵀ (the r independent combinations of the rows, from the rank-revealing
     SVD, so redundant rows and singular configurations are handled as in the dense form), r pivot columns
     d of A (pivoted QR) are the dependent coordinates and C = [−A_d⁻¹A_i; I] (rows permuted) satisfies
-    ΦC = 0 [DE-11] without being orthonormal; M_p = CᵀMC [DE-15] is sparse and factored by CHOLMOD."""
-    svd, _ = constraint_svd(Phi, rtol, atol)
-    r, n = svd.rank, M.shape[0]
-    a_p = _a_perp(svd, bias)                                    # particular solution −Φ⁺ bias
+    ΦC = 0 [DE-11] without being orthonormal; M_p = CᵀMC [DE-15] is sparse and factored by CHOLMOD.
+    ``Phi`` may be given on its stored columns only (``cols``, the other columns being zero)."""
+    n = M.shape[0]
+    cols = np.arange(n) if cols is None else np.asarray(cols)
+    svd, _ = constraint_svd(Phi, rtol, atol)                    # on the columns ``cols``
+    r = svd.rank
     if r == 0:
         a = _MassSolver(M, True).solve(tau - h)
         return ForwardResult(a, np.zeros(n), np.zeros(svd.n_constraints), True, 0, "nullspace")
-    A = svd.s[:, None] * svd.Vt                                 # (r, n), same row space as Φ
-    piv = sla.qr(A, mode="r", pivoting=True)[1]
-    dep = np.sort(piv[:r])
+    Vt = sp.csr_matrix((svd.Vt.ravel(), np.tile(cols, r), np.arange(r + 1) * len(cols)), shape=(r, n))
+    a_p = -(Vt.T @ ((svd.U.T @ bias) / svd.s))                 # particular solution −Φ⁺ bias [AG-16]
+    A_c = svd.s[:, None] * svd.Vt                               # (r, n_c), same row space as Φ
+    local_dep = np.sort(sla.qr(A_c, mode="r", pivoting=True)[1][:r])
+    dep = cols[local_dep]                                       # dependent coordinates (pivot columns)
     ind = np.setdiff1d(np.arange(n), dep)
-    A_i = sp.csc_matrix(np.where(np.abs(A[:, ind]) > 1e-14 * np.abs(A).max(), A[:, ind], 0.0))
-    coupled = np.flatnonzero(np.diff(A_i.indptr))              # independent coordinates that enter Φ
-    X = sla.lu_solve(sla.lu_factor(A[:, dep]), A_i[:, coupled].toarray())
+    local_ind = np.setdiff1d(np.arange(len(cols)), local_dep)
+    A_i = np.where(np.abs(A_c[:, local_ind]) > 1e-14 * np.abs(A_c).max(), A_c[:, local_ind], 0.0)
+    entering = np.flatnonzero(np.abs(A_i).sum(axis=0) > 0)      # independent coordinates that enter Φ
+    coupled = np.searchsorted(ind, cols[local_ind[entering]])  # … as positions among ``ind``
+    X = sla.lu_solve(sla.lu_factor(A_c[:, local_dep]), A_i[:, entering])
     rows = np.concatenate([ind, np.repeat(dep, coupled.size)])
-    cols = np.concatenate([np.arange(ind.size), np.tile(coupled, r)])
-    C = sp.csc_matrix((np.concatenate([np.ones(ind.size), -X.ravel()]), (rows, cols)), shape=(n, ind.size))
+    basis_cols = np.concatenate([np.arange(ind.size), np.tile(coupled, r)])
+    C = sp.csc_matrix((np.concatenate([np.ones(ind.size), -X.ravel()]), (rows, basis_cols)), shape=(n, ind.size))
     M_sparse = M.tocsc() if hasattr(M, "flexible") else sp.csc_matrix(M)
     Mp = (C.T @ (M_sparse @ C)).tocsc()                         # [DE-15]
     z = _MassSolver(Mp, True).solve(C.T @ (tau - h - M @ a_p))  # [DE-13]
     a = a_p + C @ z
-    force = svd.Vt.T @ (svd.Vt @ (M @ a + h - tau))             # Φᵀλ ∈ im Φᵀ  [DE-6]
-    return ForwardResult(a, force, _min_norm_lam(svd, force), svd.rank == svd.n_constraints, svd.rank,
-                         "nullspace")
+    force = Vt.T @ (Vt @ (M @ a + h - tau))                     # Φᵀλ ∈ im Φᵀ  [DE-6]
+    lam = svd.U @ ((Vt @ force) / svd.s)                        # minimum-norm λ [AG-18]
+    return ForwardResult(a, force, lam, svd.rank == svd.n_constraints, svd.rank, "nullspace")
+
+
+def _large_block_system(M, Phi, n: int) -> bool:
+    """A rigid–flexible system (block mass) whose sparse Φ is too large to be made dense."""
+    return (isinstance(M, BlockMass) and sp.issparse(Phi) and Phi.ndim == 2 and Phi.shape[1] == n
+            and Phi.shape[0] * n > DENSE_LIMIT)
+
+
+def _forward_on_stored_columns(M, h, tau, Phi, bias, method, rtol, atol) -> ForwardResult:
+    """The four forms on a large rigid–flexible system without (m, n) or (n, m) arrays.
+
+    Only the n_c columns c of Φ holding entries (joint and constrained nodal coordinates) enter the small
+    matrices: ΦM⁻¹Φᵀ = Φ_c (M⁻¹)_cc Φ_cᵀ with (M⁻¹)_cc from :meth:`BlockMass.inverse_submatrix` (its
+    flexible part formed once per column set), the rank-revealing SVD is that of Φ_c, and M⁻¹ is applied
+    to n-vectors only (a_u and the constraint force): two block solves per call.
+
+    - "multiplier" [DE-7] and "gauss" [DE-27..30]: λ = −(ΦM⁻¹Φᵀ)⁻¹(Φ a_u + bias), a = a_u + M⁻¹Φᵀλ (the
+      Gauss form a = a_u − Φ̄(Φ a_u + bias) is the same vector);
+    - "projection" (any inertia kind, [AG-25] has a unique solution): as :func:`_projection_sparse`;
+    - "nullspace" [DE-10..15]: the coordinate-partitioning basis of :func:`_nullspace_partitioned`.
+    """
+    Phi = sp.csr_matrix(Phi, dtype=float)
+    if not np.isfinite(Phi.data).all():
+        raise ConstraintError("Phi contains NaN/Inf")
+    m, n = Phi.shape
+    bias = _vector(bias, "bias", m, ConstraintError)
+    cols = stored_columns(Phi)
+    Phi_c = np.ascontiguousarray(Phi[:, cols].toarray())
+    a_u = M.solve(tau - h)
+    if method in ("multiplier", "gauss"):
+        cS = _schur_factor(Phi_c @ M.inverse_submatrix(cols) @ Phi_c.T, Phi_c, rtol, atol, method)
+        lam = _potrs(cS, -(Phi @ a_u + bias), lower=1)[0]
+        force = Phi.T @ lam
+        return ForwardResult(a_u + M.solve(force), force, lam, True, m, method)
+    if method == "nullspace":
+        return _nullspace_partitioned(M, h, tau, Phi_c, bias, rtol, atol, cols=cols)
+    svd, _ = constraint_svd(Phi_c, rtol, atol)
+    r = svd.rank
+    if r == 0:
+        return ForwardResult(a_u, np.zeros(n), np.zeros(m), m == 0, 0, "projection")
+    Vc = svd.Vt                                                 # (r, n_c): V_rᵀ on the stored columns
+    c, info = _chol(Vc @ M.inverse_submatrix(cols) @ Vc.T)
+    if info != 0:
+        raise StateError(f"V_r^T M^-1 V_r is not positive definite (pivot {info}); M must be SPD")
+    mu = _potrs(c, -(svd.U.T @ bias) / svd.s - Vc @ a_u[cols], lower=1)[0]
+    force = np.zeros(n)
+    force[cols] = Vc.T @ mu
+    return ForwardResult(a_u + M.solve(force), force, svd.U @ (mu / svd.s), r == m, r, "projection")
 
 
 def _inertia_terms(M, P, a_perp, kind, gamma):
