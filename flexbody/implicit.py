@@ -48,9 +48,11 @@ class GeneralizedAlpha:
     dt : nominal step [s]; rho_inf : spectral radius at infinity (1 = no numerical damping);
     alpha_m, alpha_f : set both to override ρ∞ (e.g. HHT); tol : Newton tolerance on the position
     increment and on φ, relative to max(1, ‖q‖∞) [m or rad]; max_iterations : per attempt;
-    reuse_rate : keep the iteration matrix while ‖Δ_k‖/‖Δ_{k−1}‖ stays below it; dt_min : smallest step
-    after halvings [s]; grow_after : easy steps before the step is doubled back towards ``dt``;
-    fd_step : relative finite-difference step of the rigid Jacobian blocks.
+    reuse_rate : keep the iteration matrix while ‖Δ_k‖/‖Δ_{k−1}‖ stays below it and that rate, kept over
+    the iterations left, still reaches a tenth of the tolerance (else it is refreshed); dt_min : smallest
+    step after halvings [s]; grow_after : consecutive easy steps (converged within half of
+    ``max_iterations``) before the step is doubled back towards ``dt``; fd_step : relative
+    finite-difference step of the rigid Jacobian blocks.
     """
 
     dt: float
@@ -264,7 +266,9 @@ class _Stepper:
             if size <= self.settings.tol * scale:
                 return _Step(t1, q, v, qdd, a, lam), k
             rate = size / previous
-            if not np.isfinite(size) or (rate > self.settings.reuse_rate and not fresh) or rate > 1.0:
+            left = self.settings.max_iterations - k
+            too_slow = size * rate ** left > 0.1 * self.settings.tol * scale      # linear rate will not get there
+            if not np.isfinite(size) or (not fresh and (rate > self.settings.reuse_rate or too_slow)) or rate > 1.0:
                 refresh = True
             previous = size
         self.factor_dt = None
@@ -320,7 +324,7 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
         stats["steps"] = k
         if controller is not None and hasattr(controller, "update"):
             controller.update(state.t, State(state.t, state.q, state.v), _response(asm, state))
-        easy = easy + 1 if iterations <= 3 else 0
+        easy = easy + 1 if iterations <= settings.max_iterations // 2 else 0
         if easy >= settings.grow_after and dt < settings.dt:
             dt, easy = min(2.0 * dt, settings.dt), 0
         last = state.t >= t_end - 1e-12 * max(1.0, abs(t_end))
