@@ -29,8 +29,8 @@ Steps and expected results:
    settles on the target: the tip error decays to ≤ 1e-4 m by T_END.
 
 Measured at full size (summary.txt; 12 × 2 × 2 eight-node bricks, 353 coordinates, 17 s): direct map
-σ = 8.9e-9, 6.9e-10 N⁻¹·m/s²-scale (rank 2 only because the tolerance is relative; torques ~1e9 times the
-task force would be needed); table for 1 × 1 sections: 4.1e-5, 3.4e-6 (6 elements), 8.8e-9, 6.4e-10 (12),
+σ = 8.9e-9, 6.9e-10 [1/m] (rank 2 only because the tolerance is relative to σ_max: producing a task force
+would take joint torques ~1e9 times larger); table for 1 × 1 sections: 4.1e-5, 3.4e-6 (6 elements), 8.8e-9, 6.4e-10 (12),
 6.5e-16, 4.4e-17 (24: rank 0, the report FAILS). Holding torques (−40.93, −19.42) N·m; inverse statics
 τ_k = (−38.11, −18.01) N·m in 13 iterations, task residual 0, G singular values 0.165, 0.0285 m/(N·m);
 the forward re-solve puts the tip on the target to 5.4e-15 m. Sequence of 11 equilibria: every residual 0.
