@@ -48,10 +48,11 @@ class GeneralizedAlpha:
     dt : nominal step [s]; rho_inf : spectral radius at infinity (1 = no numerical damping);
     alpha_m, alpha_f : set both to override ρ∞ (e.g. HHT); tol : Newton tolerance on the position
     increment and on φ, relative to max(1, ‖q‖∞) [m or rad]; max_iterations : per attempt;
-    reuse_rate : keep the iteration matrix while ‖Δ_k‖/‖Δ_{k−1}‖ stays below it and that rate, kept over
-    the iterations left, still reaches a tenth of the tolerance (else it is refreshed); dt_min : smallest
+    reuse_rate : keep the iteration matrix while ‖Δ_k‖/‖Δ_{k−1}‖ stays below it (an attempt that fails
+    with a kept matrix only is retried once with a new one before the step is halved); dt_min : smallest
     step after halvings [s]; grow_after : consecutive easy steps (converged within half of
-    ``max_iterations``) before the step is doubled back towards ``dt``; fd_step : relative
+    ``max_iterations``) before the step is doubled back towards ``dt`` — doubled after every halving (at
+    most 64), so a step that keeps failing is not retried over and over; fd_step : relative
     finite-difference step of the rigid Jacobian blocks.
     """
 
@@ -231,6 +232,7 @@ class _Stepper:
         self.factor_dt = None                               # step of the kept factor (None: none kept)
         self.iterations = 0
         self.sizes = []                                     # position increments of the last attempt
+        self.used_fresh = False                             # the last attempt factored at least once
 
     def step(self, s: _Step, dt: float, tau: np.ndarray) -> tuple[_Step, int]:
         am, af, g, b = self.am, self.af, self.gamma, self.beta
@@ -242,6 +244,7 @@ class _Stepper:
         q = s.q + dt * s.v + dt * dt * ((0.5 - b) * s.a + b * a)
         lam = s.lam.copy()
         refresh = self.factor_dt != dt
+        self.used_fresh = False
         previous = np.inf
         self.sizes = []
         for k in range(1, self.settings.max_iterations + 1):
@@ -266,10 +269,9 @@ class _Stepper:
             if size <= self.settings.tol * scale:
                 return _Step(t1, q, v, qdd, a, lam), k
             rate = size / previous
-            left = self.settings.max_iterations - k
-            too_slow = size * rate ** left > 0.1 * self.settings.tol * scale      # linear rate will not get there
-            if not np.isfinite(size) or (not fresh and (rate > self.settings.reuse_rate or too_slow)) or rate > 1.0:
+            if not np.isfinite(size) or (rate > self.settings.reuse_rate and not fresh) or rate > 1.0:
                 refresh = True
+            self.used_fresh = self.used_fresh or fresh
             previous = size
         self.factor_dt = None
         raise _StepFailed(f"Newton did not converge in {self.settings.max_iterations} iterations at "
@@ -296,7 +298,7 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
     tau_prev = tau
     stats = {"steps": 0, "rejected": 0, "newton_iterations": 0, "wall_seconds": 0.0, "applied_work": 0.0,
              "dissipated": 0.0}
-    dt, easy, k = settings.dt, 0, 0
+    dt, easy, k, patience = settings.dt, 0, 0, settings.grow_after
     clock = time.perf_counter()
     _record(recorder, asm, state, tau, 0, dt, stats)
     while state.t < t_end - 1e-12 * max(1.0, abs(t_end)):
@@ -305,7 +307,12 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
             new, iterations = stepper.step(state, dt_step, tau)
         except _StepFailed as exc:
             stats["rejected"] += 1
+            if not stepper.used_fresh:                   # only a kept factor was tried: retry with a new one
+                stepper.factor_dt = None
+                log.info("t = %.6g s: %s; retrying with a new iteration matrix", state.t, exc)
+                continue
             dt = dt_step / 2.0
+            patience = min(2 * patience, 64)             # grow back more cautiously after each rejection
             stepper.factor_dt = None
             if dt < dt_min:
                 raise ConvergenceError(f"generalized-α: step at t = {state.t:.9g} s failed with dt down to "
@@ -325,7 +332,7 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
         if controller is not None and hasattr(controller, "update"):
             controller.update(state.t, State(state.t, state.q, state.v), _response(asm, state))
         easy = easy + 1 if iterations <= settings.max_iterations // 2 else 0
-        if easy >= settings.grow_after and dt < settings.dt:
+        if easy >= patience and dt < settings.dt:
             dt, easy = min(2.0 * dt, settings.dt), 0
         last = state.t >= t_end - 1e-12 * max(1.0, abs(t_end))
         if not last:
