@@ -45,8 +45,9 @@ def write_vtu(path, body: FlexibleBody, q: np.ndarray) -> Path:
     return path
 
 
-def write_pvd(directory, results, body=None, name: str | None = None) -> Path:
-    """Write one ``.vtu`` per recorded step of ``results`` and a ``.pvd`` collection indexing them.
+def write_pvd(directory, results, body=None, name: str | None = None, every: int = 1) -> Path:
+    """Write one ``.vtu`` per recorded step of ``results`` (every ``every``-th step and the last) and a
+    ``.pvd`` collection indexing them.
 
     Parameters
     ----------
@@ -68,7 +69,10 @@ def write_pvd(directory, results, body=None, name: str | None = None) -> Path:
     for b in bodies:
         stem = name or b.name
         entries = []
-        for step in range(results.n_steps):
+        if not (isinstance(every, (int, np.integer)) and every >= 1):
+            raise FlexbodyError(f"write_pvd: every must be a positive integer, got {every!r}")
+        for step in np.unique(np.r_[np.arange(0, results.n_steps, int(every)), results.n_steps - 1]):
+            step = int(step)
             rel = f"{stem}_{step:04d}.vtu"
             write_vtu(directory / rel, b, results.positions(b, step).ravel())
             entries.append((float(results.times[step]), rel))
