@@ -14,14 +14,18 @@ with S the second Piola–Kirchhoff stress (elastic plus Kelvin–Voigt β D₀ 
 Elements are processed colour by colour (no two elements of a colour share a node) so the parallel scatter
 into the global vector / CSR data array is race-free. The incompatible-mode (enhanced) variant of the 8-node
 element carries 3 extra "nodes" α_k whose gradients are the incompatible modes; they are condensed per
-element after a local Newton solve of r_α(x, α) = 0 (Simo & Armero 1992).
+element after a local Newton solve of r_α(x, α) = 0 (Simo & Armero 1992). The strain energy kernel sums
+∫ W(F) dV per element with the same F (nodes plus enhanced modes). Every assembly has a serial path
+(n_chunks_max <= 1) for small meshes, bitwise equal to the parallel one.
 """
 from __future__ import annotations
+
+import math
 
 import numba as nb
 import numpy as np
 
-from .materials import SVK, pk2_stress, pk2_stress_and_moduli
+from .materials import MOONEY_RIVLIN, NEO_HOOKEAN, SVK, pk2_stress, pk2_stress_and_moduli
 
 
 # --------------------------------------------------------------------------- colouring and patterns
@@ -342,44 +346,115 @@ def _solve_enhanced_modes(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping
 
 
 # --------------------------------------------------------------------------- global assembly
+# The assemblies run the elements of a colour in parallel chunks (prange) when n_chunks_max > 1, and all
+# elements in colour order on the calling thread when n_chunks_max <= 1 (no thread wake-up/join, which
+# dominates small meshes on a busy machine). Both paths add the contributions of every node in colour order
+# (a node has at most one element per colour), so their results are bitwise identical. The serial path is a
+# branch of the same dispatcher, not a second dispatcher compiled from the same Python function with
+# parallel=False (the two would share one numba cache file: its index key ignores the ``parallel`` flag). The
+# per-range routines are compiled once, for int64 bounds (a literal 0 would add a second specialisation).
 @nb.njit(cache=True, inline="always")
 def _chunk_bounds(start, stop, n_chunks, c):
     size = stop - start
     return start + (c * size) // n_chunks, start + ((c + 1) * size) // n_chunks
 
 
-@nb.njit(parallel=True, cache=True)
-def assemble_force(color_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_chunks_max, f):
-    """f (n_nodes, 3) += internal forces of all plain elements."""
+@nb.njit(cache=True, error_model="numpy")
+def _force_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f):
+    """f (n_nodes, 3) += internal forces [N] of the plain elements color_elems[lo:hi], in that order."""
     nn = cells.shape[1]
+    xe = np.empty((nn, 3))
+    ve = np.zeros((nn, 3))
+    fe = np.empty((nn, 3))
+    F = np.empty((3, 3))
+    Fd = np.empty((3, 3))
+    S = np.empty((3, 3))
+    work = np.empty((2, 3, 3))
+    for t in range(lo, hi):
+        e = color_elems[t]
+        for a in range(nn):
+            for i in range(3):
+                xe[a, i] = x[cells[e, a], i]
+        if beta > 0.0:
+            for a in range(nn):
+                for i in range(3):
+                    ve[a, i] = v[cells[e, a], i]
+        element_force(xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0, fe, F, Fd, S, work)
+        for a in range(nn):
+            for i in range(3):
+                f[cells[e, a], i] += fe[a, i]
+
+
+@nb.njit(parallel=True, cache=True, error_model="numpy")
+def assemble_force(color_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_chunks_max, f):
+    """f (n_nodes, 3) += internal forces of all plain elements; colours in turn, chunks of a colour in parallel.
+
+    n_chunks_max <= 1: serial, on the calling thread.
+    """
+    if n_chunks_max <= 1:                  # one chunk of all elements (int64 bounds: no literal-0 specialisation)
+        lo, hi = _chunk_bounds(0, len(color_elems), 1, 0)
+        _force_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f)
+        return
     for c in range(len(color_ptr) - 1):
         start, stop = color_ptr[c], color_ptr[c + 1]
         n_chunks = min(n_chunks_max, stop - start)
         for ch in nb.prange(n_chunks):
             lo, hi = _chunk_bounds(start, stop, n_chunks, ch)
-            xe = np.empty((nn, 3))
-            ve = np.zeros((nn, 3))
-            fe = np.empty((nn, 3))
-            F = np.empty((3, 3))
-            Fd = np.empty((3, 3))
-            S = np.empty((3, 3))
-            work = np.empty((2, 3, 3))
-            for t in range(lo, hi):
-                e = color_elems[t]
-                for a in range(nn):
-                    for i in range(3):
-                        xe[a, i] = x[cells[e, a], i]
+            _force_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f)
+
+
+@nb.njit(cache=True, error_model="numpy")
+def _matrices_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
+                       alpha, h_elem, want_force, want_tangent, want_damping, data_offset,
+                       row_length, f, K_data, C_data, status):
+    """Force, tangent and damping of the elements color_elems[lo:hi] (see :func:`assemble_matrices`)."""
+    nn = cells.shape[1]
+    n_all = G.shape[2]
+    enhanced = n_all > nn
+    xe = np.empty((n_all, 3))
+    ve = np.zeros((nn, 3))
+    fe = np.empty((n_all, 3))
+    Ke = np.empty((n_all, n_all, 3, 3))
+    Ce = np.empty((n_all, nn, 3, 3))
+    Kc = np.empty((nn, nn, 3, 3))
+    Cc = np.empty((nn, nn, 3, 3))
+    for t in range(lo, hi):
+        e = color_elems[t]
+        for a in range(nn):
+            for i in range(3):
+                xe[a, i] = x[cells[e, a], i]
                 if beta > 0.0:
-                    for a in range(nn):
-                        for i in range(3):
-                            ve[a, i] = v[cells[e, a], i]
-                element_force(xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0, fe, F, Fd, S, work)
-                for a in range(nn):
-                    for i in range(3):
-                        f[cells[e, a], i] += fe[a, i]
+                    ve[a, i] = v[cells[e, a], i]
+        if enhanced:
+            for a in range(n_all - nn):
+                for i in range(3):
+                    xe[nn + a, i] = alpha[e, a, i]
+            status[e] = _solve_enhanced_modes(xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0,
+                                              want_damping, h_elem[e], fe, Ke, Ce)
+            for a in range(n_all - nn):
+                for i in range(3):
+                    alpha[e, a, i] = xe[nn + a, i]
+            if want_tangent or want_damping:
+                _condense(nn, fe, Ke, Ce, want_damping, Kc, Cc)
+        else:
+            element_matrices(xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce)
+        if want_force:
+            for a in range(nn):
+                for i in range(3):
+                    f[cells[e, a], i] += fe[a, i]
+        if want_tangent:
+            if enhanced:
+                _scatter_blocks(cells[e], data_offset[e], row_length, Kc, nn, K_data)
+            else:
+                _scatter_blocks(cells[e], data_offset[e], row_length, Ke, nn, K_data)
+        if want_damping:
+            if enhanced:
+                _scatter_blocks(cells[e], data_offset[e], row_length, Cc, nn, C_data)
+            else:
+                _scatter_blocks(cells[e], data_offset[e], row_length, Ce, nn, C_data)
 
 
-@nb.njit(parallel=True, cache=True)
+@nb.njit(parallel=True, cache=True, error_model="numpy")
 def assemble_matrices(color_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
                       alpha, h_elem, want_force, want_tangent, want_damping, data_offset,
                       row_length, n_chunks_max, f, K_data, C_data, status):
@@ -387,56 +462,113 @@ def assemble_matrices(color_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta
 
     With enhanced modes (G.shape[2] > nn) the modes ``alpha`` (m, n_enh, 3) are solved per element,
     updated in place and condensed; ``status[e]`` holds the local Newton iterations (-1: not converged).
+    Colours in turn, the chunks of a colour in parallel; n_chunks_max <= 1: serial, on the calling thread.
     """
-    nn = cells.shape[1]
-    n_all = G.shape[2]
-    enhanced = n_all > nn
+    if n_chunks_max <= 1:                  # one chunk of all elements (int64 bounds: no literal-0 specialisation)
+        lo, hi = _chunk_bounds(0, len(color_elems), 1, 0)
+        _matrices_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, alpha,
+                           h_elem, want_force, want_tangent, want_damping, data_offset, row_length,
+                           f, K_data, C_data, status)
+        return
     for c in range(len(color_ptr) - 1):
         start, stop = color_ptr[c], color_ptr[c + 1]
         n_chunks = min(n_chunks_max, stop - start)
         for ch in nb.prange(n_chunks):
             lo, hi = _chunk_bounds(start, stop, n_chunks, ch)
-            xe = np.empty((n_all, 3))
-            ve = np.zeros((nn, 3))
-            fe = np.empty((n_all, 3))
-            Ke = np.empty((n_all, n_all, 3, 3))
-            Ce = np.empty((n_all, nn, 3, 3))
-            Kc = np.empty((nn, nn, 3, 3))
-            Cc = np.empty((nn, nn, 3, 3))
-            for t in range(lo, hi):
-                e = color_elems[t]
-                for a in range(nn):
-                    for i in range(3):
-                        xe[a, i] = x[cells[e, a], i]
-                        if beta > 0.0:
-                            ve[a, i] = v[cells[e, a], i]
-                if enhanced:
-                    for a in range(n_all - nn):
-                        for i in range(3):
-                            xe[nn + a, i] = alpha[e, a, i]
-                    status[e] = _solve_enhanced_modes(xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0,
-                                                      want_damping, h_elem[e], fe, Ke, Ce)
-                    for a in range(n_all - nn):
-                        for i in range(3):
-                            alpha[e, a, i] = xe[nn + a, i]
-                    if want_tangent or want_damping:
-                        _condense(nn, fe, Ke, Ce, want_damping, Kc, Cc)
-                else:
-                    element_matrices(xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce)
-                if want_force:
-                    for a in range(nn):
-                        for i in range(3):
-                            f[cells[e, a], i] += fe[a, i]
-                if want_tangent:
-                    if enhanced:
-                        _scatter_blocks(cells[e], data_offset[e], row_length, Kc, nn, K_data)
-                    else:
-                        _scatter_blocks(cells[e], data_offset[e], row_length, Ke, nn, K_data)
-                if want_damping:
-                    if enhanced:
-                        _scatter_blocks(cells[e], data_offset[e], row_length, Cc, nn, C_data)
-                    else:
-                        _scatter_blocks(cells[e], data_offset[e], row_length, Ce, nn, C_data)
+            _matrices_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, alpha, h_elem,
+                               want_force, want_tangent, want_damping, data_offset, row_length,
+                               f, K_data, C_data, status)
+
+
+# --------------------------------------------------------------------------- strain energy
+@nb.njit(cache=True, inline="always")
+def _det3(F):
+    """det F of a 3×3 matrix (cofactor expansion along the first row)."""
+    return (F[0, 0] * (F[1, 1] * F[2, 2] - F[1, 2] * F[2, 1])
+            - F[0, 1] * (F[1, 0] * F[2, 2] - F[1, 2] * F[2, 0])
+            + F[0, 2] * (F[1, 0] * F[2, 1] - F[1, 1] * F[2, 0]))
+
+
+@nb.njit(cache=True)
+def strain_energy_density(kind, p, F, C):
+    """Strain energy density W(F) [J/m³] of one deformation gradient F (3, 3); C (3, 3) is scratch.
+
+    The laws of :mod:`flexbody.materials`, term by term as in ``flexible.strain_energy_density``:
+
+    * SVK, p = (λ, μ):            W = λ/2 (tr E)² + μ E : E,  E = (C − I)/2;
+    * Neo-Hookean, p = (μ, λ):    W = μ/2 (I₁ − 3) − μ ln J + λ/2 (ln J)²;
+    * Mooney–Rivlin, p = (c₁₀, c₀₁, κ): W = c₁₀ (J^(-2/3) I₁ − 3) + c₀₁ (J^(-4/3) I₂ − 3) + κ/2 (J − 1)²,
+
+    with C = Fᵀ F, I₁ = tr C, I₂ = (I₁² − C : C)/2, J = det F (NaN for J < 0, like NumPy). Unknown kinds: NaN.
+    """
+    for i in range(3):
+        for j in range(3):
+            C[i, j] = F[0, i] * F[0, j] + F[1, i] * F[1, j] + F[2, i] * F[2, j]
+    if kind == SVK:
+        tr = 0.0
+        EE = 0.0
+        for i in range(3):
+            tr += 0.5 * (C[i, i] - 1.0)
+            for j in range(3):
+                Eij = 0.5 * (C[i, j] - (1.0 if i == j else 0.0))
+                EE += Eij * Eij
+        return 0.5 * p[0] * tr * tr + p[1] * EE
+    I1 = C[0, 0] + C[1, 1] + C[2, 2]
+    J = _det3(F)
+    if kind == NEO_HOOKEAN:
+        ln_j = math.log(J) if J > 0.0 else (-math.inf if J == 0.0 else math.nan)
+        return 0.5 * p[0] * (I1 - 3.0) - p[0] * ln_j + 0.5 * p[1] * ln_j * ln_j
+    if kind == MOONEY_RIVLIN:
+        CC = 0.0
+        for i in range(3):
+            for j in range(3):
+                CC += C[i, j] * C[i, j]
+        I2 = 0.5 * (I1 * I1 - CC)
+        return (p[0] * (J ** (-2.0 / 3.0) * I1 - 3.0) + p[1] * (J ** (-4.0 / 3.0) * I2 - 3.0)
+                + 0.5 * p[2] * (J - 1.0) * (J - 1.0))
+    return math.nan
+
+
+@nb.njit(cache=True, error_model="numpy")
+def _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy):
+    """energy[e] = Σ_g w_g det J_g W(F_g) [J] for elements lo ≤ e < hi (enhanced modes from ``alpha``)."""
+    nn = cells.shape[1]
+    n_all = G.shape[2]
+    nq = G.shape[1]
+    xe = np.empty((n_all, 3))
+    F = np.empty((3, 3))
+    C = np.empty((3, 3))
+    for e in range(lo, hi):
+        for a in range(nn):
+            for i in range(3):
+                xe[a, i] = x[cells[e, a], i]
+        for a in range(n_all - nn):
+            for i in range(3):
+                xe[nn + a, i] = alpha[e, a, i]
+        s = 0.0
+        for g in range(nq):
+            _gradient(xe, G[e, g], n_all, F)
+            s += wdv[e, g] * strain_energy_density(kind, p, F, C)
+        energy[e] = s
+
+
+@nb.njit(parallel=True, cache=True, error_model="numpy")
+def element_strain_energies(cells, G, wdv, x, alpha, kind, p, n_chunks_max, energy):
+    """Strain energy ∫_e W(F) dV [J] of every element into energy (m,), elements in parallel chunks.
+
+    F = Σ_a x_a ⊗ G_a over the nodes plus, when G.shape[2] > nn, Σ_k α_k ⊗ G̃_k of the enhanced modes
+    ``alpha`` (m, n_enh, 3) (which must be the converged modes at x for a meaningful energy).
+    n_chunks_max <= 1: serial, on the calling thread.
+    """
+    m = cells.shape[0]
+    if n_chunks_max <= 1:                  # one chunk of all elements (int64 bounds: no literal-0 specialisation)
+        lo, hi = _chunk_bounds(0, m, 1, 0)
+        _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy)
+        return
+    n_chunks = min(n_chunks_max, m)
+    for ch in nb.prange(n_chunks):
+        lo, hi = _chunk_bounds(0, m, n_chunks, ch)
+        _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy)
 
 
 @nb.njit(cache=True, inline="always")
