@@ -25,7 +25,7 @@ import math
 import numba as nb
 import numpy as np
 
-from .materials import MOONEY_RIVLIN, NEO_HOOKEAN, SVK, pk2_stress, pk2_stress_and_moduli
+from .materials import MOONEY_RIVLIN, NEO_HOOKEAN, SVK, _right_cauchy_green, pk2_stress, pk2_stress_and_moduli
 
 
 # --------------------------------------------------------------------------- colouring and patterns
@@ -501,9 +501,7 @@ def strain_energy_density(kind, p, F, C):
 
     with C = Fᵀ F, I₁ = tr C, I₂ = (I₁² − C : C)/2, J = det F (NaN for J < 0, like NumPy). Unknown kinds: NaN.
     """
-    for i in range(3):
-        for j in range(3):
-            C[i, j] = F[0, i] * F[0, j] + F[1, i] * F[1, j] + F[2, i] * F[2, j]
+    _right_cauchy_green(F, C)
     if kind == SVK:
         tr = 0.0
         EE = 0.0
