@@ -155,6 +155,13 @@ def stored_columns(Phi_sparse) -> np.ndarray:
     return np.unique(sp.csr_matrix(Phi_sparse).indices)
 
 
+def rows_on_columns(V_c: np.ndarray, cols: np.ndarray, n: int) -> sp.csr_matrix:
+    """The rows V_c (r, n_c) given on the columns ``cols`` (n_c,) of an (r, n) matrix, as CSR (r, n)."""
+    r = V_c.shape[0]
+    return sp.csr_matrix((np.ascontiguousarray(V_c).ravel(), np.tile(cols, r), np.arange(r + 1) * len(cols)),
+                         shape=(r, n))
+
+
 def compressed_constraint_svd(Phi_sparse, rtol: float | None = None, atol: float | None = None,
                               *, dense: bool = False) -> ConstraintSVD:
     """Rank-revealing SVD of a sparse Φ (m, n) computed on its stored columns only.
@@ -182,7 +189,7 @@ def compressed_constraint_svd(Phi_sparse, rtol: float | None = None, atol: float
         Vt = np.zeros((r, n))
         Vt[:, cols] = small.Vt
     else:
-        Vt = sp.csr_matrix((small.Vt.ravel(), np.tile(cols, r), np.arange(r + 1) * len(cols)), shape=(r, n))
+        Vt = rows_on_columns(small.Vt, cols, n)
     return ConstraintSVD(small.U, small.s, Vt, s, r, small.tol, small.rtol, small.atol, n, m, cols)
 
 

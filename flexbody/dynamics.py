@@ -41,7 +41,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .analysis import (DEFAULT_ATOL, DEFAULT_RTOL, ConstraintSVD, constraint_rank, constraint_svd,
-                       DENSE_LIMIT, dense_jacobian, resolve_tolerances, stored_columns)
+                       DENSE_LIMIT, dense_jacobian, resolve_tolerances, rows_on_columns, stored_columns)
 from .blockmass import BlockMass
 from .errors import ConstraintError, FlexbodyError, StateError
 from .linalg import MassSolver as _MassSolver
@@ -835,7 +835,7 @@ def _nullspace_partitioned(M, h, tau, Phi, bias, rtol, atol, cols=None) -> Forwa
     if r == 0:
         a = _MassSolver(M, True).solve(tau - h)
         return ForwardResult(a, np.zeros(n), np.zeros(svd.n_constraints), True, 0, "nullspace")
-    Vt = sp.csr_matrix((svd.Vt.ravel(), np.tile(cols, r), np.arange(r + 1) * len(cols)), shape=(r, n))
+    Vt = rows_on_columns(svd.Vt, cols, n)
     a_p = -(Vt.T @ ((svd.U.T @ bias) / svd.s))                 # particular solution −Φ⁺ bias [AG-16]
     A_c = svd.s[:, None] * svd.Vt                               # (r, n_c), same row space as Φ
     local_dep = np.sort(sla.qr(A_c, mode="r", pivoting=True)[1][:r])

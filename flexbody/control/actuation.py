@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ..analysis import stored_columns
 from ..errors import ActuationError, FlexbodyError
 from .context import ControlContext
 from .maps import direct_mapping, minimal_mapping, partition, passive_map, stacked_jacobian
@@ -279,8 +280,8 @@ def check_independent(ctx, terms, source: str) -> MapCheck:
     """J̌ = [J; Φ] must have full row rank m_T + r: the task is independent of the constraints [DE-87].
     On a large model the check is made on the columns of J̌ that hold entries (same rank and σ)."""
     if ctx.large:
-        stacked = sp.vstack([sp.csr_matrix(terms.J), ctx.Phi_hat]).tocsc()
-        J_check = stacked[:, np.flatnonzero(np.diff(stacked.indptr))].toarray()
+        stacked = sp.vstack([sp.csr_matrix(terms.J), ctx.Phi_hat]).tocsr()
+        J_check = stacked[:, stored_columns(stacked)].toarray()
     else:
         J_check = stacked_jacobian(ctx, terms)
     return check_map("J̌ = [J; Φ]", J_check, J_check.shape[0], source,
