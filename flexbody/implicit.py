@@ -255,7 +255,7 @@ class _Stepper:
             if refresh:
                 A_r, A_f = self.residual.iteration_matrix(t1, q, v, qdd, lam, ev, gp * dt, bp * dt * dt)
                 self.solver.factor(A_r, A_f, sp.csr_matrix(Phi))
-                self.factor_dt, refresh = dt, False
+                self.factor_dt, refresh, self.used_fresh = dt, False, True
             dqdd, y = self.solver.solve(-r, -phi / (bp * dt * dt))
             qdd += dqdd
             a += (1 - af) / (1 - am) * dqdd
@@ -271,7 +271,6 @@ class _Stepper:
             rate = size / previous
             if not np.isfinite(size) or (rate > self.settings.reuse_rate and not fresh) or rate > 1.0:
                 refresh = True
-            self.used_fresh = self.used_fresh or fresh
             previous = size
         self.factor_dt = None
         raise _StepFailed(f"Newton did not converge in {self.settings.max_iterations} iterations at "
