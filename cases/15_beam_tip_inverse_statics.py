@@ -169,7 +169,9 @@ def main(out_dir="out/15_beam_tip_inverse_statics", divisions=DIVISIONS, order=O
     fb.io.write_results(out / "simulation", res)
     tips = tip_positions(asm, task, res.q)
     error = np.linalg.norm(tips - st["target"], axis=1)
-    summary = _summary(asm, st, res, error, rank_table(rank_elements, q0, order, young), locals())
+    params = dict(divisions=divisions, order=order, young=young, damping=damping, q0=q0, target_shift=target_shift,
+                  path_points=path_points, t_move=t_move, t_end=t_end, dt=dt, rho_inf=rho_inf, kp=kp, kd=kd)
+    summary = _summary(asm, st, res, error, rank_table(rank_elements, q0, order, young), params)
     (out / "summary.txt").write_text(json.dumps(summary, indent=2))
     _plot(out, asm, task, st, res, tips, error, servo)
     return summary
@@ -181,9 +183,7 @@ def _summary(asm, st, res, error, table, params) -> dict:
     energy = hist["energy"]
     settled = res.times >= params["t_move"]
     return {
-        "parameters": {k: (list(v) if isinstance(v, tuple) else v) for k, v in params.items()
-                       if k in ("divisions", "order", "young", "damping", "q0", "target_shift", "path_points",
-                                "t_move", "t_end", "dt", "rho_inf", "kp", "kd")},
+        "parameters": {k: (list(v) if isinstance(v, tuple) else v) for k, v in params.items()},
         "n_coordinates": int(asm.n_dofs), "n_constraints": int(asm.n_constraints),
         "start_tip": st["x0"].tolist(), "target": st["target"].tolist(),
         "direct_map": {"singular_values": [float(s) for s in direct.singular_values], "rank": direct.rank,
