@@ -9,7 +9,7 @@ h(q, 0) = g for the rigid trees and k(q) − f_ext(q) for the flexible bodies.
 
 (a) :func:`static_equilibrium` — Newton on (q, λ) with load steps (gravity, loads and τ_k scaled by s)
     and step bisection; the saddle points are solved by :class:`flexbody.kkt.SaddlePointSolver` with
-    A = ∂r/∂q (flexible tangent exact; joint rows by finite differences, including the constraint
+    A = ∂r/∂q (flexible tangent exact; joint rows by central differences, including the constraint
     Hessian term of the joint rows).
 (b) :func:`inverse_statics` — actuator inputs τ_k with the system in equilibrium and the task at x_d.
     At an equilibrium the sensitivity of the task to the inputs is G = J dq/dτ_k with
@@ -28,6 +28,7 @@ import scipy.sparse as sp
 
 from .errors import ConvergenceError, FlexbodyError, ModelError, StateError
 from .kkt import SaddlePointSolver
+from .residual import EquationResidual
 from .results import Results
 
 __all__ = ["Equilibrium", "InverseStatics", "static_equilibrium", "holding_inputs", "inverse_statics",
@@ -54,7 +55,8 @@ class InverseStatics:
     """Result of :func:`inverse_statics`: actuator inputs tau_k (k,), the equilibrium (q, λ), task
     coordinates x (m_T,) and target, task residual ‖x − x_d‖ [m], ``reachable`` (residual ≤ tol), the
     sensitivity G = dx/dτ_k (m_T, k) at the solution with its singular values and rank, iterations,
-    and the history of ‖x − x_d‖."""
+    the history of ‖x − x_d‖, the accepted least-norm descent steps and the first-order optimality
+    ‖Zᵀτ_k‖/‖τ_k‖ (Z the null space of G; NaN when the least-norm descent did not run)."""
 
     tau_k: np.ndarray
     equilibrium: Equilibrium
@@ -67,6 +69,8 @@ class InverseStatics:
     rank: int
     iterations: int
     history: list = field(default_factory=list)
+    descents: int = 0
+    optimality: float = float("nan")
 
     @property
     def q(self) -> np.ndarray:
@@ -78,60 +82,33 @@ class InverseStatics:
 
 
 class _Statics:
-    """Residual and Jacobian of the static equations of an assembled system at load factor s."""
+    """Residual and Jacobian of the static equations of an assembled system at load factor s
+    (:class:`flexbody.residual.EquationResidual` with q̈ = 0, v = 0), optionally with held actuated
+    coordinates."""
 
-    def __init__(self, asm, t: float, fd_step: float = 1e-7, hold=None):
-        self.asm, self.t, self.fd_step = asm, float(t), fd_step
-        self.n_r = asm.n_rigid
+    def __init__(self, asm, t: float, hold=None):
+        self.asm, self.t = asm, float(t)
+        self.equations = EquationResidual(asm)
         self.hold = hold                                    # (S (k, n), S q_held (k,)) or None
 
     def _split(self, lam):
         m = self.asm.n_constraints
         return lam[:m], lam[m:]
 
-    def _rigid(self, q, lam, s):
-        asm = self.asm
-        ev = asm.evaluate(self.t, q)
-        out = np.empty(self.n_r)
-        for tree in asm.trees:
-            out[asm.slices[tree]] = s * ev.kinematics(tree).inverse_dynamics(velocity=False)
-        if asm.n_constraints and self.n_r:
-            Phi = asm.constraint_rows(ev)[1]
-            out -= (Phi[:, :self.n_r]).T @ self._split(lam)[0]
-        return out
-
     def residual(self, q, lam, tau, s):
         """r (n,), φ (m,), Φ (m, n) at (q, λ) and load factor s."""
-        asm = self.asm
-        ev = asm.evaluate(self.t, q)
-        r = np.empty(asm.n_dofs)
-        for tree in asm.trees:
-            r[asm.slices[tree]] = s * ev.kinematics(tree).inverse_dynamics(velocity=False)
-        if asm.sparse:
-            fs = asm.flexible.slice
-            r[fs] = asm.flexible.internal_force(q[fs], None) - s * asm.flexible.external_force(q[fs])
-        phi, Phi, _, _ = asm.constraint_rows(ev)
         lam_c, lam_h = self._split(lam)
-        if Phi.shape[0]:
-            r -= Phi.T @ lam_c
+        r, phi, Phi, _ = self.equations.evaluate(self.t, q, None, None, lam_c, tau, s)
         if self.hold is not None:                          # held joints: rows S q − S q_held, τ_k = λ_h
             S, target = self.hold
             r -= S.T @ lam_h
             phi = np.concatenate([phi, S @ q - target])
             Phi = sp.vstack([sp.csr_matrix(Phi), sp.csr_matrix(S)], format="csr")
-        return r - s * tau, phi, Phi
+        return r, phi, Phi
 
     def tangent(self, q, lam, s):
-        """(A_r (n_r, n_r) by finite differences, A_f sparse) of ∂r/∂q."""
-        n_r = self.n_r
-        A_r = np.zeros((n_r, n_r))
-        if n_r:
-            base = self._rigid(q, lam, s)
-            for j in range(n_r):
-                dq = self.fd_step * max(1.0, abs(q[j]))
-                qp = q.copy()
-                qp[j] += dq
-                A_r[:, j] = (self._rigid(qp, lam, s) - base) / dq
+        """(A_r (n_r, n_r) by central differences, A_f sparse) of ∂r/∂q."""
+        A_r = self.equations.rigid_tangent(self.t, q, None, None, self._split(lam)[0], s)
         asm = self.asm
         if not asm.sparse:
             return A_r, sp.csr_matrix((0, 0))
@@ -283,17 +260,25 @@ def task_sensitivity(asm, task, eq: Equilibrium, t: float = 0.0) -> np.ndarray:
 
 def inverse_statics(asm, task, target, *, tau_k0=None, q0=None, t: float = 0.0, tol: float = 1e-10,
                     max_iterations: int = 200, load_steps: int = 1, rcond: float = 1e-10,
-                    max_step: float = 0.1) -> InverseStatics:
+                    max_step: float = 0.1, inputs: str = "least_norm", optimality_tol: float = 1e-11,
+                    max_descents: int = 100) -> InverseStatics:
     """Actuator inputs τ_k (k,) that hold the system in static equilibrium with ``task`` at ``target``.
 
     Newton on (q, λ, τ_k) together, bordered: with one factor of the static saddle point per iteration,
     dq = dq_r + D dτ_k where [[K, Φᵀ], [Φ, 0]] [dq_r; ·] = [−r; −φ] and D = dq/dτ_k (k solves with
     right-hand sides Sᵀ); the input change then solves the linearised task condition in the minimum-norm
-    least-squares sense, G dτ_k = e − J dq_r with G = J D and e = x_d − x. When the task leaves inputs
-    free (k > m_T) every step is the least-norm change, so τ_k is the least-norm change from the start
-    τ_k0 (along the path the iteration takes); when x_d cannot be reached the task residual ‖x − x_d‖ is
-    minimised in the least-squares sense and reported (``reachable`` False). Step lengths by the natural
-    monotonicity test within a trust region ``max_step``.
+    least-squares sense, G dτ_k = e − J dq_r with G = J D and e = x_d − x. This reaches the solution set
+    with the least change of τ_k from the start; when x_d cannot be reached the task residual ‖x − x_d‖
+    is minimised in the least-squares sense and reported (``reachable`` False). Step lengths by the
+    natural monotonicity test within a trust region ``max_step``.
+
+    When the task leaves inputs free (rank G < k) and ``inputs="least_norm"``, ‖τ_k‖ is then minimised
+    over the solution set (:func:`_least_norm_inputs`): a tangent predictor along the null space Z of G
+    followed by the bordered corrector above, with a quasi-Newton (BFGS) reduced Hessian of ½‖τ_k‖² in
+    the coordinates of Z. It stops at a first-order point, ‖Zᵀτ_k‖ ≤ ``optimality_tol``·‖τ_k‖
+    (``optimality``): a local minimum reached from the start; the solution set need not be convex (for an
+    arm it is a closed curve with several minima), so other starts ``q0`` may give smaller ‖τ_k‖.
+    ``inputs="least_change"`` skips this and keeps the least change from τ_k0.
 
     Parameters
     ----------
@@ -303,10 +288,13 @@ def inverse_statics(asm, task, target, *, tau_k0=None, q0=None, t: float = 0.0, 
     tol : task residual [m] below which the target counts as reached; the equilibrium is solved to the
         Newton tolerance of :func:`static_equilibrium`.
     rcond : singular values of G below rcond·σ_max are treated as zero (rank of G).
-    max_step : largest change of any coordinate per iteration [m or rad] (a trust region: the least-norm
-        inputs may lie far from the start, e.g. an arm that lets its beam hang, and the linearisation
-        only holds nearby).
+    max_step : largest change of any coordinate per iteration [m or rad] (a trust region: the
+        linearisation only holds nearby).
+    inputs : "least_norm" (default) or "least_change", see above.
+    optimality_tol, max_descents : stopping test and budget of the least-norm descent.
     """
+    if inputs not in ("least_norm", "least_change"):
+        raise FlexbodyError(f"inverse_statics: inputs must be 'least_norm' or 'least_change', got {inputs!r}")
     target = np.asarray(target, dtype=float).ravel()
     if target.shape != (task.n_rows,) or not np.all(np.isfinite(target)):
         raise ModelError(f"inverse_statics: target must be {task.n_rows} finite numbers for task {task.name!r} "
@@ -317,8 +305,31 @@ def inverse_statics(asm, task, target, *, tau_k0=None, q0=None, t: float = 0.0, 
         tau_k = np.asarray(tau_k0, dtype=float).copy()
         eq = static_equilibrium(asm, tau_k=tau_k, q0=q0, t=t, load_steps=load_steps)
     newton = _BorderedNewton(asm, task, target, t, rcond)
-    q, lam = eq.q.copy(), eq.lam.copy()
     history = []
+    (q, lam, tau_k), it = _restore(newton, (eq.q, eq.lam, tau_k), tol, max_iterations, max_step, history)
+    reachable = _on_target(newton, (q, lam, tau_k), tol)
+    descents, optimality = 0, np.nan
+    if inputs == "least_norm" and reachable:
+        (q, lam, tau_k), descents, optimality = _least_norm_inputs(newton, (q, lam, tau_k), tol, max_iterations,
+                                                                   max_step, optimality_tol, max_descents)
+        newton.direction(q, lam, tau_k)                 # G at the final point
+    r, phi, _ = newton.stat.residual(q, lam, asm.S.T @ tau_k, 1.0)
+    eq = Equilibrium(q, lam, asm.S.T @ tau_k, float(np.max(np.abs(r))) if r.size else 0.0,
+                     float(np.max(np.abs(phi))) if phi.size else 0.0, it, history, [1.0])
+    x = _task_terms(asm, task, q, t)[0]
+    G = newton.G
+    sv = np.linalg.svd(G, compute_uv=False) if G.size else np.zeros(0)
+    rank = int(np.sum(sv > rcond * sv.max())) if sv.size and sv.max() > 0 else 0
+    residual = float(np.linalg.norm(x - target))
+    history.append(residual)
+    return InverseStatics(tau_k, eq, x, target, residual, residual <= tol, G, sv, rank, it, history,
+                          descents, optimality)
+
+
+def _restore(newton, point, tol, max_iterations, max_step, history):
+    """Bordered Newton with least-change input steps from ``point`` = (q, λ, τ_k) to the solution set
+    (or to the least-squares task residual); returns the point and the iterations, or raises."""
+    q, lam, tau_k = (np.array(a, dtype=float) for a in point)
     for it in range(1, max_iterations + 1):
         dq, y, dtau, e = newton.direction(q, lam, tau_k)
         history.append(float(np.linalg.norm(e)))
@@ -332,24 +343,77 @@ def inverse_statics(asm, task, target, *, tau_k0=None, q0=None, t: float = 0.0, 
             step *= 0.5
         q, lam, tau_k = trial
         if len(history) > 6 and history[-1] > tol and abs(history[-1] - history[-7]) <= 1e-6 * history[-1]:
-            break                                        # least-squares stationary: x_d not reachable
+            return (q, lam, tau_k), it                   # least-squares stationary: x_d not reachable
         ref = max(1.0, float(np.max(np.abs(q))))
         if step * float(np.max(np.abs(dq))) <= 1e-11 * ref and step * float(np.max(np.abs(dtau))) <= \
                 1e-10 * max(1.0, float(np.max(np.abs(tau_k)))):
-            break
-    else:
-        raise ConvergenceError(f"inverse_statics: no convergence in {max_iterations} iterations "
-                               f"(task residual {history[-1]:.3e} m)", history)
-    r, phi, _ = newton.stat.residual(q, lam, asm.S.T @ tau_k, 1.0)
-    eq = Equilibrium(q, lam, asm.S.T @ tau_k, float(np.max(np.abs(r))) if r.size else 0.0,
-                     float(np.max(np.abs(phi))) if phi.size else 0.0, it, history, [1.0])
-    x = _task_terms(asm, task, q, t)[0]
+            return (q, lam, tau_k), it
+    raise ConvergenceError(f"inverse_statics: no convergence in {max_iterations} iterations "
+                           f"(task residual {history[-1]:.3e} m)", history)
+
+
+def _least_norm_inputs(newton, point, tol, max_iterations, max_step, optimality_tol, max_descents):
+    """Minimise ½‖τ_k‖² over the solution set from a point on it (tangent predictor, bordered corrector).
+
+    At a solution the tangent directions are dτ_k = Z p (Z (k, d) orthonormal null space of G), with
+    dq = D dτ_k and dλ = −Y dτ_k; the reduced gradient of ½‖τ_k‖² is g = Zᵀτ_k, zero at a first-order
+    point. The step p = −B⁻¹g (B the BFGS reduced Hessian, starting at I: the Gauss–Newton value, which
+    ignores the curvature of the solution set) is limited to ``max_step`` per coordinate, predicted
+    along the tangent, corrected back by :func:`_restore`, and halved until ‖τ_k‖² decreases (Armijo).
+    Z is carried from point to point by the orthogonal Procrustes alignment, so g and B keep their
+    coordinates. Returns the point, the number of accepted steps and ‖g‖/‖τ_k‖."""
+    q, lam, tau_k = point
+    Z, g = _reduced_gradient(newton, q, lam, tau_k, None)
+    B = np.eye(Z.shape[1])
+    for descent in range(max_descents + 1):
+        scale = max(float(np.linalg.norm(tau_k)), 1e-300)
+        if Z.shape[1] == 0 or np.linalg.norm(g) <= optimality_tol * scale or descent == max_descents:
+            return (q, lam, tau_k), descent, float(np.linalg.norm(g)) / scale
+        p = -np.linalg.solve(B, g)
+        if g @ p >= 0.0:                                 # B lost positive definiteness: restart at I
+            B, p = np.eye(len(g)), -g
+        dtau = Z @ p
+        alpha = min(1.0, max_step / max(float(np.max(np.abs(newton.D @ dtau))), 1e-300))
+        accepted = None
+        for _ in range(30):
+            predicted = (q + alpha * (newton.D @ dtau), lam - alpha * (newton.Y @ dtau), tau_k + alpha * dtau)
+            try:
+                candidate, _ = _restore(newton, predicted, tol, max_iterations, max_step, [])
+            except ConvergenceError:
+                candidate = None
+            if candidate is not None and _on_target(newton, candidate, tol):
+                f, f_new = tau_k @ tau_k, candidate[2] @ candidate[2]
+                if f_new <= f + 1e-4 * alpha * (g @ p) or -alpha * (g @ p) <= 1e-12 * f:
+                    accepted = candidate             # Armijo, or a decrease below the rounding of ‖τ_k‖²
+                    break
+            alpha *= 0.5
+        if accepted is None:                             # no decrease along the tangent: stationary
+            return (q, lam, tau_k), descent, float(np.linalg.norm(g)) / scale
+        Z_new, g_new = _reduced_gradient(newton, *accepted, Z)
+        s, y = Z.T @ (accepted[2] - tau_k), g_new - g
+        if s @ y > 1e-12 * np.linalg.norm(s) * np.linalg.norm(y):       # BFGS update of B
+            Bs = B @ s
+            B = B - np.outer(Bs, Bs) / (s @ Bs) + np.outer(y, y) / (s @ y)
+        (q, lam, tau_k), Z, g = accepted, Z_new, g_new
+
+
+def _reduced_gradient(newton, q, lam, tau_k, Z_previous):
+    """Orthonormal null space Z (k, d) of G at (q, λ, τ_k) (factoring there) and g = Zᵀτ_k (d,); with
+    ``Z_previous`` the basis is rotated onto it (orthogonal Procrustes) so coordinates carry over."""
+    newton.direction(q, lam, tau_k)
     G = newton.G
-    sv = np.linalg.svd(G, compute_uv=False) if G.size else np.zeros(0)
-    rank = int(np.sum(sv > rcond * sv.max())) if sv.size and sv.max() > 0 else 0
-    residual = float(np.linalg.norm(x - target))
-    history.append(residual)
-    return InverseStatics(tau_k, eq, x, target, residual, residual <= tol, G, sv, rank, it, history)
+    _, sv, Vt = np.linalg.svd(G, full_matrices=True)
+    rank = int(np.sum(sv > newton.rcond * sv.max())) if sv.size and sv.max() > 0 else 0
+    Z = Vt[rank:].T
+    if Z_previous is not None and Z_previous.shape == Z.shape and Z.shape[1]:
+        U, _, Wt = np.linalg.svd(Z.T @ Z_previous)
+        Z = Z @ (U @ Wt)
+    return Z, Z.T @ tau_k
+
+
+def _on_target(newton, point, tol) -> bool:
+    x = _task_terms(newton.asm, newton.task, point[0], newton.t)[0]
+    return float(np.linalg.norm(x - newton.target)) <= tol
 
 
 class _BorderedNewton:

@@ -14,7 +14,7 @@ trapezoidal rule (no numerical damping); :meth:`GeneralizedAlpha.hht` gives the 
 Newton on (q̈_{n+1}, λ_{n+1}) with Δq = h²β′Δq̈, Δv = hγ′Δq̈ (β′ = β(1 − α_f)/(1 − α_m), γ′ likewise):
     [[M + γ′h C + β′h² K, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; −φ/(β′h²)]
 with K = ∂r/∂q, C = ∂r/∂v: the flexible tangent and Kelvin–Voigt damping matrices (sparse, exact) and,
-for the joint coordinates, finite differences of the rigid rows (including M_q q̈ and the constraint
+for the joint coordinates, central differences of the rigid rows (including M_q q̈ and the constraint
 Hessian term −∂(Φᵀλ)/∂q). The saddle point is solved by :class:`flexbody.kkt.SaddlePointSolver`; its
 factor is kept across iterations and steps while Newton contracts fast enough (``reuse_rate``), and
 remade otherwise. A step that does not converge is retried with half the step (down to ``dt_min``);
@@ -35,6 +35,7 @@ from .assembled import State
 from .dynamics import ForwardResult
 from .errors import ConvergenceError, FlexbodyError, StateError
 from .kkt import SaddlePointSolver
+from .residual import EquationResidual
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ class GeneralizedAlpha:
     step after halvings [s]; grow_after : consecutive easy steps (converged within half of
     ``max_iterations``) before the step is doubled back towards ``dt`` — doubled after every halving (at
     most 64), so a step that keeps failing is not retried over and over; fd_step : relative
-    finite-difference step of the rigid Jacobian blocks.
+    central-difference step of the rigid Jacobian blocks.
     """
 
     dt: float
@@ -65,7 +66,7 @@ class GeneralizedAlpha:
     reuse_rate: float = 0.25
     dt_min: float | None = None
     grow_after: int = 4
-    fd_step: float = 1e-7
+    fd_step: float = 1e-5
 
     def __post_init__(self):
         if not (np.isfinite(self.dt) and self.dt > 0):
@@ -95,73 +96,20 @@ class GeneralizedAlpha:
         return am, af, gamma, 0.25 * (gamma + 0.5) ** 2
 
 
-class _Residual:
-    """Residual r = M q̈ + h − τ − Φᵀλ and φ at a trial state, and the iteration matrix pieces."""
-
-    def __init__(self, asm, settings: GeneralizedAlpha):
-        self.asm, self.settings = asm, settings
-        self.n_r = asm.n_rigid
-        self.force_calls = self.jacobian_calls = 0
-        self.force_time = self.jacobian_time = 0.0
-
-    def evaluate(self, t, q, v, qdd, lam, tau):
-        asm = self.asm
-        ev = asm.evaluate(t, q, v)
-        r = np.empty(asm.n_dofs)
+def _iteration_matrix(equations: EquationResidual, t, q, v, qdd, lam, ev, c_v, c_q):
+    """(A_r dense (n_r, n_r), A_f sparse) of A = M + c_v C + c_q K (c_v = γ′h, c_q = β′h²)."""
+    asm, n_r = equations.asm, equations.n_r
+    A_r = np.zeros((n_r, n_r))
+    if n_r:
         for tree in asm.trees:
             s = asm.slices[tree]
-            r[s] = ev.kinematics(tree).inverse_dynamics(qdd[s])               # M q̈ + b + g (RNEA)
-        if asm.sparse:
-            fs = asm.flexible.slice
-            t0 = time.perf_counter()
-            h_f = asm.flexible.forces(q[fs], v[fs])
-            self.force_time += time.perf_counter() - t0
-            self.force_calls += 1
-            r[fs] = asm.flexible.mass.matrix @ qdd[fs] + h_f
-        phi, Phi, bias, phi_t = asm.constraint_rows(ev)
-        if Phi.shape[0]:
-            r -= Phi.T @ lam
-        return r - tau, phi, Phi, ev
-
-    def rigid_rows(self, t, q, v, qdd, lam):
-        """Rows 0..n_r of M q̈ + h − Φᵀλ (for finite differences)."""
-        asm = self.asm
-        ev = asm.evaluate(t, q, v)
-        out = np.empty(self.n_r)
-        for tree in asm.trees:
-            s = asm.slices[tree]
-            out[s] = ev.kinematics(tree).inverse_dynamics(qdd[s])
-        if asm.n_constraints:
-            out -= (asm.constraint_rows(ev)[1][:, :self.n_r]).T @ lam
-        return out
-
-    def iteration_matrix(self, t, q, v, qdd, lam, ev, c_v, c_q):
-        """(A_r dense (n_r, n_r), A_f sparse) of A = M + c_v C + c_q K (c_v = γ′h, c_q = β′h²)."""
-        asm, n_r = self.asm, self.n_r
-        A_r = np.zeros((n_r, n_r))
-        if n_r:
-            for tree in asm.trees:
-                s = asm.slices[tree]
-                A_r[s, s] = ev.kinematics(tree).mass_matrix()
-            base = self.rigid_rows(t, q, v, qdd, lam)
-            eps = self.settings.fd_step
-            for j in range(n_r):
-                dq = eps * max(1.0, abs(q[j]))
-                qp = q.copy()
-                qp[j] += dq
-                A_r[:, j] += c_q * (self.rigid_rows(t, qp, v, qdd, lam) - base) / dq
-                dv = eps * max(1.0, abs(v[j]))
-                vp = v.copy()
-                vp[j] += dv
-                A_r[:, j] += c_v * (self.rigid_rows(t, q, vp, qdd, lam) - base) / dv
-        if not asm.sparse:
-            return A_r, sp.csr_matrix((0, 0))
-        t0 = time.perf_counter()
-        _, K, C = asm.flexible_jacobians(ev)
-        self.jacobian_time += time.perf_counter() - t0
-        self.jacobian_calls += 1
-        A_f = asm.flexible.mass.matrix + c_q * K
-        return A_r, (A_f if C is None else A_f + c_v * C)
+            A_r[s, s] = ev.kinematics(tree).mass_matrix()
+        A_r += equations.rigid_tangent(t, q, v, qdd, lam, c_q=c_q, c_v=c_v)
+    if not asm.sparse:
+        return A_r, sp.csr_matrix((0, 0))
+    _, K, C = equations.flexible_jacobians(ev)
+    A_f = asm.flexible.mass.matrix + c_q * K
+    return A_r, (A_f if C is None else A_f + c_v * C)
 
 
 def initial_acceleration(asm, t, q, v, tau, solver: SaddlePointSolver) -> tuple[np.ndarray, np.ndarray]:
@@ -226,7 +174,7 @@ class _Stepper:
 
     def __init__(self, asm, settings: GeneralizedAlpha):
         self.asm, self.settings = asm, settings
-        self.residual = _Residual(asm, settings)
+        self.residual = EquationResidual(asm, settings.fd_step)
         self.solver = SaddlePointSolver(asm.n_rigid)
         self.am, self.af, self.gamma, self.beta = settings.parameters()
         self.factor_dt = None                               # step of the kept factor (None: none kept)
@@ -253,7 +201,7 @@ class _Stepper:
                 raise _StepFailed(f"NaN/Inf in the residual at t = {t1:.9g} s")
             fresh = refresh
             if refresh:
-                A_r, A_f = self.residual.iteration_matrix(t1, q, v, qdd, lam, ev, gp * dt, bp * dt * dt)
+                A_r, A_f = _iteration_matrix(self.residual, t1, q, v, qdd, lam, ev, gp * dt, bp * dt * dt)
                 self.solver.factor(A_r, A_f, sp.csr_matrix(Phi))
                 self.factor_dt, refresh, self.used_fresh = dt, False, True
             dqdd, y = self.solver.solve(-r, -phi / (bp * dt * dt))
