@@ -33,8 +33,8 @@ Measured at full size (summary.txt; 12 × 2 × 2 eight-node bricks, 353 coordina
 would take joint torques ~1e9 times larger); table for 1 × 1 sections: 4.1e-5, 3.4e-6 (6 elements), 8.8e-9, 6.4e-10 (12),
 6.5e-16, 4.4e-17 (24: rank 0, the report FAILS). Holding torques (−40.93, −19.42) N·m; inverse statics
 τ_k = (−38.11, −18.01) N·m in 13 iterations, task residual 0, G singular values 0.165, 0.0285 m/(N·m);
-the forward re-solve puts the tip on the target to 5.4e-15 m. Sequence of 11 equilibria: every residual 0.
-Simulation (2500 steps, 4141 Newton iterations): tip error at most 1.3 mm after the move and 5.4e-12 m at
+the forward re-solve puts the tip on the target to 8.2e-15 m. Sequence of 11 equilibria: every residual 0.
+Simulation (2500 steps, 4136 Newton iterations): tip error at most 1.3 mm after the move and 5.4e-12 m at
 T_END; ‖φ‖ ≤ 2.3e-12; energy balance |ΔE − W + D| = 3.7e-5 of the work W = 0.94 J (D = 5.8e-5 J).
 The dissipation history is a trapezoid estimate: at a step much longer than the damped beam modes'
 periods it is not accurate (6 × 1 × 1 bricks at DT = 4 ms: balance off by 0.17 J, 8e-5 J at 1 ms).
