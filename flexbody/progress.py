@@ -1,0 +1,66 @@
+"""Progress of long runs: the simulation loops call :func:`report` once per step; whoever wants to show
+progress (the command line's bar, a notebook) installs a callback with :func:`reporting`.
+
+Without a callback :func:`report` costs one attribute look-up, so the loops call it unconditionally.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import contextmanager
+from typing import Callable
+
+__all__ = ["report", "reporting", "ProgressBar"]
+
+_callback: Callable[[float, float, float], None] | None = None
+
+
+def report(t: float, t0: float, t_end: float) -> None:
+    """Tell the installed callback (if any) that the run reached time t [s] of [t0, t_end]."""
+    if _callback is not None:
+        _callback(float(t), float(t0), float(t_end))
+
+
+@contextmanager
+def reporting(callback: Callable[[float, float, float], None]):
+    """Install ``callback(t, t0, t_end)`` for the duration of the ``with`` block (nesting restores)."""
+    global _callback
+    previous, _callback = _callback, callback
+    try:
+        yield callback
+    finally:
+        _callback = previous
+
+
+class ProgressBar:
+    """A one-line text bar: simulated time, fraction done, speed (simulated s per wall s) and wall time,
+    redrawn at most every ``interval`` wall seconds on ``stream`` (default stderr)."""
+
+    def __init__(self, stream=None, width: int = 30, interval: float = 0.5):
+        self.stream = stream or sys.stderr
+        self.width, self.interval = width, interval
+        self.start = time.perf_counter()
+        self.last_draw = -float("inf")
+        self.shown = False
+
+    def __call__(self, t: float, t0: float, t_end: float) -> None:
+        now = time.perf_counter()
+        done = t >= t_end - 1e-12 * max(1.0, abs(t_end))
+        if now - self.last_draw < self.interval and not done:
+            return
+        self.last_draw = now
+        span = max(t_end - t0, 1e-300)
+        fraction = min(max((t - t0) / span, 0.0), 1.0)
+        wall = now - self.start
+        speed = (t - t0) / wall if wall > 0 else float("nan")
+        filled = int(round(fraction * self.width))
+        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] t = {t:.4g} / {t_end:.4g} s "
+                          f"({100 * fraction:5.1f} %), {speed:.3g} sim s / wall s, {wall:.1f} s")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        """End the bar's line."""
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
