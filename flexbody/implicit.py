@@ -21,6 +21,11 @@ remade otherwise. A step that does not converge is retried with half the step (d
 the step grows back after ``grow_after`` easy steps.
 
 A controller is called once per step at (t_n, q_n, v_n) and its actuator inputs are held over the step.
+
+A run saved as it goes (``simulate(..., save_to=…)``) checkpoints the :class:`_Step` state, the step-size
+control (dt, easy steps, patience, step count), the input of the previous step, the statistics and the
+point (t, q, v, q̈, λ, dt) at which the kept iteration matrix was formed; a run resumed from the checkpoint
+forms that matrix again there, so it takes exactly the Newton iterates of the uninterrupted run.
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from . import progress
 from .assembled import State
 from .dynamics import ForwardResult
 from .errors import ConvergenceError, FlexbodyError, StateError
@@ -177,14 +183,29 @@ class _Stepper:
         self.residual = EquationResidual(asm, settings.fd_step)
         self.solver = SaddlePointSolver(asm.n_rigid)
         self.am, self.af, self.gamma, self.beta = settings.parameters()
+        self.bp = self.beta * (1 - self.af) / (1 - self.am)                # β′, γ′
+        self.gp = self.gamma * (1 - self.af) / (1 - self.am)
         self.factor_dt = None                               # step of the kept factor (None: none kept)
+        self.factor_point = None                            # (t, q, v, q̈, λ) where it was formed
         self.iterations = 0
         self.sizes = []                                     # position increments of the last attempt
         self.used_fresh = False                             # the last attempt factored at least once
 
+    def _factor(self, t, q, v, qdd, lam, ev, Phi, dt: float) -> None:
+        A_r, A_f = _iteration_matrix(self.residual, t, q, v, qdd, lam, ev, self.gp * dt, self.bp * dt * dt)
+        self.solver.factor(A_r, A_f, sp.csr_matrix(Phi))
+        self.factor_dt = dt
+        self.factor_point = (float(t), q.copy(), v.copy(), qdd.copy(), lam.copy())
+
+    def restore_factor(self, dt: float, t: float, q, v, qdd, lam) -> None:
+        """Form the kept iteration matrix again at the point (and step dt) where a checkpointed run
+        formed it: the same inputs give the same factor, so Newton continues as it would have."""
+        ev = self.asm.evaluate(t, q, v)
+        self._factor(t, q, v, qdd, lam, ev, self.asm.constraint_rows(ev)[1], dt)
+
     def step(self, s: _Step, dt: float, tau: np.ndarray) -> tuple[_Step, int]:
         am, af, g, b = self.am, self.af, self.gamma, self.beta
-        bp, gp = b * (1 - af) / (1 - am), g * (1 - af) / (1 - am)
+        bp, gp = self.bp, self.gp
         t1 = s.t + dt
         qdd = s.qdd.copy()                                                  # predictor: q̈ and λ held
         a = (s.qdd - am * s.a) / (1 - am)
@@ -201,9 +222,8 @@ class _Stepper:
                 raise _StepFailed(f"NaN/Inf in the residual at t = {t1:.9g} s")
             fresh = refresh
             if refresh:
-                A_r, A_f = _iteration_matrix(self.residual, t1, q, v, qdd, lam, ev, gp * dt, bp * dt * dt)
-                self.solver.factor(A_r, A_f, sp.csr_matrix(Phi))
-                self.factor_dt, refresh, self.used_fresh = dt, False, True
+                self._factor(t1, q, v, qdd, lam, ev, Phi, dt)
+                refresh, self.used_fresh = False, True
             dqdd, y = self.solver.solve(-r, -phi / (bp * dt * dt))
             qdd += dqdd
             a += (1 - af) / (1 - am) * dqdd
@@ -233,21 +253,52 @@ class _Snapshot:
 
 
 def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_function, recorder, *, q, v,
-                      t0: float, record_every: int, controller=None) -> dict:
+                      t0: float, record_every: int, controller=None, saver=None, start=None) -> dict:
     """Integrate from t0 to t_end with :class:`GeneralizedAlpha`; histories go to ``recorder`` (the
     recorder of :func:`flexbody.simulate`). Returns run statistics. Raises ConvergenceError when a step
-    fails at ``dt_min`` (the recorder keeps every state recorded so far)."""
+    fails at ``dt_min`` (the recorder keeps every state recorded so far).
+
+    ``saver`` (the writer of ``simulate(..., save_to=…)``): after a step, when ``saver.due(recorder)``,
+    ``saver.write(recorder, state, arrays)`` stores the rows and the checkpoint: ``state`` the JSON
+    scalars (t, dt, easy, patience, k, statistics so far, time and step of the kept iteration matrix),
+    ``arrays`` q, v, qdd, a, lam, tau_prev and the q, v, q̈, λ at which that matrix was formed. ``start`` =
+    (state, arrays) of such a checkpoint continues that run from it, exactly as it would have gone on
+    (q, v given are the checkpoint's; t0 stays the run's start, for progress reports).
+    """
     stepper = _Stepper(asm, settings)
     dt_min = settings.dt_min if settings.dt_min is not None else settings.dt / 64.0
-    tau = _checked_tau(tau_function, asm, t0, q, v)
-    qdd, lam = initial_acceleration(asm, t0, q, v, tau, stepper.solver)
-    state = _Step(float(t0), q.copy(), v.copy(), qdd, qdd.copy(), lam)
-    tau_prev = tau
-    stats = {"steps": 0, "rejected": 0, "newton_iterations": 0, "wall_seconds": 0.0, "applied_work": 0.0,
-             "dissipated": 0.0}
-    dt, easy, k, patience = settings.dt, 0, 0, settings.grow_after
+    if start is None:
+        tau = _checked_tau(tau_function, asm, t0, q, v)
+        qdd, lam = initial_acceleration(asm, t0, q, v, tau, stepper.solver)
+        state = _Step(float(t0), q.copy(), v.copy(), qdd, qdd.copy(), lam)
+        tau_prev = tau
+        stats = {"steps": 0, "rejected": 0, "newton_iterations": 0, "wall_seconds": 0.0, "applied_work": 0.0,
+                 "dissipated": 0.0}
+        dt, easy, k, patience = settings.dt, 0, 0, settings.grow_after
+        counted = {}
+        _record(recorder, asm, state, tau, 0, dt, stats)
+    else:
+        scalars, arrays = start
+        state = _Step(float(scalars["t"]), *(np.array(arrays[key], dtype=float)
+                                             for key in ("q", "v", "qdd", "a", "lam")))
+        tau = _checked_tau(tau_function, asm, state.t, state.q, state.v)
+        tau_prev = np.array(arrays["tau_prev"], dtype=float)
+        stats = dict(scalars["stats"])
+        dt, easy, k, patience = (float(scalars["dt"]), int(scalars["easy"]), int(scalars["k"]),
+                                 int(scalars["patience"]))
+        counted = dict(scalars["counters"])                 # work counters of the run before the checkpoint
+        if scalars.get("factor_dt") is not None:
+            point = (np.array(arrays["factor_" + key], dtype=float) for key in ("q", "v", "qdd", "lam"))
+            stepper.restore_factor(float(scalars["factor_dt"]), float(scalars["factor_t"]), *point)
+    wall_before = float(stats["wall_seconds"])
     clock = time.perf_counter()
-    _record(recorder, asm, state, tau, 0, dt, stats)
+
+    def counters() -> dict:
+        now = {"factorizations": stepper.solver.factorizations, "force_calls": stepper.residual.force_calls,
+               "jacobian_calls": stepper.residual.jacobian_calls, "force_seconds": stepper.residual.force_time,
+               "jacobian_seconds": stepper.residual.jacobian_time}
+        return {key: value + counted.get(key, 0) for key, value in now.items()}
+
     while state.t < t_end - 1e-12 * max(1.0, abs(t_end)):
         dt_step = min(dt, t_end - state.t)
         try:
@@ -286,14 +337,29 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
             tau = _checked_tau(tau_function, asm, state.t, state.q, state.v)
         if k % record_every == 0 or last:
             _record(recorder, asm, state, tau, iterations, dt_step, stats)
-    stats["wall_seconds"] = time.perf_counter() - clock
-    stats.update(factorizations=stepper.solver.factorizations, linear_solver=stepper.solver.method,
-                 force_calls=stepper.residual.force_calls, jacobian_calls=stepper.residual.jacobian_calls,
-                 force_seconds=stepper.residual.force_time, jacobian_seconds=stepper.residual.jacobian_time,
+        progress.report(state.t, t0, t_end)
+        if saver is not None and not last and saver.due(recorder):
+            _checkpoint(saver, recorder, stepper, state, tau_prev, stats, counters(), dt=dt, easy=easy, k=k,
+                        patience=patience, wall_seconds=wall_before + time.perf_counter() - clock)
+    stats["wall_seconds"] = wall_before + time.perf_counter() - clock
+    stats.update(counters(), linear_solver=stepper.solver.method,
                  mass_factorizations=asm.flexible.mass.factorizations,
                  integrator_settings=asdict(settings),
                  parameters=dict(zip(("alpha_m", "alpha_f", "gamma", "beta"), settings.parameters())))
     return stats
+
+
+def _checkpoint(saver, recorder, stepper: _Stepper, state: _Step, tau_prev, stats: dict, counters: dict, *,
+                dt: float, easy: int, k: int, patience: int, wall_seconds: float) -> None:
+    """Write the rows and what continues the run after ``state`` exactly (see :func:`simulate_implicit`)."""
+    scalars = {"integrator": "GeneralizedAlpha", "t": state.t, "dt": dt, "easy": easy, "k": k,
+               "patience": patience, "counters": counters, "stats": dict(stats, wall_seconds=wall_seconds),
+               "factor_dt": stepper.factor_dt, "factor_t": None}
+    arrays = {"q": state.q, "v": state.v, "qdd": state.qdd, "a": state.a, "lam": state.lam, "tau_prev": tau_prev}
+    if stepper.factor_dt is not None:
+        scalars["factor_t"] = stepper.factor_point[0]
+        arrays.update(zip(("factor_q", "factor_v", "factor_qdd", "factor_lam"), stepper.factor_point[1:]))
+    saver.write(recorder, scalars, arrays)
 
 
 def _checked_tau(tau_function, asm, t, q, v) -> np.ndarray:

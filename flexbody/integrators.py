@@ -16,29 +16,38 @@ Without stabilisation the drift is not hidden: ‖φ‖ and ‖Φ v + φ_t‖ ar
 The model is any object with the evaluation interface ``n_dofs``, ``n_constraints``, ``row_labels``,
 ``terms(t, q, v)`` (→ .M, .h, .Phi, .bias, .phi, .phi_t), ``constraint_value(t, q)``, ``constraint_jacobian(t, q)``,
 ``constraint_rate(t, q)`` and optionally ``energy(q, v)``, ``initial_state()``, ``body_slices``.
+
+With ``simulate(..., save_to=directory)`` the run is written while it runs (layout in
+:mod:`flexbody.results`): every ``save_every`` recorded steps a part file with the new rows,
+``results.json`` and ``checkpoint.npz``, the state from which :func:`resume` continues the run step for
+step as if it had not been stopped.
 """
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import math
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
 
+from . import progress
 from .assembled import State
 from .analysis import DENSE_LIMIT, GRAM_RTOL_FLOOR, constraint_rank, constraint_svd, dense_jacobian
 from .analysis import resolve_tolerances as _tolerances
 from .dynamics import forward
 from .errors import ConvergenceError, FlexbodyError, StateError
-from .results import Results
+from .results import (CHECKPOINT, PARTS, RESULTS_JSON, RESULTS_NPZ, Results, _jsonable, header, part_name,
+                      read_parts, save_npz, save_part, write_text)
 
 log = logging.getLogger(__name__)
 
 __all__ = ["RK4", "Adaptive", "Baumgarte", "PositionCorrection", "simulate", "assemble_configuration",
-           "project_velocity"]
+           "project_velocity", "resume"]
 
 
 # --------------------------------------------------------------------------------------------- settings
@@ -371,13 +380,27 @@ class _Recorder:
                 continue
             rows.append(value)
 
+    def body_slices(self) -> dict:
+        return {k: ((s.start, s.stop) if isinstance(s, slice) else tuple(int(i) for i in s))
+                for k, s in dict(getattr(self.asm, "body_slices", None) or {}).items()}
+
+    def restore(self, arrays: dict, histories: dict, state: dict) -> None:
+        """Continue after the rows of a saved run (``arrays`` "times", "q", "v" and ``histories``, as read
+        by :func:`flexbody.results.read_parts`) with the event log and rank tracking of its checkpoint."""
+        self.rows = {"t": [np.array(t, dtype=float) for t in arrays["times"]], "q": list(arrays["q"]),
+                     "v": list(arrays["v"])}
+        for key, value in histories.items():
+            self.rows[key] = [np.array(x, dtype=float) for x in value]
+        self.events = list(state["events"])
+        self.dropped = set(state["dropped"])
+        self.rank0, self.rank_prev, self.t_last = state["rank0"], state["rank_prev"], float(state["t_last"])
+
     def results(self) -> Results:
         n = int(self.asm.n_dofs)
         count = len(self.rows["t"])
         rows = {k: np.asarray(v) for k, v in self.rows.items() if k not in self.dropped and len(v) == count}
         q = rows["q"] if len(rows["q"]) else np.zeros((0, n))
-        slices = {k: ((s.start, s.stop) if isinstance(s, slice) else tuple(int(i) for i in s))
-                  for k, s in dict(getattr(self.asm, "body_slices", None) or {}).items()}
+        slices = self.body_slices()
         histories = {k: v for k, v in rows.items() if k not in ("t", "q", "v")}
         for key in ("rank", "corrections"):
             if key in histories:
@@ -389,11 +412,122 @@ class _Recorder:
                        histories=histories, events=list(self.events), metadata=dict(self.metadata))
 
 
+# ------------------------------------------------------------------------------------ saving as it runs
+class _Saver:
+    """Writes a run into a directory while it runs (layout in :mod:`flexbody.results`).
+
+    :meth:`write` stores the rows recorded since the last write as a new part file, then
+    ``results.json`` (listing the parts), then, given the integrator's state, ``checkpoint.npz``, each
+    atomically and in this order; the checkpoint names how many parts (and rows) it continues, so
+    whatever a kill leaves behind is consistent: :meth:`Results.load` reads the parts listed in the json,
+    :func:`resume` the ones named by the checkpoint (later ones are written again). At the end of a
+    successful run :meth:`finish` writes the complete ``results.npz`` and removes the parts and the
+    checkpoint.
+    """
+
+    def __init__(self, directory, save_every: int, n_parts: int = 0, written: int = 0):
+        self.path, self.save_every = Path(directory), int(save_every)
+        self.n_parts, self.written = int(n_parts), int(written)            # parts and rows on disk
+
+    @classmethod
+    def create(cls, directory, save_every: int) -> "_Saver":
+        """A writer into ``directory`` (created; the files of an earlier run there are removed)."""
+        saver = cls(directory, save_every)
+        try:
+            saver.path.mkdir(parents=True, exist_ok=True)
+            for name in (RESULTS_NPZ, RESULTS_JSON, CHECKPOINT):
+                (saver.path / name).unlink(missing_ok=True)
+            saver.prune()
+        except OSError as exc:
+            raise FlexbodyError(f"simulate: cannot prepare {str(saver.path)!r} for saving: {exc}") from exc
+        return saver
+
+    def prune(self) -> None:
+        """Remove part files beyond the first ``n_parts`` and temporary files left by a killed writer."""
+        parts = self.path / PARTS
+        for file in list(self.path.glob(".*.tmp")) + list(parts.glob(".*.tmp")):
+            file.unlink(missing_ok=True)
+        for file in parts.glob("part_*.npz"):
+            if file.stem[5:].isdigit() and int(file.stem[5:]) > self.n_parts:
+                file.unlink(missing_ok=True)
+
+    def forget_after_checkpoint(self, recorder: _Recorder) -> None:
+        """On resuming: list only the checkpoint's parts in ``results.json``, then remove later parts."""
+        self.write(recorder)
+        self.prune()
+
+    def due(self, recorder: _Recorder) -> bool:
+        return len(recorder.rows["t"]) - self.written >= self.save_every
+
+    def write(self, recorder: _Recorder, state: dict | None = None, arrays: dict | None = None) -> None:
+        """Write the new rows and ``results.json``; with the integrator's ``state`` (JSON scalars) and
+        ``arrays`` also the checkpoint, which must continue the run right after the last recorded row."""
+        n = int(recorder.asm.n_dofs)
+        count = len(recorder.rows["t"])
+        try:
+            if count > self.written or self.n_parts == 0:
+                rows = {k: v[self.written:count] for k, v in recorder.rows.items()
+                        if k not in recorder.dropped and len(v) == count}
+                stack = lambda key: np.asarray(rows[key]) if rows[key] else np.zeros((0, n))    # noqa: E731
+                save_part(self.path, self.n_parts + 1, np.asarray(rows["t"], dtype=float), stack("q"),
+                          stack("v"), {k: np.asarray(v) for k, v in rows.items() if k not in ("t", "q", "v")})
+                self.n_parts, self.written = self.n_parts + 1, count
+            meta = header("dynamic", recorder.body_slices(), recorder.events, recorder.metadata,
+                          parts=[part_name(i) for i in range(1, self.n_parts + 1)], n_dofs=n)
+            write_text(self.path / RESULTS_JSON, json.dumps(meta, indent=1))
+            if state is not None:
+                state = {**state, "n_parts": self.n_parts, "rows": self.written, "rank0": recorder.rank0,
+                         "rank_prev": recorder.rank_prev, "dropped": sorted(recorder.dropped),
+                         "events": recorder.events, "t_last": recorder.t_last}
+                save_npz(self.path / CHECKPOINT, {"state": np.array(json.dumps(_jsonable(state))), **arrays})
+        except OSError as exc:
+            raise FlexbodyError(f"cannot write the run to {str(self.path)!r}: {exc}") from exc
+
+    def fail(self, recorder: _Recorder) -> None:
+        """After a failure: write the rows not yet written (the checkpoint stays at the last save)."""
+        try:
+            self.write(recorder)
+        except FlexbodyError as exc:
+            log.error("%s", exc)
+
+    def finish(self, results: Results) -> None:
+        """Write the complete results and remove the parts and the checkpoint."""
+        try:
+            results.save(self.path)
+            (self.path / CHECKPOINT).unlink(missing_ok=True)
+            self.n_parts = 0
+            self.prune()
+            if (self.path / PARTS).is_dir() and not any((self.path / PARTS).iterdir()):
+                (self.path / PARTS).rmdir()
+        except OSError as exc:
+            raise FlexbodyError(f"cannot write the results to {str(self.path)!r}: {exc}") from exc
+
+
+def _execute(recorder: _Recorder, saver: _Saver | None, body: Callable[[], None]) -> Results:
+    """Run ``body`` (the stepping loop); on failure attach (and write) what was recorded, else return
+    (and write) the results."""
+    try:
+        body()
+    except FlexbodyError as exc:
+        _attach_partial(recorder, exc)
+        if saver is not None:
+            saver.fail(recorder)
+        raise
+    except KeyboardInterrupt:
+        if saver is not None:
+            saver.fail(recorder)
+        raise
+    results = recorder.results()
+    if saver is not None:
+        saver.finish(results)
+    return results
+
+
 # ----------------------------------------------------------------------------------------- simulation
 def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulation: str = "projection",
              stabilization=PositionCorrection(), q0=None, v0=None, t0: float = 0.0, record_every: int = 1,
              consistent_initial: bool = True, rtol: float | None = None, atol: float | None = None,
-             singular_tol: float | None = None, controller=None) -> Results:
+             singular_tol: float | None = None, controller=None, save_to=None, save_every: int = 50) -> Results:
     """Integrate the constrained equations of motion from ``t0`` to ``t_end`` [s].
 
     Parameters
@@ -430,6 +564,16 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
     singular_tol : float, optional
         Absolute singular-value floor for the singular-configuration log only (the dynamics keep
         ``atol``). Default: log changes of the rank used by forward().
+    save_to : str or Path, optional
+        Directory to write the run into while it runs (files of an earlier run there are replaced): every
+        ``save_every`` recorded steps the new rows as ``parts/part_NNNNN.npz``, ``results.json``
+        (metadata with the run's settings: integrator and its settings, t0, t_end, record_every,
+        formulation, stabilisation) and ``checkpoint.npz`` (the integrator's state, for :func:`resume`);
+        on a failure the rows recorded up to it; at the end the complete results (:meth:`Results.save`),
+        after which the parts and the checkpoint are removed. :meth:`Results.load` reads the directory at
+        any time (``metadata["complete"]`` False before the end). Saving does not change the results.
+    save_every : int
+        Recorded steps per part file (with ``save_to``).
 
     Returns
     -------
@@ -449,7 +593,7 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
     FlexbodyError
         Any failure during the run (ConvergenceError of the position correction, ConstraintError of the
         multiplier form at a singular configuration, …) is re-raised with the results recorded up to
-        the failure attached as ``exc.last_good``.
+        the failure attached as ``exc.last_good``; with ``save_to`` they are written there too.
     """
     from .implicit import GeneralizedAlpha
     if not isinstance(integrator, (RK4, Adaptive, GeneralizedAlpha)):
@@ -458,40 +602,171 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
         raise FlexbodyError(f"simulate: t_end must be finite and > t0 = {t0}, got {t_end!r}")
     if not isinstance(record_every, (int, np.integer)) or record_every < 1:
         raise FlexbodyError(f"simulate: record_every must be a positive integer, got {record_every!r}")
-    if controller is not None:
-        if tau is not None:
-            raise FlexbodyError("simulate: give either tau or controller, not both")
-        if getattr(controller, "outputs", None) != "actuators":
-            raise FlexbodyError(f"simulate: controller must be a flexbody.control.Controller, got {controller!r}")
-        tau = controller
-    controller = tau if getattr(tau, "outputs", None) == "actuators" else None
-    if controller is not None and hasattr(controller, "reset"):
-        controller.reset()
+    if save_to is not None and (not isinstance(save_every, (int, np.integer)) or save_every < 1):
+        raise FlexbodyError(f"simulate: save_every must be a positive integer, got {save_every!r}")
+    tau, controller = _control_inputs(tau, controller, "simulate")
+    facts = {"t0": float(t0), "t_end": float(t_end), "record_every": int(record_every)}
+    if save_to is not None:
+        facts["save_every"] = int(save_every)
+    saver = _Saver.create(save_to, save_every) if save_to is not None else None
     if isinstance(integrator, GeneralizedAlpha):
         return _simulate_implicit(asm, t_end, integrator, tau, controller, q0, v0, t0, record_every,
-                                  consistent_initial)
+                                  consistent_initial, facts, saver)
     correction, baumgarte = _split_stabilization(stabilization)
     tolerances = _tolerances(rtol, atol)
     q, v = _initial_state(asm, q0, v0, t0, consistent_initial, tolerances)
-    dynamics = _Dynamics(asm, tau, formulation, baumgarte, *tolerances)
     metadata = {"integrator": type(integrator).__name__, "integrator_settings": asdict(integrator),
                 "formulation": formulation,
                 "position_correction": asdict(correction) if correction else None,
                 "baumgarte": asdict(baumgarte) if baumgarte else None, "rtol": tolerances[0],
-                "atol": tolerances[1], "singular_tol": singular_tol}
+                "atol": tolerances[1], "singular_tol": singular_tol, **facts}
     recorder = _Recorder(asm, tolerances, singular_tol, _with_labels(metadata, asm, controller), controller)
     recorder.t_last = float(t0)
-    run = _run_rk4 if isinstance(integrator, RK4) else _run_adaptive
+    body = _explicit_body(asm, integrator, tau, formulation, correction, baumgarte, tolerances, recorder,
+                          record_every, saver, q, v, float(t0), float(t_end), {})
+    return _execute(recorder, saver, body)
+
+
+def _control_inputs(tau, controller, caller: str):
+    """(tau, controller): the controller (if any) becomes tau; a Controller given as tau is recognised;
+    the controller is reset."""
+    if controller is not None:
+        if tau is not None:
+            raise FlexbodyError(f"{caller}: give either tau or controller, not both")
+        if getattr(controller, "outputs", None) != "actuators":
+            raise FlexbodyError(f"{caller}: controller must be a flexbody.control.Controller, got {controller!r}")
+        tau = controller
+    controller = tau if getattr(tau, "outputs", None) == "actuators" else None
+    if controller is not None and hasattr(controller, "reset"):
+        controller.reset()
+    return tau, controller
+
+
+def _explicit_body(asm, integrator, tau, formulation, correction, baumgarte, tolerances, recorder,
+                   record_every, saver, q, v, t0, t_end, start: dict) -> Callable[[], None]:
+    """The RK4 or adaptive loop from (t0, q, v), or from a checkpoint's ``start`` (k, t, corrections,
+    output_dt), as a function of no arguments."""
+    dynamics = _Dynamics(asm, tau, formulation, baumgarte, *tolerances)
+    output_dt = None
+    if isinstance(integrator, Adaptive):
+        output_dt = start.get("output_dt") or integrator.output_dt or (t_end - t0) / 100.0
+    run = _Run(asm, dynamics, recorder, correction, tolerances, record_every, saver, output_dt,
+               type(integrator).__name__)
+    loop = _run_rk4 if isinstance(integrator, RK4) else _run_adaptive
+    kw = {"k0": int(start["k"]), "t": float(start["t"]), "corrections": int(start["corrections"])} if start else {}
+
+    def body():
+        loop(run, integrator, q, v, t0, t_end, **kw)
+        log.info("simulated to t = %.6g s: %d steps recorded, %d dynamics evaluations, %d events", t_end,
+                 len(recorder.rows["t"]), dynamics.n_evaluations, len(recorder.events))
+    return body
+
+
+def resume(asm, directory, t_end: float | None = None, *, tau=None, controller=None) -> Results:
+    """Continue a run written with ``simulate(..., save_to=directory)`` that was stopped (killed,
+    interrupted) or failed, from its last checkpoint to ``t_end``, and return the complete results.
+
+    The integrator, its settings, the formulation, the stabilisation, tolerances, ``record_every`` and
+    ``save_every`` are those of the saved run; the run keeps writing into ``directory`` as it goes, and at
+    the end writes the complete results there. The returned :class:`Results` holds the saved rows up to
+    the checkpoint plus the new ones (times strictly increasing, no step twice); rows written after the
+    checkpoint (e.g. up to a failure) are computed again. The continuation repeats the uninterrupted run
+    exactly (same inputs, same machine): for RK4 and Adaptive (restarted at every output time anyway) the
+    checkpoint holds the step index, t, q, v and the correction count; for generalized-α the integrator
+    state (t, q, v, q̈, a, λ), the step-size control, the previous step's input, the statistics and the
+    point where the kept Newton iteration matrix was formed, which the resumed run forms again (its
+    ``statistics["factorizations"]`` counts that one extra factorization).
+
+    Parameters
+    ----------
+    asm : model
+        The model of the saved run (functions and models are not saved; its ``n_dofs`` is checked).
+    directory : str or Path
+        The ``save_to`` directory of the run.
+    t_end : float, optional
+        End time [s] (default: the saved run's), after the checkpoint's time.
+    tau, controller :
+        The applied forces or controller of the saved run, given again (as for :func:`simulate`): they
+        are functions and are not saved. A controller is reset first, so internal state such as an
+        integral term restarts from its reset value at the checkpoint (the continuation then differs
+        from the uninterrupted run).
+
+    Returns
+    -------
+    Results
+        As :func:`simulate`; ``metadata["resumed_at"]`` lists the checkpoint times resumed from.
+
+    Raises
+    ------
+    FlexbodyError
+        No checkpoint in ``directory``; the run there is already complete; the model's ``n_dofs`` differs
+        from the saved run's; the saved integrator cannot resume; ``t_end`` not after the checkpoint.
+        Failures of the continued run as in :func:`simulate` (with ``last_good``).
+    """
+    from .implicit import GeneralizedAlpha
+    path = Path(directory)
+    if (path / RESULTS_NPZ).exists():
+        raise FlexbodyError(f"resume: the run in {str(path)!r} is already complete ({RESULTS_NPZ} exists); "
+                            f"read it with Results.load")
+    if not (path / CHECKPOINT).is_file():
+        raise FlexbodyError(f"resume: no checkpoint ({CHECKPOINT}) in {str(path)!r}: not a directory written "
+                            f"by simulate(..., save_to=...), or stopped before its first save")
     try:
-        run(_Run(asm, dynamics, recorder, correction, tolerances, record_every), integrator, q, v, t0,
-            float(t_end))
-    except FlexbodyError as exc:
-        _attach_partial(recorder, exc)
-        raise
-    results = recorder.results()
-    log.info("simulated to t = %.6g s: %d steps recorded, %d dynamics evaluations, %d events",
-             t_end, results.n_steps, dynamics.n_evaluations, len(results.events))
-    return results
+        with np.load(path / CHECKPOINT) as data:
+            arrays = {key: data[key] for key in data.files}
+        state = json.loads(str(arrays.pop("state")))
+        metadata = json.loads((path / RESULTS_JSON).read_text())["metadata"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise FlexbodyError(f"resume: cannot read the checkpoint in {str(path)!r}: {exc}") from exc
+    kinds = {"RK4": RK4, "Adaptive": Adaptive, "GeneralizedAlpha": GeneralizedAlpha}
+    name = metadata.get("integrator")
+    if name not in kinds or state.get("integrator") != name:
+        raise FlexbodyError(f"resume: the run in {str(path)!r} used integrator {name!r} (checkpoint of "
+                            f"{state.get('integrator')!r}), which cannot resume; resumable: {sorted(kinds)}")
+    integrator = kinds[name](**metadata["integrator_settings"])
+    n = int(asm.n_dofs)
+    if arrays["q"].shape != (n,):
+        raise FlexbodyError(f"resume: the model has n_dofs = {n} but the run in {str(path)!r} has "
+                            f"{arrays['q'].size} coordinates; give the model of the saved run")
+    t_start = float(state["t"])
+    t_end = float(metadata["t_end"] if t_end is None else t_end)
+    if not (np.isfinite(t_end) and t_end > t_start):
+        raise FlexbodyError(f"resume: t_end must be finite and after the checkpoint's t = {t_start!r} s, "
+                            f"got {t_end!r}")
+    tau, controller = _control_inputs(tau, controller, "resume")
+    try:
+        rows, histories = read_parts(path, [part_name(i) for i in range(1, state["n_parts"] + 1)], n)
+    except (OSError, ValueError, KeyError) as exc:
+        raise FlexbodyError(f"resume: cannot read the parts in {str(path)!r}: {exc}") from exc
+    if len(rows["times"]) != state["rows"]:
+        raise FlexbodyError(f"resume: {str(path)!r} is inconsistent: the checkpoint continues {state['rows']} "
+                            f"rows, its parts hold {len(rows['times'])}")
+    saver = _Saver(path, metadata.get("save_every", 50), state["n_parts"], state["rows"])
+    metadata.pop("statistics", None)
+    metadata.update(t_end=t_end, resumed_at=list(metadata.get("resumed_at", [])) + [t_start])
+    t0, record_every = float(metadata["t0"]), int(metadata["record_every"])
+    q, v = arrays["q"], arrays["v"]
+    log.info("resuming the %s run in %s at t = %.6g s (%d rows saved) to t = %.6g s", name, path, t_start,
+             state["rows"], t_end)
+    if isinstance(integrator, GeneralizedAlpha):
+        tolerances = _tolerances(None, None)
+        recorder = _Recorder(asm, tolerances, None, _with_labels(metadata, asm, controller), controller)
+        recorder.restore(rows, histories, state)
+        saver.forget_after_checkpoint(recorder)
+        body = _implicit_body(asm, t_end, integrator, tau, controller, recorder, saver, q, v, t0, record_every,
+                              (state, arrays))
+    else:
+        tolerances = _tolerances(metadata["rtol"], metadata["atol"])
+        pc, bg = metadata.get("position_correction"), metadata.get("baumgarte")
+        correction = PositionCorrection(**pc) if pc else None
+        baumgarte = Baumgarte(**bg) if bg else None
+        recorder = _Recorder(asm, tolerances, metadata.get("singular_tol"), _with_labels(metadata, asm, controller),
+                             controller)
+        recorder.restore(rows, histories, state)
+        saver.forget_after_checkpoint(recorder)
+        body = _explicit_body(asm, integrator, tau, metadata["formulation"], correction, baumgarte, tolerances,
+                              recorder, record_every, saver, q, v, t0, t_end, state)
+    return _execute(recorder, saver, body)
 
 
 def _with_labels(metadata: dict, asm, controller) -> dict:
@@ -516,25 +791,33 @@ def _attach_partial(recorder: _Recorder, exc: FlexbodyError) -> None:
     log.info("simulation stopped at t = %.6g s: %s (%d steps recorded)", recorder.t_last, exc, partial.n_steps)
 
 
-def _simulate_implicit(asm, t_end, settings, tau, controller, q0, v0, t0, record_every, consistent):
+def _simulate_implicit(asm, t_end, settings, tau, controller, q0, v0, t0, record_every, consistent, facts,
+                       saver):
     """The generalized-α branch of :func:`simulate` (:mod:`flexbody.implicit`); same Results layout."""
-    from .implicit import consistent_start, simulate_implicit
+    from .implicit import consistent_start
     tolerances = _tolerances(None, None)
     q, v = _initial_state(asm, q0, v0, t0, False, tolerances)         # validated; made consistent below
     if consistent and int(asm.n_constraints) > 0:
         q, v = consistent_start(asm, t0, q, v)
     metadata = {"integrator": "GeneralizedAlpha", "integrator_settings": asdict(settings),
-                "formulation": "index-3 generalized-alpha"}
+                "formulation": "index-3 generalized-alpha", **facts}
     recorder = _Recorder(asm, tolerances, None, _with_labels(metadata, asm, controller), controller)
     recorder.t_last = float(t0)
-    try:
-        stats = simulate_implicit(asm, float(t_end), settings, _tau_function(tau, asm), recorder, q=q, v=v,
-                                  t0=float(t0), record_every=record_every, controller=controller)
-    except FlexbodyError as exc:
-        _attach_partial(recorder, exc)
-        raise
-    recorder.metadata["statistics"] = stats
-    return recorder.results()
+    body = _implicit_body(asm, t_end, settings, tau, controller, recorder, saver, q, v, float(t0), record_every,
+                          None)
+    return _execute(recorder, saver, body)
+
+
+def _implicit_body(asm, t_end, settings, tau, controller, recorder, saver, q, v, t0, record_every, start):
+    """The generalized-α loop as a function of no arguments; its statistics go to the metadata."""
+    from .implicit import simulate_implicit
+    tau_function = _tau_function(tau, asm)
+
+    def body():
+        recorder.metadata["statistics"] = simulate_implicit(
+            asm, float(t_end), settings, tau_function, recorder, q=q, v=v, t0=float(t0),
+            record_every=record_every, controller=controller, saver=saver, start=start)
+    return body
 
 
 def _split_stabilization(stabilization):
@@ -581,6 +864,9 @@ class _Run:
     correction: PositionCorrection | None
     tolerances: tuple
     record_every: int
+    saver: _Saver | None = None
+    output_dt: float | None = None                    # adaptive: the resolved output interval [s]
+    integrator: str = "RK4"
 
     def start_step(self, k, t, q, v, corrections, last: bool):
         """Evaluate the dynamics at the (corrected) state, track the rank and record."""
@@ -612,11 +898,22 @@ class _Run:
                                          "iterations": iterations})
         return q, v, iterations
 
+    def completed(self, k, t, q, v, corrections, t0, t_end, last: bool) -> None:
+        """After a step that reached state k: report progress and, when enough rows wait, write them with
+        the checkpoint (k, t, q, v, corrections) from which the loop continues at ``start_step(k, …)``."""
+        progress.report(t, t0, t_end)
+        if self.saver is not None and not last and self.saver.due(self.recorder):
+            state = {"integrator": self.integrator, "k": int(k), "t": float(t), "corrections": int(corrections),
+                     "output_dt": self.output_dt}
+            self.saver.write(self.recorder, state, {"q": q, "v": v})
 
-def _run_rk4(run: _Run, settings: RK4, q, v, t0, t_end):
+
+def _run_rk4(run: _Run, settings: RK4, q, v, t0, t_end, k0: int = 0, t: float | None = None,
+             corrections: int = 0):
+    """RK4 steps from (t0, q, v), or from step ``k0`` at (t, q, v) of a run started at t0."""
     n_steps = max(1, int(math.ceil((t_end - t0) / settings.dt - 1e-9)))
-    t, corrections = t0, 0
-    for k in range(n_steps + 1):
+    t = t0 if t is None else t
+    for k in range(k0, n_steps + 1):
         res = run.start_step(k, t, q, v, corrections, k == n_steps)     # also stage 1 of the step
         if k == n_steps:
             return
@@ -633,21 +930,24 @@ def _run_rk4(run: _Run, settings: RK4, q, v, t0, t_end):
         v = v + dt / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
         t = t_next
         q, v, corrections = run.end_step(t, q, v)
+        run.completed(k + 1, t, q, v, corrections, t0, t_end, k + 1 == n_steps)
 
 
-def _run_adaptive(run: _Run, settings: Adaptive, q, v, t0, t_end):
+def _run_adaptive(run: _Run, settings: Adaptive, q, v, t0, t_end, k0: int = 0, t: float | None = None,
+                  corrections: int = 0):
+    """Adaptive integration between output times t0 + k·output_dt, from k = 0 or from output ``k0``."""
     from scipy.integrate import solve_ivp
 
     n = int(run.asm.n_dofs)
-    output_dt = settings.output_dt or (t_end - t0) / 100.0
+    output_dt = run.output_dt or settings.output_dt or (t_end - t0) / 100.0
     n_out = max(1, int(math.ceil((t_end - t0) / output_dt - 1e-9)))
     times = np.append(t0 + output_dt * np.arange(n_out), t_end)
 
     def rhs(t, y):
         return np.concatenate([y[n:], run.dynamics(t, y[:n], y[n:])[0].a])
 
-    corrections = 0
-    for k, t in enumerate(times):
+    for k in range(k0, n_out + 1):
+        t = times[k]
         run.start_step(k, t, q, v, corrections, k == n_out)
         if k == n_out:
             return
@@ -657,3 +957,4 @@ def _run_adaptive(run: _Run, settings: Adaptive, q, v, t0, t_end):
             raise StateError(f"adaptive integration failed between t = {t:.9g} and {times[k + 1]:.9g} s: "
                              f"{sol.message}")
         q, v, corrections = run.end_step(times[k + 1], sol.y[:n, -1], sol.y[n:, -1])
+        run.completed(k + 1, times[k + 1], q, v, corrections, t0, t_end, k + 1 == n_out)

@@ -2,10 +2,21 @@
 
 A :class:`Results` holds what a solver computed; exporters (:mod:`flexbody.io`) turn it into files.
 Arrays go to ``results.npz``; metadata and the event log to ``results.json``.
+
+A run written incrementally (``simulate(..., save_to=directory)``) has, while it is running or after it
+was stopped, no ``results.npz`` but part files ``parts/part_00001.npz``, … (the rows recorded between two
+writes: "times", "q", "v" and ``history__<name>``), the ``results.json`` that lists them under "parts"
+with ``"complete": false``, and ``checkpoint.npz`` (the integrator's state, read by
+:func:`flexbody.integrators.resume`). :meth:`Results.load` reads both layouts. Every file is written to a
+temporary name in its directory and then renamed over the old one (:func:`os.replace`), so a reader, or
+what a killed writer leaves, never has a half-written file (files are not fsync'ed: a crash of the
+operating system itself may lose the last writes).
 """
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,7 +91,8 @@ class Results:
         return self.positions(body, step) - self.reference[self._slice(body)].reshape(-1, 3)
 
     def save(self, directory) -> Path:
-        """Write ``results.npz`` (arrays) and ``results.json`` (metadata) into ``directory``."""
+        """Write ``results.npz`` (arrays) and ``results.json`` (metadata, ``"complete": true``) into
+        ``directory``, each atomically."""
         path = Path(directory)
         path.mkdir(parents=True, exist_ok=True)
         arrays = {"times": self.times, "q": self.q, "reference": self.reference,
@@ -88,31 +100,121 @@ class Results:
         if self.v is not None:
             arrays["v"] = self.v
         arrays.update({_HISTORY + name: np.asarray(value) for name, value in self.histories.items()})
-        np.savez_compressed(path / "results.npz", **arrays)
-        meta = {"kind": self.kind, "body_slices": {k: [int(i) for i in v] for k, v in self.body_slices.items()},
-                "residuals": [[float(r) for r in res] for res in self.residuals],
-                "events": _jsonable(self.events), "metadata": _jsonable(self.metadata)}
-        (path / "results.json").write_text(json.dumps(meta, indent=1))
+        save_npz(path / RESULTS_NPZ, arrays, compressed=True)
+        meta = header(self.kind, self.body_slices, self.events, self.metadata, residuals=self.residuals)
+        meta["complete"] = True
+        write_text(path / RESULTS_JSON, json.dumps(meta, indent=1))
         return path
 
     @classmethod
     def load(cls, directory) -> "Results":
-        """Read results written by :meth:`save`."""
+        """Read results written by :meth:`save`, or the rows written so far by an incremental run
+        (``simulate(..., save_to=directory)``) that is still running, was stopped or failed.
+
+        ``metadata["complete"]`` says which: True when ``results.npz`` exists (also for directories written
+        before incremental saving existed), False when the parts listed in ``results.json`` were
+        concatenated (times strictly increasing; ``reference`` is the first recorded q).
+        """
         path = Path(directory)
         try:
-            arrays = np.load(path / "results.npz")
-            meta = json.loads((path / "results.json").read_text())
-        except (OSError, ValueError) as exc:
+            meta = json.loads((path / RESULTS_JSON).read_text())
+            complete = (path / RESULTS_NPZ).exists() or "parts" not in meta
+            if complete:
+                arrays = _read_npz(path / RESULTS_NPZ)
+                histories = {key[len(_HISTORY):]: arrays[key] for key in arrays if key.startswith(_HISTORY)}
+            else:
+                arrays, histories = read_parts(path, meta["parts"], int(meta.get("n_dofs") or 0))
+        except (OSError, ValueError, KeyError) as exc:
             raise FlexbodyError(f"cannot read results from {str(path)!r}: {exc}") from exc
         slices = {k: tuple(v) for k, v in meta["body_slices"].items()}
-        histories = {key[len(_HISTORY):]: arrays[key] for key in arrays.files if key.startswith(_HISTORY)}
+        if complete:
+            iterations, reference = list(arrays["iterations"]), arrays["reference"]
+        else:
+            iterations = [int(c) for c in histories.get("corrections", [])]
+            reference = arrays["q"][0].copy() if len(arrays["q"]) else np.zeros(arrays["q"].shape[1])
+        metadata = dict(meta.get("metadata", {}))
+        metadata["complete"] = bool(complete)
         return cls(kind=meta["kind"], times=arrays["times"], q=arrays["q"], body_slices=slices,
-                   iterations=list(arrays["iterations"]), residuals=meta["residuals"],
-                   reference=arrays["reference"], v=arrays["v"] if "v" in arrays.files else None,
-                   histories=histories, events=meta.get("events", []), metadata=meta.get("metadata", {}))
+                   iterations=iterations, residuals=meta["residuals"], reference=reference,
+                   v=arrays.get("v"), histories=histories, events=meta.get("events", []), metadata=metadata)
 
 
 _HISTORY = "history__"
+RESULTS_NPZ, RESULTS_JSON, PARTS, CHECKPOINT = "results.npz", "results.json", "parts", "checkpoint.npz"
+_INTEGER_HISTORIES = ("rank", "corrections")
+
+
+def header(kind: str, body_slices: dict, events: list, metadata: dict, *, residuals=(), parts=None,
+           n_dofs: int | None = None) -> dict:
+    """The content of ``results.json``: kind, body slices, residuals, events, metadata and, for an
+    incremental run, the part files written so far (``"complete": false``) and the number of coordinates."""
+    meta = {"kind": kind, "body_slices": {k: [int(i) for i in v] for k, v in body_slices.items()},
+            "residuals": [[float(r) for r in res] for res in residuals],
+            "events": _jsonable(events), "metadata": _jsonable(metadata)}
+    if parts is not None:
+        meta.update(complete=False, parts=list(parts), n_dofs=n_dofs)
+    return meta
+
+
+def part_name(index: int) -> str:
+    """Path of the ``index``-th part file (from 1) relative to the run's directory."""
+    return f"{PARTS}/part_{index:05d}.npz"
+
+
+def save_part(directory, index: int, times, q, v, histories: dict) -> str:
+    """Write rows of an incremental run as part ``index``; returns its relative name."""
+    arrays = {"times": np.asarray(times, dtype=float), "q": np.asarray(q), "v": np.asarray(v)}
+    arrays.update({_HISTORY + name: np.asarray(value) for name, value in histories.items()})
+    name = part_name(index)
+    save_npz(Path(directory) / name, arrays)
+    return name
+
+
+def save_npz(path, arrays: dict, compressed: bool = False) -> None:
+    """``np.savez`` to a temporary file in the target's directory, then :func:`os.replace` onto ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            (np.savez_compressed if compressed else np.savez)(stream, **arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text(path, text: str) -> None:
+    """Write ``text`` to a temporary file next to ``path``, then :func:`os.replace` onto it."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read_npz(path) -> dict:
+    with np.load(path) as data:
+        return {key: data[key] for key in data.files}
+
+
+def read_parts(directory, names, n_dofs: int) -> tuple[dict, dict]:
+    """Rows of the part files ``names`` (relative to ``directory``) concatenated in order: ({"times", "q",
+    "v"}, histories); a history is kept only if every part has it ("rank", "corrections" as integers)."""
+    loaded = [_read_npz(Path(directory) / name) for name in names]
+    if not loaded:
+        return {"times": np.zeros(0), "q": np.zeros((0, n_dofs)), "v": np.zeros((0, n_dofs))}, {}
+    keys = [key for key in loaded[0] if all(key in part for part in loaded[1:])]
+    arrays = {key: np.concatenate([part[key] for part in loaded]) for key in keys}
+    histories = {key[len(_HISTORY):]: arrays.pop(key) for key in keys if key.startswith(_HISTORY)}
+    for name in _INTEGER_HISTORIES:
+        if name in histories:
+            histories[name] = histories[name].astype(np.int64)
+    return arrays, histories
 
 
 def _jsonable(value):
