@@ -76,3 +76,12 @@ def test_cli_parameters_are_keywords_of_the_case():
     assert "EXPECTED_TIP" not in params
     with pytest.raises(fb.FlexbodyError, match="no parameter 'expected_tip'"):
         cli.parse_overrides(["expected_tip=1.0"], case)
+
+
+def test_write_results_of_a_static_run_writes_histories_and_no_link_series(solved, tmp_path):
+    beam, res = solved
+    fb.io.write_results(tmp_path, res)
+    assert sorted(p.name for p in tmp_path.glob("*.pvd")) == ["beam.pvd"]
+    table = np.genfromtxt(tmp_path / "histories.csv", delimiter=",", names=True)
+    assert table.dtype.names == ("t",)                  # 351 coordinates > 200: no q columns
+    assert np.array_equal(np.atleast_1d(table["t"]), res.times)

@@ -1,0 +1,252 @@
+"""Export of rigid links and histories, XDMF conversion and pyvista views of a results directory.
+
+The arm with a flexible beam (one rigid tree "arm", one flexible body "beam") and the rigid-only
+slider-crank are simulated for a few steps; their results directories are checked against the tree
+kinematics, read back with numpy, meshio and pyvista, and rendered off-screen.
+"""
+import re
+import sys
+
+import numpy as np
+import pytest
+
+import flexbody as fb
+from flexbody import io, view
+from flexbody.flexible_mechanisms import arm_with_beam
+
+EVERY = 3
+
+
+@pytest.fixture(scope="module")
+def arm(tmp_path_factory):
+    """(assembled system, results, results directory with the series written every EVERY-th step)."""
+    asm = arm_with_beam(order=1, divisions=(6, 1, 1), q0=(0.3, -0.5)).assemble()
+    res = fb.simulate(asm, 0.02, integrator=fb.GeneralizedAlpha(dt=2e-3, rho_inf=0.8))
+    directory = tmp_path_factory.mktemp("arm")
+    res.save(directory)
+    io.write_pvd(directory, res, every=EVERY)
+    io.write_link_pvd(directory, res, every=EVERY)
+    io.write_histories_csv(directory / "histories.csv", res)
+    return asm, res, directory
+
+
+@pytest.fixture(scope="module")
+def crank(tmp_path_factory):
+    asm = fb.mechanisms.slider_crank().assemble()
+    res = fb.simulate(asm, 0.1, integrator=fb.RK4(dt=0.01))
+    return res, io.write_results(tmp_path_factory.mktemp("crank"), res)
+
+
+def steps(n: int, every: int) -> list[int]:
+    return sorted(set(range(0, n, every)) | {n - 1})
+
+
+def series_meshes(pvd):
+    import meshio
+    return [(t, meshio.read(f)) for t, f in io.read_pvd(pvd)]
+
+
+# ----------------------------------------------------------------------------------- link series
+def test_link_origins_and_frames_equal_the_tree_kinematics(arm):
+    asm, res, directory = arm
+    tree = asm.trees[0]
+    meshes = series_meshes(directory / "arm.pvd")
+    expected = steps(res.n_steps, EVERY)
+    assert len(meshes) == len(expected) and res.n_steps - 1 in expected
+    worst = 0.0
+    for (t, mesh), step in zip(meshes, expected):
+        assert t == pytest.approx(res.times[step], abs=1e-12)
+        kin = asm.evaluate(res.times[step], res.q[step]).kinematics(tree)
+        R = np.stack([mesh.point_data[k][:tree.n_links] for k in ("frame_x", "frame_y", "frame_z")], axis=2)
+        worst = max(worst, np.abs(mesh.points[:tree.n_links] - kin.p).max(), np.abs(R - kin.R).max())
+        # the leaf link l2 is drawn to the flange (centroid of the attached beam face), 0.4 m along its x
+        assert np.allclose(mesh.points[tree.n_links], kin.p[1] + kin.R[1] @ [0.4, 0.0, 0.0], atol=1e-12)
+    assert worst <= 1e-12
+    last = meshes[-1][1]
+    assert last.cells_dict["line"].tolist() == [[0, 1], [1, 2]]
+    assert last.cells_dict["vertex"].ravel().tolist() == [0, 1]
+    assert [c.tolist() for c in last.cell_data["link"]] == [[0, 1], [0, 1]]
+
+
+def test_frame_vectors_are_orthonormal_and_zero_at_end_points(arm):
+    _, _, directory = arm
+    for _, mesh in series_meshes(directory / "arm.pvd"):
+        R = np.stack([mesh.point_data[k] for k in ("frame_x", "frame_y", "frame_z")], axis=2)
+        for Ri in R[:2]:
+            assert np.abs(Ri.T @ Ri - np.eye(3)).max() < 1e-12 and np.linalg.det(Ri) == pytest.approx(1.0)
+        assert not R[2:].any()
+
+
+def test_write_results_of_a_rigid_only_run(crank):
+    res, directory = crank
+    names = {p.name for p in directory.iterdir()}
+    assert {"results.npz", "results.json", "histories.csv", "crank.pvd"} <= names
+    assert len([n for n in names if n.startswith("crank_")]) == res.n_steps
+    mesh = series_meshes(directory / "crank.pvd")[-1][1]
+    kin = res.system.trees[0].kinematics(res.q[-1])
+    # slider-crank: no marker on l2 but its end point C is a constrained link point at (1, 0, 0)
+    assert np.allclose(mesh.points, np.vstack([kin.p, kin.p[1] + kin.R[1] @ [1.0, 0, 0]]), atol=1e-12)
+    assert abs(mesh.points[2, 1]) < 1e-6                                # C stays on the line y = 0
+
+
+def test_pyvista_opens_both_series(arm):
+    import pyvista as pv
+
+    asm, res, directory = arm
+    n = len(steps(res.n_steps, EVERY))
+    for name, arrays in (("beam", ("displacement", "von_mises", "cauchy_stress", "green_lagrange_strain")),
+                         ("arm", ("frame_x", "frame_y", "frame_z"))):
+        reader = pv.get_reader(str(directory / f"{name}.pvd"))
+        assert reader.number_time_points == n
+        assert np.allclose(reader.time_values, res.times[steps(res.n_steps, EVERY)])
+        reader.set_active_time_point(n - 1)
+        grid = reader.read()[0]
+        assert all(a in grid.point_data for a in arrays)
+    assert "link" in grid.cell_data and grid.n_cells == 4
+
+
+# ----------------------------------------------------------------------------------- histories CSV
+def test_histories_csv_round_trip(arm):
+    _, res, directory = arm
+    table = np.genfromtxt(directory / "histories.csv", delimiter=",", names=True)
+    header = (directory / "histories.csv").read_text().splitlines()[0].split(",")
+    columns = [np.asarray(res.times)[:, None], res.q, res.v] + [
+        np.asarray(v, dtype=float).reshape(res.n_steps, -1) for v in res.histories.values()]
+    expected = np.hstack(columns)
+    got = np.column_stack([table[n] for n in table.dtype.names])
+    assert header[:2] == ["t", "q[0]"] and "lam[11]" in header and "energy" in header
+    assert got.shape == expected.shape and len(header) == expected.shape[1]
+    assert np.abs(got - expected).max() <= 1e-12 * max(1.0, np.abs(expected).max())
+
+
+def test_histories_csv_names_matrices_and_limits_width(tmp_path):
+    t = np.linspace(0.0, 1.0, 4)
+    res = fb.Results(kind="dynamic", times=t, q=np.zeros((4, 300)), body_slices={}, v=np.zeros((4, 300)),
+                     histories={"m": np.arange(16.0).reshape(4, 2, 2), "other": np.ones(3),
+                                "wide": np.zeros((4, 201)), "flag": np.array([True, False, True, True])})
+    path = io.write_histories_csv(tmp_path / "h.csv", res)
+    header = path.read_text().splitlines()[0]
+    assert header == "t,m[0][0],m[0][1],m[1][0],m[1][1],flag"      # no q/v (300 dofs), no wide/short ones
+    table = np.genfromtxt(path, delimiter=",", names=True)
+    assert np.array_equal(table["m10"], [2.0, 6.0, 10.0, 14.0])
+
+
+# ----------------------------------------------------------------------------------- export
+def test_xdmf_export_matches_the_vtu_series(arm, tmp_path):
+    import meshio
+
+    _, res, directory = arm
+    written = io.export(directory, "xdmf", tmp_path)
+    assert sorted(p.name for p in written) == ["arm.xdmf", "beam.xdmf"]
+    assert (tmp_path / "beam.h5").is_file() and not list(directory.glob("*.h5"))
+    worst = 0.0
+    for name in ("arm", "beam"):
+        vtus = series_meshes(directory / f"{name}.pvd")
+        with meshio.xdmf.TimeSeriesReader(tmp_path / f"{name}.xdmf") as reader:
+            points, cells = reader.read_points_cells()
+            assert reader.num_steps == len(vtus)
+            assert [c.type for c in cells] == [c.type for c in vtus[0][1].cells]
+            for k, (t, mesh) in enumerate(vtus):
+                tk, point_data, cell_data = reader.read_data(k)
+                assert tk == t
+                worst = max(worst, np.abs(point_data["position"] - mesh.points).max())
+                for key, value in mesh.point_data.items():
+                    worst = max(worst, np.abs(point_data[key] - value).max())
+                for key, blocks in mesh.cell_data.items():
+                    worst = max(worst, max(np.abs(a - b).max() for a, b in zip(cell_data[key], blocks)))
+        if name == "beam":          # the XDMF mesh is the undeformed one: warp by displacement
+            assert np.abs(points + point_data["displacement"] - mesh.points).max() < 1e-12
+    assert worst == 0.0
+
+
+def test_pvd_and_csv_export_from_disk(arm, tmp_path):
+    _, _, directory = arm
+    copied = io.export(directory, "pvd", tmp_path / "copy")
+    assert sorted(p.name for p in copied) == ["arm.pvd", "beam.pvd"]
+    assert len(io.read_pvd(tmp_path / "copy" / "beam.pvd")) == len(io.read_pvd(directory / "beam.pvd"))
+    assert io.export(directory, "pvd") == [directory / "arm.pvd", directory / "beam.pvd"]
+    (csv,) = io.export(directory, "csv", tmp_path / "csv")
+    assert csv.read_text() == (directory / "histories.csv").read_text()
+
+
+def test_export_errors_name_the_culprit(arm, tmp_path):
+    _, res, directory = arm
+    with pytest.raises(fb.FlexbodyError, match=r"unknown format 'vtk'; valid formats: pvd, xdmf, csv"):
+        io.export(directory, "vtk")
+    missing = tmp_path / "missing"
+    for fmt in ("pvd", "xdmf", "csv"):
+        with pytest.raises(fb.FlexbodyError, match=re.escape(repr(str(missing)))):
+            io.export(missing, fmt)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for fmt in ("pvd", "xdmf"):
+        with pytest.raises(fb.FlexbodyError, match=r"no \.pvd series in " + re.escape(repr(str(empty)))):
+            io.export(empty, fmt)
+    with pytest.raises(fb.FlexbodyError, match="cannot read results from " + re.escape(repr(str(empty)))):
+        io.export(empty, "csv")
+    with pytest.raises(fb.FlexbodyError, match="no rigid tree 'leg'.*trees: \\['arm'\\]"):
+        io.write_link_pvd(tmp_path, res, tree="leg")
+    with pytest.raises(fb.FlexbodyError, match="write_link_pvd: results carry no system"):
+        io.write_link_pvd(tmp_path, fb.Results.load(directory))
+
+
+# ----------------------------------------------------------------------------------- view
+def test_series_and_fields(arm):
+    _, _, directory = arm
+    assert view.series(directory) == {"arm": directory / "arm.pvd", "beam": directory / "beam.pvd"}
+    found = view.fields(directory)
+    assert {"displacement", "von_mises", "cauchy_stress"} <= set(found["beam"])
+    assert {"frame_x", "frame_y", "frame_z", "link"} == set(found["arm"])
+
+
+def image_stats(path):
+    import imageio.v3 as iio
+    image = iio.imread(path)[..., :3]
+    colours = len(np.unique(image.reshape(-1, 3), axis=0))
+    return colours, float(np.mean(np.any(image < 250, axis=-1)))          # background is white
+
+
+def test_screenshot_is_not_blank(arm, crank, tmp_path):
+    _, _, directory = arm
+    path = view.screenshot(directory, tmp_path / "beam.png", field="von_mises", window_size=(480, 320))
+    colours, covered = image_stats(path)
+    assert colours > 50 and covered > 0.01
+    rigid = view.screenshot(crank[1], tmp_path / "crank.png", window_size=(320, 240))
+    assert image_stats(rigid)[1] > 0.005                                 # rigid only: default field ignored
+
+
+def test_animation_has_one_frame_per_written_step(arm, tmp_path):
+    import imageio.v3 as iio
+
+    _, res, directory = arm
+    path = view.animation(directory, tmp_path / "arm.gif", every=2, window_size=(240, 160), component=2)
+    frames = iio.imread(path, index=None)
+    assert frames.shape[0] == len(steps(len(steps(res.n_steps, EVERY)), 2))
+
+
+def test_colour_range_is_fixed_over_the_animation(arm):
+    _, _, directory = arm
+    items = view._load(directory)
+    times = view._timeline(items)
+    (lo, hi), bounds = view._scan(items, times, "displacement", None)
+    frames = [[s.read(t) for s in items] for t in times]
+    magnitudes = [view._values(grids[1], "displacement", None)[0] for grids in frames]     # [arm, beam]
+    assert lo == min(m.min() for m in magnitudes) == 0.0 and hi == max(m.max() for m in magnitudes) > 0
+    assert np.array_equal(bounds[0::2], np.min([view._bounds(g) for g in frames], axis=0)[0::2])
+    assert np.array_equal(bounds[1::2], np.max([view._bounds(g) for g in frames], axis=0)[1::2])
+
+
+def test_view_errors_name_the_culprit(arm, tmp_path, monkeypatch):
+    _, _, directory = arm
+    with pytest.raises(fb.FlexbodyError, match=r"unknown field 'stress'; available fields: \[.*'von_mises'"):
+        view.screenshot(directory, tmp_path / "x.png", field="stress")
+    with pytest.raises(fb.FlexbodyError, match="component 3 out of range: 'displacement' has 3"):
+        view.screenshot(directory, tmp_path / "x.png", component=3)
+    with pytest.raises(fb.FlexbodyError, match=r"no \.pvd series in " + re.escape(repr(str(tmp_path)))):
+        view.screenshot(tmp_path, tmp_path / "x.png")
+    with pytest.raises(fb.FlexbodyError, match=r"'x\.avi' must end in \.gif or \.mp4"):
+        view.animation(directory, tmp_path / "x.avi")
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)                # as if not installed
+    with pytest.raises(fb.FlexbodyError, match="imageio-ffmpeg.*or write a \\.gif"):
+        view.animation(directory, tmp_path / "x.mp4")
+    assert not (tmp_path / "x.mp4").exists()
