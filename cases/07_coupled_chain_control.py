@@ -79,6 +79,11 @@ def end_point_task(system: fb.System, length=LENGTH) -> PointTask:
     return PointTask(tree.point(tree.link("l6"), (length, 0.0, 0.0)), components=(0, 1), name="end_point")
 
 
+def task(asm, length=LENGTH) -> PointTask:
+    """The case's task on the assembled system (for ``flexbody info``): the end point r_E."""
+    return end_point_task(asm, length)
+
+
 def converged_index(error_norm: np.ndarray, fraction: float) -> int:
     """First index from which ‖e‖ ≤ fraction·‖e(0)‖ at every later step (len if never)."""
     above = np.flatnonzero(error_norm > fraction * error_norm[0])

@@ -75,6 +75,11 @@ def build(base_radius=BASE_RADIUS, platform_radius=PLATFORM_RADIUS, link_length=
                                         gravity=(0.0, -gravity, 0.0))
 
 
+def task(asm) -> dict:
+    """The case's two tasks (for ``flexbody info``): (a) the elbows, (b) the platform pose."""
+    return {"elbows": JointTask(_ELBOWS, name="elbows"), "platform": JointTask(_PLATFORM, name="platform")}
+
+
 def de99_check(asm, task, res) -> dict:
     """Recompute f [DE-92] and f_C = −(S̃Φᵀ)⁻¹S̃Jᵀf [DE-99] with the raw Φ at every recorded state and compare
     τ_DE = Jᵀf + Φᵀf_C with the applied τ and f with the controller's."""

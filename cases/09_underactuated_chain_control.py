@@ -74,6 +74,11 @@ def end_point_task(system: fb.System, length=LENGTH) -> PointTask:
     return PointTask(tree.point(tree.link("l3"), (length, 0.0, 0.0)), components=(0, 1), name="end_point")
 
 
+def task(asm, length=LENGTH) -> PointTask:
+    """The case's task on the assembled system (for ``flexbody info``): the end point r_E."""
+    return end_point_task(asm, length)
+
+
 def passive_margin(asm, task, q) -> float:
     """‖S̃Ňᵀ‖ (its only singular value) at q: Ňᵀ = I − JᵀΛJM⁻¹ with Λ = (JM⁻¹Jᵀ)⁻¹, computed with numpy."""
     ev = asm.evaluate(0.0, q)

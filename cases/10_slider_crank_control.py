@@ -75,6 +75,11 @@ def build(actuated=(0, 1), length=LENGTH, mass=MASS, gravity=GRAVITY, theta0=THE
     return mechanisms.slider_crank(length=length, mass=mass, gravity=gravity, crank=theta0, actuated=actuated)
 
 
+def task(asm) -> JointTask:
+    """The case's task (for ``flexbody info``): the crank angle θ = q₁ (as in :func:`make_controller`)."""
+    return JointTask([asm.trees[0].link("l1")], name="theta")
+
+
 def make_controller(kind, asm, theta_d=THETA_D, g_p=G_P, g_d=G_D, g_f=G_F, g_i=G_I):
     """(task, controller) of run ``kind`` ("two", "one", "hybrid") on the assembled system ``asm``."""
     task = JointTask([asm.trees[0].link("l1")], name="theta")

@@ -109,6 +109,11 @@ def make_task(asm, lengths=LENGTHS) -> StackedTask:
                         PlanarOrientationTask(tree.frame("l3"), name="theta")])
 
 
+def task(asm, lengths=LENGTHS) -> StackedTask:
+    """The case's task (for ``flexbody info``): x of the end point and the angle of link l3."""
+    return make_task(asm, lengths)
+
+
 class Reference:
     """x_d(t) = mean + amplitude sin(ωt + phase), θ_d constant, as the StackedTask's reference:
     ([x_d, θ_d], [ẋ_d, 0], [ẍ_d, 0])."""

@@ -90,6 +90,11 @@ def tip_task(asm) -> fb.PointTask:
     return fb.PointTask(fb.nearest_node(beam, centre), components=(0, 2), name="tip")
 
 
+def task(asm) -> fb.PointTask:
+    """The case's task (for ``flexbody info``): the beam tip (x, z)."""
+    return tip_task(asm)
+
+
 def tip_positions(asm, task, q_history) -> np.ndarray:
     """(s, 2) tip (x, z) along a history of configurations."""
     return np.array([task.evaluate(asm.evaluate(0.0, q)).x for q in q_history])

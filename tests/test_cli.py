@@ -1,0 +1,325 @@
+"""The ``flexbody`` command line: run, info, sweep, view, export, bench and its one-line errors.
+
+Cases are run at reduced size: 04 (particle on a circle) for 3 s at dt = 0.01 s, 05 (slider-crank) for
+a fraction of a second. The sweep test runs a 2×2 grid on a 2-worker local Dask cluster and compares its
+summary with the same four variants run by calling the case's ``main`` directly.
+"""
+import csv
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flexbody as fb
+from flexbody import cli, progress
+from flexbody.control.actuation import actuation_report
+from case_files import CASES, load
+
+REPO = Path(__file__).resolve().parents[1]
+CASE_04 = str(CASES / "04_particle_on_circle.py")
+CASE_05 = str(CASES / "05_slider_crank.py")
+SHORT_04 = ["--set", "t_end=0.1", "--set", "dt=0.01"]
+
+
+def one_line_error(capsys) -> str:
+    """The stderr of a failed command: exactly one line ``flexbody: error: …``, no traceback."""
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("flexbody: error: ") and "Traceback" not in err
+    return lines[0]
+
+
+# ---------------------------------------------------------------------------------------------- errors
+@pytest.fixture
+def broken_cases(tmp_path):
+    no_main = tmp_path / "no_main.py"
+    no_main.write_text("LENGTH = 1.0\n\ndef build(length=LENGTH):\n    return None\n")
+    no_build = tmp_path / "no_build.py"
+    no_build.write_text("T_END = 1.0\n\ndef main(out_dir, t_end=T_END):\n    return {}\n")
+    syntax = tmp_path / "broken_syntax.py"
+    syntax.write_text("def main(out_dir:\n")
+    return {"no_main": str(no_main), "no_build": str(no_build), "syntax": str(syntax)}
+
+
+ERRORS = {
+    # name: (argv, substrings the one-line message must contain)
+    "missing case (run)": (["run", "cases/nope_case.py"], ["nope_case.py", "not found"]),
+    "missing case (info)": (["info", "cases/nope_case.py"], ["nope_case.py", "not found"]),
+    "missing case (sweep)": (["sweep", "cases/nope_case.py", "--grid", "dt=0.1,0.2"], ["nope_case.py", "not found"]),
+    "case without main": (["run", "{no_main}"], ["no_main.py", "defines no main"]),
+    "case without build": (["info", "{no_build}"], ["no_build.py", "defines no build"]),
+    "case that does not import": (["run", "{syntax}"], ["broken_syntax.py", "SyntaxError"]),
+    "bad parameter (run)": (["run", CASE_04, "--set", "colour=red"],
+                            ["'colour'", "valid parameters: DT, GRAVITY, MASS, RADIUS, THETA0, T_END"]),
+    "bad parameter (info)": (["info", CASE_04, "--set", "colour=red"], ["'colour'", "THETA0"]),
+    "bad grid parameter": (["sweep", CASE_04, "--grid", "colour=1,2"], ["--grid", "'colour'", "THETA0"]),
+    "grid and set overlap": (["sweep", CASE_04, "--grid", "dt=0.1,0.2", "--set", "dt=0.1"], ["dt"]),
+    "value the case rejects (run)": (["run", CASE_04, "--set", "dt=-0.01", "--set", "t_end=0.1", "--no-progress"],
+                                     ["dt must be positive", "-0.01"]),
+    "value the case rejects (info)": (["info", CASE_04, "--set", "mass=-1"], ["mass must be", "-1"]),
+    "missing results (view)": (["view", "{tmp}/no_results"], ["no_results", "not found"]),
+    "missing results (export)": (["export", "{tmp}/no_results", "--format", "csv"], ["no_results", "not found"]),
+    "results not a directory": (["view", "{no_build}"], ["no_build.py", "not a directory"]),
+    "unknown export format": (["export", "{tmp}", "--format", "vtk"], ["'vtk'", "pvd, xdmf, csv"]),
+    "unknown benchmark": (["bench", "no_such_bench"], ["'no_such_bench'", "assembly"]),
+}
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_errors_are_one_line_naming_the_culprit(name, broken_cases, tmp_path, capsys):
+    argv, needles = ERRORS[name]
+    argv = [a.format(tmp=tmp_path, **broken_cases) for a in argv]
+    if argv[0] == "run":
+        argv += ["--out", str(tmp_path / "out")]
+    assert cli.main(argv) != 0
+    line = one_line_error(capsys)
+    for needle in needles:
+        assert needle in line, line
+
+
+def test_entry_point_error_in_a_subprocess(tmp_path):
+    """The installed ``flexbody`` script (or the same main through -c) exits non-zero with one line."""
+    script = Path(sys.executable).with_name("flexbody")
+    cmd = [str(script)] if script.is_file() else [sys.executable, "-c",
+                                                   "import sys; from flexbody.cli import main; sys.exit(main())"]
+    proc = subprocess.run(cmd + ["info", str(tmp_path / "nothing.py")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"flexbody: error: case file '{tmp_path / 'nothing.py'}' not found"]
+
+
+# ------------------------------------------------------------------------------------------------ info
+def field(text: str, pattern: str) -> str:
+    match = re.search(pattern, text, re.MULTILINE)
+    assert match, (pattern, text)
+    return match.group(1)
+
+
+@pytest.mark.parametrize("case_file, overrides", [("05_slider_crank.py", {}),
+                                                  ("06_redundant_four_bar.py", {"angle": 0.7})])
+def test_info_counts_match_the_assembled_system(case_file, overrides, capsys):
+    argv = ["info", str(CASES / case_file)] + [a for k, v in overrides.items() for a in ("--set", f"{k}={v}")]
+    assert cli.main(argv) == 0
+    text = capsys.readouterr().out
+    asm = load(case_file).build(**overrides).assemble()
+    rank = asm.rank_report(0.0, asm.q0)
+    assert int(field(text, r"^Coordinates\s+n = (\d+)")) == asm.n_dofs
+    assert int(field(text, r"joint (\d+), flexible")) == asm.n_rigid
+    assert int(field(text, r"flexible nodal (\d+)")) == asm.n_dofs - asm.n_rigid == 0
+    assert int(field(text, r"^Rigid trees\s+(\d+)")) == len(asm.trees)
+    assert int(field(text, r"^Flexible bodies\s+(\d+)")) == 0
+    assert int(field(text, r"^Constraint rows\s+m = (\d+)")) == asm.n_constraints
+    assert int(field(text, r"rank of Phi at q0 (\d+)")) == rank.rank
+    assert float(field(text, r"smallest singular value (\S+)")) == pytest.approx(rank.singular_values[-1],
+                                                                                 rel=1e-6, abs=1e-300)
+    redundant = field(text, r"redundant rows\s+(.*)$")
+    assert redundant == (", ".join(rank.redundant_labels) if rank.redundant_labels else "none")
+    assert int(field(text, r"^Actuators\s+k = (\d+)")) == len(asm.actuated_labels)
+    assert field(text, r"^Actuators\s+k = \d+: (.*)$") == ", ".join(asm.actuated_labels)
+    passive = asm.n_dofs - int(np.count_nonzero(np.abs(asm.S).sum(axis=0)))
+    assert int(field(text, r"^Passive coords\s+(\d+)")) == passive
+    assert "defines no task" in text
+    if case_file.startswith("06"):                    # the redundant spatial closure: one row dropped
+        assert rank.rank == 2 and asm.n_constraints == 3 and redundant == "loop.z"
+        assert "rank-deficient by 1" in text
+    else:
+        assert passive == 1 and rank.is_full_rank
+
+
+def test_info_prints_the_actuation_report_of_the_case_task(capsys):
+    assert cli.main(["info", str(CASES / "09_underactuated_chain_control.py")]) == 0
+    text = capsys.readouterr().out
+    case = load("09_underactuated_chain_control.py")
+    asm = case.build().assemble()
+    report = actuation_report(asm, asm.q0, np.zeros(asm.n_dofs), task=case.task(asm))
+    assert "Actuation report for task 'end_point'" in text
+    for line in str(report).splitlines():              # the report itself, indented
+        assert "  " + line in text
+    assert report.n_actuators == 2 and report.dof == 3 and not report.motion_actuated and report.task_actuated
+    assert "controllers whose checks pass: direct, minimal, partitioned\n" in text + "\n"
+
+
+def test_info_reports_every_task_of_a_case_with_several(capsys):
+    assert cli.main(["info", str(CASES / "08_parallel_platform_control.py")]) == 0
+    text = capsys.readouterr().out
+    assert "task 'elbows'" in text and "task 'platform'" in text
+    assert text.count("n = 9, m_C = 6 (rank 6), p = 3, k = 3, m_T = 3") == 2
+
+
+# ------------------------------------------------------------------------------------------ run, progress
+def test_run_with_set_writes_the_results(tmp_path, capsys):
+    out = tmp_path / "run05"
+    assert cli.main(["run", CASE_05, "--set", "t_end=0.3", "--set", "torque=2.0", "--out", str(out),
+                     "--no-progress"]) == 0
+    assert f"results written to {out}" in capsys.readouterr().out
+    for name in ("results.npz", "results.json", "summary.txt", "histories.csv"):
+        assert (out / name).is_file()
+    res = fb.Results.load(out)
+    assert res.times[-1] == pytest.approx(0.3) and res.n_steps == 31
+    tau = res.histories["tau"]
+    np.testing.assert_allclose(tau[:, 0], 2.0)
+    np.testing.assert_allclose(tau[:, 1], 0.0)
+
+
+def test_progress_callback_receives_increasing_times():
+    asm = load("04_particle_on_circle.py").build().assemble()
+    calls = []
+    with progress.reporting(lambda t, t0, t_end: calls.append((t, t0, t_end))):
+        fb.simulate(asm, 0.05, integrator=fb.integrators.RK4(dt=0.01))
+    assert progress._callback is None                  # uninstalled after the block
+    assert calls, "flexbody.simulate never called progress.report"
+    times = np.array([c[0] for c in calls])
+    assert np.all(np.diff(times) > 0) and times[-1] == pytest.approx(0.05) and times[0] > 0
+    assert all(c[1:] == (0.0, 0.05) for c in calls)
+
+
+def test_run_shows_a_progress_bar_unless_disabled(tmp_path, capsys):
+    assert cli.main(["run", CASE_05, "--set", "t_end=0.2", "--out", str(tmp_path / "a")]) == 0
+    err = capsys.readouterr().err
+    assert "sim s / wall s" in err and "t = 0.2 / 0.2 s" in err and "100.0 %" in err
+    assert cli.main(["run", CASE_05, "--set", "t_end=0.2", "--out", str(tmp_path / "b"), "--no-progress"]) == 0
+    assert "sim s / wall s" not in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------------- sweep
+def test_flatten_summary_keeps_scalars_with_dotted_keys():
+    summary = {"a": 1, "b": np.float64(2.5), "c": [1, 2], "d": {"e": True, "f": {"g": "x"}, "h": np.arange(3)},
+               "i": None, "j": np.int64(7), "k": np.bool_(False)}
+    flat = cli.flatten_summary(summary)
+    assert flat == {"a": 1, "b": 2.5, "d.e": True, "d.f.g": "x", "j": 7, "k": False}
+    assert type(flat["b"]) is float and type(flat["j"]) is int and type(flat["k"]) is bool
+
+
+def test_parse_grid_values():
+    case = load("04_particle_on_circle.py")
+    assert cli.parse_grid("theta0=1.0,2", case) == ("theta0", [1.0, 2])
+    assert cli.parse_grid("DT=(1,2),(3,4)", case) == ("dt", [(1, 2), (3, 4)])
+    assert cli.parse_grid("mass=light,heavy", case) == ("mass", ["light", "heavy"])
+    with pytest.raises(fb.FlexbodyError, match="values repeat"):
+        cli.parse_grid("dt=0.1,0.1", case)
+
+
+def same(x, y) -> bool:
+    if isinstance(x, float) or isinstance(y, float):
+        return (math.isnan(x) and math.isnan(y)) or x == pytest.approx(y, rel=1e-12, abs=1e-300)
+    return x == y
+
+
+def test_sweep_on_two_workers_equals_the_variants_run_one_by_one(tmp_path, capsys):
+    out = tmp_path / "sweep"
+    grid = {"theta0": [1.0, 2.0], "radius": [0.5, 1.0]}
+    fixed = {"t_end": 3.0, "dt": 0.01}
+    argv = ["sweep", CASE_04, "--grid", "theta0=1.0,2.0", "--grid", "radius=0.5,1.0", "--set", "t_end=3.0",
+            "--set", "dt=0.01", "--workers", "2", "--out", str(out)]
+    assert cli.main(argv) == 0
+    stdout = capsys.readouterr().out
+    data = json.loads((out / "sweep_summary.json").read_text())
+    assert data["workers"] == 2 and data["n_variants"] == 4 and data["n_failed"] == 0
+    assert data["wall_time_s"] > 0 and f"wall time {data['wall_time_s']:.2f} s" in stdout
+    with open(out / "sweep_summary.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    assert [r["variant"] for r in table] == [r["variant"] for r in data["rows"]] == [
+        "theta0=1.0_radius=0.5", "theta0=1.0_radius=1.0", "theta0=2.0_radius=0.5", "theta0=2.0_radius=1.0"]
+    assert stdout.count("| theta0=") == 4 and "| variant | THETA0 | RADIUS | status |" in stdout
+
+    case = load("04_particle_on_circle.py")
+    for row, csv_row in zip(data["rows"], table):
+        params = {"theta0": row["THETA0"], "radius": row["RADIUS"]}
+        assert params in [{"theta0": a, "radius": b} for a in grid["theta0"] for b in grid["radius"]]
+        assert row["status"] == csv_row["status"] == "ok"
+        assert (out / row["variant"] / "summary.txt").is_file()
+        direct = case.main(tmp_path / "direct" / row["variant"], **params, **fixed)
+        scalars = {k: v for k, v in direct.items() if isinstance(v, (bool, int, float, str))}
+        dropped = {k for k, v in direct.items() if isinstance(v, (list, tuple))}
+        assert len(scalars) > 10 and dropped and not dropped & set(row)
+        for key, value in scalars.items():
+            assert same(row[key], value), (row["variant"], key, row[key], value)
+            assert same(type(value)(csv_row[key]) if not isinstance(value, bool) else csv_row[key] == "True",
+                        value), (key, csv_row[key], value)
+        assert np.isfinite(row["period_measured"]) and row["period_relative_error"] < 1e-6
+
+
+def test_sweep_variant_that_raises_is_a_row_with_its_error(tmp_path, capsys):
+    out = tmp_path / "sweep_err"
+    code = cli.main(["sweep", CASE_04, "--grid", "dt=0.01,-0.01", "--set", "t_end=0.1", "--workers", "1",
+                     "--out", str(out)])
+    assert code != 0
+    captured = capsys.readouterr()
+    assert "1 of 2 variants failed" in captured.err and "dt=-0.01" in captured.err
+    rows = json.loads((out / "sweep_summary.json").read_text())["rows"]
+    assert [r["status"] for r in rows] == ["ok", "error"]
+    assert rows[0]["n_steps"] == 11 and rows[0]["error"] == ""
+    assert "dt must be positive" in rows[1]["error"] and "FlexbodyError" in rows[1]["error"]
+
+
+# ------------------------------------------------------------------------------------------------ bench
+def test_bench_list_lists_the_benchmark_scripts(capsys):
+    assert cli.main(["bench", "--list"]) == 0
+    out = capsys.readouterr().out
+    scripts = sorted((REPO / "tests" / "benchmarks").glob("bench_*.py"))
+    assert scripts and len(out.strip().splitlines()) == len(scripts)
+    for script, line in zip(scripts, out.strip().splitlines()):
+        assert line.split()[0] == script.stem.removeprefix("bench_") and str(script) in line
+    assert "exudyn_cantilever" not in out                      # helpers that are not bench_*.py
+
+
+def test_bench_runs_the_named_scripts_with_the_extra_arguments(tmp_path, monkeypatch, capfd):
+    folder = tmp_path / "tests" / "benchmarks"
+    folder.mkdir(parents=True)
+    (folder / "bench_fake.py").write_text('"""A fake benchmark."""\nimport sys\nprint("fake ran with", sys.argv[1:])\n')
+    (folder / "bench_failing.py").write_text("import sys\nsys.exit(3)\n")
+    monkeypatch.setattr(cli, "benchmark_scripts", lambda root=None: sorted(folder.glob("bench_*.py")))
+    assert cli.main(["bench", "fake", "--", "--quick", "--repeat", "1"]) == 0
+    out = capfd.readouterr().out
+    assert "fake ran with ['--quick', '--repeat', '1']" in out and "bench_fake.py: exit 0" in out
+    assert cli.main(["bench", "bench_failing.py", "fake"]) != 0
+    captured = capfd.readouterr()
+    assert "bench_failing.py: exit 3" in captured.out and "fake ran with []" in captured.out
+    assert captured.err.strip() == "flexbody: error: benchmark(s) failed: bench_failing.py"
+
+
+def test_bench_without_the_repository_is_a_clear_error(tmp_path):
+    with pytest.raises(fb.FlexbodyError, match="installed without its repository"):
+        cli.benchmark_scripts(tmp_path)
+
+
+# ---------------------------------------------------------------------------------------- view, export
+@pytest.fixture(scope="module")
+def flexible_results(tmp_path_factory):
+    """Saved results of case 12 (a flexible pendulum) at reduced size: its undamped run, with a .pvd series."""
+    out = tmp_path_factory.mktemp("results12")
+    assert cli.main(["run", str(CASES / "12_flexible_pendulum.py"), "--set", "t_end=0.02", "--out", str(out),
+                     "--no-progress"]) == 0
+    assert (out / "rho1" / "bar.pvd").is_file() and (out / "rho1" / "results.npz").is_file()
+    return out / "rho1"
+
+
+@pytest.mark.parametrize("fmt", ["pvd", "xdmf", "csv"])
+def test_export_writes_the_files_it_lists(fmt, flexible_results, tmp_path, capsys):
+    out = tmp_path / fmt
+    assert cli.main(["export", str(flexible_results), "--format", fmt, "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    n = int(field(text, r"wrote (\d+) file"))
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert n >= 1 and len(files) >= n and all(p.stat().st_size > 0 for p in files)
+
+
+def test_view_writes_a_screenshot_and_an_animation(flexible_results, tmp_path, capsys):
+    png = tmp_path / "shot.png"
+    assert cli.main(["view", str(flexible_results), "--step", "0", "--out", str(png)]) == 0
+    assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert cli.main(["view", str(flexible_results), "--gif"]) == 0
+    gif = flexible_results / "animation.gif"
+    assert gif.is_file() and gif.read_bytes()[:4] == b"GIF8"
+    assert f"wrote {gif}" in capsys.readouterr().out
+
+
+def test_view_bad_field_is_a_one_line_error(flexible_results, capsys):
+    assert cli.main(["view", str(flexible_results), "--field", "no_such_field",
+                     "--out", str(flexible_results / "x.png")]) != 0
+    assert "no_such_field" in one_line_error(capsys)
