@@ -16,9 +16,10 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-## main job: the shipped cantilever case, results in out/01_cantilever
+## main job: the flagship case (arm carrying a flexible beam under task-level control),
+## results in out/16_arm_beam_task_control
 run: setup
-	$(VENV)/bin/flexbody run cases/01_cantilever.py --out out/01_cantilever
+	$(VENV)/bin/flexbody run cases/16_arm_beam_task_control.py --out out/16_arm_beam_task_control
 
 ## default tests (fast); pytest's exit code (including 5, "no tests") fails the target
 test: setup

@@ -29,7 +29,8 @@ Sign convention: [AG] writes M q̈ + h = f − 𝓕 with 𝓕 = Aᵀλ_AG; flexb
 Φᵀλ = −𝓕 and λ = −λ_AG (the plots show flexbody's Φᵀλ and λ).
 
 Outputs in out_dir: results.npz/.json (Results.save; the rank events are in results.json), histories.csv,
-slider_crank.png (Fig. 4 layout: (A) q₁, q₂; (B) q̇₁, q̇₂; (C) Φᵀλ; (D) λ) and summary.txt.
+slider_crank.png (Fig. 4 layout: (A) q₁, q₂; (B) q̇₁, q̇₂; (C) Φᵀλ; (D) λ), summary.txt and a ParaView
+series of the links (<tree>.pvd, every 10th recorded step; ``flexbody view`` renders it).
 """
 from pathlib import Path
 
@@ -138,6 +139,7 @@ def main(out_dir="out/05_slider_crank", length=LENGTH, mass=MASS, gravity=GRAVIT
                    stabilization=PositionCorrection(), singular_tol=singular_tol)
     out = Path(out_dir)
     res.save(out)
+    fb.io.write_link_pvd(out, res, every=10)                  # ParaView series of the links (crank.pvd)
 
     t, q1, v1 = res.times, res.q[:, 0], res.v[:, 0]
     crossings = crossing_times(t, q1, v1)

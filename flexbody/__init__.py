@@ -5,7 +5,7 @@ anchors and holonomic constraints, systems, constrained dynamics (:mod:`flexbody
 diagnostics (:mod:`flexbody.analysis`), simulation, task-level control (:mod:`flexbody.control`), plots
 (:mod:`flexbody.plots`), static equilibrium and export.
 """
-from . import analysis, control, dynamics, io, mechanisms, mesh, plots, tasks
+from . import analysis, control, dynamics, io, mechanisms, mesh, plots, progress, tasks, view
 from .anchors import Ground
 from .assembled import AssembledSystem, State
 from .closures import Distance, Hinge, OnSurface, PointToPoint, Weld
@@ -21,7 +21,7 @@ from .flexible import FlexibleBody
 from .attachments import AttachNodes, FixNodes, TieNodes, pin
 from .implicit import GeneralizedAlpha
 from .nodes import Node, nearest_node
-from .integrators import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, simulate
+from .integrators import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, resume, simulate
 from .loads import BodyForce, Gravity, NodalForce, Pressure, SurfaceMoment, SurfaceTraction
 from .materials import MooneyRivlin, NeoHookean, StVenantKirchhoff
 from .mesh import HexMesh
@@ -43,5 +43,5 @@ __all__ = [
     "assemble_configuration", "project_velocity", "tasks", "PointTask", "PlanarOrientationTask",
     "OrientationTask", "JointTask", "StackedTask", "operational_space", "operational_space_at",
     "control", "plots", "ActuationError", "AttachNodes", "FixNodes", "TieNodes", "pin", "Node", "nearest_node",
-    "GeneralizedAlpha",
+    "GeneralizedAlpha", "progress", "view", "resume",
 ]

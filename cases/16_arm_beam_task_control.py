@@ -1,0 +1,293 @@
+"""Case 16 (flagship): a rigid two-link arm carrying an ANCF flexible beam, under constrained task-level
+control of its flange — the direct mapping of [DE-65..71] on one sparse rigid–flexible system [DE-107..113].
+
+Problem: the arm of ``flexible_mechanisms.arm_with_beam`` in the vertical xz-plane (links 0.5 m and 0.4 m,
+uniform rods 2 kg and 1 kg, revolute joints about y, both actuated) with a beam 0.6 × 0.04 × 0.04 m
+(ρ 2700 kg/m³, E YOUNG Pa, ν 0.3, Kelvin–Voigt retardation DAMPING s) whose face x = 0 is attached rigidly
+to the flange by constraint rows (one per face node). DIVISIONS ANCF bricks (ORDER 1: 8-node, 2: 27-node);
+gravity −9.81 m/s² along z. Every nodal coordinate is passive (S selects the two joints only).
+
+The task is the flange point (x, z) (tip of link 2). The controller solves J̄ᵀΘᵀSᵀτ_k = Λf* + μ + p + γ
+[DE-69] for the joint torques with f* = KP e + KV ė + ẍ_d [DE-71], KP = ω², KV = 2ω (critically damped),
+evaluated on the whole constrained system (M block-diagonal with the constant beam block, Φ with the
+attachment rows), once per step and held over the step. The simulation is implicit generalized-α.
+
+Start: the static equilibrium with the joints held at Q0 by their holding torques (the beam sags).
+Phase 1 (0 ≤ t < T_SETTLE): the desired flange position is the start position + OFFSET (a step).
+Phase 2 (T_SETTLE ≤ t ≤ T_END): the desired position runs on a circle of radius RADIUS through the phase-1
+goal, the angular rate rising smoothly (smoothstep over T_RAMP) to 2π·FREQUENCY.
+
+Expected results and their sources:
+1. Rank [DE 5.3, DE 6.3]: the direct map for the flange task is full rank (kinematic coupling through the
+   rigid links); for a task on the beam's tip node it is orders of magnitude smaller (elastic coupling),
+   which is why DE 6.3 controls nodal tasks through statics (case 15).
+2. Phase 1: the exact linearisation makes each task error component obey ë + KV ė + KP e = 0, whose
+   closed form from e(0) = −OFFSET, ė(0) = 0 is e(t) = e(0)(1 + ωt)e^{−ωt}. The torques are held over each
+   step, a delay of about DT/2, so the simulated error departs from the closed form by O(ω·DT) of |e(0)|:
+   the departure halves when DT halves (first order).
+   The held torques also couple the task to the beam's first bending mode (≈ 2.8 Hz): instead of
+   decaying to zero, the error settles to an oscillation whose amplitude is O(DT) (3.7 / 1.2 / 0.5 mm at
+   DT = 4 / 2 / 1 ms); at any instant the plant's task acceleration equals f* exactly (tests).
+3. Phase 2: the flange tracks the circle with an error that is small next to RADIUS, while the beam's tip
+   swings relative to the flange (its deflection is recorded): the controller compensates the beam's
+   reaction on the arm but does not damp the beam (its nodes are passive).
+4. Energy: with the constraint work zero, E(t) − E(0) = W_τ − D (work of the joint torques minus
+   Kelvin–Voigt dissipation), recorded by the integrator.
+
+Measured at full size (summary.txt; 12 × 2 × 2 eight-node bricks, 353 coordinates): see docs/verification.md,
+section "Flagship case 16".
+
+Outputs in out_dir (the README's main job): results.npz/.json (Results), beam.pvd + beam_NNNN.vtu and
+arm.pvd + arm_NNNN.vtu (ParaView series: the beam with displacement, strain and stress fields, the arm's
+links as lines with their frames), histories.csv, task.png (flange path and error against the closed
+form), histories.png (task, torques, energy), tip.png (beam-tip deflection relative to the flange),
+screenshot.png (pyvista, off-screen), summary.txt (JSON). Sources: [DE] sections 5.3, 6.2, 6.3, eq. 65–71,
+107–113.
+"""
+import json
+from pathlib import Path
+
+import numpy as np
+
+import flexbody as fb
+from flexbody import control as ctl
+from flexbody.control.actuation import actuation_report
+from flexbody.equilibrium import holding_inputs
+from flexbody.flexible_mechanisms import arm_with_beam
+
+LENGTHS = (0.5, 0.4)             # m, links l1, l2
+DIVISIONS = (12, 2, 2)           # beam elements (length, width, height)
+ORDER = 1                        # 1: 8-node bricks, 2: 27-node
+YOUNG = 7e7                      # Pa
+DAMPING = 0.002                  # s, Kelvin–Voigt retardation time of the beam
+Q0 = (0.6, -1.5)                 # rad, start joint angles (elbow bent, far from the reach limit)
+OFFSET = (0.03, 0.02)            # m, phase-1 goal − start flange (x, z)
+OMEGA = 15.0                     # rad/s, task bandwidth: KP = ω², KV = 2ω
+T_SETTLE = 1.0                   # s, phase 1
+RADIUS = 0.08                    # m, phase-2 circle
+FREQUENCY = 0.5                  # Hz, phase-2 revolutions per second
+T_RAMP = 0.5                     # s, rise of the angular rate
+T_END = 4.0                      # s
+DT = 1e-3                        # s, generalized-α step
+RHO_INF = 1.0                    # no numerical damping: the energy balance closes
+VTK_EVERY = 40                   # write every k-th recorded step to the ParaView series
+
+
+def build(divisions=DIVISIONS, order=ORDER, young=YOUNG, damping=DAMPING, q0=Q0) -> fb.System:
+    """The arm with the beam attached to its flange, joints free and actuated, beam nodes passive."""
+    return arm_with_beam(lengths=LENGTHS, divisions=tuple(divisions), order=order, young=young, damping=damping,
+                         q0=tuple(q0))
+
+
+def flange_task(asm) -> fb.PointTask:
+    """(x, z) of the flange point, the tip of link 2."""
+    return fb.PointTask(asm.trees[0].point("l2", (LENGTHS[1], 0.0, 0.0)), components=(0, 2), name="flange")
+
+
+def tip_task(asm) -> fb.PointTask:
+    """(x, z) of the node at the centre of the beam's free face (for the rank comparison)."""
+    beam = asm.bodies[0]
+    centre = beam.mesh.points[beam.nodes("x1")].mean(axis=0)
+    return fb.PointTask(fb.nearest_node(beam, centre), components=(0, 2), name="tip")
+
+
+task = flange_task
+
+
+class CircleAfterStep:
+    """x_d(t): ``goal`` for t < t_settle; then a circle of radius ``radius`` through ``goal`` (centre below
+    it), angle θ(τ) with rate Ω·smoothstep(τ/t_ramp), τ = t − t_settle; exact ẋ_d and ẍ_d."""
+
+    def __init__(self, goal, t_settle, radius, frequency, t_ramp):
+        self.goal, self.t_settle = np.asarray(goal, dtype=float), float(t_settle)
+        self.radius, self.rate, self.t_ramp = float(radius), 2.0 * np.pi * float(frequency), float(t_ramp)
+        self.centre = self.goal - np.array([0.0, self.radius])
+
+    def angle(self, tau: float) -> tuple[float, float, float]:
+        """θ, θ̇, θ̈ at τ ≥ 0 [rad, rad/s, rad/s²]."""
+        u = min(tau / self.t_ramp, 1.0)
+        if u < 1.0:
+            theta = self.rate * self.t_ramp * (u**3 - 0.5 * u**4)
+            return theta, self.rate * (3 * u**2 - 2 * u**3), self.rate * 6 * u * (1 - u) / self.t_ramp
+        return self.rate * (0.5 * self.t_ramp + tau - self.t_ramp), self.rate, 0.0
+
+    def __call__(self, t: float):
+        if t < self.t_settle:
+            return self.goal.copy(), np.zeros(2), np.zeros(2)
+        theta, rate, accel = self.angle(t - self.t_settle)
+        radial = np.array([np.sin(theta), np.cos(theta)])             # starts at the top of the circle
+        tangent = np.array([np.cos(theta), -np.sin(theta)])
+        return (self.centre + self.radius * radial, self.radius * rate * tangent,
+                self.radius * (accel * tangent - rate**2 * radial))
+
+
+def closed_form_error(t, e0, omega) -> np.ndarray:
+    """e(t) (s, m_T) of ë + 2ω ė + ω² e = 0 with e(0) = e0, ė(0) = 0."""
+    t = np.asarray(t, dtype=float)[:, None]
+    return np.asarray(e0, dtype=float)[None, :] * (1.0 + omega * t) * np.exp(-omega * t)
+
+
+def start_state(asm):
+    """The static equilibrium with the joints held at their q0 values, at rest."""
+    _, eq = holding_inputs(asm)
+    return eq.q, np.zeros(asm.n_dofs)
+
+
+def rank_comparison(asm, q) -> dict:
+    """Singular values of J̄ᵀΘᵀSᵀ for the flange task and for the beam-tip task at q, v = 0."""
+    v = np.zeros(asm.n_dofs)
+    out = {}
+    for make in (flange_task, tip_task):
+        check = actuation_report(asm, q, v, make(asm)).maps["direct"]
+        out[make(asm).name] = {"singular_values": [float(s) for s in check.singular_values], "rank": check.rank,
+                               "ok": bool(check.ok)}
+    return out
+
+
+def run(asm, q0, v0, offset, omega, t_settle, radius, frequency, t_ramp, t_end, dt, rho_inf, save_to=None):
+    """Simulate the controlled arm; returns (Results, reference, x at the start)."""
+    x0 = flange_task(asm).evaluate(asm.evaluate(0.0, q0)).x
+    reference = CircleAfterStep(x0 + np.asarray(offset, dtype=float), t_settle, radius, frequency, t_ramp)
+    controller = ctl.DirectMappingControl(flange_task(asm), reference, kp=omega**2, kv=2.0 * omega)
+    kw = {"save_to": save_to} if save_to is not None else {}
+    res = fb.simulate(asm, t_end, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=rho_inf), controller=controller,
+                      q0=q0, v0=v0, **kw)
+    return res, reference, x0
+
+
+def tip_deflection(asm, res) -> np.ndarray:
+    """(s, 2) beam-tip node position relative to where the rigid flange frame would carry it [m]
+    (x, z in the link-2 frame): the elastic deflection of the beam's free end."""
+    tree, beam = asm.trees[0], asm.bodies[0]
+    node = tip_task(asm).anchor.index
+    lo = asm.offsets[beam]
+    rest = None
+    out = []
+    for q in res.q:
+        kin = asm.evaluate(0.0, q).kinematics(tree)
+        p, R = kin.p[1], kin.R[1]
+        local = R.T @ (q[lo + 3 * node: lo + 3 * node + 3] - p)
+        if rest is None:
+            rest = R.T @ (beam.mesh.points[node] - tree.kinematics(np.asarray(asm.q0[:2])).p[1])
+        out.append((local - rest)[[0, 2]])
+    return np.array(out)
+
+
+def numbers(asm, res, reference, x0, offset, omega, t_settle, radius) -> dict:
+    """Summary numbers of a run (closed-form departure in phase 1, tracking in phase 2, energy balance)."""
+    t = res.times
+    err = res.histories["task_error"]
+    phase1 = t < t_settle
+    e_cf = closed_form_error(t[phase1], -np.asarray(offset, dtype=float), omega)
+    # the controller's error is x_d − x: at t = 0 it is +offset; the closed form tracks e = x_d − x
+    e_cf = -e_cf
+    departure = float(np.abs(err[phase1] - e_cf).max() / np.abs(offset).max())
+    late = t >= t_settle + 1.0
+    stats = res.metadata["statistics"]
+    energy = res.histories["energy"]
+    balance = float(energy[-1] - energy[0] - stats["applied_work"] + stats["dissipated"])
+    deflection = tip_deflection(asm, res)
+    return {
+        "n_coordinates": int(asm.n_dofs), "n_constraints": int(asm.n_constraints),
+        "phase1_departure_from_closed_form": departure,
+        "phase1_error_at_settle": float(np.abs(err[phase1][-1]).max()),
+        "phase2_max_tracking_error": float(np.abs(err[late]).max()) if late.any() else float("nan"),
+        "phase2_max_tracking_error_over_radius": (float(np.abs(err[late]).max()) / radius) if late.any()
+        else float("nan"),
+        "max_tip_deflection": float(np.abs(deflection).max()),
+        "max_violation": float(np.max(res.histories["violation"])),
+        "energy_balance_error": balance, "applied_work": float(stats["applied_work"]),
+        "dissipated": float(stats["dissipated"]), "steps": int(stats["steps"]),
+        "newton_iterations": int(stats["newton_iterations"]), "rejected": int(stats["rejected"]),
+        "wall_seconds": float(stats["wall_seconds"]),
+        "max_torque": float(np.abs(res.histories["tau_k"]).max()),
+    }
+
+
+def plot_task(path, res, reference, omega, offset, t_settle) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t, x, err = res.times, res.histories["task_x"], res.histories["task_error"]
+    desired = np.array([reference(ti)[0] for ti in t])
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    a.plot(desired[:, 0], desired[:, 1], "k--", lw=1, label="desired")
+    a.plot(x[:, 0], x[:, 1], lw=1.5, label="flange")
+    a.set_aspect("equal")
+    a.set(xlabel="x [m]", ylabel="z [m]", title="flange path")
+    a.legend()
+    phase1 = t < t_settle
+    cf = -closed_form_error(t[phase1], -np.asarray(offset, dtype=float), omega)
+    for i, lab in enumerate("xz"):
+        b.plot(t, 1e3 * err[:, i], lw=1.2, label=f"e_{lab} simulated")
+        b.plot(t[phase1], 1e3 * cf[:, i], "k:", lw=1.5, label=f"e_{lab} closed form" if i == 0 else None)
+    b.axvline(t_settle, color="0.6", lw=0.8)
+    b.set(xlabel="t [s]", ylabel="task error x_d − x [mm]", title="task error")
+    b.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_tip(path, times, deflection) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.plot(times, 1e3 * deflection[:, 0], label="axial (link-2 x)")
+    ax.plot(times, 1e3 * deflection[:, 1], label="transverse (link-2 z)")
+    ax.set(xlabel="t [s]", ylabel="beam-tip deflection [mm]", title="beam tip relative to the flange frame")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def write_outputs(out, asm, res, reference, omega, offset, t_settle, vtk_every) -> list:
+    """Results, ParaView series, CSV, figures and a screenshot; returns what could not be written."""
+    from flexbody import io, plots
+
+    missing = []
+    res.save(out)
+    if hasattr(io, "write_link_pvd"):
+        io.write_link_pvd(out, res, every=vtk_every)
+    else:
+        missing.append("arm.pvd")
+    io.write_pvd(out, res, every=vtk_every)
+    if hasattr(io, "write_histories_csv"):
+        io.write_histories_csv(out / "histories.csv", res)
+    else:
+        missing.append("histories.csv")
+    plots.plot_histories(res, out / "histories.png", panels=("task", "torque", "energy"),
+                         title="flange task control of an arm carrying a flexible beam")
+    plot_task(out / "task.png", res, reference, omega, offset, t_settle)
+    plot_tip(out / "tip.png", res.times, tip_deflection(asm, res))
+    try:
+        from flexbody import view
+        view.screenshot(out, out / "screenshot.png", field="von_mises")
+    except ImportError:
+        missing.append("screenshot.png")
+    return missing
+
+
+def main(out_dir="out/16_arm_beam_task_control", divisions=DIVISIONS, order=ORDER, young=YOUNG, damping=DAMPING,
+         q0=Q0, offset=OFFSET, omega=OMEGA, t_settle=T_SETTLE, radius=RADIUS, frequency=FREQUENCY, t_ramp=T_RAMP,
+         t_end=T_END, dt=DT, rho_inf=RHO_INF, vtk_every=VTK_EVERY) -> dict:
+    """Rank comparison, the controlled simulation, outputs and summary."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    asm = build(divisions, order, young, damping, q0).assemble()
+    q_start, v_start = start_state(asm)
+    ranks = rank_comparison(asm, q_start)
+    res, reference, x0 = run(asm, q_start, v_start, offset, omega, t_settle, radius, frequency, t_ramp, t_end,
+                             dt, rho_inf)
+    summary = {"ranks": ranks, **numbers(asm, res, reference, x0, offset, omega, t_settle, radius),
+               "parameters": {"divisions": list(divisions), "order": order, "young": young, "damping": damping,
+                              "q0": list(q0), "offset": list(offset), "omega": omega, "t_settle": t_settle,
+                              "radius": radius, "frequency": frequency, "t_ramp": t_ramp, "t_end": t_end,
+                              "dt": dt, "rho_inf": rho_inf}}
+    summary["not_written"] = write_outputs(out, asm, res, reference, omega, offset, t_settle, vtk_every)
+    (out / "summary.txt").write_text(json.dumps(summary, indent=2))
+    return summary
