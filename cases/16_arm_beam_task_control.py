@@ -37,7 +37,8 @@ Expected results and their sources:
 Measured at full size (summary.txt; 12 × 2 × 2 eight-node bricks, 353 coordinates): see docs/verification.md,
 section "Flagship case 16".
 
-Outputs in out_dir (the README's main job): results.npz/.json (Results), beam.pvd + beam_NNNN.vtu and
+Outputs in out_dir (the README's main job): results.npz/.json (Results; written in parts while the run
+goes, so an interrupted run leaves a loadable directory that ``fb.resume`` can complete), beam.pvd + beam_NNNN.vtu and
 arm.pvd + arm_NNNN.vtu (ParaView series: the beam with displacement, strain and stress fields, the arm's
 links as lines with their frames), histories.csv, task.png (flange path and error against the closed
 form), histories.png (task, torques, energy), tip.png (beam-tip deflection relative to the flange),
@@ -282,7 +283,7 @@ def main(out_dir="out/16_arm_beam_task_control", divisions=DIVISIONS, order=ORDE
     q_start, v_start = start_state(asm)
     ranks = rank_comparison(asm, q_start)
     res, reference, x0 = run(asm, q_start, v_start, offset, omega, t_settle, radius, frequency, t_ramp, t_end,
-                             dt, rho_inf)
+                             dt, rho_inf, save_to=out)             # written as it goes: a killed run keeps its rows
     summary = {"ranks": ranks, **numbers(asm, res, reference, x0, offset, omega, t_settle, radius),
                "parameters": {"divisions": list(divisions), "order": order, "young": young, "damping": damping,
                               "q0": list(q0), "offset": list(offset), "omega": omega, "t_settle": t_settle,
