@@ -41,8 +41,8 @@ from .analysis import DENSE_LIMIT, GRAM_RTOL_FLOOR, constraint_rank, constraint_
 from .analysis import resolve_tolerances as _tolerances
 from .dynamics import forward
 from .errors import ConvergenceError, FlexbodyError, StateError
-from .results import (CHECKPOINT, PARTS, RESULTS_JSON, RESULTS_NPZ, Results, _jsonable, header, part_name,
-                      read_parts, save_npz, save_part, write_text)
+from .results import (_INTEGER_HISTORIES, CHECKPOINT, PARTS, RESULTS_JSON, RESULTS_NPZ, Results, _jsonable, header,
+                      part_name, read_parts, save_npz, save_part, write_text)
 
 log = logging.getLogger(__name__)
 
@@ -402,7 +402,7 @@ class _Recorder:
         q = rows["q"] if len(rows["q"]) else np.zeros((0, n))
         slices = self.body_slices()
         histories = {k: v for k, v in rows.items() if k not in ("t", "q", "v")}
-        for key in ("rank", "corrections"):
+        for key in _INTEGER_HISTORIES:
             if key in histories:
                 histories[key] = histories[key].astype(np.int64)
         return Results(kind="dynamic", times=rows["t"].astype(float), q=q, body_slices=slices,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -174,23 +175,24 @@ def save_npz(path, arrays: dict, compressed: bool = False) -> None:
     """``np.savez`` to a temporary file in the target's directory, then :func:`os.replace` onto ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as stream:
-            (np.savez_compressed if compressed else np.savez)(stream, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with _replacing(path, "wb") as stream:
+        (np.savez_compressed if compressed else np.savez)(stream, **arrays)
 
 
 def write_text(path, text: str) -> None:
     """Write ``text`` to a temporary file next to ``path``, then :func:`os.replace` onto it."""
-    path = Path(path)
+    with _replacing(Path(path), "w") as stream:
+        stream.write(text)
+
+
+@contextmanager
+def _replacing(path: Path, mode: str):
+    """A stream to a temporary file next to ``path`` that replaces ``path`` when the block succeeds
+    (and is removed when it fails)."""
     fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as stream:
+            yield stream
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
