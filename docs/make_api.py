@@ -22,7 +22,7 @@ MODULES = [
                                "statics", "equilibrium", "tasks"]),
     ("Control", ["control.base", "control.context", "control.maps", "control.operational", "control.projected",
                  "control.computed_torque", "control.actuation", "control.references"]),
-    ("Results, export and viewing", ["results", "io", "view", "plots", "progress", "cli"]),
+    ("Results, export and viewing", ["results", "fields", "io", "view", "plots", "progress", "cli"]),
     ("Builders and errors", ["mechanisms", "flexible_mechanisms", "errors"]),
 ]
 

@@ -35,6 +35,7 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from . import fields as field_data
 from . import progress
 from .assembled import State
 from .analysis import DENSE_LIMIT, GRAM_RTOL_FLOOR, constraint_rank, constraint_svd, dense_jacobian
@@ -317,6 +318,7 @@ class _Recorder:
         self.events: list[dict] = []
         self.rank0 = self.rank_prev = None
         self.t_last = float("nan")
+        self.field_bodies = list(getattr(asm, "bodies", None) or []) if metadata.get("fields") else []
 
     def _report(self, Phi, atol):
         return constraint_rank(Phi, rtol=self.rtol, row_labels=getattr(self.asm, "row_labels", None), atol=atol)
@@ -361,6 +363,8 @@ class _Recorder:
         if hasattr(asm, "energy"):
             kinetic, potential = asm.energy(q, v)
             values.update(kinetic=kinetic, potential=potential, energy=kinetic + potential)
+        if self.field_bodies:
+            values.update(field_data.record_rows(self.field_bodies, self.body_slices(), q, v))
         for key, value in values.items():
             self.rows.setdefault(key, []).append(np.array(value, dtype=float, copy=True))
         if self.controller is not None:
@@ -401,7 +405,7 @@ class _Recorder:
         rows = {k: np.asarray(v) for k, v in self.rows.items() if k not in self.dropped and len(v) == count}
         q = rows["q"] if len(rows["q"]) else np.zeros((0, n))
         slices = self.body_slices()
-        histories = {k: v for k, v in rows.items() if k not in ("t", "q", "v")}
+        histories, recorded_fields = field_data.split({k: v for k, v in rows.items() if k not in ("t", "q", "v")})
         for key in _INTEGER_HISTORIES:
             if key in histories:
                 histories[key] = histories[key].astype(np.int64)
@@ -409,7 +413,8 @@ class _Recorder:
                        iterations=[int(c) for c in histories.get("corrections", [])],
                        reference=q[0].copy() if len(q) else np.zeros(n), system=self.asm,
                        v=rows["v"] if len(rows["v"]) else np.zeros((0, n)),
-                       histories=histories, events=list(self.events), metadata=dict(self.metadata))
+                       histories=histories, fields=recorded_fields, events=list(self.events),
+                       metadata=dict(self.metadata))
 
 
 # ------------------------------------------------------------------------------------ saving as it runs
@@ -527,7 +532,8 @@ def _execute(recorder: _Recorder, saver: _Saver | None, body: Callable[[], None]
 def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulation: str = "projection",
              stabilization=PositionCorrection(), q0=None, v0=None, t0: float = 0.0, record_every: int = 1,
              consistent_initial: bool = True, rtol: float | None = None, atol: float | None = None,
-             singular_tol: float | None = None, controller=None, save_to=None, save_every: int = 50) -> Results:
+             singular_tol: float | None = None, controller=None, save_to=None, save_every: int = 50,
+             fields: bool = False) -> Results:
     """Integrate the constrained equations of motion from ``t0`` to ``t_end`` [s].
 
     Parameters
@@ -574,6 +580,11 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
         any time (``metadata["complete"]`` False before the end). Saving does not change the results.
     save_every : int
         Recorded steps per part file (with ``save_to``).
+    fields : bool
+        Record the fields of the flexible bodies (displacement, velocity, strain, stress; names, shapes
+        and units in :mod:`flexbody.fields`) at every recorded step into ``Results.fields`` (also written
+        with ``save_to`` and used by the ParaView export). Memory grows with steps × nodes: thin with
+        ``record_every``.
 
     Returns
     -------
@@ -606,6 +617,9 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
         raise FlexbodyError(f"simulate: save_every must be a positive integer, got {save_every!r}")
     tau, controller = _control_inputs(tau, controller, "simulate")
     facts = {"t0": float(t0), "t_end": float(t_end), "record_every": int(record_every)}
+    if fields:
+        _check_field_bodies(asm)
+        facts["fields"] = True
     if save_to is not None:
         facts["save_every"] = int(save_every)
     saver = _Saver.create(save_to, save_every) if save_to is not None else None
@@ -625,6 +639,14 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
     body = _explicit_body(asm, integrator, tau, formulation, correction, baumgarte, tolerances, recorder,
                           record_every, saver, q, v, float(t0), float(t_end), {})
     return _execute(recorder, saver, body)
+
+
+def _check_field_bodies(asm) -> None:
+    bodies = list(getattr(asm, "bodies", None) or [])
+    if not bodies:
+        raise FlexbodyError("simulate: fields=True, but the model has no flexible body to record fields of")
+    for body in bodies:
+        field_data.check_body_name(body.name)
 
 
 def _control_inputs(tau, controller, caller: str):

@@ -1,9 +1,10 @@
 """Export of results for ParaView, pyvista and spreadsheets: VTU per step with PVD time series (flexible
 bodies and rigid links), histories as CSV, and conversion of a results directory to XDMF.
 
-Flexible bodies (:func:`write_pvd`): the deformed mesh with point data ``displacement`` [m] and
-element-averaged, node-averaged ``green_lagrange_strain``, ``cauchy_stress`` [Pa] (3×3 as 9 components)
-and ``von_mises`` [Pa]; the same quantities as cell data (element averages over the Gauss points).
+Flexible bodies (:func:`write_pvd`): the deformed mesh with point data ``displacement`` [m] (from the
+mesh points), ``velocity`` [m/s] (dynamic runs) and node-averaged ``green_lagrange_strain``,
+``cauchy_stress`` [Pa] (3×3 as 9 components) and ``von_mises`` [Pa]; the same tensors as cell data
+(element averages over the Gauss points). The fields are defined in :mod:`flexbody.fields`.
 
 Rigid trees (:func:`write_link_pvd`): line cells along the links and a vertex at each link origin, with
 the link frame axes (world components) as point data ``frame_x``, ``frame_y``, ``frame_z`` and the link
@@ -19,38 +20,33 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
+from . import fields
 from .errors import FlexbodyError
 from .flexible import FlexibleBody
 from .mesh import _CELL_TYPE
 
 log = logging.getLogger(__name__)
 
-_EXPORTED = ("green_lagrange_strain", "cauchy_stress", "von_mises")
 FORMATS = ("pvd", "xdmf", "csv")
 MAX_CSV_WIDTH = 200
 
 
 # ----------------------------------------------------------------------------------- flexible bodies
-def body_fields(body: FlexibleBody, q: np.ndarray) -> tuple[dict, dict]:
-    """Point data and cell data dictionaries of ``body`` at its coordinates q (3n,)."""
-    q = np.asarray(q, dtype=float)
-    X = body.mesh.points
-    cells = body.cell_fields(q)
-    point_data = {"displacement": q.reshape(-1, 3) - X}
-    cell_data = {}
-    for key in _EXPORTED:
-        val = cells[key].reshape(body.n_elements, -1)            # 3×3 tensors as 9 components
-        cell_data[key] = val if val.shape[1] > 1 else val[:, 0]
-        point_data[key] = body.nodal_average(cell_data[key])
-    return point_data, cell_data
+def body_fields(body: FlexibleBody, q: np.ndarray, v: np.ndarray | None = None) -> tuple[dict, dict]:
+    """Point data and cell data dictionaries of ``body`` at its coordinates q (3n,) [m] and, if given,
+    velocities v (3n,) [m/s] (names and shapes: :mod:`flexbody.fields`)."""
+    return fields.vtk_data(fields.body_fields(body, q, v))
 
 
-def write_vtu(path, body: FlexibleBody, q: np.ndarray) -> Path:
-    """Write the deformed mesh of ``body`` at q (3n,) with its fields to a ``.vtu`` file."""
+def write_vtu(path, body: FlexibleBody, q: np.ndarray, v: np.ndarray | None = None,
+              values: dict | None = None) -> Path:
+    """Write the deformed mesh of ``body`` at q (3n,) with its fields to a ``.vtu`` file: ``values``
+    ({name: array} as :func:`flexbody.fields.body_fields` returns, e.g. recorded ones) or, by default,
+    the fields computed at (q, v)."""
     import meshio
 
     path = Path(path)
-    point_data, cell_data = body_fields(body, q)
+    point_data, cell_data = fields.vtk_data(values) if values is not None else body_fields(body, q, v)
     mesh = meshio.Mesh(np.asarray(q, dtype=float).reshape(-1, 3), [(_CELL_TYPE[body.mesh.nodes_per_cell],
                                                                   body.mesh.cells)],
                        point_data=point_data, cell_data={k: [v] for k, v in cell_data.items()})
@@ -61,7 +57,10 @@ def write_vtu(path, body: FlexibleBody, q: np.ndarray) -> Path:
 
 def write_pvd(directory, results, body=None, name: str | None = None, every: int = 1) -> Path:
     """Write one ``.vtu`` per recorded step of ``results`` (every ``every``-th step and the last) and a
-    ``.pvd`` collection indexing them.
+    ``.pvd`` collection indexing them, per flexible body.
+
+    The fields are those recorded in ``results.fields`` (``simulate(..., fields=True)`` or
+    :meth:`Results.store_fields`) or else computed from q and, for dynamic results, v.
 
     Parameters
     ----------
@@ -71,28 +70,40 @@ def write_pvd(directory, results, body=None, name: str | None = None, every: int
         Static (times = load factors) or dynamic results whose ``system`` holds the body.
     body : FlexibleBody or str, optional
         Which body (default: every flexible body of the system, one series each).
+    name : str, optional
+        File stem of the series (default: the body's name; only with one body).
 
     Returns
     -------
     Path
-        The ``.pvd`` file of the first body written.
+        The ``.pvd`` file of the first body written (:func:`write_pvds` returns all of them).
     """
+    return write_pvds(directory, results, body, name, every)[0]
+
+
+def write_pvds(directory, results, body=None, name: str | None = None, every: int = 1) -> list[Path]:
+    """As :func:`write_pvd`, returning the ``.pvd`` file of every body written."""
     directory = Path(directory)
     system = _system(results, "write_pvd")
     bodies = [b for b in system.bodies if body is None or b is body or b.name == body]
     if not bodies:
         raise FlexbodyError(f"write_pvd: no body {body!r} in the system")
+    if name is not None and len(bodies) > 1:
+        raise FlexbodyError(f"write_pvd: name {name!r} given for {len(bodies)} bodies; give body= as well")
     steps = _steps(results, every, "write_pvd")
     paths = []
     for b in bodies:
         stem = name or b.name
+        recorded = results.fields.get(b.name)
         entries = []
         for step in steps:
             rel = f"{stem}_{step:04d}.vtu"
-            write_vtu(directory / rel, b, results.positions(b, step).ravel())
+            values = {k: v[step] for k, v in recorded.items()} if recorded else None
+            velocity = results.v[step, results._slice(b)] if results.v is not None and len(results.v) else None
+            write_vtu(directory / rel, b, results.positions(b, step).ravel(), velocity, values)
             entries.append((float(results.times[step]), rel))
         paths.append(_write_collection(directory / f"{stem}.pvd", entries))
-    return paths[0]
+    return paths
 
 
 # ----------------------------------------------------------------------------------- rigid links
@@ -289,8 +300,15 @@ def find_series(directory) -> dict[str, Path]:
         raise FlexbodyError(f"results directory {str(directory)!r} does not exist or is not a directory")
     found = {p.stem: p for p in sorted(directory.glob("*.pvd"))}
     if not found:
-        raise FlexbodyError(f"no .pvd series in {str(directory)!r} (write them with flexbody.io.write_results)")
+        nested = sorted({p.parent.relative_to(directory).as_posix() for p in directory.glob("*/**/*.pvd")})
+        hint = (f"; its sub-directories {_shortened(nested)} hold series: give one of them" if nested
+                else " (write them with flexbody.io.write_results)")
+        raise FlexbodyError(f"no .pvd series in {str(directory)!r}{hint}")
     return found
+
+
+def _shortened(names: list[str], head: int = 4) -> str:
+    return ", ".join(names[:head]) + (f", … ({len(names)} in all)" if len(names) > head else "")
 
 
 def read_pvd(path) -> list[tuple[float, Path]]:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import fields as fields_module
 from .errors import FlexbodyError
 
 
@@ -53,6 +54,11 @@ class Results:
         Further time histories keyed by name, first axis = recorded step (e.g. "a", "tau", "lam",
         "constraint_force", "violation", "velocity_violation", "rank", "kinetic", "potential", "energy",
         "corrections"); see the producing solver for units.
+    fields : dict[str, dict[str, ndarray]]
+        Per-step fields of the flexible bodies, ``fields[body][name]`` with first axis = recorded step
+        (names, shapes and units in :mod:`flexbody.fields`: "displacement", "velocity", strain and
+        stress at the nodes and per element); empty unless the run recorded them
+        (``simulate(..., fields=True)``) or :meth:`store_fields` computed them.
     events : list[dict]
         Events logged during the run (e.g. rank drops at singular configurations), JSON-serialisable.
     metadata : dict
@@ -69,6 +75,7 @@ class Results:
     system: object = None
     v: np.ndarray = None
     histories: dict = field(default_factory=dict)
+    fields: dict = field(default_factory=dict)
     events: list = field(default_factory=list)
     metadata: dict = field(default_factory=dict)
 
@@ -88,8 +95,52 @@ class Results:
         return self.q[step, self._slice(body)].reshape(-1, 3)
 
     def displacements(self, body, step: int = -1) -> np.ndarray:
-        """Nodal displacements (n, 3) [m] of ``body`` relative to the first recorded step's reference."""
+        """Nodal displacements (n, 3) [m] of ``body`` at ``step`` relative to :attr:`reference` (static
+        runs: the system's initial coordinates; dynamic runs: the first recorded q). The "displacement"
+        field (:meth:`field`, the ParaView export) measures from the mesh points instead."""
         return self.positions(body, step) - self.reference[self._slice(body)].reshape(-1, 3)
+
+    def field(self, body, name: str, step: int = -1) -> np.ndarray:
+        """The field ``name`` of ``body`` (object or name) at recorded ``step``: the recorded value, or,
+        when the fields were not recorded, computed from q (and v) through ``system`` (names, shapes and
+        units: :mod:`flexbody.fields`)."""
+        body_name = body if isinstance(body, str) else body.name
+        part = self._slice(body_name)
+        if name not in fields_module.FIELD_NAMES:
+            raise FlexbodyError(f"unknown field {name!r}; fields: {', '.join(fields_module.FIELD_NAMES)}")
+        recorded = self.fields.get(body_name, {})
+        if name in recorded:
+            return recorded[name][step]
+        if name == "velocity" and (self.v is None or not len(self.v)):
+            raise FlexbodyError(f"no velocity field: the {self.kind} results hold no velocities")
+        values = fields_module.body_fields(self._body(body_name), self.q[step, part],
+                                           None if name != "velocity" else self.v[step, part])
+        return values[name]
+
+    def store_fields(self, bodies=None) -> "Results":
+        """Compute the fields of every flexible body (or of ``bodies``, objects or names) at every recorded
+        step into :attr:`fields` (saved with the results); returns self."""
+        if self.system is None:
+            raise FlexbodyError("store_fields: the results carry no system (set results.system to the model)")
+        names = None if bodies is None else {b if isinstance(b, str) else b.name for b in bodies}
+        has_v = self.v is not None and len(self.v) == self.n_steps
+        for body in getattr(self.system, "bodies", None) or []:
+            if names is not None and body.name not in names:
+                continue
+            part = self._slice(body.name)
+            steps = [fields_module.body_fields(body, self.q[k, part], self.v[k, part] if has_v else None)
+                     for k in range(self.n_steps)]
+            if steps:
+                self.fields[body.name] = {key: np.stack([s[key] for s in steps]) for key in steps[0]}
+        return self
+
+    def _body(self, name: str):
+        bodies = {b.name: b for b in getattr(self.system, "bodies", None) or []}
+        if name not in bodies:
+            raise FlexbodyError(f"fields of {name!r} cannot be computed: " + (
+                "the results carry no system (loaded results need results.system set to the model)"
+                if self.system is None else f"it is not a flexible body of the system"))
+        return bodies[name]
 
     def save(self, directory) -> Path:
         """Write ``results.npz`` (arrays) and ``results.json`` (metadata, ``"complete": true``) into
@@ -100,7 +151,8 @@ class Results:
                   "iterations": np.asarray(self.iterations, dtype=np.int64)}
         if self.v is not None:
             arrays["v"] = self.v
-        arrays.update({_HISTORY + name: np.asarray(value) for name, value in self.histories.items()})
+        histories = {**self.histories, **fields_module.joined(self.fields)}
+        arrays.update({_HISTORY + name: np.asarray(value) for name, value in histories.items()})
         save_npz(path / RESULTS_NPZ, arrays, compressed=True)
         meta = header(self.kind, self.body_slices, self.events, self.metadata, residuals=self.residuals)
         meta["complete"] = True
@@ -128,6 +180,7 @@ class Results:
         except (OSError, ValueError, KeyError) as exc:
             raise FlexbodyError(f"cannot read results from {str(path)!r}: {exc}") from exc
         slices = {k: tuple(v) for k, v in meta["body_slices"].items()}
+        histories, fields = fields_module.split(histories)
         if complete:
             iterations, reference = list(arrays["iterations"]), arrays["reference"]
         else:
@@ -137,7 +190,7 @@ class Results:
         metadata["complete"] = bool(complete)
         return cls(kind=meta["kind"], times=arrays["times"], q=arrays["q"], body_slices=slices,
                    iterations=iterations, residuals=meta["residuals"], reference=reference,
-                   v=arrays.get("v"), histories=histories, events=meta.get("events", []), metadata=metadata)
+                   v=arrays.get("v"), histories=histories, fields=fields, events=meta.get("events", []), metadata=metadata)
 
 
 _HISTORY = "history__"

@@ -5,6 +5,7 @@ slider-crank are simulated for a few steps; their results directories are checke
 kinematics, read back with numpy, meshio and pyvista, and rendered off-screen.
 """
 import re
+import shutil
 import sys
 
 import numpy as np
@@ -224,6 +225,17 @@ def test_animation_has_one_frame_per_written_step(arm, tmp_path):
     assert frames.shape[0] == len(steps(len(steps(res.n_steps, EVERY)), 2))
 
 
+def test_mp4_animation_has_one_frame_per_written_step(arm, tmp_path):
+    """MP4 through imageio-ffmpeg (a dependency): the frames read back with the ffmpeg plugin."""
+    import imageio.v3 as iio
+
+    _, res, directory = arm
+    path = view.animation(directory, tmp_path / "arm.mp4", every=2, window_size=(240, 160))
+    frames = iio.imread(path, index=None, plugin="FFMPEG")
+    assert frames.shape[0] == len(steps(len(steps(res.n_steps, EVERY)), 2))
+    assert frames.shape[1:3] == (160, 240) and frames.std() > 1.0                # not a blank movie
+
+
 def test_colour_range_is_fixed_over_the_animation(arm):
     _, _, directory = arm
     items = view._load(directory)
@@ -244,6 +256,12 @@ def test_view_errors_name_the_culprit(arm, tmp_path, monkeypatch):
         view.screenshot(directory, tmp_path / "x.png", component=3)
     with pytest.raises(fb.FlexbodyError, match=r"no \.pvd series in " + re.escape(repr(str(tmp_path)))):
         view.screenshot(tmp_path, tmp_path / "x.png")
+    nested = tmp_path / "sweep"
+    for variant in ("rho=1", "rho=0.5"):
+        shutil.copytree(directory, nested / variant)
+    with pytest.raises(fb.FlexbodyError, match=r"no \.pvd series in .*sweep'; its sub-directories "
+                                               r"rho=0\.5, rho=1 hold series: give one of them"):
+        view.screenshot(nested, tmp_path / "x.png")
     with pytest.raises(fb.FlexbodyError, match=r"'x\.avi' must end in \.gif or \.mp4"):
         view.animation(directory, tmp_path / "x.avi")
     monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)                # as if not installed
