@@ -52,8 +52,9 @@ def richardson(coarse, fine, order):
 def test_case_02_elastica(tmp_path):
     case = load("02_elastica.py")
     out, out_fine = tmp_path / "02", tmp_path / "02_fine"
-    coarse = case.main(out, load_steps=5, divisions=(10, 1, 1))      # full size: 10 steps, 20 × 1 × 1
-    fine = case.main(out_fine, load_steps=5, divisions=(20, 1, 1))
+    summary = case.main(out, load_steps=5, divisions=(10, 1, 1))     # full size: 10 steps, 20 × 1 × 1
+    coarse = summary["results"]
+    fine = case.main(out_fine, load_steps=5, divisions=(20, 1, 1))["results"]
     assert_files(out, ["results.npz", "results.json", "beam.pvd", "load_path.csv"])
     series = (out / "beam.pvd").read_text()
     assert_files(out, [f"beam_{k:04d}.vtu" for k in range(6)])          # reference + one per load step
@@ -97,6 +98,11 @@ def test_case_02_elastica(tmp_path):
     e_coarse, e_fine = richardson(v10, v20, ELASTICA_ORDER)
     assert abs(v10 / ALPHA_10 - 1.0) <= e_coarse / ALPHA_10 + SOLID_VS_ELASTICA       # 1.332 % ≤ 1.566 %
     assert abs(v20 / ALPHA_10 - 1.0) <= e_fine / ALPHA_10 + SOLID_VS_ELASTICA         # 0.048 % ≤ 0.283 %
+    # the returned summary (what a sweep tabulates) holds the final step's numbers
+    assert summary["vertical_over_L"] == pytest.approx(v10, abs=1e-15)
+    assert summary["elastica_vertical"] == pytest.approx(case.elastica(10.0)[0], abs=1e-15)
+    assert summary["vertical_rel_error"] == pytest.approx(v10 / summary["elastica_vertical"] - 1.0, abs=1e-15)
+    assert summary["newton_iterations"] == sum(coarse.iterations) > 0
 
 
 # 27-node elements with ν = 0.3 and a clamped root face: the frequency excess comes mostly from the clamp
@@ -118,7 +124,8 @@ def timoshenko_allowance(beta_l, case):
 def test_case_03_cantilever_modes(tmp_path):
     case = load("03_cantilever_modes.py")
     out = tmp_path / "03"
-    freqs, modes = case.main(out, n_modes=4, divisions=(10, 1, 1))     # full size: 6 modes, 20 × 1 × 1
+    summary = case.main(out, n_modes=4, divisions=(10, 1, 1))          # full size: 6 modes, 20 × 1 × 1
+    freqs, modes = np.array(summary["frequencies_hz"]), summary["modes"]
     fine, _ = case.natural_modes(case.build(divisions=(20, 1, 1)), 4)
     assert_files(out, ["frequencies.csv"] + [f"mode_{i:02d}.vtu" for i in range(4)])
     assert not (out / "mode_04.vtu").exists()
@@ -144,6 +151,11 @@ def test_case_03_cantilever_modes(tmp_path):
         # f₁: 0.80 % ≤ 0.915 %, f₂: 1.340 % ≤ 2.299 % (coarse); 0.355 % ≤ 0.469 %, 0.266 % ≤ 1.225 % (fine)
         assert abs(f10 / eb[i] - 1.0) <= e_coarse / eb[i] + allowance, (i, f10, eb[i])
         assert abs(f20 / eb[i] - 1.0) <= e_fine / eb[i] + allowance, (i, f20, eb[i])
+
+    # the returned summary (what a sweep tabulates): first frequency of each distinct pair against the reference
+    assert summary["f1_hz"] == freqs[0] and summary["f2_hz"] == freqs[2]
+    assert summary["f1_rel_error"] == pytest.approx(freqs[0] / eb[0] - 1.0, rel=1e-9)
+    assert summary["f2_rel_error"] == pytest.approx(freqs[2] / eb[1] - 1.0, rel=1e-9)
 
     # each pair rotated: one tip moves along y, the other along z
     tip = case.build(divisions=(10, 1, 1)).bodies[0].nodes("x1")
