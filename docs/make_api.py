@@ -18,7 +18,7 @@ OUT = ROOT / "docs" / "api.md"
 MODULES = [
     ("Model", ["mesh", "materials", "flexible", "loads", "nodes", "attachments", "rigid.tree", "rigid.joints",
                "anchors", "closures", "couplings", "constraints", "surfaces", "system", "assembled"]),
-    ("Analysis and dynamics", ["analysis", "dynamics", "integrators", "implicit", "residual", "kkt",
+    ("Analysis and dynamics", ["analysis", "dynamics", "integrators", "restart", "implicit", "residual", "kkt",
                                "statics", "equilibrium", "tasks"]),
     ("Control", ["control.base", "control.context", "control.maps", "control.operational", "control.projected",
                  "control.computed_torque", "control.actuation", "control.references"]),

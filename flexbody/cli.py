@@ -2,7 +2,7 @@
 
 Synopsis::
 
-    flexbody run    CASE [--set NAME=VALUE ...] [--out DIR] [--no-progress]
+    flexbody run    CASE [--set NAME=VALUE ...] [--out DIR] [--no-progress] [--resume]
     flexbody info   CASE [--set NAME=VALUE ...]
     flexbody sweep  CASE --grid NAME=V1,V2,... [--grid ...] [--set NAME=VALUE ...] [--out DIR]
                          [--workers N] [--scheduler ADDRESS] [--compare-serial]
@@ -15,6 +15,11 @@ A case file is a Python module with UPPER_CASE parameters, ``build(**params)`` r
 given with ``--set`` or ``--grid`` are Python literals (``0.5``, ``(12, 2, 2)``, ``True``); anything that is
 not a literal is taken as a string.
 
+``run`` records the case and its ``--set`` values in ``DIR/flexbody_run.json``. ``run --resume`` re-runs
+the case with those values inside :func:`flexbody.restart.resuming`: every simulation the case saves as it
+goes (``simulate(..., save_to=…)``) continues from its checkpoint, or is reused when it had finished,
+so a killed long case completes with the same final state as an uninterrupted one.
+
 Errors the user can fix (a missing case file, a case without ``main``/``build``, an unknown parameter, a
 value the case rejects with :class:`~flexbody.errors.FlexbodyError`, a missing results directory, an
 unknown export format, …) are reported as one line ``flexbody: error: …`` on stderr with exit code 2.
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import csv
 import importlib.util
 import inspect
@@ -543,23 +549,65 @@ def _select_scripts(names: list[str]) -> list[Path]:
 
 # -------------------------------------------------------------------------------------------- commands
 def _cmd_run(args) -> int:
-    from . import progress
+    from . import progress, restart
 
     module = load_case(args.case)
-    overrides = parse_overrides(args.set, module)
-    out = args.out or str(Path("out") / Path(args.case).stem)
+    out = Path(args.out or Path("out") / Path(args.case).stem)
+    settings = _resumed_settings(out, args) if args.resume else list(args.set)
+    overrides = parse_overrides(settings, module)
+    _write_run_record(out, args.case, settings)
     start = time.perf_counter()
-    if args.no_progress:
-        module.main(out, **overrides)
-    else:
-        bar = progress.ProgressBar()
-        try:
-            with progress.reporting(bar):
-                module.main(out, **overrides)
-        finally:
-            bar.close()
+    with (restart.resuming() if args.resume else contextlib.nullcontext()) as restarts:
+        if args.no_progress:
+            module.main(str(out), **overrides)
+        else:
+            bar = progress.ProgressBar()
+            try:
+                with progress.reporting(bar):
+                    module.main(str(out), **overrides)
+            finally:
+                bar.close()
+    if args.resume:
+        print(_restart_summary(restarts))
     print(f"flexbody: results written to {out} ({time.perf_counter() - start:.1f} s)")
     return 0
+
+
+RUN_RECORD = "flexbody_run.json"
+"""File in a ``run`` output directory naming the case and its ``--set`` values (read by ``--resume``)."""
+
+
+def _write_run_record(out: Path, case: str, settings: list[str]) -> None:
+    from .results import write_text
+
+    out.mkdir(parents=True, exist_ok=True)
+    write_text(out / RUN_RECORD, json.dumps({"case": Path(case).name, "set": list(settings)}, indent=1))
+
+
+def _resumed_settings(out: Path, args) -> list[str]:
+    """The ``--set`` values of the run saved in ``out`` (those given now must be the same, or none)."""
+    record = out / RUN_RECORD
+    if not record.is_file():
+        return list(args.set)
+    try:
+        saved = json.loads(record.read_text())
+        case, settings = saved["case"], list(saved["set"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise FlexbodyError(f"--resume: cannot read {str(record)!r}: {exc}") from exc
+    if case != Path(args.case).name:
+        raise FlexbodyError(f"--resume: {str(out)!r} holds a run of {case}, not of {Path(args.case).name}")
+    if args.set and sorted(args.set) != sorted(settings):
+        raise FlexbodyError(f"--resume: the run in {str(out)!r} was made with --set {' '.join(settings) or '(none)'}; "
+                            f"give the same values or none")
+    return settings
+
+
+def _restart_summary(restarts) -> str:
+    lines = [f"flexbody: resumed {d} from its checkpoint at t = {t:.6g} s" for d, t in restarts.resumed]
+    lines += [f"flexbody: {d} held a complete run; its results were reused" for d in restarts.reused]
+    lines += [f"flexbody: nothing saved in {d}; that run started from the beginning" for d in restarts.started]
+    return "\n".join(lines) or ("flexbody: this case does not save its runs as they go (simulate(save_to=...)), "
+                                "so it ran from the beginning")
 
 
 def _cmd_info(args) -> int:
@@ -668,6 +716,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help=set_help)
     run.add_argument("--out", default=None, help="output directory (default out/<case name>)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    run.add_argument("--resume", action="store_true",
+                     help="continue the runs a stopped case saved in --out (same --set values, or none to reuse "
+                          "the saved ones) instead of starting them again")
 
     info = sub.add_parser("info", help="describe a case's system: coordinates, constraints, rank, actuation")
     info.add_argument("case")

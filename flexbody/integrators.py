@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import fields as field_data
-from . import progress
+from . import progress, restart
 from .assembled import State
 from .analysis import DENSE_LIMIT, GRAM_RTOL_FLOOR, constraint_rank, constraint_svd, dense_jacobian
 from .analysis import resolve_tolerances as _tolerances
@@ -303,6 +303,9 @@ def _correct(asm, t, q, v, settings: PositionCorrection, rtol, atol):
         norm, iterations = float(np.linalg.norm(phi)), iterations + 1
     v = project_velocity(asm, q, v, t, rtol=rtol, atol=atol)
     return q, v, iterations, norm
+
+
+IMPLICIT_FORMULATION = "index-3 generalized-alpha"          # the "formulation" recorded by generalized-α runs
 
 
 # ------------------------------------------------------------------------------------------- recording
@@ -579,7 +582,9 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
         after which the parts and the checkpoint are removed. :meth:`Results.load` reads the directory at
         any time (``metadata["complete"]`` False before the end). Saving does not change the results.
     save_every : int
-        Recorded steps per part file (with ``save_to``).
+        Recorded steps per part file (with ``save_to``). Inside ``with flexbody.restart.resuming():``
+        (``flexbody run --resume``) a run saved in ``save_to`` with the same settings is continued from its
+        checkpoint, or returned as it is when complete, instead of being started again.
     fields : bool
         Record the fields of the flexible bodies (displacement, velocity, strain, stress; names, shapes
         and units in :mod:`flexbody.fields`) at every recorded step into ``Results.fields`` (also written
@@ -620,6 +625,14 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
     if fields:
         _check_field_bodies(asm)
         facts["fields"] = True
+    if save_to is not None and restart.active():                    # flexbody run --resume
+        requested = {"integrator": type(integrator).__name__, "integrator_settings": asdict(integrator),
+                     "formulation": IMPLICIT_FORMULATION if isinstance(integrator, GeneralizedAlpha) else formulation,
+                     **facts}
+        saved = restart.continue_saved(asm, save_to, float(t_end), requested,
+                                       tau=None if controller is not None else tau, controller=controller)
+        if saved is not None:
+            return saved
     if save_to is not None:
         facts["save_every"] = int(save_every)
     saver = _Saver.create(save_to, save_every) if save_to is not None else None
@@ -822,7 +835,7 @@ def _simulate_implicit(asm, t_end, settings, tau, controller, q0, v0, t0, record
     if consistent and int(asm.n_constraints) > 0:
         q, v = consistent_start(asm, t0, q, v)
     metadata = {"integrator": "GeneralizedAlpha", "integrator_settings": asdict(settings),
-                "formulation": "index-3 generalized-alpha", **facts}
+                "formulation": IMPLICIT_FORMULATION, **facts}
     recorder = _Recorder(asm, tolerances, None, _with_labels(metadata, asm, controller), controller)
     recorder.t_last = float(t0)
     body = _implicit_body(asm, t_end, settings, tau, controller, recorder, saver, q, v, float(t0), record_every,

@@ -81,3 +81,63 @@ def test_outputs_read_back_with_meshio_and_pyvista(run):
             assert np.abs(last.point_data["displacement"]).max() > 1e-4
     header = (out / "histories.csv").read_text().splitlines()[0].split(",")
     assert header[0] == "t" and any(h.startswith("task_error") for h in header)
+
+
+def test_killed_case_completes_with_run_resume(case, run, tmp_path):
+    """`flexbody run` killed part-way (SIGKILL once its checkpoint passes t = 0.6 s of 1.8 s), then
+    `flexbody run --resume` with no --set (the saved values are reused): the final results equal the
+    uninterrupted run's exactly."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from flexbody import cli
+    import flexbody as fb
+
+    path = str(Path(case.__file__))
+    out = tmp_path / "killed"
+    settings = ["--set", "divisions=(4,1,1)", "--set", "t_settle=0.6", "--set", "t_end=1.8", "--set", "dt=0.002",
+                "--set", "vtk_every=50"]
+    proc = subprocess.Popen([sys.executable, "-m", "flexbody.cli", "run", path, "--out", str(out), "--no-progress",
+                             *settings], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300.0
+    try:
+        while _checkpoint_time(out) < 0.6:
+            assert proc.poll() is None, "the case finished before it was killed"
+            assert time.monotonic() < deadline, "the case did not reach t = 0.6 s"
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    partial = fb.Results.load(out)
+    assert partial.metadata["complete"] is False and 0.5 < partial.times[-1] < 1.8
+
+    assert cli.main(["run", path, "--out", str(out), "--no-progress", "--resume"]) == 0
+    resumed, uninterrupted = fb.Results.load(out), fb.Results.load(run[0])
+    assert resumed.metadata["complete"] and resumed.metadata["resumed_at"][0] >= 0.6
+    np.testing.assert_array_equal(resumed.times, uninterrupted.times)
+    assert np.max(np.abs(resumed.q - uninterrupted.q)) <= 1e-13
+    assert np.max(np.abs(resumed.histories["task_error"] - uninterrupted.histories["task_error"])) <= 1e-13
+    summary = json.loads((out / "summary.txt").read_text())
+    for key in ("phase1_departure_from_closed_form", "phase2_max_tracking_error", "max_tip_deflection"):
+        assert summary[key] == pytest.approx(run[1][key], rel=1e-12, abs=1e-15), key
+    assert_files(out, ["beam.pvd", "arm.pvd", "histories.csv", "screenshot.png"])
+
+    # a second --resume finds the run complete and reuses it; other --set values are refused
+    assert cli.main(["run", path, "--out", str(out), "--no-progress", "--resume"]) == 0
+    assert np.array_equal(fb.Results.load(out).q, resumed.q)
+    assert cli.main(["run", path, "--out", str(out), "--no-progress", "--resume", "--set", "dt=0.001"]) == 2
+
+
+def _checkpoint_time(directory) -> float:
+    try:
+        with np.load(directory / "checkpoint.npz") as data:
+            return float(json.loads(str(data["state"]))["t"])
+    except (OSError, ValueError, KeyError):
+        return -1.0
