@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import integrators, mechanisms
+from flexbody import integrators, mechanisms, plots
 from flexbody.integrators import PositionCorrection, simulate
 
 MASS = 1.0               # kg
@@ -109,11 +109,7 @@ def write_histories(path, times, columns: dict) -> None:
 
 
 def plot(path, res, decompositions, theta, theta_ref, energy_error) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, 2, figsize=(11, 9))
+    fig, axes = plots.subplots(2, 2, figsize=(11, 9))
     rho = float(np.linalg.norm(res.q[0]))
     for ax, d, title in zip(axes[0], decompositions, ("t = 0 (at rest)", "first lowest-point passage")):
         s = np.linspace(0, 2 * np.pi, 200)
@@ -147,9 +143,7 @@ def plot(path, res, decompositions, theta, theta_ref, energy_error) -> None:
     ax.set_xlabel("t [s]")
     ax.set_title("energy error and constraint violation", fontsize=9)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plots.save(fig, path, dpi=120)
 
 
 def main(out_dir="out/04_particle_on_circle", mass=MASS, radius=RADIUS, gravity=GRAVITY, theta0=THETA0,

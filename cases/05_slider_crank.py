@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import integrators, mechanisms
+from flexbody import integrators, mechanisms, plots
 from flexbody.integrators import PositionCorrection, simulate
 
 LENGTH = 1.0              # m, l (crank = connecting rod)
@@ -97,13 +97,9 @@ def write_histories(path, times, columns: dict) -> None:
 
 
 def plot(path, res, crossings, theta_ref) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     t = res.times
     F, lam = res.histories["constraint_force"], res.histories["lam"][:, 0]
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex=True)
+    fig, axes = plots.subplots(2, 2, figsize=(11, 8), sharex=True)
     panels = [
         (axes[0, 0], "(A) joint angles [rad]", [(res.q[:, 0], "q₁"), (res.q[:, 1], "q₂")]),
         (axes[0, 1], "(B) joint rates [rad/s]", [(res.v[:, 0], "q̇₁"), (res.v[:, 1], "q̇₂")]),
@@ -125,9 +121,7 @@ def plot(path, res, crossings, theta_ref) -> None:
         ax.set_xlabel("t [s]")
     fig.suptitle("Slider-crank, f₁ = 1 N·m from q₁ = 2π/3 at rest (AG Fig. 4); dashed: q₁ = π/2 mod π",
                  fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plots.save(fig, path, dpi=120)
 
 
 def main(out_dir="out/05_slider_crank", length=LENGTH, mass=MASS, gravity=GRAVITY, crank0=CRANK0, torque=TORQUE,

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import integrators, mechanisms
+from flexbody import integrators, mechanisms, plots
 from flexbody.integrators import PositionCorrection, simulate
 
 CRANK, COUPLER, ROCKER, GROUND = 0.3, 1.0, 0.8, 1.0    # m
@@ -63,11 +63,7 @@ def write_histories(path, times, columns: dict) -> None:
 
 
 def plot(path, res, planar, free) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex=True)
+    fig, axes = plots.subplots(2, 2, figsize=(11, 8), sharex=True)
     names = ("crank", "coupler", "rocker")
     ax = axes[0, 0]
     for i, name in enumerate(names):
@@ -93,9 +89,7 @@ def plot(path, res, planar, free) -> None:
     for ax in axes[1]:
         ax.set_xlabel("t [s]")
     fig.suptitle("Four-bar with a redundant (spatial) loop closure, conservative, RK4", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plots.save(fig, path, dpi=120)
 
 
 def main(out_dir="out/06_redundant_four_bar", crank=CRANK, coupler=COUPLER, rocker=ROCKER, ground=GROUND,

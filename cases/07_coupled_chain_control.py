@@ -101,12 +101,8 @@ def write_histories(path, times, columns: dict) -> None:
 
 
 def plot(path, res, free, U, U_free, k_n) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     t = res.times
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex=True)
+    fig, axes = plots.subplots(2, 2, figsize=(11, 8), sharex=True)
     ax = axes[0, 0]
     for i, name in enumerate(("x", "y")):
         line, = ax.plot(t, res.histories["task_x"][:, i], label=f"{name}_E")
@@ -132,9 +128,7 @@ def plot(path, res, free, U, U_free, k_n) -> None:
     for ax in axes[1]:
         ax.set_xlabel("t [s]")
     fig.suptitle("Coupled redundant chain, end-point goal, null-space gravity effort (DE 5.4.1)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plots.save(fig, path, dpi=120)
 
 
 def main(out_dir="out/07_coupled_chain_control", length=LENGTH, mass=MASS, gravity=GRAVITY, q0=Q0, goal=GOAL,

@@ -117,11 +117,7 @@ def write_histories(path, times, columns: dict) -> None:
 
 
 def plot(path, runs: dict, labels) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex=True)
+    fig, axes = plots.subplots(2, 2, figsize=(11, 8), sharex=True)
     titles = {"elbows": ("(A) elbow joints q2, q4, q6 [rad] (Fig. 12 left)", "(B) generalized forces, elbow task"),
               "platform": ("(C) platform x, y [m], θ [rad] (Fig. 13 left)", "(D) generalized forces, platform task")}
     for row, (name, res) in enumerate(runs.items()):
@@ -144,9 +140,7 @@ def plot(path, runs: dict, labels) -> None:
         ax.set_xlabel("t [s]")
     fig.suptitle("Parallel platform, elbows actuated, partitioned control with f_C from [DE-91] (DE 5.4.2)",
                  fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plots.save(fig, path, dpi=120)
 
 
 def run_summary(asm, task, res, check, passive) -> dict:

@@ -124,12 +124,8 @@ def write_histories(path, times, columns: dict) -> None:
 
 
 def plot(path, res, margin_t, margin) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     t, H = res.times, res.histories
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex=True)
+    fig, axes = plots.subplots(2, 2, figsize=(11, 8), sharex=True)
     ax = axes[0, 0]
     for i, name in enumerate(("x", "y")):
         line, = ax.plot(t, H["task_x"][:, i], label=f"{name}_E")
@@ -153,9 +149,7 @@ def plot(path, res, margin_t, margin) -> None:
     for ax in axes[1]:
         ax.set_xlabel("t [s]")
     fig.suptitle("Underactuated chain (joint 1 passive), end-point goal, partitioned control (DE 5.4.3)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plots.save(fig, path, dpi=120)
 
 
 def main(out_dir="out/09_underactuated_chain_control", length=LENGTH, mass=MASS, gravity=GRAVITY, q0=Q0,

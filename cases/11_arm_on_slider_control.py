@@ -71,7 +71,7 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import control as ctl, mechanisms
+from flexbody import control as ctl, mechanisms, plots
 from flexbody.control.context import ControlContext
 from flexbody.plots import peak_norm, plot_torque_norms, rms_norm
 from flexbody.tasks import PlanarOrientationTask, PointTask, StackedTask, task_history
@@ -242,12 +242,8 @@ def analyse(plant, runs, reference, lengths) -> dict:
 
 
 def plot_fig8(path, t, desired, xs, lams, norms, title) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     names = {"pidc": "PIDC", "hybrid": "hybrid", "idc": "IDC"}
-    fig, axes = plt.subplots(4, 1, figsize=(8, 10), sharex=True)
+    fig, axes = plots.subplots(4, 1, figsize=(8, 10), sharex=True)
     axes[0].plot(t, desired[:, 0], "k--", lw=1, label="x_d")
     axes[1].plot(t, desired[:, 1], "k--", lw=1, label="θ_d")
     for name in _CONTROLLERS:
@@ -261,9 +257,7 @@ def plot_fig8(path, t, desired, xs, lams, norms, title) -> None:
         ax.legend(fontsize=8, loc="upper right")
     axes[-1].set_xlabel("t [s]")
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plots.save(fig, path, dpi=110)
 
 
 def _actuation(plant, q0, v0, lengths) -> dict:

@@ -60,7 +60,7 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import flexible_mechanisms as fm
+from flexbody import flexible_mechanisms as fm, plots
 
 SIZE = (1.0, 0.05, 0.05)      # m, (a, b, c) along x, y, z
 DIVISIONS = (10, 1, 1)
@@ -199,11 +199,7 @@ def late_loss(E, K) -> float:
 # ---------------------------------------------------------------------------------------- outputs
 def plot_energy(path, runs: dict) -> None:
     """(E − E0)/K_max of every run."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = plots.subplots(figsize=(8, 4.5))
     for name, res in runs.items():
         E, K = res.histories["energy"], res.histories["kinetic"]
         ax.plot(res.times, (E - E[0]) / K.max(), label=name)
@@ -212,18 +208,12 @@ def plot_energy(path, runs: dict) -> None:
     ax.set_title("Flexible pendulum: energy per integrator setting", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plots.save(fig, path, dpi=120)
 
 
 def plot_swing(path, runs: dict, coms: dict, rigid_time: float) -> None:
     """Angle of the centre of mass about the pin from the downward vertical, θ = atan2(c_x, −c_z)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = plots.subplots(figsize=(8, 4.5))
     for name, res in runs.items():
         c = coms[name]
         ax.plot(res.times, np.degrees(np.arctan2(c[:, 0], -c[:, 2])), label=name)
@@ -232,9 +222,7 @@ def plot_swing(path, runs: dict, coms: dict, rigid_time: float) -> None:
     ax.set_ylabel("θ of the centre of mass [deg]")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plots.save(fig, path, dpi=120)
 
 
 def main(out_dir="out/12_flexible_pendulum", size=SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG,

@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import flexible_mechanisms as fm
+from flexbody import flexible_mechanisms as fm, plots
 
 SIZE = (0.6, 0.3, 0.01)       # m
 DIVISIONS = (8, 4, 1)
@@ -150,11 +150,7 @@ def element_costs(asm, res, calls, repeats) -> dict:
 
 
 def plot_energy(path, runs: dict) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax, bx) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
+    fig, (ax, bx) = plots.subplots(2, 1, figsize=(8, 7), sharex=True)
     for name, res in runs.items():
         E, D = res.histories["energy"], res.histories["dissipated"]
         line, = ax.plot(res.times, E[0] - E, label=f"E0 − E, {name}")
@@ -167,17 +163,11 @@ def plot_energy(path, runs: dict) -> None:
     for a in (ax, bx):
         a.grid(alpha=0.3)
         a.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plots.save(fig, path, dpi=120)
 
 
 def plot_corner(path, runs: dict, corners: dict, offset: int) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = plots.subplots(figsize=(8, 4.5))
     for name, res in runs.items():
         for label, node in corners.items():
             ax.plot(res.times, res.q[:, offset + 3 * node + 2], label=f"{name}, {label}")
@@ -185,9 +175,7 @@ def plot_corner(path, runs: dict, corners: dict, offset: int) -> None:
     ax.set_ylabel("far-corner z [m]")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plots.save(fig, path, dpi=120)
 
 
 def main(out_dir="out/13_plate_pendulum", size=SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG,

@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
+from flexbody import plots
 from flexbody.equilibrium import static_equilibrium
 from flexbody.flexible_mechanisms import arm_with_beam
 
@@ -138,11 +139,7 @@ def energy_numbers(res) -> dict:
 
 
 def plot_energy(path, runs: dict) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax, bx) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
+    fig, (ax, bx) = plots.subplots(2, 1, figsize=(8, 7), sharex=True)
     for order, (free, torque) in runs.items():
         E, K = free.histories["energy"], free.histories["kinetic"]
         ax.plot(free.times, (E - E[0]) / K.max(), label=f"order {order}")
@@ -157,17 +154,11 @@ def plot_energy(path, runs: dict) -> None:
     for a in (ax, bx):
         a.grid(alpha=0.3)
         a.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plots.save(fig, path, dpi=120)
 
 
 def plot_joints(path, runs: dict) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = plots.subplots(figsize=(8, 4.5))
     for order, (free, torque) in runs.items():
         for label, res, style in (("free", free, "-"), ("torque", torque, "--")):
             for j in range(2):
@@ -176,9 +167,7 @@ def plot_joints(path, runs: dict) -> None:
     ax.set_ylabel("joint angle [rad]")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plots.save(fig, path, dpi=120)
 
 
 def main(out_dir="out/14_arm_with_beam", order=ORDER, divisions_order1=DIVISIONS_ORDER1,

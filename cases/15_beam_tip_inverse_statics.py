@@ -50,6 +50,7 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
+from flexbody import plots
 from flexbody.control.actuation import actuation_report
 from flexbody.equilibrium import holding_inputs, inverse_statics, quasi_static_sequence, static_equilibrium
 from flexbody.flexible_mechanisms import arm_with_beam
@@ -213,12 +214,9 @@ def _summary(asm, st, res, error, table, params) -> dict:
 
 
 def _plot(out, asm, task, st, res, tips, error, servo) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     beam = asm.bodies[0]
     fs = asm.offsets[beam]
-    fig, ax = plt.subplots(figsize=(6, 5))
+    fig, ax = plots.subplots(figsize=(6, 5))
     for q, style, label in ((st["start"].q, "0.6", "beam at start"), (res.q[-1], "C2", "beam at the end")):
         nodes = q[fs:fs + 3 * beam.n_nodes].reshape(-1, 3)
         ax.plot(nodes[:, 0], nodes[:, 2], ".", color=style, ms=2, label=label)
@@ -230,17 +228,14 @@ def _plot(out, asm, task, st, res, tips, error, servo) -> None:
     ax.set_ylabel("z [m]")
     ax.axis("equal")
     ax.legend(fontsize=8)
-    fig.savefig(out / "fig16.png", dpi=120)
-    plt.close(fig)
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    plots.save(fig, out / "fig16.png", dpi=120, tight=False)
+    fig, ax = plots.subplots(figsize=(6, 3.5))
     ax.semilogy(res.times, np.maximum(error, 1e-16))
     ax.axvline(servo.t_move, color="0.6", ls="--")
     ax.set_xlabel("t [s]")
     ax.set_ylabel("|tip − target| [m]")
-    fig.tight_layout()
-    fig.savefig(out / "tip_error.png", dpi=120)
-    plt.close(fig)
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    plots.save(fig, out / "tip_error.png", dpi=120)
+    fig, ax = plots.subplots(figsize=(6, 3.5))
     applied = np.array([servo.S @ servo(t, q, v) for t, q, v in zip(res.times, res.q, res.v)])
     feedforward = np.array([servo.references(t)[0] for t in res.times])
     for j in range(applied.shape[1]):
@@ -249,9 +244,7 @@ def _plot(out, asm, task, st, res, tips, error, servo) -> None:
     ax.set_xlabel("t [s]")
     ax.set_ylabel("torque [N·m]")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "inputs.png", dpi=120)
-    plt.close(fig)
+    plots.save(fig, out / "inputs.png", dpi=120)
 
 
 if __name__ == "__main__":

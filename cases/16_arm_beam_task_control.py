@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import control as ctl
+from flexbody import control as ctl, plots
 from flexbody.control.actuation import actuation_report
 from flexbody.equilibrium import holding_inputs
 from flexbody.flexible_mechanisms import arm_with_beam
@@ -206,13 +206,9 @@ def numbers(asm, res, reference, x0, offset, omega, t_settle, radius) -> dict:
 
 
 def plot_task(path, res, reference, omega, offset, t_settle) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     t, x, err = res.times, res.histories["task_x"], res.histories["task_error"]
     desired = np.array([reference(ti)[0] for ti in t])
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (a, b) = plots.subplots(1, 2, figsize=(11, 4.2))
     a.plot(desired[:, 0], desired[:, 1], "k--", lw=1, label="desired")
     a.plot(x[:, 0], x[:, 1], lw=1.5, label="flange")
     a.set_aspect("equal")
@@ -226,29 +222,21 @@ def plot_task(path, res, reference, omega, offset, t_settle) -> None:
     b.axvline(t_settle, color="0.6", lw=0.8)
     b.set(xlabel="t [s]", ylabel="task error x_d − x [mm]", title="task error")
     b.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plots.save(fig, path, dpi=120)
 
 
 def plot_tip(path, times, deflection) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+    fig, ax = plots.subplots(figsize=(7, 3.5))
     ax.plot(times, 1e3 * deflection[:, 0], label="axial (link-2 x)")
     ax.plot(times, 1e3 * deflection[:, 1], label="transverse (link-2 z)")
     ax.set(xlabel="t [s]", ylabel="beam-tip deflection [mm]", title="beam tip relative to the flange frame")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plots.save(fig, path, dpi=120)
 
 
 def write_outputs(out, asm, res, reference, omega, offset, t_settle, vtk_every) -> None:
     """Results, ParaView series (beam and arm), CSV, figures and a screenshot."""
-    from flexbody import io, plots, view
+    from flexbody import io, view
 
     res.save(out)
     io.write_link_pvd(out, res, every=vtk_every)

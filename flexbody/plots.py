@@ -229,17 +229,38 @@ _DRAW = {"task": _panel_task, "task_error": _panel_task_error, "torque": _panel_
 
 # ------------------------------------------------------------------------------------------- figures
 
-def _new_figure(n_rows: int, height: float):
-    """A matplotlib Figure on an Agg canvas with ``n_rows`` stacked axes sharing x, and the axes list."""
+def _agg_figure(**figure_options):
+    """A matplotlib Figure on an Agg canvas (no pyplot state)."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError as exc:                                   # matplotlib is an optional dependency
         raise FlexbodyError("plotting needs matplotlib (pip install matplotlib)") from exc
-    fig = Figure(figsize=(6.5, 0.6 + height * n_rows), layout="constrained")
+    fig = Figure(**figure_options)
     FigureCanvasAgg(fig)
+    return fig
+
+
+def _new_figure(n_rows: int, height: float):
+    """A matplotlib Figure on an Agg canvas with ``n_rows`` stacked axes sharing x, and the axes list."""
+    fig = _agg_figure(figsize=(6.5, 0.6 + height * n_rows), layout="constrained")
     axes = fig.subplots(n_rows, 1, sharex=True, squeeze=False)[:, 0]
     return fig, list(axes)
+
+
+def subplots(*grid, **kwargs):
+    """``(fig, axes)`` as ``matplotlib.pyplot.subplots(*grid, **kwargs)`` but on an Agg canvas without
+    pyplot state (nothing to close, no display needed); ``figsize`` goes to the figure. For case plots."""
+    fig = _agg_figure(figsize=kwargs.pop("figsize", None))
+    return fig, fig.subplots(*grid, **kwargs)
+
+
+def save(fig, path, dpi: int = 120, tight: bool = True) -> Path:
+    """Lay out (``tight``) and write a figure of :func:`subplots` to ``path`` (PNG by its suffix)."""
+    if tight:
+        fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    return Path(path)
 
 
 def _style():

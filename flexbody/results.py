@@ -139,7 +139,7 @@ class Results:
         if name not in bodies:
             raise FlexbodyError(f"fields of {name!r} cannot be computed: " + (
                 "the results carry no system (loaded results need results.system set to the model)"
-                if self.system is None else f"it is not a flexible body of the system"))
+                if self.system is None else "it is not a flexible body of the system"))
         return bodies[name]
 
     def save(self, directory) -> Path:

@@ -129,3 +129,18 @@ def test_norm_errors():
         rms_norm(short)
     with pytest.raises(FlexbodyError, match="at least 2"):
         peak_norm(short)
+
+
+def test_case_figure_helpers_leave_no_pyplot_state(tmp_path):
+    """plots.subplots/save (used by the case files): an Agg figure written to PNG, no pyplot figure left open."""
+    import matplotlib.pyplot as plt
+
+    from flexbody import plots
+
+    open_before = plt.get_fignums()
+    fig, axes = plots.subplots(2, 2, figsize=(4, 3), sharex=True)
+    assert axes.shape == (2, 2) and tuple(fig.get_size_inches()) == (4.0, 3.0)
+    axes[0, 0].plot([0, 1], [0, 1])
+    path = plots.save(fig, tmp_path / "f.png", dpi=50)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert plt.get_fignums() == open_before
