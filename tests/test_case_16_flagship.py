@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from case_files import assert_files, load
+from case_files import assert_files, kill_after_checkpoint, load
 
 SMALL = {"divisions": (4, 1, 1), "t_settle": 0.6, "t_end": 1.8, "dt": 2e-3, "vtk_every": 50}
 
@@ -87,11 +87,7 @@ def test_killed_case_completes_with_run_resume(case, run, tmp_path):
     """`flexbody run` killed part-way (SIGKILL once its checkpoint passes t = 0.6 s of 1.8 s), then
     `flexbody run --resume` with no --set (the saved values are reused): the final results equal the
     uninterrupted run's exactly."""
-    import os
-    import signal
-    import subprocess
     import sys
-    import time
     from pathlib import Path
 
     from flexbody import cli
@@ -101,20 +97,8 @@ def test_killed_case_completes_with_run_resume(case, run, tmp_path):
     out = tmp_path / "killed"
     settings = ["--set", "divisions=(4,1,1)", "--set", "t_settle=0.6", "--set", "t_end=1.8", "--set", "dt=0.002",
                 "--set", "vtk_every=50"]
-    proc = subprocess.Popen([sys.executable, "-m", "flexbody.cli", "run", path, "--out", str(out), "--no-progress",
-                             *settings], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 300.0
-    try:
-        while _checkpoint_time(out) < 0.6:
-            assert proc.poll() is None, "the case finished before it was killed"
-            assert time.monotonic() < deadline, "the case did not reach t = 0.6 s"
-            time.sleep(0.01)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    kill_after_checkpoint([sys.executable, "-m", "flexbody.cli", "run", path, "--out", str(out), "--no-progress",
+                           *settings], out, 0.6)
     partial = fb.Results.load(out)
     assert partial.metadata["complete"] is False and 0.5 < partial.times[-1] < 1.8
 
@@ -134,10 +118,3 @@ def test_killed_case_completes_with_run_resume(case, run, tmp_path):
     assert np.array_equal(fb.Results.load(out).q, resumed.q)
     assert cli.main(["run", path, "--out", str(out), "--no-progress", "--resume", "--set", "dt=0.001"]) == 2
 
-
-def _checkpoint_time(directory) -> float:
-    try:
-        with np.load(directory / "checkpoint.npz") as data:
-            return float(json.loads(str(data["state"]))["t"])
-    except (OSError, ValueError, KeyError):
-        return -1.0

@@ -7,17 +7,14 @@ uninterrupted run in this process.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import flexbody as fb
+from case_files import kill_after_checkpoint
 from flexbody import progress
 from flexbody.errors import FlexbodyError, StateError
 from flexbody.integrators import resume
@@ -46,34 +43,12 @@ def _child(kind: str, directory: str) -> None:
                 save_every=CASES[kind]["save_every"])
 
 
-def _checkpoint_time(directory: Path) -> float:
-    try:
-        with np.load(directory / "checkpoint.npz") as data:
-            return float(json.loads(str(data["state"]))["t"])
-    except (OSError, ValueError, KeyError):
-        return -1.0
-
-
 def _run_and_kill(kind: str, directory: Path) -> float:
     """Start the run in a subprocess, SIGKILL it when its checkpoint passes t_end/3; return that time."""
     script = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import test_resume; "
               f"test_resume._child({kind!r}, {str(directory)!r})")
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    target, deadline = CASES[kind]["t_end"] / 3.0, time.monotonic() + 120.0
-    try:
-        while (t := _checkpoint_time(directory)) < target:
-            assert proc.poll() is None, f"the run ended before it was killed: {proc.communicate()}"
-            assert time.monotonic() < deadline, "the run did not reach a third of its end time"
-            time.sleep(0.002)
-        assert proc.poll() is None, "the run ended before it was killed"
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == -signal.SIGKILL
-    return t
+    return kill_after_checkpoint([sys.executable, "-c", script], directory, CASES[kind]["t_end"] / 3.0,
+                                 timeout=120.0)
 
 
 @pytest.mark.parametrize("kind", ["rk4", "gen_alpha"])
