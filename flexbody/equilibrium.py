@@ -312,7 +312,6 @@ def inverse_statics(asm, task, target, *, tau_k0=None, q0=None, t: float = 0.0, 
     if inputs == "least_norm" and reachable:
         (q, lam, tau_k), descents, optimality = _least_norm_inputs(newton, (q, lam, tau_k), tol, max_iterations,
                                                                    max_step, optimality_tol, max_descents)
-        newton.direction(q, lam, tau_k)                 # G at the final point
     r, phi, _ = newton.stat.residual(q, lam, asm.S.T @ tau_k, 1.0)
     eq = Equilibrium(q, lam, asm.S.T @ tau_k, float(np.max(np.abs(r))) if r.size else 0.0,
                      float(np.max(np.abs(phi))) if phi.size else 0.0, it, history, [1.0])
@@ -361,7 +360,8 @@ def _least_norm_inputs(newton, point, tol, max_iterations, max_step, optimality_
     ignores the curvature of the solution set) is limited to ``max_step`` per coordinate, predicted
     along the tangent, corrected back by :func:`_restore`, and halved until ‖τ_k‖² decreases (Armijo).
     Z is carried from point to point by the orthogonal Procrustes alignment, so g and B keep their
-    coordinates. Returns the point, the number of accepted steps and ‖g‖/‖τ_k‖."""
+    coordinates. Returns the point, the number of accepted steps and ‖g‖/‖τ_k‖, with ``newton.G`` at
+    the returned point."""
     q, lam, tau_k = point
     Z, g = _reduced_gradient(newton, q, lam, tau_k, None)
     B = np.eye(Z.shape[1])
@@ -388,6 +388,7 @@ def _least_norm_inputs(newton, point, tol, max_iterations, max_step, optimality_
                     break
             alpha *= 0.5
         if accepted is None:                             # no decrease along the tangent: stationary
+            newton.direction(q, lam, tau_k)              # G back at the point (the trials factored elsewhere)
             return (q, lam, tau_k), descent, float(np.linalg.norm(g)) / scale
         Z_new, g_new = _reduced_gradient(newton, *accepted, Z)
         s, y = Z.T @ (accepted[2] - tau_k), g_new - g

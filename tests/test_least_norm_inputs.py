@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import brentq, minimize_scalar
 
 import flexbody as fb
-from flexbody.equilibrium import inverse_statics
+from flexbody.equilibrium import _BorderedNewton, inverse_statics
 from flexbody.flexible_mechanisms import arm_with_beam
 
 G0, L1, L2, M1, M2 = 9.81, 0.5, 0.4, 2.0, 1.0
@@ -85,6 +85,10 @@ def test_least_norm_inputs_are_a_local_minimum_along_the_solution_curve():
     sol = inverse_statics(asm, height, [z_d])
     assert sol.reachable and sol.optimality <= 1e-9
     assert np.linalg.norm(sol.tau_k) < 0.5 * np.linalg.norm(change.tau_k)      # far from the start
+    # the reported G = dx/dτ_k is the one at the returned point (a fresh bordered Newton there)
+    fresh = _BorderedNewton(asm, height, np.array([z_d]), 0.0, 1e-10)
+    fresh.direction(sol.q, sol.equilibrium.lam, sol.tau_k)
+    assert np.abs(sol.G - fresh.G).max() <= 1e-12 * np.abs(fresh.G).max()
     pinned = fb.StackedTask([height, fb.JointTask("arm.l1")])
     start = {"tau_k0": change.tau_k, "q0": change.q}
 
