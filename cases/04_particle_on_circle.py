@@ -103,11 +103,6 @@ def aghili_decomposition(asm, t, q, v, tau=None) -> dict:
     }
 
 
-def write_histories(path, times, columns: dict) -> None:
-    data = np.column_stack([times] + [np.asarray(c, dtype=float) for c in columns.values()])
-    np.savetxt(path, data, delimiter=",", header=",".join(["t"] + list(columns)), comments="", fmt="%.12e")
-
-
 def plot(path, res, decompositions, theta, theta_ref, energy_error) -> None:
     fig, axes = plots.subplots(2, 2, figsize=(11, 9))
     rho = float(np.linalg.norm(res.q[0]))
@@ -168,7 +163,7 @@ def main(out_dir="out/04_particle_on_circle", mass=MASS, radius=RADIUS, gravity=
     fastest = int(np.argmin(np.abs(res.times - crossings[0]))) if len(crossings) else int(np.argmax(kinetic))
     decompositions = [aghili_decomposition(asm, res.times[k], res.q[k], res.v[k]) for k in (0, fastest)]
 
-    write_histories(out / "histories.csv", res.times, {
+    fb.io.write_columns_csv(out / "histories.csv", res.times, {
         "x": x, "y": y, "vx": res.v[:, 0], "vy": res.v[:, 1], "theta": theta, "theta_reference": theta_ref,
         "lam": res.histories["lam"][:, 0], "constraint_force_x": res.histories["constraint_force"][:, 0],
         "constraint_force_y": res.histories["constraint_force"][:, 1], "violation": res.histories["violation"],

@@ -91,11 +91,6 @@ def reduced_reference(times, length=LENGTH, mass=MASS, gravity=GRAVITY, crank0=C
     return sol.y[0], sol.t_events[0]
 
 
-def write_histories(path, times, columns: dict) -> None:
-    data = np.column_stack([times] + [np.asarray(c, dtype=float) for c in columns.values()])
-    np.savetxt(path, data, delimiter=",", header=",".join(["t"] + list(columns)), comments="", fmt="%.12e")
-
-
 def plot(path, res, crossings, theta_ref) -> None:
     t = res.times
     F, lam = res.histories["constraint_force"], res.histories["lam"][:, 0]
@@ -164,7 +159,7 @@ def main(out_dir="out/05_slider_crank", length=LENGTH, mass=MASS, gravity=GRAVIT
     band = 2 * np.arcsin(min(singular_tol / (np.sqrt(5) * length), 1.0))      # width of the logged band in q₁
     branch = np.abs(res.q[:, 1] - (2 * np.pi - 2 * q1)).max()
 
-    write_histories(out / "histories.csv", t, {
+    fb.io.write_columns_csv(out / "histories.csv", t, {
         "q1": q1, "q1_reference": theta_ref, "q2": res.q[:, 1], "q1dot": v1, "q2dot": res.v[:, 1],
         "a1": res.histories["a"][:, 0], "a2": res.histories["a"][:, 1], "tau1": res.histories["tau"][:, 0],
         "tau2": res.histories["tau"][:, 1],

@@ -57,11 +57,6 @@ def energy_drift(res) -> tuple[float, float]:
     return float(err / abs(E[0])), float(err / res.histories["kinetic"].max())
 
 
-def write_histories(path, times, columns: dict) -> None:
-    data = np.column_stack([times] + [np.asarray(c, dtype=float) for c in columns.values()])
-    np.savetxt(path, data, delimiter=",", header=",".join(["t"] + list(columns)), comments="", fmt="%.12e")
-
-
 def plot(path, res, planar, free) -> None:
     fig, axes = plots.subplots(2, 2, figsize=(11, 8), sharex=True)
     names = ("crank", "coupler", "rocker")
@@ -131,7 +126,7 @@ def main(out_dir="out/06_redundant_four_bar", crank=CRANK, coupler=COUPLER, rock
                     "max_abs_dq_planar": np.abs(res.q - planar.q).max(axis=1),
                     "energy_no_stabilisation": free.histories["energy"],
                     "violation_no_stabilisation": free.histories["violation"]})
-    write_histories(out / "histories.csv", res.times, columns)
+    fb.io.write_columns_csv(out / "histories.csv", res.times, columns)
     plot(out / "four_bar.png", res, planar, free)
 
     summary = {

@@ -95,11 +95,6 @@ def largest_rise(y: np.ndarray) -> float:
     return float(np.max(y - np.minimum.accumulate(y))) if len(y) else 0.0
 
 
-def write_histories(path, times, columns: dict) -> None:
-    data = np.column_stack([times] + [np.asarray(c, dtype=float) for c in columns.values()])
-    np.savetxt(path, data, delimiter=",", header=",".join(["t"] + list(columns)), comments="", fmt="%.12e")
-
-
 def plot(path, res, free, U, U_free, k_n) -> None:
     t = res.times
     fig, axes = plots.subplots(2, 2, figsize=(11, 8), sharex=True)
@@ -164,7 +159,7 @@ def main(out_dir="out/07_coupled_chain_control", length=LENGTH, mass=MASS, gravi
     after = U[k_conv:]
     fall = float(U[0] - U.min())
 
-    write_histories(out / "histories.csv", res.times, {
+    fb.io.write_columns_csv(out / "histories.csv", res.times, {
         **{f"q{i + 1}": res.q[:, i] for i in range(6)},
         "x_E": H["task_x"][:, 0], "y_E": H["task_x"][:, 1], "x_goal": H["task_desired"][:, 0],
         "y_goal": H["task_desired"][:, 1], "task_error_norm": e,

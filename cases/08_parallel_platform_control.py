@@ -111,11 +111,6 @@ def de99_check(asm, task, res) -> dict:
             "sigma_min": np.array(sigma_min), "tau_DE": np.array(tau_DE)}
 
 
-def write_histories(path, times, columns: dict) -> None:
-    data = np.column_stack([times] + [np.asarray(c, dtype=float) for c in columns.values()])
-    np.savetxt(path, data, delimiter=",", header=",".join(["t"] + list(columns)), comments="", fmt="%.12e")
-
-
 def plot(path, runs: dict, labels) -> None:
     fig, axes = plots.subplots(2, 2, figsize=(11, 8), sharex=True)
     titles = {"elbows": ("(A) elbow joints q2, q4, q6 [rad] (Fig. 12 left)", "(B) generalized forces, elbow task"),
@@ -212,7 +207,7 @@ def main(out_dir="out/08_parallel_platform_control", base_radius=BASE_RADIUS, pl
         columns.update({f"{letter}_tau_DE{i + 1}": checks[key]["tau_DE"][:, i] for i in range(asm.n_dofs)})
         columns.update({f"{letter}_passive_residual": H["passive_residual"], f"{letter}_violation": H["violation"],
                         f"{letter}_fC_max_de99": checks[key]["fC_max"]})
-    write_histories(out / "histories.csv", runs["elbows"].times, columns)       # same time grid for both runs
+    fb.io.write_columns_csv(out / "histories.csv", runs["elbows"].times, columns)       # same time grid for both runs
     plot(out / "parallel_platform.png", runs, asm.coordinate_labels)
     for key in runs:
         plots.plot_histories(runs[key], out / f"{key}.png", panels=("task", "task_error", "torque", "violation"),

@@ -118,11 +118,6 @@ def mean_period(t, y) -> float | None:
     return float(np.mean(np.diff(tc)))
 
 
-def write_histories(path, times, columns: dict) -> None:
-    data = np.column_stack([times] + [np.asarray(c, dtype=float) for c in columns.values()])
-    np.savetxt(path, data, delimiter=",", header=",".join(["t"] + list(columns)), comments="", fmt="%.12e")
-
-
 def plot(path, res, margin_t, margin) -> None:
     t, H = res.times, res.histories
     fig, axes = plots.subplots(2, 2, figsize=(11, 8), sharex=True)
@@ -179,7 +174,7 @@ def main(out_dir="out/09_underactuated_chain_control", length=LENGTH, mass=MASS,
     late = t >= (t_conv if t_conv is not None else t[-1])
     maps = report.maps
 
-    write_histories(out / "histories.csv", t, {
+    fb.io.write_columns_csv(out / "histories.csv", t, {
         **{f"q{i + 1}": res.q[:, i] for i in range(3)}, **{f"v{i + 1}": res.v[:, i] for i in range(3)},
         "x_E": H["task_x"][:, 0], "y_E": H["task_x"][:, 1], "x_goal": H["task_desired"][:, 0],
         "y_goal": H["task_desired"][:, 1], "task_error_norm": e,

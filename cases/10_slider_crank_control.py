@@ -122,11 +122,6 @@ def dead_centre(length=LENGTH, mass=MASS, gravity=GRAVITY, theta_d=THETA_D, g_p=
     return out
 
 
-def write_histories(path, times, columns: dict) -> None:
-    data = np.column_stack([times] + [np.asarray(c, dtype=float) for c in columns.values()])
-    np.savetxt(path, data, delimiter=",", header=",".join(["t"] + list(columns)), comments="", fmt="%.12e")
-
-
 def main(out_dir="out/10_slider_crank_control", length=LENGTH, mass=MASS, gravity=GRAVITY, theta0=THETA0,
          theta_d=THETA_D, g_p=G_P, g_d=G_D, g_f=G_F, g_i=G_I, dt=DT, t_end=T_END, h_every=H_EVERY) -> dict:
     """Run the three controllers, check the claims above, write the outputs; returns the summary."""
@@ -182,7 +177,7 @@ def main(out_dir="out/10_slider_crank_control", length=LENGTH, mass=MASS, gravit
     final_error = {k: float(abs(runs[k].q[-1, 0] - theta_d)) for k in _RUNS}
     dc = dead_centre(length, mass, gravity, theta_d, g_p, g_d)
 
-    write_histories(out / "histories.csv", t, {
+    fb.io.write_columns_csv(out / "histories.csv", t, {
         "theta_two": two.q[:, 0], "theta_one": one.q[:, 0], "theta_hybrid": hyb.q[:, 0], "theta_d": np.full(len(t), theta_d),
         "q2_two": two.q[:, 1], "q2_one": one.q[:, 1], "q2_hybrid": hyb.q[:, 1],
         "f1_two": f_two[:, 0], "f2_two": f_two[:, 1], "f1_one": f_one[:, 0], "f2_one": f_one[:, 1],

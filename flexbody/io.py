@@ -244,6 +244,16 @@ def write_histories_csv(path, results, *, max_width: int = MAX_CSV_WIDTH) -> Pat
     return path
 
 
+def write_columns_csv(path, times, columns: dict, fmt: str = "%.12e") -> Path:
+    """Write a CSV table with the column ``t`` (``times``, (s,)) and then one column per entry of
+    ``columns`` ({name: array (s,)}, in order); for the hand-picked histories of the case files."""
+    path = Path(path)
+    data = np.column_stack([np.asarray(times, dtype=float)] + [np.asarray(c, dtype=float) for c in columns.values()])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savetxt(path, data, delimiter=",", header=",".join(["t"] + list(columns)), comments="", fmt=fmt)
+    return path
+
+
 def write_results(directory, results) -> Path:
     """A results directory: ``results.npz``/``results.json``, a ``.pvd`` series per flexible body and per
     rigid tree, and ``histories.csv``."""
