@@ -8,26 +8,11 @@
 import numpy as np
 import pytest
 
-import flexbody as fb
 import flexbody.flexible as flexible
 from flexbody.flexible import strain_energy_density
+from test_flexible import ELEMENTS, MATERIALS, make_body  # the same bodies as the element tests
 
 RNG = np.random.default_rng(7)
-MATERIALS = {
-    "svk": lambda d=0.0: fb.StVenantKirchhoff(young=1.0e6, poisson=0.3, density=1200.0, damping=d),
-    "neo-hookean": lambda d=0.0: fb.NeoHookean(young=1.0e6, poisson=0.3, density=1200.0, damping=d),
-    "mooney-rivlin": lambda d=0.0: fb.MooneyRivlin(c10=1.5e5, c01=5.0e4, bulk_modulus=2.0e6, density=1200.0,
-                                                   damping=d),
-}
-ELEMENTS = {"H8": (1, None), "H8-incompatible": (1, "incompatible_modes"), "H27": (2, None)}
-
-
-def make_body(element="H8", material="svk", damping=0.0, divisions=(3, 2, 2)):
-    order, locking = ELEMENTS[element]
-    mesh = fb.mesh.box((1.0, 0.4, 0.3), divisions, order=order)
-    return fb.FlexibleBody("body", mesh, MATERIALS[material](damping), locking=locking)
-
-
 def deformed(body, amplitude=0.03, rng=RNG):
     """Bent and randomly perturbed positions q (3n,) [m]: strains of a few percent."""
     X = body.mesh.points
