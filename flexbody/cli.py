@@ -45,7 +45,7 @@ import time
 import uuid
 from pathlib import Path
 
-from .errors import FlexbodyError
+from .errors import FlexbodyError, shortened
 
 __all__ = ["load_case", "case_parameters", "parse_overrides", "parse_grid", "describe_case", "flatten_summary",
            "run_variant", "sweep", "benchmark_scripts", "main"]
@@ -164,16 +164,6 @@ def parse_grid(pair: str, module) -> tuple[str, list]:
 
 
 # ------------------------------------------------------------------------------------------------ info
-def _shortened(labels, head: int = 4) -> str:
-    """Comma-separated labels, the middle elided when there are more than 2·head."""
-    labels = [str(x) for x in labels]
-    if not labels:
-        return "none"
-    if len(labels) <= 2 * head:
-        return ", ".join(labels)
-    return f"{', '.join(labels[:head])}, …, {', '.join(labels[-head:])} ({len(labels)} in all)"
-
-
 def _case_tasks(module, asm, overrides: dict) -> dict:
     """Tasks of the case's ``task(asm, ...)`` (a Task or a dict name -> Task) by name; empty without one.
     Overrides that are keywords of ``task`` are passed on."""
@@ -229,13 +219,13 @@ def describe_case(module, overrides: dict | None = None) -> str:
                      + f"; dof n - rank = {rank.dof}")
         lines.append(f"  smallest singular value {s[-1]:.6e} (largest {s[0]:.6e}, rank tolerance "
                      f"{rank.tol:.3e})" if s.size else "  no singular values")
-        lines.append(f"  redundant rows    {_shortened(rank.redundant_labels or rank.redundant_rows)}")
+        lines.append(f"  redundant rows    {shortened(rank.redundant_labels or rank.redundant_rows)}")
     else:
         lines.append(f"  no constraints; dof = n = {n}")
     k = len(asm.actuated_labels)
     passive = np.flatnonzero(~np.asarray(asm.S, dtype=bool).any(axis=0))
-    lines.append(f"Actuators          k = {k}: {_shortened(asm.actuated_labels)}")
-    lines.append(f"Passive coords     {len(passive)}: {_shortened(asm.coordinate_labels[i] for i in passive)}")
+    lines.append(f"Actuators          k = {k}: {shortened(asm.actuated_labels)}")
+    lines.append(f"Passive coords     {len(passive)}: {shortened(asm.coordinate_labels[i] for i in passive)}")
     tasks = _case_tasks(module, asm, overrides)
     if tasks:
         from .control.actuation import actuation_report
@@ -678,7 +668,7 @@ def _cmd_export(args) -> int:
         paths = export(results, args.format, args.out)
     except ImportError as exc:                               # meshio / h5py missing
         raise FlexbodyError(f"export to {args.format} needs a package that is missing: {exc}") from exc
-    print(f"flexbody: wrote {len(paths)} file(s): {_shortened(paths, head=3)}")
+    print(f"flexbody: wrote {len(paths)} file(s): {shortened(paths, head=3)}")
     return 0
 
 

@@ -78,3 +78,14 @@ class ActuationError(FlexbodyError):
     def __init__(self, message: str, report: object = None):
         super().__init__(message)
         self.report = report
+
+
+def shortened(labels, head: int = 4) -> str:
+    """Labels for a message: comma-separated, the middle elided when there are more than 2·head,
+    "none" when there are none."""
+    labels = [str(x) for x in labels]
+    if not labels:
+        return "none"
+    if len(labels) <= 2 * head:
+        return ", ".join(labels)
+    return f"{', '.join(labels[:head])}, …, {', '.join(labels[-head:])} ({len(labels)} in all)"

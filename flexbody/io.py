@@ -21,7 +21,7 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 
 from . import fields
-from .errors import FlexbodyError
+from .errors import FlexbodyError, shortened
 from .flexible import FlexibleBody
 from .mesh import _CELL_TYPE
 
@@ -96,10 +96,13 @@ def write_pvds(directory, results, body=None, name: str | None = None, every: in
         stem = name or b.name
         recorded = results.fields.get(b.name)
         entries = []
+        has_v = results.v is not None and len(results.v) == results.n_steps
         for step in steps:
             rel = f"{stem}_{step:04d}.vtu"
-            values = {k: v[step] for k, v in recorded.items()} if recorded else None
-            velocity = results.v[step, results._slice(b)] if results.v is not None and len(results.v) else None
+            if recorded:
+                values, velocity = {k: v[step] for k, v in recorded.items()}, None
+            else:
+                values, velocity = None, results.v[step, results._slice(b)] if has_v else None
             write_vtu(directory / rel, b, results.positions(b, step).ravel(), velocity, values)
             entries.append((float(results.times[step]), rel))
         paths.append(_write_collection(directory / f"{stem}.pvd", entries))
@@ -311,14 +314,10 @@ def find_series(directory) -> dict[str, Path]:
     found = {p.stem: p for p in sorted(directory.glob("*.pvd"))}
     if not found:
         nested = sorted({p.parent.relative_to(directory).as_posix() for p in directory.glob("*/**/*.pvd")})
-        hint = (f"; its sub-directories {_shortened(nested)} hold series: give one of them" if nested
+        hint = (f"; its sub-directories {shortened(nested)} hold series: give one of them" if nested
                 else " (write them with flexbody.io.write_results)")
         raise FlexbodyError(f"no .pvd series in {str(directory)!r}{hint}")
     return found
-
-
-def _shortened(names: list[str], head: int = 4) -> str:
-    return ", ".join(names[:head]) + (f", … ({len(names)} in all)" if len(names) > head else "")
 
 
 def read_pvd(path) -> list[tuple[float, Path]]:
