@@ -76,10 +76,9 @@ def continue_saved(asm, directory, t_end: float, metadata: dict, tau=None, contr
         log.info("nothing to resume in %s: the run starts from the beginning", path)
         record.started.append(str(path))
         return None
-    saved = _saved_metadata(path)
-    _check_same_run(path, saved, metadata, int(asm.n_dofs), _saved_n_dofs(path, complete))
     if complete:
         results = Results.load(path)
+        _check_same_run(path, results.metadata, metadata, int(asm.n_dofs), results.q.shape[1])
         if not np.isclose(results.times[-1], t_end, rtol=0.0, atol=1e-12 * max(1.0, abs(t_end))):
             raise FlexbodyError(f"resume: the complete run in {str(path)!r} ends at t = {results.times[-1]:.9g} s, "
                                 f"not at the requested t_end = {t_end:.9g} s; run without --resume to redo it")
@@ -87,6 +86,7 @@ def continue_saved(asm, directory, t_end: float, metadata: dict, tau=None, contr
         log.info("the run in %s is already complete: its results are reused", path)
         record.reused.append(str(path))
         return results
+    _check_same_run(path, _saved_metadata(path), metadata, int(asm.n_dofs), _checkpoint_n_dofs(path))
     results = resume(asm, path, t_end, tau=tau, controller=controller)
     record.resumed.append((str(path), float(results.metadata["resumed_at"][-1])))
     return results
@@ -99,11 +99,8 @@ def _saved_metadata(path: Path) -> dict:
         raise FlexbodyError(f"resume: cannot read the saved run's settings in {str(path)!r}: {exc}") from exc
 
 
-def _saved_n_dofs(path: Path, complete: bool) -> int:
+def _checkpoint_n_dofs(path: Path) -> int:
     try:
-        if complete:
-            with np.load(path / RESULTS_NPZ) as data:
-                return int(data["q"].shape[1])
         with np.load(path / CHECKPOINT) as data:
             return int(data["q"].shape[0])
     except (OSError, ValueError, KeyError, IndexError) as exc:
