@@ -61,6 +61,7 @@ def vtk_data(fields: dict[str, np.ndarray]) -> tuple[dict, dict]:
 
 def row_key(body_name: str, field_name: str) -> str:
     """The history key under which a run records ``field_name`` of body ``body_name``."""
+    check_body_name(body_name)
     return f"{_ROW_PREFIX}{body_name}{_SEPARATOR}{field_name}"
 
 

@@ -123,15 +123,13 @@ class Results:
         if self.system is None:
             raise FlexbodyError("store_fields: the results carry no system (set results.system to the model)")
         names = None if bodies is None else {b if isinstance(b, str) else b.name for b in bodies}
+        chosen = [b for b in getattr(self.system, "bodies", None) or [] if names is None or b.name in names]
+        slices = {b.name: (part.start, part.stop) for b in chosen for part in [self._slice(b.name)]}
         has_v = self.v is not None and len(self.v) == self.n_steps
-        for body in getattr(self.system, "bodies", None) or []:
-            if names is not None and body.name not in names:
-                continue
-            part = self._slice(body.name)
-            steps = [fields_module.body_fields(body, self.q[k, part], self.v[k, part] if has_v else None)
-                     for k in range(self.n_steps)]
-            if steps:
-                self.fields[body.name] = {key: np.stack([s[key] for s in steps]) for key in steps[0]}
+        rows = [fields_module.record_rows(chosen, slices, self.q[k], self.v[k] if has_v else None)
+                for k in range(self.n_steps)]
+        if chosen and rows:
+            self.fields.update(fields_module.split({key: np.stack([r[key] for r in rows]) for key in rows[0]})[1])
         return self
 
     def _body(self, name: str):

@@ -140,6 +140,13 @@ def test_field_errors_name_the_culprit():
         res.field(body, "von_mises")
     with pytest.raises(FlexbodyError, match="carry no system"):
         res.store_fields()
+    odd = fb.FlexibleBody("a::b", fb.mesh.box((0.4, 0.2, 0.1), (2, 1, 1)),
+                          fb.StVenantKirchhoff(young=1.0e7, poisson=0.3, density=800.0))
+    odd_asm = fb.System([odd]).assemble()
+    for run in (lambda: fb.simulate(odd_asm, 0.01, integrator=fb.GeneralizedAlpha(dt=5e-3), fields=True),
+                lambda: fb.simulate(odd_asm, 0.01, integrator=fb.GeneralizedAlpha(dt=5e-3)).store_fields()):
+        with pytest.raises(FlexbodyError, match="body name 'a::b' contains '::'"):
+            run()
     rigid = fb.mechanisms.slider_crank().assemble()
     with pytest.raises(FlexbodyError, match="no flexible body"):
         fb.simulate(rigid, 0.01, integrator=fb.RK4(dt=1e-3), fields=True)
