@@ -621,32 +621,30 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
     if save_to is not None and (not isinstance(save_every, (int, np.integer)) or save_every < 1):
         raise FlexbodyError(f"simulate: save_every must be a positive integer, got {save_every!r}")
     tau, controller = _control_inputs(tau, controller, "simulate")
-    facts = {"t0": float(t0), "t_end": float(t_end), "record_every": int(record_every)}
+    implicit = isinstance(integrator, GeneralizedAlpha)
+    facts = {"integrator": type(integrator).__name__, "integrator_settings": asdict(integrator),
+             "formulation": IMPLICIT_FORMULATION if implicit else formulation,
+             "t0": float(t0), "t_end": float(t_end), "record_every": int(record_every)}
     if fields:
         _check_field_bodies(asm)
         facts["fields"] = True
     if save_to is not None and restart.active():                    # flexbody run --resume
-        requested = {"integrator": type(integrator).__name__, "integrator_settings": asdict(integrator),
-                     "formulation": IMPLICIT_FORMULATION if isinstance(integrator, GeneralizedAlpha) else formulation,
-                     **facts}
-        saved = restart.continue_saved(asm, save_to, float(t_end), requested,
+        saved = restart.continue_saved(asm, save_to, float(t_end), facts,
                                        tau=None if controller is not None else tau, controller=controller)
         if saved is not None:
             return saved
     if save_to is not None:
         facts["save_every"] = int(save_every)
     saver = _Saver.create(save_to, save_every) if save_to is not None else None
-    if isinstance(integrator, GeneralizedAlpha):
+    if implicit:
         return _simulate_implicit(asm, t_end, integrator, tau, controller, q0, v0, t0, record_every,
                                   consistent_initial, facts, saver)
     correction, baumgarte = _split_stabilization(stabilization)
     tolerances = _tolerances(rtol, atol)
     q, v = _initial_state(asm, q0, v0, t0, consistent_initial, tolerances)
-    metadata = {"integrator": type(integrator).__name__, "integrator_settings": asdict(integrator),
-                "formulation": formulation,
-                "position_correction": asdict(correction) if correction else None,
+    metadata = {**facts, "position_correction": asdict(correction) if correction else None,
                 "baumgarte": asdict(baumgarte) if baumgarte else None, "rtol": tolerances[0],
-                "atol": tolerances[1], "singular_tol": singular_tol, **facts}
+                "atol": tolerances[1], "singular_tol": singular_tol}
     recorder = _Recorder(asm, tolerances, singular_tol, _with_labels(metadata, asm, controller), controller)
     recorder.t_last = float(t0)
     body = _explicit_body(asm, integrator, tau, formulation, correction, baumgarte, tolerances, recorder,
@@ -834,8 +832,7 @@ def _simulate_implicit(asm, t_end, settings, tau, controller, q0, v0, t0, record
     q, v = _initial_state(asm, q0, v0, t0, False, tolerances)         # validated; made consistent below
     if consistent and int(asm.n_constraints) > 0:
         q, v = consistent_start(asm, t0, q, v)
-    metadata = {"integrator": "GeneralizedAlpha", "integrator_settings": asdict(settings),
-                "formulation": IMPLICIT_FORMULATION, **facts}
+    metadata = dict(facts)                                            # integrator, settings, t0, t_end, …
     recorder = _Recorder(asm, tolerances, None, _with_labels(metadata, asm, controller), controller)
     recorder.t_last = float(t0)
     body = _implicit_body(asm, t_end, settings, tau, controller, recorder, saver, q, v, float(t0), record_every,
