@@ -116,7 +116,9 @@ def dense_jacobian(Phi, n: int | None = None, name: str = "Phi") -> np.ndarray:
     try:
         Phi = np.asarray(Phi, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise ConstraintError(f"{name} must be a numeric (m, n) array, got {type(Phi).__name__}") from exc
+        hint = (" (for the rank of a system's constraints at (t, q) call system.assemble().rank_report(t, q))"
+                if callable(getattr(Phi, "assemble", None)) or hasattr(Phi, "rank_report") else "")
+        raise ConstraintError(f"{name} must be a numeric (m, n) array, got {type(Phi).__name__}{hint}") from exc
     if Phi.ndim != 2 or (n is not None and Phi.shape[1] != n):
         expected = "(m, n)" if n is None else f"(m, {n})"
         raise ConstraintError(f"{name} must have shape {expected}, got {Phi.shape}")

@@ -58,13 +58,18 @@ class FrameAnchor(Anchor):
         raise NotImplementedError
 
 
+def _point_text(x) -> str:
+    """A point as it reads in labels: "(0.4, 0, 0)" (6 significant decimals, no numpy reprs)."""
+    return "(" + ", ".join(f"{float(c):.6g}" for c in np.round(x, 6)) + ")"
+
+
 class Ground(FrameAnchor):
     """A fixed point/frame of the world: ``origin`` (3,) [m] with axes ``rotation`` (3, 3)."""
 
     def __init__(self, origin=(0.0, 0.0, 0.0), rotation=None):
         self.origin = _vector3(origin, "Ground: origin")
         self.R = _rotation(rotation, "Ground: rotation")
-        self.label = f"ground{tuple(np.round(self.origin, 6))}"
+        self.label = f"ground{_point_text(self.origin)}"
 
     def position(self, ev):
         return self.origin
@@ -97,7 +102,7 @@ class LinkPoint(Anchor):
     def __init__(self, link: Link, offset: np.ndarray):
         self.link, self.offset = link, offset
         self.trees = (link.tree,)
-        self.label = f"{link.tree.name}.{link.name}{tuple(np.round(offset, 6))}"
+        self.label = f"{link.tree.name}.{link.name}{_point_text(offset)}"
 
     def position(self, ev):
         return ev.point(self)[0]

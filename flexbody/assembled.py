@@ -19,9 +19,25 @@ import numpy as np
 import scipy.sparse as sp
 
 from .blockmass import BlockMass
-from .errors import StateError
+from .errors import ModelError, StateError
 from .flexible_part import FlexiblePart
 from .rigid.tree import Kinematics
+
+
+def as_assembled(model, who: str):
+    """The model a solver evaluates: a :class:`flexbody.System` is assembled here (``system.assemble()``);
+    an :class:`AssembledSystem`, or any object with the evaluation interface (``n_dofs``, ...), is
+    returned as it is. Anything else raises ModelError naming ``who`` and what to pass.
+
+    Assembling takes time (attachments, patterns): for repeated calls assemble once and pass the result.
+    """
+    from .system import System
+    if isinstance(model, System):
+        return model.assemble()
+    if isinstance(model, AssembledSystem) or hasattr(model, "n_dofs"):
+        return model
+    raise ModelError(f"{who}: expected a flexbody.System or the AssembledSystem of system.assemble(), "
+                     f"got {type(model).__name__}")
 
 
 @dataclass(frozen=True)

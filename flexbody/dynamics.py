@@ -182,7 +182,10 @@ class GeneralizedConstrainedTerms:
 
 # ----------------------------------------------------------------------------------------- validation
 def _unpack(M, h, third, Phi, method):
-    """Support the ``(asm, state, x)`` calling form (duck typing on ``asm.terms``)."""
+    """Support the ``(asm, state, x)`` calling form (duck typing on ``asm.terms``; a System is assembled)."""
+    if callable(getattr(M, "assemble", None)):
+        from .assembled import as_assembled
+        M = as_assembled(M, "dynamics")
     if not hasattr(M, "terms"):
         return M, h, third, Phi, None, method
     asm, state = M, h
@@ -689,7 +692,8 @@ def forward(M, h, tau, Phi=None, bias=None, method: str = "projection", *, rtol:
     """Constrained forward dynamics: a and Φᵀλ from τ = M a + h − Φᵀλ, Φ a + bias = 0 [DE-4, DE-7].
 
     Also callable as ``forward(asm, state, tau, method=...)`` where ``asm.terms(t, q, v)`` returns an
-    object with attributes ``M, h, Phi, bias`` and ``state`` has ``t, q, v``.
+    object with attributes ``M, h, Phi, bias`` and ``state`` has ``t, q, v`` (a :class:`flexbody.System`
+    is assembled first; assemble once yourself for repeated calls).
 
     Parameters
     ----------
@@ -1041,7 +1045,7 @@ def inverse(M, h, a, Phi=None, *, lam=None, W=None, bias=None, rtol: float | Non
             atol: float | None = None) -> InverseResult:
     """Constrained inverse dynamics: τ giving the motion a with τ = M a + h − Φᵀλ.
 
-    Also callable as ``inverse(asm, state, a, ...)`` (Φ and bias from ``asm.terms``).
+    Also callable as ``inverse(asm, state, a, ...)`` (Φ and bias from ``asm.terms``; a System is assembled).
 
     - ``lam=None, W=None``: minimum-norm actuation τ = P(M a + h) [AG-21, AG-46, LP]; the constraint force
       is Φᵀλ = (I − P)(M a + h), λ its minimum-norm multipliers.

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from .assembled import as_assembled
 from .errors import ConvergenceError, FlexbodyError, ModelError, StateError
 from .kkt import SaddlePointSolver
 from .residual import EquationResidual
@@ -176,7 +177,7 @@ def static_equilibrium(asm, tau=None, *, tau_k=None, q0=None, lam0=None, t: floa
 
     Parameters
     ----------
-    asm : AssembledSystem
+    asm : AssembledSystem, or a System (assembled here)
     tau : (n,) generalized forces, or ``tau_k`` (k,) actuator inputs (τ = Sᵀτ_k) [N or N·m]; default 0.
     q0 : (n,) start (default ``asm.q0``); lam0 : (m,) start multipliers (default 0).
     load_steps : int, number of equal load factors s from 1/N to 1 (gravity, loads and τ scaled by s);
@@ -188,6 +189,7 @@ def static_equilibrium(asm, tau=None, *, tau_k=None, q0=None, lam0=None, t: floa
     ConvergenceError with the residual history and ``last_good`` (the :class:`Equilibrium` at the last
     converged load factor, or None).
     """
+    asm = as_assembled(asm, "static_equilibrium")
     if not isinstance(load_steps, (int, np.integer)) or load_steps < 1:
         raise FlexbodyError(f"static_equilibrium: load_steps must be a positive integer, got {load_steps!r}")
     tau = _applied(asm, tau, tau_k)
@@ -219,7 +221,9 @@ def holding_inputs(asm, q=None, *, t: float = 0.0, load_steps: int = 1, tol: flo
                    max_iterations: int = 30) -> tuple[np.ndarray, Equilibrium]:
     """Actuator inputs τ_k (k,) that hold the actuated coordinates at their values in ``q`` (default
     ``asm.q0``) in static equilibrium (the flexible bodies deflect under their loads), and that
-    equilibrium. The actuated coordinates are held by extra rows S q = S q_held whose multipliers are τ_k."""
+    equilibrium. The actuated coordinates are held by extra rows S q = S q_held whose multipliers are τ_k.
+    ``asm`` is an AssembledSystem or a System (assembled here)."""
+    asm = as_assembled(asm, "holding_inputs")
     q = np.array(asm.q0 if q is None else q, dtype=float)
     S = np.asarray(asm.S, dtype=float)
     stat = _Statics(asm, t, hold=(S, S @ q))
@@ -252,6 +256,7 @@ def _input_response(stat: _Statics, solver: SaddlePointSolver, q, lam, Phi):
 
 def task_sensitivity(asm, task, eq: Equilibrium, t: float = 0.0) -> np.ndarray:
     """G = dx/dτ_k (m_T, k) at an equilibrium: J dq with [[K, Φᵀ], [Φ, 0]] [dq; −dλ] = [Sᵀ; 0]."""
+    asm = as_assembled(asm, "task_sensitivity")
     stat = _Statics(asm, t)
     _, _, Phi = stat.residual(eq.q, eq.lam, eq.tau, 1.0)
     D, _ = _input_response(stat, SaddlePointSolver(asm.n_rigid), eq.q, eq.lam, Phi)
@@ -282,6 +287,7 @@ def inverse_statics(asm, task, target, *, tau_k0=None, q0=None, t: float = 0.0, 
 
     Parameters
     ----------
+    asm : AssembledSystem, or a System (assembled here).
     task : Task (e.g. ``PointTask(Node(beam, i), components=(0, 2))``); target : (m_T,) x_d [m].
     tau_k0 : (k,) start; default the inputs that hold the actuated coordinates of ``q0`` (:func:`holding_inputs`).
     q0 : (n,) start configuration (default ``asm.q0``).
@@ -293,6 +299,7 @@ def inverse_statics(asm, task, target, *, tau_k0=None, q0=None, t: float = 0.0, 
     inputs : "least_norm" (default) or "least_change", see above.
     optimality_tol, max_descents : stopping test and budget of the least-norm descent.
     """
+    asm = as_assembled(asm, "inverse_statics")
     if inputs not in ("least_norm", "least_change"):
         raise FlexbodyError(f"inverse_statics: inputs must be 'least_norm' or 'least_change', got {inputs!r}")
     target = np.asarray(target, dtype=float).ravel()
@@ -464,6 +471,7 @@ def quasi_static_sequence(asm, task, targets, *, tau_k0=None, q0=None, tol: floa
     "lam" (N, m). Stops with ConvergenceError (``last_good`` = the equilibria so far) if an
     equilibrium fails.
     """
+    asm = as_assembled(asm, "quasi_static_sequence")
     targets = np.atleast_2d(np.asarray(targets, dtype=float))
     rows = {"q": [], "tau_k": [], "task_x": [], "task_target": [], "task_residual": [], "reachable": [],
             "G_rank": [], "lam": []}

@@ -37,7 +37,7 @@ import scipy.sparse as sp
 
 from . import fields as field_data
 from . import progress, restart
-from .assembled import State
+from .assembled import State, as_assembled
 from .analysis import DENSE_LIMIT, GRAM_RTOL_FLOOR, constraint_rank, constraint_svd, dense_jacobian
 from .analysis import resolve_tolerances as _tolerances
 from .dynamics import forward
@@ -163,7 +163,8 @@ def assemble_configuration(asm, q_guess, t: float = 0.0, fixed=None, tol: float 
 
     Parameters
     ----------
-    asm : model with ``n_dofs``, ``constraint_value(t, q)`` and ``constraint_jacobian(t, q)``
+    asm : System, AssembledSystem, or a model with ``n_dofs``, ``constraint_value(t, q)`` and
+        ``constraint_jacobian(t, q)`` (a System is assembled first)
     q_guess : array (n_dofs,)
         Starting guess [model units].
     t : float
@@ -191,6 +192,7 @@ def assemble_configuration(asm, q_guess, t: float = 0.0, fixed=None, tol: float 
         the guess); the message names the constraint rows with the largest residual, ``residual_history``
         holds ‖φ‖ per iteration and ``last_good`` the coordinates with the smallest residual.
     """
+    asm = as_assembled(asm, "assemble_configuration")
     n = int(asm.n_dofs)
     q = _finite("q_guess", np.array(q_guess, dtype=float), t)
     if q.shape != (n,):
@@ -224,6 +226,7 @@ def assemble_configuration(asm, q_guess, t: float = 0.0, fixed=None, tol: float 
 def project_velocity(asm, q, v, t: float = 0.0, *, rtol: float | None = None,
                      atol: float | None = None) -> np.ndarray:
     """Velocities (n_dofs,) satisfying Φ v + φ_t = 0 with the minimum-norm change v ← v − Φ⁺(Φ v + φ_t)."""
+    asm = as_assembled(asm, "project_velocity")
     rtol, atol = _tolerances(rtol, atol)
     Phi = asm.constraint_jacobian(t, q)
     r = Phi @ v + np.asarray(asm.constraint_rate(t, q), dtype=float)
@@ -541,7 +544,8 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
 
     Parameters
     ----------
-    asm : model with the evaluation interface (module docstring)
+    asm : System, AssembledSystem or a model with the evaluation interface (module docstring)
+        A System is assembled here (``system.assemble()``); ``Results.system`` is that assembly.
     t_end : float
         End time [s].
     integrator : RK4 or Adaptive
@@ -612,6 +616,7 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
         the failure attached as ``exc.last_good``; with ``save_to`` they are written there too.
     """
     from .implicit import GeneralizedAlpha
+    asm = as_assembled(asm, "simulate")
     if not isinstance(integrator, (RK4, Adaptive, GeneralizedAlpha)):
         raise FlexbodyError(f"simulate: integrator must be RK4, Adaptive or GeneralizedAlpha, got {integrator!r}")
     if not (np.isfinite(t_end) and t_end > t0):
@@ -712,7 +717,7 @@ def resume(asm, directory, t_end: float | None = None, *, tau=None, controller=N
 
     Parameters
     ----------
-    asm : model
+    asm : System, AssembledSystem or model
         The model of the saved run (functions and models are not saved; its ``n_dofs`` is checked).
     directory : str or Path
         The ``save_to`` directory of the run.
@@ -737,6 +742,7 @@ def resume(asm, directory, t_end: float | None = None, *, tau=None, controller=N
         Failures of the continued run as in :func:`simulate` (with ``last_good``).
     """
     from .implicit import GeneralizedAlpha
+    asm = as_assembled(asm, "resume")
     path = Path(directory)
     if (path / RESULTS_NPZ).exists():
         raise FlexbodyError(f"resume: the run in {str(path)!r} is already complete ({RESULTS_NPZ} exists); "

@@ -95,10 +95,14 @@ def solve_static(system: System, *, load_steps: int = 1, settings: NewtonSetting
         ``kind="static"``, ``times`` = load factors of the converged steps (the first entry 0 is the start).
     """
     if not isinstance(system, System):
-        raise FlexbodyError(f"solve_static expects a System, got {type(system).__name__}")
+        hint = (" (it takes the System description, before assemble(); for an assembled system use "
+                "flexbody.equilibrium.static_equilibrium(asm))" if hasattr(system, "n_dofs") else "")
+        raise FlexbodyError(f"solve_static expects a System, got {type(system).__name__}{hint}")
     if system.trees or not system.bodies:
-        raise FlexbodyError("solve_static: static equilibrium is available for flexible bodies only (this system "
-                            f"has rigid trees {[t.name for t in system.trees]}); use the dynamics for rigid trees")
+        what = (f"rigid trees {[t.name for t in system.trees]}" if system.trees else "no flexible body")
+        raise FlexbodyError(f"solve_static solves flexible-only systems (Fix and loads on flexible bodies); this "
+                            f"system has {what}: use flexbody.equilibrium.static_equilibrium(system) (or "
+                            "holding_inputs / inverse_statics) for systems with rigid trees and constraints")
     if not isinstance(load_steps, (int, np.integer)) or load_steps < 1:
         raise FlexbodyError(f"solve_static: load_steps must be a positive integer, got {load_steps!r}")
     settings = settings or NewtonSettings()

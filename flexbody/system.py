@@ -42,6 +42,9 @@ class System:
 
     def __init__(self, bodies: Sequence, constraints: Sequence = (), loads: Sequence[Load] = (),
                  actuators: Sequence[Link] | None = None, q0=None):
+        if isinstance(bodies, (FlexibleBody, RigidTree)):
+            raise FlexbodyError(f"System: bodies must be a list, e.g. System([{bodies.name!r} body, ...]); "
+                                f"got the single {type(bodies).__name__} {bodies.name!r}")
         items = list(bodies)
         if not items:
             raise FlexbodyError("System needs at least one body")

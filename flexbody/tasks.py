@@ -36,6 +36,7 @@ from .anchors import Anchor, FrameAnchor
 from .linalg import MassSolver as _MassSolver
 from .linalg import as_mass as _mass
 from .linalg import as_vector as _vector
+from .assembled import as_assembled
 from .errors import FlexbodyError, ModelError, StateError
 from .rigid.tree import Link
 
@@ -158,7 +159,8 @@ class Task:
 def _anchor(anchor, who: str, frame: bool = False):
     cls = FrameAnchor if frame else Anchor
     if not isinstance(anchor, cls):
-        what = "a frame anchor (RigidTree.frame)" if frame else "an anchor (RigidTree.point or RigidTree.frame)"
+        what = ("a frame anchor (RigidTree.frame)" if frame else
+                "an anchor (RigidTree.point, RigidTree.frame or a flexible node fb.Node(body, index))")
         raise ModelError(f"{who}: expected {what}, got {anchor!r}")
     if not anchor.trees and not getattr(anchor, "bodies", ()):
         raise ModelError(f"{who}: anchor {anchor.label!r} is fixed in the world (no coordinates move it); "
@@ -612,3 +614,5 @@ def task_history(asm, task: Task, results) -> tuple[np.ndarray, np.ndarray, np.n
         xd.append(terms.xdot)
         xdd.append(terms.J @ a + terms.bias)
     return np.array(x), np.array(xd), np.array(xdd)
+    asm = as_assembled(asm, "operational_space_at")
+    asm = as_assembled(asm, "task_history")

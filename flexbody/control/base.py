@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 
+from ..assembled import as_assembled
 from ..errors import ActuationError, ModelError, StateError
 from ..tasks import Task, task_history
 from .actuation import ActuationWarning
@@ -46,8 +47,9 @@ class Controller:
 
     Parameters
     ----------
-    model : assembled system, optional
-        The controller's model (default: the plant passed at each call). Same coordinates as the plant.
+    model : AssembledSystem or System, optional
+        The controller's model (default: the plant passed at each call; a System is assembled once here).
+        Same coordinates as the plant.
     rtol, atol : float, optional
         Rank tolerances of the constraint Jacobian (defaults of :mod:`flexbody.analysis`).
     on_deficient : "raise" or "warn"
@@ -61,6 +63,7 @@ class Controller:
                  on_deficient: str = "raise"):
         if on_deficient not in ("raise", "warn"):
             raise ModelError(f"on_deficient must be 'raise' or 'warn', got {on_deficient!r}")
+        model = None if model is None else as_assembled(model, f"{type(self).__name__}(model=...)")
         self.model, self.rtol, self.atol, self.on_deficient = model, rtol, atol, on_deficient
         self.diagnostics: dict = {}
         self.labels: dict = {}
