@@ -11,7 +11,7 @@ inextensible elastica EI θ'' + P cos θ = 0, θ(0) = 0, θ'(L) = 0 (vertical an
 flexbody gives the vertical deflection within 0.06 % at 20 × 1 × 1: −0.048 % at α = 10, the largest gap
 −0.051 % near α = 6 (docs/verification.md; tests/test_beams.py).
 
-Outputs in out_dir: results.npz/.json, a ParaView series beam.pvd (one .vtu per load step) and
+Outputs in out_dir: results.npz/.json, a ParaView series beam.pvd (one .vtu per load step), histories.csv and
 load_path.csv (α, flexbody and elastica tip displacements / L, relative error of the vertical one).
 ``main`` returns the final step's numbers (what ``flexbody sweep`` tabulates) and the Results.
 """
@@ -20,15 +20,17 @@ import numpy as np
 
 import flexbody as fb
 
-LENGTH = 1.0                      # m
-SIDE = 0.02                       # m, square section
-YOUNG, POISSON, DENSITY = 2.1e11, 0.0, 7850.0
-ALPHA = 10.0                      # load parameter P L² / (E I)
-DIVISIONS = (20, 1, 1)
-ORDER = 2                         # 2: 27-node elements; 1: 8-node (with LOCKING = "incompatible_modes")
-LOCKING = None
-LOAD_STEPS = 10
-BISSHOPP_DRUCKER = {1.0: 0.301721, 3.0: 0.603253, 10.0: 0.810609}   # vertical tip deflection / L
+LENGTH = 1.0                      # m, beam length L
+SIDE = 0.02                       # m, side of the square section
+YOUNG = 2.1e11                    # Pa, Young's modulus
+POISSON = 0.0                     # -, Poisson's ratio
+DENSITY = 7850.0                  # kg/m³, density
+ALPHA = 10.0                      # -, load parameter P L² / (E I)
+DIVISIONS = (20, 1, 1)            # -, elements along x, y, z
+ORDER = 2                         # -, 2: 27-node elements; 1: 8-node (with LOCKING = "incompatible_modes")
+LOCKING = None                    # -, locking remedy of 8-node elements: None or "incompatible_modes"
+LOAD_STEPS = 10                   # -, equal load increments of the Newton–Raphson solve
+BISSHOPP_DRUCKER = {1.0: 0.301721, 3.0: 0.603253, 10.0: 0.810609}   # -, vertical tip deflection / L at α = 1, 3, 10
 
 
 def build(divisions=DIVISIONS, order=ORDER, locking=LOCKING, alpha=ALPHA, length=LENGTH, side=SIDE,

@@ -22,15 +22,17 @@ import numpy as np
 
 import flexbody as fb
 
-LENGTH = 1.0                      # m
-SIDE = 0.02                       # m, square section
-YOUNG, POISSON, DENSITY = 2.1e11, 0.3, 7850.0
-DIVISIONS = (20, 1, 1)
-ORDER = 2                         # 2: 27-node elements; 1: 8-node (with LOCKING = "incompatible_modes")
-LOCKING = None
-N_MODES = 6
-MODE_SCALE = 0.1                  # tip amplitude of the exported mode shapes, as a fraction of L
-BETA_L = (1.8751, 4.6941, 7.8548)
+LENGTH = 1.0                      # m, beam length L
+SIDE = 0.02                       # m, side of the square section
+YOUNG = 2.1e11                    # Pa, Young's modulus
+POISSON = 0.3                     # -, Poisson's ratio
+DENSITY = 7850.0                  # kg/m³, density
+DIVISIONS = (20, 1, 1)            # -, elements along x, y, z
+ORDER = 2                         # -, 2: 27-node elements; 1: 8-node (with LOCKING = "incompatible_modes")
+LOCKING = None                    # -, locking remedy of 8-node elements: None or "incompatible_modes"
+N_MODES = 6                       # -, number of lowest modes computed
+MODE_SCALE = 0.1                  # -, tip amplitude of the exported mode shapes, as a fraction of L
+BETA_L = (1.8751, 4.6941, 7.8548)   # -, β_i L of the first three clamped–free bending modes (Blevins, Table 8-1)
 
 
 def build(divisions=DIVISIONS, order=ORDER, locking=LOCKING, length=LENGTH, side=SIDE, young=YOUNG,

@@ -38,8 +38,9 @@ one); hybrid |λ| ≤ 2e-14. Sign convention: [AG] writes M q̈ + h = f − 𝓕
 Φᵀλ = −𝓕 and λ = −λ_AG (plots show flexbody's λ).
 
 Outputs in out_dir: two/, one/, hybrid/ (Results.save), histories.csv, two.png, one.png, hybrid.png
-(Fig. 5/6 style: θ vs θ_d, λ, joint torques), torque_norms.png (‖f(t)‖ of the three runs) and summary.txt
-(JSON). Source: [AG] = Aghili 2005, seeds file 004.
+(Fig. 5/6 style: θ vs θ_d, λ, joint torques), torque_norms.png (‖f(t)‖ of the three runs),
+dead_centre_report.txt (the actuation report at the dead centre) and summary.txt (JSON). Source: [AG] =
+Aghili 2005, seeds file 004.
 """
 import json
 from pathlib import Path
@@ -53,18 +54,18 @@ from flexbody.dynamics import projector
 from flexbody.plots import peak_norm, plot_histories, plot_torque_norms, rms_norm
 from flexbody.tasks import JointTask, task_history
 
-LENGTH = 1.0                 # m, l
+LENGTH = 1.0                 # m, link length l
 MASS = 1.0                   # kg, m (point mass at the end of each link)
-GRAVITY = 9.81               # m/s², along −y (not stated in [AG]; our assumption)
+GRAVITY = 9.81               # m/s², gravity along −y (not stated in [AG]; our assumption)
 THETA0 = np.pi / 6           # rad, θ(0) = q₁(0), at rest, q₂(0) = 2π − 2q₁(0)
 THETA_D = np.pi / 3          # rad, setpoint θ_d
 G_P = 25.0                   # 1/s², position gain [AG VIII-B]
 G_D = 10.0                   # 1/s, velocity gain
-G_F = 1.0                    # force gain of the hybrid law
+G_F = 1.0                    # -, force gain of the hybrid law
 G_I = 20.0                   # 1/s, integral force gain
 DT = 1e-3                    # s, RK4 step
 T_END = 3.0                  # s, horizon (also of the RMS norms)
-H_EVERY = 10                 # H of [AG-59] is checked at every H_EVERY-th recorded state
+H_EVERY = 10                 # -, H of [AG-59] is checked at every H_EVERY-th recorded state
 _AG_TABLE_I = {"two": 1.18, "one": 2.44, "hybrid": 2.65}     # [AG] Table I, ‖f‖_rms
 _H_AG74 = np.array([[0.0, -2.0], [0.0, -1.0]])                # [AG-74]
 _RUNS = ("two", "one", "hybrid")
