@@ -116,7 +116,10 @@ class AssembledSystem:
     n_rigid : int, number of joint coordinates (they come first); flexible : FlexiblePart
     constraints : list of Constraint; n_dofs, n_constraints : int
     coordinate_labels : list[str] (n); row_labels : list[str] (m)
-    S : (k, n) actuation (selection) matrix of the actuated joint coordinates; actuated_labels (k)
+    coordinate_units : list[str] (n), "rad" (revolute joint) or "m" (prismatic joint, nodal coordinate);
+    row_units : list[str] (m), unit of each constraint row's value φ (:attr:`Constraint.units`)
+    S : (k, n) actuation (selection) matrix of the actuated joint coordinates; actuated_labels (k),
+    actuated_units (k)
     """
 
     def __init__(self, trees, constraints, actuated_links=None, q0=None, bodies=(), loads=()):
@@ -147,6 +150,9 @@ class AssembledSystem:
         self.coordinate_labels = [lab for tree in self.trees for lab in tree.coordinate_labels]
         self.coordinate_labels += self.flexible.labels()
         self.row_labels = [lab for c in self.constraints for lab in c.row_labels]
+        self.coordinate_units = [link.joint.unit for tree in self.trees for link in tree.coordinate_links]
+        self.coordinate_units += ["m"] * self.flexible.n_dofs
+        self.row_units = [unit for c in self.constraints for unit in getattr(c, "units", ("-",) * c.n_rows)]
         self.body_slices = {item.name: (s.start, s.stop) for item, s in self.slices.items()}
         if actuated_links is None:                       # every joint; flexible nodes are passive [DE 6.3]
             cols = np.arange(self.n_rigid)
@@ -155,6 +161,7 @@ class AssembledSystem:
         self.S = np.zeros((len(cols), self.n_dofs))
         self.S[np.arange(len(cols)), cols] = 1.0
         self.actuated_labels = [self.coordinate_labels[c] for c in cols]
+        self.actuated_units = [self.coordinate_units[c] for c in cols]
 
     def _initial_coordinates(self, q0) -> np.ndarray:
         """q0 (n,) from rigid joint coordinates (n_rigid,) or all coordinates (n,); nodes at their

@@ -72,6 +72,11 @@ class _NodeRows(Constraint):
         self.row_names = tuple(f"n{a}.{_XYZ[c]}" for a in nodes for c in self.components)
 
     @property
+    def units(self) -> tuple[str, ...]:
+        """Every row is a nodal position [m]."""
+        return ("m",) * self.n_rows
+
+    @property
     def bodies(self) -> tuple:
         return self._bodies
 

@@ -20,7 +20,7 @@ import numpy as np
 from .anchors import Anchor, FrameAnchor
 from .constraints import Constraint, ConstraintRows
 from .errors import ConstraintError
-from .surfaces import Surface
+from .surfaces import Cylinder, Plane, Sphere, Surface
 
 _AXES = np.eye(3)
 
@@ -53,6 +53,11 @@ class PointToPoint(Constraint):
         self.n_rows, self.row_names = comps.size, tuple("xyz"[c] for c in comps)
         self.trees, self.anchors = _trees(a, b), (a, b)
 
+    @property
+    def units(self) -> tuple[str, ...]:
+        """Every row is a position [m] (multipliers [N])."""
+        return ("m",) * self.n_rows
+
     def evaluate(self, ev) -> ConstraintRows:
         c = self.components
         ca, Ja = self.a.jacobian(ev)
@@ -76,6 +81,11 @@ class Distance(Constraint):
             raise ConstraintError(f"{who}: length must be positive, got {length}")
         self.n_rows, self.row_names = 1, ("d",)
         self.trees, self.anchors = _trees(a, b), (a, b)
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """The distance error [m] (multiplier: the rod force [N])."""
+        return ("m",)
 
     def evaluate(self, ev) -> ConstraintRows:
         d = self.a.position(ev) - self.b.position(ev)
@@ -121,6 +131,11 @@ class _FrameConstraint(Constraint):
         self.row_names = ("x", "y", "z") + self.angle_names
         self.trees, self.anchors = _trees(a, b), (a, b)
 
+    @property
+    def units(self) -> tuple[str, ...]:
+        """Position rows [m]; axis rows u·w [rad] (the small angle between the axes and their 90°)."""
+        return ("m",) * 3 + ("rad",) * len(self.pairs)
+
     def evaluate(self, ev) -> ConstraintRows:
         ca, Ja = self.a.jacobian(ev)
         cb, Jb = self.b.jacobian(ev)
@@ -165,6 +180,12 @@ class OnSurface(Constraint):
         self.n_rows = surface.n_rows
         self.row_names = tuple(f"s{i}" for i in range(self.n_rows))
         self.trees, self.anchors = _trees(point), (point,)
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """[m] for the signed distances of Plane, Sphere and Cylinder; "-" for an ImplicitSurface."""
+        metric = isinstance(self.surface, (Plane, Sphere, Cylinder))
+        return ("m" if metric else "-",) * self.n_rows
 
     def evaluate(self, ev) -> ConstraintRows:
         x = self.point.position(ev)

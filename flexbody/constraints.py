@@ -36,8 +36,24 @@ class ConstraintRows:
     phi_t: np.ndarray | None = None
 
 
+_FORCE_UNITS = {"m": "N", "rad": "N·m"}
+
+
+def force_unit(unit: str) -> str:
+    """Unit of the force conjugate to a quantity in ``unit``: "N" for "m", "N·m" for "rad", else "-".
+
+    It is the unit of a generalized force on a coordinate in ``unit``, and of the multiplier λ of a
+    constraint row whose value φ is in ``unit`` (Φᵀλ is a generalized force, so [λ] = [work] / [φ]).
+    """
+    return _FORCE_UNITS.get(unit, "-")
+
+
 class Constraint:
-    """Base class of holonomic constraints (subclasses set ``n_rows``, ``row_names`` and ``trees``)."""
+    """Base class of holonomic constraints (subclasses set ``n_rows``, ``row_names`` and ``trees``).
+
+    ``units`` gives the unit of each row's value φ ("m" for positions, "rad" for angles and revolute
+    joints, "-" when a row has no single unit); ``multiplier_units`` that of each row's multiplier λ.
+    """
 
     n_rows: int = 0
     row_names: tuple = ()
@@ -51,6 +67,16 @@ class Constraint:
     @property
     def row_labels(self) -> list[str]:
         return [f"{self.name}.{r}" for r in self.row_names]
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """Unit of each row's value φ (r,); "-" (no single unit) unless the subclass says."""
+        return ("-",) * self.n_rows
+
+    @property
+    def multiplier_units(self) -> tuple[str, ...]:
+        """Unit of each row's multiplier λ (r,): [N] for a position row, [N·m] for an angle row."""
+        return tuple(force_unit(u) for u in self.units)
 
     @property
     def bodies(self) -> tuple:

@@ -56,6 +56,12 @@ class LinearCoupling(Constraint):
         self.n_rows, self.row_names = 1, ("q",)
         self.trees = tuple({link.tree: None for link in self.links})
 
+    @property
+    def units(self) -> tuple[str, ...]:
+        """The joints' unit when they share one, else "-" (the coefficients carry the units)."""
+        units = {link.joint.unit for link in self.links}
+        return (units.pop() if len(units) == 1 else "-",)
+
     def evaluate(self, ev) -> ConstraintRows:
         cols = np.array([_column(ev, link) for link in self.links])
         phi = np.array([self.coefficients @ ev.q[cols] + self.constant])
@@ -71,6 +77,11 @@ class Gear(LinearCoupling):
         if driver is driven:
             raise ConstraintError(f"gear {name!r}: driver and driven are the same link {driver.name!r}")
         super().__init__({driven: 1.0, driver: -float(ratio)}, constant=-float(offset), name=name)
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """The driven joint's unit (the ratio converts the driver's)."""
+        return (self.links[0].joint.unit,)
 
 
 class FunctionCoupling(Constraint):
@@ -98,6 +109,11 @@ class FunctionCoupling(Constraint):
         self.f, self.df, self.ddf = function, derivative, second_derivative
         self.n_rows, self.row_names = 1, ("q",)
         self.trees = tuple({dependent.tree: None, independent.tree: None})
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """The dependent joint's unit."""
+        return (self.dependent.joint.unit,)
 
     def evaluate(self, ev) -> ConstraintRows:
         i, j = _column(ev, self.dependent), _column(ev, self.independent)
@@ -149,6 +165,11 @@ class JointDriver(Constraint):
             self.f, self.df, self.ddf = (lambda t: value), (lambda t: 0.0), (lambda t: 0.0)
         self.n_rows, self.row_names = 1, ("q",)
         self.trees = (link.tree,)
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """The driven joint's unit."""
+        return (self.link.joint.unit,)
 
     def evaluate(self, ev) -> ConstraintRows:
         i = _column(ev, self.link)

@@ -27,11 +27,13 @@ def _unit_axis(axis, kind: str) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Revolute:
-    """Rotation about ``axis`` (joint frame) by q [rad]."""
+    """Rotation about ``axis`` (joint frame) by q [rad]; its generalized force is a torque [N·m]."""
 
     axis: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
     code = REVOLUTE
     n_dofs = 1
+    unit = "rad"                                  # of q (and of a coupling or driver row on it)
+    force_unit = "N·m"                            # of the generalized force τ on q
 
     def __post_init__(self):
         object.__setattr__(self, "axis", _unit_axis(self.axis, "Revolute"))
@@ -39,11 +41,13 @@ class Revolute:
 
 @dataclass(frozen=True)
 class Prismatic:
-    """Translation along ``axis`` (joint frame) by q [m]."""
+    """Translation along ``axis`` (joint frame) by q [m]; its generalized force is a force [N]."""
 
     axis: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0]))
     code = PRISMATIC
     n_dofs = 1
+    unit = "m"
+    force_unit = "N"
 
     def __post_init__(self):
         object.__setattr__(self, "axis", _unit_axis(self.axis, "Prismatic"))
