@@ -17,7 +17,9 @@ name                               shape        meaning
 
 (:meth:`flexbody.flexible.FlexibleBody.cell_fields` and ``nodal_average``; the strain and stress of
 [DE 5] with the incompatible modes included.) The ParaView export writes the node fields as point data and
-the ``cell_…`` fields, without the prefix, as cell data.
+the ``cell_…`` fields, without the prefix, as cell data. :data:`FIELD_UNITS` holds the quantity and unit
+of each name (the one table of them); :func:`describe` turns a name into a label such as
+"von Mises stress [Pa]" or "displacement magnitude [m]".
 
 While a run records them (``simulate(..., fields=True)``) they travel with the other histories under the
 key ``field::<body>::<name>`` (:func:`row_key`); :class:`flexbody.results.Results` splits them out into
@@ -33,6 +35,37 @@ TENSORS = ("green_lagrange_strain", "cauchy_stress", "von_mises")
 CELL_PREFIX = "cell_"
 FIELD_NAMES = ("displacement", "velocity") + TENSORS + tuple(CELL_PREFIX + name for name in TENSORS)
 _ROW_PREFIX, _SEPARATOR = "field::", "::"
+
+FIELD_UNITS = {
+    "displacement": ("displacement", "m"),
+    "velocity": ("velocity", "m/s"),
+    "green_lagrange_strain": ("Green–Lagrange strain", "-"),
+    "cauchy_stress": ("Cauchy stress", "Pa"),
+    "von_mises": ("von Mises stress", "Pa"),
+}
+"""Quantity and unit of each field of the module table, keyed by its name without ``cell_``."""
+
+_COMPONENTS = {3: ("x", "y", "z"), 9: ("xx", "xy", "xz", "yx", "yy", "yz", "zx", "zy", "zz")}
+
+
+def describe(name: str, component: int | None = None, n_components: int = 1) -> str:
+    """A label for the values of field ``name`` (a point or cell array name, with or without ``cell_``).
+
+    ``component`` (0-based) selects one column of a field with ``n_components`` columns; None means
+    the field itself when it has one column, else its magnitude (3 columns) or Frobenius norm (9).
+    Examples: "displacement magnitude [m]", "von Mises stress [Pa]", "Cauchy stress component 0: xx
+    [Pa]", "Green–Lagrange strain component 4: yy [-]". A name outside :data:`FIELD_UNITS` (a user's
+    own array) is shown as it is, without a unit.
+    """
+    quantity, unit = FIELD_UNITS.get(name.removeprefix(CELL_PREFIX), (name, None))
+    if component is not None:
+        labels = _COMPONENTS.get(n_components)
+        quantity += f" component {component}" + (f": {labels[component]}" if labels else "")
+    elif n_components == 9:
+        quantity += " Frobenius norm"
+    elif n_components > 1:
+        quantity += " magnitude"
+    return quantity if unit is None else f"{quantity} [{unit}]"
 
 
 def body_fields(body, q: np.ndarray, v: np.ndarray | None = None) -> dict[str, np.ndarray]:
