@@ -809,12 +809,17 @@ def resume(asm, directory, t_end: float | None = None, *, tau=None, controller=N
 
 
 def _with_labels(metadata: dict, asm, controller) -> dict:
-    """Run metadata plus the model's labels and the controller's name and labels."""
-    for key in ("coordinate_labels", "row_labels", "actuated_labels"):
+    """Run metadata plus the model's labels and units and the controller's name, labels and task units
+    ("coordinate_units", "row_units" (of φ), "actuated_units", "task_units"; see docs/conventions.md)."""
+    for key in ("coordinate_labels", "row_labels", "actuated_labels",
+                "coordinate_units", "row_units", "actuated_units"):
         if hasattr(asm, key):
             metadata[key] = list(getattr(asm, key))
     if controller is not None:
         metadata.update(controller=type(controller).__name__, **getattr(controller, "labels", {}))
+        task = getattr(controller, "task", None)
+        if hasattr(task, "units_in"):
+            metadata["task_units"] = list(task.units_in(asm) if hasattr(asm, "coordinate_units") else task.units)
     return metadata
 
 
