@@ -5,6 +5,13 @@ on a shared time axis; :func:`plot_torque_norms` compares the Euclidean norm of 
 several runs (as in Fig. 8(D) of Aghili 2005); :func:`rms_norm` and :func:`peak_norm` give the RMS and
 L∞ ("peak") norms of a history for tables.
 
+Every axis is labelled "quantity [unit]". The units come from the run's metadata ("coordinate_units",
+"row_units", "actuated_units", "task_units", recorded by :func:`~flexbody.integrators.simulate` from the
+model, see ``docs/conventions.md``): generalized forces and multipliers take the unit conjugate to their
+coordinate or row ([N] for [m], [N·m] for [rad]). A panel whose series have different units lists them all
+("[m, rad]") and each legend entry carries its own; a run saved without units is labelled "[m or rad]"
+(coordinates) or "[N or N·m]" (forces).
+
 matplotlib is imported only when a plot is drawn (Agg backend, no pyplot state), so it stays optional.
 """
 from __future__ import annotations
@@ -14,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .constraints import force_unit
 from .errors import FlexbodyError
 from .results import Results
 
@@ -67,6 +75,74 @@ def _labels(results: Results, meta_key: str, count: int, prefix: str) -> list[st
     if labels is not None and len(labels) == count:
         return [str(lab) for lab in labels]
     return [f"{prefix}{i}" for i in range(count)]
+
+
+_UNIT_SOURCES = {              # history -> (metadata key of the units, take the conjugate force unit?)
+    "q": ("coordinate_units", False), "task_x": ("task_units", False), "task_desired": ("task_units", False),
+    "task_error": ("task_units", False), "tau": ("coordinate_units", True), "tau_k": ("actuated_units", True),
+    "lam": ("row_units", True), "constraint_force": ("coordinate_units", True),
+}
+_FORCES = ("tau", "tau_k", "lam", "constraint_force")
+
+
+def _unknown(key: str) -> str:
+    """What a label says for history ``key`` of a run saved without units."""
+    if key in _FORCES:
+        return "N or N·m"
+    return "m or rad" if key in _UNIT_SOURCES or key == "violation" else "unit unknown"
+
+
+def _units(results: Results, key: str, count: int) -> list[str] | None:
+    """Unit of each of the ``count`` columns of history ``key`` from the run's metadata, None if unknown."""
+    if key == "energy":
+        return ["J"] * count
+    meta_key, conjugate = _UNIT_SOURCES.get(key, (None, False))
+    units = (results.metadata or {}).get(meta_key) if meta_key else None
+    if units is None or len(units) != count:
+        return None
+    return [force_unit(str(u)) if conjugate else str(u) for u in units]
+
+
+def history_units(results: Results, key: str) -> list[str] | None:
+    """Unit of each column of history ``key`` ("q": the coordinates) of a run, from its metadata.
+
+    Parameters
+    ----------
+    results : Results
+        A run of :func:`~flexbody.integrators.simulate` (its metadata holds "coordinate_units",
+        "row_units", "actuated_units" and, with a task controller, "task_units").
+    key : str
+        "q", "task_x", "task_desired", "task_error" (units of the coordinates or task rows), "tau",
+        "tau_k", "constraint_force" (force conjugate to the coordinate: [N] on [m], [N·m] on [rad]),
+        "lam" (conjugate to the row's value φ) or "energy" ([J]).
+
+    Returns
+    -------
+    list of str or None
+        One unit per column, or None when the run did not record them (saved before units were recorded,
+        or by a model without them) or the history has no known unit.
+
+    Raises
+    ------
+    FlexbodyError
+        If the history is missing.
+    """
+    if not _has(results, key):
+        raise FlexbodyError(f"results have no history {key!r}; available histories: {_available(results)}")
+    return _units(results, key, _series(results, key).shape[1])
+
+
+def axis_label(quantity: str, units: Sequence[str] | None, unknown: str = "unit unknown") -> str:
+    """``"quantity [u1, u2]"`` with the distinct ``units`` in order, or ``"quantity [unknown]"`` when there
+    are none (e.g. ``axis_label("task coordinates", ["m", "m", "rad"])`` is "task coordinates [m, rad]")."""
+    return f"{quantity} [{', '.join(dict.fromkeys(units)) if units else unknown}]"
+
+
+def _with_units(labels: Sequence[str], units: Sequence[str] | None) -> list[str]:
+    """Legend labels, each followed by its unit ("x [m]") when the units of the panel differ."""
+    if not units or len(set(units)) <= 1:
+        return list(labels)
+    return [f"{label} [{unit}]" for label, unit in zip(labels, units)]
 
 
 def _torque_series(results: Results) -> tuple[list[str], np.ndarray, list[str]]:
@@ -166,7 +242,8 @@ def _short_list(names: Sequence[str], limit: int = 6) -> str:
 
 def _panel_task(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None:
     x = _series(results, "task_x")[mask]
-    labels = _labels(results, "task_labels", x.shape[1], "x")
+    units = _units(results, "task_x", x.shape[1])
+    labels = _with_units(_labels(results, "task_labels", x.shape[1], "x"), units)
     lines = _plot_columns(ax, t, x, labels)
     notes = []
     if _has(results, "task_desired"):
@@ -174,35 +251,43 @@ def _panel_task(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None:
         for line, column in zip(lines, desired.T):
             ax.plot(t, column, "--", color=line.get_color(), label="_nolegend_")
         notes.append("dashed: desired")
-    ax.set_ylabel("task coordinates")
+    ax.set_ylabel(axis_label("task coordinates", units, _unknown("task_x")))
     _legend(ax, x.shape[1], notes)
 
 
 def _panel_task_error(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None:
     e = _series(results, "task_error")[mask]
-    _plot_columns(ax, t, e, _labels(results, "task_labels", e.shape[1], "x"))
-    ax.set_ylabel("task error")
+    units = _units(results, "task_error", e.shape[1])
+    _plot_columns(ax, t, e, _with_units(_labels(results, "task_labels", e.shape[1], "x"), units))
+    ax.set_ylabel(axis_label("task error", units, _unknown("task_error")))
     _legend(ax, e.shape[1])
 
 
 def _panel_torque(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None:
     labels, data, zero = _torque_series(results)
-    _plot_columns(ax, t, data[mask], labels)
-    ax.set_ylabel("actuator inputs u" if _has(results, "tau_k") else "generalized forces τ")
+    key = "tau_k" if _has(results, "tau_k") else "tau"
+    units = _units(results, key, _series(results, key).shape[1])
+    if units is not None and key == "tau":                       # the plotted (non-zero) columns only
+        units = [u for u, z in zip(units, np.all(_series(results, "tau") == 0.0, axis=0)) if not z]
+    _plot_columns(ax, t, data[mask], _with_units(labels, units))
+    quantity = "actuator inputs u" if key == "tau_k" else "generalized forces τ"
+    ax.set_ylabel(axis_label(quantity, units, _unknown(key)))
     _legend(ax, data.shape[1], [f"zero: {_short_list(zero)}"] if zero else [])
 
 
 def _panel_constraint_force(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None:
     lam = _series(results, "lam")[mask]
-    _plot_columns(ax, t, lam, _labels(results, "row_labels", lam.shape[1], "λ"))
-    ax.set_ylabel("λ")
+    units = _units(results, "lam", lam.shape[1])
+    _plot_columns(ax, t, lam, _with_units(_labels(results, "row_labels", lam.shape[1], "λ"), units))
+    ax.set_ylabel(axis_label("multipliers λ", units, _unknown("lam")))
     _legend(ax, lam.shape[1])
 
 
 def _panel_joints(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None:
     q = _series(results, "q")[mask]
-    _plot_columns(ax, t, q, _labels(results, "coordinate_labels", q.shape[1], "q"))
-    ax.set_ylabel("joint coordinates q")
+    units = _units(results, "q", q.shape[1])
+    _plot_columns(ax, t, q, _with_units(_labels(results, "coordinate_labels", q.shape[1], "q"), units))
+    ax.set_ylabel(axis_label("coordinates q", units, _unknown("q")))
     _legend(ax, q.shape[1])
 
 
@@ -214,7 +299,8 @@ def _panel_violation(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> N
         ax.set_yscale("log")
     else:
         ax.text(0.99, 0.95, "no positive values", transform=ax.transAxes, ha="right", va="top", fontsize=8)
-    ax.set_ylabel("‖φ‖")
+    rows = (results.metadata or {}).get("row_units")             # ‖φ‖ over all rows: every unit among them
+    ax.set_ylabel(axis_label("constraint violation ‖φ‖", rows, _unknown("violation")))
 
 
 def _panel_energy(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None:
@@ -319,6 +405,9 @@ def plot_histories(results: Results, path, panels: Sequence[str] = ("task", "tor
         - "joints": coordinates q;
         - "violation": constraint violation ‖φ‖ on a log axis (non-positive values skipped);
         - "energy": total energy.
+
+        Each panel's y label is "quantity [unit]" (:func:`history_units`); a panel mixing units lists
+        them ("[m, rad]") and its legend entries carry their own ("x [m]").
     title : str, optional
         Figure title.
     time_range : (float, float), optional
@@ -341,8 +430,27 @@ def plot_histories(results: Results, path, panels: Sequence[str] = ("task", "tor
     return _save(fig, path, dpi)
 
 
+_SYMBOLS = {"tau": "τ", "tau_k": "u", "lam": "λ", "q": "q", "task_x": "x", "task_error": "e"}
+
+
+def _norm_units(runs, key: str) -> list[str] | None:
+    """Units of the columns of history ``key`` that are not identically zero, over all ``runs`` (None if a
+    run did not record them)."""
+    units = []
+    for res in runs:
+        data = _series(res, key)
+        column_units = _units(res, key, data.shape[1])
+        if column_units is None:
+            return None
+        units += [u for u, z in zip(column_units, np.all(data == 0.0, axis=0)) if not z]
+    return units
+
+
 def plot_torque_norms(results_by_name: Mapping[str, Results], path, *, key: str = "tau", dpi: int = 120) -> Path:
     """Plot the Euclidean norm ‖u(t)‖ of history ``key`` of several runs on one axis; write a PNG.
+
+    The y label names the units of the columns that are not identically zero ("‖τ‖ [N·m]"; "[N·m, N]"
+    when revolute and prismatic joints are mixed).
 
     Parameters
     ----------
@@ -376,7 +484,8 @@ def plot_torque_norms(results_by_name: Mapping[str, Results], path, *, key: str 
         for name, res in results_by_name.items():
             ax.plot(np.asarray(res.times, dtype=float), np.linalg.norm(_series(res, key), axis=1), label=str(name))
         ax.set_xlabel("t [s]")
-        ax.set_ylabel(f"‖{'τ' if key == 'tau' else key}‖")
+        ax.set_ylabel(axis_label(f"‖{_SYMBOLS.get(key, key)}‖", _norm_units(results_by_name.values(), key),
+                                 _unknown(key)))
         ax.legend(fontsize=8, loc="upper right")
     return _save(fig, path, dpi)
 
