@@ -1,11 +1,16 @@
-"""Export of rigid links and histories, XDMF conversion and pyvista views of a results directory.
+"""Export of rigid links and histories, the static scene, XDMF conversion and pyvista views of a
+results directory.
 
 The arm with a flexible beam (one rigid tree "arm", one flexible body "beam") and the rigid-only
 slider-crank are simulated for a few steps; their results directories are checked against the tree
-kinematics, read back with numpy, meshio and pyvista, and rendered off-screen.
+kinematics, read back with numpy, meshio and pyvista, and rendered off-screen. The scenes of other
+mechanisms (rails, cylinder, sphere, ground points, clamps) are written from their initial
+configuration alone.
 """
+import os
 import re
 import shutil
+import subprocess
 import sys
 
 import numpy as np
@@ -45,6 +50,29 @@ def steps(n: int, every: int) -> list[int]:
 def series_meshes(pvd):
     import meshio
     return [(t, meshio.read(f)) for t, f in io.read_pvd(pvd)]
+
+
+def initial_results(system) -> fb.Results:
+    """Results holding only the initial configuration of ``system`` (enough to write its scene)."""
+    asm = system.assemble()
+    return fb.Results(kind="dynamic", times=np.zeros(1), q=asm.q0[None, :].copy(), body_slices=asm.body_slices,
+                      system=asm)
+
+
+def read_scene(directory):
+    """The scene of ``directory`` as {source: (kind, distinct points (k, 3) of its cells, sorted)} and the
+    pyvista mesh."""
+    import pyvista as pv
+
+    scene = pv.read(str(directory / "scene.vtp"))
+    kinds, sources = np.asarray(scene.cell_data["kind"]), np.asarray(scene.cell_data["source"])
+    out = {}
+    for source in dict.fromkeys(sources.tolist()):
+        cells = np.flatnonzero(sources == source)
+        assert len(set(kinds[cells].tolist())) == 1
+        points = np.vstack([np.asarray(scene.get_cell(int(i)).points) for i in cells])
+        out[source] = (str(kinds[cells[0]]), np.unique(points, axis=0))
+    return out, scene
 
 
 # ----------------------------------------------------------------------------------- link series
@@ -138,8 +166,8 @@ def test_xdmf_export_matches_the_vtu_series(arm, tmp_path):
 
     _, res, directory = arm
     written = io.export(directory, "xdmf", tmp_path)
-    assert sorted(p.name for p in written) == ["arm.xdmf", "beam.xdmf"]
-    assert (tmp_path / "beam.h5").is_file() and not list(directory.glob("*.h5"))
+    assert [p.name for p in written] == ["arm.xdmf", "arm.h5", "beam.xdmf", "beam.h5", "scene.vtp"]
+    assert all(p.parent == tmp_path and p.is_file() for p in written) and not list(directory.glob("*.h5"))
     worst = 0.0
     for name in ("arm", "beam"):
         vtus = series_meshes(directory / f"{name}.pvd")
@@ -163,9 +191,12 @@ def test_xdmf_export_matches_the_vtu_series(arm, tmp_path):
 def test_pvd_and_csv_export_from_disk(arm, tmp_path):
     _, _, directory = arm
     copied = io.export(directory, "pvd", tmp_path / "copy")
-    assert sorted(p.name for p in copied) == ["arm.pvd", "beam.pvd"]
+    series = {name: [name + ".pvd"] + [f.name for _, f in io.read_pvd(directory / f"{name}.pvd")]
+              for name in ("arm", "beam")}
+    assert [p.name for p in copied] == series["arm"] + series["beam"] + ["scene.vtp"]       # every file written
+    assert {p for p in (tmp_path / "copy").iterdir()} == set(copied)
     assert len(io.read_pvd(tmp_path / "copy" / "beam.pvd")) == len(io.read_pvd(directory / "beam.pvd"))
-    assert io.export(directory, "pvd") == [directory / "arm.pvd", directory / "beam.pvd"]
+    assert io.export(directory, "pvd") == [directory / n for n in series["arm"] + series["beam"] + ["scene.vtp"]]
     (csv,) = io.export(directory, "csv", tmp_path / "csv")
     assert csv.read_text() == (directory / "histories.csv").read_text()
 
@@ -268,3 +299,167 @@ def test_view_errors_name_the_culprit(arm, tmp_path, monkeypatch):
     with pytest.raises(fb.FlexbodyError, match="imageio-ffmpeg.*or write a \\.gif"):
         view.animation(directory, tmp_path / "x.mp4")
     assert not (tmp_path / "x.mp4").exists()
+
+
+# ----------------------------------------------------------------------------------- units, scale
+def test_colour_bar_titles_carry_the_quantity_and_its_unit(arm):
+    from flexbody.fields import describe
+
+    assert describe("displacement", None, 3) == "displacement magnitude [m]"
+    assert describe("velocity", None, 3) == "velocity magnitude [m/s]"
+    assert describe("von_mises") == describe("cell_von_mises") == "von Mises stress [Pa]"
+    assert describe("cauchy_stress", 0, 9) == "Cauchy stress component 0: xx [Pa]"
+    assert describe("green_lagrange_strain", 4, 9) == "Green–Lagrange strain component 4: yy [-]"
+    assert describe("cauchy_stress", None, 9) == "Cauchy stress Frobenius norm [Pa]"
+    assert describe("my_array", None, 3) == "my_array magnitude"                  # a user's array: no unit
+    assert describe("my_array", 1, 2) == "my_array component 1"
+    assert view._title("displacement", 2, 3) == "displacement\ncomponent 2: z [m]"      # two lines beside the bar
+    _, _, directory = arm
+    items = view._load(directory)
+    grids = [s.read(items[0].times[-1]) for s in items]
+    for field, component, title in (("von_mises", None, "von Mises stress [Pa]"),
+                                    ("cauchy_stress", 0, "Cauchy stress\ncomponent 0: xx [Pa]")):
+        plotter = view._plotter((240, 160), True)
+        view._draw(plotter, items, grids, "t", field, component, (0.0, 1.0), view._bounds(grids))
+        assert list(plotter.scalar_bars.keys()) == [title]
+        plotter.close()
+
+
+def test_scale_draws_the_reference_plus_scale_times_the_displacement(arm):
+    _, _, directory = arm
+    links, beam = view._load(directory)
+    t = beam.times[-1]
+    grid, drawn = beam.read(t), beam.read(t, 10.0)
+    u = np.asarray(grid.point_data["displacement"])
+    reference = np.asarray(grid.points) - u
+    assert np.abs(u).max() > 1e-3
+    assert np.allclose(np.asarray(drawn.points) - reference, 10.0 * u, rtol=0, atol=1e-12)
+    assert np.array_equal(view._drawn_grid(grid, 10.0).points, drawn.points)
+    assert np.array_equal(beam.read(t).points, grid.points)                  # the read grid is left alone
+    assert np.array_equal(links.read(t, 10.0).points, links.read(t).points)   # links are drawn where they are
+    assert view._time_label(1.2, "dynamic", 10.0) == "t = 1.2 s, displacements × 10"
+    assert view._time_label(0.5, "static", 1.0) == "load factor 0.5" and view._time_label(3, None, 1.0) == "t = 3"
+    assert view._run_kind(directory) == "dynamic"
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "10", True])
+def test_scale_must_be_finite_and_positive(bad, arm, tmp_path):
+    _, _, directory = arm
+    message = f"scale must be a finite number > 0, got {bad!r}"
+    with pytest.raises(fb.FlexbodyError, match=re.escape(f"screenshot: {message}")):
+        view.screenshot(directory, tmp_path / "x.png", scale=bad)
+    with pytest.raises(fb.FlexbodyError, match=re.escape(f"animation: {message}")):
+        view.animation(directory, tmp_path / "x.gif", scale=bad)
+    assert not list(tmp_path.iterdir())
+
+
+# ----------------------------------------------------------------------------------- scene
+def test_slider_crank_scene_holds_the_rail_plane_and_the_base_marker(crank):
+    res, directory = crank
+    scene, mesh = read_scene(directory)
+    assert set(scene) == {"crank.l1 joint", "slider (Plane)"}
+    assert view.series(directory) == {"crank": directory / "crank.pvd"}        # the scene is not a series
+    kind, marker = scene["crank.l1 joint"]
+    apex = np.linalg.norm(marker, axis=1) == 0.0
+    assert kind == "ground" and len(marker) == 5 and apex.sum() == 1           # apex at the base joint
+    assert np.allclose(marker[~apex, 1], marker[~apex, 1].min()) and marker[~apex, 1].min() < 0   # base along −y
+    kind, plane = scene["slider (Plane)"]
+    assert kind == "surface" and np.abs(plane[:, 1]).max() == 0.0             # the line y = 0 (normal y)
+    kin = [res.system.trees[0].kinematics(q) for q in res.q]
+    ends = np.array([k.p[1] + k.R[1] @ [1.0, 0, 0] for k in kin])              # the slider C over the run
+    assert plane[:, 0].min() < ends[:, 0].min() and plane[:, 0].max() > ends[:, 0].max()
+    assert set(np.asarray(mesh.cell_data["kind"])) <= set(io.SCENE_KINDS)
+    before = (directory / "scene.vtp").read_text()
+    assert io.write_link_pvd(directory, res) == [directory / "crank.pvd"]     # written again: the same file
+    assert (directory / "scene.vtp").read_text() == before
+
+
+def test_scenes_of_rails_cylinders_spheres_ground_points_and_clamps(tmp_path):
+    from flexbody.flexible_mechanisms import cantilever
+
+    directory = tmp_path / "particle"                   # prismatic x on the ground, y on it, on a circle
+    io.write_scene(directory, initial_results(fb.mechanisms.particle_on_circle(radius=1.0)))
+    scene, _ = read_scene(directory)
+    assert set(scene) == {"particle.x rail", "circle (Cylinder)"}
+    kind, rail = scene["particle.x rail"]
+    assert kind == "rail" and np.abs(rail[:, 1:]).max() == 0.0 and rail[0, 0] < rail[1, 0]
+    kind, circle = scene["circle (Cylinder)"]
+    assert kind == "surface" and np.allclose(np.linalg.norm(circle[:, :2], axis=1), 1.0)
+
+    directory = tmp_path / "sphere"
+    io.write_scene(directory, initial_results(fb.mechanisms.spatial_arm_on_sphere(radius=0.6, center=(0.4, 0, 0.3))))
+    kind, sphere = read_scene(directory)[0]["sphere (Sphere)"]
+    assert kind == "surface" and np.allclose(np.linalg.norm(sphere - [0.4, 0.0, 0.3], axis=1), 0.6)
+
+    system = fb.mechanisms.branching_loops()
+    directory = tmp_path / "feet"
+    io.write_scene(directory, initial_results(system))
+    scene = read_scene(directory)[0]
+    for c in system.constraints:
+        kind, points = scene[f"{c.name} ground point"]
+        assert kind == "anchor" and np.allclose(points.mean(axis=0), c.b.origin)
+
+    system = cantilever(size=(1.0, 0.05, 0.05), divisions=(4, 1, 1))
+    directory = tmp_path / "clamp"
+    io.write_scene(directory, initial_results(system))
+    kind, plate = read_scene(directory)[0]["clamp"]
+    assert kind == "ground" and np.allclose(plate[:, 0], plate[0, 0]) and -0.05 < plate[0, 0] < 0   # outside x = 0
+    assert plate[:, 1].min() < 0 and plate[:, 1].max() > 0.05                 # covers the clamped face
+
+
+def test_scene_bounds_other_surfaces_and_nothing_to_draw(tmp_path, caplog):
+    tree = fb.RigidTree("arm", gravity=(0, 0, 0))
+    link = tree.add_link("l1", joint=fb.Revolute((0, 0, 1)), mass=1.0, com=(0.5, 0, 0))
+    bowl = fb.ImplicitSurface(lambda x: [x[1]], lambda x: [[0, 1, 0]], lambda x: np.zeros((1, 3, 3)))
+    results = initial_results(fb.System([tree], [fb.OnSurface(tree.point(link, (1, 0, 0)), bowl, name="bowl")]))
+    with caplog.at_level("INFO", logger="flexbody.io"):
+        path = io.write_scene(tmp_path, results, bounds=(-2, 2, -1, 1, 0, 0))
+    assert "'bowl' (ImplicitSurface) is not drawn" in caplog.text
+    scene = read_scene(tmp_path)[0]
+    assert set(scene) == {"arm.l1 joint"} and path == tmp_path / "scene.vtp"
+    marker = scene["arm.l1 joint"][1]
+    assert np.isclose(np.sort(marker[:, 2]), [-0.05 * np.sqrt(20)] * 4 + [0.0]).all()  # −z without gravity, 5 % of L
+    with pytest.raises(fb.FlexbodyError, match=r"write_scene: bounds must be 6 finite numbers .* got \(1, 0\)"):
+        io.write_scene(tmp_path, results, bounds=(1, 0))
+    mesh = fb.mesh.box((1.0, 0.1, 0.1), (2, 1, 1))
+    free = fb.FlexibleBody("free", mesh, fb.StVenantKirchhoff(young=1e6, poisson=0.3, density=1000.0))
+    assert io.write_scene(tmp_path, initial_results(fb.System([free]))) is None
+    assert not (tmp_path / "scene.vtp").exists()                             # the stale scene is gone
+
+
+def test_screenshot_draws_the_scene(crank, tmp_path):
+    _, directory = crank
+    bare = tmp_path / "bare"
+    shutil.copytree(directory, bare)
+    (bare / "scene.vtp").unlink()
+    import imageio.v3 as iio
+
+    images = [iio.imread(view.screenshot(d, tmp_path / f"{d.name}.png", window_size=(240, 160)))[..., :3]
+              for d in (directory, bare)]
+    assert np.mean(np.any(images[0] != images[1], axis=-1)) > 0.01           # the plane and the marker
+    plotter = view._plotter((240, 160), True)
+    grids = [s.read(0.0) for s in view._load(directory)]
+    bounds = view._bounds(grids)
+    scene_bounds = view._add_scene(plotter, directory, bounds)
+    assert {"scene:ground", "scene:surface"} <= set(plotter.actors)
+    plotter.close()
+    huge = np.array([-1e3, 1e3, -1e3, 1e3, -1e3, 1e3])                      # a huge plane: framed in part only
+    framed = view._framed(bounds, huge)
+    size = np.linalg.norm(bounds[1::2] - bounds[0::2])
+    assert np.allclose(framed[0::2], bounds[0::2] - 0.5 * size)
+    assert np.allclose(framed[1::2], bounds[1::2] + 0.5 * size)
+    assert np.all(view._framed(bounds, scene_bounds)[0::2] <= bounds[0::2])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X displays are a Linux matter")
+def test_rendering_without_a_display_is_quiet(crank, tmp_path):
+    """No "bad X server connection" from VTK when DISPLAY is unset, and the picture is still drawn."""
+    _, directory = crank
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "VTK_DEFAULT_OPENGL_WINDOW")}
+    code = "import sys; from flexbody import view; view.screenshot(sys.argv[1], sys.argv[2], window_size=(240, 160))"
+    png = tmp_path / "quiet.png"
+    run = subprocess.run([sys.executable, "-c", code, str(directory), str(png)], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "X server" not in run.stderr and "WARN|" not in run.stderr, run.stderr
+    assert image_stats(png)[1] > 0.005
