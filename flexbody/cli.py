@@ -3,7 +3,8 @@
 Synopsis::
 
     flexbody run    CASE [--set NAME=VALUE ...] [--out DIR] [--no-progress] [--resume]
-    flexbody info   CASE [--set NAME=VALUE ...]
+    flexbody new    NAME
+    flexbody info   CASE [--set NAME=VALUE ...] [--params]
     flexbody sweep  CASE --grid NAME=V1,V2,... [--grid ...] [--set NAME=VALUE ...] [--out DIR]
                          [--workers N] [--scheduler ADDRESS] [--compare-serial]
     flexbody view   RESULTS [--field F] [--step N] [--gif] [--out PATH]
@@ -32,6 +33,7 @@ import contextlib
 import csv
 import importlib.util
 import inspect
+import io
 import itertools
 import json
 import logging
@@ -42,12 +44,14 @@ import re
 import subprocess
 import sys
 import time
+import tokenize
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import FlexbodyError, shortened
 
-__all__ = ["load_case", "case_parameters", "parse_overrides", "parse_grid", "describe_case", "flatten_summary",
+__all__ = ["load_case", "case_parameters", "parameter_table", "format_parameters", "new_case", "parse_overrides", "parse_grid", "describe_case", "flatten_summary",
            "run_variant", "sweep", "benchmark_scripts", "main"]
 
 EXPORT_FORMATS = ("pvd", "xdmf", "csv")
@@ -107,6 +111,98 @@ def case_parameters(module) -> list[str]:
     keyword of ``main`` (or of ``build`` when ``main`` forwards ``**overrides`` to it)."""
     keywords = _keywords(getattr(module, "main", None)) | _keywords(getattr(module, "build", None))
     return sorted(k for k in vars(module) if k.isupper() and k.lower() in keywords)
+
+
+@dataclass(frozen=True)
+class CaseParameter:
+    """One parameter of a case file as its line states it: ``NAME = expression  # unit, description``.
+
+    ``value`` is the module's value (after evaluation), ``expression`` the source text when it is not a plain
+    literal (e.g. ``2 * np.pi / 3``), ``unit`` "-" for dimensionless numbers, counts, flags and choices ("" when
+    the line has no comment), ``settable`` whether ``--set`` may override it."""
+
+    name: str
+    value: object
+    unit: str
+    doc: str
+    expression: str
+    settable: bool
+
+
+def parameter_table(module) -> list[CaseParameter]:
+    """The UPPER_CASE module-level parameters of a case file in the order of its source, with the unit and
+    description of their line comments (``# unit, description``); those ``--set`` can override first."""
+    path = Path(getattr(module, "__file__", "") or "")
+    try:
+        source = path.read_text()
+        tree = ast.parse(source)
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise FlexbodyError(f"cannot read the parameters of case {_case_name(module)!r}: {exc}") from exc
+    comments = {tok.start[0]: tok.string for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+                if tok.type == tokenize.COMMENT}
+    settable = set(case_parameters(module))
+    rows = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        names = [n.id for t in targets for n in (t.elts if isinstance(t, ast.Tuple) else [t]) if isinstance(n, ast.Name)]
+        for name in names:
+            if not (name.isupper() and not name.startswith("_")) or not hasattr(module, name):
+                continue
+            unit, doc = _unit_and_doc(comments.get(node.end_lineno, ""))
+            text = ast.get_source_segment(source, node.value) or ""
+            expression = "" if _is_literal(text) else " ".join(text.split())
+            rows.append(CaseParameter(name, getattr(module, name), unit, doc, expression, name in settable))
+    return sorted(rows, key=lambda row: not row.settable)
+
+
+def _unit_and_doc(comment: str) -> tuple[str, str]:
+    """("unit", "description") of a parameter comment ``# unit, description``; a comment of one word is a
+    unit, one without a comma a description."""
+    text = comment.lstrip("#").strip()
+    if ", " in text:
+        unit, doc = text.split(", ", 1)
+        if " " not in unit.strip():
+            return unit.strip(), doc.strip()
+    if text and " " not in text:
+        return text, ""
+    return "", text
+
+
+def _is_literal(text: str) -> bool:
+    try:
+        ast.literal_eval(text)
+        return True
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+
+
+def format_parameters(rows: list[CaseParameter]) -> str:
+    """The parameter table of ``flexbody info --params`` as plain text (name, value, unit, description)."""
+    if not rows:
+        return "Parameters         none (no UPPER_CASE parameters)"
+    values = [_compact_value(row.value) for row in rows]
+    w_name = max(len(r.name) for r in rows)
+    w_value = min(max(len(v) for v in values), 28)
+    w_unit = max(len(r.unit or "?") for r in rows)
+    lines = [f"Parameters         {sum(r.settable for r in rows)} settable with --set NAME=VALUE "
+             f"(lower-case names work too); the others are constants of the case"]
+    for row, value in zip(rows, values):
+        doc = row.doc + (f" (= {row.expression})" if row.expression else "")
+        mark = " " if row.settable else "*"
+        lines.append(f"  {mark}{row.name:<{w_name}}  {value:<{w_value}}  {row.unit or '?':<{w_unit}}  {doc}".rstrip())
+    if any(not r.settable for r in rows):
+        lines.append("  (* a constant: not a keyword of main() or build(), so --set cannot change it)")
+    return "\n".join(lines)
+
+
+def _compact_value(value) -> str:
+    if isinstance(value, float):
+        text = f"{value:.6g}"
+        return text + ".0" if text.lstrip("-").isdigit() else text
+    if isinstance(value, (tuple, list)) and all(isinstance(v, (int, float)) for v in value):
+        return "(" + ", ".join(_compact_value(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    text = _compact(value)
+    return text if len(text) <= 28 else text[:25] + "..."
 
 
 def _case_name(module) -> str:
@@ -177,10 +273,12 @@ def _case_tasks(module, asm, overrides: dict) -> dict:
     return {getattr(tasks, "name", "task"): tasks}
 
 
-def describe_case(module, overrides: dict | None = None) -> str:
-    """Plain-text description of a case's assembled system at q0: coordinates, trees and bodies,
-    constraint rows with the rank of Φ(q0) and its redundant rows, actuators, passive coordinates, and —
-    when the case defines ``task(asm)`` — the actuation report of each task at (q0, v = 0).
+def describe_case(module, overrides: dict | None = None, *, params: bool = False) -> str:
+    """Plain-text description of a case's assembled system at q0: coordinates (actuated, passive joints,
+    passive nodal coordinates per flexible body), trees and bodies, every constraint with its rows, the rank
+    of Φ(q0) with the tolerance that decided it and the redundant rows, actuators, and — when the case
+    defines ``task(asm)`` — the actuation report of each task at (q0, v = 0). With ``params`` the case's
+    parameters come first (:func:`parameter_table`: name, value, unit, description).
 
     Only the ``overrides`` that are parameters of ``build`` are used (the others are listed as ignored).
     """
@@ -199,6 +297,8 @@ def describe_case(module, overrides: dict | None = None) -> str:
     asm = system.assemble()
     n, n_rigid, m = asm.n_dofs, asm.n_rigid, asm.n_constraints
     lines = [f"Case {_case_name(module)} ({getattr(module, '__file__', '?')})"]
+    if params:
+        lines.append(format_parameters(parameter_table(module)))
     if kwargs:
         lines.append(f"  build parameters set: {', '.join(f'{k}={v!r}' for k, v in kwargs.items())}")
     if ignored:
@@ -209,23 +309,15 @@ def describe_case(module, overrides: dict | None = None) -> str:
     lines.append(f"Flexible bodies    {len(asm.bodies)}" + "".join(
         f"\n  {body.name}: {body.n_nodes} nodes, {body.n_elements} elements, {body.n_dofs} coordinates"
         for body in asm.bodies))
-    n_c = len(asm.constraints)
-    lines.append(f"Constraint rows    m = {m} ({n_c} constraint{'' if n_c == 1 else 's'})")
-    if m:
-        rank = asm.rank_report(0.0, asm.q0)
-        s = rank.singular_values
-        lines.append(f"  rank of Phi at q0 {rank.rank}" + (" (full row rank)" if rank.is_full_rank else
-                                                          f" (rank-deficient by {m - rank.rank})")
-                     + f"; dof n - rank = {rank.dof}")
-        lines.append(f"  smallest singular value {s[-1]:.6e} (largest {s[0]:.6e}, rank tolerance "
-                     f"{rank.tol:.3e})" if s.size else "  no singular values")
-        lines.append(f"  redundant rows    {shortened(rank.redundant_labels or rank.redundant_rows)}")
-    else:
-        lines.append(f"  no constraints; dof = n = {n}")
-    k = len(asm.actuated_labels)
-    passive = np.flatnonzero(~np.asarray(asm.S, dtype=bool).any(axis=0))
-    lines.append(f"Actuators          k = {k}: {shortened(asm.actuated_labels)}")
-    lines.append(f"Passive coords     {len(passive)}: {shortened(asm.coordinate_labels[i] for i in passive)}")
+    lines += _constraint_lines(asm)
+    actuated = np.abs(np.asarray(asm.S, dtype=float)).sum(axis=0) > 0
+    passive_joints = [asm.coordinate_labels[i] for i in np.flatnonzero(~actuated[:n_rigid])]
+    lines.append(f"Actuators          k = {len(asm.actuated_labels)}: {shortened(asm.actuated_labels)}")
+    nodal = [f"{body.name} {body.n_dofs}" for body in asm.bodies]
+    n_passive_nodal = int(np.count_nonzero(~actuated[n_rigid:]))
+    lines.append(f"Passive coords     {len(passive_joints) + n_passive_nodal}: joints {shortened(passive_joints)}"
+                 + (f"; flexible nodal {n_passive_nodal} ({', '.join(nodal)}: every nodal coordinate — nodes "
+                    "carry no actuators [DE 6.3])" if asm.bodies else ""))
     tasks = _case_tasks(module, asm, overrides)
     if tasks:
         from .control.actuation import actuation_report
@@ -240,6 +332,31 @@ def describe_case(module, overrides: dict | None = None) -> str:
     else:
         lines.append("Task               none (the case defines no task(asm))")
     return "\n".join(lines)
+
+
+def _constraint_lines(asm) -> list[str]:
+    """Each constraint with its rows, then the rank of Φ(q0), the tolerance that decided it and how it scales."""
+    m, n_c = asm.n_constraints, len(asm.constraints)
+    lines = [f"Constraint rows    m = {m} ({n_c} constraint{'' if n_c == 1 else 's'})"]
+    lines += [f"  {c.name}: {c.n_rows} row{'' if c.n_rows == 1 else 's'} ({type(c).__name__})"
+              for c in asm.constraints[:12]]
+    if n_c > 12:
+        lines.append(f"  … and {n_c - 12} more")
+    if not m:
+        return lines + [f"  no constraints; dof = n = {asm.n_dofs}"]
+    rank = asm.rank_report(0.0, asm.q0)
+    s = rank.singular_values
+    lines.append(f"  rank of Phi at q0 {rank.rank}" + (" (full row rank)" if rank.is_full_rank else
+                                                      f" (rank-deficient by {m - rank.rank})")
+                 + f"; dof n - rank = {rank.dof}")
+    if s.size:
+        lines.append(f"  smallest singular value {s[-1]:.6e} (largest {s[0]:.6e}); rank tolerance {rank.tol:.3e} = "
+                     f"max({rank.rtol:.0e} × σ_max, {rank.atol:.0e}): a round-off test relative to the largest "
+                     "singular value, with an absolute floor in the units of the rows (m or rad)")
+    else:
+        lines.append("  no singular values")
+    lines.append(f"  redundant rows    {shortened(rank.redundant_labels or rank.redundant_rows)}")
+    return lines
 
 
 # ----------------------------------------------------------------------------------------------- sweep
@@ -392,10 +509,12 @@ def sweep(case_path, grids: list[tuple[str, list]], fixed: dict | None = None, o
 
     start = time.perf_counter()
     cluster = None
+    _quiet_dask()
     if scheduler:
         client = Client(scheduler)
     else:
-        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=logging.getLogger("flexbody").getEffectiveLevel())
         client = Client(cluster)
     try:
         client.run(_warm_up, str(case_path))
@@ -435,6 +554,15 @@ def sweep(case_path, grids: list[tuple[str, list]], fixed: dict | None = None, o
     summary["rows"] = rows
     _write_summary(out, summary)
     return summary
+
+
+def _quiet_dask() -> None:
+    """Dask's loggers (distributed.*, tornado, bokeh) set their own levels (INFO: some thirty lines per
+    sweep); give them flexbody's level, so they are quiet unless ``--verbose`` asked for INFO."""
+    level = logging.getLogger("flexbody").getEffectiveLevel()
+    for name in ("distributed", "tornado", "bokeh", *list(logging.root.manager.loggerDict)):
+        if name.split(".")[0] in ("distributed", "tornado", "bokeh"):
+            logging.getLogger(name).setLevel(level)
 
 
 def _max_difference(a: list[dict], b: list[dict]) -> float:
@@ -553,7 +681,7 @@ def _cmd_run(args) -> int:
         else:
             bar = progress.ProgressBar()
             try:
-                with progress.reporting(bar):
+                with progress.reporting(bar), _lines_after(bar):
                     module.main(str(out), **overrides)
             finally:
                 bar.close()
@@ -561,6 +689,23 @@ def _cmd_run(args) -> int:
         print(_restart_summary(restarts))
     print(f"flexbody: results written to {out} ({time.perf_counter() - start:.1f} s)")
     return 0
+
+
+@contextlib.contextmanager
+def _lines_after(bar):
+    """Log records printed while ``bar`` runs start on a line of their own (the bar's line is ended first)."""
+    def end_bar_line(record) -> bool:
+        bar.break_line()
+        return True
+
+    handlers = list(logging.getLogger().handlers)
+    for handler in handlers:
+        handler.addFilter(end_bar_line)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(end_bar_line)
 
 
 RUN_RECORD = "flexbody_run.json"
@@ -600,18 +745,39 @@ def _restart_summary(restarts) -> str:
                                 "so it ran from the beginning")
 
 
+def new_case(path) -> Path:
+    """Write the commented case template (``flexbody/templates/case.py``: a cantilever's static deflection
+    and free vibration against Euler–Bernoulli, runnable as it is) to ``path`` (``.py`` added), named after
+    its stem. FlexbodyError if the file exists or the stem is not a valid Python name."""
+    from importlib.resources import files
+
+    path = Path(path)
+    path = path if path.suffix == ".py" else path.with_name(path.name + ".py")
+    if not path.stem.isidentifier() and not (path.stem[:1].isdigit() and path.stem.replace("_", "a").isalnum()):
+        raise FlexbodyError(f"new: {path.stem!r} is not a usable case name (letters, digits and _, e.g. 17_my_arm)")
+    if path.exists():
+        raise FlexbodyError(f"new: {str(path)!r} exists; choose another name or remove it")
+    text = (files("flexbody") / "templates" / "case.py").read_text(encoding="utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text.replace("{name}", path.stem).replace("{path}", str(path)), encoding="utf-8")
+    return path
+
+
+def _cmd_new(args) -> int:
+    path = new_case(args.name)
+    print(f"flexbody: wrote {path}; run it with: flexbody run {path}  (its parameters: flexbody info {path} --params)")
+    return 0
+
+
 def _cmd_info(args) -> int:
     module = load_case(args.case, require=("build",))
-    print(describe_case(module, parse_overrides(args.set, module)))
+    print(describe_case(module, parse_overrides(args.set, module), params=args.params))
     return 0
 
 
 def _cmd_sweep(args) -> int:
     module = load_case(args.case)
     grids = [parse_grid(g, module) for g in args.grid]
-    logging.getLogger().setLevel(logging.WARNING)          # INFO lines of the serial runs would drown the table
-    for name in ("distributed", "tornado", "bokeh"):
-        logging.getLogger(name).setLevel(logging.WARNING)
     fixed = parse_overrides(args.set, module)
     result = sweep(args.case, grids, fixed, args.out, workers=args.workers, scheduler=args.scheduler,
                    compare_serial=args.compare_serial)
@@ -668,7 +834,9 @@ def _cmd_export(args) -> int:
         paths = export(results, args.format, args.out)
     except ImportError as exc:                               # meshio / h5py missing
         raise FlexbodyError(f"export to {args.format} needs a package that is missing: {exc}") from exc
-    print(f"flexbody: wrote {len(paths)} file(s): {shortened(paths, head=3)}")
+    print(f"flexbody: wrote {len(paths)} file(s):")
+    for path in paths:
+        print(f"  {path}")
     return 0
 
 
@@ -698,10 +866,17 @@ def _cmd_bench(args, extra: list[str]) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="flexbody", description="flexible/rigid multibody simulation")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="store_true",
+                        help="also print informational log lines (flexbody's solver notes, Dask's cluster messages)")
     sub = parser.add_subparsers(dest="command", required=True)
+
+    def command(name: str, **kwargs) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], **kwargs)
+
     set_help = "override a case parameter (Python literal; repeatable)"
 
-    run = sub.add_parser("run", help="run a case file")
+    run = command("run", help="run a case file")
     run.add_argument("case")
     run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help=set_help)
     run.add_argument("--out", default=None, help="output directory (default out/<case name>)")
@@ -710,11 +885,16 @@ def _parser() -> argparse.ArgumentParser:
                      help="continue the runs a stopped case saved in --out (same --set values, or none to reuse "
                           "the saved ones) instead of starting them again")
 
-    info = sub.add_parser("info", help="describe a case's system: coordinates, constraints, rank, actuation")
+    new = command("new", help="write a commented case template that runs as it is")
+    new.add_argument("name", help="case file to write, e.g. cases/17_my_case (.py is added)")
+
+    info = command("info", help="describe a case's system: coordinates, constraints, rank, actuation")
     info.add_argument("case")
     info.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help=set_help)
+    info.add_argument("--params", action="store_true",
+                      help="also list the case's parameters: name, value, unit, description")
 
-    sweep_ = sub.add_parser("sweep", help="run a case over a parameter grid as Dask tasks")
+    sweep_ = command("sweep", help="run a case over a parameter grid as Dask tasks")
     sweep_.add_argument("case")
     sweep_.add_argument("--grid", action="append", required=True, metavar="NAME=V1,V2,...",
                         help="values of one parameter (repeatable; the variants are the Cartesian product)")
@@ -725,19 +905,19 @@ def _parser() -> argparse.ArgumentParser:
     sweep_.add_argument("--compare-serial", action="store_true",
                         help="also run the variants one by one here and report the speed-up")
 
-    view = sub.add_parser("view", help="render saved results (screenshot or animated GIF)")
+    view = command("view", help="render saved results (screenshot or animated GIF)")
     view.add_argument("results")
     view.add_argument("--field", default="displacement")
     view.add_argument("--step", type=int, default=None, help="recorded step (default: the last)")
     view.add_argument("--gif", action="store_true", help="write an animation instead of a screenshot")
     view.add_argument("--out", default=None, help="output file (default RESULTS/screenshot.png or animation.gif)")
 
-    export = sub.add_parser("export", help="export saved results for other tools")
+    export = command("export", help="export saved results for other tools")
     export.add_argument("results")
     export.add_argument("--format", required=True, metavar="|".join(EXPORT_FORMATS))
     export.add_argument("--out", default=None, help="output directory")
 
-    bench = sub.add_parser("bench", help="run the repository's benchmark scripts (tests/benchmarks/bench_*.py)",
+    bench = command("bench", help="run the repository's benchmark scripts (tests/benchmarks/bench_*.py)",
                            epilog="arguments after -- are passed to every script")
     bench.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run (default: all)")
     bench.add_argument("--list", action="store_true", help="list the benchmarks")
@@ -752,9 +932,10 @@ def main(argv: list[str] | None = None) -> int:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1:]
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("flexbody").setLevel(logging.INFO if args.verbose else logging.WARNING)
     logging.getLogger("matplotlib").setLevel(logging.WARNING)          # font substitution notes
-    commands = {"run": _cmd_run, "info": _cmd_info, "sweep": _cmd_sweep, "view": _cmd_view, "export": _cmd_export}
+    commands = {"run": _cmd_run, "new": _cmd_new, "info": _cmd_info, "sweep": _cmd_sweep, "view": _cmd_view, "export": _cmd_export}
     try:
         if args.command == "bench":
             return _cmd_bench(args, extra)

@@ -33,18 +33,24 @@ def reporting(callback: Callable[[float, float, float], None]):
 
 
 class ProgressBar:
-    """A one-line text bar: simulated time, fraction done, speed (simulated s per wall s) and wall time,
-    redrawn at most every ``interval`` wall seconds on ``stream`` (default stderr)."""
+    """A one-line text bar per run: simulated time, fraction done, speed (simulated s per wall s) and wall
+    time, redrawn at most every ``interval`` wall seconds on ``stream`` (default stderr).
+
+    A run that reaches its end time ends its line, so what is printed next (the next run's bar, a summary)
+    starts on a line of its own; :meth:`break_line` ends a bar that is still running (call it before
+    printing something else on the same stream — the command line does it for every log record)."""
 
     def __init__(self, stream=None, width: int = 30, interval: float = 0.5):
         self.stream = stream or sys.stderr
         self.width, self.interval = width, interval
-        self.start = time.perf_counter()
+        self.start = None
         self.last_draw = -float("inf")
         self.shown = False
 
     def __call__(self, t: float, t0: float, t_end: float) -> None:
         now = time.perf_counter()
+        if self.start is None:                                   # the first report of a run
+            self.start, self.last_draw = now, -float("inf")
         done = t >= t_end - 1e-12 * max(1.0, abs(t_end))
         if now - self.last_draw < self.interval and not done:
             return
@@ -56,11 +62,19 @@ class ProgressBar:
         filled = int(round(fraction * self.width))
         self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] t = {t:.4g} / {t_end:.4g} s "
                           f"({100 * fraction:5.1f} %), {speed:.3g} sim s / wall s, {wall:.1f} s")
-        self.stream.flush()
         self.shown = True
+        if done:
+            self.break_line()
+            self.start = None                                    # a next run starts its own bar and clock
+        self.stream.flush()
 
-    def close(self) -> None:
-        """End the bar's line."""
+    def break_line(self) -> None:
+        """End the bar's line if one is on the screen."""
         if self.shown:
             self.stream.write("\n")
             self.stream.flush()
+            self.shown = False
+
+    def close(self) -> None:
+        """End the bar's line (the run may have stopped before its end time)."""
+        self.break_line()

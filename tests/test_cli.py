@@ -6,6 +6,7 @@ summary with the same four variants run by calling the case's ``main`` directly.
 """
 import csv
 import json
+import logging
 import math
 import re
 import subprocess
@@ -117,6 +118,7 @@ def test_info_counts_match_the_assembled_system(case_file, overrides, capsys):
     assert int(field(text, r"rank of Phi at q0 (\d+)")) == rank.rank
     assert float(field(text, r"smallest singular value (\S+)")) == pytest.approx(rank.singular_values[-1],
                                                                                  rel=1e-6, abs=1e-300)
+    assert f"rank tolerance {rank.tol:.3e} = max(1e-09 × σ_max, 1e-12)" in text     # the tolerance and its rule
     redundant = field(text, r"redundant rows\s+(.*)$")
     assert redundant == (", ".join(rank.redundant_labels) if rank.redundant_labels else "none")
     assert int(field(text, r"^Actuators\s+k = (\d+)")) == len(asm.actuated_labels)
@@ -151,6 +153,55 @@ def test_info_reports_every_task_of_a_case_with_several(capsys):
     assert text.count("n = 9, m_C = 6 (rank 6), p = 3, k = 3, m_T = 3") == 2
 
 
+def test_info_counts_nodal_coordinates_per_body_instead_of_listing_them(capsys):
+    """A flexible body's nodal coordinates are passive (no actuators on nodes, [DE 6.3]): info counts them
+    per body and lists only passive joints by name."""
+    argv = ["info", str(CASES / "16_arm_beam_task_control.py"), "--set", "divisions=(3,1,1)"]
+    assert cli.main(argv) == 0
+    text = capsys.readouterr().out
+    asm = load("16_arm_beam_task_control.py").build(divisions=(3, 1, 1)).assemble()
+    n_nodal = asm.n_dofs - asm.n_rigid
+    assert field(text, r"^Passive coords\s+(.*)$").startswith(f"{n_nodal}: joints none; flexible nodal {n_nodal} (beam")
+    assert "passive coordinates: no joint; nodal coordinates: " + f"{n_nodal} of beam" in text
+    assert "beam.n0" not in text                                        # no list of nodal labels
+    assert f"flange: {asm.n_constraints} rows (AttachNodes)" in text   # every constraint with its rows
+
+
+def test_info_params_lists_name_value_unit_and_description(capsys):
+    assert cli.main(["info", CASE_05, "--params"]) == 0
+    text = capsys.readouterr().out
+    rows = {row.name: row for row in cli.parameter_table(load("05_slider_crank.py"))}
+    assert rows["TORQUE"].value == 1.0 and rows["TORQUE"].unit == "N·m" and rows["TORQUE"].settable
+    assert rows["CRANK0"].unit == "rad" and rows["CRANK0"].expression == "2 * np.pi / 3"
+    assert re.search(r"^   TORQUE\s+1\.0\s+N·m\s+\S", text, re.MULTILINE), text
+    assert re.search(r"^   CRANK0\s+2\.0944\s+rad\s+.*\(= 2 \* np\.pi / 3\)$", text, re.MULTILINE), text
+    assert text.index("Parameters") < text.index("Coordinates")
+
+
+def test_new_writes_a_case_template_that_runs_as_it_is(tmp_path, capsys):
+    """The template of ``flexbody new`` runs unchanged and meets its own stated expectations: the end
+    deflection and first bending frequency of a cantilever against Euler–Bernoulli, within 2 %."""
+    path = tmp_path / "17_my_beam"
+    assert cli.main(["new", str(path)]) == 0
+    case_file = path.with_suffix(".py")
+    assert f"wrote {case_file}" in capsys.readouterr().out
+    text = case_file.read_text()
+    assert "{name}" not in text and "Case 17_my_beam:" in text and '"out/17_my_beam"' in text
+    assert cli.main(["run", str(case_file), "--out", str(tmp_path / "out"), "--no-progress"]) == 0
+    summary = json.loads((tmp_path / "out" / "summary.txt").read_text())
+    assert abs(summary["tip_ratio"] - 1.0) < 0.02 and abs(summary["frequency_ratio"] - 1.0) < 0.02
+    for name in ("static/beam.pvd", "vibration/beam.pvd", "tip.png"):
+        assert (tmp_path / "out" / name).is_file(), name
+    capsys.readouterr()
+    assert cli.main(["info", str(case_file), "--params"]) == 0
+    rows = cli.parameter_table(cli.load_case(case_file))
+    assert all(row.unit and row.doc for row in rows), [row for row in rows if not (row.unit and row.doc)]
+    assert cli.main(["new", str(path)]) == 2                            # an existing file is never overwritten
+    assert "exists" in one_line_error(capsys)
+    assert cli.main(["new", str(tmp_path / "my-case")]) == 2
+    assert "not a usable case name" in one_line_error(capsys)
+
+
 # ------------------------------------------------------------------------------------------ run, progress
 def test_run_with_set_writes_the_results(tmp_path, capsys):
     out = tmp_path / "run05"
@@ -182,8 +233,38 @@ def test_run_shows_a_progress_bar_unless_disabled(tmp_path, capsys):
     assert cli.main(["run", CASE_05, "--set", "t_end=0.2", "--out", str(tmp_path / "a")]) == 0
     err = capsys.readouterr().err
     assert "sim s / wall s" in err and "t = 0.2 / 0.2 s" in err and "100.0 %" in err
+    assert err.endswith("\n") and "100.0 %" in err.splitlines()[-1]       # the bar ends its line
     assert cli.main(["run", CASE_05, "--set", "t_end=0.2", "--out", str(tmp_path / "b"), "--no-progress"]) == 0
     assert "sim s / wall s" not in capsys.readouterr().err
+
+
+def test_progress_bar_ends_each_run_on_its_own_line_and_makes_room_for_log_lines():
+    """Two runs give two bar lines, each ended by its run; a log record printed while a bar runs starts on
+    a line of its own (the command line's handler filter ends the bar's line first)."""
+    import io
+    import logging
+
+    stream = io.StringIO()
+    bar = progress.ProgressBar(stream=stream, interval=0.0)
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    logger = logging.getLogger("flexbody.test_progress")
+    logging.getLogger().addHandler(handler)
+    try:
+        with cli._lines_after(bar):
+            bar(0.5, 0.0, 1.0)
+            logger.warning("a note from the solver")
+            bar(1.0, 0.0, 1.0)
+            bar(0.1, 0.0, 0.2)
+            bar(0.2, 0.0, 0.2)
+        bar.close()
+    finally:
+        logging.getLogger().removeHandler(handler)
+    lines = stream.getvalue().split("\n")
+    assert lines[-1] == "" and len(lines) == 5, lines                  # every line ended, none left open
+    assert "50.0 %" in lines[0] and lines[1] == "WARNING a note from the solver"
+    assert "t = 1 / 1 s" in lines[2] and "100.0 %" in lines[2] and "t = 0.2 / 0.2 s" in lines[3]
+    assert lines[3].split("\r")[0] == "" and "100.0 %" in lines[3]        # the second run starts a new bar
 
 
 # ----------------------------------------------------------------------------------------------- sweep
@@ -244,11 +325,15 @@ def test_sweep_on_two_workers_equals_the_variants_run_one_by_one(tmp_path, capsy
         assert np.isfinite(row["period_measured"]) and row["period_relative_error"] < 1e-6
 
 
-def test_sweep_variant_that_raises_is_a_row_with_its_error(tmp_path, capsys):
+def test_sweep_variant_that_raises_is_a_row_with_its_error(tmp_path, capsys, caplog):
     out = tmp_path / "sweep_err"
+    caplog.set_level(logging.DEBUG)
     code = cli.main(["sweep", CASE_04, "--grid", "dt=0.01,-0.01", "--set", "t_end=0.1", "--workers", "1",
                      "--out", str(out)])
     assert code != 0
+    chatter = [r for r in caplog.records if r.name.split(".")[0] in ("distributed", "tornado", "bokeh")
+               and r.levelno < logging.WARNING]
+    assert not chatter, [r.getMessage() for r in chatter[:5]]          # Dask is quiet unless --verbose
     captured = capsys.readouterr()
     assert "1 of 2 variants failed" in captured.err and "dt=-0.01" in captured.err
     rows = json.loads((out / "sweep_summary.json").read_text())["rows"]
@@ -305,8 +390,12 @@ def test_export_writes_the_files_it_lists(fmt, flexible_results, tmp_path, capsy
     assert cli.main(["export", str(flexible_results), "--format", fmt, "--out", str(out)]) == 0
     text = capsys.readouterr().out
     n = int(field(text, r"wrote (\d+) file"))
-    files = [p for p in out.rglob("*") if p.is_file()]
-    assert n >= 1 and len(files) >= n and all(p.stat().st_size > 0 for p in files)
+    listed = {Path(line.strip()) for line in text.splitlines()[1:] if line.strip()}
+    files = {p for p in out.rglob("*") if p.is_file()}
+    assert n >= 1 and len(listed) == n and listed == files           # every file written is listed (.h5 too)
+    assert all(p.stat().st_size > 0 for p in files)
+    if fmt == "xdmf":
+        assert {".xdmf", ".h5"} <= {p.suffix for p in listed}
 
 
 def test_view_writes_a_screenshot_and_an_animation(flexible_results, tmp_path, capsys):

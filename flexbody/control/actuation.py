@@ -17,7 +17,24 @@ S̃[Φᵀ, Ňᵀ]                   (n − k, m_C + n)   n − k           the s
 
 Aghili's condition R((I−B)P) ⊆ R((I−B)(I−P)) is the same as S̃Φᵀ having full row rank n − k (the
 columns of [V_r, C] span ℝⁿ); both are reported so the equivalence can be seen. Each check keeps the
-singular values, the tolerance tol = max(rtol·σ_max, atol) and, when it fails, the reason.
+singular values, the tolerance and the scale it is relative to and, when it fails, the reason.
+
+How the tolerances scale. A singular value carries the units of its map, so a tolerance relative to the
+map's own σ_max cannot see a map that is uniformly tiny: the direct map of a task on a flexible node has
+σ ≈ 1e-9 1/m at 12 elements from the actuated joints, only the consistent mass coupling of the beam,
+whose torques for a unit task force would be ~1e9 times those of full actuation [DE 6.3]. The actuation
+maps (direct, minimal) are therefore measured against the same map with *every* coordinate actuated
+(S = I: J̄ᵀΘᵀ, J̄_pᵀCᵀ), which has the same units and the size of the task's full authority:
+
+    tol = max(AUTHORITY_RTOL · σ_ref, MAP_ATOL),   σ_ref = σ_max(map with S = I) ≥ σ_max(map),
+
+and a direction whose singular value is below it counts as not actuated (the actuators reach it with
+less than a millionth of the authority of full actuation). AUTHORITY_RTOL = 1e-6 lies far above
+round-off (≈ 1e-16·σ_ref), so the verdict does not hinge on rounding. Kept directions with σ below
+AUTHORITY_ILL·σ_ref are flagged ill-conditioned (torques over 1000 times those of full actuation).
+Maps that are not actuation maps (J̌ = [J; Φ], S̃Φᵀ) keep tol = max(MAP_RTOL·σ_max, MAP_ATOL), a
+round-off test, and the flag σ_min < ILL_CONDITIONED·σ_max; the dimensionless passive maps S̃Φ̂ᵀ and
+S̃[Φ̂ᵀ, Ňᵀ] use σ_ref = max(σ_max, 1) and the flag σ_min < NEAR_SINGULAR.
 """
 from __future__ import annotations
 
@@ -33,15 +50,22 @@ from ..errors import ActuationError, FlexbodyError
 from .context import ControlContext
 from .maps import direct_mapping, minimal_mapping, partition, passive_map, stacked_jacobian
 
-__all__ = ["MAP_RTOL", "MAP_ATOL", "ILL_CONDITIONED", "NEAR_SINGULAR", "ActuationWarning", "MapCheck", "check_map",
-           "check_independent", "check_passive_map", "ActuationReport", "actuation_report"]
+__all__ = ["MAP_RTOL", "AUTHORITY_RTOL", "MAP_ATOL", "AUTHORITY_ILL", "ILL_CONDITIONED", "NEAR_SINGULAR", "ActuationWarning",
+           "MapCheck", "check_map", "check_authority", "check_task_map", "check_independent", "check_passive_map", "ActuationReport",
+           "actuation_report"]
 
 MAP_RTOL = 1e-9
-"""Relative tolerance on the singular values of an actuation map: σ ≤ MAP_RTOL·σ_max counts as zero."""
+"""Relative round-off tolerance of the maps that are not actuation maps: σ ≤ MAP_RTOL·σ_ref counts as zero."""
+AUTHORITY_RTOL = 1e-6
+"""Relative tolerance of the actuation maps (direct, minimal) against σ_ref, the σ_max of the same map with
+every coordinate actuated: σ ≤ AUTHORITY_RTOL·σ_ref counts as not actuated (module docstring)."""
 MAP_ATOL = 1e-12
-"""Absolute floor on those singular values (a map whose entries all vanish has rank 0)."""
+"""Absolute floor on singular values (a map whose entries all vanish has rank 0)."""
+AUTHORITY_ILL = 1e-3
+"""A kept σ below AUTHORITY_ILL·σ_ref flags an actuation map as ill-conditioned (torques over 1000 times those
+of full actuation)."""
 ILL_CONDITIONED = 1e-6
-"""σ_min/σ_max below this (but above the tolerance) flags a map as ill-conditioned (large torques)."""
+"""σ_min/σ_max below this (but above the tolerance) flags one of the other maps as ill-conditioned."""
 NEAR_SINGULAR = 0.1
 """For dimensionless maps (``scale=1``: S̃Φ̂ᵀ, S̃[Φ̂ᵀ, Ňᵀ]) σ_min below NEAR_SINGULAR·scale flags the map as
 ill-conditioned: the passive-joint correction amplifies the torque it cancels by more than 1/σ_min = 10.
@@ -60,8 +84,13 @@ class MapCheck:
     Attributes
     ----------
     name, source : str — the map (e.g. "J̄ᵀΘᵀSᵀ") and the equation that needs it.
-    shape : tuple; required : int — the rank it needs; rank : int; tol : float.
-    singular_values : ndarray, descending; ok : bool; ill_conditioned : bool; reason : str ("" if ok).
+    shape : tuple; required : int — the rank it needs; rank : int.
+    singular_values : ndarray, descending; tol : float, σ ≤ tol counts as zero.
+    ok : bool; ill_conditioned : bool; reason : str ("" if ok).
+    rtol, atol : float — tol = max(rtol·reference, atol).
+    reference : float — σ_ref, the scale the tolerance is relative to; ``reference_name`` says what it is
+        (the map's own σ_max, the same map with every coordinate actuated, or 1 for dimensionless maps).
+    unit : str — unit of the map's entries and singular values ("" when not known or mixed).
     """
 
     name: str
@@ -74,6 +103,30 @@ class MapCheck:
     ok: bool
     ill_conditioned: bool
     reason: str = ""
+    rtol: float = MAP_RTOL
+    atol: float = MAP_ATOL
+    reference: float = 0.0
+    reference_name: str = "σ_max"
+    unit: str = ""
+
+    @property
+    def sigma_max(self) -> float:
+        return float(self.singular_values[0]) if np.size(self.singular_values) else 0.0
+
+    @property
+    def sigma_min(self) -> float:
+        """The smallest of the ``required`` largest singular values (the one the verdict hinges on)."""
+        values = np.asarray(self.singular_values)[:max(self.required, 1)]
+        return float(values[-1]) if values.size else 0.0
+
+    def tolerance_text(self) -> str:
+        """How ``tol`` was made, e.g. "tol 1.56e-06 = 1e-06 × σ_ref, σ_ref = 1.56 (σ_max of J̄ᵀΘᵀ: every
+        coordinate actuated)"."""
+        unit = f" {self.unit}" if self.unit else ""
+        if self.tol <= self.atol:
+            return f"tol {self.tol:.3g}{unit} = atol (absolute floor; {self.rtol:.0e} × σ_ref = {self.rtol * self.reference:.3g})"
+        return (f"tol {self.tol:.3g}{unit} = {self.rtol:.0e} × σ_ref, σ_ref = {self.reference:.3g}{unit} "
+                f"({self.reference_name})")
 
     def __str__(self) -> str:
         values = np.asarray(self.singular_values)
@@ -85,26 +138,65 @@ class MapCheck:
             s = np.array2string(values, precision=3, max_line_width=200)
         status = "ok" if self.ok else "FAILS"
         extra = " (ill-conditioned)" if self.ok and self.ill_conditioned else ""
-        return (f"{self.name} {self.shape}: rank {self.rank} of {self.required} needed [{self.source}] {status}{extra}; "
-                f"singular values {s}, tol {self.tol:.2e}" + (f" — {self.reason}" if self.reason else ""))
+        unit = f" [{self.unit}]" if self.unit else ""
+        extremes = f"σ_max {self.sigma_max:.3g}, σ_min {self.sigma_min:.3g}" if values.size else "no singular values"
+        return (f"{self.name} {self.shape}{unit}: rank {self.rank} of {self.required} needed [{self.source}] "
+                f"{status}{extra}; {extremes}; {self.tolerance_text()}; singular values {s}"
+                + (f" — {self.reason}" if self.reason else ""))
 
 
 def check_map(name: str, A: np.ndarray, required: int, source: str, purpose: str, *,
               rtol: float = MAP_RTOL, atol: float = MAP_ATOL, scale: float | None = None,
-              shape: tuple | None = None) -> MapCheck:
+              shape: tuple | None = None, unit: str = "") -> MapCheck:
     """Rank of the map ``A`` against the ``required`` rank, with singular values and a reason on failure.
 
-    ``scale`` (for dimensionless maps, 1) makes the tolerance max(rtol·max(σ_max, scale), atol) and flags
-    σ_min < NEAR_SINGULAR·scale as ill-conditioned; without it both are relative to σ_max. ``shape`` is the
-    shape reported when ``A`` is the map with its zero rows or columns dropped (default ``A.shape``)."""
+    The tolerance is max(rtol·σ_ref, atol) with σ_ref = σ_max of ``A``. ``scale`` (1 for dimensionless
+    maps) makes σ_ref = max(σ_max, scale) and flags σ_min < NEAR_SINGULAR·scale as ill-conditioned; without
+    it the flag is σ_min < ILL_CONDITIONED·σ_max. ``shape`` is the shape reported when ``A`` is the map with
+    its zero rows or columns dropped (default ``A.shape``); ``unit`` the unit of its entries."""
     A = np.asarray(A, dtype=float)
-    s = np.linalg.svd(A, compute_uv=False) if A.size else np.zeros(0)
-    top = max(s[0] if s.size else 0.0, scale or 0.0)
-    tol = max(rtol * top, atol)
+    s = _singular_values(A)
+    top = s[0] if s.size else 0.0
+    if scale is not None:
+        return _verdict(name, A, s, required, source, purpose, rtol, atol, max(top, scale),
+                        "max(σ_max, 1): a dimensionless map", NEAR_SINGULAR * scale, shape, unit)
+    return _verdict(name, A, s, required, source, purpose, rtol, atol, top, "σ_max of the map itself",
+                    None, shape, unit)
+
+
+def check_authority(name: str, A: np.ndarray, A_all: np.ndarray, required: int, source: str, purpose: str, *,
+                    reference_name: str, unit: str = "") -> MapCheck:
+    """Rank of the actuation map ``A`` (m_T, k) measured against ``A_all`` (m_T, n), the same map with every
+    coordinate actuated (module docstring): tol = max(AUTHORITY_RTOL·σ_ref, MAP_ATOL), σ_ref = σ_max(A_all)
+    (never below σ_max(A)); a kept σ below AUTHORITY_ILL·σ_ref flags the map as ill-conditioned."""
+    A = np.asarray(A, dtype=float)
+    s = _singular_values(A)
+    reference = max(float(np.linalg.norm(A_all, 2)) if np.size(A_all) else 0.0, s[0] if s.size else 0.0)
+    return _verdict(name, A, s, required, source, purpose, AUTHORITY_RTOL, MAP_ATOL, reference,
+                    f"σ_max of {reference_name}", AUTHORITY_ILL * reference, None, unit)
+
+
+def check_task_map(name: str, source: str, mapping, m_T: int, unit: str = "") -> MapCheck:
+    """The actuation check of a direct or minimal ``mapping`` (:mod:`flexbody.control.maps`) for a task of
+    m_T rows: its B against :meth:`full_actuation` (the report and the controllers make the same check)."""
+    return check_authority(name, mapping.B, mapping.full_actuation(), m_T, source,
+                           "producing every task acceleration with the actuators", reference_name=mapping.full_name,
+                           unit=unit)
+
+
+def _singular_values(A: np.ndarray) -> np.ndarray:
+    return np.linalg.svd(A, compute_uv=False) if A.size else np.zeros(0)
+
+
+def _verdict(name, A, s, required, source, purpose, rtol, atol, reference, reference_name, ill_below, shape,
+             unit) -> MapCheck:
+    """MapCheck with tol = max(rtol·reference, atol); ill-conditioned below ``ill_below`` (None: relative to
+    the largest kept σ, ILL_CONDITIONED)."""
+    tol = max(rtol * reference, atol)
     rank = int(np.count_nonzero(s > tol))
     ok = rank >= required
     kept = s[s > tol][:max(required, 1)]
-    limit = NEAR_SINGULAR * scale if scale is not None else ILL_CONDITIONED * (kept[0] if kept.size else 0.0)
+    limit = ill_below if ill_below is not None else ILL_CONDITIONED * (kept[0] if kept.size else 0.0)
     ill = bool(ok and required and kept.size and kept[-1] < limit)
     reason = ""
     if not ok:
@@ -113,8 +205,12 @@ def check_map(name: str, A: np.ndarray, required: int, source: str, purpose: str
         else:
             reason = (f"{name} has rank {rank} < {required}: {purpose} is impossible here "
                       f"({required - rank} direction(s) cannot be reached)")
+            if s.size and s[0] > atol and reference > s[0]:
+                reason += (f"; its largest singular value is {s[0] / reference:.2g} of σ_ref, so even the best "
+                           f"direction needs about {reference / s[0]:.2g} times the effort of full actuation")
     return MapCheck(name, source, tuple(A.shape) if shape is None else tuple(shape), int(required), rank, s,
-                    float(tol), bool(ok), ill, reason)
+                    float(tol), bool(ok), ill, reason, float(rtol), float(atol), float(reference), reference_name,
+                    unit)
 
 
 def enforce(check: MapCheck, on_deficient: str, who: str, labels: str = "") -> None:
@@ -141,6 +237,7 @@ class ActuationReport:
     maps : dict name -> MapCheck (keys "direct", "minimal", "independent", "passive_constraints",
         "passive_nullspace", "aghili")
     actuated_labels, passive_labels : coordinate labels
+    passive_nodal : dict body name -> number of its (passive) nodal coordinates among ``passive_labels``
     skipped : dict name -> reason, for the maps not formed on a large model (n > DENSE_MASS_LIMIT with a
         sparse Φ: "minimal", "passive_nullspace", "aghili" need dense (n, ·) arrays); a controller whose
         map was skipped is not reported as able to act.
@@ -158,6 +255,7 @@ class ActuationReport:
     actuated_labels: tuple = ()
     passive_labels: tuple = ()
     skipped: dict = field(default_factory=dict)
+    passive_nodal: dict = field(default_factory=dict)
 
     REQUIREMENTS = {"direct": ("task_actuated", "direct"), "minimal": ("task_actuated", "minimal"),
                     "partitioned": ("independent", "passive_nullspace"),
@@ -189,10 +287,21 @@ class ActuationReport:
         lines = [f"n = {self.n}, m_C = {self.n_constraints} (rank {self.constraint_rank}), p = {self.dof}, "
                  f"k = {self.n_actuators}, m_T = {self.n_task}",
                  f"motion actuated (k ≥ p): {self.motion_actuated}; task actuated (k ≥ m_T): {self.task_actuated}",
-                 f"passive coordinates: {_shortened(self.passive_labels)}"]
+                 f"passive coordinates: {self._passive_text()}"]
         lines += [f"  {key}: {check}" for key, check in self.maps.items()]
         lines += [f"  {key}: not formed ({reason})" for key, reason in self.skipped.items()]
         return "\n".join(lines)
+
+    def _passive_text(self) -> str:
+        """Passive joints by label (the joint coordinates come first), passive nodal coordinates counted per
+        flexible body."""
+        n_nodal = sum(self.passive_nodal.values())
+        joints = self.passive_labels[:len(self.passive_labels) - n_nodal]
+        text = _shortened(joints) if joints or not n_nodal else "no joint"
+        if n_nodal:
+            text += "; nodal coordinates: " + ", ".join(f"{count} of {body}" for body, count in
+                                                       self.passive_nodal.items())
+        return text
 
 
 def _shortened(labels, head: int = 6) -> str:
@@ -215,7 +324,8 @@ def _aghili(ctx) -> MapCheck:
     reason = "" if ok else (f"R((I−B)P) is not inside R((I−B)(I−P)): ranks {b_check.rank} > {q_check.rank}; "
                             "some motion needs torque at passive joints that no constraint force can cancel")
     return MapCheck("(I−B)(I−P) ⊇ (I−B)P", "AG-56, AG-62", Q.shape, b_check.rank, q_check.rank,
-                    q_check.singular_values, q_check.tol, ok, q_check.ill_conditioned, reason)
+                    q_check.singular_values, q_check.tol, ok, q_check.ill_conditioned, reason, q_check.rtol,
+                    q_check.atol, q_check.reference, q_check.reference_name)
 
 
 def actuation_report(model, q, v=None, task=None, *, t: float = 0.0, rtol: float | None = None,
@@ -242,8 +352,12 @@ def actuation_report(model, q, v=None, task=None, *, t: float = 0.0, rtol: float
         terms = ctx.task(task)
         m_T = terms.J.shape[0]
         maps.update(_task_maps(ctx, terms, n_pass, skipped))
+    nodal = {body.name: int(np.count_nonzero((ctx.passive >= model.offsets[body])
+                                             & (ctx.passive < model.offsets[body] + body.n_dofs)))
+             for body in getattr(model, "bodies", ())}
     return ActuationReport(n, ctx.Phi.shape[0], r, p, k, m_T, k >= p, (k >= m_T) if task is not None else None,
-                           maps, tuple(model.actuated_labels), tuple(labels[i] for i in ctx.passive), skipped)
+                           maps, tuple(model.actuated_labels), tuple(labels[i] for i in ctx.passive), skipped,
+                           {name: count for name, count in nodal.items() if count})
 
 
 def _passive_rows(ctx, A):
@@ -265,12 +379,12 @@ def _task_maps(ctx, terms, n_pass: int, skipped: dict) -> dict:
         builders.append(("minimal", minimal_mapping, "J̄_pᵀCᵀSᵀ", "DE-78, DE 5.3"))
     for key, build, name, source in builders:
         try:
-            B = build(ctx, terms).B
+            mapping = build(ctx, terms)
         except FlexbodyError as exc:                   # singular J M⁻¹ Jᵀ, or no degree of freedom
             maps[key] = MapCheck(name, source, (m_T, ctx.S.shape[0]), m_T, 0, np.zeros(0), 0.0, False, False,
                                  f"{name} undefined: {exc}")
             continue
-        maps[key] = check_map(name, B, m_T, source, "producing every task acceleration with the actuators")
+        maps[key] = check_task_map(name, source, mapping, m_T)
     maps["independent"] = check_independent(ctx, terms, "DE-83, DE-87")
     if ctx.large:
         skipped["passive_nullspace"] = f"needs the (n, n) task null-space projector Ňᵀ, n = {ctx.n}"

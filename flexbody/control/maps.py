@@ -61,9 +61,19 @@ class DirectMapping:
     B: np.ndarray
     projection: ConstraintProjection
 
+    full_name = "J̄ᵀΘᵀ (every coordinate actuated)"
+
     def rhs(self, f_star: np.ndarray) -> np.ndarray:
         """Λ f* + μ + p + γ [DE-70]."""
         return self.osp.Lambda @ f_star + self.osp.mu + self.osp.p + self.gamma
+
+    def full_actuation(self) -> np.ndarray:
+        """J̄ᵀΘᵀ (m_T, n), the map with every coordinate actuated (S = I), whose σ_max scales the actuation
+        check: ΘJ̄ = J̄ − M⁻¹Φ̂ᵀHΦ̂J̄ [DE-38], m_T solves with M."""
+        ctx, J_bar = self.projection.ctx, self.osp.J_bar
+        if not ctx.svd.rank:
+            return np.asarray(J_bar.T)
+        return np.asarray(J_bar - ctx.solve_M(np.asarray(ctx.Phi_hat.T @ (ctx.H @ (ctx.Phi_hat @ J_bar))))).T
 
 
 def direct_mapping(ctx, terms) -> DirectMapping:
@@ -88,8 +98,14 @@ class MinimalMapping:
     C: np.ndarray
     a_perp: np.ndarray
 
+    full_name = "J̄_pᵀCᵀ (every coordinate actuated)"
+
     def rhs(self, f_star: np.ndarray) -> np.ndarray:
         return self.osp.Lambda @ f_star + self.osp.mu + self.osp.p       # [DE-79]
+
+    def full_actuation(self) -> np.ndarray:
+        """J̄_pᵀCᵀ (m_T, n), the map with every coordinate actuated (S = I)."""
+        return self.osp.J_bar.T @ self.C.T
 
 
 def minimal_mapping(ctx, terms) -> MinimalMapping:

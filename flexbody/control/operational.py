@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ActuationError, ModelError
-from .actuation import check_independent, check_map, check_passive_map, enforce
+from .actuation import check_independent, check_passive_map, check_task_map, enforce
 from .base import TaskController
 from .maps import direct_mapping, minimal_mapping, partition, passive_map
 
@@ -45,8 +45,7 @@ class _MappedControl(TaskController):
     def compute(self, ctx) -> np.ndarray:
         terms, f_star = self.command(ctx)
         mapping = self.mapping(ctx, terms)
-        check = check_map(self.map_name, mapping.B, terms.J.shape[0], self.source,
-                          "producing every task acceleration with the actuators")
+        check = check_task_map(self.map_name, self.source, mapping, terms.J.shape[0])
         enforce(check, self.on_deficient, f"{type(self).__name__} at t = {ctx.t:.9g} s",
                 f"; actuators {list(ctx.model.actuated_labels)}")
         tau_k = pinv_solve(mapping.B, mapping.rhs(f_star), check.tol)          # [DE-70] / [DE-79]
