@@ -62,9 +62,9 @@ from flexbody.equilibrium import holding_inputs
 from flexbody.flexible_mechanisms import arm_with_beam
 
 LENGTHS = (0.5, 0.4)             # m, links l1, l2
-DIVISIONS = (12, 2, 2)           # beam elements (length, width, height)
-ORDER = 1                        # 1: 8-node bricks, 2: 27-node
-YOUNG = 7e7                      # Pa
+DIVISIONS = (12, 2, 2)           # -, beam elements (length, width, height)
+ORDER = 1                        # -, 1: 8-node bricks, 2: 27-node
+YOUNG = 7e7                      # Pa, Young's modulus of the beam
 DAMPING = 0.002                  # s, Kelvin–Voigt retardation time of the beam
 Q0 = (0.6, -1.5)                 # rad, start joint angles (elbow bent, far from the reach limit)
 OFFSET = (0.03, 0.02)            # m, phase-1 goal − start flange (x, z)
@@ -73,10 +73,10 @@ T_SETTLE = 1.0                   # s, phase 1
 RADIUS = 0.08                    # m, phase-2 circle
 FREQUENCY = 0.5                  # Hz, phase-2 revolutions per second
 T_RAMP = 0.5                     # s, rise of the angular rate
-T_END = 4.0                      # s
+T_END = 4.0                      # s, end time
 DT = 1e-3                        # s, generalized-α step
-RHO_INF = 1.0                    # no numerical damping: the energy balance closes
-VTK_EVERY = 40                   # write every k-th recorded step to the ParaView series
+RHO_INF = 1.0                    # -, generalized-α ρ∞ (1: no numerical damping, so the energy balance closes)
+VTK_EVERY = 40                   # -, write every k-th recorded step to the ParaView series
 
 
 def build(divisions=DIVISIONS, order=ORDER, young=YOUNG, damping=DAMPING, q0=Q0) -> fb.System:
