@@ -20,7 +20,7 @@ from flexbody.integrators import (RK4, Adaptive, Baumgarte, PositionCorrection, 
                                   project_velocity, simulate)
 from flexbody.results import Results
 
-from toy_models import AghiliSliderCrank, MovingCircleParticle, ParticleOnCircle
+from toy_models import AghiliSliderCrank, MovingCircleParticle, ParticleOnCircle, ParticleWithDeadline
 
 F1 = np.array([1.0, 0.0])            # [AG] Sec. VIII-A-1: f1 = 1 N·m on the crank, joint B passive
 
@@ -251,20 +251,51 @@ def test_bad_state_raises_state_error():
         simulate(model, 1.0, integrator="rk4")
 
 
-def test_failure_mid_run_keeps_the_results_so_far():
-    model = ParticleOnCircle(theta0=1.0)
+def _assert_keeps_the_completed_steps(partial, complete, n_kept, dt, error):
+    """``partial`` (the ``last_good`` of a failed run) holds exactly the ``n_kept`` steps completed before
+    the failure: times 0, dt, …, every history of that length, the failure logged last, a finite state on
+    the constraint last, and every row bit for bit the row of ``complete``, the same run without the
+    failure (it repeats the same operations up to the failure)."""
+    assert isinstance(partial, Results) and partial.n_steps == n_kept
+    np.testing.assert_allclose(partial.times, dt * np.arange(n_kept), rtol=0, atol=1e-12)
+    assert partial.q.shape == partial.v.shape == (n_kept, complete.q.shape[1])
+    assert set(partial.histories) == set(complete.histories)
+    for key, value in partial.histories.items():
+        assert len(value) == n_kept, key
+        np.testing.assert_array_equal(value, complete.histories[key][:n_kept], err_msg=key)
+    for key in ("times", "q", "v"):
+        np.testing.assert_array_equal(getattr(partial, key), getattr(complete, key)[:n_kept], err_msg=key)
+    assert np.all(np.isfinite(partial.q[-1])) and np.all(np.isfinite(partial.v[-1]))
+    assert partial.histories["violation"][-1] <= 1e-10 and partial.histories["velocity_violation"][-1] <= 1e-10
+    *before, failure = partial.events
+    assert before == [e for e in complete.events if e["t"] <= partial.times[-1]]
+    assert failure["kind"] == "failure" and failure["error"] == error and failure["t"] == partial.times[-1]
 
+
+def test_failure_mid_run_keeps_the_results_so_far():
+    """Both failures are placed by construction, not by where rounding lands."""
+    dt = 0.01
+    model = ParticleOnCircle(theta0=1.0)
+    complete = simulate(model, 1.0, integrator=RK4(dt=dt))
+
+    # NaN forces after t = 0.5025 s: the first evaluation past it is stage 2 of the 51st step (t = 0.505 s),
+    # half a stage from the threshold, so the rounding of the step times cannot move the failure
     def tau(t, q, v):
-        return np.array([np.nan, 0.0]) if t > 0.5 else np.zeros(2)
+        return np.array([np.nan, 0.0]) if t > 0.5025 else np.zeros(2)
 
     with pytest.raises(StateError, match=r"non-finite tau at t = 0\.505 s") as info:
-        simulate(model, 1.0, integrator=RK4(dt=0.01), tau=tau)       # fails in a stage of the 51st step
-    partial = info.value.last_good
-    assert isinstance(partial, Results) and partial.times[-1] == pytest.approx(0.5)
-    assert partial.histories["violation"].shape == (51,) and partial.events[-1]["kind"] == "failure"
-    with pytest.raises(ConvergenceError, match="position correction") as info:
-        simulate(model, 1.0, integrator=RK4(dt=0.01), stabilization=PositionCorrection(tol=1e-30))
-    assert info.value.last_good.n_steps == 1
+        simulate(model, 1.0, integrator=RK4(dt=dt), tau=tau)
+    _assert_keeps_the_completed_steps(info.value.last_good, complete, 51, dt, "StateError")
+
+    # a position correction that cannot converge: the "deadline" row φ₂ = t − 0.2525 s depends on time alone
+    # (zero Jacobian row), so after the step to t = 0.26 s ‖φ‖ ≥ 7.5e-3 ≫ tol = 1e-10 whatever the rounding
+    with pytest.raises(ConvergenceError, match=r"position correction at t = 0\.26 s: .*'deadline'") as info:
+        simulate(ParticleWithDeadline(0.2525, theta0=1.0), 1.0, integrator=RK4(dt=dt),
+                 stabilization=PositionCorrection(tol=1e-10))
+    never = simulate(ParticleWithDeadline(np.inf, theta0=1.0), 1.0, integrator=RK4(dt=dt),
+                     stabilization=PositionCorrection(tol=1e-10))
+    _assert_keeps_the_completed_steps(info.value.last_good, never, 26, dt, "ConvergenceError")
+    assert info.value.residual_history[-1] >= 7.5e-3 - 1e-12
 
 
 def test_results_round_trip_with_histories_and_events(tmp_path):

@@ -7,7 +7,7 @@ acceleration-level constraint Φ a + bias = 0 with bias = Φ̇ v.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -148,3 +148,32 @@ class MovingCircleParticle(ParticleOnCircle):
         bias = np.array([(v @ v - self.rate**2) / self.rho0])
         return Terms(M, h, self.constraint_jacobian(t, q), bias, self.constraint_value(t, q),
                      self.constraint_rate(t, q))
+
+
+class ParticleWithDeadline(ParticleOnCircle):
+    """The particle on a circle with a second row on time alone, φ₂ = max(t − t_stop, 0) [s].
+
+    φ₂ is zero up to ``t_stop``; after it no change of q can satisfy the row (its Jacobian row is zero),
+    so the position correction of the first step that ends after ``t_stop`` fails, whatever the rounding.
+    Φ has rank 1 of 2 rows throughout; with t_stop = inf the model never fails.
+    """
+
+    n_constraints = 2
+    row_labels = ["circle", "deadline"]
+
+    def __init__(self, t_stop: float, **kwargs):
+        super().__init__(**kwargs)
+        self.t_stop = float(t_stop)
+
+    def constraint_value(self, t, q):
+        return np.array([super().constraint_value(t, q)[0], max(t - self.t_stop, 0.0)])
+
+    def constraint_jacobian(self, t, q):
+        return np.vstack([super().constraint_jacobian(t, q), np.zeros((1, 2))])
+
+    def constraint_rate(self, t, q):
+        return np.array([0.0, 1.0 if t > self.t_stop else 0.0])
+
+    def terms(self, t, q, v) -> Terms:
+        circle = super().terms(t, q, v)                          # Φ, φ, φ_t already of both rows
+        return replace(circle, bias=np.append(circle.bias, 0.0))
