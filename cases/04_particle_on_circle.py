@@ -33,12 +33,12 @@ import flexbody as fb
 from flexbody import integrators, mechanisms, plots
 from flexbody.integrators import PositionCorrection, simulate
 
-MASS = 1.0               # kg
-RADIUS = 1.0             # m, ρ
-GRAVITY = 9.81           # m/s², along −y
+MASS = 1.0               # kg, mass of the particle
+RADIUS = 1.0             # m, radius ρ of the circle
+GRAVITY = 9.81           # m/s², gravity along −y
 THETA0 = 2 * np.pi / 3   # rad, release angle measured from the lowest point (released from rest)
 DT = 1e-3                # s, RK4 step
-T_END = 10.0             # s
+T_END = 10.0             # s, end time
 
 
 def build(mass=MASS, radius=RADIUS, gravity=GRAVITY, theta0=THETA0) -> fb.System:

@@ -40,14 +40,14 @@ import flexbody as fb
 from flexbody import integrators, mechanisms, plots
 from flexbody.integrators import PositionCorrection, simulate
 
-LENGTH = 1.0              # m, l (crank = connecting rod)
+LENGTH = 1.0              # m, link length l (crank = connecting rod)
 MASS = 1.0                # kg, m (point mass at the end of each link)
-GRAVITY = 9.81            # m/s², along −y (not stated in [AG]; our assumption)
+GRAVITY = 9.81            # m/s², gravity along −y (not stated in [AG]; our assumption)
 CRANK0 = 2 * np.pi / 3    # rad, q₁(0); q₂(0) = 2π − 2q₁(0); at rest
 TORQUE = 1.0              # N·m, f₁ on the crank; joint B passive
 DT = 0.01                 # s, RK4 step (as [AG])
-T_END = 6.0               # s
-SINGULAR_TOL = 0.1        # singular-value floor of the rank-event log (σ(A) = √5 l |c₁|)
+T_END = 6.0               # s, end time
+SINGULAR_TOL = 0.1        # m, singular-value floor of the rank-event log (σ(A) = √5 l |c₁|)
 NEAR = 0.05               # s, steps within this time of a crossing count as "near" it
 FAR = 0.1                 # s, steps further than this from every crossing count as "away"
 

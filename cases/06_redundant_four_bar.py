@@ -34,13 +34,16 @@ import flexbody as fb
 from flexbody import integrators, mechanisms, plots
 from flexbody.integrators import PositionCorrection, simulate
 
-CRANK, COUPLER, ROCKER, GROUND = 0.3, 1.0, 0.8, 1.0    # m
-DENSITY = 1.0             # kg/m (slender rods)
-GRAVITY = 9.81            # m/s², along −y
+CRANK = 0.3               # m, crank length (pivot at the origin)
+COUPLER = 1.0             # m, coupler length
+ROCKER = 0.8              # m, rocker length
+GROUND = 1.0              # m, rocker pivot at (GROUND, 0)
+DENSITY = 1.0             # kg/m, mass per length of the slender rods
+GRAVITY = 9.81            # m/s², gravity along −y
 ANGLE = 1.0               # rad, initial crank angle (released from rest)
 DT = 0.003                # s, RK4 step, chosen so that the energy drift over 10 s is < DRIFT_LIMIT
-T_END = 10.0              # s
-DRIFT_LIMIT = 1e-6        # relative energy drift required with position correction
+T_END = 10.0              # s, end time
+DRIFT_LIMIT = 1e-6        # -, relative energy drift required with position correction
 
 
 def build(closure="spatial", crank=CRANK, coupler=COUPLER, rocker=ROCKER, ground=GROUND, density=DENSITY,

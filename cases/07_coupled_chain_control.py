@@ -55,16 +55,16 @@ from flexbody.tasks import PointTask
 
 LENGTH = 0.4              # m, each of the six links
 MASS = 1.0                # kg, each link (uniform rod)
-GRAVITY = 9.81            # m/s², along −y
+GRAVITY = 9.81            # m/s², gravity along −y
 Q0 = (0.6, 0.2, 0.4, 0.5, 0.4, 0.3)     # rad, initial posture (satisfies [DE-94]), at rest
 GOAL = (0.0, 1.4)         # m, goal position of the end point (start: (0.205, 1.898))
-KP = 100.0                # 1/s², [DE Fig. 9]
-KV = 20.0                 # 1/s, [DE Fig. 9]
-K_N = 0.1                 # null-space gain on ∂U/∂q [DE Fig. 9]
+KP = 100.0                # 1/s², task position gain K_p [DE Fig. 9]
+KV = 20.0                 # 1/s, task velocity gain K_v [DE Fig. 9]
+K_N = 0.1                 # 1/(N·m), null-space gain on ∂U/∂q [DE Fig. 9]
 D_N = 5.0                 # N·m·s/rad, null-space damping (our choice, see docstring)
 DT = 2e-3                 # s, RK4 step
-T_END = 4.0               # s
-CONVERGED = 1e-3          # task "converged" once ‖e‖ ≤ CONVERGED·‖e(0)‖ for good
+T_END = 4.0               # s, end time
+CONVERGED = 1e-3          # -, task "converged" once ‖e‖ ≤ CONVERGED·‖e(0)‖ for good
 
 
 def build(length=LENGTH, mass=MASS, gravity=GRAVITY, q0=Q0) -> fb.System:

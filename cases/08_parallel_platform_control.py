@@ -32,7 +32,8 @@ differs from DE's by the change of basis; the generalized force Φ̂ᵀf̂_C = �
 Remark on DE's text: for (a) S̃Jᵀ = 0 and [DE-99] gives f_C = 0 as DE says. For (b) DE also writes "f_C = 0
 since S̃Jᵀf = 0", but there J selects q₇, q₈, q₉, which are passive, so S̃Jᵀf = (0, 0, 0, f) ≠ 0 and [DE-99]
 gives f_C ≠ 0: the constraint forces are what carries the actuator effort to the platform. The summary
-reports max |f_C| of both runs (measured: exactly 0 for (a), up to ≈ 15 N for (b)).
+reports max |f_C| of both runs (measured: exactly 0 for (a); for (b) up to 15.4 N from [DE-99] on DE's raw
+rows Φ and up to 24.0 N for the controller's f̂_C on its orthonormal rows Φ̂ — the same generalized force).
 
 Outputs in out_dir: results of each run (Results.save) in ``elbows/`` and ``platform/``, histories.csv (both
 runs, columns prefixed "a_" and "b_"), parallel_platform.png (Figs 12, 13: task coordinates with goals and
@@ -50,16 +51,16 @@ from flexbody import control as ctl
 from flexbody import mechanisms, plots
 from flexbody.tasks import JointTask
 
-BASE_RADIUS = 1.0         # m
-PLATFORM_RADIUS = 0.3     # m
+BASE_RADIUS = 1.0         # m, radius of the circle of the three hip joints
+PLATFORM_RADIUS = 0.3     # m, radius of the circle of the platform's joint points
 LINK_LENGTH = 0.7         # m, both links of each leg
 LINK_MASS = 0.5           # kg, each leg link (uniform rod)
-PLATFORM_MASS = 1.0       # kg
-GRAVITY = 9.81            # m/s², along −y
+PLATFORM_MASS = 1.0       # kg, mass of the platform
+GRAVITY = 9.81            # m/s², gravity along −y
 ELBOW_STEP = (0.2, -0.15, 0.1)    # rad, goal of (a) relative to the initial elbows
 ROTATION = 0.3            # rad, goal platform angle of (b) (centre held at the origin)
-KP = 100.0                # 1/s² [DE Figs 12, 13]
-KV = 20.0                 # 1/s
+KP = 100.0                # 1/s², task position gain K_p [DE Figs 12, 13]
+KV = 20.0                 # 1/s, task velocity gain K_v [DE Figs 12, 13]
 DT = 1e-3                 # s, RK4 step
 T_END = 2.0               # s, each run
 _TREE = "platform_mechanism"

@@ -28,11 +28,12 @@ gravity torque at joint 1); (Mn)₁ is the angular momentum about the base of th
 vanishes S̃Ňᵀ = 0 (‖S̃Ňᵀ‖ = |(Mn)₁|/(nᵀMn)), the passive torque cannot be cancelled and the accelerations
 diverge. With the builder's default posture q₀ = (0.3, 0.6, 0.4) rad (end point up and to the right) every
 goal we tried drives the self-motion into that singular surface within 0.02–0.2 s (e.g. goal x₀ + (−0.1, 0)
-m: ‖S̃Ňᵀ‖ falls from 3.17 at the start to ≈ 0.1 at t = 0.030 s, the torques explode and simulate stops
-with a StateError (NaN/Inf) at t = 0.032 s). With the chain hanging below its base the zero dynamics have a
-centre (the total centre of mass below joint 1) far from the singular surface (‖S̃Ňᵀ‖ stays above 1.6 here,
-the oscillation period is ≈ 1.4 s). We therefore start from Q0 = (−1.2, −0.9, 1.0) rad at rest (end point
-(0.16, −1.34) m) with the goal GOAL = (0, −1) m (0.38 m away), and integrate 10 s with RK4 at Δt = 1 ms.
+m: ‖S̃Ňᵀ‖ falls from 3.17 at the start to 0.53 at t = 0.030 s and 0.02 at the RK4 stage at 0.0305 s, where
+the controller warns; the torques explode and simulate stops with a StateError (NaN/Inf) in the step after
+t = 0.032 s). With the chain hanging below its base the zero dynamics have a centre (the total centre of
+mass below joint 1) far from the singular surface (‖S̃Ňᵀ‖ stays above 1.6 here, the oscillation period is
+≈ 1.4 s). We therefore start from Q0 = (−1.2, −0.9, 1.0) rad at rest (end point (0.16, −1.34) m) with the
+goal GOAL = (0, −1) m (0.38 m away), and integrate 10 s with RK4 at Δt = 1 ms.
 
 Outputs in out_dir: results.npz/.json (Results.save), histories.csv, underactuated_chain.png (Figs 14, 15:
 (A) task coordinates and goal, (B) joint angles, (C) joint torques, (D) task error and ‖S̃Ňᵀ‖), histories.png
@@ -50,16 +51,16 @@ from flexbody.tasks import PointTask
 
 LENGTH = 0.5              # m, each of the three links
 MASS = 1.0                # kg, each link (uniform rod)
-GRAVITY = 9.81            # m/s², along −y
+GRAVITY = 9.81            # m/s², gravity along −y
 Q0 = (-1.2, -0.9, 1.0)    # rad, initial posture (hanging), at rest
 GOAL = (0.0, -1.0)        # m, goal position of the end point (start: (0.16, −1.34))
-KP = 100.0                # 1/s² [DE Fig. 14]
-KV = 20.0                 # 1/s
+KP = 100.0                # 1/s², task position gain K_p [DE Fig. 14]
+KV = 20.0                 # 1/s, task velocity gain K_v [DE Fig. 14]
 DT = 1e-3                 # s, RK4 step
-T_END = 10.0              # s
+T_END = 10.0              # s, end time
 WINDOW = 2.0              # s, window for the peak-to-peak of q1 (longer than one oscillation period)
-CONVERGED = 1e-3          # task "converged" once ‖e‖ ≤ CONVERGED·‖e(0)‖ for good
-MARGIN_EVERY = 10         # ‖S̃Ňᵀ‖ evaluated at every MARGIN_EVERY-th recorded step
+CONVERGED = 1e-3          # -, task "converged" once ‖e‖ ≤ CONVERGED·‖e(0)‖ for good
+MARGIN_EVERY = 10         # -, ‖S̃Ňᵀ‖ evaluated at every MARGIN_EVERY-th recorded step
 
 
 def build(length=LENGTH, mass=MASS, gravity=GRAVITY, q0=Q0) -> fb.System:

@@ -78,19 +78,19 @@ from flexbody.tasks import PlanarOrientationTask, PointTask, StackedTask, task_h
 
 LENGTHS = (0.4, 0.35, 0.15)      # m, links l1, l2, l3 (our choice; not given in [AG])
 MASSES = (1.5, 1.0, 0.5)         # kg, uniform rods (our choice)
-GRAVITY = 9.81                   # m/s², along −y: in the plane of motion, the rail horizontal below the base
+GRAVITY = 9.81                   # m/s², gravity along −y: in the plane of motion, the rail horizontal below the base
 LINE_Y = -0.27                   # m, y₀ of the slider [AG IX]
 OFFSET = 0.005                   # m, the controllers' model has its line at y₀ + OFFSET
 X_MEAN = -0.075                  # m, x_d(t) = X_MEAN + X_AMPLITUDE sin(OMEGA t + PHASE) [AG IX-B]
-X_AMPLITUDE = 0.225              # m
-OMEGA = np.pi                    # rad/s
-PHASE = np.pi / 9                # rad
+X_AMPLITUDE = 0.225              # m, amplitude of x_d(t)
+OMEGA = np.pi                    # rad/s, angular frequency of x_d(t)
+PHASE = np.pi / 9                # rad, phase of x_d(t)
 THETA_D = 0.0                    # rad, end-link orientation
-G_P = 480.0                      # 1/s² (task and IDC joint gains)
-G_D = 45.0                       # 1/s
-G_F = 3.0                        # force gain of the hybrid law
+G_P = 480.0                      # 1/s², position gain (task and IDC joint gains)
+G_D = 45.0                       # 1/s, velocity gain (task and IDC joint gains)
+G_F = 3.0                        # -, force gain of the hybrid law
 G_I = 0.1                        # 1/s, integral force gain
-ELBOW = 1                        # elbow branch of the initial guess (+1: links stay on the base side of the rail)
+ELBOW = 1                        # -, elbow branch of the initial guess (+1: links stay on the base side of the rail)
 DT = 2e-3                        # s, RK4 step (1 ms gives the same reported numbers to 4 digits)
 T_END = 2.0                      # s, one period of x_d
 _AG_TABLE_II = {"idc": (3.18, 4.90), "pidc": (1.50, 1.89), "hybrid": (2.63, 2.30)}   # (rms, peak) [AG Table II]

@@ -63,18 +63,18 @@ import flexbody as fb
 from flexbody import flexible_mechanisms as fm, plots
 
 SIZE = (1.0, 0.05, 0.05)      # m, (a, b, c) along x, y, z
-DIVISIONS = (10, 1, 1)
-ORDER = 1                     # 1: 8-node, 2: 27-node hexahedra
-YOUNG = 5e7                   # Pa
-POISSON = 0.3
-DENSITY = 1000.0              # kg/m³
-GRAVITY = 9.81                # m/s², along −z
-DT = 2e-3                     # s
-T_END = 1.2                   # s (the rigid bar turns at 0.98 s)
-RHO_DAMPED = 0.5              # ρ∞ of the damped generalized-α run
-HHT_ALPHA = 0.1               # α of the HHT run (None: skip)
-STIFF_FACTOR = 100.0          # E multiplier of the nearly rigid run (None: skip)
-VTK_EVERY = 20                # ParaView frame every this many steps (rho1 run)
+DIVISIONS = (10, 1, 1)        # -, elements along x, y, z
+ORDER = 1                     # -, 1: 8-node, 2: 27-node hexahedra
+YOUNG = 5e7                   # Pa, Young's modulus
+POISSON = 0.3                 # -, Poisson's ratio
+DENSITY = 1000.0              # kg/m³, density
+GRAVITY = 9.81                # m/s², gravity along −z
+DT = 2e-3                     # s, generalized-α step
+T_END = 1.2                   # s, end time (the rigid bar turns at 0.98 s)
+RHO_DAMPED = 0.5              # -, ρ∞ of the damped generalized-α run
+HHT_ALPHA = 0.1               # -, α of the HHT run (None: skip)
+STIFF_FACTOR = 100.0          # -, E multiplier of the nearly rigid run (None: skip)
+VTK_EVERY = 20                # -, ParaView frame every this many steps (rho1 run)
 
 
 def build(size=SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG, poisson=POISSON, density=DENSITY,

@@ -53,21 +53,21 @@ import numpy as np
 import flexbody as fb
 from flexbody import flexible_mechanisms as fm, plots
 
-SIZE = (0.6, 0.3, 0.01)       # m
-DIVISIONS = (8, 4, 1)
-ORDER = 1                     # 8-node hexahedra
-YOUNG = 1e5                   # Pa
-POISSON = 0.3
-DENSITY = 7810.0              # kg/m³
+SIZE = (0.6, 0.3, 0.01)       # m, plate size along x, y, z
+DIVISIONS = (8, 4, 1)         # -, elements along x, y, z
+ORDER = 1                     # -, 1: 8-node, 2: 27-node hexahedra
+YOUNG = 1e5                   # Pa, Young's modulus
+POISSON = 0.3                 # -, Poisson's ratio
+DENSITY = 7810.0              # kg/m³, density
 DAMPING = 0.01                # s, Kelvin–Voigt retardation time
-GRAVITY = 9.81                # m/s², along −z
-DT = 1e-3                     # s
-T_END = 1.0                   # s
-HHT_ALPHA = 0.1               # the main run
-COMPARE_RHO = (1.0, 0.8)      # generalized-α runs for comparison (ρ∞ values; () for none)
-TIMING_CALLS = 20             # calls per timing repeat
-TIMING_REPEATS = 7            # repeats (the best is kept)
-VTK_EVERY = 20                # ParaView frame every this many steps (main run)
+GRAVITY = 9.81                # m/s², gravity along −z
+DT = 1e-3                     # s, time step of every run
+T_END = 1.0                   # s, end time
+HHT_ALPHA = 0.1               # -, HHT α of the main run
+COMPARE_RHO = (1.0, 0.8)      # -, generalized-α runs for comparison (ρ∞ values; () for none)
+TIMING_CALLS = 20             # -, calls per timing repeat
+TIMING_REPEATS = 7            # -, timing repeats (the best is kept)
+VTK_EVERY = 20                # -, ParaView frame every this many steps (main run)
 
 
 def build(size=SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG, poisson=POISSON, density=DENSITY,

@@ -48,21 +48,21 @@ from flexbody.equilibrium import static_equilibrium
 from flexbody.flexible_mechanisms import arm_with_beam
 
 LENGTHS = (0.5, 0.4)            # m, links l1, l2
-MASSES = (2.0, 1.0)             # kg
-BEAM_SIZE = (0.6, 0.04, 0.04)   # m, (L, b, h)
-YOUNG = 7e7                     # Pa
-POISSON = 0.3
-DENSITY = 2700.0                # kg/m³
-GRAVITY = 9.81                  # m/s², along −z
-Q0 = (0.3, -0.5)                # rad
-ORDER = (1, 2)                  # element orders to run (1: 8-node, 2: 27-node); an int runs one
-DIVISIONS_ORDER1 = (12, 2, 2)
-DIVISIONS_ORDER2 = (6, 1, 1)
-REFINE = 2                      # static mesh refinement factor for the Euler–Bernoulli check (1: skip)
-DT = 2e-3                       # s
-T_END = 1.0                     # s
+MASSES = (2.0, 1.0)             # kg, links l1, l2 (uniform rods)
+BEAM_SIZE = (0.6, 0.04, 0.04)   # m, beam (L, b, h)
+YOUNG = 7e7                     # Pa, Young's modulus of the beam
+POISSON = 0.3                   # -, Poisson's ratio
+DENSITY = 2700.0                # kg/m³, density of the beam
+GRAVITY = 9.81                  # m/s², gravity along −z
+Q0 = (0.3, -0.5)                # rad, start joint angles (at rest)
+ORDER = (1, 2)                  # -, element orders to run (1: 8-node, 2: 27-node); an int runs one
+DIVISIONS_ORDER1 = (12, 2, 2)   # -, 8-node elements along x, y, z
+DIVISIONS_ORDER2 = (6, 1, 1)    # -, 27-node elements along x, y, z
+REFINE = 2                      # -, static mesh refinement factor for the Euler–Bernoulli check (1: skip)
+DT = 2e-3                       # s, generalized-α step
+T_END = 1.0                     # s, end time
 TORQUE = (2.0, -1.0)            # N·m, constant joint torques of (c)
-VTK_EVERY = 25                  # ParaView frame every this many steps (free motion)
+VTK_EVERY = 25                  # -, ParaView frame every this many steps (free motion)
 
 
 def build(order=1, divisions=DIVISIONS_ORDER1, lengths=LENGTHS, masses=MASSES, beam_size=BEAM_SIZE, young=YOUNG,

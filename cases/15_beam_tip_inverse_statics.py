@@ -3,11 +3,13 @@ quasi-static sequence and a simulation that brings the tip to the target [DE 6.3
 
 Problem: the two-link arm of ``flexible_mechanisms.arm_with_beam`` in the vertical xz-plane (links 0.5 m
 and 0.4 m, uniform rods of 2 kg and 1 kg, revolute joints about y, both actuated), carrying an aluminium-like
-beam 0.6 × 0.04 × 0.04 m (ρ 2700 kg/m³, E 7e7 Pa — soft, so it sags about 4 cm — ν 0.3, Kelvin–Voigt
+beam 0.6 × 0.04 × 0.04 m (ρ 2700 kg/m³, E 7e7 Pa — soft, so it sags visibly — ν 0.3, Kelvin–Voigt
 retardation time DAMPING s) clamped on the flange at the tip of link 2; 12 × 2 × 2 eight-node ANCF bricks
-(ORDER = 2: 27-node). Gravity −9.81 m/s² along z. The task is the (x, z) position of the node at the centre
-of the beam's free end (a nodal coordinate of the flexible body); the actuators are the two joints, so the
-task coordinates are not actuated coordinates and reach the tip only through the beam's elasticity.
+(ORDER = 2: 27-node). At the start the tip node sits 2.7 cm below the straight beam (the trilinear bricks
+lock in bending; Euler–Bernoulli gives 4.5 cm, see case 14). Gravity −9.81 m/s² along z. The task is the
+(x, z) position of the node at the centre of the beam's free end (a nodal coordinate of the flexible body);
+the actuators are the two joints, so the task coordinates are not actuated coordinates and reach the tip
+only through the beam's elasticity.
 
 The start is the static equilibrium with the joints held at Q0 = (0.3, −0.5) rad by their holding torques.
 The target is the start tip position shifted by TARGET_SHIFT = (−0.10, +0.15) m.
@@ -16,8 +18,9 @@ Steps and expected results:
 1. Rank report [DE 5.3, DE 6.3]: with the joints actuated and the task on a beam node, the direct map
    J̄ᵀΘᵀSᵀ of the dynamic formulation [DE-69] is rank-deficient — the joint torques reach the tip
    acceleration only through the consistent mass coupling of the beam, which falls off along the beam
-   (singular values ≈ ×0.27 per element; at 24 elements the map is numerically zero). So the dynamic
-   task-level controllers of #4 cannot be used for this task and DE 6.3 turns to statics.
+   (singular values ≈ ×0.25 per element: from about 12 elements on the report counts no direction as
+   actuated, and at 24 elements the map is at round-off). So the dynamic task-level controllers of #4
+   cannot be used for this task and DE 6.3 turns to statics.
 2. Inverse statics [DE 6.3]: joint torques τ_k, configuration q and multipliers λ with the system in static
    equilibrium and the tip node at the target. Expected: task residual ≤ 1e-8 m; an independent forward
    static solve with those torques puts the tip on the target to 1e-8 m.
@@ -29,15 +32,17 @@ Steps and expected results:
    settles on the target: the tip error decays to ≤ 1e-4 m by T_END.
 
 Measured at full size (summary.txt; 12 × 2 × 2 eight-node bricks, 353 coordinates, 17 s): direct map
-σ = 8.9e-9, 6.9e-10 [1/m] (rank 2 only because the tolerance is relative to σ_max: producing a task force
-would take joint torques ~1e9 times larger); table for 1 × 1 sections: 4.1e-5, 3.4e-6 (6 elements), 8.8e-9, 6.4e-10 (12),
-6.5e-16, 4.4e-17 (24: rank 0, the report FAILS). Holding torques (−40.93, −19.42) N·m; inverse statics
-τ_k = (−38.11, −18.01) N·m in 13 iterations, task residual 0, G singular values 0.165, 0.0285 m/(N·m);
-the forward re-solve puts the tip on the target to 8.2e-15 m. Sequence of 11 equilibria: every residual 0.
+σ = 8.9e-9, 6.9e-10 [1/m]: rank 0, the report FAILS (σ_max is 5.7e-9 of the same map with every coordinate
+actuated, below the 1e-6 threshold: the best direction needs about 1.7e8 times the effort of full actuation);
+table for 1 × 1 sections: 4.1e-5, 3.4e-6 (6 elements, rank 2), 8.8e-9, 6.4e-10 (12, rank 0), 6.5e-16,
+4.4e-17 (24, rank 0). Holding torques (−40.93, −19.42) N·m; inverse statics τ_k = (−38.11, −18.01) N·m in
+13 iterations, task residual 0, G singular values 0.165, 0.0285 m/(N·m); the forward re-solve puts the tip on
+the target to 8.2e-15 m. Sequence of 11 equilibria: every residual 0.
 Simulation (2500 steps, 4136 Newton iterations): tip error at most 1.3 mm after the move and 5.4e-12 m at
 T_END; ‖φ‖ ≤ 2.3e-12; energy balance |ΔE − W + D| = 3.7e-5 of the work W = 0.94 J (D = 5.8e-5 J).
-The dissipation history is a trapezoid estimate: at a step much longer than the damped beam modes'
-periods it is not accurate (6 × 1 × 1 bricks at DT = 4 ms: balance off by 0.17 J, 8e-5 J at 1 ms).
+The dissipation history is a trapezoid estimate, and the step must resolve the damped beam modes: with
+6 × 1 × 1 bricks at DT = 4 ms the run goes through a violent transient near t = 0.6 s (energy jumps of
+up to 12 J per step, step halvings) and the balance is off by 216 J; at DT = 1 ms by 1.9e-5 J.
 
 Outputs in out_dir: sequence/ and simulation/ (Results.save; simulation/ with a ParaView series of the
 beam), fig16.png (the tip path: quasi-static sequence, simulated trajectory, target; the beam at start and
@@ -57,22 +62,22 @@ from flexbody.flexible_mechanisms import arm_with_beam
 
 LENGTHS = (0.5, 0.4)             # m, links l1, l2
 MASSES = (2.0, 1.0)              # kg, uniform rods
-BEAM_SIZE = (0.6, 0.04, 0.04)    # m
-DIVISIONS = (12, 2, 2)
-ORDER = 1                        # 1: 8-node bricks, 2: 27-node
-YOUNG = 7e7                      # Pa (soft: the beam sags ≈ 4 cm under its weight)
-DENSITY = 2700.0                 # kg/m³
+BEAM_SIZE = (0.6, 0.04, 0.04)    # m, beam (L, b, h)
+DIVISIONS = (12, 2, 2)           # -, beam elements along x, y, z
+ORDER = 1                        # -, 1: 8-node bricks, 2: 27-node
+YOUNG = 7e7                      # Pa, Young's modulus of the beam (soft: it sags visibly under its weight)
+DENSITY = 2700.0                 # kg/m³, density of the beam
 DAMPING = 0.02                   # s, Kelvin–Voigt retardation time of the beam
 Q0 = (0.3, -0.5)                 # rad, joint angles held at the start
 TARGET_SHIFT = (-0.10, 0.15)     # m, target tip (x, z) − start tip (x, z)
-PATH_POINTS = 11                 # equilibria of the quasi-static sequence (start and target included)
+PATH_POINTS = 11                 # -, equilibria of the quasi-static sequence (start and target included)
 T_MOVE = 2.0                     # s, duration of the commanded move
-T_END = 5.0                      # s
+T_END = 5.0                      # s, end time of the simulation
 DT = 2e-3                        # s, generalized-α step
-RHO_INF = 0.8                    # spectral radius at infinity (mild damping of the highest modes)
+RHO_INF = 0.8                    # -, spectral radius at infinity (mild damping of the highest modes)
 KP = 400.0                       # N·m/rad, joint PD around the sequence's joint angles
-KD = 60.0                        # N·m·s/rad
-RANK_ELEMENTS = (6, 12, 24)      # elements along the beam for the rank table (1 × 1 across)
+KD = 60.0                        # N·m·s/rad, joint PD damping gain
+RANK_ELEMENTS = (6, 12, 24)      # -, elements along the beam for the rank table (1 × 1 across)
 
 
 def build(lengths=LENGTHS, masses=MASSES, beam_size=BEAM_SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG,
