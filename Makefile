@@ -1,36 +1,47 @@
 # flexbody — set-up, main job, tests and benchmarks. Every target installs what it needs first.
-VENV   ?= .venv
-PYTHON ?= python3
-STAMP  := $(VENV)/.installed
-SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+VENV    ?= .venv
+PYTHON  ?= python3
+RUNTIME := $(VENV)/.runtime
+STAMP   := $(VENV)/.installed
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# the default tests on every core (pytest-xdist); the numba kernels are compiled once, by setup
+PYTEST  := $(VENV)/bin/python -m pytest -q -n auto --dist worksteal
 
 .PHONY: setup run test test-slow test-all bench clean
 
-$(STAMP): pyproject.toml
+## the package and what it needs to run, with its numba kernels compiled into the on-disk cache
+$(RUNTIME): pyproject.toml
 	@if command -v apt-get >/dev/null 2>&1 && ! dpkg -s libsuitesparse-dev >/dev/null 2>&1; then \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libsuitesparse-dev; fi
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e .
+	$(VENV)/bin/python -m flexbody.precompile
+	touch $(RUNTIME)
+
+## ... and the test extras (independent libraries the tests compare with, pytest and pytest-xdist)
+$(STAMP): $(RUNTIME)
 	$(VENV)/bin/pip install -q -e ".[test]"
+	$(VENV)/bin/python -m flexbody.precompile
 	touch $(STAMP)
 
 setup: $(STAMP)
 
 ## main job: the flagship case (arm carrying a flexible beam under task-level control),
 ## results in out/16_arm_beam_task_control
-run: setup
+run: $(RUNTIME)
 	$(VENV)/bin/flexbody run cases/16_arm_beam_task_control.py --out out/16_arm_beam_task_control
 
 ## default tests (fast); pytest's exit code (including 5, "no tests") fails the target
 test: setup
-	$(VENV)/bin/python -m pytest -q
+	$(PYTEST)
 
 ## slow verification tests (mesh-convergence studies, large meshes)
 test-slow: setup
-	$(VENV)/bin/python -m pytest -q -m slow
+	$(PYTEST) -m slow
 
 test-all: setup
-	$(VENV)/bin/python -m pytest -q -m "slow or not slow"
+	$(PYTEST) -m "slow or not slow"
 
 bench: setup
 	$(VENV)/bin/python tests/benchmarks/bench_assembly.py

@@ -7,7 +7,7 @@ Synopsis::
     flexbody info   CASE [--set NAME=VALUE ...] [--params]
     flexbody sweep  CASE --grid NAME=V1,V2,... [--grid ...] [--set NAME=VALUE ...] [--out DIR]
                          [--workers N] [--scheduler ADDRESS] [--compare-serial]
-    flexbody view   RESULTS [--field F] [--step N] [--gif] [--out PATH]
+    flexbody view   RESULTS [--field F] [--step N] [--gif] [--scale S] [--out PATH]
     flexbody export RESULTS --format pvd|xdmf|csv [--out DIR]
     flexbody bench  [NAME ...] [--list] [-- EXTRA ARGS]
 
@@ -815,10 +815,10 @@ def _cmd_view(args) -> int:
     try:
         from . import view
         if args.gif:
-            path = view.animation(results, args.out or results / "animation.gif", field=args.field)
+            path = view.animation(results, args.out or results / "animation.gif", field=args.field, scale=args.scale)
         else:
             path = view.screenshot(results, args.out or results / "screenshot.png", field=args.field,
-                                   step=-1 if args.step is None else args.step)
+                                   step=-1 if args.step is None else args.step, scale=args.scale)
     except ImportError as exc:                               # pyvista (or its rendering back end) missing
         raise FlexbodyError(f"view needs pyvista: {exc}") from exc
     print(f"flexbody: wrote {path}")
@@ -910,6 +910,8 @@ def _parser() -> argparse.ArgumentParser:
     view.add_argument("--field", default="displacement")
     view.add_argument("--step", type=int, default=None, help="recorded step (default: the last)")
     view.add_argument("--gif", action="store_true", help="write an animation instead of a screenshot")
+    view.add_argument("--scale", type=float, default=1.0,
+                      help="draw flexible bodies at reference + SCALE × displacement (default 1: as computed)")
     view.add_argument("--out", default=None, help="output file (default RESULTS/screenshot.png or animation.gif)")
 
     export = command("export", help="export saved results for other tools")

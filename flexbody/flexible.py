@@ -80,7 +80,7 @@ class FlexibleBody:
         self.quadrature = int(n_gauss)
         self._xi, self._w = gauss_hex(self.quadrature)
         self._N = self.element.shape_functions(self._xi)               # (nq, nn)
-        self._cells = np.ascontiguousarray(mesh.cells, dtype=np.int64)
+        self._cells = np.require(mesh.cells, dtype=np.int64, requirements=("C", "W"))   # writable: one kernel signature
         self._G, self._wdv = self._reference_gradients()
         if locking == "incompatible_modes":
             self._G = np.ascontiguousarray(np.concatenate([self._G, self._incompatible_gradients()], axis=2))

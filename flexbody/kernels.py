@@ -62,7 +62,7 @@ def greedy_element_colors(cells: np.ndarray, n_nodes: int) -> np.ndarray:
 
 def color_groups(cells: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
     """Elements grouped by colour: (color_ptr (n_colors+1,), color_elements (m,))."""
-    colors = greedy_element_colors(np.ascontiguousarray(cells, dtype=np.int64), n_nodes)
+    colors = greedy_element_colors(np.require(cells, dtype=np.int64, requirements=("C", "W")), n_nodes)   # one signature
     order = np.argsort(colors, kind="stable")
     ptr = np.concatenate([[0], np.cumsum(np.bincount(colors))])
     return ptr.astype(np.int64), order.astype(np.int64)
@@ -279,6 +279,50 @@ def _accumulate_pairs(Gg, A, t, n_rows, n_cols, upper_only, K):
 
 
 @nb.njit(cache=True)
+def _small_solve(A, B):
+    """A⁻¹ B (k, m) for the element-local systems of the enhanced modes (k = 9): Gaussian elimination with
+    partial pivoting on copies of A (k, k) and B (k, m). Written out because numba's np.linalg.solve and
+    matrix product pull in LAPACK/BLAS wrappers whose compilation costs more than the 9 × 9 solve ever does."""
+    A, X = A.copy(), B.copy()
+    k, m = X.shape
+    for c in range(k):
+        piv = c
+        for r in range(c + 1, k):
+            if abs(A[r, c]) > abs(A[piv, c]):
+                piv = r
+        if piv != c:
+            for j in range(k):
+                A[c, j], A[piv, j] = A[piv, j], A[c, j]
+            for j in range(m):
+                X[c, j], X[piv, j] = X[piv, j], X[c, j]
+        for r in range(c + 1, k):
+            factor = A[r, c] / A[c, c]
+            for j in range(c + 1, k):
+                A[r, j] -= factor * A[c, j]
+            for j in range(m):
+                X[r, j] -= factor * X[c, j]
+    for c in range(k - 1, -1, -1):
+        for j in range(m):
+            s = X[c, j]
+            for r in range(c + 1, k):
+                s -= A[c, r] * X[r, j]
+            X[c, j] = s / A[c, c]
+    return X
+
+
+@nb.njit(cache=True)
+def _product(A, B):
+    """A B for small dense A (k, l), B (l, m)."""
+    out = np.zeros((A.shape[0], B.shape[1]))
+    for i in range(A.shape[0]):
+        for r in range(A.shape[1]):
+            a = A[i, r]
+            for j in range(B.shape[1]):
+                out[i, j] += a * B[r, j]
+    return out
+
+
+@nb.njit(cache=True)
 def _condense(nn, fe, Ke, Ce, want_damping, Kc, Cc):
     """Static condensation of the enhanced modes: Kc = K_xx − K_xα K_αα⁻¹ K_αx (and the same for C)."""
     n = Ke.shape[0]
@@ -295,8 +339,7 @@ def _condense(nn, fe, Ke, Ce, want_damping, Kc, Cc):
                 for j in range(3):
                     Kax[3 * a + i, 3 * b + j] = Ke[nn + a, b, i, j]
                     Kxa[3 * b + j, 3 * a + i] = Ke[b, nn + a, j, i]
-    X = np.linalg.solve(Kaa, Kax)            # K_αα⁻¹ K_αx
-    corr = Kxa @ X
+    corr = _product(Kxa, _small_solve(Kaa, Kax))            # K_xα K_αα⁻¹ K_αx
     for a in range(nn):
         for b in range(nn):
             for i in range(3):
@@ -309,7 +352,7 @@ def _condense(nn, fe, Ke, Ce, want_damping, Kc, Cc):
                 for b in range(nn):
                     for j in range(3):
                         Cax[3 * a + i, 3 * b + j] = Ce[nn + a, b, i, j]
-        corr_c = Kxa @ np.linalg.solve(Kaa, Cax)
+        corr_c = _product(Kxa, _small_solve(Kaa, Cax))
         for a in range(nn):
             for b in range(nn):
                 for i in range(3):
@@ -325,15 +368,15 @@ def _solve_enhanced_modes(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping
     ne = 3 * (n - nn)
     for it in range(30):
         element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce)
-        r = np.empty(ne)
+        minus_r = np.empty((ne, 1))
         Kaa = np.empty((ne, ne))
         for a in range(n - nn):
             for i in range(3):
-                r[3 * a + i] = fe[nn + a, i]
+                minus_r[3 * a + i, 0] = -fe[nn + a, i]
                 for b in range(n - nn):
                     for j in range(3):
                         Kaa[3 * a + i, 3 * b + j] = Ke[nn + a, nn + b, i, j]
-        delta = np.linalg.solve(Kaa, -r)
+        delta = _small_solve(Kaa, minus_r)[:, 0]
         step = 0.0
         for a in range(n - nn):
             for i in range(3):
@@ -349,10 +392,10 @@ def _solve_enhanced_modes(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping
 # The assemblies run the elements of a colour in parallel chunks (prange) when n_chunks_max > 1, and all
 # elements in colour order on the calling thread when n_chunks_max <= 1 (no thread wake-up/join, which
 # dominates small meshes on a busy machine). Both paths add the contributions of every node in colour order
-# (a node has at most one element per colour), so their results are bitwise identical. The serial path is a
-# branch of the same dispatcher, not a second dispatcher compiled from the same Python function with
-# parallel=False (the two would share one numba cache file: its index key ignores the ``parallel`` flag). The
-# per-range routines are compiled once, for int64 bounds (a literal 0 would add a second specialisation).
+# (a node has at most one element per colour), so their results are bitwise identical. The serial path calls
+# the per-range routine directly from Python, so a small model never compiles the parallel kernels (their
+# parfor lowering is the costliest part of compiling the package). The per-range routines are compiled once,
+# for int64 bounds (Python ints are int64 to numba, in both paths).
 @nb.njit(cache=True, inline="always")
 def _chunk_bounds(start, stop, n_chunks, c):
     size = stop - start
@@ -385,16 +428,21 @@ def _force_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam
                 f[cells[e, a], i] += fe[a, i]
 
 
-@nb.njit(parallel=True, cache=True, error_model="numpy")
 def assemble_force(color_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_chunks_max, f):
     """f (n_nodes, 3) += internal forces of all plain elements; colours in turn, chunks of a colour in parallel.
 
-    n_chunks_max <= 1: serial, on the calling thread.
+    n_chunks_max <= 1: serial, on the calling thread (the parallel kernel is then never compiled).
     """
-    if n_chunks_max <= 1:                  # one chunk of all elements (int64 bounds: no literal-0 specialisation)
-        lo, hi = _chunk_bounds(0, len(color_elems), 1, 0)
-        _force_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f)
-        return
+    if n_chunks_max <= 1:
+        _force_of_range(0, len(color_elems), color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f)
+    else:
+        _assemble_force_parallel(color_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
+                                 n_chunks_max, f)
+
+
+@nb.njit(parallel=True, cache=True, error_model="numpy")
+def _assemble_force_parallel(color_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_chunks_max,
+                             f):
     for c in range(len(color_ptr) - 1):
         start, stop = color_ptr[c], color_ptr[c + 1]
         n_chunks = min(n_chunks_max, stop - start)
@@ -454,7 +502,6 @@ def _matrices_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, 
                 _scatter_blocks(cells[e], data_offset[e], row_length, Ce, nn, C_data)
 
 
-@nb.njit(parallel=True, cache=True, error_model="numpy")
 def assemble_matrices(color_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
                       alpha, h_elem, want_force, want_tangent, want_damping, data_offset,
                       row_length, n_chunks_max, f, K_data, C_data, status):
@@ -462,14 +509,21 @@ def assemble_matrices(color_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta
 
     With enhanced modes (G.shape[2] > nn) the modes ``alpha`` (m, n_enh, 3) are solved per element,
     updated in place and condensed; ``status[e]`` holds the local Newton iterations (-1: not converged).
-    Colours in turn, the chunks of a colour in parallel; n_chunks_max <= 1: serial, on the calling thread.
+    Colours in turn, the chunks of a colour in parallel; n_chunks_max <= 1: serial, on the calling thread
+    (the parallel kernel is then never compiled).
     """
-    if n_chunks_max <= 1:                  # one chunk of all elements (int64 bounds: no literal-0 specialisation)
-        lo, hi = _chunk_bounds(0, len(color_elems), 1, 0)
-        _matrices_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, alpha,
-                           h_elem, want_force, want_tangent, want_damping, data_offset, row_length,
-                           f, K_data, C_data, status)
-        return
+    args = (color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, alpha, h_elem, want_force, want_tangent,
+            want_damping, data_offset, row_length, f, K_data, C_data, status)
+    if n_chunks_max <= 1:
+        _matrices_of_range(0, len(color_elems), *args)
+    else:
+        _assemble_matrices_parallel(color_ptr, n_chunks_max, *args)
+
+
+@nb.njit(parallel=True, cache=True, error_model="numpy")
+def _assemble_matrices_parallel(color_ptr, n_chunks_max, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0,
+                                mu0, alpha, h_elem, want_force, want_tangent, want_damping, data_offset,
+                                row_length, f, K_data, C_data, status):
     for c in range(len(color_ptr) - 1):
         start, stop = color_ptr[c], color_ptr[c + 1]
         n_chunks = min(n_chunks_max, stop - start)
@@ -550,19 +604,22 @@ def _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy):
         energy[e] = s
 
 
-@nb.njit(parallel=True, cache=True, error_model="numpy")
 def element_strain_energies(cells, G, wdv, x, alpha, kind, p, n_chunks_max, energy):
     """Strain energy ∫_e W(F) dV [J] of every element into energy (m,), elements in parallel chunks.
 
     F = Σ_a x_a ⊗ G_a over the nodes plus, when G.shape[2] > nn, Σ_k α_k ⊗ G̃_k of the enhanced modes
     ``alpha`` (m, n_enh, 3) (which must be the converged modes at x for a meaningful energy).
-    n_chunks_max <= 1: serial, on the calling thread.
+    n_chunks_max <= 1: serial, on the calling thread (the parallel kernel is then never compiled).
     """
+    if n_chunks_max <= 1:
+        _energies_of_range(0, cells.shape[0], cells, G, wdv, x, alpha, kind, p, energy)
+    else:
+        _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_chunks_max, energy)
+
+
+@nb.njit(parallel=True, cache=True, error_model="numpy")
+def _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_chunks_max, energy):
     m = cells.shape[0]
-    if n_chunks_max <= 1:                  # one chunk of all elements (int64 bounds: no literal-0 specialisation)
-        lo, hi = _chunk_bounds(0, m, 1, 0)
-        _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy)
-        return
     n_chunks = min(n_chunks_max, m)
     for ch in nb.prange(n_chunks):
         lo, hi = _chunk_bounds(0, m, n_chunks, ch)

@@ -408,6 +408,19 @@ def test_view_writes_a_screenshot_and_an_animation(flexible_results, tmp_path, c
     assert f"wrote {gif}" in capsys.readouterr().out
 
 
+def test_view_scale_draws_magnified_displacements(flexible_results, tmp_path, capsys):
+    """--scale reaches the renderer: the picture changes with it, the time text states it, a bad value is a
+    one-line error naming it."""
+    shots = {}
+    for scale in (1.0, 50.0):
+        shots[scale] = tmp_path / f"scale{scale:g}.png"
+        assert cli.main(["view", str(flexible_results), "--scale", str(scale), "--out", str(shots[scale])]) == 0
+    assert shots[1.0].read_bytes() != shots[50.0].read_bytes()
+    capsys.readouterr()
+    assert cli.main(["view", str(flexible_results), "--scale", "0", "--out", str(tmp_path / "x.png")]) == 2
+    assert "scale must be a finite number > 0, got 0" in one_line_error(capsys)
+
+
 def test_view_bad_field_is_a_one_line_error(flexible_results, capsys):
     assert cli.main(["view", str(flexible_results), "--field", "no_such_field",
                      "--out", str(flexible_results / "x.png")]) != 0

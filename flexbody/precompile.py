@@ -1,0 +1,148 @@
+"""Compile flexbody's numba kernels into numba's on-disk cache before the first run.
+
+Every compiled kernel of flexbody is cached on disk (``cache=True``) next to its source, so it is compiled
+once per installation and loaded in milliseconds afterwards. Without this step the first run of a case pays
+the compilation (about half a minute on two cores); ``make setup`` runs ::
+
+    python -m flexbody.precompile            # all groups, two processes
+    python -m flexbody.precompile --jobs 1   # one after the other
+
+which drives each kernel once through small models of the public API, with the argument types that real
+runs use, so that later runs — the flagship case, the tests, a user's script — load them instead. The
+groups are independent and run in parallel processes; :func:`compiled_signatures` lists what a process
+holds (the tests compare it with what a case needs).
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+__all__ = ["GROUPS", "run_group", "compiled_signatures", "main"]
+
+
+def _flexible_serial() -> None:
+    """Element kernels on the calling thread (meshes below SERIAL_BELOW elements): every element and
+    material, with and without damping; force, tangent, damping matrix, strain energy and stress fields."""
+    import flexbody as fb
+    from flexbody.fields import body_fields
+
+    materials = (fb.StVenantKirchhoff(young=1e7, poisson=0.3, density=1e3, damping=1e-3),
+                 fb.NeoHookean(young=1e7, poisson=0.3, density=1e3),
+                 fb.MooneyRivlin(c10=1e6, c01=2e5, bulk_modulus=1e8, density=1e3))
+    for order, locking in ((1, None), (1, "incompatible_modes"), (2, None)):
+        mesh = fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(2, 1, 1), order=order)
+        for material in materials:
+            body = fb.FlexibleBody("warm", mesh, material, locking=locking)
+            q = body.reference_coordinates() * 1.001
+            v = np.full_like(q, 1e-3)
+            body.internal_force(q, v)
+            body.tangent(q, v)
+            body.damping_matrix(q, v)
+            body.strain_energy(q)
+            body_fields(body, q, v)
+
+
+def _flexible_parallel() -> None:
+    """The parallel (prange) variants of the element kernels, used from SERIAL_BELOW elements on."""
+    import flexbody as fb
+    from flexbody.flexible import SERIAL_BELOW
+
+    side = int(np.ceil(SERIAL_BELOW ** (1 / 3)))
+    mesh = fb.mesh.box(size=(1.0, 1.0, 1.0), divisions=(side, side, side), order=1)
+    body = fb.FlexibleBody("warm", mesh, fb.StVenantKirchhoff(young=1e7, poisson=0.3, density=1e3, damping=1e-3))
+    q = body.reference_coordinates() * 1.001
+    v = np.full_like(q, 1e-3)
+    body.internal_force(q, v)
+    body.tangent(q, v)
+    body.strain_energy(q)
+
+
+def _flexible() -> None:
+    _flexible_serial()
+    _flexible_parallel()                                 # its per-range routines are compiled by now
+
+
+def _rigid() -> None:
+    """Kinematics, CRBA, RNEA and point terms of rigid trees (revolute and prismatic joints), and the dense
+    constrained forward dynamics of rigid systems in every form (with their compiled QR/LU kernels)."""
+    import flexbody as fb
+
+    for system in (fb.mechanisms.slider_crank(), fb.mechanisms.particle_on_circle()):
+        asm = system.assemble()
+        state = asm.initial_state()
+        asm.terms(state.t, state.q, state.q * 0.0 + 0.1)
+        asm.energy(state.q, state.v)
+    asm = fb.mechanisms.slider_crank().assemble()
+    state = asm.initial_state()
+    for method in ("projection", "multiplier", "gauss", "nullspace"):
+        fb.dynamics.forward(asm, state, np.array([1.0, 0.0]), method=method)
+    for inertia in ("Mc", "symmetric", "gamma"):
+        fb.dynamics.forward(asm, state, np.array([1.0, 0.0]), inertia=inertia)
+    fb.simulate(asm, 0.02, integrator=fb.RK4(dt=0.01))
+
+
+GROUPS: dict[str, Callable[[], None]] = {
+    "flexible": _flexible,
+    "rigid": _rigid,
+}
+"""Warm-up work of disjoint kernels (element kernels; rigid-tree and dense dynamics kernels), each group in
+a process of its own."""
+
+
+def run_group(name: str) -> float:
+    """Run the warm-up work of group ``name`` in this process; returns its wall time [s]."""
+    start = time.perf_counter()
+    GROUPS[name]()
+    return time.perf_counter() - start
+
+
+def compiled_signatures() -> set[tuple[str, str]]:
+    """(kernel, signature) of every numba kernel of flexbody compiled or loaded in this process."""
+    import numba
+
+    import flexbody  # noqa: F401  (imports every kernel module)
+
+    out = set()
+    for module_name, module in list(sys.modules.items()):
+        if not module_name.startswith("flexbody") or module is None:
+            continue
+        for name, obj in vars(module).items():
+            if isinstance(obj, numba.core.registry.CPUDispatcher) and obj.py_func.__module__ == module_name:
+                out.update((f"{module_name}.{name}", str(sig)) for sig in obj.signatures)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m flexbody.precompile",
+                                     description="compile flexbody's numba kernels into numba's on-disk cache")
+    parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+    parser.add_argument("--group", choices=sorted(GROUPS), help="run one group in this process")
+    args = parser.parse_args(argv)
+    if args.group:
+        print(f"flexbody: compiled the {args.group} kernels in {run_group(args.group):.1f} s", flush=True)
+        return 0
+    start = time.perf_counter()
+    pending = list(GROUPS)
+    running: list[subprocess.Popen] = []
+    failed = []
+    while pending or running:
+        while pending and len(running) < max(1, args.jobs):
+            group = pending.pop(0)
+            running.append(subprocess.Popen([sys.executable, "-m", "flexbody.precompile", "--group", group]))
+        done = running.pop(0)
+        if done.wait() != 0:
+            failed.append(" ".join(done.args[-2:]))
+    if failed:
+        print(f"flexbody: error: precompiling failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    print(f"flexbody: numba kernels compiled into the on-disk cache in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
