@@ -99,8 +99,11 @@ def test_dynamic_fields_of_a_free_translation():
     got = res.fields["block"]
     assert set(got) == set(FIELD_NAMES)
     t = res.times[:, None, None]
-    assert np.abs(got["displacement"] - t * np.array([0.3, -0.2, 0.1])).max() < 1e-12
-    assert np.abs(got["velocity"] - np.array([0.3, -0.2, 0.1])).max() < 1e-12
+    # exact up to round-off of the moved body's internal force (≤ 8e-11 N against E = 1e7 Pa), which the
+    # consistent mass turns into accelerations up to 1e-8 m/s², i.e. ≤ γ′ dt · 1e-8 ≈ 3e-11 m/s of velocity
+    # per step: bounded at 1e-9 m/s over the 10 steps and t_end · 1e-9 < 1e-10 m (measured 4e-13, 2e-16)
+    assert np.abs(got["displacement"] - t * np.array([0.3, -0.2, 0.1])).max() < 1e-10
+    assert np.abs(got["velocity"] - np.array([0.3, -0.2, 0.1])).max() < 1e-9
     assert np.abs(got["cauchy_stress"]).max() < 1e-4                          # Pa, against E = 1e7
     assert got["velocity"].shape == (len(res.times), body.n_nodes, 3)
     assert got["cell_von_mises"].shape == (len(res.times), body.n_elements)

@@ -76,7 +76,9 @@ def test_rigid_motion_gives_zero_strain_and_force(element, material):
     scale = 1.0e6 * 0.4 * 0.3
     assert np.abs(f).max() < 1e-10 * scale
     E = body.gauss_point_fields(x.ravel())["green_lagrange_strain"]
-    assert np.abs(E).max() < 1e-13
+    # zero up to round-off: F = Σ x_a ⊗ ∇N_a at |x| ≈ 3 m carries up to ε Σ|x_a||∇N_a| ≈ 8e-14 on the distorted
+    # 27-node elements (2e-14 on 8-node ones) and E = ½(FᵀF − I) about twice that (measured ≤ 1.5e-14)
+    assert np.abs(E).max() < 1e-12
 
 
 @pytest.mark.parametrize("element", list(ELEMENTS))
