@@ -232,8 +232,12 @@ def test_impossible_assembly_raises_convergence_error():
     with pytest.raises(ConvergenceError, match="slider_y") as info:
         assemble_configuration(model, [1.0, 0.5])
     err = info.value
-    assert err.residual_history and min(err.residual_history) > 0.4
-    assert 0.5 <= np.abs(model.constraint_value(0, err.last_good)).max() < 0.51     # reach is 2 l
+    # Gauss–Newton has no solution to converge to and wanders chaotically (a 1e-15 change of the guess moves its
+    # best iterate anywhere in 0.500 … 0.506), so how close it came is rounding; what holds is that last_good is
+    # the best iterate of the history and that no configuration beats the reach, |φ| ≥ 2.5 l − 2 l = 0.5
+    best = np.abs(model.constraint_value(0, err.last_good)).max()
+    assert len(err.residual_history) > 1 and best == pytest.approx(min(err.residual_history), rel=1e-12)
+    assert min(err.residual_history) >= 0.5 - 1e-12
     # a particle on a circle of radius 1 with x fixed at 2 cannot be placed
     with pytest.raises(ConvergenceError, match="circle"):
         assemble_configuration(ParticleOnCircle(rho=1.0), [2.0, 0.3], fixed=[0])
