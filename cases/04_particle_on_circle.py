@@ -123,6 +123,8 @@ def plot(path, res, decompositions, theta, theta_ref, energy_error) -> None:
         ax.set_aspect("equal")
         ax.set_xlim(-1.6 * rho, 1.6 * rho)
         ax.set_ylim(-1.6 * rho, 1.6 * rho)
+        ax.set_xlabel("x [m]")
+        ax.set_ylabel("y [m]")
         ax.set_title(f"AG Fig. 2 decomposition, {title}\n"
                      f"t = {d['t']:.3f} s, |$\\mathcal{{F}}$ + Φᵀλ| = {d['err_force']:.1e} N", fontsize=9)
         ax.legend(fontsize=8, loc="upper left")
@@ -133,9 +135,10 @@ def plot(path, res, decompositions, theta, theta_ref, energy_error) -> None:
     ax.set_ylabel("θ from the lowest point [deg]")
     ax.legend(fontsize=8)
     ax = axes[1, 1]
-    ax.semilogy(res.times, np.maximum(np.abs(energy_error), 1e-18), label="|E − E₀| / max T")
+    ax.semilogy(res.times, np.maximum(np.abs(energy_error), 1e-18), label="|E − E₀| / max T [-]")
     ax.semilogy(res.times, np.maximum(res.histories["violation"], 1e-18), label="‖φ‖ [m] (0 shown as 1e-18)")
     ax.set_xlabel("t [s]")
+    ax.set_ylabel("energy error, violation [-, m]")
     ax.set_title("energy error and constraint violation", fontsize=9)
     ax.legend(fontsize=8)
     plots.save(fig, path, dpi=120)

@@ -96,14 +96,15 @@ def plot(path, res, crossings, theta_ref) -> None:
     F, lam = res.histories["constraint_force"], res.histories["lam"][:, 0]
     fig, axes = plots.subplots(2, 2, figsize=(11, 8), sharex=True)
     panels = [
-        (axes[0, 0], "(A) joint angles [rad]", [(res.q[:, 0], "q₁"), (res.q[:, 1], "q₂")]),
-        (axes[0, 1], "(B) joint rates [rad/s]", [(res.v[:, 0], "q̇₁"), (res.v[:, 1], "q̇₂")]),
-        (axes[1, 0], "(C) constraint force Φᵀλ [N·m]", [(F[:, 0], "(Φᵀλ)₁"), (F[:, 1], "(Φᵀλ)₂")]),
-        (axes[1, 1], "(D) multiplier λ [N]", [(lam, "λ")]),
+        (axes[0, 0], "(A) joint angles", "q [rad]", [(res.q[:, 0], "q₁"), (res.q[:, 1], "q₂")]),
+        (axes[0, 1], "(B) joint rates", "q̇ [rad/s]", [(res.v[:, 0], "q̇₁"), (res.v[:, 1], "q̇₂")]),
+        (axes[1, 0], "(C) constraint force", "Φᵀλ [N·m]", [(F[:, 0], "(Φᵀλ)₁"), (F[:, 1], "(Φᵀλ)₂")]),
+        (axes[1, 1], "(D) multiplier", "λ [N]", [(lam, "λ")]),
     ]
-    for ax, title, curves in panels:
+    for ax, title, ylabel, curves in panels:
         for y, label in curves:
             ax.plot(t, y, label=label)
+        ax.set_ylabel(ylabel)
         if ax is axes[0, 0]:
             ax.plot(t, theta_ref, "k:", lw=1, label="q₁, 1-dof reference")
         for tc in crossings:

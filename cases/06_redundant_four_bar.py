@@ -68,21 +68,25 @@ def plot(path, res, planar, free) -> None:
         ax.plot(res.times, res.q[:, i], label=f"{name} (spatial closure, projection)")
         ax.plot(planar.times, planar.q[:, i], "k:", lw=1)
     ax.plot([], [], "k:", lw=1, label="planar closure, multiplier form")
-    ax.set_title("joint angles [rad]", fontsize=10)
+    ax.set_title("joint angles", fontsize=10)
+    ax.set_ylabel("joint angles q [rad]")
     ax.legend(fontsize=7)
     ax = axes[0, 1]
     ax.semilogy(res.times, np.maximum(np.abs(res.q - planar.q).max(axis=1), 1e-18))
-    ax.set_title("max |q_spatial − q_planar| [rad]", fontsize=10)
+    ax.set_title("spatial against planar closure", fontsize=10)
+    ax.set_ylabel("max |q_spatial − q_planar| [rad]")
     ax = axes[1, 0]
     for r, label in ((res, "with position correction"), (free, "without stabilisation")):
         E = r.histories["energy"]
         ax.semilogy(r.times, np.maximum(np.abs(E - E[0]) / abs(E[0]), 1e-18), label=label)
-    ax.set_title("|E − E₀| / |E₀|", fontsize=10)
+    ax.set_title("energy drift", fontsize=10)
+    ax.set_ylabel("|E − E₀| / |E₀| [-]")
     ax.legend(fontsize=8)
     ax = axes[1, 1]
     for r, label in ((res, "with position correction"), (free, "without stabilisation")):
         ax.semilogy(r.times, np.maximum(r.histories["violation"], 1e-18), label=label)
-    ax.set_title("‖φ‖ [m] (0 shown as 1e-18)", fontsize=10)
+    ax.set_title("constraint violation (0 shown as 1e-18)", fontsize=10)
+    ax.set_ylabel("‖φ‖ [m]")
     ax.legend(fontsize=8)
     for ax in axes[1]:
         ax.set_xlabel("t [s]")

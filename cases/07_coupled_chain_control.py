@@ -102,21 +102,25 @@ def plot(path, res, free, U, U_free, k_n) -> None:
     for i, name in enumerate(("x", "y")):
         line, = ax.plot(t, res.histories["task_x"][:, i], label=f"{name}_E")
         ax.plot(t, res.histories["task_desired"][:, i], "--", color=line.get_color(), lw=1, label=f"{name} goal")
-    ax.set_title("(A) task coordinates r_E [m] (Fig. 9 right)", fontsize=10)
+    ax.set_title("(A) task coordinates (Fig. 9 right)", fontsize=10)
+    ax.set_ylabel("end point r_E [m]")
     ax = axes[0, 1]
     for i in range(3):
         ax.plot(t, res.q[:, i], label=f"q{i + 1}")
     ax.plot(t, res.q[:, 0] / 3, "k:", lw=1, label="q1/3, 2q1/3 [DE-94]")
     ax.plot(t, 2 * res.q[:, 0] / 3, "k:", lw=1)
-    ax.set_title("(B) first three joints [rad] (Fig. 10 left)", fontsize=10)
+    ax.set_title("(B) first three joints (Fig. 10 left)", fontsize=10)
+    ax.set_ylabel("joint angles q [rad]")
     ax = axes[1, 0]
     ax.semilogy(t, U, label=f"K_N = {k_n:g}")
     ax.semilogy(free.times, U_free, label="K_N = 0 (same damping)")
-    ax.set_title("(C) gravity effort U = ‖g(q)‖² [N²m²] (Fig. 10 right)", fontsize=10)
+    ax.set_title("(C) gravity effort (Fig. 10 right)", fontsize=10)
+    ax.set_ylabel("U = ‖g(q)‖² [N²·m²]")
     ax = axes[1, 1]
     for i in range(6):
         ax.plot(t, res.histories["tau"][:, i], label=f"τ{i + 1}")
-    ax.set_title("(D) joint torques [N·m]", fontsize=10)
+    ax.set_title("(D) joint torques", fontsize=10)
+    ax.set_ylabel("joint torques τ [N·m]")
     for ax in axes.ravel():
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)

@@ -114,21 +114,26 @@ def de99_check(asm, task, res) -> dict:
 
 def plot(path, runs: dict, labels) -> None:
     fig, axes = plots.subplots(2, 2, figsize=(11, 8), sharex=True)
-    titles = {"elbows": ("(A) elbow joints q2, q4, q6 [rad] (Fig. 12 left)", "(B) generalized forces, elbow task"),
-              "platform": ("(C) platform x, y [m], θ [rad] (Fig. 13 left)", "(D) generalized forces, platform task")}
+    titles = {"elbows": ("(A) elbow joints q2, q4, q6 (Fig. 12 left)", "(B) generalized forces, elbow task"),
+              "platform": ("(C) platform x, y, θ (Fig. 13 left)", "(D) generalized forces, platform task")}
     for row, (name, res) in enumerate(runs.items()):
         H, t = res.histories, res.times
         ax = axes[row, 0]
+        units = plots.history_units(res, "task_x")                 # from the model: [rad] joints, [m] x, y
         for i, lab in enumerate(res.metadata["task_labels"]):
-            line, = ax.plot(t, H["task_x"][:, i], label=lab.split(".")[-1])
+            line, = ax.plot(t, H["task_x"][:, i], label=lab.split(".")[-1] + (f" [{units[i]}]" if units else ""))
             ax.plot(t, H["task_desired"][:, i], "--", color=line.get_color(), lw=1)
         ax.set_title(titles[name][0] + "; dashed: goal", fontsize=10)
+        ax.set_ylabel(plots.axis_label("task coordinates", units, "m or rad"))
         ax = axes[row, 1]
+        units = plots.history_units(res, "tau")                    # [N·m] on revolute, [N] on prismatic joints
         for i, lab in enumerate(labels):
             passive = not np.any(H["tau"][:, i])
+            unit = f" [{units[i]}]" if units else ""
             ax.plot(t, H["tau"][:, i], ":" if passive else "-", lw=1.0 if passive else 1.4,
-                    label=lab.split(".")[-1] + (" (passive, ≡ 0)" if passive else ""))
-        ax.set_title(titles[name][1] + " τ [N·m or N] (Figs 12, 13 right)", fontsize=10)
+                    label=lab.split(".")[-1] + unit + (" (passive, ≡ 0)" if passive else ""))
+        ax.set_title(titles[name][1] + " (Figs 12, 13 right)", fontsize=10)
+        ax.set_ylabel(plots.axis_label("generalized forces τ", units, "N or N·m"))
     for ax in axes.ravel():
         ax.legend(fontsize=7, ncol=2)
         ax.grid(alpha=0.3)

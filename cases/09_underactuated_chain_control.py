@@ -126,19 +126,23 @@ def plot(path, res, margin_t, margin) -> None:
     for i, name in enumerate(("x", "y")):
         line, = ax.plot(t, H["task_x"][:, i], label=f"{name}_E")
         ax.plot(t, H["task_desired"][:, i], "--", color=line.get_color(), lw=1, label=f"{name} goal")
-    ax.set_title("(A) task coordinates r_E [m] (Fig. 14 right)", fontsize=10)
+    ax.set_title("(A) task coordinates (Fig. 14 right)", fontsize=10)
+    ax.set_ylabel("end point r_E [m]")
     ax = axes[0, 1]
     for i in range(3):
         ax.plot(t, res.q[:, i], label=f"q{i + 1}" + (" (passive)" if i == 0 else ""))
-    ax.set_title("(B) joint angles [rad]: undamped null-space oscillation (Fig. 15 left)", fontsize=10)
+    ax.set_title("(B) undamped null-space oscillation (Fig. 15 left)", fontsize=10)
+    ax.set_ylabel("joint angles q [rad]")
     ax = axes[1, 0]
     for i in range(3):
         ax.plot(t, H["tau"][:, i], ":" if i == 0 else "-", label=f"τ{i + 1}" + (" (passive, ≡ 0)" if i == 0 else ""))
-    ax.set_title("(C) joint torques [N·m] (Fig. 15 right)", fontsize=10)
+    ax.set_title("(C) joint torques (Fig. 15 right)", fontsize=10)
+    ax.set_ylabel("joint torques τ [N·m]")
     ax = axes[1, 1]
     ax.semilogy(t, np.maximum(np.linalg.norm(H["task_error"], axis=1), 1e-18), label="‖x_d − x‖ [m]")
-    ax.semilogy(margin_t, margin, label="‖S̃Ňᵀ‖ (0 = singular)")
+    ax.semilogy(margin_t, margin, label="‖S̃Ňᵀ‖ [-] (0 = singular)")
     ax.set_title("(D) task error and passive-joint margin", fontsize=10)
+    ax.set_ylabel("‖x_d − x‖, ‖S̃Ňᵀ‖ [m, -]")
     for ax in axes.ravel():
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)

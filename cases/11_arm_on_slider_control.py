@@ -251,7 +251,8 @@ def plot_fig8(path, t, desired, xs, lams, norms, title) -> None:
         axes[1].plot(t, xs[name][:, 1], label=names[name])
         axes[2].plot(t, lams[name], label=names[name])
         axes[3].plot(t, norms[name], label=names[name])
-    for ax, lab in zip(axes, ("(A) x [m]", "(B) θ [rad]", "(C) λ [N]", "(D) ‖τ‖ [N·m]")):
+    for ax, lab in zip(axes, ("(A) end-point x [m]", "(B) end-link angle θ [rad]", "(C) rail multiplier λ [N]",
+                              "(D) torque norm ‖τ‖ [N·m]")):
         ax.set_ylabel(lab)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="upper right")

@@ -204,7 +204,7 @@ def plot_energy(path, runs: dict) -> None:
         E, K = res.histories["energy"], res.histories["kinetic"]
         ax.plot(res.times, (E - E[0]) / K.max(), label=name)
     ax.set_xlabel("t [s]")
-    ax.set_ylabel("(E − E0) / K_max")
+    ax.set_ylabel("energy error (E − E0) / K_max [-]")
     ax.set_title("Flexible pendulum: energy per integrator setting", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)

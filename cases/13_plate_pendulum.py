@@ -156,9 +156,9 @@ def plot_energy(path, runs: dict) -> None:
         line, = ax.plot(res.times, E[0] - E, label=f"E0 − E, {name}")
         ax.plot(res.times, D, ls="--", color=line.get_color(), label=f"dissipated D, {name}")
         bx.plot(res.times, E[0] - E - D, color=line.get_color(), label=name)
-    ax.set_ylabel("[J]")
+    ax.set_ylabel("energy lost E0 − E, dissipated D [J]")
     ax.set_title("Plate pendulum: energy lost vs Kelvin–Voigt dissipation", fontsize=10)
-    bx.set_ylabel("E0 − E − D [J]")
+    bx.set_ylabel("energy balance E0 − E − D [J]")
     bx.set_xlabel("t [s]")
     for a in (ax, bx):
         a.grid(alpha=0.3)

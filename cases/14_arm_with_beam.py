@@ -146,9 +146,9 @@ def plot_energy(path, runs: dict) -> None:
         E, W = torque.histories["energy"], torque.histories["applied_work"]
         line, = bx.plot(torque.times, E - E[0], label=f"E − E0, order {order}")
         bx.plot(torque.times, W, ls="--", color=line.get_color(), label=f"applied work W, order {order}")
-    ax.set_ylabel("(E − E0) / K_max")
+    ax.set_ylabel("energy error (E − E0) / K_max [-]")
     ax.set_title("(b) free motion", fontsize=10)
-    bx.set_ylabel("[J]")
+    bx.set_ylabel("energy change E − E0, work W [J]")
     bx.set_title("(c) constant joint torque", fontsize=10)
     bx.set_xlabel("t [s]")
     for a in (ax, bx):

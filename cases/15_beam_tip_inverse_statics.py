@@ -238,7 +238,7 @@ def _plot(out, asm, task, st, res, tips, error, servo) -> None:
     ax.semilogy(res.times, np.maximum(error, 1e-16))
     ax.axvline(servo.t_move, color="0.6", ls="--")
     ax.set_xlabel("t [s]")
-    ax.set_ylabel("|tip − target| [m]")
+    ax.set_ylabel("tip error |tip − target| [m]")
     plots.save(fig, out / "tip_error.png", dpi=120)
     fig, ax = plots.subplots(figsize=(6, 3.5))
     applied = np.array([servo.S @ servo(t, q, v) for t, q, v in zip(res.times, res.q, res.v)])
@@ -247,7 +247,7 @@ def _plot(out, asm, task, st, res, tips, error, servo) -> None:
         ax.plot(res.times, applied[:, j], label=f"joint {j + 1} applied")
         ax.plot(res.times, feedforward[:, j], "--", label=f"joint {j + 1} feedforward")
     ax.set_xlabel("t [s]")
-    ax.set_ylabel("torque [N·m]")
+    ax.set_ylabel("joint torque [N·m]")
     ax.legend(fontsize=8)
     plots.save(fig, out / "inputs.png", dpi=120)
 
