@@ -244,10 +244,10 @@ def plot_tip(path, times, deflection) -> None:
 
 
 def write_outputs(out, asm, res, reference, omega, offset, t_settle, vtk_every) -> None:
-    """Results, ParaView series (beam and arm), CSV, figures and a screenshot."""
+    """ParaView series (beam and arm), CSV, figures and a screenshot; the results themselves are in ``out``
+    already (the run saved them as it went)."""
     from flexbody import io, view
 
-    res.save(out)
     io.write_link_pvd(out, res, every=vtk_every)
     io.write_pvd(out, res, every=vtk_every)
     io.write_histories_csv(out / "histories.csv", res)

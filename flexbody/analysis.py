@@ -157,6 +157,16 @@ def stored_columns(Phi_sparse) -> np.ndarray:
     return np.unique(sp.csr_matrix(Phi_sparse).indices)
 
 
+def on_columns(Phi_csr, cols: np.ndarray) -> np.ndarray:
+    """The dense (m, n_c) block Φ[:, cols] of a CSR Φ whose stored entries all lie in the sorted columns
+    ``cols`` (e.g. :func:`stored_columns`), scattered in O(nnz) without slicing the sparse matrix."""
+    m = Phi_csr.shape[0]
+    out = np.zeros((m, len(cols)))
+    rows = np.repeat(np.arange(m), np.diff(Phi_csr.indptr))
+    np.add.at(out, (rows, np.searchsorted(cols, Phi_csr.indices)), Phi_csr.data)
+    return out
+
+
 def rows_on_columns(V_c: np.ndarray, cols: np.ndarray, n: int) -> sp.csr_matrix:
     """The rows V_c (r, n_c) given on the columns ``cols`` (n_c,) of an (r, n) matrix, as CSR (r, n)."""
     r = V_c.shape[0]
@@ -183,7 +193,7 @@ def compressed_constraint_svd(Phi_sparse, rtol: float | None = None, atol: float
     if m * len(cols) > DENSE_LIMIT:
         raise ConstraintError(f"constraint Jacobian with {m} rows touching {len(cols)} coordinates is too large "
                               f"for a dense SVD (m·n_c > {DENSE_LIMIT})")
-    small, _ = constraint_svd(np.ascontiguousarray(Phi[:, cols].toarray()), rtol, atol)
+    small, _ = constraint_svd(on_columns(Phi, cols), rtol, atol)
     s = np.zeros(min(m, n))
     s[:len(small.singular_values)] = small.singular_values
     r = small.rank

@@ -139,6 +139,7 @@ class AssembledSystem:
         self.sparse = bool(self.bodies)
         self.q0 = self._initial_coordinates(q0)
         self.constraints = list(constraints)
+        self._pattern = None                              # CSR structure of Φ, reused while its positions repeat
         self._prepare_attachments()
         self.row_slices, row = [], 0
         for c in self.constraints:
@@ -284,7 +285,10 @@ class AssembledSystem:
                 else:
                     triplets.append(_triplets(rs.start, cols, block))
         if triplets is not None:
-            Phi = _csr(triplets, (m, self.n_dofs))
+            rows, cols, vals = (np.concatenate(x) for x in zip(*triplets)) if triplets else (np.zeros(0, int),) * 3
+            if self._pattern is None or not self._pattern.matches(rows, cols):
+                self._pattern = _RowPattern(rows, cols, (m, self.n_dofs))
+            Phi = self._pattern.csr(vals)
         return phi, Phi, bias, phi_t
 
     def terms(self, t: float, q, v=None) -> Terms:
@@ -341,8 +345,23 @@ def _triplets(row0: int, cols: np.ndarray, block):
     return rows, np.tile(np.asarray(cols), r)[keep], block.ravel()[keep]
 
 
-def _csr(triplets, shape) -> sp.csr_matrix:
-    if not triplets:
-        return sp.csr_matrix(shape)
-    rows, cols, vals = (np.concatenate(x) for x in zip(*triplets))
-    return sp.csr_matrix((vals, (rows, cols)), shape=shape)
+class _RowPattern:
+    """The CSR structure of Φ for one list of (row, col) positions (duplicates summed): the positions of the
+    pieces repeat from state to state, so the sort of a COO→CSR conversion is done once and each Φ only
+    scatters its values (``np.bincount``) into a new CSR matrix sharing ``indices`` and ``indptr``."""
+
+    def __init__(self, rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]):
+        self.rows, self.cols, self.shape = rows, cols, shape
+        unique, self.slot = np.unique(rows.astype(np.int64) * shape[1] + cols, return_inverse=True)
+        self.indices = (unique % shape[1]).astype(np.int32)
+        self.indptr = np.searchsorted(unique // shape[1], np.arange(shape[0] + 1)).astype(np.int32)
+        self.indices.flags.writeable = self.indptr.flags.writeable = False     # shared by every Φ made here
+
+    def matches(self, rows: np.ndarray, cols: np.ndarray) -> bool:
+        return rows.shape == self.rows.shape and np.array_equal(rows, self.rows) and np.array_equal(cols, self.cols)
+
+    def csr(self, vals: np.ndarray) -> sp.csr_matrix:
+        data = np.bincount(self.slot, weights=vals, minlength=len(self.indices))
+        Phi = sp.csr_matrix((data, self.indices, self.indptr), shape=self.shape, copy=False)
+        Phi.has_canonical_format = True                                       # sorted, no duplicates
+        return Phi

@@ -17,6 +17,8 @@ implicit integrator eliminate them (:mod:`flexbody.kkt`).
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -50,15 +52,25 @@ def _node_columns(ev, body, nodes: np.ndarray, components=None) -> np.ndarray:
     return (ev.body_offset(body) + 3 * nodes[:, None] + comps[None, :]).ravel()
 
 
-def _identity(r: int) -> sp.csr_matrix:
-    return sp.identity(r, format="csr")
+@functools.lru_cache(maxsize=64)
+def _identity(r: int) -> sp.coo_matrix:
+    """The identity (r, r) as COO, made once per size: the node block of every evaluation (never modified)."""
+    return sp.identity(r, format="coo")
 
 
 def _skew_rows(w: np.ndarray) -> np.ndarray:
     """[w]× for each row of w (k, 3) -> (k, 3, 3)."""
-    z = np.zeros(len(w))
-    return np.stack([np.stack([z, -w[:, 2], w[:, 1]], -1), np.stack([w[:, 2], z, -w[:, 0]], -1),
-                     np.stack([-w[:, 1], w[:, 0], z], -1)], axis=1)
+    S = np.zeros((len(w), 3, 3))
+    S[:, 0, 1], S[:, 0, 2], S[:, 1, 2] = -w[:, 2], w[:, 1], -w[:, 0]
+    S[:, 1, 0], S[:, 2, 0], S[:, 2, 1] = w[:, 2], -w[:, 1], w[:, 0]
+    return S
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a × b row by row for a and b of shape (3,) or (k, 3) (np.cross costs more than the product here)."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
 
 
 class _NodeRows(Constraint):
@@ -173,7 +185,7 @@ class AttachNodes(_NodeRows):
         J_nodes = J[None, :3, :] - _skew_rows(w) @ J[None, 3:, :]            # J_v − [w]× J_ω
         acc = kin.frame_bias_acceleration(self.link)
         omega = kin.angular_velocity(self.link)
-        a_nodes = acc[:3] + np.cross(acc[3:], w) + np.cross(omega, np.cross(omega, w))
+        a_nodes = acc[:3] + _cross(acc[3:], w) + _cross(omega, _cross(omega, w))
         pieces.append((ev.columns(self.link.tree), -J_nodes.reshape(3 * k, -1)))
         return ConstraintRows((x - kin.p[i] - w).ravel(), pieces, -a_nodes.ravel())
 

@@ -193,8 +193,7 @@ class ControlContext:
 
     @cached_property
     def passive(self) -> np.ndarray:
-        actuated = np.flatnonzero(np.abs(self.S).sum(axis=0) > 0)
-        return np.setdiff1d(np.arange(self.n), actuated)
+        return np.flatnonzero(~np.any(self.S, axis=0))
 
     @cached_property
     def S_tilde(self) -> np.ndarray:
