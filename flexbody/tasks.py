@@ -585,6 +585,7 @@ def operational_space_at(asm, task: Task, t: float, q, v=None, *, rtol: float | 
     unless ``ignore_constraints=True`` (constrained task-level control, [DE-65..93], uses them with
     the constraint projection). The task terms are returned in ``.terms``.
     """
+    asm = as_assembled(asm, "operational_space_at")
     if not isinstance(task, Task):
         raise ModelError(f"operational_space_at: expected a Task, got {task!r}")
     if asm.n_constraints and not ignore_constraints:
@@ -603,6 +604,7 @@ def task_history(asm, task: Task, results) -> tuple[np.ndarray, np.ndarray, np.n
     """x, ẋ and ẍ = J a + J̇v (each (s, m)) of ``task`` along a dynamic run of ``asm`` (Results with
     ``q``, ``v`` and the accelerations ``histories["a"]``): the task as the plant moved, e.g. to compare
     ẍ with a controller's commanded f* ("task_command")."""
+    asm = as_assembled(asm, "task_history")
     if not isinstance(task, Task):
         raise ModelError(f"task_history: expected a Task, got {task!r}")
     if "a" not in results.histories or results.v is None:
@@ -614,5 +616,3 @@ def task_history(asm, task: Task, results) -> tuple[np.ndarray, np.ndarray, np.n
         xd.append(terms.xdot)
         xdd.append(terms.J @ a + terms.bias)
     return np.array(x), np.array(xd), np.array(xdd)
-    asm = as_assembled(asm, "operational_space_at")
-    asm = as_assembled(asm, "task_history")
