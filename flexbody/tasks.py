@@ -130,6 +130,15 @@ class Task:
     def row_labels(self) -> list[str]:
         return [f"{self.name}.{r}" for r in self.row_names]
 
+    @property
+    def units(self) -> tuple[str, ...]:
+        """Unit of each task coordinate (m,), also of its error; "-" unless the subclass says."""
+        return ("-",) * self.n_rows
+
+    def units_in(self, asm) -> tuple[str, ...]:
+        """:attr:`units` with coordinates named by label resolved against the assembled system ``asm``."""
+        return self.units
+
     def evaluate(self, ev) -> TaskTerms:
         raise NotImplementedError
 
@@ -200,6 +209,11 @@ class PointTask(Task):
         self.n_rows, self.row_names = comps.size, tuple(_XYZ[c] for c in self.components)
         self.trees = tuple(anchor.trees)
 
+    @property
+    def units(self) -> tuple[str, ...]:
+        """Positions [m] (commanded accelerations [m/s²])."""
+        return ("m",) * self.n_rows
+
     def _default_name(self) -> str:
         return self.anchor.label
 
@@ -236,6 +250,11 @@ class PlanarOrientationTask(Task):
         self.reference, self.tracking = reference, bool(tracking)
         self.n_rows, self.row_names = 1, ("rz",)
         self.trees = tuple(frame.trees)
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """An angle [rad] (commanded acceleration [rad/s²])."""
+        return ("rad",)
 
     def _default_name(self) -> str:
         return self.frame.label
@@ -283,6 +302,11 @@ class OrientationTask(Task):
         super().__init__(name)
         self.n_rows, self.row_names = 3, ("rx", "ry", "rz")
         self.trees = tuple(frame.trees)
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """Rotation-vector components [rad] (commanded angular accelerations [rad/s²])."""
+        return ("rad",) * 3
 
     def _default_name(self) -> str:
         return self.frame.label
@@ -338,6 +362,19 @@ class JointTask(Task):
         self.items, self.n_rows, self.row_names = items, len(items), tuple(rows)
         self.trees = tuple({i.tree: None for i in items if isinstance(i, Link)})
 
+    @property
+    def units(self) -> tuple[str, ...]:
+        """Each joint's unit, "rad" or "m"; "rad or m" for a joint given by label (see :meth:`units_in`)."""
+        return tuple(item.joint.unit if isinstance(item, Link) else "rad or m" for item in self.items)
+
+    def units_in(self, asm) -> tuple[str, ...]:
+        """Each joint's unit, a joint given by label looked up in ``asm.coordinate_labels`` ("rad or m" if
+        it is not there)."""
+        labels, units = list(asm.coordinate_labels), list(asm.coordinate_units)
+        return tuple(item.joint.unit if isinstance(item, Link) else
+                     units[labels.index(label)] if label in labels else "rad or m"
+                     for item, label in zip(self.items, self.row_names))
+
     def indices(self, asm) -> np.ndarray:
         """Global coordinate indices (m,) of the task's joints in ``asm``."""
         out = []
@@ -388,6 +425,15 @@ class StackedTask(Task):
     @property
     def row_labels(self) -> list[str]:
         return list(self._labels)
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """The stacked tasks' units, in order."""
+        return tuple(u for task in self.tasks for u in task.units)
+
+    def units_in(self, asm) -> tuple[str, ...]:
+        """The stacked tasks' units against ``asm``, in order."""
+        return tuple(u for task in self.tasks for u in task.units_in(asm))
 
     def evaluate(self, ev) -> TaskTerms:
         parts = [task.evaluate(ev) for task in self.tasks]
