@@ -129,7 +129,9 @@ def test_internal_force_is_energy_gradient(element, material):
 def test_tangent_and_damping_match_finite_differences(element, material, damping):
     body = make_body(element, material, damping)
     q = _deformed(body)
-    v = 0.5 * RNG.standard_normal(q.size)
+    # strain rates of order 1/s: with β = 0.02 s the viscous stress is a fifth of the elastic one. At five
+    # times that (0.5 m/s) the incompatible modes of one state in about thirty have no balance to converge to.
+    v = 0.1 * RNG.standard_normal(q.size)
     K = body.tangent(q, v)
     err_q = _relative_fd_error(lambda x: body.internal_force(x, v), lambda d: K @ d, q, 1e-6)
     assert err_q < 1e-6
