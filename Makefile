@@ -9,20 +9,20 @@ PYTEST  := $(VENV)/bin/python -m pytest -q -n auto --dist worksteal
 
 .PHONY: setup run test test-slow test-all bench clean
 
-## the package and what it needs to run, with its numba kernels compiled into the on-disk cache
+## the package and what it needs to run, with the numba kernels a run needs compiled into the on-disk cache
+## (pip without byte-compiling every installed module: Python compiles what is imported, when it is)
 $(RUNTIME): pyproject.toml
 	@if command -v apt-get >/dev/null 2>&1 && ! dpkg -s libsuitesparse-dev >/dev/null 2>&1; then \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libsuitesparse-dev; fi
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e .
-	$(VENV)/bin/python -m flexbody.precompile
+	$(VENV)/bin/pip install -q --no-compile -e .
+	$(VENV)/bin/python -m flexbody.precompile --stages run
 	touch $(RUNTIME)
 
 ## ... and the test extras (independent libraries the tests compare with, pytest and pytest-xdist)
 $(STAMP): $(RUNTIME)
-	$(VENV)/bin/pip install -q -e ".[test]"
-	$(VENV)/bin/python -m flexbody.precompile
+	$(VENV)/bin/pip install -q --no-compile -e ".[test]"
+	$(VENV)/bin/python -m flexbody.precompile --stages all
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -4,13 +4,14 @@ Every compiled kernel of flexbody is cached on disk (``cache=True``) next to its
 once per installation and loaded in milliseconds afterwards. Without this step the first run of a case pays
 the compilation (about half a minute on two cores); ``make setup`` runs ::
 
-    python -m flexbody.precompile            # all groups, two processes
-    python -m flexbody.precompile --jobs 1   # one after the other
+    python -m flexbody.precompile                 # every kernel
+    python -m flexbody.precompile --stages run    # the kernels running a case of moderate size needs
 
 which drives each kernel once through small models of the public API, with the argument types that real
-runs use, so that later runs — the flagship case, the tests, a user's script — load them instead. The
-groups are independent and run in parallel processes; :func:`compiled_signatures` lists what a process
-holds (the tests compare it with what a case needs).
+runs use, so that later runs — the flagship case, the tests, a user's script — load them instead. Groups
+of disjoint kernels run in parallel processes (:data:`STAGES`); :func:`compiled_signatures` lists what a
+process holds (the tests compare it with what a case needs). ``make run`` compiles the "run" stage,
+``make setup`` (and so ``make test``) everything.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["GROUPS", "run_group", "compiled_signatures", "main"]
+__all__ = ["GROUPS", "STAGES", "run_group", "compiled_signatures", "main"]
 
 
 def _flexible_serial() -> None:
@@ -62,11 +63,6 @@ def _flexible_parallel() -> None:
     body.strain_energy(q)
 
 
-def _flexible() -> None:
-    _flexible_serial()
-    _flexible_parallel()                                 # its per-range routines are compiled by now
-
-
 def _rigid() -> None:
     """Kinematics, CRBA, RNEA and point terms of rigid trees (revolute and prismatic joints), and the dense
     constrained forward dynamics of rigid systems in every form (with their compiled QR/LU kernels)."""
@@ -87,11 +83,17 @@ def _rigid() -> None:
 
 
 GROUPS: dict[str, Callable[[], None]] = {
-    "flexible": _flexible,
+    "flexible": _flexible_serial,
     "rigid": _rigid,
+    "parallel": _flexible_parallel,
 }
-"""Warm-up work of disjoint kernels (element kernels; rigid-tree and dense dynamics kernels), each group in
-a process of its own."""
+"""Warm-up work by kernels: element kernels, rigid-tree and dense dynamics kernels, and the parallel element
+kernels of large meshes (which call the serial group's per-range routines: they run once those are cached)."""
+
+STAGES = {"run": (("flexible", "rigid"),), "all": (("flexible", "rigid"), ("parallel",))}
+"""Groups run together (one process each), stage after stage: "run" what running a case of moderate size
+needs (``make run``), "all" everything (``make setup``: the tests also drive meshes of SERIAL_BELOW elements
+and more)."""
 
 
 def run_group(name: str) -> float:
@@ -120,26 +122,21 @@ def compiled_signatures() -> set[tuple[str, str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m flexbody.precompile",
                                      description="compile flexbody's numba kernels into numba's on-disk cache")
-    parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+    parser.add_argument("--stages", choices=sorted(STAGES), default="all",
+                        help="'run': the kernels a case of moderate size needs; 'all' (default): every kernel")
     parser.add_argument("--group", choices=sorted(GROUPS), help="run one group in this process")
     args = parser.parse_args(argv)
     if args.group:
         print(f"flexbody: compiled the {args.group} kernels in {run_group(args.group):.1f} s", flush=True)
         return 0
     start = time.perf_counter()
-    pending = list(GROUPS)
-    running: list[subprocess.Popen] = []
-    failed = []
-    while pending or running:
-        while pending and len(running) < max(1, args.jobs):
-            group = pending.pop(0)
-            running.append(subprocess.Popen([sys.executable, "-m", "flexbody.precompile", "--group", group]))
-        done = running.pop(0)
-        if done.wait() != 0:
-            failed.append(" ".join(done.args[-2:]))
-    if failed:
-        print(f"flexbody: error: precompiling failed: {', '.join(failed)}", file=sys.stderr)
-        return 1
+    for groups in STAGES[args.stages]:
+        processes = [subprocess.Popen([sys.executable, "-m", "flexbody.precompile", "--group", group])
+                     for group in groups]
+        failed = [group for group, process in zip(groups, processes) if process.wait() != 0]
+        if failed:
+            print(f"flexbody: error: precompiling failed: {', '.join(failed)}", file=sys.stderr)
+            return 1
     print(f"flexbody: numba kernels compiled into the on-disk cache in {time.perf_counter() - start:.1f} s")
     return 0
 

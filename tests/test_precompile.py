@@ -13,8 +13,9 @@ PROBE = """
 import json, sys
 from flexbody import precompile
 from case_files import load
-for name in precompile.GROUPS:
-    precompile.run_group(name)
+for stage in precompile.STAGES["run"]:                   # what make run compiles
+    for name in stage:
+        precompile.run_group(name)
 warm = precompile.compiled_signatures()
 case = load("16_arm_beam_task_control.py")
 case.main(sys.argv[1], divisions=(3, 1, 1), t_settle=0.02, t_end=0.04, dt=0.01, vtk_every=2)
@@ -25,8 +26,8 @@ print(json.dumps({"warm": sorted(map(list, warm)), "new": sorted(map(list, after
 
 
 def test_warm_up_covers_every_kernel_the_flagship_and_a_rigid_case_use(tmp_path):
-    """In a fresh process: after the warm-up groups, running the flagship (reduced) and case 05 adds no
-    compiled kernel signature — they only load what ``make setup`` compiled."""
+    """In a fresh process: after the warm-up of ``make run`` (stage "run"), running the flagship (reduced) and
+    case 05 adds no compiled kernel signature — they only load what the set-up compiled."""
     proc = subprocess.run([sys.executable, "-c", PROBE, str(tmp_path)], capture_output=True, text=True, cwd=REPO,
                           env={**__import__("os").environ, "PYTHONPATH": str(REPO / "tests")}, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -36,5 +37,6 @@ def test_warm_up_covers_every_kernel_the_flagship_and_a_rigid_case_use(tmp_path)
 
 
 def test_groups_run_one_by_one_or_in_processes():
-    assert set(precompile.GROUPS) == {"flexible", "rigid"}
+    assert set(precompile.GROUPS) == {"flexible", "rigid", "parallel"}
+    assert {g for stage in precompile.STAGES["all"] for g in stage} == set(precompile.GROUPS)
     assert precompile.main(["--group", "rigid"]) == 0                   # cached by now: loads, compiles nothing new
