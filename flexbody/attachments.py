@@ -58,19 +58,15 @@ def _identity(r: int) -> sp.coo_matrix:
     return sp.identity(r, format="coo")
 
 
-def _skew_rows(w: np.ndarray) -> np.ndarray:
-    """[w]× for each row of w (k, 3) -> (k, 3, 3)."""
-    S = np.zeros((len(w), 3, 3))
-    S[:, 0, 1], S[:, 0, 2], S[:, 1, 2] = -w[:, 2], w[:, 1], -w[:, 0]
-    S[:, 1, 0], S[:, 2, 0], S[:, 2, 1] = w[:, 2], -w[:, 1], w[:, 0]
-    return S
-
-
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a × b row by row for a and b of shape (3,) or (k, 3) (np.cross costs more than the product here)."""
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+def _cross(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    """a × b along ``axis`` (length 3) with broadcasting, e.g. (k, 3) × (3,) or (k, 3, 1) × (1, 3, n) on
+    axis 1 (np.cross costs more than the products at these sizes)."""
+    a, b = np.moveaxis(a, axis, 0), np.moveaxis(b, axis, 0)
+    out = np.empty((3,) + np.broadcast_shapes(a.shape[1:], b.shape[1:]))
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+    return np.moveaxis(out, 0, axis)
 
 
 class _NodeRows(Constraint):
@@ -182,7 +178,7 @@ class AttachNodes(_NodeRows):
         i = self.link.index
         w = self.offsets @ kin.R[i].T                                         # R r_a (k, 3)
         J = kin.frame_jacobian(self.link)                                     # (6, n_tree) [J_v; J_ω]
-        J_nodes = J[None, :3, :] - _skew_rows(w) @ J[None, 3:, :]            # J_v − [w]× J_ω
+        J_nodes = J[None, :3, :] - _cross(w[:, :, None], J[None, 3:, :], axis=1)    # J_v − [w]× J_ω
         acc = kin.frame_bias_acceleration(self.link)
         omega = kin.angular_velocity(self.link)
         a_nodes = acc[:3] + _cross(acc[3:], w) + _cross(omega, _cross(omega, w))

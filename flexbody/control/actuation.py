@@ -171,7 +171,9 @@ def check_authority(name: str, A: np.ndarray, A_all: np.ndarray, required: int, 
     (never below σ_max(A)); a kept σ below AUTHORITY_ILL·σ_ref flags the map as ill-conditioned."""
     A = np.asarray(A, dtype=float)
     s = _singular_values(A)
-    reference = max(float(np.linalg.norm(A_all, 2)) if np.size(A_all) else 0.0, s[0] if s.size else 0.0)
+    gram = A_all @ A_all.T if np.size(A_all) else np.zeros((0, 0))                 # (m_T, m_T): σ² of A_all
+    top = float(np.sqrt(max(np.linalg.eigvalsh(gram)[-1], 0.0))) if gram.size else 0.0
+    reference = max(top, s[0] if s.size else 0.0)
     return _verdict(name, A, s, required, source, purpose, AUTHORITY_RTOL, MAP_ATOL, reference,
                     f"σ_max of {reference_name}", AUTHORITY_ILL * reference, None, unit)
 
