@@ -781,6 +781,9 @@ def _copy_file(source: Path, target: Path) -> Path:
 
 # ----------------------------------------------------------------------------------- helpers
 def _system(results, who: str):
+    if not hasattr(results, "system"):
+        raise FlexbodyError(f"{who}: expected the Results of a run (fb.simulate, fb.solve_static or "
+                            f"Results.load), got {type(results).__name__}")
     if results.system is None:
         raise FlexbodyError(f"{who}: results carry no system (loaded results need the system re-attached)")
     return results.system

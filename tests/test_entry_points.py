@@ -86,3 +86,5 @@ def test_wrong_model_objects_name_what_to_pass(crank):
         fb.System(beam)
     with pytest.raises(ModelError, match=r"fb.Node\(body, index\)"):
         fb.PointTask(beam)
+    with pytest.raises(FlexbodyError, match=r"write_pvd: expected the Results of a run"):
+        fb.io.write_pvd("unused", None)
