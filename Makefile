@@ -10,18 +10,21 @@ PYTEST  := $(VENV)/bin/python -m pytest -q -n auto --dist worksteal
 .PHONY: setup run test test-slow test-all bench clean
 
 ## the package and what it needs to run, with the numba kernels a run needs compiled into the on-disk cache
-## (pip without byte-compiling every installed module: Python compiles what is imported, when it is)
+## (pip does not byte-compile every module of every dependency; the modules a run imports are byte-compiled
+## while the kernels compile, also where PYTHONDONTWRITEBYTECODE is set, so no run parses them again)
 $(RUNTIME): pyproject.toml
 	@if command -v apt-get >/dev/null 2>&1 && ! dpkg -s libsuitesparse-dev >/dev/null 2>&1; then \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libsuitesparse-dev; fi
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --no-compile -e .
-	$(VENV)/bin/python -m flexbody.precompile --stages run
+	env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -c "import matplotlib.pyplot, pyvista, flexbody" & \
+		env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -m flexbody.precompile --stages run; wait
 	touch $(RUNTIME)
 
 ## ... and the test extras (independent libraries the tests compare with, pytest and pytest-xdist)
 $(STAMP): $(RUNTIME)
-	$(VENV)/bin/pip install -q --no-compile -e ".[test]"
+	$(VENV)/bin/pip install -q -e ".[test]"
+	$(VENV)/bin/python -m compileall -q -j 0 flexbody $$($(VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") > /dev/null
 	$(VENV)/bin/python -m flexbody.precompile --stages all
 	touch $(STAMP)
 
