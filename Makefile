@@ -4,6 +4,15 @@ PYTHON  ?= python3
 RUNTIME := $(VENV)/.runtime
 STAMP   := $(VENV)/.installed
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# the host's pip installs into the environment when it can (pip >= 22.3: --python), which spares the
+# environment a pip of its own (3 s of the first run); otherwise the environment gets one
+ifeq ($(shell $(PYTHON) -m pip --python "$$(command -v $(PYTHON))" --version >/dev/null 2>&1 && echo yes),yes)
+VENV_OPTIONS := --without-pip
+PIP     := $(PYTHON) -m pip --python $(VENV)/bin/python
+else
+VENV_OPTIONS :=
+PIP     := $(VENV)/bin/pip
+endif
 # the default tests on every core (pytest-xdist); the numba kernels are compiled once, by setup
 PYTEST  := $(VENV)/bin/python -m pytest -q -n auto --dist worksteal
 
@@ -15,15 +24,15 @@ PYTEST  := $(VENV)/bin/python -m pytest -q -n auto --dist worksteal
 $(RUNTIME): pyproject.toml
 	@if command -v apt-get >/dev/null 2>&1 && ! dpkg -s libsuitesparse-dev >/dev/null 2>&1; then \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libsuitesparse-dev; fi
-	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q --no-compile -e .
+	$(PYTHON) -m venv $(VENV_OPTIONS) $(VENV)
+	$(PIP) install -q --no-compile -e .
 	env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -c "import matplotlib.pyplot, pyvista, flexbody" & \
-		env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -m flexbody.precompile --stages run; wait
+		env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -m flexbody.precompile --stages run && wait
 	touch $(RUNTIME)
 
 ## ... and the test extras (independent libraries the tests compare with, pytest and pytest-xdist)
 $(STAMP): $(RUNTIME)
-	$(VENV)/bin/pip install -q -e ".[test]"
+	$(PIP) install -q -e ".[test]"
 	$(VENV)/bin/python -m compileall -q -j 0 flexbody $$($(VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") > /dev/null
 	$(VENV)/bin/python -m flexbody.precompile --stages all
 	touch $(STAMP)
@@ -49,7 +58,7 @@ test-all: setup
 bench: setup
 	$(VENV)/bin/python tests/benchmarks/bench_assembly.py
 	$(VENV)/bin/python tests/benchmarks/bench_constrained_dynamics.py
-	$(VENV)/bin/pip install -q -e ".[test,bench]"
+	$(PIP) install -q -e ".[test,bench]"
 	$(VENV)/bin/python tests/benchmarks/bench_flexible_dynamics.py --threads 1
 
 clean:
