@@ -6,13 +6,8 @@ STAMP   := $(VENV)/.installed
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # the host's pip installs into the environment when it can (pip >= 22.3: --python), which spares the
 # environment a pip of its own (3 s of the first run); otherwise the environment gets one
-ifeq ($(shell $(PYTHON) -m pip --python "$$(command -v $(PYTHON))" --version >/dev/null 2>&1 && echo yes),yes)
-VENV_OPTIONS := --without-pip
-PIP     := $(PYTHON) -m pip --python $(VENV)/bin/python
-else
-VENV_OPTIONS :=
-PIP     := $(VENV)/bin/pip
-endif
+HOST_PIP = $(PYTHON) -m pip --python "$$(command -v $(PYTHON))" --version >/dev/null 2>&1
+PIP      = $$([ -x $(VENV)/bin/pip ] && echo $(VENV)/bin/pip || echo "$(PYTHON) -m pip --python $(VENV)/bin/python")
 # the default tests on every core (pytest-xdist); the numba kernels are compiled once, by setup
 PYTEST  := $(VENV)/bin/python -m pytest -q -n auto --dist worksteal
 
@@ -24,7 +19,7 @@ PYTEST  := $(VENV)/bin/python -m pytest -q -n auto --dist worksteal
 $(RUNTIME): pyproject.toml
 	@if command -v apt-get >/dev/null 2>&1 && ! dpkg -s libsuitesparse-dev >/dev/null 2>&1; then \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libsuitesparse-dev; fi
-	$(PYTHON) -m venv $(VENV_OPTIONS) $(VENV)
+	$(PYTHON) -m venv $$($(HOST_PIP) && echo --without-pip) $(VENV)
 	$(PIP) install -q --no-compile -e .
 	env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -c "import matplotlib.pyplot, pyvista, flexbody" & \
 		env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -m flexbody.precompile --stages run && wait
