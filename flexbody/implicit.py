@@ -327,8 +327,10 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
         stats["dissipated"] += _dissipation(asm, state, new, dt_step)
         state, k = new, k + 1
         stats["steps"] = k
+        rows = None                                          # the constraint rows at the new state, once
         if controller is not None and hasattr(controller, "update"):
-            controller.update(state.t, State(state.t, state.q, state.v), _response(asm, state))
+            rows = asm.constraint_rows(asm.evaluate(state.t, state.q, state.v))
+            controller.update(state.t, State(state.t, state.q, state.v), _response(asm, state, rows[1]))
         easy = easy + 1 if iterations <= settings.max_iterations // 2 else 0
         if easy >= patience and dt < settings.dt:
             dt, easy = min(2.0 * dt, settings.dt), 0
@@ -336,7 +338,7 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
         if not last:
             tau = _checked_tau(tau_function, asm, state.t, state.q, state.v)
         if k % record_every == 0 or last:
-            _record(recorder, asm, state, tau, iterations, dt_step, stats)
+            _record(recorder, asm, state, tau, iterations, dt_step, stats, rows)
         progress.report(state.t, t0, t_end)
         if saver is not None and not last and saver.due(recorder):
             _checkpoint(saver, recorder, stepper, state, tau_prev, stats, counters(), dt=dt, easy=easy, k=k,
@@ -390,9 +392,9 @@ def _dissipation(asm, s0: _Step, s1: _Step, dt: float) -> float:
     return total
 
 
-def _record(recorder, asm, s: _Step, tau, iterations: int, dt: float, stats: dict) -> None:
-    ev = asm.evaluate(s.t, s.q, s.v)
-    phi, Phi, _, phi_t = asm.constraint_rows(ev)
+def _record(recorder, asm, s: _Step, tau, iterations: int, dt: float, stats: dict, rows=None) -> None:
+    """Record the step ``s``; ``rows`` are its constraint rows when already evaluated at (s.t, s.q, s.v)."""
+    phi, Phi, _, phi_t = rows if rows is not None else asm.constraint_rows(asm.evaluate(s.t, s.q, s.v))
     recorder.t_last = s.t
     recorder.record(s.t, s.q, s.v, _response(asm, s, Phi), tau, _Snapshot(phi, Phi, phi_t), iterations)
     for key, value in (("dt", dt), ("newton_iterations", iterations), ("applied_work", stats["applied_work"]),
