@@ -22,7 +22,8 @@ Expected:
   decomposition is evaluated at t = 0 (at rest: 𝓕 = f⊥) and at the recorded step nearest the first
   passage through the lowest point, where Φᵀλ = −𝓕 points up with the string tension m g + m v²/ρ.
 
-Outputs in out_dir: results.npz/.json (Results.save), histories.csv, particle_on_circle.png (AG Fig. 2
+Outputs in out_dir: results.npz/.json (Results.save), particle.pvd and scene.vtp (ParaView series of the
+particle and its circle; ``flexbody view``), histories.csv, particle_on_circle.png (AG Fig. 2
 style: circle, ε∥, ε⊥, f∥, f⊥ and 𝓕 at the two instants, plus θ(t) and the energy error) and summary.txt.
 """
 from pathlib import Path
@@ -152,6 +153,7 @@ def main(out_dir="out/04_particle_on_circle", mass=MASS, radius=RADIUS, gravity=
                    stabilization=PositionCorrection())
     out = Path(out_dir)
     res.save(out)
+    fb.io.write_link_pvd(out, res, every=fb.io.frame_stride(res))   # ParaView series with the circle (scene.vtp)
 
     x, y = res.q[:, 0], res.q[:, 1]
     theta = np.arctan2(x, -y)                                # angle from the lowest point

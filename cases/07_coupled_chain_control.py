@@ -38,7 +38,8 @@ plant's task acceleration ẍ = J a + J̇q̇ equals the commanded f* at every st
 max(1, |f*|)). The first three joint torques show the swings DE attributes to "rapid and drastic changes in
 configuration induced by the gravity effort minimization".
 
-Outputs in out_dir: results.npz/.json of the K_N run (Results.save) and of the K_N = 0 run in
+Outputs in out_dir: results.npz/.json of the K_N run (Results.save) with its ParaView series (chain.pvd,
+scene.vtp) and of the K_N = 0 run in
 ``no_gravity_effort/``, histories.csv (both runs), coupled_chain.png (Figs 9/10 layout: (A) task
 coordinates and goal, (B) q₁, q₂, q₃ with q₁/3, 2q₁/3, (C) U(t) with and without the gravity-effort term,
 (D) joint torques), histories.png (flexbody.plots overview) and summary.txt (JSON of the returned dict).
@@ -148,6 +149,7 @@ def main(out_dir="out/07_coupled_chain_control", length=LENGTH, mass=MASS, gravi
 
     out = Path(out_dir)
     res.save(out)
+    fb.io.write_link_pvd(out, res, every=fb.io.frame_stride(res))   # ParaView series of the chain
     free.save(out / "no_gravity_effort")
 
     effort = ctl.GravityEffort.effort

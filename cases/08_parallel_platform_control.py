@@ -35,7 +35,8 @@ gives f_C ≠ 0: the constraint forces are what carries the actuator effort to t
 reports max |f_C| of both runs (measured: exactly 0 for (a); for (b) up to 15.4 N from [DE-99] on DE's raw
 rows Φ and up to 24.0 N for the controller's f̂_C on its orthonormal rows Φ̂ — the same generalized force).
 
-Outputs in out_dir: results of each run (Results.save) in ``elbows/`` and ``platform/``, histories.csv (both
+Outputs in out_dir: results of each run (Results.save, with a ParaView series and scene.vtp) in ``elbows/``
+and ``platform/``, histories.csv (both
 runs, columns prefixed "a_" and "b_"), parallel_platform.png (Figs 12, 13: task coordinates with goals and
 all nine generalized forces of each run; the six passive ones are identically zero), elbows.png and
 platform.png (flexbody.plots overviews) and summary.txt (JSON of the returned dict, with the actuation
@@ -192,6 +193,7 @@ def main(out_dir="out/08_parallel_platform_control", base_radius=BASE_RADIUS, pl
         controller = ctl.PartitionedControl(task, ctl.Setpoint(goals[key]), kp, kv)
         res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=controller)
         res.save(out / key)
+        fb.io.write_link_pvd(out / key, res, every=fb.io.frame_stride(res))   # series with the ground pivots
         runs[key], checks[key] = res, de99_check(asm, task, res)
         summary[key] = {
             "n": report.n, "m_C": report.n_constraints, "constraint_rank": report.constraint_rank, "p": report.dof,

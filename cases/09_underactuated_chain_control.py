@@ -35,7 +35,8 @@ mass below joint 1) far from the singular surface (‖S̃Ňᵀ‖ stays above 1.
 ≈ 1.4 s). We therefore start from Q0 = (−1.2, −0.9, 1.0) rad at rest (end point (0.16, −1.34) m) with the
 goal GOAL = (0, −1) m (0.38 m away), and integrate 10 s with RK4 at Δt = 1 ms.
 
-Outputs in out_dir: results.npz/.json (Results.save), histories.csv, underactuated_chain.png (Figs 14, 15:
+Outputs in out_dir: results.npz/.json (Results.save), chain3.pvd and scene.vtp (ParaView series),
+histories.csv, underactuated_chain.png (Figs 14, 15:
 (A) task coordinates and goal, (B) joint angles, (C) joint torques, (D) task error and ‖S̃Ňᵀ‖), histories.png
 (flexbody.plots overview) and summary.txt (JSON of the returned dict, with the actuation report at the start).
 """
@@ -165,6 +166,7 @@ def main(out_dir="out/09_underactuated_chain_control", length=LENGTH, mass=MASS,
     res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=controller)
     out = Path(out_dir)
     res.save(out)
+    fb.io.write_link_pvd(out, res, every=fb.io.frame_stride(res))   # ParaView series of the chain
 
     t, H = res.times, res.histories
     passive = np.flatnonzero(np.abs(asm.S).sum(axis=0) == 0)

@@ -37,7 +37,7 @@ the table. Measured at full size: ‖f‖_rms two 3.04, one 6.79 (ratio √5 to 
 one); hybrid |λ| ≤ 2e-14. Sign convention: [AG] writes M q̈ + h = f − 𝓕, 𝓕 = Aᵀλ_AG; flexbody τ = M a + h − Φᵀλ, so
 Φᵀλ = −𝓕 and λ = −λ_AG (plots show flexbody's λ).
 
-Outputs in out_dir: two/, one/, hybrid/ (Results.save), histories.csv, two.png, one.png, hybrid.png
+Outputs in out_dir: two/, one/, hybrid/ (Results.save, crank.pvd and scene.vtp with the slider's line), histories.csv, two.png, one.png, hybrid.png
 (Fig. 5/6 style: θ vs θ_d, λ, joint torques), torque_norms.png (‖f(t)‖ of the three runs),
 dead_centre_report.txt (the actuation report at the dead centre) and summary.txt (JSON). Source: [AG] =
 Aghili 2005, seeds file 004.
@@ -134,6 +134,7 @@ def main(out_dir="out/10_slider_crank_control", length=LENGTH, mass=MASS, gravit
         task, c = make_controller(kind, asm, theta_d, g_p, g_d, g_f, g_i)
         res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=c)
         res.save(out / kind)
+        fb.io.write_link_pvd(out / kind, res, every=fb.io.frame_stride(res))   # series with the slider line
         runs[kind], asms[kind], tasks[kind] = res, asm, task
     two, one, hyb = runs["two"], runs["one"], runs["hybrid"]
     t = two.times

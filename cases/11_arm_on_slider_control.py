@@ -61,7 +61,8 @@ IDC's θ error 0.039 rad (OFFSET/l₃ = 0.033), x error 3e-4 m. Against Table II
 1.33 and 1.39 ([AG] 2.12 and 2.59) — same ordering, smaller spread: [AG]'s numbers come from a real geared
 robot with friction (the spikes of Fig. 8) and unknown parameters and offset.
 
-Outputs in out_dir: wrong_{pidc,hybrid,idc}/, exact_{pidc,hybrid,idc}/ (Results.save), histories.csv,
+Outputs in out_dir: wrong_{pidc,hybrid,idc}/, exact_{pidc,hybrid,idc}/ (Results.save, a ParaView series of
+the arm and scene.vtp with the rail), histories.csv,
 fig8.png and fig8_exact_model.png ((A) x vs x_d, (B) θ vs θ_d, (C) λ, (D) ‖τ‖ of the three controllers),
 torque_norms.png, torque_norms_exact_model.png and summary.txt (JSON). Source: [AG] = Aghili 2005, seeds 004.
 """
@@ -195,6 +196,7 @@ def run_set(plant, model, reference, q0, v0, dt, t_end, gains, lengths, out, pre
     for name, c in make_controllers(model, reference, q0, *gains, lengths=lengths).items():
         res = fb.simulate(plant, t_end, integrator=fb.RK4(dt=dt), controller=c, q0=q0, v0=v0)
         res.save(out / f"{prefix}_{name}")
+        fb.io.write_link_pvd(out / f"{prefix}_{name}", res, every=fb.io.frame_stride(res))   # with the rail
         runs[name] = res
     return runs
 

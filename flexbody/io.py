@@ -789,6 +789,11 @@ def _system(results, who: str):
     return results.system
 
 
+def frame_stride(results, frames: int = 100) -> int:
+    """The ``every`` of the series writers that gives at most about ``frames`` frames of ``results``."""
+    return max(1, -(-results.n_steps // max(1, int(frames))))
+
+
 def _steps(results, every, who: str) -> list[int]:
     """Every ``every``-th recorded step and the last."""
     if not (isinstance(every, (int, np.integer)) and every >= 1):

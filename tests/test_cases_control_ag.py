@@ -149,6 +149,12 @@ def test_case_10_runs_from_the_cli(tmp_path):
     assert s["parameters"]["t_end"] == 0.5
     assert s["norm_ratio_max_relative_deviation_from_sqrt5"] < 1e-9
     assert fb.Results.load(out / "one").times[-1] == pytest.approx(0.5)
+    # each run is a ParaView series with its scene: the slider's line is drawn in the pictures
+    import pyvista as pv
+    assert "slider (Plane)" in set(pv.read(out / "one" / "scene.vtp").cell_data["source"])
+    assert (out / "one" / "crank.pvd").is_file()
+    assert cli.main(["view", str(out / "one"), "--out", str(out / "one.png")]) == 0
+    assert (out / "one.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.mark.parametrize("name", ["10_slider_crank_control.py", "11_arm_on_slider_control.py"])
