@@ -18,6 +18,7 @@ first picture, so that it does not try X first and print "bad X server connectio
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import logging
 import math
@@ -41,9 +42,6 @@ _OFFSCREEN_WINDOWS = (("vtkEGLRenderWindow", ("libEGL.so.1", "libEGL.so")),
                       ("vtkOSOpenGLRenderWindow", ("libOSMesa.so.8", "libOSMesa.so.6", "libOSMesa.so")))
 _SCENE_STYLE = {"ground": dict(color="#4d4d4d"), "anchor": dict(color="#4d4d4d"),
                 "surface": dict(color="lightgray", opacity=0.25, smooth_shading=True)}
-_window_chosen = False
-
-
 def _pyvista():
     """pyvista, imported on first use, after :func:`_choose_offscreen_window`."""
     _choose_offscreen_window()
@@ -51,15 +49,12 @@ def _pyvista():
     return pyvista
 
 
+@functools.cache
 def _choose_offscreen_window() -> None:
     """On Linux without a display (DISPLAY unset or empty), set ``VTK_DEFAULT_OPENGL_WINDOW`` (read by
     VTK ≥ 9.4 whenever it makes a render window) to the first off-screen window whose library loads —
     EGL, then OSMesa — unless the variable is set already. Otherwise VTK tries X first and prints a
-    warning before falling back to the same windows. Done once per process."""
-    global _window_chosen
-    if _window_chosen:
-        return
-    _window_chosen = True
+    warning before falling back to the same windows. Done once per process (cached)."""
     if not sys.platform.startswith("linux") or os.environ.get("DISPLAY") or "VTK_DEFAULT_OPENGL_WINDOW" in os.environ:
         return
     for window, libraries in _OFFSCREEN_WINDOWS:
