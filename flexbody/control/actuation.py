@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..analysis import stored_columns
+from ..analysis import on_columns, stored_columns
 from ..assembled import as_assembled
 from ..errors import ActuationError, FlexbodyError
 from .context import ControlContext
@@ -90,7 +90,6 @@ class MapCheck:
     rtol, atol : float — tol = max(rtol·reference, atol).
     reference : float — σ_ref, the scale the tolerance is relative to; ``reference_name`` says what it is
         (the map's own σ_max, the same map with every coordinate actuated, or 1 for dimensionless maps).
-    unit : str — unit of the map's entries and singular values ("" when not known or mixed).
     """
 
     name: str
@@ -107,7 +106,6 @@ class MapCheck:
     atol: float = MAP_ATOL
     reference: float = 0.0
     reference_name: str = "σ_max"
-    unit: str = ""
 
     @property
     def sigma_max(self) -> float:
@@ -122,10 +120,9 @@ class MapCheck:
     def tolerance_text(self) -> str:
         """How ``tol`` was made, e.g. "tol 1.56e-06 = 1e-06 × σ_ref, σ_ref = 1.56 (σ_max of J̄ᵀΘᵀ: every
         coordinate actuated)"."""
-        unit = f" {self.unit}" if self.unit else ""
         if self.tol <= self.atol:
-            return f"tol {self.tol:.3g}{unit} = atol (absolute floor; {self.rtol:.0e} × σ_ref = {self.rtol * self.reference:.3g})"
-        return (f"tol {self.tol:.3g}{unit} = {self.rtol:.0e} × σ_ref, σ_ref = {self.reference:.3g}{unit} "
+            return f"tol {self.tol:.3g} = atol (absolute floor; {self.rtol:.0e} × σ_ref = {self.rtol * self.reference:.3g})"
+        return (f"tol {self.tol:.3g} = {self.rtol:.0e} × σ_ref, σ_ref = {self.reference:.3g} "
                 f"({self.reference_name})")
 
     def __str__(self) -> str:
@@ -138,34 +135,33 @@ class MapCheck:
             s = np.array2string(values, precision=3, max_line_width=200)
         status = "ok" if self.ok else "FAILS"
         extra = " (ill-conditioned)" if self.ok and self.ill_conditioned else ""
-        unit = f" [{self.unit}]" if self.unit else ""
         extremes = f"σ_max {self.sigma_max:.3g}, σ_min {self.sigma_min:.3g}" if values.size else "no singular values"
-        return (f"{self.name} {self.shape}{unit}: rank {self.rank} of {self.required} needed [{self.source}] "
+        return (f"{self.name} {self.shape}: rank {self.rank} of {self.required} needed [{self.source}] "
                 f"{status}{extra}; {extremes}; {self.tolerance_text()}; singular values {s}"
                 + (f" — {self.reason}" if self.reason else ""))
 
 
 def check_map(name: str, A: np.ndarray, required: int, source: str, purpose: str, *,
               rtol: float = MAP_RTOL, atol: float = MAP_ATOL, scale: float | None = None,
-              shape: tuple | None = None, unit: str = "") -> MapCheck:
+              shape: tuple | None = None) -> MapCheck:
     """Rank of the map ``A`` against the ``required`` rank, with singular values and a reason on failure.
 
     The tolerance is max(rtol·σ_ref, atol) with σ_ref = σ_max of ``A``. ``scale`` (1 for dimensionless
     maps) makes σ_ref = max(σ_max, scale) and flags σ_min < NEAR_SINGULAR·scale as ill-conditioned; without
     it the flag is σ_min < ILL_CONDITIONED·σ_max. ``shape`` is the shape reported when ``A`` is the map with
-    its zero rows or columns dropped (default ``A.shape``); ``unit`` the unit of its entries."""
+    its zero rows or columns dropped (default ``A.shape``)."""
     A = np.asarray(A, dtype=float)
     s = _singular_values(A)
     top = s[0] if s.size else 0.0
     if scale is not None:
         return _verdict(name, A, s, required, source, purpose, rtol, atol, max(top, scale),
-                        "max(σ_max, 1): a dimensionless map", NEAR_SINGULAR * scale, shape, unit)
+                        "max(σ_max, 1): a dimensionless map", NEAR_SINGULAR * scale, shape)
     return _verdict(name, A, s, required, source, purpose, rtol, atol, top, "σ_max of the map itself",
-                    None, shape, unit)
+                    None, shape)
 
 
 def check_authority(name: str, A: np.ndarray, A_all: np.ndarray, required: int, source: str, purpose: str, *,
-                    reference_name: str, unit: str = "") -> MapCheck:
+                    reference_name: str) -> MapCheck:
     """Rank of the actuation map ``A`` (m_T, k) measured against ``A_all`` (m_T, n), the same map with every
     coordinate actuated (module docstring): tol = max(AUTHORITY_RTOL·σ_ref, MAP_ATOL), σ_ref = σ_max(A_all)
     (never below σ_max(A)); a kept σ below AUTHORITY_ILL·σ_ref flags the map as ill-conditioned."""
@@ -175,23 +171,22 @@ def check_authority(name: str, A: np.ndarray, A_all: np.ndarray, required: int, 
     top = float(np.sqrt(max(np.linalg.eigvalsh(gram)[-1], 0.0))) if gram.size else 0.0
     reference = max(top, s[0] if s.size else 0.0)
     return _verdict(name, A, s, required, source, purpose, AUTHORITY_RTOL, MAP_ATOL, reference,
-                    f"σ_max of {reference_name}", AUTHORITY_ILL * reference, None, unit)
+                    f"σ_max of {reference_name}", AUTHORITY_ILL * reference, None)
 
 
-def check_task_map(name: str, source: str, mapping, m_T: int, unit: str = "") -> MapCheck:
+def check_task_map(name: str, source: str, mapping, m_T: int) -> MapCheck:
     """The actuation check of a direct or minimal ``mapping`` (:mod:`flexbody.control.maps`) for a task of
     m_T rows: its B against :meth:`full_actuation` (the report and the controllers make the same check)."""
     return check_authority(name, mapping.B, mapping.full_actuation(), m_T, source,
-                           "producing every task acceleration with the actuators", reference_name=mapping.full_name,
-                           unit=unit)
+                           "producing every task acceleration with the actuators", reference_name=mapping.full_name)
 
 
 def _singular_values(A: np.ndarray) -> np.ndarray:
     return np.linalg.svd(A, compute_uv=False) if A.size else np.zeros(0)
 
 
-def _verdict(name, A, s, required, source, purpose, rtol, atol, reference, reference_name, ill_below, shape,
-             unit) -> MapCheck:
+def _verdict(name, A, s, required, source, purpose, rtol, atol, reference, reference_name, ill_below,
+             shape) -> MapCheck:
     """MapCheck with tol = max(rtol·reference, atol); ill-conditioned below ``ill_below`` (None: relative to
     the largest kept σ, ILL_CONDITIONED)."""
     tol = max(rtol * reference, atol)
@@ -211,8 +206,7 @@ def _verdict(name, A, s, required, source, purpose, rtol, atol, reference, refer
                 reason += (f"; its largest singular value is {s[0] / reference:.2g} of σ_ref, so even the best "
                            f"direction needs about {reference / s[0]:.2g} times the effort of full actuation")
     return MapCheck(name, source, tuple(A.shape) if shape is None else tuple(shape), int(required), rank, s,
-                    float(tol), bool(ok), ill, reason, float(rtol), float(atol), float(reference), reference_name,
-                    unit)
+                    float(tol), bool(ok), ill, reason, float(rtol), float(atol), float(reference), reference_name)
 
 
 def enforce(check: MapCheck, on_deficient: str, who: str, labels: str = "") -> None:
@@ -400,7 +394,7 @@ def check_independent(ctx, terms, source: str) -> MapCheck:
     On a large model the check is made on the columns of J̌ that hold entries (same rank and σ)."""
     if ctx.large:
         stacked = sp.vstack([sp.csr_matrix(terms.J), ctx.Phi_hat]).tocsr()
-        J_check = stacked[:, stored_columns(stacked)].toarray()
+        J_check = on_columns(stacked, stored_columns(stacked))
     else:
         J_check = stacked_jacobian(ctx, terms)
     return check_map("J̌ = [J; Φ]", J_check, J_check.shape[0], source,
