@@ -31,8 +31,6 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import integrators, mechanisms, plots
-from flexbody.integrators import PositionCorrection, simulate
 
 MASS = 1.0               # kg, mass of the particle
 RADIUS = 1.0             # m, radius ρ of the circle
@@ -44,7 +42,7 @@ T_END = 10.0             # s, end time
 
 def build(mass=MASS, radius=RADIUS, gravity=GRAVITY, theta0=THETA0) -> fb.System:
     """The particle on the circle, at θ₀ from the lowest point (polar angle θ₀ − π/2)."""
-    return mechanisms.particle_on_circle(mass=mass, radius=radius, gravity=(0.0, -gravity, 0.0),
+    return fb.mechanisms.particle_on_circle(mass=mass, radius=radius, gravity=(0.0, -gravity, 0.0),
                                          angle=theta0 - np.pi / 2)
 
 
@@ -105,7 +103,7 @@ def aghili_decomposition(asm, t, q, v, tau=None) -> dict:
 
 
 def plot(path, res, decompositions, theta, theta_ref, energy_error) -> None:
-    fig, axes = plots.subplots(2, 2, figsize=(11, 9))
+    fig, axes = fb.plots.subplots(2, 2, figsize=(11, 9))
     rho = float(np.linalg.norm(res.q[0]))
     for ax, d, title in zip(axes[0], decompositions, ("t = 0 (at rest)", "first lowest-point passage")):
         s = np.linspace(0, 2 * np.pi, 200)
@@ -142,15 +140,15 @@ def plot(path, res, decompositions, theta, theta_ref, energy_error) -> None:
     ax.set_ylabel("energy error, violation [-, m]")
     ax.set_title("energy error and constraint violation", fontsize=9)
     ax.legend(fontsize=8)
-    plots.save(fig, path, dpi=120)
+    fb.plots.save(fig, path, dpi=120)
 
 
 def main(out_dir="out/04_particle_on_circle", mass=MASS, radius=RADIUS, gravity=GRAVITY, theta0=THETA0,
          dt=DT, t_end=T_END) -> dict:
     """Simulate, compare with the closed form and the reference, write the outputs; returns the key numbers."""
     asm = build(mass, radius, gravity, theta0).assemble()
-    res = simulate(asm, t_end, integrator=integrators.RK4(dt=dt), formulation="projection",
-                   stabilization=PositionCorrection())
+    res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), formulation="projection",
+                   stabilization=fb.PositionCorrection())
     out = Path(out_dir)
     res.save(out)
     fb.io.write_link_pvd(out, res, every=fb.io.frame_stride(res))   # ParaView series with the circle (scene.vtp)

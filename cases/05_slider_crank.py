@@ -37,8 +37,6 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import integrators, mechanisms, plots
-from flexbody.integrators import PositionCorrection, simulate
 
 LENGTH = 1.0              # m, link length l (crank = connecting rod)
 MASS = 1.0                # kg, m (point mass at the end of each link)
@@ -54,7 +52,7 @@ FAR = 0.1                 # s, steps further than this from every crossing count
 
 def build(length=LENGTH, mass=MASS, gravity=GRAVITY, crank0=CRANK0) -> fb.System:
     """The slider-crank with only the crank actuated (S = [1, 0])."""
-    return mechanisms.slider_crank(length=length, mass=mass, gravity=gravity, crank=crank0, actuated=(0,))
+    return fb.mechanisms.slider_crank(length=length, mass=mass, gravity=gravity, crank=crank0, actuated=(0,))
 
 
 def crossing_times(times, q1, v1, period=np.pi, offset=np.pi / 2) -> np.ndarray:
@@ -94,7 +92,7 @@ def reduced_reference(times, length=LENGTH, mass=MASS, gravity=GRAVITY, crank0=C
 def plot(path, res, crossings, theta_ref) -> None:
     t = res.times
     F, lam = res.histories["constraint_force"], res.histories["lam"][:, 0]
-    fig, axes = plots.subplots(2, 2, figsize=(11, 8), sharex=True)
+    fig, axes = fb.plots.subplots(2, 2, figsize=(11, 8), sharex=True)
     panels = [
         (axes[0, 0], "(A) joint angles", "q [rad]", [(res.q[:, 0], "q₁"), (res.q[:, 1], "q₂")]),
         (axes[0, 1], "(B) joint rates", "q̇ [rad/s]", [(res.v[:, 0], "q̇₁"), (res.v[:, 1], "q̇₂")]),
@@ -117,7 +115,7 @@ def plot(path, res, crossings, theta_ref) -> None:
         ax.set_xlabel("t [s]")
     fig.suptitle("Slider-crank, f₁ = 1 N·m from q₁ = 2π/3 at rest (AG Fig. 4); dashed: q₁ = π/2 mod π",
                  fontsize=10)
-    plots.save(fig, path, dpi=120)
+    fb.plots.save(fig, path, dpi=120)
 
 
 def main(out_dir="out/05_slider_crank", length=LENGTH, mass=MASS, gravity=GRAVITY, crank0=CRANK0, torque=TORQUE,
@@ -125,8 +123,8 @@ def main(out_dir="out/05_slider_crank", length=LENGTH, mass=MASS, gravity=GRAVIT
     """Simulate the Fig. 4 run, write the outputs; returns the key numbers."""
     asm = build(length, mass, gravity, crank0).assemble()
     tau = asm.S.T @ np.array([torque])                      # τ = Sᵀ f₁ = [f₁, 0]
-    res = simulate(asm, t_end, integrator=integrators.RK4(dt=dt), tau=tau, formulation="projection",
-                   stabilization=PositionCorrection(), singular_tol=singular_tol)
+    res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), tau=tau, formulation="projection",
+                   stabilization=fb.PositionCorrection(), singular_tol=singular_tol)
     out = Path(out_dir)
     res.save(out)
     fb.io.write_link_pvd(out, res, every=10)                  # ParaView series of the links (crank.pvd)

@@ -32,8 +32,6 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import integrators, mechanisms, plots
-from flexbody.integrators import PositionCorrection, simulate
 
 CRANK = 0.3               # m, crank length (pivot at the origin)
 COUPLER = 1.0             # m, coupler length
@@ -50,7 +48,7 @@ DRIFT_LIMIT = 1e-6        # -, relative energy drift required with position corr
 def build(closure="spatial", crank=CRANK, coupler=COUPLER, rocker=ROCKER, ground=GROUND, density=DENSITY,
           gravity=GRAVITY, angle=ANGLE) -> fb.System:
     """The four-bar with a "spatial" (3 rows, one redundant) or "planar" (2 rows) loop closure."""
-    return mechanisms.four_bar(crank=crank, coupler=coupler, rocker=rocker, ground=ground, density=density,
+    return fb.mechanisms.four_bar(crank=crank, coupler=coupler, rocker=rocker, ground=ground, density=density,
                                gravity=(0.0, -gravity, 0.0), closure=closure, angle=angle)
 
 
@@ -62,7 +60,7 @@ def energy_drift(res) -> tuple[float, float]:
 
 
 def plot(path, res, planar, free) -> None:
-    fig, axes = plots.subplots(2, 2, figsize=(11, 8), sharex=True)
+    fig, axes = fb.plots.subplots(2, 2, figsize=(11, 8), sharex=True)
     names = ("crank", "coupler", "rocker")
     ax = axes[0, 0]
     for i, name in enumerate(names):
@@ -92,7 +90,7 @@ def plot(path, res, planar, free) -> None:
     for ax in axes[1]:
         ax.set_xlabel("t [s]")
     fig.suptitle("Four-bar with a redundant (spatial) loop closure, conservative, RK4", fontsize=10)
-    plots.save(fig, path, dpi=120)
+    fb.plots.save(fig, path, dpi=120)
 
 
 def main(out_dir="out/06_redundant_four_bar", crank=CRANK, coupler=COUPLER, rocker=ROCKER, ground=GROUND,
@@ -105,16 +103,16 @@ def main(out_dir="out/06_redundant_four_bar", crank=CRANK, coupler=COUPLER, rock
     report = asm.rank_report(0.0, asm.q0)
 
     try:
-        simulate(asm, t_end, integrator=integrators.RK4(dt=dt), formulation="multiplier")
+        fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), formulation="multiplier")
         refusal = None
     except fb.ConstraintError as exc:
         refusal = str(exc)
 
-    res = simulate(asm, t_end, integrator=integrators.RK4(dt=dt), formulation="projection",
-                   stabilization=PositionCorrection())
-    planar = simulate(planar_asm, t_end, integrator=integrators.RK4(dt=dt), formulation="multiplier",
-                      stabilization=PositionCorrection())
-    free = simulate(asm, t_end, integrator=integrators.RK4(dt=dt), formulation="projection", stabilization=None)
+    res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), formulation="projection",
+                   stabilization=fb.PositionCorrection())
+    planar = fb.simulate(planar_asm, t_end, integrator=fb.RK4(dt=dt), formulation="multiplier",
+                      stabilization=fb.PositionCorrection())
+    free = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), formulation="projection", stabilization=None)
     out = Path(out_dir)
     res.save(out)
     fb.io.write_link_pvd(out, res, every=fb.io.frame_stride(res))   # ParaView series and the ground pivots

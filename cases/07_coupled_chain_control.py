@@ -42,7 +42,7 @@ Outputs in out_dir: results.npz/.json of the K_N run (Results.save) with its Par
 scene.vtp) and of the K_N = 0 run in
 ``no_gravity_effort/``, histories.csv (both runs), coupled_chain.png (Figs 9/10 layout: (A) task
 coordinates and goal, (B) q₁, q₂, q₃ with q₁/3, 2q₁/3, (C) U(t) with and without the gravity-effort term,
-(D) joint torques), histories.png (flexbody.plots overview) and summary.txt (JSON of the returned dict).
+(D) joint torques), histories.png (flexbody.io.plots overview) and summary.txt (JSON of the returned dict).
 """
 import json
 from pathlib import Path
@@ -50,9 +50,6 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import control as ctl
-from flexbody import mechanisms, plots
-from flexbody.tasks import PointTask
 
 LENGTH = 0.4              # m, each of the six links
 MASS = 1.0                # kg, each link (uniform rod)
@@ -70,17 +67,17 @@ CONVERGED = 1e-3          # -, task "converged" once ‖e‖ ≤ CONVERGED·‖e
 
 def build(length=LENGTH, mass=MASS, gravity=GRAVITY, q0=Q0) -> fb.System:
     """The coupled chain of [DE 5.4.1] (all joints actuated)."""
-    return mechanisms.coupled_chain(lengths=(length,) * 6, masses=(mass,) * 6, gravity=(0.0, -gravity, 0.0),
+    return fb.mechanisms.coupled_chain(lengths=(length,) * 6, masses=(mass,) * 6, gravity=(0.0, -gravity, 0.0),
                                     q0=np.asarray(q0, dtype=float))
 
 
-def end_point_task(system: fb.System, length=LENGTH) -> PointTask:
+def end_point_task(system: fb.System, length=LENGTH) -> fb.PointTask:
     """x = r_E: world (x, y) of the tip of link 6."""
     tree = system.trees[0]
-    return PointTask(tree.point(tree.link("l6"), (length, 0.0, 0.0)), components=(0, 1), name="end_point")
+    return fb.PointTask(tree.point(tree.link("l6"), (length, 0.0, 0.0)), components=(0, 1), name="end_point")
 
 
-def task(asm, length=LENGTH) -> PointTask:
+def task(asm, length=LENGTH) -> fb.PointTask:
     """The case's task on the assembled system (for ``flexbody info``): the end point r_E."""
     return end_point_task(asm, length)
 
@@ -98,7 +95,7 @@ def largest_rise(y: np.ndarray) -> float:
 
 def plot(path, res, free, U, U_free, k_n) -> None:
     t = res.times
-    fig, axes = plots.subplots(2, 2, figsize=(11, 8), sharex=True)
+    fig, axes = fb.plots.subplots(2, 2, figsize=(11, 8), sharex=True)
     ax = axes[0, 0]
     for i, name in enumerate(("x", "y")):
         line, = ax.plot(t, res.histories["task_x"][:, i], label=f"{name}_E")
@@ -128,7 +125,7 @@ def plot(path, res, free, U, U_free, k_n) -> None:
     for ax in axes[1]:
         ax.set_xlabel("t [s]")
     fig.suptitle("Coupled redundant chain, end-point goal, null-space gravity effort (DE 5.4.1)", fontsize=10)
-    plots.save(fig, path, dpi=120)
+    fb.plots.save(fig, path, dpi=120)
 
 
 def main(out_dir="out/07_coupled_chain_control", length=LENGTH, mass=MASS, gravity=GRAVITY, q0=Q0, goal=GOAL,
@@ -138,13 +135,13 @@ def main(out_dir="out/07_coupled_chain_control", length=LENGTH, mass=MASS, gravi
     asm = system.assemble()
     task = end_point_task(system, length)
     goal = np.asarray(goal, dtype=float)
-    report = ctl.actuation_report(asm, asm.q0, np.zeros(asm.n_dofs), task=task)
+    report = fb.control.actuation_report(asm, asm.q0, np.zeros(asm.n_dofs), task=task)
 
-    controller = ctl.PartitionedControl(task, ctl.Setpoint(goal), kp, kv,
-                                        null_space=ctl.GravityEffort(gain=k_n, damping=d_n))
+    controller = fb.control.PartitionedControl(task, fb.control.Setpoint(goal), kp, kv,
+                                        null_space=fb.control.GravityEffort(gain=k_n, damping=d_n))
     res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=controller)
     # the same run without the gravity-effort term (K_N = 0, same damping: −D_N Ňᵀq̇ only)
-    plain = ctl.PartitionedControl(task, ctl.Setpoint(goal), kp, kv, null_space=ctl.NullSpaceDamping(d_n))
+    plain = fb.control.PartitionedControl(task, fb.control.Setpoint(goal), kp, kv, null_space=fb.control.NullSpaceDamping(d_n))
     free = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=plain)
 
     out = Path(out_dir)
@@ -152,15 +149,15 @@ def main(out_dir="out/07_coupled_chain_control", length=LENGTH, mass=MASS, gravi
     fb.io.write_link_pvd(out, res, every=fb.io.frame_stride(res))   # ParaView series of the chain
     free.save(out / "no_gravity_effort")
 
-    effort = ctl.GravityEffort.effort
+    effort = fb.control.GravityEffort.effort
     U = np.array([effort(asm, q) for q in res.q])
     U_free = np.array([effort(asm, q) for q in free.q])
     H = res.histories
     e = np.linalg.norm(H["task_error"], axis=1)
     k_conv = converged_index(e, converged)
     W = H["kinetic"] + H["potential"] + k_n * U
-    acc_err = ctl.task_acceleration_error(asm, task, res)
-    acc_err_free = ctl.task_acceleration_error(asm, task, free)
+    acc_err = fb.control.task_acceleration_error(asm, task, res)
+    acc_err_free = fb.control.task_acceleration_error(asm, task, free)
     coupling = np.abs(np.column_stack([res.q[:, 1] - res.q[:, 0] / 3, res.q[:, 2] - 2 * res.q[:, 0] / 3]))
     after = U[k_conv:]
     fall = float(U[0] - U.min())
@@ -176,7 +173,7 @@ def main(out_dir="out/07_coupled_chain_control", length=LENGTH, mass=MASS, gravi
         "U_no_gravity_effort": U_free, "task_error_norm_no_gravity_effort":
             np.linalg.norm(free.histories["task_error"], axis=1)})
     plot(out / "coupled_chain.png", res, free, U, U_free, k_n)
-    plots.plot_histories(res, out / "histories.png", panels=("task", "task_error", "torque", "joints", "violation"),
+    fb.plots.plot_histories(res, out / "histories.png", panels=("task", "task_error", "torque", "joints", "violation"),
                          title="Case 07: coupled chain, partitioned control with gravity effort")
 
     summary = {
@@ -203,7 +200,7 @@ def main(out_dir="out/07_coupled_chain_control", length=LENGTH, mass=MASS, gravi
         "W_fall_after_convergence": float(W[k_conv] - W[-1]) if k_conv < len(W) else None,
         "max_abs_torque": float(np.abs(H["tau"]).max()),
         "max_abs_torque_first_three": float(np.abs(H["tau"][:, :3]).max()),
-        "rms_torque": plots.rms_norm(res, "tau"), "peak_torque": plots.peak_norm(res, "tau"),
+        "rms_torque": fb.plots.rms_norm(res, "tau"), "peak_torque": fb.plots.peak_norm(res, "tau"),
         "max_abs_torque_no_gravity_effort": float(np.abs(free.histories["tau"]).max()),
         "max_speed_end": float(np.abs(res.v[-1]).max()),
         "q_end": res.q[-1].tolist(), "q_end_no_gravity_effort": free.q[-1].tolist(),

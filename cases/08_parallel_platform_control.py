@@ -39,7 +39,7 @@ Outputs in out_dir: results of each run (Results.save, with a ParaView series an
 and ``platform/``, histories.csv (both
 runs, columns prefixed "a_" and "b_"), parallel_platform.png (Figs 12, 13: task coordinates with goals and
 all nine generalized forces of each run; the six passive ones are identically zero), elbows.png and
-platform.png (flexbody.plots overviews) and summary.txt (JSON of the returned dict, with the actuation
+platform.png (flexbody.io.plots overviews) and summary.txt (JSON of the returned dict, with the actuation
 report at the start).
 """
 import json
@@ -48,9 +48,6 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import control as ctl
-from flexbody import mechanisms, plots
-from flexbody.tasks import JointTask
 
 BASE_RADIUS = 1.0         # m, radius of the circle of the three hip joints
 PLATFORM_RADIUS = 0.3     # m, radius of the circle of the platform's joint points
@@ -72,14 +69,14 @@ _PLATFORM = [f"{_TREE}.x", f"{_TREE}.y", f"{_TREE}.platform"]
 def build(base_radius=BASE_RADIUS, platform_radius=PLATFORM_RADIUS, link_length=LINK_LENGTH, link_mass=LINK_MASS,
           platform_mass=PLATFORM_MASS, gravity=GRAVITY) -> fb.System:
     """The parallel platform of [DE 5.4.2] with only the elbows actuated."""
-    return mechanisms.parallel_platform(base_radius=base_radius, platform_radius=platform_radius, upper=link_length,
+    return fb.mechanisms.parallel_platform(base_radius=base_radius, platform_radius=platform_radius, upper=link_length,
                                         lower=link_length, platform_mass=platform_mass, link_mass=link_mass,
                                         gravity=(0.0, -gravity, 0.0))
 
 
 def task(asm) -> dict:
     """The case's two tasks (for ``flexbody info``): (a) the elbows, (b) the platform pose."""
-    return {"elbows": JointTask(_ELBOWS, name="elbows"), "platform": JointTask(_PLATFORM, name="platform")}
+    return {"elbows": fb.JointTask(_ELBOWS, name="elbows"), "platform": fb.JointTask(_PLATFORM, name="platform")}
 
 
 def de99_check(asm, task, res) -> dict:
@@ -114,27 +111,27 @@ def de99_check(asm, task, res) -> dict:
 
 
 def plot(path, runs: dict, labels) -> None:
-    fig, axes = plots.subplots(2, 2, figsize=(11, 8), sharex=True)
+    fig, axes = fb.plots.subplots(2, 2, figsize=(11, 8), sharex=True)
     titles = {"elbows": ("(A) elbow joints q2, q4, q6 (Fig. 12 left)", "(B) generalized forces, elbow task"),
               "platform": ("(C) platform x, y, θ (Fig. 13 left)", "(D) generalized forces, platform task")}
     for row, (name, res) in enumerate(runs.items()):
         H, t = res.histories, res.times
         ax = axes[row, 0]
-        units = plots.history_units(res, "task_x")                 # from the model: [rad] joints, [m] x, y
+        units = fb.plots.history_units(res, "task_x")                 # from the model: [rad] joints, [m] x, y
         for i, lab in enumerate(res.metadata["task_labels"]):
             line, = ax.plot(t, H["task_x"][:, i], label=lab.split(".")[-1] + (f" [{units[i]}]" if units else ""))
             ax.plot(t, H["task_desired"][:, i], "--", color=line.get_color(), lw=1)
         ax.set_title(titles[name][0] + "; dashed: goal", fontsize=10)
-        ax.set_ylabel(plots.axis_label("task coordinates", units, "m or rad"))
+        ax.set_ylabel(fb.plots.axis_label("task coordinates", units, "m or rad"))
         ax = axes[row, 1]
-        units = plots.history_units(res, "tau")                    # [N·m] on revolute, [N] on prismatic joints
+        units = fb.plots.history_units(res, "tau")                    # [N·m] on revolute, [N] on prismatic joints
         for i, lab in enumerate(labels):
             passive = not np.any(H["tau"][:, i])
             unit = f" [{units[i]}]" if units else ""
             ax.plot(t, H["tau"][:, i], ":" if passive else "-", lw=1.0 if passive else 1.4,
                     label=lab.split(".")[-1] + unit + (" (passive, ≡ 0)" if passive else ""))
         ax.set_title(titles[name][1] + " (Figs 12, 13 right)", fontsize=10)
-        ax.set_ylabel(plots.axis_label("generalized forces τ", units, "N or N·m"))
+        ax.set_ylabel(fb.plots.axis_label("generalized forces τ", units, "N or N·m"))
     for ax in axes.ravel():
         ax.legend(fontsize=7, ncol=2)
         ax.grid(alpha=0.3)
@@ -142,14 +139,14 @@ def plot(path, runs: dict, labels) -> None:
         ax.set_xlabel("t [s]")
     fig.suptitle("Parallel platform, elbows actuated, partitioned control with f_C from [DE-91] (DE 5.4.2)",
                  fontsize=10)
-    plots.save(fig, path, dpi=120)
+    fb.plots.save(fig, path, dpi=120)
 
 
 def run_summary(asm, task, res, check, passive) -> dict:
     H = res.histories
     e = np.linalg.norm(H["task_error"], axis=1)
     tau_norm = np.linalg.norm(H["tau"], axis=1)
-    acc = ctl.task_acceleration_error(asm, task, res)
+    acc = fb.control.task_acceleration_error(asm, task, res)
     return {
         "x_start": H["task_x"][0].tolist(), "goal": H["task_desired"][-1].tolist(), "x_end": H["task_x"][-1].tolist(),
         "task_error_start": float(e[0]), "task_error_end": float(e[-1]),
@@ -159,7 +156,7 @@ def run_summary(asm, task, res, check, passive) -> dict:
         "max_passive_residual": float(H["passive_residual"].max()),
         "max_passive_residual_relative": float(np.max(H["passive_residual"] / np.maximum(tau_norm, 1e-300))),
         "max_abs_torque_actuated": float(np.abs(H["tau_k"]).max()),
-        "rms_torque": plots.rms_norm(res, "tau_k"), "peak_torque": plots.peak_norm(res, "tau_k"),
+        "rms_torque": fb.plots.rms_norm(res, "tau_k"), "peak_torque": fb.plots.peak_norm(res, "tau_k"),
         "max_violation": float(H["violation"].max()),
         "max_velocity_violation": float(H["velocity_violation"].max()),
         "max_de99_tau_error": float(check["tau_error"].max()), "max_de99_f_error": float(check["f_error"].max()),
@@ -179,7 +176,7 @@ def main(out_dir="out/08_parallel_platform_control", base_radius=BASE_RADIUS, pl
     asm = build(base_radius, platform_radius, link_length, link_mass, platform_mass, gravity).assemble()
     q0, zero = asm.q0, np.zeros(asm.n_dofs)
     passive = np.flatnonzero(np.abs(asm.S).sum(axis=0) == 0)
-    tasks = {"elbows": JointTask(_ELBOWS, name="elbows"), "platform": JointTask(_PLATFORM, name="platform")}
+    tasks = {"elbows": fb.JointTask(_ELBOWS, name="elbows"), "platform": fb.JointTask(_PLATFORM, name="platform")}
     goals = {"elbows": q0[tasks["elbows"].indices(asm)] + np.asarray(elbow_step, dtype=float),
              "platform": np.array([0.0, 0.0, float(rotation)])}
     out = Path(out_dir)
@@ -188,9 +185,9 @@ def main(out_dir="out/08_parallel_platform_control", base_radius=BASE_RADIUS, pl
     runs, checks = {}, {}
     for key in ("elbows", "platform"):
         task = tasks[key]
-        report = ctl.actuation_report(asm, q0, zero, task=task)
+        report = fb.control.actuation_report(asm, q0, zero, task=task)
         S_Phi = report.maps["passive_constraints"]
-        controller = ctl.PartitionedControl(task, ctl.Setpoint(goals[key]), kp, kv)
+        controller = fb.control.PartitionedControl(task, fb.control.Setpoint(goals[key]), kp, kv)
         res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=controller)
         res.save(out / key)
         fb.io.write_link_pvd(out / key, res, every=fb.io.frame_stride(res))   # series with the ground pivots
@@ -218,7 +215,7 @@ def main(out_dir="out/08_parallel_platform_control", base_radius=BASE_RADIUS, pl
     fb.io.write_columns_csv(out / "histories.csv", runs["elbows"].times, columns)       # same time grid for both runs
     plot(out / "parallel_platform.png", runs, asm.coordinate_labels)
     for key in runs:
-        plots.plot_histories(runs[key], out / f"{key}.png", panels=("task", "task_error", "torque", "violation"),
+        fb.plots.plot_histories(runs[key], out / f"{key}.png", panels=("task", "task_error", "torque", "violation"),
                              title=f"Case 08 ({key} task): parallel platform, partitioned control")
     summary.update(kp=kp, kv=kv, dt=dt, t_end=t_end, n_steps=int(runs["elbows"].n_steps))
     (out / "summary.txt").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")

@@ -38,7 +38,7 @@ goal GOAL = (0, −1) m (0.38 m away), and integrate 10 s with RK4 at Δt = 1 ms
 Outputs in out_dir: results.npz/.json (Results.save), chain3.pvd and scene.vtp (ParaView series),
 histories.csv, underactuated_chain.png (Figs 14, 15:
 (A) task coordinates and goal, (B) joint angles, (C) joint torques, (D) task error and ‖S̃Ňᵀ‖), histories.png
-(flexbody.plots overview) and summary.txt (JSON of the returned dict, with the actuation report at the start).
+(flexbody.io.plots overview) and summary.txt (JSON of the returned dict, with the actuation report at the start).
 """
 import json
 from pathlib import Path
@@ -46,9 +46,6 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import control as ctl
-from flexbody import mechanisms, plots
-from flexbody.tasks import PointTask
 
 LENGTH = 0.5              # m, each of the three links
 MASS = 1.0                # kg, each link (uniform rod)
@@ -66,17 +63,17 @@ MARGIN_EVERY = 10         # -, ‖S̃Ňᵀ‖ evaluated at every MARGIN_EVERY-th
 
 def build(length=LENGTH, mass=MASS, gravity=GRAVITY, q0=Q0) -> fb.System:
     """The underactuated chain of [DE 5.4.3] (joint 1 passive)."""
-    return mechanisms.underactuated_chain(lengths=(length,) * 3, masses=(mass,) * 3, gravity=(0.0, -gravity, 0.0),
+    return fb.mechanisms.underactuated_chain(lengths=(length,) * 3, masses=(mass,) * 3, gravity=(0.0, -gravity, 0.0),
                                           q0=np.asarray(q0, dtype=float))
 
 
-def end_point_task(system: fb.System, length=LENGTH) -> PointTask:
+def end_point_task(system: fb.System, length=LENGTH) -> fb.PointTask:
     """x = r_E: world (x, y) of the tip of link 3."""
     tree = system.trees[0]
-    return PointTask(tree.point(tree.link("l3"), (length, 0.0, 0.0)), components=(0, 1), name="end_point")
+    return fb.PointTask(tree.point(tree.link("l3"), (length, 0.0, 0.0)), components=(0, 1), name="end_point")
 
 
-def task(asm, length=LENGTH) -> PointTask:
+def task(asm, length=LENGTH) -> fb.PointTask:
     """The case's task on the assembled system (for ``flexbody info``): the end point r_E."""
     return end_point_task(asm, length)
 
@@ -122,7 +119,7 @@ def mean_period(t, y) -> float | None:
 
 def plot(path, res, margin_t, margin) -> None:
     t, H = res.times, res.histories
-    fig, axes = plots.subplots(2, 2, figsize=(11, 8), sharex=True)
+    fig, axes = fb.plots.subplots(2, 2, figsize=(11, 8), sharex=True)
     ax = axes[0, 0]
     for i, name in enumerate(("x", "y")):
         line, = ax.plot(t, H["task_x"][:, i], label=f"{name}_E")
@@ -150,7 +147,7 @@ def plot(path, res, margin_t, margin) -> None:
     for ax in axes[1]:
         ax.set_xlabel("t [s]")
     fig.suptitle("Underactuated chain (joint 1 passive), end-point goal, partitioned control (DE 5.4.3)", fontsize=10)
-    plots.save(fig, path, dpi=120)
+    fb.plots.save(fig, path, dpi=120)
 
 
 def main(out_dir="out/09_underactuated_chain_control", length=LENGTH, mass=MASS, gravity=GRAVITY, q0=Q0,
@@ -161,8 +158,8 @@ def main(out_dir="out/09_underactuated_chain_control", length=LENGTH, mass=MASS,
     asm = system.assemble()
     task = end_point_task(system, length)
     goal = np.asarray(goal, dtype=float)
-    report = ctl.actuation_report(asm, asm.q0, np.zeros(asm.n_dofs), task=task)
-    controller = ctl.PartitionedControl(task, ctl.Setpoint(goal), kp, kv)
+    report = fb.control.actuation_report(asm, asm.q0, np.zeros(asm.n_dofs), task=task)
+    controller = fb.control.PartitionedControl(task, fb.control.Setpoint(goal), kp, kv)
     res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=controller)
     out = Path(out_dir)
     res.save(out)
@@ -173,7 +170,7 @@ def main(out_dir="out/09_underactuated_chain_control", length=LENGTH, mass=MASS,
     e = np.linalg.norm(H["task_error"], axis=1)
     k_conv = converged_index(e, converged)
     t_conv = float(t[k_conv]) if k_conv < len(t) else None
-    acc = ctl.task_acceleration_error(asm, task, res)
+    acc = fb.control.task_acceleration_error(asm, task, res)
     tau_norm = np.linalg.norm(H["tau"], axis=1)
     idx = np.arange(0, len(t), max(1, int(margin_every)))
     margin = np.array([passive_margin(asm, task, res.q[i]) for i in idx])
@@ -189,7 +186,7 @@ def main(out_dir="out/09_underactuated_chain_control", length=LENGTH, mass=MASS,
         "f_star_x": H["task_command"][:, 0], "f_star_y": H["task_command"][:, 1], "task_acceleration_error": acc,
         "passive_residual": H["passive_residual"], "energy": H["energy"]})
     plot(out / "underactuated_chain.png", res, t[idx], margin)
-    plots.plot_histories(res, out / "histories.png", panels=("task", "task_error", "torque", "joints"),
+    fb.plots.plot_histories(res, out / "histories.png", panels=("task", "task_error", "torque", "joints"),
                          title="Case 09: underactuated chain, partitioned control")
 
     summary = {
@@ -212,7 +209,7 @@ def main(out_dir="out/09_underactuated_chain_control", length=LENGTH, mass=MASS,
         "max_passive_residual": float(H["passive_residual"].max()),
         "max_passive_residual_relative": float(np.max(H["passive_residual"] / np.maximum(tau_norm, 1e-300))),
         "max_abs_torque": float(np.abs(H["tau"]).max()),
-        "rms_torque": plots.rms_norm(res, "tau_k"), "peak_torque": plots.peak_norm(res, "tau_k"),
+        "rms_torque": fb.plots.rms_norm(res, "tau_k"), "peak_torque": fb.plots.peak_norm(res, "tau_k"),
         "q1_windows": [list(w) for w in windows],
         "q1_ptp_last": windows[-1][2] if windows else None,
         "q1_ptp_previous": windows[-2][2] if len(windows) > 1 else None,

@@ -48,11 +48,6 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import control as ctl, mechanisms
-from flexbody.assembled import State
-from flexbody.dynamics import projector
-from flexbody.plots import peak_norm, plot_histories, plot_torque_norms, rms_norm
-from flexbody.tasks import JointTask, task_history
 
 LENGTH = 1.0                 # m, link length l
 MASS = 1.0                   # kg, m (point mass at the end of each link)
@@ -73,26 +68,26 @@ _RUNS = ("two", "one", "hybrid")
 
 def build(actuated=(0, 1), length=LENGTH, mass=MASS, gravity=GRAVITY, theta0=THETA0) -> fb.System:
     """The slider-crank of [AG VIII] at θ = theta0 on the branch q₂ = 2π − 2q₁, with the given active joints."""
-    return mechanisms.slider_crank(length=length, mass=mass, gravity=gravity, crank=theta0, actuated=actuated)
+    return fb.mechanisms.slider_crank(length=length, mass=mass, gravity=gravity, crank=theta0, actuated=actuated)
 
 
-def task(asm) -> JointTask:
+def task(asm) -> fb.JointTask:
     """The case's task (for ``flexbody info``): the crank angle θ = q₁ (as in :func:`make_controller`)."""
-    return JointTask([asm.trees[0].link("l1")], name="theta")
+    return fb.JointTask([asm.trees[0].link("l1")], name="theta")
 
 
 def make_controller(kind, asm, theta_d=THETA_D, g_p=G_P, g_d=G_D, g_f=G_F, g_i=G_I):
     """(task, controller) of run ``kind`` ("two", "one", "hybrid") on the assembled system ``asm``."""
-    task = JointTask([asm.trees[0].link("l1")], name="theta")
-    reference = ctl.Setpoint(np.array([theta_d]))
+    task = fb.JointTask([asm.trees[0].link("l1")], name="theta")
+    reference = fb.control.Setpoint(np.array([theta_d]))
     if kind == "hybrid":
-        return task, ctl.HybridMotionForceControl(task, reference, g_p, g_d, lam_desired=[0.0], gf=g_f, gi=g_i)
-    return task, ctl.ProjectedInverseDynamicsControl(task, reference, kp=g_p, kv=g_d)
+        return task, fb.control.HybridMotionForceControl(task, reference, g_p, g_d, lam_desired=[0.0], gf=g_f, gi=g_i)
+    return task, fb.control.ProjectedInverseDynamicsControl(task, reference, kp=g_p, kv=g_d)
 
 
 def absolute_task_acceleration_error(asm, task, res) -> float:
     """max over the recorded steps of |J a + J̇v − f*| (plant's task acceleration vs the command)."""
-    return float(np.abs(task_history(asm, task, res)[2] - res.histories["task_command"]).max())
+    return float(np.abs(fb.task_history(asm, task, res)[2] - res.histories["task_command"]).max())
 
 
 def h_matrix(asm, t, q, v=None) -> np.ndarray:
@@ -100,7 +95,7 @@ def h_matrix(asm, t, q, v=None) -> np.ndarray:
     ev = asm.evaluate(t, q, np.zeros(asm.n_dofs) if v is None else v)
     Phi = asm.constraint_rows(ev)[1]
     n = asm.n_dofs
-    P = projector(Phi).matrix()
+    P = fb.dynamics.projector(Phi).matrix()
     S = np.asarray(asm.S.toarray() if hasattr(asm.S, "toarray") else asm.S, dtype=float)
     B, I = S.T @ S, np.eye(n)
     Q = I - B - P + B @ P
@@ -112,12 +107,12 @@ def dead_centre(length=LENGTH, mass=MASS, gravity=GRAVITY, theta_d=THETA_D, g_p=
     asm = build((0,), length, mass, gravity, np.pi / 2).assemble()
     q, v = np.array([np.pi / 2, np.pi]), np.zeros(2)
     task, c = make_controller("one", asm, theta_d, g_p, g_d)
-    report = ctl.actuation_report(asm, q, v, task=task)
+    report = fb.control.actuation_report(asm, q, v, task=task)
     out = {"q": q.tolist(), "phi_jacobian": asm.constraint_rows(asm.evaluate(0.0, q, v))[1].tolist(),
            "report_ok_pidc": bool(report.ok("pidc")), "report_failures_pidc": report.failures("pidc"),
            "report": str(report), "raised": False, "error_type": None, "error": None}
     try:
-        c(0.0, State(0.0, q, v), asm)
+        c(0.0, fb.State(0.0, q, v), asm)
     except fb.ActuationError as exc:
         out.update(raised=True, error_type=type(exc).__name__, error=str(exc))
     return out
@@ -174,8 +169,8 @@ def main(out_dir="out/10_slider_crank_control", length=LENGTH, mass=MASS, gravit
     # task acceleration = command
     xdd_err = {k: absolute_task_acceleration_error(asms[k], tasks[k], runs[k]) for k in _RUNS}
     lam = {k: runs[k].histories["lam"][:, 0] for k in _RUNS}
-    rms = {k: rms_norm(runs[k], "tau") for k in _RUNS}
-    peak = {k: peak_norm(runs[k], "tau") for k in _RUNS}
+    rms = {k: fb.plots.rms_norm(runs[k], "tau") for k in _RUNS}
+    peak = {k: fb.plots.peak_norm(runs[k], "tau") for k in _RUNS}
     final_error = {k: float(abs(runs[k].q[-1, 0] - theta_d)) for k in _RUNS}
     dc = dead_centre(length, mass, gravity, theta_d, g_p, g_d)
 
@@ -190,9 +185,9 @@ def main(out_dir="out/10_slider_crank_control", length=LENGTH, mass=MASS, gravit
     titles = {"two": "PIDC, two active joints (AG Fig. 5)", "one": "PIDC, joint B passive (AG Fig. 6)",
               "hybrid": "hybrid motion/force law, λ_d = 0 (AG Fig. 5)"}
     for k in _RUNS:
-        plot_histories(runs[k], out / f"{k}.png", panels=("task", "constraint_force", "torque"),
+        fb.plots.plot_histories(runs[k], out / f"{k}.png", panels=("task", "constraint_force", "torque"),
                        title=f"Slider-crank θ: π/6 → π/3, {titles[k]}")
-    plot_torque_norms({"PIDC, 2 active": two, "PIDC, 1 active": one, "hybrid, λ_d = 0": hyb},
+    fb.plots.plot_torque_norms({"PIDC, 2 active": two, "PIDC, 1 active": one, "hybrid, λ_d = 0": hyb},
                       out / "torque_norms.png")
 
     summary = {

@@ -72,10 +72,6 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import control as ctl, mechanisms, plots
-from flexbody.control.context import ControlContext
-from flexbody.plots import peak_norm, plot_torque_norms, rms_norm
-from flexbody.tasks import PlanarOrientationTask, PointTask, StackedTask, task_history
 
 LENGTHS = (0.4, 0.35, 0.15)      # m, links l1, l2, l3 (our choice; not given in [AG])
 MASSES = (1.5, 1.0, 0.5)         # kg, uniform rods (our choice)
@@ -100,17 +96,17 @@ _CONTROLLERS = ("pidc", "hybrid", "idc")
 
 def build(line_y=LINE_Y, lengths=LENGTHS, masses=MASSES, gravity=GRAVITY) -> fb.System:
     """The arm with its end point on the horizontal rail y = line_y, in a vertical plane (gravity along −y)."""
-    return mechanisms.planar_arm_on_line(tuple(lengths), tuple(masses), line_y, (0.0, -gravity, 0.0))
+    return fb.mechanisms.planar_arm_on_line(tuple(lengths), tuple(masses), line_y, (0.0, -gravity, 0.0))
 
 
-def make_task(asm, lengths=LENGTHS) -> StackedTask:
+def make_task(asm, lengths=LENGTHS) -> fb.StackedTask:
     """θ = [x of the end point, angle of link l3] on the trees of ``asm``."""
     tree = asm.trees[0]
-    return StackedTask([PointTask(tree.point("l3", (lengths[-1], 0.0, 0.0)), components=(0,), name="x"),
-                        PlanarOrientationTask(tree.frame("l3"), name="theta")])
+    return fb.StackedTask([fb.PointTask(tree.point("l3", (lengths[-1], 0.0, 0.0)), components=(0,), name="x"),
+                        fb.PlanarOrientationTask(tree.frame("l3"), name="theta")])
 
 
-def task(asm, lengths=LENGTHS) -> StackedTask:
+def task(asm, lengths=LENGTHS) -> fb.StackedTask:
     """The case's task (for ``flexbody info``): x of the end point and the angle of link l3."""
     return make_task(asm, lengths)
 
@@ -120,7 +116,7 @@ class Reference:
     ([x_d, θ_d], [ẋ_d, 0], [ẍ_d, 0])."""
 
     def __init__(self, mean=X_MEAN, amplitude=X_AMPLITUDE, omega=OMEGA, phase=PHASE, theta_d=THETA_D):
-        self.x = ctl.Sinusoid(mean, amplitude, omega, phase)
+        self.x = fb.control.Sinusoid(mean, amplitude, omega, phase)
         self.theta_d = float(theta_d)
 
     def __call__(self, t):
@@ -165,16 +161,16 @@ def ik_guess(x, y, theta, lengths=LENGTHS, elbow=ELBOW) -> np.ndarray:
 def make_controllers(model, reference, q_guess, g_p=G_P, g_d=G_D, g_f=G_F, g_i=G_I, lengths=LENGTHS) -> dict:
     """The three controllers on the controller model ``model`` (tasks built on its tree)."""
     task = make_task(model, lengths)
-    joint_ref = CachedJointReference(ctl.JointReferenceFromTask(model, task, reference, q_guess))
-    return {"pidc": ctl.ProjectedInverseDynamicsControl(task, reference, g_p, g_d, model=model),
-            "hybrid": ctl.HybridMotionForceControl(task, reference, g_p, g_d, lam_desired=[0.0], gf=g_f, gi=g_i,
+    joint_ref = CachedJointReference(fb.control.JointReferenceFromTask(model, task, reference, q_guess))
+    return {"pidc": fb.control.ProjectedInverseDynamicsControl(task, reference, g_p, g_d, model=model),
+            "hybrid": fb.control.HybridMotionForceControl(task, reference, g_p, g_d, lam_desired=[0.0], gf=g_f, gi=g_i,
                                                    model=model),
-            "idc": ctl.ComputedTorqueControl(joint_ref, g_p, g_d, model=model, task=task)}
+            "idc": fb.control.ComputedTorqueControl(joint_ref, g_p, g_d, model=model, task=task)}
 
 
 def plant_task_history(asm, task, res):
     """Task coordinates x (s, 2) of the plant and max |J a + J̇v − f*| over the recorded steps (NaN if no f*)."""
-    x, _, xdd = task_history(asm, task, res)
+    x, _, xdd = fb.task_history(asm, task, res)
     f_star = res.histories.get("task_command")
     return x, (float(np.abs(xdd - f_star).max()) if f_star is not None else float("nan"))
 
@@ -184,7 +180,7 @@ def constraint_terms(asm, res):
     and ‖Φᵀλ‖(t) [N·m], the norm of the joint torque the rail's force exerts."""
     mass, rail = [], []
     for k, t in enumerate(res.times):
-        c = ControlContext(asm, t, res.q[k], res.v[k])
+        c = fb.control.ControlContext(asm, t, res.q[k], res.v[k])
         mass.append(1.0 / float((c.Phi @ np.linalg.solve(c.M, c.Phi.T))[0, 0]))
         rail.append(float(np.linalg.norm(c.Phi.T @ res.histories["lam"][k])))
     return np.array(mass), np.array(rail)
@@ -219,8 +215,8 @@ def analyse(plant, runs, reference, lengths) -> dict:
             s["max_task_acceleration_error"][name] = xdd_err
         norms[name] = np.linalg.norm(res.histories["tau"], axis=1)
         lams[name] = res.histories["lam"][:, 0]
-        s["rms_norm"][name] = rms_norm(res, "tau")
-        s["peak_norm"][name] = peak_norm(res, "tau")
+        s["rms_norm"][name] = fb.plots.rms_norm(res, "tau")
+        s["peak_norm"][name] = fb.plots.peak_norm(res, "tau")
         s["peak_abs_lam"][name] = float(np.abs(lams[name]).max())
         s["lam_range"][name] = [float(lams[name].min()), float(lams[name].max())]
         s["max_violation"][name] = float(res.histories["violation"].max())
@@ -245,7 +241,7 @@ def analyse(plant, runs, reference, lengths) -> dict:
 
 def plot_fig8(path, t, desired, xs, lams, norms, title) -> None:
     names = {"pidc": "PIDC", "hybrid": "hybrid", "idc": "IDC"}
-    fig, axes = plots.subplots(4, 1, figsize=(8, 10), sharex=True)
+    fig, axes = fb.plots.subplots(4, 1, figsize=(8, 10), sharex=True)
     axes[0].plot(t, desired[:, 0], "k--", lw=1, label="x_d")
     axes[1].plot(t, desired[:, 1], "k--", lw=1, label="θ_d")
     for name in _CONTROLLERS:
@@ -260,13 +256,13 @@ def plot_fig8(path, t, desired, xs, lams, norms, title) -> None:
         ax.legend(fontsize=8, loc="upper right")
     axes[-1].set_xlabel("t [s]")
     fig.suptitle(title, fontsize=10)
-    plots.save(fig, path, dpi=110)
+    fb.plots.save(fig, path, dpi=110)
 
 
 def _actuation(plant, q0, v0, lengths) -> dict:
     """Counts and checks of the actuation report at the start [DE 5.3, AG-62]: n = 3, m_C = 1, p = 2,
     k = 3, m_T = 2; every controller applicable (no passive joint)."""
-    report = ctl.actuation_report(plant, q0, v0, task=make_task(plant, lengths))
+    report = fb.control.actuation_report(plant, q0, v0, task=make_task(plant, lengths))
     return {"n": report.n, "m_C": report.n_constraints, "p": report.dof, "k": report.n_actuators,
             "m_T": report.n_task, "ok": {c: report.ok(c) for c in ("direct", "minimal", "partitioned", "pidc", "idc")},
             "independent_sigma_min": float(report.maps["independent"].singular_values[-1]), "report": str(report)}
@@ -281,7 +277,7 @@ def main(out_dir="out/11_arm_on_slider_control", lengths=LENGTHS, masses=MASSES,
     plant = build(line_y, lengths, masses, gravity).assemble()
     reference = Reference(x_mean, x_amplitude, omega, phase, theta_d)
     guess = ik_guess(reference.values([0.0])[0, 0], line_y, theta_d, lengths, elbow)
-    q0, v0, _ = ctl.JointReferenceFromTask(plant, make_task(plant, lengths), reference, guess)(0.0)
+    q0, v0, _ = fb.control.JointReferenceFromTask(plant, make_task(plant, lengths), reference, guess)(0.0)
     gains = (g_p, g_d, g_f, g_i)
 
     sets, series = {}, {}
@@ -337,7 +333,7 @@ def main(out_dir="out/11_arm_on_slider_control", lengths=LENGTHS, masses=MASSES,
         norms, lams, xs, runs = series[label]
         plot_fig8(out / f"fig8{fname}.png", t, desired, xs, lams, norms,
                   f"3R arm on a slider (AG Fig. 8), {what}")
-        plot_torque_norms({"PIDC": runs["pidc"], "hybrid": runs["hybrid"], "IDC": runs["idc"]},
+        fb.plots.plot_torque_norms({"PIDC": runs["pidc"], "hybrid": runs["hybrid"], "IDC": runs["idc"]},
                           out / f"torque_norms{fname}.png")
 
     summary = {

@@ -4,7 +4,7 @@ Problem: a solid bar a × b × c = 1.0 × 0.05 × 0.05 m along +x (``flexible_me
 8-node ANCF hexahedra 10 × 1 × 1 (132 coordinates), St. Venant–Kirchhoff E 5e7 Pa, ν 0.3, ρ 1000 kg/m³
 (m = 2.5 kg), no material damping; its corner node at the origin is pinned to the ground by a spherical
 joint (3 rows, index-3), gravity 9.81 m/s² along −z; released horizontal at rest. Generalized-α (Chung &
-Hulbert, Arnold & Brüls form; flexbody.implicit) with dt = 2e-3 s over T_END = 1.2 s, which covers the first
+Hulbert, Arnold & Brüls form; flexbody.solvers.generalized_alpha) with dt = 2e-3 s over T_END = 1.2 s, which covers the first
 swing to the far side (turning point ≈ 0.98 s). Four runs:
   "rho1"        ρ∞ = 1 (trapezoidal rule, no numerical damping);
   "rho0.5"      ρ∞ = 0.5 (α_m = 0, α_f = 1/3: this *is* HHT with α = 1/3);
@@ -60,7 +60,6 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import flexible_mechanisms as fm, plots
 
 SIZE = (1.0, 0.05, 0.05)      # m, (a, b, c) along x, y, z
 DIVISIONS = (10, 1, 1)        # -, elements along x, y, z
@@ -80,7 +79,7 @@ VTK_EVERY = 20                # -, ParaView frame every this many steps (rho1 ru
 def build(size=SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG, poisson=POISSON, density=DENSITY,
           gravity=GRAVITY) -> fb.System:
     """The bar pinned at its corner node 0, horizontal at rest, gravity along −z."""
-    return fm.flexible_pendulum(tuple(size), tuple(divisions), order=order, young=young, poisson=poisson,
+    return fb.mechanisms.flexible_pendulum(tuple(size), tuple(divisions), order=order, young=young, poisson=poisson,
                                 density=density, gravity=(0.0, 0.0, -gravity))
 
 
@@ -199,7 +198,7 @@ def late_loss(E, K) -> float:
 # ---------------------------------------------------------------------------------------- outputs
 def plot_energy(path, runs: dict) -> None:
     """(E − E0)/K_max of every run."""
-    fig, ax = plots.subplots(figsize=(8, 4.5))
+    fig, ax = fb.plots.subplots(figsize=(8, 4.5))
     for name, res in runs.items():
         E, K = res.histories["energy"], res.histories["kinetic"]
         ax.plot(res.times, (E - E[0]) / K.max(), label=name)
@@ -208,12 +207,12 @@ def plot_energy(path, runs: dict) -> None:
     ax.set_title("Flexible pendulum: energy per integrator setting", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    plots.save(fig, path, dpi=120)
+    fb.plots.save(fig, path, dpi=120)
 
 
 def plot_swing(path, runs: dict, coms: dict, rigid_time: float) -> None:
     """Angle of the centre of mass about the pin from the downward vertical, θ = atan2(c_x, −c_z)."""
-    fig, ax = plots.subplots(figsize=(8, 4.5))
+    fig, ax = fb.plots.subplots(figsize=(8, 4.5))
     for name, res in runs.items():
         c = coms[name]
         ax.plot(res.times, np.degrees(np.arctan2(c[:, 0], -c[:, 2])), label=name)
@@ -222,7 +221,7 @@ def plot_swing(path, runs: dict, coms: dict, rigid_time: float) -> None:
     ax.set_ylabel("θ of the centre of mass [deg]")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    plots.save(fig, path, dpi=120)
+    fb.plots.save(fig, path, dpi=120)
 
 
 def main(out_dir="out/12_flexible_pendulum", size=SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG,

@@ -51,7 +51,6 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import flexible_mechanisms as fm, plots
 
 SIZE = (0.6, 0.3, 0.01)       # m, plate size along x, y, z
 DIVISIONS = (8, 4, 1)         # -, elements along x, y, z
@@ -73,7 +72,7 @@ VTK_EVERY = 20                # -, ParaView frame every this many steps (main ru
 def build(size=SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG, poisson=POISSON, density=DENSITY,
           damping=DAMPING, gravity=GRAVITY) -> fb.System:
     """The plate on its corner spherical joint, flat at rest, gravity along −z."""
-    return fm.plate_pendulum(tuple(size), tuple(divisions), order=order, young=young, poisson=poisson,
+    return fb.mechanisms.plate_pendulum(tuple(size), tuple(divisions), order=order, young=young, poisson=poisson,
                              density=density, damping=damping, gravity=(0.0, 0.0, -gravity))
 
 
@@ -150,7 +149,7 @@ def element_costs(asm, res, calls, repeats) -> dict:
 
 
 def plot_energy(path, runs: dict) -> None:
-    fig, (ax, bx) = plots.subplots(2, 1, figsize=(8, 7), sharex=True)
+    fig, (ax, bx) = fb.plots.subplots(2, 1, figsize=(8, 7), sharex=True)
     for name, res in runs.items():
         E, D = res.histories["energy"], res.histories["dissipated"]
         line, = ax.plot(res.times, E[0] - E, label=f"E0 − E, {name}")
@@ -163,11 +162,11 @@ def plot_energy(path, runs: dict) -> None:
     for a in (ax, bx):
         a.grid(alpha=0.3)
         a.legend(fontsize=8)
-    plots.save(fig, path, dpi=120)
+    fb.plots.save(fig, path, dpi=120)
 
 
 def plot_corner(path, runs: dict, corners: dict, offset: int) -> None:
-    fig, ax = plots.subplots(figsize=(8, 4.5))
+    fig, ax = fb.plots.subplots(figsize=(8, 4.5))
     for name, res in runs.items():
         for label, node in corners.items():
             ax.plot(res.times, res.q[:, offset + 3 * node + 2], label=f"{name}, {label}")
@@ -175,7 +174,7 @@ def plot_corner(path, runs: dict, corners: dict, offset: int) -> None:
     ax.set_ylabel("far-corner z [m]")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    plots.save(fig, path, dpi=120)
+    fb.plots.save(fig, path, dpi=120)
 
 
 def main(out_dir="out/13_plate_pendulum", size=SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG,

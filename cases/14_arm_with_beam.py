@@ -43,9 +43,6 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import plots
-from flexbody.equilibrium import static_equilibrium
-from flexbody.flexible_mechanisms import arm_with_beam
 
 LENGTHS = (0.5, 0.4)            # m, links l1, l2
 MASSES = (2.0, 1.0)             # kg, links l1, l2 (uniform rods)
@@ -68,7 +65,7 @@ VTK_EVERY = 25                  # -, ParaView frame every this many steps (free 
 def build(order=1, divisions=DIVISIONS_ORDER1, lengths=LENGTHS, masses=MASSES, beam_size=BEAM_SIZE, young=YOUNG,
           poisson=POISSON, density=DENSITY, gravity=GRAVITY, q0=Q0, locked=False) -> fb.System:
     """The arm with its beam at q0 (joints held at q0 when ``locked``)."""
-    return arm_with_beam(lengths=tuple(lengths), masses=tuple(masses), beam_size=tuple(beam_size),
+    return fb.mechanisms.arm_with_beam(lengths=tuple(lengths), masses=tuple(masses), beam_size=tuple(beam_size),
                          divisions=tuple(divisions), order=order, young=young, poisson=poisson, density=density,
                          q0=tuple(q0), locked=locked, gravity=(0.0, 0.0, -gravity))
 
@@ -91,7 +88,7 @@ def beam_axes(inclination):
 def statics(order, divisions, params, out=None) -> dict:
     """Locked arm vs the beam alone clamped at the flange; tip deflections and the Euler–Bernoulli ratio."""
     asm = build(order, divisions, locked=True, **params).assemble()
-    eq = static_equilibrium(asm)
+    eq = fb.static_equilibrium(asm)
     beam = asm.bodies[0]
     alone = fb.FlexibleBody("alone", beam.mesh, beam.material)
     ref = fb.solve_static(fb.System([alone], [fb.Fix(alone, "x0")], loads=[fb.Gravity(alone, (0, 0, -params["gravity"]))]))
@@ -139,7 +136,7 @@ def energy_numbers(res) -> dict:
 
 
 def plot_energy(path, runs: dict) -> None:
-    fig, (ax, bx) = plots.subplots(2, 1, figsize=(8, 7), sharex=True)
+    fig, (ax, bx) = fb.plots.subplots(2, 1, figsize=(8, 7), sharex=True)
     for order, (free, torque) in runs.items():
         E, K = free.histories["energy"], free.histories["kinetic"]
         ax.plot(free.times, (E - E[0]) / K.max(), label=f"order {order}")
@@ -154,11 +151,11 @@ def plot_energy(path, runs: dict) -> None:
     for a in (ax, bx):
         a.grid(alpha=0.3)
         a.legend(fontsize=8)
-    plots.save(fig, path, dpi=120)
+    fb.plots.save(fig, path, dpi=120)
 
 
 def plot_joints(path, runs: dict) -> None:
-    fig, ax = plots.subplots(figsize=(8, 4.5))
+    fig, ax = fb.plots.subplots(figsize=(8, 4.5))
     for order, (free, torque) in runs.items():
         for label, res, style in (("free", free, "-"), ("torque", torque, "--")):
             for j in range(2):
@@ -167,7 +164,7 @@ def plot_joints(path, runs: dict) -> None:
     ax.set_ylabel("joint angle [rad]")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
-    plots.save(fig, path, dpi=120)
+    fb.plots.save(fig, path, dpi=120)
 
 
 def main(out_dir="out/14_arm_with_beam", order=ORDER, divisions_order1=DIVISIONS_ORDER1,

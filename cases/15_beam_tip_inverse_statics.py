@@ -55,10 +55,6 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import plots
-from flexbody.control.actuation import actuation_report
-from flexbody.equilibrium import holding_inputs, inverse_statics, quasi_static_sequence, static_equilibrium
-from flexbody.flexible_mechanisms import arm_with_beam
 
 LENGTHS = (0.5, 0.4)             # m, links l1, l2
 MASSES = (2.0, 1.0)              # kg, uniform rods
@@ -83,7 +79,7 @@ RANK_ELEMENTS = (6, 12, 24)      # -, elements along the beam for the rank table
 def build(lengths=LENGTHS, masses=MASSES, beam_size=BEAM_SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG,
           density=DENSITY, damping=DAMPING, q0=Q0) -> fb.System:
     """The arm with the beam clamped on its flange, joints free and actuated."""
-    return arm_with_beam(lengths=tuple(lengths), masses=tuple(masses), beam_size=tuple(beam_size),
+    return fb.mechanisms.arm_with_beam(lengths=tuple(lengths), masses=tuple(masses), beam_size=tuple(beam_size),
                          divisions=tuple(divisions), order=order, young=young, density=density, damping=damping,
                          q0=tuple(q0))
 
@@ -110,9 +106,9 @@ def rank_table(elements=RANK_ELEMENTS, q0=Q0, order=ORDER, young=YOUNG) -> dict:
     """Singular values and rank of J̄ᵀΘᵀSᵀ for the tip task on beams of ``elements`` × 1 × 1 bricks."""
     table = {}
     for nx in elements:
-        asm = arm_with_beam(divisions=(nx, 1, 1), order=order, q0=tuple(q0), young=young).assemble()
+        asm = fb.mechanisms.arm_with_beam(divisions=(nx, 1, 1), order=order, q0=tuple(q0), young=young).assemble()
         state = asm.initial_state()
-        check = actuation_report(asm, state.q, state.v, tip_task(asm)).maps["direct"]
+        check = fb.control.actuation_report(asm, state.q, state.v, tip_task(asm)).maps["direct"]
         table[str(nx)] = {"singular_values": [float(s) for s in check.singular_values], "rank": check.rank,
                           "ok": check.ok}
     return table
@@ -145,15 +141,15 @@ class JointServo:
 
 def statics(asm, task, target_shift, path_points) -> dict:
     """Steps 1–3: start equilibrium, rank report, inverse statics with an independent re-solve, sequence."""
-    tau_hold, start = holding_inputs(asm)
+    tau_hold, start = fb.holding_inputs(asm)
     x0 = task.evaluate(asm.evaluate(0.0, start.q)).x
     target = x0 + np.asarray(target_shift, dtype=float)
-    report = actuation_report(asm, start.q, np.zeros(asm.n_dofs), task)
-    solution = inverse_statics(asm, task, target, tau_k0=tau_hold, q0=start.q)
-    again = static_equilibrium(asm, tau_k=solution.tau_k, q0=solution.q)
+    report = fb.control.actuation_report(asm, start.q, np.zeros(asm.n_dofs), task)
+    solution = fb.inverse_statics(asm, task, target, tau_k0=tau_hold, q0=start.q)
+    again = fb.static_equilibrium(asm, tau_k=solution.tau_k, q0=solution.q)
     x_again = task.evaluate(asm.evaluate(0.0, again.q)).x
     path = x0 + np.linspace(0.0, 1.0, path_points)[:, None] * (target - x0)
-    sequence = quasi_static_sequence(asm, task, path, tau_k0=tau_hold, q0=start.q)
+    sequence = fb.quasi_static_sequence(asm, task, path, tau_k0=tau_hold, q0=start.q)
     return {"tau_hold": tau_hold, "start": start, "x0": x0, "target": target, "report": report,
             "solution": solution, "resolve_error": float(np.abs(x_again - target).max()), "sequence": sequence}
 
@@ -221,7 +217,7 @@ def _summary(asm, st, res, error, table, params) -> dict:
 def _plot(out, asm, task, st, res, tips, error, servo) -> None:
     beam = asm.bodies[0]
     fs = asm.offsets[beam]
-    fig, ax = plots.subplots(figsize=(6, 5))
+    fig, ax = fb.plots.subplots(figsize=(6, 5))
     for q, style, label in ((st["start"].q, "0.6", "beam at start"), (res.q[-1], "C2", "beam at the end")):
         nodes = q[fs:fs + 3 * beam.n_nodes].reshape(-1, 3)
         ax.plot(nodes[:, 0], nodes[:, 2], ".", color=style, ms=2, label=label)
@@ -233,14 +229,14 @@ def _plot(out, asm, task, st, res, tips, error, servo) -> None:
     ax.set_ylabel("z [m]")
     ax.axis("equal")
     ax.legend(fontsize=8)
-    plots.save(fig, out / "fig16.png", dpi=120, tight=False)
-    fig, ax = plots.subplots(figsize=(6, 3.5))
+    fb.plots.save(fig, out / "fig16.png", dpi=120, tight=False)
+    fig, ax = fb.plots.subplots(figsize=(6, 3.5))
     ax.semilogy(res.times, np.maximum(error, 1e-16))
     ax.axvline(servo.t_move, color="0.6", ls="--")
     ax.set_xlabel("t [s]")
     ax.set_ylabel("tip error |tip − target| [m]")
-    plots.save(fig, out / "tip_error.png", dpi=120)
-    fig, ax = plots.subplots(figsize=(6, 3.5))
+    fb.plots.save(fig, out / "tip_error.png", dpi=120)
+    fig, ax = fb.plots.subplots(figsize=(6, 3.5))
     applied = np.array([servo.S @ servo(t, q, v) for t, q, v in zip(res.times, res.q, res.v)])
     feedforward = np.array([servo.references(t)[0] for t in res.times])
     for j in range(applied.shape[1]):
@@ -249,7 +245,7 @@ def _plot(out, asm, task, st, res, tips, error, servo) -> None:
     ax.set_xlabel("t [s]")
     ax.set_ylabel("joint torque [N·m]")
     ax.legend(fontsize=8)
-    plots.save(fig, out / "inputs.png", dpi=120)
+    fb.plots.save(fig, out / "inputs.png", dpi=120)
 
 
 if __name__ == "__main__":

@@ -56,10 +56,6 @@ from pathlib import Path
 import numpy as np
 
 import flexbody as fb
-from flexbody import control as ctl, plots
-from flexbody.control.actuation import actuation_report
-from flexbody.equilibrium import holding_inputs
-from flexbody.flexible_mechanisms import arm_with_beam
 
 LENGTHS = (0.5, 0.4)             # m, links l1, l2
 DIVISIONS = (12, 2, 2)           # -, beam elements (length, width, height)
@@ -81,7 +77,7 @@ VTK_EVERY = 40                   # -, write every k-th recorded step to the Para
 
 def build(divisions=DIVISIONS, order=ORDER, young=YOUNG, damping=DAMPING, q0=Q0) -> fb.System:
     """The arm with the beam attached to its flange, joints free and actuated, beam nodes passive."""
-    return arm_with_beam(lengths=LENGTHS, divisions=tuple(divisions), order=order, young=young, damping=damping,
+    return fb.mechanisms.arm_with_beam(lengths=LENGTHS, divisions=tuple(divisions), order=order, young=young, damping=damping,
                          q0=tuple(q0))
 
 
@@ -135,7 +131,7 @@ def closed_form_error(t, e0, omega) -> np.ndarray:
 
 def start_state(asm):
     """The static equilibrium with the joints held at their q0 values, at rest."""
-    _, eq = holding_inputs(asm)
+    _, eq = fb.holding_inputs(asm)
     return eq.q, np.zeros(asm.n_dofs)
 
 
@@ -146,7 +142,7 @@ def rank_comparison(asm, q) -> dict:
     v = np.zeros(asm.n_dofs)
     out = {}
     for make in (flange_task, tip_task):
-        check = actuation_report(asm, q, v, make(asm)).maps["direct"]
+        check = fb.control.actuation_report(asm, q, v, make(asm)).maps["direct"]
         out[make(asm).name] = {"singular_values": [float(s) for s in check.singular_values], "rank": check.rank,
                                "tol": check.tol, "sigma_ref": check.reference,
                                "authority": check.sigma_min / check.reference, "ok": bool(check.ok),
@@ -158,7 +154,7 @@ def run(asm, q0, v0, offset, omega, t_settle, radius, frequency, t_ramp, t_end, 
     """Simulate the controlled arm; returns (Results, reference, x at the start)."""
     x0 = flange_task(asm).evaluate(asm.evaluate(0.0, q0)).x
     reference = CircleAfterStep(x0 + np.asarray(offset, dtype=float), t_settle, radius, frequency, t_ramp)
-    controller = ctl.DirectMappingControl(flange_task(asm), reference, kp=omega**2, kv=2.0 * omega)
+    controller = fb.control.DirectMappingControl(flange_task(asm), reference, kp=omega**2, kv=2.0 * omega)
     kw = {"save_to": save_to} if save_to is not None else {}
     res = fb.simulate(asm, t_end, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=rho_inf), controller=controller,
                       q0=q0, v0=v0, **kw)
@@ -217,7 +213,7 @@ def numbers(asm, res, reference, x0, offset, omega, t_settle, radius) -> dict:
 def plot_task(path, res, reference, omega, offset, t_settle) -> None:
     t, x, err = res.times, res.histories["task_x"], res.histories["task_error"]
     desired = np.array([reference(ti)[0] for ti in t])
-    fig, (a, b) = plots.subplots(1, 2, figsize=(11, 4.2))
+    fig, (a, b) = fb.plots.subplots(1, 2, figsize=(11, 4.2))
     a.plot(desired[:, 0], desired[:, 1], "k--", lw=1, label="desired")
     a.plot(x[:, 0], x[:, 1], lw=1.5, label="flange")
     a.set_aspect("equal")
@@ -231,31 +227,30 @@ def plot_task(path, res, reference, omega, offset, t_settle) -> None:
     b.axvline(t_settle, color="0.6", lw=0.8)
     b.set(xlabel="t [s]", ylabel="task error x_d − x [mm]", title="task error")
     b.legend(fontsize=8)
-    plots.save(fig, path, dpi=120)
+    fb.plots.save(fig, path, dpi=120)
 
 
 def plot_tip(path, times, deflection) -> None:
-    fig, ax = plots.subplots(figsize=(7, 3.5))
+    fig, ax = fb.plots.subplots(figsize=(7, 3.5))
     ax.plot(times, 1e3 * deflection[:, 0], label="axial (link-2 x)")
     ax.plot(times, 1e3 * deflection[:, 1], label="transverse (link-2 z)")
     ax.set(xlabel="t [s]", ylabel="beam-tip deflection [mm]", title="beam tip relative to the flange frame")
     ax.legend()
-    plots.save(fig, path, dpi=120)
+    fb.plots.save(fig, path, dpi=120)
 
 
 def write_outputs(out, asm, res, reference, omega, offset, t_settle, vtk_every) -> None:
     """ParaView series (beam and arm), CSV, figures and a screenshot; the results themselves are in ``out``
     already (the run saved them as it went)."""
-    from flexbody import io, view
 
-    io.write_link_pvd(out, res, every=vtk_every)
-    io.write_pvd(out, res, every=vtk_every)
-    io.write_histories_csv(out / "histories.csv", res)
-    plots.plot_histories(res, out / "histories.png", panels=("task", "torque", "energy"),
+    fb.io.write_link_pvd(out, res, every=vtk_every)
+    fb.io.write_pvd(out, res, every=vtk_every)
+    fb.io.write_histories_csv(out / "histories.csv", res)
+    fb.plots.plot_histories(res, out / "histories.png", panels=("task", "torque", "energy"),
                          title="flange task control of an arm carrying a flexible beam")
     plot_task(out / "task.png", res, reference, omega, offset, t_settle)
     plot_tip(out / "tip.png", res.times, tip_deflection(asm, res))
-    view.screenshot(out, out / "screenshot.png", field="von_mises")
+    fb.view.screenshot(out, out / "screenshot.png", field="von_mises")
 
 
 def main(out_dir="out/16_arm_beam_task_control", divisions=DIVISIONS, order=ORDER, young=YOUNG, damping=DAMPING,

@@ -10,21 +10,24 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+import pkgutil
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "api.md"
-MODULES = [
-    ("Model", ["mesh", "materials", "flexible", "loads", "nodes", "attachments", "rigid.tree", "rigid.joints",
-               "anchors", "closures", "couplings", "constraints", "surfaces", "system", "assembled"]),
-    ("Analysis and dynamics", ["analysis", "dynamics", "integrators", "restart", "implicit", "residual", "kkt",
-                               "statics", "equilibrium", "tasks"]),
-    ("Control", ["control.base", "control.context", "control.maps", "control.operational", "control.projected",
-                 "control.computed_torque", "control.actuation", "control.references"]),
-    ("Results, export and viewing", ["results", "fields", "io", "view", "plots", "progress", "cli"]),
-    ("Builders and errors", ["mechanisms", "flexible_mechanisms", "errors"]),
-]
+ROOMS = ["fem", "rigid", "constraints", "system", "linalg", "dynamics", "solvers", "control", "io", "mechanisms", "cli",
+         "errors", "progress"]
+"""The package's rooms in the order of the data flow (docs/architecture.md); each package's modules follow it."""
+
+
+def room_modules(room: str) -> list[str]:
+    """``room`` and, for a package, its modules in alphabetical order (``__main__`` left out)."""
+    module = importlib.import_module(f"flexbody.{room}")
+    if not hasattr(module, "__path__"):
+        return [room]
+    names = sorted(info.name for info in pkgutil.iter_modules(module.__path__) if info.name != "__main__")
+    return [room] + [f"{room}.{name}" for name in names]
 
 
 def public_names(module) -> list[str]:
@@ -87,9 +90,11 @@ def render() -> str:
              "Generated from the docstrings by `python docs/make_api.py`; do not edit by hand. Shapes, units and",
              "frames are given in each docstring; equation tags such as [DE-69] refer to the sources listed in",
              "docs/theory.md.", ""]
-    for title, modules in MODULES:
-        lines += [f"# {title}", ""]
-        lines += ["- " + ", ".join(f"`flexbody.{m}`" for m in modules), ""]
+    for room in ROOMS:
+        modules = room_modules(room)
+        lines += [f"# `flexbody.{room}`", ""]
+        if len(modules) > 1:
+            lines += ["- " + ", ".join(f"`flexbody.{m}`" for m in modules[1:]), ""]
         for m in modules:
             lines += describe_module(m)
     return "\n".join(lines).rstrip() + "\n"

@@ -1,33 +1,39 @@
 """flexbody: flexible/rigid multibody systems with ANCF hexahedral solids.
 
-Public API (see docs/): meshes (:mod:`flexbody.mesh`), materials, flexible bodies, loads, rigid trees,
-anchors and holonomic constraints, systems, constrained dynamics (:mod:`flexbody.dynamics`), rank
-diagnostics (:mod:`flexbody.analysis`), simulation, task-level control (:mod:`flexbody.control`), plots
-(:mod:`flexbody.plots`), static equilibrium and export.
+The package is a set of rooms, each a subpackage that owns one concept and imports only the rooms
+listed in its docstring (docs/architecture.md draws the arrows):
+
+- :mod:`flexbody.fem` meshes (``fb.mesh``), elements, materials, kernels, loads, :class:`FlexibleBody`;
+- :mod:`flexbody.rigid` joints, rigid trees, their recursive algorithms, anchors on links and the ground;
+- :mod:`flexbody.constraints` closures, couplings, surfaces, node anchors and attachments;
+- :mod:`flexbody.system` :class:`System` → :class:`AssembledSystem` + :class:`State`, one evaluation per state;
+- :mod:`flexbody.linalg` mass solves, the block mass matrix, the saddle-point solver, rank tools;
+- :mod:`flexbody.dynamics` constrained forward and inverse dynamics in every form;
+- :mod:`flexbody.solvers` statics, explicit and implicit integrators, restart;
+- :mod:`flexbody.control` tasks, operational space, constrained controllers, actuation reports;
+- :mod:`flexbody.io` :class:`Results`, VTU/PVD/XDMF/CSV writers, views (``fb.view``) and plots (``fb.plots``);
+- :mod:`flexbody.mechanisms` ready-made systems of the sources; :mod:`flexbody.cli` the ``flexbody`` command;
+- :mod:`flexbody.errors` and :mod:`flexbody.progress`.
+
+Everything a case needs is re-exported here: ``import flexbody as fb``.
 """
-from . import analysis, control, dynamics, io, mechanisms, mesh, plots, progress, tasks, view
-from .anchors import Ground
-from .assembled import AssembledSystem, State
-from .closures import Distance, Hinge, OnSurface, PointToPoint, Weld
-from .constraints import Fix
-from .couplings import FunctionCoupling, Gear, JointDriver, LinearCoupling, PolynomialCoupling
+from . import constraints, control, dynamics, fem, io, linalg, mechanisms, progress, rigid, solvers, system
+from .constraints import (AttachNodes, Cylinder, Distance, Fix, FixNodes, FunctionCoupling, Gear, Hinge, ImplicitSurface,
+                          JointDriver, LinearCoupling, Node, OnSurface, Plane, PointToPoint, PolynomialCoupling, Sphere,
+                          TieNodes, Weld, nearest_node, pin)
+from .control import (JointTask, OrientationTask, PlanarOrientationTask, PointTask, StackedTask, operational_space,
+                      operational_space_at, task_history)
 from .errors import (ActuationError, ConstraintError, ConvergenceError, ElementError, FlexbodyError, LoadError, MaterialError,
                      MeshError, ModelError, StateError)
-from .rigid import Fixed, Prismatic, Revolute, RigidTree
-from .surfaces import Cylinder, ImplicitSurface, Plane, Sphere
-from .tasks import (JointTask, OrientationTask, PlanarOrientationTask, PointTask, StackedTask, operational_space,
-                    operational_space_at)
-from .flexible import FlexibleBody
-from .attachments import AttachNodes, FixNodes, TieNodes, pin
-from .implicit import GeneralizedAlpha
-from .nodes import Node, nearest_node
-from .integrators import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, resume, simulate
-from .loads import BodyForce, Gravity, NodalForce, Pressure, SurfaceMoment, SurfaceTraction
-from .materials import MooneyRivlin, NeoHookean, StVenantKirchhoff
-from .mesh import HexMesh
-from .results import Results
-from .statics import NewtonSettings, solve_static
-from .system import System
+from .fem import (BodyForce, FlexibleBody, Gravity, HexMesh, MooneyRivlin, NeoHookean, NodalForce, Pressure, StVenantKirchhoff,
+                  SurfaceMoment, SurfaceTraction, mesh)
+from .io import Results, plots, view
+from .linalg import constraint_rank
+from .rigid import Fixed, Ground, Prismatic, Revolute, RigidTree
+from .solvers import (RK4, Adaptive, Baumgarte, GeneralizedAlpha, NewtonSettings, PositionCorrection, assemble_configuration,
+                      holding_inputs, inverse_statics, project_velocity, quasi_static_sequence, resume, simulate, solve_static,
+                      static_equilibrium, task_sensitivity)
+from .system import AssembledSystem, State, System
 
 __version__ = "0.1.0"
 
@@ -39,9 +45,10 @@ __all__ = [
     "RigidTree", "Revolute", "Prismatic", "Fixed", "Ground", "AssembledSystem", "State",
     "PointToPoint", "Distance", "Weld", "Hinge", "OnSurface", "Plane", "Sphere", "Cylinder", "ImplicitSurface",
     "LinearCoupling", "Gear", "FunctionCoupling", "PolynomialCoupling", "JointDriver",
-    "dynamics", "analysis", "mechanisms", "simulate", "RK4", "Adaptive", "Baumgarte", "PositionCorrection",
-    "assemble_configuration", "project_velocity", "tasks", "PointTask", "PlanarOrientationTask",
+    "dynamics", "constraint_rank", "mechanisms", "simulate", "RK4", "Adaptive", "Baumgarte", "PositionCorrection",
+    "assemble_configuration", "project_velocity", "task_history", "PointTask", "PlanarOrientationTask",
     "OrientationTask", "JointTask", "StackedTask", "operational_space", "operational_space_at",
     "control", "plots", "ActuationError", "AttachNodes", "FixNodes", "TieNodes", "pin", "Node", "nearest_node",
-    "GeneralizedAlpha", "progress", "view", "resume",
+    "GeneralizedAlpha", "progress", "view", "resume", "static_equilibrium", "holding_inputs", "inverse_statics",
+    "task_sensitivity", "quasi_static_sequence", "fem", "rigid", "constraints", "system", "linalg", "solvers", "io",
 ]

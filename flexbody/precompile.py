@@ -30,7 +30,7 @@ def _flexible_serial() -> None:
     """Element kernels on the calling thread (meshes below SERIAL_BELOW elements): every element and
     material, with and without damping; force, tangent, damping matrix, strain energy and stress fields."""
     import flexbody as fb
-    from flexbody.fields import body_fields
+    from flexbody.fem.fields import body_fields
 
     materials = (fb.StVenantKirchhoff(young=1e7, poisson=0.3, density=1e3, damping=1e-3),
                  fb.NeoHookean(young=1e7, poisson=0.3, density=1e3),
@@ -51,7 +51,7 @@ def _flexible_serial() -> None:
 def _flexible_parallel() -> None:
     """The parallel (prange) variants of the element kernels, used from SERIAL_BELOW elements on."""
     import flexbody as fb
-    from flexbody.flexible import SERIAL_BELOW
+    from flexbody.fem.flexible_body import SERIAL_BELOW
 
     side = int(np.ceil(SERIAL_BELOW ** (1 / 3)))
     mesh = fb.mesh.box(size=(1.0, 1.0, 1.0), divisions=(side, side, side), order=1)

@@ -4,8 +4,8 @@ Run from the repository root:  python meshes/make_meshes.py
 
 The Gmsh files are written here as MSH 4.1 ASCII text directly (not through meshio), in Gmsh's own
 node order taken from the Gmsh manual ("Node ordering"), so that reading them back with
-``flexbody.mesh.read`` also checks meshio's conversion of Gmsh order to VTK order. The Abaqus and VTU
-files are written with ``flexbody.mesh.write`` (meshio). ``gmsh_box_h27.msh`` is not made here: it is
+``flexbody.fem.mesh.read`` also checks meshio's conversion of Gmsh order to VTK order. The Abaqus and VTU
+files are written with ``flexbody.fem.mesh.write`` (meshio). ``gmsh_box_h27.msh`` is not made here: it is
 the output of Gmsh itself on ``gmsh_box.geo`` (see the README).
 """
 from __future__ import annotations
@@ -14,8 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-import flexbody.mesh as fm
-from flexbody.elements import HEX8_NODES, reference_hex
+import flexbody as fb
+from flexbody.fem.elements import HEX8_NODES, reference_hex
+
+fm = fb.mesh
 
 HERE = Path(__file__).resolve().parent
 

@@ -1,10 +1,10 @@
-"""Tests of flexbody.analysis: constraint rank, redundant rows, tolerances [AG Remark 4, DE 5.3]."""
+"""Tests of flexbody.linalg.rank: constraint rank, redundant rows, tolerances [AG Remark 4, DE 5.3]."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from flexbody import analysis
-from flexbody.analysis import DEFAULT_ATOL, DEFAULT_RTOL, constraint_rank
+from flexbody.linalg import rank as analysis
+from flexbody.linalg.rank import DEFAULT_ATOL, DEFAULT_RTOL, constraint_rank
 from flexbody.errors import ConstraintError
 
 

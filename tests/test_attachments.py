@@ -1,5 +1,5 @@
-"""Attachments of flexible bodies (flexbody.attachments, flexbody.nodes) and the rigid–flexible assembled
-system (flexbody.assembled, flexbody.blockmass) [DE-110, DE-112, DE-113].
+"""Attachments of flexible bodies (flexbody.constraints.attachments, flexbody.constraints.nodes) and the rigid–flexible assembled
+system (flexbody.system.assembled, flexbody.linalg.block_mass) [DE-110, DE-112, DE-113].
 
 Independent references: central finite differences of φ(q) for the Jacobian Φ and of Φ(q) along v for the
 bias Φ̇v; closed-form rotations R_y(θ) of the planar arm for the rigid placement of attached nodes; dense
@@ -13,10 +13,10 @@ import pytest
 import scipy.sparse as sp
 
 import flexbody as fb
-from flexbody import flexible_mechanisms as fm
-from flexbody.blockmass import DENSE_MASS_LIMIT, BlockMass, FlexibleMassFactor
+from flexbody.mechanisms import flexible as fm
+from flexbody.linalg.block_mass import DENSE_MASS_LIMIT, BlockMass, FlexibleMassFactor
 from flexbody.errors import ConstraintError, MeshError, StateError
-from flexbody.mesh import box
+from flexbody.fem.mesh import box
 
 MAT = fb.StVenantKirchhoff(young=1.0e7, poisson=0.3, density=1000.0)
 METHODS = ("multiplier", "gauss", "nullspace", "projection")
@@ -189,7 +189,7 @@ def test_rows_match_finite_differences_and_are_sparse(kind):
 
 
 def test_pin_rows_store_no_explicit_zeros_and_are_eliminated():
-    from flexbody.kkt import SaddlePointSolver
+    from flexbody.linalg.saddle_point import SaddlePointSolver
     asm = fm.flexible_pendulum(divisions=(4, 1, 1)).assemble()         # one pin(bar, 0, Ground) = 3 rows
     _, Phi, _, _ = asm.constraint_rows(asm.evaluate(0.0, asm.q0))
     solver = SaddlePointSolver(asm.n_rigid)

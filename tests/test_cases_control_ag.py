@@ -14,7 +14,7 @@ import pytest
 
 import flexbody as fb
 from flexbody import cli
-from flexbody.assembled import State
+from flexbody.system.assembled import State
 from case_files import CASES, assert_files, load
 
 

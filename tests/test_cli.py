@@ -221,7 +221,7 @@ def test_progress_callback_receives_increasing_times():
     asm = load("04_particle_on_circle.py").build().assemble()
     calls = []
     with progress.reporting(lambda t, t0, t_end: calls.append((t, t0, t_end))):
-        fb.simulate(asm, 0.05, integrator=fb.integrators.RK4(dt=0.01))
+        fb.simulate(asm, 0.05, integrator=fb.RK4(dt=0.01))
     assert progress._callback is None                  # uninstalled after the block
     assert calls, "flexbody.simulate never called progress.report"
     times = np.array([c[0] for c in calls])
@@ -251,7 +251,7 @@ def test_progress_bar_ends_each_run_on_its_own_line_and_makes_room_for_log_lines
     logger = logging.getLogger("flexbody.test_progress")
     logging.getLogger().addHandler(handler)
     try:
-        with cli._lines_after(bar):
+        with cli.app._lines_after(bar):
             bar(0.5, 0.0, 1.0)
             logger.warning("a note from the solver")
             bar(1.0, 0.0, 1.0)
@@ -358,7 +358,7 @@ def test_bench_runs_the_named_scripts_with_the_extra_arguments(tmp_path, monkeyp
     folder.mkdir(parents=True)
     (folder / "bench_fake.py").write_text('"""A fake benchmark."""\nimport sys\nprint("fake ran with", sys.argv[1:])\n')
     (folder / "bench_failing.py").write_text("import sys\nsys.exit(3)\n")
-    monkeypatch.setattr(cli, "benchmark_scripts", lambda root=None: sorted(folder.glob("bench_*.py")))
+    monkeypatch.setattr(cli.bench, "benchmark_scripts", lambda root=None: sorted(folder.glob("bench_*.py")))
     assert cli.main(["bench", "fake", "--", "--quick", "--repeat", "1"]) == 0
     out = capfd.readouterr().out
     assert "fake ran with ['--quick', '--repeat', '1']" in out and "bench_fake.py: exit 0" in out

@@ -13,9 +13,9 @@ from flexbody import control as ctl
 from flexbody import mechanisms as mech
 from flexbody.dynamics import forward
 from flexbody.errors import ActuationError, FlexbodyError, ModelError, StateError
-from flexbody.integrators import assemble_configuration, project_velocity
+from flexbody.solvers.simulation import assemble_configuration, project_velocity
 from flexbody.rigid import Revolute, RigidTree
-from flexbody.tasks import JointTask, PlanarOrientationTask, PointTask, StackedTask
+from flexbody.control.tasks import JointTask, PlanarOrientationTask, PointTask, StackedTask
 
 Z = (0.0, 0.0, 1.0)
 CONTROLLERS = {

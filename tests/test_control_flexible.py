@@ -11,13 +11,13 @@ import pytest
 
 import flexbody as fb
 from flexbody import control as ctl
-from flexbody.assembled import State
-from flexbody.blockmass import DENSE_MASS_LIMIT
+from flexbody.system.assembled import State
+from flexbody.linalg.block_mass import DENSE_MASS_LIMIT
 from flexbody.control.context import ControlContext
 from flexbody.control.maps import direct_mapping
 from flexbody.dynamics import forward
 from flexbody.errors import FlexbodyError
-from flexbody.flexible_mechanisms import arm_with_beam
+from flexbody.mechanisms.flexible import arm_with_beam
 
 
 def _arm(divisions):

@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from flexbody import dynamics as dyn
+from flexbody.dynamics import compiled
 from flexbody.errors import ConstraintError, FlexbodyError, StateError
 
 METHODS = dyn.METHODS
@@ -422,7 +423,7 @@ def test_nullspace_on_large_sparse_mass_uses_a_partitioned_basis():
     """Above NULLSPACE_SPARSE_LIMIT the minimal form uses a sparse coordinate-partitioning basis; it must
     give the projection form's a and Φᵀλ, with redundant rows too."""
     rng = np.random.default_rng(5)
-    n = dyn.NULLSPACE_SPARSE_LIMIT + 1
+    n = dyn.results.NULLSPACE_SPARSE_LIMIT + 1
     d = rng.uniform(1.0, 3.0, n)
     M = sp.diags(d, format="csc") + sp.diags(0.2 * np.ones(n - 1), 1, format="csc") + sp.diags(0.2 * np.ones(n - 1), -1)
     rows = np.array([[0, 5, 1.0], [0, 9, -2.0], [1, 5, 1.0], [1, 700, 3.0], [2, 5, 2.0], [2, 9, -4.0]])
@@ -449,7 +450,7 @@ def test_fast_path_matches_reference_route(n, m):
     for method in METHODS:
         for kind in (dyn.INERTIA_KINDS if method == "projection" else ("Mc",)):
             kw = dict(method=method, inertia=kind)
-            assert dyn._forward_fast(M, h, tau, Phi, bias, method, None, None, kind, None) is not None
+            assert compiled._forward_fast(M, h, tau, Phi, bias, method, None, None, kind, None) is not None
             fast, ref = dyn.forward(M, h, tau, Phi, bias, **kw), _reference(M, h, tau, Phi, bias, **kw)
             assert (fast.method, fast.rank, fast.lam_unique) == (ref.method, ref.rank, ref.lam_unique)
             assert rel(fast.a, ref.a) < 1e-11, (method, kind)
@@ -462,11 +463,11 @@ def test_fast_path_matches_reference_route(n, m):
 def test_fast_path_leaves_borderline_cases_to_reference_route():
     M, h, tau, _, _, Phi_red, bias_red = redundant_problem()
     for method in METHODS:                                  # redundant rows: SVD / error path decides
-        assert dyn._forward_fast(M, h, tau, Phi_red, bias_red, method, None, None, "Mc", None) is None
+        assert compiled._forward_fast(M, h, tau, Phi_red, bias_red, method, None, None, "Mc", None) is None
     M, h, tau, Phi, bias = random_problem(10, 3, seed=9)
     near = np.vstack([Phi, Phi[0] + 1e-4 * np.random.default_rng(91).standard_normal(10)])
     bias2 = np.concatenate([bias, [bias[0]]])
-    assert dyn._forward_fast(M, h, tau, near, bias2, "multiplier", None, None, "Mc", None) is None
+    assert compiled._forward_fast(M, h, tau, near, bias2, "multiplier", None, None, "Mc", None) is None
     r, ref = dyn.forward(M, h, tau, near, bias2, method="multiplier"), _reference(M, h, tau, near, bias2,
                                                                                   method="multiplier")
     assert np.array_equal(r.a, ref.a) and np.array_equal(r.lam, ref.lam)

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from flexbody.elements import FACE_AXIS_SIDE, gauss_hex, reference_hex
+from flexbody.fem.elements import FACE_AXIS_SIDE, gauss_hex, reference_hex
 from flexbody.errors import MeshError
 
 RNG = np.random.default_rng(7)

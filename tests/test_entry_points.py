@@ -5,7 +5,7 @@ import pytest
 
 import flexbody as fb
 from flexbody import control as ctl
-from flexbody import equilibrium
+from flexbody.solvers import equilibrium
 from flexbody.errors import ConstraintError, FlexbodyError, ModelError
 
 
@@ -66,7 +66,7 @@ def test_operational_space_and_task_history_accept_a_system():
     assert np.array_equal(fb.operational_space_at(system, task, 0.0, asm.q0).Lambda,
                           fb.operational_space_at(asm, task, 0.0, asm.q0).Lambda)
     run = fb.simulate(asm, 0.02, integrator=fb.RK4(dt=0.01))
-    from flexbody.tasks import task_history
+    from flexbody.control.tasks import task_history
     assert np.array_equal(task_history(system, task, run)[0], task_history(asm, task, run)[0])
 
 
@@ -79,7 +79,7 @@ def test_wrong_model_objects_name_what_to_pass(crank):
     with pytest.raises(FlexbodyError, match=r"static_equilibrium\(system\)"):
         fb.solve_static(system)
     with pytest.raises(ConstraintError, match=r"rank_report\(t, q\)"):
-        fb.analysis.constraint_rank(system)
+        fb.constraint_rank(system)
     mesh = fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(2, 1, 1))
     beam = fb.FlexibleBody("beam", mesh, fb.StVenantKirchhoff(young=1e7, poisson=0.3, density=1e3))
     with pytest.raises(FlexbodyError, match=r"bodies must be a list"):

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import flexbody as fb
-from flexbody.equilibrium import holding_inputs, inverse_statics, quasi_static_sequence, static_equilibrium
-from flexbody.flexible_mechanisms import arm_with_beam
+from flexbody.solvers.equilibrium import holding_inputs, inverse_statics, quasi_static_sequence, static_equilibrium
+from flexbody.mechanisms.flexible import arm_with_beam
 
 
 def _tip(beam):

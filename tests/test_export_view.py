@@ -18,7 +18,7 @@ import pytest
 
 import flexbody as fb
 from flexbody import io, view
-from flexbody.flexible_mechanisms import arm_with_beam
+from flexbody.mechanisms.flexible import arm_with_beam
 
 EVERY = 3
 
@@ -303,7 +303,7 @@ def test_view_errors_name_the_culprit(arm, tmp_path, monkeypatch):
 
 # ----------------------------------------------------------------------------------- units, scale
 def test_colour_bar_titles_carry_the_quantity_and_its_unit(arm):
-    from flexbody.fields import describe
+    from flexbody.fem.fields import describe
 
     assert describe("displacement", None, 3) == "displacement magnitude [m]"
     assert describe("velocity", None, 3) == "velocity magnitude [m/s]"
@@ -375,7 +375,7 @@ def test_slider_crank_scene_holds_the_rail_plane_and_the_base_marker(crank):
 
 
 def test_scenes_of_rails_cylinders_spheres_ground_points_and_clamps(tmp_path):
-    from flexbody.flexible_mechanisms import cantilever
+    from flexbody.mechanisms.flexible import cantilever
 
     directory = tmp_path / "particle"                   # prismatic x on the ground, y on it, on a circle
     io.write_scene(directory, initial_results(fb.mechanisms.particle_on_circle(radius=1.0)))

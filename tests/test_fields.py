@@ -1,4 +1,4 @@
-"""Per-step fields of flexible bodies held by Results (``flexbody.fields``, ``Results.fields``,
+"""Per-step fields of flexible bodies held by Results (``flexbody.fem.fields``, ``Results.fields``,
 ``simulate(..., fields=True)``, ``Results.store_fields``), against closed forms, through save/load,
 incremental saving and resume, and in the ParaView export."""
 from __future__ import annotations
@@ -11,9 +11,9 @@ from scipy.optimize import fsolve
 import flexbody as fb
 from flexbody import io
 from flexbody.errors import FlexbodyError, StateError
-from flexbody.fields import FIELD_NAMES
-from flexbody.flexible_mechanisms import arm_with_beam
-from flexbody.integrators import resume
+from flexbody.fem.fields import FIELD_NAMES
+from flexbody.mechanisms.flexible import arm_with_beam
+from flexbody.solvers.simulation import resume
 
 SIZE = (1.0, 0.2, 0.2)
 

@@ -8,8 +8,8 @@
 import numpy as np
 import pytest
 
-import flexbody.flexible as flexible
-from flexbody.flexible import strain_energy_density
+import flexbody.fem.flexible_body as flexible
+from flexbody.fem.flexible_body import strain_energy_density
 from test_flexible import ELEMENTS, MATERIALS, make_body  # the same bodies as the element tests
 
 RNG = np.random.default_rng(7)

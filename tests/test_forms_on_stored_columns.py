@@ -4,9 +4,9 @@ The size switch is lowered here so a 353-coordinate model takes the large-system
 import numpy as np
 import pytest
 
-from flexbody import dynamics
-from flexbody.assembled import State
-from flexbody.flexible_mechanisms import arm_with_beam
+from flexbody.dynamics import forward_dynamics as dynamics
+from flexbody.system.assembled import State
+from flexbody.mechanisms.flexible import arm_with_beam
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
-"""Implicit generalized-α integration of rigid–flexible systems (flexbody.implicit through flexbody.simulate).
+"""Implicit generalized-α integration of rigid–flexible systems (flexbody.solvers.generalized_alpha through flexbody.simulate).
 
 Independent references: energy balances (kinetic + strain + gravity, applied work of the joint torques,
-Kelvin–Voigt dissipation) of the ready-made systems in flexbody.flexible_mechanisms; the period of the
+Kelvin–Voigt dissipation) of the ready-made systems in flexbody.mechanisms.flexible; the period of the
 first bending mode of a cantilever from a generalized eigenvalue problem (scipy.sparse.linalg.eigsh on the
 tangent and mass matrices restricted to the free coordinates), released from its static deflection
 computed by the flexible-only static solver fb.solve_static; the known spectral behaviour of the
@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse.linalg as spla
 
 import flexbody as fb
-from flexbody import flexible_mechanisms as fm
+from flexbody.mechanisms import flexible as fm
 from flexbody.errors import ConvergenceError, FlexbodyError
 
 

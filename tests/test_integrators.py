@@ -16,9 +16,9 @@ from scipy.integrate import solve_ivp
 from scipy.special import ellipk
 
 from flexbody.errors import ConstraintError, ConvergenceError, FlexbodyError, StateError
-from flexbody.integrators import (RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration,
+from flexbody.solvers.simulation import (RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration,
                                   project_velocity, simulate)
-from flexbody.results import Results
+from flexbody.io.results import Results
 
 from toy_models import AghiliSliderCrank, MovingCircleParticle, ParticleOnCircle, ParticleWithDeadline
 
@@ -140,7 +140,7 @@ def test_slider_crank_passes_through_singular_configurations(gravity, t_end, cap
     model = AghiliSliderCrank(gravity=gravity)
     crossings, jumps = {}, {}
     for dt in (0.01, 0.002):
-        with caplog.at_level(logging.INFO, logger="flexbody.integrators"):
+        with caplog.at_level(logging.INFO, logger="flexbody.solvers"):
             res = simulate(model, t_end, integrator=RK4(dt=dt), tau=F1, singular_tol=0.05)
         tc = crossing_times(res, [1.5 * np.pi, 2.5 * np.pi])
         assert len(tc) == 2, "the crank crosses both singular configurations once"

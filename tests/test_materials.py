@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import flexbody as fb
-from flexbody.flexible import strain_energy_density
+from flexbody.fem.flexible_body import strain_energy_density
 
 MATERIALS = {
     "svk": fb.StVenantKirchhoff(young=2.0e6, poisson=0.3, density=1000.0),

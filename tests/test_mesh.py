@@ -1,4 +1,4 @@
-"""Tests of flexbody.mesh: box builder, H8 → H27, refinement, named sets, meshio I/O, bad input."""
+"""Tests of flexbody.fem.mesh: box builder, H8 → H27, refinement, named sets, meshio I/O, bad input."""
 from __future__ import annotations
 
 import importlib.util
@@ -9,8 +9,8 @@ import meshio
 import numpy as np
 import pytest
 
-import flexbody.mesh as fm
-from flexbody.elements import FACE_AXIS_SIDE, HEX27_NODES, reference_hex
+import flexbody.fem.mesh as fm
+from flexbody.fem.elements import FACE_AXIS_SIDE, HEX27_NODES, reference_hex
 from flexbody.errors import MeshError
 
 MESHES = Path(__file__).resolve().parents[1] / "meshes"

@@ -1,4 +1,4 @@
-"""Tests of flexbody.plots: history panels, torque-norm comparison, RMS and peak norms (synthetic results), units
+"""Tests of flexbody.io.plots: history panels, torque-norm comparison, RMS and peak norms (synthetic results), units
 on every axis of the history panels (short real runs) and of the cases' own figures (synthetic inputs)."""
 import re
 
@@ -10,10 +10,10 @@ from flexbody import control as ctl
 from flexbody import mechanisms, plots
 from case_files import load
 from flexbody.errors import FlexbodyError
-from flexbody.plots import (MAX_LEGEND, PANELS, _build_histories_figure, _torque_series, peak_norm,
+from flexbody.io.plots import (MAX_LEGEND, PANELS, _build_histories_figure, _torque_series, peak_norm,
                             plot_histories, plot_torque_norms, rms_norm)
-from flexbody.results import Results
-from flexbody.tasks import PlanarOrientationTask, PointTask, StackedTask
+from flexbody.io.results import Results
+from flexbody.control.tasks import PlanarOrientationTask, PointTask, StackedTask
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

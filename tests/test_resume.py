@@ -17,7 +17,7 @@ import flexbody as fb
 from case_files import kill_after_checkpoint
 from flexbody import progress
 from flexbody.errors import FlexbodyError, StateError
-from flexbody.integrators import resume
+from flexbody.solvers.simulation import resume
 
 # A run resumed from a checkpoint repeats the uninterrupted run bit for bit (generalized-α: the checkpoint
 # holds where the kept Newton iteration matrix was formed, and the resumed run forms it again there)
@@ -31,7 +31,7 @@ def _case(kind: str):
     """(model, integrator) of a kill-test case."""
     if kind == "rk4":
         return fb.mechanisms.slider_crank().assemble(), fb.RK4(dt=1e-3)
-    from flexbody.flexible_mechanisms import arm_with_beam
+    from flexbody.mechanisms.flexible import arm_with_beam
     asm = arm_with_beam(order=1, divisions=(4, 1, 1), q0=(0.3, -0.5)).assemble()
     return asm, fb.GeneralizedAlpha(dt=2e-3, rho_inf=0.8)
 
@@ -150,7 +150,7 @@ def test_resume_errors(stopped_run, tmp_path):
     fb.simulate(asm, 0.05, integrator=fb.RK4(dt=1e-3), save_to=complete, save_every=10)
     with pytest.raises(FlexbodyError, match="already complete"):
         resume(asm, complete)
-    from flexbody.flexible_mechanisms import arm_with_beam
+    from flexbody.mechanisms.flexible import arm_with_beam
     other = arm_with_beam(order=1, divisions=(2, 1, 1)).assemble()
     with pytest.raises(FlexbodyError, match="n_dofs"):
         resume(other, stopped_run)
@@ -221,7 +221,7 @@ def test_simulate_inside_resuming_continues_reuses_or_starts(tmp_path):
     """``restart.resuming()`` (``flexbody run --resume``): a stopped run is continued to the uninterrupted
     history, a complete one is returned as saved, an empty directory starts afresh; a run with other
     settings is refused and the saved files are left as they were."""
-    from flexbody import restart
+    from flexbody.solvers import restart
 
     asm = fb.mechanisms.slider_crank().assemble()
     run = tmp_path / "run"

@@ -59,12 +59,12 @@ def test_convergence_error_keeps_history_and_converged_steps():
 def test_cholmod_used_for_spd_and_lu_for_follower_loads(caplog):
     import logging
     beam, system = cantilever()
-    with caplog.at_level(logging.INFO, logger="flexbody.statics"):
+    with caplog.at_level(logging.INFO, logger="flexbody.solvers.statics"):
         fb.solve_static(system)
     assert "0 LU" in caplog.text
     caplog.clear()
     follower = fb.System([beam], [fb.Fix(beam, "x0")], [fb.Pressure(beam, "z1", 100.0)])
-    with caplog.at_level(logging.INFO, logger="flexbody.statics"):
+    with caplog.at_level(logging.INFO, logger="flexbody.solvers.statics"):
         fb.solve_static(follower)
     assert "0 Cholesky" in caplog.text
 

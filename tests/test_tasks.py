@@ -16,7 +16,7 @@ import pytest
 from scipy.optimize import minimize
 
 import flexbody as fb
-from flexbody import tasks
+from flexbody.control import tasks
 from flexbody.errors import FlexbodyError, ModelError, StateError
 from test_constraints import _random_rotation, spatial_tree
 
@@ -207,7 +207,7 @@ def test_operational_space_identities(case):
     asm, task, q = REDUNDANT[case]
     rng = np.random.default_rng(8)
     v = rng.normal(size=asm.n_dofs)
-    osp = tasks.operational_space_at(asm, task, 0.0, q, v)
+    osp = fb.operational_space_at(asm, task, 0.0, q, v)
     M, b, g = asm.mass_bias_gravity(asm.evaluate(0.0, q, v))
     tree = asm.trees[0]
     np.testing.assert_allclose(b, tree.bias_force(q, v), atol=1e-12)
@@ -247,7 +247,7 @@ def test_operational_space_identities(case):
 def test_energy_minimisation(case):
     asm, task, q = REDUNDANT[case]
     rng = np.random.default_rng(9)
-    osp = tasks.operational_space_at(asm, task, 0.0, q)
+    osp = fb.operational_space_at(asm, task, 0.0, q)
     M = asm.mass_bias_gravity(asm.evaluate(0.0, q))[0]
     J, Jb = osp.J, osp.J_bar
     m, n = J.shape
@@ -270,7 +270,7 @@ def test_energy_minimisation(case):
     np.testing.assert_allclose(qd, res.x, atol=1e-6)
     # Acceleration energy [DE-62..64]: q̈ = J̄(ẍ − J̇q̇) minimises ½q̈ᵀMq̈ with J q̈ = ẍ − J̇q̇.
     v = rng.normal(size=n)
-    osp_v = tasks.operational_space_at(asm, task, 0.0, q, v)
+    osp_v = fb.operational_space_at(asm, task, 0.0, q, v)
     xdd = rng.normal(size=m)
     rhs = xdd - osp_v.terms.bias
     qdd = osp_v.J_bar @ rhs
@@ -285,7 +285,7 @@ def test_null_space_torque_does_not_disturb_task(case):
     asm, task, q = REDUNDANT[case]
     rng = np.random.default_rng(10)
     v = rng.normal(size=asm.n_dofs)
-    osp = tasks.operational_space_at(asm, task, 0.0, q, v)
+    osp = fb.operational_space_at(asm, task, 0.0, q, v)
     tree = asm.trees[0]
     f = 5.0 * rng.normal(size=osp.n_rows)
     expected = osp.acceleration(f)
@@ -318,8 +318,8 @@ def test_sparse_mass_matrix_matches_dense():
     rng = np.random.default_rng(13)
     A = rng.normal(size=(7, 7))
     M, J, b, g, jv = A @ A.T + 7 * np.eye(7), rng.normal(size=(3, 7)), *rng.normal(size=(2, 7)), rng.normal(size=3)
-    dense = tasks.operational_space(M, J, b, g, jv)
-    sparse = tasks.operational_space(sp.csr_matrix(M), J, b, g, jv)
+    dense = fb.operational_space(M, J, b, g, jv)
+    sparse = fb.operational_space(sp.csr_matrix(M), J, b, g, jv)
     for name in ("Lambda", "mu", "p", "J_bar"):
         np.testing.assert_allclose(getattr(sparse, name), getattr(dense, name), atol=1e-13)
 
@@ -351,7 +351,7 @@ def test_non_redundant_matches_modern_robotics():
                   rng.normal(size=6)))
     for asm, task, q in cases:
         v = rng.normal(size=asm.n_dofs)
-        osp = tasks.operational_space_at(asm, task, 0.0, q, v)
+        osp = fb.operational_space_at(asm, task, 0.0, q, v)
         M, b, g = asm.mass_bias_gravity(asm.evaluate(0.0, q, v))
         J = osp.J
         assert J.shape[0] == J.shape[1] == asm.n_dofs
@@ -385,7 +385,7 @@ def test_two_link_closed_form():
     Lam = np.linalg.inv(J).T @ M @ np.linalg.inv(J)
     # Textbook gravity torques of the two point masses; p = J⁻ᵀg in the non-redundant case [DE-53].
     g = np.array([(m1 + m2) * grav * l1 * c1 + m2 * grav * l2 * c12, m2 * grav * l2 * c12])
-    osp = tasks.operational_space_at(asm, task, 0.0, q, v)
+    osp = fb.operational_space_at(asm, task, 0.0, q, v)
     err = np.abs(osp.Lambda - Lam).max() / np.abs(Lam).max()
     _record("Λ vs closed-form two-link", err)
     assert err < 1e-12
@@ -399,10 +399,10 @@ def test_singular_stretched_arm():
     task = tasks.PointTask(tree.point(links[-1], (lengths[-1], 0, 0)), components=(0, 1), name="tip")
     q = np.array([0.3, 0.0])
     with pytest.raises(FlexbodyError, match=r"singular values .*tip\.x.*tip\.y") as info:
-        tasks.operational_space_at(asm, task, 0.0, q)
+        fb.operational_space_at(asm, task, 0.0, q)
     assert info.value.rank == 1 and info.value.singular_values[-1] < 1e-12
     assert "rank 1 of 2" in str(info.value)
-    osp = tasks.operational_space_at(asm, task, 0.0, q, np.array([0.2, 0.5]), allow_singular=True)
+    osp = fb.operational_space_at(asm, task, 0.0, q, np.array([0.2, 0.5]), allow_singular=True)
     assert osp.rank == 1 and not osp.full_rank
     np.testing.assert_allclose(osp.Lambda, np.linalg.pinv(osp.inverse_Lambda, rcond=1e-9), atol=1e-12)
     P = osp.J @ osp.J_bar                                   # projector onto the attainable direction
@@ -414,11 +414,11 @@ def test_singular_stretched_arm():
     bent = np.array([0.3, 0.8])
     with pytest.raises(FlexbodyError, match=r"rank 2 of 3.*\+1·tip3\.z.*More task rows"):
         tip3 = tasks.PointTask(tree.point(links[-1], (lengths[-1], 0, 0)), name="tip3")
-        tasks.operational_space_at(asm, tip3, 0.0, bent)
+        fb.operational_space_at(asm, tip3, 0.0, bent)
     # Two identical stacked tasks: the dependent combination names both copies.
     twice = tasks.StackedTask([task, tasks.PointTask(task.anchor, (0, 1), name="copy")])
     with pytest.raises(FlexbodyError, match=r"tip\.x.*copy\.x"):
-        tasks.operational_space_at(asm, twice, 0.0, bent)
+        fb.operational_space_at(asm, twice, 0.0, bent)
 
 
 # ------------------------------------------------------------------------------------------- bad input
@@ -460,7 +460,7 @@ def test_bad_input():
     with pytest.raises(ModelError, match="not a Task"):
         tasks.StackedTask([tasks.JointTask(links[0]), "x"])
     with pytest.raises(ModelError, match="expected a Task"):
-        tasks.operational_space_at(asm, "tip", 0.0, q)
+        fb.operational_space_at(asm, "tip", 0.0, q)
     with pytest.raises(StateError, match="parallel to world z"):
         straight = fb.RigidTree("up")
         up = straight.add_link("u", joint=fb.Revolute((0, 0, 1)), rotation=[[0, 0, 1], [0, 1, 0], [-1, 0, 0]],
@@ -471,32 +471,32 @@ def test_bad_input():
     cons = fb.mechanisms.four_bar().assemble()
     ctask = tasks.JointTask(cons.trees[0].coordinate_links[0], name="crank")
     with pytest.raises(ModelError, match="constraint rows.*loop"):
-        tasks.operational_space_at(cons, ctask, 0.0, cons.q0)
-    assert tasks.operational_space_at(cons, ctask, 0.0, cons.q0, ignore_constraints=True).rank == 1
+        fb.operational_space_at(cons, ctask, 0.0, cons.q0)
+    assert fb.operational_space_at(cons, ctask, 0.0, cons.q0, ignore_constraints=True).rank == 1
     # operational_space: shapes and values, each error naming the argument.
     M, J = np.eye(4), np.ones((2, 4))
     with pytest.raises(StateError, match=r"J must have shape \(m, 4\)"):
-        tasks.operational_space(M, np.ones((2, 5)), None, None, None)
+        fb.operational_space(M, np.ones((2, 5)), None, None, None)
     with pytest.raises(StateError, match="J must have shape"):
-        tasks.operational_space(M, np.ones(4), None, None, None)
+        fb.operational_space(M, np.ones(4), None, None, None)
     with pytest.raises(StateError, match="J contains NaN"):
-        tasks.operational_space(M, np.full((2, 4), np.nan), None, None, None)
+        fb.operational_space(M, np.full((2, 4), np.nan), None, None, None)
     with pytest.raises(StateError, match=r"^b must have shape"):
-        tasks.operational_space(M, J, np.zeros(3), None, None)
+        fb.operational_space(M, J, np.zeros(3), None, None)
     with pytest.raises(StateError, match=r"^g must have shape"):
-        tasks.operational_space(M, J, None, np.zeros(5), None)
+        fb.operational_space(M, J, None, np.zeros(5), None)
     with pytest.raises(StateError, match=r"^Jdot_v must have shape \(2,\)"):
-        tasks.operational_space(M, J, None, None, np.zeros(4))
+        fb.operational_space(M, J, None, None, np.zeros(4))
     with pytest.raises(StateError, match=r"^v contains NaN"):
-        tasks.operational_space(M, J, None, None, None, np.array([0, np.nan, 0, 0]))
+        fb.operational_space(M, J, None, None, None, np.array([0, np.nan, 0, 0]))
     with pytest.raises(StateError, match="M must be square"):
-        tasks.operational_space(np.eye(3)[:2], J, None, None, None)
+        fb.operational_space(np.eye(3)[:2], J, None, None, None)
     with pytest.raises(StateError, match="not positive definite"):
-        tasks.operational_space(-np.eye(4), J, None, None, None)
+        fb.operational_space(-np.eye(4), J, None, None, None)
     with pytest.raises(ModelError, match="row_labels has 3 entries"):
-        tasks.operational_space(M, np.eye(4)[:2], None, None, None, row_labels=["a", "b", "c"])
+        fb.operational_space(M, np.eye(4)[:2], None, None, None, row_labels=["a", "b", "c"])
     with pytest.raises(ModelError, match="rtol"):
-        tasks.operational_space(M, np.eye(4)[:2], None, None, None, rtol=2.0)
+        fb.operational_space(M, np.eye(4)[:2], None, None, None, rtol=2.0)
     with pytest.raises(StateError, match="desired"):
         tasks.PointTask(tree.point(links[1]), name="p").error([1.0, 2.0], asm.evaluate(0.0, q))
 

@@ -4,7 +4,7 @@ import pytest
 
 import flexbody as fb
 from flexbody import control as ctl
-from flexbody.constraints import force_unit
+from flexbody.constraints.base import force_unit
 
 Z = (0.0, 0.0, 1.0)
 

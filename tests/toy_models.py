@@ -1,6 +1,6 @@
 """Small hand-written constrained models with closed-form terms, for testing integrators and solvers.
 
-Each model exposes the evaluation interface that :func:`flexbody.integrators.simulate` integrates
+Each model exposes the evaluation interface that :func:`flexbody.solvers.simulation.simulate` integrates
 (``n_dofs``, ``n_constraints``, ``row_labels``, ``terms``, ``constraint_value``, ``constraint_jacobian``,
 ``constraint_rate``, ``energy``, ``initial_state``). Sign convention: τ = M a + h − Φᵀλ, h = b + g, and the
 acceleration-level constraint Φ a + bias = 0 with bias = Φ̇ v.
@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from flexbody.assembled import Terms
+from flexbody.system.assembled import Terms
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,9 @@
 """Constrained task-level control [DE 5, AG VII]: controllers usable in :func:`flexbody.simulate`,
-references, null-space posture terms, and the actuation and rank report [DE 5.3, AG-62]."""
+references, null-space posture terms, and the actuation and rank report [DE 5.3, AG-62]; task
+coordinates and the operational-space terms they give [DE 43-64].
+
+May import: errors, rigid, constraints, linalg, system, dynamics.
+"""
 from .actuation import ActuationReport, ActuationWarning, MapCheck, actuation_report, check_map
 from .base import Controller, GravityEffort, NullSpaceDamping, TaskController, task_acceleration_error
 from .computed_torque import ComputedTorqueControl, JointReferenceFromTask
@@ -7,8 +11,12 @@ from .context import ControlContext
 from .operational import DirectMappingControl, MinimalMappingControl, PartitionedControl
 from .projected import HybridMotionForceControl, ProjectedInverseDynamicsControl
 from .references import Setpoint, Sinusoid, Trajectory
+from .operational_space import OperationalSpace, operational_space, operational_space_at
+from .tasks import JointTask, OrientationTask, PlanarOrientationTask, PointTask, StackedTask, Task, task_history
 
 __all__ = ["ActuationReport", "ActuationWarning", "MapCheck", "actuation_report", "check_map", "Controller",
            "TaskController", "task_acceleration_error", "GravityEffort", "NullSpaceDamping", "ComputedTorqueControl", "JointReferenceFromTask",
            "ControlContext", "DirectMappingControl", "MinimalMappingControl", "PartitionedControl",
-           "HybridMotionForceControl", "ProjectedInverseDynamicsControl", "Setpoint", "Sinusoid", "Trajectory"]
+           "HybridMotionForceControl", "ProjectedInverseDynamicsControl", "Setpoint", "Sinusoid", "Trajectory",
+           "Task", "PointTask", "PlanarOrientationTask", "OrientationTask", "JointTask", "StackedTask", "OperationalSpace",
+           "operational_space", "operational_space_at", "task_history"]

@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..analysis import on_columns, stored_columns
-from ..assembled import as_assembled
+from ..linalg.rank import on_columns, stored_columns
+from ..system.description import as_assembled
 from ..errors import ActuationError, FlexbodyError
 from .context import ControlContext
 from .maps import direct_mapping, minimal_mapping, partition, passive_map, stacked_jacobian
@@ -327,7 +327,7 @@ def _aghili(ctx) -> MapCheck:
 def actuation_report(model, q, v=None, task=None, *, t: float = 0.0, rtol: float | None = None,
                      atol: float | None = None) -> ActuationReport:
     """:class:`ActuationReport` of ``model`` (an assembled system with actuation matrix S) at (t, q, v),
-    for ``task`` (a :class:`flexbody.tasks.Task`) if given. Never raises for rank deficiency; it reports.
+    for ``task`` (a :class:`flexbody.control.tasks.Task`) if given. Never raises for rank deficiency; it reports.
     A :class:`flexbody.System` is assembled first."""
     model = as_assembled(model, "actuation_report")
     ctx = ControlContext(model, t, q, v, rtol, atol)

@@ -16,9 +16,9 @@ import warnings
 
 import numpy as np
 
-from ..assembled import as_assembled
+from ..system.description import as_assembled
 from ..errors import ActuationError, ModelError, StateError
-from ..tasks import Task, task_history
+from .tasks import Task, task_history
 from .actuation import ActuationWarning
 from .context import ControlContext
 from .references import Setpoint, flat_desired
@@ -51,7 +51,7 @@ class Controller:
         The controller's model (default: the plant passed at each call; a System is assembled once here).
         Same coordinates as the plant.
     rtol, atol : float, optional
-        Rank tolerances of the constraint Jacobian (defaults of :mod:`flexbody.analysis`).
+        Rank tolerances of the constraint Jacobian (defaults of :mod:`flexbody.linalg.rank`).
     on_deficient : "raise" or "warn"
         What to do when the actuation map needed here is rank-deficient.
     """

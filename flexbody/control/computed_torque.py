@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ActuationError, ConvergenceError, ModelError
-from ..tasks import Task
+from .tasks import Task
 from .base import Controller, _gain
 from .references import Setpoint
 

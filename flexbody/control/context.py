@@ -8,10 +8,10 @@ controllers is written with Φ̂; since Φ̂ has orthonormal rows spanning the r
 the generalized constraint force Φᵀλ = Φ̂ᵀλ̂ do not depend on that choice, and a desired λ (m,) maps to
 λ̂ = Φ̂ Φᵀ λ. Task terms are cached per task object.
 
-Large rigid–flexible models (sparse Φ, n > :data:`~flexbody.blockmass.DENSE_MASS_LIMIT`): the SVD is taken
+Large rigid–flexible models (sparse Φ, n > :data:`~flexbody.linalg.block_mass.DENSE_MASS_LIMIT`): the SVD is taken
 on the columns of Φ that hold entries (the joint and the constrained nodal coordinates), Φ̂ is kept sparse,
 and Φ̂M⁻¹Φ̂ᵀ comes from the inverse mass on those columns, whose flexible part is formed once per run
-(:meth:`flexbody.blockmass.BlockMass.inverse_submatrix`). No (n, n), (n, r) or (n − k, n) array is made.
+(:meth:`flexbody.linalg.block_mass.BlockMass.inverse_submatrix`). No (n, n), (n, r) or (n − k, n) array is made.
 The maps that need a dense basis of ker Φ or the passive selection S̃ as a matrix (minimal-coordinate,
 partitioned, PIDC) refuse such models with a :class:`~flexbody.errors.FlexbodyError`.
 """
@@ -22,10 +22,10 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from ..analysis import compressed_constraint_svd, constraint_svd, dense_jacobian, resolve_tolerances
-from ..blockmass import DENSE_MASS_LIMIT, BlockMass
+from ..linalg.rank import compressed_constraint_svd, constraint_svd, dense_jacobian, resolve_tolerances
+from ..linalg.block_mass import DENSE_MASS_LIMIT, BlockMass
 from ..errors import FlexbodyError, StateError
-from ..linalg import MassSolver, potrf, potrs
+from ..linalg.validation import MassSolver, potrf, potrs
 
 
 class ControlContext:

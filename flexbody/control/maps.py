@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import FlexbodyError
-from ..tasks import OperationalSpace, operational_space
+from .operational_space import OperationalSpace, operational_space
 
 __all__ = ["ConstraintProjection", "DirectMapping", "MinimalMapping", "constraint_projection", "direct_mapping",
            "minimal_mapping", "partition", "stacked_jacobian", "passive_map"]

@@ -66,7 +66,7 @@ class Sinusoid:
 def flat_desired(desired, task) -> np.ndarray:
     """The desired value as a flat (m,) array for recording: rotation matrices become rotation
     vectors, stacked desired values are concatenated."""
-    from ..tasks import OrientationTask, StackedTask, rotation_vector
+    from .tasks import OrientationTask, StackedTask, rotation_vector
 
     if isinstance(task, StackedTask):
         return np.concatenate([flat_desired(d, t) for d, t in zip(desired, task.tasks)])

@@ -1,5 +1,13 @@
-"""Rigid kinematic trees in relative joint coordinates: joints, links, recursive dynamics [DE-2]."""
-from .joints import Fixed, Prismatic, Revolute
-from .tree import Kinematics, Link, RigidTree
+"""Rigid kinematic trees in relative joint coordinates [DE-2]: joints, links, the compiled recursive
+algorithms (kinematics, CRBA, RNEA), and the anchors on links and the ground that constraints and tasks
+attach to.
 
-__all__ = ["RigidTree", "Link", "Kinematics", "Revolute", "Prismatic", "Fixed"]
+May import: errors.
+"""
+from .anchors import Anchor, FrameAnchor, Ground, LinkFrame, LinkPoint
+from .joints import Fixed, Prismatic, Revolute
+from .link import Link
+from .tree import Kinematics, RigidTree
+
+__all__ = ["RigidTree", "Link", "Kinematics", "Revolute", "Prismatic", "Fixed", "Anchor", "FrameAnchor", "Ground",
+           "LinkPoint", "LinkFrame"]

@@ -48,10 +48,10 @@ sys.path.insert(0, str(HERE.parent))                       # tests/ (pinocchio_o
 sys.path.insert(1, str(HERE.parent.parent))                # repository root, if flexbody is not installed
 
 from flexbody import mechanisms  # noqa: E402
-from flexbody.anchors import Ground, LinkPoint  # noqa: E402
-from flexbody.closures import OnSurface, PointToPoint  # noqa: E402
+from flexbody.rigid.anchors import Ground, LinkPoint  # noqa: E402
+from flexbody.constraints.closures import OnSurface, PointToPoint  # noqa: E402
 from flexbody.dynamics import METHODS, forward  # noqa: E402
-from flexbody.surfaces import Plane  # noqa: E402
+from flexbody.constraints.surfaces import Plane  # noqa: E402
 
 try:
     import pinocchio as pin

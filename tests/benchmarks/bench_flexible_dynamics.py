@@ -79,7 +79,7 @@ def _simulate(asm, t_end, integrator, steps_estimate, **kw):
 def work_static(divisions, path) -> dict:
     import flexbody as fb
     from exudyn_cantilever import section
-    from flexbody.flexible_mechanisms import cantilever
+    from flexbody.mechanisms.flexible import cantilever
     beam = cantilever(divisions=tuple(divisions)).bodies[0]
     load = fb.NodalForce(beam, "x1", total=(0.0, 0.0, -section()["F"]))
     t0 = time.perf_counter()
@@ -91,7 +91,7 @@ def work_static(divisions, path) -> dict:
 def work_cantilever(divisions, per_period, steps, q_path) -> dict:
     import flexbody as fb
     from exudyn_cantilever import first_period, measured_period, section
-    from flexbody.flexible_mechanisms import cantilever
+    from flexbody.mechanisms.flexible import cantilever
     system = cantilever(divisions=tuple(divisions))
     asm, beam, period = system.assemble(), system.bodies[0], first_period()
     dt = period / per_period
@@ -120,7 +120,7 @@ def work_exudyn(n_elements, per_period) -> dict:
 
 def work_arm(divisions, steps) -> dict:
     import flexbody as fb
-    from flexbody.flexible_mechanisms import arm_with_beam
+    from flexbody.mechanisms.flexible import arm_with_beam
     system = arm_with_beam(order=1, divisions=tuple(divisions), q0=(0.3, -0.5))
     asm = system.assemble()
     t_end = ARM_T_END if steps is None else min(ARM_T_END, steps * ARM_DT)
@@ -133,7 +133,7 @@ def work_arm(divisions, steps) -> dict:
 
 def work_plate(scheme, t_end) -> dict:
     import flexbody as fb
-    from flexbody.flexible_mechanisms import plate_pendulum
+    from flexbody.mechanisms.flexible import plate_pendulum
     system = plate_pendulum()
     asm, plate = system.assemble(), system.bodies[0]
     integrator = (fb.GeneralizedAlpha.hht(dt=1e-3, alpha=0.1) if scheme == "hht"

@@ -1,0 +1,108 @@
+"""``flexbody info``: what a case builds — coordinates, constraints with their rank and tolerance, and the
+actuation report of the case's tasks.
+"""
+from __future__ import annotations
+
+
+from ..errors import FlexbodyError, shortened
+from .cases import _case_name, _keywords, format_parameters, parameter_table
+
+
+# ------------------------------------------------------------------------------------------------ info
+def _case_tasks(module, asm, overrides: dict) -> dict:
+    """Tasks of the case's ``task(asm, ...)`` (a Task or a dict name -> Task) by name; empty without one.
+    Overrides that are keywords of ``task`` are passed on."""
+    func = getattr(module, "task", None)
+    if not callable(func):
+        return {}
+    kwargs = {k: v for k, v in overrides.items() if k in _keywords(func) - {"asm"}}
+    tasks = func(asm, **kwargs)
+    if isinstance(tasks, dict):
+        return dict(tasks)
+    return {getattr(tasks, "name", "task"): tasks}
+
+
+def describe_case(module, overrides: dict | None = None, *, params: bool = False) -> str:
+    """Plain-text description of a case's assembled system at q0: coordinates (actuated, passive joints,
+    passive nodal coordinates per flexible body), trees and bodies, every constraint with its rows, the rank
+    of Φ(q0) with the tolerance that decided it and the redundant rows, actuators, and — when the case
+    defines ``task(asm)`` — the actuation report of each task at (q0, v = 0). With ``params`` the case's
+    parameters come first (:func:`parameter_table`: name, value, unit, description).
+
+    Only the ``overrides`` that are parameters of ``build`` are used (the others are listed as ignored).
+    """
+    import numpy as np
+
+    overrides = dict(overrides or {})
+    build = getattr(module, "build", None)
+    if not callable(build):
+        raise FlexbodyError(f"case {_case_name(module)!r} defines no build(**params)")
+    kwargs = {k: v for k, v in overrides.items() if k in _keywords(build)}
+    ignored = sorted(set(overrides) - set(kwargs))
+    system = build(**kwargs)
+    if not callable(getattr(system, "assemble", None)):
+        raise FlexbodyError(f"build() of case {_case_name(module)!r} returned {type(system).__name__}, "
+                            "not a flexbody.System")
+    asm = system.assemble()
+    n, n_rigid = asm.n_dofs, asm.n_rigid
+    lines = [f"Case {_case_name(module)} ({getattr(module, '__file__', '?')})"]
+    if params:
+        lines.append(format_parameters(parameter_table(module)))
+    if kwargs:
+        lines.append(f"  build parameters set: {', '.join(f'{k}={v!r}' for k, v in kwargs.items())}")
+    if ignored:
+        lines.append(f"  ignored (not parameters of build): {', '.join(ignored)}")
+    lines.append(f"Coordinates        n = {n}: joint {n_rigid}, flexible nodal {n - n_rigid}")
+    lines.append(f"Rigid trees        {len(asm.trees)}" + "".join(
+        f"\n  {tree.name}: {tree.n_links} links, {tree.n_dofs} joint coordinates" for tree in asm.trees))
+    lines.append(f"Flexible bodies    {len(asm.bodies)}" + "".join(
+        f"\n  {body.name}: {body.n_nodes} nodes, {body.n_elements} elements, {body.n_dofs} coordinates"
+        for body in asm.bodies))
+    lines += _constraint_lines(asm)
+    actuated = np.abs(np.asarray(asm.S, dtype=float)).sum(axis=0) > 0
+    passive_joints = [asm.coordinate_labels[i] for i in np.flatnonzero(~actuated[:n_rigid])]
+    lines.append(f"Actuators          k = {len(asm.actuated_labels)}: {shortened(asm.actuated_labels)}")
+    nodal = [f"{body.name} {body.n_dofs}" for body in asm.bodies]
+    n_passive_nodal = int(np.count_nonzero(~actuated[n_rigid:]))
+    lines.append(f"Passive coords     {len(passive_joints) + n_passive_nodal}: joints {shortened(passive_joints)}"
+                 + (f"; flexible nodal {n_passive_nodal} ({', '.join(nodal)}: every nodal coordinate — nodes "
+                    "carry no actuators [DE 6.3])" if asm.bodies else ""))
+    tasks = _case_tasks(module, asm, overrides)
+    if tasks:
+        from ..control.actuation import actuation_report
+
+        v0 = np.zeros(n)
+        for name, task in tasks.items():
+            report = actuation_report(asm, asm.q0, v0, task=task)
+            usable = [c for c in report.REQUIREMENTS if report.ok(c)]
+            lines.append(f"Actuation report for task {name!r} ({task!r}) at (q0, v = 0)")
+            lines += ["  " + line for line in str(report).splitlines()]
+            lines.append(f"  controllers whose checks pass: {', '.join(usable) or 'none'}")
+    else:
+        lines.append("Task               none (the case defines no task(asm))")
+    return "\n".join(lines)
+
+
+def _constraint_lines(asm) -> list[str]:
+    """Each constraint with its rows, then the rank of Φ(q0), the tolerance that decided it and how it scales."""
+    m, n_c = asm.n_constraints, len(asm.constraints)
+    lines = [f"Constraint rows    m = {m} ({n_c} constraint{'' if n_c == 1 else 's'})"]
+    lines += [f"  {c.name}: {c.n_rows} row{'' if c.n_rows == 1 else 's'} ({type(c).__name__})"
+              for c in asm.constraints[:12]]
+    if n_c > 12:
+        lines.append(f"  … and {n_c - 12} more")
+    if not m:
+        return lines + [f"  no constraints; dof = n = {asm.n_dofs}"]
+    rank = asm.rank_report(0.0, asm.q0)
+    s = rank.singular_values
+    lines.append(f"  rank of Phi at q0 {rank.rank}" + (" (full row rank)" if rank.is_full_rank else
+                                                      f" (rank-deficient by {m - rank.rank})")
+                 + f"; dof n - rank = {rank.dof}")
+    if s.size:
+        lines.append(f"  smallest singular value {s[-1]:.6e} (largest {s[0]:.6e}); rank tolerance {rank.tol:.3e} = "
+                     f"max({rank.rtol:.0e} × σ_max, {rank.atol:.0e}): a round-off test relative to the largest "
+                     "singular value, with an absolute floor in the units of the rows (m or rad)")
+    else:
+        lines.append("  no singular values")
+    lines.append(f"  redundant rows    {shortened(rank.redundant_labels or rank.redundant_rows)}")
+    return lines

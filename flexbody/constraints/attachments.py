@@ -1,0 +1,232 @@
+"""Attachments of flexible bodies: node sets fixed to the ground or to a rigid link frame, spherical pins,
+and node-to-node ties — holonomic constraints with sparse rows [DE-112, DE-113].
+
+- :class:`FixNodes`  φ = x_a − (X_a + u_a) for the selected components of each node (a clamp or a
+  prescribed position); Φ is the identity on those coordinates, bias 0.
+- :class:`AttachNodes`  a node set (e.g. a face) rigidly attached to a link: each node keeps the
+  position r_a it had in the link frame in the initial configuration, φ_a = x_a − (p + R r_a), with
+  Φ_a = [I on the node; −(J_v − [R r_a]× J_ω) on the tree] and bias_a = −(a_p + α × R r_a + ω × (ω × R r_a)),
+  the link frame's classical acceleration terms at v̇ = 0. Attached to :class:`~flexbody.rigid.anchors.Ground`
+  it is a clamp. The nodes' offsets are taken when the system is assembled (``prepare``).
+- :func:`pin`  a spherical joint between a node and any anchor (ground, link point, another node):
+  :class:`~flexbody.constraints.closures.PointToPoint` on a :class:`~flexbody.constraints.nodes.Node`.
+- :class:`TieNodes`  nodes of one body tied to the coincident nodes of another, x_a = x_b.
+
+Each node's coordinates appear with coefficient 1 in exactly its own three rows, which is what lets the
+implicit integrator eliminate them (:mod:`flexbody.linalg.saddle_point`).
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..rigid.anchors import Anchor, Ground
+from .closures import PointToPoint
+from .base import Constraint, ConstraintRows, Fix
+from ..errors import ConstraintError, MeshError
+from ..fem.flexible_body import FlexibleBody
+from .nodes import Node
+from ..rigid.link import Link
+
+__all__ = ["FixNodes", "AttachNodes", "TieNodes", "pin"]
+
+_XYZ = "xyz"
+
+
+def _body_nodes(body, nodes, who: str) -> np.ndarray:
+    if not isinstance(body, FlexibleBody):
+        raise ConstraintError(f"{who}: expected a FlexibleBody, got {body!r}")
+    try:
+        idx = body.nodes(nodes)
+    except MeshError as exc:
+        raise ConstraintError(f"{who}: {exc}") from exc
+    if idx.size == 0:
+        raise ConstraintError(f"{who}: empty node selection on body {body.name!r}")
+    return idx
+
+
+def _node_columns(ev, body, nodes: np.ndarray, components=None) -> np.ndarray:
+    comps = np.arange(3) if components is None else components
+    return (ev.body_offset(body) + 3 * nodes[:, None] + comps[None, :]).ravel()
+
+
+@functools.lru_cache(maxsize=64)
+def _identity(r: int) -> sp.coo_matrix:
+    """The identity (r, r) as COO, made once per size: the node block of every evaluation (never modified)."""
+    return sp.identity(r, format="coo")
+
+
+def _cross(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    """a × b along ``axis`` (length 3) with broadcasting, e.g. (k, 3) × (3,) or (k, 3, 1) × (1, 3, n) on
+    axis 1 (np.cross costs more than the products at these sizes)."""
+    a, b = np.moveaxis(a, axis, 0), np.moveaxis(b, axis, 0)
+    out = np.empty((3,) + np.broadcast_shapes(a.shape[1:], b.shape[1:]))
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+    return np.moveaxis(out, 0, axis)
+
+
+class _NodeRows(Constraint):
+    """Rows on a set of nodes of one body (row names n<node>.<axis>)."""
+
+    def _set_rows(self, body, nodes, components=(0, 1, 2)):
+        self.body, self.nodes = body, nodes
+        self.components = np.asarray(components, dtype=np.int64)
+        self._bodies = (body,)
+        self.n_rows = len(nodes) * len(self.components)
+        self.row_names = tuple(f"n{a}.{_XYZ[c]}" for a in nodes for c in self.components)
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """Every row is a nodal position [m]."""
+        return ("m",) * self.n_rows
+
+    @property
+    def bodies(self) -> tuple:
+        return self._bodies
+
+
+class FixNodes(_NodeRows):
+    """Nodes of ``body`` held at X + u in the world (clamped when u = 0).
+
+    Parameters
+    ----------
+    body : FlexibleBody
+    nodes : str or array of int
+        Node-set or face-set name, or node indices.
+    displacement : array_like (3,) or (k, 3), optional
+        Prescribed displacement u [m] from the reference position; default 0.
+    components : sequence of int
+        Which world components (0, 1, 2) are held; default all three.
+    """
+
+    kind = "fix"
+
+    def __init__(self, body: FlexibleBody, nodes, displacement=None, *, components=(0, 1, 2),
+                 name: str | None = None):
+        spec = Fix(body, nodes, displacement, components=components)          # validation shared with statics
+        super().__init__(name if name is not None else f"fix_{body.name}_{spec.label}".replace(" ", "_"))
+        self._set_rows(body, spec.nodes, spec.components)
+        self.target = spec.values(1.0)
+
+    @classmethod
+    def from_fix(cls, fix: Fix, name: str | None = None) -> "FixNodes":
+        out = cls.__new__(cls)
+        Constraint.__init__(out, name if name is not None else f"fix_{fix.body.name}_{fix.label}".replace(" ", "_"))
+        out._set_rows(fix.body, fix.nodes, fix.components)
+        out.target = fix.values(1.0)
+        return out
+
+    def evaluate(self, ev) -> ConstraintRows:
+        cols = _node_columns(ev, self.body, self.nodes, self.components)
+        return ConstraintRows(ev.q[cols] - self.target, [(cols, _identity(self.n_rows))], np.zeros(self.n_rows))
+
+
+class AttachNodes(_NodeRows):
+    """A node set of ``body`` rigidly attached to the frame of ``link`` (or held by the ground).
+
+    The offsets r_a of the nodes in the link frame are those of the initial configuration of the
+    assembled system (link pose at q0, nodes at their initial positions).
+
+    Parameters
+    ----------
+    body : FlexibleBody
+    nodes : str or array of int
+        Node-set or face-set name (e.g. the beam's flange face), or node indices.
+    link : Link or Ground
+        The rigid link that carries the nodes (its joint frame), or a Ground (then a clamp).
+    """
+
+    kind = "attach"
+
+    def __init__(self, body: FlexibleBody, nodes, link, name: str | None = None):
+        who = f"attachment {name!r}" if name else "attachment"
+        idx = _body_nodes(body, nodes, who)
+        if not isinstance(link, (Link, Ground)):
+            raise ConstraintError(f"{who}: the carrier must be a Link of a RigidTree or a Ground, got {link!r}")
+        label = nodes if isinstance(nodes, str) else f"{idx.size}nodes"
+        carrier = "ground" if isinstance(link, Ground) else f"{link.tree.name}.{link.name}"
+        super().__init__(name if name is not None else f"attach_{body.name}_{label}_to_{carrier}")
+        self._set_rows(body, idx)
+        self.link = link
+        self.trees = () if isinstance(link, Ground) else (link.tree,)
+        self.offsets = None
+
+    def prepare(self, q_tree: np.ndarray | None, x_nodes: np.ndarray) -> None:
+        """Record the node offsets r_a (k, 3) in the carrier frame from the initial configuration."""
+        if isinstance(self.link, Ground):
+            R, p = self.link.R, self.link.origin
+        else:
+            kin = self.link.tree.kinematics(q_tree)
+            R, p = kin.R[self.link.index], kin.p[self.link.index]
+        self.offsets = (x_nodes - p) @ R                                      # r_a = Rᵀ(x_a − p)
+
+    def evaluate(self, ev) -> ConstraintRows:
+        if self.offsets is None:
+            raise ConstraintError(f"attachment {self.name!r}: not prepared (assemble the system first)")
+        cols = _node_columns(ev, self.body, self.nodes)
+        k = len(self.nodes)
+        x = ev.q[cols].reshape(k, 3)
+        pieces = [(cols, _identity(3 * k))]
+        if isinstance(self.link, Ground):
+            target = self.link.origin + self.offsets @ self.link.R.T
+            return ConstraintRows((x - target).ravel(), pieces, np.zeros(3 * k))
+        kin = ev.kinematics(self.link.tree)
+        i = self.link.index
+        w = self.offsets @ kin.R[i].T                                         # R r_a (k, 3)
+        J = kin.frame_jacobian(self.link)                                     # (6, n_tree) [J_v; J_ω]
+        J_nodes = J[None, :3, :] - _cross(w[:, :, None], J[None, 3:, :], axis=1)    # J_v − [w]× J_ω
+        acc = kin.frame_bias_acceleration(self.link)
+        omega = kin.angular_velocity(self.link)
+        a_nodes = acc[:3] + _cross(acc[3:], w) + _cross(omega, _cross(omega, w))
+        pieces.append((ev.columns(self.link.tree), -J_nodes.reshape(3 * k, -1)))
+        return ConstraintRows((x - kin.p[i] - w).ravel(), pieces, -a_nodes.ravel())
+
+
+class TieNodes(_NodeRows):
+    """Nodes of ``body_a`` tied to the coincident nodes of ``body_b``: x_a = x_b.
+
+    Nodes are matched by their reference positions (within ``tol`` [m]); ``nodes_b`` defaults to all
+    nodes of ``body_b``. Raises ConstraintError naming the first node without a partner.
+    """
+
+    kind = "tie"
+
+    def __init__(self, body_a: FlexibleBody, nodes_a, body_b: FlexibleBody, nodes_b=None, *, tol: float = 1e-8,
+                 name: str | None = None):
+        who = f"tie {name!r}" if name else "tie"
+        ia = _body_nodes(body_a, nodes_a, who)
+        ib = np.arange(body_b.n_nodes) if nodes_b is None else _body_nodes(body_b, nodes_b, who)
+        if body_a is body_b:
+            raise ConstraintError(f"{who}: both sides are body {body_a.name!r}; tie two different bodies")
+        Xa, Xb = body_a.mesh.points[ia], body_b.mesh.points[ib]
+        d = np.linalg.norm(Xa[:, None, :] - Xb[None, :, :], axis=2) if len(ia) * len(ib) <= 4_000_000 else None
+        if d is None:
+            raise ConstraintError(f"{who}: {len(ia)} x {len(ib)} candidate pairs; select smaller node sets")
+        j = np.argmin(d, axis=1)
+        bad = np.flatnonzero(d[np.arange(len(ia)), j] > tol)
+        if bad.size:
+            raise ConstraintError(f"{who}: node {ia[bad[0]]} of {body_a.name!r} at {Xa[bad[0]]} has no node of "
+                                  f"{body_b.name!r} within {tol} m")
+        super().__init__(name if name is not None else f"tie_{body_a.name}_{body_b.name}")
+        self._set_rows(body_a, ia)
+        self.body_b, self.nodes_b = body_b, ib[j]
+        self._bodies = (body_a, body_b)
+
+    def evaluate(self, ev) -> ConstraintRows:
+        ca = _node_columns(ev, self.body, self.nodes)
+        cb = _node_columns(ev, self.body_b, self.nodes_b)
+        eye = _identity(len(ca))
+        return ConstraintRows(ev.q[ca] - ev.q[cb], [(ca, eye), (cb, -eye)], np.zeros(len(ca)))
+
+
+def pin(body: FlexibleBody, node, anchor: Anchor, components=(0, 1, 2), name: str | None = None) -> PointToPoint:
+    """A spherical joint: node ``node`` (index or one-node set) of ``body`` coincides with ``anchor``
+    (Ground, a link point, or another body's Node)."""
+    from .nodes import node as make_node
+    a = make_node(body, node) if not isinstance(node, Node) else node
+    return PointToPoint(a, anchor, components=components,
+                        name=name if name is not None else f"pin_{a.label}".replace(".", "_"))

@@ -1,0 +1,146 @@
+"""Constraints: the base class of holonomic constraints φ(q, t) = 0, and prescribed nodal positions.
+
+Every holonomic constraint evaluates, at one state, its value φ (r,), its Jacobian Φ = ∂φ/∂q as blocks on
+a few global columns (so Φ is sparse by construction), the acceleration bias Φ̇v (plus rheonomic terms)
+such that the acceleration-level constraint reads Φ a + bias = 0 [DE-4], and the velocity-level rate
+φ_t with Φ v + φ_t = 0. Concrete constraints live in :mod:`flexbody.constraints.couplings` (between joint
+coordinates), :mod:`flexbody.constraints.closures` (between anchors: loop closures, welds, hinges, surfaces).
+
+:class:`Fix` prescribes nodal positions of flexible bodies, x_a = X_a + u_a; the static solver eliminates it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ConstraintError, MeshError
+from ..fem.flexible_body import FlexibleBody
+
+
+@dataclass(frozen=True)
+class ConstraintRows:
+    """One constraint evaluated at a state.
+
+    Attributes
+    ----------
+    phi : (r,) value φ.
+    pieces : list of (cols (k,), block (r, k)) whose scattered sum is Φ (r, n_dofs).
+    bias : (r,) Φ̇v + rheonomic terms, so that Φ a + bias = 0.
+    phi_t : (r,) or None, ∂φ/∂t (None when scleronomic), so that Φ v + φ_t = 0.
+    """
+
+    phi: np.ndarray
+    pieces: list
+    bias: np.ndarray
+    phi_t: np.ndarray | None = None
+
+
+_FORCE_UNITS = {"m": "N", "rad": "N·m"}
+
+
+def force_unit(unit: str) -> str:
+    """Unit of the force conjugate to a quantity in ``unit``: "N" for "m", "N·m" for "rad", else "-".
+
+    It is the unit of a generalized force on a coordinate in ``unit``, and of the multiplier λ of a
+    constraint row whose value φ is in ``unit`` (Φᵀλ is a generalized force, so [λ] = [work] / [φ]).
+    """
+    return _FORCE_UNITS.get(unit, "-")
+
+
+class Constraint:
+    """Base class of holonomic constraints (subclasses set ``n_rows``, ``row_names`` and ``trees``).
+
+    ``units`` gives the unit of each row's value φ ("m" for positions, "rad" for angles and revolute
+    joints, "-" when a row has no single unit); ``multiplier_units`` that of each row's multiplier λ.
+    """
+
+    n_rows: int = 0
+    row_names: tuple = ()
+    trees: tuple = ()
+    anchors: tuple = ()
+    kind = "constraint"
+
+    def __init__(self, name: str | None):
+        self.name = name if name is not None else f"{self.kind}{id(self) % 10000:04d}"
+
+    @property
+    def row_labels(self) -> list[str]:
+        return [f"{self.name}.{r}" for r in self.row_names]
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """Unit of each row's value φ (r,); "-" (no single unit) unless the subclass says."""
+        return ("-",) * self.n_rows
+
+    @property
+    def multiplier_units(self) -> tuple[str, ...]:
+        """Unit of each row's multiplier λ (r,): [N] for a position row, [N·m] for an angle row."""
+        return tuple(force_unit(u) for u in self.units)
+
+    @property
+    def bodies(self) -> tuple:
+        """Flexible bodies whose nodes the rows involve (from the anchors)."""
+        return tuple({b: None for a in self.anchors for b in getattr(a, "bodies", ())})
+
+    def evaluate(self, ev) -> ConstraintRows:
+        """Value, Jacobian pieces, bias and rate at the evaluation context ``ev``."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, {self.n_rows} rows)"
+
+
+class Fix:
+    """Prescribe the positions of nodes of a flexible body: x_a = X_a + u_a.
+
+    Parameters
+    ----------
+    body : FlexibleBody
+    nodes : str or array of int
+        A node-set or face-set name of the body's mesh, or node indices.
+    displacement : array_like, optional
+        Prescribed displacement u [m]: (3,) for all nodes, (k, 3) per node, or a callable u(X) -> (k, 3) of
+        reference positions X (k, 3). Default zero (clamped). Scaled by the load factor in load stepping.
+    components : sequence of int, optional
+        Which of x, y, z (0, 1, 2) are prescribed; default all three.
+    """
+
+    def __init__(self, body: FlexibleBody, nodes, displacement=None, *, components=(0, 1, 2)):
+        if not isinstance(body, FlexibleBody):
+            raise ConstraintError(f"Fix: body must be a FlexibleBody, got {type(body).__name__}")
+        self.body = body
+        try:
+            self.nodes = body.nodes(nodes)
+        except MeshError as exc:
+            raise ConstraintError(f"Fix on body {body.name!r}: {exc}") from exc
+        label = nodes if isinstance(nodes, str) else f"{len(self.nodes)} nodes"
+        if len(self.nodes) == 0:
+            raise ConstraintError(f"Fix {label!r} on body {body.name!r}: empty node selection")
+        comps = np.unique(np.asarray(components, dtype=np.int64).ravel())
+        if comps.size == 0 or comps.min() < 0 or comps.max() > 2:
+            raise ConstraintError(f"Fix {label!r} on body {body.name!r}: components must be within (0, 1, 2)")
+        self.components = comps
+        X = body.mesh.points[self.nodes]
+        if displacement is None:
+            u = np.zeros_like(X)
+        else:
+            u = displacement(X) if callable(displacement) else displacement
+            try:
+                u = np.broadcast_to(np.asarray(u, dtype=float), X.shape).copy()
+            except ValueError as exc:
+                raise ConstraintError(f"Fix {label!r} on body {body.name!r}: displacement must be (3,) or "
+                                      f"({len(X)}, 3), got {np.shape(u)}") from exc
+            if not np.all(np.isfinite(u)):
+                raise ConstraintError(f"Fix {label!r} on body {body.name!r}: displacement contains NaN/Inf")
+        self.label = label
+        self.displacement = u
+
+    def dofs(self) -> np.ndarray:
+        """Local coordinate indices (k·c,) of the prescribed components."""
+        return (3 * self.nodes[:, None] + self.components[None, :]).ravel()
+
+    def values(self, factor: float = 1.0) -> np.ndarray:
+        """Prescribed coordinate values X + factor·u (k·c,) [m], matching :meth:`dofs`."""
+        X = self.body.mesh.points[self.nodes]
+        return (X + factor * self.displacement)[:, self.components].ravel()

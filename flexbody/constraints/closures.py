@@ -1,0 +1,205 @@
+"""Constraints between anchors: loop closures, distances, welds, hinges and points on surfaces.
+
+With anchor positions x, velocities ẋ = J v and bias accelerations J̇v (:mod:`flexbody.rigid.anchors`):
+
+- :class:`PointToPoint` φ = (x_a − x_b)[components]; Φ = J_a − J_b; bias = J̇_a v − J̇_b v. Planar loop
+  closure: components (0, 1).
+- :class:`Distance` φ = ‖x_a − x_b‖ − L (a massless rod); bias = e·(J̇_a v − J̇_b v) + (‖ḋ‖² − (e·ḋ)²)/‖d‖.
+- Orientation rows use φ = u·w with unit vectors u = R_a ū, w = R_b w̄ fixed in the frames:
+  φ̇ = (u×w)·(ω_a − ω_b) and bias = (u×w)·(α̂_a − α̂_b) + (ω_a×(ω_a×u))·w + 2(ω_a×u)·(ω_b×w)
+  + u·(ω_b×(ω_b×w)), with α̂ the angular bias accelerations. :class:`Weld` = 3 position rows +
+  x_a·y_b, y_a·z_b, z_a·x_b (zero when the frames are aligned); :class:`Hinge` = 3 position rows +
+  z_a·x_b, z_a·y_b (common z axis).
+- :class:`OnSurface` φ = s(x) for a point on a smooth surface [MH-1, MH-11]: Φ = D J, bias =
+  D J̇v + ẋᵀHẋ, contact force f = Dᵀλ [MH-13].
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..rigid.anchors import Anchor, FrameAnchor
+from .base import Constraint, ConstraintRows
+from ..errors import ConstraintError
+from .surfaces import Cylinder, Plane, Sphere, Surface
+
+_AXES = np.eye(3)
+
+
+def _anchor(a, who: str, frame: bool = False):
+    cls = FrameAnchor if frame else Anchor
+    if not isinstance(a, cls):
+        what = "a frame anchor (RigidTree.frame or Ground)" if frame else "an anchor (RigidTree.point, .frame or Ground)"
+        raise ConstraintError(f"{who}: expected {what}, got {a!r}")
+    return a
+
+
+def _trees(*anchors) -> tuple:
+    return tuple({t: None for a in anchors for t in a.trees})
+
+
+class PointToPoint(Constraint):
+    """Coincident points x_a = x_b (selected world components): spatial or planar loop closure."""
+
+    kind = "loop"
+
+    def __init__(self, a: Anchor, b: Anchor, components=(0, 1, 2), name: str | None = None):
+        super().__init__(name)
+        who = f"point-to-point {self.name!r}"
+        self.a, self.b = _anchor(a, who), _anchor(b, who)
+        comps = np.asarray(components, dtype=np.int64).ravel()
+        if comps.size == 0 or len(set(comps.tolist())) != comps.size or comps.min() < 0 or comps.max() > 2:
+            raise ConstraintError(f"{who}: components must be distinct values of 0, 1, 2, got {components!r}")
+        self.components = comps
+        self.n_rows, self.row_names = comps.size, tuple("xyz"[c] for c in comps)
+        self.trees, self.anchors = _trees(a, b), (a, b)
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """Every row is a position [m] (multipliers [N])."""
+        return ("m",) * self.n_rows
+
+    def evaluate(self, ev) -> ConstraintRows:
+        c = self.components
+        ca, Ja = self.a.jacobian(ev)
+        cb, Jb = self.b.jacobian(ev)
+        phi = (self.a.position(ev) - self.b.position(ev))[c]
+        bias = (self.a.bias(ev) - self.b.bias(ev))[c]
+        return ConstraintRows(phi, [(ca, Ja[c]), (cb, -Jb[c])], bias)
+
+
+class Distance(Constraint):
+    """‖x_a − x_b‖ = length [m] (a massless rigid rod between two anchors)."""
+
+    kind = "distance"
+
+    def __init__(self, a: Anchor, b: Anchor, length: float, name: str | None = None):
+        super().__init__(name)
+        who = f"distance {self.name!r}"
+        self.a, self.b = _anchor(a, who), _anchor(b, who)
+        self.length = float(length)
+        if not np.isfinite(self.length) or self.length <= 0:
+            raise ConstraintError(f"{who}: length must be positive, got {length}")
+        self.n_rows, self.row_names = 1, ("d",)
+        self.trees, self.anchors = _trees(a, b), (a, b)
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """The distance error [m] (multiplier: the rod force [N])."""
+        return ("m",)
+
+    def evaluate(self, ev) -> ConstraintRows:
+        d = self.a.position(ev) - self.b.position(ev)
+        r = np.linalg.norm(d)
+        if r < 1e-14:
+            raise ConstraintError(f"distance {self.name!r}: the two points coincide; direction undefined")
+        e = d / r
+        dd = self.a.velocity(ev) - self.b.velocity(ev)
+        ca, Ja = self.a.jacobian(ev)
+        cb, Jb = self.b.jacobian(ev)
+        bias = e @ (self.a.bias(ev) - self.b.bias(ev)) + (dd @ dd - (e @ dd) ** 2) / r
+        return ConstraintRows(np.array([r - self.length]), [(ca, e @ Ja), (cb, -(e @ Jb))], np.array([bias]))
+
+
+def _dot_rows(a: FrameAnchor, b: FrameAnchor, pairs, ev):
+    """Rows φ = u·w for (axis of a, axis of b) index pairs: value, pieces, bias."""
+    Ra, Rb = a.rotation(ev), b.rotation(ev)
+    wa, wb = a.angular_velocity(ev), b.angular_velocity(ev)
+    ba, bb = a.angular_bias(ev), b.angular_bias(ev)
+    ca, Ja = a.angular_jacobian(ev)
+    cb, Jb = b.angular_jacobian(ev)
+    n = len(pairs)
+    phi, bias, G = np.empty(n), np.empty(n), np.empty((n, 3))
+    for k, (i, j) in enumerate(pairs):
+        u, w = Ra[:, i], Rb[:, j]
+        g = np.cross(u, w)
+        wu, ww = np.cross(wa, u), np.cross(wb, w)
+        phi[k] = u @ w
+        G[k] = g
+        bias[k] = g @ (ba - bb) + np.cross(wa, wu) @ w + 2.0 * (wu @ ww) + u @ np.cross(wb, ww)
+    return phi, [(ca, G @ Ja), (cb, -(G @ Jb))], bias
+
+
+class _FrameConstraint(Constraint):
+    pairs: tuple = ()
+    angle_names: tuple = ()
+
+    def __init__(self, a: FrameAnchor, b: FrameAnchor, name: str | None = None):
+        super().__init__(name)
+        who = f"{self.kind} {self.name!r}"
+        self.a, self.b = _anchor(a, who, frame=True), _anchor(b, who, frame=True)
+        self.n_rows = 3 + len(self.pairs)
+        self.row_names = ("x", "y", "z") + self.angle_names
+        self.trees, self.anchors = _trees(a, b), (a, b)
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """Position rows [m]; axis rows u·w [rad] (the small angle between the axes and their 90°)."""
+        return ("m",) * 3 + ("rad",) * len(self.pairs)
+
+    def evaluate(self, ev) -> ConstraintRows:
+        ca, Ja = self.a.jacobian(ev)
+        cb, Jb = self.b.jacobian(ev)
+        phi_r, pieces_r, bias_r = _dot_rows(self.a, self.b, self.pairs, ev)
+        phi = np.concatenate([self.a.position(ev) - self.b.position(ev), phi_r])
+        bias = np.concatenate([self.a.bias(ev) - self.b.bias(ev), bias_r])
+        pieces = [(ca, np.vstack([Ja, np.zeros((len(self.pairs), Ja.shape[1]))])),
+                  (cb, np.vstack([-Jb, np.zeros((len(self.pairs), Jb.shape[1]))]))]
+        for cols, block in pieces_r:
+            pieces.append((cols, np.vstack([np.zeros((3, block.shape[1])), block])))
+        return ConstraintRows(phi, pieces, bias)
+
+
+class Weld(_FrameConstraint):
+    """Frames a and b coincide (origins and axes): 6 rows."""
+
+    kind = "weld"
+    pairs = ((0, 1), (1, 2), (2, 0))
+    angle_names = ("xa.yb", "ya.zb", "za.xb")
+
+
+class Hinge(_FrameConstraint):
+    """Origins coincide and the z axes are aligned (rotation about the common z allowed): 5 rows."""
+
+    kind = "hinge"
+    pairs = ((2, 0), (2, 1))
+    angle_names = ("za.xb", "za.yb")
+
+
+class OnSurface(Constraint):
+    """A point held on a smooth surface s(x) = 0 [MH-1]; rows = surface.n_rows."""
+
+    kind = "surface"
+
+    def __init__(self, point: Anchor, surface: Surface, name: str | None = None):
+        super().__init__(name)
+        who = f"surface constraint {self.name!r}"
+        self.point = _anchor(point, who)
+        if not isinstance(surface, Surface):
+            raise ConstraintError(f"{who}: expected a Surface (Plane, Sphere, Cylinder, ImplicitSurface)")
+        self.surface = surface
+        self.n_rows = surface.n_rows
+        self.row_names = tuple(f"s{i}" for i in range(self.n_rows))
+        self.trees, self.anchors = _trees(point), (point,)
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """[m] for the signed distances of Plane, Sphere and Cylinder; "-" for an ImplicitSurface."""
+        metric = isinstance(self.surface, (Plane, Sphere, Cylinder))
+        return ("m" if metric else "-",) * self.n_rows
+
+    def evaluate(self, ev) -> ConstraintRows:
+        x = self.point.position(ev)
+        xd = self.point.velocity(ev)
+        D = self.surface.gradient(x)
+        H = self.surface.hessian(x)
+        cols, J = self.point.jacobian(ev)
+        bias = D @ self.point.bias(ev) + (H @ xd) @ xd
+        return ConstraintRows(self.surface.value(x), [(cols, D @ J)], bias)
+
+    def contact_force(self, ev, lam: np.ndarray) -> np.ndarray:
+        """World contact force f = Dᵀλ (3,) [N] on the point for this constraint's multipliers [MH-13].
+
+        With the convention τ = M a + h − Φᵀλ, f is the force the surface exerts on the point.
+        """
+        D = self.surface.gradient(self.point.position(ev))
+        return D.T @ np.asarray(lam, dtype=float).reshape(self.n_rows)

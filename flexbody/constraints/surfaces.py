@@ -1,0 +1,136 @@
+"""Smooth implicit surfaces s(x) = 0 in world coordinates, for points held on them [MH-1..15].
+
+A surface gives its value s (k,), gradient D = ∂s/∂x (k, 3) and Hessian (k, 3, 3) at a point x (3,) [m].
+k = 1 for a surface; k = 2 describes a curve as the intersection of two surfaces. The normal space is
+spanned by the rows of D [MH-3]; a contact force is f = Dᵀλ [MH-13].
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..errors import ConstraintError
+
+
+def _vec(value, what) -> np.ndarray:
+    a = np.asarray(value, dtype=float)
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ConstraintError(f"{what} must be 3 finite numbers, got {value!r}")
+    return a
+
+
+def _unit(value, what) -> np.ndarray:
+    a = _vec(value, what)
+    n = np.linalg.norm(a)
+    if n < 1e-12:
+        raise ConstraintError(f"{what} has zero length")
+    return a / n
+
+
+class Surface:
+    """Base class: ``value(x)`` (k,), ``gradient(x)`` (k, 3), ``hessian(x)`` (k, 3, 3)."""
+
+    n_rows = 1
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def gradient(self, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def hessian(self, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class Plane(Surface):
+    """s = n·(x − x₀) with unit normal n (a line in a planar mechanism is a plane containing z)."""
+
+    def __init__(self, normal, point=(0.0, 0.0, 0.0)):
+        self.normal = _unit(normal, "Plane: normal")
+        self.point = _vec(point, "Plane: point")
+
+    def value(self, x):
+        return np.array([self.normal @ (x - self.point)])
+
+    def gradient(self, x):
+        return self.normal[None, :]
+
+    def hessian(self, x):
+        return np.zeros((1, 3, 3))
+
+
+class Sphere(Surface):
+    """s = ‖x − c‖ − r (a distance, so s is in metres and D is the unit normal)."""
+
+    def __init__(self, center, radius: float):
+        self.center = _vec(center, "Sphere: center")
+        self.radius = float(radius)
+        if not np.isfinite(self.radius) or self.radius <= 0:
+            raise ConstraintError(f"Sphere: radius must be positive, got {radius}")
+
+    def _d(self, x):
+        d = x - self.center
+        r = np.linalg.norm(d)
+        if r < 1e-14:
+            raise ConstraintError("Sphere: the point is at the centre, where the normal is undefined")
+        return d, r
+
+    def value(self, x):
+        return np.array([np.linalg.norm(x - self.center) - self.radius])
+
+    def gradient(self, x):
+        d, r = self._d(x)
+        return (d / r)[None, :]
+
+    def hessian(self, x):
+        d, r = self._d(x)
+        n = d / r
+        return ((np.eye(3) - np.outer(n, n)) / r)[None]
+
+
+class Cylinder(Sphere):
+    """s = ‖(I − aaᵀ)(x − c)‖ − r: a circular cylinder about the axis through ``center`` along ``axis``.
+
+    In a planar mechanism (axis = z) it is the circle of radius r, e.g. the particle of [AG Fig. 2].
+    """
+
+    def __init__(self, center, radius: float, axis=(0.0, 0.0, 1.0)):
+        super().__init__(center, radius)
+        self.axis = _unit(axis, "Cylinder: axis")
+        self._perp = np.eye(3) - np.outer(self.axis, self.axis)
+
+    def _d(self, x):
+        d = self._perp @ (x - self.center)
+        r = np.linalg.norm(d)
+        if r < 1e-14:
+            raise ConstraintError("Cylinder: the point is on the axis, where the normal is undefined")
+        return d, r
+
+    def value(self, x):
+        return np.array([np.linalg.norm(self._perp @ (x - self.center)) - self.radius])
+
+    def hessian(self, x):
+        d, r = self._d(x)
+        n = d / r
+        return ((self._perp - np.outer(n, n)) / r)[None]
+
+
+class ImplicitSurface(Surface):
+    """A user surface (or curve, k = 2): callables s(x) -> (k,), D(x) -> (k, 3), H(x) -> (k, 3, 3)."""
+
+    def __init__(self, function: Callable, gradient: Callable, hessian: Callable, n_rows: int = 1):
+        for f in (function, gradient, hessian):
+            if not callable(f):
+                raise ConstraintError("ImplicitSurface: function, gradient and hessian must be callables")
+        self._f, self._g, self._h = function, gradient, hessian
+        self.n_rows = int(n_rows)
+
+    def value(self, x):
+        return np.asarray(self._f(x), dtype=float).reshape(self.n_rows)
+
+    def gradient(self, x):
+        return np.asarray(self._g(x), dtype=float).reshape(self.n_rows, 3)
+
+    def hessian(self, x):
+        return np.asarray(self._h(x), dtype=float).reshape(self.n_rows, 3, 3)

@@ -1,0 +1,432 @@
+"""Dense constrained forward dynamics by compiled kernels: the fast route of :func:`flexbody.dynamics.forward`
+for float64 ndarrays with m ≥ 1 — Cholesky factors of M and of ΦM⁻¹Φᵀ for "multiplier"/"gauss" [DE-7, DE-34],
+and for "nullspace"/"projection" a Householder QR of Φᵀ in place of the SVD when Φ is certified to have full
+row rank and to be well conditioned [DE-10..15, AG-22..29]. Any other case, and any kernel that declines,
+goes to the reference route, which makes every rank decision and raises every error.
+"""
+from __future__ import annotations
+
+from math import isfinite
+
+import numba as nb
+import numpy as np
+
+from ..linalg.rank import (DEFAULT_ATOL, DEFAULT_RTOL, resolve_tolerances)
+from ..errors import ConstraintError
+from .results import ForwardResult, INERTIA_KINDS, METHODS
+
+
+# ------------------------------------------------------------------------- dense fast path (numba)
+# Small dense problems are dominated by per-call overhead (validation, scipy wrappers, and LAPACK SVD
+# drivers that take ~20 µs even for a 12×34 Φ), so forward() first tries one numba kernel per method
+# family. A kernel checks finiteness and returns a status; on any status but _FAST_OK the reference
+# route below runs from scratch, so every error (with its message naming the culprit or the dependent
+# rows) and every borderline rank decision comes from the reference code.
+# Inner loops run over zero-based ranges of 1-D row views: numba then needs no negative-index
+# wraparound and LLVM vectorises them (2-D indexing from a non-zero start is scalar code).
+_FAST_OK, _FAST_BAD_INPUT, _FAST_FAILED = 0, 1, 2
+_FAST_MODES = {"nullspace": 0, "Mc": 1, "symmetric": 2, "gamma": 3}
+_FLOAT64 = np.dtype(np.float64)
+_FM = {"reassoc", "contract"}         # reassociation and FMA only (no nnan/ninf): vectorised reductions
+_RANK_SLACK = 8.0 * np.finfo(float).eps
+"""Perturbation of singular values, relative to ‖Φ‖_F and per unit of m + n, allowed for the round-off
+of the fast path's QR and of LAPACK's SVD when full row rank is certified without an SVD."""
+_FAST_MIN_PIVOT = 1e-6
+"""Smallest relative Schur pivot (sin² of a row's M⁻¹-angle to the earlier rows) the multiplier/Gauss
+kernel accepts; also ≥ 2·rtol. Below it (nearly dependent rows) the reference route decides and solves,
+so that round-off alone (∝ the conditioning of ΦM⁻¹Φᵀ) never makes the two routes differ noticeably."""
+_FAST_MAX_COND = 1e6
+"""Largest ‖Φ‖_F‖R⁻¹‖_F (a bound on the condition number of Φ) the QR kernel accepts, for the same
+reason: beyond it the SVD route of the reference code decides and solves."""
+
+
+@nb.njit(cache=True)
+def _nb_finite(M, h, tau, Phi, bias):
+    """True when every entry is finite (x·0 is NaN exactly for NaN/Inf; branch-free, vectorisable)."""
+    s = 0.0
+    for i in range(M.shape[0]):
+        Mi = M[i]
+        for j in range(Mi.shape[0]):
+            s += Mi[j] * 0.0
+    for i in range(Phi.shape[0]):
+        Pi = Phi[i]
+        for j in range(Pi.shape[0]):
+            s += Pi[j] * 0.0
+    for i in range(h.shape[0]):
+        s += h[i] * 0.0 + tau[i] * 0.0
+    for i in range(bias.shape[0]):
+        s += bias[i] * 0.0
+    return s == 0.0
+
+
+@nb.njit(cache=True, fastmath=_FM)
+def _nb_dot(x, y):
+    s = 0.0
+    for t in range(x.shape[0]):
+        s += x[t] * y[t]
+    return s
+
+
+@nb.njit(cache=True, fastmath=_FM)
+def _nb_axpy(c, x, y):
+    """y ← y − c·x."""
+    for t in range(y.shape[0]):
+        y[t] -= c * x[t]
+
+
+@nb.njit(cache=True, fastmath=_FM)
+def _nb_factor_rows(W, n):
+    """Right-looking Cholesky of the upper-stored W[:n, :n] in place (W[:n, :n] ← U with UᵀU = A),
+    applying the same row operations to the extra columns W[:, n:] (which become U⁻ᵀ·them).
+    Returns 0, or the 1-based index of the first non-positive pivot."""
+    for k in range(n):
+        piv = W[k, k]
+        if not piv > 0.0:
+            return k + 1
+        d = np.sqrt(piv)
+        W[k, k] = d
+        wk = W[k, k + 1:]
+        r = 1.0 / d
+        for t in range(wk.shape[0]):
+            wk[t] *= r
+        for i in range(k + 1, n):
+            _nb_axpy(W[k, i], W[k, i:], W[i, i:])
+    return 0
+
+
+@nb.njit(cache=True, fastmath=_FM)
+def _nb_chol(A, U):
+    """Cholesky factor U (upper, UᵀU = A) of the lower triangle of A (as LAPACK potrf 'L' reads it);
+    U must be zeroed. Returns 0, or the 1-based index of the first non-positive pivot."""
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(i, n):
+            U[i, j] = A[j, i]
+    return _nb_factor_rows(U, n)
+
+
+@nb.njit(cache=True, fastmath=_FM)
+def _nb_utsolve(U, b):
+    """b ← U⁻ᵀ b (forward substitution with L = Uᵀ, column-oriented)."""
+    n = U.shape[0]
+    for i in range(n):
+        xi = b[i] / U[i, i]
+        b[i] = xi
+        _nb_axpy(xi, U[i, i + 1:], b[i + 1:])
+
+
+@nb.njit(cache=True, fastmath=_FM)
+def _nb_usolve(U, b):
+    """b ← U⁻¹ b (back substitution, row-oriented)."""
+    n = U.shape[0]
+    for i in range(n - 1, -1, -1):
+        b[i] = (b[i] - _nb_dot(U[i, i + 1:], b[i + 1:])) / U[i, i]
+
+
+@nb.njit(cache=True, fastmath=_FM)
+def _nb_kkt(M, h, tau, Phi, bias, rtol, atol):
+    """Dense "multiplier" and "gauss" forward dynamics for m ≥ 1 (Cholesky factors only).
+
+    M = UᵀU, Yt = (U⁻ᵀΦᵀ)ᵀ (m, n), S = ΦM⁻¹Φᵀ = Yt Ytᵀ = H⁻¹ [DE-34], S = UsᵀUs with the checks of
+    :func:`_schur_factor` made stricter (pivot² > max(2·rtol, _FAST_MIN_PIVOT)·S_ii, ‖Φ_i‖² > 2·atol²),
+    so that the reference route decides every borderline case. With w = U⁻ᵀ(τ − h), a_u = U⁻¹w [DE-22]
+    and Φ a_u = Yt w: λ = −S⁻¹(Φ a_u + bias) [DE-33, MH-12..15] and a = a_u + M⁻¹Φᵀλ = U⁻¹(w + Ytᵀλ).
+    The Gauss form a = a_u − Φ̄(Φ a_u + bias) [DE-30] with Φ̄ = M⁻¹ΦᵀS⁻¹ [DE-28] applied as an operator
+    is the same sequence of solves, so both methods share this kernel.
+    Returns (status, a, Φᵀλ, λ); _FAST_FAILED when M is not SPD or a check fails.
+    """
+    n, m = M.shape[0], Phi.shape[0]
+    a = np.zeros(n)
+    force = np.zeros(n)
+    lam = np.zeros(m)
+    if not _nb_finite(M, h, tau, Phi, bias):
+        return _FAST_BAD_INPUT, a, force, lam
+    for k in range(m):
+        if not _nb_dot(Phi[k], Phi[k]) > 2.0 * atol * atol:   # a (numerically) zero row of Φ
+            return _FAST_FAILED, a, force, lam
+    W = np.zeros((n, n + m + 1))                               # [M | Φᵀ | τ − h], upper part
+    for i in range(n):
+        Wi = W[i]
+        for j in range(i, n):
+            Wi[j] = M[j, i]                                    # the lower triangle of M, as potrf 'L'
+        for k in range(m):
+            Wi[n + k] = Phi[k, i]
+        Wi[n + m] = tau[i] - h[i]
+    if _nb_factor_rows(W, n):                                  # M = UᵀU, and the last m + 1 columns
+        return _FAST_FAILED, a, force, lam                     # become U⁻ᵀ[Φᵀ | τ − h] = [Ytᵀ | w]
+    B = W[:, n:].copy()                                        # [Ytᵀ | w] (n, m + 1)
+    G = np.dot(B.T, B)                                         # [[S, Φ a_u], [., .]], S = Yt Ytᵀ
+    S = G[:m, :m].copy()
+    Us = np.zeros((m, m))
+    if _nb_chol(S, Us) != 0:
+        return _FAST_FAILED, a, force, lam
+    floor = max(2.0 * rtol, _FAST_MIN_PIVOT)                  # margins over _schur_factor's test
+    for k in range(m):
+        if not Us[k, k] * Us[k, k] > floor * S[k, k]:
+            return _FAST_FAILED, a, force, lam
+    for k in range(m):                                         # λ = −S⁻¹(Φ a_u + bias)
+        lam[k] = -(G[k, m] + bias[k])
+    _nb_utsolve(Us, lam)
+    _nb_usolve(Us, lam)
+    for i in range(n):                                         # a = U⁻¹(w + Ytᵀλ)
+        a[i] = B[i, m] + _nb_dot(B[i, :m], lam)
+    U = W[:, :n]
+    for i in range(n - 1, -1, -1):
+        a[i] = (a[i] - _nb_dot(U[i, i + 1:], a[i + 1:])) / U[i, i]
+    for k in range(m):                                         # Φᵀλ
+        _nb_axpy(-lam[k], Phi[k], force)
+    return _FAST_OK, a, force, lam
+
+
+@nb.njit(cache=True, fastmath=_FM)
+def _nb_house_qr(Phi, V, beta, R):
+    """Householder QR of Φᵀ (n, m), m ≤ n, worked on the rows of Φ: Φᵀ = Q [R; 0], Q = H₀⋯H_{m−1},
+    H_k = I − β_k v_k v_kᵀ with v_k = V[k] (zero before k). R (m, m) upper triangular."""
+    m, n = Phi.shape
+    for k in range(m):
+        Vk = V[k]
+        Pk = Phi[k]
+        for i in range(n):
+            Vk[i] = Pk[i]
+    for k in range(m):
+        x = V[k, k:]
+        s = _nb_dot(x, x)
+        x0 = x[0]
+        alpha = -np.sqrt(s) if x0 >= 0.0 else np.sqrt(s)
+        x[0] = x0 - alpha
+        vv = s - x0 * x0 + x[0] * x[0]                         # ‖v‖² = ‖x‖² − x₀² + v₀²
+        bk = 2.0 / vv if vv > 0.0 else 0.0
+        beta[k] = bk
+        R[k, k] = alpha
+        for j in range(k + 1, m):                              # apply H_k to the later rows
+            y = V[j, k:]
+            _nb_axpy(bk * _nb_dot(x, y), x, y)
+            R[k, j] = y[0]
+            R[j, k] = 0.0
+        for i in range(k):
+            V[k, i] = 0.0
+
+
+@nb.njit(cache=True, fastmath=_FM)
+def _nb_q_transpose(V, beta, full):
+    """Rows of Qᵀ for the QR of :func:`_nb_house_qr`, from the compact WY form Q = I − Y T Yᵀ, Y = Vᵀ
+    (LAPACK dlarft, forward, columnwise): Q₁ᵀ (m, n), or with ``full`` all of Qᵀ (n, n), whose rows
+    m..n−1 are Cᵀ with C an orthonormal basis of ker Φ."""
+    m, n = V.shape
+    T = np.zeros((m, m))
+    w = np.empty(m)
+    for i in range(m):
+        for j in range(i):
+            w[j] = -beta[i] * _nb_dot(V[j, i:], V[i, i:])
+        for j in range(i):
+            T[j, i] = _nb_dot(T[j, j:i], w[j:i])
+        T[i, i] = beta[i]
+    TV = np.dot(T.T, V)
+    if full:
+        QT = -np.dot(V.T, TV)
+    else:
+        QT = -np.dot(V[:, :m].T.copy(), TV)                   # Yᵀ's first m columns
+    for i in range(QT.shape[0]):
+        QT[i, i] += 1.0
+    return QT
+
+
+@nb.njit(cache=True, fastmath=_FM)
+def _nb_full_row_rank(R, rtol, atol, n):
+    """True when the SVD rank test σ_min > max(rtol·σ_max, atol) of analysis.constraint_svd certainly
+    gives rank m: σ_min ≥ 1/‖R⁻¹‖_F and σ_max ≤ ‖R‖_F, with a factor 2 on the bound and an absolute slack
+    for the round-off of both this QR and LAPACK's SVD; and ‖R‖_F‖R⁻¹‖_F ≤ _FAST_MAX_COND. Otherwise the
+    caller falls back to the SVD."""
+    m = R.shape[0]
+    fro = 0.0
+    for i in range(m):
+        fro += _nb_dot(R[i, i:], R[i, i:])
+        if R[i, i] == 0.0:
+            return False
+    fro = np.sqrt(fro)
+    X = np.zeros((m, m))                                       # R⁻¹ (upper), column by column
+    inv2 = 0.0
+    for j in range(m):
+        X[j, j] = 1.0 / R[j, j]
+        for i in range(j - 1, -1, -1):
+            s = 0.0
+            for k in range(i + 1, j + 1):
+                s -= R[i, k] * X[k, j]
+            X[i, j] = s / R[i, i]
+        for i in range(j + 1):
+            inv2 += X[i, j] * X[i, j]
+    if not inv2 < np.inf:
+        return False
+    slack = _RANK_SLACK * (m + n) * fro
+    lower = 1.0 / np.sqrt(inv2)
+    return (0.5 * lower - 2.0 * slack > max(rtol * (fro + 2.0 * slack), atol)
+            and fro <= _FAST_MAX_COND * lower)
+
+
+@nb.njit(cache=True, fastmath=_FM)
+def _nb_lu_solve(A, b):
+    """Solve A x = b by LU with partial (row) pivoting, as LAPACK getrf/getrs; A and b are overwritten
+    (x in b). Returns False at an exactly zero pivot."""
+    n = A.shape[0]
+    for k in range(n):
+        p = k
+        big = abs(A[k, k])
+        for i in range(k + 1, n):
+            v = abs(A[i, k])
+            if v > big:
+                big = v
+                p = i
+        if big == 0.0:
+            return False
+        if p != k:
+            Ak = A[k]
+            Ap = A[p]
+            for j in range(n):
+                t = Ak[j]
+                Ak[j] = Ap[j]
+                Ap[j] = t
+            t = b[k]
+            b[k] = b[p]
+            b[p] = t
+        d = 1.0 / A[k, k]
+        bk = b[k]
+        for i in range(k + 1, n):
+            l = A[i, k] * d
+            A[i, k] = l
+            b[i] -= l * bk
+        uk = A[k, k + 1:]
+        for i in range(k + 1, n):
+            _nb_axpy(A[i, k], uk, A[i, k + 1:])
+    _nb_usolve(A, b)
+    return True
+
+
+@nb.njit(cache=True, fastmath=_FM)
+def _nb_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
+    """Dense "nullspace" (mode 0) and "projection" (mode 1 M_c, 2 M_c′, 3 M_c″) forward dynamics for
+    1 ≤ m ≤ n and Φ of certified full row rank, from the Householder QR Φᵀ = Q₁R instead of an SVD.
+
+    With full rank, V_r spans the columns of Q₁ (n, m): P = I − Q₁Q₁ᵀ [AG-15], A⁺ = Q₁R⁻ᵀ, the
+    minimum-norm (here unique) λ = A⁺ᵀ·force = R⁻¹Q₁ᵀ·force [AG-18], and the trailing n − m columns of
+    Q are an orthonormal basis C of ker Φ [DE-11]. The formulas are then those of :func:`_nullspace` and
+    :func:`_projection_dense`. Returns (status, a, force, λ); _FAST_FAILED when the rank is not certified
+    or a factorization fails (the SVD route then decides).
+    """
+    n, m = M.shape[0], Phi.shape[0]
+    a = np.zeros(n)
+    force = np.zeros(n)
+    lam = np.zeros(m)
+    if not _nb_finite(M, h, tau, Phi, bias):
+        return _FAST_BAD_INPUT, a, force, lam
+    if m > n:
+        return _FAST_FAILED, a, force, lam
+    V = np.empty((m, n))
+    beta = np.empty(m)
+    R = np.empty((m, m))
+    _nb_house_qr(Phi, V, beta, R)
+    if not _nb_full_row_rank(R, rtol, atol, n):
+        return _FAST_FAILED, a, force, lam
+    QT = _nb_q_transpose(V, beta, mode == 0)
+    Qt = QT[:m]                                                # Q₁ᵀ (m, n): Φᵀ = Q₁R
+    y = bias.copy()                                            # R⁻ᵀ bias
+    _nb_utsolve(R, y)
+    a_perp = -np.dot(Qt.T, y)                                  # −A⁺ bias = C q̇  [AG-16]
+    f = tau - h
+    if mode == 0:                                              # ---- nullspace [DE-10..15]
+        p = n - m
+        Ct = QT[m:]                                            # Cᵀ (n − m, n): ΦC = 0, CᵀC = I
+        Mp = np.dot(np.dot(Ct, M), Ct.T)                       # CᵀMC  [DE-15]
+        Up = np.zeros((p, p))
+        if _nb_chol(Mp, Up) != 0:
+            return _FAST_FAILED, a, force, lam
+        z = np.dot(Ct, f - np.dot(M, a_perp))                  # Cᵀ(τ − h − M a_p)
+        _nb_utsolve(Up, z)
+        _nb_usolve(Up, z)
+        a[:] = a_perp + np.dot(Ct.T, z)
+    else:                                                      # ---- projection [AG-22..29]
+        if mode == 1:                                          # M_c = M + PM − (PM)ᵀ  [AG-23, 24]
+            PM = M - np.dot(Qt.T, np.dot(Qt, M))               # P = I − Q₁Q₁ᵀ = I − A⁺A  [AG-15]
+            Mc = np.empty((n, n))
+            for i in range(n):
+                for j in range(n):
+                    Mc[i, j] = M[i, j] + PM[i, j] - PM[j, i]
+            a[:] = f - np.dot(Qt.T, np.dot(Qt, f)) + np.dot(M, a_perp)  # P(τ − h) + M C q̇  [AG-22, 25]
+        else:
+            P = -np.dot(Qt.T, Qt)
+            for i in range(n):
+                P[i, i] += 1.0
+            if mode == 2:                                      # M_c′ = PMP + (I−P)M(I−P)  [AG-28]
+                Q = -P
+                for i in range(n):
+                    Q[i, i] += 1.0
+                Mc = np.dot(np.dot(P, M), P) + np.dot(np.dot(Q, M), Q)
+                cc = np.dot(Q - P, np.dot(M, a_perp))
+            else:                                              # M_c″ = PM + γ(I − P)  [AG-29]
+                Mc = np.dot(P, M) - gamma * P
+                for i in range(n):
+                    Mc[i, i] += gamma
+                cc = gamma * a_perp
+            a[:] = np.dot(P, f) + cc                           # [AG-25]
+        solved = False
+        if mode == 2:                                          # M_c′ is SPD [AG Prop. 1]
+            Uc = np.zeros((n, n))
+            if _nb_chol(Mc, Uc) == 0:
+                _nb_utsolve(Uc, a)
+                _nb_usolve(Uc, a)
+                solved = True
+        if not solved and not _nb_lu_solve(Mc, a):
+            return _FAST_FAILED, a, force, lam
+    u = np.dot(Qt, np.dot(M, a) - f)                           # Q₁ᵀ(M a + h − τ)
+    force[:] = np.dot(Qt.T, u)                                 # Φᵀλ = (I − P)(M a + h − τ)  [AG-32]
+    lam[:] = u                                                 # λ = R⁻¹Q₁ᵀ force = R⁻¹u
+    _nb_usolve(R, lam)
+    return _FAST_OK, a, force, lam
+
+
+def _forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma):
+    """:class:`ForwardResult` of a dense problem with m ≥ 1 from a numba kernel, or None when the input
+    is anything else (sparse, lists, other dtypes, wrong shapes, unknown names, NaN/Inf, bad tolerances)
+    or the kernel declines (M not SPD, ΦM⁻¹Φᵀ singular or nearly so, Φ not certified well-conditioned
+    and of full row rank): the reference route then runs and raises or decides exactly as before.
+    Only plain comparisons are made here; finiteness is checked inside the kernel."""
+    if not (type(M) is np.ndarray and type(Phi) is np.ndarray and type(h) is np.ndarray
+            and type(tau) is np.ndarray and type(bias) is np.ndarray):
+        return None
+    if (M.dtype is not _FLOAT64 or Phi.dtype is not _FLOAT64 or h.dtype is not _FLOAT64
+            or tau.dtype is not _FLOAT64 or bias.dtype is not _FLOAT64 or M.ndim != 2 or Phi.ndim != 2):
+        return None
+    n, n2 = M.shape
+    m, n3 = Phi.shape
+    if m == 0 or n2 != n or n3 != n or h.shape != (n,) or tau.shape != (n,) or bias.shape != (m,):
+        return None
+    if method not in METHODS or inertia not in INERTIA_KINDS:
+        return None
+    if rtol is None and atol is None:
+        rtol, atol = DEFAULT_RTOL, DEFAULT_ATOL
+    else:
+        try:
+            rtol, atol = resolve_tolerances(rtol, atol)
+        except ConstraintError:
+            return None
+    if not M.flags.c_contiguous:
+        M = np.ascontiguousarray(M)
+    if not Phi.flags.c_contiguous:
+        Phi = np.ascontiguousarray(Phi)
+    if method == "multiplier" or method == "gauss":
+        name = "multiplier" if method == "multiplier" else "gauss"
+        status, a, force, lam = _nb_kkt(M, h, tau, Phi, bias, rtol, atol)
+    else:
+        name = "nullspace" if method == "nullspace" else "projection"
+        mode = 0 if name == "nullspace" else _FAST_MODES[inertia]
+        g = 0.0
+        if mode == 3:
+            try:
+                g = float(np.trace(M)) / n if gamma is None else float(gamma)
+            except (TypeError, ValueError):
+                return None
+            if g == 0.0 or not isfinite(g):                    # M_c″ singular or undefined
+                return None
+        status, a, force, lam = _nb_ortho(M, h, tau, Phi, bias, rtol, atol, mode, g)
+    if status != _FAST_OK:
+        return None
+    return ForwardResult(a, force, lam, True, m, name)

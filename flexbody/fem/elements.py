@@ -1,0 +1,150 @@
+"""Reference hexahedra: trilinear 8-node and triquadratic 27-node Lagrange elements [DE-101, DE-102].
+
+The 8-node shape functions are N_a(ξ) = 1/8 (1 + ξ_a ξ)(1 + η_a η)(1 + ζ_a ζ) [DE-101]; the 27-node ones
+are tensor products of the 1-D quadratic Lagrange polynomials on {-1, 0, 1} [DE-102]. Nodes follow the VTK
+orders VTK_HEXAHEDRON and VTK_TRIQUADRATIC_HEXAHEDRON, so meshes round-trip through meshio, pyvista and
+ParaView. Reference coordinates ξ ∈ [-1, 1]³.
+
+Local faces are numbered 0: ξ=-1, 1: ξ=+1, 2: η=-1, 3: η=+1, 4: ζ=-1, 5: ζ=+1 (the order of the 27-node
+face-centre nodes 20..25).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ..errors import MeshError
+
+#: Reference coordinates of the VTK_HEXAHEDRON nodes, (8, 3).
+HEX8_NODES = np.array(
+    [[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
+     [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1]], dtype=float)
+
+#: Reference coordinates of the VTK_TRIQUADRATIC_HEXAHEDRON nodes, (27, 3): corners, the 12 edge
+#: midpoints (edges 01, 12, 23, 30, 45, 56, 67, 74, 04, 15, 26, 37), the face centres ξ-, ξ+, η-, η+,
+#: ζ-, ζ+, and the body centre.
+HEX27_NODES = np.array(
+    [[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
+     [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1],
+     [0, -1, -1], [1, 0, -1], [0, 1, -1], [-1, 0, -1],
+     [0, -1, 1], [1, 0, 1], [0, 1, 1], [-1, 0, 1],
+     [-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0],
+     [-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0], [0, 0, -1], [0, 0, 1],
+     [0, 0, 0]], dtype=float)
+
+#: (axis, side) of local faces 0..5.
+FACE_AXIS_SIDE = ((0, -1.0), (0, 1.0), (1, -1.0), (1, 1.0), (2, -1.0), (2, 1.0))
+#: In-face parameter axes (i, j) of a face normal to axis k, with e_i × e_j = e_k.
+FACE_TANGENT_AXES = {0: (1, 2), 1: (2, 0), 2: (0, 1)}
+
+
+def gauss_legendre(n_points: int) -> tuple[np.ndarray, np.ndarray]:
+    """1-D Gauss–Legendre points and weights on [-1, 1]; exact for polynomials of degree 2n-1."""
+    if n_points < 1:
+        raise MeshError(f"quadrature needs at least one point per direction, got {n_points}")
+    return np.polynomial.legendre.leggauss(n_points)
+
+
+def gauss_hex(n_points: int) -> tuple[np.ndarray, np.ndarray]:
+    """Tensor-product Gauss rule on the reference cube: points (n³, 3) and weights (n³,)."""
+    x, w = gauss_legendre(n_points)
+    grid = np.stack(np.meshgrid(x, x, x, indexing="ij"), axis=-1).reshape(-1, 3)
+    weights = np.einsum("i,j,k->ijk", w, w, w).ravel()
+    return grid, weights
+
+
+def gauss_quad(n_points: int) -> tuple[np.ndarray, np.ndarray]:
+    """Tensor-product Gauss rule on the reference square: points (n², 2) and weights (n²,)."""
+    x, w = gauss_legendre(n_points)
+    grid = np.stack(np.meshgrid(x, x, indexing="ij"), axis=-1).reshape(-1, 2)
+    return grid, np.outer(w, w).ravel()
+
+
+def _lagrange_1d(order: int, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """1-D Lagrange basis on nodes {-1, 1} (order 1) or {-1, 0, 1} (order 2), indexed by node coordinate.
+
+    Returns values and derivatives, each (len(x), 3) with columns for node coordinates -1, 0, +1
+    (column 1 is zero for order 1).
+    """
+    x = np.asarray(x, dtype=float)
+    val = np.zeros((x.size, 3))
+    der = np.zeros((x.size, 3))
+    if order == 1:
+        val[:, 0], val[:, 2] = 0.5 * (1 - x), 0.5 * (1 + x)
+        der[:, 0], der[:, 2] = -0.5, 0.5
+    else:
+        val[:, 0], val[:, 1], val[:, 2] = 0.5 * x * (x - 1), 1 - x * x, 0.5 * x * (x + 1)
+        der[:, 0], der[:, 1], der[:, 2] = x - 0.5, -2 * x, x + 0.5
+    return val, der
+
+
+@dataclass(frozen=True)
+class ReferenceHex:
+    """A Lagrange reference hexahedron.
+
+    Attributes
+    ----------
+    order : int
+        1 (8-node trilinear, [DE-101]) or 2 (27-node triquadratic, [DE-102]).
+    nodes : ndarray (n_nodes, 3)
+        Reference coordinates of the nodes in VTK order.
+    """
+
+    order: int
+    nodes: np.ndarray
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.nodes)
+
+    @property
+    def name(self) -> str:
+        return "ANCFHex8" if self.order == 1 else "ANCFHex27"
+
+    @property
+    def default_quadrature(self) -> int:
+        """Gauss points per direction that integrate the mass matrix exactly (2 for H8, 3 for H27)."""
+        return self.order + 1
+
+    def shape_functions(self, xi: np.ndarray) -> np.ndarray:
+        """Shape function values N_a(ξ), (n_points, n_nodes), for reference points ξ (n_points, 3)."""
+        xi = np.atleast_2d(xi)
+        v = [_lagrange_1d(self.order, xi[:, k])[0] for k in range(3)]
+        idx = (self.nodes + 1).astype(int)
+        return v[0][:, idx[:, 0]] * v[1][:, idx[:, 1]] * v[2][:, idx[:, 2]]
+
+    def shape_gradients(self, xi: np.ndarray) -> np.ndarray:
+        """Reference gradients ∂N_a/∂ξ_k, (n_points, n_nodes, 3), at reference points ξ (n_points, 3)."""
+        xi = np.atleast_2d(xi)
+        vd = [_lagrange_1d(self.order, xi[:, k]) for k in range(3)]
+        idx = (self.nodes + 1).astype(int)
+        vals = [vd[k][0][:, idx[:, k]] for k in range(3)]
+        ders = [vd[k][1][:, idx[:, k]] for k in range(3)]
+        return np.stack([ders[0] * vals[1] * vals[2],
+                         vals[0] * ders[1] * vals[2],
+                         vals[0] * vals[1] * ders[2]], axis=-1)
+
+    def face_nodes(self, face: int) -> np.ndarray:
+        """Local indices of the nodes on local face ``face`` (0..5)."""
+        axis, side = FACE_AXIS_SIDE[face]
+        return np.flatnonzero(self.nodes[:, axis] == side)
+
+    def face_points(self, face: int, st: np.ndarray) -> np.ndarray:
+        """Reference points (n, 3) on local face ``face`` for in-face parameters st (n, 2)."""
+        axis, side = FACE_AXIS_SIDE[face]
+        i, j = FACE_TANGENT_AXES[axis]
+        xi = np.empty((len(st), 3))
+        xi[:, axis], xi[:, i], xi[:, j] = side, st[:, 0], st[:, 1]
+        return xi
+
+
+@lru_cache(maxsize=None)
+def reference_hex(nodes_per_cell: int) -> ReferenceHex:
+    """The reference element for cells with 8 or 27 nodes."""
+    if nodes_per_cell == 8:
+        return ReferenceHex(1, HEX8_NODES)
+    if nodes_per_cell == 27:
+        return ReferenceHex(2, HEX27_NODES)
+    raise MeshError(f"hexahedral cells must have 8 or 27 nodes, got {nodes_per_cell}")

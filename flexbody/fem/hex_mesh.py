@@ -1,0 +1,363 @@
+"""Hexahedral meshes: points (n, 3) in m, cells (m, 8) or (m, 27) in VTK node order, named sets.
+
+A :class:`HexMesh` is a plain validated data container for the reference configuration of a flexible
+body discretised by 8-node trilinear [DE-101] or 27-node triquadratic [DE-102] hexahedra. Cells follow
+VTK_HEXAHEDRON / VTK_TRIQUADRATIC_HEXAHEDRON (see :mod:`flexbody.fem.elements`), so meshes round-trip
+through meshio, pyvista and ParaView. Named sets:
+
+- node sets: sorted unique node indices (n_k,), e.g. the nodes of a clamped end;
+- face sets: rows (element index, local face 0..5), local faces 0: ξ=-1, 1: ξ=+1, 2: η=-1, 3: η=+1,
+  4: ζ=-1, 5: ζ=+1, e.g. the faces that carry a traction;
+- element sets: sorted unique element indices, e.g. a material region.
+
+Builders: :func:`box` (structured), :func:`read` (any meshio format: Gmsh .msh, Abaqus .inp, .vtu, ...),
+:meth:`HexMesh.to_quadratic` (H8 → H27), :meth:`HexMesh.refined` (H8 split in 8). :func:`write` stores
+a mesh with its sets through meshio.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from .elements import FACE_AXIS_SIDE, HEX8_NODES, HEX27_NODES, reference_hex
+from ..errors import MeshError
+
+_HEX_TYPES = {"hexahedron": 8, "hexahedron27": 27}
+_CELL_TYPE = {8: "hexahedron", 27: "hexahedron27"}
+#: For each of the 27 VTK triquadratic nodes, the local corners (0..7) it is the centroid of.
+_PARENTS = [np.flatnonzero(np.all((HEX8_NODES == p) | (p == 0), axis=1)) for p in HEX27_NODES]
+
+
+class HexMesh:
+    """A hexahedral mesh: reference node positions, cells and named node/face/element sets.
+
+    Parameters
+    ----------
+    points : array_like (n_nodes, 3)
+        Reference node positions in m; finite.
+    cells : array_like of int (n_elements, 8) or (n_elements, 27)
+        Node indices of each cell in VTK_HEXAHEDRON or VTK_TRIQUADRATIC_HEXAHEDRON order.
+    node_sets : mapping str -> array_like of int, optional
+        Named node index sets; stored sorted and unique.
+    face_sets : mapping str -> array_like of int (k, 2), optional
+        Named face sets, rows (element index, local face 0..5); stored as sorted unique rows.
+    element_sets : mapping str -> array_like of int, optional
+        Named element index sets; stored sorted and unique.
+
+    Raises
+    ------
+    MeshError
+        On wrong shapes or cell type, non-finite points, out-of-range or repeated indices, bad sets;
+        the message names the offending node, element or set. Inverted elements are not checked here.
+
+    Notes
+    -----
+    Arrays are stored as read-only copies; use :meth:`with_points` for new coordinates.
+    """
+
+    def __init__(self, points, cells, node_sets: Mapping | None = None, face_sets: Mapping | None = None,
+                 element_sets: Mapping | None = None):
+        self.points = _checked_points(points)
+        self.cells = _checked_cells(cells, len(self.points))
+        n, m = self.n_nodes, self.n_elements
+        self.node_sets = {str(k): _checked_index_set(v, n, "node", k) for k, v in (node_sets or {}).items()}
+        self.face_sets = {str(k): _checked_face_set(v, m, k) for k, v in (face_sets or {}).items()}
+        self.element_sets = {str(k): _checked_index_set(v, m, "element", k)
+                             for k, v in (element_sets or {}).items()}
+
+    def __repr__(self) -> str:
+        return (f"HexMesh(n_nodes={self.n_nodes}, n_elements={self.n_elements}, order={self.order}, "
+                f"node_sets={sorted(self.node_sets)}, face_sets={sorted(self.face_sets)}, "
+                f"element_sets={sorted(self.element_sets)})")
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes n."""
+        return len(self.points)
+
+    @property
+    def n_elements(self) -> int:
+        """Number of cells m."""
+        return len(self.cells)
+
+    @property
+    def nodes_per_cell(self) -> int:
+        """8 (trilinear) or 27 (triquadratic)."""
+        return self.cells.shape[1]
+
+    @property
+    def order(self) -> int:
+        """Polynomial order of the cells: 1 (8 nodes) or 2 (27 nodes)."""
+        return 1 if self.nodes_per_cell == 8 else 2
+
+    def node_set(self, name: str) -> np.ndarray:
+        """Sorted unique node indices (k,) of the node set ``name``."""
+        return _lookup(self.node_sets, name, "node set")
+
+    def face_set(self, name: str) -> np.ndarray:
+        """Rows (element index, local face) (k, 2) of the face set ``name``."""
+        return _lookup(self.face_sets, name, "face set")
+
+    def element_set(self, name: str) -> np.ndarray:
+        """Sorted unique element indices (k,) of the element set ``name``."""
+        return _lookup(self.element_sets, name, "element set")
+
+    def face_set_nodes(self, name: str) -> np.ndarray:
+        """Sorted unique indices (k,) of all nodes on the faces of the face set ``name``."""
+        return faces_nodes(self, self.face_set(name))
+
+    def nodes_where(self, predicate: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """Indices (k,) of the nodes whose position satisfies a vectorised predicate.
+
+        Parameters
+        ----------
+        predicate : callable
+            Maps points (n_nodes, 3) in m to a boolean array (n_nodes,), e.g. ``lambda p: p[:, 0] < 1e-9``.
+        """
+        mask = np.asarray(predicate(self.points))
+        if mask.shape != (self.n_nodes,) or mask.dtype != bool:
+            raise MeshError(f"nodes_where: predicate must return a boolean array of shape ({self.n_nodes},), "
+                            f"got dtype {mask.dtype} shape {mask.shape}")
+        return np.flatnonzero(mask)
+
+    def with_points(self, points) -> HexMesh:
+        """The same topology and sets with new node positions (n_nodes, 3) in m."""
+        points = np.asarray(points, dtype=float)
+        if points.shape != self.points.shape:
+            raise MeshError(f"with_points: expected points of shape {self.points.shape}, got {points.shape}")
+        return HexMesh(points, self.cells, self.node_sets, self.face_sets, self.element_sets)
+
+    def to_quadratic(self) -> HexMesh:
+        """The 27-node mesh with the same corners (H8 → H27).
+
+        Edge-midpoint, face-centre and body-centre nodes are shared between neighbouring elements
+        (identified by their sorted parent corners, not by coordinates) and placed at the average of
+        their parent corners. Face and element sets are unchanged; each node set gains the new nodes
+        all of whose parent corners are in it.
+        """
+        if self.order != 1:
+            raise MeshError("to_quadratic: the mesh already has 27-node (order 2) cells")
+        cells = np.empty((self.n_elements, 27), dtype=np.int64)
+        cells[:, :8] = self.cells
+        points, parents = [self.points], []
+        next_id = self.n_nodes
+        for local in (range(8, 20), range(20, 26), range(26, 27)):
+            local = list(local)
+            corner_idx = np.array([_PARENTS[k] for k in local])            # (k, p)
+            keys = np.sort(self.cells[:, corner_idx], axis=2).reshape(-1, corner_idx.shape[1])
+            unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+            cells[:, local] = next_id + inverse.reshape(self.n_elements, len(local))
+            points.append(self.points[unique].mean(axis=1))
+            parents.append(unique)
+            next_id += len(unique)
+        node_sets = {name: _extended_set(nodes, parents, self.n_nodes)
+                     for name, nodes in self.node_sets.items()}
+        return HexMesh(np.vstack(points), cells, node_sets, self.face_sets, self.element_sets)
+
+    def refined(self) -> HexMesh:
+        """The order-1 mesh with each hexahedron split into 8 (element e → 8e..8e+7).
+
+        Node sets gain the new nodes all of whose parent corners are in the set; face and element
+        sets are mapped to the children.
+        """
+        if self.order != 1:
+            raise MeshError("refined: only order-1 meshes can be refined; refine, then call to_quadratic()")
+        quad = self.to_quadratic()
+        children = _child_local_nodes()                                     # (8, 8) local H27 nodes
+        cells = quad.cells[:, children].reshape(-1, 8)
+        face_sets = {name: _child_faces(rows) for name, rows in self.face_sets.items()}
+        element_sets = {name: (8 * e[:, None] + np.arange(8)).ravel() for name, e in self.element_sets.items()}
+        return HexMesh(quad.points, cells, quad.node_sets, face_sets, element_sets)
+
+
+def faces_nodes(mesh: HexMesh, faces: np.ndarray) -> np.ndarray:
+    """Sorted unique node indices (k,) on the faces ``faces`` (rows (element, local face)) of ``mesh``."""
+    faces = np.asarray(faces, dtype=np.int64).reshape(-1, 2)
+    ref = reference_hex(mesh.nodes_per_cell)
+    parts = [mesh.cells[faces[faces[:, 1] == f, 0]][:, ref.face_nodes(f)].ravel() for f in range(6)]
+    return np.unique(np.concatenate(parts))
+
+
+# --------------------------------------------------------------------------------------- validation
+def _checked_points(points) -> np.ndarray:
+    try:
+        arr = np.array(points, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise MeshError(f"points must be a numeric (n, 3) array: {err}") from err
+    if arr.ndim != 2 or arr.shape[1] != 3:
+        raise MeshError(f"points must have shape (n, 3), got {arr.shape}")
+    bad = np.flatnonzero(~np.isfinite(arr).all(axis=1))
+    if bad.size:
+        raise MeshError(f"node {bad[0]} has non-finite coordinates {arr[bad[0]].tolist()} "
+                        f"({bad.size} non-finite node(s) in total)")
+    arr.flags.writeable = False
+    return arr
+
+
+def _checked_cells(cells, n_nodes: int) -> np.ndarray:
+    try:
+        arr = np.asarray(cells)
+    except (TypeError, ValueError) as err:
+        raise MeshError(f"wrong cell type: cells must be an (m, 8) or (m, 27) integer array: {err}") from err
+    if arr.ndim != 2 or arr.shape[1] not in (8, 27):
+        raise MeshError(f"wrong cell type: cells must be (m, 8) VTK_HEXAHEDRON or (m, 27) "
+                        f"VTK_TRIQUADRATIC_HEXAHEDRON, got an array of shape {arr.shape}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise MeshError(f"cells must hold integer node indices, got dtype {arr.dtype}")
+    if len(arr) == 0:
+        raise MeshError("mesh has no cells")
+    arr = arr.astype(np.int64)
+    bad = np.flatnonzero(((arr < 0) | (arr >= n_nodes)).any(axis=1))
+    if bad.size:
+        row = arr[bad[0]]
+        raise MeshError(f"element {bad[0]} refers to node(s) {row[(row < 0) | (row >= n_nodes)].tolist()} "
+                        f"outside 0..{n_nodes - 1}")
+    srt = np.sort(arr, axis=1)
+    rep = np.flatnonzero((np.diff(srt, axis=1) == 0).any(axis=1))
+    if rep.size:
+        s = srt[rep[0]]
+        raise MeshError(f"element {rep[0]} repeats node {s[1:][np.diff(s) == 0][0]}: {arr[rep[0]].tolist()}")
+    arr.flags.writeable = False
+    return arr
+
+
+def _checked_index_set(values, size: int, kind: str, name) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise MeshError(f"{kind} set '{name}' must hold integer {kind} indices, got dtype {arr.dtype}")
+    arr = np.unique(arr.astype(np.int64).ravel())
+    if arr.size and (arr[0] < 0 or arr[-1] >= size):
+        raise MeshError(f"{kind} set '{name}' has {kind} indices outside 0..{size - 1} "
+                        f"(min {arr[0]}, max {arr[-1]})")
+    arr.flags.writeable = False
+    return arr
+
+
+def _checked_face_set(values, n_elements: int, name) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise MeshError(f"face set '{name}' must hold integer (element, local face) rows, got {arr.dtype}")
+    if arr.size % 2 or (arr.ndim == 2 and arr.shape[1] != 2) or arr.ndim > 2:
+        raise MeshError(f"face set '{name}' must have shape (k, 2) (element, local face), got {arr.shape}")
+    arr = arr.astype(np.int64).reshape(-1, 2)
+    bad = np.flatnonzero((arr[:, 0] < 0) | (arr[:, 0] >= n_elements))
+    if bad.size:
+        raise MeshError(f"face set '{name}' row {bad[0]} refers to element {arr[bad[0], 0]} "
+                        f"outside 0..{n_elements - 1}")
+    bad = np.flatnonzero((arr[:, 1] < 0) | (arr[:, 1] > 5))
+    if bad.size:
+        raise MeshError(f"face set '{name}' row {bad[0]} has local face {arr[bad[0], 1]}, not in 0..5")
+    arr = np.unique(arr, axis=0)
+    arr.flags.writeable = False
+    return arr
+
+
+def _lookup(sets: dict, name: str, kind: str) -> np.ndarray:
+    try:
+        return sets[name]
+    except KeyError:
+        raise MeshError(f"unknown {kind} '{name}'; available: {sorted(sets) or 'none'}") from None
+
+
+def _extended_set(nodes: np.ndarray, parents: Sequence[np.ndarray], offset: int) -> np.ndarray:
+    """Node set plus the new nodes (numbered from ``offset``) whose parent corners all lie in it."""
+    new, start = [nodes], offset
+    for par in parents:
+        new.append(start + np.flatnonzero(np.isin(par, nodes).all(axis=1)))
+        start += len(par)
+    return np.concatenate(new)
+
+
+def _child_local_nodes() -> np.ndarray:
+    """Local H27 node indices (8, 8) of the 8 child hexahedra; child c = bx + 2 by + 4 bz (x fastest)."""
+    lookup = {tuple(p): k for k, p in enumerate(HEX27_NODES.astype(int))}
+    lows = [np.array([c & 1, (c >> 1) & 1, (c >> 2) & 1]) - 1 for c in range(8)]
+    return np.array([[lookup[tuple(lo + (n + 1) // 2)] for n in HEX8_NODES.astype(int)] for lo in lows])
+
+
+def _child_faces(rows: np.ndarray) -> np.ndarray:
+    """Face rows of the children lying on parent faces ``rows`` (k, 2); child c of e is 8e + c."""
+    out = []
+    for f in range(6):
+        axis, side = FACE_AXIS_SIDE[f]
+        kids = [c for c in range(8) if ((c >> axis) & 1) == (side > 0)]
+        elems = rows[rows[:, 1] == f, 0]
+        out.append(np.column_stack([(8 * elems[:, None] + kids).ravel(), np.full(4 * len(elems), f)]))
+    return np.vstack(out)
+
+
+# --------------------------------------------------------------------------------------- box
+def box(size: Sequence[float] = (1.0, 1.0, 1.0), divisions: Sequence[int] = (1, 1, 1), order: int = 1,
+        origin: Sequence[float] = (0.0, 0.0, 0.0)) -> HexMesh:
+    """A structured box mesh [origin, origin + size] with elements numbered x-fastest.
+
+    Parameters
+    ----------
+    size : (3,) floats
+        Edge lengths (lx, ly, lz) in m; positive and finite.
+    divisions : (3,) ints
+        Elements (nx, ny, nz) along each axis; at least 1.
+    order : int
+        1 (8-node cells, (nx+1)(ny+1)(nz+1) nodes) or 2 (27-node cells on the (2nx+1)(2ny+1)(2nz+1)
+        node lattice).
+    origin : (3,) floats
+        Corner with the smallest coordinates, in m.
+
+    Returns
+    -------
+    HexMesh
+        With node sets and face sets "x0", "x1", "y0", "y1", "z0", "z1" for the six boundary planes
+        (every node on the plane, and the boundary faces (element, local face)).
+    """
+    size, divisions, origin = _checked_box_args(size, divisions, order, origin)
+    counts = order * divisions + 1
+    axes = [origin[a] + np.linspace(0.0, size[a], counts[a]) for a in range(3)]
+    lattice = np.indices(counts[::-1]).reshape(3, -1)[::-1].T          # (n, 3) lattice ijk, x fastest
+    points = np.column_stack([axes[a][lattice[:, a]] for a in range(3)])
+    elements = np.indices(divisions[::-1]).reshape(3, -1)[::-1].T        # (m, 3) element ijk, x fastest
+    ref = HEX8_NODES if order == 1 else HEX27_NODES
+    offsets = ((ref + 1) * order // 2).astype(np.int64)                  # (npc, 3) lattice offsets
+    ijk = order * elements[:, None, :] + offsets[None, :, :]
+    cells = ijk[..., 0] + counts[0] * (ijk[..., 1] + counts[1] * ijk[..., 2])
+    node_sets, face_sets = {}, {}
+    for face, (axis, side) in enumerate(FACE_AXIS_SIDE):
+        name = f"{'xyz'[axis]}{0 if side < 0 else 1}"
+        node_sets[name] = np.flatnonzero(lattice[:, axis] == (0 if side < 0 else counts[axis] - 1))
+        elems = np.flatnonzero(elements[:, axis] == (0 if side < 0 else divisions[axis] - 1))
+        face_sets[name] = np.column_stack([elems, np.full(len(elems), face)])
+    return HexMesh(points, cells, node_sets, face_sets)
+
+
+def _checked_box_args(size, divisions, order, origin):
+    size = np.asarray(size, dtype=float)
+    origin = np.asarray(origin, dtype=float)
+    div = np.asarray(divisions)
+    if size.shape != (3,) or not np.all(np.isfinite(size)) or np.any(size <= 0):
+        raise MeshError(f"box: size must be three positive finite lengths, got {np.asarray(size).tolist()}")
+    if origin.shape != (3,) or not np.all(np.isfinite(origin)):
+        raise MeshError(f"box: origin must be three finite coordinates, got {origin.tolist()}")
+    if (div.shape != (3,) or div.dtype == bool or not np.issubdtype(div.dtype, np.number)
+            or not np.all(np.isfinite(div)) or np.any(div != np.round(div)) or np.any(div < 1)):
+        raise MeshError(f"box: divisions must be three integers >= 1, got {div.tolist()}")
+    if order not in (1, 2):
+        raise MeshError(f"box: order must be 1 or 2, got {order!r}")
+    return size, div.astype(np.int64), origin
+
+
+# --------------------------------------------------------------------------------------- faces
+def face_quads(mesh: HexMesh, faces: np.ndarray) -> np.ndarray:
+    """Quadrilaterals (k, 4) or (k, 9) (VTK quad / biquadratic quad order, outward normal) of ``faces``."""
+    faces = np.asarray(faces, dtype=np.int64).reshape(-1, 2)
+    ref = reference_hex(mesh.nodes_per_cell)
+    st = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1], [0, -1], [1, 0], [0, 1], [-1, 0], [0, 0]], float)
+    st = st[:4] if mesh.order == 1 else st
+    out = np.empty((len(faces), len(st)), dtype=np.int64)
+    for f in range(6):
+        axis, side = FACE_AXIS_SIDE[f]
+        xi = ref.face_points(f, st if side > 0 else st[:, ::-1])
+        local = [int(np.flatnonzero(np.all(ref.nodes == x, axis=1))[0]) for x in xi]
+        rows = faces[:, 1] == f
+        out[rows] = mesh.cells[faces[rows, 0]][:, local]
+    return out
+

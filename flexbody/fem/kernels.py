@@ -1,0 +1,570 @@
+"""Batched element kernels for position-based (ANCF) hexahedral solids [DE-103, DE-104].
+
+With absolute nodal positions x_a and reference gradients G_a = ∂N_a/∂X at a Gauss point, the deformation
+gradient is F = Σ_a x_a ⊗ G_a and the internal force of [DE-104] is
+
+    k_a = Σ_g w_g (F S) G_a,                 (P = F S, first Piola–Kirchhoff stress)
+
+with S the second Piola–Kirchhoff stress (elastic plus Kelvin–Voigt β D₀ : Ė). Its Jacobian, block (a, b):
+
+    K_ab,ij = Σ_g w_g Σ_LN G_aL A_LNij G_bN,
+    A_LNij  = Σ_KM F_iK D_KLMN F_jM + S_LN δ_ij + β Σ_KM F_iK D⁰_KLMN Ḟ_jM,
+
+(material, geometric and viscous-in-q terms) and the damping matrix ∂k/∂v uses A = β Σ F_iK D⁰_KLMN F_jM.
+Elements are processed colour by colour (no two elements of a colour share a node) so the parallel scatter
+into the global vector / CSR data array is race-free. The incompatible-mode (enhanced) variant of the 8-node
+element carries 3 extra "nodes" α_k whose gradients are the incompatible modes; they are condensed per
+element after a local Newton solve of r_α(x, α) = 0 (Simo & Armero 1992). The strain energy kernel sums
+∫ W(F) dV per element with the same F (nodes plus enhanced modes). Every assembly has a serial path
+(n_chunks_max <= 1) for small meshes, bitwise equal to the parallel one.
+"""
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from .materials import MOONEY_RIVLIN, NEO_HOOKEAN, SVK, _right_cauchy_green, pk2_stress, pk2_stress_and_moduli
+
+
+# --------------------------------------------------------------------------- Gauss-point kernels
+@nb.njit(cache=True, inline="always")
+def _gradient(xe, Gg, n, F):
+    """F_iK = Σ_a x_ai G_aK over the first n nodes."""
+    for i in range(3):
+        for k in range(3):
+            s = 0.0
+            for a in range(n):
+                s += xe[a, i] * Gg[a, k]
+            F[i, k] = s
+
+
+@nb.njit(cache=True, inline="always")
+def _add_viscous_stress(F, Fd, beta, lam0, mu0, S):
+    """S += β D⁰ : Ė with Ė = sym(Fᵀ Ḟ) (Kelvin–Voigt)."""
+    tr = 0.0
+    for k in range(3):
+        tr += F[0, k] * Fd[0, k] + F[1, k] * Fd[1, k] + F[2, k] * Fd[2, k]
+    for i in range(3):
+        for j in range(3):
+            ed = 0.5 * (F[0, i] * Fd[0, j] + F[1, i] * Fd[1, j] + F[2, i] * Fd[2, j]
+                        + Fd[0, i] * F[0, j] + Fd[1, i] * F[1, j] + Fd[2, i] * F[2, j])
+            S[i, j] += beta * 2.0 * mu0 * ed
+        S[i, i] += beta * lam0 * tr
+
+
+@nb.njit(cache=True, inline="always")
+def _add_isotropic_A(F1, F2, lam, mu, scale, A):
+    """A_LNij += scale [λ F1_iL F2_jN + μ (δ_LN (F1 F2ᵀ)_ij + F1_iN F2_jL)] (isotropic D contracted)."""
+    for L in range(3):
+        for N in range(3):
+            for i in range(3):
+                for j in range(3):
+                    v = lam * F1[i, L] * F2[j, N] + mu * F1[i, N] * F2[j, L]
+                    if L == N:
+                        v += mu * (F1[i, 0] * F2[j, 0] + F1[i, 1] * F2[j, 1] + F1[i, 2] * F2[j, 2])
+                    A[L, N, i, j] += scale * v
+
+
+@nb.njit(cache=True, inline="always")
+def _add_general_A(F, D, scale, A, T):
+    """A_LNij += scale Σ_KM F_iK D_KLMN F_jM; T (3, 3, 3, 3) is scratch."""
+    for L in range(3):
+        for M in range(3):
+            for N in range(3):
+                for i in range(3):
+                    s = 0.0
+                    for K in range(3):
+                        s += F[i, K] * D[K, L, M, N]
+                    T[L, M, N, i] = s
+    for L in range(3):
+        for N in range(3):
+            for i in range(3):
+                for j in range(3):
+                    s = 0.0
+                    for M in range(3):
+                        s += T[L, M, N, i] * F[j, M]
+                    A[L, N, i, j] += scale * s
+
+
+# --------------------------------------------------------------------------- element routines
+@nb.njit(cache=True)
+def element_force(xe, ve, Ge, we, kind, p, beta, lam0, mu0, fe, F, Fd, S, work):
+    """Internal force fe (n,3) of one element: Σ_g w_g F S G_a [DE-104]; n = Ge.shape[1] (incl. enhanced)."""
+    nq, n = Ge.shape[0], Ge.shape[1]
+    nn = ve.shape[0]
+    fe[:] = 0.0
+    for g in range(nq):
+        Gg = Ge[g]
+        _gradient(xe, Gg, n, F)
+        if kind == SVK and beta == 0.0:
+            _svk_stress(p[0], p[1], F, S)
+        else:
+            pk2_stress(kind, p, F, S, work)
+        if beta > 0.0:
+            _gradient(ve, Gg, nn, Fd)
+            _add_viscous_stress(F, Fd, beta, lam0, mu0, S)
+        w = we[g]
+        for i in range(3):
+            P0 = (F[i, 0] * S[0, 0] + F[i, 1] * S[1, 0] + F[i, 2] * S[2, 0]) * w
+            P1 = (F[i, 0] * S[0, 1] + F[i, 1] * S[1, 1] + F[i, 2] * S[2, 1]) * w
+            P2 = (F[i, 0] * S[0, 2] + F[i, 1] * S[1, 2] + F[i, 2] * S[2, 2]) * w
+            for a in range(n):
+                fe[a, i] += P0 * Gg[a, 0] + P1 * Gg[a, 1] + P2 * Gg[a, 2]
+
+
+@nb.njit(cache=True, inline="always")
+def _svk_stress(lam, mu, F, S):
+    """St. Venant–Kirchhoff S = λ tr(E) I + 2μE, E = (FᵀF − I)/2, written out for the force kernel."""
+    c00 = F[0, 0] * F[0, 0] + F[1, 0] * F[1, 0] + F[2, 0] * F[2, 0]
+    c11 = F[0, 1] * F[0, 1] + F[1, 1] * F[1, 1] + F[2, 1] * F[2, 1]
+    c22 = F[0, 2] * F[0, 2] + F[1, 2] * F[1, 2] + F[2, 2] * F[2, 2]
+    c01 = F[0, 0] * F[0, 1] + F[1, 0] * F[1, 1] + F[2, 0] * F[2, 1]
+    c02 = F[0, 0] * F[0, 2] + F[1, 0] * F[1, 2] + F[2, 0] * F[2, 2]
+    c12 = F[0, 1] * F[0, 2] + F[1, 1] * F[1, 2] + F[2, 1] * F[2, 2]
+    tr = 0.5 * lam * (c00 + c11 + c22 - 3.0)
+    S[0, 0] = mu * (c00 - 1.0) + tr
+    S[1, 1] = mu * (c11 - 1.0) + tr
+    S[2, 2] = mu * (c22 - 1.0) + tr
+    S[0, 1] = S[1, 0] = mu * c01
+    S[0, 2] = S[2, 0] = mu * c02
+    S[1, 2] = S[2, 1] = mu * c12
+
+
+@nb.njit(cache=True)
+def element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce):
+    """Force fe (n,3), Jacobian Ke (n,n,3,3) = ∂fe/∂x and damping Ce (n,nn,3,3) = ∂fe/∂v of one element.
+
+    n = Ge.shape[1] counts nodes plus enhanced modes; velocities live on the first nn = ve.shape[0] nodes.
+    """
+    nq, n = Ge.shape[0], Ge.shape[1]
+    nn = ve.shape[0]
+    F = np.empty((3, 3))
+    Fd = np.zeros((3, 3))
+    S = np.empty((3, 3))
+    D = np.empty((3, 3, 3, 3))
+    A = np.empty((3, 3, 3, 3))
+    Ac = np.empty((3, 3, 3, 3))
+    T = np.empty((3, 3, 3, 3))
+    work = np.empty((2, 3, 3))
+    t = np.empty((n, 3, 3, 3))
+    symmetric = beta == 0.0
+    lam, mu = (p[0], p[1]) if kind == SVK else (0.0, 0.0)
+    fe[:] = 0.0
+    Ke[:] = 0.0
+    if want_damping:
+        Ce[:] = 0.0
+    for g in range(nq):
+        Gg = Ge[g]
+        w = we[g]
+        _gradient(xe, Gg, n, F)
+        A[:] = 0.0
+        if kind == SVK:
+            _svk_stress(lam, mu, F, S)
+            _add_isotropic_A(F, F, lam, mu, w, A)
+        else:
+            pk2_stress_and_moduli(kind, p, F, S, D, work)
+            _add_general_A(F, D, w, A, T)
+        if beta > 0.0:
+            _gradient(ve, Gg, nn, Fd)
+            _add_viscous_stress(F, Fd, beta, lam0, mu0, S)
+            _add_isotropic_A(F, Fd, lam0, mu0, w * beta, A)
+        for L in range(3):
+            for N in range(3):
+                for i in range(3):
+                    A[L, N, i, i] += w * S[L, N]
+        for i in range(3):
+            P0 = (F[i, 0] * S[0, 0] + F[i, 1] * S[1, 0] + F[i, 2] * S[2, 0]) * w
+            P1 = (F[i, 0] * S[0, 1] + F[i, 1] * S[1, 1] + F[i, 2] * S[2, 1]) * w
+            P2 = (F[i, 0] * S[0, 2] + F[i, 1] * S[1, 2] + F[i, 2] * S[2, 2]) * w
+            for a in range(n):
+                fe[a, i] += P0 * Gg[a, 0] + P1 * Gg[a, 1] + P2 * Gg[a, 2]
+        _accumulate_pairs(Gg, A, t, n, n, symmetric, Ke)
+        if want_damping:
+            Ac[:] = 0.0
+            _add_isotropic_A(F, F, lam0, mu0, w * beta, Ac)
+            _accumulate_pairs(Gg, Ac, t, n, nn, False, Ce)
+    if symmetric:
+        for a in range(n):
+            for b in range(a):
+                for i in range(3):
+                    for j in range(3):
+                        Ke[a, b, i, j] = Ke[b, a, j, i]
+
+
+@nb.njit(cache=True, inline="always")
+def _accumulate_pairs(Gg, A, t, n_rows, n_cols, upper_only, K):
+    """K[a,b,i,j] += Σ_LN G_aL A_LNij G_bN for a < n_rows, b < n_cols (b >= a only if upper_only)."""
+    for b in range(n_cols):
+        for L in range(3):
+            for i in range(3):
+                for j in range(3):
+                    t[b, L, i, j] = A[L, 0, i, j] * Gg[b, 0] + A[L, 1, i, j] * Gg[b, 1] + A[L, 2, i, j] * Gg[b, 2]
+    for a in range(n_rows):
+        g0, g1, g2 = Gg[a, 0], Gg[a, 1], Gg[a, 2]
+        b0 = a if upper_only else 0
+        for b in range(b0, n_cols):
+            for i in range(3):
+                for j in range(3):
+                    K[a, b, i, j] += g0 * t[b, 0, i, j] + g1 * t[b, 1, i, j] + g2 * t[b, 2, i, j]
+
+
+@nb.njit(cache=True)
+def _small_solve(A, B):
+    """A⁻¹ B (k, m) for the element-local systems of the enhanced modes (k = 9): Gaussian elimination with
+    partial pivoting on copies of A (k, k) and B (k, m). Written out because numba's np.linalg.solve and
+    matrix product pull in LAPACK/BLAS wrappers whose compilation costs more than the 9 × 9 solve ever does."""
+    A, X = A.copy(), B.copy()
+    k, m = X.shape
+    for c in range(k):
+        piv = c
+        for r in range(c + 1, k):
+            if abs(A[r, c]) > abs(A[piv, c]):
+                piv = r
+        if piv != c:
+            for j in range(k):
+                A[c, j], A[piv, j] = A[piv, j], A[c, j]
+            for j in range(m):
+                X[c, j], X[piv, j] = X[piv, j], X[c, j]
+        for r in range(c + 1, k):
+            factor = A[r, c] / A[c, c]
+            for j in range(c + 1, k):
+                A[r, j] -= factor * A[c, j]
+            for j in range(m):
+                X[r, j] -= factor * X[c, j]
+    for c in range(k - 1, -1, -1):
+        for j in range(m):
+            s = X[c, j]
+            for r in range(c + 1, k):
+                s -= A[c, r] * X[r, j]
+            X[c, j] = s / A[c, c]
+    return X
+
+
+@nb.njit(cache=True)
+def _product(A, B):
+    """A B for small dense A (k, l), B (l, m)."""
+    out = np.zeros((A.shape[0], B.shape[1]))
+    for i in range(A.shape[0]):
+        for r in range(A.shape[1]):
+            a = A[i, r]
+            for j in range(B.shape[1]):
+                out[i, j] += a * B[r, j]
+    return out
+
+
+@nb.njit(cache=True)
+def _condense(nn, fe, Ke, Ce, want_damping, Kc, Cc):
+    """Static condensation of the enhanced modes: Kc = K_xx − K_xα K_αα⁻¹ K_αx (and the same for C)."""
+    n = Ke.shape[0]
+    ne = 3 * (n - nn)
+    Kaa = np.empty((ne, ne))
+    Kax = np.empty((ne, 3 * nn))
+    Kxa = np.empty((3 * nn, ne))
+    for a in range(n - nn):
+        for i in range(3):
+            for b in range(n - nn):
+                for j in range(3):
+                    Kaa[3 * a + i, 3 * b + j] = Ke[nn + a, nn + b, i, j]
+            for b in range(nn):
+                for j in range(3):
+                    Kax[3 * a + i, 3 * b + j] = Ke[nn + a, b, i, j]
+                    Kxa[3 * b + j, 3 * a + i] = Ke[b, nn + a, j, i]
+    corr = _product(Kxa, _small_solve(Kaa, Kax))            # K_xα K_αα⁻¹ K_αx
+    for a in range(nn):
+        for b in range(nn):
+            for i in range(3):
+                for j in range(3):
+                    Kc[a, b, i, j] = Ke[a, b, i, j] - corr[3 * a + i, 3 * b + j]
+    if want_damping:
+        Cax = np.empty((ne, 3 * nn))
+        for a in range(n - nn):
+            for i in range(3):
+                for b in range(nn):
+                    for j in range(3):
+                        Cax[3 * a + i, 3 * b + j] = Ce[nn + a, b, i, j]
+        corr_c = _product(Kxa, _small_solve(Kaa, Cax))
+        for a in range(nn):
+            for b in range(nn):
+                for i in range(3):
+                    for j in range(3):
+                        Cc[a, b, i, j] = Ce[a, b, i, j] - corr_c[3 * a + i, 3 * b + j]
+
+
+@nb.njit(cache=True)
+def _solve_enhanced_modes(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, h_e, fe, Ke, Ce):
+    """Newton on r_α(x, α) = 0 for the enhanced-mode 'positions' stored in xe[nn:]; returns iterations or -1."""
+    n = Ge.shape[1]
+    nn = ve.shape[0]
+    ne = 3 * (n - nn)
+    for it in range(30):
+        element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce)
+        minus_r = np.empty((ne, 1))
+        Kaa = np.empty((ne, ne))
+        for a in range(n - nn):
+            for i in range(3):
+                minus_r[3 * a + i, 0] = -fe[nn + a, i]
+                for b in range(n - nn):
+                    for j in range(3):
+                        Kaa[3 * a + i, 3 * b + j] = Ke[nn + a, nn + b, i, j]
+        delta = _small_solve(Kaa, minus_r)[:, 0]
+        step = 0.0
+        for a in range(n - nn):
+            for i in range(3):
+                xe[nn + a, i] += delta[3 * a + i]
+                step = max(step, abs(delta[3 * a + i]))
+        if step <= 1e-13 * h_e:
+            element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce)
+            return it + 1
+    return -1
+
+
+# --------------------------------------------------------------------------- global assembly
+# The assemblies run the elements of a colour in parallel chunks (prange) when n_chunks_max > 1, and all
+# elements in colour order on the calling thread when n_chunks_max <= 1 (no thread wake-up/join, which
+# dominates small meshes on a busy machine). Both paths add the contributions of every node in colour order
+# (a node has at most one element per colour), so their results are bitwise identical. The serial path calls
+# the per-range routine directly from Python, so a small model never compiles the parallel kernels (their
+# parfor lowering is the costliest part of compiling the package). The per-range routines are compiled once,
+# for int64 bounds (Python ints are int64 to numba, in both paths).
+@nb.njit(cache=True, inline="always")
+def _chunk_bounds(start, stop, n_chunks, c):
+    size = stop - start
+    return start + (c * size) // n_chunks, start + ((c + 1) * size) // n_chunks
+
+
+@nb.njit(cache=True, error_model="numpy")
+def _force_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f):
+    """f (n_nodes, 3) += internal forces [N] of the plain elements color_elems[lo:hi], in that order."""
+    nn = cells.shape[1]
+    xe = np.empty((nn, 3))
+    ve = np.zeros((nn, 3))
+    fe = np.empty((nn, 3))
+    F = np.empty((3, 3))
+    Fd = np.empty((3, 3))
+    S = np.empty((3, 3))
+    work = np.empty((2, 3, 3))
+    for t in range(lo, hi):
+        e = color_elems[t]
+        for a in range(nn):
+            for i in range(3):
+                xe[a, i] = x[cells[e, a], i]
+        if beta > 0.0:
+            for a in range(nn):
+                for i in range(3):
+                    ve[a, i] = v[cells[e, a], i]
+        element_force(xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0, fe, F, Fd, S, work)
+        for a in range(nn):
+            for i in range(3):
+                f[cells[e, a], i] += fe[a, i]
+
+
+def assemble_force(color_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_chunks_max, f):
+    """f (n_nodes, 3) += internal forces of all plain elements; colours in turn, chunks of a colour in parallel.
+
+    n_chunks_max <= 1: serial, on the calling thread (the parallel kernel is then never compiled).
+    """
+    if n_chunks_max <= 1:
+        _force_of_range(0, len(color_elems), color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f)
+    else:
+        _assemble_force_parallel(color_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
+                                 n_chunks_max, f)
+
+
+@nb.njit(parallel=True, cache=True, error_model="numpy")
+def _assemble_force_parallel(color_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_chunks_max,
+                             f):
+    for c in range(len(color_ptr) - 1):
+        start, stop = color_ptr[c], color_ptr[c + 1]
+        n_chunks = min(n_chunks_max, stop - start)
+        for ch in nb.prange(n_chunks):
+            lo, hi = _chunk_bounds(start, stop, n_chunks, ch)
+            _force_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f)
+
+
+@nb.njit(cache=True, error_model="numpy")
+def _matrices_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
+                       alpha, h_elem, want_force, want_tangent, want_damping, data_offset,
+                       row_length, f, K_data, C_data, status):
+    """Force, tangent and damping of the elements color_elems[lo:hi] (see :func:`assemble_matrices`)."""
+    nn = cells.shape[1]
+    n_all = G.shape[2]
+    enhanced = n_all > nn
+    xe = np.empty((n_all, 3))
+    ve = np.zeros((nn, 3))
+    fe = np.empty((n_all, 3))
+    Ke = np.empty((n_all, n_all, 3, 3))
+    Ce = np.empty((n_all, nn, 3, 3))
+    Kc = np.empty((nn, nn, 3, 3))
+    Cc = np.empty((nn, nn, 3, 3))
+    for t in range(lo, hi):
+        e = color_elems[t]
+        for a in range(nn):
+            for i in range(3):
+                xe[a, i] = x[cells[e, a], i]
+                if beta > 0.0:
+                    ve[a, i] = v[cells[e, a], i]
+        if enhanced:
+            for a in range(n_all - nn):
+                for i in range(3):
+                    xe[nn + a, i] = alpha[e, a, i]
+            status[e] = _solve_enhanced_modes(xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0,
+                                              want_damping, h_elem[e], fe, Ke, Ce)
+            for a in range(n_all - nn):
+                for i in range(3):
+                    alpha[e, a, i] = xe[nn + a, i]
+            if want_tangent or want_damping:
+                _condense(nn, fe, Ke, Ce, want_damping, Kc, Cc)
+        else:
+            element_matrices(xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce)
+        if want_force:
+            for a in range(nn):
+                for i in range(3):
+                    f[cells[e, a], i] += fe[a, i]
+        if want_tangent:
+            if enhanced:
+                _scatter_blocks(cells[e], data_offset[e], row_length, Kc, nn, K_data)
+            else:
+                _scatter_blocks(cells[e], data_offset[e], row_length, Ke, nn, K_data)
+        if want_damping:
+            if enhanced:
+                _scatter_blocks(cells[e], data_offset[e], row_length, Cc, nn, C_data)
+            else:
+                _scatter_blocks(cells[e], data_offset[e], row_length, Ce, nn, C_data)
+
+
+def assemble_matrices(color_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
+                      alpha, h_elem, want_force, want_tangent, want_damping, data_offset,
+                      row_length, n_chunks_max, f, K_data, C_data, status):
+    """Assemble force f (n,3), tangent K_data and damping C_data (CSR data arrays) over all elements.
+
+    With enhanced modes (G.shape[2] > nn) the modes ``alpha`` (m, n_enh, 3) are solved per element,
+    updated in place and condensed; ``status[e]`` holds the local Newton iterations (-1: not converged).
+    Colours in turn, the chunks of a colour in parallel; n_chunks_max <= 1: serial, on the calling thread
+    (the parallel kernel is then never compiled).
+    """
+    args = (color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, alpha, h_elem, want_force, want_tangent,
+            want_damping, data_offset, row_length, f, K_data, C_data, status)
+    if n_chunks_max <= 1:
+        _matrices_of_range(0, len(color_elems), *args)
+    else:
+        _assemble_matrices_parallel(color_ptr, n_chunks_max, *args)
+
+
+@nb.njit(parallel=True, cache=True, error_model="numpy")
+def _assemble_matrices_parallel(color_ptr, n_chunks_max, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0,
+                                mu0, alpha, h_elem, want_force, want_tangent, want_damping, data_offset,
+                                row_length, f, K_data, C_data, status):
+    for c in range(len(color_ptr) - 1):
+        start, stop = color_ptr[c], color_ptr[c + 1]
+        n_chunks = min(n_chunks_max, stop - start)
+        for ch in nb.prange(n_chunks):
+            lo, hi = _chunk_bounds(start, stop, n_chunks, ch)
+            _matrices_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, alpha, h_elem,
+                               want_force, want_tangent, want_damping, data_offset, row_length,
+                               f, K_data, C_data, status)
+
+
+# --------------------------------------------------------------------------- strain energy
+@nb.njit(cache=True, inline="always")
+def _det3(F):
+    """det F of a 3×3 matrix (cofactor expansion along the first row)."""
+    return (F[0, 0] * (F[1, 1] * F[2, 2] - F[1, 2] * F[2, 1])
+            - F[0, 1] * (F[1, 0] * F[2, 2] - F[1, 2] * F[2, 0])
+            + F[0, 2] * (F[1, 0] * F[2, 1] - F[1, 1] * F[2, 0]))
+
+
+@nb.njit(cache=True)
+def strain_energy_density(kind, p, F, C):
+    """Strain energy density W(F) [J/m³] of one deformation gradient F (3, 3); C (3, 3) is scratch.
+
+    The laws of :mod:`flexbody.fem.materials`, term by term as in ``flexible.strain_energy_density``:
+
+    * SVK, p = (λ, μ):            W = λ/2 (tr E)² + μ E : E,  E = (C − I)/2;
+    * Neo-Hookean, p = (μ, λ):    W = μ/2 (I₁ − 3) − μ ln J + λ/2 (ln J)²;
+    * Mooney–Rivlin, p = (c₁₀, c₀₁, κ): W = c₁₀ (J^(-2/3) I₁ − 3) + c₀₁ (J^(-4/3) I₂ − 3) + κ/2 (J − 1)²,
+
+    with C = Fᵀ F, I₁ = tr C, I₂ = (I₁² − C : C)/2, J = det F (NaN for J < 0, like NumPy). Unknown kinds: NaN.
+    """
+    _right_cauchy_green(F, C)
+    if kind == SVK:
+        tr = 0.0
+        EE = 0.0
+        for i in range(3):
+            tr += 0.5 * (C[i, i] - 1.0)
+            for j in range(3):
+                Eij = 0.5 * (C[i, j] - (1.0 if i == j else 0.0))
+                EE += Eij * Eij
+        return 0.5 * p[0] * tr * tr + p[1] * EE
+    I1 = C[0, 0] + C[1, 1] + C[2, 2]
+    J = _det3(F)
+    if kind == NEO_HOOKEAN:
+        ln_j = math.log(J) if J > 0.0 else (-math.inf if J == 0.0 else math.nan)
+        return 0.5 * p[0] * (I1 - 3.0) - p[0] * ln_j + 0.5 * p[1] * ln_j * ln_j
+    if kind == MOONEY_RIVLIN:
+        CC = 0.0
+        for i in range(3):
+            for j in range(3):
+                CC += C[i, j] * C[i, j]
+        I2 = 0.5 * (I1 * I1 - CC)
+        return (p[0] * (J ** (-2.0 / 3.0) * I1 - 3.0) + p[1] * (J ** (-4.0 / 3.0) * I2 - 3.0)
+                + 0.5 * p[2] * (J - 1.0) * (J - 1.0))
+    return math.nan
+
+
+@nb.njit(cache=True, error_model="numpy")
+def _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy):
+    """energy[e] = Σ_g w_g det J_g W(F_g) [J] for elements lo ≤ e < hi (enhanced modes from ``alpha``)."""
+    nn = cells.shape[1]
+    n_all = G.shape[2]
+    nq = G.shape[1]
+    xe = np.empty((n_all, 3))
+    F = np.empty((3, 3))
+    C = np.empty((3, 3))
+    for e in range(lo, hi):
+        for a in range(nn):
+            for i in range(3):
+                xe[a, i] = x[cells[e, a], i]
+        for a in range(n_all - nn):
+            for i in range(3):
+                xe[nn + a, i] = alpha[e, a, i]
+        s = 0.0
+        for g in range(nq):
+            _gradient(xe, G[e, g], n_all, F)
+            s += wdv[e, g] * strain_energy_density(kind, p, F, C)
+        energy[e] = s
+
+
+def element_strain_energies(cells, G, wdv, x, alpha, kind, p, n_chunks_max, energy):
+    """Strain energy ∫_e W(F) dV [J] of every element into energy (m,), elements in parallel chunks.
+
+    F = Σ_a x_a ⊗ G_a over the nodes plus, when G.shape[2] > nn, Σ_k α_k ⊗ G̃_k of the enhanced modes
+    ``alpha`` (m, n_enh, 3) (which must be the converged modes at x for a meaningful energy).
+    n_chunks_max <= 1: serial, on the calling thread (the parallel kernel is then never compiled).
+    """
+    if n_chunks_max <= 1:
+        _energies_of_range(0, cells.shape[0], cells, G, wdv, x, alpha, kind, p, energy)
+    else:
+        _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_chunks_max, energy)
+
+
+@nb.njit(parallel=True, cache=True, error_model="numpy")
+def _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_chunks_max, energy):
+    m = cells.shape[0]
+    n_chunks = min(n_chunks_max, m)
+    for ch in nb.prange(n_chunks):
+        lo, hi = _chunk_bounds(0, m, n_chunks, ch)
+        _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy)
+
+
+@nb.njit(cache=True, inline="always")
+def _scatter_blocks(cell, offsets, row_length, Ke, nn, data):
+    """Add the element blocks Ke[a, b] (first nn × nn) into CSR data at the precomputed offsets."""
+    for a in range(nn):
+        stride = row_length[cell[a]]
+        for b in range(nn):
+            off = offsets[a, b]
+            for i in range(3):
+                for j in range(3):
+                    data[off + i * stride + j] += Ke[a, b, i, j]

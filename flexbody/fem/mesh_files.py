@@ -1,0 +1,331 @@
+"""Reading and writing hexahedral meshes with their named sets through meshio.
+
+Gmsh physical groups (surfaces → face and node sets, volumes → element sets), Abaqus NSET/ELSET and element
+surfaces, and VTU point/cell data arrays are mapped to the node, face and element sets of a
+:class:`~flexbody.fem.mesh.HexMesh`. Every read failure becomes a :class:`~flexbody.errors.MeshError` naming
+the file.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+import numpy as np
+
+from .elements import reference_hex
+from ..errors import MeshError
+from .hex_mesh import _CELL_TYPE, _HEX_TYPES, HexMesh, face_quads
+
+logger = logging.getLogger(__name__)
+
+#: Abaqus element-face labels S1..S6 of C3D8 as local faces (S1 ζ-, S2 ζ+, S3 η-, S4 ξ+, S5 η+, S6 ξ-).
+_ABAQUS_FACE = {1: 4, 2: 5, 3: 2, 4: 1, 5: 3, 6: 0}
+_ABAQUS_SURFACE_ELSET = re.compile(r"^_(.+)_S([1-6])$")
+
+
+def read(path: str | Path) -> HexMesh:
+    """Read a hexahedral mesh with its named sets from any meshio format (.msh, .inp, .vtu, ...).
+
+    Cells of type "hexahedron" or "hexahedron27" (one order per mesh) become the cells; meshio
+    converts Gmsh's node order to VTK's. Unused nodes are dropped and the rest renumbered.
+    Lower-dimensional cells only serve as sources of named sets:
+
+    - meshio point sets (Abaqus NSET) and Gmsh physical groups of dimension 0 or 1 → node sets;
+    - Gmsh physical groups of dimension 2 on quadrilaterals → face sets (each quad matched to the
+      (element, local face) with the same corners) and node sets of the same name;
+    - meshio cell sets of hexahedra (Abaqus ELSET) and physical volumes → element sets; Abaqus
+      element-based surfaces stored as ELSETs "_NAME_S1".."_NAME_S6" → face set NAME;
+    - point data "node_set:NAME" and cell data "face_set:NAME" (bit f = local face f) or
+      "element_set:NAME" (as written by :func:`write`) → the named sets.
+
+    Raises
+    ------
+    MeshError
+        If the file is missing or unreadable (meshio's error is chained), has no hexahedra, has other
+        volume cells, mixes 8- and 27-node hexahedra, or has a set face that is no hexahedron face.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise MeshError(f"mesh file '{path}' does not exist or is not a file")
+    return from_meshio(_meshio_read(path), source=str(path))
+
+
+def _meshio_read(path: Path):
+    """``meshio.Mesh`` of ``path``, trying each format registered for its suffix (Gmsh first for .msh).
+
+    meshio's own ``read`` prints a failed format's error and calls ``sys.exit`` when no format works,
+    so its per-format readers are called directly and every failure is reported in a MeshError.
+    """
+    import meshio
+    from meshio._helpers import reader_map  # the per-format readers behind meshio.read (meshio 5.x)
+
+    formats = sorted(meshio.extension_to_filetypes.get(path.suffix.lower(), []), key=lambda f: f != "gmsh")
+    if not formats:
+        raise MeshError(f"cannot read mesh file '{path}': unknown suffix '{path.suffix}' "
+                        f"(meshio reads {', '.join(sorted(meshio.extension_to_filetypes))})")
+    errors = []
+    for fmt in formats:
+        try:
+            return reader_map[fmt](str(path))
+        except Exception as err:  # meshio raises many types; all are reported below, none swallowed
+            errors.append(f"as {fmt}: {type(err).__name__}" + (f": {err}" if str(err) else " (no detail)"))
+            last = err
+    raise MeshError(f"cannot read mesh file '{path}': " + "; ".join(errors)) from last
+
+
+def from_meshio(raw, source: str = "<meshio.Mesh>") -> HexMesh:
+    """Convert a ``meshio.Mesh`` to a :class:`HexMesh` (see :func:`read`); ``source`` names it in errors."""
+    blocks = list(raw.cells)
+    hex_ids = _hex_block_ids(blocks, source)
+    cells = np.vstack([blocks[b].data for b in hex_ids]).astype(np.int64)
+    block_start = dict(zip(hex_ids, np.cumsum([0] + [len(blocks[b].data) for b in hex_ids])))
+    cells, cell_map = _deduplicated(cells, source)
+    used = np.unique(cells)
+    renumber = np.full(len(raw.points), -1, dtype=np.int64)
+    renumber[used] = np.arange(len(used))
+    points = np.asarray(raw.points, dtype=float)[used]
+    if points.shape[1] != 3:
+        raise MeshError(f"'{source}': points must be 3-D, got {points.shape[1]} coordinates")
+    mesh = HexMesh(points, renumber[cells])
+    node_sets, face_sets, element_sets = {}, {}, {}
+    for name, idx in _named_points(raw).items():
+        _merge(node_sets, name, renumber[idx][renumber[idx] >= 0])
+    for name, per_block in _named_cells(raw).items():
+        for b, local in per_block.items():
+            block = blocks[b]
+            if b in block_start:
+                _merge(element_sets, name, cell_map[block_start[b] + local])
+            elif block.type.startswith("quad"):
+                nodes = renumber[block.data[local]]
+                _merge(face_sets, name, _match_faces(mesh, nodes[:, :4], name, source))
+                _merge(node_sets, name, nodes[nodes >= 0])
+            else:
+                nodes = renumber[block.data[local]].ravel()
+                _merge(node_sets, name, nodes[nodes >= 0])
+    _merge_cell_data(raw, hex_ids, block_start, cell_map, face_sets, element_sets)
+    _abaqus_surfaces(element_sets, face_sets)
+    return HexMesh(mesh.points, mesh.cells, node_sets, face_sets, element_sets)
+
+
+def _hex_block_ids(blocks, source: str) -> list[int]:
+    found = {}
+    for b in blocks:
+        found[b.type] = found.get(b.type, 0) + len(b.data)
+    listing = ", ".join(f"{t} ({n})" for t, n in found.items()) or "no cells"
+    hex_ids = [i for i, b in enumerate(blocks) if b.type in _HEX_TYPES]
+    if not hex_ids:
+        hint = "; Gmsh saves only elements of physical groups: add a Physical Volume" * ("quad" in found)
+        raise MeshError(f"'{source}' has no hexahedral cells (hexahedron, hexahedron27); "
+                        f"found: {listing}{hint}")
+    other = sorted({b.type for b in blocks if b.dim == 3 and b.type not in _HEX_TYPES})
+    if other:
+        raise MeshError(f"'{source}': unsupported volume cell type(s) {', '.join(other)} alongside "
+                        f"hexahedra; flexbody needs a mesh of 8- or 27-node hexahedra only (found: {listing})")
+    types = {blocks[i].type for i in hex_ids}
+    if len(types) > 1:
+        raise MeshError(f"'{source}' mixes 8-node and 27-node hexahedra ({listing}); use one order per mesh")
+    return hex_ids
+
+
+def _deduplicated(cells: np.ndarray, source: str) -> tuple[np.ndarray, np.ndarray]:
+    """Drop repeated identical cells (MSH 2 repeats an element per physical group); old → new map."""
+    _, first, inverse = np.unique(cells, axis=0, return_index=True, return_inverse=True)
+    if len(first) == len(cells):
+        return cells, np.arange(len(cells))
+    logger.info("%s: dropped %d repeated hexahedra", source, len(cells) - len(first))
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(len(first))
+    return cells[np.sort(first)], rank[inverse.ravel()]
+
+
+def _merge(sets: dict, name: str, values: np.ndarray) -> None:
+    values = np.asarray(values, dtype=np.int64)
+    sets[name] = np.concatenate([sets[name], values]) if name in sets else values
+
+
+def _named_points(raw) -> dict[str, np.ndarray]:
+    """Node index sets (in the file's numbering) from point sets and point data "node_set:NAME"."""
+    out = {str(k): np.asarray(v, dtype=np.int64).ravel() for k, v in raw.point_sets.items()}
+    for key, data in raw.point_data.items():
+        if key.startswith("node_set:"):
+            _merge(out, key[len("node_set:"):], np.flatnonzero(np.asarray(data).ravel()))
+    return out
+
+
+def _named_cells(raw) -> dict[str, dict[int, np.ndarray]]:
+    """Named cell groups {name: {block: local cell indices}} from cell sets and Gmsh physical groups."""
+    out: dict[str, dict[int, np.ndarray]] = {}
+
+    def add(name, b, local):
+        local = np.asarray(local, dtype=np.int64).ravel()
+        if local.size:
+            prev = out.setdefault(str(name), {}).get(b)
+            out[str(name)][b] = local if prev is None else np.union1d(prev, local)
+
+    for name, per_block in raw.cell_sets.items():
+        if not name.startswith("gmsh:"):
+            for b, local in enumerate(per_block[:len(raw.cells)]):
+                if local is not None:
+                    add(name, b, local)
+    physical = raw.cell_data.get("gmsh:physical")
+    if physical is not None:
+        for name, value in raw.field_data.items():
+            tag, dim = np.asarray(value).ravel()[:2]
+            for b, block in enumerate(raw.cells):
+                if block.dim == dim:
+                    add(name, b, np.flatnonzero(np.asarray(physical[b]) == tag))
+    return out
+
+
+def _match_faces(mesh: HexMesh, corners: np.ndarray, name: str, source: str) -> np.ndarray:
+    """Rows (element, local face) (k, 2) whose 4 corner nodes equal each row of ``corners`` (k, 4)."""
+    ref8 = reference_hex(8)
+    face_keys = np.stack([mesh.cells[:, ref8.face_nodes(f)] for f in range(6)], axis=1).reshape(-1, 4)
+    keys = np.vstack([np.sort(face_keys, axis=1), np.sort(corners, axis=1)])
+    _, inverse = np.unique(keys, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    n_faces = len(face_keys)
+    owner = np.full(inverse.max() + 1, n_faces, dtype=np.int64)
+    np.minimum.at(owner, inverse[:n_faces], np.arange(n_faces))
+    hit = owner[inverse[n_faces:]]
+    bad = np.flatnonzero((hit == n_faces) | (corners < 0).any(axis=1))
+    if bad.size:
+        raise MeshError(f"'{source}': set '{name}' has a quadrilateral (file nodes renumbered to "
+                        f"{corners[bad[0]].tolist()}) that is not a face of any hexahedron")
+    return np.column_stack([hit // 6, hit % 6])
+
+
+def _merge_cell_data(raw, hex_ids, block_start, cell_map, face_sets, element_sets) -> None:
+    """Sets from hexahedron cell data "face_set:NAME" (bit mask of local faces) and "element_set:NAME"."""
+    for key, per_block in raw.cell_data.items():
+        kind, _, name = key.partition(":")
+        if kind not in ("face_set", "element_set"):
+            continue
+        for b in hex_ids:
+            data = np.asarray(per_block[b]).astype(np.int64).ravel()
+            elems = cell_map[block_start[b] + np.arange(len(data))]
+            if kind == "element_set":
+                _merge(element_sets, name, elems[data != 0])
+            for f in range(6) if kind == "face_set" else ():
+                hit = (data >> f) & 1 == 1
+                _merge(face_sets, name, np.column_stack([elems[hit], np.full(hit.sum(), f)]))
+
+
+def _abaqus_surfaces(element_sets: dict, face_sets: dict) -> None:
+    """Turn element sets "_NAME_Sk" (Abaqus element-based surface NAME, face label Sk) into face sets."""
+    for key in list(element_sets):
+        match = _ABAQUS_SURFACE_ELSET.match(key)
+        if match:
+            elems = element_sets.pop(key)
+            face = _ABAQUS_FACE[int(match.group(2))]
+            _merge(face_sets, match.group(1), np.column_stack([elems, np.full(len(elems), face)]))
+
+
+# --------------------------------------------------------------------------------------- writing
+def write(mesh: HexMesh, path: str | Path) -> None:
+    """Write ``mesh`` with its named sets through meshio; the format follows the suffix.
+
+    - ``.msh``: Gmsh MSH 2.2 ASCII; face sets as physical surfaces of quadrilaterals, node sets as
+      physical points (a node set equal to the nodes of the face set of the same name is implied by
+      it), disjoint element sets as physical volumes.
+    - ``.inp``: Abaqus, order 1 only (meshio has no C3D27); NSET, ELSET, and face sets as
+      element-based ``*SURFACE`` with ELSETs "_NAME_Sk".
+    - others (``.vtu``, ``.vtk``, ``.xdmf``, ...): point data "node_set:NAME" (0/1), cell data
+      "face_set:NAME" (bit f set for local face f) and "element_set:NAME" (0/1).
+
+    Empty sets are kept only by the last group of formats.
+    """
+    import meshio
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".msh":
+            meshio.write(path, _to_gmsh(mesh), file_format="gmsh22", binary=False)
+        elif suffix == ".inp":
+            _write_abaqus(mesh, path)
+        else:
+            meshio.write(path, _to_meshio_with_data(mesh))
+    except MeshError:
+        raise
+    except Exception as err:  # meshio raises many types; re-raised with the file named
+        raise MeshError(f"cannot write mesh file '{path}': {type(err).__name__}: {err}") from err
+
+
+def _to_meshio_with_data(mesh: HexMesh):
+    import meshio
+
+    point_data = {}
+    for name, nodes in mesh.node_sets.items():
+        point_data[f"node_set:{name}"] = np.zeros(mesh.n_nodes, dtype=np.uint8)
+        point_data[f"node_set:{name}"][nodes] = 1
+    cell_data = {}
+    for name, rows in mesh.face_sets.items():
+        bits = np.zeros(mesh.n_elements, dtype=np.uint8)
+        np.bitwise_or.at(bits, rows[:, 0], (1 << rows[:, 1]).astype(np.uint8))
+        cell_data[f"face_set:{name}"] = [bits]
+    for name, elems in mesh.element_sets.items():
+        mask = np.zeros(mesh.n_elements, dtype=np.uint8)
+        mask[elems] = 1
+        cell_data[f"element_set:{name}"] = [mask]
+    return meshio.Mesh(np.asarray(mesh.points), [(_CELL_TYPE[mesh.nodes_per_cell], np.asarray(mesh.cells))],
+                       point_data=point_data, cell_data=cell_data)
+
+
+def _to_gmsh(mesh: HexMesh):
+    """meshio.Mesh with Gmsh physical groups: element sets (if disjoint), face sets, other node sets."""
+    import meshio
+
+    field_data = {}
+
+    def tag(name: str, dim: int) -> int:
+        label = name if name not in field_data else f"{name}_{('nodes', '', 'faces', 'elements')[dim]}"
+        if label != name:
+            logger.warning("write: set '%s' shares its name with another set; written as '%s'", name, label)
+        field_data[label] = np.array([len(field_data) + 1, dim])
+        return len(field_data)
+
+    hex_tag = np.zeros(mesh.n_elements, dtype=np.int64)
+    element_sets = list(mesh.element_sets.values())
+    if element_sets and sum(map(len, element_sets)) > len(np.unique(np.concatenate(element_sets))):
+        logger.warning("write: overlapping element sets %s are not written to .msh", sorted(mesh.element_sets))
+    else:
+        for name, elems in mesh.element_sets.items():
+            hex_tag[elems] = tag(name, 3)
+    cells, physical = [(_CELL_TYPE[mesh.nodes_per_cell], np.asarray(mesh.cells))], [hex_tag]
+    for name, rows in mesh.face_sets.items():
+        if len(rows):
+            cells.append(("quad" if mesh.order == 1 else "quad9", face_quads(mesh, rows)))
+            physical.append(np.full(len(rows), tag(name, 2)))
+    for name, nodes in mesh.node_sets.items():
+        implied = name in mesh.face_sets and np.array_equal(nodes, mesh.face_set_nodes(name))
+        if len(nodes) and not implied:
+            cells.append(("vertex", nodes[:, None]))
+            physical.append(np.full(len(nodes), tag(name, 0)))
+    geometrical = [np.maximum(p, 1) for p in physical]
+    return meshio.Mesh(np.asarray(mesh.points), cells, field_data=field_data,
+                       cell_data={"gmsh:physical": physical, "gmsh:geometrical": geometrical})
+
+
+def _write_abaqus(mesh: HexMesh, path: Path) -> None:
+    import meshio
+
+    if mesh.order != 1:
+        raise MeshError(f"cannot write '{path}': Abaqus .inp output supports only 8-node hexahedra (C3D8); "
+                        f"meshio has no 27-node (C3D27) mapping")
+    cell_sets = {name: [np.asarray(e)] for name, e in mesh.element_sets.items()}
+    surfaces = []
+    for name, rows in mesh.face_sets.items():
+        for label, f in _ABAQUS_FACE.items():
+            elems = rows[rows[:, 1] == f, 0]
+            if elems.size:
+                cell_sets[f"_{name}_S{label}"] = [elems]
+                surfaces.append((name, f"_{name}_S{label}, S{label}"))
+    raw = meshio.Mesh(np.asarray(mesh.points), [("hexahedron", np.asarray(mesh.cells))],
+                      point_sets={k: np.asarray(v) for k, v in mesh.node_sets.items()}, cell_sets=cell_sets)
+    meshio.write(path, raw, file_format="abaqus")
+    with open(path, "a", encoding="utf-8") as fh:
+        for name in dict.fromkeys(n for n, _ in surfaces):
+            fh.write(f"*SURFACE, TYPE=ELEMENT, NAME={name}\n")
+            fh.writelines(line + "\n" for name2, line in surfaces if name2 == name)

@@ -1,0 +1,283 @@
+"""Results: histories of a run (load factors or times, coordinates, solver statistics); save and load.
+
+A :class:`Results` holds what a solver computed; exporters (:mod:`flexbody.io.series`) turn it into files.
+Arrays go to ``results.npz``; metadata and the event log to ``results.json``.
+
+A run written incrementally (``simulate(..., save_to=directory)``) has, while it is running or after it
+was stopped, no ``results.npz`` but part files ``parts/part_00001.npz``, … (the rows recorded between two
+writes: "times", "q", "v" and ``history__<name>``), the ``results.json`` that lists them under "parts"
+with ``"complete": false``, and ``checkpoint.npz`` (the integrator's state, read by
+:func:`flexbody.solvers.simulation.resume`). :meth:`Results.load` reads both layouts. Every file is written to a
+temporary name in its directory and then renamed over the old one (:func:`os.replace`), so a reader, or
+what a killed writer leaves, never has a half-written file (files are not fsync'ed: a crash of the
+operating system itself may lose the last writes).
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..fem import fields as fields_module
+from ..errors import FlexbodyError
+
+
+@dataclass
+class Results:
+    """Histories of a static or dynamic run.
+
+    Attributes
+    ----------
+    kind : str
+        "static" (``times`` are load factors) or "dynamic" (``times`` in s).
+    times : ndarray (s,)
+    q : ndarray (s, n_dofs)
+        Generalized coordinates [m] at each recorded step.
+    body_slices : dict[str, tuple[int, int]]
+        Coordinate range of each body in q.
+    iterations : list[int]
+        Newton iterations per step.
+    residuals : list[list[float]]
+        Residual norms of each step's iterations [N].
+    reference : ndarray (n_dofs,)
+        Reference coordinates q₀ [m], from which displacements are measured.
+    system : object
+        The system that produced the results (not saved).
+    v : ndarray (s, n_dofs) or None
+        Generalized velocities at each recorded step (dynamic runs).
+    histories : dict[str, ndarray]
+        Further time histories keyed by name, first axis = recorded step (e.g. "a", "tau", "lam",
+        "constraint_force", "violation", "velocity_violation", "rank", "kinetic", "potential", "energy",
+        "corrections"); see the producing solver for units.
+    fields : dict[str, dict[str, ndarray]]
+        Per-step fields of the flexible bodies, ``fields[body][name]`` with first axis = recorded step
+        (names, shapes and units in :mod:`flexbody.fem.fields`: "displacement", "velocity", strain and
+        stress at the nodes and per element); empty unless the run recorded them
+        (``simulate(..., fields=True)``) or :meth:`store_fields` computed them.
+    events : list[dict]
+        Events logged during the run (e.g. rank drops at singular configurations), JSON-serialisable.
+    metadata : dict
+        Solver settings and other JSON-serialisable facts about the run.
+    """
+
+    kind: str
+    times: np.ndarray
+    q: np.ndarray
+    body_slices: dict
+    iterations: list = field(default_factory=list)
+    residuals: list = field(default_factory=list)
+    reference: np.ndarray = None
+    system: object = None
+    v: np.ndarray = None
+    histories: dict = field(default_factory=dict)
+    fields: dict = field(default_factory=dict)
+    events: list = field(default_factory=list)
+    metadata: dict = field(default_factory=dict)
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.times)
+
+    def _slice(self, body) -> slice:
+        name = body if isinstance(body, str) else body.name
+        if name not in self.body_slices:
+            raise FlexbodyError(f"results have no body {name!r}; bodies: {sorted(self.body_slices)}")
+        start, stop = self.body_slices[name]
+        return slice(start, stop)
+
+    def positions(self, body, step: int = -1) -> np.ndarray:
+        """Nodal positions (n, 3) [m] of ``body`` (object or name) at ``step``."""
+        return self.q[step, self._slice(body)].reshape(-1, 3)
+
+    def displacements(self, body, step: int = -1) -> np.ndarray:
+        """Nodal displacements (n, 3) [m] of ``body`` at ``step`` relative to :attr:`reference` (static
+        runs: the system's initial coordinates; dynamic runs: the first recorded q). The "displacement"
+        field (:meth:`field`, the ParaView export) measures from the mesh points instead."""
+        return self.positions(body, step) - self.reference[self._slice(body)].reshape(-1, 3)
+
+    def field(self, body, name: str, step: int = -1) -> np.ndarray:
+        """The field ``name`` of ``body`` (object or name) at recorded ``step``: the recorded value, or,
+        when the fields were not recorded, computed from q (and v) through ``system`` (names, shapes and
+        units: :mod:`flexbody.fem.fields`)."""
+        body_name = body if isinstance(body, str) else body.name
+        part = self._slice(body_name)
+        if name not in fields_module.FIELD_NAMES:
+            raise FlexbodyError(f"unknown field {name!r}; fields: {', '.join(fields_module.FIELD_NAMES)}")
+        recorded = self.fields.get(body_name, {})
+        if name in recorded:
+            return recorded[name][step]
+        if name == "velocity" and (self.v is None or not len(self.v)):
+            raise FlexbodyError(f"no velocity field: the {self.kind} results hold no velocities")
+        values = fields_module.body_fields(self._body(body_name), self.q[step, part],
+                                           None if name != "velocity" else self.v[step, part])
+        return values[name]
+
+    def store_fields(self, bodies=None) -> "Results":
+        """Compute the fields of every flexible body (or of ``bodies``, objects or names) at every recorded
+        step into :attr:`fields` (saved with the results); returns self."""
+        if self.system is None:
+            raise FlexbodyError("store_fields: the results carry no system (set results.system to the model)")
+        names = None if bodies is None else {b if isinstance(b, str) else b.name for b in bodies}
+        chosen = [b for b in getattr(self.system, "bodies", None) or [] if names is None or b.name in names]
+        slices = {b.name: (part.start, part.stop) for b in chosen for part in [self._slice(b.name)]}
+        has_v = self.v is not None and len(self.v) == self.n_steps
+        rows = [fields_module.record_rows(chosen, slices, self.q[k], self.v[k] if has_v else None)
+                for k in range(self.n_steps)]
+        if chosen and rows:
+            self.fields.update(fields_module.split({key: np.stack([r[key] for r in rows]) for key in rows[0]})[1])
+        return self
+
+    def _body(self, name: str):
+        bodies = {b.name: b for b in getattr(self.system, "bodies", None) or []}
+        if name not in bodies:
+            raise FlexbodyError(f"fields of {name!r} cannot be computed: " + (
+                "the results carry no system (loaded results need results.system set to the model)"
+                if self.system is None else "it is not a flexible body of the system"))
+        return bodies[name]
+
+    def save(self, directory) -> Path:
+        """Write ``results.npz`` (arrays) and ``results.json`` (metadata, ``"complete": true``) into
+        ``directory``, each atomically."""
+        path = Path(directory)
+        path.mkdir(parents=True, exist_ok=True)
+        arrays = {"times": self.times, "q": self.q, "reference": self.reference,
+                  "iterations": np.asarray(self.iterations, dtype=np.int64)}
+        if self.v is not None:
+            arrays["v"] = self.v
+        histories = {**self.histories, **fields_module.joined(self.fields)}
+        arrays.update({_HISTORY + name: np.asarray(value) for name, value in histories.items()})
+        save_npz(path / RESULTS_NPZ, arrays, compressed=True)
+        meta = header(self.kind, self.body_slices, self.events, self.metadata, residuals=self.residuals)
+        meta["complete"] = True
+        write_text(path / RESULTS_JSON, json.dumps(meta, indent=1))
+        return path
+
+    @classmethod
+    def load(cls, directory) -> "Results":
+        """Read results written by :meth:`save`, or the rows written so far by an incremental run
+        (``simulate(..., save_to=directory)``) that is still running, was stopped or failed.
+
+        ``metadata["complete"]`` says which: True when ``results.npz`` exists (also for directories written
+        before incremental saving existed), False when the parts listed in ``results.json`` were
+        concatenated (times strictly increasing; ``reference`` is the first recorded q).
+        """
+        path = Path(directory)
+        try:
+            meta = json.loads((path / RESULTS_JSON).read_text())
+            complete = (path / RESULTS_NPZ).exists() or "parts" not in meta
+            if complete:
+                arrays = _read_npz(path / RESULTS_NPZ)
+                histories = {key[len(_HISTORY):]: arrays[key] for key in arrays if key.startswith(_HISTORY)}
+            else:
+                arrays, histories = read_parts(path, meta["parts"], int(meta.get("n_dofs") or 0))
+        except (OSError, ValueError, KeyError) as exc:
+            raise FlexbodyError(f"cannot read results from {str(path)!r}: {exc}") from exc
+        slices = {k: tuple(v) for k, v in meta["body_slices"].items()}
+        histories, fields = fields_module.split(histories)
+        if complete:
+            iterations, reference = list(arrays["iterations"]), arrays["reference"]
+        else:
+            iterations = [int(c) for c in histories.get("corrections", [])]
+            reference = arrays["q"][0].copy() if len(arrays["q"]) else np.zeros(arrays["q"].shape[1])
+        metadata = dict(meta.get("metadata", {}))
+        metadata["complete"] = bool(complete)
+        return cls(kind=meta["kind"], times=arrays["times"], q=arrays["q"], body_slices=slices,
+                   iterations=iterations, residuals=meta["residuals"], reference=reference,
+                   v=arrays.get("v"), histories=histories, fields=fields, events=meta.get("events", []), metadata=metadata)
+
+
+_HISTORY = "history__"
+RESULTS_NPZ, RESULTS_JSON, PARTS, CHECKPOINT = "results.npz", "results.json", "parts", "checkpoint.npz"
+_INTEGER_HISTORIES = ("rank", "corrections")
+
+
+def header(kind: str, body_slices: dict, events: list, metadata: dict, *, residuals=(), parts=None,
+           n_dofs: int | None = None) -> dict:
+    """The content of ``results.json``: kind, body slices, residuals, events, metadata and, for an
+    incremental run, the part files written so far (``"complete": false``) and the number of coordinates."""
+    meta = {"kind": kind, "body_slices": {k: [int(i) for i in v] for k, v in body_slices.items()},
+            "residuals": [[float(r) for r in res] for res in residuals],
+            "events": _jsonable(events), "metadata": _jsonable(metadata)}
+    if parts is not None:
+        meta.update(complete=False, parts=list(parts), n_dofs=n_dofs)
+    return meta
+
+
+def part_name(index: int) -> str:
+    """Path of the ``index``-th part file (from 1) relative to the run's directory."""
+    return f"{PARTS}/part_{index:05d}.npz"
+
+
+def save_part(directory, index: int, times, q, v, histories: dict) -> str:
+    """Write rows of an incremental run as part ``index``; returns its relative name."""
+    arrays = {"times": np.asarray(times, dtype=float), "q": np.asarray(q), "v": np.asarray(v)}
+    arrays.update({_HISTORY + name: np.asarray(value) for name, value in histories.items()})
+    name = part_name(index)
+    save_npz(Path(directory) / name, arrays)
+    return name
+
+
+def save_npz(path, arrays: dict, compressed: bool = False) -> None:
+    """``np.savez`` to a temporary file in the target's directory, then :func:`os.replace` onto ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _replacing(path, "wb") as stream:
+        (np.savez_compressed if compressed else np.savez)(stream, **arrays)
+
+
+def write_text(path, text: str) -> None:
+    """Write ``text`` to a temporary file next to ``path``, then :func:`os.replace` onto it."""
+    with _replacing(Path(path), "w") as stream:
+        stream.write(text)
+
+
+@contextmanager
+def _replacing(path: Path, mode: str):
+    """A stream to a temporary file next to ``path`` that replaces ``path`` when the block succeeds
+    (and is removed when it fails)."""
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as stream:
+            yield stream
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read_npz(path) -> dict:
+    with np.load(path) as data:
+        return {key: data[key] for key in data.files}
+
+
+def read_parts(directory, names, n_dofs: int) -> tuple[dict, dict]:
+    """Rows of the part files ``names`` (relative to ``directory``) concatenated in order: ({"times", "q",
+    "v"}, histories); a history is kept only if every part has it ("rank", "corrections" as integers)."""
+    loaded = [_read_npz(Path(directory) / name) for name in names]
+    if not loaded:
+        return {"times": np.zeros(0), "q": np.zeros((0, n_dofs)), "v": np.zeros((0, n_dofs))}, {}
+    keys = [key for key in loaded[0] if all(key in part for part in loaded[1:])]
+    arrays = {key: np.concatenate([part[key] for part in loaded]) for key in keys}
+    histories = {key[len(_HISTORY):]: arrays.pop(key) for key in keys if key.startswith(_HISTORY)}
+    for name in _INTEGER_HISTORIES:
+        if name in histories:
+            histories[name] = histories[name].astype(np.int64)
+    return arrays, histories
+
+
+def _jsonable(value):
+    """Convert numpy scalars/arrays (also nested in dicts, lists, tuples) to plain JSON types."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

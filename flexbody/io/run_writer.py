@@ -1,0 +1,111 @@
+"""Writing a run while it runs: the observer that stores each batch of recorded rows as a part file, then
+``results.json``, then the checkpoint from which a stopped run continues (layout in
+:mod:`flexbody.io.results`), and at the end the complete results.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import FlexbodyError
+from .results import (CHECKPOINT, PARTS, RESULTS_JSON, RESULTS_NPZ, Results, _jsonable, header,
+                      part_name, save_npz, save_part, write_text)
+
+log = logging.getLogger(__name__)
+
+
+# ------------------------------------------------------------------------------------ saving as it runs
+class RunWriter:
+    """Writes a run into a directory while it runs (layout in :mod:`flexbody.io.results`).
+
+    It reads the run's recorder (:class:`flexbody.solvers.recorder.Recorder`: ``rows``, ``dropped``, ``events``,
+    ``metadata``, ``body_slices()``, ``asm.n_dofs``) and never changes it.
+
+    :meth:`write` stores the rows recorded since the last write as a new part file, then
+    ``results.json`` (listing the parts), then, given the integrator's state, ``checkpoint.npz``, each
+    atomically and in this order; the checkpoint names how many parts (and rows) it continues, so
+    whatever a kill leaves behind is consistent: :meth:`Results.load` reads the parts listed in the json,
+    :func:`resume` the ones named by the checkpoint (later ones are written again). At the end of a
+    successful run :meth:`finish` writes the complete ``results.npz`` and removes the parts and the
+    checkpoint.
+    """
+
+    def __init__(self, directory, save_every: int, n_parts: int = 0, written: int = 0):
+        self.path, self.save_every = Path(directory), int(save_every)
+        self.n_parts, self.written = int(n_parts), int(written)            # parts and rows on disk
+
+    @classmethod
+    def create(cls, directory, save_every: int) -> "RunWriter":
+        """A writer into ``directory`` (created; the files of an earlier run there are removed)."""
+        saver = cls(directory, save_every)
+        try:
+            saver.path.mkdir(parents=True, exist_ok=True)
+            for name in (RESULTS_NPZ, RESULTS_JSON, CHECKPOINT):
+                (saver.path / name).unlink(missing_ok=True)
+            saver.prune()
+        except OSError as exc:
+            raise FlexbodyError(f"simulate: cannot prepare {str(saver.path)!r} for saving: {exc}") from exc
+        return saver
+
+    def prune(self) -> None:
+        """Remove part files beyond the first ``n_parts`` and temporary files left by a killed writer."""
+        parts = self.path / PARTS
+        for file in list(self.path.glob(".*.tmp")) + list(parts.glob(".*.tmp")):
+            file.unlink(missing_ok=True)
+        for file in parts.glob("part_*.npz"):
+            if file.stem[5:].isdigit() and int(file.stem[5:]) > self.n_parts:
+                file.unlink(missing_ok=True)
+
+    def forget_after_checkpoint(self, recorder) -> None:
+        """On resuming: list only the checkpoint's parts in ``results.json``, then remove later parts."""
+        self.write(recorder)
+        self.prune()
+
+    def due(self, recorder) -> bool:
+        return len(recorder.rows["t"]) - self.written >= self.save_every
+
+    def write(self, recorder, state: dict | None = None, arrays: dict | None = None) -> None:
+        """Write the new rows and ``results.json``; with the integrator's ``state`` (JSON scalars) and
+        ``arrays`` also the checkpoint, which must continue the run right after the last recorded row."""
+        n = int(recorder.asm.n_dofs)
+        count = len(recorder.rows["t"])
+        try:
+            if count > self.written or self.n_parts == 0:
+                rows = {k: v[self.written:count] for k, v in recorder.rows.items()
+                        if k not in recorder.dropped and len(v) == count}
+                stack = lambda key: np.asarray(rows[key]) if rows[key] else np.zeros((0, n))    # noqa: E731
+                save_part(self.path, self.n_parts + 1, np.asarray(rows["t"], dtype=float), stack("q"),
+                          stack("v"), {k: np.asarray(v) for k, v in rows.items() if k not in ("t", "q", "v")})
+                self.n_parts, self.written = self.n_parts + 1, count
+            meta = header("dynamic", recorder.body_slices(), recorder.events, recorder.metadata,
+                          parts=[part_name(i) for i in range(1, self.n_parts + 1)], n_dofs=n)
+            write_text(self.path / RESULTS_JSON, json.dumps(meta, indent=1))
+            if state is not None:
+                state = {**state, "n_parts": self.n_parts, "rows": self.written, "rank0": recorder.rank0,
+                         "rank_prev": recorder.rank_prev, "dropped": sorted(recorder.dropped),
+                         "events": recorder.events, "t_last": recorder.t_last}
+                save_npz(self.path / CHECKPOINT, {"state": np.array(json.dumps(_jsonable(state))), **arrays})
+        except OSError as exc:
+            raise FlexbodyError(f"cannot write the run to {str(self.path)!r}: {exc}") from exc
+
+    def fail(self, recorder) -> None:
+        """After a failure: write the rows not yet written (the checkpoint stays at the last save)."""
+        try:
+            self.write(recorder)
+        except FlexbodyError as exc:
+            log.error("%s", exc)
+
+    def finish(self, results: Results) -> None:
+        """Write the complete results and remove the parts and the checkpoint."""
+        try:
+            results.save(self.path)
+            (self.path / CHECKPOINT).unlink(missing_ok=True)
+            self.n_parts = 0
+            self.prune()
+            if (self.path / PARTS).is_dir() and not any((self.path / PARTS).iterdir()):
+                (self.path / PARTS).rmdir()
+        except OSError as exc:
+            raise FlexbodyError(f"cannot write the results to {str(self.path)!r}: {exc}") from exc

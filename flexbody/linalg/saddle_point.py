@@ -1,0 +1,145 @@
+"""Sparse saddle-point solves for Newton iterations on constrained rigid–flexible systems.
+
+Solves  [[A, Φᵀ], [Φ, 0]] [x; y] = [r₁; r₂]  for a block-diagonal A = diag(A_r dense, A_f sparse)
+(the implicit integrator's iteration matrix M + γ′hC + β′h²K, or the static tangent K) without forming
+dense n×n matrices:
+
+1. **Elimination of node rows.** A row of Φ that has a flexible coordinate c with coefficient ±1, where
+   c appears in no other row, is solved for that coordinate ("slave"): node clamps, node sets attached to
+   a link frame, pins of a node, ties (:mod:`flexbody.constraints.attachments`) are all of this kind. With the
+   sparse map x = T x_m + t₀ (T: identity on the other coordinates, −Φ_s′/coef on the slaves) the reduced
+   matrix is K = TᵀAT, and the slave multipliers follow from the slave columns: y_s = (r₁ − A x)_s / coef.
+2. **Schur complement of the remaining rows** (loop closures between rigid bodies, couplings, …; few):
+   G = Φ_o T, S = G K⁻¹ Gᵀ (small, dense), solved by a pseudo-inverse so redundant rows are allowed.
+3. K is factored by CHOLMOD on its symmetric part (symbolic analysis kept while the pattern is the same);
+   if that is not positive definite, by SuperLU on K itself. Newton iterations with a factor kept from an
+   earlier iteration converge linearly instead of quadratically; the residuals are always exact.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from ..errors import ConvergenceError
+
+try:
+    from sksparse.cholmod import CholmodError, analyze
+except ImportError:  # pragma: no cover - depends on the environment
+    analyze, CholmodError = None, Exception
+
+__all__ = ["SaddlePointSolver"]
+
+
+def _slave_rows(Phi: sp.csr_matrix, first_flexible: int):
+    """(rows, slave columns, coefficients) of the rows that can be solved for one flexible coordinate."""
+    m, n = Phi.shape
+    counts = np.bincount(Phi.indices[Phi.data != 0.0], minlength=n)     # stored zeros do not count
+    rows, cols, coefs = [], [], []
+    taken = np.zeros(n, dtype=bool)
+    for i in range(m):
+        lo, hi = Phi.indptr[i], Phi.indptr[i + 1]
+        idx, val = Phi.indices[lo:hi], Phi.data[lo:hi]
+        ok = (idx >= first_flexible) & (counts[idx] == 1) & (np.abs(np.abs(val) - 1.0) < 1e-14) & ~taken[idx]
+        if ok.any():
+            k = int(np.flatnonzero(ok)[0])
+            rows.append(i)
+            cols.append(int(idx[k]))
+            coefs.append(float(val[k]))
+            taken[idx[k]] = True
+    return np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(coefs)
+
+
+class SaddlePointSolver:
+    """Factor once with :meth:`factor`, then :meth:`solve` any number of right-hand sides.
+
+    Attributes
+    ----------
+    factorizations : int, how many times a reduced matrix was factored numerically.
+    method : str, "cholmod" or "superlu" for the last factorization.
+    """
+
+    def __init__(self, n_rigid: int):
+        self.n_rigid = int(n_rigid)
+        self.factorizations = 0
+        self.method = None
+        self._symbolic = None
+        self._pattern = None
+
+    # ------------------------------------------------------------------ factorization
+    def factor(self, A_rigid: np.ndarray, A_flex: sp.spmatrix, Phi: sp.csr_matrix) -> None:
+        """Prepare solves with A = diag(A_rigid (n_r, n_r), A_flex (n_f, n_f)) and Φ (m, n)."""
+        n_r = self.n_rigid
+        blocks = ([sp.csr_matrix(A_rigid)] if n_r else []) + ([sp.csr_matrix(A_flex)] if A_flex.shape[0] else [])
+        A = sp.block_diag(blocks, format="csr")
+        n = A.shape[0]
+        Phi = sp.csr_matrix(Phi)
+        Phi.sum_duplicates()
+        m = Phi.shape[0]
+        rows, cols, coefs = _slave_rows(Phi, n_r) if m else (np.zeros(0, int),) * 2 + (np.zeros(0),)
+        other = np.setdiff1d(np.arange(m), rows)
+        master = np.setdiff1d(np.arange(n), cols)
+        T = self._elimination_map(Phi, rows, cols, coefs, master, n)
+        K = (T.T @ (A @ T)).tocsc()
+        self.Phi, self.T, self.n = Phi, T, n
+        self.rows, self.cols, self.coefs, self.other, self.master = rows, cols, coefs, other, master
+        self._A_slave_cols = A[:, cols].tocsr()               # A t₀ (t₀ lives on the slave coordinates)
+        self._A_slave_rows = A[cols]                           # (A x)_s for the slave multipliers
+        self._factor_reduced(K)
+        self.G = (Phi[other] @ T).toarray() if other.size else np.zeros((0, master.size))
+        if other.size:
+            W = self._solve_reduced(self.G.T)
+            S = self.G @ W
+            self._S_pinv = np.linalg.pinv(S, rcond=1e-12, hermitian=False)
+        self.factorizations += 1
+
+    def _elimination_map(self, Phi, rows, cols, coefs, master, n) -> sp.csr_matrix:
+        """T (n, n_m): x = T x_m + t₀ satisfies the slave rows for any x_m."""
+        position = -np.ones(n, dtype=np.int64)
+        position[master] = np.arange(master.size)
+        eye = sp.csr_matrix((np.ones(master.size), (master, np.arange(master.size))), shape=(n, master.size))
+        if not rows.size:
+            return eye
+        sub = Phi[rows].tocoo()
+        keep = (sub.col != cols[sub.row]) & (sub.data != 0.0)
+        r, c, v = sub.row[keep], sub.col[keep], sub.data[keep]
+        if np.any(position[c] < 0):
+            raise ConvergenceError("saddle-point elimination: a node row refers to another eliminated coordinate")
+        D = sp.csr_matrix((-v / coefs[r], (cols[r], position[c])), shape=(n, master.size))
+        return (eye + D).tocsr()
+
+    def _factor_reduced(self, K: sp.csc_matrix) -> None:
+        K_sym = ((K + K.T) * 0.5).tocsc()
+        if analyze is not None:
+            K_sym.sort_indices()
+            pattern = (K_sym.shape, hash(K_sym.indptr.tobytes()), hash(K_sym.indices.tobytes()))
+            try:
+                if self._symbolic is None or pattern != self._pattern:
+                    self._symbolic, self._pattern = analyze(K_sym), pattern
+                    self._numeric = self._symbolic
+                self._numeric.cholesky_inplace(K_sym)
+                self._solve_reduced, self.method = self._numeric.solve_A, "cholmod"
+                return
+            except CholmodError:
+                self._symbolic = None                            # not SPD (or pattern changed): LU below
+        lu = spla.splu(K.tocsc())
+        self._solve_reduced, self.method = lu.solve, "superlu"
+
+    # ------------------------------------------------------------------ solves
+    def solve(self, r1: np.ndarray, r2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """x (n,), y (m,) with A x + Φᵀy = r₁ and Φ x = r₂ (with the factored A and Φ)."""
+        m = self.Phi.shape[0]
+        t0_s = r2[self.rows] / self.coefs
+        t0 = np.zeros(self.n)
+        t0[self.cols] = t0_s
+        b = self.T.T @ (r1 - self._A_slave_cols @ t0_s)
+        u = self._solve_reduced(b)
+        y = np.zeros(m)
+        if self.other.size:
+            y_o = self._S_pinv @ (self.G @ u - r2[self.other])
+            u = u - self._solve_reduced(self.G.T @ y_o)
+            y[self.other] = y_o
+        x = self.T @ u + t0
+        if self.rows.size:                 # slave columns appear in no other row, so Φ_oᵀy_o vanishes there
+            y[self.rows] = (r1[self.cols] - self._A_slave_rows @ x) / self.coefs
+        return x, y

@@ -1,0 +1,93 @@
+"""Small linear-algebra helpers shared by dynamics, tasks and control: input validation of vectors and
+mass matrices, and :class:`MassSolver`, which applies M⁻¹ through a Cholesky factor (LAPACK for dense
+M, CHOLMOD for sparse M) so that no inverse is ever formed."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from ..errors import StateError
+
+try:  # CHOLMOD for sparse mass matrices; scipy's SuperLU otherwise
+    from sksparse.cholmod import CholmodError as _CholmodError
+    from sksparse.cholmod import cholesky as _cholmod_cholesky
+except ImportError:  # pragma: no cover - depends on the environment
+    _cholmod_cholesky = None
+    _CholmodError = Exception
+
+__all__ = ["as_float", "as_vector", "as_mass", "MassSolver", "potrf", "potrs"]
+
+potrf, potrs = sla.get_lapack_funcs(("potrf", "potrs"), dtype=np.float64)
+
+
+def as_float(x, name: str, error=StateError) -> np.ndarray:
+    """``x`` as a float array, or ``error`` naming ``name`` if it is not numeric."""
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise error(f"{name} must be a numeric array, got {type(x).__name__}") from exc
+
+
+def as_vector(x, name: str, n: int, error=StateError) -> np.ndarray:
+    """``x`` as a finite float vector of shape (n,), or ``error`` naming ``name``."""
+    x = as_float(x, name, error)
+    if x.shape != (n,):
+        raise error(f"{name} must have shape ({n},), got {x.shape}")
+    if not np.isfinite(x).all():
+        raise error(f"{name} contains NaN/Inf (first at index {int(np.flatnonzero(~np.isfinite(x))[0])})")
+    return x
+
+
+def as_mass(M, name: str = "M"):
+    """Validate a square, finite M; return (M, n, is_sparse) with sparse M in CSC form.
+
+    A :class:`~flexbody.linalg.block_mass.BlockMass` is passed through (sparse, validated when assembled)."""
+    if hasattr(M, "solve") and hasattr(M, "flexible"):                 # BlockMass
+        return M, M.shape[0], True
+    if sp.issparse(M):
+        if M.ndim != 2 or M.shape[0] != M.shape[1]:
+            raise StateError(f"{name} must be square (n, n), got shape {M.shape}")
+        M = sp.csc_matrix(M, dtype=float)
+        if not np.isfinite(M.data).all():
+            raise StateError(f"{name} (sparse) contains NaN/Inf")
+        return M, M.shape[0], True
+    M = as_float(M, name, StateError)
+    if M.ndim != 2 or M.shape[0] != M.shape[1]:
+        raise StateError(f"{name} must be square (n, n), got shape {M.shape}")
+    if not np.isfinite(M).all():
+        i, j = np.argwhere(~np.isfinite(M))[0]
+        raise StateError(f"{name} contains NaN/Inf (first at [{i}, {j}])")
+    return M, M.shape[0], False
+
+
+class MassSolver:
+    """Applies M⁻¹ by a Cholesky factor: LAPACK for dense M, CHOLMOD (or SuperLU) for sparse M.
+
+    ``solve(b)`` takes (n,) or (n, k) right-hand sides.
+    """
+
+    def __init__(self, M, sparse: bool | None = None):
+        if sparse is None:
+            M, _, sparse = as_mass(M)
+        self.sparse = sparse
+        if hasattr(M, "solve") and hasattr(M, "flexible"):             # BlockMass: block solves, M_f factored once
+            self._factor = M.solve
+        elif not sparse:
+            c, info = potrf(M, lower=1, clean=0)
+            if info != 0:
+                raise StateError(f"M is not positive definite (Cholesky failed at pivot {info})")
+            self._c = c
+        elif _cholmod_cholesky is not None:
+            try:
+                self._factor = _cholmod_cholesky(M)
+            except _CholmodError as exc:
+                raise StateError(f"M is not positive definite (CHOLMOD: {exc})") from exc
+        else:  # pragma: no cover - only without scikit-sparse
+            self._factor = spla.splu(M).solve
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        if self.sparse:
+            return np.asarray(self._factor(b))
+        return potrs(self._c, b, lower=1)[0]

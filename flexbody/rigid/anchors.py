@@ -1,0 +1,139 @@
+"""Anchors: the points and frames constraints (and tasks) are written on.
+
+An anchor evaluates, at one state of an assembled system, its world position x (3,), velocity, the
+Jacobian ∂ẋ/∂v as a block on a few global columns, and the bias acceleration J̇v (the classical
+acceleration when v̇ = 0); frames add the rotation R (3, 3) and the angular velocity, Jacobian and bias.
+Constraints combine anchors, so a loop closure, weld or pin is written once for every pair of anchor
+kinds: the ground, a point or frame on a rigid link, and (with flexible bodies) nodes.
+
+The evaluation context ``ev`` passed to every method provides ``ev.kinematics(tree)`` (a
+:class:`flexbody.rigid.Kinematics`), ``ev.offset(tree)`` (the tree's first column in the global q),
+``ev.columns(tree)`` (all its columns) and ``ev.point(anchor)`` (position, velocity, (3, n_tree)
+Jacobian and bias of a link point, evaluated in one batch per tree for the points an assembled system
+knows of).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .link import Link, _rotation, _vector3
+
+_NO_COLS = np.zeros(0, dtype=np.int64)
+
+
+class Anchor:
+    """Base class of points: position, velocity, Jacobian block and bias acceleration in the world."""
+
+    trees: tuple = ()
+    label = "anchor"
+
+    def position(self, ev) -> np.ndarray:
+        raise NotImplementedError
+
+    def velocity(self, ev) -> np.ndarray:
+        raise NotImplementedError
+
+    def jacobian(self, ev) -> tuple[np.ndarray, np.ndarray]:
+        """(cols (k,), block (3, k)) with ẋ = block @ v[cols]."""
+        raise NotImplementedError
+
+    def bias(self, ev) -> np.ndarray:
+        """J̇v (3,) [m/s²]: the acceleration of the point when the global accelerations are zero."""
+        raise NotImplementedError
+
+
+class FrameAnchor(Anchor):
+    """A point that also carries axes: adds rotation, angular velocity, angular Jacobian and bias."""
+
+    def rotation(self, ev) -> np.ndarray:
+        raise NotImplementedError
+
+    def angular_velocity(self, ev) -> np.ndarray:
+        raise NotImplementedError
+
+    def angular_jacobian(self, ev) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def angular_bias(self, ev) -> np.ndarray:
+        raise NotImplementedError
+
+
+def _point_text(x) -> str:
+    """A point as it reads in labels: "(0.4, 0, 0)" (6 significant decimals, no numpy reprs)."""
+    return "(" + ", ".join(f"{float(c):.6g}" for c in np.round(x, 6)) + ")"
+
+
+class Ground(FrameAnchor):
+    """A fixed point/frame of the world: ``origin`` (3,) [m] with axes ``rotation`` (3, 3)."""
+
+    def __init__(self, origin=(0.0, 0.0, 0.0), rotation=None):
+        self.origin = _vector3(origin, "Ground: origin")
+        self.R = _rotation(rotation, "Ground: rotation")
+        self.label = f"ground{_point_text(self.origin)}"
+
+    def position(self, ev):
+        return self.origin
+
+    def velocity(self, ev):
+        return np.zeros(3)
+
+    def jacobian(self, ev):
+        return _NO_COLS, np.zeros((3, 0))
+
+    def bias(self, ev):
+        return np.zeros(3)
+
+    def rotation(self, ev):
+        return self.R
+
+    def angular_velocity(self, ev):
+        return np.zeros(3)
+
+    def angular_jacobian(self, ev):
+        return _NO_COLS, np.zeros((3, 0))
+
+    def angular_bias(self, ev):
+        return np.zeros(3)
+
+
+class LinkPoint(Anchor):
+    """The point at ``offset`` (link frame) [m] on a rigid ``link``; made by :meth:`RigidTree.point`."""
+
+    def __init__(self, link: Link, offset: np.ndarray):
+        self.link, self.offset = link, offset
+        self.trees = (link.tree,)
+        self.label = f"{link.tree.name}.{link.name}{_point_text(offset)}"
+
+    def position(self, ev):
+        return ev.point(self)[0]
+
+    def velocity(self, ev):
+        return ev.point(self)[1]
+
+    def jacobian(self, ev):
+        J = ev.point(self)[2]
+        return ev.columns(self.link.tree), J
+
+    def bias(self, ev):
+        return ev.point(self)[3]
+
+
+class LinkFrame(LinkPoint, FrameAnchor):
+    """A frame on a rigid link: origin ``offset`` and axes ``rotation`` relative to the link frame."""
+
+    def __init__(self, link: Link, offset: np.ndarray, rotation: np.ndarray):
+        super().__init__(link, offset)
+        self.R_link = rotation
+
+    def rotation(self, ev):
+        return ev.kinematics(self.link.tree).R[self.link.index] @ self.R_link
+
+    def angular_velocity(self, ev):
+        return ev.kinematics(self.link.tree).angular_velocity(self.link)
+
+    def angular_jacobian(self, ev):
+        cols, block = ev.kinematics(self.link.tree).angular_jacobian(self.link)
+        return cols + ev.offset(self.link.tree), block
+
+    def angular_bias(self, ev):
+        return ev.kinematics(self.link.tree).angular_bias_acceleration(self.link)

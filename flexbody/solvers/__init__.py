@@ -1,0 +1,17 @@
+"""Solvers on an assembled system: statics (forward, with load stepping; equilibrium of constrained
+systems with inputs; inverse statics of tasks), explicit integration (RK4, adaptive) with constraint
+stabilisation, the implicit generalized-α integrator, and restarting saved runs. They compute; results
+go out through :class:`flexbody.io.results.Results` and the writers passed in.
+
+May import: errors, progress, fem, rigid, constraints, linalg, system, dynamics, io.
+"""
+from .equilibrium import (Equilibrium, InverseStatics, holding_inputs, inverse_statics, quasi_static_sequence,
+                          static_equilibrium, task_sensitivity)
+from .generalized_alpha import GeneralizedAlpha
+from .simulation import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, resume, simulate
+from .statics import NewtonSettings, solve_static
+
+__all__ = ["Equilibrium", "InverseStatics", "holding_inputs", "inverse_statics", "quasi_static_sequence",
+           "static_equilibrium", "task_sensitivity", "GeneralizedAlpha", "RK4", "Adaptive", "Baumgarte",
+           "PositionCorrection", "assemble_configuration", "project_velocity", "resume", "simulate", "NewtonSettings",
+           "solve_static"]

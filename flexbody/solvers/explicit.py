@@ -1,0 +1,223 @@
+"""Explicit integration of q̇ = v, v̇ = a(t, q, v) [AG-36] with accelerations from the constrained forward
+dynamics [AG-25]: the settings :class:`RK4` (fixed step) and :class:`Adaptive` (embedded Runge–Kutta with
+error control), and their stepping loops with stabilisation, recording and checkpoints.
+"""
+from __future__ import annotations
+
+import logging
+
+import inspect
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .. import progress
+from ..system.assembled import State
+from ..dynamics import forward
+from ..errors import ConvergenceError, FlexbodyError, StateError
+from .stabilization import PositionCorrection, _correct, _finite, _worst_rows
+from .recorder import Recorder
+from ..io.run_writer import RunWriter
+
+log = logging.getLogger(__name__)
+
+
+# --------------------------------------------------------------------------------------------- settings
+@dataclass(frozen=True, kw_only=True)
+class RK4:
+    """Classical fixed-step 4th-order Runge–Kutta with step ``dt`` [s] (the last step is shortened to end
+    exactly at ``t_end``)."""
+
+    dt: float
+
+    def __post_init__(self):
+        if not (np.isfinite(self.dt) and self.dt > 0):
+            raise FlexbodyError(f"RK4: dt must be positive and finite, got {self.dt!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Adaptive:
+    """Adaptive Runge–Kutta via :func:`scipy.integrate.solve_ivp` (``method`` "DOP853", "RK45", "RK23").
+
+    The run is split into output intervals of ``output_dt`` [s] (default: (t_end − t0)/100); the state is
+    recorded and, if requested, stabilised (position correction) at each output time, where the adaptive
+    solver is restarted from the corrected state.
+    """
+
+    rtol: float = 1e-8
+    atol: float = 1e-10
+    max_step: float = math.inf
+    method: str = "DOP853"
+    output_dt: float | None = None
+
+    def __post_init__(self):
+        if self.method not in ("DOP853", "RK45", "RK23"):
+            raise FlexbodyError(f"Adaptive: method must be an explicit scipy method 'DOP853', 'RK45' or "
+                                f"'RK23', got {self.method!r}")
+        if self.output_dt is not None and not (np.isfinite(self.output_dt) and self.output_dt > 0):
+            raise FlexbodyError(f"Adaptive: output_dt must be positive, got {self.output_dt!r}")
+
+
+# ------------------------------------------------------------------------------------- the right side
+def _tau_function(tau, asm) -> Callable:
+    """τ(t, q, v) from None, an array or a callable ``tau(t, q, v)`` / controller ``(t, state, asm)``."""
+    n = int(asm.n_dofs)
+    if tau is None:
+        zero = np.zeros(n)
+        return lambda t, q, v: zero
+    if not callable(tau):
+        value = np.asarray(tau, dtype=float)
+        if value.shape != (n,):
+            raise StateError(f"simulate: tau must have shape ({n},), got {value.shape}")
+        return lambda t, q, v: value
+    if getattr(tau, "outputs", None) == "actuators":                  # a Controller: τ = Sᵀ τ_k
+        S = np.asarray(asm.S, dtype=float)
+
+        def applied(t, q, v):
+            tau_k = np.asarray(tau(t, State(t, q, v), asm), dtype=float)
+            if tau_k.shape != (S.shape[0],):
+                raise StateError(f"controller {type(tau).__name__} returned {tau_k.shape} actuator inputs at "
+                                 f"t = {t:.9g} s; the plant has {S.shape[0]} actuators {asm.actuated_labels}")
+            return S.T @ tau_k
+        return applied
+    try:
+        names = list(inspect.signature(tau).parameters)
+    except (TypeError, ValueError):
+        names = []
+    if len(names) >= 2 and (names[1] == "state" or (len(names) >= 3 and names[2] in ("asm", "system"))):
+        return lambda t, q, v: tau(t, State(t, q, v), asm)
+    return tau
+
+
+class _Dynamics:
+    """Forward dynamics at a state [AG-25], with Baumgarte terms and checks of every input and output."""
+
+    def __init__(self, asm, tau, formulation, baumgarte, rtol, atol):
+        self.asm, self.tau = asm, _tau_function(tau, asm)
+        self.formulation, self.baumgarte, self.rtol, self.atol = formulation, baumgarte, rtol, atol
+        self.n_evaluations = 0
+
+    def __call__(self, t, q, v):
+        self.n_evaluations += 1
+        tau = _finite("tau", self.tau(t, q, v), t)
+        if tau.shape != (self.asm.n_dofs,):
+            raise StateError(f"tau at t = {t:.9g} s has shape {tau.shape}, expected ({self.asm.n_dofs},)")
+        terms = self.asm.terms(t, q, v)
+        bias = _finite("constraint bias", terms.bias, t)
+        if self.baumgarte is not None and bias.size:
+            rate = terms.Phi @ v + terms.phi_t
+            bias = bias + 2.0 * self.baumgarte.alpha * rate + self.baumgarte.beta**2 * terms.phi
+        _finite("h", terms.h, t)
+        res = forward(terms.M, terms.h, tau, terms.Phi, bias, method=self.formulation, rtol=self.rtol,
+                      atol=self.atol)
+        _finite("acceleration", res.a, t)
+        _finite("constraint force", res.constraint_force, t)
+        return res, tau, terms
+
+
+@dataclass
+class _Run:
+    """What the stepping loops share."""
+
+    asm: object
+    dynamics: _Dynamics
+    recorder: Recorder
+    correction: PositionCorrection | None
+    tolerances: tuple
+    record_every: int
+    saver: RunWriter | None = None
+    output_dt: float | None = None                    # adaptive: the resolved output interval [s]
+    integrator: str = "RK4"
+
+    def start_step(self, k, t, q, v, corrections, last: bool):
+        """Evaluate the dynamics at the (corrected) state, track the rank and record."""
+        res, tau, terms = self.dynamics(t, q, v)
+        self.recorder.t_last = float(t)
+        controller = self.recorder.controller
+        if controller is not None and hasattr(controller, "update"):
+            controller.update(t, State(t, q, v), res)
+        self.recorder.track_rank(t, res.rank, terms.Phi)
+        if k % self.record_every == 0 or last:
+            self.recorder.record(t, q, v, res, tau, terms, corrections)
+        return res
+
+    def end_step(self, t, q, v):
+        """Check the new state and apply the position correction; returns q, v, iterations."""
+        _finite("q", q, t)
+        _finite("v", v, t)
+        if self.correction is None or int(self.asm.n_constraints) == 0:
+            return q, v, 0
+        q, v, iterations, norm = _correct(self.asm, t, q, v, self.correction, *self.tolerances)
+        if norm > self.correction.tol:
+            message = (f"position correction at t = {t:.9g} s: ‖φ‖ = {norm:.3e} > tol = "
+                       f"{self.correction.tol:.1e} after {iterations} iterations; largest residuals in rows "
+                       f"{_worst_rows(self.asm, np.asarray(self.asm.constraint_value(t, q)))}")
+            if self.correction.on_failure == "raise":
+                raise ConvergenceError(message, [norm])
+            log.warning(message)
+            self.recorder.events.append({"t": float(t), "kind": "correction_not_converged", "violation": norm,
+                                         "iterations": iterations})
+        return q, v, iterations
+
+    def completed(self, k, t, q, v, corrections, t0, t_end, last: bool) -> None:
+        """After a step that reached state k: report progress and, when enough rows wait, write them with
+        the checkpoint (k, t, q, v, corrections) from which the loop continues at ``start_step(k, …)``."""
+        progress.report(t, t0, t_end)
+        if self.saver is not None and not last and self.saver.due(self.recorder):
+            state = {"integrator": self.integrator, "k": int(k), "t": float(t), "corrections": int(corrections),
+                     "output_dt": self.output_dt}
+            self.saver.write(self.recorder, state, {"q": q, "v": v})
+
+
+def _run_rk4(run: _Run, settings: RK4, q, v, t0, t_end, k0: int = 0, t: float | None = None,
+             corrections: int = 0):
+    """RK4 steps from (t0, q, v), or from step ``k0`` at (t, q, v) of a run started at t0."""
+    n_steps = max(1, int(math.ceil((t_end - t0) / settings.dt - 1e-9)))
+    t = t0 if t is None else t
+    for k in range(k0, n_steps + 1):
+        res = run.start_step(k, t, q, v, corrections, k == n_steps)     # also stage 1 of the step
+        if k == n_steps:
+            return
+        t_next = t0 + (k + 1) * settings.dt if k + 1 < n_steps else t_end
+        dt = t_next - t
+        a1 = res.a
+        v2 = v + 0.5 * dt * a1
+        a2 = run.dynamics(t + 0.5 * dt, q + 0.5 * dt * v, v2)[0].a
+        v3 = v + 0.5 * dt * a2
+        a3 = run.dynamics(t + 0.5 * dt, q + 0.5 * dt * v2, v3)[0].a
+        v4 = v + dt * a3
+        a4 = run.dynamics(t_next, q + dt * v3, v4)[0].a
+        q = q + dt / 6.0 * (v + 2.0 * v2 + 2.0 * v3 + v4)                    # [AG-36]
+        v = v + dt / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+        t = t_next
+        q, v, corrections = run.end_step(t, q, v)
+        run.completed(k + 1, t, q, v, corrections, t0, t_end, k + 1 == n_steps)
+
+
+def _run_adaptive(run: _Run, settings: Adaptive, q, v, t0, t_end, k0: int = 0, t: float | None = None,
+                  corrections: int = 0):
+    """Adaptive integration between output times t0 + k·output_dt, from k = 0 or from output ``k0``."""
+    from scipy.integrate import solve_ivp
+
+    n = int(run.asm.n_dofs)
+    output_dt = run.output_dt or settings.output_dt or (t_end - t0) / 100.0
+    n_out = max(1, int(math.ceil((t_end - t0) / output_dt - 1e-9)))
+    times = np.append(t0 + output_dt * np.arange(n_out), t_end)
+
+    def rhs(t, y):
+        return np.concatenate([y[n:], run.dynamics(t, y[:n], y[n:])[0].a])
+
+    for k in range(k0, n_out + 1):
+        t = times[k]
+        run.start_step(k, t, q, v, corrections, k == n_out)
+        if k == n_out:
+            return
+        sol = solve_ivp(rhs, (t, times[k + 1]), np.concatenate([q, v]), method=settings.method,
+                        rtol=settings.rtol, atol=settings.atol, max_step=settings.max_step)
+        if not sol.success:
+            raise StateError(f"adaptive integration failed between t = {t:.9g} and {times[k + 1]:.9g} s: "
+                             f"{sol.message}")
+        q, v, corrections = run.end_step(times[k + 1], sol.y[:n, -1], sol.y[n:, -1])
+        run.completed(k + 1, times[k + 1], q, v, corrections, t0, t_end, k + 1 == n_out)

@@ -1,0 +1,402 @@
+"""Implicit generalized-α integration of the index-3 constrained equations of rigid–flexible systems.
+
+    r = M(q) q̈ + h(q, v, t) − τ − Φ(q)ᵀλ = 0,    φ(q, t) = 0                              [DE-112, DE-113]
+
+Generalized-α after Chung & Hulbert, in the form of Arnold & Brüls for constrained systems, with the
+algorithmic acceleration a:
+    (1 − α_m) a_{n+1} + α_m a_n = (1 − α_f) q̈_{n+1} + α_f q̈_n
+    q_{n+1} = q_n + h v_n + h²(½ − β) a_n + h² β a_{n+1},    v_{n+1} = v_n + h(1 − γ) a_n + h γ a_{n+1}
+and the equations above enforced at t_{n+1}. From the spectral radius at infinity ρ∞ ∈ [0, 1]:
+α_m = (2ρ∞ − 1)/(ρ∞ + 1), α_f = ρ∞/(ρ∞ + 1), γ = ½ + α_f − α_m, β = ¼(γ + ½)². ρ∞ = 1 is the
+trapezoidal rule (no numerical damping); :meth:`GeneralizedAlpha.hht` gives the HHT-α member
+(α_m = 0, α_f = α ∈ [0, ⅓]).
+
+Newton on (q̈_{n+1}, λ_{n+1}) with Δq = h²β′Δq̈, Δv = hγ′Δq̈ (β′ = β(1 − α_f)/(1 − α_m), γ′ likewise):
+    [[M + γ′h C + β′h² K, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; −φ/(β′h²)]
+with K = ∂r/∂q, C = ∂r/∂v: the flexible tangent and Kelvin–Voigt damping matrices (sparse, exact) and,
+for the joint coordinates, central differences of the rigid rows (including M_q q̈ and the constraint
+Hessian term −∂(Φᵀλ)/∂q). The saddle point is solved by :class:`flexbody.linalg.saddle_point.SaddlePointSolver`; its
+factor is kept across iterations and steps while Newton contracts fast enough (``reuse_rate``), and
+remade otherwise. A step that does not converge is retried with half the step (down to ``dt_min``);
+the step grows back after ``grow_after`` easy steps.
+
+A controller is called once per step at (t_n, q_n, v_n) and its actuator inputs are held over the step.
+
+A run saved as it goes (``simulate(..., save_to=…)``) checkpoints the :class:`_Step` state, the step-size
+control (dt, easy steps, patience, step count), the input of the previous step, the statistics and the
+point (t, q, v, q̈, λ, dt) at which the kept iteration matrix was formed; a run resumed from the checkpoint
+forms that matrix again there, so it takes exactly the Newton iterates of the uninterrupted run.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import progress
+from ..system.assembled import State
+from ..dynamics import ForwardResult
+from ..errors import ConvergenceError, FlexbodyError, StateError
+from ..linalg.saddle_point import SaddlePointSolver
+from .residual import EquationResidual
+
+log = logging.getLogger(__name__)
+
+__all__ = ["GeneralizedAlpha", "simulate_implicit"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class GeneralizedAlpha:
+    """Settings of the generalized-α integrator.
+
+    dt : nominal step [s]; rho_inf : spectral radius at infinity (1 = no numerical damping);
+    alpha_m, alpha_f : set both to override ρ∞ (e.g. HHT); tol : Newton tolerance on the position
+    increment and on φ, relative to max(1, ‖q‖∞) [m or rad]; max_iterations : per attempt;
+    reuse_rate : keep the iteration matrix while ‖Δ_k‖/‖Δ_{k−1}‖ stays below it (an attempt that fails
+    with a kept matrix only is retried once with a new one before the step is halved); dt_min : smallest
+    step after halvings [s]; grow_after : consecutive easy steps (converged within half of
+    ``max_iterations``) before the step is doubled back towards ``dt`` — doubled after every halving (at
+    most 64), so a step that keeps failing is not retried over and over; fd_step : relative
+    central-difference step of the rigid Jacobian blocks.
+    """
+
+    dt: float
+    rho_inf: float = 0.9
+    alpha_m: float | None = None
+    alpha_f: float | None = None
+    tol: float = 1e-10
+    max_iterations: int = 12
+    reuse_rate: float = 0.25
+    dt_min: float | None = None
+    grow_after: int = 4
+    fd_step: float = 1e-5
+
+    def __post_init__(self):
+        if not (np.isfinite(self.dt) and self.dt > 0):
+            raise FlexbodyError(f"GeneralizedAlpha: dt must be positive, got {self.dt!r}")
+        if not 0.0 <= self.rho_inf <= 1.0:
+            raise FlexbodyError(f"GeneralizedAlpha: rho_inf must be in [0, 1], got {self.rho_inf!r}")
+        if (self.alpha_m is None) != (self.alpha_f is None):
+            raise FlexbodyError("GeneralizedAlpha: give both alpha_m and alpha_f, or neither")
+        if self.max_iterations < 1 or self.tol <= 0:
+            raise FlexbodyError("GeneralizedAlpha: max_iterations must be >= 1 and tol > 0")
+
+    @classmethod
+    def hht(cls, dt: float, alpha: float = 0.1, **kw) -> "GeneralizedAlpha":
+        """HHT-α (α ∈ [0, ⅓], Hilber–Hughes–Taylor with α = −α_HHT): α_m = 0, α_f = α."""
+        if not 0.0 <= alpha <= 1.0 / 3.0:
+            raise FlexbodyError(f"GeneralizedAlpha.hht: alpha must be in [0, 1/3], got {alpha!r}")
+        return cls(dt=dt, alpha_m=0.0, alpha_f=float(alpha), **kw)
+
+    def parameters(self) -> tuple[float, float, float, float]:
+        """(α_m, α_f, γ, β)."""
+        if self.alpha_m is None:
+            r = self.rho_inf
+            am, af = (2.0 * r - 1.0) / (r + 1.0), r / (r + 1.0)
+        else:
+            am, af = float(self.alpha_m), float(self.alpha_f)
+        gamma = 0.5 + af - am
+        return am, af, gamma, 0.25 * (gamma + 0.5) ** 2
+
+
+def _iteration_matrix(equations: EquationResidual, t, q, v, qdd, lam, ev, c_v, c_q):
+    """(A_r dense (n_r, n_r), A_f sparse) of A = M + c_v C + c_q K (c_v = γ′h, c_q = β′h²)."""
+    asm, n_r = equations.asm, equations.n_r
+    A_r = np.zeros((n_r, n_r))
+    if n_r:
+        for tree in asm.trees:
+            s = asm.slices[tree]
+            A_r[s, s] = ev.kinematics(tree).mass_matrix()
+        A_r += equations.rigid_tangent(t, q, v, qdd, lam, c_q=c_q, c_v=c_v)
+    if not asm.sparse:
+        return A_r, sp.csr_matrix((0, 0))
+    _, K, C = equations.flexible_jacobians(ev)
+    A_f = asm.flexible.mass.matrix + c_q * K
+    return A_r, (A_f if C is None else A_f + c_v * C)
+
+
+def initial_acceleration(asm, t, q, v, tau, solver: SaddlePointSolver) -> tuple[np.ndarray, np.ndarray]:
+    """Consistent q̈₀ and λ₀: [[M, Φᵀ], [Φ, 0]] [q̈; −λ] = [τ − h; −bias] [DE-7], by the same sparse
+    elimination as the Newton iterations (no dense n×n matrix)."""
+    ev = asm.evaluate(t, q, v)
+    M, h = asm.mass_and_forces(ev)
+    _, Phi, bias, _ = asm.constraint_rows(ev)
+    A_r = _block_diag_dense(M.rigid, asm.n_rigid) if asm.sparse else M
+    solver.factor(A_r, asm.flexible.mass.matrix, sp.csr_matrix(Phi))
+    qdd, y = solver.solve(tau - h, -bias)
+    return qdd, -y
+
+
+def _block_diag_dense(blocks, n_r: int) -> np.ndarray:
+    out = np.zeros((n_r, n_r))
+    for s, blk in blocks:
+        out[s, s] = blk
+    return out
+
+
+def consistent_start(asm, t, q, v, tol: float = 1e-12, max_iterations: int = 20):
+    """q on φ(q, t) = 0 and v with Φv + φ_t = 0 by least-change (minimum-norm) corrections,
+    [[I, Φᵀ], [Φ, 0]] [Δ; y] = [0; −residual], through the sparse elimination (no dense SVD)."""
+    solver = SaddlePointSolver(asm.n_rigid)
+    eye_r, eye_f = np.eye(asm.n_rigid), sp.identity(asm.flexible.n_dofs, format="csr")
+    q, v = q.copy(), v.copy()
+    for _ in range(max_iterations):
+        phi, Phi, _, _ = asm.constraint_rows(asm.evaluate(t, q))
+        if not phi.size or np.max(np.abs(phi)) <= tol * max(1.0, float(np.max(np.abs(q)))):
+            break
+        solver.factor(eye_r, eye_f, sp.csr_matrix(Phi))
+        q += solver.solve(np.zeros(asm.n_dofs), -phi)[0]
+    else:
+        raise ConvergenceError(f"initial configuration: ‖φ‖∞ = {np.max(np.abs(phi)):.3e} after {max_iterations} "
+                               f"corrections", [float(np.max(np.abs(phi)))])
+    _, Phi, _, phi_t = asm.constraint_rows(asm.evaluate(t, q, v))
+    if Phi.shape[0]:
+        solver.factor(eye_r, eye_f, sp.csr_matrix(Phi))
+        v += solver.solve(np.zeros(asm.n_dofs), -(Phi @ v + phi_t))[0]
+    return q, v
+
+
+class _StepFailed(Exception):
+    """Newton did not converge within the iterations allowed (the step is retried smaller)."""
+
+
+@dataclass
+class _Step:
+    """The integrator's state at one time: t, q, v, q̈, algorithmic a, λ."""
+
+    t: float
+    q: np.ndarray
+    v: np.ndarray
+    qdd: np.ndarray
+    a: np.ndarray
+    lam: np.ndarray
+
+
+class _Stepper:
+    """One generalized-α step with Newton and a kept iteration matrix."""
+
+    def __init__(self, asm, settings: GeneralizedAlpha):
+        self.asm, self.settings = asm, settings
+        self.residual = EquationResidual(asm, settings.fd_step)
+        self.solver = SaddlePointSolver(asm.n_rigid)
+        self.am, self.af, self.gamma, self.beta = settings.parameters()
+        self.bp = self.beta * (1 - self.af) / (1 - self.am)                # β′, γ′
+        self.gp = self.gamma * (1 - self.af) / (1 - self.am)
+        self.factor_dt = None                               # step of the kept factor (None: none kept)
+        self.factor_point = None                            # (t, q, v, q̈, λ) where it was formed
+        self.iterations = 0
+        self.sizes = []                                     # position increments of the last attempt
+        self.used_fresh = False                             # the last attempt factored at least once
+
+    def _factor(self, t, q, v, qdd, lam, ev, Phi, dt: float) -> None:
+        A_r, A_f = _iteration_matrix(self.residual, t, q, v, qdd, lam, ev, self.gp * dt, self.bp * dt * dt)
+        self.solver.factor(A_r, A_f, sp.csr_matrix(Phi))
+        self.factor_dt = dt
+        self.factor_point = (float(t), q.copy(), v.copy(), qdd.copy(), lam.copy())
+
+    def restore_factor(self, dt: float, t: float, q, v, qdd, lam) -> None:
+        """Form the kept iteration matrix again at the point (and step dt) where a checkpointed run
+        formed it: the same inputs give the same factor, so Newton continues as it would have."""
+        ev = self.asm.evaluate(t, q, v)
+        self._factor(t, q, v, qdd, lam, ev, self.asm.constraint_rows(ev)[1], dt)
+
+    def step(self, s: _Step, dt: float, tau: np.ndarray) -> tuple[_Step, int]:
+        am, af, g, b = self.am, self.af, self.gamma, self.beta
+        bp, gp = self.bp, self.gp
+        t1 = s.t + dt
+        qdd = s.qdd.copy()                                                  # predictor: q̈ and λ held
+        a = (s.qdd - am * s.a) / (1 - am)
+        v = s.v + dt * ((1 - g) * s.a + g * a)
+        q = s.q + dt * s.v + dt * dt * ((0.5 - b) * s.a + b * a)
+        lam = s.lam.copy()
+        refresh = self.factor_dt != dt
+        self.used_fresh = False
+        previous = np.inf
+        self.sizes = []
+        for k in range(1, self.settings.max_iterations + 1):
+            r, phi, Phi, ev = self.residual.evaluate(t1, q, v, qdd, lam, tau)
+            if not (np.all(np.isfinite(r)) and np.all(np.isfinite(phi))):
+                raise _StepFailed(f"NaN/Inf in the residual at t = {t1:.9g} s")
+            fresh = refresh
+            if refresh:
+                self._factor(t1, q, v, qdd, lam, ev, Phi, dt)
+                refresh, self.used_fresh = False, True
+            dqdd, y = self.solver.solve(-r, -phi / (bp * dt * dt))
+            qdd += dqdd
+            a += (1 - af) / (1 - am) * dqdd
+            v += gp * dt * dqdd
+            q += bp * dt * dt * dqdd
+            lam -= y
+            size = bp * dt * dt * float(np.max(np.abs(dqdd))) if dqdd.size else 0.0
+            scale = max(1.0, float(np.max(np.abs(q))))
+            self.iterations += 1
+            self.sizes.append(size)
+            if size <= self.settings.tol * scale:
+                return _Step(t1, q, v, qdd, a, lam), k
+            rate = size / previous
+            if not np.isfinite(size) or (rate > self.settings.reuse_rate and not fresh) or rate > 1.0:
+                refresh = True
+            previous = size
+        self.factor_dt = None
+        raise _StepFailed(f"Newton did not converge in {self.settings.max_iterations} iterations at "
+                          f"t = {t1:.9g} s (last position increment {size:.3e}, tol {self.settings.tol * scale:.1e})")
+
+
+class _Snapshot:
+    """What :class:`flexbody.solvers.simulation.Recorder` reads from the constraint terms at a recorded state."""
+
+    def __init__(self, phi, Phi, phi_t):
+        self.phi, self.Phi, self.phi_t = phi, Phi, phi_t
+
+
+def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_function, recorder, *, q, v,
+                      t0: float, record_every: int, controller=None, saver=None, start=None) -> dict:
+    """Integrate from t0 to t_end with :class:`GeneralizedAlpha`; histories go to ``recorder`` (the
+    recorder of :func:`flexbody.simulate`). Returns run statistics. Raises ConvergenceError when a step
+    fails at ``dt_min`` (the recorder keeps every state recorded so far).
+
+    ``saver`` (the writer of ``simulate(..., save_to=…)``): after a step, when ``saver.due(recorder)``,
+    ``saver.write(recorder, state, arrays)`` stores the rows and the checkpoint: ``state`` the JSON
+    scalars (t, dt, easy, patience, k, statistics so far, time and step of the kept iteration matrix),
+    ``arrays`` q, v, qdd, a, lam, tau_prev and the q, v, q̈, λ at which that matrix was formed. ``start`` =
+    (state, arrays) of such a checkpoint continues that run from it, exactly as it would have gone on
+    (q, v given are the checkpoint's; t0 stays the run's start, for progress reports).
+    """
+    stepper = _Stepper(asm, settings)
+    dt_min = settings.dt_min if settings.dt_min is not None else settings.dt / 64.0
+    if start is None:
+        tau = _checked_tau(tau_function, asm, t0, q, v)
+        qdd, lam = initial_acceleration(asm, t0, q, v, tau, stepper.solver)
+        state = _Step(float(t0), q.copy(), v.copy(), qdd, qdd.copy(), lam)
+        tau_prev = tau
+        stats = {"steps": 0, "rejected": 0, "newton_iterations": 0, "wall_seconds": 0.0, "applied_work": 0.0,
+                 "dissipated": 0.0}
+        dt, easy, k, patience = settings.dt, 0, 0, settings.grow_after
+        counted = {}
+        _record(recorder, asm, state, tau, 0, dt, stats)
+    else:
+        scalars, arrays = start
+        state = _Step(float(scalars["t"]), *(np.array(arrays[key], dtype=float)
+                                             for key in ("q", "v", "qdd", "a", "lam")))
+        tau = _checked_tau(tau_function, asm, state.t, state.q, state.v)
+        tau_prev = np.array(arrays["tau_prev"], dtype=float)
+        stats = dict(scalars["stats"])
+        dt, easy, k, patience = (float(scalars["dt"]), int(scalars["easy"]), int(scalars["k"]),
+                                 int(scalars["patience"]))
+        counted = dict(scalars["counters"])                 # work counters of the run before the checkpoint
+        if scalars.get("factor_dt") is not None:
+            point = (np.array(arrays["factor_" + key], dtype=float) for key in ("q", "v", "qdd", "lam"))
+            stepper.restore_factor(float(scalars["factor_dt"]), float(scalars["factor_t"]), *point)
+    wall_before = float(stats["wall_seconds"])
+    clock = time.perf_counter()
+
+    def counters() -> dict:
+        now = {"factorizations": stepper.solver.factorizations, "force_calls": stepper.residual.force_calls,
+               "jacobian_calls": stepper.residual.jacobian_calls, "force_seconds": stepper.residual.force_time,
+               "jacobian_seconds": stepper.residual.jacobian_time}
+        return {key: value + counted.get(key, 0) for key, value in now.items()}
+
+    while state.t < t_end - 1e-12 * max(1.0, abs(t_end)):
+        dt_step = min(dt, t_end - state.t)
+        try:
+            new, iterations = stepper.step(state, dt_step, tau)
+        except _StepFailed as exc:
+            stats["rejected"] += 1
+            if not stepper.used_fresh:                   # only a kept factor was tried: retry with a new one
+                stepper.factor_dt = None
+                log.info("t = %.6g s: %s; retrying with a new iteration matrix", state.t, exc)
+                continue
+            dt = dt_step / 2.0
+            patience = min(2 * patience, 64)             # grow back more cautiously after each rejection
+            stepper.factor_dt = None
+            if dt < dt_min:
+                raise ConvergenceError(f"generalized-α: step at t = {state.t:.9g} s failed with dt down to "
+                                       f"{dt_step:.3e} s (dt_min = {dt_min:.3e} s): {exc}",
+                                       list(stepper.sizes)) from None
+            log.info("t = %.6g s: %s; retrying with dt = %.3e s", state.t, exc, dt)
+            continue
+        stats["newton_iterations"] += iterations
+        # work of the inputs as the scheme applies them: the step's acceleration blend mixes the input of
+        # the previous step (in q̈_n) and the held one (in q̈_{n+1}) with the weights of v's update
+        tau_eff = (1.0 - stepper.gamma) * tau_prev + stepper.gamma * tau
+        stats["applied_work"] += 0.5 * dt_step * float(tau_eff @ (state.v + new.v))
+        tau_prev = tau
+        stats["dissipated"] += _dissipation(asm, state, new, dt_step)
+        state, k = new, k + 1
+        stats["steps"] = k
+        rows = None                                          # the constraint rows at the new state, once
+        if controller is not None and hasattr(controller, "update"):
+            rows = asm.constraint_rows(asm.evaluate(state.t, state.q, state.v))
+            controller.update(state.t, State(state.t, state.q, state.v), _response(asm, state, rows[1]))
+        easy = easy + 1 if iterations <= settings.max_iterations // 2 else 0
+        if easy >= patience and dt < settings.dt:
+            dt, easy = min(2.0 * dt, settings.dt), 0
+        last = state.t >= t_end - 1e-12 * max(1.0, abs(t_end))
+        if not last:
+            tau = _checked_tau(tau_function, asm, state.t, state.q, state.v)
+        if k % record_every == 0 or last:
+            _record(recorder, asm, state, tau, iterations, dt_step, stats, rows)
+        progress.report(state.t, t0, t_end)
+        if saver is not None and not last and saver.due(recorder):
+            _checkpoint(saver, recorder, stepper, state, tau_prev, stats, counters(), dt=dt, easy=easy, k=k,
+                        patience=patience, wall_seconds=wall_before + time.perf_counter() - clock)
+    stats["wall_seconds"] = wall_before + time.perf_counter() - clock
+    stats.update(counters(), linear_solver=stepper.solver.method,
+                 mass_factorizations=asm.flexible.mass.factorizations,
+                 integrator_settings=asdict(settings),
+                 parameters=dict(zip(("alpha_m", "alpha_f", "gamma", "beta"), settings.parameters())))
+    return stats
+
+
+def _checkpoint(saver, recorder, stepper: _Stepper, state: _Step, tau_prev, stats: dict, counters: dict, *,
+                dt: float, easy: int, k: int, patience: int, wall_seconds: float) -> None:
+    """Write the rows and what continues the run after ``state`` exactly (see :func:`simulate_implicit`)."""
+    scalars = {"integrator": "GeneralizedAlpha", "t": state.t, "dt": dt, "easy": easy, "k": k,
+               "patience": patience, "counters": counters, "stats": dict(stats, wall_seconds=wall_seconds),
+               "factor_dt": stepper.factor_dt, "factor_t": None}
+    arrays = {"q": state.q, "v": state.v, "qdd": state.qdd, "a": state.a, "lam": state.lam, "tau_prev": tau_prev}
+    if stepper.factor_dt is not None:
+        scalars["factor_t"] = stepper.factor_point[0]
+        arrays.update(zip(("factor_q", "factor_v", "factor_qdd", "factor_lam"), stepper.factor_point[1:]))
+    saver.write(recorder, scalars, arrays)
+
+
+def _checked_tau(tau_function, asm, t, q, v) -> np.ndarray:
+    tau = np.asarray(tau_function(t, q, v), dtype=float)
+    if tau.shape != (asm.n_dofs,) or not np.all(np.isfinite(tau)):
+        raise StateError(f"applied forces at t = {t:.9g} s must be {asm.n_dofs} finite numbers, got shape "
+                         f"{tau.shape}" + ("" if tau.shape != (asm.n_dofs,) else " with NaN/Inf"))
+    return tau
+
+
+def _response(asm, s: _Step, Phi=None) -> ForwardResult:
+    """The plant's response at a step (q̈, Φᵀλ, λ); Φ evaluated here unless given."""
+    if Phi is None:
+        Phi = asm.constraint_rows(asm.evaluate(s.t, s.q, s.v))[1]
+    force = Phi.T @ s.lam if Phi.shape[0] else np.zeros(asm.n_dofs)
+    return ForwardResult(s.qdd, force, s.lam, True, Phi.shape[0], "generalized-alpha")
+
+
+def _dissipation(asm, s0: _Step, s1: _Step, dt: float) -> float:
+    """Work of the Kelvin–Voigt forces over a step, ∫ vᵀ(k(q, v) − k(q, 0)) dt (trapezoid) [J]."""
+    if not asm.sparse or not any(b.material.damping > 0 for b in asm.bodies):
+        return 0.0
+    fs = asm.flexible.slice
+    total = 0.0
+    for s in (s0, s1):
+        viscous = asm.flexible.internal_force(s.q[fs], s.v[fs]) - asm.flexible.internal_force(s.q[fs], None)
+        total += 0.5 * dt * float(s.v[fs] @ viscous)
+    return total
+
+
+def _record(recorder, asm, s: _Step, tau, iterations: int, dt: float, stats: dict, rows=None) -> None:
+    """Record the step ``s``; ``rows`` are its constraint rows when already evaluated at (s.t, s.q, s.v)."""
+    phi, Phi, _, phi_t = rows if rows is not None else asm.constraint_rows(asm.evaluate(s.t, s.q, s.v))
+    recorder.t_last = s.t
+    recorder.record(s.t, s.q, s.v, _response(asm, s, Phi), tau, _Snapshot(phi, Phi, phi_t), iterations)
+    for key, value in (("dt", dt), ("newton_iterations", iterations), ("applied_work", stats["applied_work"]),
+                       ("dissipated", stats["dissipated"])):
+        recorder.rows.setdefault(key, []).append(np.array(value, dtype=float))

@@ -1,0 +1,98 @@
+"""The residual of the constrained equations of a rigid–flexible system and its Jacobian blocks, shared
+by static equilibrium (q̈ = 0, v = 0, load factor s) and implicit dynamics (s = 1):
+
+    r = s·(M q̈ + b + g)_rigid ⊕ (M_f q̈_f + k(q, v) − s·f_ext(q)) − Φ(q)ᵀλ − s·τ,    φ(q, t)
+                                                                              [DE-108, DE-112, DE-113]
+
+The joint rows come from the recursive Newton–Euler algorithm; their Jacobians are taken by central
+differences (they include M_q q̈ and the constraint Hessian term −∂(Φᵀλ)/∂q of the joint rows). The
+flexible rows and their Jacobians are exact (element kernels); see :meth:`flexbody.system.flexible_stack.FlexiblePart`.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+__all__ = ["EquationResidual"]
+
+
+class EquationResidual:
+    """r and φ of an assembled system at (t, q, v, q̈, λ, τ) and load factor s; counts and times the
+    flexible force and Jacobian evaluations (``force_calls``, ``force_time`` [s], ``jacobian_calls``,
+    ``jacobian_time`` [s]).
+
+    fd_step : relative step of the central differences of the joint rows.
+    """
+
+    def __init__(self, asm, fd_step: float = 1e-5):
+        self.asm, self.fd_step = asm, float(fd_step)
+        self.n_r = asm.n_rigid
+        self.force_calls = self.jacobian_calls = 0
+        self.force_time = self.jacobian_time = 0.0
+
+    def evaluate(self, t, q, v, qdd, lam, tau, s: float = 1.0):
+        """r (n,), φ (m,), Φ (m, n) and the evaluation at the state; v = None and q̈ = None for statics."""
+        asm = self.asm
+        ev = asm.evaluate(t, q, v)
+        r = np.empty(asm.n_dofs)
+        self._joint_rows(ev, qdd, s, r)
+        if asm.sparse:
+            fs = asm.flexible.slice
+            t0 = time.perf_counter()
+            h_f = asm.flexible.internal_force(q[fs], None if v is None else v[fs])
+            self.force_time += time.perf_counter() - t0
+            self.force_calls += 1
+            h_f -= s * asm.flexible.external_force(q[fs])
+            r[fs] = h_f if qdd is None else asm.flexible.mass.matrix @ qdd[fs] + h_f
+        phi, Phi, _, _ = asm.constraint_rows(ev)
+        if Phi.shape[0]:
+            r -= Phi.T @ lam
+        return r - s * tau, phi, Phi, ev
+
+    def _joint_rows(self, ev, qdd, s, out):
+        for tree in self.asm.trees:
+            sl = self.asm.slices[tree]
+            kin = ev.kinematics(tree)
+            out[sl] = s * (kin.inverse_dynamics(velocity=False) if qdd is None else kin.inverse_dynamics(qdd[sl]))
+
+    def rigid_rows(self, t, q, v, qdd, lam, s: float = 1.0) -> np.ndarray:
+        """Rows 0..n_r of r + s·τ: s·(M q̈ + b + g) − Φ_rᵀλ (n_r,)."""
+        asm = self.asm
+        ev = asm.evaluate(t, q, v)
+        out = np.empty(self.n_r)
+        self._joint_rows(ev, qdd, s, out)
+        if asm.n_constraints:
+            out -= (asm.constraint_rows(ev)[1][:, :self.n_r]).T @ lam
+        return out
+
+    def rigid_tangent(self, t, q, v, qdd, lam, s: float = 1.0, c_q: float = 1.0, c_v: float = 0.0) -> np.ndarray:
+        """c_q ∂r_r/∂q_r + c_v ∂r_r/∂v_r (n_r, n_r) by central differences of :meth:`rigid_rows`."""
+        n_r, h = self.n_r, self.fd_step
+        A = np.zeros((n_r, n_r))
+        for j in range(n_r):
+            if c_q:
+                A[:, j] += c_q * self._central(lambda d: self.rigid_rows(t, _shifted(q, j, d), v, qdd, lam, s),
+                                               h * max(1.0, abs(q[j])))
+            if c_v:
+                A[:, j] += c_v * self._central(lambda d: self.rigid_rows(t, q, _shifted(v, j, d), qdd, lam, s),
+                                               h * max(1.0, abs(v[j])))
+        return A
+
+    @staticmethod
+    def _central(f, d):
+        return (f(d) - f(-d)) / (2.0 * d)
+
+    def flexible_jacobians(self, ev):
+        """(h_f, ∂h_f/∂q, ∂h_f/∂v or None) at the evaluation, timed and counted."""
+        t0 = time.perf_counter()
+        out = self.asm.flexible_jacobians(ev)
+        self.jacobian_time += time.perf_counter() - t0
+        self.jacobian_calls += 1
+        return out
+
+
+def _shifted(x: np.ndarray, j: int, d: float) -> np.ndarray:
+    y = x.copy()
+    y[j] += d
+    return y

@@ -1,0 +1,180 @@
+"""Constraint stabilisation of explicit runs [AG-37, AG Sec. VI]: Newton–Raphson position correction
+q ← q − Φ⁺φ(q) and the velocity projection v ← v − Φ⁺(Φ v + φ_t) (Φ⁺ the SVD pseudoinverse with the rank
+convention of :mod:`flexbody.linalg.rank`, so both work at singular configurations and with redundant
+rows), Baumgarte's φ̈ + 2α φ̇ + β² φ = 0, and the assembly of a configuration that satisfies φ(q, t) = 0.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..system.description import as_assembled
+from ..linalg.rank import DENSE_LIMIT, GRAM_RTOL_FLOOR, constraint_svd, dense_jacobian
+from ..linalg.rank import resolve_tolerances as _tolerances
+from ..errors import ConvergenceError, FlexbodyError, StateError
+
+
+@dataclass(frozen=True, kw_only=True)
+class Baumgarte:
+    """Baumgarte stabilisation: the acceleration constraint becomes φ̈ + 2α φ̇ + β² φ = 0, i.e.
+    bias ← bias + 2α (Φ v + φ_t) + β² φ (α [1/s], β [1/s])."""
+
+    alpha: float
+    beta: float
+
+    def __post_init__(self):
+        if not (self.alpha >= 0 and self.beta >= 0):
+            raise FlexbodyError(f"Baumgarte: alpha and beta must be non-negative, got {self.alpha}, {self.beta}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PositionCorrection:
+    """Newton–Raphson projection onto φ = 0 after every accepted step [AG-37], then velocity projection.
+
+    ``tol`` is on ‖φ‖ (units of the constraint rows). At least ``min_iterations`` Newton steps are taken
+    even when ‖φ‖ ≤ tol already: the distance to the constraint manifold is ‖Φ⁺φ‖, which near a singular
+    configuration (small σ_min) is much larger than ‖φ‖, and the step costs one SVD of Φ, which the
+    velocity projection needs anyway. If ‖φ‖ > tol after ``max_iterations``,
+    ``on_failure="raise"`` raises ConvergenceError (results so far kept in ``last_good``); ``"warn"``
+    logs, records a "correction_not_converged" event and continues (as in [AG] Sec. VI, step 3).
+    """
+
+    tol: float = 1e-10
+    max_iterations: int = 10
+    min_iterations: int = 1
+    on_failure: str = "raise"
+
+    def __post_init__(self):
+        if self.on_failure not in ("raise", "warn"):
+            raise FlexbodyError(f"PositionCorrection: on_failure must be 'raise' or 'warn', got {self.on_failure!r}")
+        if not (self.tol > 0 and self.max_iterations >= 1 and 0 <= self.min_iterations <= self.max_iterations):
+            raise FlexbodyError("PositionCorrection: need tol > 0 and 0 <= min_iterations <= max_iterations, "
+                                "max_iterations >= 1")
+
+
+# ------------------------------------------------------------------------------------- linear algebra
+def _min_norm_step(Phi, r: np.ndarray, rtol: float, atol: float) -> tuple[np.ndarray, int]:
+    """Minimum-norm least-squares x = Φ⁺ r and the numerical rank of Φ (σ ≤ max(rtol·σ_max, atol) dropped)."""
+    m, n = Phi.shape
+    if m == 0:
+        return np.zeros(n), 0
+    if sp.issparse(Phi) and m * n > DENSE_LIMIT:
+        # Φ⁺ r = Φᵀ (Φ Φᵀ)⁺ r; the eigenvalues of Φ Φᵀ are σ², so the cut is tol²
+        w, V = np.linalg.eigh((Phi @ Phi.T).toarray())
+        tol = max(max(rtol, GRAM_RTOL_FLOOR) * np.sqrt(max(w.max(), 0.0)), atol)
+        keep = w > tol**2
+        return Phi.T @ (V[:, keep] @ ((V[:, keep].T @ r) / w[keep])), int(keep.sum())
+    svd, _ = constraint_svd(dense_jacobian(Phi), rtol, atol)
+    return svd.Vt.T @ ((svd.U.T @ r) / svd.s), svd.rank
+
+
+def _finite(name: str, value, t: float) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if not np.isfinite(arr).all():
+        bad = np.flatnonzero(~np.isfinite(arr.ravel()))
+        raise StateError(f"non-finite {name} at t = {t:.9g} s (entries {bad[:8].tolist()})")
+    return arr
+
+
+def _worst_rows(asm, phi: np.ndarray, count: int = 3) -> str:
+    labels = list(getattr(asm, "row_labels", None) or [f"row {i}" for i in range(phi.size)])
+    order = np.argsort(-np.abs(phi))[:count]
+    return ", ".join(f"{labels[i]!r} ({phi[i]:.3e})" for i in order)
+
+
+# -------------------------------------------------------------------------- consistent configurations
+def assemble_configuration(asm, q_guess, t: float = 0.0, fixed=None, tol: float = 1e-12,
+                           max_iterations: int = 50, *, rtol: float | None = None,
+                           atol: float | None = None) -> np.ndarray:
+    """Coordinates q near ``q_guess`` with φ(q, t) = 0, by Newton iteration q ← q − Φ⁺φ(q) [AG-37].
+
+    Parameters
+    ----------
+    asm : System, AssembledSystem, or a model with ``n_dofs``, ``constraint_value(t, q)`` and
+        ``constraint_jacobian(t, q)`` (a System is assembled first)
+    q_guess : array (n_dofs,)
+        Starting guess [model units].
+    t : float
+        Time [s] (rheonomic constraints).
+    fixed : sequence of int, optional
+        Coordinates kept at their guessed value (e.g. a crank angle); only the others are solved for,
+        with the minimum-norm correction in those coordinates.
+    tol : float
+        Convergence tolerance on ‖φ‖ (units of the constraint rows).
+    max_iterations : int
+        Newton iterations allowed.
+    rtol, atol : float, optional
+        Singular values of Φ below max(rtol·σ_max, atol) are dropped in Φ⁺ (:mod:`flexbody.linalg.rank`).
+
+    Returns
+    -------
+    q : ndarray (n_dofs,)
+
+    Raises
+    ------
+    StateError
+        ``q_guess`` has the wrong shape or is not finite.
+    ConvergenceError
+        ‖φ‖ > tol after ``max_iterations`` or the Newton step vanished (no assembled configuration near
+        the guess); the message names the constraint rows with the largest residual, ``residual_history``
+        holds ‖φ‖ per iteration and ``last_good`` the coordinates with the smallest residual.
+    """
+    asm = as_assembled(asm, "assemble_configuration")
+    n = int(asm.n_dofs)
+    q = _finite("q_guess", np.array(q_guess, dtype=float), t)
+    if q.shape != (n,):
+        raise StateError(f"assemble_configuration: q_guess must have shape ({n},), got {q.shape}")
+    rtol, atol = _tolerances(rtol, atol)
+    free = np.setdiff1d(np.arange(n), np.asarray([] if fixed is None else fixed, dtype=int))
+    phi = np.asarray(asm.constraint_value(t, q), dtype=float)
+    history = [float(np.linalg.norm(phi))]
+    q_best, best = q.copy(), history[0]
+    for _ in range(max_iterations):
+        if history[-1] <= tol:
+            return q
+        Phi = asm.constraint_jacobian(t, q)
+        dq, _ = _min_norm_step(Phi[:, free] if len(free) < n else Phi, phi, rtol, atol)   # [AG-37]
+        if not np.all(np.isfinite(dq)) or np.linalg.norm(dq) <= 1e-15 * (1.0 + np.linalg.norm(q)):
+            break                                        # Gauss–Newton stationary point with φ ≠ 0
+        q = q.copy()
+        q[free] -= dq
+        phi = np.asarray(asm.constraint_value(t, q), dtype=float)
+        history.append(float(np.linalg.norm(phi)))
+        if history[-1] < best:
+            q_best, best = q.copy(), history[-1]
+    if history[-1] <= tol:
+        return q
+    phi_best = np.asarray(asm.constraint_value(t, q_best), dtype=float)
+    raise ConvergenceError(f"assemble_configuration: constraints not satisfied to ‖φ‖ ≤ {tol:.1e} (best ‖φ‖ = "
+                           f"{best:.3e} after {len(history) - 1} iterations); largest residuals in rows "
+                           f"{_worst_rows(asm, phi_best)}", history, last_good=q_best)
+
+
+def project_velocity(asm, q, v, t: float = 0.0, *, rtol: float | None = None,
+                     atol: float | None = None) -> np.ndarray:
+    """Velocities (n_dofs,) satisfying Φ v + φ_t = 0 with the minimum-norm change v ← v − Φ⁺(Φ v + φ_t)."""
+    asm = as_assembled(asm, "project_velocity")
+    rtol, atol = _tolerances(rtol, atol)
+    Phi = asm.constraint_jacobian(t, q)
+    r = Phi @ v + np.asarray(asm.constraint_rate(t, q), dtype=float)
+    dv, _ = _min_norm_step(Phi, r, rtol, atol)
+    return np.asarray(v, dtype=float) - dv
+
+
+def _correct(asm, t, q, v, settings: PositionCorrection, rtol, atol):
+    """[AG-37] Newton projection of q onto φ = 0, then velocity projection.
+
+    Returns q, v, iterations, ‖φ‖ after the correction."""
+    phi = np.asarray(asm.constraint_value(t, q), dtype=float)
+    norm, iterations = float(np.linalg.norm(phi)), 0
+    while (iterations < settings.min_iterations or norm > settings.tol) and iterations < settings.max_iterations:
+        dq, _ = _min_norm_step(asm.constraint_jacobian(t, q), phi, rtol, atol)      # [AG-37]
+        if not np.any(dq):
+            break                                   # Φ⁺ = 0 (rank 0): nothing to correct with
+        q = q - dq
+        phi = np.asarray(asm.constraint_value(t, q), dtype=float)
+        norm, iterations = float(np.linalg.norm(phi)), iterations + 1
+    v = project_velocity(asm, q, v, t, rtol=rtol, atol=atol)
+    return q, v, iterations, norm

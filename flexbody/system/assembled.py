@@ -1,0 +1,351 @@
+"""AssembledSystem: a frozen system that evaluates the terms of the constrained equations at a state.
+
+    τ = M(q) a + h(q, v) − Φᵀλ,    Φ a + bias = 0,    Φ v + φ_t = 0,    φ(q, t) = 0        [DE-2..7, DE-112, 113]
+
+Global coordinates stack the joint coordinates of each rigid tree in the order given, then the absolute
+nodal coordinates of each flexible body [DE-110]; M is block diagonal with one dense block per tree and
+the constant sparse flexible block [DE-110], h = b + g per tree and k + g_f for the flexible bodies
+(:mod:`flexbody.system.flexible_stack`), and Φ stacks the rows of every constraint in order. Rigid-only systems
+return dense M and Φ; systems with flexible bodies return a :class:`~flexbody.linalg.block_mass.BlockMass`
+and a sparse CSR Φ, so no n×n dense matrix is formed. Solvers and controllers see only these pure
+functions of (t, q, v) (see ``docs/architecture.md``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import scipy.sparse as sp
+
+from ..linalg.block_mass import BlockMass
+from ..errors import StateError
+from .flexible_stack import FlexiblePart
+from ..rigid.tree import Kinematics
+
+
+@dataclass(frozen=True)
+class State:
+    """Time t [s], coordinates q (n,) and velocities v (n,) of an assembled system."""
+
+    t: float
+    q: np.ndarray
+    v: np.ndarray
+
+
+@dataclass(frozen=True)
+class Terms:
+    """The terms of the constrained equations at one state (shapes: n coordinates, m constraint rows).
+
+    M (n, n), h (n,) = b + g, Phi (m, n), bias (m,) with Φa + bias = 0, phi (m,) = φ(q, t),
+    phi_t (m,) with Φv + φ_t = 0.
+    """
+
+    M: np.ndarray
+    h: np.ndarray
+    Phi: np.ndarray
+    bias: np.ndarray
+    phi: np.ndarray
+    phi_t: np.ndarray
+
+
+class Evaluation:
+    """Kinematics of every tree at one (t, q, v), computed on first use; the context anchors read."""
+
+    def __init__(self, asm: "AssembledSystem", t: float, q: np.ndarray, v: np.ndarray):
+        self.asm, self.t, self.q, self.v = asm, float(t), q, v
+        self._kin, self._batches, self._single = {}, {}, {}
+
+    def offset(self, tree) -> int:
+        return self.asm.offsets[tree]
+
+    def body_offset(self, body) -> int:
+        """First global column of a flexible body (its nodal coordinates follow, node-major)."""
+        return self.asm.offsets[body]
+
+    def columns(self, tree) -> np.ndarray:
+        return self.asm.columns[tree]
+
+    def point(self, anchor):
+        """(x (3,), ẋ (3,), J (3, n_tree), J̇v (3,)) of a link point anchor; one numba pass per tree."""
+        tree = anchor.link.tree
+        slot = self.asm.point_slots[tree][0].get(anchor) if tree in self.asm.point_slots else None
+        if slot is None:
+            out = self._single.get(anchor)
+            if out is None:
+                X, Xd, J, B = self.kinematics(tree)._point(anchor.link, anchor.offset)
+                out = self._single[anchor] = (X[0], Xd[0], J[0], B[0])
+            return out
+        batch = self._batches.get(tree)
+        if batch is None:
+            _, index, offsets = self.asm.point_slots[tree]
+            batch = self._batches[tree] = self.kinematics(tree).points(index, offsets)
+        return batch[0][slot], batch[1][slot], batch[2][slot], batch[3][slot]
+
+    def kinematics(self, tree):
+        kin = self._kin.get(tree)
+        if kin is None:
+            s = self.asm.slices[tree]
+            kin = self._kin[tree] = Kinematics(tree, self.q[s], self.v[s])     # q, v validated once
+        return kin
+
+
+class AssembledSystem:
+    """Frozen rigid trees, flexible bodies, holonomic constraints and loads of a :class:`flexbody.System`.
+
+    Attributes
+    ----------
+    trees : list of RigidTree; bodies : list of FlexibleBody
+    offsets : dict tree or body -> first column; slices : dict tree or body -> slice
+    n_rigid : int, number of joint coordinates (they come first); flexible : FlexiblePart
+    constraints : list of Constraint; n_dofs, n_constraints : int
+    coordinate_labels : list[str] (n); row_labels : list[str] (m)
+    coordinate_units : list[str] (n), "rad" (revolute joint) or "m" (prismatic joint, nodal coordinate);
+    row_units : list[str] (m), unit of each constraint row's value φ (:attr:`Constraint.units`)
+    S : (k, n) actuation (selection) matrix of the actuated joint coordinates; actuated_labels (k),
+    actuated_units (k)
+    """
+
+    def __init__(self, trees, constraints, actuated_links=None, q0=None, bodies=(), loads=()):
+        self.trees = list(trees)
+        self.offsets, self.slices, start = {}, {}, 0
+        for tree in self.trees:
+            self.offsets[tree] = start
+            self.slices[tree] = slice(start, start + tree.n_dofs)
+            start += tree.n_dofs
+        self.n_rigid = start
+        self.flexible = FlexiblePart(bodies, loads, start)
+        self.bodies = self.flexible.bodies
+        for body in self.bodies:
+            self.offsets[body] = self.flexible.offsets[body]
+            self.slices[body] = slice(self.offsets[body], self.offsets[body] + body.n_dofs)
+        self.n_dofs = start + self.flexible.n_dofs
+        self.sparse = bool(self.bodies)
+        self.q0 = self._initial_coordinates(q0)
+        self.constraints = list(constraints)
+        self._pattern = None                              # CSR structure of Φ, reused while its positions repeat
+        self._prepare_attachments()
+        self.row_slices, row = [], 0
+        for c in self.constraints:
+            self.row_slices.append(slice(row, row + c.n_rows))
+            row += c.n_rows
+        self.n_constraints = row
+        self.columns = {tree: np.arange(s.start, s.stop) for tree, s in self.slices.items()}
+        self.point_slots = self._register_points()
+        self.coordinate_labels = [lab for tree in self.trees for lab in tree.coordinate_labels]
+        self.coordinate_labels += self.flexible.labels()
+        self.row_labels = [lab for c in self.constraints for lab in c.row_labels]
+        self.coordinate_units = [link.joint.unit for tree in self.trees for link in tree.coordinate_links]
+        self.coordinate_units += ["m"] * self.flexible.n_dofs
+        self.row_units = [unit for c in self.constraints for unit in getattr(c, "units", ("-",) * c.n_rows)]
+        self.body_slices = {item.name: (s.start, s.stop) for item, s in self.slices.items()}
+        if actuated_links is None:                       # every joint; flexible nodes are passive [DE 6.3]
+            cols = np.arange(self.n_rigid)
+        else:
+            cols = np.array([self.offsets[l.tree] + l.coordinate for l in actuated_links], dtype=np.int64)
+        self.S = np.zeros((len(cols), self.n_dofs))
+        self.S[np.arange(len(cols)), cols] = 1.0
+        self.actuated_labels = [self.coordinate_labels[c] for c in cols]
+        self.actuated_units = [self.coordinate_units[c] for c in cols]
+
+    def _initial_coordinates(self, q0) -> np.ndarray:
+        """q0 (n,) from rigid joint coordinates (n_rigid,) or all coordinates (n,); nodes at their
+        reference positions by default."""
+        q = np.concatenate([np.zeros(self.n_rigid), self.flexible.reference_coordinates()])
+        if q0 is not None:
+            q0 = np.asarray(q0, dtype=float)
+            if q0.shape == (self.n_rigid,):
+                q[:self.n_rigid] = q0
+            elif q0.shape == (self.n_dofs,):
+                q = q0.copy()
+            else:
+                raise StateError(f"q0 must have shape ({self.n_rigid},) (joints) or ({self.n_dofs},), got {q0.shape}")
+        return q
+
+    def _prepare_attachments(self) -> None:
+        """Let attachments record their node offsets in the carrier frame at q0."""
+        for c in self.constraints:
+            if hasattr(c, "prepare"):
+                tree = c.trees[0] if c.trees else None
+                q_tree = self.q0[self.slices[tree]] if tree is not None else None
+                cols = self.offsets[c.body] + 3 * c.nodes[:, None] + np.arange(3)
+                c.prepare(q_tree, self.q0[cols])
+
+    def _register_points(self) -> dict:
+        """Link-point anchors of the constraints, per tree: ({anchor: slot}, link indices, offsets)."""
+        from ..rigid.anchors import LinkPoint
+        slots = {}
+        for c in self.constraints:
+            for a in c.anchors:
+                if isinstance(a, LinkPoint):
+                    table = slots.setdefault(a.link.tree, {})
+                    table.setdefault(a, len(table))
+        return {tree: (table, np.array([a.link.index for a in table], dtype=np.int64),
+                       np.array([a.offset for a in table], dtype=float).reshape(-1, 3))
+                for tree, table in slots.items()}
+
+    # ------------------------------------------------------------------ validation
+    def _state(self, q, v=None) -> tuple[np.ndarray, np.ndarray]:
+        q = np.asarray(q, dtype=float)
+        v = np.zeros(self.n_dofs) if v is None else np.asarray(v, dtype=float)
+        for name, x in (("q", q), ("v", v)):
+            if x.shape != (self.n_dofs,):
+                raise StateError(f"{name} must have shape ({self.n_dofs},), got {x.shape}")
+            if not np.all(np.isfinite(x)):
+                bad = [self.coordinate_labels[i] for i in np.flatnonzero(~np.isfinite(x))]
+                raise StateError(f"{name} contains NaN or Inf at {bad}")
+        return q, v
+
+    def evaluate(self, t: float, q, v=None) -> Evaluation:
+        q, v = self._state(q, v)
+        return Evaluation(self, t, q, v)
+
+    # ------------------------------------------------------------------ terms
+    def mass_matrix(self, ev: Evaluation):
+        """M (n, n): dense for rigid-only systems, a :class:`BlockMass` with flexible bodies [DE-110]."""
+        if not self.sparse:
+            M = np.zeros((self.n_dofs, self.n_dofs))
+            for tree in self.trees:
+                s = self.slices[tree]
+                M[s, s] = ev.kinematics(tree).mass_matrix()
+            return M
+        rigid = [(self.slices[tree], ev.kinematics(tree).mass_matrix()) for tree in self.trees]
+        return BlockMass(rigid, self.flexible.mass, self.flexible.slice, self.n_dofs)
+
+    def _flexible_state(self, ev: Evaluation):
+        fs = self.flexible.slice
+        return ev.q[fs], ev.v[fs]
+
+    def mass_and_forces(self, ev: Evaluation):
+        """Block-diagonal M (n, n) and h = b + g (n,) [DE-109, DE-110]."""
+        h = np.empty(self.n_dofs)
+        for tree in self.trees:
+            h[self.slices[tree]] = ev.kinematics(tree).inverse_dynamics()
+        if self.sparse:
+            h[self.flexible.slice] = self.flexible.forces(*self._flexible_state(ev))
+        return self.mass_matrix(ev), h
+
+    def mass_bias_gravity(self, ev: Evaluation):
+        """M (n, n), b (n,) and g (n,) separately [DE-2, DE-110]: flexible b = k(q, v), g = −f_ext."""
+        b, g = np.empty(self.n_dofs), np.empty(self.n_dofs)
+        for tree in self.trees:
+            s, kin = self.slices[tree], ev.kinematics(tree)
+            b[s] = kin.inverse_dynamics(gravity=False)
+            g[s] = kin.inverse_dynamics(velocity=False)
+        if self.sparse:
+            q_f, v_f = self._flexible_state(ev)
+            b[self.flexible.slice] = self.flexible.internal_force(q_f, v_f)
+            g[self.flexible.slice] = -self.flexible.external_force(q_f)
+        return self.mass_matrix(ev), b, g
+
+    def gravity_force(self, ev: Evaluation) -> np.ndarray:
+        """g (n,), the forces that hold the system still against gravity and loads [DE-2, DE-110]."""
+        g = np.empty(self.n_dofs)
+        for tree in self.trees:
+            g[self.slices[tree]] = ev.kinematics(tree).inverse_dynamics(velocity=False)
+        if self.sparse:
+            g[self.flexible.slice] = -self.flexible.external_force(ev.q[self.flexible.slice])
+        return g
+
+    def constraint_rows(self, ev: Evaluation, jacobian: bool = True):
+        """φ (m,), Φ (m, n) (or None), bias (m,), φ_t (m,); Φ is dense for rigid-only systems and
+        sparse CSR with flexible bodies."""
+        m = self.n_constraints
+        phi, bias, phi_t = np.empty(m), np.empty(m), np.zeros(m)
+        dense = jacobian and not self.sparse
+        Phi = np.zeros((m, self.n_dofs)) if dense else None
+        triplets = [] if jacobian and self.sparse else None
+        for c, rs in zip(self.constraints, self.row_slices):
+            rows = c.evaluate(ev)
+            phi[rs] = rows.phi
+            bias[rs] = rows.bias
+            if rows.phi_t is not None:
+                phi_t[rs] = rows.phi_t
+            for cols, block in (rows.pieces if jacobian else ()):
+                if not len(cols):
+                    continue
+                if dense:
+                    Phi[rs, cols] += block.toarray() if sp.issparse(block) else block
+                else:
+                    triplets.append(_triplets(rs.start, cols, block))
+        if triplets is not None:
+            rows, cols, vals = (np.concatenate(x) for x in zip(*triplets)) if triplets else (np.zeros(0, int),) * 3
+            if self._pattern is None or not self._pattern.matches(rows, cols):
+                self._pattern = _RowPattern(rows, cols, (m, self.n_dofs))
+            Phi = self._pattern.csr(vals)
+        return phi, Phi, bias, phi_t
+
+    def terms(self, t: float, q, v=None) -> Terms:
+        """All terms of the constrained equations at (t, q, v)."""
+        ev = self.evaluate(t, q, v)
+        M, h = self.mass_and_forces(ev)
+        phi, Phi, bias, phi_t = self.constraint_rows(ev)
+        return Terms(M, h, Phi, bias, phi, phi_t)
+
+    def constraint_value(self, t: float, q) -> np.ndarray:
+        return self.constraint_rows(self.evaluate(t, q), jacobian=False)[0]
+
+    def constraint_jacobian(self, t: float, q) -> np.ndarray:
+        return self.constraint_rows(self.evaluate(t, q))[1]
+
+    def constraint_rate(self, t: float, q) -> np.ndarray:
+        return self.constraint_rows(self.evaluate(t, q), jacobian=False)[3]
+
+    def energy(self, q, v) -> tuple[float, float]:
+        """Kinetic and potential energy [J]: gravity of the trees, strain energy of the flexible bodies and
+        the potential −f·q of their dead loads (follower loads are not conservative and have none)."""
+        ev = self.evaluate(0.0, q, v)
+        kins = [ev.kinematics(tree) for tree in self.trees]
+        kinetic = sum(k.kinetic_energy() for k in kins)
+        potential = sum(k.potential_energy() for k in kins)
+        if self.sparse:
+            q_f, v_f = self._flexible_state(ev)
+            kinetic += self.flexible.kinetic_energy(v_f)
+            potential += self.flexible.strain_energy(q_f) + self.flexible.load_potential(q_f)
+        return kinetic, potential
+
+    def initial_state(self) -> State:
+        return State(0.0, self.q0.copy(), np.zeros(self.n_dofs))
+
+    def flexible_jacobians(self, ev: Evaluation, *, damping: bool = True):
+        """Flexible rows of h and their Jacobians ∂h_f/∂q, ∂h_f/∂v (sparse, flexible columns only)."""
+        return self.flexible.jacobians(*self._flexible_state(ev), damping=damping)
+
+    def rank_report(self, t: float, q, rtol=None):
+        """Rank of Φ(q) with singular values, tolerance and redundant rows (:func:`analysis.constraint_rank`)."""
+        from ..linalg.rank import constraint_rank
+        return constraint_rank(self.constraint_jacobian(t, q), rtol=rtol, row_labels=self.row_labels)
+
+
+def _triplets(row0: int, cols: np.ndarray, block):
+    """(rows, cols, values) of a Jacobian piece placed at row ``row0`` on global columns ``cols``."""
+    if sp.issparse(block):
+        b = block.tocoo()
+        return b.row + row0, np.asarray(cols)[b.col], b.data
+    block = np.asarray(block, dtype=float)
+    r, k = block.shape
+    keep = block.ravel() != 0.0                              # no stored zeros (e.g. off-diagonals of a node's I)
+    rows = np.repeat(np.arange(row0, row0 + r), k)[keep]
+    return rows, np.tile(np.asarray(cols), r)[keep], block.ravel()[keep]
+
+
+class _RowPattern:
+    """The CSR structure of Φ for one list of (row, col) positions (duplicates summed): the positions of the
+    pieces repeat from state to state, so the sort of a COO→CSR conversion is done once and each Φ only
+    scatters its values (``np.bincount``) into a new CSR matrix sharing ``indices`` and ``indptr``."""
+
+    def __init__(self, rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]):
+        self.rows, self.cols, self.shape = rows, cols, shape
+        unique, self.slot = np.unique(rows.astype(np.int64) * shape[1] + cols, return_inverse=True)
+        self.indices = (unique % shape[1]).astype(np.int32)
+        self.indptr = np.searchsorted(unique // shape[1], np.arange(shape[0] + 1)).astype(np.int32)
+        self.indices.flags.writeable = self.indptr.flags.writeable = False     # shared by every Φ made here
+
+    def matches(self, rows: np.ndarray, cols: np.ndarray) -> bool:
+        return rows.shape == self.rows.shape and np.array_equal(rows, self.rows) and np.array_equal(cols, self.cols)
+
+    def csr(self, vals: np.ndarray) -> sp.csr_matrix:
+        data = np.bincount(self.slot, weights=vals, minlength=len(self.indices))
+        Phi = sp.csr_matrix((data, self.indices, self.indptr), shape=self.shape, copy=False)
+        Phi.has_canonical_format = True                                       # sorted, no duplicates
+        return Phi

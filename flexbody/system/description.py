@@ -1,0 +1,216 @@
+"""System: rigid trees, flexible bodies, constraints, loads and actuators (the editable description).
+
+:meth:`System.assemble` freezes rigid trees, flexible bodies, holonomic constraints (loop closures,
+couplings, attachments of nodes, pins, ties; a :class:`~flexbody.constraints.base.Fix` becomes a
+:class:`~flexbody.constraints.attachments.FixNodes`) and loads into an :class:`~flexbody.system.assembled.AssembledSystem`
+whose global coordinates stack the trees' joint coordinates and then each body's absolute nodal
+coordinates, q = [q₁; …; q_y; d₁; …; d_z] [DE-110], for dynamics, implicit integration, statics and
+control. The flexible-only static solver (:func:`flexbody.solve_static`) uses this description directly:
+stacked nodal coordinates, block-diagonal constant mass, stacked internal forces and tangents, summed loads.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from .assembled import AssembledSystem
+from ..constraints.base import Constraint, Fix
+from ..errors import ConstraintError, FlexbodyError, LoadError, ModelError
+from ..fem.flexible_body import FlexibleBody
+from ..fem.loads import Load
+from ..rigid.tree import Link, RigidTree
+
+
+class System:
+    """Rigid trees and flexible bodies with their constraints, loads and actuators.
+
+    Parameters
+    ----------
+    bodies : sequence of RigidTree or FlexibleBody
+        Unique names; coordinates are stacked in this order (rigid trees first).
+    constraints : sequence of Constraint (holonomic: between trees, nodes and the ground) or Fix
+    loads : sequence of Load (flexible bodies)
+    actuators : sequence of Link, optional
+        Links whose joint coordinates are actuated (rows of the selection matrix S); default: every
+        joint coordinate (flexible nodes are passive [DE 6.3]).
+    q0 : array_like (n_rigid,) or (n,), optional
+        Initial joint coordinates of the rigid trees (default zero), or all coordinates (nodes default
+        to their reference positions).
+    """
+
+    def __init__(self, bodies: Sequence, constraints: Sequence = (), loads: Sequence[Load] = (),
+                 actuators: Sequence[Link] | None = None, q0=None):
+        if isinstance(bodies, (FlexibleBody, RigidTree)):
+            raise FlexbodyError(f"System: bodies must be a list, e.g. System([{bodies.name!r} body, ...]); "
+                                f"got the single {type(bodies).__name__} {bodies.name!r}")
+        items = list(bodies)
+        if not items:
+            raise FlexbodyError("System needs at least one body")
+        names = set()
+        for body in items:
+            if not isinstance(body, (FlexibleBody, RigidTree)):
+                raise FlexbodyError(f"System: {body!r} is neither a FlexibleBody nor a RigidTree")
+            if body.name in names:
+                raise FlexbodyError(f"System: two bodies are named {body.name!r}")
+            names.add(body.name)
+        self.trees = [b for b in items if isinstance(b, RigidTree)]
+        self.bodies = [b for b in items if isinstance(b, FlexibleBody)]
+        self.constraints = list(constraints)
+        self.loads = list(loads)
+        for c in self.constraints:
+            if isinstance(c, Fix):
+                if c.body not in self.bodies:
+                    raise ConstraintError(f"System: constraint {c.label!r} refers to body {c.body.name!r}, "
+                                          f"which is not in the system")
+            elif isinstance(c, Constraint):
+                for tree in c.trees:
+                    if tree not in self.trees:
+                        raise ConstraintError(f"System: constraint {c.name!r} refers to tree {tree.name!r}, "
+                                              f"which is not in the system")
+                for body in c.bodies:
+                    if body not in self.bodies:
+                        raise ConstraintError(f"System: constraint {c.name!r} refers to flexible body "
+                                              f"{body.name!r}, which is not in the system")
+            else:
+                raise ConstraintError(f"System: unsupported constraint {type(c).__name__}")
+        labels = [lab for c in self.constraints if isinstance(c, Constraint) for lab in c.row_labels]
+        if len(set(labels)) != len(labels):
+            dup = sorted({lab for lab in labels if labels.count(lab) > 1})
+            raise ConstraintError(f"System: constraint names must be unique; repeated rows {dup}")
+        for load in self.loads:
+            if not isinstance(load, Load):
+                raise LoadError(f"System: {load!r} is not a flexbody Load")
+            if load.body not in self.bodies:
+                raise LoadError(f"System: a {type(load).__name__} refers to body {load.body.name!r}, "
+                                f"which is not in the system")
+        self.actuators = None if actuators is None else list(actuators)
+        for link in self.actuators or ():
+            if not isinstance(link, Link) or link.tree not in self.trees:
+                raise ModelError(f"System: actuator {link!r} is not a link of a tree in the system")
+            if link.coordinate is None:
+                raise ModelError(f"System: actuator link {link.name!r} has a fixed joint (nothing to actuate)")
+        self.q0 = q0
+        sizes = [b.n_dofs for b in self.bodies]
+        self._offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+
+    def assemble(self) -> AssembledSystem:
+        """Freeze bodies, constraints, loads and actuators into an :class:`AssembledSystem` [DE-107..113]."""
+        from ..constraints.attachments import FixNodes
+        n_rigid = sum(t.n_dofs for t in self.trees)
+        n = n_rigid + self.n_dofs
+        q0 = None
+        if self.q0 is not None:
+            q0 = np.asarray(self.q0, dtype=float)
+            if q0.shape not in ((n_rigid,), (n,)) or not np.all(np.isfinite(q0)):
+                raise ModelError(f"System: q0 must be {n_rigid} (joints) or {n} finite numbers, got shape {q0.shape}")
+        rows = [FixNodes.from_fix(c) if isinstance(c, Fix) else c for c in self.constraints]
+        _check_overlaps(rows)
+        return AssembledSystem(self.trees, rows, self.actuators, q0, bodies=self.bodies, loads=self.loads)
+
+    # ------------------------------------------------------------------ coordinates
+    @property
+    def n_dofs(self) -> int:
+        return int(self._offsets[-1])
+
+    def body_slice(self, body: FlexibleBody) -> slice:
+        """Slice of the global coordinates that belongs to ``body``."""
+        i = self._index(body)
+        return slice(int(self._offsets[i]), int(self._offsets[i + 1]))
+
+    def _index(self, body: FlexibleBody) -> int:
+        for i, b in enumerate(self.bodies):
+            if b is body:
+                return i
+        raise FlexbodyError(f"body {getattr(body, 'name', body)!r} is not part of this system")
+
+    def reference_coordinates(self) -> np.ndarray:
+        """Stacked reference coordinates q₀ (n_dofs,) [m]."""
+        return np.concatenate([b.reference_coordinates() for b in self.bodies])
+
+    def prescribed(self, factor: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+        """Global indices and values of all prescribed coordinates at load factor ``factor``."""
+        dofs, vals = [], []
+        for c in self.constraints:
+            offset = self.body_slice(c.body).start
+            dofs.append(offset + c.dofs())
+            vals.append(c.values(factor))
+        if not dofs:
+            return np.zeros(0, int), np.zeros(0)
+        dofs, vals = np.concatenate(dofs), np.concatenate(vals)
+        unique, first = np.unique(dofs, return_index=True)
+        return unique, vals[first]
+
+    # ------------------------------------------------------------------ terms
+    def mass_matrix(self) -> sp.csr_matrix:
+        """Block-diagonal constant mass matrix (n_dofs, n_dofs) [kg]."""
+        return sp.block_diag([b.mass_matrix() for b in self.bodies], format="csr")
+
+    def internal_force(self, q: np.ndarray, v: np.ndarray | None = None) -> np.ndarray:
+        """Stacked internal forces k(q, v) (n_dofs,) [N]."""
+        return np.concatenate([b.internal_force(q[self.body_slice(b)], None if v is None else v[self.body_slice(b)])
+                               for b in self.bodies])
+
+    def force_and_tangent(self, q: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
+        """Internal force (n_dofs,) and its Jacobian ∂k/∂q (sparse, block diagonal)."""
+        parts = [b.force_and_tangent(q[self.body_slice(b)]) for b in self.bodies]
+        f = np.concatenate([p[0] for p in parts])
+        K = parts[0][1] if len(parts) == 1 else sp.block_diag([p[1] for p in parts], format="csr")
+        return f, K
+
+    def external_force(self, q: np.ndarray) -> np.ndarray:
+        """Sum of the loads' generalized forces (n_dofs,) [N] at q."""
+        f = np.zeros(self.n_dofs)
+        for load in self.loads:
+            s = self.body_slice(load.body)
+            f[s] += load.force(q[s])
+        return f
+
+    @property
+    def has_follower_loads(self) -> bool:
+        return any(load.follower for load in self.loads)
+
+    def load_stiffness(self, q: np.ndarray) -> sp.csr_matrix | None:
+        """∂(external force)/∂q (n_dofs, n_dofs) of follower loads, or None when all loads are dead."""
+        K = None
+        for load in self.loads:
+            if not load.follower:
+                continue
+            s = self.body_slice(load.body)
+            Kl = load.stiffness(q[s]).tocoo()
+            block = sp.csr_matrix((Kl.data, (Kl.row + s.start, Kl.col + s.start)), shape=(self.n_dofs,) * 2)
+            K = block if K is None else K + block
+        return K
+
+
+def _check_overlaps(constraints) -> None:
+    """Refuse two node constraints that hold the same nodal coordinate (redundant and incompatible in
+    general, e.g. a node fixed to the ground and attached to a moving link)."""
+    from ..constraints.attachments import TieNodes, _NodeRows
+    owner = {}
+    for c in constraints:
+        if not isinstance(c, _NodeRows) or isinstance(c, TieNodes):
+            continue
+        for a in c.nodes:
+            for comp in c.components:
+                key = (id(c.body), int(a), int(comp))
+                if key in owner:
+                    raise ConstraintError(f"System: node {a} of body {c.body.name!r} ({'xyz'[comp]}) is held by both "
+                                          f"{owner[key]!r} and {c.name!r}; remove one of them")
+                owner[key] = c.name
+
+
+def as_assembled(model, who: str):
+    """The model a solver evaluates: a :class:`flexbody.System` is assembled here (``system.assemble()``);
+    an :class:`AssembledSystem`, or any object with the evaluation interface (``n_dofs``, ...), is
+    returned as it is. Anything else raises ModelError naming ``who`` and what to pass.
+
+    Assembling takes time (attachments, patterns): for repeated calls assemble once and pass the result.
+    """
+    if isinstance(model, System):
+        return model.assemble()
+    if isinstance(model, AssembledSystem) or hasattr(model, "n_dofs"):
+        return model
+    raise ModelError(f"{who}: expected a flexbody.System or the AssembledSystem of system.assemble(), "
+                     f"got {type(model).__name__}")
