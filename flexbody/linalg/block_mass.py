@@ -10,17 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from ..errors import StateError
+from .sparse_factor import NotPositiveDefinite, SparseFactor
 from .validation import potrf, potrs
-
-try:  # CHOLMOD; scipy's SuperLU otherwise
-    from sksparse.cholmod import CholmodError as _CholmodError
-    from sksparse.cholmod import cholesky as _cholmod_cholesky
-except ImportError:  # pragma: no cover - depends on the environment
-    _cholmod_cholesky = None
-    _CholmodError = Exception
 
 __all__ = ["BlockMass", "FlexibleMassFactor", "DENSE_MASS_LIMIT", "INVERSE_CHUNK"]
 
@@ -76,13 +69,11 @@ class FlexibleMassFactor:
     def _factor(self) -> None:
         if self.matrix.shape[0] == 0:
             self._solve = lambda b: b
-        elif _cholmod_cholesky is not None:
+        else:
             try:
-                self._solve = _cholmod_cholesky(self.matrix)
-            except _CholmodError as exc:
+                self._solve = SparseFactor().factor(self.matrix, lu_fallback=False).solve
+            except NotPositiveDefinite as exc:
                 raise StateError(f"flexible mass matrix is not positive definite (CHOLMOD: {exc})") from exc
-        else:  # pragma: no cover - only without scikit-sparse
-            self._solve = spla.splu(self.matrix).solve
         self.factorizations += 1
 
 

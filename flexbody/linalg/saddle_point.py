@@ -19,14 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from ..errors import ConvergenceError
-
-try:
-    from sksparse.cholmod import CholmodError, analyze
-except ImportError:  # pragma: no cover - depends on the environment
-    analyze, CholmodError = None, Exception
+from .sparse_factor import NotPositiveDefinite, SparseFactor
 
 __all__ = ["SaddlePointSolver"]
 
@@ -63,8 +58,7 @@ class SaddlePointSolver:
         self.n_rigid = int(n_rigid)
         self.factorizations = 0
         self.method = None
-        self._symbolic = None
-        self._pattern = None
+        self._factor = SparseFactor()
 
     # ------------------------------------------------------------------ factorization
     def factor(self, A_rigid: np.ndarray, A_flex: sp.spmatrix, Phi: sp.csr_matrix) -> None:
@@ -110,20 +104,12 @@ class SaddlePointSolver:
 
     def _factor_reduced(self, K: sp.csc_matrix) -> None:
         K_sym = ((K + K.T) * 0.5).tocsc()
-        if analyze is not None:
-            K_sym.sort_indices()
-            pattern = (K_sym.shape, hash(K_sym.indptr.tobytes()), hash(K_sym.indices.tobytes()))
-            try:
-                if self._symbolic is None or pattern != self._pattern:
-                    self._symbolic, self._pattern = analyze(K_sym), pattern
-                    self._numeric = self._symbolic
-                self._numeric.cholesky_inplace(K_sym)
-                self._solve_reduced, self.method = self._numeric.solve_A, "cholmod"
-                return
-            except CholmodError:
-                self._symbolic = None                            # not SPD (or pattern changed): LU below
-        lu = spla.splu(K.tocsc())
-        self._solve_reduced, self.method = lu.solve, "superlu"
+        K_sym.sort_indices()
+        try:
+            self._factor.factor(K_sym, lu_fallback=False)
+        except NotPositiveDefinite:
+            self._factor.factor_lu(K)                           # not SPD: LU of the matrix itself
+        self._solve_reduced, self.method = self._factor.solve, self._factor.method
 
     # ------------------------------------------------------------------ solves
     def solve(self, r1: np.ndarray, r2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

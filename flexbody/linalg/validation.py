@@ -6,16 +6,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from ..errors import StateError
-
-try:  # CHOLMOD for sparse mass matrices; scipy's SuperLU otherwise
-    from sksparse.cholmod import CholmodError as _CholmodError
-    from sksparse.cholmod import cholesky as _cholmod_cholesky
-except ImportError:  # pragma: no cover - depends on the environment
-    _cholmod_cholesky = None
-    _CholmodError = Exception
+from .sparse_factor import NotPositiveDefinite, SparseFactor
 
 __all__ = ["as_float", "as_vector", "as_mass", "MassSolver", "potrf", "potrs"]
 
@@ -79,13 +72,11 @@ class MassSolver:
             if info != 0:
                 raise StateError(f"M is not positive definite (Cholesky failed at pivot {info})")
             self._c = c
-        elif _cholmod_cholesky is not None:
+        else:
             try:
-                self._factor = _cholmod_cholesky(M)
-            except _CholmodError as exc:
+                self._factor = SparseFactor().factor(M, lu_fallback=False).solve
+            except NotPositiveDefinite as exc:
                 raise StateError(f"M is not positive definite (CHOLMOD: {exc})") from exc
-        else:  # pragma: no cover - only without scikit-sparse
-            self._factor = spla.splu(M).solve
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         if self.sparse:

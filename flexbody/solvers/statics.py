@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from ..errors import ConvergenceError, FlexbodyError
 from ..io.results import Results
+from ..linalg.sparse_factor import NotPositiveDefinite, SparseFactor
 from ..system.description import System
 
 log = logging.getLogger(__name__)
@@ -46,33 +46,25 @@ class _LinearSolver:
 
     def __init__(self, symmetric: bool):
         self.symmetric = symmetric
-        self._factor = None
-        self._pattern = None
-        self.n_cholesky = 0
-        self.n_lu = 0
+        self._factor = SparseFactor()
+
+    @property
+    def n_cholesky(self) -> int:
+        return self._factor.n_cholesky
+
+    @property
+    def n_lu(self) -> int:
+        return self._factor.n_lu
 
     def solve(self, K: sp.csr_matrix, b: np.ndarray) -> np.ndarray:
-        if self.symmetric:
-            x = self._cholmod(K, b)
-            if x is not None:
-                return x
-        self.n_lu += 1
-        return spla.splu(K.tocsc()).solve(b)
-
-    def _cholmod(self, K: sp.csr_matrix, b: np.ndarray) -> np.ndarray | None:
-        from sksparse.cholmod import CholmodNotPositiveDefiniteError, analyze
-
+        if not self.symmetric:
+            return self._factor.factor_lu(K).solve(b)
         A = sp.csc_matrix((K.data, K.indices, K.indptr), shape=K.shape)   # K symmetric: CSR(K) = CSC(K)
-        pattern = (A.nnz, A.indices.tobytes(), A.indptr.tobytes())
         try:
-            if self._factor is None or pattern != self._pattern:
-                self._factor, self._pattern = analyze(A), pattern
-            self._factor.cholesky_inplace(A)
-        except CholmodNotPositiveDefiniteError:
+            return self._factor.factor(A, lu_fallback=False).solve(b)
+        except NotPositiveDefinite:
             log.info("tangent not positive definite; using LU for this iteration")
-            return None
-        self.n_cholesky += 1
-        return self._factor(b)
+            return self._factor.factor_lu(K).solve(b)
 
 
 def solve_static(system: System, *, load_steps: int = 1, settings: NewtonSettings | None = None,
