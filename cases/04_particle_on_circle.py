@@ -144,11 +144,11 @@ def plot(path, res, decompositions, theta, theta_ref, energy_error) -> None:
 
 
 def main(out_dir="out/04_particle_on_circle", mass=MASS, radius=RADIUS, gravity=GRAVITY, theta0=THETA0,
-         dt=DT, t_end=T_END) -> dict:
+         dt=DT, t_end=T_END, context=None) -> dict:
     """Simulate, compare with the closed form and the reference, write the outputs; returns the key numbers."""
     asm = build(mass, radius, gravity, theta0).assemble()
     res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), formulation="projection",
-                   stabilization=fb.PositionCorrection())
+                   stabilization=fb.PositionCorrection(), context=context)
     out = Path(out_dir)
     res.save(out)
     fb.io.write_link_pvd(out, res, every=fb.io.frame_stride(res))   # ParaView series with the circle (scene.vtp)

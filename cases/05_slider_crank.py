@@ -119,12 +119,12 @@ def plot(path, res, crossings, theta_ref) -> None:
 
 
 def main(out_dir="out/05_slider_crank", length=LENGTH, mass=MASS, gravity=GRAVITY, crank0=CRANK0, torque=TORQUE,
-         dt=DT, t_end=T_END, singular_tol=SINGULAR_TOL, near=NEAR, far=FAR) -> dict:
+         dt=DT, t_end=T_END, singular_tol=SINGULAR_TOL, near=NEAR, far=FAR, context=None) -> dict:
     """Simulate the Fig. 4 run, write the outputs; returns the key numbers."""
     asm = build(length, mass, gravity, crank0).assemble()
     tau = asm.S.T @ np.array([torque])                      # τ = Sᵀ f₁ = [f₁, 0]
     res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), tau=tau, formulation="projection",
-                   stabilization=fb.PositionCorrection(), singular_tol=singular_tol)
+                   stabilization=fb.PositionCorrection(), singular_tol=singular_tol, context=context)
     out = Path(out_dir)
     res.save(out)
     fb.io.write_link_pvd(out, res, every=10)                  # ParaView series of the links (crank.pvd)

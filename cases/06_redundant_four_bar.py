@@ -94,7 +94,7 @@ def plot(path, res, planar, free) -> None:
 
 
 def main(out_dir="out/06_redundant_four_bar", crank=CRANK, coupler=COUPLER, rocker=ROCKER, ground=GROUND,
-         density=DENSITY, gravity=GRAVITY, angle=ANGLE, dt=DT, t_end=T_END, drift_limit=DRIFT_LIMIT) -> dict:
+         density=DENSITY, gravity=GRAVITY, angle=ANGLE, dt=DT, t_end=T_END, drift_limit=DRIFT_LIMIT, context=None) -> dict:
     """Run the redundant and the planar four-bar, write the outputs; returns the key numbers."""
     params = dict(crank=crank, coupler=coupler, rocker=rocker, ground=ground, density=density, gravity=gravity,
                   angle=angle)
@@ -103,16 +103,16 @@ def main(out_dir="out/06_redundant_four_bar", crank=CRANK, coupler=COUPLER, rock
     report = asm.rank_report(0.0, asm.q0)
 
     try:
-        fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), formulation="multiplier")
+        fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), formulation="multiplier", context=context)
         refusal = None
     except fb.ConstraintError as exc:
         refusal = str(exc)
 
     res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), formulation="projection",
-                   stabilization=fb.PositionCorrection())
+                   stabilization=fb.PositionCorrection(), context=context)
     planar = fb.simulate(planar_asm, t_end, integrator=fb.RK4(dt=dt), formulation="multiplier",
-                      stabilization=fb.PositionCorrection())
-    free = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), formulation="projection", stabilization=None)
+                      stabilization=fb.PositionCorrection(), context=context)
+    free = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), formulation="projection", stabilization=None, context=context)
     out = Path(out_dir)
     res.save(out)
     fb.io.write_link_pvd(out, res, every=fb.io.frame_stride(res))   # ParaView series and the ground pivots

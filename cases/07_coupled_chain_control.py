@@ -129,7 +129,7 @@ def plot(path, res, free, U, U_free, k_n) -> None:
 
 
 def main(out_dir="out/07_coupled_chain_control", length=LENGTH, mass=MASS, gravity=GRAVITY, q0=Q0, goal=GOAL,
-         kp=KP, kv=KV, k_n=K_N, d_n=D_N, dt=DT, t_end=T_END, converged=CONVERGED) -> dict:
+         kp=KP, kv=KV, k_n=K_N, d_n=D_N, dt=DT, t_end=T_END, converged=CONVERGED, context=None) -> dict:
     """Run the K_N and K_N = 0 cases, write the outputs; returns the key numbers."""
     system = build(length, mass, gravity, q0)
     asm = system.assemble()
@@ -139,10 +139,10 @@ def main(out_dir="out/07_coupled_chain_control", length=LENGTH, mass=MASS, gravi
 
     controller = fb.control.PartitionedControl(task, fb.control.Setpoint(goal), kp, kv,
                                         null_space=fb.control.GravityEffort(gain=k_n, damping=d_n))
-    res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=controller)
+    res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=controller, context=context)
     # the same run without the gravity-effort term (K_N = 0, same damping: −D_N Ňᵀq̇ only)
     plain = fb.control.PartitionedControl(task, fb.control.Setpoint(goal), kp, kv, null_space=fb.control.NullSpaceDamping(d_n))
-    free = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=plain)
+    free = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=plain, context=context)
 
     out = Path(out_dir)
     res.save(out)

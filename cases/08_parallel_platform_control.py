@@ -171,7 +171,7 @@ def run_summary(asm, task, res, check, passive) -> dict:
 
 def main(out_dir="out/08_parallel_platform_control", base_radius=BASE_RADIUS, platform_radius=PLATFORM_RADIUS,
          link_length=LINK_LENGTH, link_mass=LINK_MASS, platform_mass=PLATFORM_MASS, gravity=GRAVITY,
-         elbow_step=ELBOW_STEP, rotation=ROTATION, kp=KP, kv=KV, dt=DT, t_end=T_END) -> dict:
+         elbow_step=ELBOW_STEP, rotation=ROTATION, kp=KP, kv=KV, dt=DT, t_end=T_END, context=None) -> dict:
     """Run the elbow task (a) and the platform task (b), write the outputs; returns the key numbers."""
     asm = build(base_radius, platform_radius, link_length, link_mass, platform_mass, gravity).assemble()
     q0, zero = asm.q0, np.zeros(asm.n_dofs)
@@ -188,7 +188,7 @@ def main(out_dir="out/08_parallel_platform_control", base_radius=BASE_RADIUS, pl
         report = fb.control.actuation_report(asm, q0, zero, task=task)
         S_Phi = report.maps["passive_constraints"]
         controller = fb.control.PartitionedControl(task, fb.control.Setpoint(goals[key]), kp, kv)
-        res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=controller)
+        res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=controller, context=context)
         res.save(out / key)
         fb.io.write_link_pvd(out / key, res, every=fb.io.frame_stride(res))   # series with the ground pivots
         runs[key], checks[key] = res, de99_check(asm, task, res)

@@ -152,7 +152,7 @@ def plot(path, res, margin_t, margin) -> None:
 
 def main(out_dir="out/09_underactuated_chain_control", length=LENGTH, mass=MASS, gravity=GRAVITY, q0=Q0,
          goal=GOAL, kp=KP, kv=KV, dt=DT, t_end=T_END, window=WINDOW, converged=CONVERGED,
-         margin_every=MARGIN_EVERY) -> dict:
+         margin_every=MARGIN_EVERY, context=None) -> dict:
     """Run the goal command, write the outputs; returns the key numbers."""
     system = build(length, mass, gravity, q0)
     asm = system.assemble()
@@ -160,7 +160,7 @@ def main(out_dir="out/09_underactuated_chain_control", length=LENGTH, mass=MASS,
     goal = np.asarray(goal, dtype=float)
     report = fb.control.actuation_report(asm, asm.q0, np.zeros(asm.n_dofs), task=task)
     controller = fb.control.PartitionedControl(task, fb.control.Setpoint(goal), kp, kv)
-    res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=controller)
+    res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=controller, context=context)
     out = Path(out_dir)
     res.save(out)
     fb.io.write_link_pvd(out, res, every=fb.io.frame_stride(res))   # ParaView series of the chain

@@ -119,7 +119,7 @@ def dead_centre(length=LENGTH, mass=MASS, gravity=GRAVITY, theta_d=THETA_D, g_p=
 
 
 def main(out_dir="out/10_slider_crank_control", length=LENGTH, mass=MASS, gravity=GRAVITY, theta0=THETA0,
-         theta_d=THETA_D, g_p=G_P, g_d=G_D, g_f=G_F, g_i=G_I, dt=DT, t_end=T_END, h_every=H_EVERY) -> dict:
+         theta_d=THETA_D, g_p=G_P, g_d=G_D, g_f=G_F, g_i=G_I, dt=DT, t_end=T_END, h_every=H_EVERY, context=None) -> dict:
     """Run the three controllers, check the claims above, write the outputs; returns the summary."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -127,7 +127,7 @@ def main(out_dir="out/10_slider_crank_control", length=LENGTH, mass=MASS, gravit
     for kind in _RUNS:
         asm = build((0,) if kind == "one" else (0, 1), length, mass, gravity, theta0).assemble()
         task, c = make_controller(kind, asm, theta_d, g_p, g_d, g_f, g_i)
-        res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=c)
+        res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=c, context=context)
         res.save(out / kind)
         fb.io.write_link_pvd(out / kind, res, every=fb.io.frame_stride(res))   # series with the slider line
         runs[kind], asms[kind], tasks[kind] = res, asm, task

@@ -186,11 +186,11 @@ def constraint_terms(asm, res):
     return np.array(mass), np.array(rail)
 
 
-def run_set(plant, model, reference, q0, v0, dt, t_end, gains, lengths, out, prefix) -> dict:
+def run_set(plant, model, reference, q0, v0, dt, t_end, gains, lengths, out, prefix, context=None) -> dict:
     """Simulate the three controllers on ``plant`` with controller model ``model``; save each run."""
     runs = {}
     for name, c in make_controllers(model, reference, q0, *gains, lengths=lengths).items():
-        res = fb.simulate(plant, t_end, integrator=fb.RK4(dt=dt), controller=c, q0=q0, v0=v0)
+        res = fb.simulate(plant, t_end, integrator=fb.RK4(dt=dt), controller=c, q0=q0, v0=v0, context=context)
         res.save(out / f"{prefix}_{name}")
         fb.io.write_link_pvd(out / f"{prefix}_{name}", res, every=fb.io.frame_stride(res))   # with the rail
         runs[name] = res
@@ -270,7 +270,7 @@ def _actuation(plant, q0, v0, lengths) -> dict:
 
 def main(out_dir="out/11_arm_on_slider_control", lengths=LENGTHS, masses=MASSES, gravity=GRAVITY, line_y=LINE_Y,
          offset=OFFSET, x_mean=X_MEAN, x_amplitude=X_AMPLITUDE, omega=OMEGA, phase=PHASE, theta_d=THETA_D,
-         g_p=G_P, g_d=G_D, g_f=G_F, g_i=G_I, elbow=ELBOW, dt=DT, t_end=T_END) -> dict:
+         g_p=G_P, g_d=G_D, g_f=G_F, g_i=G_I, elbow=ELBOW, dt=DT, t_end=T_END, context=None) -> dict:
     """Run the three controllers with the wrong and the exact model, write the outputs; returns the summary."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -283,7 +283,7 @@ def main(out_dir="out/11_arm_on_slider_control", lengths=LENGTHS, masses=MASSES,
     sets, series = {}, {}
     for label, dy in (("wrong", offset), ("exact", 0.0)):
         model = build(line_y + dy, lengths, masses, gravity).assemble()
-        runs = run_set(plant, model, reference, q0, v0, dt, t_end, gains, lengths, out, label)
+        runs = run_set(plant, model, reference, q0, v0, dt, t_end, gains, lengths, out, label, context=context)
         stats, norms, lams, xs = analyse(plant, runs, reference, lengths)
         sets[label], series[label] = stats, (norms, lams, xs, runs)
     t = series["wrong"][3]["pidc"].times

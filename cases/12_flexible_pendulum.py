@@ -226,7 +226,7 @@ def plot_swing(path, runs: dict, coms: dict, rigid_time: float) -> None:
 
 def main(out_dir="out/12_flexible_pendulum", size=SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG,
          poisson=POISSON, density=DENSITY, gravity=GRAVITY, dt=DT, t_end=T_END, rho_damped=RHO_DAMPED,
-         hht_alpha=HHT_ALPHA, stiff_factor=STIFF_FACTOR, vtk_every=VTK_EVERY) -> dict:
+         hht_alpha=HHT_ALPHA, stiff_factor=STIFF_FACTOR, vtk_every=VTK_EVERY, context=None) -> dict:
     """Run the integrator settings, compare the swing with the rigid bar, write the outputs."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -236,7 +236,7 @@ def main(out_dir="out/12_flexible_pendulum", size=SIZE, divisions=DIVISIONS, ord
     runs, coms, per_run = {}, {}, {}
     for name, e_modulus, integrator in plan:
         asm = build(size, divisions, order, e_modulus, poisson, density, gravity).assemble()
-        res = fb.simulate(asm, t_end, integrator=integrator)
+        res = fb.simulate(asm, t_end, integrator=integrator, context=context)
         res.save(out / name)
         if name == "rho1":
             fb.io.write_pvd(out / name, res, every=vtk_every)

@@ -180,7 +180,7 @@ def plot_corner(path, runs: dict, corners: dict, offset: int) -> None:
 def main(out_dir="out/13_plate_pendulum", size=SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG,
          poisson=POISSON, density=DENSITY, damping=DAMPING, gravity=GRAVITY, dt=DT, t_end=T_END,
          hht_alpha=HHT_ALPHA, compare_rho=COMPARE_RHO, timing_calls=TIMING_CALLS,
-         timing_repeats=TIMING_REPEATS, vtk_every=VTK_EVERY) -> dict:
+         timing_repeats=TIMING_REPEATS, vtk_every=VTK_EVERY, context=None) -> dict:
     """Run the plate pendulum with each integrator, write the outputs; returns the summary."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -188,7 +188,7 @@ def main(out_dir="out/13_plate_pendulum", size=SIZE, divisions=DIVISIONS, order=
     for name, integrator in schemes(dt, hht_alpha, compare_rho).items():
         asm = build(size, divisions, order, young, poisson, density, damping, gravity).assemble()
         plate = asm.bodies[0]
-        res = fb.simulate(asm, t_end, integrator=integrator)
+        res = fb.simulate(asm, t_end, integrator=integrator, context=context)
         res.save(out / name)
         corners = far_corners(plate, size)
         off = asm.offsets[plate]

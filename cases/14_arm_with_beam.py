@@ -112,14 +112,14 @@ def statics(order, divisions, params, out=None) -> dict:
 
 
 # ------------------------------------------------------------------------------------- (b), (c) dynamics
-def simulate(order, divisions, params, dt, t_end, torque=None):
+def simulate(order, divisions, params, dt, t_end, torque=None, context=None):
     """A run from q0 at rest with ρ∞ = 1; ``torque`` (2,) constant joint torques [N·m] or None."""
     asm = build(order, divisions, **params).assemble()
     tau = None
     if torque is not None:
         tau = np.zeros(asm.n_dofs)
         tau[:2] = torque
-    return asm, fb.simulate(asm, t_end, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=1.0), tau=tau)
+    return asm, fb.simulate(asm, t_end, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=1.0), tau=tau, context=context)
 
 
 def energy_numbers(res) -> dict:
@@ -170,7 +170,7 @@ def plot_joints(path, runs: dict) -> None:
 def main(out_dir="out/14_arm_with_beam", order=ORDER, divisions_order1=DIVISIONS_ORDER1,
          divisions_order2=DIVISIONS_ORDER2, lengths=LENGTHS, masses=MASSES, beam_size=BEAM_SIZE, young=YOUNG,
          poisson=POISSON, density=DENSITY, gravity=GRAVITY, q0=Q0, refine=REFINE, dt=DT, t_end=T_END,
-         torque=TORQUE, vtk_every=VTK_EVERY) -> dict:
+         torque=TORQUE, vtk_every=VTK_EVERY, context=None) -> dict:
     """Statics, free motion and constant-torque motion for each element order; returns the summary."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -184,10 +184,10 @@ def main(out_dir="out/14_arm_with_beam", order=ORDER, divisions_order1=DIVISIONS
         sub.mkdir(parents=True, exist_ok=True)
         static = statics(n, divisions[n], params, sub)
         refined = statics(n, tuple(refine * d for d in divisions[n]), params) if refine > 1 else None
-        _, free = simulate(n, divisions[n], params, dt, t_end)
+        _, free = simulate(n, divisions[n], params, dt, t_end, context=context)
         free.save(sub / "free")
         fb.io.write_pvd(sub / "free", free, every=vtk_every)
-        _, driven = simulate(n, divisions[n], params, dt, t_end, torque=tuple(torque))
+        _, driven = simulate(n, divisions[n], params, dt, t_end, torque=tuple(torque), context=context)
         driven.save(sub / "torque")
         runs[n] = (free, driven)
         per_order[f"order{n}"] = {"static": static, "static_refined": refined,

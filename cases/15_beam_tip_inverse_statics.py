@@ -154,17 +154,17 @@ def statics(asm, task, target_shift, path_points) -> dict:
             "solution": solution, "resolve_error": float(np.abs(x_again - target).max()), "sequence": sequence}
 
 
-def simulate_move(asm, task, sequence, start, t_move, t_end, dt, rho_inf, kp, kd) -> fb.Results:
+def simulate_move(asm, task, sequence, start, t_move, t_end, dt, rho_inf, kp, kd, context=None) -> fb.Results:
     """Step 4: the servo along the sequence from the start equilibrium, at rest."""
     servo = JointServo(asm, sequence, t_move, kp, kd)
     res = fb.simulate(asm, t_end, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=rho_inf), tau=servo, q0=start.q,
-                      v0=np.zeros(asm.n_dofs))
+                      v0=np.zeros(asm.n_dofs), context=context)
     return res, servo
 
 
 def main(out_dir="out/15_beam_tip_inverse_statics", divisions=DIVISIONS, order=ORDER, young=YOUNG,
          damping=DAMPING, q0=Q0, target_shift=TARGET_SHIFT, path_points=PATH_POINTS, t_move=T_MOVE, t_end=T_END,
-         dt=DT, rho_inf=RHO_INF, kp=KP, kd=KD, rank_elements=RANK_ELEMENTS) -> dict:
+         dt=DT, rho_inf=RHO_INF, kp=KP, kd=KD, rank_elements=RANK_ELEMENTS, context=None) -> dict:
     rank_elements = tuple(np.atleast_1d(rank_elements).astype(int).tolist())
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -172,7 +172,7 @@ def main(out_dir="out/15_beam_tip_inverse_statics", divisions=DIVISIONS, order=O
     task = tip_task(asm)
     st = statics(asm, task, target_shift, int(path_points))
     st["sequence"].save(out / "sequence")
-    res, servo = simulate_move(asm, task, st["sequence"], st["start"], t_move, t_end, dt, rho_inf, kp, kd)
+    res, servo = simulate_move(asm, task, st["sequence"], st["start"], t_move, t_end, dt, rho_inf, kp, kd, context=context)
     fb.io.write_results(out / "simulation", res)
     tips = tip_positions(asm, task, res.q)
     error = np.linalg.norm(tips - st["target"], axis=1)

@@ -150,14 +150,14 @@ def rank_comparison(asm, q) -> dict:
     return out
 
 
-def run(asm, q0, v0, offset, omega, t_settle, radius, frequency, t_ramp, t_end, dt, rho_inf, save_to=None):
+def run(asm, q0, v0, offset, omega, t_settle, radius, frequency, t_ramp, t_end, dt, rho_inf, save_to=None, context=None):
     """Simulate the controlled arm; returns (Results, reference, x at the start)."""
     x0 = flange_task(asm).evaluate(asm.evaluate(0.0, q0)).x
     reference = CircleAfterStep(x0 + np.asarray(offset, dtype=float), t_settle, radius, frequency, t_ramp)
     controller = fb.control.DirectMappingControl(flange_task(asm), reference, kp=omega**2, kv=2.0 * omega)
     kw = {"save_to": save_to} if save_to is not None else {}
     res = fb.simulate(asm, t_end, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=rho_inf), controller=controller,
-                      q0=q0, v0=v0, **kw)
+                      q0=q0, v0=v0, **kw, context=context)
     return res, reference, x0
 
 
@@ -255,7 +255,7 @@ def write_outputs(out, asm, res, reference, omega, offset, t_settle, vtk_every) 
 
 def main(out_dir="out/16_arm_beam_task_control", divisions=DIVISIONS, order=ORDER, young=YOUNG, damping=DAMPING,
          q0=Q0, offset=OFFSET, omega=OMEGA, t_settle=T_SETTLE, radius=RADIUS, frequency=FREQUENCY, t_ramp=T_RAMP,
-         t_end=T_END, dt=DT, rho_inf=RHO_INF, vtk_every=VTK_EVERY) -> dict:
+         t_end=T_END, dt=DT, rho_inf=RHO_INF, vtk_every=VTK_EVERY, context=None) -> dict:
     """Rank comparison, the controlled simulation, outputs and summary."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -263,7 +263,7 @@ def main(out_dir="out/16_arm_beam_task_control", divisions=DIVISIONS, order=ORDE
     q_start, v_start = start_state(asm)
     ranks = rank_comparison(asm, q_start)
     res, reference, x0 = run(asm, q_start, v_start, offset, omega, t_settle, radius, frequency, t_ramp, t_end,
-                             dt, rho_inf, save_to=out)             # written as it goes: a killed run keeps its rows
+                             dt, rho_inf, save_to=out, context=context)             # written as it goes: a killed run keeps its rows
     summary = {"ranks": ranks, **numbers(asm, res, reference, x0, offset, omega, t_settle, radius),
                "parameters": {"divisions": list(divisions), "order": order, "young": young, "damping": damping,
                               "q0": list(q0), "offset": list(offset), "omega": omega, "t_settle": t_settle,

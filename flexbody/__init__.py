@@ -30,7 +30,8 @@ from .fem import (BodyForce, FlexibleBody, Gravity, HexMesh, MooneyRivlin, NeoHo
 from .io import Results, plots, view
 from .linalg import constraint_rank
 from .rigid import Fixed, Ground, Prismatic, Revolute, RigidTree
-from .solvers import (RK4, Adaptive, Baumgarte, GeneralizedAlpha, NewtonSettings, PositionCorrection, assemble_configuration,
+from .solvers import (RK4, Adaptive, Baumgarte, GeneralizedAlpha, NewtonSettings, PositionCorrection, RunContext,
+                      assemble_configuration,
                       holding_inputs, inverse_statics, project_velocity, quasi_static_sequence, resume, simulate, solve_static,
                       static_equilibrium, task_sensitivity)
 from .system import AssembledSystem, State, System
@@ -49,6 +50,6 @@ __all__ = [
     "assemble_configuration", "project_velocity", "task_history", "PointTask", "PlanarOrientationTask",
     "OrientationTask", "JointTask", "StackedTask", "operational_space", "operational_space_at",
     "control", "plots", "ActuationError", "AttachNodes", "FixNodes", "TieNodes", "pin", "Node", "nearest_node",
-    "GeneralizedAlpha", "progress", "view", "resume", "static_equilibrium", "holding_inputs", "inverse_statics",
+    "GeneralizedAlpha", "progress", "view", "resume", "RunContext", "static_equilibrium", "holding_inputs", "inverse_statics",
     "task_sensitivity", "quasi_static_sequence", "fem", "rigid", "constraints", "system", "linalg", "solvers", "io",
 ]

@@ -1,35 +1,13 @@
-"""Progress of long runs: the simulation loops call :func:`report` once per step; whoever wants to show
-progress (the command line's bar, a notebook) installs a callback with :func:`reporting`.
-
-Without a callback :func:`report` costs one attribute look-up, so the loops call it unconditionally.
+"""Progress of long runs: a text bar for the command line. A run reports its progress to the callback of
+the :class:`flexbody.RunContext` it is given (``simulate(..., context=RunContext(progress=bar))``); nothing
+is installed globally.
 """
 from __future__ import annotations
 
 import sys
 import time
-from contextlib import contextmanager
-from typing import Callable
 
-__all__ = ["report", "reporting", "ProgressBar"]
-
-_callback: Callable[[float, float, float], None] | None = None
-
-
-def report(t: float, t0: float, t_end: float) -> None:
-    """Tell the installed callback (if any) that the run reached time t [s] of [t0, t_end]."""
-    if _callback is not None:
-        _callback(float(t), float(t0), float(t_end))
-
-
-@contextmanager
-def reporting(callback: Callable[[float, float, float], None]):
-    """Install ``callback(t, t0, t_end)`` for the duration of the ``with`` block (nesting restores)."""
-    global _callback
-    previous, _callback = _callback, callback
-    try:
-        yield callback
-    finally:
-        _callback = previous
+__all__ = ["ProgressBar"]
 
 
 class ProgressBar:

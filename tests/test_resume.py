@@ -15,7 +15,6 @@ import pytest
 
 import flexbody as fb
 from case_files import kill_after_checkpoint
-from flexbody import progress
 from flexbody.errors import FlexbodyError, StateError
 from flexbody.solvers.simulation import resume
 
@@ -210,39 +209,37 @@ def test_progress_is_reported_once_per_step(kind):
         asm = fb.mechanisms.slider_crank().assemble()
         integrator = fb.RK4(dt=1e-3) if kind == "rk4" else fb.Adaptive(output_dt=1e-2)
         t_end, expected = 0.05, 50 if kind == "rk4" else 5
-    with progress.reporting(lambda t, t0, t1: calls.append((t, t0, t1))):
-        fb.simulate(asm, t_end, integrator=integrator)
+    fb.simulate(asm, t_end, integrator=integrator, context=fb.RunContext(progress=lambda t, t0, t1: calls.append((t, t0, t1))))
     assert len(calls) == expected
     assert calls[-1] == pytest.approx((t_end, 0.0, t_end))
     assert all(b[0] > a[0] for a, b in zip(calls, calls[1:]))
 
 
-def test_simulate_inside_resuming_continues_reuses_or_starts(tmp_path):
-    """``restart.resuming()`` (``flexbody run --resume``): a stopped run is continued to the uninterrupted
+def test_a_resuming_context_continues_reuses_or_starts(tmp_path):
+    """A resuming :class:`fb.RunContext` (``flexbody run --resume``): a stopped run is continued to the uninterrupted
     history, a complete one is returned as saved, an empty directory starts afresh; a run with other
     settings is refused and the saved files are left as they were."""
-    from flexbody.solvers import restart
-
     asm = fb.mechanisms.slider_crank().assemble()
     run = tmp_path / "run"
     with pytest.raises(StateError):
         fb.simulate(asm, 0.3, integrator=fb.RK4(dt=1e-3), tau=_nan_after(0.1, asm.n_dofs), save_to=run,
                     save_every=20)
     before = {p.name: p.read_bytes() for p in sorted(run.rglob("*")) if p.is_file()}
-    with restart.resuming() as log:
-        with pytest.raises(FlexbodyError, match=r"integrator_settings = \{'dt': 0.001\}, this one asks for "
-                                                r"\{'dt': 0.002\}"):
-            fb.simulate(asm, 0.3, integrator=fb.RK4(dt=2e-3), save_to=run)
-        with pytest.raises(FlexbodyError, match="record_every = 1, this one asks for 2"):
-            fb.simulate(asm, 0.3, integrator=fb.RK4(dt=1e-3), save_to=run, record_every=2)
-        with pytest.raises(FlexbodyError, match="has 2 coordinates, the model 3"):
-            fb.simulate(fb.mechanisms.four_bar().assemble(), 0.3, integrator=fb.RK4(dt=1e-3), save_to=run)
-        assert {p.name: p.read_bytes() for p in sorted(run.rglob("*")) if p.is_file()} == before
-        continued = fb.simulate(asm, 0.3, integrator=fb.RK4(dt=1e-3), save_to=run, save_every=20)
-        reused = fb.simulate(asm, 0.3, integrator=fb.RK4(dt=1e-3), save_to=run, save_every=20)
-        with pytest.raises(FlexbodyError, match="ends at t = 0.3 s, not at the requested t_end = 0.4 s"):
-            fb.simulate(asm, 0.4, integrator=fb.RK4(dt=1e-3), save_to=run)
-        fresh = fb.simulate(asm, 0.05, integrator=fb.RK4(dt=1e-3), save_to=tmp_path / "new")
+    context = fb.RunContext.resuming()
+    log = context.restarts
+    with pytest.raises(FlexbodyError, match=r"integrator_settings = \{'dt': 0.001\}, this one asks for "
+                                            r"\{'dt': 0.002\}"):
+        fb.simulate(asm, 0.3, integrator=fb.RK4(dt=2e-3), save_to=run, context=context)
+    with pytest.raises(FlexbodyError, match="record_every = 1, this one asks for 2"):
+        fb.simulate(asm, 0.3, integrator=fb.RK4(dt=1e-3), save_to=run, record_every=2, context=context)
+    with pytest.raises(FlexbodyError, match="has 2 coordinates, the model 3"):
+        fb.simulate(fb.mechanisms.four_bar().assemble(), 0.3, integrator=fb.RK4(dt=1e-3), save_to=run, context=context)
+    assert {p.name: p.read_bytes() for p in sorted(run.rglob("*")) if p.is_file()} == before
+    continued = fb.simulate(asm, 0.3, integrator=fb.RK4(dt=1e-3), save_to=run, save_every=20, context=context)
+    reused = fb.simulate(asm, 0.3, integrator=fb.RK4(dt=1e-3), save_to=run, save_every=20, context=context)
+    with pytest.raises(FlexbodyError, match="ends at t = 0.3 s, not at the requested t_end = 0.4 s"):
+        fb.simulate(asm, 0.4, integrator=fb.RK4(dt=1e-3), save_to=run, context=context)
+    fresh = fb.simulate(asm, 0.05, integrator=fb.RK4(dt=1e-3), save_to=tmp_path / "new", context=context)
     plain = fb.simulate(asm, 0.3, integrator=fb.RK4(dt=1e-3))
     assert np.max(np.abs(continued.q - plain.q)) <= EXACT
     assert continued.metadata["resumed_at"] == [pytest.approx(0.08, abs=0.021)]    # last checkpoint before 0.1 s
@@ -250,4 +247,3 @@ def test_simulate_inside_resuming_continues_reuses_or_starts(tmp_path):
     assert fresh.n_steps == 51 and "resumed_at" not in fresh.metadata
     assert [d for d, _ in log.resumed] == [str(run)] and log.reused == [str(run)]
     assert log.started == [str(tmp_path / "new")]
-    assert not restart.active()

@@ -16,10 +16,12 @@ A case file is a Python module with UPPER_CASE parameters, ``build(**params)`` r
 given with ``--set`` or ``--grid`` are Python literals (``0.5``, ``(12, 2, 2)``, ``True``); anything that is
 not a literal is taken as a string.
 
+``run`` hands a case whose ``main`` takes a ``context`` keyword a :class:`flexbody.RunContext` (the progress
+bar; with ``--resume`` a restart log), which the case passes to its runs (``fb.simulate(..., context=context)``).
 ``run`` records the case and its ``--set`` values in ``DIR/flexbody_run.json``. ``run --resume`` re-runs
-the case with those values inside :func:`flexbody.solvers.restart.resuming`: every simulation the case saves as it
-goes (``simulate(..., save_to=…)``) continues from its checkpoint, or is reused when it had finished,
-so a killed long case completes with the same final state as an uninterrupted one.
+the case with those values and a resuming context: every simulation the case saves as it goes
+(``simulate(..., save_to=…)``) continues from its checkpoint, or is reused when it had finished, so a
+killed long case completes with the same final state as an uninterrupted one.
 
 Errors the user can fix (a missing case file, a case without ``main``/``build``, an unknown parameter, a
 value the case rejects with :class:`~flexbody.errors.FlexbodyError`, a missing results directory, an
@@ -38,7 +40,7 @@ import time
 from pathlib import Path
 
 from ..errors import FlexbodyError
-from .cases import load_case, parse_grid, parse_overrides
+from .cases import _keywords, load_case, parse_grid, parse_overrides
 from .info import describe_case
 from .sweep import markdown_table, sweep
 from .bench import _select_scripts, _script_title, benchmark_scripts
@@ -58,7 +60,8 @@ EXIT_FAILED = 1
 # -------------------------------------------------------------------------------------------- commands
 def _cmd_run(args) -> int:
     from .. import progress
-    from ..solvers import restart
+    from ..solvers.restart import RestartLog
+    from ..solvers.run_context import RunContext
 
     module = load_case(args.case)
     out = Path(args.out or Path("out") / Path(args.case).stem)
@@ -66,18 +69,18 @@ def _cmd_run(args) -> int:
     overrides = parse_overrides(settings, module)
     _write_run_record(out, args.case, settings)
     start = time.perf_counter()
-    with (restart.resuming() if args.resume else contextlib.nullcontext()) as restarts:
-        if args.no_progress:
+    bar = None if args.no_progress else progress.ProgressBar()
+    context = RunContext(progress=bar, restarts=RestartLog() if args.resume else None)
+    if "context" in _keywords(module.main):                  # the case hands the context to its runs
+        overrides = {**overrides, "context": context}
+    try:
+        with (_lines_after(bar) if bar is not None else contextlib.nullcontext()):
             module.main(str(out), **overrides)
-        else:
-            bar = progress.ProgressBar()
-            try:
-                with progress.reporting(bar), _lines_after(bar):
-                    module.main(str(out), **overrides)
-            finally:
-                bar.close()
+    finally:
+        if bar is not None:
+            bar.close()
     if args.resume:
-        print(_restart_summary(restarts))
+        print(_restart_summary(context.restarts))
     print(f"flexbody: results written to {out} ({time.perf_counter() - start:.1f} s)")
     return 0
 

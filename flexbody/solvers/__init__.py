@@ -8,10 +8,11 @@ May import: errors, progress, fem, rigid, constraints, linalg, system, dynamics,
 from .equilibrium import (Equilibrium, InverseStatics, holding_inputs, inverse_statics, quasi_static_sequence,
                           static_equilibrium, task_sensitivity)
 from .generalized_alpha import GeneralizedAlpha
+from .run_context import RunContext
 from .simulation import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, resume, simulate
 from .statics import NewtonSettings, solve_static
 
 __all__ = ["Equilibrium", "InverseStatics", "holding_inputs", "inverse_statics", "quasi_static_sequence",
            "static_equilibrium", "task_sensitivity", "GeneralizedAlpha", "RK4", "Adaptive", "Baumgarte",
-           "PositionCorrection", "assemble_configuration", "project_velocity", "resume", "simulate", "NewtonSettings",
+           "PositionCorrection", "RunContext", "assemble_configuration", "project_velocity", "resume", "simulate", "NewtonSettings",
            "solve_static"]

@@ -1,6 +1,5 @@
-"""Restarting saved runs on request: ``with restart.resuming(): ...`` makes every
-``simulate(..., save_to=directory)`` inside the block continue the run saved in ``directory`` instead of
-starting it again.
+"""Restarting saved runs on request: ``simulate(..., save_to=directory, context=RunContext.resuming())``
+continues the run saved in ``directory`` instead of starting it again (:class:`flexbody.RunContext`).
 
 For each such call, what ``directory`` holds decides:
 
@@ -14,14 +13,13 @@ record_every, recorded fields, formulation, number of coordinates); otherwise a 
 first difference, and nothing on disk is touched. Models, loads and controllers are not saved: the caller
 must build the same ones (``flexbody run --resume`` re-runs the case with the parameters it saved).
 
-This is how ``flexbody run CASE --resume`` continues a killed case without the case knowing about it.
+This is how ``flexbody run CASE --resume`` continues a killed case: the case passes the context it is given
+to its runs.
 """
 from __future__ import annotations
 
 import json
 import logging
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,7 +33,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class RestartLog:
-    """What the runs inside a :func:`resuming` block did, one entry per ``simulate(save_to=…)`` call:
+    """What the runs of a resuming :class:`~flexbody.RunContext` did, one entry per ``simulate(save_to=…)`` call:
     ``resumed`` [(directory, checkpoint time [s])], ``reused`` [directory], ``started`` [directory]."""
 
     resumed: list = field(default_factory=list)
@@ -43,34 +41,20 @@ class RestartLog:
     started: list = field(default_factory=list)
 
 
-_ACTIVE: ContextVar[RestartLog | None] = ContextVar("flexbody_restart", default=None)
 _COMPARED = ("integrator", "integrator_settings", "t0", "record_every", "formulation")
 
 
-@contextmanager
-def resuming():
-    """Within the block, ``simulate(..., save_to=d)`` continues or reuses the run saved in ``d``; yields
-    the :class:`RestartLog` of what happened."""
-    record = RestartLog()
-    token = _ACTIVE.set(record)
-    try:
-        yield record
-    finally:
-        _ACTIVE.reset(token)
-
-
-def active() -> bool:
-    return _ACTIVE.get() is not None
-
-
-def continue_saved(asm, directory, t_end: float, metadata: dict, resume, tau=None, controller=None) -> Results | None:
+def continue_saved(asm, directory, t_end: float, metadata: dict, resume, context, tau=None,
+                   controller=None) -> Results | None:
     """The results of the run saved in ``directory`` (continued or reused), or None to start afresh.
 
     ``metadata`` holds the settings of the requested run as :func:`flexbody.solvers.simulation.simulate` records
     them ("integrator", "integrator_settings", "t0", "record_every", "formulation", "fields"); ``resume``
-    is :func:`flexbody.solvers.simulation.resume`, which continues a stopped run."""
+    is :func:`flexbody.solvers.simulation.resume`, which continues a stopped run; ``context`` (a :class:`flexbody.RunContext`) holds the log of what was
+    done and the progress callback of the continued run."""
+    record = context.restarts
 
-    record, path = _ACTIVE.get(), Path(directory)
+    path = Path(directory)
     complete, stopped = (path / RESULTS_NPZ).is_file(), (path / CHECKPOINT).is_file()
     if not (complete or stopped):
         log.info("nothing to resume in %s: the run starts from the beginning", path)
@@ -87,7 +71,7 @@ def continue_saved(asm, directory, t_end: float, metadata: dict, resume, tau=Non
         record.reused.append(str(path))
         return results
     _check_same_run(path, _saved_metadata(path), metadata, int(asm.n_dofs), _checkpoint_n_dofs(path))
-    results = resume(asm, path, t_end, tau=tau, controller=controller)
+    results = resume(asm, path, t_end, tau=tau, controller=controller, context=context)
     record.resumed.append((str(path), float(results.metadata["resumed_at"][-1])))
     return results
 

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..fem import fields as field_data
 from . import restart
+from .run_context import NO_CONTEXT, RunContext
 from ..system.description import as_assembled
 from ..linalg.rank import resolve_tolerances as _tolerances
 from ..errors import FlexbodyError, StateError
@@ -77,7 +78,7 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
              stabilization=PositionCorrection(), q0=None, v0=None, t0: float = 0.0, record_every: int = 1,
              consistent_initial: bool = True, rtol: float | None = None, atol: float | None = None,
              singular_tol: float | None = None, controller=None, save_to=None, save_every: int = 50,
-             fields: bool = False) -> Results:
+             fields: bool = False, context: RunContext | None = None) -> Results:
     """Integrate the constrained equations of motion from ``t0`` to ``t_end`` [s].
 
     Parameters
@@ -124,14 +125,17 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
         after which the parts and the checkpoint are removed. :meth:`Results.load` reads the directory at
         any time (``metadata["complete"]`` False before the end). Saving does not change the results.
     save_every : int
-        Recorded steps per part file (with ``save_to``). Inside ``with flexbody.solvers.restart.resuming():``
-        (``flexbody run --resume``) a run saved in ``save_to`` with the same settings is continued from its
-        checkpoint, or returned as it is when complete, instead of being started again.
+        Recorded steps per part file (with ``save_to``).
     fields : bool
         Record the fields of the flexible bodies (displacement, velocity, strain, stress; names, shapes
         and units in :mod:`flexbody.fem.fields`) at every recorded step into ``Results.fields`` (also written
         with ``save_to`` and used by the ParaView export). Memory grows with steps × nodes: thin with
         ``record_every``.
+    context : RunContext, optional
+        Given by the caller of the run (``flexbody run`` passes one to the case's ``main``): its progress
+        callback is called once per step; with ``context.restarts`` (``flexbody run --resume``) a run
+        saved in ``save_to`` with the same settings is continued from its checkpoint, or returned as it is
+        when complete, instead of being started again.
 
     Returns
     -------
@@ -155,6 +159,7 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
     """
     from .generalized_alpha import GeneralizedAlpha
     asm = as_assembled(asm, "simulate")
+    context = NO_CONTEXT if context is None else context
     if not isinstance(integrator, (RK4, Adaptive, GeneralizedAlpha)):
         raise FlexbodyError(f"simulate: integrator must be RK4, Adaptive or GeneralizedAlpha, got {integrator!r}")
     if not (np.isfinite(t_end) and t_end > t0):
@@ -171,8 +176,8 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
     if fields:
         _check_field_bodies(asm)
         facts["fields"] = True
-    if save_to is not None and restart.active():                    # flexbody run --resume
-        saved = restart.continue_saved(asm, save_to, float(t_end), facts, resume,
+    if save_to is not None and context.restarts is not None:        # flexbody run --resume
+        saved = restart.continue_saved(asm, save_to, float(t_end), facts, resume, context,
                                        tau=None if controller is not None else tau, controller=controller)
         if saved is not None:
             return saved
@@ -181,7 +186,7 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
     saver = RunWriter.create(save_to, save_every) if save_to is not None else None
     if implicit:
         return _simulate_implicit(asm, t_end, integrator, tau, controller, q0, v0, t0, record_every,
-                                  consistent_initial, facts, saver)
+                                  consistent_initial, facts, saver, context)
     correction, baumgarte = _split_stabilization(stabilization)
     tolerances = _tolerances(rtol, atol)
     q, v = _initial_state(asm, q0, v0, t0, consistent_initial, tolerances)
@@ -191,7 +196,7 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
     recorder = Recorder(asm, tolerances, singular_tol, _with_labels(metadata, asm, controller), controller)
     recorder.t_last = float(t0)
     body = _explicit_body(asm, integrator, tau, formulation, correction, baumgarte, tolerances, recorder,
-                          record_every, saver, q, v, float(t0), float(t_end), {})
+                          record_every, saver, q, v, float(t0), float(t_end), {}, context)
     return _execute(recorder, saver, body)
 
 
@@ -219,7 +224,7 @@ def _control_inputs(tau, controller, caller: str):
 
 
 def _explicit_body(asm, integrator, tau, formulation, correction, baumgarte, tolerances, recorder,
-                   record_every, saver, q, v, t0, t_end, start: dict) -> Callable[[], None]:
+                   record_every, saver, q, v, t0, t_end, start: dict, context: RunContext) -> Callable[[], None]:
     """The RK4 or adaptive loop from (t0, q, v), or from a checkpoint's ``start`` (k, t, corrections,
     output_dt), as a function of no arguments."""
     dynamics = _Dynamics(asm, tau, formulation, baumgarte, *tolerances)
@@ -227,7 +232,7 @@ def _explicit_body(asm, integrator, tau, formulation, correction, baumgarte, tol
     if isinstance(integrator, Adaptive):
         output_dt = start.get("output_dt") or integrator.output_dt or (t_end - t0) / 100.0
     run = _Run(asm, dynamics, recorder, correction, tolerances, record_every, saver, output_dt,
-               type(integrator).__name__)
+               type(integrator).__name__, context.report)
     loop = _run_rk4 if isinstance(integrator, RK4) else _run_adaptive
     kw = {"k0": int(start["k"]), "t": float(start["t"]), "corrections": int(start["corrections"])} if start else {}
 
@@ -238,7 +243,8 @@ def _explicit_body(asm, integrator, tau, formulation, correction, baumgarte, tol
     return body
 
 
-def resume(asm, directory, t_end: float | None = None, *, tau=None, controller=None) -> Results:
+def resume(asm, directory, t_end: float | None = None, *, tau=None, controller=None,
+           context: RunContext | None = None) -> Results:
     """Continue a run written with ``simulate(..., save_to=directory)`` that was stopped (killed,
     interrupted) or failed, from its last checkpoint to ``t_end``, and return the complete results.
 
@@ -266,6 +272,8 @@ def resume(asm, directory, t_end: float | None = None, *, tau=None, controller=N
         are functions and are not saved. A controller is reset first, so internal state such as an
         integral term restarts from its reset value at the checkpoint (the continuation then differs
         from the uninterrupted run).
+    context : RunContext, optional
+        Its progress callback is called once per step of the continued run.
 
     Returns
     -------
@@ -281,6 +289,7 @@ def resume(asm, directory, t_end: float | None = None, *, tau=None, controller=N
     """
     from .generalized_alpha import GeneralizedAlpha
     asm = as_assembled(asm, "resume")
+    context = NO_CONTEXT if context is None else context
     path = Path(directory)
     if (path / RESULTS_NPZ).exists():
         raise FlexbodyError(f"resume: the run in {str(path)!r} is already complete ({RESULTS_NPZ} exists); "
@@ -331,7 +340,7 @@ def resume(asm, directory, t_end: float | None = None, *, tau=None, controller=N
         recorder.restore(rows, histories, state)
         saver.forget_after_checkpoint(recorder)
         body = _implicit_body(asm, t_end, integrator, tau, controller, recorder, saver, q, v, t0, record_every,
-                              (state, arrays))
+                              (state, arrays), context)
     else:
         tolerances = _tolerances(metadata["rtol"], metadata["atol"])
         pc, bg = metadata.get("position_correction"), metadata.get("baumgarte")
@@ -342,7 +351,7 @@ def resume(asm, directory, t_end: float | None = None, *, tau=None, controller=N
         recorder.restore(rows, histories, state)
         saver.forget_after_checkpoint(recorder)
         body = _explicit_body(asm, integrator, tau, metadata["formulation"], correction, baumgarte, tolerances,
-                              recorder, record_every, saver, q, v, t0, t_end, state)
+                              recorder, record_every, saver, q, v, t0, t_end, state, context)
     return _execute(recorder, saver, body)
 
 
@@ -374,7 +383,7 @@ def _attach_partial(recorder: Recorder, exc: FlexbodyError) -> None:
 
 
 def _simulate_implicit(asm, t_end, settings, tau, controller, q0, v0, t0, record_every, consistent, facts,
-                       saver):
+                       saver, context):
     """The generalized-α branch of :func:`simulate` (:mod:`flexbody.solvers.generalized_alpha`); same Results layout."""
     from .generalized_alpha import consistent_start
     tolerances = _tolerances(None, None)
@@ -385,11 +394,11 @@ def _simulate_implicit(asm, t_end, settings, tau, controller, q0, v0, t0, record
     recorder = Recorder(asm, tolerances, None, _with_labels(metadata, asm, controller), controller)
     recorder.t_last = float(t0)
     body = _implicit_body(asm, t_end, settings, tau, controller, recorder, saver, q, v, float(t0), record_every,
-                          None)
+                          None, context)
     return _execute(recorder, saver, body)
 
 
-def _implicit_body(asm, t_end, settings, tau, controller, recorder, saver, q, v, t0, record_every, start):
+def _implicit_body(asm, t_end, settings, tau, controller, recorder, saver, q, v, t0, record_every, start, context):
     """The generalized-α loop as a function of no arguments; its statistics go to the metadata."""
     from .generalized_alpha import simulate_implicit
     tau_function = _tau_function(tau, asm)
@@ -397,7 +406,7 @@ def _implicit_body(asm, t_end, settings, tau, controller, recorder, saver, q, v,
     def body():
         recorder.metadata["statistics"] = simulate_implicit(
             asm, float(t_end), settings, tau_function, recorder, q=q, v=v, t0=float(t0),
-            record_every=record_every, controller=controller, saver=saver, start=start)
+            record_every=record_every, controller=controller, saver=saver, start=start, report=context.report)
     return body
 
 

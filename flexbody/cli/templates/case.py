@@ -85,7 +85,7 @@ def plot_tip(path, times, z) -> None:
 
 
 def main(out_dir="out/{name}", divisions=DIVISIONS, tip_force=TIP_FORCE, load_steps=LOAD_STEPS, dt=DT,
-         t_end=T_END) -> dict:
+         t_end=T_END, context=None) -> dict:
     out = Path(out_dir)
     static = fb.solve_static(build(divisions, tip_force), load_steps=load_steps)
     fb.io.write_results(out / "static", static)
@@ -93,7 +93,7 @@ def main(out_dir="out/{name}", divisions=DIVISIONS, tip_force=TIP_FORCE, load_st
 
     free = build(divisions, tip_force=0.0)                                     # the same beam, unloaded
     q0 = static.q[-1]                                                          # released from the deflection
-    run = fb.simulate(free, t_end, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=1.0), q0=q0, v0=np.zeros_like(q0))
+    run = fb.simulate(free, t_end, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=1.0), q0=q0, v0=np.zeros_like(q0), context=context)
     fb.io.write_results(out / "vibration", run)
     z = tip_z(run)
     plot_tip(out / "tip.png", run.times, z)
