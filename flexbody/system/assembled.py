@@ -50,11 +50,29 @@ class Terms:
 
 
 class Evaluation:
-    """Kinematics of every tree at one (t, q, v), computed on first use; the context anchors read."""
+    """Every term of one state (t, q, v), each computed on first use and then kept: the kinematics of
+    every tree, the anchor points, M and h, b and g, the constraint rows (φ, Φ, bias, φ_t), the energies
+    and the flexible Jacobians. :meth:`AssembledSystem.evaluate` hands out the same Evaluation for the
+    same state, so the dynamics, the controller, the recorder and the integrator's own checks of one state
+    share one set of terms. Its arrays are read-only: a consumer that needs to change one copies it.
+    """
 
     def __init__(self, asm: "AssembledSystem", t: float, q: np.ndarray, v: np.ndarray):
         self.asm, self.t, self.q, self.v = asm, float(t), q, v
         self._kin, self._batches, self._single = {}, {}, {}
+        self._terms: dict = {}
+
+    def is_at(self, t: float | None, q: np.ndarray, v: np.ndarray) -> bool:
+        """Whether this is the state (t, q, v) (``t`` None: any time, for time-independent terms)."""
+        return (t is None or t == self.t) and np.array_equal(q, self.q) and np.array_equal(v, self.v)
+
+    def memo(self, key, compute):
+        """The term ``key`` of this state: ``compute()`` the first time, the kept value afterwards."""
+        try:
+            return self._terms[key]
+        except KeyError:
+            value = self._terms[key] = _read_only(compute())
+            return value
 
     def offset(self, tree) -> int:
         return self.asm.offsets[tree]
@@ -124,6 +142,7 @@ class AssembledSystem:
         self.q0 = self._initial_coordinates(q0)
         self.constraints = list(constraints)
         self._pattern = None                              # CSR structure of Φ, reused while its positions repeat
+        self._evaluations: list[Evaluation] = []         # the last states evaluated, newest first
         self._prepare_attachments()
         self.row_slices, row = [], 0
         for c in self.constraints:
@@ -197,12 +216,27 @@ class AssembledSystem:
         return q, v
 
     def evaluate(self, t: float, q, v=None) -> Evaluation:
+        """The :class:`Evaluation` of the state (t, q, v) (v None: at rest). The last few are kept, so
+        every consumer of one state gets the same one and each term is computed once per state."""
         q, v = self._state(q, v)
-        return Evaluation(self, t, q, v)
+        return self._kept(t, q, v) or self._keep(Evaluation(self, t, q.copy(), v.copy()))
+
+    def _kept(self, t, q, v) -> Evaluation | None:
+        for ev in self._evaluations:
+            if ev.is_at(t, q, v):
+                return ev
+        return None
+
+    def _keep(self, ev: Evaluation) -> Evaluation:
+        self._evaluations = [ev] + self._evaluations[:KEPT_EVALUATIONS - 1]
+        return ev
 
     # ------------------------------------------------------------------ terms
     def mass_matrix(self, ev: Evaluation):
         """M (n, n): dense for rigid-only systems, a :class:`BlockMass` with flexible bodies [DE-110]."""
+        return ev.memo("mass_matrix", lambda: self._mass_matrix(ev))
+
+    def _mass_matrix(self, ev: Evaluation):
         if not self.sparse:
             M = np.zeros((self.n_dofs, self.n_dofs))
             for tree in self.trees:
@@ -218,6 +252,9 @@ class AssembledSystem:
 
     def mass_and_forces(self, ev: Evaluation):
         """Block-diagonal M (n, n) and h = b + g (n,) [DE-109, DE-110]."""
+        return ev.memo("mass_and_forces", lambda: self._mass_and_forces(ev))
+
+    def _mass_and_forces(self, ev: Evaluation):
         h = np.empty(self.n_dofs)
         for tree in self.trees:
             h[self.slices[tree]] = ev.kinematics(tree).inverse_dynamics()
@@ -227,6 +264,9 @@ class AssembledSystem:
 
     def mass_bias_gravity(self, ev: Evaluation):
         """M (n, n), b (n,) and g (n,) separately [DE-2, DE-110]: flexible b = k(q, v), g = −f_ext."""
+        return ev.memo("mass_bias_gravity", lambda: self._mass_bias_gravity(ev))
+
+    def _mass_bias_gravity(self, ev: Evaluation):
         b, g = np.empty(self.n_dofs), np.empty(self.n_dofs)
         for tree in self.trees:
             s, kin = self.slices[tree], ev.kinematics(tree)
@@ -240,6 +280,9 @@ class AssembledSystem:
 
     def gravity_force(self, ev: Evaluation) -> np.ndarray:
         """g (n,), the forces that hold the system still against gravity and loads [DE-2, DE-110]."""
+        return ev.memo("gravity_force", lambda: self._gravity_force(ev))
+
+    def _gravity_force(self, ev: Evaluation) -> np.ndarray:
         g = np.empty(self.n_dofs)
         for tree in self.trees:
             g[self.slices[tree]] = ev.kinematics(tree).inverse_dynamics(velocity=False)
@@ -250,6 +293,11 @@ class AssembledSystem:
     def constraint_rows(self, ev: Evaluation, jacobian: bool = True):
         """φ (m,), Φ (m, n) (or None), bias (m,), φ_t (m,); Φ is dense for rigid-only systems and
         sparse CSR with flexible bodies."""
+        if not jacobian and "rows" in ev._terms:
+            return ev._terms["rows"]
+        return ev.memo("rows" if jacobian else "rows_without_jacobian", lambda: self._constraint_rows(ev, jacobian))
+
+    def _constraint_rows(self, ev: Evaluation, jacobian: bool):
         m = self.n_constraints
         phi, bias, phi_t = np.empty(m), np.empty(m), np.zeros(m)
         dense = jacobian and not self.sparse
@@ -278,9 +326,7 @@ class AssembledSystem:
     def terms(self, t: float, q, v=None) -> Terms:
         """All terms of the constrained equations at (t, q, v)."""
         ev = self.evaluate(t, q, v)
-        M, h = self.mass_and_forces(ev)
-        phi, Phi, bias, phi_t = self.constraint_rows(ev)
-        return Terms(M, h, Phi, bias, phi, phi_t)
+        return ev.memo("terms", lambda: Terms(*self.mass_and_forces(ev), *_reordered(self.constraint_rows(ev))))
 
     def constraint_value(self, t: float, q) -> np.ndarray:
         return self.constraint_rows(self.evaluate(t, q), jacobian=False)[0]
@@ -294,7 +340,11 @@ class AssembledSystem:
     def energy(self, q, v) -> tuple[float, float]:
         """Kinetic and potential energy [J]: gravity of the trees, strain energy of the flexible bodies and
         the potential −f·q of their dead loads (follower loads are not conservative and have none)."""
-        ev = self.evaluate(0.0, q, v)
+        q, v = self._state(q, v)
+        ev = self._kept(None, q, v) or self.evaluate(0.0, q, v)            # energies do not depend on t
+        return ev.memo("energy", lambda: self._energy(ev))
+
+    def _energy(self, ev: Evaluation) -> tuple[float, float]:
         kins = [ev.kinematics(tree) for tree in self.trees]
         kinetic = sum(k.kinetic_energy() for k in kins)
         potential = sum(k.potential_energy() for k in kins)
@@ -309,12 +359,43 @@ class AssembledSystem:
 
     def flexible_jacobians(self, ev: Evaluation, *, damping: bool = True):
         """Flexible rows of h and their Jacobians ∂h_f/∂q, ∂h_f/∂v (sparse, flexible columns only)."""
-        return self.flexible.jacobians(*self._flexible_state(ev), damping=damping)
+        return ev.memo(("flexible_jacobians", damping),
+                       lambda: self.flexible.jacobians(*self._flexible_state(ev), damping=damping))
 
     def rank_report(self, t: float, q, rtol=None):
         """Rank of Φ(q) with singular values, tolerance and redundant rows (:func:`analysis.constraint_rank`)."""
         from ..linalg.rank import constraint_rank
         return constraint_rank(self.constraint_jacobian(t, q), rtol=rtol, row_labels=self.row_labels)
+
+
+KEPT_EVALUATIONS = 3
+"""Evaluations an assembled system keeps (newest first): enough for the state of a step, its correction and
+its start, which the dynamics, controller and recorder all read."""
+
+
+def _reordered(rows):
+    """(Φ, bias, φ, φ_t) in the order of :class:`Terms` from (φ, Φ, bias, φ_t)."""
+    phi, Phi, bias, phi_t = rows
+    return Phi, bias, phi, phi_t
+
+
+def _read_only(value):
+    """``value`` with its arrays (also inside tuples, dataclasses and sparse matrices) made read-only, so a
+    kept term cannot be changed by one of its consumers."""
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif sp.issparse(value):
+        for name in ("data", "indices", "indptr"):
+            array = getattr(value, name, None)
+            if isinstance(array, np.ndarray):
+                array.flags.writeable = False
+    elif isinstance(value, tuple):
+        for item in value:
+            _read_only(item)
+    elif isinstance(value, Terms):
+        for item in (value.M, value.h, value.Phi, value.bias, value.phi, value.phi_t):
+            _read_only(item)
+    return value
 
 
 def _triplets(row0: int, cols: np.ndarray, block):
