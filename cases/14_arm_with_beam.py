@@ -88,11 +88,11 @@ def beam_axes(inclination):
 def statics(order, divisions, params, out=None) -> dict:
     """Locked arm vs the beam alone clamped at the flange; tip deflections and the Euler–Bernoulli ratio."""
     asm = build(order, divisions, locked=True, **params).assemble()
-    eq = fb.static_equilibrium(asm)
+    eq = fb.solve_static(asm)                                      # the constrained solver: Newton on (q, λ)
     beam = asm.bodies[0]
     alone = fb.FlexibleBody("alone", beam.mesh, beam.material)
     ref = fb.solve_static(fb.System([alone], [fb.Fix(alone, "x0")], loads=[fb.Gravity(alone, (0, 0, -params["gravity"]))]))
-    q_arm, q_ref = eq.q[asm.flexible.slice], ref.q[-1]
+    q_arm, q_ref = eq.q[-1][asm.flexible.slice], ref.q[-1]
     X, tip = beam.mesh.points, beam.nodes("x1")
     d_arm = (q_arm.reshape(-1, 3) - X)[tip].mean(axis=0)
     d_ref = (q_ref.reshape(-1, 3) - X)[tip].mean(axis=0)
@@ -107,8 +107,8 @@ def statics(order, divisions, params, out=None) -> dict:
             "locked_vs_alone_relative": float(np.linalg.norm(d_arm - d_ref) / np.linalg.norm(d_ref)),
             "tip_normal_deflection": float(d_arm @ normal), "tip_axial_displacement": float(d_arm @ along),
             "euler_bernoulli_tip": -eb, "ratio_to_euler_bernoulli": float(-(d_arm @ normal) / eb),
-            "residual": float(eq.residual), "violation": float(eq.violation), "iterations": int(eq.iterations),
-            "joint_multipliers": eq.lam[-2:].tolist()}
+            "residual": eq.metadata["residual"], "violation": eq.metadata["violation"],
+            "iterations": eq.metadata["iterations"], "joint_multipliers": eq.histories["lam"][-1][-2:].tolist()}
 
 
 # ------------------------------------------------------------------------------------- (b), (c) dynamics

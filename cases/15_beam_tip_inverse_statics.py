@@ -145,9 +145,9 @@ def statics(asm, task, target_shift, path_points) -> dict:
     x0 = task.evaluate(asm.evaluate(0.0, start.q)).x
     target = x0 + np.asarray(target_shift, dtype=float)
     report = fb.control.actuation_report(asm, start.q, np.zeros(asm.n_dofs), task)
-    solution = fb.inverse_statics(asm, task, target, tau_k0=tau_hold, q0=start.q)
-    again = fb.static_equilibrium(asm, tau_k=solution.tau_k, q0=solution.q)
-    x_again = task.evaluate(asm.evaluate(0.0, again.q)).x
+    solution = fb.solve_static(asm, task=task, target=target, tau_k=tau_hold, q_start=start.q)   # inverse statics
+    again = fb.solve_static(asm, tau_k=solution.tau_k, q_start=solution.q)                  # forward, to check
+    x_again = task.evaluate(asm.evaluate(0.0, again.q[-1])).x
     path = x0 + np.linspace(0.0, 1.0, path_points)[:, None] * (target - x0)
     sequence = fb.quasi_static_sequence(asm, task, path, tau_k0=tau_hold, q0=start.q)
     return {"tau_hold": tau_hold, "start": start, "x0": x0, "target": target, "report": report,

@@ -18,7 +18,7 @@ listed in its docstring (docs/architecture.md draws the arrows):
 Everything a case needs is re-exported here: ``import flexbody as fb``.
 """
 from . import constraints, control, dynamics, fem, io, linalg, mechanisms, progress, rigid, solvers, system
-from .constraints import (AttachNodes, Cylinder, Distance, Fix, FixNodes, FunctionCoupling, Gear, Hinge, ImplicitSurface,
+from .constraints import (AttachNodes, Cylinder, Distance, Fix, FunctionCoupling, Gear, Hinge, ImplicitSurface,
                           JointDriver, LinearCoupling, Node, OnSurface, Plane, PointToPoint, PolynomialCoupling, Sphere,
                           TieNodes, Weld, nearest_node, pin)
 from .control import (JointTask, OrientationTask, PlanarOrientationTask, PointTask, StackedTask, operational_space,
@@ -31,9 +31,8 @@ from .io import Results, plots, view
 from .linalg import constraint_rank
 from .rigid import Fixed, Ground, Prismatic, Revolute, RigidTree
 from .solvers import (RK4, Adaptive, Baumgarte, GeneralizedAlpha, NewtonSettings, PositionCorrection, RunContext,
-                      assemble_configuration,
-                      holding_inputs, inverse_statics, project_velocity, quasi_static_sequence, resume, simulate, solve_static,
-                      static_equilibrium, task_sensitivity)
+                      assemble_configuration, holding_inputs, project_velocity, quasi_static_sequence, resume, simulate,
+                      solve_static, task_sensitivity)
 from .system import AssembledSystem, State, System
 
 __version__ = "0.1.0"
@@ -49,7 +48,7 @@ __all__ = [
     "dynamics", "constraint_rank", "mechanisms", "simulate", "RK4", "Adaptive", "Baumgarte", "PositionCorrection",
     "assemble_configuration", "project_velocity", "task_history", "PointTask", "PlanarOrientationTask",
     "OrientationTask", "JointTask", "StackedTask", "operational_space", "operational_space_at",
-    "control", "plots", "ActuationError", "AttachNodes", "FixNodes", "TieNodes", "pin", "Node", "nearest_node",
-    "GeneralizedAlpha", "progress", "view", "resume", "RunContext", "static_equilibrium", "holding_inputs", "inverse_statics",
+    "control", "plots", "ActuationError", "AttachNodes", "TieNodes", "pin", "Node", "nearest_node",
+    "GeneralizedAlpha", "progress", "view", "resume", "RunContext", "holding_inputs",
     "task_sensitivity", "quasi_static_sequence", "fem", "rigid", "constraints", "system", "linalg", "solvers", "io",
 ]

@@ -58,7 +58,7 @@ def tree_entries(row):
 
 def case_fix_components():
     beam = bar()
-    c = fb.FixNodes(beam, "x0", displacement=(0.01, 0.0, -0.02), components=(0, 2))
+    c = fb.constraints.FixNodes(beam, "x0", displacement=(0.01, 0.0, -0.02), components=(0, 2))
     asm = fb.System([beam], [c]).assemble()
     nodes = beam.nodes("x0")
     cols = node_cols(asm, beam, nodes)[:, [0, 2]].ravel()
@@ -203,8 +203,8 @@ def test_fix_in_a_system_becomes_fix_node_rows():
     beam = bar()
     asm = fb.System([beam], [fb.Fix(beam, "y1", (0.0, 0.01, 0.0), components=(1,))]).assemble()
     (c,) = asm.constraints
-    assert isinstance(c, fb.FixNodes) and c.n_rows == beam.nodes("y1").size == asm.n_constraints
-    ref = fb.System([beam], [fb.FixNodes(beam, "y1", (0.0, 0.01, 0.0), components=(1,))]).assemble()
+    assert isinstance(c, fb.constraints.FixNodes) and c.n_rows == beam.nodes("y1").size == asm.n_constraints
+    ref = fb.System([beam], [fb.constraints.FixNodes(beam, "y1", (0.0, 0.01, 0.0), components=(1,))]).assemble()
     q, v = random_state(asm, seed=4)
     a, b = asm.constraint_rows(asm.evaluate(0.0, q, v)), ref.constraint_rows(ref.evaluate(0.0, q, v))
     assert np.array_equal(a[0], b[0]) and (a[1] != b[1]).nnz == 0
@@ -288,12 +288,12 @@ def test_bad_node_indices_and_set_names_name_the_body():
     with pytest.raises(MeshError, match="'beam'"):
         fb.pin(beam, n + 3, fb.Ground())
     with pytest.raises(ConstraintError, match=rf"'beam'.*{n + 5}"):
-        fb.FixNodes(beam, [0, n + 5])
+        fb.constraints.FixNodes(beam, [0, n + 5])
     with pytest.raises(ConstraintError, match=r"'beam'.*-1"):
         fb.AttachNodes(beam, [-1, 2], l2)
     with pytest.raises(ConstraintError, match=rf"'beam'.*{n}"):
         fb.TieNodes(beam, [n], bar("other"))
-    for make in (lambda: fb.FixNodes(beam, "x7"), lambda: fb.AttachNodes(beam, "flange", l2),
+    for make in (lambda: fb.constraints.FixNodes(beam, "x7"), lambda: fb.AttachNodes(beam, "flange", l2),
                  lambda: fb.TieNodes(beam, "nope", bar("other"))):
         with pytest.raises(ConstraintError, match=r"'beam'.*no node or face set named"):
             make()
@@ -324,7 +324,7 @@ def test_constraints_on_bodies_outside_the_system_are_refused():
     tree, l1, l2 = spatial_arm()
     beam, other = bar(), bar("other")
     other_tree, _, other_l2 = spatial_arm("arm2")
-    for c in (fb.AttachNodes(other, "x0", l2), fb.FixNodes(other, "x0"), fb.Fix(other, "x0"),
+    for c in (fb.AttachNodes(other, "x0", l2), fb.constraints.FixNodes(other, "x0"), fb.Fix(other, "x0"),
               fb.pin(other, 0, fb.Ground()), fb.TieNodes(beam, "x1", other, "x1", tol=1.0),
               fb.pin(beam, 0, fb.Node(other, 1))):
         with pytest.raises(ConstraintError, match="'other'"):
@@ -338,9 +338,9 @@ def test_constraints_on_bodies_outside_the_system_are_refused():
 def test_a_node_held_twice_names_both_constraints():
     tree, l1, l2 = spatial_arm()
     beam = bar()
-    pairs = [(fb.FixNodes(beam, "x0", name="clampA"), fb.AttachNodes(beam, "y0", l2, name="holdB")),
+    pairs = [(fb.constraints.FixNodes(beam, "x0", name="clampA"), fb.AttachNodes(beam, "y0", l2, name="holdB")),
              (fb.AttachNodes(beam, "x0", fb.Ground(), name="clampA"), fb.AttachNodes(beam, "z1", l2, name="holdB")),
-             (fb.FixNodes(beam, [0, 1], name="clampA"), fb.FixNodes(beam, [1], components=(2,), name="holdB"))]
+             (fb.constraints.FixNodes(beam, [0, 1], name="clampA"), fb.constraints.FixNodes(beam, [1], components=(2,), name="holdB"))]
     for c1, c2 in pairs:
         with pytest.raises(ConstraintError, match=r"node \d+ of body 'beam'.*'clampA'.*'holdB'"):
             fb.System([tree, beam], [c1, c2]).assemble()
@@ -348,8 +348,8 @@ def test_a_node_held_twice_names_both_constraints():
     with pytest.raises(ConstraintError, match=r"'beam'.*'holdB'"):
         fb.System([tree, beam], [fb.Fix(beam, "x0"), fb.AttachNodes(beam, "x0", l2, name="holdB")]).assemble()
     # different components of the same nodes are not a conflict
-    asm = fb.System([beam], [fb.FixNodes(beam, "x0", components=(0,), name="cx"),
-                             fb.FixNodes(beam, "x0", components=(1, 2), name="cyz")]).assemble()
+    asm = fb.System([beam], [fb.constraints.FixNodes(beam, "x0", components=(0,), name="cx"),
+                             fb.constraints.FixNodes(beam, "x0", components=(1, 2), name="cyz")]).assemble()
     assert asm.n_constraints == 3 * beam.nodes("x0").size
 
 

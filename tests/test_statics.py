@@ -59,12 +59,12 @@ def test_convergence_error_keeps_history_and_converged_steps():
 def test_cholmod_used_for_spd_and_lu_for_follower_loads(caplog):
     import logging
     beam, system = cantilever()
-    with caplog.at_level(logging.INFO, logger="flexbody.solvers.statics"):
+    with caplog.at_level(logging.INFO, logger="flexbody.solvers"):
         fb.solve_static(system)
     assert "0 LU" in caplog.text
     caplog.clear()
     follower = fb.System([beam], [fb.Fix(beam, "x0")], [fb.Pressure(beam, "z1", 100.0)])
-    with caplog.at_level(logging.INFO, logger="flexbody.solvers.statics"):
+    with caplog.at_level(logging.INFO, logger="flexbody.solvers"):
         fb.solve_static(follower)
     assert "0 Cholesky" in caplog.text
 
@@ -83,3 +83,43 @@ def test_bad_system_input():
         fb.Fix(beam, "root")
     with pytest.raises(fb.FlexbodyError, match="load_steps must be a positive integer"):
         fb.solve_static(fb.System([beam]), load_steps=0)
+
+
+# ------------------------------------------------------------------------- the one static-solve entry
+def test_solve_static_routes_constrained_models_to_the_bordered_newton_with_the_same_numbers():
+    """A System with rigid trees (or an assembled one) is solved on (q, λ): the Results hold the same
+    equilibrium as static_equilibrium, the multipliers and applied forces of every load step."""
+    from flexbody.solvers.equilibrium import static_equilibrium
+    system = fb.mechanisms.slider_crank(actuated=(0,))
+    asm = system.assemble()
+    eq = static_equilibrium(asm, tau_k=[0.5], load_steps=2)
+    for model in (system, asm):
+        res = fb.solve_static(model, tau_k=[0.5], load_steps=2)
+        assert res.kind == "static" and np.array_equal(res.times, [0.0, 0.5, 1.0])
+        assert np.array_equal(res.q[-1], eq.q) and np.array_equal(res.histories["lam"][-1], eq.lam)
+        assert np.array_equal(res.histories["tau"][-1], eq.tau) and res.metadata["iterations"] == eq.iterations
+        assert sum(res.iterations) == eq.iterations
+
+
+def test_solve_static_with_a_task_and_target_is_inverse_statics():
+    from flexbody.solvers.equilibrium import inverse_statics
+    asm = fb.mechanisms.arm_with_beam(order=1, divisions=(6, 1, 1), q0=(0.3, -0.5), young=7e7).assemble()
+    beam = asm.bodies[0]
+    points = beam.mesh.points
+    tip = int(np.argmax(np.linalg.norm(points - points[beam.nodes("x0")].mean(0), axis=1)))
+    task = fb.PointTask(fb.Node(beam, tip), components=(0, 2))
+    target = points[tip][[0, 2]] + np.array([-0.1, 0.15])
+    direct, entry = inverse_statics(asm, task, target), fb.solve_static(asm, task=task, target=target)
+    assert entry.reachable and np.array_equal(entry.tau_k, direct.tau_k) and np.array_equal(entry.q, direct.q)
+
+
+def test_fix_is_the_one_way_to_hold_nodes():
+    """The flexible-only solver eliminates a Fix; assembled, the same Fix becomes constraint rows with
+    its name, and the constrained solver finds the same equilibrium."""
+    mesh = fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(4, 1, 1))
+    beam = fb.FlexibleBody("beam", mesh, fb.StVenantKirchhoff(young=1e7, poisson=0.3, density=1e3))
+    system = fb.System([beam], [fb.Fix(beam, "x0", name="clamp")], loads=[fb.Gravity(beam)])
+    eliminated, rows = fb.solve_static(system), fb.solve_static(system.assemble())
+    asm = rows.system
+    assert asm.row_labels[0].startswith("clamp") and isinstance(asm.constraints[0], fb.constraints.FixNodes)
+    assert np.abs(eliminated.q[-1] - rows.q[-1]).max() <= 1e-9 * np.abs(eliminated.q[-1] - asm.q0).max()

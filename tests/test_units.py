@@ -79,7 +79,7 @@ def test_coupling_rows_take_the_joint_units():
 def test_node_rows_are_metres():
     mesh = fb.mesh.box((1.0, 0.1, 0.1), (2, 1, 1))
     beam = fb.FlexibleBody("beam", mesh, fb.StVenantKirchhoff(young=1e7, poisson=0.3, density=1000.0))
-    clamp = fb.FixNodes(beam, "x0")
+    clamp = fb.constraints.FixNodes(beam, "x0")
     assert clamp.units == ("m",) * clamp.n_rows and set(clamp.multiplier_units) == {"N"}
     asm = fb.System([beam], [clamp]).assemble()
     assert asm.coordinate_units == ["m"] * beam.n_dofs and asm.row_units == ["m"] * clamp.n_rows

@@ -107,15 +107,15 @@ class FixNodes(_NodeRows):
 
     def __init__(self, body: FlexibleBody, nodes, displacement=None, *, components=(0, 1, 2),
                  name: str | None = None):
-        spec = Fix(body, nodes, displacement, components=components)          # validation shared with statics
-        super().__init__(name if name is not None else f"fix_{body.name}_{spec.label}".replace(" ", "_"))
+        spec = Fix(body, nodes, displacement, components=components, name=name)   # validation shared with statics
+        super().__init__(spec.name)
         self._set_rows(body, spec.nodes, spec.components)
         self.target = spec.values(1.0)
 
     @classmethod
     def from_fix(cls, fix: Fix, name: str | None = None) -> "FixNodes":
         out = cls.__new__(cls)
-        Constraint.__init__(out, name if name is not None else f"fix_{fix.body.name}_{fix.label}".replace(" ", "_"))
+        Constraint.__init__(out, name if name is not None else fix.name)
         out._set_rows(fix.body, fix.nodes, fix.components)
         out.target = fix.values(1.0)
         return out

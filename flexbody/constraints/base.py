@@ -104,9 +104,16 @@ class Fix:
         reference positions X (k, 3). Default zero (clamped). Scaled by the load factor in load stepping.
     components : sequence of int, optional
         Which of x, y, z (0, 1, 2) are prescribed; default all three.
+    name : str, optional
+        Name of its constraint rows once the system is assembled (default ``fix_<body>_<nodes>``).
+
+    This is the one way to hold nodes: the flexible-only static solver eliminates the prescribed
+    coordinates, and an assembled system turns a Fix into the rows of a
+    :class:`~flexbody.constraints.attachments.FixNodes` (x_a − X_a − u_a = 0 [DE-112]).
     """
 
-    def __init__(self, body: FlexibleBody, nodes, displacement=None, *, components=(0, 1, 2)):
+    def __init__(self, body: FlexibleBody, nodes, displacement=None, *, components=(0, 1, 2),
+                 name: str | None = None):
         if not isinstance(body, FlexibleBody):
             raise ConstraintError(f"Fix: body must be a FlexibleBody, got {type(body).__name__}")
         self.body = body
@@ -135,6 +142,7 @@ class Fix:
                 raise ConstraintError(f"Fix {label!r} on body {body.name!r}: displacement contains NaN/Inf")
         self.label = label
         self.displacement = u
+        self.name = name if name is not None else f"fix_{body.name}_{label}".replace(" ", "_")
 
     def dofs(self) -> np.ndarray:
         """Local coordinate indices (k·c,) of the prescribed components."""

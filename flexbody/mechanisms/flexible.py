@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..rigid.anchors import Ground
-from ..constraints.attachments import AttachNodes, FixNodes, pin
+from ..constraints.attachments import AttachNodes, pin
+from ..constraints.base import Fix
 from ..constraints.couplings import JointDriver
 from ..errors import ModelError
 from ..fem.flexible_body import FlexibleBody
@@ -57,7 +58,7 @@ def plate_pendulum(size=(0.6, 0.3, 0.01), divisions=(8, 4, 1), *, order: int = 1
 def cantilever(size=(1.0, 0.05, 0.05), divisions=(20, 2, 2), *, order: int = 1, young: float = 2e9,
                poisson: float = 0.0, density: float = 7800.0, damping: float = 0.0, tip_force=None,
                gravity=None, locking: str | None = None) -> System:
-    """A beam along +x clamped on its face x = 0 (``FixNodes`` on set "x0"), optional total tip force
+    """A beam along +x clamped on its face x = 0 (``Fix`` on set "x0"), optional total tip force
     (3,) [N] spread over the face x = L and optional gravity. Body ``"beam"``."""
     mesh = box(size=size, divisions=divisions, order=order, origin=(0.0, -size[1] / 2, -size[2] / 2))
     beam = FlexibleBody("beam", mesh, _material(young, poisson, density, damping), locking=locking)
@@ -66,7 +67,7 @@ def cantilever(size=(1.0, 0.05, 0.05), divisions=(20, 2, 2), *, order: int = 1, 
         loads.append(NodalForce(beam, "x1", total=np.asarray(tip_force, dtype=float)))
     if gravity is not None:
         loads.append(Gravity(beam, gravity))
-    return System([beam], [FixNodes(beam, "x0", name="clamp")], loads=loads)
+    return System([beam], [Fix(beam, "x0", name="clamp")], loads=loads)
 
 
 def arm_with_beam(*, lengths=(0.5, 0.4), masses=(2.0, 1.0), beam_size=(0.6, 0.04, 0.04),

@@ -1,5 +1,5 @@
-"""Solvers on an assembled system: statics (forward, with load stepping; equilibrium of constrained
-systems with inputs; inverse statics of tasks), explicit integration (RK4, adaptive) with constraint
+"""Solvers on an assembled system: statics through one entry, :func:`solve_static` (forward, with load
+stepping, for flexible-only and constrained systems with inputs; inverse statics of tasks), explicit integration (RK4, adaptive) with constraint
 stabilisation, the implicit generalized-α integrator, and restarting saved runs. They compute; results
 go out through :class:`flexbody.io.results.Results` and the writers passed in.
 
@@ -10,7 +10,8 @@ from .equilibrium import (Equilibrium, InverseStatics, holding_inputs, inverse_s
 from .generalized_alpha import GeneralizedAlpha
 from .run_context import RunContext
 from .simulation import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, resume, simulate
-from .statics import NewtonSettings, solve_static
+from .newton_settings import NewtonSettings
+from .statics import solve_static
 
 __all__ = ["Equilibrium", "InverseStatics", "holding_inputs", "inverse_statics", "quasi_static_sequence",
            "static_equilibrium", "task_sensitivity", "GeneralizedAlpha", "RK4", "Adaptive", "Baumgarte",

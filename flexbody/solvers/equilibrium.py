@@ -39,7 +39,8 @@ __all__ = ["Equilibrium", "InverseStatics", "static_equilibrium", "holding_input
 @dataclass
 class Equilibrium:
     """A static equilibrium: q (n,), λ (m,), applied τ (n,) = Sᵀτ_k, the final residual max|r| [N or N·m]
-    and max|φ|, Newton iterations, residual history and the load factors that converged."""
+    and max|φ|, Newton iterations, residual history and the load factors that converged; ``path`` holds
+    each converged load step as (s, q, λ, iterations, residual history of the step)."""
 
     q: np.ndarray
     lam: np.ndarray
@@ -49,6 +50,7 @@ class Equilibrium:
     iterations: int
     history: list = field(default_factory=list)
     load_factors: list = field(default_factory=list)
+    path: list = field(default_factory=list)
 
 
 @dataclass
@@ -198,11 +200,12 @@ def static_equilibrium(asm, tau=None, *, tau_k=None, q0=None, lam0=None, t: floa
         raise StateError(f"static_equilibrium: q0 must be {asm.n_dofs} finite numbers, got shape {q.shape}")
     lam = np.zeros(asm.n_constraints) if lam0 is None else np.array(lam0, dtype=float)
     stat, solver = _Statics(asm, t), SaddlePointSolver(asm.n_rigid)
-    history, factors, iterations = [], [], 0
+    history, factors, iterations, path = [], [], 0, []
     s_done, ds, depth = 0.0, 1.0 / load_steps, 0
     last = None
     while s_done < 1.0 - 1e-12:
         s = min(1.0, s_done + ds)
+        first = len(history)
         try:
             q_new, lam_new, k, res, viol = _newton(stat, solver, q, lam, tau, s, tol, max_iterations, history)
         except ConvergenceError as exc:
@@ -213,7 +216,9 @@ def static_equilibrium(asm, tau=None, *, tau_k=None, q0=None, lam0=None, t: floa
             continue
         q, lam, s_done, iterations = q_new, lam_new, s, iterations + k
         factors.append(s)
-        last = Equilibrium(q.copy(), lam.copy(), tau.copy(), res, viol, iterations, list(history), list(factors))
+        path.append((s, q.copy(), lam.copy(), k, history[first:]))
+        last = Equilibrium(q.copy(), lam.copy(), tau.copy(), res, viol, iterations, list(history), list(factors),
+                           list(path))
     return last
 
 

@@ -1,220 +1,119 @@
-"""Static equilibrium of flexible bodies: Newton–Raphson with load stepping and line search.
+"""The one static-solve entry, :func:`solve_static`: forward statics (the equilibrium under given loads and
+inputs) and inverse statics (the inputs that hold a task at a target), for a :class:`flexbody.System` or
+its :class:`flexbody.AssembledSystem`.
 
-Solves r(q, s) = k(q) − s f_ext(q) = 0 for the free coordinates at load factors 0 < s ≤ 1 (the static form
-of [DE-105], d̈ = 0), with prescribed coordinates (Fix constraints) eliminated and set to X + s u. The
-Jacobian is the body tangent ∂k/∂q minus the load stiffness of follower loads. Linear solves use CHOLMOD
-when the Jacobian is symmetric positive definite (symbolic analysis done once) and SuperLU otherwise.
-A step that fails is bisected; when bisection runs out, ConvergenceError carries the residual history and
-the results of all converged steps.
+Which solver runs follows from the model, not from the caller's choice of function:
+
+- flexible bodies whose only constraints are :class:`flexbody.Fix` (no rigid tree, no input): the prescribed
+  coordinates are eliminated and r(q, s) = k(q) − s f_ext(q) is solved by Newton–Raphson with load
+  stepping and line search (:mod:`flexbody.solvers.flexible_statics`, the static form of [DE-105]);
+- anything else (rigid trees, closures, attachments, actuator inputs): the bordered Newton iteration on
+  (q, λ) of Mq̈ = 0 in [DE-7], τ = h(q) − Φᵀλ, φ(q) = 0 (:func:`flexbody.solvers.equilibrium.static_equilibrium`);
+- with ``task`` and ``target``: inverse statics [DE 6.3] (:func:`flexbody.solvers.equilibrium.inverse_statics`).
 """
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass
-
 import numpy as np
-import scipy.sparse as sp
 
-from ..errors import ConvergenceError, FlexbodyError
+from ..constraints.base import Fix
+from ..errors import FlexbodyError
 from ..io.results import Results
-from ..linalg.sparse_factor import NotPositiveDefinite, SparseFactor
-from ..system.description import System
+from ..system.description import System, as_assembled
+from .equilibrium import Equilibrium, InverseStatics, inverse_statics, static_equilibrium
+from .flexible_statics import solve_flexible
+from .newton_settings import NewtonSettings
 
-log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, kw_only=True)
-class NewtonSettings:
-    """Settings of the static Newton solver.
-
-    tol : relative residual tolerance, ‖r_free‖ ≤ tol · max(‖s f_ext‖, ‖k(q)‖)
-    max_iterations : Newton iterations per load step
-    line_search : "safeguard" (full Newton steps, halved while the residual is non-finite, e.g. from an
-        inverted element), "slope" (additionally Crisfield's search on the slope Δ·r: fewer wild steps,
-        though often more iterations for slender structures), or "none"
-    max_bisections : how often a failed load increment may be halved
-    """
-
-    tol: float = 1e-10
-    max_iterations: int = 30
-    line_search: str = "safeguard"
-    max_bisections: int = 8
+__all__ = ["solve_static", "NewtonSettings"]
 
 
-class _LinearSolver:
-    """Solves K_ff Δ = b: CHOLMOD for SPD matrices (pattern analysed once), SuperLU otherwise."""
-
-    def __init__(self, symmetric: bool):
-        self.symmetric = symmetric
-        self._factor = SparseFactor()
-
-    @property
-    def n_cholesky(self) -> int:
-        return self._factor.n_cholesky
-
-    @property
-    def n_lu(self) -> int:
-        return self._factor.n_lu
-
-    def solve(self, K: sp.csr_matrix, b: np.ndarray) -> np.ndarray:
-        if not self.symmetric:
-            return self._factor.factor_lu(K).solve(b)
-        A = sp.csc_matrix((K.data, K.indices, K.indptr), shape=K.shape)   # K symmetric: CSR(K) = CSC(K)
-        try:
-            return self._factor.factor(A, lu_fallback=False).solve(b)
-        except NotPositiveDefinite:
-            log.info("tangent not positive definite; using LU for this iteration")
-            return self._factor.factor_lu(K).solve(b)
-
-
-def solve_static(system: System, *, load_steps: int = 1, settings: NewtonSettings | None = None,
-                 q_start: np.ndarray | None = None) -> Results:
-    """Static equilibrium under the system's loads, reached in ``load_steps`` equal increments.
+def solve_static(model, *, load_steps: int = 1, settings: NewtonSettings | None = None, q_start=None, tau=None,
+                 tau_k=None, task=None, target=None, t: float = 0.0) -> Results | InverseStatics:
+    """Static equilibrium of ``model`` under its loads and gravity, reached in ``load_steps`` equal load
+    increments (a failing increment is bisected); or, with ``task`` and ``target``, the actuator inputs
+    that hold the task there.
 
     Parameters
     ----------
-    system : System
-        Bodies, Fix constraints (eliminated) and loads (dead or follower).
+    model : System or AssembledSystem
+        A System of flexible bodies with only :class:`~flexbody.Fix` constraints is solved with the fixed
+        coordinates eliminated; any other model (rigid trees, closures, attachments) is assembled and
+        solved on (q, λ) with its constraints as rows.
     load_steps : int
-        Number of equal load increments; a failing increment is bisected automatically.
+        Number of equal load increments (loads, gravity and inputs scaled by the load factor s).
     settings : NewtonSettings, optional
+        Tolerance, iterations per step and bisections. For flexible-only systems ``tol`` bounds the
+        residual relative to max(‖s f_ext‖, ‖k(q)‖) and ``line_search`` applies; for constrained systems
+        it bounds the Newton increment and φ relative to max(1, ‖q‖∞) (default 1e-11 there).
     q_start : ndarray (n_dofs,), optional
-        Starting coordinates (default: reference configuration).
+        Starting coordinates (default: the reference configuration, ``asm.q0``) [m, rad].
+    tau, tau_k : ndarray, optional
+        Generalized forces (n,) or actuator inputs (k,) held constant (τ = Sᵀτ_k) [N, N·m]; default 0.
+        For inverse statics ``tau_k`` is the starting guess.
+    task, target : optional
+        A task (e.g. :class:`~flexbody.PointTask`) and its target coordinates (m_T,): inverse statics.
+    t : float
+        Time at which rheonomic constraints and loads are evaluated [s].
 
     Returns
     -------
-    Results
-        ``kind="static"``, ``times`` = load factors of the converged steps (the first entry 0 is the start).
+    Results or InverseStatics
+        Forward: ``kind="static"``, ``times`` = load factors of the converged steps (the first entry 0 is
+        the start), ``q`` per step, ``iterations`` and ``residuals`` per step; for constrained models also
+        ``histories["lam"]`` (multipliers) and ``histories["tau"]`` (applied forces) per step and
+        ``metadata`` with the final residual [N, N·m] and violation max|φ|. Inverse: the
+        :class:`~flexbody.solvers.equilibrium.InverseStatics` (τ_k, the equilibrium, the task residual, the
+        sensitivity G and its rank).
+
+    Raises
+    ------
+    FlexbodyError
+        Bad ``load_steps``, ``q_start`` or settings; only one of ``task`` and ``target``.
+    ConvergenceError
+        No equilibrium after the allowed bisections; ``last_good`` holds what converged.
     """
-    if not isinstance(system, System):
-        hint = (" (it takes the System description, before assemble(); for an assembled system use "
-                "flexbody.solvers.equilibrium.static_equilibrium(asm))" if hasattr(system, "n_dofs") else "")
-        raise FlexbodyError(f"solve_static expects a System, got {type(system).__name__}{hint}")
-    if system.trees or not system.bodies:
-        what = (f"rigid trees {[t.name for t in system.trees]}" if system.trees else "no flexible body")
-        raise FlexbodyError(f"solve_static solves flexible-only systems (Fix and loads on flexible bodies); this "
-                            f"system has {what}: use flexbody.solvers.equilibrium.static_equilibrium(system) (or "
-                            "holding_inputs / inverse_statics) for systems with rigid trees and constraints")
     if not isinstance(load_steps, (int, np.integer)) or load_steps < 1:
         raise FlexbodyError(f"solve_static: load_steps must be a positive integer, got {load_steps!r}")
-    settings = settings or NewtonSettings()
-    if settings.line_search not in ("none", "safeguard", "slope"):
-        raise FlexbodyError(f"NewtonSettings.line_search must be 'none', 'safeguard' or 'slope', "
-                            f"got {settings.line_search!r}")
-    q = system.reference_coordinates() if q_start is None else np.array(q_start, dtype=float)
-    if q.shape != (system.n_dofs,) or not np.all(np.isfinite(q)):
-        raise FlexbodyError(f"solve_static: q_start must be finite with shape ({system.n_dofs},)")
-    fixed, _ = system.prescribed(0.0)
-    free = np.setdiff1d(np.arange(system.n_dofs), fixed)
-    linear = _LinearSolver(symmetric=not system.has_follower_loads)
-    results = Results(kind="static", times=np.zeros(1), q=q[None, :].copy(),
-                      body_slices={b.name: (system.body_slice(b).start, system.body_slice(b).stop)
-                                   for b in system.bodies},
-                      iterations=[0], residuals=[[]], reference=system.reference_coordinates(), system=system)
-    s_done, increment = 0.0, 1.0 / load_steps
-    bisections = 0
-    while s_done < 1.0 - 1e-14:
-        s_next = min(1.0, s_done + increment)
-        try:
-            q_new, history = _newton(system, _predictor(results, s_next), s_next, free, linear, settings)
-        except ConvergenceError as exc:
-            bisections += 1
-            if bisections > settings.max_bisections:
-                raise ConvergenceError(f"solve_static: no equilibrium at load factor {s_next:.6g} after "
-                                       f"{settings.max_bisections} bisections (last converged {s_done:.6g}): {exc.reason}",
-                                       exc.residual_history, last_good=results) from None
-            increment *= 0.5
-            log.info("load increment halved to %.3g at factor %.6g", increment, s_done)
-            continue
-        q, s_done = q_new, s_next
-        results.times = np.append(results.times, s_done)
-        results.q = np.vstack([results.q, q])
-        results.iterations.append(len(history) - 1)
-        results.residuals.append(history)
-    log.info("static solve: %d steps, %d Cholesky and %d LU factorizations", len(results.times) - 1,
-             linear.n_cholesky, linear.n_lu)
-    return results
+    if settings is not None and not isinstance(settings, NewtonSettings):
+        raise FlexbodyError(f"solve_static: settings must be a NewtonSettings, got {type(settings).__name__}")
+    if (task is None) != (target is None):
+        raise FlexbodyError("solve_static: inverse statics needs both task and target")
+    if task is not None:
+        asm = as_assembled(model, "solve_static")
+        return inverse_statics(asm, task, target, tau_k0=tau_k, q0=q_start, t=t, load_steps=load_steps,
+                               **_constrained_settings(settings, inverse=True))
+    if _flexible_only(model) and tau is None and tau_k is None:
+        return solve_flexible(model, load_steps=load_steps, settings=settings, q_start=q_start)
+    asm = as_assembled(model, "solve_static")
+    equilibrium = static_equilibrium(asm, tau, tau_k=tau_k, q0=q_start, t=t, load_steps=load_steps,
+                                     **_constrained_settings(settings))
+    return _as_results(asm, equilibrium, q_start)
 
 
-def _predictor(results: Results, s_next: float) -> np.ndarray:
-    """Secant extrapolation along the load path from the last two converged steps (the last step alone at first)."""
-    q = results.q[-1]
-    if len(results.times) < 2:
-        return q.copy()
-    ds_old = results.times[-1] - results.times[-2]
-    return q + (s_next - results.times[-1]) / ds_old * (q - results.q[-2])
+def _flexible_only(model) -> bool:
+    """A System of flexible bodies held by Fix only: the eliminating solver's domain."""
+    return (isinstance(model, System) and not model.trees and bool(model.bodies)
+            and all(isinstance(c, Fix) for c in model.constraints))
 
 
-def _residual(system: System, q: np.ndarray, s: float, with_jacobian: bool):
-    if with_jacobian:
-        f_int, K = system.force_and_tangent(q)
-    else:
-        f_int, K = system.internal_force(q), None
-    f_ext = s * system.external_force(q)
-    scale = max(np.linalg.norm(f_ext), np.linalg.norm(f_int))
-    return f_int - f_ext, K, scale
+def _constrained_settings(settings: NewtonSettings | None, inverse: bool = False) -> dict:
+    """The keywords of the constrained solvers that ``settings`` gives (their own defaults otherwise)."""
+    if settings is None:
+        return {}
+    out = {"tol": settings.tol, "max_iterations": settings.max_iterations}
+    if not inverse:
+        out["max_bisections"] = settings.max_bisections
+    return out
 
 
-def _newton(system, q, s, free, linear, settings):
-    """Newton iterations at load factor s from q; returns (q, residual history) or raises ConvergenceError."""
-    q = q.copy()
-    fixed, values = system.prescribed(s)
-    q[fixed] = values
-    history = []
-    for _ in range(settings.max_iterations + 1):
-        r, K, scale = _residual(system, q, s, with_jacobian=True)
-        norm = np.linalg.norm(r[free])
-        history.append(float(norm))
-        if not np.isfinite(norm):
-            raise ConvergenceError(f"non-finite residual at load factor {s:.6g}", history)
-        K_ff = K[free][:, free]
-        if norm <= max(settings.tol * scale, _roundoff_floor(K_ff, q[free])):
-            return q, history
-        K_load = system.load_stiffness(q)
-        if K_load is not None:
-            K_ff = (K_ff - s * K_load[free][:, free]).tocsr()
-        delta = linear.solve(K_ff, -r[free])
-        q = _line_search(system, q, s, free, delta, r[free], settings)
-    raise ConvergenceError(f"Newton did not converge in {settings.max_iterations} iterations at load factor {s:.6g}",
-                           history)
-
-
-def _roundoff_floor(K_ff: sp.csr_matrix, q_free: np.ndarray) -> float:
-    """Residual norm reachable in floating point: 100 ε ‖ |K| |q| ‖ (the size of the cancelling terms)."""
-    magnitude = sp.csr_matrix((np.abs(K_ff.data), K_ff.indices, K_ff.indptr), shape=K_ff.shape) @ np.abs(q_free)
-    return 100.0 * np.finfo(float).eps * float(np.linalg.norm(magnitude))
-
-
-def _line_search(system, q, s, free, delta, r0, settings):
-    """Step length α along the Newton direction Δ.
-
-    "safeguard": α = 1, halved (up to 8 times) while the residual is non-finite. "slope": in addition,
-    |Δ·r(q + αΔ)| ≤ 0.8 |Δ·r(q)| is sought by secant steps on the slope when it changes sign
-    (Crisfield), α clamped to [0.1 α, 1].
-    """
-    g0 = float(delta @ r0)
-    lo, g_lo = 0.0, g0
-    alpha = 1.0
-    tries = 1 if settings.line_search == "none" else 9
-    for _ in range(tries):
-        trial = q.copy()
-        trial[free] += alpha * delta
-        try:
-            r, _, _ = _residual(system, trial, s, with_jacobian=False)
-            g = float(delta @ r[free])
-        except FlexbodyError:
-            g = np.nan
-        if not np.isfinite(g):
-            alpha *= 0.5
-            continue
-        if settings.line_search != "slope" or abs(g) <= 0.8 * abs(g0) or (g * g0 > 0 and alpha == 1.0):
-            return trial
-        if g * g0 < 0:           # the slope changed sign between lo and alpha: secant (regula falsi)
-            new = alpha - g * (alpha - lo) / (g - g_lo)
-        else:
-            lo, g_lo = alpha, g
-            new = 2.0 * alpha
-        alpha = float(np.clip(new, 0.1 * alpha, 1.0))
-    if not np.isfinite(g):
-        raise ConvergenceError(f"line search found no finite residual at load factor {s:.6g}", [])
-    return trial
+def _as_results(asm, eq: Equilibrium, q_start) -> Results:
+    """The equilibrium path (start, then each converged load factor) as static Results."""
+    q0 = np.array(asm.q0 if q_start is None else q_start, dtype=float)
+    factors = [0.0] + [step[0] for step in eq.path]
+    q = np.vstack([q0] + [step[1] for step in eq.path])
+    lam = np.vstack([np.zeros(asm.n_constraints)] + [step[2] for step in eq.path])
+    tau = np.vstack([np.zeros(asm.n_dofs)] + [step[0] * eq.tau for step in eq.path])
+    return Results(kind="static", times=np.array(factors), q=q, body_slices=dict(asm.body_slices),
+                   iterations=[0] + [step[3] for step in eq.path], residuals=[[]] + [list(step[4]) for step in eq.path],
+                   reference=np.array(asm.q0, dtype=float), system=asm, histories={"lam": lam, "tau": tau},
+                   metadata={"solver": "bordered Newton on (q, λ)", "residual": float(eq.residual),
+                             "violation": float(eq.violation), "iterations": int(eq.iterations)})

@@ -1,0 +1,188 @@
+"""Static equilibrium of flexible bodies: Newton–Raphson with load stepping and line search.
+
+Solves r(q, s) = k(q) − s f_ext(q) = 0 for the free coordinates at load factors 0 < s ≤ 1 (the static form
+of [DE-105], d̈ = 0), with prescribed coordinates (Fix constraints) eliminated and set to X + s u. The
+Jacobian is the body tangent ∂k/∂q minus the load stiffness of follower loads. Linear solves use CHOLMOD
+when the Jacobian is symmetric positive definite (symbolic analysis done once) and SuperLU otherwise.
+A step that fails is bisected; when bisection runs out, ConvergenceError carries the residual history and
+the results of all converged steps.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import ConvergenceError, FlexbodyError
+from ..io.results import Results
+from ..linalg.sparse_factor import NotPositiveDefinite, SparseFactor
+from ..system.description import System
+from .newton_settings import NewtonSettings
+
+log = logging.getLogger(__name__)
+
+
+class _LinearSolver:
+    """Solves K_ff Δ = b: CHOLMOD for SPD matrices (pattern analysed once), SuperLU otherwise."""
+
+    def __init__(self, symmetric: bool):
+        self.symmetric = symmetric
+        self._factor = SparseFactor()
+
+    @property
+    def n_cholesky(self) -> int:
+        return self._factor.n_cholesky
+
+    @property
+    def n_lu(self) -> int:
+        return self._factor.n_lu
+
+    def solve(self, K: sp.csr_matrix, b: np.ndarray) -> np.ndarray:
+        if not self.symmetric:
+            return self._factor.factor_lu(K).solve(b)
+        A = sp.csc_matrix((K.data, K.indices, K.indptr), shape=K.shape)   # K symmetric: CSR(K) = CSC(K)
+        try:
+            return self._factor.factor(A, lu_fallback=False).solve(b)
+        except NotPositiveDefinite:
+            log.info("tangent not positive definite; using LU for this iteration")
+            return self._factor.factor_lu(K).solve(b)
+
+
+def solve_flexible(system: System, *, load_steps: int = 1, settings: NewtonSettings | None = None,
+                   q_start: np.ndarray | None = None) -> Results:
+    """Static equilibrium under the system's loads, reached in ``load_steps`` equal increments.
+
+    Parameters
+    ----------
+    system : System
+        Bodies, Fix constraints (eliminated) and loads (dead or follower).
+    load_steps : int
+        Number of equal load increments; a failing increment is bisected automatically.
+    settings : NewtonSettings, optional
+    q_start : ndarray (n_dofs,), optional
+        Starting coordinates (default: reference configuration).
+
+    Returns
+    -------
+    Results
+        ``kind="static"``, ``times`` = load factors of the converged steps (the first entry 0 is the start).
+    """
+    settings = settings or NewtonSettings()
+    q = system.reference_coordinates() if q_start is None else np.array(q_start, dtype=float)
+    if q.shape != (system.n_dofs,) or not np.all(np.isfinite(q)):
+        raise FlexbodyError(f"solve_static: q_start must be finite with shape ({system.n_dofs},)")
+    fixed, _ = system.prescribed(0.0)
+    free = np.setdiff1d(np.arange(system.n_dofs), fixed)
+    linear = _LinearSolver(symmetric=not system.has_follower_loads)
+    results = Results(kind="static", times=np.zeros(1), q=q[None, :].copy(),
+                      body_slices={b.name: (system.body_slice(b).start, system.body_slice(b).stop)
+                                   for b in system.bodies},
+                      iterations=[0], residuals=[[]], reference=system.reference_coordinates(), system=system)
+    s_done, increment = 0.0, 1.0 / load_steps
+    bisections = 0
+    while s_done < 1.0 - 1e-14:
+        s_next = min(1.0, s_done + increment)
+        try:
+            q_new, history = _newton(system, _predictor(results, s_next), s_next, free, linear, settings)
+        except ConvergenceError as exc:
+            bisections += 1
+            if bisections > settings.max_bisections:
+                raise ConvergenceError(f"solve_static: no equilibrium at load factor {s_next:.6g} after "
+                                       f"{settings.max_bisections} bisections (last converged {s_done:.6g}): {exc.reason}",
+                                       exc.residual_history, last_good=results) from None
+            increment *= 0.5
+            log.info("load increment halved to %.3g at factor %.6g", increment, s_done)
+            continue
+        q, s_done = q_new, s_next
+        results.times = np.append(results.times, s_done)
+        results.q = np.vstack([results.q, q])
+        results.iterations.append(len(history) - 1)
+        results.residuals.append(history)
+    log.info("static solve: %d steps, %d Cholesky and %d LU factorizations", len(results.times) - 1,
+             linear.n_cholesky, linear.n_lu)
+    return results
+
+
+def _predictor(results: Results, s_next: float) -> np.ndarray:
+    """Secant extrapolation along the load path from the last two converged steps (the last step alone at first)."""
+    q = results.q[-1]
+    if len(results.times) < 2:
+        return q.copy()
+    ds_old = results.times[-1] - results.times[-2]
+    return q + (s_next - results.times[-1]) / ds_old * (q - results.q[-2])
+
+
+def _residual(system: System, q: np.ndarray, s: float, with_jacobian: bool):
+    if with_jacobian:
+        f_int, K = system.force_and_tangent(q)
+    else:
+        f_int, K = system.internal_force(q), None
+    f_ext = s * system.external_force(q)
+    scale = max(np.linalg.norm(f_ext), np.linalg.norm(f_int))
+    return f_int - f_ext, K, scale
+
+
+def _newton(system, q, s, free, linear, settings):
+    """Newton iterations at load factor s from q; returns (q, residual history) or raises ConvergenceError."""
+    q = q.copy()
+    fixed, values = system.prescribed(s)
+    q[fixed] = values
+    history = []
+    for _ in range(settings.max_iterations + 1):
+        r, K, scale = _residual(system, q, s, with_jacobian=True)
+        norm = np.linalg.norm(r[free])
+        history.append(float(norm))
+        if not np.isfinite(norm):
+            raise ConvergenceError(f"non-finite residual at load factor {s:.6g}", history)
+        K_ff = K[free][:, free]
+        if norm <= max(settings.tol * scale, _roundoff_floor(K_ff, q[free])):
+            return q, history
+        K_load = system.load_stiffness(q)
+        if K_load is not None:
+            K_ff = (K_ff - s * K_load[free][:, free]).tocsr()
+        delta = linear.solve(K_ff, -r[free])
+        q = _line_search(system, q, s, free, delta, r[free], settings)
+    raise ConvergenceError(f"Newton did not converge in {settings.max_iterations} iterations at load factor {s:.6g}",
+                           history)
+
+
+def _roundoff_floor(K_ff: sp.csr_matrix, q_free: np.ndarray) -> float:
+    """Residual norm reachable in floating point: 100 ε ‖ |K| |q| ‖ (the size of the cancelling terms)."""
+    magnitude = sp.csr_matrix((np.abs(K_ff.data), K_ff.indices, K_ff.indptr), shape=K_ff.shape) @ np.abs(q_free)
+    return 100.0 * np.finfo(float).eps * float(np.linalg.norm(magnitude))
+
+
+def _line_search(system, q, s, free, delta, r0, settings):
+    """Step length α along the Newton direction Δ.
+
+    "safeguard": α = 1, halved (up to 8 times) while the residual is non-finite. "slope": in addition,
+    |Δ·r(q + αΔ)| ≤ 0.8 |Δ·r(q)| is sought by secant steps on the slope when it changes sign
+    (Crisfield), α clamped to [0.1 α, 1].
+    """
+    g0 = float(delta @ r0)
+    lo, g_lo = 0.0, g0
+    alpha = 1.0
+    tries = 1 if settings.line_search == "none" else 9
+    for _ in range(tries):
+        trial = q.copy()
+        trial[free] += alpha * delta
+        try:
+            r, _, _ = _residual(system, trial, s, with_jacobian=False)
+            g = float(delta @ r[free])
+        except FlexbodyError:
+            g = np.nan
+        if not np.isfinite(g):
+            alpha *= 0.5
+            continue
+        if settings.line_search != "slope" or abs(g) <= 0.8 * abs(g0) or (g * g0 > 0 and alpha == 1.0):
+            return trial
+        if g * g0 < 0:           # the slope changed sign between lo and alpha: secant (regula falsi)
+            new = alpha - g * (alpha - lo) / (g - g_lo)
+        else:
+            lo, g_lo = alpha, g
+            new = 2.0 * alpha
+        alpha = float(np.clip(new, 0.1 * alpha, 1.0))
+    if not np.isfinite(g):
+        raise ConvergenceError(f"line search found no finite residual at load factor {s:.6g}", [])
+    return trial

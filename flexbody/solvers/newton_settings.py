@@ -1,0 +1,33 @@
+"""Settings of the static Newton solvers (:func:`flexbody.solve_static`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import FlexbodyError
+
+__all__ = ["NewtonSettings"]
+
+LINE_SEARCHES = ("none", "safeguard", "slope")
+
+
+@dataclass(frozen=True, kw_only=True)
+class NewtonSettings:
+    """Settings of the static Newton solver.
+
+    tol : relative residual tolerance, ‖r_free‖ ≤ tol · max(‖s f_ext‖, ‖k(q)‖)
+    max_iterations : Newton iterations per load step
+    line_search : "safeguard" (full Newton steps, halved while the residual is non-finite, e.g. from an
+        inverted element), "slope" (additionally Crisfield's search on the slope Δ·r: fewer wild steps,
+        though often more iterations for slender structures), or "none"
+    max_bisections : how often a failed load increment may be halved
+    """
+
+    tol: float = 1e-10
+    max_iterations: int = 30
+    line_search: str = "safeguard"
+    max_bisections: int = 8
+
+    def __post_init__(self):
+        if self.line_search not in LINE_SEARCHES:
+            raise FlexbodyError(f"NewtonSettings.line_search must be 'none', 'safeguard' or 'slope', "
+                                f"got {self.line_search!r}")
