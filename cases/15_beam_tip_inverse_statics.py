@@ -216,10 +216,9 @@ def _summary(asm, st, res, error, table, params) -> dict:
 
 def _plot(out, asm, task, st, res, tips, error, servo) -> None:
     beam = asm.bodies[0]
-    fs = asm.offsets[beam]
     fig, ax = fb.plots.subplots(figsize=(6, 5))
     for q, style, label in ((st["start"].q, "0.6", "beam at start"), (res.q[-1], "C2", "beam at the end")):
-        nodes = q[fs:fs + 3 * beam.n_nodes].reshape(-1, 3)
+        nodes = asm.coordinates(beam, q)
         ax.plot(nodes[:, 0], nodes[:, 2], ".", color=style, ms=2, label=label)
     path = st["sequence"].histories["task_x"]
     ax.plot(path[:, 0], path[:, 1], "o-", ms=3, label="quasi-static sequence")

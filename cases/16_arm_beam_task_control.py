@@ -166,16 +166,16 @@ def tip_deflection(asm, res) -> np.ndarray:
     (x, z in the link-2 frame): the elastic deflection of the beam's free end."""
     tree, beam = asm.trees[0], asm.bodies[0]
     node = tip_task(asm).anchor.index
-    lo = asm.offsets[beam]
+    tips = asm.coordinates(beam, res.q, nodes=[node])[:, 0]                # (s, 3) world positions
+    flange = tree.kinematics(asm.coordinates(tree, asm.q0)).p[1]
     rest = None
     out = []
-    for q in res.q:
+    for q, tip in zip(res.q, tips):
         kin = asm.evaluate(0.0, q).kinematics(tree)
         p, R = kin.p[1], kin.R[1]
-        local = R.T @ (q[lo + 3 * node: lo + 3 * node + 3] - p)
-        if rest is None:
-            rest = R.T @ (beam.mesh.points[node] - tree.kinematics(np.asarray(asm.q0[:2])).p[1])
-        out.append((local - rest)[[0, 2]])
+        if rest is None:                      # the node's offset from the flange, unloaded, in link-2 axes
+            rest = R.T @ (beam.mesh.points[node] - flange)
+        out.append((R.T @ (tip - p) - rest)[[0, 2]])
     return np.array(out)
 
 

@@ -87,3 +87,21 @@ def test_wrong_model_objects_name_what_to_pass(crank):
         fb.PointTask(beam)
     with pytest.raises(FlexbodyError, match=r"write_pvd: expected the Results of a run"):
         fb.io.write_pvd("unused", None)
+
+
+def test_coordinate_views_name_trees_bodies_and_node_sets():
+    """asm.coordinates(item, q[, nodes]): a tree's joint coordinates, a body's nodal positions (node-set
+    names or indices), for one q or for the rows of results.q, without index arithmetic."""
+    asm = fb.mechanisms.arm_with_beam(divisions=(4, 1, 1), q0=(0.3, -0.5)).assemble()
+    tree, beam = asm.trees[0], asm.bodies[0]
+    q = asm.q0 + np.linspace(0.0, 1e-3, asm.n_dofs)
+    assert np.array_equal(asm.coordinates(tree, q), q[:2]) and np.array_equal(asm.coordinates(tree.name, q), q[:2])
+    positions = asm.coordinates(beam, q)
+    assert positions.shape == (beam.n_nodes, 3)
+    assert np.array_equal(positions.ravel(), q[asm.slices[beam]])
+    clamp = beam.nodes("x0")
+    assert np.array_equal(asm.coordinates(beam, q, nodes="x0"), positions[clamp])
+    rows = np.vstack([q, asm.q0])
+    assert asm.coordinates(beam, rows, nodes="x0").shape == (2, len(clamp), 3)
+    with pytest.raises(fb.StateError, match=r"'wing' is not a tree or body of this system"):
+        asm.coordinates("wing", q)

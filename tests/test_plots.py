@@ -351,14 +351,13 @@ def case_figure_calls(tmp_path):
                                  c12.plot_swing(out / "12s.png", {"a": run}, coms, 0.5))))
     c13 = load("13_plate_pendulum.py")
     calls.append(("13", lambda: (c13.plot_energy(out / "13e.png", {"a": run}),
-                                 c13.plot_corner(out / "13c.png", {"a": run}, {"corner": 0}, 0))))
+                                 c13.plot_corner(out / "13c.png", {"a": run}, {"a": {"corner": run.times}}))))
     c14 = load("14_arm_with_beam.py")
     calls.append(("14", lambda: (c14.plot_energy(out / "14e.png", {1: (run, run)}),
                                  c14.plot_joints(out / "14j.png", {1: (run, run)}))))
     c15 = load("15_beam_tip_inverse_statics.py")
-    beam = _Servo()                                                     # any hashable object with n_nodes
-    beam.n_nodes = 1
-    asm15 = SimpleNamespace(bodies=[beam], offsets={beam: 0})
+    beam = _Servo()                                                     # any object: the fake names no body
+    asm15 = SimpleNamespace(bodies=[beam], coordinates=lambda body, q: np.reshape(q, (-1, 3)))
     servo = _Servo()
     st = {"start": SimpleNamespace(q=np.zeros(3)), "sequence": SimpleNamespace(histories={"task_x": np.ones((3, 2))}),
           "target": (1.0, 0.5)}

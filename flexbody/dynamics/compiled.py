@@ -3,6 +3,19 @@ for float64 ndarrays with m ≥ 1 — Cholesky factors of M and of ΦM⁻¹Φᵀ
 and for "nullspace"/"projection" a Householder QR of Φᵀ in place of the SVD when Φ is certified to have full
 row rank and to be well conditioned [DE-10..15, AG-22..29]. Any other case, and any kernel that declines,
 goes to the reference route, which makes every rank decision and raises every error.
+
+Dense factorisations, hand-written against LAPACK (``tests/benchmarks/bench_dense_factorisations.py``: µs
+per ``forward`` call, one thread, median of 21 interleaved rounds, 2-core machine that may have been loaded;
+LAPACK/hand-written). Rule: LAPACK unless the hand-written factorisation is faster by more than 10 %.
+The Cholesky factors are LAPACK's potrf (numba's ``np.linalg.cholesky``): 4.68/4.48 µs (1.04) at
+(n, m) = (3, 2), 4.73/4.49 (1.05) on the slider-crank (2, 1), 5.66/5.77 (0.98) at (12, 5) and 13.01/14.77
+(0.88) at (34, 12) for "multiplier" ("gauss" alike), 14.95/16.60 (0.90) for "nullspace" at (34, 12). The
+Householder QR of Φᵀ and the LU of M_c stay hand-written: with numba's ``np.linalg.qr``/``solve`` in their
+place "nullspace"/"projection" take 1.04–1.12× at n ≤ 3, 1.23–1.26× at (12, 5) and 1.13–1.57× at (34, 12)
+(numba's qr has no complete mode, so the basis of ker Φ costs the QR of an n × n matrix). The same algebra
+through ``scipy.linalg.lapack`` from Python takes 3.0–8.0× (32–69 µs). The certification rules
+(_FAST_MIN_PIVOT, _FAST_MAX_COND, _RANK_SLACK) are unchanged; potrf declines at a non-positive pivot, as the
+hand-written factorisation did.
 """
 from __future__ import annotations
 
@@ -19,9 +32,10 @@ from .results import ForwardResult, INERTIA_KINDS, METHODS
 # ------------------------------------------------------------------------- dense fast path (numba)
 # Small dense problems are dominated by per-call overhead (validation, scipy wrappers, and LAPACK SVD
 # drivers that take ~20 µs even for a 12×34 Φ), so forward() first tries one numba kernel per method
-# family. A kernel checks finiteness and returns a status; on any status but _FAST_OK the reference
-# route below runs from scratch, so every error (with its message naming the culprit or the dependent
-# rows) and every borderline rank decision comes from the reference code.
+# family (its Cholesky factors by LAPACK through numba's np.linalg, no Python in between). A kernel checks
+# finiteness and returns a status; on any status but _FAST_OK the reference route below runs from scratch,
+# so every error (with its message naming the culprit or the dependent rows) and every borderline rank
+# decision comes from the reference code.
 # Inner loops run over zero-based ranges of 1-D row views: numba then needs no negative-index
 # wraparound and LLVM vectorises them (2-D indexing from a non-zero start is scalar code).
 _FAST_OK, _FAST_BAD_INPUT, _FAST_FAILED = 0, 1, 2
@@ -74,35 +88,56 @@ def _nb_axpy(c, x, y):
         y[t] -= c * x[t]
 
 
-@nb.njit(cache=True, fastmath=_FM)
-def _nb_factor_rows(W, n):
-    """Right-looking Cholesky of the upper-stored W[:n, :n] in place (W[:n, :n] ← U with UᵀU = A),
-    applying the same row operations to the extra columns W[:, n:] (which become U⁻ᵀ·them).
-    Returns 0, or the 1-based index of the first non-positive pivot."""
-    for k in range(n):
-        piv = W[k, k]
-        if not piv > 0.0:
-            return k + 1
-        d = np.sqrt(piv)
-        W[k, k] = d
-        wk = W[k, k + 1:]
-        r = 1.0 / d
-        for t in range(wk.shape[0]):
-            wk[t] *= r
-        for i in range(k + 1, n):
-            _nb_axpy(W[k, i], W[k, i:], W[i, i:])
-    return 0
+@nb.njit(cache=True)
+def _nb_cholesky(A):
+    """(True, L) with LLᵀ = A, L lower triangular, by LAPACK potrf on the lower triangle of A (numba's
+    np.linalg.cholesky); (False, ·) at the first non-positive pivot."""
+    ok = True
+    L = np.zeros((0, 0))
+    try:
+        L = np.linalg.cholesky(A)
+    except Exception:                                          # LinAlgError: not positive definite
+        ok = False
+    return ok, L
 
 
 @nb.njit(cache=True, fastmath=_FM)
-def _nb_chol(A, U):
-    """Cholesky factor U (upper, UᵀU = A) of the lower triangle of A (as LAPACK potrf 'L' reads it);
-    U must be zeroed. Returns 0, or the 1-based index of the first non-positive pivot."""
-    n = A.shape[0]
-    for i in range(n):
-        for j in range(i, n):
-            U[i, j] = A[j, i]
-    return _nb_factor_rows(U, n)
+def _nb_lsolve(L, b):
+    """b ← L⁻¹ b (forward substitution, row-oriented)."""
+    for i in range(L.shape[0]):
+        b[i] = (b[i] - _nb_dot(L[i, :i], b[:i])) / L[i, i]
+
+
+@nb.njit(cache=True, fastmath=_FM)
+def _nb_ltsolve(L, b):
+    """b ← L⁻ᵀ b (back substitution with U = Lᵀ, column-oriented)."""
+    for i in range(L.shape[0] - 1, -1, -1):
+        xi = b[i] / L[i, i]
+        b[i] = xi
+        _nb_axpy(xi, L[i, :i], b[:i])
+
+
+@nb.njit(cache=True, fastmath=_FM)
+def _nb_lsolve_rows(L, B):
+    """B ← L⁻¹ B for a matrix B (forward substitution by row operations on B's rows; the inner loop is
+    written out: through _nb_axpy it takes twice as long)."""
+    for i in range(L.shape[0]):
+        Bi = B[i]
+        for j in range(i):
+            Bj = B[j]
+            c = L[i, j]
+            for t in range(Bi.shape[0]):
+                Bi[t] -= c * Bj[t]
+        r = 1.0 / L[i, i]
+        for t in range(Bi.shape[0]):
+            Bi[t] *= r
+
+
+@nb.njit(cache=True, fastmath=_FM)
+def _nb_cho_solve(L, b):
+    """b ← (LLᵀ)⁻¹ b."""
+    _nb_lsolve(L, b)
+    _nb_ltsolve(L, b)
 
 
 @nb.njit(cache=True, fastmath=_FM)
@@ -127,10 +162,10 @@ def _nb_usolve(U, b):
 def _nb_kkt(M, h, tau, Phi, bias, rtol, atol):
     """Dense "multiplier" and "gauss" forward dynamics for m ≥ 1 (Cholesky factors only).
 
-    M = UᵀU, Yt = (U⁻ᵀΦᵀ)ᵀ (m, n), S = ΦM⁻¹Φᵀ = Yt Ytᵀ = H⁻¹ [DE-34], S = UsᵀUs with the checks of
+    M = LLᵀ, Yt = (L⁻¹Φᵀ)ᵀ (m, n), S = ΦM⁻¹Φᵀ = Yt Ytᵀ = H⁻¹ [DE-34], S = LsLsᵀ with the checks of
     :func:`_schur_factor` made stricter (pivot² > max(2·rtol, _FAST_MIN_PIVOT)·S_ii, ‖Φ_i‖² > 2·atol²),
-    so that the reference route decides every borderline case. With w = U⁻ᵀ(τ − h), a_u = U⁻¹w [DE-22]
-    and Φ a_u = Yt w: λ = −S⁻¹(Φ a_u + bias) [DE-33, MH-12..15] and a = a_u + M⁻¹Φᵀλ = U⁻¹(w + Ytᵀλ).
+    so that the reference route decides every borderline case. With w = L⁻¹(τ − h), a_u = L⁻ᵀw [DE-22]
+    and Φ a_u = Yt w: λ = −S⁻¹(Φ a_u + bias) [DE-33, MH-12..15] and a = a_u + M⁻¹Φᵀλ = L⁻ᵀ(w + Ytᵀλ).
     The Gauss form a = a_u − Φ̄(Φ a_u + bias) [DE-30] with Φ̄ = M⁻¹ΦᵀS⁻¹ [DE-28] applied as an operator
     is the same sequence of solves, so both methods share this kernel.
     Returns (status, a, Φᵀλ, λ); _FAST_FAILED when M is not SPD or a check fails.
@@ -144,35 +179,31 @@ def _nb_kkt(M, h, tau, Phi, bias, rtol, atol):
     for k in range(m):
         if not _nb_dot(Phi[k], Phi[k]) > 2.0 * atol * atol:   # a (numerically) zero row of Φ
             return _FAST_FAILED, a, force, lam
-    W = np.zeros((n, n + m + 1))                               # [M | Φᵀ | τ − h], upper part
+    ok, L = _nb_cholesky(M)                                    # M = LLᵀ (M's lower triangle)
+    if not ok:
+        return _FAST_FAILED, a, force, lam
+    B = np.empty((n, m + 1))                                   # [Φᵀ | τ − h] → L⁻¹[Φᵀ | τ − h] = [Ytᵀ | w]
     for i in range(n):
-        Wi = W[i]
-        for j in range(i, n):
-            Wi[j] = M[j, i]                                    # the lower triangle of M, as potrf 'L'
+        Bi = B[i]
         for k in range(m):
-            Wi[n + k] = Phi[k, i]
-        Wi[n + m] = tau[i] - h[i]
-    if _nb_factor_rows(W, n):                                  # M = UᵀU, and the last m + 1 columns
-        return _FAST_FAILED, a, force, lam                     # become U⁻ᵀ[Φᵀ | τ − h] = [Ytᵀ | w]
-    B = W[:, n:].copy()                                        # [Ytᵀ | w] (n, m + 1)
+            Bi[k] = Phi[k, i]
+        Bi[m] = tau[i] - h[i]
+    _nb_lsolve_rows(L, B)
     G = np.dot(B.T, B)                                         # [[S, Φ a_u], [., .]], S = Yt Ytᵀ
     S = G[:m, :m].copy()
-    Us = np.zeros((m, m))
-    if _nb_chol(S, Us) != 0:
+    ok, Ls = _nb_cholesky(S)
+    if not ok:
         return _FAST_FAILED, a, force, lam
     floor = max(2.0 * rtol, _FAST_MIN_PIVOT)                  # margins over _schur_factor's test
     for k in range(m):
-        if not Us[k, k] * Us[k, k] > floor * S[k, k]:
+        if not Ls[k, k] * Ls[k, k] > floor * S[k, k]:
             return _FAST_FAILED, a, force, lam
     for k in range(m):                                         # λ = −S⁻¹(Φ a_u + bias)
         lam[k] = -(G[k, m] + bias[k])
-    _nb_utsolve(Us, lam)
-    _nb_usolve(Us, lam)
-    for i in range(n):                                         # a = U⁻¹(w + Ytᵀλ)
+    _nb_cho_solve(Ls, lam)
+    for i in range(n):                                         # a = L⁻ᵀ(w + Ytᵀλ)
         a[i] = B[i, m] + _nb_dot(B[i, :m], lam)
-    U = W[:, :n]
-    for i in range(n - 1, -1, -1):
-        a[i] = (a[i] - _nb_dot(U[i, i + 1:], a[i + 1:])) / U[i, i]
+    _nb_ltsolve(L, a)
     for k in range(m):                                         # Φᵀλ
         _nb_axpy(-lam[k], Phi[k], force)
     return _FAST_OK, a, force, lam
@@ -333,15 +364,12 @@ def _nb_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
     a_perp = -np.dot(Qt.T, y)                                  # −A⁺ bias = C q̇  [AG-16]
     f = tau - h
     if mode == 0:                                              # ---- nullspace [DE-10..15]
-        p = n - m
         Ct = QT[m:]                                            # Cᵀ (n − m, n): ΦC = 0, CᵀC = I
-        Mp = np.dot(np.dot(Ct, M), Ct.T)                       # CᵀMC  [DE-15]
-        Up = np.zeros((p, p))
-        if _nb_chol(Mp, Up) != 0:
+        ok, Lp = _nb_cholesky(np.dot(np.dot(Ct, M), Ct.T))     # CᵀMC  [DE-15]
+        if not ok:
             return _FAST_FAILED, a, force, lam
         z = np.dot(Ct, f - np.dot(M, a_perp))                  # Cᵀ(τ − h − M a_p)
-        _nb_utsolve(Up, z)
-        _nb_usolve(Up, z)
+        _nb_cho_solve(Lp, z)
         a[:] = a_perp + np.dot(Ct.T, z)
     else:                                                      # ---- projection [AG-22..29]
         if mode == 1:                                          # M_c = M + PM − (PM)ᵀ  [AG-23, 24]
@@ -369,10 +397,9 @@ def _nb_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
             a[:] = np.dot(P, f) + cc                           # [AG-25]
         solved = False
         if mode == 2:                                          # M_c′ is SPD [AG Prop. 1]
-            Uc = np.zeros((n, n))
-            if _nb_chol(Mc, Uc) == 0:
-                _nb_utsolve(Uc, a)
-                _nb_usolve(Uc, a)
+            ok, Lc = _nb_cholesky(Mc)
+            if ok:
+                _nb_cho_solve(Lc, a)
                 solved = True
         if not solved and not _nb_lu_solve(Mc, a):
             return _FAST_FAILED, a, force, lam

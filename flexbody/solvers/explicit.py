@@ -129,7 +129,7 @@ class _Run:
     saver: RunWriter | None = None
     output_dt: float | None = None                    # adaptive: the resolved output interval [s]
     integrator: str = "RK4"
-    report: Callable[[float, float, float], None] = lambda t, t0, t_end: None    # progress of the run
+    report: Callable[[float, float, float], None] | None = None    # progress of the run (t, t0, t_end)
 
     def start_step(self, k, t, q, v, corrections, last: bool):
         """Evaluate the dynamics at the (corrected) state, track the rank and record."""
@@ -164,7 +164,8 @@ class _Run:
     def completed(self, k, t, q, v, corrections, t0, t_end, last: bool) -> None:
         """After a step that reached state k: report progress and, when enough rows wait, write them with
         the checkpoint (k, t, q, v, corrections) from which the loop continues at ``start_step(k, …)``."""
-        self.report(t, t0, t_end)
+        if self.report is not None:
+            self.report(t, t0, t_end)
         if self.saver is not None and not last and self.saver.due(self.recorder):
             state = {"integrator": self.integrator, "k": int(k), "t": float(t), "corrections": int(corrections),
                      "output_dt": self.output_dt}

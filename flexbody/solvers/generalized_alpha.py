@@ -253,7 +253,7 @@ class _Snapshot:
 
 def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_function, recorder, *, q, v,
                       t0: float, record_every: int, controller=None, saver=None, start=None,
-                      report=lambda t, t0, t_end: None) -> dict:
+                      report=None) -> dict:
     """Integrate from t0 to t_end with :class:`GeneralizedAlpha`; histories go to ``recorder`` (the
     recorder of :func:`flexbody.simulate`). Returns run statistics. Raises ConvergenceError when a step
     fails at ``dt_min`` (the recorder keeps every state recorded so far).
@@ -339,7 +339,8 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
             tau = _checked_tau(tau_function, asm, state.t, state.q, state.v)
         if k % record_every == 0 or last:
             _record(recorder, asm, state, tau, iterations, dt_step, stats, rows)
-        report(state.t, t0, t_end)
+        if report is not None:
+            report(state.t, t0, t_end)
         if saver is not None and not last and saver.due(recorder):
             _checkpoint(saver, recorder, stepper, state, tau_prev, stats, counters(), dt=dt, easy=easy, k=k,
                         patience=patience, wall_seconds=wall_before + time.perf_counter() - clock)

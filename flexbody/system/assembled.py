@@ -354,6 +354,45 @@ class AssembledSystem:
             potential += self.flexible.strain_energy(q_f) + self.flexible.load_potential(q_f)
         return kinetic, potential
 
+    def coordinates(self, item, q, nodes=None) -> np.ndarray:
+        """The coordinates of one rigid tree or flexible body in q (n,) or in the rows of q (s, n), without
+        index arithmetic (coordinate order [DE-110]).
+
+        Parameters
+        ----------
+        item : RigidTree, FlexibleBody or the name of one
+        q : ndarray (n,) or (s, n)
+            Global coordinates, e.g. ``state.q`` or ``results.q``.
+        nodes : str or array of int, optional
+            For a body: a node-set or face-set name of its mesh, or node indices (default every node).
+
+        Returns
+        -------
+        ndarray
+            A tree's joint coordinates (…, n_tree) [rad or m]; a body's nodal positions (…, k, 3) [m, world].
+        """
+        item = self._item(item)
+        q = np.asarray(q, dtype=float)
+        if q.shape[-1] != self.n_dofs:
+            raise StateError(f"coordinates: q must have {self.n_dofs} columns, got shape {q.shape}")
+        block = q[..., self.slices[item]]
+        if item in self.trees:
+            if nodes is not None:
+                raise StateError(f"coordinates: tree {item.name!r} has no nodes")
+            return block
+        positions = block.reshape(q.shape[:-1] + (-1, 3))
+        return positions if nodes is None else positions[..., item.nodes(nodes), :]
+
+    def _item(self, item):
+        """The tree or body ``item`` (or named ``item``) of this system; StateError naming the choices."""
+        if item in self.slices:
+            return item
+        for known in self.slices:
+            if known.name == item:
+                return known
+        raise StateError(f"{item!r} is not a tree or body of this system; it has "
+                         f"{sorted(known.name for known in self.slices)}")
+
     def initial_state(self) -> State:
         return State(0.0, self.q0.copy(), np.zeros(self.n_dofs))
 
