@@ -53,6 +53,7 @@ test-all: setup
 bench: setup
 	$(VENV)/bin/python tests/benchmarks/bench_assembly.py
 	$(VENV)/bin/python tests/benchmarks/bench_constrained_dynamics.py
+	$(VENV)/bin/python tests/benchmarks/bench_dense_factorisations.py
 	$(PIP) install -q -e ".[test,bench]"
 	$(VENV)/bin/python tests/benchmarks/bench_flexible_dynamics.py --threads 1
 

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import flexbody as fb
-from flexbody.solvers.equilibrium import holding_inputs, inverse_statics, quasi_static_sequence, static_equilibrium
+from flexbody.solvers.constrained_statics import holding_inputs, static_equilibrium
+from flexbody.solvers.inverse_statics import inverse_statics, quasi_static_sequence
 from flexbody.mechanisms.flexible import arm_with_beam
 
 

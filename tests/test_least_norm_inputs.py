@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import brentq, minimize_scalar
 
 import flexbody as fb
-from flexbody.solvers.equilibrium import _BorderedNewton, inverse_statics
+from flexbody.solvers.inverse_statics import _BorderedNewton, inverse_statics
 from flexbody.mechanisms.flexible import arm_with_beam
 
 G0, L1, L2, M1, M2 = 9.81, 0.5, 0.4, 2.0, 1.0

@@ -89,7 +89,7 @@ def test_bad_system_input():
 def test_solve_static_routes_constrained_models_to_the_bordered_newton_with_the_same_numbers():
     """A System with rigid trees (or an assembled one) is solved on (q, λ): the Results hold the same
     equilibrium as static_equilibrium, the multipliers and applied forces of every load step."""
-    from flexbody.solvers.equilibrium import static_equilibrium
+    from flexbody.solvers.constrained_statics import static_equilibrium
     system = fb.mechanisms.slider_crank(actuated=(0,))
     asm = system.assemble()
     eq = static_equilibrium(asm, tau_k=[0.5], load_steps=2)
@@ -102,7 +102,7 @@ def test_solve_static_routes_constrained_models_to_the_bordered_newton_with_the_
 
 
 def test_solve_static_with_a_task_and_target_is_inverse_statics():
-    from flexbody.solvers.equilibrium import inverse_statics
+    from flexbody.solvers.inverse_statics import inverse_statics
     asm = fb.mechanisms.arm_with_beam(order=1, divisions=(6, 1, 1), q0=(0.3, -0.5), young=7e7).assemble()
     beam = asm.bodies[0]
     points = beam.mesh.points

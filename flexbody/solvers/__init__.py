@@ -5,8 +5,8 @@ go out through :class:`flexbody.io.results.Results` and the writers passed in.
 
 May import: errors, progress, fem, rigid, constraints, linalg, system, dynamics, io.
 """
-from .equilibrium import (Equilibrium, InverseStatics, holding_inputs, inverse_statics, quasi_static_sequence,
-                          static_equilibrium, task_sensitivity)
+from .constrained_statics import Equilibrium, holding_inputs, static_equilibrium
+from .inverse_statics import InverseStatics, inverse_statics, quasi_static_sequence, task_sensitivity
 from .generalized_alpha import GeneralizedAlpha
 from .run_context import RunContext
 from .simulation import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, resume, simulate

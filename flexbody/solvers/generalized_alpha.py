@@ -40,7 +40,7 @@ from ..system.assembled import State
 from ..dynamics import ForwardResult
 from ..errors import ConvergenceError, FlexbodyError, StateError
 from ..linalg.saddle_point import SaddlePointSolver
-from .residual import EquationResidual
+from .constrained_equations import EquationResidual
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ Which solver runs follows from the model, not from the caller's choice of functi
   coordinates are eliminated and r(q, s) = k(q) − s f_ext(q) is solved by Newton–Raphson with load
   stepping and line search (:mod:`flexbody.solvers.flexible_statics`, the static form of [DE-105]);
 - anything else (rigid trees, closures, attachments, actuator inputs): the bordered Newton iteration on
-  (q, λ) of Mq̈ = 0 in [DE-7], τ = h(q) − Φᵀλ, φ(q) = 0 (:func:`flexbody.solvers.equilibrium.static_equilibrium`);
-- with ``task`` and ``target``: inverse statics [DE 6.3] (:func:`flexbody.solvers.equilibrium.inverse_statics`).
+  (q, λ) of Mq̈ = 0 in [DE-7], τ = h(q) − Φᵀλ, φ(q) = 0 (:func:`flexbody.solvers.constrained_statics.static_equilibrium`);
+- with ``task`` and ``target``: inverse statics [DE 6.3] (:func:`flexbody.solvers.inverse_statics.inverse_statics`).
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from ..constraints.base import Fix
 from ..errors import FlexbodyError
 from ..io.results import Results
 from ..system.description import System, as_assembled
-from .equilibrium import Equilibrium, InverseStatics, inverse_statics, static_equilibrium
+from .constrained_statics import Equilibrium, static_equilibrium
+from .inverse_statics import InverseStatics, inverse_statics
 from .flexible_statics import solve_flexible
 from .newton_settings import NewtonSettings
 
@@ -61,7 +62,7 @@ def solve_static(model, *, load_steps: int = 1, settings: NewtonSettings | None 
         the start), ``q`` per step, ``iterations`` and ``residuals`` per step; for constrained models also
         ``histories["lam"]`` (multipliers) and ``histories["tau"]`` (applied forces) per step and
         ``metadata`` with the final residual [N, N·m] and violation max|φ|. Inverse: the
-        :class:`~flexbody.solvers.equilibrium.InverseStatics` (τ_k, the equilibrium, the task residual, the
+        :class:`~flexbody.solvers.inverse_statics.InverseStatics` (τ_k, the equilibrium, the task residual, the
         sensitivity G and its rank).
 
     Raises

@@ -1,0 +1,203 @@
+"""Static equilibrium of constrained rigid–flexible systems [DE 6.3], and the inputs that hold a configuration.
+
+With a = 0 and v = 0 the constrained equations [DE-112, DE-113] become
+
+    r(q, λ) = h(q, 0) − Sᵀτ_k − Φ(q)ᵀλ = 0,    φ(q) = 0,
+
+h(q, 0) = g for the rigid trees and k(q) − f_ext(q) for the flexible bodies. :func:`static_equilibrium` runs
+Newton on (q, λ) with load steps (gravity, loads and τ_k scaled by s) and step bisection; the saddle points
+are solved by :class:`flexbody.linalg.saddle_point.SaddlePointSolver` with A = ∂r/∂q (flexible tangent
+exact; joint rows by central differences, including the constraint Hessian term of the joint rows).
+:func:`holding_inputs` finds the actuator inputs that hold the actuated coordinates where they are.
+Inverse statics of tasks builds on this (:mod:`flexbody.solvers.inverse_statics`); the entry for all of
+them is :func:`flexbody.solve_static`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..system.description import as_assembled
+from ..errors import ConvergenceError, FlexbodyError, StateError
+from ..linalg.saddle_point import SaddlePointSolver
+from .constrained_equations import EquationResidual
+
+__all__ = ["Equilibrium", "static_equilibrium", "holding_inputs"]
+
+
+@dataclass
+class Equilibrium:
+    """A static equilibrium: q (n,), λ (m,), applied τ (n,) = Sᵀτ_k, the final residual max|r| [N or N·m]
+    and max|φ|, Newton iterations, residual history and the load factors that converged; ``path`` holds
+    each converged load step as (s, q, λ, iterations, residual history of the step)."""
+
+    q: np.ndarray
+    lam: np.ndarray
+    tau: np.ndarray
+    residual: float
+    violation: float
+    iterations: int
+    history: list = field(default_factory=list)
+    load_factors: list = field(default_factory=list)
+    path: list = field(default_factory=list)
+
+
+class _Statics:
+    """Residual and Jacobian of the static equations of an assembled system at load factor s
+    (:class:`flexbody.solvers.constrained_equations.EquationResidual` with q̈ = 0, v = 0), optionally with held actuated
+    coordinates."""
+
+    def __init__(self, asm, t: float, hold=None):
+        self.asm, self.t = asm, float(t)
+        self.equations = EquationResidual(asm)
+        self.hold = hold                                    # (S (k, n), S q_held (k,)) or None
+
+    def _split(self, lam):
+        m = self.asm.n_constraints
+        return lam[:m], lam[m:]
+
+    def residual(self, q, lam, tau, s):
+        """r (n,), φ (m,), Φ (m, n) at (q, λ) and load factor s."""
+        lam_c, lam_h = self._split(lam)
+        r, phi, Phi, _ = self.equations.evaluate(self.t, q, None, None, lam_c, tau, s)
+        if self.hold is not None:                          # held joints: rows S q − S q_held, τ_k = λ_h
+            S, target = self.hold
+            r -= S.T @ lam_h
+            phi = np.concatenate([phi, S @ q - target])
+            Phi = sp.vstack([sp.csr_matrix(Phi), sp.csr_matrix(S)], format="csr")
+        return r, phi, Phi
+
+    def tangent(self, q, lam, s):
+        """(A_r (n_r, n_r) by central differences, A_f sparse) of ∂r/∂q."""
+        A_r = self.equations.rigid_tangent(self.t, q, None, None, self._split(lam)[0], s)
+        asm = self.asm
+        if not asm.sparse:
+            return A_r, sp.csr_matrix((0, 0))
+        fs = asm.flexible.slice
+        K = asm.flexible.internal_tangent(q[fs])
+        K_load = asm.flexible.load_stiffness(q[fs])
+        return A_r, (K if K_load is None else K - s * K_load)
+
+
+def _applied(asm, tau, tau_k) -> np.ndarray:
+    if tau is not None and tau_k is not None:
+        raise FlexbodyError("static equilibrium: give tau (n,) or tau_k (k,), not both")
+    if tau_k is not None:
+        tau_k = np.asarray(tau_k, dtype=float)
+        if tau_k.shape != (asm.S.shape[0],) or not np.all(np.isfinite(tau_k)):
+            raise StateError(f"tau_k must be {asm.S.shape[0]} finite numbers (actuators {asm.actuated_labels}), "
+                             f"got shape {tau_k.shape}")
+        return asm.S.T @ tau_k
+    if tau is None:
+        return np.zeros(asm.n_dofs)
+    tau = np.asarray(tau, dtype=float)
+    if tau.shape != (asm.n_dofs,) or not np.all(np.isfinite(tau)):
+        raise StateError(f"tau must be {asm.n_dofs} finite numbers, got shape {tau.shape}")
+    return tau
+
+
+def _newton(stat: _Statics, solver: SaddlePointSolver, q, lam, tau, s, tol, max_iterations, history):
+    """Damped Newton at load factor s; returns (q, λ, iterations, max|r|, max|φ|) or raises.
+
+    Step length by the natural monotonicity test (Deuflhard): a trial step t·Δ is accepted when the
+    simplified Newton increment at the trial point, with the same factor, satisfies
+    ‖Δ̄‖ ≤ (1 − t/4)‖Δ‖; otherwise t is halved (affine invariant: no scaling of r against φ needed)."""
+    q, lam = q.copy(), lam.copy()
+    r, phi, Phi = stat.residual(q, lam, tau, s)
+    res = viol = np.inf
+    for k in range(1, max_iterations + 1):
+        A_r, A_f = stat.tangent(q, lam, s)
+        solver.factor(A_r, A_f, sp.csr_matrix(Phi))
+        dq, y = solver.solve(-r, -phi)
+        norm = float(np.linalg.norm(dq))
+        step = 1.0
+        for _ in range(10):
+            q_try, lam_try = q + step * dq, lam - step * y
+            r_try, phi_try, Phi_try = stat.residual(q_try, lam_try, tau, s)
+            if np.all(np.isfinite(r_try)) and np.all(np.isfinite(phi_try)):
+                simplified = float(np.linalg.norm(solver.solve(-r_try, -phi_try)[0]))
+                if simplified <= (1.0 - step / 4.0) * norm or norm <= tol:
+                    break
+            step *= 0.5
+        q, lam, r, phi, Phi = q_try, lam_try, r_try, phi_try, Phi_try
+        res = float(np.max(np.abs(r))) if r.size else 0.0
+        viol = float(np.max(np.abs(phi))) if phi.size else 0.0
+        history.append(res)
+        size = step * float(np.max(np.abs(dq))) if dq.size else 0.0
+        ref = max(1.0, float(np.max(np.abs(q))))
+        if size <= tol * ref and viol <= tol * ref:
+            return q, lam, k, res, viol
+    raise ConvergenceError(f"static equilibrium at load factor {s:.4g}: no convergence in {max_iterations} "
+                           f"iterations (max|r| = {res:.3e}, max|φ| = {viol:.3e})", list(history))
+
+
+def static_equilibrium(asm, tau=None, *, tau_k=None, q0=None, lam0=None, t: float = 0.0, load_steps: int = 1,
+                       tol: float = 1e-11, max_iterations: int = 30, max_bisections: int = 6) -> Equilibrium:
+    """Static equilibrium of an assembled system under its loads, gravity and given actuator inputs.
+
+    Parameters
+    ----------
+    asm : AssembledSystem, or a System (assembled here)
+    tau : (n,) generalized forces, or ``tau_k`` (k,) actuator inputs (τ = Sᵀτ_k) [N or N·m]; default 0.
+    q0 : (n,) start (default ``asm.q0``); lam0 : (m,) start multipliers (default 0).
+    load_steps : int, number of equal load factors s from 1/N to 1 (gravity, loads and τ scaled by s);
+        a step that fails is bisected up to ``max_bisections`` times.
+    tol : Newton tolerance on the increment and on φ, relative to max(1, ‖q‖∞) [m or rad].
+
+    Raises
+    ------
+    ConvergenceError with the residual history and ``last_good`` (the :class:`Equilibrium` at the last
+    converged load factor, or None).
+    """
+    asm = as_assembled(asm, "static_equilibrium")
+    if not isinstance(load_steps, (int, np.integer)) or load_steps < 1:
+        raise FlexbodyError(f"static_equilibrium: load_steps must be a positive integer, got {load_steps!r}")
+    tau = _applied(asm, tau, tau_k)
+    q = np.array(asm.q0 if q0 is None else q0, dtype=float)
+    if q.shape != (asm.n_dofs,) or not np.all(np.isfinite(q)):
+        raise StateError(f"static_equilibrium: q0 must be {asm.n_dofs} finite numbers, got shape {q.shape}")
+    lam = np.zeros(asm.n_constraints) if lam0 is None else np.array(lam0, dtype=float)
+    stat, solver = _Statics(asm, t), SaddlePointSolver(asm.n_rigid)
+    history, factors, iterations, path = [], [], 0, []
+    s_done, ds, depth = 0.0, 1.0 / load_steps, 0
+    last = None
+    while s_done < 1.0 - 1e-12:
+        s = min(1.0, s_done + ds)
+        first = len(history)
+        try:
+            q_new, lam_new, k, res, viol = _newton(stat, solver, q, lam, tau, s, tol, max_iterations, history)
+        except ConvergenceError as exc:
+            if depth >= max_bisections:
+                exc.last_good = last
+                raise
+            ds, depth = ds / 2.0, depth + 1
+            continue
+        q, lam, s_done, iterations = q_new, lam_new, s, iterations + k
+        factors.append(s)
+        path.append((s, q.copy(), lam.copy(), k, history[first:]))
+        last = Equilibrium(q.copy(), lam.copy(), tau.copy(), res, viol, iterations, list(history), list(factors),
+                           list(path))
+    return last
+
+
+def holding_inputs(asm, q=None, *, t: float = 0.0, load_steps: int = 1, tol: float = 1e-11,
+                   max_iterations: int = 30) -> tuple[np.ndarray, Equilibrium]:
+    """Actuator inputs τ_k (k,) that hold the actuated coordinates at their values in ``q`` (default
+    ``asm.q0``) in static equilibrium (the flexible bodies deflect under their loads), and that
+    equilibrium. The actuated coordinates are held by extra rows S q = S q_held whose multipliers are τ_k.
+    ``asm`` is an AssembledSystem or a System (assembled here)."""
+    asm = as_assembled(asm, "holding_inputs")
+    q = np.array(asm.q0 if q is None else q, dtype=float)
+    S = np.asarray(asm.S, dtype=float)
+    stat = _Statics(asm, t, hold=(S, S @ q))
+    solver = SaddlePointSolver(asm.n_rigid)
+    lam = np.zeros(asm.n_constraints + S.shape[0])
+    history, iterations = [], 0
+    for s in np.arange(1, load_steps + 1) / load_steps:
+        q, lam, k, res, viol = _newton(stat, solver, q, lam, np.zeros(asm.n_dofs), float(s), tol, max_iterations,
+                                       history)
+        iterations += k
+    m = asm.n_constraints
+    return lam[m:].copy(), Equilibrium(q, lam[:m].copy(), S.T @ lam[m:], res, viol, iterations, history, [1.0])
