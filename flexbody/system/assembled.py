@@ -49,6 +49,10 @@ class Terms:
     phi_t: np.ndarray
 
 
+_MISSING = object()
+"""Marks a term an Evaluation has not computed yet."""
+
+
 class Evaluation:
     """Every term of one state (t, q, v), each computed on first use and then kept: the kinematics of
     every tree, the anchor points, M and h, b and g, the constraint rows (φ, Φ, bias, φ_t), the energies
@@ -67,12 +71,13 @@ class Evaluation:
         return (t is None or t == self.t) and np.array_equal(q, self.q) and np.array_equal(v, self.v)
 
     def memo(self, key, compute):
-        """The term ``key`` of this state: ``compute()`` the first time, the kept value afterwards."""
-        try:
-            return self._terms[key]
-        except KeyError:
-            value = self._terms[key] = _read_only(compute())
-            return value
+        """The term ``key`` of this state: ``compute()`` the first time (its arrays made read-only), the
+        kept value afterwards."""
+        value = self._terms.get(key, _MISSING)
+        if value is _MISSING:
+            value = self._terms[key] = compute()
+            _read_only(value)
+        return value
 
     def offset(self, tree) -> int:
         return self.asm.offsets[tree]
@@ -260,7 +265,7 @@ class AssembledSystem:
             h[self.slices[tree]] = ev.kinematics(tree).inverse_dynamics()
         if self.sparse:
             h[self.flexible.slice] = self.flexible.forces(*self._flexible_state(ev))
-        return self.mass_matrix(ev), h
+        return self._mass_matrix(ev), h
 
     def mass_bias_gravity(self, ev: Evaluation):
         """M (n, n), b (n,) and g (n,) separately [DE-2, DE-110]: flexible b = k(q, v), g = −f_ext."""
@@ -326,7 +331,10 @@ class AssembledSystem:
     def terms(self, t: float, q, v=None) -> Terms:
         """All terms of the constrained equations at (t, q, v)."""
         ev = self.evaluate(t, q, v)
-        return ev.memo("terms", lambda: Terms(*self.mass_and_forces(ev), *_reordered(self.constraint_rows(ev))))
+        kept = ev._terms.get("terms")
+        if kept is None:                  # made of kept (read-only) terms: stored as it is
+            kept = ev._terms["terms"] = Terms(*self.mass_and_forces(ev), *_reordered(self.constraint_rows(ev)))
+        return kept
 
     def constraint_value(self, t: float, q) -> np.ndarray:
         return self.constraint_rows(self.evaluate(t, q), jacobian=False)[0]
@@ -419,22 +427,13 @@ def _reordered(rows):
 
 
 def _read_only(value):
-    """``value`` with its arrays (also inside tuples, dataclasses and sparse matrices) made read-only, so a
-    kept term cannot be changed by one of its consumers."""
-    if isinstance(value, np.ndarray):
-        value.flags.writeable = False
-    elif sp.issparse(value):
-        for name in ("data", "indices", "indptr"):
-            array = getattr(value, name, None)
-            if isinstance(array, np.ndarray):
-                array.flags.writeable = False
-    elif isinstance(value, tuple):
-        for item in value:
-            _read_only(item)
-    elif isinstance(value, Terms):
-        for item in (value.M, value.h, value.Phi, value.bias, value.phi, value.phi_t):
-            _read_only(item)
-    return value
+    """``value`` (an array, a sparse matrix, or a tuple of them) with its arrays made read-only, so a kept
+    term cannot be changed by one of its consumers; other objects are left as they are."""
+    for item in (value if type(value) is tuple else (value,)):
+        if type(item) is np.ndarray:
+            item.setflags(write=False)
+        elif isinstance(item, sp.spmatrix | sp.sparray):
+            item.data.setflags(write=False)
 
 
 def _triplets(row0: int, cols: np.ndarray, block):
