@@ -333,6 +333,35 @@ def _nb_lu_solve(A, b):
 
 
 @nb.njit(cache=True, fastmath=_FM)
+def _nb_constraint_inertia(M, Qt, f, a_perp, mode, gamma):
+    """The constraint inertia M_c (mode 1), M_c′ (2) or M_c″(γ) (3) with P = I − Q₁Q₁ᵀ = I − A⁺A [AG-15]
+    and the right side of M_c a = P(τ − h) + C_c q̇ [AG-25] (f = τ − h, a_perp = −A⁺ bias)."""
+    n = M.shape[0]
+    if mode == 1:                                              # M_c = M + PM − (PM)ᵀ  [AG-23, 24]
+        PM = M - np.dot(Qt.T, np.dot(Qt, M))
+        Mc = np.empty((n, n))
+        for i in range(n):
+            for j in range(n):
+                Mc[i, j] = M[i, j] + PM[i, j] - PM[j, i]
+        return Mc, f - np.dot(Qt.T, np.dot(Qt, f)) + np.dot(M, a_perp)   # P(τ − h) + M C q̇  [AG-22, 25]
+    P = -np.dot(Qt.T, Qt)
+    for i in range(n):
+        P[i, i] += 1.0
+    if mode == 2:                                              # M_c′ = PMP + (I−P)M(I−P)  [AG-28]
+        Q = -P
+        for i in range(n):
+            Q[i, i] += 1.0
+        Mc = np.dot(np.dot(P, M), P) + np.dot(np.dot(Q, M), Q)
+        cc = np.dot(Q - P, np.dot(M, a_perp))
+    else:                                                      # M_c″ = PM + γ(I − P)  [AG-29]
+        Mc = np.dot(P, M) - gamma * P
+        for i in range(n):
+            Mc[i, i] += gamma
+        cc = gamma * a_perp
+    return Mc, np.dot(P, f) + cc                               # [AG-25]
+
+
+@nb.njit(cache=True, fastmath=_FM)
 def _nb_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
     """Dense "nullspace" (mode 0) and "projection" (mode 1 M_c, 2 M_c′, 3 M_c″) forward dynamics for
     1 ≤ m ≤ n and Φ of certified full row rank, from the Householder QR Φᵀ = Q₁R instead of an SVD.
@@ -372,29 +401,8 @@ def _nb_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
         _nb_cho_solve(Lp, z)
         a[:] = a_perp + np.dot(Ct.T, z)
     else:                                                      # ---- projection [AG-22..29]
-        if mode == 1:                                          # M_c = M + PM − (PM)ᵀ  [AG-23, 24]
-            PM = M - np.dot(Qt.T, np.dot(Qt, M))               # P = I − Q₁Q₁ᵀ = I − A⁺A  [AG-15]
-            Mc = np.empty((n, n))
-            for i in range(n):
-                for j in range(n):
-                    Mc[i, j] = M[i, j] + PM[i, j] - PM[j, i]
-            a[:] = f - np.dot(Qt.T, np.dot(Qt, f)) + np.dot(M, a_perp)  # P(τ − h) + M C q̇  [AG-22, 25]
-        else:
-            P = -np.dot(Qt.T, Qt)
-            for i in range(n):
-                P[i, i] += 1.0
-            if mode == 2:                                      # M_c′ = PMP + (I−P)M(I−P)  [AG-28]
-                Q = -P
-                for i in range(n):
-                    Q[i, i] += 1.0
-                Mc = np.dot(np.dot(P, M), P) + np.dot(np.dot(Q, M), Q)
-                cc = np.dot(Q - P, np.dot(M, a_perp))
-            else:                                              # M_c″ = PM + γ(I − P)  [AG-29]
-                Mc = np.dot(P, M) - gamma * P
-                for i in range(n):
-                    Mc[i, i] += gamma
-                cc = gamma * a_perp
-            a[:] = np.dot(P, f) + cc                           # [AG-25]
+        Mc, rhs = _nb_constraint_inertia(M, Qt, f, a_perp, mode, gamma)
+        a[:] = rhs
         solved = False
         if mode == 2:                                          # M_c′ is SPD [AG Prop. 1]
             ok, Lc = _nb_cholesky(Mc)

@@ -66,7 +66,7 @@ from flexbody.dynamics import INERTIA_KINDS, METHODS, compiled, forward  # noqa:
 from flexbody.dynamics.compiled import (_FAST_BAD_INPUT, _FAST_FAILED, _FAST_MAX_COND, _FAST_MIN_PIVOT,  # noqa: E402
                                         _FAST_OK, _FM, _RANK_SLACK, _nb_axpy, _nb_cho_solve, _nb_cholesky,
                                         _nb_dot, _nb_finite, _nb_full_row_rank, _nb_house_qr, _nb_lu_solve,
-                                        _nb_q_transpose, _nb_usolve, _nb_utsolve)
+                                        _nb_constraint_inertia, _nb_q_transpose, _nb_usolve, _nb_utsolve)
 
 RANDOM_SIZES = ((3, 2), (12, 5), (34, 12))
 
@@ -184,29 +184,8 @@ def _hand_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
         _nb_usolve(Up, z)
         a[:] = a_perp + np.dot(Ct.T, z)
     else:                                                      # projection [AG-22..29]
-        if mode == 1:
-            PM = M - np.dot(Qt.T, np.dot(Qt, M))
-            Mc = np.empty((n, n))
-            for i in range(n):
-                for j in range(n):
-                    Mc[i, j] = M[i, j] + PM[i, j] - PM[j, i]
-            a[:] = f - np.dot(Qt.T, np.dot(Qt, f)) + np.dot(M, a_perp)
-        else:
-            P = -np.dot(Qt.T, Qt)
-            for i in range(n):
-                P[i, i] += 1.0
-            if mode == 2:
-                Q = -P
-                for i in range(n):
-                    Q[i, i] += 1.0
-                Mc = np.dot(np.dot(P, M), P) + np.dot(np.dot(Q, M), Q)
-                cc = np.dot(Q - P, np.dot(M, a_perp))
-            else:
-                Mc = np.dot(P, M) - gamma * P
-                for i in range(n):
-                    Mc[i, i] += gamma
-                cc = gamma * a_perp
-            a[:] = np.dot(P, f) + cc
+        Mc, rhs = _nb_constraint_inertia(M, Qt, f, a_perp, mode, gamma)   # shared: not a factorisation
+        a[:] = rhs
         solved = False
         if mode == 2:
             Uc = np.zeros((n, n))
@@ -277,29 +256,8 @@ def _lapack_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
         _nb_cho_solve(Lp, z)
         a[:] = a_perp + np.dot(Ct.T, z)
     else:                                                      # projection [AG-22..29]
-        if mode == 1:
-            PM = M - np.dot(Qt.T, np.dot(Qt, M))
-            Mc = np.empty((n, n))
-            for i in range(n):
-                for j in range(n):
-                    Mc[i, j] = M[i, j] + PM[i, j] - PM[j, i]
-            a[:] = f - np.dot(Qt.T, np.dot(Qt, f)) + np.dot(M, a_perp)
-        else:
-            P = -np.dot(Qt.T, Qt)
-            for i in range(n):
-                P[i, i] += 1.0
-            if mode == 2:
-                Q = -P
-                for i in range(n):
-                    Q[i, i] += 1.0
-                Mc = np.dot(np.dot(P, M), P) + np.dot(np.dot(Q, M), Q)
-                cc = np.dot(Q - P, np.dot(M, a_perp))
-            else:
-                Mc = np.dot(P, M) - gamma * P
-                for i in range(n):
-                    Mc[i, i] += gamma
-                cc = gamma * a_perp
-            a[:] = np.dot(P, f) + cc
+        Mc, rhs = _nb_constraint_inertia(M, Qt, f, a_perp, mode, gamma)   # shared: not a factorisation
+        a[:] = rhs
         solved = False
         if mode == 2:
             ok, Lc = _nb_cholesky(Mc)
