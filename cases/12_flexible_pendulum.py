@@ -1,6 +1,6 @@
 """Case 12: a flexible bar pinned at a corner swings down under gravity (implicit generalized-α).
 
-Problem: a solid bar a × b × c = 1.0 × 0.05 × 0.05 m along +x (``flexible_mechanisms.flexible_pendulum``),
+Problem: a solid bar a × b × c = 1.0 × 0.05 × 0.05 m along +x (``fb.mechanisms.flexible_pendulum``),
 8-node ANCF hexahedra 10 × 1 × 1 (132 coordinates), St. Venant–Kirchhoff E 5e7 Pa, ν 0.3, ρ 1000 kg/m³
 (m = 2.5 kg), no material damping; its corner node at the origin is pinned to the ground by a spherical
 joint (3 rows, index-3), gravity 9.81 m/s² along −z; released horizontal at rest. Generalized-α (Chung &

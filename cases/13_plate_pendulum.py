@@ -1,6 +1,6 @@
 """Case 13: the ANCF-brick plate pendulum — a soft thin plate on a corner spherical joint falls under gravity.
 
-Problem (``flexible_mechanisms.plate_pendulum``): a plate 0.6 × 0.3 × 0.01 m in the xy-plane (corner at the
+Problem (``fb.mechanisms.plate_pendulum``): a plate 0.6 × 0.3 × 0.01 m in the xy-plane (corner at the
 origin), 8 × 4 × 1 8-node ANCF hexahedra (90 nodes, 270 coordinates), St. Venant–Kirchhoff E 1e5 Pa, ν 0.3,
 ρ 7810 kg/m³ (m = 14.06 kg), Kelvin–Voigt damping with retardation time 0.01 s (viscous stress = 0.01 s ×
 the elastic law applied to Ė); the corner node 0 is held by a spherical joint (3 rows, index-3), gravity

@@ -1,7 +1,7 @@
 """Case 14: a rigid two-link arm carrying a flexible beam — statics with locked joints, free motion, and a
 constant joint torque (8-node and 27-node elements).
 
-Problem (``flexible_mechanisms.arm_with_beam`` [DE 6.2]): two uniform rigid rods (lengths 0.5, 0.4 m, masses
+Problem (``fb.mechanisms.arm_with_beam`` [DE 6.2]): two uniform rigid rods (lengths 0.5, 0.4 m, masses
 2.0, 1.0 kg) on revolute joints about y, moving in the vertical xz-plane, gravity 9.81 m/s² along −z; a solid
 beam 0.6 × 0.04 × 0.04 m (aluminium-like ρ 2700 kg/m³, ν 0.3, E 7e7 Pa — soft, so that it deflects visibly)
 attached rigidly by its face x = 0 to the flange at the tip of link 2 (AttachNodes); start posture

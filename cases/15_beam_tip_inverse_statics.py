@@ -1,7 +1,7 @@
 """Case 15: a rigid arm places the tip of the flexible beam it carries — rank report, inverse statics, a
 quasi-static sequence and a simulation that brings the tip to the target [DE 6.3, Fig. 16].
 
-Problem: the two-link arm of ``flexible_mechanisms.arm_with_beam`` in the vertical xz-plane (links 0.5 m
+Problem: the two-link arm of ``fb.mechanisms.arm_with_beam`` in the vertical xz-plane (links 0.5 m
 and 0.4 m, uniform rods of 2 kg and 1 kg, revolute joints about y, both actuated), carrying an aluminium-like
 beam 0.6 × 0.04 × 0.04 m (ρ 2700 kg/m³, E 7e7 Pa — soft, so it sags visibly — ν 0.3, Kelvin–Voigt
 retardation time DAMPING s) clamped on the flange at the tip of link 2; 12 × 2 × 2 eight-node ANCF bricks

@@ -1,7 +1,7 @@
 """Case 16 (flagship): a rigid two-link arm carrying an ANCF flexible beam, under constrained task-level
 control of its flange — the direct mapping of [DE-65..71] on one sparse rigid–flexible system [DE-107..113].
 
-Problem: the arm of ``flexible_mechanisms.arm_with_beam`` in the vertical xz-plane (links 0.5 m and 0.4 m,
+Problem: the arm of ``fb.mechanisms.arm_with_beam`` in the vertical xz-plane (links 0.5 m and 0.4 m,
 uniform rods 2 kg and 1 kg, revolute joints about y, both actuated) with a beam 0.6 × 0.04 × 0.04 m
 (ρ 2700 kg/m³, E YOUNG Pa, ν 0.3, Kelvin–Voigt retardation DAMPING s) whose face x = 0 is attached rigidly
 to the flange by constraint rows (one per face node). DIVISIONS ANCF bricks (ORDER 1: 8-node, 2: 27-node);

@@ -349,7 +349,7 @@ class AssembledSystem:
         """Kinetic and potential energy [J]: gravity of the trees, strain energy of the flexible bodies and
         the potential −f·q of their dead loads (follower loads are not conservative and have none)."""
         q, v = self._state(q, v)
-        ev = self._kept(None, q, v) or self.evaluate(0.0, q, v)            # energies do not depend on t
+        ev = self._kept(None, q, v) or self._keep(Evaluation(self, 0.0, q.copy(), v.copy()))   # energies: any t
         return ev.memo("energy", lambda: self._energy(ev))
 
     def _energy(self, ev: Evaluation) -> tuple[float, float]:
