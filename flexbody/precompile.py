@@ -64,8 +64,9 @@ def _flexible_parallel() -> None:
 
 
 def _rigid() -> None:
-    """Kinematics, CRBA, RNEA and point terms of rigid trees (revolute and prismatic joints), and the dense
-    constrained forward dynamics of rigid systems in every form (with their compiled QR/LU kernels)."""
+    """Kinematics, CRBA, RNEA and point terms of rigid trees (revolute and prismatic joints), the whole-tree
+    kernels (M, τ, a in one call), and the dense constrained forward dynamics of rigid systems in every
+    form (with their compiled QR/LU kernels)."""
     import flexbody as fb
 
     for system in (fb.mechanisms.slider_crank(), fb.mechanisms.particle_on_circle()):
@@ -80,6 +81,11 @@ def _rigid() -> None:
     for inertia in ("Mc", "symmetric", "gamma"):
         fb.dynamics.forward(asm, state, np.array([1.0, 0.0]), inertia=inertia)
     fb.simulate(asm, 0.02, integrator=fb.RK4(dt=0.01))
+    tree = asm.trees[0]                                      # the whole-tree kernels of RigidTree
+    q = np.full(tree.n_dofs, 0.1)
+    tree.mass_matrix(q)
+    tree.inverse_dynamics(q, q, q)
+    tree.forward_dynamics(q, q, q)
 
 
 GROUPS: dict[str, Callable[[], None]] = {

@@ -21,6 +21,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from flexbody.errors import FlexbodyError, ModelError, StateError
+import flexbody as fb
 from flexbody.rigid import Fixed, Prismatic, RigidTree, Revolute
 
 pin = pytest.importorskip("pinocchio")
@@ -506,3 +507,23 @@ def test_bad_state():
         t.inverse_dynamics([0.0, 0.0], [0.0, 0.0], [0.0, 0.0, 1.0])
     for exc in (ModelError, StateError):
         assert issubclass(exc, FlexbodyError)
+
+
+def test_whole_tree_kernels_name_bad_input_and_a_singular_mass_matrix():
+    """The one-call kernels check their inputs: NaN names the coordinate, a wrong shape the size, and a
+    tree whose M(q) is singular (a massless chain) is refused by forward dynamics with a StateError."""
+    tree = fb.RigidTree("arm")
+    l1 = tree.add_link("l1", None, fb.Revolute((0, 0, 1)), mass=1.0, com=(0.5, 0, 0), inertia=(0.1, 0.1, 0.1))
+    tree.add_link("l2", l1, fb.Revolute((0, 0, 1)), origin=(1.0, 0, 0), mass=1.0, com=(0.5, 0, 0),
+                  inertia=(0.1, 0.1, 0.1))
+    q, v = np.array([0.3, np.nan]), np.zeros(2)
+    with pytest.raises(fb.StateError, match=r"tree 'arm': q contains NaN or Inf at \['arm.l2'\]"):
+        tree.mass_matrix(q)
+    with pytest.raises(fb.StateError, match=r"tree 'arm': a contains NaN or Inf"):
+        tree.inverse_dynamics(np.zeros(2), v, q)
+    with pytest.raises(fb.StateError, match=r"tau must have shape \(2,\)"):
+        tree.forward_dynamics(np.zeros(2), v, np.zeros(3))
+    ghost = fb.RigidTree("ghost")
+    ghost.add_link("l1", None, fb.Revolute((0, 0, 1)))
+    with pytest.raises(fb.StateError, match=r"M\(q\) is not positive definite"):
+        ghost.forward_dynamics(np.zeros(1), np.zeros(1), np.ones(1))

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import ModelError, StateError
 from . import algorithms as alg
+from . import tree_dynamics
 from .anchors import LinkFrame, LinkPoint
 from .joints import Fixed, Prismatic, Revolute
 from .link import Link, _inertia, _rotation, _vector3
@@ -45,6 +46,7 @@ class RigidTree:
         self.links: list[Link] = []
         self._by_name: dict[str, Link] = {}
         self._arrays = None
+        self._kernel_model = None
         self._n_dofs = 0
 
     # ------------------------------------------------------------------ building
@@ -79,7 +81,7 @@ class RigidTree:
         self.links.append(link)
         self._by_name[name] = link
         self._n_dofs += joint.n_dofs
-        self._arrays = None
+        self._arrays = self._kernel_model = None
         return link
 
     def link(self, key) -> Link:
@@ -165,31 +167,71 @@ class RigidTree:
         v = np.zeros_like(q) if v is None else self._check("v", v)
         return Kinematics(self, q, v)
 
+    def kernel_model(self) -> tuple:
+        """The flat model arrays the whole-tree kernels take (:mod:`flexbody.rigid.tree_dynamics`): parent,
+        joint type, axis, placement rotation and origin, coordinate index, mass, centre of mass, inertia."""
+        if self._kernel_model is None:
+            a = self.arrays()
+            self._kernel_model = tuple(a[k] for k in ("parent", "joint_type", "axis", "R_placement", "p_placement",
+                                                      "dof", "mass", "com", "inertia"))
+        return self._kernel_model
+
+    def _vector(self, name: str, x) -> np.ndarray:
+        """``x`` as a float vector of the tree's size (finiteness is checked in the kernels)."""
+        x = np.asarray(x, dtype=float)
+        if x.shape != (self.n_dofs,):
+            raise StateError(f"tree {self.name!r}: {name} must have shape ({self.n_dofs},), got {x.shape}")
+        return x
+
+    def _refused(self, **inputs) -> StateError:
+        """The error of a kernel that declined: the first input with NaN/Inf named, else M(q) singular."""
+        for name, x in inputs.items():
+            self._check(name, x)
+        return StateError(f"tree {self.name!r}: the mass matrix M(q) is not positive definite (a link chain "
+                          "ending in links without mass or rotational inertia?)")
+
     def mass_matrix(self, q) -> np.ndarray:
         """Joint-space mass matrix M(q) (n, n) [DE-2], by the composite-rigid-body algorithm."""
-        return self.kinematics(q).mass_matrix()
+        q = self._vector("q", q)
+        M = np.empty((self.n_dofs, self.n_dofs))
+        if not tree_dynamics.mass_matrix_at(*self.kernel_model(), q, M):
+            raise self._refused(q=q)
+        return M
 
     def inverse_dynamics(self, q, v, a) -> np.ndarray:
         """τ = M a + b + g (n,) by recursive Newton–Euler [DE-2]."""
-        return self.kinematics(q, v).inverse_dynamics(self._check("a", a))
+        return self._rnea(q, v, a, self.gravity)
 
     def nonlinear_effects(self, q, v) -> np.ndarray:
         """h = b(q, v) + g(q) (n,)."""
-        return self.kinematics(q, v).inverse_dynamics()
+        return self._rnea(q, v, None, self.gravity)
 
     def bias_force(self, q, v) -> np.ndarray:
         """Centrifugal and Coriolis vector b(q, v) (n,) [DE-2]."""
-        return self.kinematics(q, v).inverse_dynamics(gravity=False)
+        return self._rnea(q, v, None, np.zeros(3))
 
     def gravity_force(self, q) -> np.ndarray:
         """Gravity vector g(q) (n,) [DE-2] (the joint forces that hold the tree still)."""
-        return self.kinematics(q).inverse_dynamics()
+        return self._rnea(q, None, None, self.gravity)
+
+    def _rnea(self, q, v, a, gravity) -> np.ndarray:
+        zeros = np.zeros(self.n_dofs)
+        q = self._vector("q", q)
+        v = zeros if v is None else self._vector("v", v)
+        a = zeros if a is None else self._vector("a", a)
+        tau = np.zeros(self.n_dofs)
+        if not tree_dynamics.inverse_dynamics_at(*self.kernel_model(), q, v, a, gravity, tau):
+            raise self._refused(q=q, v=v, a=a)
+        return tau
 
     def forward_dynamics(self, q, v, tau) -> np.ndarray:
-        """Unconstrained joint accelerations a = M⁻¹(τ − b − g) (Cholesky solve)."""
-        kin = self.kinematics(q, v)
-        M = kin.mass_matrix()
-        return np.linalg.solve(M, self._check("tau", tau) - kin.inverse_dynamics())
+        """Unconstrained joint accelerations a = M⁻¹(τ − b − g) (n,): CRBA, RNEA and a Cholesky solve in
+        one compiled call."""
+        q, v, tau = self._vector("q", q), self._vector("v", v), self._vector("tau", tau)
+        a = np.empty(self.n_dofs)
+        if not tree_dynamics.forward_dynamics_at(*self.kernel_model(), q, v, tau, self.gravity, a):
+            raise self._refused(q=q, v=v, tau=tau)
+        return a
 
     def reference_coordinates(self) -> np.ndarray:
         """The zero configuration (n,) (link frames at their placements)."""
