@@ -54,6 +54,7 @@ bench: setup
 	$(VENV)/bin/python tests/benchmarks/bench_assembly.py
 	$(VENV)/bin/python tests/benchmarks/bench_constrained_dynamics.py
 	$(VENV)/bin/python tests/benchmarks/bench_dense_factorisations.py
+	$(VENV)/bin/python tests/benchmarks/bench_rigid_dynamics.py
 	$(PIP) install -q -e ".[test,bench]"
 	$(VENV)/bin/python tests/benchmarks/bench_flexible_dynamics.py --threads 1
 

@@ -215,11 +215,11 @@ class RigidTree:
         return self._rnea(q, None, None, self.gravity)
 
     def _rnea(self, q, v, a, gravity) -> np.ndarray:
-        zeros = np.zeros(self.n_dofs)
         q = self._vector("q", q)
+        zeros = np.zeros(self.n_dofs) if v is None or a is None else None
         v = zeros if v is None else self._vector("v", v)
         a = zeros if a is None else self._vector("a", a)
-        tau = np.zeros(self.n_dofs)
+        tau = np.empty(self.n_dofs)                       # every coordinate's row is written by the kernel
         if not tree_dynamics.inverse_dynamics_at(*self.kernel_model(), q, v, a, gravity, tau):
             raise self._refused(q=q, v=v, a=a)
         return tau
