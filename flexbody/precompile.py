@@ -86,6 +86,10 @@ def _rigid() -> None:
     tree.mass_matrix(q)
     tree.inverse_dynamics(q, q, q)
     tree.forward_dynamics(q, q, q)
+    from flexbody.constraints.attachments import _attachment_rows     # nodes carried by a link frame
+    k, n = 2, tree.n_dofs
+    _attachment_rows(np.ones((k, 3)), np.eye(3), np.zeros(3), np.ones((6, n)), np.ones(6), np.ones(3), np.ones((k, 3)),
+                     np.empty(3 * k), np.empty((3 * k, n)), np.empty(3 * k))
 
 
 GROUPS: dict[str, Callable[[], None]] = {

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 
+import numba as nb
 import numpy as np
 import scipy.sparse as sp
 
@@ -58,15 +59,27 @@ def _identity(r: int) -> sp.coo_matrix:
     return sp.identity(r, format="coo")
 
 
-def _cross(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
-    """a × b along ``axis`` (length 3) with broadcasting, e.g. (k, 3) × (3,) or (k, 3, 1) × (1, 3, n) on
-    axis 1 (np.cross costs more than the products at these sizes)."""
-    a, b = np.moveaxis(a, axis, 0), np.moveaxis(b, axis, 0)
-    out = np.empty((3,) + np.broadcast_shapes(a.shape[1:], b.shape[1:]))
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-    return np.moveaxis(out, 0, axis)
+@nb.njit(cache=True)
+def _attachment_rows(offsets, R, p, J, acc, omega, x, phi, block, bias):
+    """Rows of nodes carried by a link frame (R, p) [DE-112]: with w_a = R r_a,
+    φ_a = x_a − p − w_a, the link columns of ∂φ_a/∂q = −(J_v − [w_a]× J_ω) (``block`` (3k, n_tree)) and
+    the bias −(a_O + α × w_a + ω × (ω × w_a)) of Φ q̈ + bias = 0, (a_O, α) = ``acc`` the frame's J̇v."""
+    n = J.shape[1]
+    for a in range(offsets.shape[0]):
+        r0, r1, r2 = offsets[a, 0], offsets[a, 1], offsets[a, 2]
+        w0 = R[0, 0] * r0 + R[0, 1] * r1 + R[0, 2] * r2
+        w1 = R[1, 0] * r0 + R[1, 1] * r1 + R[1, 2] * r2
+        w2 = R[2, 0] * r0 + R[2, 1] * r1 + R[2, 2] * r2
+        row = 3 * a
+        phi[row], phi[row + 1], phi[row + 2] = x[a, 0] - p[0] - w0, x[a, 1] - p[1] - w1, x[a, 2] - p[2] - w2
+        for j in range(n):                                    # −(J_v − w × J_ω)
+            block[row, j] = -(J[0, j] - (w1 * J[5, j] - w2 * J[4, j]))
+            block[row + 1, j] = -(J[1, j] - (w2 * J[3, j] - w0 * J[5, j]))
+            block[row + 2, j] = -(J[2, j] - (w0 * J[4, j] - w1 * J[3, j]))
+        c0, c1, c2 = omega[1] * w2 - omega[2] * w1, omega[2] * w0 - omega[0] * w2, omega[0] * w1 - omega[1] * w0
+        bias[row] = -(acc[0] + (acc[4] * w2 - acc[5] * w1) + (omega[1] * c2 - omega[2] * c1))
+        bias[row + 1] = -(acc[1] + (acc[5] * w0 - acc[3] * w2) + (omega[2] * c0 - omega[0] * c2))
+        bias[row + 2] = -(acc[2] + (acc[3] * w1 - acc[4] * w0) + (omega[0] * c1 - omega[1] * c0))
 
 
 class _NodeRows(Constraint):
@@ -176,14 +189,12 @@ class AttachNodes(_NodeRows):
             return ConstraintRows((x - target).ravel(), pieces, np.zeros(3 * k))
         kin = ev.kinematics(self.link.tree)
         i = self.link.index
-        w = self.offsets @ kin.R[i].T                                         # R r_a (k, 3)
         J = kin.frame_jacobian(self.link)                                     # (6, n_tree) [J_v; J_ω]
-        J_nodes = J[None, :3, :] - _cross(w[:, :, None], J[None, 3:, :], axis=1)    # J_v − [w]× J_ω
-        acc = kin.frame_bias_acceleration(self.link)
-        omega = kin.angular_velocity(self.link)
-        a_nodes = acc[:3] + _cross(acc[3:], w) + _cross(omega, _cross(omega, w))
-        pieces.append((ev.columns(self.link.tree), -J_nodes.reshape(3 * k, -1)))
-        return ConstraintRows((x - kin.p[i] - w).ravel(), pieces, -a_nodes.ravel())
+        phi, block, bias = np.empty(3 * k), np.empty((3 * k, J.shape[1])), np.empty(3 * k)
+        _attachment_rows(self.offsets, kin.R[i], kin.p[i], J, kin.frame_bias_acceleration(self.link),
+                         kin.angular_velocity(self.link), x, phi, block, bias)
+        pieces.append((ev.columns(self.link.tree), block))
+        return ConstraintRows(phi, pieces, bias)
 
 
 class TieNodes(_NodeRows):
