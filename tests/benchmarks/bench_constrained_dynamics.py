@@ -53,6 +53,7 @@ from flexbody.rigid.anchors import Ground, LinkPoint  # noqa: E402
 from flexbody.constraints.closures import OnSurface, PointToPoint  # noqa: E402
 from flexbody.dynamics import METHODS, forward  # noqa: E402
 from flexbody.constraints.surfaces import Plane  # noqa: E402
+from timing import rel  # noqa: E402
 
 try:
     import pinocchio as pin
@@ -202,8 +203,6 @@ class PinocchioProblem:
 
 
 # ---------------------------------------------------------------------------- one mechanism
-def rel(x, ref) -> float:
-    return float(np.max(np.abs(np.asarray(x) - ref)) / max(np.max(np.abs(ref)), 1e-300))
 
 
 def run(name, args, methods):

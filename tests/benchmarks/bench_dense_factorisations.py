@@ -67,6 +67,7 @@ from flexbody.dynamics.compiled import (_FAST_BAD_INPUT, _FAST_FAILED, _FAST_MAX
                                         _FAST_OK, _FM, _RANK_SLACK, _nb_axpy, _nb_cho_solve, _nb_cholesky,
                                         _nb_dot, _nb_finite, _nb_full_row_rank, _nb_house_qr, _nb_lu_solve,
                                         _nb_constraint_inertia, _nb_q_transpose, _nb_usolve, _nb_utsolve)
+from timing import batch_seconds, loops_for, rel  # noqa: E402
 
 RANDOM_SIZES = ((3, 2), (12, 5), (34, 12))
 
@@ -426,8 +427,6 @@ def problems(seed):
 
 
 # ---------------------------------------------------------------------------- checks and timing
-def rel(x, ref) -> float:
-    return float(np.max(np.abs(x - ref), initial=0.0) / max(np.max(np.abs(ref), initial=0.0), 1e-300))
 
 
 def check_agreement(probs, methods, tol):
@@ -453,21 +452,8 @@ def check_agreement(probs, methods, tol):
     return worst
 
 
-def batch_seconds(call, loops):
-    start = time.perf_counter()
-    for _ in range(loops):
-        call()
-    return time.perf_counter() - start
 
 
-def loops_for(call, min_time):
-    """Loops per batch so one batch of ``call`` lasts ≥ ``min_time``."""
-    loops = 1
-    while True:
-        t = batch_seconds(call, loops)
-        if t >= min_time:
-            return loops
-        loops = max(2 * loops, int(np.ceil(loops * min_time / max(t, 1e-9) * 1.1)))
 
 
 def time_row(problem, method, rounds, min_time):

@@ -61,6 +61,7 @@ sys.path.insert(0, str(HERE.parent))                       # tests/ (pinocchio_o
 sys.path.insert(1, str(HERE.parent.parent))                # repository root, if flexbody is not installed
 
 import flexbody as fb  # noqa: E402
+from timing import batch_seconds, loops_for, rel  # noqa: E402
 
 try:
     import pinocchio as pin
@@ -135,26 +136,10 @@ def figures(tree, oracle, q, v, a, tau, notes):
     }
 
 
-def rel(x, ref) -> float:
-    return float(np.max(np.abs(np.asarray(x) - ref)) / max(np.max(np.abs(ref)), 1e-300))
 
 
-# ---------------------------------------------------------------------------- timing
-def batch_seconds(call, loops: int) -> float:
-    start = time.perf_counter()
-    for _ in range(loops):
-        call()
-    return time.perf_counter() - start
 
 
-def loops_for(call, min_time: float) -> int:
-    """Calls per batch so that one batch of ``call`` lasts ≥ ``min_time``."""
-    loops = 1
-    while True:
-        t = batch_seconds(call, loops)
-        if t >= min_time:
-            return loops
-        loops = max(2 * loops, int(np.ceil(loops * min_time / max(t, 1e-9) * 1.1)))
 
 
 def time_figure(fig: Figure, rounds: int, min_time: float):
