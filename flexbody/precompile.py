@@ -64,9 +64,9 @@ def _flexible_parallel() -> None:
 
 
 def _rigid() -> None:
-    """Kinematics, CRBA, RNEA and point terms of rigid trees (revolute and prismatic joints), the whole-tree
-    kernels (M, τ, a in one call), and the dense constrained forward dynamics of rigid systems in every
-    form (with their compiled QR/LU kernels)."""
+    """Kinematics, CRBA, RNEA and point terms of rigid trees (revolute and prismatic joints), the rows of
+    nodes carried by a link, and the dense constrained forward dynamics of rigid systems in every form
+    (with their compiled QR/LU kernels)."""
     import flexbody as fb
 
     for system in (fb.mechanisms.slider_crank(), fb.mechanisms.particle_on_circle()):
@@ -81,26 +81,35 @@ def _rigid() -> None:
     for inertia in ("Mc", "symmetric", "gamma"):
         fb.dynamics.forward(asm, state, np.array([1.0, 0.0]), inertia=inertia)
     fb.simulate(asm, 0.02, integrator=fb.RK4(dt=0.01))
-    tree = asm.trees[0]                                      # the whole-tree kernels of RigidTree
+    from flexbody.constraints.attachments import _attachment_rows     # nodes carried by a link frame
+    k, n = 2, asm.trees[0].n_dofs
+    _attachment_rows(np.ones((k, 3)), np.eye(3), np.zeros(3), np.ones((6, n)), np.ones(6), np.ones(3), np.ones((k, 3)),
+                     np.empty(3 * k), np.empty((3 * k, n)), np.empty(3 * k))
+
+
+def _trees() -> None:
+    """The whole-tree kernels of RigidTree (M, τ and a of a tree in one call), which cases evaluating
+    assembled systems do not use."""
+    import flexbody as fb
+
+    tree = fb.mechanisms.slider_crank().trees[0]
     q = np.full(tree.n_dofs, 0.1)
     tree.mass_matrix(q)
     tree.inverse_dynamics(q, q, q)
     tree.forward_dynamics(q, q, q)
-    from flexbody.constraints.attachments import _attachment_rows     # nodes carried by a link frame
-    k, n = 2, tree.n_dofs
-    _attachment_rows(np.ones((k, 3)), np.eye(3), np.zeros(3), np.ones((6, n)), np.ones(6), np.ones(3), np.ones((k, 3)),
-                     np.empty(3 * k), np.empty((3 * k, n)), np.empty(3 * k))
 
 
 GROUPS: dict[str, Callable[[], None]] = {
     "flexible": _flexible_serial,
     "rigid": _rigid,
     "parallel": _flexible_parallel,
+    "trees": _trees,
 }
 """Warm-up work by kernels: element kernels, rigid-tree and dense dynamics kernels, and the parallel element
-kernels of large meshes (which call the serial group's per-range routines: they run once those are cached)."""
+kernels of large meshes (which call the serial group's per-range routines: they run once those are cached)
+and the whole-tree kernels of RigidTree."""
 
-STAGES = {"run": (("flexible", "rigid"),), "all": (("flexible", "rigid"), ("parallel",))}
+STAGES = {"run": (("flexible", "rigid"),), "all": (("flexible", "rigid"), ("parallel", "trees"))}
 """Groups run together (one process each), stage after stage: "run" what running a case of moderate size
 needs (``make run``), "all" everything (``make setup``: the tests also drive meshes of SERIAL_BELOW elements
 and more)."""
