@@ -60,7 +60,6 @@ EXIT_FAILED = 1
 # -------------------------------------------------------------------------------------------- commands
 def _cmd_run(args) -> int:
     from .. import progress
-    from ..solvers.restart import RestartLog
     from ..solvers.run_context import RunContext
 
     module = load_case(args.case)
@@ -70,7 +69,7 @@ def _cmd_run(args) -> int:
     _write_run_record(out, args.case, settings)
     start = time.perf_counter()
     bar = None if args.no_progress else progress.ProgressBar()
-    context = RunContext(progress=bar, restarts=RestartLog() if args.resume else None)
+    context = RunContext.resuming(bar) if args.resume else RunContext(progress=bar)
     if "context" in _keywords(module.main):                  # the case hands the context to its runs
         overrides = {**overrides, "context": context}
     try:
