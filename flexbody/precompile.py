@@ -64,16 +64,20 @@ def _flexible_parallel() -> None:
 
 
 def _rigid() -> None:
-    """Kinematics, CRBA, RNEA and point terms of rigid trees (revolute and prismatic joints), the rows of
-    nodes carried by a link, and the dense constrained forward dynamics of rigid systems in every form
-    (with their compiled QR/LU kernels)."""
+    """Kinematics, CRBA, RNEA and point terms of rigid trees (revolute and prismatic joints), the compiled
+    terms of rigid-only systems, the rows of nodes carried by a link, and the dense constrained forward
+    dynamics of rigid systems in every form (with their compiled QR/LU kernels)."""
     import flexbody as fb
 
     for system in (fb.mechanisms.slider_crank(), fb.mechanisms.particle_on_circle()):
         asm = system.assemble()
         state = asm.initial_state()
-        asm.terms(state.t, state.q, state.q * 0.0 + 0.1)
+        asm.terms(state.t, state.q, state.q * 0.0 + 0.1)                  # the compiled terms (rigid_program)
         asm.energy(state.q, state.v)
+        kin = asm.evaluate(state.t, state.q).kinematics(asm.trees[0])     # the general route (controllers)
+        kin.points(np.zeros(1, np.int64), np.zeros((1, 3)))
+        kin.mass_matrix()
+        kin.inverse_dynamics()
     asm = fb.mechanisms.slider_crank().assemble()
     state = asm.initial_state()
     for method in ("projection", "multiplier", "gauss", "nullspace"):

@@ -18,6 +18,8 @@ from ..linalg.validation import potrs as _potrs
 # ----------------------------------------------------------------------------------------- validation
 def _unpack(M, h, third, Phi, method):
     """Support the ``(asm, state, x)`` calling form (duck typing on ``asm.terms``; a System is assembled)."""
+    if type(M) is np.ndarray:                                   # the matrix form (no attribute look-ups)
+        return M, h, third, Phi, None, method
     if callable(getattr(M, "assemble", None)):
         from ..system.description import as_assembled
         M = as_assembled(M, "dynamics")

@@ -12,6 +12,7 @@ functions of (t, q, v) (see ``docs/architecture.md``).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,7 @@ import scipy.sparse as sp
 from ..linalg.block_mass import BlockMass
 from ..errors import StateError
 from .flexible_stack import FlexiblePart
+from .rigid_program import compile_rigid_terms
 from ..rigid.tree import Kinematics
 
 
@@ -156,6 +158,9 @@ class AssembledSystem:
         self.n_constraints = row
         self.columns = {tree: np.arange(s.start, s.stop) for tree, s in self.slices.items()}
         self.point_slots = self._register_points()
+        self._program = None if self.sparse else compile_rigid_terms(self.trees, self.constraints, self.offsets)
+        self._no_rate = np.zeros(self.n_constraints)               # φ_t of scleronomic rows, shared read-only
+        self._no_rate.setflags(write=False)
         self.coordinate_labels = [lab for tree in self.trees for lab in tree.coordinate_labels]
         self.coordinate_labels += self.flexible.labels()
         self.row_labels = [lab for c in self.constraints for lab in c.row_labels]
@@ -210,14 +215,16 @@ class AssembledSystem:
 
     # ------------------------------------------------------------------ validation
     def _state(self, q, v=None) -> tuple[np.ndarray, np.ndarray]:
+        """q and v as float vectors of n entries; StateError naming the coordinates where one is not finite."""
         q = np.asarray(q, dtype=float)
         v = np.zeros(self.n_dofs) if v is None else np.asarray(v, dtype=float)
-        for name, x in (("q", q), ("v", v)):
-            if x.shape != (self.n_dofs,):
-                raise StateError(f"{name} must have shape ({self.n_dofs},), got {x.shape}")
-            if not np.all(np.isfinite(x)):
-                bad = [self.coordinate_labels[i] for i in np.flatnonzero(~np.isfinite(x))]
-                raise StateError(f"{name} contains NaN or Inf at {bad}")
+        if q.shape != (self.n_dofs,) or v.shape != (self.n_dofs,) or not (_all_finite(q) and _all_finite(v)):
+            for name, x in (("q", q), ("v", v)):
+                if x.shape != (self.n_dofs,):
+                    raise StateError(f"{name} must have shape ({self.n_dofs},), got {x.shape}")
+                if not np.all(np.isfinite(x)):
+                    bad = [self.coordinate_labels[i] for i in np.flatnonzero(~np.isfinite(x))]
+                    raise StateError(f"{name} contains NaN or Inf at {bad}")
         return q, v
 
     def evaluate(self, t: float, q, v=None) -> Evaluation:
@@ -237,8 +244,26 @@ class AssembledSystem:
         return ev
 
     # ------------------------------------------------------------------ terms
+    def _compiled(self, ev: Evaluation):
+        """(M, h, φ, Φ, bias) of a rigid-only system in one compiled call (:mod:`.rigid_program`), or None
+        where there is no program or it leaves the state to the general route. The call also keeps M and h
+        and the rows as the terms of ``ev``."""
+        if self._program is None:
+            return None
+        value = ev._terms.get("compiled", _MISSING)
+        if value is _MISSING:
+            value = ev._terms["compiled"] = self._program.evaluate(ev.q, ev.v)
+            if value is not None:
+                _read_only(value)
+                ev._terms["mass_and_forces"] = value[:2]
+                ev._terms["rows"] = (value[2], value[3], value[4], self._no_rate)
+        return value
+
     def mass_matrix(self, ev: Evaluation):
         """M (n, n): dense for rigid-only systems, a :class:`BlockMass` with flexible bodies [DE-110]."""
+        compiled = self._compiled(ev)
+        if compiled is not None:
+            return compiled[0]
         return ev.memo("mass_matrix", lambda: self._mass_matrix(ev))
 
     def _mass_matrix(self, ev: Evaluation):
@@ -257,6 +282,9 @@ class AssembledSystem:
 
     def mass_and_forces(self, ev: Evaluation):
         """Block-diagonal M (n, n) and h = b + g (n,) [DE-109, DE-110]."""
+        compiled = self._compiled(ev)
+        if compiled is not None:
+            return compiled[:2]
         return ev.memo("mass_and_forces", lambda: self._mass_and_forces(ev))
 
     def _mass_and_forces(self, ev: Evaluation):
@@ -300,6 +328,9 @@ class AssembledSystem:
         sparse CSR with flexible bodies."""
         if not jacobian and "rows" in ev._terms:
             return ev._terms["rows"]
+        compiled = self._compiled(ev)
+        if compiled is not None:
+            return ev._terms["rows"]
         return ev.memo("rows" if jacobian else "rows_without_jacobian", lambda: self._constraint_rows(ev, jacobian))
 
     def _constraint_rows(self, ev: Evaluation, jacobian: bool):
@@ -333,7 +364,13 @@ class AssembledSystem:
         ev = self.evaluate(t, q, v)
         kept = ev._terms.get("terms")
         if kept is None:                  # made of kept (read-only) terms: stored as it is
-            kept = ev._terms["terms"] = Terms(*self.mass_and_forces(ev), *_reordered(self.constraint_rows(ev)))
+            compiled = self._compiled(ev)
+            if compiled is not None:
+                M, h, phi, Phi, bias = compiled
+                kept = Terms(M, h, Phi, bias, phi, self._no_rate)
+            else:
+                kept = Terms(*self.mass_and_forces(ev), *_reordered(self.constraint_rows(ev)))
+            ev._terms["terms"] = kept
         return kept
 
     def constraint_value(self, t: float, q) -> np.ndarray:
@@ -418,6 +455,12 @@ class AssembledSystem:
 KEPT_EVALUATIONS = 3
 """Evaluations an assembled system keeps (newest first): enough for the state of a step, its correction and
 its start, which the dynamics, controller and recorder all read."""
+
+
+def _all_finite(x: np.ndarray) -> bool:
+    """Whether every entry of the float vector x is finite: x·x is finite only then (a NaN or ±Inf makes it
+    NaN or +Inf), and costs a third of ``np.isfinite(x).all()``; an overflow of x·x is settled exactly."""
+    return math.isfinite(x.dot(x)) or bool(np.isfinite(x).all())
 
 
 def _reordered(rows):
