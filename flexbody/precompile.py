@@ -46,6 +46,14 @@ def _flexible_serial() -> None:
             body.damping_matrix(q, v)
             body.strain_energy(q)
             body_fields(body, q, v)
+    import scipy.sparse as sp
+    from flexbody.linalg.csr_products import product, transposed_product        # Newton's sparse products
+    for read_only in (False, True):                                  # a kept Φ's arrays are read-only
+        A = sp.csr_matrix(np.eye(3))
+        for array in (A.data, A.indices, A.indptr):
+            array.flags.writeable = not read_only
+        product(A, np.ones(3))
+        transposed_product(A, np.ones(3))
 
 
 def _flexible_parallel() -> None:

@@ -54,9 +54,10 @@ def _node_columns(ev, body, nodes: np.ndarray, components=None) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
-def _identity(r: int) -> sp.coo_matrix:
-    """The identity (r, r) as COO, made once per size: the node block of every evaluation (never modified)."""
-    return sp.identity(r, format="coo")
+def _identity(r: int, sign: float = 1.0) -> sp.coo_matrix:
+    """sign · identity (r, r) as COO, made once per size and sign: the node block of every evaluation (never
+    modified), so that the system's Φ pattern recognises it by identity."""
+    return sign * sp.identity(r, format="coo")
 
 
 @nb.njit(cache=True)
@@ -86,6 +87,7 @@ class _NodeRows(Constraint):
     """Rows on a set of nodes of one body (row names n<node>.<axis>)."""
 
     def _set_rows(self, body, nodes, components=(0, 1, 2)):
+        self._columns_of = {}                       # (body, its first column) -> the rows' node columns
         self.body, self.nodes = body, nodes
         self.components = np.asarray(components, dtype=np.int64)
         self._bodies = (body,)
@@ -100,6 +102,16 @@ class _NodeRows(Constraint):
     @property
     def bodies(self) -> tuple:
         return self._bodies
+
+    def _columns(self, ev, body, nodes, components=None) -> np.ndarray:
+        """The global columns of ``nodes`` of ``body`` (these rows' own node set on that body), made once per
+        placement of the body: the same array at every state."""
+        key = (id(body), ev.body_offset(body))
+        cols = self._columns_of.get(key)
+        if cols is None:
+            cols = self._columns_of[key] = _node_columns(ev, body, nodes, components)
+            cols.flags.writeable = False
+        return cols
 
 
 class FixNodes(_NodeRows):
@@ -134,7 +146,7 @@ class FixNodes(_NodeRows):
         return out
 
     def evaluate(self, ev) -> ConstraintRows:
-        cols = _node_columns(ev, self.body, self.nodes, self.components)
+        cols = self._columns(ev, self.body, self.nodes, self.components)
         return ConstraintRows(ev.q[cols] - self.target, [(cols, _identity(self.n_rows))], np.zeros(self.n_rows))
 
 
@@ -180,7 +192,7 @@ class AttachNodes(_NodeRows):
     def evaluate(self, ev) -> ConstraintRows:
         if self.offsets is None:
             raise ConstraintError(f"attachment {self.name!r}: not prepared (assemble the system first)")
-        cols = _node_columns(ev, self.body, self.nodes)
+        cols = self._columns(ev, self.body, self.nodes)
         k = len(self.nodes)
         x = ev.q[cols].reshape(k, 3)
         pieces = [(cols, _identity(3 * k))]
@@ -228,10 +240,10 @@ class TieNodes(_NodeRows):
         self._bodies = (body_a, body_b)
 
     def evaluate(self, ev) -> ConstraintRows:
-        ca = _node_columns(ev, self.body, self.nodes)
-        cb = _node_columns(ev, self.body_b, self.nodes_b)
-        eye = _identity(len(ca))
-        return ConstraintRows(ev.q[ca] - ev.q[cb], [(ca, eye), (cb, -eye)], np.zeros(len(ca)))
+        ca = self._columns(ev, self.body, self.nodes)
+        cb = self._columns(ev, self.body_b, self.nodes_b)
+        r = len(ca)
+        return ConstraintRows(ev.q[ca] - ev.q[cb], [(ca, _identity(r)), (cb, _identity(r, -1.0))], np.zeros(r))
 
 
 def pin(body: FlexibleBody, node, anchor: Anchor, components=(0, 1, 2), name: str | None = None) -> PointToPoint:

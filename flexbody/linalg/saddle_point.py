@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ConvergenceError
+from .csr_products import product, transposed_product
 from .sparse_factor import NotPositiveDefinite, SparseFactor
 
 __all__ = ["SaddlePointSolver"]
@@ -118,14 +119,14 @@ class SaddlePointSolver:
         t0_s = r2[self.rows] / self.coefs
         t0 = np.zeros(self.n)
         t0[self.cols] = t0_s
-        b = self.T.T @ (r1 - self._A_slave_cols @ t0_s)
+        b = transposed_product(self.T, r1 - product(self._A_slave_cols, t0_s))
         u = self._solve_reduced(b)
         y = np.zeros(m)
         if self.other.size:
             y_o = self._S_pinv @ (self.G @ u - r2[self.other])
             u = u - self._solve_reduced(self.G.T @ y_o)
             y[self.other] = y_o
-        x = self.T @ u + t0
+        x = product(self.T, u) + t0
         if self.rows.size:                 # slave columns appear in no other row, so Φ_oᵀy_o vanishes there
-            y[self.rows] = (r1[self.cols] - self._A_slave_rows @ x) / self.coefs
+            y[self.rows] = (r1[self.cols] - product(self._A_slave_rows, x)) / self.coefs
         return x, y

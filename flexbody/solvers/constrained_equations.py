@@ -14,6 +14,8 @@ import time
 
 import numpy as np
 
+from ..linalg.csr_products import product, transposed_product
+
 __all__ = ["EquationResidual"]
 
 
@@ -44,10 +46,10 @@ class EquationResidual:
             self.force_time += time.perf_counter() - t0
             self.force_calls += 1
             h_f -= s * asm.flexible.external_force(q[fs])
-            r[fs] = h_f if qdd is None else asm.flexible.mass.matrix @ qdd[fs] + h_f
+            r[fs] = h_f if qdd is None else product(asm.flexible.mass.matrix, qdd[fs]) + h_f
         phi, Phi, _, _ = asm.constraint_rows(ev)
         if Phi.shape[0]:
-            r -= Phi.T @ lam
+            r -= transposed_product(Phi, lam)
         return r - s * tau, phi, Phi, ev
 
     def _joint_rows(self, ev, qdd, s, out):

@@ -39,6 +39,7 @@ import scipy.sparse as sp
 from ..system.assembled import State
 from ..dynamics import ForwardResult
 from ..errors import ConvergenceError, FlexbodyError, StateError
+from ..linalg.csr_products import transposed_product
 from ..linalg.saddle_point import SaddlePointSolver
 from .constrained_equations import EquationResidual
 
@@ -299,6 +300,7 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
                "jacobian_seconds": stepper.residual.jacobian_time}
         return {key: value + counted.get(key, 0) for key, value in now.items()}
 
+    power = None                                             # Kelvin–Voigt power at `state`, once known
     while state.t < t_end - 1e-12 * max(1.0, abs(t_end)):
         dt_step = min(dt, t_end - state.t)
         try:
@@ -324,7 +326,9 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
         tau_eff = (1.0 - stepper.gamma) * tau_prev + stepper.gamma * tau
         stats["applied_work"] += 0.5 * dt_step * float(tau_eff @ (state.v + new.v))
         tau_prev = tau
-        stats["dissipated"] += _dissipation(asm, state, new, dt_step)
+        start = _viscous_power(asm, state) if power is None else power    # the end of the step before
+        power = _viscous_power(asm, new)
+        stats["dissipated"] += 0.5 * dt_step * start + 0.5 * dt_step * power             # trapezoid
         state, k = new, k + 1
         stats["steps"] = k
         rows = None                                          # the constraint rows at the new state, once
@@ -377,20 +381,18 @@ def _response(asm, s: _Step, Phi=None) -> ForwardResult:
     """The plant's response at a step (q̈, Φᵀλ, λ); Φ evaluated here unless given."""
     if Phi is None:
         Phi = asm.constraint_rows(asm.evaluate(s.t, s.q, s.v))[1]
-    force = Phi.T @ s.lam if Phi.shape[0] else np.zeros(asm.n_dofs)
+    force = transposed_product(Phi, s.lam) if Phi.shape[0] else np.zeros(asm.n_dofs)
     return ForwardResult(s.qdd, force, s.lam, True, Phi.shape[0], "generalized-alpha")
 
 
-def _dissipation(asm, s0: _Step, s1: _Step, dt: float) -> float:
-    """Work of the Kelvin–Voigt forces over a step, ∫ vᵀ(k(q, v) − k(q, 0)) dt (trapezoid) [J]."""
+def _viscous_power(asm, s: _Step) -> float:
+    """Power of the Kelvin–Voigt forces at a step, vᵀ(k(q, v) − k(q, 0)) [W]; the dissipated work of a step
+    is its trapezoid rule over the step's two ends."""
     if not asm.sparse or not any(b.material.damping > 0 for b in asm.bodies):
         return 0.0
     fs = asm.flexible.slice
-    total = 0.0
-    for s in (s0, s1):
-        viscous = asm.flexible.internal_force(s.q[fs], s.v[fs]) - asm.flexible.internal_force(s.q[fs], None)
-        total += 0.5 * dt * float(s.v[fs] @ viscous)
-    return total
+    viscous = asm.flexible.internal_force(s.q[fs], s.v[fs]) - asm.flexible.internal_force(s.q[fs], None)
+    return float(s.v[fs] @ viscous)
 
 
 def _record(recorder, asm, s: _Step, tau, iterations: int, dt: float, stats: dict, rows=None) -> None:

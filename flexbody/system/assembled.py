@@ -23,6 +23,7 @@ from ..linalg.block_mass import BlockMass
 from ..errors import StateError
 from .flexible_stack import FlexiblePart
 from .rigid_program import compile_rigid_terms
+from .row_pattern import RowPattern
 from ..rigid.tree import Kinematics
 
 
@@ -148,7 +149,7 @@ class AssembledSystem:
         self.sparse = bool(self.bodies)
         self.q0 = self._initial_coordinates(q0)
         self.constraints = list(constraints)
-        self._pattern = None                              # CSR structure of Φ, reused while its positions repeat
+        self._pattern = None                              # CSR structure of Φ (RowPattern), reused while it fits
         self._evaluations: list[Evaluation] = []         # the last states evaluated, newest first
         self._prepare_attachments()
         self.row_slices, row = [], 0
@@ -338,7 +339,7 @@ class AssembledSystem:
         phi, bias, phi_t = np.empty(m), np.empty(m), np.zeros(m)
         dense = jacobian and not self.sparse
         Phi = np.zeros((m, self.n_dofs)) if dense else None
-        triplets = [] if jacobian and self.sparse else None
+        pieces = [] if jacobian and self.sparse else None
         for c, rs in zip(self.constraints, self.row_slices):
             rows = c.evaluate(ev)
             phi[rs] = rows.phi
@@ -351,12 +352,11 @@ class AssembledSystem:
                 if dense:
                     Phi[rs, cols] += block.toarray() if sp.issparse(block) else block
                 else:
-                    triplets.append(_triplets(rs.start, cols, block))
-        if triplets is not None:
-            rows, cols, vals = (np.concatenate(x) for x in zip(*triplets)) if triplets else (np.zeros(0, int),) * 3
-            if self._pattern is None or not self._pattern.matches(rows, cols):
-                self._pattern = _RowPattern(rows, cols, (m, self.n_dofs))
-            Phi = self._pattern.csr(vals)
+                    pieces.append((rs.start, cols, block))
+        if pieces is not None:
+            if self._pattern is None or not self._pattern.fits(pieces):
+                self._pattern = RowPattern(pieces, (m, self.n_dofs))
+            Phi = self._pattern.matrix(pieces)
         return phi, Phi, bias, phi_t
 
     def terms(self, t: float, q, v=None) -> Terms:
@@ -477,37 +477,3 @@ def _read_only(value):
             item.setflags(write=False)
         elif isinstance(item, sp.spmatrix | sp.sparray):
             item.data.setflags(write=False)
-
-
-def _triplets(row0: int, cols: np.ndarray, block):
-    """(rows, cols, values) of a Jacobian piece placed at row ``row0`` on global columns ``cols``."""
-    if sp.issparse(block):
-        b = block.tocoo()
-        return b.row + row0, np.asarray(cols)[b.col], b.data
-    block = np.asarray(block, dtype=float)
-    r, k = block.shape
-    keep = block.ravel() != 0.0                              # no stored zeros (e.g. off-diagonals of a node's I)
-    rows = np.repeat(np.arange(row0, row0 + r), k)[keep]
-    return rows, np.tile(np.asarray(cols), r)[keep], block.ravel()[keep]
-
-
-class _RowPattern:
-    """The CSR structure of Φ for one list of (row, col) positions (duplicates summed): the positions of the
-    pieces repeat from state to state, so the sort of a COO→CSR conversion is done once and each Φ only
-    scatters its values (``np.bincount``) into a new CSR matrix sharing ``indices`` and ``indptr``."""
-
-    def __init__(self, rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]):
-        self.rows, self.cols, self.shape = rows, cols, shape
-        unique, self.slot = np.unique(rows.astype(np.int64) * shape[1] + cols, return_inverse=True)
-        self.indices = (unique % shape[1]).astype(np.int32)
-        self.indptr = np.searchsorted(unique // shape[1], np.arange(shape[0] + 1)).astype(np.int32)
-        self.indices.flags.writeable = self.indptr.flags.writeable = False     # shared by every Φ made here
-
-    def matches(self, rows: np.ndarray, cols: np.ndarray) -> bool:
-        return rows.shape == self.rows.shape and np.array_equal(rows, self.rows) and np.array_equal(cols, self.cols)
-
-    def csr(self, vals: np.ndarray) -> sp.csr_matrix:
-        data = np.bincount(self.slot, weights=vals, minlength=len(self.indices))
-        Phi = sp.csr_matrix((data, self.indices, self.indptr), shape=self.shape, copy=False)
-        Phi.has_canonical_format = True                                       # sorted, no duplicates
-        return Phi
