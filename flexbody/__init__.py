@@ -17,6 +17,15 @@ listed in its docstring (docs/architecture.md draws the arrows):
 
 Everything a case needs is re-exported here: ``import flexbody as fb``.
 """
+import os as _os
+
+# Idle OpenMP threads sleep instead of spinning, unless the user chose a policy: the parallel element kernels run
+# in numba's OpenMP team, and when other processes keep the cores busy a spinning idle thread costs every
+# parallel region a scheduler time slice (measured: the 8000-element force 5 times slower on 2 threads than on
+# 1 with two busy processes on two cores; with passive waits, faster). Set before an OpenMP runtime is loaded,
+# which importing sksparse already does.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from . import constraints, control, dynamics, fem, io, linalg, mechanisms, progress, rigid, solvers, system
 from .constraints import (AttachNodes, Cylinder, Distance, Fix, FunctionCoupling, Gear, Hinge, ImplicitSurface,
                           JointDriver, LinearCoupling, Node, OnSurface, Plane, PointToPoint, PolynomialCoupling, Sphere,

@@ -27,8 +27,8 @@ __all__ = ["GROUPS", "STAGES", "run_group", "compiled_signatures", "main"]
 
 
 def _flexible_serial() -> None:
-    """Element kernels on the calling thread (meshes below SERIAL_BELOW elements): every element and
-    material, with and without damping; force, tangent, damping matrix, strain energy and stress fields."""
+    """Element kernels on the calling thread (small meshes, one thread): every element and material, with and
+    without damping; force, tangent, damping matrix, strain energy and stress fields."""
     import flexbody as fb
     from flexbody.fem.fields import body_fields
 
@@ -57,11 +57,12 @@ def _flexible_serial() -> None:
 
 
 def _flexible_parallel() -> None:
-    """The parallel (prange) variants of the element kernels, used from SERIAL_BELOW elements on."""
+    """The parallel (prange) variants of the element kernels, which run on meshes of 2 × FORCE_ELEMENTS_PER_THREAD
+    elements and more when the process may use two CPUs (and are not compiled here otherwise)."""
     import flexbody as fb
-    from flexbody.fem.flexible_body import SERIAL_BELOW
+    from flexbody.fem.flexible_body import FORCE_ELEMENTS_PER_THREAD
 
-    side = int(np.ceil(SERIAL_BELOW ** (1 / 3)))
+    side = int(np.ceil((2 * FORCE_ELEMENTS_PER_THREAD) ** (1 / 3)))
     mesh = fb.mesh.box(size=(1.0, 1.0, 1.0), divisions=(side, side, side), order=1)
     body = fb.FlexibleBody("warm", mesh, fb.StVenantKirchhoff(young=1e7, poisson=0.3, density=1e3, damping=1e-3))
     q = body.reference_coordinates() * 1.001
@@ -123,8 +124,7 @@ and the whole-tree kernels of RigidTree."""
 
 STAGES = {"run": (("flexible", "rigid"),), "all": (("flexible", "rigid"), ("parallel", "trees"))}
 """Groups run together (one process each), stage after stage: "run" what running a case of moderate size
-needs (``make run``), "all" everything (``make setup``: the tests also drive meshes of SERIAL_BELOW elements
-and more)."""
+needs (``make run``), "all" everything (``make setup``: the tests also drive the parallel kernels)."""
 
 
 def run_group(name: str) -> float:

@@ -94,34 +94,33 @@ def test_incompatible_energy_reuses_modes_converged_at_the_same_q(monkeypatch):
     assert body.strain_energy(q) == energy and calls == [1]   # modes at q restored, still reusable
 
 
-def _all_kernel_results(element, material, damping, n_chunks):
-    """Force, tangent, damping data and element energies with the kernels run with n_chunks per colour."""
-    body = make_body(element, material, damping, divisions=(4, 3, 2))
+def _all_kernel_results(element, material, damping, n_threads, monkeypatch):
+    """Force, tangent, damping data and element energies with the kernels run in n_threads chunks per colour."""
+    body = make_body(element, material, damping, divisions=(10, 3, 5))   # blocks of 64: colours of 2 and 1 blocks
     rng = np.random.default_rng(5)                         # same q and v for both runs
     q = deformed(body, rng=rng)
     v = 0.3 * rng.standard_normal(q.size) if damping else None
-    original = flexible._n_chunks
-    flexible._n_chunks = lambda n_elements: n_chunks
-    try:
+    with monkeypatch.context() as patch:
+        patch.setattr(flexible, "kernel_threads", lambda n_elements, elements_per_thread=1: n_threads)
         f = body.internal_force(q, v)
         f2, K = body.force_and_tangent(q, v)
         C = body.damping_matrix(q, v)
         energies = body.element_strain_energies(q)
-    finally:
-        flexible._n_chunks = original
     return f, f2, K.data, C.data, energies
 
 
 @pytest.mark.parametrize("element", list(ELEMENTS))
 @pytest.mark.parametrize("material,damping", [("svk", 0.0), ("neo-hookean", 0.02)])
-def test_serial_and_parallel_kernels_agree_bitwise(element, material, damping):
-    serial = _all_kernel_results(element, material, damping, n_chunks=1)
-    parallel = _all_kernel_results(element, material, damping, n_chunks=8)
+def test_serial_and_parallel_kernels_agree_bitwise(element, material, damping, monkeypatch):
+    serial = _all_kernel_results(element, material, damping, 1, monkeypatch)
+    parallel = _all_kernel_results(element, material, damping, 8, monkeypatch)
     for a, b in zip(serial, parallel):
         assert a.size and np.array_equal(a, b)
 
 
 def test_small_meshes_run_serially(monkeypatch):
     monkeypatch.setattr(flexible.nb, "get_num_threads", lambda: 2)
-    assert flexible._n_chunks(flexible.SERIAL_BELOW - 1) == 1
-    assert flexible._n_chunks(flexible.SERIAL_BELOW) == 8
+    monkeypatch.setattr(flexible.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    per_thread = flexible.FORCE_ELEMENTS_PER_THREAD
+    assert flexible.kernel_threads(2 * per_thread - 1) == 1
+    assert flexible.kernel_threads(2 * per_thread) == 2

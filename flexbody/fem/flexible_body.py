@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 
 import numba as nb
 import numpy as np
@@ -34,9 +35,13 @@ log = logging.getLogger(__name__)
 LOCKING_REMEDIES = (None, "incompatible_modes")
 ENERGY_KINDS = (SVK, NEO_HOOKEAN, MOONEY_RIVLIN)                  # material laws with a strain energy
 
-#: Meshes with fewer elements run the serial element kernels: the parallel ones pay a thread wake-up and
-#: join per colour, which costs milliseconds when the other cores are busy (see :func:`_n_chunks`).
-SERIAL_BELOW = 64
+#: Fewest elements per thread of the force and strain-energy kernels (:func:`kernel_threads`). On two idle Zen 4
+#: cores a second thread pays from about 2000 H8 elements (1.4 times faster at 2000, 1.75 at 8000); twice that
+#: leaves room for its wake-up and joins when other processes keep the cores busy.
+FORCE_ELEMENTS_PER_THREAD = 4000
+#: Fewest elements per thread of the kernels computing element matrices (tangent, damping, incompatible modes),
+#: about 20 times costlier per element: idle, a second thread pays from about 150 H8 elements (1.3 at 200).
+MATRIX_ELEMENTS_PER_THREAD = 250
 
 
 class FlexibleBody:
@@ -91,7 +96,7 @@ class FlexibleBody:
             self._alpha = np.zeros((self.n_elements, 0, 3))
             self._h_elem = np.zeros(self.n_elements)
         self._modes_converged_at = None              # (x, α) after the last elastic mode solve, see _converge_modes
-        self._color_ptr, self._color_elems = patterns.color_groups(self._cells, self.n_nodes)
+        self._color_ptr, self._block_ptr, self._color_elems = patterns.color_groups(self._cells, self.n_nodes)
         self._pattern = None
         self._mass = None
 
@@ -220,8 +225,9 @@ class FlexibleBody:
         x, vel = self._positions(q), self._velocities(v)
         if self.locking is None:
             f = np.zeros((self.n_nodes, 3))
-            kernels.assemble_force(self._color_ptr, self._color_elems, self._cells, self._G, self._wdv, x, vel,
-                                   *self._material_args(), self._n_chunks(), f)
+            kernels.assemble_force(self._color_ptr, self._block_ptr, self._color_elems, self._cells, self._G,
+                                   self._wdv, x, vel, *self._material_args(),
+                                   kernel_threads(self.n_elements, FORCE_ELEMENTS_PER_THREAD), f)
             return f.ravel()
         return self._assemble(x, vel, force=True)[0]
 
@@ -238,10 +244,6 @@ class FlexibleBody:
         f, K, _ = self._assemble(self._positions(q), self._velocities(v), force=True, tangent=True)
         return f, K
 
-    def _n_chunks(self) -> int:
-        """Work chunks per colour for the element kernels; 1 runs them serially (see :func:`_n_chunks`)."""
-        return _n_chunks(self.n_elements)
-
     def _assemble(self, x, vel, force=False, tangent=False, damping=False):
         """One kernel pass: force (3n,), tangent and damping matrices (CSR on the fixed pattern) as asked."""
         if tangent or damping:
@@ -257,10 +259,11 @@ class FlexibleBody:
         C_data = np.zeros(nnz if damping else 0)
         status = np.zeros(self.n_elements, np.int64)
         self._modes_converged_at = None
-        kernels.assemble_matrices(self._color_ptr, self._color_elems, self._cells, self._G, self._wdv, x, vel,
-                                  *self._material_args(), self._alpha, self._h_elem, force, tangent,
-                                  damping and self.material.damping > 0.0, offsets, row_length, self._n_chunks(),
-                                  f, K_data, C_data, status)
+        kernels.assemble_matrices(self._color_ptr, self._block_ptr, self._color_elems, self._cells, self._G,
+                                  self._wdv, x, vel, *self._material_args(), self._alpha, self._h_elem, force, tangent,
+                                  damping and self.material.damping > 0.0, offsets, row_length,
+                                  kernel_threads(self.n_elements, MATRIX_ELEMENTS_PER_THREAD), f, K_data, C_data,
+                                  status)
         if self.locking is not None and np.any(status < 0):
             e = int(np.flatnonzero(status < 0)[0])
             self._alpha[status < 0] = 0.0
@@ -334,7 +337,7 @@ class FlexibleBody:
         energy = np.empty(self.n_elements)
         with self._elastic_modes(x) as alpha:
             kernels.element_strain_energies(self._cells, self._G, self._wdv, x, alpha, kind, params,
-                                            self._n_chunks(), energy)
+                                            kernel_threads(self.n_elements, FORCE_ELEMENTS_PER_THREAD), energy)
         return energy
 
     @contextlib.contextmanager
@@ -364,10 +367,19 @@ class FlexibleBody:
                 f"n_elements={self.n_elements}, material={type(self.material).__name__})")
 
 
-def _n_chunks(n_elements: int) -> int:
-    """Work chunks per colour for the element kernels: 4 per numba thread (load balance), or 1 — the kernels'
-    serial path on the calling thread — for meshes below SERIAL_BELOW elements."""
-    return 1 if n_elements < SERIAL_BELOW else 4 * nb.get_num_threads()
+def kernel_threads(n_elements: int, elements_per_thread: int = FORCE_ELEMENTS_PER_THREAD) -> int:
+    """Threads for an element kernel over ``n_elements`` elements; 1 runs its serial path on the calling thread.
+
+    The smallest of: the CPUs this process may run on (its affinity mask, e.g. under ``taskset`` or a container
+    CPU set; ``os.cpu_count()`` where the mask is unknown), numba's thread count (``NUMBA_NUM_THREADS`` or a
+    ``numba.set_num_threads`` of the caller, so a user's lower setting holds) and
+    ``n_elements // elements_per_thread`` (a second thread pays only from twice that many elements); at least 1.
+    """
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):                 # no affinity masks on this platform
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, nb.get_num_threads(), n_elements // elements_per_thread))
 
 
 def strain_energy_density(material: Material, F: np.ndarray) -> np.ndarray:

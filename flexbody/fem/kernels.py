@@ -11,21 +11,25 @@ with S the second Piola–Kirchhoff stress (elastic plus Kelvin–Voigt β D₀ 
     A_LNij  = Σ_KM F_iK D_KLMN F_jM + S_LN δ_ij + β Σ_KM F_iK D⁰_KLMN Ḟ_jM,
 
 (material, geometric and viscous-in-q terms) and the damping matrix ∂k/∂v uses A = β Σ F_iK D⁰_KLMN F_jM.
-Elements are processed colour by colour (no two elements of a colour share a node) so the parallel scatter
-into the global vector / CSR data array is race-free. The incompatible-mode (enhanced) variant of the 8-node
-element carries 3 extra "nodes" α_k whose gradients are the incompatible modes; they are condensed per
-element after a local Newton solve of r_α(x, α) = 0 (Simo & Armero 1992). The strain energy kernel sums
-∫ W(F) dV per element with the same F (nodes plus enhanced modes). Every assembly has a serial path
-(n_chunks_max <= 1) for small meshes, bitwise equal to the parallel one.
+Elements are processed in blocks of consecutive elements, colour by colour (no two blocks of a colour share a
+node, :func:`flexbody.fem.patterns.color_groups`), so the parallel scatter into the global vector / CSR data
+array is race-free; the undamped St. Venant–Kirchhoff force of 8-node elements runs in the specialised kernel
+of :mod:`flexbody.fem.svk_hex8`. The incompatible-mode (enhanced) variant of the 8-node element carries 3
+extra "nodes" α_k whose gradients are the incompatible modes; they are condensed per element after a local
+Newton solve of r_α(x, α) = 0 (Simo & Armero 1992). The strain energy kernel sums ∫ W(F) dV per element with
+the same F (nodes plus enhanced modes). Every assembly has a serial path (n_threads <= 1) for small meshes,
+bitwise equal to the parallel one for any number of threads.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numba as nb
 import numpy as np
 
 from .materials import MOONEY_RIVLIN, NEO_HOOKEAN, SVK, _right_cauchy_green, pk2_stress, pk2_stress_and_moduli
+from .svk_hex8 import svk_hex8_forces
 
 
 # --------------------------------------------------------------------------- Gauss-point kernels
@@ -321,23 +325,39 @@ def _solve_enhanced_modes(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping
 
 
 # --------------------------------------------------------------------------- global assembly
-# The assemblies run the elements of a colour in parallel chunks (prange) when n_chunks_max > 1, and all
-# elements in colour order on the calling thread when n_chunks_max <= 1 (no thread wake-up/join, which
-# dominates small meshes on a busy machine). Both paths add the contributions of every node in colour order
-# (a node has at most one element per colour), so their results are bitwise identical. The serial path calls
-# the per-range routine directly from Python, so a small model never compiles the parallel kernels (their
-# parfor lowering is the costliest part of compiling the package). The per-range routines are compiled once,
-# for int64 bounds (Python ints are int64 to numba, in both paths).
+# The assemblies run the blocks of a colour in parallel, one contiguous run of blocks per thread (prange over
+# n_threads chunks), when n_threads > 1, and all blocks in colour order on the calling thread when n_threads <= 1
+# (no thread wake-up/join, which dominates small meshes on a busy machine). Both paths add the contributions
+# of every node in colour order, and within a colour from one block only (blocks of a colour share no node),
+# so their results are bitwise identical for any number of threads. Few colours (2 on box meshes) means few
+# joins per call, where a thread descheduled by a concurrent load would stall the others. The serial path
+# calls the per-range routine directly from Python, so a small model never compiles the parallel kernels
+# (their parfor lowering is the costliest part of compiling the package). The per-range routines are
+# compiled once, for int64 bounds (Python ints are int64 to numba, in both paths).
 @nb.njit(cache=True, inline="always")
 def _chunk_bounds(start, stop, n_chunks, c):
     size = stop - start
     return start + (c * size) // n_chunks, start + ((c + 1) * size) // n_chunks
 
 
+@contextlib.contextmanager
+def _numba_threads(n_threads: int):
+    """Run the enclosed parallel kernel on min(n_threads, numba's thread pool) threads; restores the setting."""
+    previous = nb.get_num_threads()
+    nb.set_num_threads(max(1, min(n_threads, nb.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        nb.set_num_threads(previous)
+
+
 @nb.njit(cache=True, error_model="numpy")
 def _force_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f):
     """f (n_nodes, 3) += internal forces [N] of the plain elements color_elems[lo:hi], in that order."""
     nn = cells.shape[1]
+    if kind == SVK and beta == 0.0 and nn == 8 and G.shape[1] == 8 and G.shape[2] == 8:
+        svk_hex8_forces(lo, hi, color_elems, cells, G, wdv, x, p[0], p[1], f)
+        return
     xe = np.empty((nn, 3))
     ve = np.zeros((nn, 3))
     fe = np.empty((nn, 3))
@@ -360,27 +380,30 @@ def _force_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam
                 f[cells[e, a], i] += fe[a, i]
 
 
-def assemble_force(color_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_chunks_max, f):
-    """f (n_nodes, 3) += internal forces of all plain elements; colours in turn, chunks of a colour in parallel.
+def assemble_force(color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_threads, f):
+    """f (n_nodes, 3) += internal forces of all plain elements; colours in turn, blocks of a colour in parallel.
 
-    n_chunks_max <= 1: serial, on the calling thread (the parallel kernel is then never compiled).
+    Blocks and colours are those of :func:`flexbody.fem.patterns.color_groups`. n_threads <= 1: serial, on the
+    calling thread (the parallel kernel is then never compiled).
     """
-    if n_chunks_max <= 1:
+    if n_threads <= 1:
         _force_of_range(0, len(color_elems), color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f)
-    else:
-        _assemble_force_parallel(color_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
-                                 n_chunks_max, f)
+        return
+    with _numba_threads(n_threads):
+        _assemble_force_parallel(color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
+                                 n_threads, f)
 
 
 @nb.njit(parallel=True, cache=True, error_model="numpy")
-def _assemble_force_parallel(color_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_chunks_max,
-                             f):
+def _assemble_force_parallel(color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
+                             n_threads, f):
     for c in range(len(color_ptr) - 1):
-        start, stop = color_ptr[c], color_ptr[c + 1]
-        n_chunks = min(n_chunks_max, stop - start)
+        first, stop = color_ptr[c], color_ptr[c + 1]
+        n_chunks = min(n_threads, stop - first)
         for ch in nb.prange(n_chunks):
-            lo, hi = _chunk_bounds(start, stop, n_chunks, ch)
-            _force_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f)
+            b0, b1 = _chunk_bounds(first, stop, n_chunks, ch)
+            _force_of_range(block_ptr[b0], block_ptr[b1], color_elems, cells, G, wdv, x, v, kind, p, beta, lam0,
+                            mu0, f)
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -434,35 +457,36 @@ def _matrices_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, 
                 _scatter_blocks(cells[e], data_offset[e], row_length, Ce, nn, C_data)
 
 
-def assemble_matrices(color_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
+def assemble_matrices(color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
                       alpha, h_elem, want_force, want_tangent, want_damping, data_offset,
-                      row_length, n_chunks_max, f, K_data, C_data, status):
+                      row_length, n_threads, f, K_data, C_data, status):
     """Assemble force f (n,3), tangent K_data and damping C_data (CSR data arrays) over all elements.
 
     With enhanced modes (G.shape[2] > nn) the modes ``alpha`` (m, n_enh, 3) are solved per element,
     updated in place and condensed; ``status[e]`` holds the local Newton iterations (-1: not converged).
-    Colours in turn, the chunks of a colour in parallel; n_chunks_max <= 1: serial, on the calling thread
+    Colours in turn, the blocks of a colour in parallel; n_threads <= 1: serial, on the calling thread
     (the parallel kernel is then never compiled).
     """
     args = (color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, alpha, h_elem, want_force, want_tangent,
             want_damping, data_offset, row_length, f, K_data, C_data, status)
-    if n_chunks_max <= 1:
+    if n_threads <= 1:
         _matrices_of_range(0, len(color_elems), *args)
-    else:
-        _assemble_matrices_parallel(color_ptr, n_chunks_max, *args)
+        return
+    with _numba_threads(n_threads):
+        _assemble_matrices_parallel(color_ptr, block_ptr, n_threads, *args)
 
 
 @nb.njit(parallel=True, cache=True, error_model="numpy")
-def _assemble_matrices_parallel(color_ptr, n_chunks_max, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0,
-                                mu0, alpha, h_elem, want_force, want_tangent, want_damping, data_offset,
+def _assemble_matrices_parallel(color_ptr, block_ptr, n_threads, color_elems, cells, G, wdv, x, v, kind, p, beta,
+                                lam0, mu0, alpha, h_elem, want_force, want_tangent, want_damping, data_offset,
                                 row_length, f, K_data, C_data, status):
     for c in range(len(color_ptr) - 1):
-        start, stop = color_ptr[c], color_ptr[c + 1]
-        n_chunks = min(n_chunks_max, stop - start)
+        first, stop = color_ptr[c], color_ptr[c + 1]
+        n_chunks = min(n_threads, stop - first)
         for ch in nb.prange(n_chunks):
-            lo, hi = _chunk_bounds(start, stop, n_chunks, ch)
-            _matrices_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, alpha, h_elem,
-                               want_force, want_tangent, want_damping, data_offset, row_length,
+            b0, b1 = _chunk_bounds(first, stop, n_chunks, ch)
+            _matrices_of_range(block_ptr[b0], block_ptr[b1], color_elems, cells, G, wdv, x, v, kind, p, beta, lam0,
+                               mu0, alpha, h_elem, want_force, want_tangent, want_damping, data_offset, row_length,
                                f, K_data, C_data, status)
 
 
@@ -536,23 +560,24 @@ def _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy):
         energy[e] = s
 
 
-def element_strain_energies(cells, G, wdv, x, alpha, kind, p, n_chunks_max, energy):
-    """Strain energy ∫_e W(F) dV [J] of every element into energy (m,), elements in parallel chunks.
+def element_strain_energies(cells, G, wdv, x, alpha, kind, p, n_threads, energy):
+    """Strain energy ∫_e W(F) dV [J] of every element into energy (m,), elements in n_threads parallel chunks.
 
     F = Σ_a x_a ⊗ G_a over the nodes plus, when G.shape[2] > nn, Σ_k α_k ⊗ G̃_k of the enhanced modes
     ``alpha`` (m, n_enh, 3) (which must be the converged modes at x for a meaningful energy).
-    n_chunks_max <= 1: serial, on the calling thread (the parallel kernel is then never compiled).
+    n_threads <= 1: serial, on the calling thread (the parallel kernel is then never compiled).
     """
-    if n_chunks_max <= 1:
+    if n_threads <= 1:
         _energies_of_range(0, cells.shape[0], cells, G, wdv, x, alpha, kind, p, energy)
-    else:
-        _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_chunks_max, energy)
+        return
+    with _numba_threads(n_threads):
+        _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_threads, energy)
 
 
 @nb.njit(parallel=True, cache=True, error_model="numpy")
-def _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_chunks_max, energy):
+def _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_threads, energy):
     m = cells.shape[0]
-    n_chunks = min(n_chunks_max, m)
+    n_chunks = min(n_threads, m)
     for ch in nb.prange(n_chunks):
         lo, hi = _chunk_bounds(0, m, n_chunks, ch)
         _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy)

@@ -1,6 +1,6 @@
-"""Assembly patterns of a mesh, fixed once: a greedy element colouring (no two elements of one colour share a
-node, so the elements of a colour are assembled in parallel without races) and the CSR pattern of the
-node-block matrices with the data offset of every element block.
+"""Assembly patterns of a mesh, fixed once: blocks of consecutive elements with a greedy colouring (no two blocks
+of one colour share a node, so the blocks of a colour are assembled in parallel without races) and the CSR
+pattern of the node-block matrices with the data offset of every element block.
 """
 from __future__ import annotations
 
@@ -8,12 +8,21 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+MIN_BLOCK = 64
+"""Fewest elements in a block (a unit of parallel work)."""
+MIN_BLOCKS = 16
+"""Blocks are at most m / MIN_BLOCKS elements long, so that a colour has blocks for several threads."""
 
 
 # --------------------------------------------------------------------------- colouring and patterns
 @nb.njit(cache=True)
-def greedy_element_colors(cells: np.ndarray, n_nodes: int) -> np.ndarray:
-    """Colour elements so that no two elements of a colour share a node; returns colours (m,)."""
+def greedy_block_colors(cells: np.ndarray, n_nodes: int, min_block: int, min_blocks: int) -> tuple[np.ndarray, int]:
+    """Blocks of consecutive elements and their greedy colouring: no two blocks of a colour share a node.
+
+    A block holds max(min_block, min(bandwidth, ⌈m / min_blocks⌉)) elements (the last one fewer), with the
+    bandwidth the largest index difference of two elements sharing a node. Returns the colours (n_blocks,),
+    given in block order, and the block size.
+    """
     m, nn = cells.shape
     count = np.zeros(n_nodes + 1, np.int64)
     for e in range(m):
@@ -26,28 +35,48 @@ def greedy_element_colors(cells: np.ndarray, n_nodes: int) -> np.ndarray:
         for a in range(nn):
             node_elems[fill[cells[e, a]]] = e
             fill[cells[e, a]] += 1
-    colors = -np.ones(m, np.int64)
-    forbidden = -np.ones(64 * nn, np.int64)
-    for e in range(m):
-        for a in range(nn):
-            node = cells[e, a]
-            for t in range(ptr[node], ptr[node + 1]):
-                c = colors[node_elems[t]]
-                if c >= 0:
-                    forbidden[c] = e
+    bandwidth = 0
+    for node in range(n_nodes):
+        if ptr[node + 1] > ptr[node]:                 # a node's elements are listed in increasing order
+            bandwidth = max(bandwidth, node_elems[ptr[node + 1] - 1] - node_elems[ptr[node]])
+    block_size = max(min_block, min(bandwidth, (m + min_blocks - 1) // min_blocks))
+    n_blocks = (m + block_size - 1) // block_size
+    colors = -np.ones(n_blocks, np.int64)
+    forbidden = -np.ones(n_blocks + 1, np.int64)     # forbidden[c] == b: a neighbour of block b has colour c
+    for b in range(n_blocks):
+        for e in range(b * block_size, min(m, (b + 1) * block_size)):
+            for a in range(nn):
+                node = cells[e, a]
+                for t in range(ptr[node], ptr[node + 1]):
+                    c = colors[node_elems[t] // block_size]
+                    if c >= 0:
+                        forbidden[c] = b
         c = 0
-        while forbidden[c] == e:
+        while forbidden[c] == b:
             c += 1
-        colors[e] = c
-    return colors
+        colors[b] = c
+    return colors, block_size
 
 
-def color_groups(cells: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    """Elements grouped by colour: (color_ptr (n_colors+1,), color_elements (m,))."""
-    colors = greedy_element_colors(np.require(cells, dtype=np.int64, requirements=("C", "W")), n_nodes)   # one signature
-    order = np.argsort(colors, kind="stable")
-    ptr = np.concatenate([[0], np.cumsum(np.bincount(colors))])
-    return ptr.astype(np.int64), order.astype(np.int64)
+def color_groups(cells: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Blocks of consecutive elements grouped by colour: (color_ptr (n_colors+1,), block_ptr (n_blocks+1,),
+    elements (m,)).
+
+    Colour c holds the blocks color_ptr[c]:color_ptr[c+1], block b the elements
+    elements[block_ptr[b]:block_ptr[b+1]] (ascending); blocks of a colour share no node. Blocks as long as the
+    element bandwidth of the numbering need 2 colours only (box meshes), and consecutive elements keep the node
+    and gradient accesses local (see :func:`greedy_block_colors`). The blocks depend on the mesh alone, not on
+    the number of threads.
+    """
+    cells = np.require(cells, dtype=np.int64, requirements=("C", "W"))               # one signature
+    m = len(cells)
+    colors, block_size = greedy_block_colors(cells, n_nodes, MIN_BLOCK, MIN_BLOCKS)
+    blocks = np.argsort(colors, kind="stable")                                          # colour by colour
+    sizes = np.minimum(block_size, m - blocks * block_size)
+    block_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    elements = (np.repeat(blocks * block_size - block_ptr[:-1], sizes) + np.arange(m)).astype(np.int64)
+    color_ptr = np.concatenate([[0], np.cumsum(np.bincount(colors))]).astype(np.int64)
+    return color_ptr, block_ptr, elements
 
 
 def block_pattern(cells: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
