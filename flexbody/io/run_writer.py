@@ -1,11 +1,16 @@
 """Writing a run while it runs: the observer that stores each batch of recorded rows as a part file, then
 ``results.json``, then the checkpoint from which a stopped run continues (layout in
 :mod:`flexbody.io.results`), and at the end the complete results.
+
+The files of a batch are written by one background thread while the run goes on (file-system calls
+release the GIL), at most one batch at a time and always in the order part → ``results.json`` →
+checkpoint; the stepping loop only hands over views of the recorded rows and the JSON text.
 """
 from __future__ import annotations
 
 import json
 import logging
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +27,9 @@ class RunWriter:
     """Writes a run into a directory while it runs (layout in :mod:`flexbody.io.results`).
 
     It reads the run's recorder (:class:`flexbody.solvers.recorder.Recorder`: ``rows``, ``dropped``, ``events``,
-    ``metadata``, ``body_slices()``, ``asm.n_dofs``) and never changes it.
+    ``metadata``, ``body_slices()``, ``asm.n_dofs``) and never changes it; each history in ``rows`` has a
+    length and gives its rows ``[a:b]`` as an array whose rows never change once recorded (a
+    :class:`~flexbody.solvers.recorder.Column`).
 
     :meth:`write` stores the rows recorded since the last write as a new part file, then
     ``results.json`` (listing the parts), then, given the integrator's state, ``checkpoint.npz``, each
@@ -31,11 +38,18 @@ class RunWriter:
     :func:`resume` the ones named by the checkpoint (later ones are written again). At the end of a
     successful run :meth:`finish` writes the complete ``results.npz`` and removes the parts and the
     checkpoint.
+
+    The files of a write are written by a background thread while the run continues; :meth:`write` first
+    waits for the previous write (so at most one is under way), and :meth:`flush`, :meth:`fail` and
+    :meth:`finish` wait for it too. A write that failed raises its FlexbodyError from the next of these
+    calls, and its rows are written again by the next write.
     """
 
     def __init__(self, directory, save_every: int, n_parts: int = 0, written: int = 0):
         self.path, self.save_every = Path(directory), int(save_every)
-        self.n_parts, self.written = int(n_parts), int(written)            # parts and rows on disk
+        self.n_parts, self.written = int(n_parts), int(written)            # parts and rows written
+        self._thread: ThreadPoolExecutor | None = None
+        self._pending: tuple[Future, int, int] | None = None               # write under way, (n_parts, written) before
 
     @classmethod
     def create(cls, directory, save_every: int) -> "RunWriter":
@@ -62,6 +76,7 @@ class RunWriter:
     def forget_after_checkpoint(self, recorder) -> None:
         """On resuming: list only the checkpoint's parts in ``results.json``, then remove later parts."""
         self.write(recorder)
+        self.flush()
         self.prune()
 
     def due(self, recorder) -> bool:
@@ -69,37 +84,74 @@ class RunWriter:
 
     def write(self, recorder, state: dict | None = None, arrays: dict | None = None) -> None:
         """Write the new rows and ``results.json``; with the integrator's ``state`` (JSON scalars) and
-        ``arrays`` also the checkpoint, which must continue the run right after the last recorded row."""
+        ``arrays`` also the checkpoint, which must continue the run right after the last recorded row.
+        The files are written in the background (see the class); this waits for the previous write."""
+        self.flush()
         n = int(recorder.asm.n_dofs)
         count = len(recorder.rows["t"])
+        before = (self.n_parts, self.written)
+        part = None
+        if count > self.written or self.n_parts == 0:
+            part = {k: v[self.written:count] for k, v in recorder.rows.items()
+                    if k not in recorder.dropped and len(v) == count}
+            self.n_parts, self.written = self.n_parts + 1, count
+        meta = header("dynamic", recorder.body_slices(), recorder.events, recorder.metadata,
+                      parts=[part_name(i) for i in range(1, self.n_parts + 1)], n_dofs=n)
+        text = json.dumps(meta, indent=1)
+        checkpoint = None
+        if state is not None:
+            state = {**state, "n_parts": self.n_parts, "rows": self.written, "rank0": recorder.rank0,
+                     "rank_prev": recorder.rank_prev, "dropped": sorted(recorder.dropped),
+                     "events": recorder.events, "t_last": recorder.t_last}
+            checkpoint = {"state": np.array(json.dumps(_jsonable(state))),
+                          **{k: np.array(v, copy=True) for k, v in arrays.items()}}
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flexbody-run-writer")
+        self._pending = (self._thread.submit(self._store, self.n_parts, part, text, checkpoint), *before)
+
+    def _store(self, index: int, part: dict | None, text: str, checkpoint: dict | None) -> None:
+        """The files of one write, in order (run by the writing thread)."""
+        if part is not None:
+            save_part(self.path, index, part["t"], part["q"], part["v"],
+                      {k: v for k, v in part.items() if k not in ("t", "q", "v")})
+        write_text(self.path / RESULTS_JSON, text)
+        if checkpoint is not None:
+            save_npz(self.path / CHECKPOINT, checkpoint)
+
+    def flush(self) -> None:
+        """Wait for the write under way. If it failed, its rows count as not written and the error is
+        raised (a FlexbodyError for a file-system error)."""
+        if self._pending is None:
+            return
+        future, n_parts, written = self._pending
+        error = future.exception()               # waits; an interrupt here leaves the write pending
+        self._pending = None
+        if error is not None:
+            self.n_parts, self.written = n_parts, written
+            if isinstance(error, OSError):
+                raise FlexbodyError(f"cannot write the run to {str(self.path)!r}: {error}") from error
+            raise error
+
+    def close(self) -> None:
+        """Wait for the write under way and stop the writing thread (a later write starts it again)."""
         try:
-            if count > self.written or self.n_parts == 0:
-                rows = {k: v[self.written:count] for k, v in recorder.rows.items()
-                        if k not in recorder.dropped and len(v) == count}
-                stack = lambda key: np.asarray(rows[key]) if rows[key] else np.zeros((0, n))    # noqa: E731
-                save_part(self.path, self.n_parts + 1, np.asarray(rows["t"], dtype=float), stack("q"),
-                          stack("v"), {k: np.asarray(v) for k, v in rows.items() if k not in ("t", "q", "v")})
-                self.n_parts, self.written = self.n_parts + 1, count
-            meta = header("dynamic", recorder.body_slices(), recorder.events, recorder.metadata,
-                          parts=[part_name(i) for i in range(1, self.n_parts + 1)], n_dofs=n)
-            write_text(self.path / RESULTS_JSON, json.dumps(meta, indent=1))
-            if state is not None:
-                state = {**state, "n_parts": self.n_parts, "rows": self.written, "rank0": recorder.rank0,
-                         "rank_prev": recorder.rank_prev, "dropped": sorted(recorder.dropped),
-                         "events": recorder.events, "t_last": recorder.t_last}
-                save_npz(self.path / CHECKPOINT, {"state": np.array(json.dumps(_jsonable(state))), **arrays})
-        except OSError as exc:
-            raise FlexbodyError(f"cannot write the run to {str(self.path)!r}: {exc}") from exc
+            self.flush()
+        finally:
+            if self._thread is not None:
+                self._thread.shutdown(wait=True)
+                self._thread = None
 
     def fail(self, recorder) -> None:
         """After a failure: write the rows not yet written (the checkpoint stays at the last save)."""
-        try:
-            self.write(recorder)
-        except FlexbodyError as exc:
-            log.error("%s", exc)
+        for attempt in (self.flush, lambda: self.write(recorder), self.close):
+            try:
+                attempt()
+            except FlexbodyError as exc:
+                log.error("%s", exc)
 
     def finish(self, results: Results) -> None:
         """Write the complete results and remove the parts and the checkpoint."""
+        self.close()
         try:
             results.save(self.path)
             (self.path / CHECKPOINT).unlink(missing_ok=True)

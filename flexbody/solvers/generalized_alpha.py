@@ -402,4 +402,4 @@ def _record(recorder, asm, s: _Step, tau, iterations: int, dt: float, stats: dic
     recorder.record(s.t, s.q, s.v, _response(asm, s, Phi), tau, _Snapshot(phi, Phi, phi_t), iterations)
     for key, value in (("dt", dt), ("newton_iterations", iterations), ("applied_work", stats["applied_work"]),
                        ("dissipated", stats["dissipated"])):
-        recorder.rows.setdefault(key, []).append(np.array(value, dtype=float))
+        recorder.append(key, value)

@@ -1,6 +1,10 @@
 """The recorder of a run: the histories of every recorded step (t, q, v, a, τ, λ, constraint force, rank,
 violations, energies, fields, controller diagnostics) and the event log of rank changes, from which
 (partial) :class:`~flexbody.io.results.Results` are built at any time.
+
+Each history is a :class:`Column`: its rows are copied into a preallocated array (grown by doubling), so
+recording a step copies each value once, and the writer (:class:`flexbody.io.run_writer.RunWriter`) and
+:meth:`Recorder.results` read contiguous views of the rows instead of stacking lists of arrays.
 """
 from __future__ import annotations
 
@@ -10,22 +14,104 @@ import logging
 import numpy as np
 
 from ..fem import fields as field_data
+from ..errors import FlexbodyError
 from ..linalg.rank import constraint_rank
 from ..io.results import (_INTEGER_HISTORIES, Results)
 
 log = logging.getLogger(__name__)
 
 
+# ------------------------------------------------------------------------------------------- histories
+class Column:
+    """The rows of one recorded quantity (all of one shape, float) in a preallocated array, grown by doubling.
+
+    ``len(column)`` is the number of rows; ``column[i]`` and ``column[a:b]`` index the rows (views of the
+    buffer: rows once written never change); :meth:`array` is the view of every row, shape (rows, *shape).
+    The shape is ``shape``, or that of the first row appended.
+    """
+
+    __slots__ = ("_data", "_count", "_capacity", "shape")
+
+    def __init__(self, shape: tuple | None = None, capacity: int = 64):
+        self.shape = None if shape is None else tuple(int(i) for i in shape)
+        self._capacity = max(int(capacity), 1) if shape is not None else 0
+        self._data = np.empty((self._capacity, *self.shape)) if shape is not None else None
+        self._count = 0
+
+    @classmethod
+    def of(cls, rows) -> "Column":
+        """A column holding the rows of ``rows`` (array-like (s, *shape), copied)."""
+        rows = np.asarray(rows, dtype=float)
+        column = cls(rows.shape[1:], capacity=max(64, len(rows)))
+        column._data[:len(rows)] = rows
+        column._count = len(rows)
+        return column
+
+    def append(self, value) -> None:
+        """Copy ``value`` (its shape must be the column's) into the next row."""
+        n = self._count
+        value = np.asarray(value, dtype=float)
+        if n == self._capacity or value.shape != self.shape:
+            self._make_room(value.shape)
+        self._data[n] = value
+        self._count = n + 1
+
+    def _make_room(self, shape: tuple) -> None:
+        if self.shape is None:
+            self.shape, self._capacity = shape, 64
+            self._data = np.empty((64, *shape))
+        elif shape != self.shape:
+            raise FlexbodyError(f"recorder: a row of shape {shape} in a history of rows of shape {self.shape}")
+        if self._count == self._capacity:
+            self._capacity *= 2
+            grown = np.empty((self._capacity, *self.shape))
+            grown[:self._count] = self._data[:self._count]
+            self._data = grown
+
+    def array(self) -> np.ndarray:
+        """Every row, (rows, *shape) (a view; (0,) before the first row of a column of unknown shape)."""
+        return np.zeros(0) if self._data is None else self._data[:self._count]
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index):
+        return self.array()[index]
+
+
+class Columns(dict):
+    """The histories of a run by name: a dict of :class:`Column`. ``setdefault(key)`` returns the column
+    ``key``, made empty if missing (a default given is ignored: ``rows.setdefault(key, []).append(value)``
+    records a value as with lists)."""
+
+    def setdefault(self, key, default=None) -> Column:
+        column = self.get(key)
+        if column is None:
+            column = self[key] = Column()
+        return column
+
+
+def _norm(x) -> float:
+    """‖x‖₂ as :func:`numpy.linalg.norm` computes it (√(x·x), the same bits) without its dispatch."""
+    x = np.asarray(x, dtype=float).ravel()
+    return np.sqrt(x @ x)
+
+
 # ------------------------------------------------------------------------------------------- recording
 class Recorder:
-    """Collects the histories and the event log of a run; builds (partial) Results at any time."""
+    """Collects the histories and the event log of a run; builds (partial) Results at any time.
+
+    ``rows`` holds the histories (:class:`Columns`; "t", "q", "v", then the others in the order first
+    recorded); :meth:`results` returns views of them, not copies.
+    """
 
     def __init__(self, asm, tolerances, singular_tol, metadata: dict, controller=None):
         self.asm, self.metadata, self.controller = asm, metadata, controller
         self.dropped: set = set()
         self.rtol, self.atol = tolerances
         self.singular_tol = singular_tol
-        self.rows: dict[str, list] = {"t": [], "q": [], "v": []}
+        n = int(asm.n_dofs)
+        self.rows = Columns(t=Column(()), q=Column((n,)), v=Column((n,)))
         self.events: list[dict] = []
         self.rank0 = self.rank_prev = None
         self.t_last = float("nan")
@@ -65,31 +151,41 @@ class Recorder:
         self.rank_prev = rank
 
     def record(self, t, q, v, res, tau, terms, corrections):
+        """Append the row of the state (t, q, v): its response ``res`` (a, λ, Φᵀλ, rank), the input τ,
+        the constraint ``terms`` (φ, Φ, φ_t), the correction count, the energies, the fields (when
+        recorded) and the controller's diagnostics (each value is copied)."""
         asm = self.asm
         rate = terms.Phi @ v + terms.phi_t
         values = {"t": t, "q": q, "v": v, "a": res.a, "tau": tau, "lam": res.lam,
                   "constraint_force": res.constraint_force, "rank": res.rank,
-                  "violation": np.linalg.norm(terms.phi),
-                  "velocity_violation": np.linalg.norm(rate), "corrections": corrections}
+                  "violation": _norm(terms.phi), "velocity_violation": _norm(rate), "corrections": corrections}
         if hasattr(asm, "energy"):
             kinetic, potential = asm.energy(q, v)
             values.update(kinetic=kinetic, potential=potential, energy=kinetic + potential)
         if self.field_bodies:
             values.update(field_data.record_rows(self.field_bodies, self.body_slices(), q, v))
+        rows = self.rows
         for key, value in values.items():
-            self.rows.setdefault(key, []).append(np.array(value, dtype=float, copy=True))
+            column = rows.get(key)
+            (rows.setdefault(key) if column is None else column).append(value)
         if self.controller is not None:
-            self._record_controller(len(self.rows["t"]))
+            self._record_controller(len(rows["t"]))
+
+    def append(self, key: str, value) -> None:
+        """Append ``value`` to the history ``key`` at the row recorded last (integrator statistics such as
+        "dt" or "newton_iterations")."""
+        self.rows.setdefault(key).append(value)
 
     def _record_controller(self, count: int) -> None:
         """Controller diagnostics (task coordinates, desired values, errors, f*, τ_k, …) at the recorded
         state; a quantity missing at some step or changing shape is dropped with a log message."""
         for key, value in self.controller.diagnostics.items():
-            value = np.array(value, dtype=float, copy=True)
-            rows = self.rows.setdefault(key, [])
             if key in self.dropped:
                 continue
-            if len(rows) != count - 1 or (rows and rows[0].shape != value.shape):
+            value = np.asarray(value, dtype=float)
+            rows = self.rows.get(key)
+            rows = self.rows.setdefault(key) if rows is None else rows
+            if len(rows) != count - 1 or (len(rows) and rows.shape != value.shape):
                 self.dropped.add(key)
                 log.info("controller history %r dropped: not recorded at every step with one shape", key)
                 continue
@@ -102,19 +198,19 @@ class Recorder:
     def restore(self, arrays: dict, histories: dict, state: dict) -> None:
         """Continue after the rows of a saved run (``arrays`` "times", "q", "v" and ``histories``, as read
         by :func:`flexbody.io.results.read_parts`) with the event log and rank tracking of its checkpoint."""
-        self.rows = {"t": [np.array(t, dtype=float) for t in arrays["times"]], "q": list(arrays["q"]),
-                     "v": list(arrays["v"])}
+        self.rows = Columns(t=Column.of(arrays["times"]), q=Column.of(arrays["q"]), v=Column.of(arrays["v"]))
         for key, value in histories.items():
-            self.rows[key] = [np.array(x, dtype=float) for x in value]
+            self.rows[key] = Column.of(value)
         self.events = list(state["events"])
         self.dropped = set(state["dropped"])
         self.rank0, self.rank_prev, self.t_last = state["rank0"], state["rank_prev"], float(state["t_last"])
 
     def results(self) -> Results:
+        """The Results of the rows recorded so far (t, q, v and the histories are views of the rows)."""
         n = int(self.asm.n_dofs)
         count = len(self.rows["t"])
-        rows = {k: np.asarray(v) for k, v in self.rows.items() if k not in self.dropped and len(v) == count}
-        q = rows["q"] if len(rows["q"]) else np.zeros((0, n))
+        rows = {k: v.array() for k, v in self.rows.items() if k not in self.dropped and len(v) == count}
+        q = rows["q"]
         slices = self.body_slices()
         histories, recorded_fields = field_data.split({k: v for k, v in rows.items() if k not in ("t", "q", "v")})
         for key in _INTEGER_HISTORIES:
@@ -123,6 +219,6 @@ class Recorder:
         return Results(kind="dynamic", times=rows["t"].astype(float), q=q, body_slices=slices,
                        iterations=[int(c) for c in histories.get("corrections", [])],
                        reference=q[0].copy() if len(q) else np.zeros(n), system=self.asm,
-                       v=rows["v"] if len(rows["v"]) else np.zeros((0, n)),
+                       v=rows["v"],
                        histories=histories, fields=recorded_fields, events=list(self.events),
                        metadata=dict(self.metadata))
