@@ -42,6 +42,7 @@ def _flexible_serial() -> None:
             q = body.reference_coordinates() * 1.001
             v = np.full_like(q, 1e-3)
             body.internal_force(q, v)
+            body.internal_force(q)                                    # v = None: the elastic force alone
             body.tangent(q, v)
             body.damping_matrix(q, v)
             body.strain_energy(q)

@@ -201,10 +201,10 @@ class AttachNodes(_NodeRows):
             return ConstraintRows((x - target).ravel(), pieces, np.zeros(3 * k))
         kin = ev.kinematics(self.link.tree)
         i = self.link.index
-        J = kin.frame_jacobian(self.link)                                     # (6, n_tree) [J_v; J_ω]
+        J, frame_bias = kin.frame_terms(self.link)                            # (6, n_tree) [J_v; J_ω], J̇v (6,)
         phi, block, bias = np.empty(3 * k), np.empty((3 * k, J.shape[1])), np.empty(3 * k)
-        _attachment_rows(self.offsets, kin.R[i], kin.p[i], J, kin.frame_bias_acceleration(self.link),
-                         kin.angular_velocity(self.link), x, phi, block, bias)
+        _attachment_rows(self.offsets, kin.R[i], kin.p[i], J, frame_bias, kin.angular_velocity(self.link), x,
+                         phi, block, bias)
         pieces.append((ev.columns(self.link.tree), block))
         return ConstraintRows(phi, pieces, bias)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 
 import numba as nb
@@ -99,6 +100,8 @@ class FlexibleBody:
         self._color_ptr, self._block_ptr, self._color_elems = patterns.color_groups(self._cells, self.n_nodes)
         self._pattern = None
         self._mass = None
+        self._kernel_material = (None, ())          # (material, its kernel arguments), see _material_args
+        self._no_velocity = np.zeros((self.n_nodes, 3))   # v of internal_force(q, None); no kernel writes v
 
     # ------------------------------------------------------------------ sizes and coordinates
     @property
@@ -205,7 +208,7 @@ class FlexibleBody:
         q = np.asarray(q, dtype=float)
         if q.shape != (self.n_dofs,):
             raise StateError(f"body {self.name!r}: {what} must have shape ({self.n_dofs},), got {q.shape}")
-        if not np.all(np.isfinite(q)):
+        if not math.isfinite(q.dot(q)) and not np.all(np.isfinite(q)):    # Σ q² is finite only if every q is
             bad = int(np.flatnonzero(~np.isfinite(q))[0])
             raise StateError(f"body {self.name!r}: {what} contains NaN/Inf (first at coordinate {bad}, node {bad // 3})")
         return np.ascontiguousarray(q.reshape(-1, 3))
@@ -215,21 +218,36 @@ class FlexibleBody:
             return np.zeros((self.n_nodes, 3)) if v is None else self._positions(v, "v")
         return self._positions(v, "v")
 
-    def _material_args(self):
-        m = self.material
-        lam0, mu0 = m.small_strain_lame
-        return m.kind, m.params, float(m.damping), float(lam0), float(mu0)
+    def _material_args(self) -> tuple:
+        """The kernels' material arguments (kind, params, β, λ₀, μ₀), built once per material object (materials
+        are frozen dataclasses, so they cannot change; a new ``self.material`` gets its own)."""
+        m, args = self._kernel_material
+        if m is not self.material:
+            m = self.material
+            lam0, mu0 = m.small_strain_lame
+            args = (m.kind, m.params, float(m.damping), float(lam0), float(mu0))
+            self._kernel_material = (m, args)
+        return args
 
     def internal_force(self, q, v=None) -> np.ndarray:
-        """Internal force k(q, v) (3n,) [N] at positions q (3n,) and velocities v (3n,) [DE-104]."""
-        x, vel = self._positions(q), self._velocities(v)
-        if self.locking is None:
-            f = np.zeros((self.n_nodes, 3))
-            kernels.assemble_force(self._color_ptr, self._block_ptr, self._color_elems, self._cells, self._G,
-                                   self._wdv, x, vel, *self._material_args(),
-                                   kernel_threads(self.n_elements, FORCE_ELEMENTS_PER_THREAD), f)
-            return f.ravel()
-        return self._assemble(x, vel, force=True)[0]
+        """Internal force k(q, v) (3n,) [N] at positions q (3n,) and velocities v (3n,) [DE-104].
+
+        ``v=None`` is zero velocity: the elastic force k(q, 0), without the Kelvin–Voigt stress β D₀ : Ė (which
+        is zero there; the kernels' results are equal to those of an explicit v = 0).
+        """
+        x = self._positions(q)
+        if self.locking is not None:
+            return self._assemble(x, self._velocities(v), force=True)[0]
+        kind, params, beta, lam0, mu0 = self._material_args()
+        if v is None:
+            vel, beta = self._no_velocity, 0.0
+        else:
+            vel = self._velocities(v)
+        f = np.zeros((self.n_nodes, 3))
+        kernels.assemble_force(self._color_ptr, self._block_ptr, self._color_elems, self._cells, self._G, self._wdv,
+                               x, vel, kind, params, beta, lam0, mu0,
+                               kernel_threads(self.n_elements, FORCE_ELEMENTS_PER_THREAD), f)
+        return f.ravel()
 
     def tangent(self, q, v=None) -> sp.csr_matrix:
         """Jacobian ∂k/∂q (3n, 3n) [N/m] at (q, v): material, geometric and viscous terms."""
@@ -331,13 +349,17 @@ class FlexibleBody:
     def element_strain_energies(self, q) -> np.ndarray:
         """Strain energy ∫_e W(F) dV [J] of every element (m,) at positions q (3n,); see :meth:`strain_energy`."""
         x = self._positions(q)
-        kind, params = self.material.kind, self.material.params
+        kind, params = self._material_args()[:2]
         if kind not in ENERGY_KINDS:
             raise FlexbodyError(f"body {self.name!r}: no strain energy for material {type(self.material).__name__}")
         energy = np.empty(self.n_elements)
+        n_threads = kernel_threads(self.n_elements, FORCE_ELEMENTS_PER_THREAD)
+        if self.locking is None:                                 # no modes to converge
+            kernels.element_strain_energies(self._cells, self._G, self._wdv, x, self._alpha, kind, params, n_threads,
+                                            energy)
+            return energy
         with self._elastic_modes(x) as alpha:
-            kernels.element_strain_energies(self._cells, self._G, self._wdv, x, alpha, kind, params,
-                                            kernel_threads(self.n_elements, FORCE_ELEMENTS_PER_THREAD), energy)
+            kernels.element_strain_energies(self._cells, self._G, self._wdv, x, alpha, kind, params, n_threads, energy)
         return energy
 
     @contextlib.contextmanager
@@ -374,12 +396,17 @@ def kernel_threads(n_elements: int, elements_per_thread: int = FORCE_ELEMENTS_PE
     CPU set; ``os.cpu_count()`` where the mask is unknown), numba's thread count (``NUMBA_NUM_THREADS`` or a
     ``numba.set_num_threads`` of the caller, so a user's lower setting holds) and
     ``n_elements // elements_per_thread`` (a second thread pays only from twice that many elements); at least 1.
+    Below twice ``elements_per_thread`` elements the answer is 1 whatever the machine, without asking it (the
+    affinity and numba queries cost about 1.5 µs, which a small body's kernel call would pay every time).
     """
+    cap = n_elements // elements_per_thread
+    if cap <= 1:
+        return 1
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):                 # no affinity masks on this platform
         cpus = os.cpu_count() or 1
-    return max(1, min(cpus, nb.get_num_threads(), n_elements // elements_per_thread))
+    return max(1, min(cpus, nb.get_num_threads(), cap))
 
 
 def strain_energy_density(material: Material, F: np.ndarray) -> np.ndarray:

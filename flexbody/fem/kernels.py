@@ -11,14 +11,13 @@ with S the second Piola–Kirchhoff stress (elastic plus Kelvin–Voigt β D₀ 
     A_LNij  = Σ_KM F_iK D_KLMN F_jM + S_LN δ_ij + β Σ_KM F_iK D⁰_KLMN Ḟ_jM,
 
 (material, geometric and viscous-in-q terms) and the damping matrix ∂k/∂v uses A = β Σ F_iK D⁰_KLMN F_jM.
-Elements are processed in blocks of consecutive elements, colour by colour (no two blocks of a colour share a
-node, :func:`flexbody.fem.patterns.color_groups`), so the parallel scatter into the global vector / CSR data
-array is race-free; the undamped St. Venant–Kirchhoff force of 8-node elements runs in the specialised kernel
-of :mod:`flexbody.fem.svk_hex8`. The incompatible-mode (enhanced) variant of the 8-node element carries 3
-extra "nodes" α_k whose gradients are the incompatible modes; they are condensed per element after a local
-Newton solve of r_α(x, α) = 0 (Simo & Armero 1992). The strain energy kernel sums ∫ W(F) dV per element with
-the same F (nodes plus enhanced modes). Every assembly has a serial path (n_threads <= 1) for small meshes,
-bitwise equal to the parallel one for any number of threads.
+Elements are processed in blocks of consecutive elements, colour by colour (no two blocks of a colour share a node,
+:func:`flexbody.fem.patterns.color_groups`), so the parallel scatter into the global vector / CSR data array is
+race-free. The incompatible-mode variant of the 8-node element carries 3 extra "nodes" α_k whose gradients are the
+incompatible modes, condensed per element after a local Newton solve of r_α(x, α) = 0 (Simo & Armero 1992). The strain
+energy kernel sums ∫ W(F) dV per element with the same F. The SVK force (undamped or Kelvin–Voigt) and energy of
+8-node bricks with 2 × 2 × 2 Gauss points run in the kernels of :mod:`flexbody.fem.svk_hex8`, bitwise the same. Every
+assembly has a serial path (n_threads <= 1), bitwise equal to the parallel one for any number of threads.
 """
 from __future__ import annotations
 
@@ -29,7 +28,7 @@ import numba as nb
 import numpy as np
 
 from .materials import MOONEY_RIVLIN, NEO_HOOKEAN, SVK, _right_cauchy_green, pk2_stress, pk2_stress_and_moduli
-from .svk_hex8 import svk_hex8_forces
+from .svk_hex8 import svk_hex8_damped_forces, svk_hex8_energies, svk_hex8_forces
 
 
 # --------------------------------------------------------------------------- Gauss-point kernels
@@ -355,8 +354,11 @@ def _numba_threads(n_threads: int):
 def _force_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f):
     """f (n_nodes, 3) += internal forces [N] of the plain elements color_elems[lo:hi], in that order."""
     nn = cells.shape[1]
-    if kind == SVK and beta == 0.0 and nn == 8 and G.shape[1] == 8 and G.shape[2] == 8:
-        svk_hex8_forces(lo, hi, color_elems, cells, G, wdv, x, p[0], p[1], f)
+    if kind == SVK and nn == 8 and G.shape[1] == 8 and G.shape[2] == 8:          # specialised, bitwise the same
+        if beta > 0.0:
+            svk_hex8_damped_forces(lo, hi, color_elems, cells, G, wdv, x, v, p[0], p[1], beta, lam0, mu0, f)
+        else:
+            svk_hex8_forces(lo, hi, color_elems, cells, G, wdv, x, p[0], p[1], f)
         return
     xe = np.empty((nn, 3))
     ve = np.zeros((nn, 3))
@@ -543,6 +545,8 @@ def _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy):
     nn = cells.shape[1]
     n_all = G.shape[2]
     nq = G.shape[1]
+    if kind == SVK and nn == 8 and n_all == 8 and nq == 8:                       # specialised, bitwise the same
+        return svk_hex8_energies(lo, hi, cells, G, wdv, x, p[0], p[1], energy)
     xe = np.empty((n_all, 3))
     F = np.empty((3, 3))
     C = np.empty((3, 3))

@@ -341,15 +341,23 @@ class Kinematics:
     def frame_jacobian(self, link: Link, offset=(0.0, 0.0, 0.0)) -> np.ndarray:
         """Dense (6, n) Jacobian of a frame on ``link``: [velocity of its origin; angular velocity], world
         axes (Pinocchio's LOCAL_WORLD_ALIGNED)."""
-        J = np.zeros((6, self.tree.n_dofs))
-        J[:3] = self._point(link, offset)[2][0]
-        cols, block = self.angular_jacobian(link)
-        J[3:, cols] = block
-        return J
+        return self.frame_terms(link, offset)[0]
 
     def frame_bias_acceleration(self, link: Link, offset=(0.0, 0.0, 0.0)) -> np.ndarray:
         """J̇v (6,) of a frame: classical acceleration of its origin and angular acceleration at v̇ = 0."""
-        return np.concatenate([self.point_bias_acceleration(link, offset), self.angular_bias_acceleration(link)])
+        return self.frame_terms(link, offset)[1]
+
+    def frame_terms(self, link: Link, offset=(0.0, 0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
+        """(J (6, n), J̇v (6,)) of a frame on ``link`` (:meth:`frame_jacobian`, :meth:`frame_bias_acceleration`)
+        from one evaluation of its origin."""
+        _, _, Jp, Bp = self._point(link, offset)
+        J = np.zeros((6, self.tree.n_dofs))
+        J[:3] = Jp[0]
+        cols, block = self.angular_jacobian(link)
+        J[3:, cols] = block
+        bias = np.empty(6)
+        bias[:3], bias[3:] = Bp[0], self.acc[link.index, 3:]
+        return J, bias
 
     def dense(self, cols: np.ndarray, block: np.ndarray) -> np.ndarray:
         """Scatter a (r, k) Jacobian block on ``cols`` into a dense (r, n) matrix."""
