@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..linalg.rank import on_columns, stored_columns
+from ..linalg.rank import on_columns, stored_columns, symmetric_eigen
 from ..system.description import as_assembled
 from ..errors import ActuationError, FlexbodyError
 from .context import ControlContext
@@ -161,14 +161,15 @@ def check_map(name: str, A: np.ndarray, required: int, source: str, purpose: str
 
 
 def check_authority(name: str, A: np.ndarray, A_all: np.ndarray, required: int, source: str, purpose: str, *,
-                    reference_name: str) -> MapCheck:
+                    reference_name: str, singular_values: np.ndarray | None = None) -> MapCheck:
     """Rank of the actuation map ``A`` (m_T, k) measured against ``A_all`` (m_T, n), the same map with every
     coordinate actuated (module docstring): tol = max(AUTHORITY_RTOL·σ_ref, MAP_ATOL), σ_ref = σ_max(A_all)
-    (never below σ_max(A)); a kept σ below AUTHORITY_ILL·σ_ref flags the map as ill-conditioned."""
+    (never below σ_max(A)); a kept σ below AUTHORITY_ILL·σ_ref flags the map as ill-conditioned.
+    ``singular_values`` are those of ``A`` when already computed."""
     A = np.asarray(A, dtype=float)
-    s = _singular_values(A)
+    s = _singular_values(A) if singular_values is None else singular_values
     gram = A_all @ A_all.T if np.size(A_all) else np.zeros((0, 0))                 # (m_T, m_T): σ² of A_all
-    top = float(np.sqrt(max(np.linalg.eigvalsh(gram)[-1], 0.0))) if gram.size else 0.0
+    top = float(np.sqrt(max(symmetric_eigen(gram, vectors=False)[-1], 0.0))) if gram.size else 0.0
     reference = max(top, s[0] if s.size else 0.0)
     return _verdict(name, A, s, required, source, purpose, AUTHORITY_RTOL, MAP_ATOL, reference,
                     f"σ_max of {reference_name}", AUTHORITY_ILL * reference, None)
@@ -178,7 +179,8 @@ def check_task_map(name: str, source: str, mapping, m_T: int) -> MapCheck:
     """The actuation check of a direct or minimal ``mapping`` (:mod:`flexbody.control.maps`) for a task of
     m_T rows: its B against :meth:`full_actuation` (the report and the controllers make the same check)."""
     return check_authority(name, mapping.B, mapping.full_actuation(), m_T, source,
-                           "producing every task acceleration with the actuators", reference_name=mapping.full_name)
+                           "producing every task acceleration with the actuators", reference_name=mapping.full_name,
+                           singular_values=mapping.B_svd[1] if mapping.B.size else None)
 
 
 def _singular_values(A: np.ndarray) -> np.ndarray:
@@ -190,9 +192,10 @@ def _verdict(name, A, s, required, source, purpose, rtol, atol, reference, refer
     """MapCheck with tol = max(rtol·reference, atol); ill-conditioned below ``ill_below`` (None: relative to
     the largest kept σ, ILL_CONDITIONED)."""
     tol = max(rtol * reference, atol)
-    rank = int(np.count_nonzero(s > tol))
+    above = s > tol
+    rank = int(np.count_nonzero(above))
     ok = rank >= required
-    kept = s[s > tol][:max(required, 1)]
+    kept = s[above][:max(required, 1)]
     limit = ill_below if ill_below is not None else ILL_CONDITIONED * (kept[0] if kept.size else 0.0)
     ill = bool(ok and required and kept.size and kept[-1] < limit)
     reason = ""
@@ -331,7 +334,7 @@ def actuation_report(model, q, v=None, task=None, *, t: float = 0.0, rtol: float
     A :class:`flexbody.System` is assembled first."""
     model = as_assembled(model, "actuation_report")
     ctx = ControlContext(model, t, q, v, rtol, atol)
-    n, k, r = ctx.n, ctx.S.shape[0], ctx.svd.rank
+    n, k, r = ctx.n, ctx.S.shape[0], ctx.rank
     p, labels = n - r, list(model.coordinate_labels)
     maps, skipped = {}, {}
     n_pass = len(ctx.passive)

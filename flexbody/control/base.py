@@ -21,6 +21,7 @@ from ..errors import ActuationError, ModelError, StateError
 from .tasks import Task, task_history
 from .actuation import ActuationWarning
 from .context import ControlContext
+from .workspace import ControlWorkspace
 from .references import Setpoint, flat_desired
 
 __all__ = ["Controller", "TaskController", "GravityEffort", "NullSpaceDamping", "PASSIVE_RTOL",
@@ -65,6 +66,7 @@ class Controller:
             raise ModelError(f"on_deficient must be 'raise' or 'warn', got {on_deficient!r}")
         model = None if model is None else as_assembled(model, f"{type(self).__name__}(model=...)")
         self.model, self.rtol, self.atol, self.on_deficient = model, rtol, atol, on_deficient
+        self.workspace = ControlWorkspace(mass_columns=True)    # pattern-dependent structures kept between calls
         self.diagnostics: dict = {}
         self.labels: dict = {}
 
@@ -76,10 +78,10 @@ class Controller:
         if system is not None and int(system.n_dofs) != int(model.n_dofs):
             raise ModelError(f"{type(self).__name__}: the model has {model.n_dofs} coordinates, the plant "
                              f"{system.n_dofs}")
-        ctx = ControlContext(model, t, state.q, state.v, self.rtol, self.atol)
+        ctx = ControlContext(model, t, state.q, state.v, self.rtol, self.atol, getattr(self, "workspace", None))
         self.diagnostics = {}
         tau = np.asarray(self.compute(ctx), dtype=float)
-        if tau.shape != (ctx.n,) or not np.all(np.isfinite(tau)):
+        if tau.shape != (ctx.n,) or not np.isfinite(tau).all():
             raise StateError(f"{type(self).__name__} produced a torque of shape {tau.shape} with NaN/Inf at "
                              f"t = {t:.9g} s")
         self._check_passive(ctx, tau)
@@ -102,9 +104,10 @@ class Controller:
     def _check_passive(self, ctx, tau) -> None:
         if not len(ctx.passive):
             return
-        residual = float(np.linalg.norm(tau[ctx.passive]))
+        passive = tau[ctx.passive]
+        residual = float(np.sqrt(passive @ passive))
         self.diagnostics["passive_residual"] = residual
-        if residual > PASSIVE_RTOL * max(float(np.linalg.norm(tau)), 1e-12):
+        if residual > PASSIVE_RTOL * max(float(np.sqrt(tau @ tau)), 1e-12):
             worst = ctx.passive[np.argsort(-np.abs(tau[ctx.passive]), kind="stable")[:8]]
             worst = np.sort(worst) if len(ctx.passive) > 8 else ctx.passive
             labels = [ctx.model.coordinate_labels[i] for i in worst]
@@ -149,7 +152,7 @@ class TaskController(Controller):
         terms = ctx.task(self.task)
         desired, xd_d, xdd_d = self.reference(ctx.t)
         m = terms.J.shape[0]
-        error = np.asarray(self.task.error(desired, ctx.ev), dtype=float)
+        error = np.asarray(self.task.error(desired, ctx.ev, terms=terms), dtype=float)
         rate_error = (np.zeros(m) if xd_d is None else np.asarray(xd_d, dtype=float)) - terms.xdot
         f_star = self.kp @ error + self.kv @ rate_error + (np.zeros(m) if xdd_d is None else np.asarray(xdd_d, float))
         self.diagnostics.update(task_x=terms.x, task_desired=flat_desired(desired, self.task), task_error=error,

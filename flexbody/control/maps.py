@@ -10,17 +10,21 @@ Each function returns the quantities of one formulation, written with the indepe
   mapped by J̄_p of J_p = J C [DE-73..78]: J̄_pᵀCᵀSᵀτ_k = Λ_p ẍ + μ_p + p_p;
 - :func:`partition` — Λ̌, μ̌, p̌ of the stacked Jacobian J̌ = [J; Φ] [DE-83..88].
 
-All solves with M go through the context's Cholesky factor; the (n, n) matrices formed are Θᵀ-free:
-B = J̄ᵀΘᵀSᵀ is built as J̄ᵀSᵀ − (J̄ᵀΦ̂ᵀ)(Φ̄ᵀSᵀ).
+All solves with M go through the context (Cholesky factors, or the controller's kept columns M⁻¹[:, K]);
+no (n, n) matrix is formed: B = J̄ᵀΘᵀSᵀ is built as J̄ᵀSᵀ − (J̄ᵀΦ̂ᵀ)(Φ̄ᵀSᵀ), H is applied by the
+Cholesky factor of Φ̂M⁻¹Φ̂ᵀ, and Φ̂ on the stored columns of Φ (``ctx.Phi_hat_dot``, ``ctx.Phi_hat_T_dot``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
-from ..errors import FlexbodyError
-from .operational_space import OperationalSpace, operational_space
+from ..errors import FlexbodyError, StateError
+from ..linalg.rank import thin_svd
+from .operational_space import OperationalSpace, operational_space, operational_space_of
+from .tasks import DEFAULT_ATOL
 
 __all__ = ["ConstraintProjection", "DirectMapping", "MinimalMapping", "constraint_projection", "direct_mapping",
            "minimal_mapping", "partition", "stacked_jacobian", "passive_map"]
@@ -28,12 +32,16 @@ __all__ = ["ConstraintProjection", "DirectMapping", "MinimalMapping", "constrain
 
 @dataclass(frozen=True, eq=False)
 class ConstraintProjection:
-    """H = (Φ̂M⁻¹Φ̂ᵀ)⁻¹ (r, r) and α + ρ = Φ̄ᵀ(b + g) − Hβ (r,) [DE-34..37], with Φ̄ = M⁻¹Φ̂ᵀH (n, r)
-    applied through the context's mass factor (:meth:`ControlContext.Phi_bar_T`), never stored."""
+    """α + ρ = Φ̄ᵀ(b + g) − Hβ (r,) [DE-36, DE-37] and, from the context, H = (Φ̂M⁻¹Φ̂ᵀ)⁻¹ (r, r) [DE-34]
+    with Φ̄ = M⁻¹Φ̂ᵀH (n, r) applied through the context's mass factor (:meth:`ControlContext.Phi_bar_T`),
+    never stored."""
 
-    H: np.ndarray
     alpha_rho: np.ndarray
     ctx: object
+
+    @property
+    def H(self) -> np.ndarray:
+        return self.ctx.H
 
     def Phi_bar_T(self, x: np.ndarray) -> np.ndarray:
         """Φ̄ᵀ x (r,) or (r, k) [DE-22]."""
@@ -41,18 +49,27 @@ class ConstraintProjection:
 
     def theta_T(self, x: np.ndarray) -> np.ndarray:
         """Θᵀ x = x − Φ̂ᵀ(Φ̄ᵀ x) for x (n,) or (n, k) [DE-38]."""
-        return x - self.ctx.Phi_hat.T @ self.Phi_bar_T(x)
+        return x - self.ctx.Phi_hat_T_dot(self.Phi_bar_T(x))
 
 
 def constraint_projection(ctx) -> ConstraintProjection:
     """Gauss-form terms of the context's independent constraint rows [DE-22, DE-34..38]."""
-    H = ctx.H                                                                    # [DE-34]
-    alpha_rho = ctx.Phi_bar_T(ctx.h) - H @ ctx.beta if ctx.svd.rank else np.zeros(0)   # α + ρ [DE-36, DE-37]
-    return ConstraintProjection(H, alpha_rho, ctx)
+    if not ctx.rank:
+        return ConstraintProjection(np.zeros(0), ctx)
+    return ConstraintProjection(ctx.H_dot(ctx.Phi_hat_solve(ctx.h) - ctx.beta), ctx)   # α + ρ [DE-36, DE-37]
+
+
+class _Mapped:
+    """The thin SVD of a map's ``B``, shared by its rank check and the solve for τ_k."""
+
+    @cached_property
+    def B_svd(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(U, s, Vt) of B (m_T, k), thin."""
+        return thin_svd(self.B)
 
 
 @dataclass(frozen=True, eq=False)
-class DirectMapping:
+class DirectMapping(_Mapped):
     """Terms of J̄ᵀΘᵀSᵀτ_k = Λẍ + μ + p + γ [DE-67..69]: ``B`` (m_T, k) = J̄ᵀΘᵀSᵀ, ``gamma`` (m_T,),
     ``osp`` the unconstrained operational space (Λ, μ, p, J̄) and ``projection`` the Gauss terms."""
 
@@ -60,6 +77,7 @@ class DirectMapping:
     gamma: np.ndarray
     B: np.ndarray
     projection: ConstraintProjection
+    H_Phi_hat_J_bar: np.ndarray | None = None          # HΦ̂J̄ (r, m_T) when the mapping has it
 
     full_name = "J̄ᵀΘᵀ (every coordinate actuated)"
 
@@ -69,27 +87,45 @@ class DirectMapping:
 
     def full_actuation(self) -> np.ndarray:
         """J̄ᵀΘᵀ (m_T, n), the map with every coordinate actuated (S = I), whose σ_max scales the actuation
-        check: ΘJ̄ = J̄ − M⁻¹Φ̂ᵀHΦ̂J̄ [DE-38], m_T solves with M."""
+        check: ΘJ̄ = J̄ − M⁻¹Φ̂ᵀ(HΦ̂J̄) [DE-38], m_T solves with M (or products with the kept M⁻¹[:, c])."""
         ctx, J_bar = self.projection.ctx, self.osp.J_bar
-        if not ctx.svd.rank:
+        if not ctx.rank:
             return np.asarray(J_bar.T)
-        return np.asarray(J_bar - ctx.solve_M(np.asarray(ctx.Phi_hat.T @ (ctx.H @ (ctx.Phi_hat @ J_bar))))).T
+        HZ = self.H_Phi_hat_J_bar if self.H_Phi_hat_J_bar is not None else ctx.H_dot(ctx.Phi_hat_dot(J_bar))
+        return (J_bar - ctx.solve_M_Phi_hat_T(HZ)).T
 
 
 def direct_mapping(ctx, terms) -> DirectMapping:
-    """[DE-65..69] for task terms (x, J, J̇v) at the context's state."""
-    osp = operational_space(ctx.M, terms.J, ctx.b, ctx.g, terms.bias, rtol=ctx.rtol,
-                            row_labels=terms.row_labels, solver=ctx.solver)    # Λ, μ, p, J̄ [DE-68]
-    proj = constraint_projection(ctx)
-    JbT_PhiT = np.asarray((ctx.Phi_hat @ osp.J_bar).T)                     # J̄ᵀΦ̂ᵀ (m_T, r)
+    """[DE-65..69] for task terms (x, J, J̇v) at the context's state.
+
+    One solve X = M⁻¹[Jᵀ, Sᵀ] (n, m_T + k), its rows Y = Φ̂X on the stored columns of Φ and y_h = Φ̂M⁻¹h − β
+    give every term: Λ, μ, p, J̄ = X_JΛ [DE-50, DE-53], α + ρ = Hy_h [DE-36, DE-37], J̄ᵀΦ̂ᵀ = ΛY_Jᵀ,
+    γ = −J̄ᵀΦ̂ᵀ(α + ρ) [DE-68] and B = J̄ᵀSᵀ − J̄ᵀΦ̂ᵀ(HY_S) = J̄ᵀΘᵀSᵀ [DE-69]."""
+    m_T = terms.J.shape[0]
+    X = ctx.solve_M(np.concatenate((terms.J, ctx.S)).T)                      # M⁻¹[Jᵀ, Sᵀ] (n, m_T + k)
+    if not np.isfinite(X).all():
+        _raise_not_finite(ctx, terms)
+    Y = np.column_stack((ctx.Phi_hat_dot(X), ctx.Phi_hat_solve(ctx.h) - ctx.beta))
+    HY = ctx.H_dot(Y)                                                      # H[Φ̂M⁻¹Jᵀ, Φ̂M⁻¹Sᵀ, Φ̂M⁻¹h − β]
+    if not (np.isfinite(HY).all() and np.isfinite(terms.bias).all()):
+        _raise_not_finite(ctx, terms)
+    osp = operational_space_of(terms.J, X[:, :m_T], ctx.b, ctx.g, terms.bias, rtol=ctx.rtol, atol=DEFAULT_ATOL,
+                               row_labels=terms.row_labels)                # Λ, μ, p, J̄ [DE-68]
+    proj = ConstraintProjection(HY[:, -1], ctx)                            # α + ρ [DE-36, DE-37]
+    JbT_PhiT = osp.Lambda @ Y[:, :m_T].T                                   # J̄ᵀΦ̂ᵀ (m_T, r)
     gamma = -JbT_PhiT @ proj.alpha_rho                                     # γ [DE-68]
-    St = ctx.S.T
-    B = osp.J_bar.T @ St - JbT_PhiT @ proj.Phi_bar_T(St)                   # J̄ᵀΘᵀSᵀ [DE-69]
-    return DirectMapping(osp, gamma, B, proj)
+    B = (ctx.S @ osp.J_bar).T - JbT_PhiT @ HY[:, m_T:-1]                   # J̄ᵀΘᵀSᵀ [DE-69]
+    return DirectMapping(osp, gamma, B, proj, HY[:, :m_T] @ osp.Lambda)
+
+
+def _raise_not_finite(ctx, terms):
+    """Raise the StateError naming the input with NaN/Inf (M⁻¹[Jᵀ, Sᵀ], HΦ̂M⁻¹[Jᵀ, Sᵀ, h] or J̇v was not finite)."""
+    operational_space(ctx.M, terms.J, ctx.b, ctx.g, terms.bias, solver=ctx.solver)     # names J, b, g or J̇v
+    raise StateError(f"direct mapping at t = {ctx.t:.9g} s: M⁻¹[Jᵀ, Sᵀ] or HΦ̂M⁻¹[Jᵀ, Sᵀ, h] contains NaN/Inf")
 
 
 @dataclass(frozen=True, eq=False)
-class MinimalMapping:
+class MinimalMapping(_Mapped):
     """Terms of J̄_pᵀCᵀSᵀτ_k = Λ_p ẍ + μ_p + p_p [DE-75..78]: ``B`` (m_T, k), ``osp`` of (M_p, J_p),
     ``C`` (n, p) orthonormal basis of ker Φ, ``a_perp`` (n,) = −Φ⁺ bias."""
 
@@ -118,7 +154,7 @@ def minimal_mapping(ctx, terms) -> MinimalMapping:
     C = ctx.nullspace
     if C.shape[1] == 0:
         raise FlexbodyError("minimal-coordinate mapping: the constraints leave no degree of freedom (p = 0)")
-    a_perp = -ctx.Phi_hat.T @ ctx.beta
+    a_perp = -ctx.Phi_hat_T_dot(ctx.beta)
     M_p = C.T @ ctx.M @ C
     J_p = terms.J @ C
     osp = operational_space(0.5 * (M_p + M_p.T), J_p, C.T @ (ctx.M @ a_perp + ctx.b), C.T @ ctx.g,
@@ -131,7 +167,7 @@ def partition(ctx, terms) -> OperationalSpace:
     """Λ̌, μ̌, p̌ and J̌̄ of J̌ = [J; Φ̂] with bias [J̇v; β] [DE-83, DE-87]; ``rank`` < m_T + r if the task
     is not independent of the constraints (then Λ̌ is a pseudo-inverse; callers raise)."""
     ctx.refuse_if_large("the partition [J; Φ] with its (n, n) null-space projector")
-    r = ctx.svd.rank
+    r = ctx.rank
     labels = tuple(terms.row_labels) + tuple(f"constraint direction {i}" for i in range(r))
     return operational_space(ctx.M, stacked_jacobian(ctx, terms), ctx.b, ctx.g,
                              np.concatenate([terms.bias, ctx.beta]), rtol=ctx.rtol, allow_singular=True,

@@ -18,11 +18,14 @@ from .maps import direct_mapping, minimal_mapping, partition, passive_map
 __all__ = ["DirectMappingControl", "MinimalMappingControl", "PartitionedControl", "pinv_solve"]
 
 
-def pinv_solve(A: np.ndarray, y: np.ndarray, tol: float) -> np.ndarray:
-    """Minimum-norm least-squares solution of A x = y, singular values ≤ tol dropped."""
+def pinv_solve(A: np.ndarray, y: np.ndarray, tol: float, svd: tuple | None = None) -> np.ndarray:
+    """Minimum-norm least-squares solution of A x = y, singular values ≤ tol dropped; ``svd`` is the thin
+    (U, s, Vt) of A when already computed."""
     if A.size == 0:
         return np.zeros(A.shape[1:] + y.shape[1:])
-    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    U, s, Vt = np.linalg.svd(A, full_matrices=False) if svd is None else svd
+    if s.size and s[-1] > tol:                                            # every direction kept
+        return Vt.T @ ((U.T @ y) / s.reshape((-1,) + (1,) * (y.ndim - 1)))
     keep = s > tol
     return Vt[keep].T @ ((U[:, keep].T @ y) / s[keep].reshape((-1,) + (1,) * (y.ndim - 1)))
 
@@ -48,10 +51,10 @@ class _MappedControl(TaskController):
         check = check_task_map(self.map_name, self.source, mapping, terms.J.shape[0])
         enforce(check, self.on_deficient, f"{type(self).__name__} at t = {ctx.t:.9g} s",
                 f"; actuators {list(ctx.model.actuated_labels)}")
-        tau_k = pinv_solve(mapping.B, mapping.rhs(f_star), check.tol)          # [DE-70] / [DE-79]
+        tau_k = pinv_solve(mapping.B, mapping.rhs(f_star), check.tol, mapping.B_svd)   # [DE-70] / [DE-79]
         if self.null_space is not None:
             tau_k0 = ctx.S @ np.asarray(self.null_space(ctx), dtype=float)
-            tau_k = tau_k + tau_k0 - pinv_solve(mapping.B, mapping.B @ tau_k0, check.tol)
+            tau_k = tau_k + tau_k0 - pinv_solve(mapping.B, mapping.B @ tau_k0, check.tol, mapping.B_svd)
         self.diagnostics["map_singular_values"] = check.singular_values
         return ctx.S.T @ tau_k
 
@@ -110,7 +113,7 @@ class PartitionedControl(TaskController):
 
     def compute(self, ctx) -> np.ndarray:
         terms, f_star = self.command(ctx)
-        m_T, r, n = terms.J.shape[0], ctx.svd.rank, ctx.n
+        m_T, r, n = terms.J.shape[0], ctx.rank, ctx.n
         osp = partition(ctx, terms)
         if osp.rank < m_T + r:
             check = check_independent(ctx, terms, "DE-83, DE-87")
@@ -125,9 +128,8 @@ class PartitionedControl(TaskController):
             f_C, tau0 = self._passive(ctx, osp, J, f, f_C, tau0)            # [DE-91]
         tau = J.T @ f + Ph.T @ f_C + osp.apply_null(tau0)                   # [DE-84]
         lam_hat = full[m_T:] - f_C                                          # [DE-90] with ẍ = f*
-        svd = ctx.svd
         self.diagnostics.update(task_force=f, constraint_force_command=f_C,
-                                lam_predicted=svd.U @ (lam_hat / svd.s) if r else np.zeros(ctx.Phi.shape[0]))
+                                lam_predicted=ctx.basis.multipliers(lam_hat) if r else np.zeros(ctx.Phi.shape[0]))
         return tau
 
     def _lam_d(self, t):

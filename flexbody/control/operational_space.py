@@ -9,11 +9,12 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
-from math import isfinite
+from math import isfinite, sqrt
 
 import numpy as np
 import scipy.sparse as sp
 
+from ..linalg.rank import symmetric_eigen
 from ..linalg.validation import MassSolver as _MassSolver
 from ..linalg.validation import as_mass as _mass
 from ..linalg.validation import as_vector as _vector
@@ -169,26 +170,40 @@ def operational_space(M, J, b, g, Jdot_v, v=None, *, rtol: float | None = None, 
 
     X = (solver or _MassSolver(M, sparse)).solve(np.ascontiguousarray(J.T))  # M⁻¹Jᵀ (n, m)
     X = np.asarray(X).reshape(n, m)
+    return operational_space_of(J, X, b, g, Jdot_v, rtol=rtol, atol=atol, allow_singular=allow_singular,
+                                row_labels=labels, xdot=xdot)
+
+
+def operational_space_of(J: np.ndarray, X: np.ndarray, b: np.ndarray, g: np.ndarray, Jdot_v: np.ndarray, *,
+                         rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL, allow_singular: bool = False,
+                         row_labels: Sequence[str] | None = None, xdot: np.ndarray | None = None) -> OperationalSpace:
+    """Λ, μ, p and J̄ [DE-49..53] from J (m, n) and X = M⁻¹Jᵀ (n, m) already solved, for callers that hold
+    the solve (a controller's one solve with M for several right-hand sides). The inputs are taken as
+    valid — finite, of matching shapes, tolerances in range (:func:`operational_space` checks them);
+    the rank test, its error and the pseudo-inverse are those of :func:`operational_space`."""
+    m = J.shape[0]
+    labels = tuple(f"row {i}" for i in range(m)) if row_labels is None else tuple(row_labels)
     A = J @ X
     A = 0.5 * (A + A.T)                                                    # J M⁻¹ Jᵀ = Λ⁻¹ [DE-53]
-    w, V = np.linalg.eigh(A)
-    s = np.sort(np.abs(w))[::-1]
+    w, V = symmetric_eigen(A)                                              # ascending
+    s = w[::-1].copy() if w[0] >= 0.0 else np.sort(np.abs(w))[::-1]
     tol = rtol * s[0]
-    rank = 0 if np.linalg.norm(J, axis=1).max() <= atol else int(np.count_nonzero(s > tol))
+    rank = 0 if sqrt(float(np.einsum("ij,ij->i", J, J).max())) <= atol else int(np.count_nonzero(s > tol))
     if rank < m and not allow_singular:
         combos = _null_combinations(w, V, max(tol, 0.0) if rank else np.inf, labels)
         err = FlexbodyError(
             f"operational space: J M^-1 J^T ({m}x{m}) is singular, rank {rank} of {m} task rows "
             f"(singular values {np.array2string(s, precision=3)}, tol = rtol·σ_max = {tol:.2e}, rtol {rtol:.1e}); "
             f"dependent task rows (combinations whose mass-weighted Jacobian vanishes): {combos}. "
-            f"{'More task rows than coordinates. ' if m > n else ''}"
+            f"{'More task rows than coordinates. ' if m > J.shape[1] else ''}"
             "The task rows are redundant or the configuration is singular (e.g. an arm stretched straight); "
             "pass allow_singular=True for a pseudo-inverse Λ.")
         err.singular_values, err.rank, err.row_labels = s, rank, labels
         raise err
-    keep = (np.abs(w) > tol) & (w > 0) if rank else np.zeros(m, dtype=bool)
-    Vk = V[:, keep]
-    Lam = (Vk / w[keep]) @ Vk.T                                            # Λ = (J M⁻¹ Jᵀ)⁻¹ or its pseudo-inverse
+    if rank < m or w[0] <= 0.0:                                            # keep the directions with w > tol
+        keep = (np.abs(w) > tol) & (w > 0) if rank else np.zeros(m, dtype=bool)
+        V, w = V[:, keep], w[keep]
+    Lam = (V / w) @ V.T                                                    # Λ = (J M⁻¹ Jᵀ)⁻¹ or its pseudo-inverse
     Lam = 0.5 * (Lam + Lam.T)
     J_bar = X @ Lam                                                        # J̄ = M⁻¹ Jᵀ Λ [DE-50]
     mu = J_bar.T @ b - Lam @ Jdot_v                                        # [DE-53]

@@ -64,7 +64,7 @@ class ProjectedInverseDynamicsControl(TaskController):
     def motion(self, ctx):
         """u_p (n,) and f∥ (n,) at the context's state [AG-43, AG-44]."""
         terms, f_star = self.command(ctx)
-        m_T, r = terms.J.shape[0], ctx.svd.rank
+        m_T, r = terms.J.shape[0], ctx.rank
         osp = partition(ctx, terms)
         if osp.rank < m_T + r:
             check = check_independent(ctx, terms, "AG-38, AG-44")
@@ -123,8 +123,7 @@ class HybridMotionForceControl(ProjectedInverseDynamicsControl):
         u_F = self._F_d + (self.gi * z - self.gf * delta) / (1.0 + self.gf)   # [AG-50], loop solved
         F_pred = u_F - ctx.P_apply(u_F)                                             # (I − P)u_F = 𝓕 [AG-32]
         self._F_pred = F_pred
-        svd = ctx.svd
-        lam_pred = -(svd.U @ ((svd.Vt @ F_pred) / svd.s)) if svd.rank else np.zeros(ctx.Phi.shape[0])
+        lam_pred = -ctx.basis.multipliers(ctx.Phi_hat_dot(F_pred)) if ctx.rank else np.zeros(ctx.Phi.shape[0])
         self.diagnostics["lam_predicted"] = lam_pred
         return ctx.M @ u_p + ctx.h + F_pred                                         # f∥ + f⊥ [AG-52]
 

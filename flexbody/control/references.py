@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import ModelError
+from .tasks import OrientationTask, StackedTask, rotation_vector
 
 __all__ = ["Setpoint", "Trajectory", "Sinusoid", "flat_desired"]
 
@@ -66,8 +67,6 @@ class Sinusoid:
 def flat_desired(desired, task) -> np.ndarray:
     """The desired value as a flat (m,) array for recording: rotation matrices become rotation
     vectors, stacked desired values are concatenated."""
-    from .tasks import OrientationTask, StackedTask, rotation_vector
-
     if isinstance(task, StackedTask):
         return np.concatenate([flat_desired(d, t) for d, t in zip(desired, task.tasks)])
     if isinstance(task, OrientationTask):

@@ -136,13 +136,14 @@ class Task:
     def evaluate(self, ev) -> TaskTerms:
         raise NotImplementedError
 
-    def error(self, desired, ev) -> np.ndarray:
-        """Task error x_desired − x (m,) at ``ev`` (angles wrapped, rotations as rotation vectors)."""
+    def error(self, desired, ev, terms: TaskTerms | None = None) -> np.ndarray:
+        """Task error x_desired − x (m,) at ``ev`` (angles wrapped, rotations as rotation vectors); ``terms``
+        are this task's terms at ``ev`` when already evaluated."""
         desired = np.asarray(desired, dtype=float)
         if desired.shape != (self.n_rows,) or not np.all(np.isfinite(desired)):
             raise StateError(f"task {self.name!r}: desired value must be {self.n_rows} finite numbers, "
                              f"got shape {desired.shape}")
-        return desired - self.evaluate(ev).x
+        return desired - (self.evaluate(ev) if terms is None else terms).x
 
     def _n_dofs(self, ev) -> int:
         asm = ev.asm
@@ -273,11 +274,11 @@ class PlanarOrientationTask(Task):
         J = _scatter(1, n, cols, (c @ Jw)[None, :])
         return self._terms(np.array([theta]), J, np.array([bias]), np.array([theta_dot]))
 
-    def error(self, desired, ev) -> np.ndarray:
+    def error(self, desired, ev, terms: TaskTerms | None = None) -> np.ndarray:
         d = np.asarray(desired, dtype=float).reshape(-1)
         if d.shape != (1,) or not np.isfinite(d[0]):
             raise StateError(f"task {self.name!r}: desired angle must be one finite number, got {desired!r}")
-        return wrap_angle(d - self.evaluate(ev).x)
+        return wrap_angle(d - (self.evaluate(ev) if terms is None else terms).x)
 
 
 class OrientationTask(Task):
@@ -312,7 +313,7 @@ class OrientationTask(Task):
                            np.array(self.frame.angular_bias(ev), dtype=float),
                            np.array(self.frame.angular_velocity(ev), dtype=float))
 
-    def error(self, desired, ev) -> np.ndarray:
+    def error(self, desired, ev, terms: TaskTerms | None = None) -> np.ndarray:
         """Rotation vector (3,) of R_desired Rᵀ [rad], world axes; ``desired`` is a rotation matrix."""
         R_d = np.asarray(desired, dtype=float)
         if R_d.shape != (3, 3) or not np.all(np.isfinite(R_d)) or np.abs(R_d.T @ R_d - np.eye(3)).max() > 1e-9:
@@ -435,7 +436,7 @@ class StackedTask(Task):
                          np.concatenate([p.bias for p in parts]), np.concatenate([p.xdot for p in parts]),
                          tuple(self._labels))
 
-    def error(self, desired, ev) -> np.ndarray:
+    def error(self, desired, ev, terms: TaskTerms | None = None) -> np.ndarray:
         if not isinstance(desired, Sequence) or len(desired) != len(self.tasks):
             raise StateError(f"task {self.name!r}: desired must be a sequence of {len(self.tasks)} values, "
                              "one per stacked task")

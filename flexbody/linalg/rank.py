@@ -13,10 +13,18 @@ never drop the only row of a single constraint: at a singular configuration such
 at q₁ = π/2, q₂ = π [AG-67] the computed Jacobian is O(1e-16), not 0, and it is its own σ_max.
 
 Every tolerance used by :mod:`flexbody.dynamics` comes from here, so both modules count the same rank.
+
+The SVD is needed only where the rank can be in doubt. A Householder QR Φᵀ = QR (a fraction of the cost)
+bounds the singular values from both sides, σ_min(Φ) ≥ 1/‖R⁻¹‖_F and σ_max(Φ) ≤ ‖Φ‖_F; when the lower
+bound clears the largest tolerance the SVD could use by :data:`CERTIFICATE_MARGIN` (plus round-off), the SVD
+would keep every row, and :func:`independent_rows` takes Φ̂ = Qᵀ (:class:`ConstraintQR`) instead of V_rᵀ —
+another orthonormal basis of the same row space. Otherwise (redundant rows, a configuration near a
+singularity, m > n) it takes the SVD, so the rank decision is always the SVD's.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from math import isfinite
 from typing import Sequence
 
@@ -44,6 +52,21 @@ DENSE_LIMIT = 20_000_000
 
 GRAM_RTOL_FLOOR = 1e-7
 """Smallest rtol resolvable when singular values come from the Gram matrix ΦΦᵀ (large sparse Φ)."""
+
+CERTIFICATE_MARGIN = 2.0
+"""A QR certifies full row rank only if its bound σ_min ≥ 1/‖R⁻¹‖_F exceeds the largest tolerance the SVD
+could use, max(rtol·‖Φ‖_F, atol), by this factor, after round-off (module docstring)."""
+
+CERTIFIED_CONDITION = 1e6
+"""Largest ‖Φ‖_F‖R⁻¹‖_F (a bound on the condition number of Φ) a QR certificate accepts: beyond it the SVD
+decides and factorises, so that the two never differ by more than well-conditioned round-off. The same
+rule, margin and round-off slack as the dense fast path of :mod:`flexbody.dynamics.compiled`."""
+
+RANK_SLACK = 8.0 * float(np.finfo(float).eps)
+"""Round-off of the QR's and of LAPACK's SVD singular values, relative to ‖Φ‖_F and per unit of m + n."""
+
+_geqrf, _orgqr, _trtri, _syevd = sla.get_lapack_funcs(("geqrf", "orgqr", "trtri", "syevd"), dtype=np.float64)
+_nrm2 = sla.get_blas_funcs("nrm2", dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -80,6 +103,52 @@ class ConstraintSVD:
     n_dofs: int
     n_constraints: int
     columns: np.ndarray | None = None
+
+    def coordinates(self, bias: np.ndarray) -> np.ndarray:
+        """β = Σ_r⁻¹U_rᵀ bias (r,): Φ a + bias = 0 is Φ̂ a + β = 0 on the kept rows Φ̂ = V_rᵀ [AG-4]."""
+        return (self.U.T @ bias) / self.s if self.rank else np.zeros(0)
+
+    def multipliers(self, lam_hat: np.ndarray) -> np.ndarray:
+        """λ = U_r Σ_r⁻¹ λ̂ (m,), the minimum-norm multipliers of Φ's rows with Φᵀλ = Φ̂ᵀλ̂."""
+        return self.U @ (lam_hat / self.s) if self.rank else np.zeros(self.n_constraints)
+
+
+@dataclass(frozen=True)
+class ConstraintQR:
+    """Φ = RᵀQᵀ of a constraint Jacobian Φ (m, n) whose full row rank m is certified: Φᵀ = QR by Householder
+    QR, Q (n, m) with orthonormal columns, R (m, m) upper triangular (module docstring).
+
+    Attributes
+    ----------
+    Vt : ndarray (m, n)
+        Qᵀ, orthonormal rows spanning the row space of Φ (the SVD's V_rᵀ up to an orthogonal m×m factor).
+    R_inv : ndarray (m, m)
+        R⁻¹ (upper triangular).
+    rank : int
+        m, the rank the SVD would find (certified).
+    sigma_min_bound, sigma_max_bound : float
+        1/‖R⁻¹‖_F ≤ σ_min(Φ) and ‖Φ‖_F ≥ σ_max(Φ).
+    rtol, atol : float; n_dofs, n_constraints : int
+        The tolerances certified against, n and m.
+    """
+
+    Vt: np.ndarray
+    R_inv: np.ndarray
+    rank: int
+    sigma_min_bound: float
+    sigma_max_bound: float
+    rtol: float
+    atol: float
+    n_dofs: int
+    n_constraints: int
+
+    def coordinates(self, bias: np.ndarray) -> np.ndarray:
+        """β = R⁻ᵀ bias (m,): Φ a + bias = RᵀΦ̂ a + bias = 0 is Φ̂ a + β = 0."""
+        return self.R_inv.T @ bias
+
+    def multipliers(self, lam_hat: np.ndarray) -> np.ndarray:
+        """λ = R⁻¹λ̂ (m,), the (unique) multipliers of Φ's rows with Φᵀλ = Φ̂ᵀλ̂."""
+        return self.R_inv @ lam_hat
 
 
 def resolve_tolerances(rtol, atol) -> tuple[float, float]:
@@ -142,14 +211,107 @@ def constraint_svd(Phi: np.ndarray, rtol: float | None = None, atol: float | Non
         svd = ConstraintSVD(np.zeros((m, 0)), empty, np.zeros((0, n)), empty, 0, atol, rtol, atol, n, m)
         return svd, (np.eye(n) if full else None)
     # SVD of the tall Φᵀ = V Σ Uᵀ (Fortran-ordered view of a C-ordered Φ: no copy, faster for m ≪ n)
-    Vf, s, Ut, info = _gesdd(Phi.T, compute_uv=1, full_matrices=int(full))
-    if info != 0:                     # divide-and-conquer did not converge: use the QR-iteration driver
-        Vf, s, Ut = sla.svd(Phi.T, full_matrices=full, check_finite=False, lapack_driver="gesvd")
+    Vf, s, Ut = thin_svd(Phi.T, full=full)
     U, Vt = Ut.T, Vf.T
     tol = max(rtol * s[0], atol)
     r = int(np.count_nonzero(s > tol))
     svd = ConstraintSVD(U[:, :r], s[:r], Vt[:r], s, r, float(tol), rtol, atol, n, m)
     return svd, (Vt[r:].T.copy() if full else None)
+
+
+def certified_qr(Phi: np.ndarray, rtol: float, atol: float) -> ConstraintQR | None:
+    """Householder QR of a dense, finite Φ (m, n) if it certifies that the SVD keeps all m rows, else None.
+
+    The SVD keeps σ_i > max(rtol·σ_max, atol) [AG Remark 4]; σ_min ≥ 1/‖R⁻¹‖_F and σ_max ≤ ‖Φ‖_F, so
+    full rank is certain when 1/‖R⁻¹‖_F exceeds CERTIFICATE_MARGIN·max(rtol·‖Φ‖_F, atol) with a slack of
+    RANK_SLACK·(m + n)·‖Φ‖_F for the round-off of both factorisations on either side, and the QR is used
+    only for ‖Φ‖_F‖R⁻¹‖_F ≤ CERTIFIED_CONDITION."""
+    m, n = Phi.shape
+    if m == 0 or m > n:
+        return None
+    qr, tau, _, info = _geqrf(Phi.T)                                    # Φᵀ (n, m) = Q R
+    if info != 0:
+        return None
+    R_inv, info = _trtri(qr[:m], lower=0)                               # reads the upper triangle only
+    if info != 0:                                                       # a zero pivot: Φ is rank deficient
+        return None
+    R_inv *= _upper(m)
+    upper = _frobenius(Phi)                                             # ≥ σ_max
+    inverse_norm = _frobenius(R_inv)                                    # ≥ 1/σ_min
+    if not inverse_norm * upper <= CERTIFIED_CONDITION:
+        return None
+    lower, slack = 1.0 / inverse_norm, RANK_SLACK * (m + n) * upper
+    if not lower / CERTIFICATE_MARGIN - 2.0 * slack > max(rtol * (upper + 2.0 * slack), atol):
+        return None
+    Q, _, info = _orgqr(qr, tau)
+    if info != 0:
+        return None
+    return ConstraintQR(Q.T, R_inv, m, lower, upper, rtol, atol, n, m)
+
+
+@lru_cache(maxsize=32)
+def _upper(m: int) -> np.ndarray:
+    """The (m, m) upper-triangular mask of ones."""
+    return np.triu(np.ones((m, m)))
+
+
+def _frobenius(A: np.ndarray) -> float:
+    """‖A‖_F by BLAS nrm2 (scaled: no overflow)."""
+    return float(_nrm2(A.reshape(-1)))
+
+
+def independent_rows(Phi: np.ndarray, rtol: float | None = None,
+                     atol: float | None = None) -> ConstraintQR | ConstraintSVD:
+    """Orthonormal independent rows Φ̂ (``.Vt``) of a dense, validated Φ (m, n) with ``rank``,
+    ``coordinates`` (β of a bias) and ``multipliers`` (λ of λ̂): a :class:`ConstraintQR` where it certifies
+    full row rank, else the SVD of :func:`constraint_svd` — the rank is the SVD's in either case."""
+    rtol, atol = resolve_tolerances(rtol, atol)
+    return certified_qr(Phi, rtol, atol) or constraint_svd(Phi, rtol, atol)[0]
+
+
+class StoredColumns:
+    """The stored columns c of a CSR Φ (m, n) and the slot of each stored entry in the dense block Φ[:, c]
+    (m, n_c), worked out once per sparsity pattern; :meth:`block` then scatters Φ's values in O(nnz).
+
+    Attributes: ``columns`` (n_c,) sorted; ``shape`` (m, n) of Φ."""
+
+    def __init__(self, Phi_csr):
+        self.shape = Phi_csr.shape
+        self.indptr, self.indices = Phi_csr.indptr.copy(), Phi_csr.indices.copy()
+        self._indptr, self._indices = self.indptr.tobytes(), self.indices.tobytes()
+        self.columns = np.unique(self.indices)
+        rows = np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
+        self.slots = rows * len(self.columns) + np.searchsorted(self.columns, self.indices)
+
+    def fits(self, Phi_csr) -> bool:
+        """Whether the CSR ``Phi_csr`` has this pattern (same shape, ``indptr`` and ``indices``)."""
+        indptr, indices = Phi_csr.indptr, Phi_csr.indices
+        return (Phi_csr.shape == self.shape and indptr.dtype == self.indptr.dtype
+                and indices.dtype == self.indices.dtype and indptr.tobytes() == self._indptr
+                and indices.tobytes() == self._indices)
+
+    def block(self, Phi_csr) -> np.ndarray:
+        """Φ[:, c] (m, n_c) dense (duplicate entries summed)."""
+        m, n_c = self.shape[0], len(self.columns)
+        return np.bincount(self.slots, weights=Phi_csr.data, minlength=m * n_c).reshape(m, n_c)
+
+
+def thin_svd(A: np.ndarray, *, full: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(U, s, Vt) of a finite A by LAPACK's divide-and-conquer driver (QR iteration if it fails), thin
+    unless ``full``; without numpy's per-call overhead, which dominates for small maps."""
+    U, s, Vt, info = _gesdd(A, compute_uv=1, full_matrices=int(full))
+    if info != 0:                     # divide-and-conquer did not converge: use the QR-iteration driver
+        U, s, Vt = sla.svd(A, full_matrices=full, check_finite=False, lapack_driver="gesvd")
+    return U, s, Vt
+
+
+def symmetric_eigen(A: np.ndarray, *, vectors: bool = True):
+    """Eigenvalues (ascending) and, if ``vectors``, eigenvectors (columns) of a finite symmetric A from its
+    lower triangle, by LAPACK's syevd (as ``np.linalg.eigh``/``eigvalsh``, without their per-call overhead)."""
+    w, V, info = _syevd(A, compute_v=int(vectors), lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"symmetric eigenvalue problem did not converge (syevd info {info})")
+    return (w, V) if vectors else w
 
 
 def stored_columns(Phi_sparse) -> np.ndarray:

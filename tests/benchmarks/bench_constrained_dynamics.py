@@ -26,7 +26,7 @@ assembled initial state, v = a random velocity projected onto ker Φ, τ random.
 
 Timing: ``timeit``-style; the number of loops is chosen so that one repeat lasts at least
 ``--min-time`` seconds, and the best of ``--repeat`` repeats is reported (µs per call). No assertions on
-timing; the 10× target is printed for information.
+timing; the issue's goal (``GOAL``, 2×) is printed for information.
 
 Usage::
 
@@ -64,6 +64,7 @@ except Exception as exc:                                    # report, do not cra
 
 MECHANISMS = {"slider-crank": mechanisms.slider_crank, "branching-34": mechanisms.branching_loops}
 T0 = 0.0
+GOAL = 2.0                                                  # flexbody / Pinocchio, the performance issue's goal
 
 
 # ---------------------------------------------------------------------------- timing
@@ -323,9 +324,10 @@ def main(argv=None) -> int:
         print(f"  {note}")
     print("  ratio = flexbody (terms + forward) / fastest Pinocchio variant that agrees; "
           "max rel diff = ‖·_pin − ·_fb‖∞/‖·_fb‖∞ over all timed Pinocchio variants and flexbody methods")
-    print("\nTarget: within 10x of Pinocchio (informational)")
+    print(f"\nGoal of the performance issue: within {GOAL:g}x of Pinocchio (load average at end: "
+          f"{os.getloadavg()[0]:.2f})")
     for mech, meth, x in summary:
-        print(f"  {mech:<12} {meth:<10}: {x:6.1f}x  {'PASS' if x <= 10 else 'MISS'}")
+        print(f"  {mech:<12} {meth:<10}: {x:6.2f}x  {'met' if x <= GOAL else 'not met'}")
     return 0
 
 
