@@ -43,6 +43,9 @@ from .solvers import (RK4, Adaptive, Baumgarte, GeneralizedAlpha, NewtonSettings
                       assemble_configuration, holding_inputs, project_velocity, quasi_static_sequence, resume, simulate,
                       solve_static, task_sensitivity)
 from .system import AssembledSystem, State, System
+from .linalg.blas_threads import limit_blas_threads
+
+limit_blas_threads()          # one BLAS thread unless the user chose (flexbody.linalg.blas_threads says why)
 
 __version__ = "0.1.0"
 
