@@ -9,7 +9,9 @@ from flexbody.linalg.blas_threads import THREAD_VARIABLES, limit_blas_threads
 
 
 def _blas_threads() -> set[int]:
-    return {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
+    """Thread counts of the loaded BLAS libraries that can run threads (a serial build reports layer "disabled")."""
+    return {pool["num_threads"] for pool in threadpool_info()
+            if pool["user_api"] == "blas" and pool.get("threading_layer") != "disabled"}
 
 
 def test_a_users_choice_holds():
@@ -25,7 +27,8 @@ def test_without_a_choice_blas_gets_one_thread():
 
 def test_importing_flexbody_after_numpy_limits_blas_and_respects_the_environment():
     code = ("import numpy, threadpoolctl, flexbody; "
-            "print(sorted({p['num_threads'] for p in threadpoolctl.threadpool_info() if p['user_api'] == 'blas'}))")
+            "print(sorted({p['num_threads'] for p in threadpoolctl.threadpool_info() if p['user_api'] == 'blas' "
+            "and p.get('threading_layer') != 'disabled'}))")
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
     limited = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert limited.stdout.strip() == "[1]"
