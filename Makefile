@@ -58,7 +58,11 @@ bench: setup
 	$(VENV)/bin/python tests/benchmarks/bench_constrained_dynamics.py
 	$(VENV)/bin/python tests/benchmarks/bench_dense_factorisations.py
 	$(VENV)/bin/python tests/benchmarks/bench_rigid_dynamics.py
+	$(VENV)/bin/python tests/benchmarks/bench_kernel_threads.py
+	$(VENV)/bin/python tests/benchmarks/bench_blas_threads.py
+	$(VENV)/bin/python tests/benchmarks/bench_scaling.py
 	$(PIP) install -q -e ".[test,bench]"
+	$(VENV)/bin/python tests/benchmarks/bench_flexible_vs_exudyn.py
 	$(VENV)/bin/python tests/benchmarks/bench_flexible_dynamics.py --threads 1
 
 clean:

@@ -19,7 +19,9 @@ Limitation (Exudyn 1.13.6): releasing the tip force excites all modes; with spec
 persist, and the Newton start value of every step (q + h v + h²/4 a) is then off by O(h² |M⁻¹F|), i.e.
 O(1) in the tip slope for fine meshes, and Newton diverges. Largest fixed dt of the form T1/(100·2^k)
 that worked: T1/100 for 8 and 16 elements, T1/400 for 32, T1/1600 for 64, T1/3200 for 128 (spectral
-radius 0.6: 128 elements failed even at T1/3200). ``adaptive=True`` lets Exudyn cut and regrow the step
+radius 0.6: 128 elements failed even at T1/3200). ``bench_flexible_vs_exudyn.py``: 276 elements failed at
+T1/6400 within the first period and worked at T1/12800; 2 268 elements failed at every fixed dt down to
+T1/409600 within 200 steps. ``adaptive=True`` lets Exudyn cut and regrow the step
 (``timeIntegration.adaptiveStep``, largest step ``dt``); the steps are then not uniform.
 
 Statistics: ``mbs.sys['dynamicSolver'].it.newtonStepsCount`` (total Newton iterations of the run) and
@@ -99,13 +101,43 @@ def measured_period(t: np.ndarray, y: np.ndarray) -> float:
     return float(2.0 * (tz[-1] - tz[0]) / (len(tz) - 1)) if len(tz) >= 2 else float("nan")
 
 
+def cable2d_mass_matrix(n_elements: int, le: float, rho_a: float):
+    """The constant consistent mass matrix of a chain of Cable2D elements, scipy CSR (4·(n+1))², in the
+    node-wise order [x, y, x', y'] (cubic Hermite shape functions; equal to Exudyn's
+    ``ComputeLinearizedSystem`` mass to round-off, checked at 4 elements). For long chains, where
+    the dense matrix of ``ComputeLinearizedSystem`` would cost ~(4n)² memory and time."""
+    import scipy.sparse as sp
+    m = rho_a * le / 420.0 * np.array([[156, 22 * le, 54, -13 * le], [22 * le, 4 * le * le, 13 * le, -3 * le * le],
+                                        [54, 13 * le, 156, -22 * le], [-13 * le, -3 * le * le, -22 * le, 4 * le * le]])
+    local = np.array([[0, 1], [2, 3], [4, 5], [6, 7]])          # shape function k -> local (x, y) rows
+    rows, cols, vals = [], [], []
+    for e in range(n_elements):
+        for i in range(4):
+            for j in range(4):
+                for d in range(2):
+                    rows.append(4 * e + local[i, d])
+                    cols.append(4 * e + local[j, d])
+                    vals.append(m[i, j])
+    n = 4 * (n_elements + 1)
+    return sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
+
+
 def run_exudyn_cantilever(n_elements: int, dt: float, t_end_periods: float = 2.0,
                           spectral_radius: float = 1.0, *, modified_newton: bool = False,
-                          sparse: bool = True, adaptive: bool = False) -> dict:
+                          sparse: bool = True, adaptive: bool = False, t_end: float | None = None,
+                          sample_period: float = 0.0, sparse_mass: bool = False,
+                          static_tolerance: float = 1e-8, wall_limit: float | None = None) -> dict:
     """Static deflection, release and generalized-alpha integration of the Cable2D cantilever.
 
     Raises RuntimeError if Exudyn's Newton fails at the fixed ``dt`` (see the module docstring);
     ``adaptive=True`` then lets Exudyn reduce the step (``n_steps`` = accepted steps, ``dt_min``).
+    ``t_end`` [s] overrides ``t_end_periods``; ``sample_period`` > 0 records the states only every so
+    many seconds (sensor write period; 0: every step; ``dt_min`` is then that of the samples unless the
+    run is at fixed dt); ``sparse_mass`` takes the mass matrix from :func:`cable2d_mass_matrix` instead of
+    ``ComputeLinearizedSystem`` (dense); ``static_tolerance`` is the static solver's relative Newton
+    tolerance (Exudyn's default 1e-8; at ~2000 elements its residual stalls at ~5e-6 of the first one).
+    ``wall_limit`` [s]: a pre-step user function stops the integration after that much wall time; the
+    result then has ``stopped`` True and covers [0, ``t_end``] with ``t_end`` the time reached.
     Returns a dict with sizes, timings, Newton statistics, the tip-y and energy histories and
     ``energy_relative_drift`` = max|E(t) - E(0)| / E(0). ``peak_rss_mb`` is the process peak RSS.
     """
@@ -135,25 +167,35 @@ def run_exudyn_cantilever(n_elements: int, dt: float, t_end_periods: float = 2.0
 
     ss = exu.SimulationSettings()
     ss.solution.file.write = False
-    ss.solution.sensors.writePeriod = 0.0                     # record every step
+    ss.solution.sensors.writePeriod = sample_period           # 0: record every step
     ss.linearSolver.solverType = (exu.LinearSolverType.EigenSparse if sparse
                                   else exu.LinearSolverType.EXUdense)
     ss.linearSolver.reuseAnalyzedPattern = sparse
     ss.staticSolver.verboseMode = 0
+    ss.staticSolver.newton.relativeTolerance = static_tolerance
     if not mbs.SolveStatic(ss, updateInitialValues=True):
         raise RuntimeError("Exudyn static solve failed")
     q_static = mbs.systemData.GetODE2Coordinates()
     tip_index = mbs.systemData.GetNodeLTGODE2(nodes[-1])[1]
-    mass = np.asarray(mbs.ComputeLinearizedSystem(ss)[0])      # constant ANCF mass matrix
+    mass = (cable2d_mass_matrix(n_elements, le, s["rhoA"]) if sparse_mass       # constant ANCF mass matrix
+            else np.asarray(mbs.ComputeLinearizedSystem(ss)[0]))
 
     mbs.SetLoadParameter(load, "load", 0.0)
     period = first_period()
-    n_steps = max(1, int(round(t_end_periods * period / dt)))
+    n_steps = max(1, int(round((t_end_periods * period if t_end is None else t_end) / dt)))
     ti = ss.timeIntegration
     ti.numberOfSteps, ti.endTime, ti.verboseMode = n_steps, n_steps * dt, 0
     ti.adaptiveStep = adaptive                               # False: fixed dt, failure raises
     ti.newton.useModifiedNewton = modified_newton
     ti.generalizedAlpha.spectralRadius = spectral_radius
+    stopped = []
+    if wall_limit is not None:
+        def limit(mbs_, t_step):                              # False stops SolveDynamic (it returns True)
+            if time.perf_counter() - t0 > wall_limit:
+                stopped.append(t_step)
+                return False
+            return True
+        mbs.SetPreStepUserFunction(limit)
     t0 = time.perf_counter()
     try:
         ok = mbs.SolveDynamic(ss, solverType=exu.DynamicSolverType.GeneralizedAlpha)
@@ -168,19 +210,26 @@ def run_exudyn_cantilever(n_elements: int, dt: float, t_end_periods: float = 2.0
     pos = np.hstack([mbs.GetSensorStoredData(k)[:, 1:] for k in sensors[0]])
     vel = np.hstack([mbs.GetSensorStoredData(k)[:, 1:] for k in sensors[1]])
     t = mbs.GetSensorStoredData(sensors[0][0])[:, 0]
-    if abs(t[-1] - n_steps * dt) > 1e-9 * n_steps * dt or (not adaptive and len(t) != n_steps + 1):
+    every_step = sample_period <= 0.0
+    if stopped:                                             # states up to the last sample before the stop
+        n_steps = int(solver.it.currentStepIndex) - 1
+    elif abs(t[-1] - n_steps * dt) > 1e-9 * n_steps * dt or (not adaptive and every_step and len(t) != n_steps + 1):
         raise RuntimeError(f"Exudyn did not take {n_steps} steps of {dt} to t = {n_steps * dt}")
-    n_steps = len(t) - 1
+    elif every_step:
+        n_steps = len(t) - 1
+    elif adaptive:
+        n_steps = int(solver.it.currentStepIndex) - 1         # the index of the next step after the run
     q_ref = mbs.systemData.GetODE2Coordinates(configuration=exu.ConfigurationType.Reference)
-    kinetic = 0.5 * np.einsum("ti,ij,tj->t", vel, mass, vel)
+    kinetic = (0.5 * np.einsum("ti,ti->t", vel, (mass @ vel.T).T) if sparse_mass
+               else 0.5 * np.einsum("ti,ij,tj->t", vel, mass, vel))
     strain = cable2d_strain_energy(pos + q_ref, le, s["EA"], s["EI"])
     energy = kinetic + strain
     newton = int(solver.it.newtonStepsCount)
-    sim_time = float(t[-1])
+    sim_time = float(solver.it.currentTime) if stopped else float(t[-1])
     return {
         "n_coordinates": int(mbs.systemData.ODE2Size()), "n_constraints": int(mbs.systemData.AEsize()),
-        "n_elements": n_elements, "dt": dt, "n_steps": n_steps, "t_end": sim_time,
-        "dt_min": float(np.diff(t).min()), "adaptive": adaptive,
+        "n_elements": n_elements, "dt": dt, "n_steps": n_steps, "t_end": sim_time, "stopped": bool(stopped),
+        "dt_min": float(np.diff(t).min()) if every_step else (float("nan") if adaptive else dt), "adaptive": adaptive,
         "wall_seconds": wall, "seconds_per_simulated_second": wall / sim_time,
         "newton_iterations": newton, "jacobian_evaluations": int(solver.it.newtonJacobiCount),
         "seconds_per_newton_iteration": wall / max(newton, 1),
