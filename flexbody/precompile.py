@@ -48,13 +48,18 @@ def _flexible_serial() -> None:
             body.strain_energy(q)
             body_fields(body, q, v)
     import scipy.sparse as sp
-    from flexbody.linalg.csr_products import product, transposed_product        # Newton's sparse products
+    from flexbody.linalg.csr_products import add_within, product, transposed_product   # Newton's sparse algebra
     for read_only in (False, True):                                  # a kept Φ's arrays are read-only
         A = sp.csr_matrix(np.eye(3))
         for array in (A.data, A.indices, A.indptr):
             array.flags.writeable = not read_only
         product(A, np.ones(3))
         transposed_product(A, np.ones(3))
+    add_within(sp.csr_matrix(np.eye(3)), sp.csr_matrix(np.eye(3)), 2.0)       # iteration matrix on K's pattern
+    from flexbody.linalg.sparse_factor import SparseFactor                     # a pattern within the analysed one
+    factor = SparseFactor()
+    factor.factor(sp.csc_matrix(np.eye(3) + 0.1))
+    factor.factor(sp.csc_matrix(np.eye(3)))
 
 
 def _flexible_parallel() -> None:

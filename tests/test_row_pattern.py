@@ -69,3 +69,18 @@ def test_csr_products_are_bitwise_those_of_scipy():
     assert np.array_equal(transposed_product(dense, y), dense.T @ y)
     csc = A.tocsc()
     assert np.allclose(transposed_product(csc, y), A.T @ y, rtol=0, atol=1e-14)
+
+
+def test_sums_keep_the_pattern_of_their_first_term():
+    from flexbody.linalg.csr_products import add_within, symmetric_part
+    A = sp.csr_matrix(np.array([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]]))
+    B = sp.csr_matrix(np.array([[-2.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]))
+    S = add_within(A, B)
+    assert np.array_equal(S.indptr, A.indptr) and np.array_equal(S.indices, A.indices)   # the zero at (0, 0) kept
+    assert np.array_equal(S.toarray(), (A + B).toarray())
+    outside = sp.csr_matrix(np.array([[0.0, 0.0, 5.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]))
+    assert np.array_equal(add_within(A, outside).toarray(), (A + outside).toarray())
+    K = sp.csr_matrix(np.array([[1.0, 2.0, 0.0], [-2.0, 3.0, 0.0], [0.0, 0.0, 1.0]]))
+    Ks = symmetric_part(K)
+    assert Ks.nnz == K.nnz                                   # (0, 1) and (1, 0) are zero, and stored
+    assert np.array_equal(Ks.toarray(), 0.5 * (K + K.T).toarray())

@@ -49,3 +49,34 @@ def test_unsymmetric_matrix_goes_to_lu():
     factor = SparseFactor().factor(A, spd=False)
     assert factor.method == "superlu"
     assert np.allclose(A @ factor.solve(b), b, atol=1e-12)
+
+
+def test_a_pattern_within_the_analysed_one_reuses_the_analysis():
+    import numpy as np
+    import scipy.sparse as sp
+    from flexbody.linalg.sparse_factor import HAVE_CHOLMOD, SparseFactor
+    if not HAVE_CHOLMOD:
+        return
+    n = 30
+    rng = np.random.default_rng(4)
+    B = sp.random(n, n, density=0.15, random_state=5, format="csc")
+    full = (B @ B.T + 5.0 * sp.identity(n)).tocsc()
+    full.sort_indices()
+    factor = SparseFactor().factor(full)
+    fewer = full.copy()
+    fewer.data[np.flatnonzero(np.abs(fewer.data) < 0.05 * np.abs(fewer.data).max())] = 0.0
+    fewer = 0.5 * (fewer + fewer.T).tocsc()                  # exact zeros dropped: a pattern within the first
+    fewer.eliminate_zeros()
+    fewer = (fewer + 5.0 * sp.identity(n)).tocsc()
+    assert fewer.nnz < full.nnz
+    b = rng.normal(size=n)
+    x = factor.factor(fewer).solve(b)
+    assert factor.n_analyses == 1 and factor.n_cholesky == 2
+    assert np.allclose(fewer @ x, b, rtol=0, atol=1e-12)
+    outside = (fewer + sp.csc_matrix(([0.1, 0.1], ([0, n - 1], [n - 1, 0])), shape=(n, n))).tocsc()
+    if outside.nnz > full.nnz or not np.all(np.isin(outside.indices, full.indices)):
+        x = factor.factor(outside).solve(b)
+        assert np.allclose(outside @ x, b, rtol=0, atol=1e-12)
+    analyses = factor.n_analyses
+    factor.factor(full)                                      # the union was analysed: no new analysis
+    assert factor.n_analyses == analyses

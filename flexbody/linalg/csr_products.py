@@ -1,4 +1,4 @@
-"""Products of CSR matrices with vectors in compiled loops, for the many small products of a Newton
+"""Products of CSR matrices with vectors in compiled loops, and sums that keep a matrix's pattern, for the many small products of a Newton
 iteration: A x and Aᵀy with no new matrix object (scipy's ``A.T @ y`` builds the CSC transpose first, and
 each scipy product costs some 10 µs of Python around a few hundred multiplications).
 
@@ -12,7 +12,7 @@ import numba as nb
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["product", "transposed_product"]
+__all__ = ["product", "transposed_product", "add_within", "symmetric_part"]
 
 
 @nb.njit(cache=True)
@@ -53,3 +53,48 @@ def transposed_product(A, y: np.ndarray) -> np.ndarray:
         _csr_transposed_product(A.data, A.indices, A.indptr, y, out)
         return out
     return A.T @ y
+
+
+@nb.njit(cache=True)
+def _positions_within(indptr, indices, pattern_indptr, pattern_indices, positions) -> bool:
+    """Positions in a pattern (sorted compressed arrays) of every entry of a sorted compressed matrix of the
+    same orientation; False when one lies outside the pattern (shared with :mod:`.sparse_factor`)."""
+    for j in range(indptr.shape[0] - 1):
+        p, end = pattern_indptr[j], pattern_indptr[j + 1]
+        for k in range(indptr[j], indptr[j + 1]):
+            index = indices[k]
+            while p < end and pattern_indices[p] < index:
+                p += 1
+            if p == end or pattern_indices[p] != index:
+                return False
+            positions[k] = p
+            p += 1
+    return True
+
+
+def add_within(A, B, scale: float = 1.0):
+    """A + scale·B on A's pattern when B's entries lie within it (then no entry of the sum is dropped for being
+    zero, so a sequence of such sums keeps one pattern); otherwise the plain sum. A: CSR with sorted indices;
+    B: sparse (converted to CSR)."""
+    if sp.issparse(B) and not _is_csr(B):
+        B = sp.csr_matrix(B)
+    if _is_csr(A) and _is_csr(B) and A.shape == B.shape and A.has_sorted_indices and B.has_sorted_indices:
+        positions = np.empty(B.nnz, dtype=np.int64)
+        if _positions_within(B.indptr, B.indices, A.indptr, A.indices, positions):
+            data = A.data.copy()
+            np.add.at(data, positions, scale * B.data)
+            return sp.csr_matrix((data, A.indices, A.indptr), shape=A.shape)
+    return A + scale * B
+
+
+def symmetric_part(K):
+    """(K + Kᵀ)/2 as CSC; on K's own pattern when that pattern is symmetric (no entry dropped for being zero)."""
+    K = sp.csc_matrix(K)
+    K.sort_indices()
+    Kt = K.T.tocsc()                                          # CSC of Kᵀ: the rows of K as columns
+    Kt.sort_indices()
+    if np.array_equal(Kt.indptr, K.indptr) and np.array_equal(Kt.indices, K.indices):
+        return sp.csc_matrix((0.5 * (K.data + Kt.data), K.indices, K.indptr), shape=K.shape)
+    out = ((K + Kt) * 0.5).tocsc()
+    out.sort_indices()
+    return out

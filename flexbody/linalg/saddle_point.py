@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ConvergenceError
-from .csr_products import product, transposed_product
+from .csr_products import product, symmetric_part, transposed_product
 from .sparse_factor import NotPositiveDefinite, SparseFactor
 
 __all__ = ["SaddlePointSolver"]
@@ -75,7 +75,10 @@ class SaddlePointSolver:
         other = np.setdiff1d(np.arange(m), rows)
         master = np.setdiff1d(np.arange(n), cols)
         T = self._elimination_map(Phi, rows, cols, coefs, master, n)
-        K = (T.T @ (A @ T)).tocsc()
+        if T.nnz == master.size:           # T only selects the masters (clamps, prescribed nodes): TᵀAT is a slice
+            K = A[master][:, master].tocsc()
+        else:
+            K = (T.T @ (A @ T)).tocsc()
         self.Phi, self.T, self.n = Phi, T, n
         self.rows, self.cols, self.coefs, self.other, self.master = rows, cols, coefs, other, master
         self._A_slave_cols = A[:, cols].tocsr()               # A t₀ (t₀ lives on the slave coordinates)
@@ -104,8 +107,7 @@ class SaddlePointSolver:
         return (eye + D).tocsr()
 
     def _factor_reduced(self, K: sp.csc_matrix) -> None:
-        K_sym = ((K + K.T) * 0.5).tocsc()
-        K_sym.sort_indices()
+        K_sym = symmetric_part(K)
         try:
             self._factor.factor(K_sym, lu_fallback=False)
         except NotPositiveDefinite:

@@ -2,6 +2,12 @@
 matrices, with the symbolic analysis (fill-reducing ordering, elimination tree) kept while the sparsity
 pattern repeats, and SuperLU's LU for the rest (indefinite or unsymmetric matrices, or no CHOLMOD).
 
+Sums of sparse matrices drop the entries that happen to be exactly zero, so the pattern of an iteration
+matrix can lose a few entries from one state to the next (e.g. a tangent term zero at ν = 0). A matrix whose
+pattern lies within the analysed one is factored with the kept analysis, its missing entries stored as
+zeros (the same factor: CHOLMOD's elimination only adds products with them); only a pattern reaching
+outside is analysed afresh — at 1e5 coordinates an analysis costs as much as the numerical factorisation.
+
 Every sparse solve goes through :class:`SparseFactor`: the constant flexible mass matrix (factored once per
 assembled system), the mass solves of dynamics and control, the tangents of the static Newton solver and
 the reduced saddle-point matrices of the constrained statics and the implicit integrator.
@@ -13,6 +19,8 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+
+from .csr_products import _positions_within
 
 try:  # scikit-sparse (CHOLMOD); without it every factorisation is an LU
     from sksparse.cholmod import CholmodError, analyze
@@ -50,6 +58,7 @@ class SparseFactor:
         self.n_cholesky = self.n_lu = self.n_analyses = 0
         self._symbolic = None
         self._pattern = None
+        self._analysed = None                        # (shape, indptr, indices) of the analysed pattern
         self._solve: Callable[[np.ndarray], np.ndarray] | None = None
 
     def factor(self, A, *, spd: bool = True, lu_fallback: bool = True) -> "SparseFactor":
@@ -87,10 +96,45 @@ class SparseFactor:
 
     def _cholesky(self, A) -> None:
         A = A if sp.isspmatrix_csc(A) else sp.csc_matrix(A)
+        if not A.has_sorted_indices:
+            A = A.sorted_indices()
         pattern = (A.shape, A.indptr.tobytes(), A.indices.tobytes())
         if self._symbolic is None or pattern != self._pattern:
-            self._symbolic, self._pattern = analyze(A), pattern
-            self.n_analyses += 1
+            within = self._on_analysed(A) if self._symbolic is not None else None
+            if within is None:                      # analyse the union with the pattern analysed before
+                A = self._union_with_analysed(A)
+                self._symbolic = analyze(A)
+                self._analysed = (A.shape, A.indptr, A.indices)
+                self.n_analyses += 1
+            else:
+                A = within
+            self._pattern = (A.shape, A.indptr.tobytes(), A.indices.tobytes())
         self._symbolic.cholesky_inplace(A)
         self._solve, self.method = self._symbolic.solve_A, "cholmod"
         self.n_cholesky += 1
+
+    def _on_analysed(self, A):
+        """``A`` on the analysed pattern (its absent entries stored as zeros), or None when ``A`` has an entry
+        outside it."""
+        shape, indptr, indices = self._analysed
+        positions = np.empty(A.nnz, dtype=np.int64)
+        if A.shape != shape or not _positions_within(A.indptr, A.indices, indptr, indices, positions):
+            return None
+        data = np.zeros(len(indices))
+        data[positions] = A.data
+        return sp.csc_matrix((data, indices, indptr), shape=shape)
+
+    def _union_with_analysed(self, A):
+        """``A`` on the union of its pattern and the analysed one (of the same shape), so that the patterns
+        of a sequence of matrices settle after a few analyses."""
+        if self._analysed is None or self._analysed[0] != A.shape:
+            return A
+        shape, indptr, indices = self._analysed
+        union = sp.csc_matrix((np.ones(len(indices)), indices, indptr), shape=shape) + abs(A).sign() + \
+            sp.csc_matrix((np.ones(A.nnz), A.indices, A.indptr), shape=shape)
+        union.sort_indices()
+        positions = np.empty(A.nnz, dtype=np.int64)
+        _positions_within(A.indptr, A.indices, union.indptr, union.indices, positions)
+        data = np.zeros(union.nnz)
+        data[positions] = A.data
+        return sp.csc_matrix((data, union.indices, union.indptr), shape=shape)

@@ -39,7 +39,7 @@ import scipy.sparse as sp
 from ..system.assembled import State
 from ..dynamics import ForwardResult
 from ..errors import ConvergenceError, FlexbodyError, StateError
-from ..linalg.csr_products import transposed_product
+from ..linalg.csr_products import add_within, transposed_product
 from ..linalg.saddle_point import SaddlePointSolver
 from .constrained_equations import EquationResidual
 
@@ -114,8 +114,8 @@ def _iteration_matrix(equations: EquationResidual, t, q, v, qdd, lam, ev, c_v, c
     if not asm.sparse:
         return A_r, sp.csr_matrix((0, 0))
     _, K, C = equations.flexible_jacobians(ev)
-    A_f = asm.flexible.mass.matrix + c_q * K
-    return A_r, (A_f if C is None else A_f + c_v * C)
+    A_f = add_within(c_q * K, asm.flexible.mass.matrix)           # on the tangent's pattern, zeros kept
+    return A_r, (A_f if C is None else add_within(A_f, C, c_v))
 
 
 def initial_acceleration(asm, t, q, v, tau, solver: SaddlePointSolver) -> tuple[np.ndarray, np.ndarray]:
