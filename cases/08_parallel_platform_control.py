@@ -26,14 +26,15 @@ centre stays at the origin (its commanded acceleration is −K_p x − K_v ẋ =
 Independent check of [DE-99]: at every recorded state the case recomputes, with plain numpy from M, b, g, the
 raw constraint Jacobian Φ (6 × 9) and its bias Φ̇q̇, Λ̌ = (J̌M⁻¹J̌ᵀ)⁻¹, μ̌ = Λ̌(J̌M⁻¹b − J̌̇q̇), p̌ = Λ̌J̌M⁻¹g
 [DE-87], f = Λ̌₁₁f* + μ̌₁ + p̌₁ [DE-92] and f_C = −(S̃Φᵀ)⁻¹S̃Jᵀf [DE-99], and compares τ_DE = Jᵀf + Φᵀf_C
-with the applied τ. (flexbody works with orthonormal independent rows Φ̂ = V_rᵀ instead of Φ, so its f_C
-differs from DE's by the change of basis; the generalized force Φ̂ᵀf̂_C = Φᵀf_C and f itself do not.)
+with the applied τ. (flexbody works with orthonormal independent rows Φ̂ instead of Φ — the Qᵀ of a
+Householder QR of Φᵀ where full row rank is certified, else the SVD's V_rᵀ — so its f_C differs from DE's by
+the change of basis; the generalized force Φ̂ᵀf̂_C = Φᵀf_C and f itself do not.)
 
 Remark on DE's text: for (a) S̃Jᵀ = 0 and [DE-99] gives f_C = 0 as DE says. For (b) DE also writes "f_C = 0
 since S̃Jᵀf = 0", but there J selects q₇, q₈, q₉, which are passive, so S̃Jᵀf = (0, 0, 0, f) ≠ 0 and [DE-99]
 gives f_C ≠ 0: the constraint forces are what carries the actuator effort to the platform. The summary
 reports max |f_C| of both runs (measured: exactly 0 for (a); for (b) up to 15.4 N from [DE-99] on DE's raw
-rows Φ and up to 24.0 N for the controller's f̂_C on its orthonormal rows Φ̂ — the same generalized force).
+rows Φ and up to 24.4 N for the controller's f̂_C on its orthonormal rows Φ̂ — the same generalized force).
 
 Outputs in out_dir: results of each run (Results.save, with a ParaView series and scene.vtp) in ``elbows/``
 and ``platform/``, histories.csv (both
