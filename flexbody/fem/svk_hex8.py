@@ -23,6 +23,59 @@ import numba as nb
 import numpy as np
 
 
+@nb.njit(cache=True, inline="always")
+def _gather_gradients(Ge, nq, Gt):
+    """Gt[a, k, g] = G_e[g, a, k]: the element's gradients, Gauss-point-contiguous."""
+    for g in range(nq):
+        for a in range(8):
+            Gt[a, 0, g] = Ge[g, a, 0]
+            Gt[a, 1, g] = Ge[g, a, 1]
+            Gt[a, 2, g] = Ge[g, a, 2]
+
+
+@nb.njit(cache=True, inline="always")
+def _gradient_at(xe, Gt, g):
+    """F = Σ_a x_a ⊗ G_a at Gauss point g (row-major entries), summed over the nodes in order."""
+    x0, x1, x2 = xe[0, 0], xe[0, 1], xe[0, 2]
+    g0, g1, g2 = Gt[0, 0, g], Gt[0, 1, g], Gt[0, 2, g]
+    F00, F01, F02 = x0 * g0, x0 * g1, x0 * g2
+    F10, F11, F12 = x1 * g0, x1 * g1, x1 * g2
+    F20, F21, F22 = x2 * g0, x2 * g1, x2 * g2
+    for a in range(1, 8):
+        x0, x1, x2 = xe[a, 0], xe[a, 1], xe[a, 2]
+        g0, g1, g2 = Gt[a, 0, g], Gt[a, 1, g], Gt[a, 2, g]
+        F00 += x0 * g0
+        F01 += x0 * g1
+        F02 += x0 * g2
+        F10 += x1 * g0
+        F11 += x1 * g1
+        F12 += x1 * g2
+        F20 += x2 * g0
+        F21 += x2 * g1
+        F22 += x2 * g2
+    return F00, F01, F02, F10, F11, F12, F20, F21, F22
+
+
+@nb.njit(cache=True, inline="always")
+def _add_element_forces(P, Ge, nq, nn, fe, nodes, f):
+    """k_a = Σ_g w_g P_g G_a (Gauss points in order) into fe, then f[nodes] += fe."""
+    for g in range(nq):
+        P00, P01, P02 = P[0, g], P[1, g], P[2, g]
+        P10, P11, P12 = P[3, g], P[4, g], P[5, g]
+        P20, P21, P22 = P[6, g], P[7, g], P[8, g]
+        Gg = Ge[g]
+        for a in range(nn):
+            g0, g1, g2 = Gg[a, 0], Gg[a, 1], Gg[a, 2]
+            fe[a, 0] += P00 * g0 + P01 * g1 + P02 * g2
+            fe[a, 1] += P10 * g0 + P11 * g1 + P12 * g2
+            fe[a, 2] += P20 * g0 + P21 * g1 + P22 * g2
+    for a in range(8):
+        node = nodes[a]
+        f[node, 0] += fe[a, 0]
+        f[node, 1] += fe[a, 1]
+        f[node, 2] += fe[a, 2]
+
+
 @nb.njit(cache=True, error_model="numpy")
 def svk_hex8_forces(lo, hi, elems, cells, G, wdv, x, lam, mu, f):
     """f (n_nodes, 3) += internal forces [N] of the SVK 8-node elements elems[lo:hi], in that order.
@@ -51,29 +104,9 @@ def svk_hex8_forces(lo, hi, elems, cells, G, wdv, x, lam, mu, f):
             fe[a, 2] = 0.0
         Ge = G[e]
         we = wdv[e]
-        for g in range(nq):
-            for a in range(8):
-                Gt[a, 0, g] = Ge[g, a, 0]
-                Gt[a, 1, g] = Ge[g, a, 1]
-                Gt[a, 2, g] = Ge[g, a, 2]
+        _gather_gradients(Ge, nq, Gt)
         for g in range(nq):                     # independent Gauss points: vectorised
-            x0, x1, x2 = xe[0, 0], xe[0, 1], xe[0, 2]
-            g0, g1, g2 = Gt[0, 0, g], Gt[0, 1, g], Gt[0, 2, g]
-            F00, F01, F02 = x0 * g0, x0 * g1, x0 * g2
-            F10, F11, F12 = x1 * g0, x1 * g1, x1 * g2
-            F20, F21, F22 = x2 * g0, x2 * g1, x2 * g2
-            for a in range(1, 8):
-                x0, x1, x2 = xe[a, 0], xe[a, 1], xe[a, 2]
-                g0, g1, g2 = Gt[a, 0, g], Gt[a, 1, g], Gt[a, 2, g]
-                F00 += x0 * g0
-                F01 += x0 * g1
-                F02 += x0 * g2
-                F10 += x1 * g0
-                F11 += x1 * g1
-                F12 += x1 * g2
-                F20 += x2 * g0
-                F21 += x2 * g1
-                F22 += x2 * g2
+            F00, F01, F02, F10, F11, F12, F20, F21, F22 = _gradient_at(xe, Gt, g)
             c00 = F00 * F00 + F10 * F10 + F20 * F20           # C = FᵀF
             c11 = F01 * F01 + F11 * F11 + F21 * F21
             c22 = F02 * F02 + F12 * F12 + F22 * F22
@@ -97,21 +130,7 @@ def svk_hex8_forces(lo, hi, elems, cells, G, wdv, x, lam, mu, f):
             P[6, g] = (F20 * S00 + F21 * S01 + F22 * S02) * w
             P[7, g] = (F20 * S01 + F21 * S11 + F22 * S12) * w
             P[8, g] = (F20 * S02 + F21 * S12 + F22 * S22) * w
-        for g in range(nq):                     # k_a += w P G_a, Gauss points in order
-            P00, P01, P02 = P[0, g], P[1, g], P[2, g]
-            P10, P11, P12 = P[3, g], P[4, g], P[5, g]
-            P20, P21, P22 = P[6, g], P[7, g], P[8, g]
-            Gg = Ge[g]
-            for a in range(nn):
-                g0, g1, g2 = Gg[a, 0], Gg[a, 1], Gg[a, 2]
-                fe[a, 0] += P00 * g0 + P01 * g1 + P02 * g2
-                fe[a, 1] += P10 * g0 + P11 * g1 + P12 * g2
-                fe[a, 2] += P20 * g0 + P21 * g1 + P22 * g2
-        for a in range(8):
-            node = cells[e, a]
-            f[node, 0] += fe[a, 0]
-            f[node, 1] += fe[a, 1]
-            f[node, 2] += fe[a, 2]
+        _add_element_forces(P, Ge, nq, nn, fe, cells[e], f)
 
 
 @nb.njit(cache=True, inline="always")
@@ -154,11 +173,7 @@ def svk_hex8_damped_forces(lo, hi, elems, cells, G, wdv, x, v, lam, mu, beta, la
             fe[a, 2] = 0.0
         Ge = G[e]
         we = wdv[e]
-        for g in range(nq):
-            for a in range(8):
-                Gt[a, 0, g] = Ge[g, a, 0]
-                Gt[a, 1, g] = Ge[g, a, 1]
-                Gt[a, 2, g] = Ge[g, a, 2]
+        _gather_gradients(Ge, nq, Gt)
         for g in range(nq):                     # independent Gauss points: vectorised
             g0, g1, g2 = Gt[0, 0, g], Gt[0, 1, g], Gt[0, 2, g]
             x0, x1, x2 = xe[0, 0], xe[0, 1], xe[0, 2]
@@ -224,21 +239,7 @@ def svk_hex8_damped_forces(lo, hi, elems, cells, G, wdv, x, v, lam, mu, beta, la
             P[6, g] = (F20 * S00 + F21 * S10 + F22 * S20) * w
             P[7, g] = (F20 * S01 + F21 * S11 + F22 * S21) * w
             P[8, g] = (F20 * S02 + F21 * S12 + F22 * S22) * w
-        for g in range(nq):                     # k_a += w P G_a, Gauss points in order
-            P00, P01, P02 = P[0, g], P[1, g], P[2, g]
-            P10, P11, P12 = P[3, g], P[4, g], P[5, g]
-            P20, P21, P22 = P[6, g], P[7, g], P[8, g]
-            Gg = Ge[g]
-            for a in range(nn):
-                g0, g1, g2 = Gg[a, 0], Gg[a, 1], Gg[a, 2]
-                fe[a, 0] += P00 * g0 + P01 * g1 + P02 * g2
-                fe[a, 1] += P10 * g0 + P11 * g1 + P12 * g2
-                fe[a, 2] += P20 * g0 + P21 * g1 + P22 * g2
-        for a in range(8):
-            node = cells[e, a]
-            f[node, 0] += fe[a, 0]
-            f[node, 1] += fe[a, 1]
-            f[node, 2] += fe[a, 2]
+        _add_element_forces(P, Ge, nq, nn, fe, cells[e], f)
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -261,29 +262,9 @@ def svk_hex8_energies(lo, hi, cells, G, wdv, x, lam, mu, energy):
             xe[a, 1] = x[node, 1]
             xe[a, 2] = x[node, 2]
         Ge = G[e]
-        for g in range(nq):
-            for a in range(8):
-                Gt[a, 0, g] = Ge[g, a, 0]
-                Gt[a, 1, g] = Ge[g, a, 1]
-                Gt[a, 2, g] = Ge[g, a, 2]
+        _gather_gradients(Ge, nq, Gt)
         for g in range(nq):                     # independent Gauss points: vectorised
-            x0, x1, x2 = xe[0, 0], xe[0, 1], xe[0, 2]
-            g0, g1, g2 = Gt[0, 0, g], Gt[0, 1, g], Gt[0, 2, g]
-            F00, F01, F02 = x0 * g0, x0 * g1, x0 * g2
-            F10, F11, F12 = x1 * g0, x1 * g1, x1 * g2
-            F20, F21, F22 = x2 * g0, x2 * g1, x2 * g2
-            for a in range(1, 8):
-                x0, x1, x2 = xe[a, 0], xe[a, 1], xe[a, 2]
-                g0, g1, g2 = Gt[a, 0, g], Gt[a, 1, g], Gt[a, 2, g]
-                F00 += x0 * g0
-                F01 += x0 * g1
-                F02 += x0 * g2
-                F10 += x1 * g0
-                F11 += x1 * g1
-                F12 += x1 * g2
-                F20 += x2 * g0
-                F21 += x2 * g1
-                F22 += x2 * g2
+            F00, F01, F02, F10, F11, F12, F20, F21, F22 = _gradient_at(xe, Gt, g)
             E00 = 0.5 * (F00 * F00 + F10 * F10 + F20 * F20 - 1.0)          # E = (FᵀF − I)/2
             E11 = 0.5 * (F01 * F01 + F11 * F11 + F21 * F21 - 1.0)
             E22 = 0.5 * (F02 * F02 + F12 * F12 + F22 * F22 - 1.0)

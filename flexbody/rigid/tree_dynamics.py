@@ -19,7 +19,8 @@ __all__ = ["mass_matrix_at", "inverse_dynamics_at", "forward_dynamics_at"]
 
 
 @nb.njit(cache=True)
-def _finite(x) -> bool:
+def all_finite(x) -> bool:
+    """Whether every entry of the vector x is finite (the kernels' input check)."""
     for value in x:
         if not np.isfinite(value):
             return False
@@ -42,7 +43,7 @@ def _state(parent, joint_type, axis, R_placement, p_placement, dof, mass, com, i
 @nb.njit(cache=True)
 def mass_matrix_at(parent, joint_type, axis, R_placement, p_placement, dof, mass, com, inertia, q, M):
     """M(q) (n, n) into ``M`` by CRBA [DE-2]; False when q is not finite."""
-    if not _finite(q):
+    if not all_finite(q):
         return False
     S, _, _, inertias = _state(parent, joint_type, axis, R_placement, p_placement, dof, mass, com, inertia, q,
                                np.zeros(q.shape[0]))
@@ -55,7 +56,7 @@ def inverse_dynamics_at(parent, joint_type, axis, R_placement, p_placement, dof,
                         gravity, tau):
     """τ = M a + b + g (n,) into ``tau`` by RNEA [DE-2]: with v = 0 no b, with gravity = 0 no g, with
     a = 0 no M a. False when q, v or a is not finite."""
-    if not (_finite(q) and _finite(v) and _finite(a)):
+    if not (all_finite(q) and all_finite(v) and all_finite(a)):
         return False
     S, vel, acc, inertias = _state(parent, joint_type, axis, R_placement, p_placement, dof, mass, com, inertia,
                                    q, v)
@@ -68,7 +69,7 @@ def forward_dynamics_at(parent, joint_type, axis, R_placement, p_placement, dof,
                         gravity, a):
     """a = M⁻¹(τ − b − g) (n,) into ``a``: CRBA, RNEA with a = 0 and LAPACK's Cholesky of M (potrf), one
     kinematics pass for both [DE-2]. False when q, v or τ is not finite or M is not positive definite."""
-    if not (_finite(q) and _finite(v) and _finite(tau)):
+    if not (all_finite(q) and all_finite(v) and all_finite(tau)):
         return False
     n_dofs, n_links = q.shape[0], parent.shape[0]
     S, vel, acc, inertias = _state(parent, joint_type, axis, R_placement, p_placement, dof, mass, com, inertia,

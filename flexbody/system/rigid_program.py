@@ -33,6 +33,7 @@ from ..constraints.couplings import LinearCoupling
 from ..constraints.surfaces import Cylinder, Plane, Sphere
 from ..rigid.algorithms import inverse_dynamics, kinematics, mass_matrix, point_terms, world_inertias
 from ..rigid.anchors import Ground, LinkPoint
+from ..rigid.tree_dynamics import all_finite
 
 LINEAR, RADIAL, COUPLING = 0, 1, 2
 
@@ -45,20 +46,12 @@ SMALLEST_RADIUS = 1e-14
 
 
 @nb.njit(cache=True)
-def _finite(x) -> bool:
-    for value in x:
-        if not np.isfinite(value):
-            return False
-    return True
-
-
-@nb.njit(cache=True)
 def rigid_terms(ints, floats, support, q, v, M, h, phi, Phi, bias):
     """M (n, n), h = b + g (n,), φ (m,), Φ (m, n) and bias (m,) of a rigid forest and its rows at (q, v)
     (rows: see the module docstring; anchors are point slots, −1 for the ground). ``ints`` and ``floats``
     hold the model and the rows end to end (:meth:`RigidProgram.pack`, one argument each, so a call pays
     for few arguments), ``support`` (n_links, n) the forest's support matrix. Returns a status."""
-    if not (_finite(q) and _finite(v)):
+    if not (all_finite(q) and all_finite(v)):
         return NOT_FINITE
     n_links, n, m, k = support.shape[0], q.shape[0], phi.shape[0], ints[0]
     parent, joint_type, dof = ints[1:1 + n_links], ints[1 + n_links:1 + 2 * n_links], ints[1 + 2 * n_links:1 + 3 * n_links]

@@ -24,8 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +31,8 @@ import timeit
 from pathlib import Path
 
 import numpy as np
+
+from timing import markdown_table, print_worker_result, run_worker
 
 HERE = Path(__file__).resolve().parent
 CANTILEVER = {"1e3": (40, 2, 2), "1e4": (120, 4, 4), "1e5": (400, 8, 8)}     # element aspect 1, 1.5, 2.5
@@ -176,43 +176,18 @@ def worker_main(spec: str) -> None:
         pstats.Stats(prof, stream=sys.stderr).sort_stats("tottime").print_stats(15)
     else:
         out = WORKERS[job.pop("kind")](**job)
-    out["RSS MB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    out["load"] = load
-    print("RESULT " + json.dumps(out, default=float), flush=True)
+    print_worker_result(out, load)
 
 
 # ---------------------------------------------------------------------------- driver
 def spawn(args, **job) -> dict:
     """Run one job in a fresh interpreter; its stderr (profile, logs) is passed through."""
-    env = dict(os.environ)
-    if args.threads:
-        for key in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            env[key] = str(args.threads)
     job.setdefault("profile", False)
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(job)],
-                          stdout=subprocess.PIPE, text=True, env=env)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    return json.loads(lines[-1][7:]) if lines and not proc.returncode else {"error": f"exit {proc.returncode}"}
-
-
-def fmt(value) -> str:
-    if isinstance(value, (str, int, np.integer)):
-        return str(value)
-    if value is None or not np.isfinite(value):
-        return "n/a"
-    a = abs(value)
-    return f"{value:.3e}" if a and (a < 1e-2 or a >= 1e5) else f"{value:.4g}"
+    return run_worker(Path(__file__).resolve(), job, args.threads)
 
 
 def table(title, rows, columns) -> None:
-    print(f"\n### {title}\n")
-    print("| " + " | ".join(columns) + " |")
-    print("|" + "---|" * len(columns))
-    for r in rows:
-        if "error" in r:
-            print(f"| {r['case']} | failed: {r['error']} |")
-        else:
-            print("| " + " | ".join(fmt(r.get(c, float("nan"))) for c in columns) + " |")
+    markdown_table(title, rows, columns, lambda r: f"failed: {r['error']}" if "error" in r else None)
 
 
 def bench_cantilever(args, sizes) -> list:

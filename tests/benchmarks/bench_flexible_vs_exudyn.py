@@ -45,14 +45,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
+from timing import fmt, markdown_table, print_worker_result, run_worker
 
 HERE = Path(__file__).resolve().parent
 SIZES = {"1e3": {"divisions": (40, 2, 2), "elements": 276, "static_tol": 1e-8},
@@ -135,49 +135,20 @@ def worker_main(spec: str) -> None:
     _setup_path()
     job = json.loads(spec)
     load = os.getloadavg()[0]
-    out = WORKERS[job.pop("kind")](**job)
-    out["RSS MB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    out["load"] = load
-    print("RESULT " + json.dumps(out, default=float), flush=True)
+    print_worker_result(WORKERS[job.pop("kind")](**job), load)
 
 
 # ---------------------------------------------------------------------------- driver
 def spawn(args, **job) -> dict:
-    env = dict(os.environ)
-    if args.threads:
-        for key in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            env[key] = str(args.threads)
-    try:                                       # a hard stop well after Exudyn's own wall limit
-        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(job)],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
-                              timeout=2.0 * args.limit + 120.0)
-    except subprocess.TimeoutExpired:
-        return {"failed": f"killed after {2.0 * args.limit + 120.0:.0f} s"}
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    return json.loads(lines[-1][7:]) if lines and not proc.returncode else {"failed": f"exit {proc.returncode}"}
-
-
-def fmt(value) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, (str, int, np.integer)):
-        return str(value)
-    if value is None or not np.isfinite(value):
-        return "n/a"
-    a = abs(value)
-    return f"{value:.3e}" if a and (a < 1e-2 or a >= 1e5) else f"{value:.4g}"
+    """Run one job in a fresh interpreter, killed well after Exudyn's own wall limit."""
+    return run_worker(Path(__file__).resolve(), job, args.threads, timeout=2.0 * args.limit + 120.0, quiet=True,
+                      failure_key="failed")
 
 
 def table(title, rows, columns) -> None:
-    print(f"\n### {title} (load {os.getloadavg()[0]:.2f})\n")
-    print("| " + " | ".join(columns) + " |")
-    print("|" + "---|" * len(columns))
-    for r in rows:
-        if "failed" in r:
-            print(f"| {r['case']} | failed after {r.get('wall s', float('nan')):.2f} s: {r['failed']} |")
-        else:
-            print("| " + " | ".join(fmt(r.get(c, float("nan"))) for c in columns) + " |")
-    sys.stdout.flush()
+    markdown_table(f"{title} (load {os.getloadavg()[0]:.2f})", rows, columns,
+                   lambda r: f"failed after {r.get('wall s', float('nan')):.2f} s: {r['failed']}" if "failed" in r
+                   else None)
 
 
 def _ok(r, bound) -> bool:
