@@ -1,6 +1,6 @@
 """Rigid kinematic trees in relative joint coordinates [DE-2]: joints, links, the compiled recursive
 algorithms (kinematics, CRBA, RNEA), and the anchors on links and the ground that constraints and tasks
-attach to.
+attach to; robots from URDF files (:func:`load_urdf`).
 
 May import: errors.
 """
@@ -8,6 +8,7 @@ from .anchors import Anchor, FrameAnchor, Ground, LinkFrame, LinkPoint
 from .joints import Fixed, Prismatic, Revolute
 from .link import Link
 from .tree import Kinematics, RigidTree
+from .urdf import JointLimits, VisualMesh, load_urdf
 
 __all__ = ["RigidTree", "Link", "Kinematics", "Revolute", "Prismatic", "Fixed", "Anchor", "FrameAnchor", "Ground",
-           "LinkPoint", "LinkFrame"]
+           "LinkPoint", "LinkFrame", "load_urdf", "JointLimits", "VisualMesh"]

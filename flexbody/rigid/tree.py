@@ -44,6 +44,8 @@ class RigidTree:
         self.name = name
         self.gravity = _vector3(gravity, f"tree {name!r}: gravity")
         self.links: list[Link] = []
+        self.limits: dict = {}            # link name -> JointLimits of its joint (trees loaded from URDF)
+        self.visuals: dict = {}           # link name -> list of VisualMesh (trees loaded from URDF, for views)
         self._by_name: dict[str, Link] = {}
         self._arrays = None
         self._kernel_model = None
