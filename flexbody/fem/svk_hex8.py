@@ -24,6 +24,16 @@ import numpy as np
 
 
 @nb.njit(cache=True, inline="always")
+def _gather_nodes(nodes, x, xe):
+    """xe[a] = x[nodes[a]] for the element's 8 nodes (positions or velocities)."""
+    for a in range(8):
+        node = nodes[a]
+        xe[a, 0] = x[node, 0]
+        xe[a, 1] = x[node, 1]
+        xe[a, 2] = x[node, 2]
+
+
+@nb.njit(cache=True, inline="always")
 def _gather_gradients(Ge, nq, Gt):
     """Gt[a, k, g] = G_e[g, a, k]: the element's gradients, Gauss-point-contiguous."""
     for g in range(nq):
@@ -94,14 +104,8 @@ def svk_hex8_forces(lo, hi, elems, cells, G, wdv, x, lam, mu, f):
     fe = np.empty((8, 3))
     for t in range(lo, hi):
         e = elems[t]
-        for a in range(8):
-            node = cells[e, a]
-            xe[a, 0] = x[node, 0]
-            xe[a, 1] = x[node, 1]
-            xe[a, 2] = x[node, 2]
-            fe[a, 0] = 0.0
-            fe[a, 1] = 0.0
-            fe[a, 2] = 0.0
+        _gather_nodes(cells[e], x, xe)
+        fe[:, :] = 0.0
         Ge = G[e]
         we = wdv[e]
         _gather_gradients(Ge, nq, Gt)
@@ -160,17 +164,9 @@ def svk_hex8_damped_forces(lo, hi, elems, cells, G, wdv, x, v, lam, mu, beta, la
     bl = beta * lam0
     for t in range(lo, hi):
         e = elems[t]
-        for a in range(8):
-            node = cells[e, a]
-            xe[a, 0] = x[node, 0]
-            xe[a, 1] = x[node, 1]
-            xe[a, 2] = x[node, 2]
-            ve[a, 0] = v[node, 0]
-            ve[a, 1] = v[node, 1]
-            ve[a, 2] = v[node, 2]
-            fe[a, 0] = 0.0
-            fe[a, 1] = 0.0
-            fe[a, 2] = 0.0
+        _gather_nodes(cells[e], x, xe)
+        _gather_nodes(cells[e], v, ve)
+        fe[:, :] = 0.0
         Ge = G[e]
         we = wdv[e]
         _gather_gradients(Ge, nq, Gt)
@@ -256,11 +252,7 @@ def svk_hex8_energies(lo, hi, cells, G, wdv, x, lam, mu, energy):
     W = np.empty(8)                             # W(F_g)
     half_lam = 0.5 * lam
     for e in range(lo, hi):
-        for a in range(8):
-            node = cells[e, a]
-            xe[a, 0] = x[node, 0]
-            xe[a, 1] = x[node, 1]
-            xe[a, 2] = x[node, 2]
+        _gather_nodes(cells[e], x, xe)
         Ge = G[e]
         _gather_gradients(Ge, nq, Gt)
         for g in range(nq):                     # independent Gauss points: vectorised
