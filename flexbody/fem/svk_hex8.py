@@ -67,6 +67,21 @@ def _gradient_at(xe, Gt, g):
 
 
 @nb.njit(cache=True, inline="always")
+def _store_weighted_stress(P, g, w, F00, F01, F02, F10, F11, F12, F20, F21, F22,
+                           S00, S01, S02, S10, S11, S12, S20, S21, S22):
+    """P[3 i + k, g] = w (F S)_ik, the weighted first Piola–Kirchhoff stress at Gauss point g (S row-major)."""
+    P[0, g] = (F00 * S00 + F01 * S10 + F02 * S20) * w
+    P[1, g] = (F00 * S01 + F01 * S11 + F02 * S21) * w
+    P[2, g] = (F00 * S02 + F01 * S12 + F02 * S22) * w
+    P[3, g] = (F10 * S00 + F11 * S10 + F12 * S20) * w
+    P[4, g] = (F10 * S01 + F11 * S11 + F12 * S21) * w
+    P[5, g] = (F10 * S02 + F11 * S12 + F12 * S22) * w
+    P[6, g] = (F20 * S00 + F21 * S10 + F22 * S20) * w
+    P[7, g] = (F20 * S01 + F21 * S11 + F22 * S21) * w
+    P[8, g] = (F20 * S02 + F21 * S12 + F22 * S22) * w
+
+
+@nb.njit(cache=True, inline="always")
 def _add_element_forces(P, Ge, nq, nn, fe, nodes, f):
     """k_a = Σ_g w_g P_g G_a (Gauss points in order) into fe, then f[nodes] += fe."""
     for g in range(nq):
@@ -124,16 +139,8 @@ def svk_hex8_forces(lo, hi, elems, cells, G, wdv, x, lam, mu, f):
             S01 = mu * c01
             S02 = mu * c02
             S12 = mu * c12
-            w = we[g]
-            P[0, g] = (F00 * S00 + F01 * S01 + F02 * S02) * w
-            P[1, g] = (F00 * S01 + F01 * S11 + F02 * S12) * w
-            P[2, g] = (F00 * S02 + F01 * S12 + F02 * S22) * w
-            P[3, g] = (F10 * S00 + F11 * S01 + F12 * S02) * w
-            P[4, g] = (F10 * S01 + F11 * S11 + F12 * S12) * w
-            P[5, g] = (F10 * S02 + F11 * S12 + F12 * S22) * w
-            P[6, g] = (F20 * S00 + F21 * S01 + F22 * S02) * w
-            P[7, g] = (F20 * S01 + F21 * S11 + F22 * S12) * w
-            P[8, g] = (F20 * S02 + F21 * S12 + F22 * S22) * w
+            _store_weighted_stress(P, g, we[g], F00, F01, F02, F10, F11, F12, F20, F21, F22,
+                                   S00, S01, S02, S01, S11, S12, S02, S12, S22)            # S symmetric
         _add_element_forces(P, Ge, nq, nn, fe, cells[e], f)
 
 
@@ -225,16 +232,8 @@ def svk_hex8_damped_forces(lo, hi, elems, cells, G, wdv, x, v, lam, mu, beta, la
             S20 = mu * c02 + c2 * _rate_of_strain(F02, F12, F22, F00, F10, F20, D02, D12, D22, D00, D10, D20)
             S12 = mu * c12 + c2 * _rate_of_strain(F01, F11, F21, F02, F12, F22, D01, D11, D21, D02, D12, D22)
             S21 = mu * c12 + c2 * _rate_of_strain(F02, F12, F22, F01, F11, F21, D02, D12, D22, D01, D11, D21)
-            w = we[g]
-            P[0, g] = (F00 * S00 + F01 * S10 + F02 * S20) * w
-            P[1, g] = (F00 * S01 + F01 * S11 + F02 * S21) * w
-            P[2, g] = (F00 * S02 + F01 * S12 + F02 * S22) * w
-            P[3, g] = (F10 * S00 + F11 * S10 + F12 * S20) * w
-            P[4, g] = (F10 * S01 + F11 * S11 + F12 * S21) * w
-            P[5, g] = (F10 * S02 + F11 * S12 + F12 * S22) * w
-            P[6, g] = (F20 * S00 + F21 * S10 + F22 * S20) * w
-            P[7, g] = (F20 * S01 + F21 * S11 + F22 * S21) * w
-            P[8, g] = (F20 * S02 + F21 * S12 + F22 * S22) * w
+            _store_weighted_stress(P, g, we[g], F00, F01, F02, F10, F11, F12, F20, F21, F22,
+                                   S00, S01, S02, S10, S11, S12, S20, S21, S22)
         _add_element_forces(P, Ge, nq, nn, fe, cells[e], f)
 
 
