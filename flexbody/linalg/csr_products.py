@@ -82,7 +82,7 @@ def add_within(A, B, scale: float = 1.0):
         positions = np.empty(B.nnz, dtype=np.int64)
         if _positions_within(B.indptr, B.indices, A.indptr, A.indices, positions):
             data = A.data.copy()
-            np.add.at(data, positions, scale * B.data)
+            data[positions] += scale * B.data          # distinct positions: B's sorted entries each found once
             return sp.csr_matrix((data, A.indices, A.indptr), shape=A.shape)
     return A + scale * B
 

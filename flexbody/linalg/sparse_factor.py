@@ -130,8 +130,8 @@ class SparseFactor:
         if self._analysed is None or self._analysed[0] != A.shape:
             return A
         shape, indptr, indices = self._analysed
-        union = sp.csc_matrix((np.ones(len(indices)), indices, indptr), shape=shape) + abs(A).sign() + \
-            sp.csc_matrix((np.ones(A.nnz), A.indices, A.indptr), shape=shape)
+        union = sp.csc_matrix((np.ones(len(indices)), indices, indptr), shape=shape) + \
+            sp.csc_matrix((np.ones(A.nnz), A.indices, A.indptr), shape=shape)         # positive: nothing cancels
         union.sort_indices()
         positions = np.empty(A.nnz, dtype=np.int64)
         _positions_within(A.indptr, A.indices, union.indptr, union.indices, positions)
