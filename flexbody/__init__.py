@@ -27,9 +27,9 @@ import os as _os
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from . import constraints, control, dynamics, fem, io, linalg, mechanisms, progress, rigid, solvers, system
-from .constraints import (AttachNodes, Cylinder, Distance, Fix, FunctionCoupling, Gear, Hinge, ImplicitSurface,
-                          JointDriver, LinearCoupling, Node, OnSurface, Plane, PointToPoint, PolynomialCoupling, Sphere,
-                          TieNodes, Weld, nearest_node, pin)
+from .constraints import (AttachNodes, Bushing, Cylinder, Distance, Fix, FunctionCoupling, Gear, GeneralizedForce, Hinge,
+                          ImplicitSurface, JointDriver, JointSpringDamper, LinearCoupling, Node, OnSurface, Plane,
+                          PointToPoint, PolynomialCoupling, Sphere, SpringDamper, TieNodes, Weld, nearest_node, pin)
 from .control import (JointTask, OrientationTask, PlanarOrientationTask, PointTask, StackedTask, operational_space,
                       operational_space_at, task_history)
 from .errors import (ActuationError, ConstraintError, ConvergenceError, ElementError, FlexbodyError, LoadError, MaterialError,
@@ -62,5 +62,6 @@ __all__ = [
     "OrientationTask", "JointTask", "StackedTask", "operational_space", "operational_space_at",
     "control", "plots", "ActuationError", "AttachNodes", "TieNodes", "pin", "Node", "nearest_node",
     "GeneralizedAlpha", "progress", "view", "resume", "RunContext", "holding_inputs",
-    "task_sensitivity", "quasi_static_sequence", "fem", "rigid", "constraints", "system", "linalg", "solvers", "io",
+    "task_sensitivity", "quasi_static_sequence", "SpringDamper", "JointSpringDamper", "Bushing", "GeneralizedForce",
+    "fem", "rigid", "constraints", "system", "linalg", "solvers", "io",
 ]

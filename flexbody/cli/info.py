@@ -59,6 +59,9 @@ def describe_case(module, overrides: dict | None = None, *, params: bool = False
         f"\n  {body.name}: {body.n_nodes} nodes, {body.n_elements} elements, {body.n_dofs} coordinates"
         for body in asm.bodies))
     lines += _constraint_lines(asm)
+    forces = asm.forces.elements
+    lines.append(f"Force elements     {len(forces)}" + "".join(f"\n  {f.name}: {type(f).__name__}" for f in forces[:12])
+                 + (f"\n  … and {len(forces) - 12} more" if len(forces) > 12 else ""))
     actuated = np.abs(np.asarray(asm.S, dtype=float)).sum(axis=0) > 0
     passive_joints = [asm.coordinate_labels[i] for i in np.flatnonzero(~actuated[:n_rigid])]
     lines.append(f"Actuators          k = {len(asm.actuated_labels)}: {shortened(asm.actuated_labels)}")

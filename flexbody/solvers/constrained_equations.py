@@ -1,10 +1,11 @@
 """The residual of the constrained equations of a rigid–flexible system and its Jacobian blocks, shared
 by static equilibrium (q̈ = 0, v = 0, load factor s) and implicit dynamics (s = 1):
 
-    r = s·(M q̈ + b + g)_rigid ⊕ (M_f q̈_f + k(q, v) − s·f_ext(q)) − Φ(q)ᵀλ − s·τ,    φ(q, t)
+    r = s·(M q̈ + b + g)_rigid ⊕ (M_f q̈_f + k(q, v) − s·f_ext(q)) − Q(t, q, v) − Φ(q)ᵀλ − s·τ,    φ(q, t)
                                                                               [DE-108, DE-112, DE-113]
 
-The joint rows come from the recursive Newton–Euler algorithm; their Jacobians are taken by central
+Force elements enter as −Q(t, q, v) (:mod:`flexbody.constraints.force_elements`), unscaled by s (they are
+part of the system, not of its loads). The joint rows come from the recursive Newton–Euler algorithm; their Jacobians are taken by central
 differences (they include M_q q̈ and the constraint Hessian term −∂(Φᵀλ)/∂q of the joint rows). The
 flexible rows and their Jacobians are exact (element kernels); see :meth:`flexbody.system.flexible_stack.FlexiblePart`.
 """
@@ -47,6 +48,8 @@ class EquationResidual:
             self.force_calls += 1
             h_f -= s * asm.flexible.external_force(q[fs])
             r[fs] = h_f if qdd is None else product(asm.flexible.mass.matrix, qdd[fs]) + h_f
+        if asm.forces:
+            r -= asm.applied_force(ev)
         phi, Phi, _, _ = asm.constraint_rows(ev)
         if Phi.shape[0]:
             r -= transposed_product(Phi, lam)
@@ -64,6 +67,8 @@ class EquationResidual:
         ev = asm.evaluate(t, q, v)
         out = np.empty(self.n_r)
         self._joint_rows(ev, qdd, s, out)
+        if asm.forces:
+            out -= asm.applied_force(ev)[:self.n_r]
         if asm.n_constraints:
             out -= (asm.constraint_rows(ev)[1][:, :self.n_r]).T @ lam
         return out
@@ -92,6 +97,15 @@ class EquationResidual:
         self.jacobian_time += time.perf_counter() - t0
         self.jacobian_calls += 1
         return out
+
+    def flexible_force_jacobians(self, ev, c_q: float, c_v: float):
+        """c_q ∂(−Q)/∂q + c_v ∂(−Q)/∂v of the force elements on the flexible columns (CSR, n_f × n_f), or
+        None without force elements on flexible bodies; the joint rows get theirs from :meth:`rigid_tangent`."""
+        asm = self.asm
+        if not asm.sparse or not any(f.bodies for f in asm.forces.elements):
+            return None
+        K, C = asm.forces.jacobians(ev, asm.flexible.slice)
+        return (-c_q) * K - c_v * C
 
 
 def _shifted(x: np.ndarray, j: int, d: float) -> np.ndarray:

@@ -78,7 +78,9 @@ class _Statics:
         fs = asm.flexible.slice
         K = asm.flexible.internal_tangent(q[fs])
         K_load = asm.flexible.load_stiffness(q[fs])
-        return A_r, (K if K_load is None else K - s * K_load)
+        K = K if K_load is None else K - s * K_load
+        forces = self.equations.flexible_force_jacobians(asm.evaluate(self.t, q, None), 1.0, 0.0)
+        return A_r, (K if forces is None else (K + forces).tocsr())
 
 
 def _applied(asm, tau, tau_k) -> np.ndarray:

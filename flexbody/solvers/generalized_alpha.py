@@ -115,7 +115,9 @@ def _iteration_matrix(equations: EquationResidual, t, q, v, qdd, lam, ev, c_v, c
         return A_r, sp.csr_matrix((0, 0))
     _, K, C = equations.flexible_jacobians(ev)
     A_f = add_within(c_q * K, asm.flexible.mass.matrix)           # on the tangent's pattern, zeros kept
-    return A_r, (A_f if C is None else add_within(A_f, C, c_v))
+    A_f = A_f if C is None else add_within(A_f, C, c_v)
+    forces = equations.flexible_force_jacobians(ev, c_q, c_v)
+    return A_r, (A_f if forces is None else (A_f + forces).tocsr())
 
 
 def initial_acceleration(asm, t, q, v, tau, solver: SaddlePointSolver) -> tuple[np.ndarray, np.ndarray]:
@@ -386,13 +388,15 @@ def _response(asm, s: _Step, Phi=None) -> ForwardResult:
 
 
 def _viscous_power(asm, s: _Step) -> float:
-    """Power of the Kelvin–Voigt forces at a step, vᵀ(k(q, v) − k(q, 0)) [W]; the dissipated work of a step
+    """Power of the Kelvin–Voigt forces at a step, vᵀ(k(q, v) − k(q, 0)) [W], plus that of the dampers among
+    the force elements, −vᵀ(Q(q, v) − Q(q, 0)); the dissipated work of a step
     is its trapezoid rule over the step's two ends."""
+    applied = asm.forces.dissipated_power(asm.evaluate(s.t, s.q, s.v)) if asm.forces else 0.0
     if not asm.sparse or not any(b.material.damping > 0 for b in asm.bodies):
-        return 0.0
+        return applied
     fs = asm.flexible.slice
     viscous = asm.flexible.internal_force(s.q[fs], s.v[fs]) - asm.flexible.internal_force(s.q[fs], None)
-    return float(s.v[fs] @ viscous)
+    return applied + float(s.v[fs] @ viscous)
 
 
 def _record(recorder, asm, s: _Step, tau, iterations: int, dt: float, stats: dict, rows=None) -> None:

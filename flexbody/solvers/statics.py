@@ -92,7 +92,7 @@ def solve_static(model, *, load_steps: int = 1, settings: NewtonSettings | None 
 
 def _flexible_only(model) -> bool:
     """A System of flexible bodies held by Fix only: the eliminating solver's domain."""
-    return (isinstance(model, System) and not model.trees and bool(model.bodies)
+    return (isinstance(model, System) and not model.trees and bool(model.bodies) and not model.forces
             and all(isinstance(c, Fix) for c in model.constraints))
 
 

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from ..linalg.block_mass import BlockMass
 from ..errors import StateError
+from .applied_forces import AppliedForces
 from .flexible_stack import FlexiblePart
 from .rigid_program import compile_rigid_terms
 from .row_pattern import RowPattern
@@ -132,7 +133,7 @@ class AssembledSystem:
     actuated_units (k)
     """
 
-    def __init__(self, trees, constraints, actuated_links=None, q0=None, bodies=(), loads=()):
+    def __init__(self, trees, constraints, actuated_links=None, q0=None, bodies=(), loads=(), forces=()):
         self.trees = list(trees)
         self.offsets, self.slices, start = {}, {}, 0
         for tree in self.trees:
@@ -149,6 +150,7 @@ class AssembledSystem:
         self.sparse = bool(self.bodies)
         self.q0 = self._initial_coordinates(q0)
         self.constraints = list(constraints)
+        self.forces = AppliedForces(forces, self.n_dofs)
         self._pattern = None                              # CSR structure of Φ (RowPattern), reused while it fits
         self._evaluations: list[Evaluation] = []         # the last states evaluated, newest first
         self._prepare_attachments()
@@ -160,6 +162,8 @@ class AssembledSystem:
         self.columns = {tree: np.arange(s.start, s.stop) for tree, s in self.slices.items()}
         self.point_slots = self._register_points()
         self._program = None if self.sparse else compile_rigid_terms(self.trees, self.constraints, self.offsets)
+        if self.forces:
+            self.forces.prepare(Evaluation(self, 0.0, self.q0, np.zeros(self.n_dofs)))
         self._no_rate = np.zeros(self.n_constraints)               # φ_t of scleronomic rows, shared read-only
         self._no_rate.setflags(write=False)
         self.coordinate_labels = [lab for tree in self.trees for lab in tree.coordinate_labels]
@@ -205,7 +209,7 @@ class AssembledSystem:
         """Link-point anchors of the constraints, per tree: ({anchor: slot}, link indices, offsets)."""
         from ..rigid.anchors import LinkPoint
         slots = {}
-        for c in self.constraints:
+        for c in self.constraints + self.forces.elements:
             for a in c.anchors:
                 if isinstance(a, LinkPoint):
                     table = slots.setdefault(a.link.tree, {})
@@ -256,7 +260,8 @@ class AssembledSystem:
             value = ev._terms["compiled"] = self._program.evaluate(ev.q, ev.v)
             if value is not None:
                 _read_only(value)
-                ev._terms["mass_and_forces"] = value[:2]
+                if not self.forces:                     # with force elements: h − Q when asked for
+                    ev._terms["mass_and_forces"] = value[:2]
                 ev._terms["rows"] = (value[2], value[3], value[4], self._no_rate)
         return value
 
@@ -285,7 +290,7 @@ class AssembledSystem:
         """Block-diagonal M (n, n) and h = b + g (n,) [DE-109, DE-110]."""
         compiled = self._compiled(ev)
         if compiled is not None:
-            return compiled[:2]
+            return ev.memo("mass_and_forces", lambda: (compiled[0], self._with_applied_forces(ev, compiled[1])))
         return ev.memo("mass_and_forces", lambda: self._mass_and_forces(ev))
 
     def _mass_and_forces(self, ev: Evaluation):
@@ -294,7 +299,15 @@ class AssembledSystem:
             h[self.slices[tree]] = ev.kinematics(tree).inverse_dynamics()
         if self.sparse:
             h[self.flexible.slice] = self.flexible.forces(*self._flexible_state(ev))
-        return self._mass_matrix(ev), h
+        return self._mass_matrix(ev), self._with_applied_forces(ev, h)
+
+    def _with_applied_forces(self, ev: Evaluation, h: np.ndarray) -> np.ndarray:
+        """h − Q of the force elements [DE-7] (h itself when there are none)."""
+        return h - self.applied_force(ev) if self.forces else h
+
+    def applied_force(self, ev: Evaluation, *, velocity: bool = True) -> np.ndarray:
+        """Q (n,) of the force elements at ``ev`` (``velocity=False``: the elastic part Q(t, q, 0))."""
+        return ev.memo(("applied_force", velocity), lambda: self.forces.force(ev, velocity=velocity))
 
     def mass_bias_gravity(self, ev: Evaluation):
         """M (n, n), b (n,) and g (n,) separately [DE-2, DE-110]: flexible b = k(q, v), g = −f_ext."""
@@ -310,6 +323,10 @@ class AssembledSystem:
             q_f, v_f = self._flexible_state(ev)
             b[self.flexible.slice] = self.flexible.internal_force(q_f, v_f)
             g[self.flexible.slice] = -self.flexible.external_force(q_f)
+        if self.forces:
+            elastic = self.applied_force(ev, velocity=False)
+            g -= elastic
+            b -= self.applied_force(ev) - elastic
         return self.mass_matrix(ev), b, g
 
     def gravity_force(self, ev: Evaluation) -> np.ndarray:
@@ -322,6 +339,8 @@ class AssembledSystem:
             g[self.slices[tree]] = ev.kinematics(tree).inverse_dynamics(velocity=False)
         if self.sparse:
             g[self.flexible.slice] = -self.flexible.external_force(ev.q[self.flexible.slice])
+        if self.forces:
+            g -= self.applied_force(ev, velocity=False)
         return g
 
     def constraint_rows(self, ev: Evaluation, jacobian: bool = True):
@@ -367,7 +386,7 @@ class AssembledSystem:
             compiled = self._compiled(ev)
             if compiled is not None:
                 M, h, phi, Phi, bias = compiled
-                kept = Terms(M, h, Phi, bias, phi, self._no_rate)
+                kept = Terms(M, self._with_applied_forces(ev, h) if self.forces else h, Phi, bias, phi, self._no_rate)
             else:
                 kept = Terms(*self.mass_and_forces(ev), *_reordered(self.constraint_rows(ev)))
             ev._terms["terms"] = kept
@@ -397,7 +416,7 @@ class AssembledSystem:
             q_f, v_f = self._flexible_state(ev)
             kinetic += self.flexible.kinetic_energy(v_f)
             potential += self.flexible.strain_energy(q_f) + self.flexible.load_potential(q_f)
-        return kinetic, potential
+        return kinetic, potential + self.forces.potential(ev)
 
     def coordinates(self, item, q, nodes=None) -> np.ndarray:
         """The coordinates of one rigid tree or flexible body in q (n,) or in the rows of q (s, n), without

@@ -17,6 +17,7 @@ import scipy.sparse as sp
 
 from .assembled import AssembledSystem
 from ..constraints.base import Constraint, Fix
+from ..constraints.force_elements import ForceElement
 from ..errors import ConstraintError, FlexbodyError, LoadError, ModelError
 from ..fem.flexible_body import FlexibleBody
 from ..fem.loads import Load
@@ -32,6 +33,8 @@ class System:
         Unique names; coordinates are stacked in this order (rigid trees first).
     constraints : sequence of Constraint (holonomic: between trees, nodes and the ground) or Fix
     loads : sequence of Load (flexible bodies)
+    forces : sequence of ForceElement
+        Springs, dampers, bushings and user generalized forces (:mod:`flexbody.constraints.force_elements`).
     actuators : sequence of Link, optional
         Links whose joint coordinates are actuated (rows of the selection matrix S); default: every
         joint coordinate (flexible nodes are passive [DE 6.3]).
@@ -41,7 +44,7 @@ class System:
     """
 
     def __init__(self, bodies: Sequence, constraints: Sequence = (), loads: Sequence[Load] = (),
-                 actuators: Sequence[Link] | None = None, q0=None):
+                 actuators: Sequence[Link] | None = None, q0=None, forces: Sequence = ()):
         if isinstance(bodies, (FlexibleBody, RigidTree)):
             raise FlexbodyError(f"System: bodies must be a list, e.g. System([{bodies.name!r} body, ...]); "
                                 f"got the single {type(bodies).__name__} {bodies.name!r}")
@@ -85,6 +88,8 @@ class System:
             if load.body not in self.bodies:
                 raise LoadError(f"System: a {type(load).__name__} refers to body {load.body.name!r}, "
                                 f"which is not in the system")
+        self.forces = list(forces)
+        _check_forces(self.forces, self.trees, self.bodies)
         self.actuators = None if actuators is None else list(actuators)
         for link in self.actuators or ():
             if not isinstance(link, Link) or link.tree not in self.trees:
@@ -107,7 +112,8 @@ class System:
                 raise ModelError(f"System: q0 must be {n_rigid} (joints) or {n} finite numbers, got shape {q0.shape}")
         rows = [FixNodes.from_fix(c) if isinstance(c, Fix) else c for c in self.constraints]
         _check_overlaps(rows)
-        return AssembledSystem(self.trees, rows, self.actuators, q0, bodies=self.bodies, loads=self.loads)
+        return AssembledSystem(self.trees, rows, self.actuators, q0, bodies=self.bodies, loads=self.loads,
+                               forces=self.forces)
 
     # ------------------------------------------------------------------ coordinates
     @property
@@ -214,3 +220,23 @@ def as_assembled(model, who: str):
         return model
     raise ModelError(f"{who}: expected a flexbody.System or the AssembledSystem of system.assemble(), "
                      f"got {type(model).__name__}")
+
+
+def _check_forces(forces, trees, bodies) -> None:
+    """Every force element is one and acts on trees and bodies of the system, under a unique name."""
+    names = set()
+    for f in forces:
+        if not isinstance(f, ForceElement):
+            raise FlexbodyError(f"System: {f!r} in forces is not a force element (SpringDamper, JointSpringDamper, "
+                                f"Bushing, GeneralizedForce)")
+        if f.name in names:
+            raise FlexbodyError(f"System: two force elements are named {f.name!r}")
+        names.add(f.name)
+        for tree in f.trees:
+            if tree not in trees:
+                raise FlexbodyError(f"System: force element {f.name!r} acts on tree {tree.name!r}, which is not in "
+                                    f"the system")
+        for body in f.bodies:
+            if body not in bodies:
+                raise FlexbodyError(f"System: force element {f.name!r} acts on flexible body {body.name!r}, which "
+                                    f"is not in the system")

@@ -1,0 +1,69 @@
+"""The force elements of an assembled system, summed over global columns: Q(t, q, v) (n,), its elastic part
+Q(t, q, 0), the Jacobians ∂Q/∂q and ∂Q/∂v (sparse n × n), the stored energy and the dissipated power.
+
+They enter h = b + g as h ← h − Q (:mod:`flexbody.constraints.force_elements`): g ← g − Q(t, q, 0) and
+b ← b − (Q(t, q, v) − Q(t, q, 0)).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["AppliedForces"]
+
+
+class AppliedForces:
+    """Force elements acting on a system of ``n_dofs`` coordinates.
+
+    Attributes
+    ----------
+    elements : list of ForceElement
+    """
+
+    def __init__(self, elements, n_dofs: int):
+        self.elements, self.n_dofs = list(elements), int(n_dofs)
+
+    def __bool__(self) -> bool:
+        return bool(self.elements)
+
+    def prepare(self, ev) -> None:
+        """Let each element record rest lengths and poses at the initial state ``ev``."""
+        for element in self.elements:
+            element.prepare(ev)
+
+    def force(self, ev, *, velocity: bool = True) -> np.ndarray:
+        """Q (n,) [N, N·m] at ``ev``; ``velocity=False`` gives the elastic part Q(t, q, 0)."""
+        Q = np.zeros(self.n_dofs)
+        for element in self.elements:
+            piece = element.evaluate(ev, velocity=velocity)
+            np.add.at(Q, piece.cols, piece.force)
+        return Q
+
+    def jacobians(self, ev, columns: slice | None = None) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """(∂Q/∂q, ∂Q/∂v) as CSR matrices (n, n), or their block on ``columns`` × ``columns``; elements
+        without Jacobians contribute nothing."""
+        rows, cols, k_vals, c_vals = [], [], [], []
+        for element in self.elements:
+            piece = element.evaluate(ev, jacobians=True)
+            for values, block in ((k_vals, piece.stiffness), (c_vals, piece.damping)):
+                values.append(np.zeros(piece.cols.size ** 2) if block is None else np.asarray(block).ravel())
+            rows.append(np.repeat(piece.cols, piece.cols.size))
+            cols.append(np.tile(piece.cols, piece.cols.size))
+        n = self.n_dofs
+        r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+        K = sp.csr_matrix((np.concatenate(k_vals) if k_vals else np.zeros(0), (r, c)), shape=(n, n))
+        C = sp.csr_matrix((np.concatenate(c_vals) if c_vals else np.zeros(0), (r, c)), shape=(n, n))
+        if columns is not None:
+            K, C = K[columns, columns], C[columns, columns]
+        return K, C
+
+    def potential(self, ev) -> float:
+        """Energy stored in the elements [J]."""
+        return float(sum(element.potential(ev) for element in self.elements))
+
+    def dissipated_power(self, ev) -> float:
+        """Power the velocity-dependent forces take out, −vᵀ(Q(t, q, v) − Q(t, q, 0)) [W] (≥ 0 for dampers)."""
+        if not self.elements:
+            return 0.0
+        return -float(ev.v @ (self.force(ev) - self.force(ev, velocity=False)))
