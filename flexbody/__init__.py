@@ -28,8 +28,9 @@ _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from . import constraints, control, dynamics, fem, io, linalg, mechanisms, progress, rigid, solvers, system
 from .constraints import (AttachNodes, Bushing, Cylinder, Distance, Fix, FunctionCoupling, Gear, GeneralizedForce, Hinge,
-                          ImplicitSurface, JointDriver, JointSpringDamper, LinearCoupling, Node, OnSurface, Plane,
-                          PointToPoint, PolynomialCoupling, Sphere, SpringDamper, TieNodes, Weld, nearest_node, pin)
+                          ImplicitSurface, JointDriver, JointSpringDamper, KnifeEdge, LinearCoupling, Node, OnSurface,
+                          PfaffianRows, Plane, PointToPoint, PolynomialCoupling, RollingDisc, Sphere, SpringDamper,
+                          TieNodes, Weld, nearest_node, pin)
 from .control import (JointTask, OrientationTask, PlanarOrientationTask, PointTask, StackedTask, operational_space,
                       operational_space_at, task_history)
 from .errors import (ActuationError, ConstraintError, ConvergenceError, ElementError, FlexbodyError, LoadError, MaterialError,
@@ -63,5 +64,6 @@ __all__ = [
     "control", "plots", "ActuationError", "AttachNodes", "TieNodes", "pin", "Node", "nearest_node",
     "GeneralizedAlpha", "progress", "view", "resume", "RunContext", "holding_inputs",
     "task_sensitivity", "quasi_static_sequence", "SpringDamper", "JointSpringDamper", "Bushing", "GeneralizedForce",
+    "KnifeEdge", "RollingDisc", "PfaffianRows",
     "fem", "rigid", "constraints", "system", "linalg", "solvers", "io",
 ]

@@ -39,6 +39,17 @@ def driven_arm():
     return fb.System([tree], [drive], q0=np.array([0.0, 0.5, 0.4])), tree.point(links[-1], (0.3, 0, 0))
 
 
+def knife_edge_sleigh():
+    """A body on the plane (x, y, yaw), all three actuated, with a knife edge (a non-holonomic row) at its
+    origin; the point 0.5 m ahead of the edge is controllable in the plane."""
+    tree = RigidTree("sleigh", gravity=(0.0, 0.0, -9.81))
+    x = tree.add_link("x", None, fb.Prismatic((1, 0, 0)))
+    y = tree.add_link("y", x, fb.Prismatic((0, 1, 0)))
+    body = tree.add_link("body", y, Revolute(Z), mass=2.0, com=(0.3, 0, 0), inertia=(0.01, 0.04, 0.05))
+    knife = fb.KnifeEdge(tree.frame(body), axis=(0, 1, 0), name="knife")
+    return fb.System([tree], [knife], q0=np.array([0.1, -0.2, 0.4])), tree.point(body, (0.5, 0, 0))
+
+
 def scenarios():
     """(name, assembled plant, task, desired value, passive coordinates expected) of the sources' mechanisms."""
     out = []
@@ -62,6 +73,8 @@ def scenarios():
     out.append(("underactuated_chain", asm, PointTask(tip, components=(0, 1)), [0.8, 0.9]))
     system, tip = driven_arm()
     out.append(("driven_arm", system.assemble(), PointTask(tip, components=(0,)), [0.9]))
+    system, ahead = knife_edge_sleigh()                                      # a Pfaffian row A(q) v = 0 [LP]
+    out.append(("knife_edge_sleigh", system.assemble(), PointTask(ahead, components=(0, 1)), [0.6, 0.3]))
     return out
 
 

@@ -1,7 +1,8 @@
 """Holonomic constraints written once on anchors [DE-3, DE-112]: the constraint base and its rows,
 point/frame closures, joint couplings and drivers, surfaces and contact on them, node anchors and node
 attachments (fix, attach to a link, tie), and ``Fix`` of prescribed nodal positions; and the force
-elements written on the same anchors: springs and dampers, bushings, user generalized forces.
+elements written on the same anchors: springs and dampers, bushings, user generalized forces; and
+velocity-level (Pfaffian) rows: knife edges, rolling discs, user rows.
 
 May import: errors, fem, rigid.
 """
@@ -12,10 +13,12 @@ from .closures import Distance, Hinge, OnSurface, PointToPoint, Weld
 from .couplings import FunctionCoupling, Gear, JointDriver, LinearCoupling, PolynomialCoupling
 from .force_elements import ForceElement, ForcePiece, GeneralizedForce
 from .nodes import Node, nearest_node
+from .pfaffian import KnifeEdge, PfaffianRows, RollingDisc
 from .springs import JointSpringDamper, SpringDamper
 from .surfaces import Cylinder, ImplicitSurface, Plane, Sphere, Surface
 
 __all__ = ["Constraint", "ConstraintRows", "Fix", "AttachNodes", "FixNodes", "TieNodes", "pin", "Distance", "Hinge",
            "OnSurface", "PointToPoint", "Weld", "FunctionCoupling", "Gear", "JointDriver", "LinearCoupling",
            "PolynomialCoupling", "Node", "nearest_node", "Cylinder", "ImplicitSurface", "Plane", "Sphere", "Surface",
-           "ForceElement", "ForcePiece", "GeneralizedForce", "SpringDamper", "JointSpringDamper", "Bushing"]
+           "ForceElement", "ForcePiece", "GeneralizedForce", "SpringDamper", "JointSpringDamper", "Bushing",
+           "KnifeEdge", "RollingDisc", "PfaffianRows"]

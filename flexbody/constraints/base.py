@@ -74,6 +74,12 @@ class Constraint:
         return ("-",) * self.n_rows
 
     @property
+    def velocity_rows(self) -> tuple[bool, ...]:
+        """Which rows are velocity-level (Pfaffian, :mod:`flexbody.constraints.pfaffian`): their φ is 0 and
+        position corrections leave them out. None here: every row of a holonomic constraint is a position row."""
+        return (False,) * self.n_rows
+
+    @property
     def multiplier_units(self) -> tuple[str, ...]:
         """Unit of each row's multiplier λ (r,): [N] for a position row, [N·m] for an angle row."""
         return tuple(force_unit(u) for u in self.units)

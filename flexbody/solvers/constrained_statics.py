@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..system.description import as_assembled
-from ..errors import ConvergenceError, FlexbodyError, StateError
+from ..errors import ConstraintError, ConvergenceError, FlexbodyError, StateError
 from ..linalg.saddle_point import SaddlePointSolver
 from .constrained_equations import EquationResidual
 
@@ -50,6 +50,11 @@ class _Statics:
     coordinates."""
 
     def __init__(self, asm, t: float, hold=None):
+        if np.any(getattr(asm, "velocity_rows", ())):
+            labels = [lab for lab, v in zip(asm.row_labels, asm.velocity_rows) if v]
+            raise ConstraintError(f"statics: the velocity-level (Pfaffian) rows {labels} constrain motion, not "
+                                  f"positions, so they do not define an equilibrium; solve the statics without them "
+                                  f"(or hold those coordinates with holonomic rows)")
         self.asm, self.t = asm, float(t)
         self.equations = EquationResidual(asm)
         self.hold = hold                                    # (S (k, n), S q_held (k,)) or None

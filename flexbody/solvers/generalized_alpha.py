@@ -6,7 +6,8 @@ Generalized-α after Chung & Hulbert, in the form of Arnold & Brüls for constra
 algorithmic acceleration a:
     (1 − α_m) a_{n+1} + α_m a_n = (1 − α_f) q̈_{n+1} + α_f q̈_n
     q_{n+1} = q_n + h v_n + h²(½ − β) a_n + h² β a_{n+1},    v_{n+1} = v_n + h(1 − γ) a_n + h γ a_{n+1}
-and the equations above enforced at t_{n+1}. From the spectral radius at infinity ρ∞ ∈ [0, 1]:
+and the equations above enforced at t_{n+1} (velocity-level Pfaffian rows A(q) v = b as A v_{n+1} = b: their
+Newton right-hand side is −(Φv + φ_t)/(γ′h) instead of −φ/(β′h²)). From the spectral radius at infinity ρ∞ ∈ [0, 1]:
 α_m = (2ρ∞ − 1)/(ρ∞ + 1), α_f = ρ∞/(ρ∞ + 1), γ = ½ + α_f − α_m, β = ¼(γ + ½)². ρ∞ = 1 is the
 trapezoidal rule (no numerical damping); :meth:`GeneralizedAlpha.hht` gives the HHT-α member
 (α_m = 0, α_f = α ∈ [0, ⅓]).
@@ -54,7 +55,8 @@ class GeneralizedAlpha:
 
     dt : nominal step [s]; rho_inf : spectral radius at infinity (1 = no numerical damping);
     alpha_m, alpha_f : set both to override ρ∞ (e.g. HHT); tol : Newton tolerance on the position
-    increment and on φ, relative to max(1, ‖q‖∞) [m or rad]; max_iterations : per attempt;
+    increment and on φ, relative to max(1, ‖q‖∞) [m or rad], and on the residual Φv + φ_t of velocity-level
+    (Pfaffian) rows, relative to max(1, ‖v‖∞); max_iterations : per attempt;
     reuse_rate : keep the iteration matrix while ‖Δ_k‖/‖Δ_{k−1}‖ stays below it (an attempt that fails
     with a kept matrix only is retried once with a new one before the step is halved); dt_min : smallest
     step after halvings [s]; grow_after : consecutive easy steps (converged within half of
@@ -192,6 +194,7 @@ class _Stepper:
         self.iterations = 0
         self.sizes = []                                     # position increments of the last attempt
         self.used_fresh = False                             # the last attempt factored at least once
+        self.velocity_residual = 0.0                        # max |Φv + φ_t| of the Pfaffian rows at the last iterate
 
     def _factor(self, t, q, v, qdd, lam, ev, Phi, dt: float) -> None:
         A_r, A_f = _iteration_matrix(self.residual, t, q, v, qdd, lam, ev, self.gp * dt, self.bp * dt * dt)
@@ -204,6 +207,19 @@ class _Stepper:
         formed it: the same inputs give the same factor, so Newton continues as it would have."""
         ev = self.asm.evaluate(t, q, v)
         self._factor(t, q, v, qdd, lam, ev, self.asm.constraint_rows(ev)[1], dt)
+
+    def _constraint_rhs(self, phi, Phi, ev, v, dt: float) -> np.ndarray:
+        """−φ/(β′h²) of the position rows (Φ Δq = −φ with Δq = β′h² Δq̈); −(Φv + φ_t)/(γ′h) of the
+        velocity-level (Pfaffian) rows (Φ Δv = −(Φv + φ_t) with Δv = γ′h Δq̈, the index-2 form)."""
+        rhs = -phi / (self.bp * dt * dt)
+        rows = self.asm.velocity_rows
+        self.velocity_residual = 0.0
+        if rows.any():
+            phi_t = self.asm.constraint_rows(ev)[3]
+            residual = (Phi @ v)[rows] + phi_t[rows]
+            self.velocity_residual = float(np.max(np.abs(residual)))
+            rhs[rows] = -residual / (self.gp * dt)
+        return rhs
 
     def step(self, s: _Step, dt: float, tau: np.ndarray) -> tuple[_Step, int]:
         am, af, g, b = self.am, self.af, self.gamma, self.beta
@@ -226,7 +242,7 @@ class _Stepper:
             if refresh:
                 self._factor(t1, q, v, qdd, lam, ev, Phi, dt)
                 refresh, self.used_fresh = False, True
-            dqdd, y = self.solver.solve(-r, -phi / (bp * dt * dt))
+            dqdd, y = self.solver.solve(-r, self._constraint_rhs(phi, Phi, ev, v, dt))
             qdd += dqdd
             a += (1 - af) / (1 - am) * dqdd
             v += gp * dt * dqdd
@@ -236,7 +252,8 @@ class _Stepper:
             scale = max(1.0, float(np.max(np.abs(q))))
             self.iterations += 1
             self.sizes.append(size)
-            if size <= self.settings.tol * scale:
+            v_scale = max(1.0, float(np.max(np.abs(v)))) if v.size else 1.0
+            if size <= self.settings.tol * scale and self.velocity_residual <= self.settings.tol * v_scale:
                 return _Step(t1, q, v, qdd, a, lam), k
             rate = size / previous
             if not np.isfinite(size) or (rate > self.settings.reuse_rate and not fresh) or rate > 1.0:

@@ -85,10 +85,31 @@ def _worst_rows(asm, phi: np.ndarray, count: int = 3) -> str:
 
 
 # -------------------------------------------------------------------------- consistent configurations
+def _position_rows(asm):
+    """Indices of the rows with a position value (all but the Pfaffian ones), or None for all rows."""
+    velocity = getattr(asm, "velocity_rows", None)
+    return None if velocity is None or not np.any(velocity) else asm.holonomic_rows
+
+
+def _position_value(asm, t, q) -> np.ndarray:
+    """φ(q, t) of the position rows."""
+    phi = np.asarray(asm.constraint_value(t, q), dtype=float)
+    rows = _position_rows(asm)
+    return phi if rows is None else phi[rows]
+
+
+def _position_jacobian(asm, t, q):
+    """Φ of the position rows (velocity-level rows say nothing about positions)."""
+    Phi = asm.constraint_jacobian(t, q)
+    rows = _position_rows(asm)
+    return Phi if rows is None else Phi[rows]
+
+
 def assemble_configuration(asm, q_guess, t: float = 0.0, fixed=None, tol: float = 1e-12,
                            max_iterations: int = 50, *, rtol: float | None = None,
                            atol: float | None = None) -> np.ndarray:
-    """Coordinates q near ``q_guess`` with φ(q, t) = 0, by Newton iteration q ← q − Φ⁺φ(q) [AG-37].
+    """Coordinates q near ``q_guess`` with φ(q, t) = 0, by Newton iteration q ← q − Φ⁺φ(q) [AG-37] (on the
+    position rows: velocity-level Pfaffian rows constrain velocities only).
 
     Parameters
     ----------
@@ -128,25 +149,25 @@ def assemble_configuration(asm, q_guess, t: float = 0.0, fixed=None, tol: float 
         raise StateError(f"assemble_configuration: q_guess must have shape ({n},), got {q.shape}")
     rtol, atol = _tolerances(rtol, atol)
     free = np.setdiff1d(np.arange(n), np.asarray([] if fixed is None else fixed, dtype=int))
-    phi = np.asarray(asm.constraint_value(t, q), dtype=float)
+    phi = _position_value(asm, t, q)
     history = [float(np.linalg.norm(phi))]
     q_best, best = q.copy(), history[0]
     for _ in range(max_iterations):
         if history[-1] <= tol:
             return q
-        Phi = asm.constraint_jacobian(t, q)
+        Phi = _position_jacobian(asm, t, q)
         dq, _ = _min_norm_step(Phi[:, free] if len(free) < n else Phi, phi, rtol, atol)   # [AG-37]
         if not np.all(np.isfinite(dq)) or np.linalg.norm(dq) <= 1e-15 * (1.0 + np.linalg.norm(q)):
             break                                        # Gauss–Newton stationary point with φ ≠ 0
         q = q.copy()
         q[free] -= dq
-        phi = np.asarray(asm.constraint_value(t, q), dtype=float)
+        phi = _position_value(asm, t, q)
         history.append(float(np.linalg.norm(phi)))
         if history[-1] < best:
             q_best, best = q.copy(), history[-1]
     if history[-1] <= tol:
         return q
-    phi_best = np.asarray(asm.constraint_value(t, q_best), dtype=float)
+    phi_best = np.asarray(asm.constraint_value(t, q_best), dtype=float)     # all rows: labels line up
     raise ConvergenceError(f"assemble_configuration: constraints not satisfied to ‖φ‖ ≤ {tol:.1e} (best ‖φ‖ = "
                            f"{best:.3e} after {len(history) - 1} iterations); largest residuals in rows "
                            f"{_worst_rows(asm, phi_best)}", history, last_good=q_best)
@@ -167,14 +188,14 @@ def _correct(asm, t, q, v, settings: PositionCorrection, rtol, atol):
     """[AG-37] Newton projection of q onto φ = 0, then velocity projection.
 
     Returns q, v, iterations, ‖φ‖ after the correction."""
-    phi = np.asarray(asm.constraint_value(t, q), dtype=float)
+    phi = _position_value(asm, t, q)
     norm, iterations = float(np.linalg.norm(phi)), 0
     while (iterations < settings.min_iterations or norm > settings.tol) and iterations < settings.max_iterations:
-        dq, _ = _min_norm_step(asm.constraint_jacobian(t, q), phi, rtol, atol)      # [AG-37]
+        dq, _ = _min_norm_step(_position_jacobian(asm, t, q), phi, rtol, atol)      # [AG-37]
         if not np.any(dq):
             break                                   # Φ⁺ = 0 (rank 0): nothing to correct with
         q = q - dq
-        phi = np.asarray(asm.constraint_value(t, q), dtype=float)
+        phi = _position_value(asm, t, q)
         norm, iterations = float(np.linalg.norm(phi)), iterations + 1
     v = project_velocity(asm, q, v, t, rtol=rtol, atol=atol)
     return q, v, iterations, norm

@@ -129,6 +129,7 @@ class AssembledSystem:
     coordinate_labels : list[str] (n); row_labels : list[str] (m)
     coordinate_units : list[str] (n), "rad" (revolute joint) or "m" (prismatic joint, nodal coordinate);
     row_units : list[str] (m), unit of each constraint row's value φ (:attr:`Constraint.units`)
+    velocity_rows : bool array (m), the velocity-level (Pfaffian) rows; holonomic_rows : their complement's indices
     S : (k, n) actuation (selection) matrix of the actuated joint coordinates; actuated_labels (k),
     actuated_units (k)
     """
@@ -159,6 +160,9 @@ class AssembledSystem:
             self.row_slices.append(slice(row, row + c.n_rows))
             row += c.n_rows
         self.n_constraints = row
+        velocity = [flag for c in self.constraints for flag in c.velocity_rows]
+        self.velocity_rows = np.array(velocity, dtype=bool)          # Pfaffian rows A v = b: no position value
+        self.holonomic_rows = np.flatnonzero(~self.velocity_rows)     # the rows position corrections use
         self.columns = {tree: np.arange(s.start, s.stop) for tree, s in self.slices.items()}
         self.point_slots = self._register_points()
         self._program = None if self.sparse else compile_rigid_terms(self.trees, self.constraints, self.offsets)

@@ -1,0 +1,243 @@
+"""Velocity-level (Pfaffian) constraints A(q, t) v = b(q, t) [MR, LP]: knife edges, rolling discs, user rows.
+
+A Pfaffian row constrains velocities, not positions: its rows of an assembled system carry Φ = A, the
+velocity term φ_t = −b (so that Φ v + φ_t = 0 as for holonomic rows) and the acceleration bias
+Ȧv − ḃ (so that Φ a + bias = 0 [DE-4]); their position value φ is 0 and position corrections leave them
+out (``velocity_rows``). Every constrained-dynamics form, controller and rank check reads (Φ, bias) and so
+takes them as they are; the projected inverse dynamics of [LP] P τ = P (M q̈ + h), P = I − Aᵀ(AM⁻¹Aᵀ)⁻¹AM⁻¹,
+is the multiplier form with these rows.
+
+- :class:`KnifeEdge`: the point of a frame may not move along the frame's ``axis``: n·ẋ = 0, n = R ā;
+  A = nᵀJ, bias = n·(J̇v) + (ω × n)·ẋ.
+- :class:`RollingDisc`: a disc (centre c and axis w = R ā of a link frame, radius r) rolls without slipping on
+  the plane n·(x − p₀) = 0. With m = n − (n·w)w and d = −m/‖m‖ (centre to contact, in the disc's plane), the
+  material contact point moves with v_c = ċ + ω × r d = (J − r[d]× J_ω) v. Rows: the two tangential
+  components t₁·v_c, t₂·v_c (velocity level, non-holonomic) and the normal one, which is the holonomic
+  φ = n·(c − p₀) − r‖m‖ (the lowest point on the plane; ∇φ·v = n·v_c). Bias of each row e:
+  e·(c̈_b + α_b × r d + ω × r ḋ), with c̈_b, α_b the frame's bias accelerations, ẇ = ω × w,
+  ṁ = −(n·ẇ)w − (n·w)ẇ and ḋ = −(ṁ − (m̂·ṁ)m̂)/‖m‖, m̂ = m/‖m‖.
+- :class:`PfaffianRows`: user rows A(t, q) on chosen columns with b(t, q); the bias by central differences of
+  A and b along (v, 1) unless given.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..errors import ConstraintError
+from ..rigid.anchors import FrameAnchor
+from .base import Constraint, ConstraintRows
+
+__all__ = ["KnifeEdge", "RollingDisc", "PfaffianRows"]
+
+
+def _unit(vector, what: str, who: str) -> np.ndarray:
+    x = np.asarray(vector, dtype=float).reshape(-1)
+    if x.shape != (3,) or not np.all(np.isfinite(x)) or np.linalg.norm(x) == 0.0:
+        raise ConstraintError(f"{who}: {what} must be a non-zero finite 3-vector, got {vector!r}")
+    return x / np.linalg.norm(x)
+
+
+def _frame(anchor, who: str) -> FrameAnchor:
+    if not isinstance(anchor, FrameAnchor) or not anchor.trees:
+        raise ConstraintError(f"{who}: expected a frame on a rigid link (tree.frame(link, offset, rotation)), "
+                              f"got {anchor!r}")
+    return anchor
+
+
+def _skew(v: np.ndarray) -> np.ndarray:
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+def _merged(pieces) -> tuple[np.ndarray, np.ndarray]:
+    """(cols, block) of a sum of (cols_i, block_i) on the union of their columns."""
+    cols = np.unique(np.concatenate([c for c, _ in pieces])).astype(np.int64)
+    block = np.zeros((pieces[0][1].shape[0], cols.size))
+    for c, b in pieces:
+        block[:, np.searchsorted(cols, c)] += b
+    return cols, block
+
+
+class KnifeEdge(Constraint):
+    """The origin of ``frame`` may not move along the frame's ``axis`` (a skate, a knife edge, a wheel's
+    lateral no-slip): one velocity-level row n·ẋ = 0 [m/s].
+
+    Parameters
+    ----------
+    frame : FrameAnchor
+        ``tree.frame(link, offset, rotation)``: its origin is the contact point.
+    axis : array_like (3,)
+        The blocked direction in the frame's axes (default its y axis).
+    name : str, optional
+    """
+
+    kind = "knife_edge"
+    n_rows = 1
+    row_names = ("lateral",)
+
+    def __init__(self, frame: FrameAnchor, axis=(0.0, 1.0, 0.0), name: str | None = None):
+        super().__init__(name)
+        who = f"knife edge {self.name!r}"
+        self.frame = _frame(frame, who)
+        self.axis = _unit(axis, "axis", who)
+        self.trees, self.anchors = frame.trees, (frame,)
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        return ("m",)
+
+    @property
+    def velocity_rows(self) -> tuple[bool, ...]:
+        return (True,)
+
+    def evaluate(self, ev) -> ConstraintRows:
+        f = self.frame
+        n = f.rotation(ev) @ self.axis
+        cols, J = f.jacobian(ev)
+        bias = n @ f.bias(ev) + np.cross(f.angular_velocity(ev), n) @ f.velocity(ev)
+        return ConstraintRows(np.zeros(1), [(cols, n[None, :] @ J)], np.array([bias]), np.zeros(1))
+
+
+class RollingDisc(Constraint):
+    """A disc rolls without slipping on a plane: two tangential velocity-level rows and the holonomic
+    contact row [m].
+
+    Parameters
+    ----------
+    frame : FrameAnchor
+        ``tree.frame(link, centre, rotation)``: its origin is the disc's centre.
+    radius : float
+        r [m].
+    axis : array_like (3,)
+        The disc's axis in the frame's axes (default z).
+    normal, point : array_like (3,)
+        The plane n·(x − p₀) = 0 (default z = 0); the disc lies on the side n points to.
+    name : str, optional
+    """
+
+    kind = "rolling_disc"
+    n_rows = 3
+    row_names = ("t1", "t2", "normal")
+
+    def __init__(self, frame: FrameAnchor, radius: float, axis=(0.0, 0.0, 1.0), normal=(0.0, 0.0, 1.0),
+                 point=(0.0, 0.0, 0.0), name: str | None = None):
+        super().__init__(name)
+        who = f"rolling disc {self.name!r}"
+        self.frame = _frame(frame, who)
+        self.radius = float(radius)
+        if not np.isfinite(self.radius) or self.radius <= 0.0:
+            raise ConstraintError(f"{who}: radius must be positive, got {radius!r}")
+        self.axis, self.normal = _unit(axis, "axis", who), _unit(normal, "normal", who)
+        self.point = np.asarray(point, dtype=float).reshape(3)
+        helper = np.eye(3)[int(np.argmin(np.abs(self.normal)))]
+        t1 = np.cross(self.normal, helper)
+        t1 /= np.linalg.norm(t1)
+        self.basis = np.array([t1, np.cross(self.normal, t1), self.normal])       # rows t₁, t₂, n
+        self.trees, self.anchors = frame.trees, (frame,)
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        return ("m",) * 3
+
+    @property
+    def velocity_rows(self) -> tuple[bool, ...]:
+        return (True, True, False)
+
+    def evaluate(self, ev) -> ConstraintRows:
+        f, n, r = self.frame, self.normal, self.radius
+        w = f.rotation(ev) @ self.axis
+        m = n - (n @ w) * w
+        size = float(np.linalg.norm(m))
+        if size < 1e-9:
+            raise ConstraintError(f"rolling disc {self.name!r}: the disc lies flat on the plane at t = {ev.t:.6g} s "
+                                  f"(its axis is along the normal), so its contact point is undefined")
+        d = -m / size
+        omega = f.angular_velocity(ev)
+        w_dot = np.cross(omega, w)
+        m_dot = -(n @ w_dot) * w - (n @ w) * w_dot
+        d_dot = -(m_dot - (m_dot @ (m / size)) * (m / size)) / size
+        cols_p, Jp = f.jacobian(ev)
+        cols_w, Jw = f.angular_jacobian(ev)
+        cols, J = _merged([(cols_p, Jp), (cols_w, -r * _skew(d) @ Jw)])
+        acc = f.bias(ev) + np.cross(f.angular_bias(ev), r * d) + np.cross(omega, r * d_dot)
+        phi = np.array([0.0, 0.0, n @ (f.position(ev) - self.point) - r * size])
+        return ConstraintRows(phi, [(cols, self.basis @ J)], self.basis @ acc, np.zeros(3))
+
+
+class PfaffianRows(Constraint):
+    """User velocity-level rows A(t, q) v[columns] = b(t, q).
+
+    Parameters
+    ----------
+    columns : array of int (k,)
+        Global columns the rows act on.
+    n_rows : int
+        r, the number of rows.
+    matrix : callable (t, q) -> (r, k)
+        A on those columns, from the time [s] and the global coordinates q (n,).
+    rhs : callable (t, q) -> (r,), optional
+        b (default 0).
+    bias : callable (t, q, v) -> (r,), optional
+        Ȧv − ḃ; default central differences of A and b along q̇ = v and t (step 1e-6 relative).
+    units : str
+        Unit of the rows' velocities' conjugate position ("m" or "rad"), for the multipliers' unit.
+    name : str, optional
+    """
+
+    kind = "pfaffian"
+
+    def __init__(self, columns, n_rows: int, matrix: Callable, rhs: Callable | None = None,
+                 bias: Callable | None = None, units: str = "m", name: str | None = None):
+        super().__init__(name)
+        who = f"Pfaffian rows {self.name!r}"
+        cols = np.asarray(columns)
+        if cols.ndim != 1 or cols.size == 0 or not np.issubdtype(cols.dtype, np.integer) or cols.min() < 0 \
+                or len(np.unique(cols)) != cols.size:
+            raise ConstraintError(f"{who}: columns must be distinct non-negative integers, got {columns!r}")
+        for label, f in (("matrix", matrix), ("rhs", rhs), ("bias", bias)):
+            if f is not None and not callable(f):
+                raise ConstraintError(f"{who}: {label} must be callable, got {f!r}")
+        self.cols, self.matrix, self.rhs, self._bias = cols.astype(np.int64), matrix, rhs, bias
+        self._units = str(units)
+        if not isinstance(n_rows, (int, np.integer)) or n_rows < 1:
+            raise ConstraintError(f"{who}: n_rows must be a positive integer, got {n_rows!r}")
+        self.n_rows, self.row_names = int(n_rows), tuple(f"r{i}" for i in range(int(n_rows)))
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        return (self._units,) * self.n_rows
+
+    @property
+    def velocity_rows(self) -> tuple[bool, ...]:
+        return (True,) * self.n_rows
+
+    def _A(self, t, q) -> np.ndarray:
+        A = np.atleast_2d(np.asarray(self.matrix(t, q), dtype=float))
+        if A.shape != (self.n_rows, self.cols.size) or not np.all(np.isfinite(A)):
+            raise ConstraintError(f"Pfaffian rows {self.name!r}: matrix must return ({self.n_rows}, "
+                                  f"{self.cols.size}) finite numbers, got shape {A.shape}")
+        return A
+
+    def _b(self, t, q) -> np.ndarray:
+        if self.rhs is None:
+            return np.zeros(self.n_rows)
+        b = np.asarray(self.rhs(t, q), dtype=float).reshape(-1)
+        if b.shape != (self.n_rows,) or not np.all(np.isfinite(b)):
+            raise ConstraintError(f"Pfaffian rows {self.name!r}: rhs must return ({self.n_rows},) finite numbers, "
+                                  f"got shape {b.shape}")
+        return b
+
+    def evaluate(self, ev) -> ConstraintRows:
+        t, q, v = ev.t, ev.q, ev.v
+        A, b = self._A(t, q), self._b(t, q)
+        if self._bias is not None:
+            bias = np.asarray(self._bias(t, q, v), dtype=float).reshape(-1)
+        else:                                                          # d/dt (A v − b) at v̇ = 0
+            h = 1e-6 * max(1.0, float(np.max(np.abs(q))))
+            step = h / max(1.0, float(np.max(np.abs(v)))) if v.size else h
+            up, down = q + step * v, q - step * v
+            vc = v[self.cols]
+            bias = ((self._A(t + step, up) - self._A(t - step, down)) @ vc
+                    - (self._b(t + step, up) - self._b(t - step, down))) / (2.0 * step)
+        return ConstraintRows(np.zeros(self.n_rows), [(self.cols, A)], bias, -b)
