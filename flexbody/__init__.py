@@ -39,7 +39,8 @@ from .fem import (BodyForce, FlexibleBody, Gravity, HexMesh, MooneyRivlin, NeoHo
                   SurfaceMoment, SurfaceTraction, mesh)
 from .io import Results, plots, view
 from .linalg import constraint_rank
-from .rigid import Fixed, Ground, Prismatic, Revolute, RigidTree, load_urdf
+from .rigid import (Fixed, FreeFlyer, Ground, Planar, Prismatic, Revolute, RigidTree, Spherical, Universal,
+                    load_urdf)
 from .solvers import (RK4, Adaptive, Baumgarte, GeneralizedAlpha, NewtonSettings, PositionCorrection, RunContext,
                       assemble_configuration, holding_inputs, project_velocity, quasi_static_sequence, resume, simulate,
                       solve_static, task_sensitivity)
@@ -55,7 +56,7 @@ __all__ = [
     "BodyForce", "Gravity", "NodalForce", "SurfaceTraction", "SurfaceMoment", "Pressure", "System",
     "solve_static", "NewtonSettings", "Results", "FlexbodyError", "MeshError", "ElementError", "MaterialError",
     "LoadError", "ConstraintError", "ConvergenceError", "StateError", "ModelError",
-    "RigidTree", "Revolute", "Prismatic", "Fixed", "Ground", "load_urdf", "AssembledSystem", "State",
+    "RigidTree", "Revolute", "Prismatic", "Fixed", "Spherical", "FreeFlyer", "Universal", "Planar", "Ground", "load_urdf", "AssembledSystem", "State",
     "PointToPoint", "Distance", "Weld", "Hinge", "OnSurface", "Plane", "Sphere", "Cylinder", "ImplicitSurface",
     "LinearCoupling", "Gear", "FunctionCoupling", "PolynomialCoupling", "JointDriver",
     "dynamics", "constraint_rank", "mechanisms", "simulate", "RK4", "Adaptive", "Baumgarte", "PositionCorrection",

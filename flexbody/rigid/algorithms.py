@@ -12,14 +12,21 @@ follows from
     Ic_i = I_i + Σ_children Ic_c,   M_ij = S_iᵀ Ic_j S_j  (j ancestor of i)            (CRBA)
 
 with a_g = [g; 0] the gravity acceleration (the ground accelerates by −g). Links are stored in
-topological order (parent index < link index); joint types: 0 fixed, 1 revolute, 2 prismatic.
+topological order (parent index < link index); joint types: 0 fixed, 1 revolute, 2 prismatic, 3 one column
+of a spherical joint (three consecutive massless-then-carrier links with axes e_0, e_1, e_2 and coordinates
+φ (3,): the first part turns by exp([φ]×), the others add no motion of their own; each part's S is column
+k of the joint's motion subspace [p × w_k; w_k], w_k = R J_r(φ) e_k, and the last part adds the joint's
+velocity-product acceleration v_λ × (S φ̇) + [p × α; α], α = R J̇_r(φ) φ̇ — the parts' own v × S q̇ terms do
+not apply, since S depends on φ; :mod:`flexbody.rigid.exponential_coordinates`).
 """
 from __future__ import annotations
 
 import numba as nb
 import numpy as np
 
-FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
+from . import exponential_coordinates as expc
+
+FIXED, REVOLUTE, PRISMATIC, SPHERICAL = 0, 1, 2, 3
 
 
 @nb.njit(cache=True, inline="always")
@@ -71,12 +78,20 @@ def kinematics(parent, joint_type, axis, R_placement, p_placement, dof, q, v, R,
     p_local = np.empty(3)
     Sq = np.empty(6)
     vSq = np.empty(6)
+    w = np.empty(3)
     for i in range(n_links):
         jt = joint_type[i]
         qi = q[dof[i]] if dof[i] >= 0 else 0.0
         qdi = v[dof[i]] if dof[i] >= 0 else 0.0
+        column = -1
+        if jt == SPHERICAL:
+            column = 0 if axis[i, 0] > 0.5 else (1 if axis[i, 1] > 0.5 else 2)
         if jt == REVOLUTE:
             _axis_rotation(axis[i], qi, R_joint)
+            _matmul3(R_placement[i], R_joint, R_local)
+        elif column == 0:
+            d0 = dof[i]
+            expc.rotation(q[d0], q[d0 + 1], q[d0 + 2], R_joint)
             _matmul3(R_placement[i], R_joint, R_local)
         else:
             R_local[:, :] = R_placement[i]
@@ -99,7 +114,9 @@ def kinematics(parent, joint_type, axis, R_placement, p_placement, dof, q, v, R,
             vel[i] = vel[k]
             acc[i] = acc[k]
         S[i, :] = 0.0
-        if jt != FIXED:
+        if column >= 0:
+            _spherical_part(i, column, parent, dof, q, v, R, p, S, vel, acc, w)
+        elif jt != FIXED:
             z0 = R[i, 0, 0] * axis[i, 0] + R[i, 0, 1] * axis[i, 1] + R[i, 0, 2] * axis[i, 2]
             z1 = R[i, 1, 0] * axis[i, 0] + R[i, 1, 1] * axis[i, 1] + R[i, 1, 2] * axis[i, 2]
             z2 = R[i, 2, 0] * axis[i, 0] + R[i, 2, 1] * axis[i, 1] + R[i, 2, 2] * axis[i, 2]
@@ -114,6 +131,46 @@ def kinematics(parent, joint_type, axis, R_placement, p_placement, dof, q, v, R,
             _motion_cross(vel[i], Sq, vSq)
             for a in range(6):
                 acc[i, a] += vSq[a]
+
+
+@nb.njit(cache=True)
+def _spherical_part(i, column, parent, dof, q, v, R, p, S, vel, acc, w):
+    """Column ``column`` of a spherical joint at link i (module docstring): S[i], vel[i] += S φ̇_k and, at the
+    last part, acc[i] += v_λ × (S φ̇) + [p × α; α]."""
+    d0 = dof[i] - column
+    p0, p1, p2 = q[d0], q[d0 + 1], q[d0 + 2]
+    expc.right_jacobian_column(p0, p1, p2, column, w)
+    z0 = R[i, 0, 0] * w[0] + R[i, 0, 1] * w[1] + R[i, 0, 2] * w[2]
+    z1 = R[i, 1, 0] * w[0] + R[i, 1, 1] * w[1] + R[i, 1, 2] * w[2]
+    z2 = R[i, 2, 0] * w[0] + R[i, 2, 1] * w[1] + R[i, 2, 2] * w[2]
+    S[i, 0], S[i, 1], S[i, 2] = _cross(p[i, 0], p[i, 1], p[i, 2], z0, z1, z2)
+    S[i, 3], S[i, 4], S[i, 5] = z0, z1, z2
+    rate = v[dof[i]]
+    for a in range(6):
+        vel[i, a] += S[i, a] * rate
+    if column < 2:
+        return
+    first = i - 2
+    lam = parent[first]
+    joint_vel = np.empty(6)                                  # S φ̇ of the whole joint
+    v_lam = np.zeros(6)
+    for a in range(6):
+        if lam >= 0:
+            v_lam[a] = vel[lam, a]
+        joint_vel[a] = vel[i, a] - v_lam[a]
+    cross = np.empty(6)
+    _motion_cross(v_lam, joint_vel, cross)
+    expc.right_jacobian_rate(p0, p1, p2, v[d0], v[d0 + 1], v[d0 + 2], w)
+    a0 = R[i, 0, 0] * w[0] + R[i, 0, 1] * w[1] + R[i, 0, 2] * w[2]
+    a1 = R[i, 1, 0] * w[0] + R[i, 1, 1] * w[1] + R[i, 1, 2] * w[2]
+    a2 = R[i, 2, 0] * w[0] + R[i, 2, 1] * w[1] + R[i, 2, 2] * w[2]
+    l0, l1, l2 = _cross(p[i, 0], p[i, 1], p[i, 2], a0, a1, a2)
+    acc[i, 0] += cross[0] + l0
+    acc[i, 1] += cross[1] + l1
+    acc[i, 2] += cross[2] + l2
+    acc[i, 3] += cross[3] + a0
+    acc[i, 4] += cross[4] + a1
+    acc[i, 5] += cross[5] + a2
 
 
 @nb.njit(cache=True, inline="always")

@@ -1,9 +1,23 @@
-"""Joints of a rigid kinematic tree: revolute, prismatic and fixed, each with one or no coordinate.
+"""Joints of a rigid kinematic tree: revolute, prismatic and fixed, each with one or no coordinate, and the
+joints with several coordinates: spherical, free-flyer, universal and planar.
 
 A joint connects a link to its parent. Its frame is placed in the parent link frame by a constant
 transform (``placement``); the joint then rotates (revolute, q in rad) or translates (prismatic, q in m)
 the child link frame about/along ``axis``, a unit vector expressed in the joint frame. At q = 0 the child
 link frame coincides with the joint frame.
+
+A joint with several coordinates is added as a chain of one-coordinate parts on massless links at the same
+place (Featherstone's composite of single-degree-of-freedom joints), the last of which is the link itself:
+
+- :class:`Universal` (two revolutes, the second axis turning with the first) and :class:`Planar` (two
+  translations in the plane, then a rotation about its normal) are regular everywhere;
+- :class:`Spherical` uses local exponential coordinates φ (3,), R_joint = exp([φ]×): its motion subspace
+  is the body-axes columns of the right Jacobian J_r(φ), ω = R J_r(φ) φ̇ (three parts of code SPHERICAL,
+  :func:`flexbody.rigid.algorithms.kinematics`). J_r is singular only at ‖φ‖ = 2π, and the integrators move
+  φ to the other chart of the same rotation, φ − 2π φ/‖φ‖, whenever ‖φ‖ passes π
+  (:mod:`flexbody.rigid.rotation_charts`), so no configuration is singular;
+- :class:`FreeFlyer` is three translations along the joint frame's axes followed by a spherical joint:
+  q = (position of the link frame in the joint frame [m], φ [rad]).
 """
 from __future__ import annotations
 
@@ -12,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ModelError
-from .algorithms import FIXED, PRISMATIC, REVOLUTE
+from .algorithms import FIXED, PRISMATIC, REVOLUTE, SPHERICAL
 
 
 def _unit_axis(axis, kind: str) -> np.ndarray:
@@ -63,3 +77,131 @@ class Fixed:
     @property
     def axis(self) -> np.ndarray:
         return np.zeros(3)
+
+
+@dataclass(frozen=True)
+class SphericalColumn:
+    """One of the three parts of a spherical joint: the rotation-vector coordinate φ_k (``column`` k) [rad]."""
+
+    column: int
+    code = SPHERICAL
+    n_dofs = 1
+    unit = "rad"
+    force_unit = "N·m"
+
+    @property
+    def axis(self) -> np.ndarray:
+        return np.eye(3)[self.column]
+
+
+def rotation_vector(quaternion=None, rotation=None) -> np.ndarray:
+    """The rotation vector φ (3,) [rad], ‖φ‖ ≤ π, of a unit quaternion (x, y, z, w) — Pinocchio's and scipy's
+    order — or of a rotation matrix (3, 3); the identity when neither is given.
+
+    Raises
+    ------
+    ModelError
+        A quaternion that is not of unit length (to 1e-9) or not finite; a matrix that is not a rotation.
+    """
+    from scipy.spatial.transform import Rotation
+    if quaternion is not None and rotation is not None:
+        raise ModelError("rotation_vector: give a quaternion or a rotation matrix, not both")
+    if quaternion is not None:
+        quat = np.asarray(quaternion, dtype=float).reshape(-1)
+        if quat.shape != (4,) or not np.all(np.isfinite(quat)) or abs(np.linalg.norm(quat) - 1.0) > 1e-9:
+            raise ModelError(f"rotation_vector: the quaternion (x, y, z, w) {quaternion!r} is not a finite unit "
+                             f"quaternion (its norm is {np.linalg.norm(quat) if quat.shape == (4,) else 'undefined'})")
+        return Rotation.from_quat(quat).as_rotvec()
+    if rotation is not None:
+        R = np.asarray(rotation, dtype=float)
+        if R.shape != (3, 3) or not np.all(np.isfinite(R)) or np.abs(R @ R.T - np.eye(3)).max() > 1e-9 \
+                or np.linalg.det(R) < 0:
+            raise ModelError(f"rotation_vector: {rotation!r} is not a rotation matrix (orthonormal, det +1)")
+        return Rotation.from_matrix(R).as_rotvec()
+    return np.zeros(3)
+
+
+@dataclass(frozen=True)
+class Spherical:
+    """A ball joint: three local exponential coordinates φ [rad] with R = exp([φ]×) (module docstring)."""
+
+    n_dofs = 3
+    suffixes = ("rx", "ry", "rz")
+
+    def parts(self) -> tuple:
+        return tuple(SphericalColumn(k) for k in range(3))
+
+    @staticmethod
+    def coordinates(quaternion=None, rotation=None) -> np.ndarray:
+        """φ (3,) [rad] of an orientation given as a unit quaternion (x, y, z, w) or a rotation matrix."""
+        return rotation_vector(quaternion, rotation)
+
+
+@dataclass(frozen=True)
+class FreeFlyer:
+    """A floating base: the link frame's origin in the joint frame (x, y, z [m]) and its rotation vector
+    φ [rad] (R = exp([φ]×)); six coordinates."""
+
+    n_dofs = 6
+    suffixes = ("tx", "ty", "tz", "rx", "ry", "rz")
+
+    def parts(self) -> tuple:
+        return tuple(Prismatic(np.eye(3)[k]) for k in range(3)) + Spherical().parts()
+
+    @staticmethod
+    def coordinates(position=(0.0, 0.0, 0.0), quaternion=None, rotation=None) -> np.ndarray:
+        """q (6,) of a pose: ``position`` (3,) [m] and orientation (unit quaternion (x, y, z, w) or rotation
+        matrix) of the link frame in the joint frame; ModelError for a non-unit quaternion."""
+        p = np.asarray(position, dtype=float).reshape(-1)
+        if p.shape != (3,) or not np.all(np.isfinite(p)):
+            raise ModelError(f"FreeFlyer.coordinates: position must be 3 finite numbers, got {position!r}")
+        return np.concatenate([p, rotation_vector(quaternion, rotation)])
+
+
+@dataclass(frozen=True)
+class Universal:
+    """A Cardan joint: rotation q₁ about ``axis1`` (joint frame), then q₂ about ``axis2`` of the frame the
+    first rotation turned [rad]; the axes must not be parallel."""
+
+    axis1: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0]))
+    axis2: np.ndarray = field(default_factory=lambda: np.array([0.0, 1.0, 0.0]))
+    n_dofs = 2
+    suffixes = ("u1", "u2")
+
+    def __post_init__(self):
+        a1, a2 = _unit_axis(self.axis1, "Universal"), _unit_axis(self.axis2, "Universal")
+        if np.linalg.norm(np.cross(a1, a2)) < 1e-6:
+            raise ModelError(f"Universal joint: axes {self.axis1!r} and {self.axis2!r} are parallel")
+        object.__setattr__(self, "axis1", a1)
+        object.__setattr__(self, "axis2", a2)
+
+    def parts(self) -> tuple:
+        return Revolute(self.axis1), Revolute(self.axis2)
+
+
+@dataclass(frozen=True)
+class Planar:
+    """Motion in the plane normal to ``normal`` (joint frame): translations along two in-plane axes t₁, t₂
+    [m] (t₁ = normal × e, e the basis vector least aligned with the normal; t₂ = normal × t₁), then a
+    rotation about the normal [rad]."""
+
+    normal: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
+    n_dofs = 3
+    suffixes = ("t1", "t2", "r")
+
+    def __post_init__(self):
+        object.__setattr__(self, "normal", _unit_axis(self.normal, "Planar"))
+
+    def in_plane_axes(self) -> tuple[np.ndarray, np.ndarray]:
+        n = self.normal
+        t1 = np.cross(n, np.eye(3)[int(np.argmin(np.abs(n)))])
+        t1 /= np.linalg.norm(t1)
+        return t1, np.cross(n, t1)
+
+    def parts(self) -> tuple:
+        t1, t2 = self.in_plane_axes()
+        return Prismatic(t1), Prismatic(t2), Revolute(self.normal)
+
+
+COMPOUND_JOINTS = (Spherical, FreeFlyer, Universal, Planar)
+"""Joints with several coordinates, added as chains of one-coordinate parts."""

@@ -26,7 +26,7 @@ def _rotation(value, what: str) -> np.ndarray:
     return R
 
 
-def _inertia(value, what: str) -> np.ndarray:
+def _inertia(value, what: str, physical: bool = True) -> np.ndarray:
     if value is None:
         return np.zeros((3, 3))
     I = np.asarray(value, dtype=float)
@@ -36,6 +36,8 @@ def _inertia(value, what: str) -> np.ndarray:
         raise ModelError(f"{what} must be a finite 3×3 matrix or its 3 principal moments")
     if np.abs(I - I.T).max() > 1e-12 * max(1.0, np.abs(I).max()):
         raise ModelError(f"{what} is not symmetric")
+    if not physical:
+        return I
     eig = np.linalg.eigvalsh(I)
     scale = max(1.0, eig.max())
     if eig.min() < -1e-12 * scale or eig[0] + eig[1] < eig[2] - 1e-9 * scale:
@@ -56,13 +58,24 @@ class Link:
     coordinate : int or None
         Index of the joint coordinate in the tree's q (None for a fixed joint).
     mass : float [kg]; com : (3,) [m] in the link frame; inertia : (3, 3) [kg m²] about the com, link axes.
+    label : str
+        The name of its coordinate (``tree.coordinate_labels``): the link's name, or ``name.suffix`` for a
+        part of a joint with several coordinates (e.g. ``base.tx`` … ``base.rz`` of a free flyer).
+    compound : Spherical | FreeFlyer | Universal | Planar | None
+        The joint with several coordinates this link is a part of (its last part is the link the user
+        added; the others are massless links named ``name.suffix``).
+    coordinates : tuple of int
+        The coordinates of the link's whole joint (one, several, or none).
     """
 
     def __init__(self, tree, index, name, parent, joint, placement_rotation, placement_origin, mass, com,
-                 inertia, coordinate):
+                 inertia, coordinate, label=None, compound=None):
         self.tree, self.index, self.name, self.parent, self.joint = tree, index, name, parent, joint
         self.placement_rotation, self.placement_origin = placement_rotation, placement_origin
         self.mass, self.com, self.inertia, self.coordinate = mass, com, inertia, coordinate
+        self.label = name if label is None else label
+        self.compound = compound
+        self.coordinates = () if coordinate is None else (coordinate,)
 
     def __repr__(self) -> str:
         return f"Link({self.name!r} of tree {self.tree.name!r}, joint {type(self.joint).__name__})"

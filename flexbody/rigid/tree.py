@@ -17,7 +17,7 @@ from ..errors import ModelError, StateError
 from . import algorithms as alg
 from . import tree_dynamics
 from .anchors import LinkFrame, LinkPoint
-from .joints import Fixed, Prismatic, Revolute
+from .joints import COMPOUND_JOINTS, Fixed, Prismatic, Revolute
 from .link import Link, _inertia, _rotation, _vector3
 
 
@@ -53,16 +53,22 @@ class RigidTree:
 
     # ------------------------------------------------------------------ building
     def add_link(self, name: str, parent=None, joint=None, *, origin=(0.0, 0.0, 0.0), rotation=None,
-                 mass: float = 0.0, com=(0.0, 0.0, 0.0), inertia=None) -> Link:
+                 mass: float = 0.0, com=(0.0, 0.0, 0.0), inertia=None, check_inertia: bool = True) -> Link:
         """Add a link connected to ``parent`` (a Link, its name, or None for the ground).
 
         Parameters
         ----------
-        joint : Revolute | Prismatic | Fixed, default Revolute about z.
+        joint : Revolute | Prismatic | Fixed | Spherical | FreeFlyer | Universal | Planar, default Revolute
+            about z. A joint with several coordinates is added as massless parts named ``name.suffix`` ending
+            in this link (:mod:`flexbody.rigid.joints`); ``link.coordinates`` lists its coordinates.
         origin, rotation : placement of the joint frame in the parent link frame (or the world for the
             ground): translation (3,) [m] and rotation matrix (3, 3).
         mass : float [kg]; com : (3,) centre of mass in the link frame [m];
         inertia : (3, 3) or (3,) rotational inertia about the com in link axes [kg m²].
+        check_inertia : bool
+            Refuse an inertia that is not physical (negative principal moments, triangle inequality). False
+            leaves the check to the caller: :func:`flexbody.load_urdf` checks the bodies that fixed joints weld
+            together as one, as robot files often give a massless placeholder link an incomplete inertia.
         """
         where = f"tree {self.name!r}, link {name!r}"
         if not isinstance(name, str) or not name:
@@ -71,15 +77,36 @@ class RigidTree:
             raise ModelError(f"{where}: a link of that name already exists")
         parent_link = None if parent is None else self.link(parent)
         joint = Revolute() if joint is None else joint
-        if not isinstance(joint, (Revolute, Prismatic, Fixed)):
-            raise ModelError(f"{where}: joint must be Revolute, Prismatic or Fixed, got {type(joint).__name__}")
+        if not isinstance(joint, (Revolute, Prismatic, Fixed) + COMPOUND_JOINTS):
+            raise ModelError(f"{where}: joint must be Revolute, Prismatic, Fixed, Spherical, FreeFlyer, Universal or "
+                             f"Planar, got {type(joint).__name__}")
         mass = float(mass)
         if not np.isfinite(mass) or mass < 0:
             raise ModelError(f"{where}: mass must be finite and non-negative, got {mass}")
+        placement = (_rotation(rotation, f"{where}: rotation"), _vector3(origin, f"{where}: origin"))
+        body = (mass, _vector3(com, f"{where}: com"), _inertia(inertia, f"{where}: inertia", check_inertia))
+        if not isinstance(joint, COMPOUND_JOINTS):
+            return self._append(name, parent_link, joint, placement, body)
+        names = [f"{name}.{suffix}" for suffix in joint.suffixes]
+        for part_name in names:
+            if part_name in self._by_name:
+                raise ModelError(f"{where}: a link named {part_name!r} (a part of this joint) already exists")
+        massless = (0.0, np.zeros(3), np.zeros((3, 3)))
+        identity = (np.eye(3), np.zeros(3))
+        parts = joint.parts()
+        first = len(self.links)
+        link = parent_link
+        for k, part in enumerate(parts):
+            last = k == len(parts) - 1
+            link = self._append(name if last else names[k], link, part, placement if k == 0 else identity,
+                                body if last else massless, label=names[k], compound=joint)
+        link.coordinates = tuple(l.coordinate for l in self.links[first:])
+        return link
+
+    def _append(self, name, parent_link, joint, placement, body, label=None, compound=None) -> Link:
         coordinate = self.n_dofs if joint.n_dofs else None
-        link = Link(self, len(self.links), name, parent_link, joint, _rotation(rotation, f"{where}: rotation"),
-                    _vector3(origin, f"{where}: origin"), mass, _vector3(com, f"{where}: com"),
-                    _inertia(inertia, f"{where}: inertia"), coordinate)
+        link = Link(self, len(self.links), name, parent_link, joint, placement[0], placement[1], *body, coordinate,
+                    label=label, compound=compound)
         self.links.append(link)
         self._by_name[name] = link
         self._n_dofs += joint.n_dofs
@@ -105,13 +132,19 @@ class RigidTree:
         return self._n_dofs
 
     @property
+    def rotation_vectors(self) -> np.ndarray:
+        """First coordinates (k,) of the rotation vectors φ of the tree's spherical and free-flyer joints."""
+        return np.array([l.coordinate for l in self.links if l.joint.code == alg.SPHERICAL and l.joint.column == 0],
+                        dtype=np.int64)
+
+    @property
     def coordinate_links(self) -> list[Link]:
         """Links with a joint coordinate, in coordinate order."""
         return [link for link in self.links if link.coordinate is not None]
 
     @property
     def coordinate_labels(self) -> list[str]:
-        return [f"{self.name}.{link.name}" for link in self.coordinate_links]
+        return [f"{self.name}.{link.label}" for link in self.coordinate_links]
 
     def point(self, link, offset=(0.0, 0.0, 0.0)):
         """An anchor at ``offset`` [m] (link frame) on ``link``, for constraints and tasks."""

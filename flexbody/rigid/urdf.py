@@ -8,10 +8,11 @@ q = 0 they coincide. A link's ``inertial`` block gives its mass, the centre of m
 inertia tensor (``origin``) in the link frame; flexbody takes the centre of mass as it is and the tensor
 about it turned into link axes, I_link = R I Rᵀ.
 
-Each URDF link becomes a flexbody link of the same name (the root link on the ground by a fixed joint), in
-depth-first order from the root, so the joint coordinates are numbered as the joints appear along the tree.
-Joint types: ``revolute`` and ``continuous`` → :class:`Revolute`, ``prismatic`` → :class:`Prismatic`,
-``fixed`` → :class:`Fixed`; ``floating`` and ``planar`` joints are refused. ``mimic`` joints are loaded as
+Each URDF link becomes a flexbody link of the same name (the root link on the ground by a fixed joint, or by
+a :class:`FreeFlyer` with ``floating_base=True``), in depth-first order from the root, so the joint coordinates
+are numbered as the joints appear along the tree. Joint types: ``revolute`` and ``continuous`` →
+:class:`Revolute`, ``prismatic`` → :class:`Prismatic`, ``fixed`` → :class:`Fixed`, ``floating`` →
+:class:`FreeFlyer`, ``planar`` → :class:`Planar` (``axis`` is the plane's normal). ``mimic`` joints are loaded as
 independent joints (tie them with :class:`flexbody.constraints.couplings.Gear` if wanted). Limits are kept
 in ``tree.limits`` (by link name) and visual meshes in ``tree.visuals`` for views.
 """
@@ -23,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelError
-from .joints import Fixed, Prismatic, Revolute
+from .joints import Fixed, FreeFlyer, Planar, Prismatic, Revolute
+from .link import _inertia
 from .tree import RigidTree
 
 __all__ = ["load_urdf", "JointLimits", "VisualMesh"]
@@ -52,7 +54,7 @@ class VisualMesh:
 
 
 def load_urdf(path, *, name: str | None = None, gravity=(0.0, 0.0, -9.81), package_dirs=(),
-              visuals: bool = True) -> RigidTree:
+              visuals: bool = True, floating_base: bool = False) -> RigidTree:
     """The :class:`RigidTree` of the robot described by the URDF file ``path``.
 
     Parameters
@@ -68,6 +70,10 @@ def load_urdf(path, *, name: str | None = None, gravity=(0.0, 0.0, -9.81), packa
         the URDF file (one of them named NAME, or holding NAME).
     visuals : bool
         Keep the visual meshes (``tree.visuals``); a mesh file that cannot be found is then an error.
+    floating_base : bool
+        Attach the root link to the ground by a :class:`FreeFlyer` (its six coordinates ``ROOT.tx`` …
+        ``ROOT.rz`` come first: position [m] and rotation vector [rad] of the root link frame in the world)
+        instead of a fixed joint: a legged robot, a humanoid, a drone.
 
     Raises
     ------
@@ -97,14 +103,46 @@ def load_urdf(path, *, name: str | None = None, gravity=(0.0, 0.0, -9.81), packa
     stack = [(roots[0], None)]
     while stack:                                                # depth first, joints in file order
         link_name, joint = stack.pop()
-        _add_link(tree, links[link_name], joint, path.name)
+        _add_link(tree, links[link_name], joint, path.name, floating_base)
         if visuals:
             tree.visuals[link_name] = _visual_meshes(links[link_name], path, search)
         stack.extend((j.child, j) for j in reversed(children.get(link_name, [])))
-    if len(tree.links) != len(links):
-        raise ModelError(f"URDF {path.name}: links not connected to the root {roots[0]!r}: "
-                         f"{sorted(set(links) - {link.name for link in tree.links})}")
+    missing = sorted(set(links) - {link.name for link in tree.links})
+    if missing:
+        raise ModelError(f"URDF {path.name}: links not connected to the root {roots[0]!r}: {missing}")
+    _check_welded_inertias(tree, path.name)
     return tree
+
+
+def _check_welded_inertias(tree: RigidTree, file: str) -> None:
+    """Each body of links welded by fixed joints has a physical inertia about its centre of mass (a single
+    link of it need not: robot files give placeholder links incomplete inertias)."""
+    groups: dict = {}
+    for link in tree.links:
+        if link.mass == 0.0 and not link.inertia.any():
+            continue
+        top, R, p = link, np.eye(3), np.zeros(3)                 # pose of the link in its group's top link
+        while isinstance(top.joint, Fixed) and top.parent is not None:
+            R, p = top.placement_rotation @ R, top.placement_rotation @ p + top.placement_origin
+            top = top.parent
+        groups.setdefault(top.name, []).append((link, R, p))
+    for top, members in groups.items():
+        mass = sum(l.mass for l, _, _ in members)
+        centres = [R @ l.com + p for l, R, p in members]
+        c = sum(l.mass * x for (l, _, _), x in zip(members, centres)) / mass if mass > 0 else np.zeros(3)
+        inertia = np.zeros((3, 3))
+        for (l, R, _), x in zip(members, centres):
+            d = x - c
+            inertia += R @ l.inertia @ R.T + l.mass * (d @ d * np.eye(3) - np.outer(d, d))
+        names = [l.name for l, _, _ in members]
+        try:
+            _inertia(inertia, "")
+        except ModelError:
+            eig = np.linalg.eigvalsh(inertia)
+            raise ModelError(f"URDF {file}: link {names[0]!r}" + (f" (welded by fixed joints to {names[1:]})"
+                             if len(names) > 1 else "") + f": inertia is not physical (principal moments {eig} "
+                             "kg m² about the centre of mass: must be non-negative and satisfy the triangle "
+                             "inequality)") from None
 
 
 def _parse(path: Path):
@@ -124,7 +162,7 @@ def _parse(path: Path):
     return urdf.robot
 
 
-def _add_link(tree: RigidTree, link, joint, file: str) -> None:
+def _add_link(tree: RigidTree, link, joint, file: str, floating_base: bool) -> None:
     """Add URDF ``link`` (attached by URDF ``joint``, None for the root) to ``tree``."""
     mass, com, inertia = 0.0, np.zeros(3), np.zeros((3, 3))
     if link.inertial is not None:
@@ -133,12 +171,13 @@ def _add_link(tree: RigidTree, link, joint, file: str) -> None:
         mass, com = float(link.inertial.mass or 0.0), origin[:3, 3]
         inertia = R @ np.asarray(link.inertial.inertia, dtype=float) @ R.T        # about the com, link axes
     if joint is None:
-        tree.add_link(link.name, None, Fixed(), mass=mass, com=com, inertia=inertia)
+        tree.add_link(link.name, None, FreeFlyer() if floating_base else Fixed(), mass=mass, com=com,
+                      inertia=inertia, check_inertia=False)
         return
     pose = np.eye(4) if joint.origin is None else np.asarray(joint.origin, dtype=float)
     tree.add_link(link.name, joint.parent, _joint(joint, file), origin=pose[:3, 3], rotation=pose[:3, :3],
-                  mass=mass, com=com, inertia=inertia)
-    if joint.type != "fixed":
+                  mass=mass, com=com, inertia=inertia, check_inertia=False)
+    if joint.type not in ("fixed", "floating", "planar"):
         limit = joint.limit
         tree.limits[link.name] = JointLimits(
             joint.name,
@@ -155,8 +194,12 @@ def _joint(joint, file: str):
         return Prismatic(axis)
     if joint.type == "fixed":
         return Fixed()
+    if joint.type == "floating":
+        return FreeFlyer()
+    if joint.type == "planar":
+        return Planar(axis)
     raise ModelError(f"URDF {file}: joint {joint.name!r} is of type {joint.type!r}; supported: revolute, "
-                     "continuous, prismatic, fixed")
+                     "continuous, prismatic, fixed, floating, planar")
 
 
 def _number(value, default: float) -> float:

@@ -144,9 +144,14 @@ class _Run:
         return res
 
     def end_step(self, t, q, v):
-        """Check the new state and apply the position correction; returns q, v, iterations."""
+        """Check the new state, move rotation vectors longer than π to their other chart and apply the
+        position correction; returns q, v, iterations."""
         _finite("q", q, t)
         _finite("v", v, t)
+        switch = getattr(self.asm, "switch_charts", None)
+        switched = None if switch is None else switch(q, v)
+        if switched is not None:                      # a rotation vector passed π: its other chart
+            q, v = switched
         if self.correction is None or int(self.asm.n_constraints) == 0:
             return q, v, 0
         q, v, iterations, norm = _correct(self.asm, t, q, v, self.correction, *self.tolerances)

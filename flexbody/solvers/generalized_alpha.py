@@ -349,6 +349,10 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
         power = _viscous_power(asm, new)
         stats["dissipated"] += 0.5 * dt_step * start + 0.5 * dt_step * power             # trapezoid
         state, k = new, k + 1
+        switched = asm.switch_charts(state.q, state.v, state.qdd, state.a)
+        if switched is not None:                             # a rotation vector passed π: its other chart
+            state = _Step(state.t, *switched, state.lam)
+            stepper.factor_dt = None
         stats["steps"] = k
         rows = None                                          # the constraint rows at the new state, once
         if controller is not None and hasattr(controller, "update"):

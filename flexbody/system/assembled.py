@@ -25,6 +25,7 @@ from .applied_forces import AppliedForces
 from .flexible_stack import FlexiblePart
 from .rigid_program import compile_rigid_terms
 from .row_pattern import RowPattern
+from ..rigid.exponential_coordinates import switched_charts
 from ..rigid.tree import Kinematics
 
 
@@ -177,6 +178,8 @@ class AssembledSystem:
         self.coordinate_units += ["m"] * self.flexible.n_dofs
         self.row_units = [unit for c in self.constraints for unit in getattr(c, "units", ("-",) * c.n_rows)]
         self.body_slices = {item.name: (s.start, s.stop) for item, s in self.slices.items()}
+        self.rotation_vectors = np.concatenate([self.offsets[t] + t.rotation_vectors for t in self.trees]
+                                               or [np.zeros(0, np.int64)]).astype(np.int64)
         if actuated_links is None:                       # every joint; flexible nodes are passive [DE 6.3]
             cols = np.arange(self.n_rigid)
         else:
@@ -460,6 +463,14 @@ class AssembledSystem:
                 return known
         raise StateError(f"{item!r} is not a tree or body of this system; it has "
                          f"{sorted(known.name for known in self.slices)}")
+
+    def switch_charts(self, q, v, *accelerations):
+        """The state in the other chart of every rotation vector longer than π (spherical and free-flyer
+        joints, :mod:`flexbody.rigid.exponential_coordinates`): new (q, v, *accelerations), or None when
+        none is. Integrators call it after each step, so no joint reaches the singular ‖φ‖ = 2π."""
+        if not self.rotation_vectors.size:
+            return None
+        return switched_charts(self.rotation_vectors, q, v, *accelerations)
 
     def initial_state(self) -> State:
         return State(0.0, self.q0.copy(), np.zeros(self.n_dofs))

@@ -1,0 +1,124 @@
+"""Local exponential coordinates of rotations: the rotation vector φ (3,) [rad], R = exp([φ]×), its right
+Jacobian, the rate of that Jacobian, and the change of chart φ → φ − 2π φ/‖φ‖ (the same rotation).
+
+With θ = ‖φ‖ and the coefficients s = sin θ/θ, a = (1 − cos θ)/θ², b = (θ − sin θ)/θ³:
+
+    exp([φ]×) = I + s[φ]× + a[φ]×²                                   (Rodrigues)
+    J_r(φ) = I − a[φ]× + b[φ]×²,   ω_body = J_r(φ) φ̇                  (right Jacobian of SO(3))
+    J̇_r φ̇ = −ȧ (φ × φ̇) + ḃ φ × (φ × φ̇) + b φ̇ × (φ × φ̇),   ȧ = (a′/θ)(φ·φ̇), ḃ = (b′/θ)(φ·φ̇)
+
+(the terms with [φ̇]×φ̇ vanish). Near θ = 0 the coefficients come from their Taylor series to θ⁶ (θ < 0.05, where
+the first neglected term is below 2e-16). J_r is singular only at θ = 2π k (k ≥ 1).
+
+The chart change f(φ) = φ − 2π φ/θ maps a rotation vector of length θ ∈ (π, 2π) to the one of length 2π − θ
+with the same rotation; velocities and accelerations follow with its derivatives
+Df[h] = h − 2π (h − u(u·h))/θ and D²f[h, h] = 2π (2(u·h)h + (h·h)u − 3(u·h)²u)/θ², u = φ/θ.
+"""
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+SERIES_BELOW = 0.05
+"""θ [rad] below which the coefficients use their Taylor series."""
+
+
+@nb.njit(cache=True, inline="always")
+def coefficients(theta):
+    """(s, a, b, a′/θ, b′/θ) of the module docstring at θ = ‖φ‖."""
+    if theta < SERIES_BELOW:
+        t2 = theta * theta
+        t4 = t2 * t2
+        t6 = t4 * t2
+        return (1.0 - t2 / 6.0 + t4 / 120.0 - t6 / 5040.0,
+                0.5 - t2 / 24.0 + t4 / 720.0 - t6 / 40320.0,
+                1.0 / 6.0 - t2 / 120.0 + t4 / 5040.0 - t6 / 362880.0,
+                -1.0 / 12.0 + t2 / 180.0 - t4 / 6720.0 + t6 / 453600.0,
+                -1.0 / 60.0 + t2 / 1260.0 - t4 / 60480.0 + t6 / 4989600.0)
+    c, s = math.cos(theta), math.sin(theta)
+    t2 = theta * theta
+    return (s / theta, (1.0 - c) / t2, (theta - s) / (t2 * theta),
+            (theta * s - 2.0 * (1.0 - c)) / (t2 * t2),
+            (1.0 - c) / (t2 * t2) - 3.0 * (theta - s) / (t2 * t2 * theta))
+
+
+@nb.njit(cache=True, inline="always")
+def _cross(a0, a1, a2, b0, b1, b2):
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@nb.njit(cache=True)
+def rotation(p0, p1, p2, out):
+    """out (3, 3) = exp([φ]×) for φ = (p0, p1, p2)."""
+    s, a, _, _, _ = coefficients(math.sqrt(p0 * p0 + p1 * p1 + p2 * p2))
+    out[0, 0] = 1.0 - a * (p1 * p1 + p2 * p2)
+    out[1, 1] = 1.0 - a * (p0 * p0 + p2 * p2)
+    out[2, 2] = 1.0 - a * (p0 * p0 + p1 * p1)
+    out[0, 1], out[1, 0] = -s * p2 + a * p0 * p1, s * p2 + a * p0 * p1
+    out[0, 2], out[2, 0] = s * p1 + a * p0 * p2, -s * p1 + a * p0 * p2
+    out[1, 2], out[2, 1] = -s * p0 + a * p1 * p2, s * p0 + a * p1 * p2
+
+
+@nb.njit(cache=True)
+def right_jacobian_column(p0, p1, p2, k, out):
+    """out (3,) = column k of J_r(φ) = I − a[φ]× + b[φ]×²."""
+    _, a, b, _, _ = coefficients(math.sqrt(p0 * p0 + p1 * p1 + p2 * p2))
+    e0, e1, e2 = (1.0 if k == 0 else 0.0), (1.0 if k == 1 else 0.0), (1.0 if k == 2 else 0.0)
+    c0, c1, c2 = _cross(p0, p1, p2, e0, e1, e2)                  # [φ]× e_k
+    d0, d1, d2 = _cross(p0, p1, p2, c0, c1, c2)                  # [φ]×² e_k
+    out[0], out[1], out[2] = e0 - a * c0 + b * d0, e1 - a * c1 + b * d1, e2 - a * c2 + b * d2
+
+
+@nb.njit(cache=True)
+def right_jacobian_rate(p0, p1, p2, r0, r1, r2, out):
+    """out (3,) = J̇_r(φ) φ̇ at φ = (p0, p1, p2), φ̇ = (r0, r1, r2) (module docstring)."""
+    _, _, b, da, db = coefficients(math.sqrt(p0 * p0 + p1 * p1 + p2 * p2))
+    pr = p0 * r0 + p1 * r1 + p2 * r2
+    c0, c1, c2 = _cross(p0, p1, p2, r0, r1, r2)                  # φ × φ̇
+    d0, d1, d2 = _cross(p0, p1, p2, c0, c1, c2)                  # φ × (φ × φ̇)
+    e0, e1, e2 = _cross(r0, r1, r2, c0, c1, c2)                  # φ̇ × (φ × φ̇)
+    out[0] = -da * pr * c0 + db * pr * d0 + b * e0
+    out[1] = -da * pr * c1 + db * pr * d1 + b * e1
+    out[2] = -da * pr * c2 + db * pr * d2 + b * e2
+
+
+# ------------------------------------------------------------------ chart change (Python; once per step)
+def other_chart(phi: np.ndarray) -> np.ndarray:
+    """φ − 2π φ/‖φ‖: the rotation vector of the same rotation in the other chart."""
+    theta = float(np.linalg.norm(phi))
+    return phi * (1.0 - 2.0 * np.pi / theta)
+
+
+def chart_velocity(phi: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """Df[h] = h − 2π (h − u(u·h))/θ: a rate h of φ in the other chart."""
+    theta = float(np.linalg.norm(phi))
+    u = phi / theta
+    return h - 2.0 * np.pi * (h - u * (u @ h)) / theta
+
+
+def chart_acceleration(phi: np.ndarray, h: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Df[a] + D²f[h, h]: the second derivative a of φ (with rate h) in the other chart."""
+    theta = float(np.linalg.norm(phi))
+    u = phi / theta
+    uh = u @ h
+    return chart_velocity(phi, a) + 2.0 * np.pi * (2.0 * uh * h + (h @ h) * u - 3.0 * uh * uh * u) / theta**2
+
+
+def switched_charts(starts: np.ndarray, q: np.ndarray, v: np.ndarray, *accelerations):
+    """Move every rotation vector q[s:s+3] (``starts``) longer than π to its other chart, with its rate in v and
+    second derivatives in ``accelerations`` (same shapes as q). Returns None when none is longer than π, else
+    new arrays (q, v, *accelerations)."""
+    longer = [s for s in starts if float(np.linalg.norm(q[s:s + 3])) > np.pi]
+    if not longer:
+        return None
+    q, v = q.copy(), v.copy()
+    accelerations = [a.copy() for a in accelerations]
+    for s in longer:
+        phi, rate = q[s:s + 3].copy(), v[s:s + 3].copy()
+        q[s:s + 3] = other_chart(phi)
+        v[s:s + 3] = chart_velocity(phi, rate)
+        for a in accelerations:
+            a[s:s + 3] = chart_acceleration(phi, rate, a[s:s + 3])
+    return (q, v, *accelerations)
