@@ -36,6 +36,15 @@ class ConstraintRows:
     phi_t: np.ndarray | None = None
 
 
+def merge_pieces(pieces) -> tuple[np.ndarray, np.ndarray]:
+    """(cols, block) of the sum of blocks (cols_i (k_i,), block_i (r, k_i)) on the union of their columns."""
+    cols = np.unique(np.concatenate([c for c, _ in pieces])).astype(np.int64)
+    block = np.zeros((pieces[0][1].shape[0], cols.size))
+    for c, b in pieces:
+        np.add.at(block, (slice(None), np.searchsorted(cols, c)), b)
+    return cols, block
+
+
 _FORCE_UNITS = {"m": "N", "rad": "N·m"}
 
 

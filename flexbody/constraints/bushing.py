@@ -18,33 +18,14 @@ Its Jacobians are left to the solvers' differences of the joint rows (the frames
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from ..errors import FlexbodyError
 from ..rigid.anchors import FrameAnchor
+from ..rigid.exponential_coordinates import left_jacobian_inverse, rotation_log
+from .base import merge_pieces
 from .force_elements import ForceElement, ForcePiece
 
 __all__ = ["Bushing"]
-
-
-def _skew(v: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-
-
-def rotation_log(R: np.ndarray) -> np.ndarray:
-    """θ (3,) [rad] with exp([θ]×) = R, |θ| ≤ π (scipy's rotation vector)."""
-    return Rotation.from_matrix(R).as_rotvec()
-
-
-def left_jacobian_inverse(theta: np.ndarray) -> np.ndarray:
-    """J_l(θ)⁻¹ (3, 3) of SO(3): I − ½[θ]× + (1/|θ|² − (1 + cos|θ|)/(2|θ| sin|θ|)) [θ]×²."""
-    angle = float(np.linalg.norm(theta))
-    W = _skew(theta)
-    if angle < 1e-4:
-        coefficient = 1.0 / 12.0 + angle * angle / 720.0
-    else:
-        coefficient = 1.0 / angle**2 - (1.0 + np.cos(angle)) / (2.0 * angle * np.sin(angle))
-    return np.eye(3) - 0.5 * W + coefficient * (W @ W)
 
 
 def _six(value, what: str, who: str) -> np.ndarray:
@@ -113,11 +94,8 @@ class Bushing(ForceElement):
         F, M = R_a @ f, R_a @ mu
         parts = [(self.a.jacobian(ev), F), (self.b.jacobian(ev), -F),
                  (self.a.angular_jacobian(ev), np.cross(d, F) + M), (self.b.angular_jacobian(ev), -M)]
-        cols = np.unique(np.concatenate([c for (c, _), _ in parts])).astype(np.int64)
-        Q = np.zeros(cols.size)
-        for (c, J), load in parts:
-            np.add.at(Q, np.searchsorted(cols, c), J.T @ load)
-        return ForcePiece(cols, Q)
+        cols, Q = merge_pieces([(c, (load @ J)[None, :]) for (c, J), load in parts])
+        return ForcePiece(cols, Q[0])
 
     def potential(self, ev) -> float:
         _, _, dp, theta = self._deflection(ev)

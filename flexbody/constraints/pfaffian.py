@@ -27,7 +27,8 @@ import numpy as np
 
 from ..errors import ConstraintError
 from ..rigid.anchors import FrameAnchor
-from .base import Constraint, ConstraintRows
+from ..rigid.exponential_coordinates import skew
+from .base import Constraint, ConstraintRows, merge_pieces
 
 __all__ = ["KnifeEdge", "RollingDisc", "PfaffianRows"]
 
@@ -44,19 +45,6 @@ def _frame(anchor, who: str) -> FrameAnchor:
         raise ConstraintError(f"{who}: expected a frame on a rigid link (tree.frame(link, offset, rotation)), "
                               f"got {anchor!r}")
     return anchor
-
-
-def _skew(v: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-
-
-def _merged(pieces) -> tuple[np.ndarray, np.ndarray]:
-    """(cols, block) of a sum of (cols_i, block_i) on the union of their columns."""
-    cols = np.unique(np.concatenate([c for c, _ in pieces])).astype(np.int64)
-    block = np.zeros((pieces[0][1].shape[0], cols.size))
-    for c, b in pieces:
-        block[:, np.searchsorted(cols, c)] += b
-    return cols, block
 
 
 class KnifeEdge(Constraint):
@@ -159,7 +147,7 @@ class RollingDisc(Constraint):
         d_dot = -(m_dot - (m_dot @ (m / size)) * (m / size)) / size
         cols_p, Jp = f.jacobian(ev)
         cols_w, Jw = f.angular_jacobian(ev)
-        cols, J = _merged([(cols_p, Jp), (cols_w, -r * _skew(d) @ Jw)])
+        cols, J = merge_pieces([(cols_p, Jp), (cols_w, -r * skew(d) @ Jw)])
         acc = f.bias(ev) + np.cross(f.angular_bias(ev), r * d) + np.cross(omega, r * d_dot)
         phi = np.array([0.0, 0.0, n @ (f.position(ev) - self.point) - r * size])
         return ConstraintRows(phi, [(cols, self.basis @ J)], self.basis @ acc, np.zeros(3))

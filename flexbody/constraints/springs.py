@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import FlexbodyError, StateError
 from ..rigid.anchors import Anchor
 from ..rigid.tree import Link
+from .base import merge_pieces
 from .force_elements import ForceElement, ForcePiece
 
 __all__ = ["SpringDamper", "JointSpringDamper"]
@@ -140,11 +141,7 @@ class SpringDamper(ForceElement):
         """(cols (k,), D (3, k)) with D = J_b − J_a on the union of the ends' columns."""
         cols_a, Ja = self.a.jacobian(ev)
         cols_b, Jb = self.b.jacobian(ev)
-        cols = np.union1d(cols_a, cols_b).astype(np.int64)
-        D = np.zeros((3, cols.size))
-        D[:, np.searchsorted(cols, cols_b)] += Jb
-        D[:, np.searchsorted(cols, cols_a)] -= Ja
-        return cols, D
+        return merge_pieces([(cols_b, Jb), (cols_a, -Ja)])
 
     def evaluate(self, ev, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
         d, length, e = self._geometry(ev)

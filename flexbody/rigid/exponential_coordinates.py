@@ -84,6 +84,29 @@ def right_jacobian_rate(p0, p1, p2, r0, r1, r2, out):
     out[2] = -da * pr * c2 + db * pr * d2 + b * e2
 
 
+# ------------------------------------------------------------------ NumPy helpers
+def skew(v: np.ndarray) -> np.ndarray:
+    """[v]× (3, 3), the cross-product matrix: [v]× w = v × w."""
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+def rotation_log(R: np.ndarray) -> np.ndarray:
+    """θ (3,) [rad] with exp([θ]×) = R, ‖θ‖ ≤ π (scipy's rotation vector)."""
+    from scipy.spatial.transform import Rotation
+    return Rotation.from_matrix(R).as_rotvec()
+
+
+def left_jacobian_inverse(theta: np.ndarray) -> np.ndarray:
+    """J_l(θ)⁻¹ (3, 3): I − ½[θ]× + (1/θ² − (1 + cos θ)/(2θ sin θ)) [θ]×² (series below 1e-4 rad)."""
+    angle = float(np.linalg.norm(theta))
+    W = skew(theta)
+    if angle < 1e-4:
+        coefficient = 1.0 / 12.0 + angle * angle / 720.0
+    else:
+        coefficient = 1.0 / angle**2 - (1.0 + np.cos(angle)) / (2.0 * angle * np.sin(angle))
+    return np.eye(3) - 0.5 * W + coefficient * (W @ W)
+
+
 # ------------------------------------------------------------------ chart change (Python; once per step)
 def other_chart(phi: np.ndarray) -> np.ndarray:
     """φ − 2π φ/‖φ‖: the rotation vector of the same rotation in the other chart."""
