@@ -35,7 +35,7 @@ from .control import (JointTask, OrientationTask, PlanarOrientationTask, PointTa
                       operational_space_at, task_history)
 from .errors import (ActuationError, ConstraintError, ConvergenceError, ElementError, FlexbodyError, LoadError, MaterialError,
                      MeshError, ModelError, StateError)
-from .fem import (BodyForce, FlexibleBody, Gravity, HexMesh, MooneyRivlin, NeoHookean, NodalForce, Pressure, StVenantKirchhoff,
+from .fem import (BodyForce, FlexibleBody, Gravity, HexMesh, Hyperelastic, MooneyRivlin, NeoHookean, NodalForce, Pressure, StVenantKirchhoff,
                   SurfaceMoment, SurfaceTraction, mesh)
 from .io import Results, plots, view
 from .linalg import constraint_rank
@@ -52,7 +52,7 @@ limit_blas_threads()          # one BLAS thread unless the user chose (flexbody.
 __version__ = "0.1.0"
 
 __all__ = [
-    "mesh", "HexMesh", "StVenantKirchhoff", "NeoHookean", "MooneyRivlin", "FlexibleBody", "Fix",
+    "mesh", "HexMesh", "StVenantKirchhoff", "NeoHookean", "MooneyRivlin", "Hyperelastic", "FlexibleBody", "Fix",
     "BodyForce", "Gravity", "NodalForce", "SurfaceTraction", "SurfaceMoment", "Pressure", "System",
     "solve_static", "NewtonSettings", "Results", "FlexbodyError", "MeshError", "ElementError", "MaterialError",
     "LoadError", "ConstraintError", "ConvergenceError", "StateError", "ModelError",

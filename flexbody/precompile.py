@@ -78,6 +78,36 @@ def _flexible_parallel() -> None:
     body.strain_energy(q)
 
 
+def _user_laws() -> None:
+    """The element kernels' variants for user strain energies (:class:`flexbody.Hyperelastic`, passed to the
+    kernels as a first-class function, so one law compiles them for every law): serial on small meshes of every
+    element, with damping, and parallel on a mesh of 2 × FORCE_ELEMENTS_PER_THREAD elements."""
+    import sympy as sp
+
+    import flexbody as fb
+    from flexbody.fem.fields import body_fields
+    from flexbody.fem.flexible_body import FORCE_ELEMENTS_PER_THREAD
+
+    law = fb.Hyperelastic.split(lambda I1bar, I2bar, mu: mu / 2 * (I1bar - 3),
+                                lambda J, kappa: kappa / 4 * (J**2 - 1 - 2 * sp.log(J)),
+                                parameters={"mu": 1e6, "kappa": 5e6}, density=1e3, damping=1e-3)
+    side = int(np.ceil((2 * FORCE_ELEMENTS_PER_THREAD) ** (1 / 3)))
+    meshes = [(fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(2, 1, 1), order=order), locking)
+              for order, locking in ((1, None), (1, "incompatible_modes"), (2, None))]
+    meshes.append((fb.mesh.box(size=(1.0, 1.0, 1.0), divisions=(side, side, side), order=1), None))
+    for mesh, locking in meshes:
+        body = fb.FlexibleBody("warm", mesh, law, locking=locking)
+        q = body.reference_coordinates() * 1.001
+        v = np.full_like(q, 1e-3)
+        body.internal_force(q, v)
+        body.internal_force(q)
+        body.tangent(q, v)
+        body.damping_matrix(q, v)
+        body.strain_energy(q)
+        if mesh.n_elements < 100:
+            body_fields(body, q, v)
+
+
 def _rigid() -> None:
     """Kinematics, CRBA, RNEA and point terms of rigid trees (revolute and prismatic joints), the compiled
     terms of rigid-only systems, the rows of nodes carried by a link, and the dense constrained forward
@@ -123,14 +153,16 @@ GROUPS: dict[str, Callable[[], None]] = {
     "rigid": _rigid,
     "parallel": _flexible_parallel,
     "trees": _trees,
+    "hyperelastic": _user_laws,
 }
 """Warm-up work by kernels: element kernels, rigid-tree and dense dynamics kernels, and the parallel element
-kernels of large meshes (which call the serial group's per-range routines: they run once those are cached)
-and the whole-tree kernels of RigidTree."""
+kernels of large meshes (which call the serial group's per-range routines: they run once those are cached),
+the whole-tree kernels of RigidTree and the element kernels' variants for user strain energies."""
 
-STAGES = {"run": (("flexible", "rigid"),), "all": (("flexible", "rigid"), ("parallel", "trees"))}
-"""Groups run together (one process each), stage after stage: "run" what running a case of moderate size
-needs (``make run``), "all" everything (``make setup``: the tests also drive the parallel kernels)."""
+STAGES = {"run": (("flexible", "rigid"),), "all": (("flexible", "rigid"), ("parallel", "trees", "hyperelastic"))}
+"""Groups run together (one process each), stage after stage: "run" what running a case of moderate size with
+the built-in materials needs (``make run``), "all" everything (``make setup``: the tests also drive the parallel
+kernels and user strain energies)."""
 
 
 def run_group(name: str) -> float:

@@ -37,6 +37,41 @@ def test_warm_up_covers_every_kernel_the_flagship_and_a_rigid_case_use(tmp_path)
 
 
 def test_groups_run_one_by_one_or_in_processes():
-    assert set(precompile.GROUPS) == {"flexible", "rigid", "parallel", "trees"}
+    assert set(precompile.GROUPS) == {"flexible", "rigid", "parallel", "trees", "hyperelastic"}
     assert {g for stage in precompile.STAGES["all"] for g in stage} == set(precompile.GROUPS)
     assert precompile.main(["--group", "rigid"]) == 0                   # cached by now: loads, compiles nothing new
+
+
+USER_LAW_PROBE = """
+import json
+import numpy as np
+import sympy as sp
+import flexbody as fb
+from flexbody import precompile
+for stage in precompile.STAGES["all"]:
+    for name in stage:
+        precompile.run_group(name)
+warm = precompile.compiled_signatures()
+def psi(C, c10, c01, kappa):                    # Mooney–Rivlin as W(C): a structure the warm-up never saw
+    J = sp.sqrt(C.det())
+    I1, I2 = C.trace(), ((C.trace())**2 - (C * C).trace()) / 2
+    return c10 * (J**sp.Rational(-2, 3) * I1 - 3) + c01 * (J**sp.Rational(-4, 3) * I2 - 3) + kappa / 2 * (J - 1)**2
+law = fb.Hyperelastic.from_cauchy_green(psi, density=1e3, parameters={"c10": 1e5, "c01": 2e4, "kappa": 1e6},
+                                        damping=1e-3)
+for order, locking in ((1, None), (1, "incompatible_modes"), (2, None)):
+    body = fb.FlexibleBody("b", fb.mesh.box((1.0, 0.2, 0.2), (3, 1, 1), order=order), law, locking=locking)
+    q = body.reference_coordinates() * 1.01
+    v = np.full_like(q, 1e-2)
+    body.internal_force(q, v), body.internal_force(q), body.tangent(q, v), body.damping_matrix(q, v)
+    body.strain_energy(q), body.gauss_point_fields(q)
+print(json.dumps(sorted(map(list, precompile.compiled_signatures() - warm))))
+"""
+
+
+def test_a_user_law_of_any_structure_runs_in_the_kernels_compiled_by_the_warm_up():
+    """The element kernels take a user law as a first-class function: after the warm-up of ``make setup`` (one user
+    law), a law of another structure (another compiled ``cfunc``) in a fresh process compiles no kernel signature."""
+    proc = subprocess.run([sys.executable, "-c", USER_LAW_PROBE], capture_output=True, text=True, cwd=REPO,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []

@@ -28,13 +28,13 @@ import scipy.sparse as sp
 from . import kernels, patterns
 from .elements import ReferenceHex, gauss_hex, reference_hex
 from ..errors import ConvergenceError, ElementError, FlexbodyError, MeshError, StateError
-from .materials import MOONEY_RIVLIN, NEO_HOOKEAN, SVK, Material
+from .materials import MOONEY_RIVLIN, NEO_HOOKEAN, SVK, USER_INVARIANTS, USER_TENSOR, Material
 from .hex_mesh import HexMesh
 
 log = logging.getLogger(__name__)
 
 LOCKING_REMEDIES = (None, "incompatible_modes")
-ENERGY_KINDS = (SVK, NEO_HOOKEAN, MOONEY_RIVLIN)                  # material laws with a strain energy
+ENERGY_KINDS = (SVK, NEO_HOOKEAN, MOONEY_RIVLIN, USER_INVARIANTS, USER_TENSOR)   # laws with a strain energy
 
 #: Fewest elements per thread of the force and strain-energy kernels (:func:`kernel_threads`). On two idle Zen 4
 #: cores a second thread pays from about 2000 H8 elements (1.4 times faster at 2000, 1.75 at 8000); twice that
@@ -246,7 +246,7 @@ class FlexibleBody:
         f = np.zeros((self.n_nodes, 3))
         kernels.assemble_force(self._color_ptr, self._block_ptr, self._color_elems, self._cells, self._G, self._wdv,
                                x, vel, kind, params, beta, lam0, mu0,
-                               kernel_threads(self.n_elements, FORCE_ELEMENTS_PER_THREAD), f)
+                               kernel_threads(self.n_elements, FORCE_ELEMENTS_PER_THREAD), f, law=self.material.law)
         return f.ravel()
 
     def tangent(self, q, v=None) -> sp.csr_matrix:
@@ -281,7 +281,7 @@ class FlexibleBody:
                                   self._wdv, x, vel, *self._material_args(), self._alpha, self._h_elem, force, tangent,
                                   damping and self.material.damping > 0.0, offsets, row_length,
                                   kernel_threads(self.n_elements, MATRIX_ELEMENTS_PER_THREAD), f, K_data, C_data,
-                                  status)
+                                  status, law=self.material.law)
         if self.locking is not None and np.any(status < 0):
             e = int(np.flatnonzero(status < 0)[0])
             self._alpha[status < 0] = 0.0
@@ -356,10 +356,11 @@ class FlexibleBody:
         n_threads = kernel_threads(self.n_elements, FORCE_ELEMENTS_PER_THREAD)
         if self.locking is None:                                 # no modes to converge
             kernels.element_strain_energies(self._cells, self._G, self._wdv, x, self._alpha, kind, params, n_threads,
-                                            energy)
+                                            energy, law=self.material.law)
             return energy
         with self._elastic_modes(x) as alpha:
-            kernels.element_strain_energies(self._cells, self._G, self._wdv, x, alpha, kind, params, n_threads, energy)
+            kernels.element_strain_energies(self._cells, self._G, self._wdv, x, alpha, kind, params, n_threads, energy,
+                                            law=self.material.law)
         return energy
 
     @contextlib.contextmanager
@@ -412,8 +413,11 @@ def kernel_threads(n_elements: int, elements_per_thread: int = FORCE_ELEMENTS_PE
 def strain_energy_density(material: Material, F: np.ndarray) -> np.ndarray:
     """Strain energy density W(F) [J/m³] of the supported laws, vectorised over (..., 3, 3).
 
-    The NumPy reference of ``kernels.strain_energy_density`` (same formulas, see :mod:`flexbody.fem.materials`).
+    The NumPy reference of ``kernels.strain_energy_density`` (same formulas, see :mod:`flexbody.fem.materials`);
+    user laws evaluate their sympy energy (:meth:`flexbody.fem.hyperelastic.Hyperelastic.strain_energy_density`).
     """
+    if material.law is not None:
+        return material.strain_energy_density(F)
     C = np.einsum("...ki,...kj->...ij", F, F)
     p = material.params
     if material.kind == SVK:

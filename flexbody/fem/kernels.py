@@ -18,6 +18,11 @@ incompatible modes, condensed per element after a local Newton solve of r_α(x, 
 energy kernel sums ∫ W(F) dV per element with the same F. The SVK force (undamped or Kelvin–Voigt) and energy of
 8-node bricks with 2 × 2 × 2 Gauss points run in the kernels of :mod:`flexbody.fem.svk_hex8`, bitwise the same. Every
 assembly has a serial path (n_threads <= 1), bitwise equal to the parallel one for any number of threads.
+
+Every kernel taking (kind, p) also takes the compiled user law as its last argument ``law``, a numba first-class
+function (``FunctionType``) of :mod:`flexbody.fem.energy_codegen`: each kernel is compiled once for all user laws
+and stays in numba's on-disk cache. The built-in laws omit it; numba then prunes the ``law is not None``
+branches, so their machine code is that of the kernels without a user law.
 """
 from __future__ import annotations
 
@@ -27,7 +32,9 @@ import math
 import numba as nb
 import numpy as np
 
-from .materials import MOONEY_RIVLIN, NEO_HOOKEAN, SVK, _right_cauchy_green, pk2_stress, pk2_stress_and_moduli
+from .materials import (MOONEY_RIVLIN, NEO_HOOKEAN, SVK, _right_cauchy_green, pk2_stress, pk2_stress_and_moduli,
+                        user_energy_density)
+from .small_dense import small_product, small_solve
 from .svk_hex8 import svk_hex8_damped_forces, svk_hex8_energies, svk_hex8_forces
 
 
@@ -93,7 +100,7 @@ def _add_general_A(F, D, scale, A, T):
 
 # --------------------------------------------------------------------------- element routines
 @nb.njit(cache=True)
-def element_force(xe, ve, Ge, we, kind, p, beta, lam0, mu0, fe, F, Fd, S, work):
+def element_force(xe, ve, Ge, we, kind, p, beta, lam0, mu0, fe, F, Fd, S, work, law=None):
     """Internal force fe (n,3) of one element: Σ_g w_g F S G_a [DE-104]; n = Ge.shape[1] (incl. enhanced)."""
     nq, n = Ge.shape[0], Ge.shape[1]
     nn = ve.shape[0]
@@ -104,7 +111,7 @@ def element_force(xe, ve, Ge, we, kind, p, beta, lam0, mu0, fe, F, Fd, S, work):
         if kind == SVK and beta == 0.0:
             _svk_stress(p[0], p[1], F, S)
         else:
-            pk2_stress(kind, p, F, S, work)
+            pk2_stress(kind, p, F, S, work, law)
         if beta > 0.0:
             _gradient(ve, Gg, nn, Fd)
             _add_viscous_stress(F, Fd, beta, lam0, mu0, S)
@@ -136,7 +143,7 @@ def _svk_stress(lam, mu, F, S):
 
 
 @nb.njit(cache=True)
-def element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce):
+def element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce, law=None):
     """Force fe (n,3), Jacobian Ke (n,n,3,3) = ∂fe/∂x and damping Ce (n,nn,3,3) = ∂fe/∂v of one element.
 
     n = Ge.shape[1] counts nodes plus enhanced modes; velocities live on the first nn = ve.shape[0] nodes.
@@ -167,7 +174,7 @@ def element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe,
             _svk_stress(lam, mu, F, S)
             _add_isotropic_A(F, F, lam, mu, w, A)
         else:
-            pk2_stress_and_moduli(kind, p, F, S, D, work)
+            pk2_stress_and_moduli(kind, p, F, S, D, work, law)
             _add_general_A(F, D, w, A, T)
         if beta > 0.0:
             _gradient(ve, Gg, nn, Fd)
@@ -214,50 +221,6 @@ def _accumulate_pairs(Gg, A, t, n_rows, n_cols, upper_only, K):
 
 
 @nb.njit(cache=True)
-def _small_solve(A, B):
-    """A⁻¹ B (k, m) for the element-local systems of the enhanced modes (k = 9): Gaussian elimination with
-    partial pivoting on copies of A (k, k) and B (k, m). Written out because numba's np.linalg.solve and
-    matrix product pull in LAPACK/BLAS wrappers whose compilation costs more than the 9 × 9 solve ever does."""
-    A, X = A.copy(), B.copy()
-    k, m = X.shape
-    for c in range(k):
-        piv = c
-        for r in range(c + 1, k):
-            if abs(A[r, c]) > abs(A[piv, c]):
-                piv = r
-        if piv != c:
-            for j in range(k):
-                A[c, j], A[piv, j] = A[piv, j], A[c, j]
-            for j in range(m):
-                X[c, j], X[piv, j] = X[piv, j], X[c, j]
-        for r in range(c + 1, k):
-            factor = A[r, c] / A[c, c]
-            for j in range(c + 1, k):
-                A[r, j] -= factor * A[c, j]
-            for j in range(m):
-                X[r, j] -= factor * X[c, j]
-    for c in range(k - 1, -1, -1):
-        for j in range(m):
-            s = X[c, j]
-            for r in range(c + 1, k):
-                s -= A[c, r] * X[r, j]
-            X[c, j] = s / A[c, c]
-    return X
-
-
-@nb.njit(cache=True)
-def _product(A, B):
-    """A B for small dense A (k, l), B (l, m)."""
-    out = np.zeros((A.shape[0], B.shape[1]))
-    for i in range(A.shape[0]):
-        for r in range(A.shape[1]):
-            a = A[i, r]
-            for j in range(B.shape[1]):
-                out[i, j] += a * B[r, j]
-    return out
-
-
-@nb.njit(cache=True)
 def _condense(nn, fe, Ke, Ce, want_damping, Kc, Cc):
     """Static condensation of the enhanced modes: Kc = K_xx − K_xα K_αα⁻¹ K_αx (and the same for C)."""
     n = Ke.shape[0]
@@ -274,7 +237,7 @@ def _condense(nn, fe, Ke, Ce, want_damping, Kc, Cc):
                 for j in range(3):
                     Kax[3 * a + i, 3 * b + j] = Ke[nn + a, b, i, j]
                     Kxa[3 * b + j, 3 * a + i] = Ke[b, nn + a, j, i]
-    corr = _product(Kxa, _small_solve(Kaa, Kax))            # K_xα K_αα⁻¹ K_αx
+    corr = small_product(Kxa, small_solve(Kaa, Kax))            # K_xα K_αα⁻¹ K_αx
     for a in range(nn):
         for b in range(nn):
             for i in range(3):
@@ -287,7 +250,7 @@ def _condense(nn, fe, Ke, Ce, want_damping, Kc, Cc):
                 for b in range(nn):
                     for j in range(3):
                         Cax[3 * a + i, 3 * b + j] = Ce[nn + a, b, i, j]
-        corr_c = _product(Kxa, _small_solve(Kaa, Cax))
+        corr_c = small_product(Kxa, small_solve(Kaa, Cax))
         for a in range(nn):
             for b in range(nn):
                 for i in range(3):
@@ -296,13 +259,13 @@ def _condense(nn, fe, Ke, Ce, want_damping, Kc, Cc):
 
 
 @nb.njit(cache=True)
-def _solve_enhanced_modes(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, h_e, fe, Ke, Ce):
+def _solve_enhanced_modes(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, h_e, fe, Ke, Ce, law=None):
     """Newton on r_α(x, α) = 0 for the enhanced-mode 'positions' stored in xe[nn:]; returns iterations or -1."""
     n = Ge.shape[1]
     nn = ve.shape[0]
     ne = 3 * (n - nn)
     for it in range(30):
-        element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce)
+        element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce, law)
         minus_r = np.empty((ne, 1))
         Kaa = np.empty((ne, ne))
         for a in range(n - nn):
@@ -311,14 +274,14 @@ def _solve_enhanced_modes(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping
                 for b in range(n - nn):
                     for j in range(3):
                         Kaa[3 * a + i, 3 * b + j] = Ke[nn + a, nn + b, i, j]
-        delta = _small_solve(Kaa, minus_r)[:, 0]
+        delta = small_solve(Kaa, minus_r)[:, 0]
         step = 0.0
         for a in range(n - nn):
             for i in range(3):
                 xe[nn + a, i] += delta[3 * a + i]
                 step = max(step, abs(delta[3 * a + i]))
         if step <= 1e-13 * h_e:
-            element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce)
+            element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce, law)
             return it + 1
     return -1
 
@@ -351,7 +314,7 @@ def _numba_threads(n_threads: int):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def _force_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f):
+def _force_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f, law=None):
     """f (n_nodes, 3) += internal forces [N] of the plain elements color_elems[lo:hi], in that order."""
     nn = cells.shape[1]
     if kind == SVK and nn == 8 and G.shape[1] == 8 and G.shape[2] == 8:          # specialised, bitwise the same
@@ -376,42 +339,45 @@ def _force_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam
             for a in range(nn):
                 for i in range(3):
                     ve[a, i] = v[cells[e, a], i]
-        element_force(xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0, fe, F, Fd, S, work)
+        element_force(xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0, fe, F, Fd, S, work, law)
         for a in range(nn):
             for i in range(3):
                 f[cells[e, a], i] += fe[a, i]
 
 
-def assemble_force(color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_threads, f):
+def assemble_force(color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_threads, f,
+                   law=None):
     """f (n_nodes, 3) += internal forces of all plain elements; colours in turn, blocks of a colour in parallel.
 
     Blocks and colours are those of :func:`flexbody.fem.patterns.color_groups`. n_threads <= 1: serial, on the
-    calling thread (the parallel kernel is then never compiled).
+    calling thread (the parallel kernel is then never compiled). ``law``: the compiled user law, None for the
+    built-in laws (then left out of the kernel call, see the module docstring).
     """
+    extra = () if law is None else (law,)
     if n_threads <= 1:
-        _force_of_range(0, len(color_elems), color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f)
+        _force_of_range(0, len(color_elems), color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f, *extra)
         return
     with _numba_threads(n_threads):
         _assemble_force_parallel(color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
-                                 n_threads, f)
+                                 n_threads, f, *extra)
 
 
 @nb.njit(parallel=True, cache=True, error_model="numpy")
 def _assemble_force_parallel(color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
-                             n_threads, f):
+                             n_threads, f, law=None):
     for c in range(len(color_ptr) - 1):
         first, stop = color_ptr[c], color_ptr[c + 1]
         n_chunks = min(n_threads, stop - first)
         for ch in nb.prange(n_chunks):
             b0, b1 = _chunk_bounds(first, stop, n_chunks, ch)
             _force_of_range(block_ptr[b0], block_ptr[b1], color_elems, cells, G, wdv, x, v, kind, p, beta, lam0,
-                            mu0, f)
+                            mu0, f, law)
 
 
 @nb.njit(cache=True, error_model="numpy")
 def _matrices_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
                        alpha, h_elem, want_force, want_tangent, want_damping, data_offset,
-                       row_length, f, K_data, C_data, status):
+                       row_length, f, K_data, C_data, status, law=None):
     """Force, tangent and damping of the elements color_elems[lo:hi] (see :func:`assemble_matrices`)."""
     nn = cells.shape[1]
     n_all = G.shape[2]
@@ -435,14 +401,14 @@ def _matrices_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, 
                 for i in range(3):
                     xe[nn + a, i] = alpha[e, a, i]
             status[e] = _solve_enhanced_modes(xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0,
-                                              want_damping, h_elem[e], fe, Ke, Ce)
+                                              want_damping, h_elem[e], fe, Ke, Ce, law)
             for a in range(n_all - nn):
                 for i in range(3):
                     alpha[e, a, i] = xe[nn + a, i]
             if want_tangent or want_damping:
                 _condense(nn, fe, Ke, Ce, want_damping, Kc, Cc)
         else:
-            element_matrices(xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce)
+            element_matrices(xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce, law)
         if want_force:
             for a in range(nn):
                 for i in range(3):
@@ -461,16 +427,16 @@ def _matrices_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, 
 
 def assemble_matrices(color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
                       alpha, h_elem, want_force, want_tangent, want_damping, data_offset,
-                      row_length, n_threads, f, K_data, C_data, status):
+                      row_length, n_threads, f, K_data, C_data, status, law=None):
     """Assemble force f (n,3), tangent K_data and damping C_data (CSR data arrays) over all elements.
 
     With enhanced modes (G.shape[2] > nn) the modes ``alpha`` (m, n_enh, 3) are solved per element,
     updated in place and condensed; ``status[e]`` holds the local Newton iterations (-1: not converged).
     Colours in turn, the blocks of a colour in parallel; n_threads <= 1: serial, on the calling thread
-    (the parallel kernel is then never compiled).
+    (the parallel kernel is then never compiled). ``law``: the compiled user law, None for the built-in laws.
     """
     args = (color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, alpha, h_elem, want_force, want_tangent,
-            want_damping, data_offset, row_length, f, K_data, C_data, status)
+            want_damping, data_offset, row_length, f, K_data, C_data, status) + (() if law is None else (law,))
     if n_threads <= 1:
         _matrices_of_range(0, len(color_elems), *args)
         return
@@ -481,7 +447,7 @@ def assemble_matrices(color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, ki
 @nb.njit(parallel=True, cache=True, error_model="numpy")
 def _assemble_matrices_parallel(color_ptr, block_ptr, n_threads, color_elems, cells, G, wdv, x, v, kind, p, beta,
                                 lam0, mu0, alpha, h_elem, want_force, want_tangent, want_damping, data_offset,
-                                row_length, f, K_data, C_data, status):
+                                row_length, f, K_data, C_data, status, law=None):
     for c in range(len(color_ptr) - 1):
         first, stop = color_ptr[c], color_ptr[c + 1]
         n_chunks = min(n_threads, stop - first)
@@ -489,7 +455,7 @@ def _assemble_matrices_parallel(color_ptr, block_ptr, n_threads, color_elems, ce
             b0, b1 = _chunk_bounds(first, stop, n_chunks, ch)
             _matrices_of_range(block_ptr[b0], block_ptr[b1], color_elems, cells, G, wdv, x, v, kind, p, beta, lam0,
                                mu0, alpha, h_elem, want_force, want_tangent, want_damping, data_offset, row_length,
-                               f, K_data, C_data, status)
+                               f, K_data, C_data, status, law)
 
 
 # --------------------------------------------------------------------------- strain energy
@@ -502,7 +468,7 @@ def _det3(F):
 
 
 @nb.njit(cache=True)
-def strain_energy_density(kind, p, F, C):
+def strain_energy_density(kind, p, F, C, law=None):
     """Strain energy density W(F) [J/m³] of one deformation gradient F (3, 3); C (3, 3) is scratch.
 
     The laws of :mod:`flexbody.fem.materials`, term by term as in ``flexible.strain_energy_density``:
@@ -512,7 +478,10 @@ def strain_energy_density(kind, p, F, C):
     * Mooney–Rivlin, p = (c₁₀, c₀₁, κ): W = c₁₀ (J^(-2/3) I₁ − 3) + c₀₁ (J^(-4/3) I₂ − 3) + κ/2 (J − 1)²,
 
     with C = Fᵀ F, I₁ = tr C, I₂ = (I₁² − C : C)/2, J = det F (NaN for J < 0, like NumPy). Unknown kinds: NaN.
+    A user ``law`` gives its W (NaN for J <= 0).
     """
+    if law is not None:
+        return user_energy_density(law, p, F, C)
     _right_cauchy_green(F, C)
     if kind == SVK:
         tr = 0.0
@@ -540,7 +509,7 @@ def strain_energy_density(kind, p, F, C):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy):
+def _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy, law=None):
     """energy[e] = Σ_g w_g det J_g W(F_g) [J] for elements lo ≤ e < hi (enhanced modes from ``alpha``)."""
     nn = cells.shape[1]
     n_all = G.shape[2]
@@ -560,31 +529,33 @@ def _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy):
         s = 0.0
         for g in range(nq):
             _gradient(xe, G[e, g], n_all, F)
-            s += wdv[e, g] * strain_energy_density(kind, p, F, C)
+            s += wdv[e, g] * strain_energy_density(kind, p, F, C, law)
         energy[e] = s
 
 
-def element_strain_energies(cells, G, wdv, x, alpha, kind, p, n_threads, energy):
+def element_strain_energies(cells, G, wdv, x, alpha, kind, p, n_threads, energy, law=None):
     """Strain energy ∫_e W(F) dV [J] of every element into energy (m,), elements in n_threads parallel chunks.
 
     F = Σ_a x_a ⊗ G_a over the nodes plus, when G.shape[2] > nn, Σ_k α_k ⊗ G̃_k of the enhanced modes
     ``alpha`` (m, n_enh, 3) (which must be the converged modes at x for a meaningful energy).
-    n_threads <= 1: serial, on the calling thread (the parallel kernel is then never compiled).
+    n_threads <= 1: serial, on the calling thread (the parallel kernel is then never compiled). ``law``: the
+    compiled user law, None for the built-in laws.
     """
+    extra = () if law is None else (law,)
     if n_threads <= 1:
-        _energies_of_range(0, cells.shape[0], cells, G, wdv, x, alpha, kind, p, energy)
+        _energies_of_range(0, cells.shape[0], cells, G, wdv, x, alpha, kind, p, energy, *extra)
         return
     with _numba_threads(n_threads):
-        _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_threads, energy)
+        _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_threads, energy, *extra)
 
 
 @nb.njit(parallel=True, cache=True, error_model="numpy")
-def _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_threads, energy):
+def _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_threads, energy, law=None):
     m = cells.shape[0]
     n_chunks = min(n_threads, m)
     for ch in nb.prange(n_chunks):
         lo, hi = _chunk_bounds(0, m, n_chunks, ch)
-        _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy)
+        _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy, law)
 
 
 @nb.njit(cache=True, inline="always")

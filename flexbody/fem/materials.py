@@ -10,9 +10,18 @@ The stress enters the internal force of [DE-104], k_j = ∫ ∂N_ij/∂X_k (δ_i
 Invariant-based laws use S = 2 (W₁ I + W₂ (I₁ I − C) + W₃ I₃ C⁻¹) and
 D = 4 [Σ W_ab ∂I_a/∂C ⊗ ∂I_b/∂C + W₂ (I ⊗ I − 𝕀) + W₃ I₃ (C⁻¹ ⊗ C⁻¹ − 𝕀_C⁻¹)].
 
+A user law (:class:`flexbody.fem.hyperelastic.Hyperelastic`) runs in the same functions: its compiled
+``law(p, C, out)`` (a numba first-class function, :mod:`flexbody.fem.energy_codegen`) is passed as the last
+argument ``law`` and writes W and either (W_a, W_ab) — kind USER_INVARIANTS, then S and D follow from the
+formulas above — or S and D in Voigt order — kind USER_TENSOR. The built-in laws omit ``law``: numba prunes
+the user branch (``law is None``), so their compiled code is that of a function without it.
+
 Optional Kelvin–Voigt damping adds S_v = β D₀ : Ė with D₀ the isotropic small-strain elasticity tensor of
 the material (λ₀, μ₀) and β a retardation time [s]; the element kernels include it in the internal force
 k(q, v), its Jacobian ∂k/∂q and the damping matrix ∂k/∂v.
+
+The user-law routines use numpy's error model: a degenerate state (det C = 0 in a diverging Newton trial) gives
+inf/NaN, which the solvers' line search halves, rather than an exception.
 
 The pointwise laws are numba functions (``pk2_stress``, ``pk2_stress_and_moduli``) called inside the
 element kernels; the material classes hold the constants and expose vectorised NumPy wrappers.
@@ -28,6 +37,9 @@ import numpy as np
 from ..errors import MaterialError
 
 SVK, NEO_HOOKEAN, MOONEY_RIVLIN = 0, 1, 2
+USER_INVARIANTS, USER_TENSOR = 3, 4              # user laws W(I₁, I₂, J) and W(C), see module docstring
+LAW_OUT = 28                                     # length of a user law's output: W, then 9 or 6 + 21 numbers
+VOIGT = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))     # Voigt order of a user law's S and D
 
 
 # --------------------------------------------------------------------------- pointwise laws (numba)
@@ -86,14 +98,27 @@ def _right_cauchy_green(F, C):
             C[j, i] = c
 
 
+@nb.njit(cache=True, inline="always")
+def _invariant_stress(w1, w2, w3, I1, I3, C, Ci, S):
+    """S = 2 (W₁ I + W₂ (I₁ I − C) + W₃ I₃ C⁻¹)."""
+    for i in range(3):
+        for j in range(3):
+            d = 1.0 if i == j else 0.0
+            S[i, j] = 2.0 * (w1 * d + w2 * (I1 * d - C[i, j]) + w3 * I3 * Ci[i, j])
+
+
 @nb.njit(cache=True)
-def pk2_stress(kind, p, F, S, work):
+def pk2_stress(kind, p, F, S, work, law=None):
     """Second Piola–Kirchhoff stress S (3, 3) [Pa] of deformation gradient F (3, 3) into S.
 
-    ``work`` is a (2, 3, 3) scratch array (no allocation per call).
+    ``work`` is a (2, 3, 3) scratch array (no allocation per call); ``law`` the compiled user law of kinds
+    USER_INVARIANTS and USER_TENSOR (omitted for the built-in laws).
     """
     C = work[0]
     _right_cauchy_green(F, C)
+    if law is not None:
+        _user_stress(law, kind, p, C, work[1], S)
+        return
     if kind == SVK:
         lam, mu = p[0], p[1]
         tr = 0.5 * (C[0, 0] + C[1, 1] + C[2, 2] - 3.0)
@@ -110,15 +135,17 @@ def pk2_stress(kind, p, F, S, work):
         for j in range(3):
             I2 -= 0.5 * C[i, j] * C[i, j]
     w1, w2, w3, _, _, _, _, _, _ = _invariant_derivatives(kind, p, I1, I2, I3)
-    for i in range(3):
-        for j in range(3):
-            d = 1.0 if i == j else 0.0
-            S[i, j] = 2.0 * (w1 * d + w2 * (I1 * d - C[i, j]) + w3 * I3 * Ci[i, j])
+    _invariant_stress(w1, w2, w3, I1, I3, C, Ci, S)
 
 
 @nb.njit(cache=True)
-def pk2_stress_and_moduli(kind, p, F, S, D, work):
+def pk2_stress_and_moduli(kind, p, F, S, D, work, law=None):
     """Stress S (3, 3) and material tangent D_IJKL = 2 ∂S_IJ/∂C_KL (3, 3, 3, 3) at F (3, 3)."""
+    if law is not None:
+        C = work[0]
+        _right_cauchy_green(F, C)
+        _user_stress_and_moduli(law, kind, p, C, work[1], S, D)
+        return
     pk2_stress(kind, p, F, S, work)
     if kind == SVK:
         lam, mu = p[0], p[1]
@@ -134,6 +161,12 @@ def pk2_stress_and_moduli(kind, p, F, S, D, work):
     I1 = C[0, 0] + C[1, 1] + C[2, 2]
     I2 = 0.5 * (I1 * I1 - np.sum(C * C))
     w1, w2, w3, w11, w12, w13, w22, w23, w33 = _invariant_derivatives(kind, p, I1, I2, I3)
+    _invariant_moduli(w1, w2, w3, w11, w12, w13, w22, w23, w33, I1, I3, C, Ci, D)
+
+
+@nb.njit(cache=True, inline="always")
+def _invariant_moduli(w1, w2, w3, w11, w12, w13, w22, w23, w33, I1, I3, C, Ci, D):
+    """D = 4 [Σ W_ab ∂I_a/∂C ⊗ ∂I_b/∂C + W₂ (I ⊗ I − 𝕀) + W₃ I₃ (C⁻¹ ⊗ C⁻¹ − 𝕀_C⁻¹)]."""
     dI = np.empty((3, 3, 3))          # ∂I₁/∂C, ∂I₂/∂C, ∂I₃/∂C
     for i in range(3):
         for j in range(3):
@@ -157,14 +190,75 @@ def pk2_stress_and_moduli(kind, p, F, S, D, work):
                     D[i, j, k, m] = 4.0 * s
 
 
+@nb.njit(cache=True, error_model="numpy")
+def _invariants(C, Ci):
+    """(I₁, I₂, I₃) of C (3, 3); C⁻¹ into Ci."""
+    I3 = _inverse_sym3(C, Ci)
+    I1 = C[0, 0] + C[1, 1] + C[2, 2]
+    I2 = 0.5 * I1 * I1
+    for i in range(3):
+        for j in range(3):
+            I2 -= 0.5 * C[i, j] * C[i, j]
+    return I1, I2, I3
+
+
+@nb.njit(cache=True, error_model="numpy")
+def _user_stress(law, kind, p, C, Ci, S):
+    """S (3, 3) of a user law at C (3, 3); Ci (3, 3) is scratch."""
+    out = np.empty(LAW_OUT)
+    law(p, C, out)
+    if kind == USER_TENSOR:
+        for a in range(6):
+            i, j = VOIGT[a]
+            S[i, j] = S[j, i] = out[1 + a]
+        return
+    I1, I2, I3 = _invariants(C, Ci)
+    _invariant_stress(out[1], out[2], out[3], I1, I3, C, Ci, S)
+
+
+@nb.njit(cache=True, error_model="numpy")
+def _user_stress_and_moduli(law, kind, p, C, Ci, S, D):
+    """S (3, 3) and D = 2 ∂S/∂C (3, 3, 3, 3) of a user law at C (3, 3); Ci (3, 3) is scratch."""
+    out = np.empty(LAW_OUT)
+    law(p, C, out)
+    if kind == USER_TENSOR:
+        k = 7
+        for a in range(6):
+            i, j = VOIGT[a]
+            S[i, j] = S[j, i] = out[1 + a]
+            for b in range(a, 6):
+                m, n = VOIGT[b]
+                v = out[k]
+                k += 1
+                D[i, j, m, n] = D[j, i, m, n] = D[i, j, n, m] = D[j, i, n, m] = v      # minor and major symmetry
+                D[m, n, i, j] = D[n, m, i, j] = D[m, n, j, i] = D[n, m, j, i] = v
+        return
+    I1, I2, I3 = _invariants(C, Ci)
+    _invariant_stress(out[1], out[2], out[3], I1, I3, C, Ci, S)
+    _invariant_moduli(out[1], out[2], out[3], out[4], out[5], out[6], out[7], out[8], out[9], I1, I3, C, Ci, D)
+
+
+@nb.njit(cache=True, error_model="numpy")
+def user_energy_density(law, p, F, C):
+    """W(F) [J/m³] of a user law; C (3, 3) is scratch. NaN for det F <= 0 (like the built-in laws' ln J)."""
+    _right_cauchy_green(F, C)
+    J = (F[0, 0] * (F[1, 1] * F[2, 2] - F[1, 2] * F[2, 1]) - F[0, 1] * (F[1, 0] * F[2, 2] - F[1, 2] * F[2, 0])
+         + F[0, 2] * (F[1, 0] * F[2, 1] - F[1, 1] * F[2, 0]))
+    if not J > 0.0:
+        return math.nan
+    out = np.empty(LAW_OUT)
+    law(p, C, out)
+    return out[0]
+
+
 @nb.njit(cache=True)
-def _batch_stress(kind, p, F, S, D, want_moduli):
+def _batch_stress(kind, p, F, S, D, want_moduli, law=None):
     work = np.empty((2, 3, 3))
     for g in range(F.shape[0]):
         if want_moduli:
-            pk2_stress_and_moduli(kind, p, F[g], S[g], D[g], work)
+            pk2_stress_and_moduli(kind, p, F[g], S[g], D[g], work, law)
         else:
-            pk2_stress(kind, p, F[g], S[g], work)
+            pk2_stress(kind, p, F[g], S[g], work, law)
 
 
 # --------------------------------------------------------------------------- material classes
@@ -200,13 +294,15 @@ class Material:
     """Base class: density ρ₀ [kg/m³], Kelvin–Voigt retardation time ``damping`` β [s] (0 = elastic).
 
     Subclasses define ``kind`` (an integer law code), ``params`` (the law's constants as an array) and the
-    small-strain Lamé constants ``small_strain_lame`` = (λ₀, μ₀) used by the damping stress β D₀ : Ė.
+    small-strain Lamé constants ``small_strain_lame`` = (λ₀, μ₀) used by the damping stress β D₀ : Ė; user
+    laws also ``law``, their compiled function (None for the built-in laws).
     """
 
     density: float
     damping: float = field(default=0.0, kw_only=True)
 
     kind: int = field(init=False, repr=False, default=-1)
+    law: object = field(init=False, repr=False, compare=False, default=None)
 
     @property
     def params(self) -> np.ndarray:
@@ -230,7 +326,10 @@ class Material:
         flat = np.ascontiguousarray(F.reshape(-1, 3, 3))
         S = np.zeros_like(flat)
         D = np.zeros((len(flat), 3, 3, 3, 3) if want_moduli else (1, 3, 3, 3, 3))
-        _batch_stress(self.kind, self.params, flat, S, D, want_moduli)
+        if self.law is None:
+            _batch_stress(self.kind, self.params, flat, S, D, want_moduli)
+        else:
+            _batch_stress(self.kind, self.params, flat, S, D, want_moduli, self.law)
         return S.reshape(lead + (3, 3)), (D.reshape(lead + (3, 3, 3, 3)) if want_moduli else None)
 
 
