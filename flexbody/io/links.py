@@ -21,7 +21,8 @@ def link_mesh(tree, q: np.ndarray, markers: dict | None = None):
     e.g. constrained link points or the centre of attached nodes), else its centre of mass, else a point
     0.1 m along its x axis. One vertex cell per link origin. Point data ``frame_x``, ``frame_y``,
     ``frame_z`` (n_points, 3): the link's axes (columns of R) at its origin, zero at end points; cell data
-    ``link``: index of the link a cell belongs to.
+    ``link``: index of the link a cell belongs to. A joint with several coordinates is one segment from its
+    parent to its link (a free flyer none).
     """
     import meshio
 
@@ -29,7 +30,7 @@ def link_mesh(tree, q: np.ndarray, markers: dict | None = None):
     n = tree.n_links
     children, leaves = _children(tree)
     points = _link_points(tree, kin, markers, leaves)
-    lines = [(i, c) for i in range(n) for c in children[i]] + [(i, n + k) for k, i in enumerate(leaves)]
+    lines = _joint_lines(tree) + [(i, n + k) for k, i in enumerate(leaves)]
     line_link = np.array([i for i, _ in lines], dtype=np.int64)
     frames = np.zeros((3, len(points), 3))
     frames[:, :n] = kin.R.transpose(2, 0, 1)                                   # frames[a, i] = R_i[:, a]
@@ -37,6 +38,21 @@ def link_mesh(tree, q: np.ndarray, markers: dict | None = None):
                                 ("vertex", np.arange(n, dtype=np.int64)[:, None])],
                        point_data={"frame_x": frames[0], "frame_y": frames[1], "frame_z": frames[2]},
                        cell_data={"link": [line_link, np.arange(n, dtype=np.int64)]})
+
+
+def _joint_lines(tree) -> list[tuple[int, int]]:
+    """(parent origin, link origin) segments: one per joint. A joint with several coordinates (its massless
+    parts, :mod:`flexbody.rigid.joints`) is one segment from its parent to the link; a free flyer none (it is
+    no material connection)."""
+    from ..rigid.joints import FreeFlyer
+    lines = []
+    for link in tree.links:
+        if link.parent is None or (link.compound is not None and len(link.coordinates) <= 1):
+            continue                                      # the ground, or a massless part of a joint
+        first = tree.links[link.index - len(link.coordinates) + 1] if link.compound is not None else link
+        if first.parent is not None and not isinstance(link.compound, FreeFlyer):
+            lines.append((first.parent.index, link.index))
+    return lines
 
 
 def _children(tree) -> tuple[dict, list]:

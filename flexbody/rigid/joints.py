@@ -15,7 +15,7 @@ place (Featherstone's composite of single-degree-of-freedom joints), the last of
   is the body-axes columns of the right Jacobian J_r(φ), ω = R J_r(φ) φ̇ (three parts of code SPHERICAL,
   :func:`flexbody.rigid.algorithms.kinematics`). J_r is singular only at ‖φ‖ = 2π, and the integrators move
   φ to the other chart of the same rotation, φ − 2π φ/‖φ‖, whenever ‖φ‖ passes π
-  (:mod:`flexbody.rigid.rotation_charts`), so no configuration is singular;
+  (:mod:`flexbody.rigid.exponential_coordinates`), so no configuration is singular;
 - :class:`FreeFlyer` is three translations along the joint frame's axes followed by a spherical joint:
   q = (position of the link frame in the joint frame [m], φ [rad]).
 """
