@@ -279,7 +279,7 @@ def _parser() -> argparse.ArgumentParser:
                           "the saved ones) instead of starting them again")
 
     new = command("new", help="write a commented case template that runs as it is")
-    new.add_argument("name", help="case file to write, e.g. cases/17_my_case (.py is added)")
+    new.add_argument("name", help="case file to write, e.g. cases/22_my_case (.py is added)")
 
     info = command("info", help="describe a case's system: coordinates, constraints, rank, actuation")
     info.add_argument("case")
