@@ -128,12 +128,7 @@ def pk2_stress(kind, p, F, S, work, law=None):
             S[i, i] += lam * tr
         return
     Ci = work[1]
-    I3 = _inverse_sym3(C, Ci)
-    I1 = C[0, 0] + C[1, 1] + C[2, 2]
-    I2 = 0.5 * I1 * I1
-    for i in range(3):
-        for j in range(3):
-            I2 -= 0.5 * C[i, j] * C[i, j]
+    I1, I2, I3 = _invariants(C, Ci)
     w1, w2, w3, _, _, _, _, _, _ = _invariant_derivatives(kind, p, I1, I2, I3)
     _invariant_stress(w1, w2, w3, I1, I3, C, Ci, S)
 
@@ -190,7 +185,7 @@ def _invariant_moduli(w1, w2, w3, w11, w12, w13, w22, w23, w33, I1, I3, C, Ci, D
                     D[i, j, k, m] = 4.0 * s
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, inline="always", error_model="numpy")
 def _invariants(C, Ci):
     """(I₁, I₂, I₃) of C (3, 3); C⁻¹ into Ci."""
     I3 = _inverse_sym3(C, Ci)
