@@ -1,0 +1,242 @@
+"""Natural frequencies and modes of a constrained rigid–flexible system linearised about a static state.
+
+About an equilibrium (q*, λ*) of r(q, λ) = g(q) − Q(q, 0) − Φ(q)ᵀλ − τ = 0, φ(q) = 0, small motions
+q = q* + x obey
+
+    M(q*) ẍ + K x − Φᵀ δλ = 0,   Φ x = 0,   K = ∂r/∂q at (q*, λ*)                          [DE-112, DE-113]
+
+with K the tangent stiffness: the flexible bodies' material and geometric stiffness under their preload,
+the follower loads' and force elements' stiffness, and, for the joint coordinates, central differences of
+the joint rows, which include the constraint Hessian term −∂(Φᵀλ*)/∂q (a pendulum's gravity stiffness comes
+from its constraint force). Modes x with Φ x = 0 solve K x = ω² M x; a zero ω² is a rigid-body mode.
+
+- Rigid-only systems: with C an orthonormal basis of ker Φ (SVD), CᵀKC y = ω² CᵀMC y by LAPACK (symmetric).
+- With flexible bodies: shift-invert Lanczos (ARPACK through :func:`scipy.sparse.linalg.eigsh`) on the
+  operator x ↦ (K − σM)⁻¹_Φ M x, where (K − σM)⁻¹_Φ b solves the saddle point [[K − σM, Φᵀ], [Φ, 0]][x; y] =
+  [b; 0] with :class:`~flexbody.linalg.saddle_point.SaddlePointSolver` (sparse; no dense n × n matrix). The
+  shift σ < 0 keeps K − σM positive definite on ker Φ when K is (rigid-body modes included); the start
+  vector is fixed, so runs are repeatable.
+
+Modes are scaled to unit modal mass, xᵀMx = 1 [kg·m² per coordinate unit²].
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg as la
+import scipy.sparse as sp
+
+from ..errors import ConvergenceError, FlexbodyError, StateError
+from ..io.results import Results
+from ..linalg.saddle_point import SaddlePointSolver
+from ..system.description import as_assembled
+from .constrained_statics import _Statics, static_equilibrium
+
+__all__ = ["Modes", "modal_analysis"]
+
+
+@dataclass(frozen=True)
+class Modes:
+    """Natural modes of a linearised system.
+
+    Attributes
+    ----------
+    frequencies : ndarray (k,)
+        Natural frequencies f = ω/2π [Hz], ascending; negative where ω² < 0 (an unstable state: −√|ω²|/2π).
+    eigenvalues : ndarray (k,)
+        ω² [1/s²].
+    shapes : ndarray (k, n)
+        Mode shapes x (Φ x = 0), unit modal mass xᵀMx = 1.
+    q : ndarray (n,)
+        The state linearised about [m, rad]; lam : ndarray (m,), its multipliers.
+    n_rigid_body : int
+        Modes with |ω²| below ``zero_tol`` (rigid-body and mechanism modes).
+    system : AssembledSystem
+    metadata : dict
+        Method, shift, static residual of the state, tolerances.
+    """
+
+    frequencies: np.ndarray
+    eigenvalues: np.ndarray
+    shapes: np.ndarray
+    q: np.ndarray
+    lam: np.ndarray
+    n_rigid_body: int
+    system: object = field(repr=False)
+    metadata: dict = field(default_factory=dict)
+
+    def animation(self, mode: int, amplitude: float | None = None, frames: int = 24) -> Results:
+        """One period of mode ``mode`` as dynamic :class:`Results`: q(t) = q* + a sin(2πt/T) x over ``frames``
+        + 1 records (t in units of the period, 0 … 1). ``amplitude`` a [m or rad] of the largest coordinate
+        change (default 5 % of the largest extent of the flexible bodies, or 0.2 rad without them)."""
+        if not 0 <= mode < len(self.frequencies):
+            raise FlexbodyError(f"Modes.animation: mode {mode} is not one of the {len(self.frequencies)} computed")
+        x = self.shapes[mode]
+        a = self._default_amplitude() if amplitude is None else float(amplitude)
+        t = np.linspace(0.0, 1.0, int(frames) + 1)
+        q = self.q[None, :] + (a / np.max(np.abs(x))) * np.sin(2 * np.pi * t)[:, None] * x[None, :]
+        asm = self.system
+        return Results(kind="dynamic", times=t, q=q, body_slices=dict(asm.body_slices),
+                       iterations=[0] * len(t), residuals=[[] for _ in t], reference=np.array(asm.q0, dtype=float),
+                       system=asm, metadata={"mode": int(mode), "frequency_hz": float(self.frequencies[mode]),
+                                             "amplitude": a, "time_unit": "period"})
+
+    def _default_amplitude(self) -> float:
+        asm = self.system
+        if not asm.bodies:
+            return 0.2
+        extent = max(float(np.ptp(b.mesh.points, axis=0).max()) for b in asm.bodies)
+        return 0.05 * extent
+
+    def write(self, directory, modes=None, amplitude: float | None = None, frames: int = 24):
+        """Write each mode's animation as a results directory ``mode_NN`` (ParaView series, ``flexbody view``)
+        under ``directory``, and ``modes.csv`` (mode, frequency [Hz], ω² [1/s²]); returns the directory."""
+        from pathlib import Path
+
+        from ..io.export import write_results
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        for k in range(len(self.frequencies)) if modes is None else modes:
+            write_results(directory / f"mode_{k:02d}", self.animation(k, amplitude, frames))
+        rows = "\n".join(f"{k},{f:.12e},{w:.12e}" for k, (f, w) in enumerate(zip(self.frequencies, self.eigenvalues)))
+        (directory / "modes.csv").write_text("mode,frequency_hz,omega_squared\n" + rows + "\n")
+        return directory
+
+
+def modal_analysis(model, state=None, n_modes: int = 10, *, tau=None, t: float = 0.0, shift: float | None = None,
+                   zero_tol: float = 1e-8, load_steps: int = 1) -> Modes:
+    """The lowest ``n_modes`` natural frequencies and modes of ``model`` linearised about a state.
+
+    Parameters
+    ----------
+    model : System or AssembledSystem
+    state : None, array (n,) or State
+        None: the static equilibrium under the applied loads, gravity and ``tau`` (so the preload's geometric
+        stiffness is included); otherwise the coordinates q [m, rad] to linearise about, with the multipliers
+        that balance the static forces there in the least-squares sense (``metadata["static_residual"]``
+        says how far from equilibrium q is).
+    n_modes : int
+        How many of the lowest modes (all of them for rigid-only systems with fewer coordinates).
+    tau : array (n,), optional
+        Constant generalized forces [N, N·m] (e.g. holding torques).
+    shift : float, optional
+        σ [1/s²] of the shift-invert (flexible systems): modes with ω² nearest σ come first; default a small
+        negative value, −1e-6 max diag K / max diag M.
+    zero_tol : float
+        |ω²| below zero_tol · max(1, max |ω²|) counts as a rigid-body mode.
+    load_steps : int
+        Load steps of the static solve (state None).
+
+    Raises
+    ------
+    FlexbodyError
+        Bad n_modes or state; a system with velocity-level rows (they constrain no positions).
+    ConvergenceError
+        No static equilibrium, or the eigensolver did not converge.
+    """
+    asm = as_assembled(model, "modal_analysis")
+    if not isinstance(n_modes, (int, np.integer)) or n_modes < 1:
+        raise FlexbodyError(f"modal_analysis: n_modes must be a positive integer, got {n_modes!r}")
+    tau_vec = np.zeros(asm.n_dofs) if tau is None else np.asarray(tau, dtype=float)
+    q, lam, residual = _linearisation_point(asm, state, tau_vec, t, load_steps)
+    statics = _Statics(asm, t)
+    K_r, K_f = statics.tangent(q, lam, 1.0)
+    ev = asm.evaluate(t, q)
+    M = asm.mass_matrix(ev)
+    Phi = asm.constraint_rows(ev)[1]
+    if not asm.sparse:
+        values, shapes, meta = _dense_modes(0.5 * (K_r + K_r.T), np.asarray(M), np.asarray(Phi), n_modes)
+    else:
+        values, shapes, meta = _sparse_modes(asm, K_r, K_f, M, Phi, n_modes, shift)
+    scale = max(1.0, float(np.max(np.abs(values)))) if values.size else 1.0
+    n_zero = int(np.count_nonzero(np.abs(values) < zero_tol * scale))
+    freqs = np.sign(values) * np.sqrt(np.abs(values)) / (2.0 * np.pi)
+    meta.update(static_residual=residual, zero_tol=zero_tol, t=float(t))
+    return Modes(freqs, values, shapes, q, lam, n_zero, asm, meta)
+
+
+def _linearisation_point(asm, state, tau, t, load_steps):
+    """(q, λ, static residual max|r| [N, N·m]) of the state to linearise about."""
+    if state is None:
+        eq = static_equilibrium(asm, tau, t=t, load_steps=load_steps)
+        return eq.q, eq.lam, float(eq.residual)
+    q = np.array(getattr(state, "q", state), dtype=float)
+    if q.shape != (asm.n_dofs,) or not np.all(np.isfinite(q)):
+        raise StateError(f"modal_analysis: state must be {asm.n_dofs} finite coordinates, got shape {q.shape}")
+    statics = _Statics(asm, t)
+    r0, _, Phi = statics.residual(q, np.zeros(asm.n_constraints), tau, 1.0)
+    Phi = Phi.toarray() if sp.issparse(Phi) else np.asarray(Phi)
+    lam = np.linalg.lstsq(Phi.T, r0, rcond=None)[0] if Phi.shape[0] else np.zeros(0)
+    residual = r0 - Phi.T @ lam if Phi.shape[0] else r0
+    return q, lam, float(np.max(np.abs(residual))) if residual.size else 0.0
+
+
+def _null_space(Phi: np.ndarray, n: int) -> np.ndarray:
+    if not Phi.shape[0]:
+        return np.eye(n)
+    _, s, Vt = la.svd(Phi)
+    rank = int(np.count_nonzero(s > max(Phi.shape) * np.finfo(float).eps * (s[0] if s.size else 0.0)))
+    return Vt[rank:].T
+
+
+def _dense_modes(K, M, Phi, n_modes):
+    """ω² and unit-modal-mass shapes on ker Φ by LAPACK (rigid-only systems)."""
+    C = _null_space(Phi, K.shape[0])
+    if not C.shape[1]:
+        return np.zeros(0), np.zeros((0, K.shape[0])), {"method": "dense null space", "dof": 0}
+    Kc, Mc = C.T @ K @ C, C.T @ M @ C
+    values, Y = la.eigh(0.5 * (Kc + Kc.T), 0.5 * (Mc + Mc.T))
+    k = min(n_modes, values.size)
+    shapes = (C @ Y[:, :k]).T                                    # eigh normalises Yᵀ Mc Y = I
+    return values[:k], shapes, {"method": "dense null space (LAPACK eigh)", "dof": int(C.shape[1])}
+
+
+def _sparse_modes(asm, K_r, K_f, M, Phi, n_modes, shift):
+    """ω² and shapes by shift-invert Lanczos with the saddle-point solve (flexible systems)."""
+    from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
+
+    n, n_r = asm.n_dofs, asm.n_rigid
+    M_r = _rigid_mass(M, n_r)
+    M_f = asm.flexible.mass.matrix
+    M_all = sp.block_diag(([sp.csr_matrix(M_r)] if n_r else []) + [M_f], format="csr")
+    K_all = sp.block_diag(([sp.csr_matrix(K_r)] if n_r else []) + [K_f], format="csr")
+    if shift is None:
+        shift = -1e-6 * float(np.abs(K_all.diagonal()).max()) / float(np.abs(M_all.diagonal()).max())
+    solver = SaddlePointSolver(n_r)
+    solver.factor(K_r - shift * M_r, (K_f - shift * M_f).tocsr(), sp.csr_matrix(Phi))
+    zeros = np.zeros(Phi.shape[0])
+
+    def op_inv(b):
+        return solver.solve(np.asarray(b, dtype=float).ravel(), zeros)[0]
+
+    dof = n - _rank(Phi)
+    k = min(n_modes, max(1, dof - 1))
+    v0 = op_inv(M_all @ np.random.default_rng(0).standard_normal(n))      # a fixed start on ker Φ
+    try:
+        values, X = eigsh(LinearOperator((n, n), matvec=lambda x: K_all @ x, dtype=float), k=k, M=M_all,
+                          sigma=shift, which="LM", OPinv=LinearOperator((n, n), matvec=op_inv, dtype=float), v0=v0)
+    except ArpackNoConvergence as exc:
+        raise ConvergenceError(f"modal_analysis: the eigensolver did not converge ({exc})", []) from None
+    order = np.argsort(values)
+    values, X = values[order], X[:, order]
+    X = X / np.sqrt(np.einsum("ij,ij->j", X, M_all @ X))
+    return values, X.T, {"method": "shift-invert Lanczos on the saddle point (ARPACK)", "shift": float(shift),
+                         "dof": int(dof), "linear_solver": solver.method}
+
+
+def _rigid_mass(M, n_r) -> np.ndarray:
+    """The dense joint-space block of a BlockMass (n_r, n_r)."""
+    out = np.zeros((n_r, n_r))
+    for s, block in getattr(M, "rigid", ()):
+        out[s, s] = block
+    return out
+
+
+def _rank(Phi) -> int:
+    if not Phi.shape[0]:
+        return 0
+    dense = Phi.toarray() if sp.issparse(Phi) else np.asarray(Phi)
+    if dense.shape[0] > 2000:                                      # rows of attachments are independent by design
+        return dense.shape[0]
+    return int(np.linalg.matrix_rank(dense))
