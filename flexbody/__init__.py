@@ -42,7 +42,7 @@ from .linalg import constraint_rank
 from .rigid import (Fixed, FreeFlyer, Ground, Planar, Prismatic, Revolute, RigidTree, Spherical, Universal,
                     load_urdf)
 from .solvers import (RK4, Adaptive, Baumgarte, GeneralizedAlpha, NewtonSettings, PositionCorrection, RunContext,
-                      assemble_configuration, modal_analysis, holding_inputs, project_velocity, quasi_static_sequence, resume, simulate,
+                      assemble_configuration, linearize, modal_analysis, holding_inputs, project_velocity, quasi_static_sequence, resume, simulate,
                       solve_static, task_sensitivity)
 from .system import AssembledSystem, State, System
 from .linalg.blas_threads import limit_blas_threads
@@ -65,6 +65,6 @@ __all__ = [
     "control", "plots", "ActuationError", "AttachNodes", "TieNodes", "pin", "Node", "nearest_node",
     "GeneralizedAlpha", "progress", "view", "resume", "RunContext", "holding_inputs",
     "task_sensitivity", "quasi_static_sequence", "SpringDamper", "JointSpringDamper", "Bushing", "GeneralizedForce",
-    "KnifeEdge", "RollingDisc", "PfaffianRows", "modal_analysis",
+    "KnifeEdge", "RollingDisc", "PfaffianRows", "modal_analysis", "linearize",
     "fem", "rigid", "constraints", "system", "linalg", "solvers", "io",
 ]
