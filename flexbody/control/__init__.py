@@ -1,5 +1,5 @@
 """Constrained task-level control [DE 5, AG VII]: controllers usable in :func:`flexbody.simulate`,
-references, null-space posture terms, and the actuation and rank report [DE 5.3, AG-62]; task
+references, null-space posture terms, linear state feedback (LQR) on a linear model, and the actuation and rank report [DE 5.3, AG-62]; task
 coordinates and the operational-space terms they give [DE 43-64].
 
 May import: errors, rigid, constraints, linalg, system, dynamics.
@@ -11,6 +11,7 @@ from .context import ControlContext
 from .operational import DirectMappingControl, MinimalMappingControl, PartitionedControl
 from .projected import HybridMotionForceControl, ProjectedInverseDynamicsControl
 from .references import Setpoint, Sinusoid, Trajectory
+from .state_feedback import StateFeedback, lqr_gain
 from .operational_space import OperationalSpace, operational_space, operational_space_at
 from .tasks import JointTask, OrientationTask, PlanarOrientationTask, PointTask, StackedTask, Task, task_history
 
@@ -18,5 +19,6 @@ __all__ = ["ActuationReport", "ActuationWarning", "MapCheck", "actuation_report"
            "TaskController", "task_acceleration_error", "GravityEffort", "NullSpaceDamping", "ComputedTorqueControl", "JointReferenceFromTask",
            "ControlContext", "DirectMappingControl", "MinimalMappingControl", "PartitionedControl",
            "HybridMotionForceControl", "ProjectedInverseDynamicsControl", "Setpoint", "Sinusoid", "Trajectory",
+           "StateFeedback", "lqr_gain",
            "Task", "PointTask", "PlanarOrientationTask", "OrientationTask", "JointTask", "StackedTask", "OperationalSpace",
            "operational_space", "operational_space_at", "task_history"]
