@@ -166,8 +166,9 @@ def _linearisation_point(asm, state, tau, t, load_steps):
         raise StateError(f"modal_analysis: state must be {asm.n_dofs} finite coordinates, got shape {q.shape}")
     statics = _Statics(asm, t)
     r0, _, Phi = statics.residual(q, np.zeros(asm.n_constraints), tau, 1.0)
-    Phi = Phi.toarray() if sp.issparse(Phi) else np.asarray(Phi)
-    lam = np.linalg.lstsq(Phi.T, r0, rcond=None)[0] if Phi.shape[0] else np.zeros(0)
+    Phi = sp.csr_matrix(Phi)
+    gram = (Phi @ Phi.T).toarray()                                # (m, m): least squares Φᵀλ ≈ r₀ without n × n
+    lam = np.linalg.lstsq(gram, Phi @ r0, rcond=None)[0] if Phi.shape[0] else np.zeros(0)
     residual = r0 - Phi.T @ lam if Phi.shape[0] else r0
     return q, lam, float(np.max(np.abs(residual))) if residual.size else 0.0
 
@@ -234,9 +235,8 @@ def _rigid_mass(M, n_r) -> np.ndarray:
 
 
 def _rank(Phi) -> int:
+    """Rank of Φ (m, n) from its Gram matrix ΦΦᵀ (m, m) (no dense m × n copy)."""
     if not Phi.shape[0]:
         return 0
-    dense = Phi.toarray() if sp.issparse(Phi) else np.asarray(Phi)
-    if dense.shape[0] > 2000:                                      # rows of attachments are independent by design
-        return dense.shape[0]
-    return int(np.linalg.matrix_rank(dense))
+    Phi = sp.csr_matrix(Phi)
+    return int(np.linalg.matrix_rank((Phi @ Phi.T).toarray(), hermitian=True))
