@@ -42,7 +42,8 @@ class Results:
     Attributes
     ----------
     kind : str
-        "static" (``times`` are load factors) or "dynamic" (``times`` in s).
+        "static" (``times`` are load factors), "dynamic" (``times`` in s) or "modal" (a mode's animation,
+        ``times`` in periods).
     times : ndarray (s,)
     q : ndarray (s, n_dofs)
         Generalized coordinates [m] at each recorded step.

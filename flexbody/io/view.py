@@ -220,7 +220,7 @@ def _warn_carried(items, grids, scale: float) -> None:
 
 
 def _run_kind(results_dir) -> str | None:
-    """"static", "quasi_static" or "dynamic" from ``results.json``, or None (no readable file)."""
+    """"static", "quasi_static", "dynamic" or "modal" from ``results.json``, or None (no readable file)."""
     try:
         return json.loads((Path(results_dir) / "results.json").read_text()).get("kind")
     except (OSError, ValueError, AttributeError):
@@ -228,10 +228,11 @@ def _run_kind(results_dir) -> str | None:
 
 
 def _time_label(t: float, kind: str | None, scale: float) -> str:
-    """"t = 1.2 s" (dynamic runs), "load factor 0.5" (static), "step 3" (quasi-static), else "t = 1.2";
+    """"t = 1.2 s" (dynamic runs), "load factor 0.5" (static), "step 3" (quasi-static), "0.25 period" (a
+    mode's animation, :meth:`flexbody.solvers.modal.Modes.animation`), else "t = 1.2";
     then ", displacements × 10" when ``scale`` is not 1."""
     label = {"dynamic": f"t = {t:.4g} s", "static": f"load factor {t:.4g}",
-             "quasi_static": f"step {t:.4g}"}.get(kind, f"t = {t:.4g}")
+             "quasi_static": f"step {t:.4g}", "modal": f"{t:.4g} period"}.get(kind, f"t = {t:.4g}")
     return label if scale == 1.0 else f"{label}, displacements × {scale:g}"
 
 

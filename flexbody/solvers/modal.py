@@ -67,17 +67,18 @@ class Modes:
     metadata: dict = field(default_factory=dict)
 
     def animation(self, mode: int, amplitude: float | None = None, frames: int = 24) -> Results:
-        """One period of mode ``mode`` as dynamic :class:`Results`: q(t) = q* + a sin(2πt/T) x over ``frames``
-        + 1 records (t in units of the period, 0 … 1). ``amplitude`` a [m or rad] of the largest coordinate
-        change (default 5 % of the largest extent of the flexible bodies, or 0.2 rad without them)."""
+        """One period of mode ``mode`` as :class:`Results` of kind "modal": q(t) = q* + a sin(2πt) x at
+        ``frames`` phases t = 0, 1/frames, … (in periods; the last one before the period closes, so a looping
+        animation repeats no frame). ``amplitude`` a [m or rad] of the largest coordinate change (default 5 %
+        of the largest extent of the flexible bodies, or 0.2 rad without them)."""
         if not 0 <= mode < len(self.frequencies):
             raise FlexbodyError(f"Modes.animation: mode {mode} is not one of the {len(self.frequencies)} computed")
         x = self.shapes[mode]
         a = self._default_amplitude() if amplitude is None else float(amplitude)
-        t = np.linspace(0.0, 1.0, int(frames) + 1)
+        t = np.arange(int(frames)) / int(frames)
         q = self.q[None, :] + (a / np.max(np.abs(x))) * np.sin(2 * np.pi * t)[:, None] * x[None, :]
         asm = self.system
-        return Results(kind="dynamic", times=t, q=q, body_slices=dict(asm.body_slices),
+        return Results(kind="modal", times=t, q=q, body_slices=dict(asm.body_slices),
                        iterations=[0] * len(t), residuals=[[] for _ in t], reference=np.array(asm.q0, dtype=float),
                        system=asm, metadata={"mode": int(mode), "frequency_hz": float(self.frequencies[mode]),
                                              "amplitude": a, "time_unit": "period"})
@@ -111,9 +112,10 @@ def modal_analysis(model, state=None, n_modes: int = 10, *, tau=None, t: float =
     Parameters
     ----------
     model : System or AssembledSystem
-    state : None, array (n,) or State
+    state : None, Equilibrium, array (n,) or State
         None: the static equilibrium under the applied loads, gravity and ``tau`` (so the preload's geometric
-        stiffness is included); otherwise the coordinates q [m, rad] to linearise about, with the multipliers
+        stiffness is included); an Equilibrium (``fb.solvers.static_equilibrium``, ``fb.holding_inputs``): that
+        one, with its multipliers; otherwise the coordinates q [m, rad] to linearise about, with the multipliers
         that balance the static forces there in the least-squares sense (``metadata["static_residual"]``
         says how far from equilibrium q is).
     n_modes : int
@@ -159,8 +161,9 @@ def modal_analysis(model, state=None, n_modes: int = 10, *, tau=None, t: float =
 def _linearisation_point(asm, state, tau, t, load_steps):
     """(q, λ, static residual max|r| [N, N·m]) of the state to linearise about."""
     if state is None:
-        eq = static_equilibrium(asm, tau, t=t, load_steps=load_steps)
-        return eq.q, eq.lam, float(eq.residual)
+        state = static_equilibrium(asm, tau, t=t, load_steps=load_steps)
+    if hasattr(state, "lam") and hasattr(state, "residual"):          # an Equilibrium (static_equilibrium, holding_inputs)
+        return np.array(state.q, dtype=float), np.array(state.lam[:asm.n_constraints], dtype=float), float(state.residual)
     q = np.array(getattr(state, "q", state), dtype=float)
     if q.shape != (asm.n_dofs,) or not np.all(np.isfinite(q)):
         raise StateError(f"modal_analysis: state must be {asm.n_dofs} finite coordinates, got shape {q.shape}")
