@@ -58,8 +58,8 @@ def test_user_guide_case_on_an_imported_mesh_prints_what_the_guide_shows(tmp_pat
 
 
 # units of case parameters: SI expressions, "-" for dimensionless numbers, counts, flags, names and choices
-UNITS = {"-", "m", "kg", "s", "rad", "N", "N·m", "Pa", "kg/m³", "kg/m", "m/s²", "1/s", "1/s²", "N·m/rad",
-         "N·m·s/rad", "1/(N·m)", "Hz", "rad/s", "J"}
+UNITS = {"-", "m", "kg", "s", "rad", "N", "N·m", "Pa", "kg/m³", "kg/m", "m/s", "m/s²", "1/s", "1/s²", "N·m/rad",
+         "N·m·s/rad", "1/(N·m)", "Hz", "rad/s", "J", "kg·m²"}
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "cases").glob("[0-9][0-9]_*.py")), ids=lambda p: p.stem)

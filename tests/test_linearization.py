@@ -18,6 +18,7 @@ def test_cart_on_a_spring_damper_is_the_textbook_oscillator():
     assert np.abs(lin.A - [[0, 1], [-k / m, -c / m]]).max() < 1e-7 * k / m     # joint rows by differences
     assert np.abs(lin.B[:, 0] - [0, scale / m]).max() < 1e-12
     assert np.abs(lin.C - [[scale, 0]]).max() < 1e-15 and lin.input_labels == ["cart.cart"]
+    assert abs(lin.mass[0, 0] - m) < 1e-12 and abs(lin.damping[0, 0] - c) < 1e-7 * c   # M_z, D_z of the model
 
 
 def test_eigenvalues_are_the_modal_frequencies():

@@ -43,6 +43,8 @@ class LinearModel:
     basis : ndarray (n, p), N: orthonormal basis of ker Φ(q*) (z [m or rad in the mix of q's units])
     q, lam, u : ndarray, the state, its multipliers and the inputs held there [N, N·m]
     input_labels (k), output_labels (r) : list[str]
+    mass, damping, stiffness : ndarray (p, p), M_z, D_z, K_z of the second-order form (e.g. to weight an LQR
+        by modal energy)
     metadata : dict (static residual of the state, p)
     """
 
@@ -56,6 +58,9 @@ class LinearModel:
     u: np.ndarray
     input_labels: list
     output_labels: list
+    mass: np.ndarray = field(default=None, repr=False)
+    damping: np.ndarray = field(default=None, repr=False)
+    stiffness: np.ndarray = field(default=None, repr=False)
     metadata: dict = field(default_factory=dict)
 
     def coordinates(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -111,7 +116,7 @@ def linearize(model, state=None, *, inputs=None, nodal_forces=(), outputs=(), t:
     B[p:] = la.cho_solve(factor, N.T @ B_u)
     C, output_labels = _output_map(asm, ev, outputs, N)
     D = np.zeros((C.shape[0], B.shape[1]))
-    return LinearModel(A, B, C, D, N, q, lam, u, input_labels, output_labels,
+    return LinearModel(A, B, C, D, N, q, lam, u, input_labels, output_labels, Mz, Dz, Kz,
                        {"static_residual": residual, "p": int(p), "t": float(t)})
 
 
