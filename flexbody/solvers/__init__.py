@@ -1,7 +1,7 @@
 """Solvers on an assembled system: statics through one entry, :func:`solve_static` (forward, with load
 stepping, for flexible-only and constrained systems with inputs; inverse statics of tasks), explicit integration (RK4, adaptive) with constraint
 stabilisation, the implicit generalized-α integrator, restarting saved runs, and the natural modes of a
-system linearised about a static state and its state-space model. They compute; results
+system linearised about a static state and its state-space model, and the Craig–Bampton basis of a body. They compute; results
 go out through :class:`flexbody.io.results.Results` and the writers passed in.
 
 May import: errors, progress, fem, rigid, constraints, linalg, system, dynamics, io.
@@ -11,6 +11,7 @@ from .inverse_statics import InverseStatics, inverse_statics, quasi_static_seque
 from .generalized_alpha import GeneralizedAlpha
 from .linearization import LinearModel, linearize
 from .modal import Modes, modal_analysis
+from .reduction import ReducedBasis, craig_bampton
 from .run_context import RunContext
 from .simulation import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, resume, simulate
 from .newton_settings import NewtonSettings
@@ -19,4 +20,4 @@ from .statics import solve_static
 __all__ = ["Equilibrium", "InverseStatics", "holding_inputs", "inverse_statics", "quasi_static_sequence",
            "static_equilibrium", "task_sensitivity", "GeneralizedAlpha", "RK4", "Adaptive", "Baumgarte",
            "PositionCorrection", "RunContext", "assemble_configuration", "project_velocity", "resume", "simulate", "NewtonSettings",
-           "solve_static", "Modes", "modal_analysis", "LinearModel", "linearize"]
+           "solve_static", "Modes", "modal_analysis", "LinearModel", "linearize", "ReducedBasis", "craig_bampton"]
