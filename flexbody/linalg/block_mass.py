@@ -171,6 +171,14 @@ class BlockMass:
     def trace(self) -> float:
         return float(self.diagonal().sum())
 
+    def rigid_block(self) -> np.ndarray:
+        """The joint-space part of M as one dense (n_r, n_r) block diagonal matrix (the rigid trees' blocks)."""
+        n_r = max((s.stop for s, _ in self.rigid), default=0)
+        out = np.zeros((n_r, n_r))
+        for s, block in self.rigid:
+            out[s, s] = block
+        return out
+
     def tocsc(self) -> sp.csc_matrix:
         """The whole M as a sparse matrix (rigid blocks stored densely inside it)."""
         blocks = [sp.csc_matrix(block) for _, block in self.rigid]

@@ -128,17 +128,10 @@ def initial_acceleration(asm, t, q, v, tau, solver: SaddlePointSolver) -> tuple[
     ev = asm.evaluate(t, q, v)
     M, h = asm.mass_and_forces(ev)
     _, Phi, bias, _ = asm.constraint_rows(ev)
-    A_r = _block_diag_dense(M.rigid, asm.n_rigid) if asm.sparse else M
+    A_r = M.rigid_block() if asm.sparse else M
     solver.factor(A_r, asm.flexible.mass.matrix, sp.csr_matrix(Phi))
     qdd, y = solver.solve(tau - h, -bias)
     return qdd, -y
-
-
-def _block_diag_dense(blocks, n_r: int) -> np.ndarray:
-    out = np.zeros((n_r, n_r))
-    for s, blk in blocks:
-        out[s, s] = blk
-    return out
 
 
 def consistent_start(asm, t, q, v, tol: float = 1e-12, max_iterations: int = 20):

@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from ..errors import FlexbodyError
 from ..system.description import as_assembled
 from .constrained_statics import _Statics
-from .modal import _linearisation_point, _null_space, _rigid_mass
+from .modal import _linearisation_point, _null_space
 
 __all__ = ["LinearModel", "linearize"]
 
@@ -138,10 +138,7 @@ def _second_order_terms(asm, q, lam, t):
         forces = statics.equations.flexible_force_jacobians(ev, 0.0, 1.0)
         if forces is not None:
             D[fs, fs] += forces.toarray()
-        M_dense = np.zeros((n, n))
-        M_dense[:n_r, :n_r] = _rigid_mass(M, n_r)
-        M_dense[fs, fs] = asm.flexible.mass.matrix.toarray()
-        M = M_dense
+        M = M.tocsc().toarray()                              # the model is dense by design (module docstring)
     if n_r:
         K[:n_r, :n_r] = K_r
         D[:n_r, :n_r] = D_r

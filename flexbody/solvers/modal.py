@@ -201,7 +201,7 @@ def _sparse_modes(asm, K_r, K_f, M, Phi, n_modes, shift):
     from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
     n, n_r = asm.n_dofs, asm.n_rigid
-    M_r = _rigid_mass(M, n_r)
+    M_r = M.rigid_block()
     M_f = asm.flexible.mass.matrix
     M_all = sp.block_diag(([sp.csr_matrix(M_r)] if n_r else []) + [M_f], format="csr")
     K_all = sp.block_diag(([sp.csr_matrix(K_r)] if n_r else []) + [K_f], format="csr")
@@ -227,14 +227,6 @@ def _sparse_modes(asm, K_r, K_f, M, Phi, n_modes, shift):
     X = X / np.sqrt(np.einsum("ij,ij->j", X, M_all @ X))
     return values, X.T, {"method": "shift-invert Lanczos on the saddle point (ARPACK)", "shift": float(shift),
                          "dof": int(dof), "linear_solver": solver.method}
-
-
-def _rigid_mass(M, n_r) -> np.ndarray:
-    """The dense joint-space block of a BlockMass (n_r, n_r)."""
-    out = np.zeros((n_r, n_r))
-    for s, block in getattr(M, "rigid", ()):
-        out[s, s] = block
-    return out
 
 
 def _rank(Phi) -> int:
