@@ -2,7 +2,7 @@
 
 About an equilibrium (q*, λ*, u*) of r(q, v, λ) − B_u u = 0, φ(q) = 0 (r the residual of
 :mod:`flexbody.solvers.constrained_equations`, B_u the input map), small motions q = q* + N z stay on the
-constraint's tangent space, N an orthonormal basis of ker Φ(q*) (SVD), and obey
+constraint's tangent space, N an orthonormal basis of ker Φ(q*) (rank-revealing SVD), and obey
 
     M_z z̈ + D_z ż + K_z z = N ᵀB_u δu,   M_z = NᵀMN, D_z = Nᵀ(∂r/∂v)N, K_z = Nᵀ(∂r/∂q)N       [DE-10..15]
 
@@ -25,10 +25,11 @@ import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 
+from ..dynamics.projection import nullspace_basis
 from ..errors import FlexbodyError
 from ..system.description import as_assembled
 from .constrained_statics import _Statics
-from .modal import _linearisation_point, _null_space
+from .modal import _linearisation_point
 
 __all__ = ["LinearModel", "linearize"]
 
@@ -103,7 +104,7 @@ def linearize(model, state=None, *, inputs=None, nodal_forces=(), outputs=(), t:
     K, Dm, M = _second_order_terms(asm, q, lam, t)
     ev = asm.evaluate(t, q)
     Phi = asm.constraint_rows(ev)[1]
-    N = _null_space(Phi.toarray() if sp.issparse(Phi) else np.asarray(Phi), asm.n_dofs)
+    N = nullspace_basis(Phi)
     p = N.shape[1]
     Mz, Kz, Dz = N.T @ (M @ N), N.T @ (K @ N), N.T @ (Dm @ N)
     Mz = 0.5 * (Mz + Mz.T)

@@ -10,7 +10,8 @@ the follower loads' and force elements' stiffness, and, for the joint coordinate
 the joint rows, which include the constraint Hessian term −∂(Φᵀλ*)/∂q (a pendulum's gravity stiffness comes
 from its constraint force). Modes x with Φ x = 0 solve K x = ω² M x; a zero ω² is a rigid-body mode.
 
-- Rigid-only systems: with C an orthonormal basis of ker Φ (SVD), CᵀKC y = ω² CᵀMC y by LAPACK (symmetric).
+- Rigid-only systems: with C an orthonormal basis of ker Φ (the rank-revealing SVD of
+  :func:`flexbody.dynamics.projection.nullspace_basis`), CᵀKC y = ω² CᵀMC y by LAPACK (symmetric).
 - With flexible bodies: shift-invert Lanczos (ARPACK through :func:`scipy.sparse.linalg.eigsh`) on the
   operator x ↦ (K − σM)⁻¹_Φ M x, where (K − σM)⁻¹_Φ b solves the saddle point [[K − σM, Φᵀ], [Φ, 0]][x; y] =
   [b; 0] with :class:`~flexbody.linalg.saddle_point.SaddlePointSolver` (sparse; no dense n × n matrix). The
@@ -29,6 +30,7 @@ import scipy.sparse as sp
 
 from ..errors import ConvergenceError, FlexbodyError, StateError
 from ..io.results import Results
+from ..dynamics.projection import nullspace_basis
 from ..linalg.saddle_point import SaddlePointSolver
 from ..system.description import as_assembled
 from .constrained_statics import _Statics, static_equilibrium
@@ -176,17 +178,9 @@ def _linearisation_point(asm, state, tau, t, load_steps):
     return q, lam, float(np.max(np.abs(residual))) if residual.size else 0.0
 
 
-def _null_space(Phi: np.ndarray, n: int) -> np.ndarray:
-    if not Phi.shape[0]:
-        return np.eye(n)
-    _, s, Vt = la.svd(Phi)
-    rank = int(np.count_nonzero(s > max(Phi.shape) * np.finfo(float).eps * (s[0] if s.size else 0.0)))
-    return Vt[rank:].T
-
-
 def _dense_modes(K, M, Phi, n_modes):
     """ω² and unit-modal-mass shapes on ker Φ by LAPACK (rigid-only systems)."""
-    C = _null_space(Phi, K.shape[0])
+    C = nullspace_basis(Phi)
     if not C.shape[1]:
         return np.zeros(0), np.zeros((0, K.shape[0])), {"method": "dense null space", "dof": 0}
     Kc, Mc = C.T @ K @ C, C.T @ M @ C
