@@ -25,13 +25,9 @@ import numba as nb
 import numpy as np
 
 from . import exponential_coordinates as expc
+from .exponential_coordinates import cross3 as _cross
 
 FIXED, REVOLUTE, PRISMATIC, SPHERICAL = 0, 1, 2, 3
-
-
-@nb.njit(cache=True, inline="always")
-def _cross(a0, a1, a2, b0, b1, b2):
-    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
 @nb.njit(cache=True)

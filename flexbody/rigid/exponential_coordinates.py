@@ -45,7 +45,8 @@ def coefficients(theta):
 
 
 @nb.njit(cache=True, inline="always")
-def _cross(a0, a1, a2, b0, b1, b2):
+def cross3(a0, a1, a2, b0, b1, b2):
+    """a × b of two vectors given by their components (no arrays: the recursions call it in tight loops)."""
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
@@ -66,8 +67,8 @@ def right_jacobian_column(p0, p1, p2, k, out):
     """out (3,) = column k of J_r(φ) = I − a[φ]× + b[φ]×²."""
     _, a, b, _, _ = coefficients(math.sqrt(p0 * p0 + p1 * p1 + p2 * p2))
     e0, e1, e2 = (1.0 if k == 0 else 0.0), (1.0 if k == 1 else 0.0), (1.0 if k == 2 else 0.0)
-    c0, c1, c2 = _cross(p0, p1, p2, e0, e1, e2)                  # [φ]× e_k
-    d0, d1, d2 = _cross(p0, p1, p2, c0, c1, c2)                  # [φ]×² e_k
+    c0, c1, c2 = cross3(p0, p1, p2, e0, e1, e2)                  # [φ]× e_k
+    d0, d1, d2 = cross3(p0, p1, p2, c0, c1, c2)                  # [φ]×² e_k
     out[0], out[1], out[2] = e0 - a * c0 + b * d0, e1 - a * c1 + b * d1, e2 - a * c2 + b * d2
 
 
@@ -76,9 +77,9 @@ def right_jacobian_rate(p0, p1, p2, r0, r1, r2, out):
     """out (3,) = J̇_r(φ) φ̇ at φ = (p0, p1, p2), φ̇ = (r0, r1, r2) (module docstring)."""
     _, _, b, da, db = coefficients(math.sqrt(p0 * p0 + p1 * p1 + p2 * p2))
     pr = p0 * r0 + p1 * r1 + p2 * r2
-    c0, c1, c2 = _cross(p0, p1, p2, r0, r1, r2)                  # φ × φ̇
-    d0, d1, d2 = _cross(p0, p1, p2, c0, c1, c2)                  # φ × (φ × φ̇)
-    e0, e1, e2 = _cross(r0, r1, r2, c0, c1, c2)                  # φ̇ × (φ × φ̇)
+    c0, c1, c2 = cross3(p0, p1, p2, r0, r1, r2)                  # φ × φ̇
+    d0, d1, d2 = cross3(p0, p1, p2, c0, c1, c2)                  # φ × (φ × φ̇)
+    e0, e1, e2 = cross3(r0, r1, r2, c0, c1, c2)                  # φ̇ × (φ × φ̇)
     out[0] = -da * pr * c0 + db * pr * d0 + b * e0
     out[1] = -da * pr * c1 + db * pr * d1 + b * e1
     out[2] = -da * pr * c2 + db * pr * d2 + b * e2
