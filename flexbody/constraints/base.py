@@ -36,6 +36,16 @@ class ConstraintRows:
     phi_t: np.ndarray | None = None
 
 
+def global_columns(columns, who: str) -> np.ndarray:
+    """``columns`` as distinct non-negative int64 indices (k ≥ 1) of the global coordinates; ConstraintError
+    naming ``who`` otherwise."""
+    cols = np.asarray(columns)
+    if cols.ndim != 1 or cols.size == 0 or not np.issubdtype(cols.dtype, np.integer) or cols.min() < 0 \
+            or len(np.unique(cols)) != cols.size:
+        raise ConstraintError(f"{who}: columns must be distinct non-negative integers, got {columns!r}")
+    return cols.astype(np.int64)
+
+
 def merge_pieces(pieces) -> tuple[np.ndarray, np.ndarray]:
     """(cols, block) of the sum of blocks (cols_i (k_i,), block_i (r, k_i)) on the union of their columns."""
     cols = np.unique(np.concatenate([c for c, _ in pieces])).astype(np.int64)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import FlexbodyError
+from .base import global_columns
 
 __all__ = ["ForceElement", "ForcePiece", "GeneralizedForce"]
 
@@ -109,13 +110,8 @@ class GeneralizedForce(ForceElement):
         for label, f in (("jacobian", jacobian), ("potential", potential)):
             if f is not None and not callable(f):
                 raise FlexbodyError(f"generalized force {self.name!r}: {label} must be callable, got {f!r}")
-        cols = np.asarray(columns)
-        if cols.ndim != 1 or cols.size == 0 or not np.issubdtype(cols.dtype, np.integer) or cols.min() < 0 \
-                or len(np.unique(cols)) != cols.size:
-            raise FlexbodyError(f"generalized force {self.name!r}: columns must be distinct non-negative "
-                                f"integers, got {columns!r}")
         self.function, self.jacobian, self._potential = function, jacobian, potential
-        self.cols = cols.astype(np.int64)
+        self.cols = global_columns(columns, f"generalized force {self.name!r}")
 
     def prepare(self, ev) -> None:
         if self.cols.max() >= ev.q.size:

@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import ConstraintError
 from ..rigid.anchors import FrameAnchor
 from ..rigid.exponential_coordinates import skew
-from .base import Constraint, ConstraintRows, merge_pieces
+from .base import Constraint, ConstraintRows, global_columns, merge_pieces
 
 __all__ = ["KnifeEdge", "RollingDisc", "PfaffianRows"]
 
@@ -179,14 +179,10 @@ class PfaffianRows(Constraint):
                  bias: Callable | None = None, units: str = "m", name: str | None = None):
         super().__init__(name)
         who = f"Pfaffian rows {self.name!r}"
-        cols = np.asarray(columns)
-        if cols.ndim != 1 or cols.size == 0 or not np.issubdtype(cols.dtype, np.integer) or cols.min() < 0 \
-                or len(np.unique(cols)) != cols.size:
-            raise ConstraintError(f"{who}: columns must be distinct non-negative integers, got {columns!r}")
         for label, f in (("matrix", matrix), ("rhs", rhs), ("bias", bias)):
             if f is not None and not callable(f):
                 raise ConstraintError(f"{who}: {label} must be callable, got {f!r}")
-        self.cols, self.matrix, self.rhs, self._bias = cols.astype(np.int64), matrix, rhs, bias
+        self.cols, self.matrix, self.rhs, self._bias = global_columns(columns, who), matrix, rhs, bias
         self._units = str(units)
         if not isinstance(n_rows, (int, np.integer)) or n_rows < 1:
             raise ConstraintError(f"{who}: n_rows must be a positive integer, got {n_rows!r}")
