@@ -405,7 +405,7 @@ def _viscous_power(asm, s: _Step) -> float:
     """Power of the Kelvin–Voigt forces at a step, vᵀ(k(q, v) − k(q, 0)) [W], plus that of the dampers among
     the force elements, −vᵀ(Q(q, v) − Q(q, 0)); the dissipated work of a step
     is its trapezoid rule over the step's two ends."""
-    applied = asm.forces.dissipated_power(asm.evaluate(s.t, s.q, s.v)) if asm.forces else 0.0
+    applied = asm.dissipated_power(asm.evaluate(s.t, s.q, s.v)) if asm.forces else 0.0
     if not asm.sparse or not any(b.material.damping > 0 for b in asm.bodies):
         return applied
     fs = asm.flexible.slice

@@ -1,5 +1,5 @@
 """The force elements of an assembled system, summed over global columns: Q(t, q, v) (n,), its elastic part
-Q(t, q, 0), the Jacobians ∂Q/∂q and ∂Q/∂v (sparse n × n), the stored energy and the dissipated power.
+Q(t, q, 0), the Jacobians ∂Q/∂q and ∂Q/∂v (sparse n × n) and the stored energy.
 
 They enter h = b + g as h ← h − Q (:mod:`flexbody.constraints.force_elements`): g ← g − Q(t, q, 0) and
 b ← b − (Q(t, q, v) − Q(t, q, 0)).
@@ -61,9 +61,3 @@ class AppliedForces:
     def potential(self, ev) -> float:
         """Energy stored in the elements [J]."""
         return float(sum(element.potential(ev) for element in self.elements))
-
-    def dissipated_power(self, ev) -> float:
-        """Power the velocity-dependent forces take out, −vᵀ(Q(t, q, v) − Q(t, q, 0)) [W] (≥ 0 for dampers)."""
-        if not self.elements:
-            return 0.0
-        return -float(ev.v @ (self.force(ev) - self.force(ev, velocity=False)))

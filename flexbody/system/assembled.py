@@ -316,6 +316,13 @@ class AssembledSystem:
         """Q (n,) of the force elements at ``ev`` (``velocity=False``: the elastic part Q(t, q, 0))."""
         return ev.memo(("applied_force", velocity), lambda: self.forces.force(ev, velocity=velocity))
 
+    def dissipated_power(self, ev: Evaluation) -> float:
+        """Power the force elements' velocity-dependent part takes out at ``ev``, −vᵀ(Q(t, q, v) − Q(t, q, 0))
+        [W] (≥ 0 for dampers; 0 without force elements)."""
+        if not self.forces:
+            return 0.0
+        return -float(ev.v @ (self.applied_force(ev) - self.applied_force(ev, velocity=False)))
+
     def mass_bias_gravity(self, ev: Evaluation):
         """M (n, n), b (n,) and g (n,) separately [DE-2, DE-110]: flexible b = k(q, v), g = −f_ext."""
         return ev.memo("mass_bias_gravity", lambda: self._mass_bias_gravity(ev))
