@@ -5,6 +5,7 @@ listed in its docstring (docs/architecture.md draws the arrows):
 
 - :mod:`flexbody.fem` meshes (``fb.mesh``), elements, materials, kernels, loads, :class:`FlexibleBody`;
 - :mod:`flexbody.rigid` joints, rigid trees, their recursive algorithms, anchors on links and the ground;
+- :mod:`flexbody.reduced` reduced-order flexible bodies on a floating frame (:class:`ReducedBody`), their bases;
 - :mod:`flexbody.constraints` closures, couplings, surfaces, node anchors and attachments;
 - :mod:`flexbody.system` :class:`System` → :class:`AssembledSystem` + :class:`State`, one evaluation per state;
 - :mod:`flexbody.linalg` mass solves, the block mass matrix, the saddle-point solver, rank tools;
@@ -26,7 +27,7 @@ import os as _os
 # which importing sksparse already does.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from . import constraints, control, dynamics, fem, io, linalg, mechanisms, progress, rigid, solvers, system
+from . import constraints, control, dynamics, fem, io, linalg, mechanisms, progress, reduced, rigid, solvers, system
 from .constraints import (AttachNodes, Bushing, Cylinder, Distance, Fix, FunctionCoupling, Gear, GeneralizedForce, Hinge,
                           ImplicitSurface, JointDriver, JointSpringDamper, KnifeEdge, LinearCoupling, Node, OnSurface,
                           PfaffianRows, Plane, PointToPoint, PolynomialCoupling, RollingDisc, Sphere, SpringDamper,
@@ -39,6 +40,7 @@ from .fem import (BodyForce, FlexibleBody, Gravity, HexMesh, Hyperelastic, Moone
                   SurfaceMoment, SurfaceTraction, mesh)
 from .io import Results, plots, view
 from .linalg import constraint_rank
+from .reduced import ReducedBody
 from .rigid import (Fixed, FreeFlyer, Ground, Planar, Prismatic, Revolute, RigidTree, Spherical, Universal,
                     load_urdf)
 from .solvers import (RK4, Adaptive, Baumgarte, GeneralizedAlpha, NewtonSettings, PositionCorrection, RunContext,
@@ -65,6 +67,6 @@ __all__ = [
     "control", "plots", "ActuationError", "AttachNodes", "TieNodes", "pin", "Node", "nearest_node",
     "GeneralizedAlpha", "progress", "view", "resume", "RunContext", "holding_inputs",
     "task_sensitivity", "quasi_static_sequence", "SpringDamper", "JointSpringDamper", "Bushing", "GeneralizedForce",
-    "KnifeEdge", "RollingDisc", "PfaffianRows", "modal_analysis", "linearize",
-    "fem", "rigid", "constraints", "system", "linalg", "solvers", "io",
+    "KnifeEdge", "RollingDisc", "PfaffianRows", "modal_analysis", "linearize", "ReducedBody",
+    "fem", "reduced", "rigid", "constraints", "system", "linalg", "solvers", "io",
 ]

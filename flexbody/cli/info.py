@@ -44,7 +44,7 @@ def describe_case(module, overrides: dict | None = None, *, params: bool = False
         raise FlexbodyError(f"build() of case {_case_name(module)!r} returned {type(system).__name__}, "
                             "not a flexbody.System")
     asm = system.assemble()
-    n, n_rigid = asm.n_dofs, asm.n_rigid
+    n, n_rigid, n_joints = asm.n_dofs, asm.n_rigid, asm.n_joints
     lines = [f"Case {_case_name(module)} ({getattr(module, '__file__', '?')})"]
     if params:
         lines.append(format_parameters(parameter_table(module)))
@@ -52,18 +52,23 @@ def describe_case(module, overrides: dict | None = None, *, params: bool = False
         lines.append(f"  build parameters set: {', '.join(f'{k}={v!r}' for k, v in kwargs.items())}")
     if ignored:
         lines.append(f"  ignored (not parameters of build): {', '.join(ignored)}")
-    lines.append(f"Coordinates        n = {n}: joint {n_rigid}, flexible nodal {n - n_rigid}")
+    lines.append(f"Coordinates        n = {n}: joint {n_joints}, " + (f"modal {n_rigid - n_joints}, " if asm.reduced else "")
+                 + f"flexible nodal {n - n_rigid}")
     lines.append(f"Rigid trees        {len(asm.trees)}" + "".join(
         f"\n  {tree.name}: {tree.n_links} links, {tree.n_dofs} joint coordinates" for tree in asm.trees))
     lines.append(f"Flexible bodies    {len(asm.bodies)}" + "".join(
         f"\n  {body.name}: {body.n_nodes} nodes, {body.n_elements} elements, {body.n_dofs} coordinates"
         for body in asm.bodies))
+    if asm.reduced:
+        lines.append(f"Reduced bodies     {len(asm.reduced)}" + "".join(
+            f"\n  {body.name}: {body.n_dofs} modal coordinates on link {body.link.name!r} ({body.body.n_nodes} nodes)"
+            for body in asm.reduced))
     lines += _constraint_lines(asm)
     forces = asm.forces.elements
     lines.append(f"Force elements     {len(forces)}" + "".join(f"\n  {f.name}: {type(f).__name__}" for f in forces[:12])
                  + (f"\n  … and {len(forces) - 12} more" if len(forces) > 12 else ""))
     actuated = np.abs(np.asarray(asm.S, dtype=float)).sum(axis=0) > 0
-    passive_joints = [asm.coordinate_labels[i] for i in np.flatnonzero(~actuated[:n_rigid])]
+    passive_joints = [asm.coordinate_labels[i] for i in np.flatnonzero(~actuated[:n_rigid])]      # and modal ones
     lines.append(f"Actuators          k = {len(asm.actuated_labels)}: {shortened(asm.actuated_labels)}")
     nodal = [f"{body.name} {body.n_dofs}" for body in asm.bodies]
     n_passive_nodal = int(np.count_nonzero(~actuated[n_rigid:]))

@@ -314,6 +314,17 @@ class FlexibleBody:
         return {"F": F, "green_lagrange_strain": E, "pk2_stress": S, "cauchy_stress": sigma, "J": J,
                 "von_mises": vm}
 
+    def stress_stiffness(self, stress: np.ndarray) -> sp.csr_matrix:
+        """The initial-stress (geometric) stiffness of a PK2 stress field, K_σ,ab = ∫ ∇N_a · S ∇N_b dV (N, N)
+        [N/m]: the scalar matrix whose ⊗ I₃ is the part of the tangent that the stress S (m, nq, 3, 3) [Pa] at
+        the Gauss points contributes (the nodal gradients only; an incompatible-mode element's modes are left out)."""
+        nn = self._cells.shape[1]
+        G = self._G[:, :, :nn]
+        Ke = np.einsum("eg,egak,egkl,egbl->eab", self._wdv, G, np.asarray(stress, dtype=float), G, optimize=True)
+        rows = np.repeat(self._cells, nn, axis=1).ravel()
+        cols = np.tile(self._cells, (1, nn)).ravel()
+        return sp.csr_matrix((Ke.ravel(), (rows, cols)), shape=(self.n_nodes,) * 2)
+
     def cell_fields(self, q) -> dict[str, np.ndarray]:
         """Volume averages over each element of :meth:`gauss_point_fields` ((m, 3, 3) or (m,))."""
         weights = self._wdv / self._wdv.sum(axis=1, keepdims=True)

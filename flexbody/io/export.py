@@ -72,7 +72,7 @@ def write_results(directory, results) -> Path:
     directory = Path(directory)
     system = _system(results, "write_results")
     results.save(directory)
-    if system.bodies:
+    if system.bodies or getattr(system, "reduced", None):
         _write_body_series(directory, results, None, None, 1)
     _write_link_series(directory, results, None, 1)
     write_scene(directory, results)

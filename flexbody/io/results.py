@@ -100,8 +100,28 @@ class Results:
         return slice(start, stop)
 
     def positions(self, body, step: int = -1) -> np.ndarray:
-        """Nodal positions (n, 3) [m] of ``body`` (object or name) at ``step``."""
+        """Nodal positions (n, 3) [m] of ``body`` (object or name) at ``step`` (a reduced body's from its frame
+        and modal coordinates, through ``system``)."""
+        if self._reduced(body) is not None:
+            return self.system.nodal_state(self._reduced(body), self.q[step])[0]
         return self.q[step, self._slice(body)].reshape(-1, 3)
+
+    def _reduced(self, body):
+        """The reduced body named like ``body`` in ``system``, or None."""
+        name = body if isinstance(body, str) else body.name
+        return next((b for b in getattr(self.system, "reduced", None) or [] if b.name == name), None)
+
+    def body_state(self, body, step: int = -1, velocity: bool = True):
+        """(FlexibleBody, nodal positions (3N,), nodal velocities (3N,) or None) of a flexible or reduced ``body``
+        at ``step``: what its fields are computed from (a reduced body's underlying FlexibleBody)."""
+        has_v = velocity and self.v is not None and len(self.v) == self.n_steps
+        reduced = self._reduced(body)
+        if reduced is not None:
+            x, xdot = self.system.nodal_state(reduced, self.q[step], self.v[step] if has_v else None)
+            return reduced.body, x.ravel(), None if xdot is None else xdot.ravel()
+        part = self._slice(body)
+        name = body if isinstance(body, str) else body.name
+        return self._body(name), self.q[step, part], self.v[step, part] if has_v else None
 
     def displacements(self, body, step: int = -1) -> np.ndarray:
         """Nodal displacements (n, 3) [m] of ``body`` at ``step`` relative to :attr:`reference` (static
@@ -122,9 +142,8 @@ class Results:
             return recorded[name][step]
         if name == "velocity" and (self.v is None or not len(self.v)):
             raise FlexbodyError(f"no velocity field: the {self.kind} results hold no velocities")
-        values = fields_module.body_fields(self._body(body_name), self.q[step, part],
-                                           None if name != "velocity" else self.v[step, part])
-        return values[name]
+        flexible, x, xdot = self.body_state(body_name, step, velocity=name == "velocity")
+        return fields_module.body_fields(flexible, x, xdot)[name]
 
     def store_fields(self, bodies=None) -> "Results":
         """Compute the fields of every flexible body (or of ``bodies``, objects or names) at every recorded

@@ -94,7 +94,8 @@ def write_pvds(directory, results, body=None, name: str | None = None, every: in
 def _write_body_series(directory, results, body, name, every) -> list[Path]:
     directory = Path(directory)
     system = _system(results, "write_pvd")
-    bodies = [b for b in system.bodies if body is None or b is body or b.name == body]
+    bodies = [b for b in list(system.bodies) + list(getattr(system, "reduced", []))
+              if body is None or b is body or b.name == body]
     if not bodies:
         raise FlexbodyError(f"write_pvd: no body {body!r} in the system")
     if name is not None and len(bodies) > 1:
@@ -108,11 +109,9 @@ def _write_body_series(directory, results, body, name, every) -> list[Path]:
         has_v = results.v is not None and len(results.v) == results.n_steps
         for step in steps:
             rel = f"{stem}_{step:04d}.vtu"
-            if recorded:
-                values, velocity = {k: v[step] for k, v in recorded.items()}, None
-            else:
-                values, velocity = None, results.v[step, results._slice(b)] if has_v else None
-            write_vtu(directory / rel, b, results.positions(b, step).ravel(), velocity, values)
+            flexible, x, velocity = results.body_state(b.name, step, velocity=has_v and not recorded)
+            values = {k: v[step] for k, v in recorded.items()} if recorded else None
+            write_vtu(directory / rel, flexible, x, velocity, values)
             entries.append((float(results.times[step]), rel))
         paths.append(_write_collection(directory / f"{stem}.pvd", entries))
     return paths

@@ -4,14 +4,14 @@ stabilisation, the implicit generalized-α integrator, restarting saved runs, an
 system linearised about a static state and its state-space model, and the Craig–Bampton basis of a body. They compute; results
 go out through :class:`flexbody.io.results.Results` and the writers passed in.
 
-May import: errors, progress, fem, rigid, constraints, linalg, system, dynamics, io.
+May import: errors, progress, fem, rigid, constraints, linalg, reduced, system, dynamics, io.
 """
 from .constrained_statics import Equilibrium, holding_inputs, static_equilibrium
 from .inverse_statics import InverseStatics, inverse_statics, quasi_static_sequence, task_sensitivity
 from .generalized_alpha import GeneralizedAlpha
 from .linearization import LinearModel, linearize
 from .modal import Modes, modal_analysis
-from .reduction import ReducedBasis, craig_bampton
+from ..reduced.basis import ReducedBasis, craig_bampton, free_modes
 from .run_context import RunContext
 from .simulation import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, resume, simulate
 from .newton_settings import NewtonSettings
@@ -20,4 +20,4 @@ from .statics import solve_static
 __all__ = ["Equilibrium", "InverseStatics", "holding_inputs", "inverse_statics", "quasi_static_sequence",
            "static_equilibrium", "task_sensitivity", "GeneralizedAlpha", "RK4", "Adaptive", "Baumgarte",
            "PositionCorrection", "RunContext", "assemble_configuration", "project_velocity", "resume", "simulate", "NewtonSettings",
-           "solve_static", "Modes", "modal_analysis", "LinearModel", "linearize", "ReducedBasis", "craig_bampton"]
+           "solve_static", "Modes", "modal_analysis", "LinearModel", "linearize", "ReducedBasis", "craig_bampton", "free_modes"]

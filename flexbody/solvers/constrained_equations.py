@@ -56,10 +56,11 @@ class EquationResidual:
         return r - s * tau, phi, Phi, ev
 
     def _joint_rows(self, ev, qdd, s, out):
-        for tree in self.asm.trees:
-            sl = self.asm.slices[tree]
-            kin = ev.kinematics(tree)
-            out[sl] = s * (kin.inverse_dynamics(velocity=False) if qdd is None else kin.inverse_dynamics(qdd[sl]))
+        """s·(M q̈ + h) over the joint and modal coordinates (statics, q̈ None: s·(g + elastic))."""
+        space, n_r = self.asm.joint_space, self.n_r
+        if n_r:
+            out[:n_r] = s * (space.inverse_dynamics(ev, velocity=False) if qdd is None
+                             else space.inverse_dynamics(ev, qdd[:n_r]))
 
     def rigid_rows(self, t, q, v, qdd, lam, s: float = 1.0) -> np.ndarray:
         """Rows 0..n_r of r + s·τ: s·(M q̈ + b + g) − Φ_rᵀλ (n_r,)."""

@@ -109,9 +109,7 @@ def _iteration_matrix(equations: EquationResidual, t, q, v, qdd, lam, ev, c_v, c
     asm, n_r = equations.asm, equations.n_r
     A_r = np.zeros((n_r, n_r))
     if n_r:
-        for tree in asm.trees:
-            s = asm.slices[tree]
-            A_r[s, s] = ev.kinematics(tree).mass_matrix()
+        A_r += asm.joint_space.mass_matrix(ev)
         A_r += equations.rigid_tangent(t, q, v, qdd, lam, c_q=c_q, c_v=c_v)
     if not asm.sparse:
         return A_r, sp.csr_matrix((0, 0))

@@ -3,7 +3,7 @@ actuators) and what assembling it gives, :class:`AssembledSystem` (frozen coordi
 sparsity patterns, the constant flexible mass factored once) with its :class:`State`; an
 :class:`Evaluation` holds every term of one state, computed once and shared by its consumers.
 
-May import: errors, fem, rigid, constraints, linalg.
+May import: errors, fem, rigid, constraints, linalg, reduced.
 """
 from .assembled import AssembledSystem, Evaluation, State, Terms
 from .description import System, as_assembled

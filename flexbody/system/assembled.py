@@ -23,6 +23,7 @@ from ..linalg.block_mass import BlockMass
 from ..errors import StateError
 from .applied_forces import AppliedForces
 from .flexible_stack import FlexiblePart
+from .joint_space import JointSpace
 from .rigid_program import compile_rigid_terms
 from .row_pattern import RowPattern
 from ..rigid.exponential_coordinates import switched_charts
@@ -123,26 +124,31 @@ class AssembledSystem:
 
     Attributes
     ----------
-    trees : list of RigidTree; bodies : list of FlexibleBody
+    trees : list of RigidTree; bodies : list of FlexibleBody; reduced : list of ReducedBody
     offsets : dict tree or body -> first column; slices : dict tree or body -> slice
-    n_rigid : int, number of joint coordinates (they come first); flexible : FlexiblePart
+    n_joints : int, number of joint coordinates (they come first); n_rigid : int, joint and then modal
+    coordinates of the reduced bodies (the dense part, :class:`~flexbody.system.joint_space.JointSpace`
+    ``joint_space``); flexible : FlexiblePart
     constraints : list of Constraint; n_dofs, n_constraints : int
     coordinate_labels : list[str] (n); row_labels : list[str] (m)
-    coordinate_units : list[str] (n), "rad" (revolute joint) or "m" (prismatic joint, nodal coordinate);
+    coordinate_units : list[str] (n), "rad" (revolute joint), "m" (prismatic joint, nodal coordinate) or "-"
+    (modal coordinate);
     row_units : list[str] (m), unit of each constraint row's value φ (:attr:`Constraint.units`)
     velocity_rows : bool array (m), the velocity-level (Pfaffian) rows; holonomic_rows : their complement's indices
     S : (k, n) actuation (selection) matrix of the actuated joint coordinates; actuated_labels (k),
     actuated_units (k)
     """
 
-    def __init__(self, trees, constraints, actuated_links=None, q0=None, bodies=(), loads=(), forces=()):
-        self.trees = list(trees)
+    def __init__(self, trees, constraints, actuated_links=None, q0=None, bodies=(), loads=(), forces=(), reduced=()):
+        self.trees, self.reduced = list(trees), list(reduced)
         self.offsets, self.slices, start = {}, {}, 0
-        for tree in self.trees:
-            self.offsets[tree] = start
-            self.slices[tree] = slice(start, start + tree.n_dofs)
-            start += tree.n_dofs
+        for item in self.trees + self.reduced:
+            self.offsets[item] = start
+            self.slices[item] = slice(start, start + item.n_dofs)
+            start += item.n_dofs
+        self.n_joints = sum(tree.n_dofs for tree in self.trees)
         self.n_rigid = start
+        self.joint_space = JointSpace(self.trees, self.reduced, self.slices, start)
         self.flexible = FlexiblePart(bodies, loads, start)
         self.bodies = self.flexible.bodies
         for body in self.bodies:
@@ -151,6 +157,7 @@ class AssembledSystem:
         self.n_dofs = start + self.flexible.n_dofs
         self.sparse = bool(self.bodies)
         self.q0 = self._initial_coordinates(q0)
+        self._prepare_reduced()
         self.constraints = list(constraints)
         self.forces = AppliedForces(forces, self.n_dofs)
         self._pattern = None                              # CSR structure of Φ (RowPattern), reused while it fits
@@ -166,22 +173,23 @@ class AssembledSystem:
         self.holonomic_rows = np.flatnonzero(~self.velocity_rows)     # the rows position corrections use
         self.columns = {tree: np.arange(s.start, s.stop) for tree, s in self.slices.items()}
         self.point_slots = self._register_points()
-        self._program = None if self.sparse else compile_rigid_terms(self.trees, self.constraints, self.offsets)
+        self._program = None if self.sparse or self.reduced else compile_rigid_terms(self.trees, self.constraints, self.offsets)
         if self.forces:
             self.forces.prepare(Evaluation(self, 0.0, self.q0, np.zeros(self.n_dofs)))
         self._no_rate = np.zeros(self.n_constraints)               # φ_t of scleronomic rows, shared read-only
         self._no_rate.setflags(write=False)
-        self.coordinate_labels = [lab for tree in self.trees for lab in tree.coordinate_labels]
+        self.coordinate_labels = [lab for item in self.trees + self.reduced for lab in item.coordinate_labels]
         self.coordinate_labels += self.flexible.labels()
         self.row_labels = [lab for c in self.constraints for lab in c.row_labels]
         self.coordinate_units = [link.joint.unit for tree in self.trees for link in tree.coordinate_links]
+        self.coordinate_units += ["-"] * (self.n_rigid - self.n_joints)
         self.coordinate_units += ["m"] * self.flexible.n_dofs
         self.row_units = [unit for c in self.constraints for unit in getattr(c, "units", ("-",) * c.n_rows)]
         self.body_slices = {item.name: (s.start, s.stop) for item, s in self.slices.items()}
         self.rotation_vectors = np.concatenate([self.offsets[t] + t.rotation_vectors for t in self.trees]
                                                or [np.zeros(0, np.int64)]).astype(np.int64)
         if actuated_links is None:                       # every joint; flexible nodes are passive [DE 6.3]
-            cols = np.arange(self.n_rigid)
+            cols = np.arange(self.n_joints)
         else:
             cols = np.array([self.offsets[l.tree] + l.coordinate for l in actuated_links], dtype=np.int64)
         self.S = np.zeros((len(cols), self.n_dofs))
@@ -190,18 +198,28 @@ class AssembledSystem:
         self.actuated_units = [self.coordinate_units[c] for c in cols]
 
     def _initial_coordinates(self, q0) -> np.ndarray:
-        """q0 (n,) from rigid joint coordinates (n_rigid,) or all coordinates (n,); nodes at their
-        reference positions by default."""
+        """q0 (n,) from joint coordinates (n_joints,), joint and modal coordinates (n_rigid,) or all coordinates
+        (n,); modal coordinates zero and nodes at their reference positions by default."""
         q = np.concatenate([np.zeros(self.n_rigid), self.flexible.reference_coordinates()])
         if q0 is not None:
             q0 = np.asarray(q0, dtype=float)
-            if q0.shape == (self.n_rigid,):
+            if q0.shape == (self.n_joints,):
+                q[:self.n_joints] = q0
+            elif q0.shape == (self.n_rigid,):
                 q[:self.n_rigid] = q0
             elif q0.shape == (self.n_dofs,):
                 q = q0.copy()
             else:
-                raise StateError(f"q0 must have shape ({self.n_rigid},) (joints) or ({self.n_dofs},), got {q0.shape}")
+                raise StateError(f"q0 must have shape ({self.n_joints},) (joints), ({self.n_rigid},) (joints and modal "
+                                 f"coordinates) or ({self.n_dofs},), got {q0.shape}")
         return q
+
+    def _prepare_reduced(self) -> None:
+        """Let each reduced body record itself in its link frame at q0."""
+        for body in self.reduced:
+            s = self.slices[body.tree]
+            kin = Kinematics(body.tree, self.q0[s], np.zeros(body.tree.n_dofs))
+            body.prepare(kin.R[body.link.index], kin.p[body.link.index])
 
     def _prepare_attachments(self) -> None:
         """Let attachments record their node offsets in the carrier frame at q0."""
@@ -281,13 +299,8 @@ class AssembledSystem:
 
     def _mass_matrix(self, ev: Evaluation):
         if not self.sparse:
-            M = np.zeros((self.n_dofs, self.n_dofs))
-            for tree in self.trees:
-                s = self.slices[tree]
-                M[s, s] = ev.kinematics(tree).mass_matrix()
-            return M
-        rigid = [(self.slices[tree], ev.kinematics(tree).mass_matrix()) for tree in self.trees]
-        return BlockMass(rigid, self.flexible.mass, self.flexible.slice, self.n_dofs)
+            return self.joint_space.mass_matrix(ev)
+        return BlockMass(self.joint_space.blocks(ev), self.flexible.mass, self.flexible.slice, self.n_dofs)
 
     def _flexible_state(self, ev: Evaluation):
         fs = self.flexible.slice
@@ -302,8 +315,7 @@ class AssembledSystem:
 
     def _mass_and_forces(self, ev: Evaluation):
         h = np.empty(self.n_dofs)
-        for tree in self.trees:
-            h[self.slices[tree]] = ev.kinematics(tree).inverse_dynamics()
+        h[:self.n_rigid] = self.joint_space.inverse_dynamics(ev)
         if self.sparse:
             h[self.flexible.slice] = self.flexible.forces(*self._flexible_state(ev))
         return self._mass_matrix(ev), self._with_applied_forces(ev, h)
@@ -324,15 +336,14 @@ class AssembledSystem:
         return -float(ev.v @ (self.applied_force(ev) - self.applied_force(ev, velocity=False)))
 
     def mass_bias_gravity(self, ev: Evaluation):
-        """M (n, n), b (n,) and g (n,) separately [DE-2, DE-110]: flexible b = k(q, v), g = −f_ext."""
+        """M (n, n), b (n,) and g (n,) separately [DE-2, DE-110]: flexible b = k(q, v), g = −f_ext; a reduced
+        body's elastic and damping forces are in b, like a flexible body's."""
         return ev.memo("mass_bias_gravity", lambda: self._mass_bias_gravity(ev))
 
     def _mass_bias_gravity(self, ev: Evaluation):
         b, g = np.empty(self.n_dofs), np.empty(self.n_dofs)
-        for tree in self.trees:
-            s, kin = self.slices[tree], ev.kinematics(tree)
-            b[s] = kin.inverse_dynamics(gravity=False)
-            g[s] = kin.inverse_dynamics(velocity=False)
+        b[:self.n_rigid] = self.joint_space.inverse_dynamics(ev, gravity=False)
+        g[:self.n_rigid] = self.joint_space.inverse_dynamics(ev, velocity=False, elastic=False)
         if self.sparse:
             q_f, v_f = self._flexible_state(ev)
             b[self.flexible.slice] = self.flexible.internal_force(q_f, v_f)
@@ -349,8 +360,7 @@ class AssembledSystem:
 
     def _gravity_force(self, ev: Evaluation) -> np.ndarray:
         g = np.empty(self.n_dofs)
-        for tree in self.trees:
-            g[self.slices[tree]] = ev.kinematics(tree).inverse_dynamics(velocity=False)
+        g[:self.n_rigid] = self.joint_space.inverse_dynamics(ev, velocity=False, elastic=False)
         if self.sparse:
             g[self.flexible.slice] = -self.flexible.external_force(ev.q[self.flexible.slice])
         if self.forces:
@@ -416,16 +426,14 @@ class AssembledSystem:
         return self.constraint_rows(self.evaluate(t, q), jacobian=False)[3]
 
     def energy(self, q, v) -> tuple[float, float]:
-        """Kinetic and potential energy [J]: gravity of the trees, strain energy of the flexible bodies and
-        the potential −f·q of their dead loads (follower loads are not conservative and have none)."""
+        """Kinetic and potential energy [J]: gravity of the trees and reduced bodies, strain energy of the
+        flexible and reduced bodies and the potential −f·q of the flexible bodies' dead loads (follower loads are not conservative and have none)."""
         q, v = self._state(q, v)
         ev = self._kept(None, q, v) or self._keep(Evaluation(self, 0.0, q.copy(), v.copy()))   # energies: any t
         return ev.memo("energy", lambda: self._energy(ev))
 
     def _energy(self, ev: Evaluation) -> tuple[float, float]:
-        kins = [ev.kinematics(tree) for tree in self.trees]
-        kinetic = sum(k.kinetic_energy() for k in kins)
-        potential = sum(k.potential_energy() for k in kins)
+        kinetic, potential = self.joint_space.kinetic_energy(ev), self.joint_space.potential_energy(ev)
         if self.sparse:
             q_f, v_f = self._flexible_state(ev)
             kinetic += self.flexible.kinetic_energy(v_f)
@@ -438,7 +446,7 @@ class AssembledSystem:
 
         Parameters
         ----------
-        item : RigidTree, FlexibleBody or the name of one
+        item : RigidTree, FlexibleBody, ReducedBody or the name of one
         q : ndarray (n,) or (s, n)
             Global coordinates, e.g. ``state.q`` or ``results.q``.
         nodes : str or array of int, optional
@@ -447,12 +455,16 @@ class AssembledSystem:
         Returns
         -------
         ndarray
-            A tree's joint coordinates (…, n_tree) [rad or m]; a body's nodal positions (…, k, 3) [m, world].
+            A tree's joint coordinates (…, n_tree) [rad or m]; a flexible or reduced body's nodal positions
+            (…, k, 3) [m, world] (a reduced body's from its frame and modal coordinates).
         """
         item = self._item(item)
         q = np.asarray(q, dtype=float)
         if q.shape[-1] != self.n_dofs:
             raise StateError(f"coordinates: q must have {self.n_dofs} columns, got shape {q.shape}")
+        if item in self.reduced:
+            positions = self._reduced_positions(item, q)
+            return positions if nodes is None else positions[..., item.body.nodes(nodes), :]
         block = q[..., self.slices[item]]
         if item in self.trees:
             if nodes is not None:
@@ -460,6 +472,35 @@ class AssembledSystem:
             return block
         positions = block.reshape(q.shape[:-1] + (-1, 3))
         return positions if nodes is None else positions[..., item.nodes(nodes), :]
+
+    def nodal_state(self, body, q, v=None) -> tuple[np.ndarray, np.ndarray | None]:
+        """World positions (N, 3) [m] and, with v, velocities (N, 3) [m/s] of every node of a flexible or
+        reduced ``body`` (object or name) at the state (q, v) (n,); a reduced body's from its frame and modes."""
+        body = self._item(body)
+        q = np.asarray(q, dtype=float)
+        if body not in self.reduced:
+            s = self.slices[body]
+            return q[s].reshape(-1, 3), None if v is None else np.asarray(v, dtype=float)[s].reshape(-1, 3)
+        t, e, i = self.slices[body.tree], self.slices[body], body.link.index
+        v_t = np.zeros(body.tree.n_dofs) if v is None else np.asarray(v, dtype=float)[t]
+        kin = Kinematics(body.tree, q[t], v_t)
+        x = body.nodal_positions(kin.R[i], kin.p[i], q[e])
+        if v is None:
+            return x, None
+        twist = kin.frame_terms(body.link)[0] @ v_t                     # [v_o; ω] world axes
+        y = x - kin.p[i]
+        xdot = twist[:3] + np.cross(twist[3:], y) + (body.frame_shapes @ np.asarray(v, dtype=float)[e]) @ kin.R[i].T
+        return x, xdot
+
+    def _reduced_positions(self, body, q: np.ndarray) -> np.ndarray:
+        """World nodal positions (…, N, 3) of reduced ``body`` in the rows of q (…, n)."""
+        rows = q.reshape(-1, self.n_dofs)
+        t, e, i = self.slices[body.tree], self.slices[body], body.link.index
+        out = np.empty((len(rows), body.body.n_nodes, 3))
+        for k, row in enumerate(rows):
+            kin = Kinematics(body.tree, row[t], np.zeros(body.tree.n_dofs))
+            out[k] = body.nodal_positions(kin.R[i], kin.p[i], row[e])
+        return out.reshape(q.shape[:-1] + out.shape[1:])
 
     def _item(self, item):
         """The tree or body ``item`` (or named ``item``) of this system; StateError naming the choices."""

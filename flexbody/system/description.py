@@ -21,6 +21,7 @@ from ..constraints.force_elements import ForceElement
 from ..errors import ConstraintError, FlexbodyError, LoadError, ModelError
 from ..fem.flexible_body import FlexibleBody
 from ..fem.loads import Load
+from ..reduced.body import ReducedBody
 from ..rigid.tree import Link, RigidTree
 
 
@@ -29,8 +30,10 @@ class System:
 
     Parameters
     ----------
-    bodies : sequence of RigidTree or FlexibleBody
-        Unique names; coordinates are stacked in this order (rigid trees first).
+    bodies : sequence of RigidTree, ReducedBody or FlexibleBody
+        Unique names; coordinates are stacked as the trees' joint coordinates, the reduced bodies' modal
+        coordinates, then the flexible bodies' nodal coordinates (each kind in the order given). A reduced body's
+        link must belong to a tree of the system.
     constraints : sequence of Constraint (holonomic: between trees, nodes and the ground) or Fix
     loads : sequence of Load (flexible bodies)
     forces : sequence of ForceElement
@@ -38,14 +41,14 @@ class System:
     actuators : sequence of Link, optional
         Links whose joint coordinates are actuated (rows of the selection matrix S); default: every
         joint coordinate (flexible nodes are passive [DE 6.3]).
-    q0 : array_like (n_rigid,) or (n,), optional
-        Initial joint coordinates of the rigid trees (default zero), or all coordinates (nodes default
-        to their reference positions).
+    q0 : array_like (n_joints,), (n_rigid,) or (n,), optional
+        Initial joint coordinates of the rigid trees (default zero), those and the reduced bodies' modal
+        coordinates (default zero), or all coordinates (nodes default to their reference positions).
     """
 
     def __init__(self, bodies: Sequence, constraints: Sequence = (), loads: Sequence[Load] = (),
                  actuators: Sequence[Link] | None = None, q0=None, forces: Sequence = ()):
-        if isinstance(bodies, (FlexibleBody, RigidTree)):
+        if isinstance(bodies, (FlexibleBody, RigidTree, ReducedBody)):
             raise FlexbodyError(f"System: bodies must be a list, e.g. System([{bodies.name!r} body, ...]); "
                                 f"got the single {type(bodies).__name__} {bodies.name!r}")
         items = list(bodies)
@@ -53,13 +56,18 @@ class System:
             raise FlexbodyError("System needs at least one body")
         names = set()
         for body in items:
-            if not isinstance(body, (FlexibleBody, RigidTree)):
-                raise FlexbodyError(f"System: {body!r} is neither a FlexibleBody nor a RigidTree")
+            if not isinstance(body, (FlexibleBody, RigidTree, ReducedBody)):
+                raise FlexbodyError(f"System: {body!r} is not a FlexibleBody, RigidTree or ReducedBody")
             if body.name in names:
                 raise FlexbodyError(f"System: two bodies are named {body.name!r}")
             names.add(body.name)
         self.trees = [b for b in items if isinstance(b, RigidTree)]
         self.bodies = [b for b in items if isinstance(b, FlexibleBody)]
+        self.reduced = [b for b in items if isinstance(b, ReducedBody)]
+        for body in self.reduced:
+            if body.tree not in self.trees:
+                raise ModelError(f"System: reduced body {body.name!r} rides on link {body.link.name!r} of tree "
+                                 f"{body.tree.name!r}, which is not in the system")
         self.constraints = list(constraints)
         self.loads = list(loads)
         for c in self.constraints:
@@ -78,6 +86,7 @@ class System:
                                               f"{body.name!r}, which is not in the system")
             else:
                 raise ConstraintError(f"System: unsupported constraint {type(c).__name__}")
+        _check_reduced_anchors(self.constraints, self.reduced)
         labels = [lab for c in self.constraints if isinstance(c, Constraint) for lab in c.row_labels]
         if len(set(labels)) != len(labels):
             dup = sorted({lab for lab in labels if labels.count(lab) > 1})
@@ -90,6 +99,7 @@ class System:
                                 f"which is not in the system")
         self.forces = list(forces)
         _check_forces(self.forces, self.trees, self.bodies)
+        _check_reduced_anchors(self.forces, self.reduced)
         self.actuators = None if actuators is None else list(actuators)
         for link in self.actuators or ():
             if not isinstance(link, Link) or link.tree not in self.trees:
@@ -103,17 +113,19 @@ class System:
     def assemble(self) -> AssembledSystem:
         """Freeze bodies, constraints, loads and actuators into an :class:`AssembledSystem` [DE-107..113]."""
         from ..constraints.attachments import FixNodes
-        n_rigid = sum(t.n_dofs for t in self.trees)
+        n_joints = sum(t.n_dofs for t in self.trees)
+        n_rigid = n_joints + sum(b.n_dofs for b in self.reduced)
         n = n_rigid + self.n_dofs
         q0 = None
         if self.q0 is not None:
             q0 = np.asarray(self.q0, dtype=float)
-            if q0.shape not in ((n_rigid,), (n,)) or not np.all(np.isfinite(q0)):
-                raise ModelError(f"System: q0 must be {n_rigid} (joints) or {n} finite numbers, got shape {q0.shape}")
+            if q0.shape not in ((n_joints,), (n_rigid,), (n,)) or not np.all(np.isfinite(q0)):
+                raise ModelError(f"System: q0 must be {n_joints} (joints), {n_rigid} (joints and modal coordinates) or "
+                                 f"{n} finite numbers, got shape {q0.shape}")
         rows = [FixNodes.from_fix(c) if isinstance(c, Fix) else c for c in self.constraints]
         _check_overlaps(rows)
         return AssembledSystem(self.trees, rows, self.actuators, q0, bodies=self.bodies, loads=self.loads,
-                               forces=self.forces)
+                               forces=self.forces, reduced=self.reduced)
 
     # ------------------------------------------------------------------ coordinates
     @property
@@ -240,3 +252,13 @@ def _check_forces(forces, trees, bodies) -> None:
             if body not in bodies:
                 raise FlexbodyError(f"System: force element {f.name!r} acts on flexible body {body.name!r}, which "
                                     f"is not in the system")
+
+
+def _check_reduced_anchors(items, reduced) -> None:
+    """Every reduced-body point that a constraint or force element uses is on a reduced body of the system."""
+    for item in items:
+        for anchor in getattr(item, "anchors", ()):
+            for body in getattr(anchor, "reduced", ()):
+                if body not in reduced:
+                    raise ConstraintError(f"System: {getattr(item, 'name', item)!r} uses a point of reduced body "
+                                          f"{body.name!r}, which is not in the system")

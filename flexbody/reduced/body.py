@@ -1,0 +1,212 @@
+"""ReducedBody: a flexible body reduced to a few shapes that ride on a floating frame of reference.
+
+The frame is a link of a rigid tree, so the body moves with whatever joint carries that link (a revolute hub,
+a free flyer, …). Its nodes sit at x_a = p + R (X̄_a + Σ_k η_k ψ_ka) [FFRF: Shabana, Dynamics of Multibody
+Systems, ch. 5]: (R, p) the link frame, X̄_a the reference positions in it, ψ_k the shapes of the basis (a
+:class:`~flexbody.reduced.basis.ReducedBasis`: Craig–Bampton with its interface clamped to the frame, or
+free–free modes), η the r modal coordinates, which join the joint coordinates of the assembled system.
+
+With the frame Jacobian J (6, n_tree) and bias J̇v (6,) of the link (world axes), T = diag(Rᵀ, Rᵀ) J maps the
+tree velocities to the frame's [v; ω] in frame axes, and c = diag(Rᵀ, Rᵀ) J̇v is its classical bias
+acceleration; with M_b, Q_v of :mod:`flexbody.reduced.invariants` the body adds
+
+    M:  [[Tᵀ M_b,ff T, Tᵀ M_b,fη], [M_b,ηf T, M_b,ηη]],
+    h:  [Tᵀ; I] (M_b [c; 0] + Q_v − Q_g) + [0; K_r η + D_r η̇],
+
+K_r = ΨᵀKΨ the stiffness at the reference, stiffened by the stresses of the gravity and centrifugal fields when
+the body is clamped in its frame (:mod:`flexbody.reduced.stiffening`), and D_r = β K_r the Kelvin–Voigt damping
+of the body's material (retardation time β).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import FlexbodyError, ModelError
+from ..fem.flexible_body import FlexibleBody
+from ..rigid.link import Link
+from .basis import ReducedBasis
+from .invariants import InertiaInvariants, cross, frame_terms
+from .stiffening import geometric_stiffness, load_coefficients
+
+SINGULAR_MASS = 1e-9
+"""Smallest eigenvalue of M_b at η = 0 relative to the largest below which a basis is refused: it then holds a
+rigid-body motion that the frame already carries."""
+
+
+class ReducedBody:
+    """A reduced-order flexible body on the frame of ``link``.
+
+    Parameters
+    ----------
+    name : str
+        Unique in the system; labels its modal coordinates ``name.eta0`` …
+    basis : ReducedBasis
+        From :func:`flexbody.solvers.craig_bampton` (its interface held in the frame, i.e. clamped to the link;
+        ``clamp`` selects fewer interface nodes) or :func:`flexbody.solvers.free_modes`. Its body gives the
+        mesh, material and reference configuration; the body's nodes at reference must sit where the link frame
+        at the system's q0 carries them.
+    link : Link
+        The rigid link whose frame is the floating frame of reference (its own mass, if any, adds to the body's).
+    clamp : node selection, optional
+        Interface nodes held in the frame (default: the whole interface). The other interface coordinates stay
+        generalized coordinates (Craig–Bampton constraint modes).
+    geometric_stiffening : bool, optional
+        Stiffen by the quasi-static stresses of gravity and the centrifugal field (default: when the body is
+        clamped in its frame; a free–free body has no clamp to hold the static responses).
+
+    Attributes
+    ----------
+    n_dofs : int, r modal coordinates; coordinate_labels : list[str];
+    stiffness, damping : (r, r) K_r [N/m per modal unit²], D_r [N·s/m per modal unit²];
+    shapes : (N, 3, r) the shapes in world axes at the reference configuration [m per modal unit].
+    """
+
+    def __init__(self, name: str, basis: ReducedBasis, link: Link, *, clamp=None,
+                 geometric_stiffening: bool | None = None):
+        if not isinstance(name, str) or not name:
+            raise ModelError("ReducedBody: name must be a non-empty string")
+        who = f"reduced body {name!r}"
+        if not isinstance(basis, ReducedBasis):
+            raise ModelError(f"{who}: basis must be a ReducedBasis (craig_bampton or free_modes), got "
+                             f"{type(basis).__name__}")
+        if not isinstance(link, Link):
+            raise ModelError(f"{who}: link must be a Link of a RigidTree, got {type(link).__name__}")
+        self.name, self.basis, self.link, self.tree = name, basis, link, link.tree
+        self.body: FlexibleBody = basis.body
+        keep, self.clamp_dofs = self._kept_columns(basis, clamp, who)
+        if geometric_stiffening and not self.clamp_dofs.size:
+            raise ModelError(f"{who}: geometric stiffening needs a clamp (a Craig–Bampton basis); free–free modes "
+                             f"have none")
+        self.geometric_stiffening = bool(self.clamp_dofs.size) if geometric_stiffening is None \
+            else bool(geometric_stiffening)
+        self.stiffening = None
+        N = self.body.n_nodes
+        self.shapes = basis.basis[:, keep].reshape(N, 3, keep.size)
+        self.stiffness = basis.stiffness[np.ix_(keep, keep)]
+        self.damping = self.body.material.damping * self.stiffness
+        self.n_dofs = int(keep.size)
+        self.coordinate_labels = [f"{name}.eta{k}" for k in range(self.n_dofs)]
+        self.invariants = None                   # frame-axes invariants, made by prepare() at assembly
+        self.X = None
+
+    @staticmethod
+    def _kept_columns(basis: ReducedBasis, clamp, who: str) -> np.ndarray:
+        """Columns of the basis that stay coordinates: the modes and the interface coordinates not clamped."""
+        interface = basis.interface
+        if clamp is None:
+            held = interface
+        else:
+            nodes = np.unique(basis.body.nodes(clamp))
+            held = (3 * nodes[:, None] + np.arange(3)).ravel()
+            if not np.isin(held, interface).all():
+                raise ModelError(f"{who}: clamp {clamp!r} names nodes outside the basis's interface")
+        columns = np.r_[interface, np.full(basis.basis.shape[1] - interface.size, -1)]
+        return np.flatnonzero(~np.isin(columns, held)), np.asarray(held, dtype=np.int64)
+
+    # ------------------------------------------------------------------ assembly
+    def prepare(self, R0: np.ndarray, p0: np.ndarray) -> None:
+        """Record the body in the link frame at the system's start pose (R0, p0): reference positions X̄,
+        shapes in frame axes, and the inertia invariants; refuse a basis that holds a rigid-body motion."""
+        X = (self.body.mesh.points - p0) @ R0
+        shapes = np.einsum("ji,ajk->aik", R0, self.shapes)
+        scalar = self.body.mass_matrix()[::3, ::3]
+        inv = InertiaInvariants.of(scalar, X, shapes)
+        M = frame_terms(inv, np.zeros(self.n_dofs), np.zeros(self.n_dofs), np.zeros(3)).mass
+        eig = np.linalg.eigvalsh(M)
+        if eig[0] <= SINGULAR_MASS * eig[-1]:
+            raise FlexbodyError(f"reduced body {self.name!r}: its basis holds a rigid-body motion, which the frame of "
+                                f"link {self.link.name!r} already carries (mass matrix eigenvalue {eig[0]:.3e}); clamp "
+                                f"the interface to the frame or use free–free modes")
+        self.X, self.frame_shapes, self.invariants = X, shapes, inv
+        if self.geometric_stiffening:
+            self.stiffening = geometric_stiffness(self.body, self.shapes.reshape(-1, self.n_dofs), self.clamp_dofs,
+                                                  X, R0)
+
+    def stiffness_at(self, gravity: np.ndarray, omega: np.ndarray) -> np.ndarray:
+        """K_r + Σ c_i K_G,i (r, r) for gravity and angular velocity in frame axes (K_r without stiffening)."""
+        if self.stiffening is None:
+            return self.stiffness
+        return self.stiffness + np.tensordot(load_coefficients(gravity, omega), self.stiffening, axes=1)
+
+    def __repr__(self) -> str:
+        return f"ReducedBody({self.name!r}, {self.n_dofs} coordinates on link {self.link.name!r})"
+
+    # ------------------------------------------------------------------ one state
+    def state(self, ev) -> "ReducedState":
+        """The frame, modal state and M_b, Q_v of this body at the evaluation ``ev`` (kept with it)."""
+        return ev.memo(("reduced", self.name), lambda: ReducedState(self, ev))
+
+    def point(self, nodes) -> "ReducedPoint":
+        """The anchor at the mean of ``nodes`` (a node or face set name, or node indices) of this body."""
+        from .anchors import ReducedPoint
+        return ReducedPoint(self, nodes)
+
+    def nodal_positions(self, R: np.ndarray, p: np.ndarray, eta: np.ndarray) -> np.ndarray:
+        """World positions (N, 3) [m] of every node for the frame (R, p) and modal coordinates η (r,)."""
+        return p + (self.X + self.frame_shapes @ eta) @ R.T
+
+
+class ReducedState:
+    """A reduced body at one state: frame pose R (3, 3), p (3,); T (6, n_tree) and c (6,) (frame axes);
+    ω (3,) frame axes; η, η̇ (r,); the :class:`~flexbody.reduced.invariants.FrameTerms`; columns of the tree
+    and of η."""
+
+    def __init__(self, body: ReducedBody, ev):
+        kin = ev.kinematics(body.tree)
+        i = body.link.index
+        self.R, self.p = kin.R[i], kin.p[i]
+        J, bias = kin.frame_terms(body.link)
+        Rt = self.R.T
+        self.T = (Rt @ J.reshape(2, 3, -1)).reshape(6, -1)
+        self.c = (Rt @ bias.reshape(2, 3).T).T.ravel()
+        s = ev.asm.slices[body.tree]
+        self.frame_velocity = self.T @ ev.v[s]
+        cols = ev.asm.slices[body]
+        self.tree_columns, self.columns = np.arange(s.start, s.stop), np.arange(cols.start, cols.stop)
+        self.eta, self.eta_dot = ev.q[cols], ev.v[cols]
+        self.terms = frame_terms(body.invariants, self.eta, self.eta_dot, self.frame_velocity[3:])
+        self.gravity = Rt @ body.tree.gravity
+        self.stiffness = body.stiffness_at(self.gravity, self.frame_velocity[3:])
+
+    def mass_blocks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The body's share of M: on the tree (n_t, n_t), tree × modal (n_t, r) and modal (r, r) columns."""
+        M, T = self.terms.mass, self.T
+        return T.T @ M[:6, :6] @ T, T.T @ M[:6, 6:], M[6:, 6:]
+
+    def forces(self, body: ReducedBody, a_tree, eta_ddot, *, velocity: bool = True, gravity: bool = True,
+               elastic: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """The body's share of M a + h on the tree (n_t,) and modal (r,) rows at accelerations a_tree, η̈ (None:
+        zero): inertia M_b [T a + c; η̈], velocity products Q_v and damping D_r η̇ (``velocity``), gravity −Q_g
+        (``gravity``) and the elastic K_r η (``elastic``; D_r η̇ only with ``velocity`` too)."""
+        terms, r = self.terms, body.n_dofs
+        acc = np.zeros(6 + r)
+        if a_tree is not None:
+            acc[:6] = self.T @ a_tree
+        if eta_ddot is not None:
+            acc[6:] = eta_ddot
+        if velocity:
+            acc[:6] += self.c
+        F = terms.mass @ acc
+        if velocity:
+            F += terms.velocity_forces
+        if gravity:
+            g, inv = self.gravity, body.invariants
+            F[:3] -= inv.mass * g
+            F[3:6] -= cross(terms.first, g)
+            F[6:] -= inv.first_modal.T @ g
+        if elastic:
+            F[6:] += self.stiffness @ self.eta
+            if velocity:
+                F[6:] += body.damping @ self.eta_dot
+        return self.T.T @ F[:6], F[6:]
+
+    def kinetic_energy(self) -> float:
+        """½ wᵀ M_b w [J], w = [T v; η̇]."""
+        w = np.concatenate([self.frame_velocity, self.eta_dot])
+        return 0.5 * float(w @ self.terms.mass @ w)
+
+    def potential_energy(self, body: ReducedBody) -> float:
+        """½ ηᵀ K η − g·(m p + R s) [J], K the stiffness of the state (gravity potential zero at the world origin)."""
+        g = body.tree.gravity
+        centre = body.invariants.mass * self.p + self.R @ self.terms.first
+        return 0.5 * float(self.eta @ self.stiffness @ self.eta) - float(g @ centre)
