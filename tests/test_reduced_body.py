@@ -125,7 +125,7 @@ def test_hinged_bar_follows_the_full_ancf_model():
                             loads=[fb.Gravity(bar, (0.0, 0.0, -9.81))]).assemble()
         res = fb.simulate(asm, 0.3, integrator=fb.GeneralizedAlpha(dt=1e-3))
         tips[reduced] = asm.coordinates(body, res.q, nodes="x1").mean(axis=1)
-    assert np.abs(tips[True] - tips[False]).max() < 1e-4                        # L = 1 m
+    assert np.abs(tips[True] - tips[False]).max() < 1e-4                        # 2.4e-5 m, L = 1 m
 
 
 def test_free_free_body_pinned_at_a_node_keeps_its_pin_and_energy():
@@ -140,9 +140,9 @@ def test_free_free_body_pinned_at_a_node_keeps_its_pin_and_energy():
     res = fb.simulate(asm, 0.2, integrator=fb.GeneralizedAlpha(dt=2e-3, rho_inf=1.0))
     energies = np.array([sum(asm.energy(q, v)) for q, v in zip(res.q, res.v)])
     kinetic = max(asm.energy(q, v)[0] for q, v in zip(res.q, res.v))
-    assert np.abs(energies - energies[0]).max() < 2e-3 * kinetic
+    assert np.abs(energies - energies[0]).max() < 2e-4 * kinetic                  # measured 4.3e-5
     corner = asm.coordinates(red, res.q, nodes=[0])[:, 0]
-    assert np.abs(corner - bar.mesh.points[0]).max() < 1e-9
+    assert np.abs(corner - bar.mesh.points[0]).max() < 1e-9                      # 6.8e-14 m
 
 
 def test_free_modes_match_the_modal_analysis_of_the_free_body():

@@ -25,7 +25,7 @@ from ..errors import FlexbodyError, ModelError
 from ..fem.flexible_body import FlexibleBody
 from ..rigid.link import Link
 from .basis import ReducedBasis
-from .invariants import InertiaInvariants, cross, frame_terms
+from .invariants import InertiaInvariants, cross, frame_state, frame_terms
 from .stiffening import geometric_stiffness, load_coefficients
 
 SINGULAR_MASS = 1e-9
@@ -126,7 +126,8 @@ class ReducedBody:
         """K_r + Σ c_i K_G,i (r, r) for gravity and angular velocity in frame axes (K_r without stiffening)."""
         if self.stiffening is None:
             return self.stiffness
-        return self.stiffness + np.tensordot(load_coefficients(gravity, omega), self.stiffening, axes=1)
+        return self.stiffness + (load_coefficients(gravity, omega) @ self.stiffening.reshape(9, -1)).reshape(
+            self.stiffness.shape)
 
     def __repr__(self) -> str:
         return f"ReducedBody({self.name!r}, {self.n_dofs} coordinates on link {self.link.name!r})"
@@ -156,16 +157,13 @@ class ReducedState:
         i = body.link.index
         self.R, self.p = kin.R[i], kin.p[i]
         J, bias = kin.frame_terms(body.link)
-        Rt = self.R.T
-        self.T = (Rt @ J.reshape(2, 3, -1)).reshape(6, -1)
-        self.c = (Rt @ bias.reshape(2, 3).T).T.ravel()
         s = ev.asm.slices[body.tree]
-        self.frame_velocity = self.T @ ev.v[s]
+        self.T, self.c, self.frame_velocity, self.gravity = np.empty(J.shape), np.empty(6), np.empty(6), np.empty(3)
+        frame_state(self.R, J, bias, ev.v[s], body.tree.gravity, self.T, self.c, self.frame_velocity, self.gravity)
         cols = ev.asm.slices[body]
         self.tree_columns, self.columns = np.arange(s.start, s.stop), np.arange(cols.start, cols.stop)
         self.eta, self.eta_dot = ev.q[cols], ev.v[cols]
         self.terms = frame_terms(body.invariants, self.eta, self.eta_dot, self.frame_velocity[3:])
-        self.gravity = Rt @ body.tree.gravity
         self.stiffness = body.stiffness_at(self.gravity, self.frame_velocity[3:])
 
     def mass_blocks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -103,6 +103,32 @@ def frame_terms(inv: InertiaInvariants, eta: np.ndarray, eta_dot: np.ndarray, om
 
 
 @nb.njit(cache=True)
+def frame_state(R, J, bias, v_tree, gravity, T, c, w, g):
+    """T = diag(Rᵀ, Rᵀ) J (6, n), c = diag(Rᵀ, Rᵀ) J̇v (6,), w = T v (6,) and g = Rᵀ gravity (3,) into the
+    outputs: the frame's Jacobian, bias acceleration, twist and gravity in frame axes."""
+    n = J.shape[1]
+    for half in range(2):
+        o = 3 * half
+        for i in range(3):
+            ci = 0.0
+            for k in range(3):
+                ci += R[k, i] * bias[o + k]
+            c[o + i] = ci
+            for j in range(n):
+                t = 0.0
+                for k in range(3):
+                    t += R[k, i] * J[o + k, j]
+                T[o + i, j] = t
+    for i in range(6):
+        wi = 0.0
+        for j in range(n):
+            wi += T[i, j] * v_tree[j]
+        w[i] = wi
+    for i in range(3):
+        g[i] = R[0, i] * gravity[0] + R[1, i] * gravity[1] + R[2, i] * gravity[2]
+
+
+@nb.njit(cache=True)
 def _axial(G):
     return G[1, 2] - G[2, 1], G[2, 0] - G[0, 2], G[0, 1] - G[1, 0]
 
