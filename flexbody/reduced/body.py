@@ -51,8 +51,10 @@ class ReducedBody:
         Interface nodes held in the frame (default: the whole interface). The other interface coordinates stay
         generalized coordinates (Craig–Bampton constraint modes).
     geometric_stiffening : bool, optional
-        Stiffen by the quasi-static stresses of gravity and the centrifugal field (default: when the body is
-        clamped in its frame; a free–free body has no clamp to hold the static responses).
+        Stiffen by the quasi-static stresses of gravity and the centrifugal field (default True). A clamped body's
+        static responses are those with the clamp held; a free–free body's those under inertia relief (the
+        loads less the rigid-body acceleration they give), so a uniform field such as gravity leaves it
+        unstressed.
 
     Attributes
     ----------
@@ -74,11 +76,7 @@ class ReducedBody:
         self.name, self.basis, self.link, self.tree = name, basis, link, link.tree
         self.body: FlexibleBody = basis.body
         keep, self.clamp_dofs = self._kept_columns(basis, clamp, who)
-        if geometric_stiffening and not self.clamp_dofs.size:
-            raise ModelError(f"{who}: geometric stiffening needs a clamp (a Craig–Bampton basis); free–free modes "
-                             f"have none")
-        self.geometric_stiffening = bool(self.clamp_dofs.size) if geometric_stiffening is None \
-            else bool(geometric_stiffening)
+        self.geometric_stiffening = True if geometric_stiffening is None else bool(geometric_stiffening)
         self.stiffening = None
         N = self.body.n_nodes
         self.shapes = basis.basis[:, keep].reshape(N, 3, keep.size)
@@ -119,8 +117,9 @@ class ReducedBody:
                                 f"the interface to the frame or use free–free modes")
         self.X, self.frame_shapes, self.invariants = X, shapes, inv
         if self.geometric_stiffening:
+            lowest = (2 * np.pi * self.basis.fixed_interface_frequencies[0]) ** 2 if not self.clamp_dofs.size else None
             self.stiffening = geometric_stiffness(self.body, self.shapes.reshape(-1, self.n_dofs), self.clamp_dofs,
-                                                  X, R0)
+                                                  X, R0, lowest)
 
     def stiffness_at(self, gravity: np.ndarray, omega: np.ndarray) -> np.ndarray:
         """K_r + Σ c_i K_G,i (r, r) for gravity and angular velocity in frame axes (K_r without stiffening)."""

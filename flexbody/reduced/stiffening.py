@@ -6,7 +6,7 @@ unit mass in frame axes, b(x̄) = g − ω × (ω × x̄) = g − (W − tr(W) I
 numbers c = (g₁, g₂, g₃, W₁₁, W₂₂, W₃₃, W₁₂, W₁₃, W₂₃), so each unit field b_i gives, once (Wallrapp,
 Mech. Struct. Mach. 22 (1994) 283, the "geometric stiffness" of the standard input data):
 
-    K u_i = f_i = M b_i (clamp held),    S_i = ∂S/∂q · u_i,    K_G,i = Ψᵀ (K_σ(S_i) ⊗ I₃) Ψ,
+    K u_i = f_i = M b_i (clamp held; a free body: inertia relief, f_i less its rigid-body part),    S_i = ∂S/∂q · u_i,    K_G,i = Ψᵀ (K_σ(S_i) ⊗ I₃) Ψ,
 
 with S_i the PK2 stress of the static response at the Gauss points (central differences of the body's stress,
 exact for St. Venant–Kirchhoff) and K_σ its initial-stress stiffness (:meth:`FlexibleBody.stress_stiffness`).
@@ -31,26 +31,55 @@ def load_coefficients(gravity: np.ndarray, omega: np.ndarray) -> np.ndarray:
     return np.array([gravity[0], gravity[1], gravity[2], w0 * w0, w1 * w1, w2 * w2, w0 * w1, w0 * w2, w1 * w2])
 
 
-def geometric_stiffness(body, shapes: np.ndarray, clamp_dofs: np.ndarray, X: np.ndarray,
-                        R0: np.ndarray) -> np.ndarray:
-    """K_G,i (9, r, r) of ``body`` with world-axes shapes Ψ (3N, r), the coordinates ``clamp_dofs`` held, frame
-    positions X̄ (N, 3) of the nodes and the frame's rotation R0 at the reference (fields b_i in frame axes)."""
+def geometric_stiffness(body, shapes: np.ndarray, clamp_dofs: np.ndarray, X: np.ndarray, R0: np.ndarray,
+                        lowest: float | None = None) -> np.ndarray:
+    """K_G,i (9, r, r) of ``body`` with world-axes shapes Ψ (3N, r), the coordinates ``clamp_dofs`` held (none:
+    inertia relief, ``lowest`` the body's lowest elastic ω² [1/s²]), frame positions X̄ (N, 3) of the nodes and
+    the frame's rotation R0 at the reference (fields b_i in frame axes)."""
     q0 = body.reference_coordinates()
-    K = sp.csr_matrix(body.tangent(q0))
     M = body.mass_matrix()
-    free = np.setdiff1d(np.arange(body.n_dofs), clamp_dofs)
-    factor = SparseFactor().factor(K[free][:, free].tocsc())
     fields = [np.tile(e, (len(X), 1)) for e in np.eye(3)] + [-(X @ (W - np.trace(W) * np.eye(3)).T) for W in _UNIT_W]
+    loads = np.column_stack([M @ (b @ R0.T).ravel() for b in fields])
+    responses = _clamped_responses(body, loads, clamp_dofs) if clamp_dofs.size else \
+        _relieved_responses(body, loads, lowest)
     size = np.ptp(body.mesh.points, axis=0).max()
+    psi = shapes.reshape(len(X), 3, -1)
     out = np.empty((len(fields), shapes.shape[1], shapes.shape[1]))
-    for i, b in enumerate(fields):
-        u = np.zeros(body.n_dofs)
-        u[free] = factor.solve((M @ (b @ R0.T).ravel())[free])
+    for i, u in enumerate(responses.T):
         eps = 1e-4 * size / max(np.abs(u).max(), 1e-300)
         stress = (body.gauss_point_fields(q0 + eps * u)["pk2_stress"]
                   - body.gauss_point_fields(q0 - eps * u)["pk2_stress"]) / (2 * eps)
         K_sigma = body.stress_stiffness(stress)
-        psi = shapes.reshape(len(X), 3, -1)
-        G = np.einsum("ab,aik,bil->kl", K_sigma.toarray(), psi, psi, optimize=True)
+        G = sum(psi[:, k, :].T @ (K_sigma @ psi[:, k, :]) for k in range(3))
         out[i] = 0.5 * (G + G.T)
     return out
+
+
+def _clamped_responses(body, loads: np.ndarray, clamp_dofs: np.ndarray) -> np.ndarray:
+    """u (3N, k) with K u = f on the free coordinates, the clamp held (one CHOLMOD factor)."""
+    K = sp.csr_matrix(body.tangent(body.reference_coordinates()))
+    free = np.setdiff1d(np.arange(body.n_dofs), clamp_dofs)
+    u = np.zeros(loads.shape)
+    u[free] = SparseFactor().factor(K[free][:, free].tocsc()).solve(loads[free])
+    return u
+
+
+def _relieved_responses(body, loads: np.ndarray, lowest: float) -> np.ndarray:
+    """u (3N, k) of a free body under inertia relief: f′ = f − MR(RᵀMR)⁻¹Rᵀf (the rigid-body acceleration the
+    loads give, R the six rigid-body motions at the reference) balances each load, K u = f′ is solved with the
+    factor of K + σM (σ = 10⁻² ω₁²) and refinement, and u is made M-orthogonal to R."""
+    K = sp.csr_matrix(body.tangent(body.reference_coordinates()))
+    M = body.mass_matrix()
+    X = body.mesh.points
+    R = np.zeros((body.n_dofs, 6))
+    for j, e in enumerate(np.eye(3)):
+        R[:, j] = np.tile(e, len(X))
+        R[:, 3 + j] = np.cross(e, X).ravel()
+    MR = M @ R
+    gram = R.T @ MR
+    relieved = loads - MR @ np.linalg.solve(gram, R.T @ loads)
+    factor = SparseFactor().factor((K + 1e-2 * lowest * M).tocsc())
+    u = np.zeros(loads.shape)
+    for _ in range(8):                                    # each pass shrinks the error by σ/(ω₁² + σ) ≤ 1/101
+        u += factor.solve(relieved - K @ u)
+    return u - R @ np.linalg.solve(gram, MR.T @ u)
