@@ -68,11 +68,14 @@ def describe_case(module, overrides: dict | None = None, *, params: bool = False
     lines.append(f"Force elements     {len(forces)}" + "".join(f"\n  {f.name}: {type(f).__name__}" for f in forces[:12])
                  + (f"\n  … and {len(forces) - 12} more" if len(forces) > 12 else ""))
     actuated = np.abs(np.asarray(asm.S, dtype=float)).sum(axis=0) > 0
-    passive_joints = [asm.coordinate_labels[i] for i in np.flatnonzero(~actuated[:n_rigid])]      # and modal ones
+    passive_joints = [asm.coordinate_labels[i] for i in np.flatnonzero(~actuated[:n_joints])]
+    passive_modal = [asm.coordinate_labels[i] for i in n_joints + np.flatnonzero(~actuated[n_joints:n_rigid])]
     lines.append(f"Actuators          k = {len(asm.actuated_labels)}: {shortened(asm.actuated_labels)}")
     nodal = [f"{body.name} {body.n_dofs}" for body in asm.bodies]
     n_passive_nodal = int(np.count_nonzero(~actuated[n_rigid:]))
-    lines.append(f"Passive coords     {len(passive_joints) + n_passive_nodal}: joints {shortened(passive_joints)}"
+    lines.append(f"Passive coords     {len(passive_joints) + len(passive_modal) + n_passive_nodal}: joints "
+                 f"{shortened(passive_joints)}"
+                 + (f"; modal {shortened(passive_modal)}" if passive_modal else "")
                  + (f"; flexible nodal {n_passive_nodal} ({', '.join(nodal)}: every nodal coordinate — nodes "
                     "carry no actuators [DE 6.3])" if asm.bodies else ""))
     tasks = _case_tasks(module, asm, overrides)
