@@ -96,33 +96,6 @@ def tip_task(asm) -> fb.PointTask:
 task = flange_task
 
 
-class CircleAfterStep:
-    """x_d(t): ``goal`` for t < t_settle; then a circle of radius ``radius`` through ``goal`` (centre below
-    it), angle θ(τ) with rate Ω·smoothstep(τ/t_ramp), τ = t − t_settle; exact ẋ_d and ẍ_d."""
-
-    def __init__(self, goal, t_settle, radius, frequency, t_ramp):
-        self.goal, self.t_settle = np.asarray(goal, dtype=float), float(t_settle)
-        self.radius, self.rate, self.t_ramp = float(radius), 2.0 * np.pi * float(frequency), float(t_ramp)
-        self.centre = self.goal - np.array([0.0, self.radius])
-
-    def angle(self, tau: float) -> tuple[float, float, float]:
-        """θ, θ̇, θ̈ at τ ≥ 0 [rad, rad/s, rad/s²]."""
-        u = min(tau / self.t_ramp, 1.0)
-        if u < 1.0:
-            theta = self.rate * self.t_ramp * (u**3 - 0.5 * u**4)
-            return theta, self.rate * (3 * u**2 - 2 * u**3), self.rate * 6 * u * (1 - u) / self.t_ramp
-        return self.rate * (0.5 * self.t_ramp + tau - self.t_ramp), self.rate, 0.0
-
-    def __call__(self, t: float):
-        if t < self.t_settle:
-            return self.goal.copy(), np.zeros(2), np.zeros(2)
-        theta, rate, accel = self.angle(t - self.t_settle)
-        radial = np.array([np.sin(theta), np.cos(theta)])             # starts at the top of the circle
-        tangent = np.array([np.cos(theta), -np.sin(theta)])
-        return (self.centre + self.radius * radial, self.radius * rate * tangent,
-                self.radius * (accel * tangent - rate**2 * radial))
-
-
 def closed_form_error(t, e0, omega) -> np.ndarray:
     """e(t) (s, m_T) of ë + 2ω ė + ω² e = 0 with e(0) = e0, ė(0) = 0."""
     t = np.asarray(t, dtype=float)[:, None]
@@ -153,7 +126,7 @@ def rank_comparison(asm, q) -> dict:
 def run(asm, q0, v0, offset, omega, t_settle, radius, frequency, t_ramp, t_end, dt, rho_inf, save_to=None, context=None):
     """Simulate the controlled arm; returns (Results, reference, x at the start)."""
     x0 = flange_task(asm).evaluate(asm.evaluate(0.0, q0)).x
-    reference = CircleAfterStep(x0 + np.asarray(offset, dtype=float), t_settle, radius, frequency, t_ramp)
+    reference = fb.control.CircleAfterStep(x0 + np.asarray(offset, dtype=float), t_settle, radius, frequency, t_ramp)
     controller = fb.control.DirectMappingControl(flange_task(asm), reference, kp=omega**2, kv=2.0 * omega)
     kw = {"save_to": save_to} if save_to is not None else {}
     res = fb.simulate(asm, t_end, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=rho_inf), controller=controller,

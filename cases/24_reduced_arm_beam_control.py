@@ -13,7 +13,8 @@ bricks, face x = 0 on the flange of link 2. Two models of the same mesh:
 
 Both start from the static equilibrium with the joints held at Q0 (``fb.holding_inputs``) and run case 16's
 controller (``fb.control.DirectMappingControl`` on the flange point (x, z), KP = ω², KV = 2ω) for the step of
-OFFSET and then the circle of RADIUS at FREQUENCY, with generalized-α (ρ∞ = RHO_INF, DT) to T_END.
+OFFSET and then the circle of RADIUS at FREQUENCY (``fb.control.CircleAfterStep``), with generalized-α
+(ρ∞ = RHO_INF, DT) to T_END.
 
 Expected results and their sources:
 1. The reduced model converges to the full one as n grows: the beam tip's deflection relative to the flange
@@ -77,31 +78,6 @@ def beam_of(asm):
     return asm.reduced[0] if asm.reduced else asm.bodies[0]
 
 
-class CircleAfterStep:
-    """x_d(t): ``goal`` for t < t_settle, then a circle of ``radius`` through ``goal`` (centre below it) whose
-    angular rate rises as Ω·smoothstep(τ/t_ramp), τ = t − t_settle; exact ẋ_d and ẍ_d (case 16's reference)."""
-
-    def __init__(self, goal, t_settle, radius, frequency, t_ramp):
-        self.goal, self.t_settle = np.asarray(goal, dtype=float), float(t_settle)
-        self.radius, self.rate, self.t_ramp = float(radius), 2.0 * np.pi * float(frequency), float(t_ramp)
-        self.centre = self.goal - np.array([0.0, self.radius])
-
-    def _angle(self, tau: float):
-        u = min(tau / self.t_ramp, 1.0)
-        if u < 1.0:
-            return (self.rate * self.t_ramp * (u**3 - 0.5 * u**4), self.rate * (3 * u**2 - 2 * u**3),
-                    self.rate * 6 * u * (1 - u) / self.t_ramp)
-        return self.rate * (0.5 * self.t_ramp + tau - self.t_ramp), self.rate, 0.0
-
-    def __call__(self, t: float):
-        if t < self.t_settle:
-            return self.goal.copy(), np.zeros(2), np.zeros(2)
-        theta, rate, accel = self._angle(t - self.t_settle)
-        radial, tangent = np.array([np.sin(theta), np.cos(theta)]), np.array([np.cos(theta), -np.sin(theta)])
-        return (self.centre + self.radius * radial, self.radius * rate * tangent,
-                self.radius * (accel * tangent - rate**2 * radial))
-
-
 def tip_deflection(asm, res) -> np.ndarray:
     """(s, 2) the beam tip (mean of its face x = L) relative to where the rigid flange frame carries it at rest,
     (x, z) in link-2 axes [m]."""
@@ -123,8 +99,8 @@ def tip_deflection(asm, res) -> np.ndarray:
 def run(asm, offset, omega, t_settle, radius, frequency, t_ramp, t_end, dt, rho_inf, save_to=None):
     """Start at the held equilibrium, simulate under flange control; (Results, wall seconds of simulate)."""
     _, eq = fb.holding_inputs(asm)
-    reference = CircleAfterStep(flange_task(asm).evaluate(asm.evaluate(0.0, eq.q)).x + np.asarray(offset, dtype=float),
-                                t_settle, radius, frequency, t_ramp)
+    goal = flange_task(asm).evaluate(asm.evaluate(0.0, eq.q)).x + np.asarray(offset, dtype=float)
+    reference = fb.control.CircleAfterStep(goal, t_settle, radius, frequency, t_ramp)
     controller = fb.control.DirectMappingControl(flange_task(asm), reference, kp=omega**2, kv=2.0 * omega)
     kw = {"save_to": save_to} if save_to is not None else {}
     start = time.perf_counter()

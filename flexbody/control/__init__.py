@@ -10,7 +10,7 @@ from .computed_torque import ComputedTorqueControl, JointReferenceFromTask
 from .context import ControlContext
 from .operational import DirectMappingControl, MinimalMappingControl, PartitionedControl
 from .projected import HybridMotionForceControl, ProjectedInverseDynamicsControl
-from .references import Setpoint, Sinusoid, Trajectory
+from .references import CircleAfterStep, Setpoint, Sinusoid, Trajectory
 from .state_feedback import StateFeedback, lqr_gain
 from .operational_space import OperationalSpace, operational_space, operational_space_at
 from .tasks import JointTask, OrientationTask, PlanarOrientationTask, PointTask, StackedTask, Task, task_history
@@ -18,7 +18,7 @@ from .tasks import JointTask, OrientationTask, PlanarOrientationTask, PointTask,
 __all__ = ["ActuationReport", "ActuationWarning", "MapCheck", "actuation_report", "check_map", "Controller",
            "TaskController", "task_acceleration_error", "GravityEffort", "NullSpaceDamping", "ComputedTorqueControl", "JointReferenceFromTask",
            "ControlContext", "DirectMappingControl", "MinimalMappingControl", "PartitionedControl",
-           "HybridMotionForceControl", "ProjectedInverseDynamicsControl", "Setpoint", "Sinusoid", "Trajectory",
+           "HybridMotionForceControl", "ProjectedInverseDynamicsControl", "Setpoint", "Sinusoid", "Trajectory", "CircleAfterStep",
            "StateFeedback", "lqr_gain",
            "Task", "PointTask", "PlanarOrientationTask", "OrientationTask", "JointTask", "StackedTask", "OperationalSpace",
            "operational_space", "operational_space_at", "task_history"]

@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import ModelError
 from .tasks import OrientationTask, StackedTask, rotation_vector
 
-__all__ = ["Setpoint", "Trajectory", "Sinusoid", "flat_desired"]
+__all__ = ["Setpoint", "Trajectory", "Sinusoid", "CircleAfterStep", "flat_desired"]
 
 
 class Setpoint:
@@ -62,6 +62,39 @@ class Sinusoid:
         s, c = np.sin(arg), np.cos(arg)
         return (self.offset + self.amplitude * s, self.amplitude * self.omega * c,
                 -self.amplitude * self.omega**2 * s)
+
+
+class CircleAfterStep:
+    """A planar (2-component) goal held, then a circle: x_d = ``goal`` for t < ``t_settle``; afterwards a circle
+    of ``radius`` [m] through ``goal`` (centre below it in the second component, starting at its top) run at the
+    angle θ(τ), τ = t − t_settle, whose rate rises as Ω·smoothstep(τ/``t_ramp``) to Ω = 2π·``frequency``; exact
+    ẋ_d and ẍ_d (cases 16 and 24)."""
+
+    def __init__(self, goal, t_settle: float, radius: float, frequency: float, t_ramp: float):
+        self.goal, self.t_settle = np.asarray(goal, dtype=float), float(t_settle)
+        if self.goal.shape != (2,) or not np.all(np.isfinite(self.goal)):
+            raise ModelError(f"CircleAfterStep: goal must be 2 finite numbers, got {goal!r}")
+        self.radius, self.rate, self.t_ramp = float(radius), 2.0 * np.pi * float(frequency), float(t_ramp)
+        if not (self.t_ramp > 0 and np.isfinite(self.radius) and np.isfinite(self.rate)):
+            raise ModelError("CircleAfterStep: radius and frequency must be finite and t_ramp positive")
+        self.centre = self.goal - np.array([0.0, self.radius])
+
+    def angle(self, tau: float) -> tuple[float, float, float]:
+        """θ, θ̇, θ̈ at τ ≥ 0 [rad, rad/s, rad/s²]."""
+        u = min(tau / self.t_ramp, 1.0)
+        if u < 1.0:
+            theta = self.rate * self.t_ramp * (u**3 - 0.5 * u**4)
+            return theta, self.rate * (3 * u**2 - 2 * u**3), self.rate * 6 * u * (1 - u) / self.t_ramp
+        return self.rate * (0.5 * self.t_ramp + tau - self.t_ramp), self.rate, 0.0
+
+    def __call__(self, t: float):
+        if t < self.t_settle:
+            return self.goal.copy(), np.zeros(2), np.zeros(2)
+        theta, rate, accel = self.angle(t - self.t_settle)
+        radial = np.array([np.sin(theta), np.cos(theta)])             # starts at the top of the circle
+        tangent = np.array([np.cos(theta), -np.sin(theta)])
+        return (self.centre + self.radius * radial, self.radius * rate * tangent,
+                self.radius * (accel * tangent - rate**2 * radial))
 
 
 def flat_desired(desired, task) -> np.ndarray:
