@@ -102,8 +102,9 @@ class Results:
     def positions(self, body, step: int = -1) -> np.ndarray:
         """Nodal positions (n, 3) [m] of ``body`` (object or name) at ``step`` (a reduced body's from its frame
         and modal coordinates, through ``system``)."""
-        if self._reduced(body) is not None:
-            return self.system.nodal_state(self._reduced(body), self.q[step])[0]
+        reduced = self._reduced(body)
+        if reduced is not None:
+            return self.system.nodal_state(reduced, self.q[step])[0]
         return self.q[step, self._slice(body)].reshape(-1, 3)
 
     def _reduced(self, body):
