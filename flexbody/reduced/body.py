@@ -13,9 +13,9 @@ acceleration; with M_b, Q_v of :mod:`flexbody.reduced.invariants` the body adds
     M:  [[Tᵀ M_b,ff T, Tᵀ M_b,fη], [M_b,ηf T, M_b,ηη]],
     h:  [Tᵀ; I] (M_b [c; 0] + Q_v − Q_g) + [0; K_r η + D_r η̇],
 
-K_r = ΨᵀKΨ the stiffness at the reference, stiffened by the stresses of the gravity and centrifugal fields when
-the body is clamped in its frame (:mod:`flexbody.reduced.stiffening`), and D_r = β K_r the Kelvin–Voigt damping
-of the body's material (retardation time β).
+K_r = ΨᵀKΨ the stiffness at the reference, stiffened by the stresses of the gravity and centrifugal fields
+(:mod:`flexbody.reduced.stiffening`: clamp held, or inertia relief for a free–free body), and D_r = β K_r the
+Kelvin–Voigt damping of the body's material (retardation time β).
 """
 from __future__ import annotations
 
@@ -88,8 +88,9 @@ class ReducedBody:
         self.X = None
 
     @staticmethod
-    def _kept_columns(basis: ReducedBasis, clamp, who: str) -> np.ndarray:
-        """Columns of the basis that stay coordinates: the modes and the interface coordinates not clamped."""
+    def _kept_columns(basis: ReducedBasis, clamp, who: str) -> tuple[np.ndarray, np.ndarray]:
+        """(columns of the basis that stay coordinates: the modes and the interface coordinates not clamped, the
+        body's coordinates held in the frame)."""
         interface = basis.interface
         if clamp is None:
             held = interface

@@ -494,12 +494,7 @@ class AssembledSystem:
 
     def _reduced_positions(self, body, q: np.ndarray) -> np.ndarray:
         """World nodal positions (…, N, 3) of reduced ``body`` in the rows of q (…, n)."""
-        rows = q.reshape(-1, self.n_dofs)
-        t, e, i = self.slices[body.tree], self.slices[body], body.link.index
-        out = np.empty((len(rows), body.body.n_nodes, 3))
-        for k, row in enumerate(rows):
-            kin = Kinematics(body.tree, row[t], np.zeros(body.tree.n_dofs))
-            out[k] = body.nodal_positions(kin.R[i], kin.p[i], row[e])
+        out = np.array([self.nodal_state(body, row)[0] for row in q.reshape(-1, self.n_dofs)])
         return out.reshape(q.shape[:-1] + out.shape[1:])
 
     def _item(self, item):
