@@ -110,14 +110,14 @@ def _user_laws() -> None:
 
 def _rigid() -> None:
     """Kinematics, CRBA, RNEA and point terms of rigid trees (revolute and prismatic joints), the compiled
-    terms of rigid-only systems, the rows of nodes carried by a link, and the dense constrained forward
+    terms of systems without flexible nodes, the rows of nodes carried by a link, and the dense constrained forward
     dynamics of rigid systems in every form (with their compiled QR/LU kernels)."""
     import flexbody as fb
 
     for system in (fb.mechanisms.slider_crank(), fb.mechanisms.particle_on_circle()):
         asm = system.assemble()
         state = asm.initial_state()
-        asm.terms(state.t, state.q, state.q * 0.0 + 0.1)                  # the compiled terms (rigid_program)
+        asm.terms(state.t, state.q, state.q * 0.0 + 0.1)                  # the compiled terms (joint_program)
         asm.energy(state.q, state.v)
         kin = asm.evaluate(state.t, state.q).kinematics(asm.trees[0])     # the general route (controllers)
         kin.points(np.zeros(1, np.int64), np.zeros((1, 3)))
@@ -148,18 +148,29 @@ def _trees() -> None:
     tree.forward_dynamics(q, q, q)
 
 
+def _steps() -> None:
+    """The generalized-α steps of systems without flexible nodes in one compiled call (they call the compiled
+    terms of the "rigid" group, cached by then)."""
+    import flexbody as fb
+
+    fb.simulate(fb.mechanisms.slider_crank().assemble(), 0.02, integrator=fb.GeneralizedAlpha(dt=0.01))
+
+
 GROUPS: dict[str, Callable[[], None]] = {
     "flexible": _flexible_serial,
     "rigid": _rigid,
     "parallel": _flexible_parallel,
     "trees": _trees,
     "hyperelastic": _user_laws,
+    "steps": _steps,
 }
 """Warm-up work by kernels: element kernels, rigid-tree and dense dynamics kernels, and the parallel element
 kernels of large meshes (which call the serial group's per-range routines: they run once those are cached),
-the whole-tree kernels of RigidTree and the element kernels' variants for user strain energies."""
+the whole-tree kernels of RigidTree, the element kernels' variants for user strain energies and the compiled
+generalized-α steps (which call the rigid group's terms)."""
 
-STAGES = {"run": (("flexible", "rigid"),), "all": (("flexible", "rigid"), ("parallel", "trees", "hyperelastic"))}
+STAGES = {"run": (("flexible", "rigid"),),
+          "all": (("flexible", "rigid"), ("parallel", "trees", "hyperelastic", "steps"))}
 """Groups run together (one process each), stage after stage: "run" what running a case of moderate size with
 the built-in materials needs (``make run``), "all" everything (``make setup``: the tests also drive the parallel
 kernels and user strain energies)."""

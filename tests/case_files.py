@@ -34,7 +34,8 @@ def checkpoint_time(directory: Path) -> float:
 
 def kill_after_checkpoint(command: list, directory: Path, t_target: float, timeout: float = 300.0) -> float:
     """Run ``command`` in a subprocess that saves into ``directory``, SIGKILL it as soon as its checkpoint
-    time reaches ``t_target`` [s], and return that checkpoint time."""
+    time reaches ``t_target`` [s], and return the time of the last checkpoint it wrote (read while the process is
+    stopped, so a checkpoint written between the poll and the kill is not missed)."""
     import os
     import signal
     import subprocess
@@ -48,6 +49,8 @@ def kill_after_checkpoint(command: list, directory: Path, t_target: float, timeo
             assert time.monotonic() < deadline, f"the run did not reach t = {t_target} s"
             time.sleep(0.002)
         assert proc.poll() is None, "the run ended before it was killed"
+        os.kill(proc.pid, signal.SIGSTOP)
+        t = checkpoint_time(directory)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
     finally:

@@ -37,7 +37,7 @@ def test_warm_up_covers_every_kernel_the_flagship_and_a_rigid_case_use(tmp_path)
 
 
 def test_groups_run_one_by_one_or_in_processes():
-    assert set(precompile.GROUPS) == {"flexible", "rigid", "parallel", "trees", "hyperelastic"}
+    assert set(precompile.GROUPS) == {"flexible", "rigid", "parallel", "trees", "hyperelastic", "steps"}
     assert {g for stage in precompile.STAGES["all"] for g in stage} == set(precompile.GROUPS)
     assert precompile.main(["--group", "rigid"]) == 0                   # cached by now: loads, compiles nothing new
 

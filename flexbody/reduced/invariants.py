@@ -93,10 +93,10 @@ class FrameTerms:
 
 def frame_terms(inv: InertiaInvariants, eta: np.ndarray, eta_dot: np.ndarray, omega: np.ndarray) -> FrameTerms:
     """M_b, Q_v and s of the module docstring at modal coordinates η (r,), rates η̇ (r,) and the frame's
-    angular velocity ω (3,) [rad/s, frame axes] (one compiled call, :func:`_frame_terms`)."""
+    angular velocity ω (3,) [rad/s, frame axes] (one compiled call, :func:`frame_terms_into`)."""
     r = inv.n_shapes
     M, Q, s = np.empty((6 + r, 6 + r)), np.empty(6 + r), np.empty(3)
-    _frame_terms(inv.mass, inv.first, inv.first_modal, inv.second, inv.mixed, inv.modal, inv.modal_mass,
+    frame_terms_into(inv.mass, inv.first, inv.first_modal, inv.second, inv.mixed, inv.modal, inv.modal_mass,
                  np.ascontiguousarray(eta, dtype=float), np.ascontiguousarray(eta_dot, dtype=float),
                  np.ascontiguousarray(omega, dtype=float), M, Q, s)
     return FrameTerms(M, Q, s)
@@ -134,20 +134,33 @@ def _axial(G):
 
 
 @nb.njit(cache=True)
-def _frame_terms(mass, first, first_modal, second, mixed, modal, modal_mass, eta, eta_dot, omega, M, Q, s):
+def frame_terms_into(mass, first, first_modal, second, mixed, modal, modal_mass, eta, eta_dot, omega, M, Q, s):
     """M_b (6 + r, 6 + r), Q_v (6 + r,) and s (3,) into M, Q, s (formulas: module docstring)."""
     r = eta.shape[0]
-    G_xk = mixed.copy()                                     # G_k + Σ_l η_l G_lk
-    for l in range(r):
-        for k in range(r):
-            G_xk[k] += eta[l] * modal[l, k]
-    G_xx = second.copy()
-    for k in range(r):
-        G_xx += eta[k] * (mixed[k] + G_xk[k])
-    G_xx = 0.5 * (G_xx + G_xx.T)
-    tr = G_xx[0, 0] + G_xx[1, 1] + G_xx[2, 2]
-    J = -G_xx
+    G_xk = np.empty((r, 3, 3))                              # G_k + Σ_l η_l G_lk
+    G_xx = np.empty((3, 3))
     for i in range(3):
+        for j in range(3):
+            for k in range(r):
+                x = mixed[k, i, j]
+                for l in range(r):
+                    x += eta[l] * modal[l, k, i, j]
+                G_xk[k, i, j] = x
+    for i in range(3):
+        for j in range(3):
+            x = second[i, j]
+            for k in range(r):
+                x += eta[k] * (mixed[k, i, j] + G_xk[k, i, j])
+            G_xx[i, j] = x
+    for i in range(3):                                      # symmetric part
+        for j in range(i + 1, 3):
+            x = 0.5 * (G_xx[i, j] + G_xx[j, i])
+            G_xx[i, j] = G_xx[j, i] = x
+    tr = G_xx[0, 0] + G_xx[1, 1] + G_xx[2, 2]
+    J = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            J[i, j] = -G_xx[i, j]
         J[i, i] += tr
         s[i] = first[i]
         for k in range(r):
@@ -186,7 +199,9 @@ def _frame_terms(mass, first, first_modal, second, mixed, modal, modal_mass, eta
     f0, f1, f2 = cross3(w0, w1, w2, Jw0, Jw1, Jw2)
     G_xu = np.zeros((3, 3))
     for k in range(r):
-        G_xu += eta_dot[k] * G_xk[k]
+        for i in range(3):
+            for j in range(3):
+                G_xu[i, j] += eta_dot[k] * G_xk[k, i, j]
     tu = G_xu[0, 0] + G_xu[1, 1] + G_xu[2, 2]
     Q[3] = f0 + 2.0 * (tu * w0 - (G_xu[0, 0] * w0 + G_xu[1, 0] * w1 + G_xu[2, 0] * w2))
     Q[4] = f1 + 2.0 * (tu * w1 - (G_xu[0, 1] * w0 + G_xu[1, 1] * w1 + G_xu[2, 1] * w2))
@@ -199,8 +214,10 @@ def _frame_terms(mass, first, first_modal, second, mixed, modal, modal_mass, eta
         for i in range(3):
             for j in range(3):
                 quad += omega[i] * G[i, j] * omega[j]
-        G_ku = np.zeros((3, 3))
+        a0 = a1 = a2 = 0.0                                  # ax(G_ku), G_ku = Σ_l η̇_l G_kl
         for l in range(r):
-            G_ku += eta_dot[l] * modal[k, l]
-        a0, a1, a2 = _axial(G_ku)
+            Gkl = modal[k, l]
+            a0 += eta_dot[l] * (Gkl[1, 2] - Gkl[2, 1])
+            a1 += eta_dot[l] * (Gkl[2, 0] - Gkl[0, 2])
+            a2 += eta_dot[l] * (Gkl[0, 1] - Gkl[1, 0])
         Q[6 + k] = quad - ww * (G[0, 0] + G[1, 1] + G[2, 2]) - 2.0 * (w0 * a0 + w1 * a1 + w2 * a2)

@@ -42,6 +42,7 @@ from ..dynamics import ForwardResult
 from ..errors import ConvergenceError, FlexbodyError, StateError
 from ..linalg.csr_products import add_within, transposed_product
 from ..linalg.saddle_point import SaddlePointSolver
+from .compiled_alpha import NOT_CONVERGED, CompiledSteps
 from .constrained_equations import EquationResidual
 
 log = logging.getLogger(__name__)
@@ -186,6 +187,11 @@ class _Stepper:
         self.sizes = []                                     # position increments of the last attempt
         self.used_fresh = False                             # the last attempt factored at least once
         self.velocity_residual = 0.0                        # max |Φv + φ_t| of the Pfaffian rows at the last iterate
+        self.compiled = None                                # whole steps in one numba call, where the system allows
+        if CompiledSteps.available(asm):
+            s = settings
+            self.compiled = CompiledSteps(asm, (self.am, self.af, self.gamma, self.beta, self.bp, self.gp, s.tol,
+                                                s.reuse_rate, s.fd_step), s.max_iterations)
 
     def _factor(self, t, q, v, qdd, lam, ev, Phi, dt: float) -> None:
         A_r, A_f = _iteration_matrix(self.residual, t, q, v, qdd, lam, ev, self.gp * dt, self.bp * dt * dt)
@@ -196,6 +202,14 @@ class _Stepper:
     def restore_factor(self, dt: float, t: float, q, v, qdd, lam) -> None:
         """Form the kept iteration matrix again at the point (and step dt) where a checkpointed run
         formed it: the same inputs give the same factor, so Newton continues as it would have."""
+        if self.compiled is not None:
+            point = tuple(np.array(x, dtype=float) for x in (q, v, qdd, lam))
+            if self.compiled.factor(t, *point, dt) == 0:
+                self.factor_dt, self.factor_point = dt, (float(t), *point)
+                self.solver.method = "dense (compiled step)"
+                self.solver.factorizations += 1
+                return
+            self.compiled = None                            # the Python route forms it (and names what fails)
         ev = self.asm.evaluate(t, q, v)
         self._factor(t, q, v, qdd, lam, ev, self.asm.constraint_rows(ev)[1], dt)
 
@@ -213,6 +227,10 @@ class _Stepper:
         return rhs
 
     def step(self, s: _Step, dt: float, tau: np.ndarray) -> tuple[_Step, int]:
+        if self.compiled is not None:
+            taken = self._compiled_step(s, dt, tau)
+            if taken is not None:
+                return taken
         am, af, g, b = self.am, self.af, self.gamma, self.beta
         bp, gp = self.bp, self.gp
         t1 = s.t + dt
@@ -253,6 +271,33 @@ class _Stepper:
         self.factor_dt = None
         raise _StepFailed(f"Newton did not converge in {self.settings.max_iterations} iterations at "
                           f"t = {t1:.9g} s (last position increment {size:.3e}, tol {self.settings.tol * scale:.1e})")
+
+
+    def _compiled_step(self, s: _Step, dt: float, tau: np.ndarray):
+        """The step by :class:`~flexbody.solvers.compiled_alpha.CompiledSteps` (same algorithm, one numba call), or
+        None when it cannot take it: the Python route then takes this step and the following ones."""
+        t1 = s.t + dt
+        status, k, made, point, out = self.compiled.step(t1, (s.q, s.v, s.qdd, s.a, s.lam), tau, dt,
+                                                         self.factor_dt != dt)
+        self.iterations += k
+        self.sizes = [float(x) for x in self.compiled.sizes[:k]]
+        self.used_fresh = made > 0
+        if made:
+            self.solver.factorizations += made
+            self.solver.method = "dense (compiled step)"
+            self.factor_dt = dt
+            self.factor_point = (float(t1), *point)
+        if status == 0:
+            return _Step(t1, *out), k
+        self.factor_dt = None
+        if status == NOT_CONVERGED:
+            size = self.sizes[-1] if self.sizes else float("nan")
+            scale = max(1.0, float(np.max(np.abs(out[0])))) if out[0].size else 1.0
+            raise _StepFailed(f"Newton did not converge in {self.settings.max_iterations} iterations at "
+                              f"t = {t1:.9g} s (last position increment {size:.3e}, tol {self.settings.tol * scale:.1e})")
+        log.info("t = %.6g s: the compiled step declined (status %d); the Python route continues", s.t, status)
+        self.compiled = None
+        return None
 
 
 class _Snapshot:

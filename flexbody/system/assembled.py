@@ -24,7 +24,7 @@ from ..errors import StateError
 from .applied_forces import AppliedForces
 from .flexible_stack import FlexiblePart
 from .joint_space import JointSpace
-from .rigid_program import compile_rigid_terms
+from .joint_program import compile_joint_terms
 from .row_pattern import RowPattern
 from ..rigid.exponential_coordinates import switched_charts
 from ..rigid.tree import Kinematics
@@ -173,11 +173,10 @@ class AssembledSystem:
         self.holonomic_rows = np.flatnonzero(~self.velocity_rows)     # the rows position corrections use
         self.columns = {tree: np.arange(s.start, s.stop) for tree, s in self.slices.items()}
         self.point_slots = self._register_points()
-        self._program = None if self.sparse or self.reduced else compile_rigid_terms(self.trees, self.constraints, self.offsets)
+        self._program = None if self.sparse else compile_joint_terms(self.trees, self.reduced, self.constraints,
+                                                                      self.offsets, self.n_rigid)
         if self.forces:
             self.forces.prepare(Evaluation(self, 0.0, self.q0, np.zeros(self.n_dofs)))
-        self._no_rate = np.zeros(self.n_constraints)               # φ_t of scleronomic rows, shared read-only
-        self._no_rate.setflags(write=False)
         self.coordinate_labels = [lab for item in self.trees + self.reduced for lab in item.coordinate_labels]
         self.coordinate_labels += self.flexible.labels()
         self.row_labels = [lab for c in self.constraints for lab in c.row_labels]
@@ -275,20 +274,27 @@ class AssembledSystem:
 
     # ------------------------------------------------------------------ terms
     def _compiled(self, ev: Evaluation):
-        """(M, h, φ, Φ, bias) of a rigid-only system in one compiled call (:mod:`.rigid_program`), or None
-        where there is no program or it leaves the state to the general route. The call also keeps M and h
-        and the rows as the terms of ``ev``."""
+        """(M, h, φ, Φ, bias, φ_t, energy) of a system without flexible nodes in one compiled call
+        (:mod:`.joint_program`), or None where there is no program or it leaves the state to the general route.
+        The call also keeps M and h, the rows and the energies as the terms of ``ev``."""
         if self._program is None:
             return None
         value = ev._terms.get("compiled", _MISSING)
         if value is _MISSING:
-            value = ev._terms["compiled"] = self._program.evaluate(ev.q, ev.v)
+            value = ev._terms["compiled"] = self._program.evaluate(ev.t, ev.q, ev.v)
             if value is not None:
-                _read_only(value)
-                if not self.forces:                     # with force elements: h − Q when asked for
-                    ev._terms["mass_and_forces"] = value[:2]
-                ev._terms["rows"] = (value[2], value[3], value[4], self._no_rate)
+                self.keep_compiled(ev, value)
         return value
+
+    def keep_compiled(self, ev: Evaluation, value: tuple) -> None:
+        """Keep ``value`` = (M, h, φ, Φ, bias, φ_t, energy), computed by the program at ``ev``'s state (here or by a
+        compiled integrator step), as the terms of ``ev`` (made read-only)."""
+        _read_only(value)
+        ev._terms["compiled"] = value
+        if not self.forces:                             # with force elements: h − Q, and their potential, when asked for
+            ev._terms["mass_and_forces"] = value[:2]
+            ev._terms["energy"] = (float(value[6][0]), float(value[6][1]))
+        ev._terms["rows"] = value[2:6]
 
     def mass_matrix(self, ev: Evaluation):
         """M (n, n): dense for rigid-only systems, a :class:`BlockMass` with flexible bodies [DE-110]."""
@@ -409,8 +415,8 @@ class AssembledSystem:
         if kept is None:                  # made of kept (read-only) terms: stored as it is
             compiled = self._compiled(ev)
             if compiled is not None:
-                M, h, phi, Phi, bias = compiled
-                kept = Terms(M, self._with_applied_forces(ev, h) if self.forces else h, Phi, bias, phi, self._no_rate)
+                M, h, phi, Phi, bias, phi_t, _ = compiled
+                kept = Terms(M, self._with_applied_forces(ev, h) if self.forces else h, Phi, bias, phi, phi_t)
             else:
                 kept = Terms(*self.mass_and_forces(ev), *_reordered(self.constraint_rows(ev)))
             ev._terms["terms"] = kept
@@ -430,6 +436,8 @@ class AssembledSystem:
         flexible and reduced bodies and the potential −f·q of the flexible bodies' dead loads (follower loads are not conservative and have none)."""
         q, v = self._state(q, v)
         ev = self._kept(None, q, v) or self._keep(Evaluation(self, 0.0, q.copy(), v.copy()))   # energies: any t
+        if "energy" not in ev._terms:
+            self._compiled(ev)
         return ev.memo("energy", lambda: self._energy(ev))
 
     def _energy(self, ev: Evaluation) -> tuple[float, float]:

@@ -1,4 +1,5 @@
-"""The compiled terms of rigid-only systems (flexbody.system.rigid_program) against the general route, and the
+"""The compiled terms of systems without flexible nodes (flexbody.system.joint_program: trees, reduced bodies, joint
+drivers) against the general route, and the
 tree-structured LᵀL factorisation of the mass matrix (flexbody.linalg.tree_factor) against LAPACK."""
 import numpy as np
 import pytest
@@ -33,6 +34,7 @@ def _general_terms(asm, t, q, v):
 
 def _assert_same_terms(asm, q, v, tol=1e-13):
     compiled = asm.terms(0.0, q, v)
+    assert "compiled" in asm._evaluations[0]._terms
     general = _general_terms(asm, 0.0, q, v)
     for field in FIELDS:
         x, y = np.asarray(getattr(compiled, field)), np.asarray(getattr(general, field))
@@ -86,10 +88,58 @@ def test_other_constraints_keep_the_general_route():
     l1 = tree.add_link("l1", joint=Revolute((0, 0, 1)), mass=1.0, com=(0.2, 0, 0), inertia=np.eye(3) * 0.01)
     l2 = tree.add_link("l2", l1, Revolute((0, 1, 0)), origin=(0.4, 0, 0), mass=1.0, com=(0.2, 0, 0),
                        inertia=np.eye(3) * 0.01)
-    hinge = fb.System([tree], [Hinge(tree.frame(l2), Ground())])
-    driven = fb.System([tree], [JointDriver(l1, 0.1)])
-    for system in (hinge, driven):
-        assert as_assembled(system, "test")._program is None
+    assert as_assembled(fb.System([tree], [Hinge(tree.frame(l2), Ground())]), "test")._program is None
+
+
+def test_joint_drivers_compile_with_their_rates():
+    tree = RigidTree("arm", gravity=(0, 0, -9.81))
+    l1 = tree.add_link("l1", joint=Revolute((0, 0, 1)), mass=1.0, com=(0.2, 0, 0), inertia=np.eye(3) * 0.01)
+    l2 = tree.add_link("l2", l1, Revolute((0, 1, 0)), origin=(0.4, 0, 0), mass=1.0, com=(0.2, 0, 0),
+                       inertia=np.eye(3) * 0.01)
+    drivers = [JointDriver(l1, np.sin, np.cos, lambda t: -np.sin(t), name="swing"), JointDriver(l2, 0.1)]
+    asm = as_assembled(fb.System([tree], drivers), "test")
+    assert asm._program is not None and asm._program.m == 2
+    rng = np.random.default_rng(5)
+    for t in (0.0, 0.7):
+        q, v = rng.normal(size=2), rng.normal(size=2)
+        compiled = asm.terms(t, q, v)
+        general = _general_terms(asm, t, q, v)
+        for field in FIELDS:
+            assert np.abs(np.asarray(getattr(compiled, field)) - np.asarray(getattr(general, field))).max() <= 1e-14
+        assert compiled.phi_t[0] == -np.cos(t) and compiled.bias[0] == np.sin(t)
+
+
+def _reduced_on_a_free_flyer_and_an_arm():
+    """A free–free reduced bar on a free flyer and a clamped one on a two-joint arm, with gravity, stiffening and
+    damping, a gear between the arm's joints and a driver on the arm's first joint."""
+    mesh = fb.mesh.box(size=(0.6, 0.04, 0.03), divisions=(4, 1, 1), order=2, origin=(0.0, -0.02, -0.015))
+    bar = fb.FlexibleBody("bar", mesh, fb.StVenantKirchhoff(young=2e8, poisson=0.3, density=1500.0, damping=1e-3))
+    free = RigidTree("free", gravity=(0, 0, -9.81))
+    carrier = free.add_link("carrier", joint=fb.FreeFlyer())
+    arm = RigidTree("arm", gravity=(0, 0, -9.81))
+    a1 = arm.add_link("a1", joint=Revolute((0, 0, 1)), mass=0.5, com=(0.1, 0, 0), inertia=np.eye(3) * 0.01)
+    a2 = arm.add_link("a2", a1, Revolute((0, 1, 0)), origin=(0.2, 0, 0), mass=0.2, com=(0.05, 0, 0),
+                      inertia=np.eye(3) * 0.002)
+    clamped = fb.ReducedBody("clamped", fb.solvers.craig_bampton(bar, "x0", 3), a2)
+    floating = fb.ReducedBody("floating", fb.solvers.free_modes(bar, 3), carrier)
+    rows = [Gear(a1, a2, 0.5, offset=0.1, name="gear")]
+    return fb.System([free, arm, floating, clamped], rows, q0=np.r_[np.zeros(6), 0.3, -0.2])
+
+
+def test_reduced_bodies_compile_and_agree():
+    system = _reduced_on_a_free_flyer_and_an_arm()
+    asm = as_assembled(system, "test")
+    assert asm._program is not None and asm.n_rigid == 8 + 6
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        q, v = rng.normal(size=asm.n_dofs), rng.normal(size=asm.n_dofs)
+        q[8:] *= 0.01
+        _assert_same_terms(asm, q, v, tol=1e-12)
+        compiled = asm.energy(q, v)
+        program, asm._program, asm._evaluations = asm._program, None, []
+        general = asm.energy(q, v)
+        asm._program, asm._evaluations = program, []
+        assert np.abs(np.subtract(compiled, general)).max() <= 1e-12 * max(1.0, np.abs(general).max())
 
 
 def test_radial_row_at_zero_length_is_named_by_the_general_route():

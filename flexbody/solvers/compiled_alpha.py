@@ -1,0 +1,278 @@
+"""Generalized-α steps of systems without flexible nodes, their Newton iterations in one compiled call.
+
+A system whose terms come from a :class:`~flexbody.system.joint_program.JointProgram` (rigid trees and reduced
+bodies; closures, couplings, surfaces and joint drivers; no force elements) has a small dense set of equations,
+and the Python loop around them (an ``Evaluation`` per iterate, the residual, the saddle-point solve) costs far
+more than the terms themselves. :class:`CompiledSteps` runs the Newton iterations of a step of
+:class:`~flexbody.solvers.generalized_alpha.GeneralizedAlpha` in one numba call (:func:`alpha_iterations`), by
+the same algorithm as its Python stepper:
+
+- predictor q̈ and λ held, a, v, q from the Newmark formulas of the step;
+- Newton on (q̈, λ): r = M q̈ + h − Φᵀλ − τ (one :func:`~flexbody.system.joint_program.joint_terms` call per
+  iterate), [[A, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; −φ/(β′h²)], stop when β′h²‖Δq̈‖∞ ≤ tol · max(1, ‖q‖∞);
+- the iteration matrix A = M + γ′h C + β′h² K with K, C by central differences of the rows (step
+  fd_step · max(1, |x_j|), in the same call), factored with LAPACK as the sparse solver factors
+  a dense block: Cholesky of its symmetric part (LU with partial pivoting of A when that is not positive
+  definite), the Schur complement S = Φ A⁻¹ Φᵀ by a pseudo-inverse (rcond 1e-12, so redundant rows are
+  allowed), Φ kept with the factor (:class:`~flexbody.linalg.saddle_point.SaddlePointSolver`); the call
+  returns to Python for the factorization, which happens a few times per run;
+- the factor kept across iterations and steps under the same rule (remade after an iteration that contracted
+  by less than ``reuse_rate`` with a kept factor, or that grew).
+
+The drivers' f(t), ḟ(t), f̈(t) are evaluated in Python once per step, at its end time. A step the kernel
+cannot take (a state that is not finite, a radial row of zero length, a matrix that cannot be factored) is
+left to the Python stepper from then on, which names the culprit as before.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numba as nb
+import numpy as np
+import scipy.linalg
+
+from ..system.joint_program import OK, joint_terms
+
+NOT_CONVERGED, SINGULAR, NEED_FACTOR = 3, 4, 5
+"""Statuses besides those of :func:`joint_terms`: Newton did not converge within the iterations allowed; the
+iteration matrix could not be factored; :func:`alpha_iterations` waits for a new factor."""
+
+CHOLESKY, LU = 0, 1
+PSEUDO_INVERSE_RCOND = 1e-12
+"""Relative cut-off of the Schur complement's pseudo-inverse (that of the sparse solver)."""
+
+
+@nb.njit(cache=True, inline="always")
+def _rows(program, drive, q, v, qdd, lam, work, out):
+    """out = M q̈ + h − Φᵀλ (n,) at (q, v); φ, Φ of the state stay in ``work``. Returns the status."""
+    ints, floats, support, bodies, body_floats = program
+    M, h, phi, Phi, bias, phi_t, energy = work
+    status = joint_terms(ints, floats, support, bodies, body_floats, drive, q, v, M, h, phi, Phi, bias, phi_t,
+                         energy)
+    if status != OK:
+        return status
+    n, m = q.shape[0], lam.shape[0]
+    for i in range(n):
+        s = h[i]
+        for j in range(n):
+            s += M[i, j] * qdd[j]
+        for r in range(m):
+            s -= Phi[r, i] * lam[r]
+        out[i] = s
+    return OK
+
+
+@nb.njit(cache=True, inline="always")
+def _solve_in_place(F, piv, kind, x):
+    """x ← A⁻¹ x with the factor F of A: Cholesky L (kind CHOLESKY) or LU with pivots ``piv``."""
+    n = F.shape[0]
+    if kind == LU:
+        for k in range(n):
+            p = piv[k]
+            if p != k:
+                x[k], x[p] = x[p], x[k]
+    for i in range(n):                                          # L y = x (unit diagonal for LU)
+        s = x[i]
+        for k in range(i):
+            s -= F[i, k] * x[k]
+        x[i] = s / F[i, i] if kind == CHOLESKY else s
+    for i in range(n - 1, -1, -1):                              # Lᵀ or U
+        s = x[i]
+        for k in range(i + 1, n):
+            s -= (F[k, i] if kind == CHOLESKY else F[i, k]) * x[k]
+        x[i] = s / F[i, i]
+
+
+@nb.njit(cache=True, inline="always")
+def _iteration_matrix(program, drive, q, v, qdd, lam, c_q, c_v, fd_step, work, A, G):
+    """A = M + c_v C + c_q K (n, n) at (q, v, q̈, λ), K and C by central differences of the rows (step
+    fd_step · max(1, |x_j|)), and G = Φ (m, n) there. Returns the status."""
+    n = q.shape[0]
+    plus, minus = np.empty(n), np.empty(n)
+    status = _rows(program, drive, q, v, qdd, lam, work, plus)
+    if status != OK:
+        return status
+    A[:, :] = work[0]
+    G[:, :] = work[3]
+    x, rows = np.empty(n), (plus, minus)
+    for j in range(n):
+        for which in range(2):
+            c = c_q if which == 0 else c_v
+            if c == 0.0:
+                continue
+            base = q if which == 0 else v
+            d = fd_step * max(1.0, abs(base[j]))
+            x[:] = base
+            for side in range(2):
+                x[j] = base[j] + d if side == 0 else base[j] - d
+                status = _rows(program, drive, x if which == 0 else q, v if which == 0 else x, qdd, lam, work,
+                               rows[side])
+                if status != OK:
+                    return status
+            for i in range(n):
+                A[i, j] += c * (plus[i] - minus[i]) / (2.0 * d)
+    return OK
+
+
+@nb.njit(cache=True, inline="always")
+def _saddle_solve(factor, r1, r2, x, y):
+    """x, y with A x + Φᵀy = r₁, Φ x = r₂ by the kept factor: u = A⁻¹r₁, y = S⁺(Φu − r₂), x = u − W y."""
+    F, piv, kind, W, G, S_pinv = factor
+    n, m = x.shape[0], y.shape[0]
+    x[:] = r1
+    _solve_in_place(F, piv, kind[0], x)
+    if not m:
+        return
+    g = np.empty(m)
+    for r in range(m):
+        s = -r2[r]
+        for i in range(n):
+            s += G[r, i] * x[i]
+        g[r] = s
+    for r in range(m):
+        s = 0.0
+        for c in range(m):
+            s += S_pinv[r, c] * g[c]
+        y[r] = s
+    for i in range(n):
+        s = 0.0
+        for r in range(m):
+            s += W[i, r] * y[r]
+        x[i] -= s
+
+
+@nb.njit(cache=True)
+def alpha_iterations(program, drive, state, tau, dt, coefficients, max_iterations, loop, work, factor, matrix, out,
+                     sizes):
+    """Newton iterations of one generalized-α step from ``state`` = (q, v, q̈, a, λ) over dt with inputs τ held,
+    on the iterate ``out`` (the same five arrays). ``coefficients`` = (α_m, α_f, γ, β, β′, γ′, tol, reuse_rate,
+    fd_step); ``loop`` = (iterations done, previous increment, refresh, fresh, predict): with ``predict`` set the
+    predictor is formed first. When an iteration needs a new iteration matrix (``refresh``), A and Φ at the
+    iterate go to ``matrix`` = (A, G) and the call returns NEED_FACTOR: the caller factors them into ``factor``
+    and calls again with refresh 0, fresh 1. The position increment of each iteration goes to ``sizes``.
+    Returns OK, NOT_CONVERGED, NEED_FACTOR or a status of :func:`joint_terms`."""
+    am, af, g, b, bp, gp, tol, reuse_rate, fd_step = coefficients
+    q0, v0, qdd0, a0, lam0 = state
+    q, v, qdd, a, lam = out
+    n, m = q0.shape[0], lam0.shape[0]
+    if loop[4] != 0.0:
+        for i in range(n):                                      # predictor: q̈ and λ held
+            qdd[i] = qdd0[i]
+            a[i] = (qdd0[i] - am * a0[i]) / (1.0 - am)
+            v[i] = v0[i] + dt * ((1.0 - g) * a0[i] + g * a[i])
+            q[i] = q0[i] + dt * v0[i] + dt * dt * ((0.5 - b) * a0[i] + b * a[i])
+        lam[:] = lam0
+        loop[4] = 0.0
+    r, rhs, dqdd, y = np.empty(n), np.empty(m), np.empty(n), np.empty(m)
+    c_q = bp * dt * dt
+    while loop[0] < max_iterations:
+        if loop[2] != 0.0:
+            status = _iteration_matrix(program, drive, q, v, qdd, lam, c_q, gp * dt, fd_step, work, matrix[0],
+                                       matrix[1])
+            return NEED_FACTOR if status == OK else status
+        status = _rows(program, drive, q, v, qdd, lam, work, r)
+        if status != OK:
+            return status
+        for i in range(n):
+            r[i] = tau[i] - r[i]
+        phi = work[2]
+        for i in range(m):
+            rhs[i] = -phi[i] / c_q
+        _saddle_solve(factor, r, rhs, dqdd, y)
+        size, scale = 0.0, 1.0
+        for i in range(n):
+            qdd[i] += dqdd[i]
+            a[i] += (1.0 - af) / (1.0 - am) * dqdd[i]
+            v[i] += gp * dt * dqdd[i]
+            q[i] += c_q * dqdd[i]
+            size = max(size, abs(dqdd[i]))
+            scale = max(scale, abs(q[i]))
+        for i in range(m):
+            lam[i] -= y[i]
+        size *= c_q
+        k = int(loop[0])
+        sizes[k] = size
+        loop[0] = k + 1
+        if size <= tol * scale:
+            return OK
+        rate = size / loop[1]
+        if not np.isfinite(size) or (rate > reuse_rate and loop[3] == 0.0) or rate > 1.0:
+            loop[2] = 1.0
+        loop[1], loop[3] = size, 0.0
+    return NOT_CONVERGED
+
+
+class CompiledSteps:
+    """The arrays of :func:`alpha_iterations` for one assembled system with a program, and the factor of its
+    iteration matrix, formed with LAPACK as :class:`~flexbody.linalg.saddle_point.SaddlePointSolver` forms that
+    of a dense block: Cholesky of the symmetric part, or LU (partial pivoting) of the matrix when that is not
+    positive definite; W = A⁻¹Φᵀ and the pseudo-inverse of S = Φ W (rcond 1e-12). :meth:`step` and
+    :meth:`factor` are called by the generalized-α stepper."""
+
+    def __init__(self, asm, coefficients: tuple, max_iterations: int):
+        p = asm._program
+        self.program = (p.ints, p.floats, p.support, p.bodies, p.body_floats)
+        self.drive = p.drive
+        n, m = asm.n_dofs, asm.n_constraints
+        self.n, self.m = n, m
+        self.coefficients = np.array(coefficients, dtype=float)
+        self.max_iterations = int(max_iterations)
+        self.work = (np.empty((n, n)), np.empty(n), np.empty(m), np.empty((m, n)), np.empty(m), np.empty(m),
+                     np.empty(2))
+        self.factor_arrays = (np.empty((n, n)), np.zeros(n, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                              np.empty((n, m)), np.empty((m, n)), np.empty((m, m)))
+        self.matrix = (np.empty((n, n)), np.empty((m, n)))             # A and Φ of a new iteration matrix
+        self.sizes = np.empty(self.max_iterations)
+
+    @classmethod
+    def available(cls, asm) -> bool:
+        """Whether ``asm``'s steps can be compiled: its terms have a program and it has no force elements."""
+        return getattr(asm, "_program", None) is not None and not asm.forces and not asm.velocity_rows.any()
+
+    def step(self, t1: float, state: tuple, tau: np.ndarray, dt: float, refresh: bool):
+        """(status, iterations, factorizations, point of the last factor or None, (q, v, q̈, a, λ) new arrays) of
+        the step ending at t1; ``refresh``: form the iteration matrix at the first iterate."""
+        out = tuple(np.empty_like(x) for x in state)
+        loop = np.array([0.0, np.inf, float(refresh), 0.0, 1.0])
+        drive, made, point = self.drive(t1), 0, None
+        while True:
+            status = self._iterate(drive, state, tau, dt, loop, out)
+            if status != NEED_FACTOR:
+                return status, int(loop[0]), made, point, out
+            status = self._factor()
+            if status != OK:
+                return status, int(loop[0]), made, point, out
+            q, v, qdd, _, lam = out
+            made, point = made + 1, (q.copy(), v.copy(), qdd.copy(), lam.copy())
+            loop[2], loop[3] = 0.0, 1.0
+
+    def factor(self, t: float, q, v, qdd, lam, dt: float) -> int:
+        """Form and factor the iteration matrix of step dt at (t, q, v, q̈, λ); the status."""
+        point = tuple(np.array(x, dtype=float) for x in (q, v, qdd, qdd, lam))
+        loop = np.array([0.0, np.inf, 1.0, 0.0, 0.0])                 # no predictor: the matrix at ``point``
+        status = self._iterate(self.drive(t), point, np.zeros(self.n), dt, loop, point)
+        return self._factor() if status == NEED_FACTOR else status
+
+    def _iterate(self, drive, state, tau, dt: float, loop, out) -> int:
+        return alpha_iterations(self.program, drive, state, tau, float(dt), self.coefficients, self.max_iterations,
+                                loop, self.work, self.factor_arrays, self.matrix, out, self.sizes)
+
+    def _factor(self) -> int:
+        """Factor the saddle point of the matrix (A, Φ) the kernel left in ``matrix``."""
+        F, piv, kind, W, G, S_pinv = self.factor_arrays
+        A, G[:] = self.matrix
+        try:
+            F[:] = np.linalg.cholesky(0.5 * (A + A.T))
+            kind[0] = CHOLESKY
+            W[:] = scipy.linalg.cho_solve((F, True), G.T)
+        except np.linalg.LinAlgError:                           # not positive definite: LU of A itself
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)     # an exactly singular A: refused below
+                lu, pivots = scipy.linalg.lu_factor(A, check_finite=False)
+            if not np.all(np.isfinite(lu)) or np.any(np.diag(lu) == 0.0):
+                return SINGULAR
+            F[:], piv[:], kind[0] = lu, pivots, LU
+            W[:] = scipy.linalg.lu_solve((lu, pivots), G.T, check_finite=False)
+        if self.m:
+            S_pinv[:] = np.linalg.pinv(G @ W, rcond=PSEUDO_INVERSE_RCOND)
+        return OK

@@ -1,0 +1,412 @@
+"""The terms of a system without flexible nodes in one compiled call: M, h = b + g (+ the reduced bodies' elastic
+and damping forces), the rows φ, Φ, bias, φ_t of its closures, couplings, surfaces and joint drivers, and the
+kinetic and potential energy [DE-2, DE-4, DE-7, MH-1, MH-11].
+
+A system whose coordinates are joint coordinates of rigid trees and modal coordinates of reduced bodies
+(:mod:`flexbody.reduced.body`), and whose constraints are all of the kinds below, is compiled at assembly into
+flat arrays: its trees as one forest (the trees' links and coordinates side by side, each root on the ground),
+the link points its constraints use, the reduced bodies' invariants, and one description per constraint row.
+One numba call then runs the kinematics, CRBA, RNEA, the reduced bodies' floating-frame terms, the points'
+positions, Jacobians and bias accelerations and every row, and allocates only its work arrays (before: a
+``Kinematics`` object, four kernel calls per tree, a ``ReducedState`` per body and a Python ``evaluate`` with
+its temporaries per constraint).
+
+Rows, with x_A, x_B the two anchor points (a link point, or a ground point folded into a constant
+offset o = g_A − g_B), d = x_A − x_B + o, ḋ, J_d = J_A − J_B and J̇v_d = J̇v_A − J̇v_B:
+
+- LINEAR: φ = nᵀd, Φ = nᵀJ_d, bias = nᵀJ̇v_d — :class:`~flexbody.constraints.closures.PointToPoint`
+  (n = a world axis per row) and a point on a :class:`~flexbody.constraints.surfaces.Plane` [MH-11];
+- RADIAL: r = ‖Pd‖, e = Pd/r, φ = r − L, Φ = eᵀJ_d, bias = eᵀJ̇v_d + (‖Pḋ‖² − (eᵀḋ)²)/r —
+  :class:`~flexbody.constraints.closures.Distance` (P = I) and a point on a
+  :class:`~flexbody.constraints.surfaces.Sphere` (P = I) or :class:`~flexbody.constraints.surfaces.Cylinder`
+  (P = I − aaᵀ), i.e. D J̇v + ẋᵀHẋ with H = (P − eeᵀ)/r [MH-11];
+- COUPLING: φ = cᵀq + c₀ − f(t), Φ = cᵀ, bias = −f̈(t), φ_t = −ḟ(t) —
+  :class:`~flexbody.constraints.couplings.LinearCoupling` and :class:`~flexbody.constraints.couplings.Gear`
+  (f = 0), :class:`~flexbody.constraints.couplings.JointDriver` (c = e_j; f and its rates are evaluated in
+  Python at the call's t and passed in as ``drive``).
+
+A reduced body on link i adds, with its frame Jacobian T and bias c in frame axes (the link origin's point
+Jacobian and the link's angular columns, turned by Rᵀ), the terms of :class:`flexbody.reduced.body.ReducedState`:
+M += [[Tᵀ M_b,ff T, Tᵀ M_b,fη], [M_b,ηf T, M_b,ηη]], h += [Tᵀ; I] (M_b [c; 0] + Q_v − Q_g) + [0; K(g, ω) η + D η̇].
+The energies are ½ vᵀ M v and −Σ m g·c of the links plus ½ ηᵀ K η − g·(m p + R s) of each reduced body. The
+formulas are those of the constraints' and bodies' own code; a system with any other constraint, a force element
+or a flexible body keeps the general route (:meth:`AssembledSystem._constraint_rows`).
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from ..constraints.closures import Distance, OnSurface, PointToPoint
+from ..constraints.couplings import JointDriver, LinearCoupling
+from ..constraints.surfaces import Cylinder, Plane, Sphere
+from ..reduced.invariants import frame_terms_into
+from ..rigid.algorithms import inverse_dynamics, kinematics, mass_matrix, point_terms, world_inertias
+from ..rigid.anchors import Ground, LinkPoint
+from ..rigid.exponential_coordinates import cross3
+from ..rigid.tree_dynamics import all_finite
+
+LINEAR, RADIAL, COUPLING = 0, 1, 2
+
+OK, NOT_FINITE, DEGENERATE = 0, 1, 2
+"""Status of :func:`joint_terms`: done; q or v not finite; a radial row with r = 0 (its direction is
+undefined: the general route names the constraint)."""
+
+SMALLEST_RADIUS = 1e-14
+"""The r below which a radial row's direction is undefined (the constraints' own threshold)."""
+
+
+@nb.njit(cache=True)
+def joint_terms(ints, floats, support, bodies, body_floats, drive, q, v, M, h, phi, Phi, bias, phi_t, energy):
+    """M (n, n), h (n,), φ (m,), Φ (m, n), bias (m,), φ_t (m,) and energy (2,) = (kinetic, potential) of a rigid
+    forest, its reduced bodies and its rows at (q, v) (see the module docstring; anchors are point slots, −1 for
+    the ground). ``ints`` and ``floats`` hold the forest and the rows end to end (:meth:`JointProgram.pack`, so a
+    call pays for few arguments), ``support`` (n_links, n) the forest's support matrix, ``bodies`` (b, 4) each
+    reduced body's (link, first modal column, r, first entry in ``body_floats``), ``drive`` (m, 3) the value,
+    rate and acceleration f, ḟ, f̈ of each coupling row's prescribed motion. Returns a status."""
+    if not (all_finite(q) and all_finite(v)):
+        return NOT_FINITE
+    n_links, n, m, k = support.shape[0], q.shape[0], phi.shape[0], ints[0]
+    parent, joint_type, dof = ints[1:1 + n_links], ints[1 + n_links:1 + 2 * n_links], ints[1 + 2 * n_links:1 + 3 * n_links]
+    o = 1 + 3 * n_links
+    point_link, row_kind, row_a, row_b = ints[o:o + k], ints[o + k:o + k + m], ints[o + k + m:o + k + 2 * m], \
+        ints[o + k + 2 * m:o + k + 3 * m]
+    sizes = (3 * n_links, 9 * n_links, 3 * n_links, n_links, 3 * n_links, 9 * n_links, 3 * k, 3 * m, 9 * m, 3 * m, m,
+             m * n, 3)
+    ends = np.cumsum(np.array(sizes))
+    axis = floats[0:ends[0]].reshape((n_links, 3))
+    R_placement = floats[ends[0]:ends[1]].reshape((n_links, 3, 3))
+    p_placement = floats[ends[1]:ends[2]].reshape((n_links, 3))
+    mass = floats[ends[2]:ends[3]]
+    com = floats[ends[3]:ends[4]].reshape((n_links, 3))
+    inertia = floats[ends[4]:ends[5]].reshape((n_links, 3, 3))
+    point_offset = floats[ends[5]:ends[6]].reshape((k, 3))
+    row_n = floats[ends[6]:ends[7]].reshape((m, 3))
+    row_P = floats[ends[7]:ends[8]].reshape((m, 3, 3))
+    row_offset = floats[ends[8]:ends[9]].reshape((m, 3))
+    row_const = floats[ends[9]:ends[10]]
+    row_coef = floats[ends[10]:ends[11]].reshape((m, n))
+    gravity = floats[ends[11]:ends[12]]
+    R, p = np.empty((n_links, 3, 3)), np.empty((n_links, 3))
+    S, vel, acc = np.empty((n_links, 6)), np.empty((n_links, 6)), np.empty((n_links, 6))
+    kinematics(parent, joint_type, axis, R_placement, p_placement, dof, q, v, R, p, S, vel, acc)
+    inertias = np.empty((n_links, 6, 6))
+    world_inertias(R, p, mass, com, inertia, inertias)
+    mass_matrix(parent, dof, S, inertias, n, np.empty_like(inertias), M)
+    h[:] = 0.0
+    inverse_dynamics(parent, dof, S, vel, acc, inertias, np.zeros(n), gravity, np.empty((n_links, 6)), h)
+    potential = 0.0
+    for i in range(n_links):
+        for c in range(3):
+            x = p[i, c] + R[i, c, 0] * com[i, 0] + R[i, c, 1] * com[i, 1] + R[i, c, 2] * com[i, 2]
+            potential -= mass[i] * gravity[c] * x
+    for b in range(bodies.shape[0]):
+        potential += _reduced_terms(bodies[b, 0], bodies[b, 1], bodies[b, 2], body_floats[bodies[b, 3]:], R, p, S,
+                                    vel, acc, support, gravity, q, v, M, h)
+    kinetic = 0.0
+    for i in range(n):
+        s = 0.0
+        for j in range(n):
+            s += M[i, j] * v[j]
+        kinetic += 0.5 * v[i] * s
+    energy[0], energy[1] = kinetic, potential
+    X, Xd, B = np.empty((k, 3)), np.empty((k, 3)), np.empty((k, 3))
+    J = np.empty((k, 3, n))
+    point_terms(R, p, S, vel, acc, support, point_link, point_offset, X, Xd, J, B)
+    d, dd, bd = np.empty(3), np.empty(3), np.empty(3)
+    for r in range(row_kind.shape[0]):
+        phi_t[r] = 0.0
+        if row_kind[r] == COUPLING:
+            s = row_const[r] - drive[r, 0]
+            for j in range(n):
+                s += row_coef[r, j] * q[j]
+                Phi[r, j] = row_coef[r, j]
+            phi[r], bias[r], phi_t[r] = s, -drive[r, 2], -drive[r, 1]
+            continue
+        a, b = row_a[r], row_b[r]
+        for c in range(3):
+            d[c] = row_offset[r, c] + (X[a, c] if a >= 0 else 0.0) - (X[b, c] if b >= 0 else 0.0)
+            dd[c] = (Xd[a, c] if a >= 0 else 0.0) - (Xd[b, c] if b >= 0 else 0.0)
+            bd[c] = (B[a, c] if a >= 0 else 0.0) - (B[b, c] if b >= 0 else 0.0)
+        if row_kind[r] == LINEAR:
+            e0, e1, e2 = row_n[r, 0], row_n[r, 1], row_n[r, 2]
+            phi[r] = e0 * d[0] + e1 * d[1] + e2 * d[2]
+            bias[r] = e0 * bd[0] + e1 * bd[1] + e2 * bd[2]
+        else:                                                             # RADIAL
+            P = row_P[r]
+            pd0 = P[0, 0] * d[0] + P[0, 1] * d[1] + P[0, 2] * d[2]
+            pd1 = P[1, 0] * d[0] + P[1, 1] * d[1] + P[1, 2] * d[2]
+            pd2 = P[2, 0] * d[0] + P[2, 1] * d[1] + P[2, 2] * d[2]
+            rad = np.sqrt(pd0 * pd0 + pd1 * pd1 + pd2 * pd2)
+            if rad < SMALLEST_RADIUS:
+                return DEGENERATE
+            e0, e1, e2 = pd0 / rad, pd1 / rad, pd2 / rad
+            pv0 = P[0, 0] * dd[0] + P[0, 1] * dd[1] + P[0, 2] * dd[2]
+            pv1 = P[1, 0] * dd[0] + P[1, 1] * dd[1] + P[1, 2] * dd[2]
+            pv2 = P[2, 0] * dd[0] + P[2, 1] * dd[1] + P[2, 2] * dd[2]
+            ev = e0 * dd[0] + e1 * dd[1] + e2 * dd[2]
+            phi[r] = rad - row_const[r]
+            bias[r] = e0 * bd[0] + e1 * bd[1] + e2 * bd[2] + (pv0 * pv0 + pv1 * pv1 + pv2 * pv2 - ev * ev) / rad
+        for j in range(n):
+            s = 0.0
+            if a >= 0:
+                s += e0 * J[a, 0, j] + e1 * J[a, 1, j] + e2 * J[a, 2, j]
+            if b >= 0:
+                s -= e0 * J[b, 0, j] + e1 * J[b, 1, j] + e2 * J[b, 2, j]
+            Phi[r, j] = s
+    return OK
+
+
+@nb.njit(cache=True)
+def _reduced_terms(i, col, r, fl, R, p, S, vel, acc, support, gravity, q, v, M, h):
+    """Add one reduced body's share to M and h (module docstring; :class:`flexbody.reduced.body.ReducedState`)
+    and return its potential energy. ``fl`` starts with its invariants in :meth:`JointProgram.body_floats`
+    order: m, s₀ (3), S₁ (3, r), G(X̄, X̄) (3, 3), G_k (r, 3, 3), G_kl (r, r, 3, 3), M_ηη, K_r, D_r (r, r each),
+    K_G,i (9, r, r)."""
+    n = q.shape[0]
+    o = 4 + 3 * r
+    first_modal = fl[4:o].reshape((3, r))
+    second = fl[o:o + 9].reshape((3, 3))
+    o += 9
+    mixed = fl[o:o + 9 * r].reshape((r, 3, 3))
+    o += 9 * r
+    modal = fl[o:o + 9 * r * r].reshape((r, r, 3, 3))
+    o += 9 * r * r
+    modal_mass = fl[o:o + r * r].reshape((r, r))
+    stiffness = fl[o + r * r:o + 2 * r * r].reshape((r, r))
+    damping = fl[o + 2 * r * r:o + 3 * r * r].reshape((r, r))
+    stiffening = fl[o + 3 * r * r:o + 12 * r * r].reshape((9, r, r))
+    T, c, w, g = np.zeros((6, n)), np.empty(6), np.zeros(6), np.empty(3)
+    w0, w1, w2 = vel[i, 3], vel[i, 4], vel[i, 5]
+    x0, x1, x2 = p[i, 0], p[i, 1], p[i, 2]
+    s0, s1, s2 = cross3(w0, w1, w2, x0, x1, x2)                 # velocity of the frame origin
+    o0, o1, o2 = vel[i, 0] + s0, vel[i, 1] + s1, vel[i, 2] + s2
+    a0, a1, a2 = cross3(acc[i, 3], acc[i, 4], acc[i, 5], x0, x1, x2)
+    b0, b1, b2 = cross3(w0, w1, w2, o0, o1, o2)
+    bias = (acc[i, 0] + a0 + b0, acc[i, 1] + a1 + b1, acc[i, 2] + a2 + b2, acc[i, 3], acc[i, 4], acc[i, 5])
+    for a in range(3):
+        c[a] = R[i, 0, a] * bias[0] + R[i, 1, a] * bias[1] + R[i, 2, a] * bias[2]
+        c[3 + a] = R[i, 0, a] * bias[3] + R[i, 1, a] * bias[4] + R[i, 2, a] * bias[5]
+        g[a] = R[i, 0, a] * gravity[0] + R[i, 1, a] * gravity[1] + R[i, 2, a] * gravity[2]
+    for j in range(n):
+        l = support[i, j]
+        if l < 0:
+            continue
+        d0, d1, d2 = cross3(S[l, 3], S[l, 4], S[l, 5], x0, x1, x2)
+        lin = (S[l, 0] + d0, S[l, 1] + d1, S[l, 2] + d2)
+        for a in range(3):
+            T[a, j] = R[i, 0, a] * lin[0] + R[i, 1, a] * lin[1] + R[i, 2, a] * lin[2]
+            T[3 + a, j] = R[i, 0, a] * S[l, 3] + R[i, 1, a] * S[l, 4] + R[i, 2, a] * S[l, 5]
+        for a in range(6):
+            w[a] += T[a, j] * v[j]
+    eta, eta_dot = q[col:col + r].copy(), v[col:col + r].copy()
+    Mb, Q, s = np.empty((6 + r, 6 + r)), np.empty(6 + r), np.empty(3)
+    frame_terms_into(fl[0], fl[1:4].copy(), first_modal, second, mixed, modal, modal_mass, eta, eta_dot, w[3:].copy(),
+                 Mb, Q, s)
+    load = (g[0], g[1], g[2], w[3] * w[3], w[4] * w[4], w[5] * w[5], w[3] * w[4], w[3] * w[5], w[4] * w[5])
+    K = stiffness.copy()
+    for f in range(9):
+        K += load[f] * stiffening[f]
+    F = Q.copy()                                                # M_b [c; 0] + Q_v − Q_g + [0; K η + D η̇]
+    for a in range(6 + r):
+        for b in range(6):
+            F[a] += Mb[a, b] * c[b]
+    sg = cross3(s[0], s[1], s[2], g[0], g[1], g[2])
+    for a in range(3):
+        F[a] -= fl[0] * g[a]
+        F[3 + a] -= sg[a]
+    strain = 0.0
+    for k in range(r):
+        F[6 + k] -= first_modal[0, k] * g[0] + first_modal[1, k] * g[1] + first_modal[2, k] * g[2]
+        Ke = 0.0
+        for l in range(r):
+            Ke += K[k, l] * eta[l]
+            F[6 + k] += damping[k, l] * eta_dot[l]
+        F[6 + k] += Ke
+        strain += 0.5 * eta[k] * Ke
+        h[col + k] += F[6 + k]
+    MT = np.zeros((6, n))                                       # M_b,ff T
+    for a in range(6):
+        for j in range(n):
+            if support[i, j] >= 0:
+                for b in range(6):
+                    MT[a, j] += Mb[a, b] * T[b, j]
+    for j in range(n):
+        if support[i, j] < 0:
+            continue
+        for a in range(6):
+            h[j] += T[a, j] * F[a]
+        for j2 in range(n):
+            if support[i, j2] >= 0:
+                t = 0.0
+                for a in range(6):
+                    t += T[a, j] * MT[a, j2]
+                M[j, j2] += t
+        for k in range(r):
+            t = 0.0
+            for a in range(6):
+                t += T[a, j] * Mb[a, 6 + k]
+            M[j, col + k] += t
+            M[col + k, j] += t
+    for k in range(r):
+        for l in range(r):
+            M[col + k, col + l] += Mb[6 + k, 6 + l]
+    centre = 0.0
+    for a in range(3):
+        x = fl[0] * p[i, a] + R[i, a, 0] * s[0] + R[i, a, 1] * s[1] + R[i, a, 2] * s[2]
+        centre += gravity[a] * x
+    return strain - centre
+
+
+class JointProgram:
+    """The flat arrays of a system without flexible nodes for :func:`joint_terms`; made by
+    :func:`compile_joint_terms`.
+
+    :meth:`evaluate` returns (M, h, φ, Φ, bias, φ_t, energy) at (t, q, v), or None where the general route must
+    decide (q or v not finite, a radial row at r = 0), so that route raises the error naming the culprit.
+    ``drivers`` are the (row, JointDriver) pairs whose f(t), ḟ(t), f̈(t) :meth:`drive` evaluates.
+    """
+
+    def __init__(self, forest: tuple, gravity: np.ndarray, points: tuple, rows: tuple, n: int, m: int,
+                 bodies: np.ndarray, body_floats: np.ndarray, drivers: list):
+        self.n, self.m = n, m
+        self.ints, self.floats = self.pack(forest, gravity, points, rows)
+        self.support = forest[-1]
+        self.bodies, self.body_floats, self.drivers = bodies, body_floats, drivers
+
+    @staticmethod
+    def pack(forest: tuple, gravity: np.ndarray, points: tuple, rows: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """(ints, floats): the model and the rows end to end in the order :func:`joint_terms` reads them."""
+        parent, joint_type, axis, R_placement, p_placement, dof, mass, com, inertia, _ = forest
+        point_link, point_offset = points
+        kind, a, b, normal, P, offset, const, coef = rows
+        ints = np.concatenate([[len(point_link)], parent, joint_type, dof, point_link, kind, a, b]).astype(np.int64)
+        floats = np.concatenate([x.ravel() for x in (axis, R_placement, p_placement, mass, com, inertia,
+                                                     point_offset, normal, P, offset, const, coef, gravity)])
+        return ints, floats.astype(float)
+
+    @staticmethod
+    def body_floats(body) -> np.ndarray:
+        """A prepared reduced body's invariants, stiffness, damping and geometric stiffness, end to end in the
+        order :func:`_reduced_terms` reads them."""
+        inv, r = body.invariants, body.n_dofs
+        stiffening = body.stiffening if body.stiffening is not None else np.zeros((9, r, r))
+        return np.concatenate([[inv.mass], inv.first, inv.first_modal.ravel(), inv.second.ravel(), inv.mixed.ravel(),
+                               inv.modal.ravel(), inv.modal_mass.ravel(), body.stiffness.ravel(), body.damping.ravel(),
+                               np.asarray(stiffening, dtype=float).ravel()]).astype(float)
+
+    def drive(self, t: float) -> np.ndarray:
+        """(m, 3): f(t), ḟ(t), f̈(t) of the driven rows at t, zero on the others."""
+        out = np.zeros((self.m, 3))
+        for row, c in self.drivers:
+            out[row] = float(c.f(t)), float(c.df(t)), float(c.ddf(t))
+        return out
+
+    def evaluate(self, t: float, q: np.ndarray, v: np.ndarray):
+        n, m = self.n, self.m
+        M, h, phi, Phi, bias = np.empty((n, n)), np.empty(n), np.empty(m), np.empty((m, n)), np.empty(m)
+        phi_t, energy = np.empty(m), np.empty(2)
+        if joint_terms(self.ints, self.floats, self.support, self.bodies, self.body_floats, self.drive(t), q, v,
+                       M, h, phi, Phi, bias, phi_t, energy) != OK:
+            return None
+        return M, h, phi, Phi, bias, phi_t, energy
+
+
+def compile_joint_terms(trees, reduced, constraints, offsets, n: int) -> JointProgram | None:
+    """The :class:`JointProgram` of rigid ``trees`` and prepared ``reduced`` bodies (first columns
+    ``offsets[item]``, n coordinates in all) and ``constraints``, or None when a constraint is of another kind or
+    the trees do not share one gravity."""
+    if not trees or any(not np.array_equal(t.gravity, trees[0].gravity) for t in trees):
+        return None
+    slots: dict = {}
+    rows, drivers = [], []
+    for c in constraints:
+        described = _rows_of(c, slots, offsets, n)
+        if described is None:
+            return None
+        if isinstance(c, JointDriver):
+            drivers.append((len(rows), c))
+        rows += described
+    forest, link_offsets = _forest(trees, offsets, n)
+    point_link = np.array([link_offsets[a.link.tree] + a.link.index for a in slots], dtype=np.int64)
+    point_offset = np.array([a.offset for a in slots], dtype=float).reshape(-1, 3)
+    fields = list(zip(*rows)) if rows else [()] * 8
+    row_arrays = (np.array(fields[0], dtype=np.int64).reshape(-1), np.array(fields[1], dtype=np.int64).reshape(-1),
+                  np.array(fields[2], dtype=np.int64).reshape(-1), np.array(fields[3], dtype=float).reshape(-1, 3),
+                  np.array(fields[4], dtype=float).reshape(-1, 3, 3), np.array(fields[5], dtype=float).reshape(-1, 3),
+                  np.array(fields[6], dtype=float).reshape(-1), np.array(fields[7], dtype=float).reshape(-1, n))
+    pieces = [JointProgram.body_floats(b) for b in reduced]
+    starts = np.cumsum([0] + [x.size for x in pieces])[:-1]
+    bodies = np.array([[link_offsets[b.tree] + b.link.index, offsets[b], b.n_dofs, start]
+                       for b, start in zip(reduced, starts)], dtype=np.int64).reshape(-1, 4)
+    body_floats = np.concatenate(pieces) if pieces else np.zeros(0)
+    return JointProgram(forest, np.asarray(trees[0].gravity, dtype=float), (point_link, point_offset), row_arrays,
+                        n, len(rows), bodies, body_floats, drivers)
+
+
+def _forest(trees, offsets, n: int):
+    """The kernel model of all ``trees`` side by side (links and coordinates offset; every root on the
+    ground) with its support matrix (n_links, n), and each tree's first link index."""
+    models = [t.kernel_model() for t in trees]
+    link_offsets, start = {}, 0
+    for t in trees:
+        link_offsets[t] = start
+        start += t.n_links
+    parent = np.concatenate([np.where(m[0] < 0, -1, m[0] + link_offsets[t]) for t, m in zip(trees, models)])
+    dof = np.concatenate([np.where(m[5] < 0, -1, m[5] + offsets[t]) for t, m in zip(trees, models)])
+    support = np.full((start, n), -1, dtype=np.int64)
+    for t in trees:
+        block = t.arrays()["support_matrix"]
+        rows, cols = link_offsets[t], offsets[t]
+        support[rows:rows + t.n_links, cols:cols + t.n_dofs] = np.where(block < 0, -1, block + rows)
+    pieces = [np.concatenate([m[i] for m in models]) for i in (1, 2, 3, 4)]
+    rest = [np.concatenate([m[i] for m in models]) for i in (6, 7, 8)]
+    forest = (parent.astype(np.int64), pieces[0].astype(np.int64), *[x.astype(float) for x in pieces[1:]],
+              dof.astype(np.int64), *[x.astype(float) for x in rest], support)
+    return forest, link_offsets
+
+
+def _point(anchor, slots: dict):
+    """(slot, ground position): a link point's slot (registered on first use), or −1 and a ground origin;
+    None for another anchor (a program is then not made, so a slot registered before does not matter)."""
+    if isinstance(anchor, LinkPoint):
+        return slots.setdefault(anchor, len(slots)), np.zeros(3)
+    if isinstance(anchor, Ground):
+        return -1, np.asarray(anchor.origin, dtype=float)
+    return None
+
+
+def _rows_of(c, slots: dict, offsets, n: int):
+    """The row descriptions (kind, a, b, n, P, offset, constant, coefficients) of constraint ``c``, or None
+    when it is not one the kernel knows (subclasses with their own ``evaluate`` included)."""
+    zero3, eye3, no_coef = np.zeros(3), np.eye(3), np.zeros(n)
+    if type(c).evaluate is JointDriver.evaluate and isinstance(c, JointDriver):
+        coef = np.zeros(n)
+        coef[offsets[c.link.tree] + c.link.coordinate] = 1.0
+        return [(COUPLING, -1, -1, zero3, eye3, zero3, 0.0, coef)]
+    if type(c).evaluate is LinearCoupling.evaluate and isinstance(c, LinearCoupling):
+        coef = np.zeros(n)
+        for link, value in zip(c.links, c.coefficients):
+            coef[offsets[link.tree] + link.coordinate] += value
+        return [(COUPLING, -1, -1, zero3, eye3, zero3, c.constant, coef)]
+    if type(c).evaluate is PointToPoint.evaluate and isinstance(c, PointToPoint):
+        a, b = _point(c.a, slots), _point(c.b, slots)
+        if a is None or b is None:
+            return None
+        return [(LINEAR, a[0], b[0], eye3[k], eye3, a[1] - b[1], 0.0, no_coef) for k in c.components]
+    if type(c).evaluate is Distance.evaluate and isinstance(c, Distance):
+        a, b = _point(c.a, slots), _point(c.b, slots)
+        if a is None or b is None:
+            return None
+        return [(RADIAL, a[0], b[0], zero3, eye3, a[1] - b[1], c.length, no_coef)]
+    if type(c).evaluate is OnSurface.evaluate and isinstance(c, OnSurface):
+        surface, point = c.surface, _point(c.point, slots)
+        if point is None:
+            return None
+        if type(surface) is Plane:
+            return [(LINEAR, point[0], -1, surface.normal, eye3, point[1] - surface.point, 0.0, no_coef)]
+        if type(surface) is Sphere:
+            return [(RADIAL, point[0], -1, zero3, eye3, point[1] - surface.center, surface.radius, no_coef)]
+        if type(surface) is Cylinder:
+            return [(RADIAL, point[0], -1, zero3, surface._perp, point[1] - surface.center, surface.radius, no_coef)]
+    return None
