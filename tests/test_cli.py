@@ -62,13 +62,19 @@ ERRORS = {
     "bad grid parameter": (["sweep", CASE_04, "--grid", "colour=1,2"], ["--grid", "'colour'", "THETA0"]),
     "grid and set overlap": (["sweep", CASE_04, "--grid", "dt=0.1,0.2", "--set", "dt=0.1"], ["dt"]),
     "value the case rejects (run)": (["run", CASE_04, "--set", "dt=-0.01", "--set", "t_end=0.1", "--no-progress"],
-                                     ["dt must be positive", "-0.01"]),
+                                     ["dt must be a number > 0", "-0.01"]),
     "value the case rejects (info)": (["info", CASE_04, "--set", "mass=-1"], ["mass must be", "-1"]),
     "missing results (view)": (["view", "{tmp}/no_results"], ["no_results", "not found"]),
     "missing results (export)": (["export", "{tmp}/no_results", "--format", "csv"], ["no_results", "not found"]),
     "results not a directory": (["view", "{no_build}"], ["no_build.py", "not a directory"]),
     "unknown export format": (["export", "{tmp}", "--format", "vtk"], ["'vtk'", "pvd, xdmf, csv"]),
     "unknown benchmark": (["bench", "no_such_bench"], ["'no_such_bench'", "assembly"]),
+    "text for a number (run)": (["run", CASE_04, "--set", "t_end=abc"], ["t_end='abc'", "takes a number for T_END, e.g. t_end="]),
+    "text for a number (grid)": (["sweep", CASE_04, "--grid", "dt=0.1,fast"], ["--grid", "dt='fast'", "DT"]),
+    "text for numbers (info)": (["info", CASE_05.replace("05_slider_crank", "16_arm_beam_task_control"), "--set",
+                                 "divisions=fine"], ["divisions='fine'", "numbers for DIVISIONS", "divisions=(12,2,2)"]),
+    "output folder is a file": (["run", CASE_04, "--set", "t_end=0.01", "--no-progress", "--out", "{no_build}/out"],
+                                ["no_build.py"]),
 }
 
 
@@ -76,7 +82,7 @@ ERRORS = {
 def test_errors_are_one_line_naming_the_culprit(name, broken_cases, tmp_path, capsys):
     argv, needles = ERRORS[name]
     argv = [a.format(tmp=tmp_path, **broken_cases) for a in argv]
-    if argv[0] == "run":
+    if argv[0] == "run" and "--out" not in argv:
         argv += ["--out", str(tmp_path / "out")]
     assert cli.main(argv) != 0
     line = one_line_error(capsys)
@@ -278,8 +284,11 @@ def test_flatten_summary_keeps_scalars_with_dotted_keys():
 def test_parse_grid_values():
     case = load("04_particle_on_circle.py")
     assert cli.parse_grid("theta0=1.0,2", case) == ("theta0", [1.0, 2])
-    assert cli.parse_grid("DT=(1,2),(3,4)", case) == ("dt", [(1, 2), (3, 4)])
-    assert cli.parse_grid("mass=light,heavy", case) == ("mass", ["light", "heavy"])
+    flagship, urdf = load("16_arm_beam_task_control.py"), load("17_urdf_arm_payload.py")
+    assert cli.parse_grid("DIVISIONS=(4,1,1),(8,1,1)", flagship) == ("divisions", [(4, 1, 1), (8, 1, 1)])
+    assert cli.parse_grid("flange=tool0,wrist_3_link", urdf) == ("flange", ["tool0", "wrist_3_link"])
+    with pytest.raises(fb.FlexbodyError, match="mass='light': case '04_particle_on_circle' takes a number for MASS"):
+        cli.parse_grid("mass=light,heavy", case)
     with pytest.raises(fb.FlexbodyError, match="values repeat"):
         cli.parse_grid("dt=0.1,0.1", case)
 
@@ -338,7 +347,7 @@ def test_sweep_variant_that_raises_is_a_row_with_its_error(tmp_path, capsys, cap
     rows = json.loads((out / "sweep_summary.json").read_text())["rows"]
     assert [r["status"] for r in rows] == ["ok", "error"]
     assert rows[0]["n_steps"] == 11 and rows[0]["error"] == ""
-    assert "dt must be positive" in rows[1]["error"] and "FlexbodyError" in rows[1]["error"]
+    assert "dt must be a number > 0" in rows[1]["error"] and "FlexbodyError" in rows[1]["error"]
 
 
 # ------------------------------------------------------------------------------------------------ bench

@@ -85,3 +85,58 @@ def test_write_results_of_a_static_run_writes_histories_and_no_link_series(solve
     table = np.genfromtxt(tmp_path / "histories.csv", delimiter=",", names=True)
     assert table.dtype.names == ("t",)                  # 351 coordinates > 200: no q columns
     assert np.array_equal(np.atleast_1d(table["t"]), res.times)
+
+
+def test_output_folder_that_cannot_be_written_is_named_before_the_run(tmp_path, monkeypatch):
+    """A save_to or Results.save folder that cannot be written (a file in its path; a read-only folder, probed by
+    writing a temporary file, simulated here since root may write anywhere) is a FlexbodyError naming the folder,
+    raised before any step is computed."""
+    import tempfile
+
+    from flexbody.errors import FlexbodyError
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    asm = fb.mechanisms.slider_crank().assemble()
+    calls = []
+
+    def tau(t, q, v):
+        calls.append(t)
+        return np.zeros(asm.n_dofs)
+
+    with pytest.raises(FlexbodyError, match="a_file"):
+        fb.simulate(asm, 0.01, integrator=fb.RK4(dt=1e-3), tau=tau, save_to=blocker / "run")
+    assert not calls
+    results = fb.simulate(asm, 0.01, integrator=fb.RK4(dt=1e-3))
+    with pytest.raises(FlexbodyError, match="Results.save: cannot write into .*a_file"):
+        results.save(blocker / "run")
+
+    def read_only(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    with pytest.raises(FlexbodyError, match="save_to: cannot write into .*locked.*Permission denied"):
+        fb.simulate(asm, 0.01, integrator=fb.RK4(dt=1e-3), tau=tau, save_to=tmp_path / "locked")
+    assert not calls
+    with pytest.raises(FlexbodyError, match="Results.save: cannot write into .*locked"):
+        results.save(tmp_path / "locked")
+
+
+@pytest.mark.parametrize("settings", [
+    lambda: fb.NewtonSettings(tol=float("nan")), lambda: fb.NewtonSettings(max_iterations=0),
+    lambda: fb.NewtonSettings(max_bisections=-1), lambda: fb.GeneralizedAlpha(dt=1e-3, tol=-1.0),
+    lambda: fb.GeneralizedAlpha(dt=float("inf")), lambda: fb.GeneralizedAlpha(dt=1e-3, dt_min=1.0),
+    lambda: fb.GeneralizedAlpha(dt=1e-3, alpha_m=1.0, alpha_f=0.5),
+    lambda: fb.GeneralizedAlpha(dt=1e-3, grow_after=1.5), lambda: fb.RK4(dt="fast"),
+    lambda: fb.Adaptive(rtol=float("nan"))],
+    ids=["newton tol NaN", "newton max_iterations 0", "newton max_bisections -1", "alpha tol < 0", "alpha dt inf",
+         "alpha dt_min > dt", "alpha_m 1", "alpha grow_after 1.5", "rk4 dt text", "adaptive rtol NaN"])
+def test_solver_settings_are_checked(settings):
+    from flexbody.errors import FlexbodyError
+    with pytest.raises(FlexbodyError, match=r"(NewtonSettings|GeneralizedAlpha|RK4|Adaptive): \w+ must be"):
+        settings()
+
+
+def test_simulate_names_a_time_that_is_not_a_number():
+    from flexbody.errors import FlexbodyError
+    with pytest.raises(FlexbodyError, match="t_end must be a number"):
+        fb.simulate(fb.mechanisms.slider_crank().assemble(), "abc")

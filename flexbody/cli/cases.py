@@ -177,14 +177,41 @@ def _literal(text: str):
         return text.strip()
 
 
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_numeric(value) -> bool:
+    """A number, or a (nested) tuple or list of numbers."""
+    if isinstance(value, (tuple, list)):
+        return bool(value) and all(_is_numeric(v) for v in value)
+    return _is_number(value)
+
+
+def _check_value(name: str, value, module, option: str):
+    """``value`` for parameter ``name``, refused with a FlexbodyError naming the parameter when the case's own value
+    is numeric (a number, or numbers in parentheses) and ``value`` is not (a text such as "abc" for 2.0 would
+    fail deep inside the run; a case may take one number where its default lists several). Other parameters
+    take any value."""
+    default = getattr(module, name.upper())
+    if _is_numeric(default) and not _is_numeric(value):
+        example = _compact(default if _is_number(default) else tuple(default))
+        raise FlexbodyError(f"{option} {name}={value!r}: case {_case_name(module)!r} takes "
+                            f"{'a number' if _is_number(default) else 'numbers'} for {name.upper()}, e.g. "
+                            f"{name}={example}")
+    return value
+
+
 def parse_overrides(pairs: list[str], module) -> dict:
-    """``name=value`` strings to a dict of Python values; names must be parameters of the case."""
+    """``name=value`` strings to a dict of Python values; names must be parameters of the case and numbers stay
+    numbers (:func:`_check_value`)."""
     out = {}
     for pair in pairs:
         if "=" not in pair:
             raise FlexbodyError(f"--set expects name=value, got {pair!r}")
         name, text = pair.split("=", 1)
-        out[_check_name(name.strip(), module, "--set")] = _literal(text)
+        name = _check_name(name.strip(), module, "--set")
+        out[name] = _check_value(name, _literal(text), module, "--set")
     return out
 
 
@@ -204,6 +231,7 @@ def parse_grid(pair: str, module) -> tuple[str, list]:
         values = [_literal(part) for part in text.split(",")]
     if not values:
         raise FlexbodyError(f"--grid {name}: no values")
+    values = [_check_value(name, v, module, "--grid") for v in values]
     labels = [_compact(v) for v in values]
     if len(set(labels)) != len(labels):
         raise FlexbodyError(f"--grid {name}: values repeat ({text})")

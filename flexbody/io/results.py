@@ -172,18 +172,20 @@ class Results:
     def save(self, directory) -> Path:
         """Write ``results.npz`` (arrays; only the histories that compress well are compressed, see the
         module) and ``results.json`` (metadata, ``"complete": true``) into ``directory``, each atomically."""
-        path = Path(directory)
-        path.mkdir(parents=True, exist_ok=True)
+        path = writable_folder(directory, "Results.save")
         arrays = {"times": self.times, "q": self.q, "reference": self.reference,
                   "iterations": np.asarray(self.iterations, dtype=np.int64)}
         if self.v is not None:
             arrays["v"] = self.v
         histories = {**self.histories, **fields_module.joined(self.fields)}
         arrays.update({_HISTORY + name: np.asarray(value) for name, value in histories.items()})
-        save_npz(path / RESULTS_NPZ, arrays, compression="selective")
         meta = header(self.kind, self.body_slices, self.events, self.metadata, residuals=self.residuals)
         meta["complete"] = True
-        write_text(path / RESULTS_JSON, json.dumps(meta, indent=1))
+        try:
+            save_npz(path / RESULTS_NPZ, arrays, compression="selective")
+            write_text(path / RESULTS_JSON, json.dumps(meta, indent=1))
+        except OSError as exc:                                   # e.g. the disk full: named, nothing half-written
+            raise FlexbodyError(f"Results.save: cannot write into {str(path)!r}: {exc.strerror or exc}") from exc
         return path
 
     @classmethod
@@ -302,6 +304,20 @@ def _compresses(value: np.ndarray) -> bool:
         middle = (raw.size - _SAMPLE) // 2
         raw = np.concatenate([raw[:_SAMPLE], raw[middle:middle + _SAMPLE], raw[-_SAMPLE:]])
     return len(zlib.compress(raw, 1)) < 0.5 * raw.size
+
+
+def writable_folder(directory, who: str) -> Path:
+    """``directory`` created if missing and checked writable by writing and removing a temporary file in it, so a
+    read-only or impossible output folder is named before anything is computed; FlexbodyError otherwise."""
+    path = Path(directory)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".flexbody-probe.", suffix=".tmp", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise FlexbodyError(f"{who}: cannot write into {str(path)!r}: {exc.strerror or exc}") from exc
+    return path
 
 
 def write_text(path, text: str) -> None:

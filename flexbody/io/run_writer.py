@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import FlexbodyError
 from .results import (CHECKPOINT, PARTS, RESULTS_JSON, RESULTS_NPZ, Results, _jsonable, header,
-                      part_name, save_npz, save_part, write_text)
+                      part_name, save_npz, save_part, writable_folder, write_text)
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +55,8 @@ class RunWriter:
     def create(cls, directory, save_every: int) -> "RunWriter":
         """A writer into ``directory`` (created; the files of an earlier run there are removed)."""
         saver = cls(directory, save_every)
+        writable_folder(saver.path, "simulate: save_to")
         try:
-            saver.path.mkdir(parents=True, exist_ok=True)
             for name in (RESULTS_NPZ, RESULTS_JSON, CHECKPOINT):
                 (saver.path / name).unlink(missing_ok=True)
             saver.prune()

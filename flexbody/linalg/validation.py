@@ -1,5 +1,5 @@
-"""Small linear-algebra helpers shared by dynamics, tasks and control: input validation of vectors and
-mass matrices, and :class:`MassSolver`, which applies M⁻¹ through a Cholesky factor (LAPACK for dense
+"""Small linear-algebra helpers shared by dynamics, tasks and control: input validation of vectors, mass
+matrices and numeric settings, and :class:`MassSolver`, which applies M⁻¹ through a Cholesky factor (LAPACK for dense
 M, CHOLMOD for sparse M) so that no inverse is ever formed."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from ..errors import StateError
+from ..errors import FlexbodyError, StateError
 from .sparse_factor import NotPositiveDefinite, SparseFactor
 
-__all__ = ["as_float", "as_vector", "as_mass", "MassSolver", "potrf", "potrs"]
+__all__ = ["as_float", "as_vector", "as_mass", "check_setting", "MassSolver", "potrf", "potrs"]
 
 potrf, potrs = sla.get_lapack_funcs(("potrf", "potrs"), dtype=np.float64)
 
@@ -82,3 +82,18 @@ class MassSolver:
         if self.sparse:
             return np.asarray(self._factor(b))
         return potrs(self._c, b, lower=1)[0]
+
+
+def check_setting(owner: str, name: str, value, *, low: float = 0.0, strict: bool = True, integer: bool = False,
+                  high: float = np.inf) -> None:
+    """FlexbodyError naming ``owner.name`` unless ``value`` is a finite number (an integer with ``integer``) above
+    ``low`` (or equal to it when not ``strict``) and at most ``high`` (NaN, ±Inf, text and booleans are refused)."""
+    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
+    ok = isinstance(value, kinds) and not isinstance(value, bool) and np.isfinite(value)
+    ok = ok and (value > low if strict else value >= low) and value <= high
+    if not ok:
+        kind = "an integer" if integer else "a number"
+        bounds = ([f"{'>' if strict else '≥'} {low:g}"] if np.isfinite(low) else []) + \
+            ([f"≤ {high:g}"] if np.isfinite(high) else [])
+        raise FlexbodyError(f"{owner}: {name} must be {' '.join([kind] + [' and '.join(bounds)])}".rstrip()
+                            + f", got {value!r}")

@@ -16,6 +16,7 @@ import numpy as np
 from ..system.assembled import State
 from ..dynamics import forward
 from ..errors import ConvergenceError, FlexbodyError, StateError
+from ..linalg.validation import check_setting
 from .stabilization import PositionCorrection, _correct, _finite, _worst_rows
 from .recorder import Recorder
 from ..io.run_writer import RunWriter
@@ -32,8 +33,7 @@ class RK4:
     dt: float
 
     def __post_init__(self):
-        if not (np.isfinite(self.dt) and self.dt > 0):
-            raise FlexbodyError(f"RK4: dt must be positive and finite, got {self.dt!r}")
+        check_setting("RK4", "dt", self.dt)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,8 +55,12 @@ class Adaptive:
         if self.method not in ("DOP853", "RK45", "RK23"):
             raise FlexbodyError(f"Adaptive: method must be an explicit scipy method 'DOP853', 'RK45' or "
                                 f"'RK23', got {self.method!r}")
-        if self.output_dt is not None and not (np.isfinite(self.output_dt) and self.output_dt > 0):
-            raise FlexbodyError(f"Adaptive: output_dt must be positive, got {self.output_dt!r}")
+        if self.output_dt is not None:
+            check_setting("Adaptive", "output_dt", self.output_dt)
+        check_setting("Adaptive", "rtol", self.rtol)
+        check_setting("Adaptive", "atol", self.atol)
+        if self.max_step != math.inf:
+            check_setting("Adaptive", "max_step", self.max_step)
 
 
 # ------------------------------------------------------------------------------------- the right side

@@ -42,6 +42,7 @@ from ..dynamics import ForwardResult
 from ..errors import ConvergenceError, FlexbodyError, StateError
 from ..linalg.csr_products import add_within, transposed_product
 from ..linalg.saddle_point import SaddlePointSolver
+from ..linalg.validation import check_setting
 from .compiled_alpha import NOT_CONVERGED, CompiledSteps
 from .constrained_equations import EquationResidual
 
@@ -78,14 +79,22 @@ class GeneralizedAlpha:
     fd_step: float = 1e-5
 
     def __post_init__(self):
-        if not (np.isfinite(self.dt) and self.dt > 0):
-            raise FlexbodyError(f"GeneralizedAlpha: dt must be positive, got {self.dt!r}")
-        if not 0.0 <= self.rho_inf <= 1.0:
-            raise FlexbodyError(f"GeneralizedAlpha: rho_inf must be in [0, 1], got {self.rho_inf!r}")
+        who = "GeneralizedAlpha"
+        check_setting(who, "dt", self.dt)
+        check_setting(who, "rho_inf", self.rho_inf, strict=False, high=1.0)
         if (self.alpha_m is None) != (self.alpha_f is None):
             raise FlexbodyError("GeneralizedAlpha: give both alpha_m and alpha_f, or neither")
-        if self.max_iterations < 1 or self.tol <= 0:
-            raise FlexbodyError("GeneralizedAlpha: max_iterations must be >= 1 and tol > 0")
+        for name in ("alpha_m", "alpha_f") if self.alpha_m is not None else ():
+            check_setting(who, name, getattr(self, name), low=-np.inf)
+            if getattr(self, name) >= 1.0:
+                raise FlexbodyError(f"{who}: {name} must be < 1, got {getattr(self, name)!r}")
+        check_setting(who, "tol", self.tol)
+        check_setting(who, "max_iterations", self.max_iterations, low=1, strict=False, integer=True)
+        check_setting(who, "reuse_rate", self.reuse_rate)
+        if self.dt_min is not None:
+            check_setting(who, "dt_min", self.dt_min, high=self.dt)
+        check_setting(who, "grow_after", self.grow_after, low=1, strict=False, integer=True)
+        check_setting(who, "fd_step", self.fd_step)
 
     @classmethod
     def hht(cls, dt: float, alpha: float = 0.1, **kw) -> "GeneralizedAlpha":

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import FlexbodyError
+from ..linalg.validation import check_setting
 
 __all__ = ["NewtonSettings"]
 
@@ -28,6 +29,9 @@ class NewtonSettings:
     max_bisections: int = 8
 
     def __post_init__(self):
+        check_setting("NewtonSettings", "tol", self.tol)
+        check_setting("NewtonSettings", "max_iterations", self.max_iterations, low=1, strict=False, integer=True)
+        check_setting("NewtonSettings", "max_bisections", self.max_bisections, strict=False, integer=True)
         if self.line_search not in LINE_SEARCHES:
             raise FlexbodyError(f"NewtonSettings.line_search must be 'none', 'safeguard' or 'slope', "
                                 f"got {self.line_search!r}")

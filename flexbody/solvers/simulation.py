@@ -162,7 +162,10 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
     context = NO_CONTEXT if context is None else context
     if not isinstance(integrator, (RK4, Adaptive, GeneralizedAlpha)):
         raise FlexbodyError(f"simulate: integrator must be RK4, Adaptive or GeneralizedAlpha, got {integrator!r}")
-    if not (np.isfinite(t_end) and t_end > t0):
+    for name, value in (("t0", t0), ("t_end", t_end)):
+        if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
+            raise FlexbodyError(f"simulate: {name} must be a number [s], got {value!r}")
+    if not (np.isfinite(t0) and np.isfinite(t_end) and t_end > t0):
         raise FlexbodyError(f"simulate: t_end must be finite and > t0 = {t0}, got {t_end!r}")
     if not isinstance(record_every, (int, np.integer)) or record_every < 1:
         raise FlexbodyError(f"simulate: record_every must be a positive integer, got {record_every!r}")
