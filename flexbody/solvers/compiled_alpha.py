@@ -226,8 +226,9 @@ class CompiledSteps:
 
     @classmethod
     def available(cls, asm) -> bool:
-        """Whether ``asm``'s steps can be compiled: its terms have a program and it has no force elements."""
-        return getattr(asm, "_program", None) is not None and not asm.forces and not asm.velocity_rows.any()
+        """Whether ``asm``'s steps can be compiled: its terms have a program (so it has no velocity-level rows) and it
+        has no force elements."""
+        return getattr(asm, "_program", None) is not None and not asm.forces
 
     def step(self, t1: float, state: tuple, tau: np.ndarray, dt: float, refresh: bool):
         """(status, iterations, factorizations, point of the last factor or None, (q, v, q̈, a, λ) new arrays) of

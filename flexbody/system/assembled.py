@@ -436,7 +436,7 @@ class AssembledSystem:
         flexible and reduced bodies and the potential −f·q of the flexible bodies' dead loads (follower loads are not conservative and have none)."""
         q, v = self._state(q, v)
         ev = self._kept(None, q, v) or self._keep(Evaluation(self, 0.0, q.copy(), v.copy()))   # energies: any t
-        if "energy" not in ev._terms:
+        if not self.forces and "energy" not in ev._terms:        # the program keeps them (without force elements)
             self._compiled(ev)
         return ev.memo("energy", lambda: self._energy(ev))
 

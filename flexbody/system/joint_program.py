@@ -40,7 +40,7 @@ import numpy as np
 from ..constraints.closures import Distance, OnSurface, PointToPoint
 from ..constraints.couplings import JointDriver, LinearCoupling
 from ..constraints.surfaces import Cylinder, Plane, Sphere
-from ..reduced.invariants import frame_terms_into
+from ..reduced.invariants import frame_state, frame_terms_into
 from ..rigid.algorithms import inverse_dynamics, kinematics, mass_matrix, point_terms, world_inertias
 from ..rigid.anchors import Ground, LinkPoint
 from ..rigid.exponential_coordinates import cross3
@@ -176,33 +176,26 @@ def _reduced_terms(i, col, r, fl, R, p, S, vel, acc, support, gravity, q, v, M, 
     stiffness = fl[o + r * r:o + 2 * r * r].reshape((r, r))
     damping = fl[o + 2 * r * r:o + 3 * r * r].reshape((r, r))
     stiffening = fl[o + 3 * r * r:o + 12 * r * r].reshape((9, r, r))
-    T, c, w, g = np.zeros((6, n)), np.empty(6), np.zeros(6), np.empty(3)
+    J, bias = np.zeros((6, n)), np.empty(6)                     # the link origin's frame Jacobian and J̇v, world axes
     w0, w1, w2 = vel[i, 3], vel[i, 4], vel[i, 5]
     x0, x1, x2 = p[i, 0], p[i, 1], p[i, 2]
     s0, s1, s2 = cross3(w0, w1, w2, x0, x1, x2)                 # velocity of the frame origin
-    o0, o1, o2 = vel[i, 0] + s0, vel[i, 1] + s1, vel[i, 2] + s2
     a0, a1, a2 = cross3(acc[i, 3], acc[i, 4], acc[i, 5], x0, x1, x2)
-    b0, b1, b2 = cross3(w0, w1, w2, o0, o1, o2)
-    bias = (acc[i, 0] + a0 + b0, acc[i, 1] + a1 + b1, acc[i, 2] + a2 + b2, acc[i, 3], acc[i, 4], acc[i, 5])
-    for a in range(3):
-        c[a] = R[i, 0, a] * bias[0] + R[i, 1, a] * bias[1] + R[i, 2, a] * bias[2]
-        c[3 + a] = R[i, 0, a] * bias[3] + R[i, 1, a] * bias[4] + R[i, 2, a] * bias[5]
-        g[a] = R[i, 0, a] * gravity[0] + R[i, 1, a] * gravity[1] + R[i, 2, a] * gravity[2]
+    b0, b1, b2 = cross3(w0, w1, w2, vel[i, 0] + s0, vel[i, 1] + s1, vel[i, 2] + s2)
+    bias[0], bias[1], bias[2] = acc[i, 0] + a0 + b0, acc[i, 1] + a1 + b1, acc[i, 2] + a2 + b2
+    bias[3], bias[4], bias[5] = acc[i, 3], acc[i, 4], acc[i, 5]
     for j in range(n):
         l = support[i, j]
-        if l < 0:
-            continue
-        d0, d1, d2 = cross3(S[l, 3], S[l, 4], S[l, 5], x0, x1, x2)
-        lin = (S[l, 0] + d0, S[l, 1] + d1, S[l, 2] + d2)
-        for a in range(3):
-            T[a, j] = R[i, 0, a] * lin[0] + R[i, 1, a] * lin[1] + R[i, 2, a] * lin[2]
-            T[3 + a, j] = R[i, 0, a] * S[l, 3] + R[i, 1, a] * S[l, 4] + R[i, 2, a] * S[l, 5]
-        for a in range(6):
-            w[a] += T[a, j] * v[j]
+        if l >= 0:
+            d0, d1, d2 = cross3(S[l, 3], S[l, 4], S[l, 5], x0, x1, x2)
+            J[0, j], J[1, j], J[2, j] = S[l, 0] + d0, S[l, 1] + d1, S[l, 2] + d2
+            J[3, j], J[4, j], J[5, j] = S[l, 3], S[l, 4], S[l, 5]
+    T, c, w, g = np.empty((6, n)), np.empty(6), np.empty(6), np.empty(3)
+    frame_state(R[i], J, bias, v, gravity, T, c, w, g)
     eta, eta_dot = q[col:col + r].copy(), v[col:col + r].copy()
     Mb, Q, s = np.empty((6 + r, 6 + r)), np.empty(6 + r), np.empty(3)
     frame_terms_into(fl[0], fl[1:4].copy(), first_modal, second, mixed, modal, modal_mass, eta, eta_dot, w[3:].copy(),
-                 Mb, Q, s)
+                     Mb, Q, s)
     load = (g[0], g[1], g[2], w[3] * w[3], w[4] * w[4], w[5] * w[5], w[3] * w[4], w[3] * w[5], w[4] * w[5])
     K = stiffness.copy()
     for f in range(9):
