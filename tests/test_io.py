@@ -140,3 +140,15 @@ def test_simulate_names_a_time_that_is_not_a_number():
     from flexbody.errors import FlexbodyError
     with pytest.raises(FlexbodyError, match="t_end must be a number"):
         fb.simulate(fb.mechanisms.slider_crank().assemble(), "abc")
+
+
+def test_two_fix_on_one_coordinate_are_named():
+    """Two Fix prescribing the same nodal coordinate (here with different displacements): the flexible-only static
+    solver used to keep the first value and drop the second silently."""
+    from flexbody.errors import ConstraintError
+    mesh = fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(2, 1, 1))
+    bar = fb.FlexibleBody("bar", mesh, fb.StVenantKirchhoff(young=1e7, poisson=0.3, density=1e3))
+    clamp, pull = fb.Fix(bar, "x0"), fb.Fix(bar, "x0", displacement=(0.01, 0.0, 0.0), components=(0,), name="pull")
+    with pytest.raises(ConstraintError, match="node 0 of body 'bar' \\(x\\) is prescribed by both 'fix_bar_x0' and 'pull'"):
+        fb.System([bar], [clamp, pull])
+    fb.System([bar], [clamp, fb.Fix(bar, "x1", displacement=(0.01, 0.0, 0.0), components=(0,))])   # disjoint: fine

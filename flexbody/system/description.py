@@ -86,6 +86,7 @@ class System:
                                               f"{body.name!r}, which is not in the system")
             else:
                 raise ConstraintError(f"System: unsupported constraint {type(c).__name__}")
+        _check_fix_overlaps([c for c in self.constraints if isinstance(c, Fix)])
         _check_reduced_anchors(self.constraints, self.reduced)
         labels = [lab for c in self.constraints if isinstance(c, Constraint) for lab in c.row_labels]
         if len(set(labels)) != len(labels):
@@ -200,6 +201,20 @@ class System:
             block = sp.csr_matrix((Kl.data, (Kl.row + s.start, Kl.col + s.start)), shape=(self.n_dofs,) * 2)
             K = block if K is None else K + block
         return K
+
+
+def _check_fix_overlaps(fixes) -> None:
+    """Refuse two Fix that prescribe the same nodal coordinate: the flexible-only static solver, which eliminates
+    the prescribed coordinates, would keep one of the two values and drop the other without a word."""
+    owner = {}
+    for c in fixes:
+        for dof in c.dofs():
+            key = (id(c.body), int(dof))
+            if key in owner:
+                node, comp = divmod(int(dof), 3)
+                raise ConstraintError(f"System: node {node} of body {c.body.name!r} ({'xyz'[comp]}) is prescribed by "
+                                      f"both {owner[key]!r} and {c.name!r}; remove one of them")
+            owner[key] = c.name
 
 
 def _check_overlaps(constraints) -> None:
