@@ -200,26 +200,66 @@ class Results:
         path = Path(directory)
         try:
             meta = json.loads((path / RESULTS_JSON).read_text())
+            if not isinstance(meta, dict):
+                raise ValueError(f"{RESULTS_JSON} does not hold an object")
             complete = (path / RESULTS_NPZ).exists() or "parts" not in meta
             if complete:
                 arrays = _read_npz(path / RESULTS_NPZ)
                 histories = {key[len(_HISTORY):]: arrays[key] for key in arrays if key.startswith(_HISTORY)}
             else:
                 arrays, histories = read_parts(path, meta["parts"], int(meta.get("n_dofs") or 0))
-        except (OSError, ValueError, KeyError) as exc:
-            raise FlexbodyError(f"cannot read results from {str(path)!r}: {exc}") from exc
-        slices = {k: tuple(v) for k, v in meta["body_slices"].items()}
-        histories, fields = fields_module.split(histories)
-        if complete:
-            iterations, reference = list(arrays["iterations"]), arrays["reference"]
-        else:
-            iterations = [int(c) for c in histories.get("corrections", [])]
-            reference = arrays["q"][0].copy() if len(arrays["q"]) else np.zeros(arrays["q"].shape[1])
-        metadata = dict(meta.get("metadata", {}))
-        metadata["complete"] = bool(complete)
-        return cls(kind=meta["kind"], times=arrays["times"], q=arrays["q"], body_slices=slices,
-                   iterations=iterations, residuals=meta["residuals"], reference=reference,
-                   v=arrays.get("v"), histories=histories, fields=fields, events=meta.get("events", []), metadata=metadata)
+            slices = {k: tuple(int(i) for i in v) for k, v in meta["body_slices"].items()}
+            histories, fields = fields_module.split(histories)
+            if complete:
+                iterations, reference = list(arrays["iterations"]), arrays["reference"]
+            else:
+                iterations = [int(c) for c in histories.get("corrections", [])]
+                reference = arrays["q"][0].copy() if len(arrays["q"]) else np.zeros(arrays["q"].shape[1])
+            metadata = dict(meta.get("metadata", {}))
+            metadata["complete"] = bool(complete)
+            results = cls(kind=meta["kind"], times=arrays["times"], q=arrays["q"], body_slices=slices,
+                          iterations=iterations, residuals=meta["residuals"], reference=reference,
+                          v=arrays.get("v"), histories=histories, fields=fields, events=meta.get("events", []),
+                          metadata=metadata)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, EOFError,
+                zipfile.BadZipFile) as exc:                      # a file missing, truncated or not flexbody's
+            raise FlexbodyError(f"cannot read results from {str(path)!r}: {type(exc).__name__}: {exc}") from exc
+        problem = _inconsistency(results)
+        if problem:
+            raise FlexbodyError(f"results in {str(path)!r} are inconsistent (tampered or mixed files?): {problem}")
+        return results
+
+
+def _inconsistency(r: "Results") -> str:
+    """What does not fit in loaded results (the rows of q, v and the histories against the times, non-finite
+    rows, body slices that do not tile the coordinates), or "" when they fit."""
+    times, q = np.asarray(r.times), np.asarray(r.q)
+    if times.ndim != 1 or q.ndim != 2 or q.shape[0] != times.size:
+        return f"{times.size} times but q of shape {q.shape}"
+    n = q.shape[1]
+    if r.v is not None and np.shape(r.v) != q.shape:
+        return f"v of shape {np.shape(r.v)}, q of shape {q.shape}"
+    if np.shape(r.reference) != (n,):
+        return f"reference of shape {np.shape(r.reference)} for {n} coordinates"
+    for name, x in (("times", times), ("q", q), ("v", r.v)):
+        if x is not None and x.dtype.kind == "f" and not np.all(np.isfinite(x)):
+            bad = np.flatnonzero(~np.isfinite(x.reshape(len(times), -1)).all(axis=1))
+            return f"{name} is not finite at row {int(bad[0])} of {len(times)}"
+    if r.kind == "dynamic" and np.any(np.diff(times) <= 0):
+        return f"times do not increase after row {int(np.flatnonzero(np.diff(times) <= 0)[0])}"
+    for name, x in list(r.histories.items()) + [(f"{b}.{k}", x) for b, f in r.fields.items() for k, x in f.items()]:
+        if np.ndim(x) == 0 or np.shape(x)[0] != times.size:
+            return f"history {name!r} has {np.shape(x)[0] if np.ndim(x) else 0} rows for {times.size} times"
+    pairs = list(r.body_slices.values())
+    if pairs and all(len(p) == 2 for p in pairs):
+        covered = sorted(pairs)
+        ends = [covered[0][0]] + [b for _, b in covered]
+        if covered[0][0] != 0 or ends[-1] != n or any(a != e for (a, _), e in zip(covered, ends)) or \
+                any(b < a for a, b in covered):
+            return f"body slices {r.body_slices} do not tile the {n} coordinates"
+    elif any(not 0 <= i < n for p in pairs for i in p):
+        return f"body slices {r.body_slices} point outside the {n} coordinates"
+    return ""
 
 
 _HISTORY = "history__"
