@@ -75,6 +75,11 @@ class FlexibleBody:
             raise FlexbodyError(f"FlexibleBody {name!r}: locking must be one of {LOCKING_REMEDIES}, got {locking!r}")
         if locking is not None and mesh.nodes_per_cell != 8:
             raise FlexbodyError(f"FlexibleBody {name!r}: locking={locking!r} applies to 8-node elements only")
+        orphans = np.setdiff1d(np.arange(mesh.n_nodes), mesh.cells)
+        if orphans.size:                                # no mass, no stiffness: every matrix of the body singular
+            shown = ", ".join(str(int(i)) for i in orphans[:10]) + (", …" if orphans.size > 10 else "")
+            raise MeshError(f"FlexibleBody {name!r}: {orphans.size} node(s) belong to no element ({shown}); they "
+                            f"would have no mass or stiffness. Remove them from the mesh")
         self.name = name
         self.mesh = mesh
         self.material = material

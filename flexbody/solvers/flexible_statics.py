@@ -14,7 +14,7 @@ import logging
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import ConvergenceError, FlexbodyError
+from ..errors import ConstraintError, ConvergenceError, FlexbodyError
 from ..io.results import Results
 from ..linalg.sparse_factor import NotPositiveDefinite, SparseFactor
 from ..system.description import System
@@ -73,6 +73,7 @@ def solve_flexible(system: System, *, load_steps: int = 1, settings: NewtonSetti
     if q.shape != (system.n_dofs,) or not np.all(np.isfinite(q)):
         raise FlexbodyError(f"solve_static: q_start must be finite with shape ({system.n_dofs},)")
     fixed, _ = system.prescribed(0.0)
+    _check_held(system, fixed)
     free = np.setdiff1d(np.arange(system.n_dofs), fixed)
     linear = _LinearSolver(symmetric=not system.has_follower_loads)
     results = Results(kind="static", times=np.zeros(1), q=q[None, :].copy(),
@@ -186,3 +187,40 @@ def _line_search(system, q, s, free, delta, r0, settings):
     if not np.isfinite(g):
         raise ConvergenceError(f"line search found no finite residual at load factor {s:.6g}", [])
     return trial
+
+
+def rigid_motions(body) -> np.ndarray:
+    """The six rigid-body motions of ``body`` at its reference configuration (3N, 6): translations along x, y, z
+    and rotations about axes along x, y, z through its centroid, scaled by its size (unit-order columns)."""
+    X = np.asarray(body.mesh.points, dtype=float)
+    d = X - X.mean(axis=0)
+    size = max(float(np.ptp(X, axis=0).max()), 1e-300)
+    R = np.zeros((len(X), 3, 6))
+    for k in range(3):
+        R[:, k, k] = 1.0
+        R[:, :, 3 + k] = np.cross(np.eye(3)[k], d) / size
+    return R.reshape(-1, 6)
+
+
+def _check_held(system, fixed: np.ndarray) -> None:
+    """ConstraintError naming each body whose Fix constraints leave a rigid-body motion free (its stiffness is
+    then singular and Newton cannot find an equilibrium: a free-floating body, or one held at one node)."""
+    for body in system.bodies:
+        s = system.body_slice(body)
+        local = fixed[(fixed >= s.start) & (fixed < s.stop)] - s.start
+        _, sigma, Vt = np.linalg.svd(rigid_motions(body)[local], full_matrices=True) if local.size else \
+            (None, np.zeros(0), np.eye(6))
+        free = Vt[np.concatenate([sigma, np.zeros(6 - sigma.size)]) <= 1e-8 * max(1.0, sigma.max(initial=0.0))]
+        if free.size:
+            raise ConstraintError(f"solve_static: body {body.name!r} is not held: its Fix constraints leave "
+                                  f"{len(free)} rigid-body motion(s) free ({'; '.join(map(_motion, free))}), so "
+                                  f"its stiffness is singular; fix more nodes or components")
+
+
+def _motion(w: np.ndarray) -> str:
+    """A rigid motion w = (translation, rotation) in words: its dominant part and direction."""
+    t, r = w[:3], w[3:]
+    part, axis = ("translation along", t) if np.linalg.norm(t) >= np.linalg.norm(r) else ("rotation about", r)
+    axis = axis / np.linalg.norm(axis)
+    axis = np.round(axis * np.sign(axis[np.argmax(np.abs(axis))]), 2) + 0.0   # largest component positive; no "-0.00"
+    return f"{part} ({axis[0]:.2f}, {axis[1]:.2f}, {axis[2]:.2f})"

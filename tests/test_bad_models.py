@@ -1,0 +1,43 @@
+"""Models that cannot be solved are refused with an error naming why and where (issue 21, item 3), instead of
+SuperLU's "Factor is exactly singular" or a Newton divergence through every bisection."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import flexbody as fb
+from flexbody.errors import ConstraintError, MeshError
+
+MATERIAL = fb.StVenantKirchhoff(young=1e7, poisson=0.3, density=1e3)
+
+
+def _bar():
+    return fb.FlexibleBody("bar", fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(4, 1, 1)), MATERIAL)
+
+
+def test_orphan_nodes_are_named():
+    mesh = fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(4, 1, 1))
+    orphaned = fb.mesh.HexMesh(np.vstack([mesh.points, [[2.0, 0.0, 0.0]]]), mesh.cells)
+    with pytest.raises(MeshError, match=r"FlexibleBody 'bar': 1 node\(s\) belong to no element \(20\)"):
+        fb.FlexibleBody("bar", orphaned, MATERIAL)
+
+
+@pytest.mark.parametrize("held, free", [
+    (lambda bar: [], ["translation along (1.00, 0.00, 0.00)", "6 rigid-body motion(s)"]),
+    (lambda bar: [fb.Fix(bar, [0])], ["3 rigid-body motion(s)"]),
+    (lambda bar: [fb.Fix(bar, [0, 1])], ["1 rigid-body motion(s) free (rotation about (1.00, 0.00, 0.00))"]),
+    (lambda bar: [fb.Fix(bar, "x0", components=(0,))], ["3 rigid-body motion(s)", "rotation about (1.00, 0.00, 0.00)"]),
+], ids=["free floating", "one node", "two nodes on a line", "roller face"])
+def test_a_body_its_fixes_do_not_hold_is_named_before_newton(held, free):
+    bar = _bar()
+    system = fb.System([bar], held(bar), loads=[fb.Gravity(bar, (0.0, 0.0, -9.81))])
+    with pytest.raises(ConstraintError, match="body 'bar' is not held") as info:
+        fb.solve_static(system)
+    for text in free:
+        assert text in str(info.value), str(info.value)
+
+
+def test_a_held_body_is_solved():
+    bar = _bar()
+    results = fb.solve_static(fb.System([bar], [fb.Fix(bar, "x0")], loads=[fb.Gravity(bar, (0.0, 0.0, -9.81))]))
+    assert results.q.shape == (2, bar.n_dofs)
