@@ -41,3 +41,23 @@ def test_a_held_body_is_solved():
     bar = _bar()
     results = fb.solve_static(fb.System([bar], [fb.Fix(bar, "x0")], loads=[fb.Gravity(bar, (0.0, 0.0, -9.81))]))
     assert results.q.shape == (2, bar.n_dofs)
+
+
+def test_rk4_step_above_the_stable_step_is_refused_before_the_run():
+    """RK4 far beyond its stable step used to explode (energy 1e170 × the start after three steps) before NaN
+    stopped it; the step is now checked against 2√2/ω_max, ω_max from power iterations, before the run."""
+    import scipy.linalg
+    from flexbody.errors import FlexbodyError
+    from flexbody.mechanisms.flexible import flexible_pendulum
+    from flexbody.solvers.explicit import stable_rk4_step
+    asm = flexible_pendulum(divisions=(4, 1, 1)).assemble()
+    fs = asm.flexible.slice
+    top = scipy.linalg.eigh(asm.flexible.internal_tangent(asm.q0[fs]).toarray(), asm.flexible.mass.matrix.toarray(),
+                            eigvals_only=True)[-1]
+    exact, estimate = 2 * np.sqrt(2) / np.sqrt(top), stable_rk4_step(asm, asm.q0)
+    assert exact <= estimate <= 1.01 * exact                     # the Rayleigh quotient never exceeds ω_max²
+    with pytest.raises(FlexbodyError, match="RK4 dt = 0.002 s is above the stable step 0.000131 s"):
+        fb.simulate(asm, 0.05, integrator=fb.RK4(dt=2e-3))
+    run = fb.simulate(asm, 0.01, integrator=fb.RK4(dt=0.95 * exact))
+    energy = run.histories["energy"]
+    assert np.abs(energy - energy[0]).max() <= 1e-4 * abs(energy[0])

@@ -63,6 +63,44 @@ class Adaptive:
             check_setting("Adaptive", "max_step", self.max_step)
 
 
+RK4_STABILITY = 2.0 * math.sqrt(2.0)
+"""RK4's stability limit h·ω on the imaginary axis (undamped oscillation of angular frequency ω)."""
+
+POWER_ITERATIONS = 30
+"""Power iterations of M⁻¹K for the highest frequency (:func:`stable_rk4_step`)."""
+
+
+def stable_rk4_step(asm, q: np.ndarray) -> float | None:
+    """The largest step [s] with which RK4 keeps the flexible bodies' highest mode bounded, 2√2/ω_max, at the
+    coordinates q (n,); None without flexible bodies.
+
+    ω_max² is the Rayleigh quotient of M_f⁻¹K after :data:`POWER_ITERATIONS` power iterations from a fixed
+    start (K the internal tangent at q, M_f the constant mass; constraints, which only lower the frequencies, are
+    left out). The quotient never exceeds the true ω_max², so a step above this bound is unstable for sure."""
+    if not getattr(asm, "sparse", False):
+        return None
+    fs = asm.flexible.slice
+    K, M = asm.flexible.internal_tangent(q[fs]), asm.flexible.mass
+    x = np.cos(1.7 * np.arange(K.shape[0]))                     # a fixed start rich in every mode
+    quotient = 0.0
+    for _ in range(POWER_ITERATIONS):
+        y = M.solve(K @ x)
+        quotient = float(x @ (K @ x)) / float(x @ (M.matrix @ x))
+        x = y / np.abs(y).max()
+    return RK4_STABILITY / math.sqrt(quotient) if quotient > 0.0 else None
+
+
+def check_rk4_step(asm, q: np.ndarray, settings: RK4) -> None:
+    """FlexbodyError before the run when ``settings.dt`` is above :func:`stable_rk4_step` at q: the run would
+    diverge within a few steps (energy growing by orders of magnitude per step) and end in NaN."""
+    limit = stable_rk4_step(asm, q)
+    if limit is not None and settings.dt > limit:
+        raise FlexbodyError(f"simulate: RK4 dt = {settings.dt:.3g} s is above the stable step {limit:.3g} s of the "
+                            f"flexible bodies (their highest mode, {RK4_STABILITY / limit / (2 * math.pi):.3g} Hz, "
+                            f"grows without bound): use RK4(dt={0.9 * limit:.2g}) or less, Adaptive, or "
+                            f"GeneralizedAlpha (implicit: any dt)")
+
+
 # ------------------------------------------------------------------------------------- the right side
 def _tau_function(tau, asm) -> Callable:
     """τ(t, q, v) from None, an array or a callable ``tau(t, q, v)`` / controller ``(t, state, asm)``."""

@@ -42,7 +42,7 @@ from ..io.results import (CHECKPOINT, RESULTS_JSON, RESULTS_NPZ, Results, part_n
 from .stabilization import Baumgarte, PositionCorrection, _finite, assemble_configuration, project_velocity
 from .recorder import Recorder
 from ..io.run_writer import RunWriter
-from .explicit import Adaptive, RK4, _Dynamics, _Run, _run_adaptive, _run_rk4, _tau_function
+from .explicit import Adaptive, RK4, _Dynamics, _Run, _run_adaptive, _run_rk4, _tau_function, check_rk4_step
 
 log = logging.getLogger(__name__)
 
@@ -193,6 +193,8 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
     correction, baumgarte = _split_stabilization(stabilization)
     tolerances = _tolerances(rtol, atol)
     q, v = _initial_state(asm, q0, v0, t0, consistent_initial, tolerances)
+    if isinstance(integrator, RK4):
+        check_rk4_step(asm, q, integrator)
     metadata = {**facts, "position_correction": asdict(correction) if correction else None,
                 "baumgarte": asdict(baumgarte) if baumgarte else None, "rtol": tolerances[0],
                 "atol": tolerances[1], "singular_tol": singular_tol}
