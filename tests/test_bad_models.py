@@ -61,3 +61,25 @@ def test_rk4_step_above_the_stable_step_is_refused_before_the_run():
     run = fb.simulate(asm, 0.01, integrator=fb.RK4(dt=0.95 * exact))
     energy = run.histories["energy"]
     assert np.abs(energy - energy[0]).max() <= 1e-4 * abs(energy[0])
+
+
+def test_an_inverted_state_is_never_an_equilibrium():
+    """A bar pushed by a far too large end load: Newton used to 'converge' on a state with det F = −1.33 at a
+    Gauss point (St. Venant–Kirchhoff allows inversion); such a state is now refused, the load is bisected, and
+    the solve ends at the last load factor with a true equilibrium (kept in ``last_good``)."""
+    from flexbody.errors import ConvergenceError
+    mesh = fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(8, 1, 1))
+    bar = fb.FlexibleBody("bar", mesh, MATERIAL)
+    push = fb.System([bar], [fb.Fix(bar, "x0")], loads=[fb.SurfaceTraction(bar, "x1", (-1e7, 0.0, 0.0))])
+    mirrored = (bar.reference_coordinates().reshape(-1, 3) * (-1.0, 1.0, 1.0)).ravel()
+    message = bar.inversion(mirrored)                          # every det F is −1 (which one is smallest: rounding)
+    assert message.startswith("body 'bar' is inverted: det F = -1 at Gauss point ")
+    assert message.endswith("(64 Gauss points with det F ≤ 0)")
+    with pytest.raises(ConvergenceError, match="no equilibrium") as info:
+        fb.solve_static(push)
+    good = info.value.last_good
+    assert 0.0 < good.times[-1] < 1.0
+    assert bar.inversion(good.q[-1]) is None
+    assert bar.inversion(bar.reference_coordinates()) is None
+    with pytest.raises(ConvergenceError, match="Newton reached a state where body 'bar' is inverted: det F = -1.33"):
+        fb.solvers.static_equilibrium(push.assemble(), max_bisections=0)      # the constrained solver, one step

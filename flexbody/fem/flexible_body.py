@@ -306,10 +306,7 @@ class FlexibleBody:
         ``cauchy_stress`` σ = F S Fᵀ / J [Pa], ``J`` = det F, ``von_mises`` [Pa]. Enhanced modes are included
         for the incompatible-mode element (the modes converged at q with zero velocity, see :meth:`_elastic_modes`).
         """
-        x = self._positions(q)
-        with self._elastic_modes(x) as alpha:
-            xe = np.concatenate([x[self._cells], alpha], axis=1)
-        F = np.einsum("eai,egak->egik", xe, self._G, optimize=True)
+        F = self._deformation_gradients(q)
         E = 0.5 * (np.einsum("egki,egkj->egij", F, F) - np.eye(3))
         S = self.material.pk2_stress(F)
         J = np.linalg.det(F)
@@ -318,6 +315,23 @@ class FlexibleBody:
         vm = np.sqrt(1.5 * np.einsum("...ij,...ij->...", dev, dev))
         return {"F": F, "green_lagrange_strain": E, "pk2_stress": S, "cauchy_stress": sigma, "J": J,
                 "von_mises": vm}
+
+    def _deformation_gradients(self, q) -> np.ndarray:
+        """F (m, nq, 3, 3) at the Gauss points (with the enhanced modes of the incompatible-mode element)."""
+        x = self._positions(q)
+        with self._elastic_modes(x) as alpha:
+            xe = np.concatenate([x[self._cells], alpha], axis=1)
+        return np.einsum("eai,egak->egik", xe, self._G, optimize=True)
+
+    def inversion(self, q) -> str | None:
+        """Where the body at coordinates q (n,) is inverted, as text naming the element and Gauss point of the
+        smallest det F ≤ 0, or None when det F > 0 at every Gauss point (a state that can be an equilibrium)."""
+        J = np.linalg.det(self._deformation_gradients(q))
+        e, g = np.unravel_index(int(np.argmin(J)), J.shape)
+        if J[e, g] > 0.0:
+            return None
+        return (f"body {self.name!r} is inverted: det F = {J[e, g]:.3g} at Gauss point {g} of element {e} "
+                f"({int(np.count_nonzero(J <= 0.0))} Gauss points with det F ≤ 0)")
 
     def stress_stiffness(self, stress: np.ndarray) -> sp.csr_matrix:
         """The initial-stress (geometric) stiffness of a PK2 stress field, K_σ,ab = ∫ ∇N_a · S ∇N_b dV (N, N)

@@ -59,6 +59,15 @@ class _Statics:
         self.equations = EquationResidual(asm)
         self.hold = hold                                    # (S (k, n), S q_held (k,)) or None
 
+    def inversion(self, q) -> str | None:
+        """Where a flexible body is inverted at q (det F ≤ 0 at a Gauss point), or None."""
+        asm = self.asm
+        for body in getattr(asm, "bodies", ()):
+            inverted = body.inversion(q[asm.slices[body]])
+            if inverted:
+                return inverted
+        return None
+
     def _split(self, lam):
         m = self.asm.n_constraints
         return lam[:m], lam[m:]
@@ -135,6 +144,10 @@ def _newton(stat: _Statics, solver: SaddlePointSolver, q, lam, tau, s, tol, max_
         size = step * float(np.max(np.abs(dq))) if dq.size else 0.0
         ref = max(1.0, float(np.max(np.abs(q))))
         if size <= tol * ref and viol <= tol * ref:
+            inverted = stat.inversion(q)
+            if inverted:                               # an inverted state is never an equilibrium
+                raise ConvergenceError(f"static equilibrium at load factor {s:.4g}: Newton reached a state where "
+                                       f"{inverted}", list(history))
             return q, lam, k, res, viol
     raise ConvergenceError(f"static equilibrium at load factor {s:.4g}: no convergence in {max_iterations} "
                            f"iterations (max|r| = {res:.3e}, max|φ| = {viol:.3e})", list(history))

@@ -138,6 +138,11 @@ def _newton(system, q, s, free, linear, settings):
             raise ConvergenceError(f"non-finite residual at load factor {s:.6g}", history)
         K_ff = K[free][:, free]
         if norm <= max(settings.tol * scale, _roundoff_floor(K_ff, q[free])):
+            for body in system.bodies:                 # an inverted state is never an equilibrium
+                inverted = body.inversion(q[system.body_slice(body)])
+                if inverted:
+                    raise ConvergenceError(f"Newton reached a state at load factor {s:.6g} where {inverted}",
+                                           history)
             return q, history
         K_load = system.load_stiffness(q)
         if K_load is not None:
