@@ -99,3 +99,42 @@ def test_tampered_results_are_named_errors(name, saved, tmp_path, capsys):
     assert cli.main(["export", str(directory), "--format", "csv", "--out", str(tmp_path / "csv")]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("flexbody: error: ") and needle in lines[0], lines
+
+
+KILLED_RUN = """
+import os, signal, sys
+import numpy as np
+import flexbody as fb
+asm = fb.mechanisms.slider_crank().assemble()
+integrator = fb.RK4(dt=1e-3) if sys.argv[2] == "rk4" else fb.GeneralizedAlpha(dt=1e-3)
+
+def tau(t, q, v):
+    if t > 0.0375:                                       # during the step after t = 0.037 s
+        os.kill(os.getpid(), signal.SIGKILL)
+    return np.zeros(asm.n_dofs)
+
+fb.simulate(asm, 0.1, integrator=integrator, tau=tau, save_to=sys.argv[1], save_every=10)
+"""
+
+
+@pytest.mark.parametrize("kind", ["rk4", "gen_alpha"])
+def test_a_run_killed_between_writes_keeps_every_completed_step(kind, tmp_path):
+    """SIGKILL 8 rows after the third part (every 10 rows): the journal holds the rows after the last part the
+    writing thread finished (which one that is depends on its progress), so the loaded run has every completed
+    step, equal to the uninterrupted run's; the journal rows' other histories are NaN."""
+    import signal
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-c", KILLED_RUN, str(tmp_path), kind], capture_output=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()[-2000:]
+    partial = fb.Results.load(tmp_path)
+    journaled = partial.metadata["journal_rows"]
+    assert partial.metadata["complete"] is False and journaled in (8, 18, 28)
+    integrator = fb.RK4(dt=1e-3) if kind == "rk4" else fb.GeneralizedAlpha(dt=1e-3)
+    plain = fb.simulate(fb.mechanisms.slider_crank().assemble(), 0.1, integrator=integrator)
+    assert partial.n_steps == 38 and partial.times[-1] == pytest.approx(0.037, abs=1e-12)
+    np.testing.assert_array_equal(partial.times, plain.times[:38])
+    np.testing.assert_array_equal(partial.q, plain.q[:38])
+    np.testing.assert_array_equal(partial.v, plain.v[:38])
+    lam = partial.histories["lam"]
+    assert np.isnan(lam[38 - journaled:]).all() and not np.isnan(lam[:38 - journaled]).any()

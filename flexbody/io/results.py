@@ -16,6 +16,11 @@ with ``"complete": false``, and ``checkpoint.npz`` (the integrator's state, read
 temporary name in its directory and then renamed over the old one (:func:`os.replace`), so a reader, or
 what a killed writer leaves, never has a half-written file (files are not fsync'ed: a crash of the
 operating system itself may lose the last writes).
+
+The rows recorded after part k are also appended, as each step is recorded, to the journal
+``parts/journal_<k>.bin`` (t, q, v of each row as 1 + 2n float64, nothing else), so a run killed between two
+writes loses no completed step: :meth:`Results.load` adds the journal's rows after the last part (their other
+histories NaN, integer ones −1; ``metadata["journal_rows"]`` counts them). A record cut by the kill is ignored.
 """
 from __future__ import annotations
 
@@ -208,6 +213,7 @@ class Results:
                 histories = {key[len(_HISTORY):]: arrays[key] for key in arrays if key.startswith(_HISTORY)}
             else:
                 arrays, histories = read_parts(path, meta["parts"], int(meta.get("n_dofs") or 0))
+                journaled = _add_journal(path, len(meta["parts"]), arrays, histories)
             slices = {k: tuple(int(i) for i in v) for k, v in meta["body_slices"].items()}
             histories, fields = fields_module.split(histories)
             if complete:
@@ -217,6 +223,8 @@ class Results:
                 reference = arrays["q"][0].copy() if len(arrays["q"]) else np.zeros(arrays["q"].shape[1])
             metadata = dict(meta.get("metadata", {}))
             metadata["complete"] = bool(complete)
+            if not complete and journaled:
+                metadata["journal_rows"] = journaled
             results = cls(kind=meta["kind"], times=arrays["times"], q=arrays["q"], body_slices=slices,
                           iterations=iterations, residuals=meta["residuals"], reference=reference,
                           v=arrays.get("v"), histories=histories, fields=fields, events=meta.get("events", []),
@@ -277,6 +285,45 @@ def header(kind: str, body_slices: dict, events: list, metadata: dict, *, residu
     if parts is not None:
         meta.update(complete=False, parts=list(parts), n_dofs=n_dofs)
     return meta
+
+
+def journal_name(index: int) -> str:
+    """Path of the journal of the rows recorded after part ``index`` (0: before the first part)."""
+    return f"{PARTS}/journal_{index:05d}.bin"
+
+
+def read_journal(directory, first: int, n_dofs: int) -> np.ndarray:
+    """Rows (r, 1 + 2n) [t, q, v] of the journals from index ``first`` on, in order; a record cut short is
+    dropped."""
+    width, blocks = 1 + 2 * n_dofs, []
+    index = first
+    while (file := Path(directory) / journal_name(index)).exists():
+        raw = np.fromfile(file, dtype="<f8")
+        blocks.append(raw[:raw.size - raw.size % width].reshape(-1, width))
+        index += 1
+    return np.concatenate(blocks) if blocks else np.zeros((0, width))
+
+
+def _add_journal(path: Path, n_parts: int, arrays: dict, histories: dict) -> int:
+    """Append to ``arrays`` ("times", "q", "v") the journal rows after the last part's time (pad the histories:
+    NaN, integer ones −1); returns how many."""
+    n = arrays["q"].shape[1] if arrays["q"].ndim == 2 else 0
+    rows = read_journal(path, n_parts, n)
+    last = arrays["times"][-1] if len(arrays["times"]) else -np.inf
+    keep = np.flatnonzero(rows[:, 0] > last)
+    if keep.size and np.any(np.diff(rows[keep, 0]) <= 0):
+        keep = keep[:int(np.flatnonzero(np.diff(rows[keep, 0]) <= 0)[0]) + 1]
+    rows, k = rows[keep], keep.size
+    if not k:
+        return 0
+    arrays["times"] = np.concatenate([arrays["times"], rows[:, 0]])
+    arrays["q"] = np.concatenate([arrays["q"], rows[:, 1:1 + n]])
+    if "v" in arrays:
+        arrays["v"] = np.concatenate([arrays["v"], rows[:, 1 + n:]])
+    for key, value in histories.items():
+        fill = -1 if value.dtype.kind in "iu" else np.nan
+        histories[key] = np.concatenate([value, np.full((k, *value.shape[1:]), fill, dtype=value.dtype)])
+    return k
 
 
 def part_name(index: int) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FlexbodyError
-from .results import (CHECKPOINT, PARTS, RESULTS_JSON, RESULTS_NPZ, Results, _jsonable, header,
+from .results import (CHECKPOINT, PARTS, RESULTS_JSON, RESULTS_NPZ, Results, _jsonable, header, journal_name,
                       part_name, save_npz, save_part, writable_folder, write_text)
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,9 @@ class RunWriter:
     whatever a kill leaves behind is consistent: :meth:`Results.load` reads the parts listed in the json,
     :func:`resume` the ones named by the checkpoint (later ones are written again). At the end of a
     successful run :meth:`finish` writes the complete ``results.npz`` and removes the parts and the
-    checkpoint.
+    checkpoint. Between two writes :meth:`journal` appends each recorded row's t, q, v to the journal of the
+    rows after the last part (unbuffered: a SIGKILL loses no completed step); a part made obsolete by the next
+    one is removed with its journal.
 
     The files of a write are written by a background thread while the run continues; :meth:`write` first
     waits for the previous write (so at most one is under way), and :meth:`flush`, :meth:`fail` and
@@ -50,6 +52,8 @@ class RunWriter:
         self.n_parts, self.written = int(n_parts), int(written)            # parts and rows written
         self._thread: ThreadPoolExecutor | None = None
         self._pending: tuple[Future, int, int] | None = None               # write under way, (n_parts, written) before
+        self.journaled = int(written)                                       # rows in parts or in the journal
+        self._journal, self._journal_index = None, -1                       # open journal file and its index
 
     @classmethod
     def create(cls, directory, save_every: int) -> "RunWriter":
@@ -72,6 +76,37 @@ class RunWriter:
         for file in parts.glob("part_*.npz"):
             if file.stem[5:].isdigit() and int(file.stem[5:]) > self.n_parts:
                 file.unlink(missing_ok=True)
+        self._close_journal()
+        for file in parts.glob("journal_*.bin"):                # their rows are in parts, or are computed again
+            file.unlink(missing_ok=True)
+        self.journaled = self.written
+
+    def journal(self, recorder) -> None:
+        """Append the rows recorded since the last call (t, q, v) to the journal of the rows after the last part."""
+        count = len(recorder.rows["t"])
+        if count <= self.journaled:
+            return
+        if self._journal_index != self.n_parts:
+            self._close_journal()
+            file = self.path / journal_name(self.n_parts)
+            try:
+                file.parent.mkdir(parents=True, exist_ok=True)
+                self._journal = open(file, "ab", buffering=0)
+            except OSError as exc:
+                raise FlexbodyError(f"cannot write the run to {str(self.path)!r}: {exc}") from exc
+            self._journal_index = self.n_parts
+        rows, a = recorder.rows, self.journaled
+        block = np.column_stack([rows["t"][a:count], rows["q"][a:count], rows["v"][a:count]])
+        try:
+            self._journal.write(block.astype("<f8").tobytes())
+        except OSError as exc:
+            raise FlexbodyError(f"cannot write the run to {str(self.path)!r}: {exc}") from exc
+        self.journaled = count
+
+    def _close_journal(self) -> None:
+        if self._journal is not None:
+            self._journal.close()
+        self._journal, self._journal_index = None, -1
 
     def forget_after_checkpoint(self, recorder) -> None:
         """On resuming: list only the checkpoint's parts in ``results.json``, then remove later parts."""
@@ -95,6 +130,7 @@ class RunWriter:
             part = {k: v[self.written:count] for k, v in recorder.rows.items()
                     if k not in recorder.dropped and len(v) == count}
             self.n_parts, self.written = self.n_parts + 1, count
+            self.journaled = max(self.journaled, count)        # rows in a part need no journal
         meta = header("dynamic", recorder.body_slices(), recorder.events, recorder.metadata,
                       parts=[part_name(i) for i in range(1, self.n_parts + 1)], n_dofs=n)
         text = json.dumps(meta, indent=1)
@@ -115,6 +151,8 @@ class RunWriter:
             save_part(self.path, index, part["t"], part["q"], part["v"],
                       {k: v for k, v in part.items() if k not in ("t", "q", "v")})
         write_text(self.path / RESULTS_JSON, text)
+        if part is not None:                               # its rows were journaled after part index − 1
+            (self.path / journal_name(index - 1)).unlink(missing_ok=True)
         if checkpoint is not None:
             save_npz(self.path / CHECKPOINT, checkpoint)
 
@@ -137,6 +175,7 @@ class RunWriter:
         try:
             self.flush()
         finally:
+            self._close_journal()
             if self._thread is not None:
                 self._thread.shutdown(wait=True)
                 self._thread = None

@@ -183,6 +183,8 @@ class _Run:
         self.recorder.track_rank(t, res.rank, terms.Phi)
         if k % self.record_every == 0 or last:
             self.recorder.record(t, q, v, res, tau, terms, corrections)
+            if self.saver is not None:
+                self.saver.journal(self.recorder)           # on disk before the next step starts
         return res
 
     def end_step(self, t, q, v):

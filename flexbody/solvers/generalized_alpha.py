@@ -413,6 +413,8 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
             _record(recorder, asm, state, tau, iterations, dt_step, stats, rows)
         if report is not None:
             report(state.t, t0, t_end)
+        if saver is not None:
+            saver.journal(recorder)
         if saver is not None and not last and saver.due(recorder):
             _checkpoint(saver, recorder, stepper, state, tau_prev, stats, counters(), dt=dt, easy=easy, k=k,
                         patience=patience, wall_seconds=wall_before + time.perf_counter() - clock)
