@@ -83,3 +83,20 @@ def test_an_inverted_state_is_never_an_equilibrium():
     assert bar.inversion(bar.reference_coordinates()) is None
     with pytest.raises(ConvergenceError, match="Newton reached a state where body 'bar' is inverted: det F = -1.33"):
         fb.solvers.static_equilibrium(push.assemble(), max_bisections=0)      # the constrained solver, one step
+
+
+def test_load_increments_halve_on_failure_and_grow_back_after_easy_steps():
+    from flexbody.solvers.load_increments import LoadIncrements
+    steps = LoadIncrements(load_steps=2, max_bisections=2, grow_after=2, easy_iterations=6)
+    assert steps.target(0.0) == 0.5
+    assert steps.failed(0.0) and steps.failed(0.0) and not steps.failed(0.0)      # two halvings allowed
+    assert steps.size == 0.125 and steps.target(0.95) == 1.0
+    steps.converged(4)
+    steps.converged(9)                                           # a hard step breaks the run of easy ones
+    steps.converged(5)
+    assert steps.size == 0.125
+    steps.converged(5)
+    assert steps.size == 0.25 and steps.halvings == 1 and steps.failed(0.3)        # a halving is free again
+    for _ in range(6):
+        steps.converged(3)
+    assert steps.size == 0.5 and steps.bisections == 3                          # never above 1/load_steps

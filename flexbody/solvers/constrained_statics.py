@@ -23,6 +23,7 @@ from ..system.description import as_assembled
 from ..errors import ConstraintError, ConvergenceError, FlexbodyError, StateError
 from ..linalg.saddle_point import SaddlePointSolver
 from .constrained_equations import EquationResidual
+from .load_increments import LoadIncrements
 
 __all__ = ["Equilibrium", "static_equilibrium", "holding_inputs"]
 
@@ -163,7 +164,8 @@ def static_equilibrium(asm, tau=None, *, tau_k=None, q0=None, lam0=None, t: floa
     tau : (n,) generalized forces, or ``tau_k`` (k,) actuator inputs (τ = Sᵀτ_k) [N or N·m]; default 0.
     q0 : (n,) start (default ``asm.q0``); lam0 : (m,) start multipliers (default 0).
     load_steps : int, number of equal load factors s from 1/N to 1 (gravity, loads and τ scaled by s);
-        a step that fails is bisected up to ``max_bisections`` times.
+        a step that fails is bisected up to ``max_bisections`` times below 1/N, and doubled back after easy steps
+        (:class:`~flexbody.solvers.load_increments.LoadIncrements`).
     tol : Newton tolerance on the increment and on φ, relative to max(1, ‖q‖∞) [m or rad].
 
     Raises
@@ -181,19 +183,19 @@ def static_equilibrium(asm, tau=None, *, tau_k=None, q0=None, lam0=None, t: floa
     lam = np.zeros(asm.n_constraints) if lam0 is None else np.array(lam0, dtype=float)
     stat, solver = _Statics(asm, t), SaddlePointSolver(asm.n_rigid)
     history, factors, iterations, path = [], [], 0, []
-    s_done, ds, depth = 0.0, 1.0 / load_steps, 0
+    s_done, steps = 0.0, LoadIncrements(load_steps, max_bisections)
     last = None
     while s_done < 1.0 - 1e-12:
-        s = min(1.0, s_done + ds)
+        s = steps.target(s_done)
         first = len(history)
         try:
             q_new, lam_new, k, res, viol = _newton(stat, solver, q, lam, tau, s, tol, max_iterations, history)
         except ConvergenceError as exc:
-            if depth >= max_bisections:
+            if not steps.failed(s_done):
                 exc.last_good = last
                 raise
-            ds, depth = ds / 2.0, depth + 1
             continue
+        steps.converged(k)
         q, lam, s_done, iterations = q_new, lam_new, s, iterations + k
         factors.append(s)
         path.append((s, q.copy(), lam.copy(), k, history[first:]))

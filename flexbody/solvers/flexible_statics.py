@@ -18,6 +18,7 @@ from ..errors import ConstraintError, ConvergenceError, FlexbodyError
 from ..io.results import Results
 from ..linalg.sparse_factor import NotPositiveDefinite, SparseFactor
 from ..system.description import System
+from .load_increments import LoadIncrements
 from .newton_settings import NewtonSettings
 
 log = logging.getLogger(__name__)
@@ -80,21 +81,18 @@ def solve_flexible(system: System, *, load_steps: int = 1, settings: NewtonSetti
                       body_slices={b.name: (system.body_slice(b).start, system.body_slice(b).stop)
                                    for b in system.bodies},
                       iterations=[0], residuals=[[]], reference=system.reference_coordinates(), system=system)
-    s_done, increment = 0.0, 1.0 / load_steps
-    bisections = 0
+    s_done, steps = 0.0, LoadIncrements(load_steps, settings.max_bisections)
     while s_done < 1.0 - 1e-14:
-        s_next = min(1.0, s_done + increment)
+        s_next = steps.target(s_done)
         try:
             q_new, history = _newton(system, _predictor(results, s_next), s_next, free, linear, settings)
         except ConvergenceError as exc:
-            bisections += 1
-            if bisections > settings.max_bisections:
+            if not steps.failed(s_done):
                 raise ConvergenceError(f"solve_static: no equilibrium at load factor {s_next:.6g} after "
                                        f"{settings.max_bisections} bisections (last converged {s_done:.6g}): {exc.reason}",
                                        exc.residual_history, last_good=results) from None
-            increment *= 0.5
-            log.info("load increment halved to %.3g at factor %.6g", increment, s_done)
             continue
+        steps.converged(len(history) - 1)
         q, s_done = q_new, s_next
         results.times = np.append(results.times, s_done)
         results.q = np.vstack([results.q, q])
