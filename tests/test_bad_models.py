@@ -100,3 +100,47 @@ def test_load_increments_halve_on_failure_and_grow_back_after_easy_steps():
     for _ in range(6):
         steps.converged(3)
     assert steps.size == 0.5 and steps.bisections == 3                          # never above 1/load_steps
+
+
+def _arm(gravity=(0.0, 0.0, -9.81)):
+    tree = fb.RigidTree("arm", gravity=gravity)
+    l1 = tree.add_link("l1", joint=fb.Revolute((0, 0, 1)), mass=1.0, com=(0.5, 0, 0), inertia=np.eye(3) * 0.01)
+    l2 = tree.add_link("l2", l1, fb.Revolute((0, 0, 1)), origin=(1, 0, 0), mass=1.0, com=(0.5, 0, 0),
+                       inertia=np.eye(3) * 0.01)
+    return tree, l1, l2
+
+
+def test_statics_of_joints_held_only_by_drivers():
+    """Hinges about the vertical have no static stiffness; drivers alone hold them. The range-space elimination
+    used to factor the singular stiffness (SuperLU: "Factor is exactly singular"); the augmented matrix
+    K + ρGᵀG gives the equilibrium: the driven angles, no driver force."""
+    tree, l1, l2 = _arm()
+    result = fb.solve_static(fb.System([tree], [fb.JointDriver(l1, 0.3), fb.JointDriver(l2, -0.2)]))
+    np.testing.assert_allclose(result.q[-1], [0.3, -0.2], rtol=0, atol=1e-12)
+    assert np.abs(result.histories["lam"][-1]).max() <= 1e-12
+
+
+def test_inconsistent_pins_are_named():
+    """Two pins asking one point to be at two places: every solver names the rows it could not satisfy."""
+    from flexbody.errors import ConvergenceError
+    tree = fb.RigidTree("arm", gravity=(0.0, 0.0, -9.81))
+    l1 = tree.add_link("l1", joint=fb.Revolute((0, 0, 1)), mass=1.0, com=(0.5, 0, 0), inertia=np.eye(3) * 0.01)
+    tip = tree.point(l1, (1.0, 0.0, 0.0))
+    pins = [fb.PointToPoint(tip, fb.Ground((1.0, 0.0, 0.0)), components=(0, 1), name="pin_a"),
+            fb.PointToPoint(tip, fb.Ground((0.0, 1.0, 0.0)), components=(0, 1), name="pin_b")]
+    system = fb.System([tree], pins)
+    for solve in (lambda: fb.simulate(system.assemble(), 0.1),
+                  lambda: fb.simulate(system.assemble(), 0.1, integrator=fb.GeneralizedAlpha(dt=1e-3)),
+                  lambda: fb.solve_static(system)):
+        with pytest.raises(ConvergenceError, match="largest (constraint )?residuals in rows 'pin_b.x'") as info:
+            solve()
+        assert "'pin_a.y'" in str(info.value)
+
+
+def test_statics_of_a_joint_nothing_holds_is_named():
+    """The second hinge has neither static stiffness nor a driver: the statics used to end in SuperLU's "Factor is
+    exactly singular"; now a ConvergenceError says that a motion is held by nothing."""
+    from flexbody.errors import ConvergenceError
+    tree, l1, _ = _arm()
+    with pytest.raises(ConvergenceError, match="singular on the null space of the constraints too"):
+        fb.solve_static(fb.System([tree], [fb.JointDriver(l1, 0.3)]))

@@ -10,7 +10,10 @@ dense n×n matrices:
    sparse map x = T x_m + t₀ (T: identity on the other coordinates, −Φ_s′/coef on the slaves) the reduced
    matrix is K = TᵀAT, and the slave multipliers follow from the slave columns: y_s = (r₁ − A x)_s / coef.
 2. **Schur complement of the remaining rows** (loop closures between rigid bodies, couplings, …; few):
-   G = Φ_o T, S = G K⁻¹ Gᵀ (small, dense), solved by a pseudo-inverse so redundant rows are allowed.
+   G = Φ_o T, S = G K⁻¹ Gᵀ (small, dense), solved by a pseudo-inverse so redundant rows are allowed. When K
+   itself is singular (a coordinate that only these rows hold, e.g. a driven joint without static stiffness),
+   K is replaced by the augmented K + ρGᵀG and the first right-hand side by b + ρGᵀr₂: the same solution,
+   since G u = r₂ (an augmented Lagrangian, exact for any ρ > 0).
 3. K is factored by CHOLMOD on its symmetric part (symbolic analysis kept while the pattern is the same);
    if that is not positive definite, by SuperLU on K itself. Newton iterations with a factor kept from an
    earlier iteration converge linearly instead of quadratically; the residuals are always exact.
@@ -25,6 +28,17 @@ from .csr_products import product, symmetric_part, transposed_product
 from .sparse_factor import NotPositiveDefinite, SparseFactor
 
 __all__ = ["SaddlePointSolver"]
+
+
+class SingularMatrix(Exception):
+    """The reduced matrix K could not be factored: it is singular."""
+
+
+def _augmentation(K: sp.spmatrix, G: sp.csr_matrix) -> float:
+    """ρ of the augmented matrix K + ρGᵀG, scaled so that ρGᵀG is of the size of K's entries (1 when K is zero)."""
+    k = float(abs(K).max()) if K.nnz else 0.0
+    g = float(abs(G).max()) if G.nnz else 1.0
+    return (k if k > 0.0 else 1.0) / (g * g)
 
 
 def _slave_rows(Phi: sp.csr_matrix, first_flexible: int):
@@ -83,8 +97,23 @@ class SaddlePointSolver:
         self.rows, self.cols, self.coefs, self.other, self.master = rows, cols, coefs, other, master
         self._A_slave_cols = A[:, cols].tocsr()               # A t₀ (t₀ lives on the slave coordinates)
         self._A_slave_rows = A[cols]                           # (A x)_s for the slave multipliers
-        self._factor_reduced(K)
-        self.G = (Phi[other] @ T).toarray() if other.size else np.zeros((0, master.size))
+        G = (Phi[other] @ T).tocsr()
+        self.rho = 0.0
+        try:
+            self._factor_reduced(K)
+        except SingularMatrix:
+            if not other.size:
+                raise ConvergenceError(f"saddle-point solve: the matrix ({K.shape[0]} coordinates after eliminating "
+                                       f"node rows) is singular and no other constraint row holds its null space: "
+                                       f"a coordinate with no stiffness and nothing holding it") from None
+            self.rho = _augmentation(K, G)
+            try:
+                self._factor_reduced((K + self.rho * (G.T @ G)).tocsc())
+            except SingularMatrix:
+                raise ConvergenceError(f"saddle-point solve: the matrix is singular on the null space of the "
+                                       f"constraints too ({K.shape[0]} coordinates, {other.size} rows): a motion "
+                                       f"that no stiffness and no constraint holds") from None
+        self.G = G.toarray() if other.size else np.zeros((0, master.size))
         if other.size:
             W = self._solve_reduced(self.G.T)
             S = self.G @ W
@@ -111,7 +140,10 @@ class SaddlePointSolver:
         try:
             self._factor.factor(K_sym, lu_fallback=False)
         except NotPositiveDefinite:
-            self._factor.factor_lu(K)                           # not SPD: LU of the matrix itself
+            try:
+                self._factor.factor_lu(K)                       # not SPD: LU of the matrix itself
+            except RuntimeError as exc:                         # SuperLU: "Factor is exactly singular"
+                raise SingularMatrix(str(exc)) from exc
         self._solve_reduced, self.method = self._factor.solve, self._factor.method
 
     # ------------------------------------------------------------------ solves
@@ -122,6 +154,8 @@ class SaddlePointSolver:
         t0 = np.zeros(self.n)
         t0[self.cols] = t0_s
         b = transposed_product(self.T, r1 - product(self._A_slave_cols, t0_s))
+        if self.rho:                                           # the augmented first row: + ρGᵀ(G u − r₂,o) = 0
+            b = b + self.rho * (self.G.T @ r2[self.other])
         u = self._solve_reduced(b)
         y = np.zeros(m)
         if self.other.size:

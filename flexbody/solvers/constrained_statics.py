@@ -24,6 +24,7 @@ from ..errors import ConstraintError, ConvergenceError, FlexbodyError, StateErro
 from ..linalg.saddle_point import SaddlePointSolver
 from .constrained_equations import EquationResidual
 from .load_increments import LoadIncrements
+from .stabilization import worst_rows
 
 __all__ = ["Equilibrium", "static_equilibrium", "holding_inputs"]
 
@@ -150,8 +151,10 @@ def _newton(stat: _Statics, solver: SaddlePointSolver, q, lam, tau, s, tol, max_
                 raise ConvergenceError(f"static equilibrium at load factor {s:.4g}: Newton reached a state where "
                                        f"{inverted}", list(history))
             return q, lam, k, res, viol
+    rows = f"; largest constraint residuals in rows {worst_rows(stat.asm, phi[:stat.asm.n_constraints])}" \
+        if viol > tol * max(1.0, float(np.max(np.abs(q)))) and stat.asm.n_constraints else ""
     raise ConvergenceError(f"static equilibrium at load factor {s:.4g}: no convergence in {max_iterations} "
-                           f"iterations (max|r| = {res:.3e}, max|φ| = {viol:.3e})", list(history))
+                           f"iterations (max|r| = {res:.3e}, max|φ| = {viol:.3e}){rows}", list(history))
 
 
 def static_equilibrium(asm, tau=None, *, tau_k=None, q0=None, lam0=None, t: float = 0.0, load_steps: int = 1,

@@ -17,7 +17,7 @@ from ..system.assembled import State
 from ..dynamics import forward
 from ..errors import ConvergenceError, FlexbodyError, StateError
 from ..linalg.validation import check_setting
-from .stabilization import PositionCorrection, _correct, _finite, _worst_rows
+from .stabilization import PositionCorrection, _correct, _finite, worst_rows
 from .recorder import Recorder
 from ..io.run_writer import RunWriter
 
@@ -202,7 +202,7 @@ class _Run:
         if norm > self.correction.tol:
             message = (f"position correction at t = {t:.9g} s: ‖φ‖ = {norm:.3e} > tol = "
                        f"{self.correction.tol:.1e} after {iterations} iterations; largest residuals in rows "
-                       f"{_worst_rows(self.asm, np.asarray(self.asm.constraint_value(t, q)))}")
+                       f"{worst_rows(self.asm, np.asarray(self.asm.constraint_value(t, q)))}")
             if self.correction.on_failure == "raise":
                 raise ConvergenceError(message, [norm])
             log.warning(message)

@@ -45,6 +45,7 @@ from ..linalg.saddle_point import SaddlePointSolver
 from ..linalg.validation import check_setting
 from .compiled_alpha import NOT_CONVERGED, CompiledSteps
 from .constrained_equations import EquationResidual
+from .stabilization import worst_rows
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +157,8 @@ def consistent_start(asm, t, q, v, tol: float = 1e-12, max_iterations: int = 20)
         q += solver.solve(np.zeros(asm.n_dofs), -phi)[0]
     else:
         raise ConvergenceError(f"initial configuration: ‖φ‖∞ = {np.max(np.abs(phi)):.3e} after {max_iterations} "
-                               f"corrections", [float(np.max(np.abs(phi)))])
+                               f"corrections; largest residuals in rows {worst_rows(asm, phi)}",
+                               [float(np.max(np.abs(phi)))])
     _, Phi, _, phi_t = asm.constraint_rows(asm.evaluate(t, q, v))
     if Phi.shape[0]:
         solver.factor(eye_r, eye_f, sp.csr_matrix(Phi))

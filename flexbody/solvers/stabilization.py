@@ -78,7 +78,8 @@ def _finite(name: str, value, t: float) -> np.ndarray:
     return arr
 
 
-def _worst_rows(asm, phi: np.ndarray, count: int = 3) -> str:
+def worst_rows(asm, phi: np.ndarray, count: int = 3) -> str:
+    """The ``count`` rows of largest |φ| as text: their labels and values (the rows a failed solve could not hold)."""
     labels = list(getattr(asm, "row_labels", None) or [f"row {i}" for i in range(phi.size)])
     order = np.argsort(-np.abs(phi))[:count]
     return ", ".join(f"{labels[i]!r} ({phi[i]:.3e})" for i in order)
@@ -170,7 +171,7 @@ def assemble_configuration(asm, q_guess, t: float = 0.0, fixed=None, tol: float 
     phi_best = np.asarray(asm.constraint_value(t, q_best), dtype=float)     # all rows: labels line up
     raise ConvergenceError(f"assemble_configuration: constraints not satisfied to ‖φ‖ ≤ {tol:.1e} (best ‖φ‖ = "
                            f"{best:.3e} after {len(history) - 1} iterations); largest residuals in rows "
-                           f"{_worst_rows(asm, phi_best)}", history, last_good=q_best)
+                           f"{worst_rows(asm, phi_best)}", history, last_good=q_best)
 
 
 def project_velocity(asm, q, v, t: float = 0.0, *, rtol: float | None = None,
