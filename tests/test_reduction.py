@@ -22,11 +22,14 @@ def test_fixed_interface_modes_are_the_cantilever_modes():
     beam = _beam()
     reduced = craig_bampton(beam, "x0", 6)
     full = fb.modal_analysis(fb.System([beam], [fb.Fix(beam, "x0")]), n_modes=6)
-    assert np.abs(reduced.fixed_interface_frequencies / full.frequencies - 1).max() < 1e-9
+    # Two shift-invert Lanczos runs, on the saddle point with the Fix rows and on K_ff eliminated (condition 3.5e8), agree
+    # to ε κ ≈ 8e-8 in ω², not better: LAPACK's dense eigh of the same matrices differs from either by 2.5e-9 in f.
+    agreement = 1e-7
+    assert np.abs(reduced.fixed_interface_frequencies / full.frequencies - 1).max() < agreement
     euler_bernoulli = 1.875104**2 * np.sqrt(E * B * H**3 / 12 / (RHO * B * H)) / (2 * np.pi)   # 16.770 Hz
     assert abs(reduced.fixed_interface_frequencies[0] / euler_bernoulli - 1) < 1e-3
     held = np.arange(reduced.interface.size)
-    assert np.abs(reduced.frequencies(held) / full.frequencies - 1).max() < 1e-9
+    assert np.abs(reduced.frequencies(held) / full.frequencies - 1).max() < agreement
 
 
 def test_interior_static_response_to_interface_motion_is_exact():
