@@ -149,11 +149,14 @@ def _trees() -> None:
 
 
 def _steps() -> None:
-    """The generalized-α steps of systems without flexible nodes in one compiled call (they call the compiled
-    terms of the "rigid" group, cached by then)."""
+    """The generalized-α steps of systems without flexible nodes in one compiled call, in batches (inputs held)
+    and one at a time (inputs a function of the state); they call the compiled terms of the "rigid" group, cached
+    by then."""
     import flexbody as fb
 
-    fb.simulate(fb.mechanisms.slider_crank().assemble(), 0.02, integrator=fb.GeneralizedAlpha(dt=0.01))
+    asm = fb.mechanisms.slider_crank().assemble()
+    fb.simulate(asm, 0.02, integrator=fb.GeneralizedAlpha(dt=0.01))
+    fb.simulate(asm, 0.02, integrator=fb.GeneralizedAlpha(dt=0.01), tau=lambda t, q, v: np.zeros(asm.n_dofs))
 
 
 GROUPS: dict[str, Callable[[], None]] = {

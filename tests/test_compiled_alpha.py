@@ -78,25 +78,52 @@ def test_slider_crank_with_halved_steps_agrees(monkeypatch):
     assert run.metadata["statistics"]["rejected"] > 0
 
 
-def test_declined_step_is_taken_by_the_python_route(monkeypatch):
-    """A step the kernel declines (status of joint_terms: here forced) goes to the Python stepper, which keeps
-    the run: the same trajectory as a run that never used the kernel."""
+@pytest.mark.parametrize("batched", [True, False], ids=["batch", "step"])
+def test_declined_step_is_taken_by_the_python_route(batched, monkeypatch, tmp_path):
+    """A step the kernel declines (here: its second iteration matrix cannot be factored, forced) goes to the
+    Python stepper, which keeps the run: the same trajectory as a run that never used the kernel. Steps come in
+    compiled batches when nothing is saved as the run goes, one by one otherwise."""
     asm = fb.mechanisms.slider_crank().assemble()
-    integrator = fb.GeneralizedAlpha(dt=5e-3)
-    original, calls = CompiledSteps.step, []
+    integrator = fb.GeneralizedAlpha(dt=5e-2, max_iterations=4)
+    original, calls = CompiledSteps._factor, []
 
-    def declining(self, t1, state, tau, dt, refresh):
-        calls.append(t1)
-        if len(calls) == 20:
-            return compiled_alpha.SINGULAR, 0, 0, None, tuple(np.empty_like(x) for x in state)
-        return original(self, t1, state, tau, dt, refresh)
+    def declining(self):
+        calls.append(1)
+        return compiled_alpha.SINGULAR if len(calls) == 2 else original(self)
 
-    reference = _run(asm, 0.2, integrator, False, monkeypatch)
+    reference = _run(asm, 1.0, integrator, False, monkeypatch)
     with monkeypatch.context() as patch:
-        patch.setattr(CompiledSteps, "step", declining)
-        run = fb.simulate(asm, 0.2, integrator=integrator)
-    assert len(calls) == 20 and run.metadata["statistics"]["steps"] == reference.metadata["statistics"]["steps"]
+        patch.setattr(CompiledSteps, "_factor", declining)
+        run = fb.simulate(asm, 1.0, integrator=integrator, save_to=None if batched else tmp_path / "run")
+    stats = run.metadata["statistics"]
+    assert len(calls) == 2 and stats["linear_solver"] != "dense (compiled step)"      # the Python route finished
+    assert stats["steps"] == reference.metadata["statistics"]["steps"]
     assert np.abs(run.q - reference.q).max() <= AGREE
+
+
+def test_batches_record_what_single_steps_record(tmp_path):
+    """Steps in compiled batches (no controller, inputs held, nothing saved as the run goes) and one compiled step
+    at a time (the same run saved as it goes): the same states bit for bit, the same statistics, the same
+    histories in the same order (Φᵀλ and ‖Φv + φ_t‖ to rounding: a loop against BLAS), also with halved steps and
+    every third step recorded."""
+    runs = [(_reduced_pendulum(True), fb.GeneralizedAlpha(dt=2e-3, rho_inf=0.9), 0.3, {}),
+            (fb.mechanisms.four_bar(closure="duplicated").assemble(), fb.GeneralizedAlpha(dt=5e-3), 0.5,
+             {"record_every": 3}),
+            (fb.mechanisms.slider_crank().assemble(), fb.GeneralizedAlpha(dt=0.05, rho_inf=0.8, max_iterations=3),
+             0.6, {"tau": np.array([1.0, 0.0])})]
+    for i, (asm, integrator, t_end, kw) in enumerate(runs):
+        batched = fb.simulate(asm, t_end, integrator=integrator, **kw)
+        single = fb.simulate(asm, t_end, integrator=integrator, save_to=tmp_path / str(i), **kw)
+        for key in ("times", "q", "v"):
+            np.testing.assert_array_equal(getattr(batched, key), getattr(single, key))
+        assert list(batched.histories) == list(single.histories)
+        for key, rows in single.histories.items():
+            scale = max(1.0, float(np.abs(rows).max(initial=0.0)))
+            assert np.abs(batched.histories[key] - rows).max(initial=0.0) <= 1e-14 * scale, key
+        ours, theirs = batched.metadata["statistics"], single.metadata["statistics"]
+        assert {k: v for k, v in ours.items() if k != "wall_seconds"} == \
+            {k: v for k, v in theirs.items() if k != "wall_seconds"}
+    assert single.metadata["statistics"]["rejected"] > 0
 
 
 def test_systems_the_kernel_does_not_take():

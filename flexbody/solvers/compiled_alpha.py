@@ -26,6 +26,7 @@ left to the Python stepper from then on, which names the culprit as before.
 from __future__ import annotations
 
 import warnings
+from typing import NamedTuple
 
 import numba as nb
 import numpy as np
@@ -202,6 +203,104 @@ def alpha_iterations(program, drive, state, tau, dt, coefficients, max_iteration
     return NOT_CONVERGED
 
 
+class Batch(NamedTuple):
+    """What :meth:`CompiledSteps.run` did: ``status`` (OK: every step accepted; else that of the step ``accepted``,
+    which was not), the ``rows`` written (t, q, v, q̈, λ, Φᵀλ, :data:`RECORDED`), the Newton iterations of the
+    accepted steps, the run's easy-step count, step of the kept factor and input work after them, the
+    factorizations in all and the point (t, q, v, q̈, λ) of the last one; of the step not accepted: its
+    iterations, factorizations and last iterate (q, v, q̈, a, λ)."""
+
+    status: int
+    accepted: int
+    rows: tuple
+    iterations: int
+    easy: int
+    factor_dt: float | None
+    work: float
+    factorizations: int
+    point: tuple | None
+    failed_iterations: int
+    failed_factorizations: int
+    iterate: tuple
+
+
+RECORDED = ("violation", "velocity_violation", "kinetic", "potential", "energy", "corrections", "applied_work", "dt")
+"""The scalar columns :func:`alpha_run` writes per recorded step, in this order."""
+
+
+@nb.njit(cache=True)
+def alpha_run(program, drives, times, dts, record, state, out, tau, tau_eff, coefficients, max_iterations, loop,
+              work, end_work, factor, matrix, sizes, counters, rows):
+    """Consecutive generalized-α steps, each by :func:`alpha_iterations`, ending at ``times`` (K,) with steps
+    ``dts`` (K,) and drives ``drives`` (K, m, 3), inputs τ held, the accepted state kept in ``state`` (q, v, q̈,
+    a, λ) and the iterate in ``out``.
+
+    ``counters`` = (steps accepted, rows written, Newton iterations, easy steps, step of the kept factor, work of
+    the inputs [J], step under way, factorizations of the step under way): a step starts with its predictor and
+    a new iteration matrix when the kept one is for another step. A step that needs a new factor returns
+    NEED_FACTOR (the caller factors and calls again: the step goes on); one that does not converge, or whose
+    terms the kernel cannot evaluate, returns its status with the steps before it accepted. An accepted step
+    adds ½ dt τ_effᵀ(v₀ + v₁) to the work of the inputs (τ_eff = (1 − γ) τ_prev + γ τ, the step's blend) and,
+    when ``record`` [j] is set, writes its row: t, q, v, q̈, λ, Φᵀλ and the columns of :data:`RECORDED` (‖φ‖,
+    ‖Φv + φ_t‖, the energies at the new state, the iterations, the work so far and the step) from the terms at
+    the new state. Returns OK when every step is accepted."""
+    ints, floats, support, bodies, body_floats = program
+    q0, v0, qdd0, a0, lam0 = state
+    q, v, qdd, a, lam = out
+    M, h, phi, Phi, bias, phi_t, energy = end_work
+    t_rows, q_rows, v_rows, a_rows, lam_rows, force_rows, scalar_rows = rows
+    n, m = q0.shape[0], lam0.shape[0]
+    half = max_iterations // 2
+    while counters[0] < times.shape[0]:
+        j = int(counters[0])
+        dt = dts[j]
+        if counters[6] == 0.0:                                  # a new step: predictor; refresh for another dt
+            loop[0], loop[1], loop[2], loop[3], loop[4] = 0.0, np.inf, 1.0 if counters[4] != dt else 0.0, 0.0, 1.0
+            counters[6], counters[7] = 1.0, 0.0
+        status = alpha_iterations(program, drives[j], state, tau, dt, coefficients, max_iterations, loop, work,
+                                  factor, matrix, out, sizes)
+        if status != OK:
+            return status
+        status = joint_terms(ints, floats, support, bodies, body_floats, drives[j], q, v, M, h, phi, Phi, bias,
+                             phi_t, energy)
+        if status != OK:
+            return status
+        iterations = int(loop[0])
+        power = 0.0
+        for i in range(n):
+            power += tau_eff[i] * (v0[i] + v[i])
+        counters[5] += 0.5 * dt * power
+        for i in range(n):
+            q0[i], v0[i], qdd0[i], a0[i] = q[i], v[i], qdd[i], a[i]
+        lam0[:] = lam
+        counters[0], counters[2], counters[6] = j + 1, counters[2] + iterations, 0.0
+        counters[3] = counters[3] + 1 if iterations <= half else 0.0
+        if counters[7] != 0.0:
+            counters[4] = dt
+        if not record[j]:
+            continue
+        r = int(counters[1])
+        t_rows[r] = times[j]
+        q_rows[r], v_rows[r], a_rows[r], lam_rows[r] = q, v, qdd, lam
+        violation, rate_norm = 0.0, 0.0
+        for i in range(m):
+            violation += phi[i] * phi[i]
+            rate = phi_t[i]
+            for c in range(n):
+                rate += Phi[i, c] * v[c]
+            rate_norm += rate * rate
+        for c in range(n):
+            f = 0.0
+            for i in range(m):
+                f += Phi[i, c] * lam[i]
+            force_rows[r, c] = f
+        scalar_rows[r, 0], scalar_rows[r, 1] = np.sqrt(violation), np.sqrt(rate_norm)
+        scalar_rows[r, 2], scalar_rows[r, 3], scalar_rows[r, 4] = energy[0], energy[1], energy[0] + energy[1]
+        scalar_rows[r, 5], scalar_rows[r, 6], scalar_rows[r, 7] = iterations, counters[5], dt
+        counters[1] = r + 1
+    return OK
+
+
 class CompiledSteps:
     """The arrays of :func:`alpha_iterations` for one assembled system with a program, and the factor of its
     iteration matrix, formed with LAPACK as :class:`~flexbody.linalg.saddle_point.SaddlePointSolver` forms that
@@ -212,7 +311,7 @@ class CompiledSteps:
     def __init__(self, asm, coefficients: tuple, max_iterations: int):
         p = asm._program
         self.program = (p.ints, p.floats, p.support, p.bodies, p.body_floats)
-        self.drive = p.drive
+        self.drive, self.has_drivers = p.drive, bool(p.drivers)
         n, m = asm.n_dofs, asm.n_constraints
         self.n, self.m = n, m
         self.coefficients = np.array(coefficients, dtype=float)
@@ -246,6 +345,44 @@ class CompiledSteps:
             q, v, qdd, _, lam = out
             made, point = made + 1, (q.copy(), v.copy(), qdd.copy(), lam.copy())
             loop[2], loop[3] = 0.0, 1.0
+
+    def run(self, times, dts, drives, record, state: tuple, tau, tau_eff, factor_dt, easy: int, work: float):
+        """Steps ending at ``times`` (K,) by :func:`alpha_run` from ``state`` = (q, v, q̈, a, λ) (updated in place to
+        the last accepted step), factoring where it asks; ``factor_dt`` the step of the kept factor (None: none),
+        ``easy`` and ``work`` the run's easy-step count and input work so far. Returns a :class:`Batch`."""
+        n, m, count = self.n, self.m, len(times)
+        out = tuple(np.empty_like(x) for x in state)
+        loop = np.zeros(5)
+        counters = np.array([0.0, 0.0, 0.0, float(easy), np.nan if factor_dt is None else float(factor_dt),
+                             float(work), 0.0, 0.0])
+        end_work = (np.empty((n, n)), np.empty(n), np.empty(m), np.empty((m, n)), np.empty(m), np.empty(m),
+                    np.empty(2))
+        rows = (np.empty(count), np.empty((count, n)), np.empty((count, n)), np.empty((count, n)),
+                np.empty((count, m)), np.empty((count, n)), np.empty((count, len(RECORDED))))
+        factors, point = 0, None
+        while True:
+            status = alpha_run(self.program, drives, times, dts, record, state, out, tau, tau_eff, self.coefficients,
+                               self.max_iterations, loop, self.work, end_work, self.factor_arrays, self.matrix,
+                               self.sizes, counters, rows)
+            if status != NEED_FACTOR:
+                break
+            status = self._factor()
+            if status != OK:
+                break
+            q, v, qdd, _, lam = out
+            j = int(counters[0])
+            factors, point = factors + 1, (float(times[j]), q.copy(), v.copy(), qdd.copy(), lam.copy())
+            loop[2], loop[3], counters[7] = 0.0, 1.0, counters[7] + 1.0
+        failed = status != OK                                   # the step under way was not accepted
+        return Batch(status, int(counters[0]), tuple(x[:int(counters[1])] for x in rows), int(counters[2]),
+                     int(counters[3]), None if np.isnan(counters[4]) else float(counters[4]), float(counters[5]),
+                     factors, point, int(loop[0]) if failed else 0, int(counters[7]) if failed else 0, out)
+
+    def drives(self, times) -> np.ndarray:
+        """(K, m, 3): the drivers' f, ḟ, f̈ at each of ``times`` (K,), as :meth:`step` evaluates them."""
+        if not self.has_drivers:
+            return np.zeros((len(times), self.m, 3))
+        return np.stack([self.drive(t) for t in times])
 
     def factor(self, t: float, q, v, qdd, lam, dt: float) -> int:
         """Form and factor the iteration matrix of step dt at (t, q, v, q̈, λ); the status."""

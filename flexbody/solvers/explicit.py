@@ -106,13 +106,12 @@ def _tau_function(tau, asm) -> Callable:
     """τ(t, q, v) from None, an array or a callable ``tau(t, q, v)`` / controller ``(t, state, asm)``."""
     n = int(asm.n_dofs)
     if tau is None:
-        zero = np.zeros(n)
-        return lambda t, q, v: zero
+        return _held(np.zeros(n))
     if not callable(tau):
         value = np.asarray(tau, dtype=float)
         if value.shape != (n,):
             raise StateError(f"simulate: tau must have shape ({n},), got {value.shape}")
-        return lambda t, q, v: value
+        return _held(value)
     if getattr(tau, "outputs", None) == "actuators":                  # a Controller: τ = Sᵀ τ_k
         S = np.asarray(asm.S, dtype=float)
 
@@ -129,6 +128,14 @@ def _tau_function(tau, asm) -> Callable:
         names = []
     if len(names) >= 2 and (names[1] == "state" or (len(names) >= 3 and names[2] in ("asm", "system"))):
         return lambda t, q, v: tau(t, State(t, q, v), asm)
+    return tau
+
+
+def _held(value: np.ndarray) -> Callable:
+    """τ(t, q, v) = ``value`` at every state; the function's ``held`` is ``value`` (integrators may hold it)."""
+    def tau(t, q, v):
+        return value
+    tau.held = value
     return tau
 
 

@@ -43,7 +43,7 @@ from ..errors import ConvergenceError, FlexbodyError, StateError
 from ..linalg.csr_products import add_within, transposed_product
 from ..linalg.saddle_point import SaddlePointSolver
 from ..linalg.validation import check_setting
-from .compiled_alpha import NOT_CONVERGED, CompiledSteps
+from .compiled_alpha import NOT_CONVERGED, RECORDED, CompiledSteps
 from .constrained_equations import EquationResidual
 from .stabilization import worst_rows
 
@@ -290,6 +290,12 @@ class _Stepper:
         t1 = s.t + dt
         status, k, made, point, out = self.compiled.step(t1, (s.q, s.v, s.qdd, s.a, s.lam), tau, dt,
                                                          self.factor_dt != dt)
+        return self._compiled_outcome(status, k, made, (float(t1), *point) if made else None, out, t1, dt)
+
+    def _compiled_outcome(self, status: int, k: int, made: int, point, out: tuple, t1: float, dt: float):
+        """The bookkeeping of a compiled step attempt that took ``k`` iterations and ``made`` factorizations (the
+        last at ``point`` = (t, q, v, q̈, λ)): the new _Step and k when accepted (status 0); _StepFailed when Newton
+        did not converge; None when the kernel declined (the Python route takes this step and the next ones)."""
         self.iterations += k
         self.sizes = [float(x) for x in self.compiled.sizes[:k]]
         self.used_fresh = made > 0
@@ -297,7 +303,7 @@ class _Stepper:
             self.solver.factorizations += made
             self.solver.method = "dense (compiled step)"
             self.factor_dt = dt
-            self.factor_point = (float(t1), *point)
+            self.factor_point = point
         if status == 0:
             return _Step(t1, *out), k
         self.factor_dt = None
@@ -306,9 +312,74 @@ class _Stepper:
             scale = max(1.0, float(np.max(np.abs(out[0])))) if out[0].size else 1.0
             raise _StepFailed(f"Newton did not converge in {self.settings.max_iterations} iterations at "
                               f"t = {t1:.9g} s (last position increment {size:.3e}, tol {self.settings.tol * scale:.1e})")
-        log.info("t = %.6g s: the compiled step declined (status %d); the Python route continues", s.t, status)
+        log.info("t = %.6g s: the compiled step declined (status %d); the Python route continues", t1 - dt, status)
         self.compiled = None
         return None
+
+
+    def batch(self, s: _Step, t_end: float, dt: float, tau: np.ndarray, tau_prev: np.ndarray, k: int, easy: int,
+              stats: dict, recorder, record_every: int):
+        """Up to :data:`BATCH_STEPS` steps of dt from ``s`` (the last one shortened to end at ``t_end``) in one
+        compiled call (:meth:`CompiledSteps.run`; inputs held, no controller, nothing saved as it goes), their
+        rows recorded as :func:`simulate_implicit` records them. Returns (state, steps, easy steps, failure): the
+        failure is the _StepFailed of a step that did not converge, or None (also when the kernel declined a step,
+        which the Python route then takes)."""
+        end = t_end - 1e-12 * max(1.0, abs(t_end))
+        times, dts, t = [], [], s.t
+        while len(times) < BATCH_STEPS and t < end:
+            dts.append(min(dt, t_end - t))
+            t = t + dts[-1]
+            times.append(t)
+        record = (k + 1 + np.arange(len(times))) % record_every == 0
+        record[-1] |= t >= end
+        state = tuple(x.copy() for x in (s.q, s.v, s.qdd, s.a, s.lam))
+        run = self.compiled.run(np.array(times), np.array(dts), self.compiled.drives(times), record, state, tau,
+                                (1.0 - self.gamma) * tau_prev + self.gamma * tau, self.factor_dt, easy,
+                                stats["applied_work"])
+        self.iterations += run.iterations
+        accepted_factors = run.factorizations - run.failed_factorizations
+        if accepted_factors:
+            self.solver.factorizations += accepted_factors
+            self.solver.method = "dense (compiled step)"
+            self.factor_point = run.point
+        self.factor_dt = run.factor_dt
+        stats["newton_iterations"] += run.iterations
+        stats["applied_work"] = run.work
+        stats["steps"] = k = k + run.accepted
+        _record_rows(recorder, run.rows, tau, stats["dissipated"])
+        if run.accepted:
+            s = _Step(float(times[run.accepted - 1]), *state)
+        if run.status == 0:
+            return s, k, run.easy, None
+        j = run.accepted
+        try:
+            self._compiled_outcome(run.status, run.failed_iterations, run.failed_factorizations,
+                                   run.point if run.failed_factorizations else None, run.iterate, times[j], dts[j])
+        except _StepFailed as exc:
+            return s, k, run.easy, exc
+        return s, k, run.easy, None
+
+
+BATCH_STEPS = 256
+"""Steps of one compiled batch (:meth:`_Stepper.batch`)."""
+
+
+def _record_rows(recorder, rows: tuple, tau: np.ndarray, dissipated: float) -> None:
+    """Record the rows (t, q, v, q̈, λ, Φᵀλ, scalar columns of :data:`~flexbody.solvers.compiled_alpha.RECORDED`) of
+    compiled steps, with the columns and in the order :func:`_record` gives a step."""
+    t, q, v, a, lam, force, scalars = rows
+    if not len(t):
+        return
+    count, m = len(t), lam.shape[1]
+    column = dict(zip(RECORDED, scalars.T))
+    recorder.extend({"t": t, "q": q, "v": v, "a": a, "tau": np.broadcast_to(tau, q.shape), "lam": lam,
+                     "constraint_force": force, "rank": np.full(count, float(m)),
+                     "violation": column["violation"], "velocity_violation": column["velocity_violation"],
+                     "corrections": column["corrections"], "kinetic": column["kinetic"],
+                     "potential": column["potential"], "energy": column["energy"], "dt": column["dt"],
+                     "newton_iterations": column["corrections"], "applied_work": column["applied_work"],
+                     "dissipated": np.full(count, dissipated)})
+    recorder.t_last = float(t[-1])
 
 
 class _Snapshot:
@@ -366,25 +437,39 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
                "jacobian_seconds": stepper.residual.jacobian_time}
         return {key: value + counted.get(key, 0) for key, value in now.items()}
 
+    def rejected(exc: _StepFailed, dt_step: float) -> tuple[float, int]:
+        """(dt, patience) after a step of dt_step from ``state`` failed; ConvergenceError below dt_min."""
+        stats["rejected"] += 1
+        if not stepper.used_fresh:                       # only a kept factor was tried: retry with a new one
+            stepper.factor_dt = None
+            log.info("t = %.6g s: %s; retrying with a new iteration matrix", state.t, exc)
+            return dt, patience
+        stepper.factor_dt = None
+        if dt_step / 2.0 < dt_min:
+            raise ConvergenceError(f"generalized-α: step at t = {state.t:.9g} s failed with dt down to "
+                                   f"{dt_step:.3e} s (dt_min = {dt_min:.3e} s): {exc}", list(stepper.sizes)) from None
+        log.info("t = %.6g s: %s; retrying with dt = %.3e s", state.t, exc, dt_step / 2.0)
+        return dt_step / 2.0, min(2 * patience, 64)      # grow back more cautiously after each rejection
+
+    # inputs held, nothing to call or write per step: steps in compiled batches while at the nominal step
+    batches = (stepper.compiled is not None and getattr(tau_function, "held", None) is not None
+               and controller is None and saver is None and not asm.rotation_vectors.size)
     power = None                                             # Kelvin–Voigt power at `state`, once known
     while state.t < t_end - 1e-12 * max(1.0, abs(t_end)):
         dt_step = min(dt, t_end - state.t)
+        if batches and stepper.compiled is not None and dt == settings.dt:
+            state, k, easy, failure = stepper.batch(state, t_end, dt, tau, tau_prev, k, easy, stats, recorder,
+                                                    record_every)
+            tau_prev, power = tau, None
+            if report is not None:
+                report(state.t, t0, t_end)
+            if failure is not None:
+                dt, patience = rejected(failure, min(dt, t_end - state.t))
+            continue
         try:
             new, iterations = stepper.step(state, dt_step, tau)
         except _StepFailed as exc:
-            stats["rejected"] += 1
-            if not stepper.used_fresh:                   # only a kept factor was tried: retry with a new one
-                stepper.factor_dt = None
-                log.info("t = %.6g s: %s; retrying with a new iteration matrix", state.t, exc)
-                continue
-            dt = dt_step / 2.0
-            patience = min(2 * patience, 64)             # grow back more cautiously after each rejection
-            stepper.factor_dt = None
-            if dt < dt_min:
-                raise ConvergenceError(f"generalized-α: step at t = {state.t:.9g} s failed with dt down to "
-                                       f"{dt_step:.3e} s (dt_min = {dt_min:.3e} s): {exc}",
-                                       list(stepper.sizes)) from None
-            log.info("t = %.6g s: %s; retrying with dt = %.3e s", state.t, exc, dt)
+            dt, patience = rejected(exc, dt_step)
             continue
         stats["newton_iterations"] += iterations
         # work of the inputs as the scheme applies them: the step's acceleration blend mixes the input of

@@ -50,11 +50,27 @@ class Column:
     def append(self, value) -> None:
         """Copy ``value`` (its shape must be the column's) into the next row."""
         n = self._count
-        value = np.asarray(value, dtype=float)
-        if n == self._capacity or value.shape != self.shape:
-            self._make_room(value.shape)
+        if type(value) is not float:                # a float row of shape () needs no conversion
+            value = np.asarray(value, dtype=float)
+            if value.shape != self.shape:
+                self._make_room(value.shape)
+        elif self.shape != ():
+            self._make_room(())
+        if n == self._capacity:
+            self._make_room(self.shape)
         self._data[n] = value
         self._count = n + 1
+
+    def extend(self, rows) -> None:
+        """Copy ``rows`` (s, *shape) into the next s rows."""
+        rows = np.asarray(rows, dtype=float)
+        n, count = self._count, len(rows)
+        if self.shape != rows.shape[1:]:
+            self._make_room(rows.shape[1:])
+        if n + count > self._capacity:
+            self._reserve(max(2 * self._capacity, n + count))
+        self._data[n:n + count] = rows
+        self._count = n + count
 
     def _make_room(self, shape: tuple) -> None:
         if self.shape is None:
@@ -63,10 +79,13 @@ class Column:
         elif shape != self.shape:
             raise FlexbodyError(f"recorder: a row of shape {shape} in a history of rows of shape {self.shape}")
         if self._count == self._capacity:
-            self._capacity *= 2
-            grown = np.empty((self._capacity, *self.shape))
-            grown[:self._count] = self._data[:self._count]
-            self._data = grown
+            self._reserve(2 * self._capacity)
+
+    def _reserve(self, capacity: int) -> None:
+        """Grow the buffer to ``capacity`` rows, keeping the rows written."""
+        grown = np.empty((capacity, *self.shape))
+        grown[:self._count] = self._data[:self._count]
+        self._data, self._capacity = grown, capacity
 
     def array(self) -> np.ndarray:
         """Every row, (rows, *shape) (a view; (0,) before the first row of a column of unknown shape)."""
@@ -170,6 +189,14 @@ class Recorder:
             (rows.setdefault(key) if column is None else column).append(value)
         if self.controller is not None:
             self._record_controller(len(rows["t"]))
+
+    def extend(self, columns: dict) -> None:
+        """Append the rows of several steps at once: ``columns`` maps each history, in the order :meth:`record` and
+        :meth:`append` give them for one step, to its rows (s, *shape)."""
+        rows = self.rows
+        for key, value in columns.items():
+            column = rows.get(key)
+            (rows.setdefault(key) if column is None else column).extend(value)
 
     def append(self, key: str, value) -> None:
         """Append ``value`` to the history ``key`` at the row recorded last (integrator statistics such as

@@ -74,7 +74,7 @@ class Evaluation:
 
     def is_at(self, t: float | None, q: np.ndarray, v: np.ndarray) -> bool:
         """Whether this is the state (t, q, v) (``t`` None: any time, for time-independent terms)."""
-        return (t is None or t == self.t) and np.array_equal(q, self.q) and np.array_equal(v, self.v)
+        return (t is None or t == self.t) and _same_values(q, self.q) and _same_values(v, self.v)
 
     def memo(self, key, compute):
         """The term ``key`` of this state: ``compute()`` the first time (its arrays made read-only), the
@@ -540,6 +540,15 @@ class AssembledSystem:
 KEPT_EVALUATIONS = 3
 """Evaluations an assembled system keeps (newest first): enough for the state of a step, its correction and
 its start, which the dynamics, controller and recorder all read."""
+
+
+def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether the float vectors a and b hold the same values: their bytes for short vectors (a tenth of
+    :func:`numpy.array_equal`'s cost there; −0.0 and 0.0 then differ, which only costs a new evaluation),
+    :func:`numpy.array_equal` for long ones."""
+    if a.shape != b.shape:
+        return False
+    return a.tobytes() == b.tobytes() if a.size <= 512 else bool(np.array_equal(a, b))
 
 
 def _all_finite(x: np.ndarray) -> bool:
