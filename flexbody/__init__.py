@@ -43,7 +43,7 @@ from .linalg import constraint_rank
 from .reduced import ReducedBody
 from .rigid import (Fixed, FreeFlyer, Ground, Planar, Prismatic, Revolute, RigidTree, Spherical, Universal,
                     load_urdf)
-from .solvers import (RK4, Adaptive, Baumgarte, GeneralizedAlpha, NewtonSettings, PositionCorrection, RunContext,
+from .solvers import (RK4, Adaptive, ArcLength, Baumgarte, GeneralizedAlpha, NewtonSettings, PositionCorrection, RunContext,
                       assemble_configuration, linearize, modal_analysis, holding_inputs, project_velocity, quasi_static_sequence, resume, simulate,
                       solve_static, task_sensitivity)
 from .system import AssembledSystem, State, System
@@ -56,7 +56,7 @@ __version__ = "0.1.0"
 __all__ = [
     "mesh", "HexMesh", "StVenantKirchhoff", "NeoHookean", "MooneyRivlin", "Hyperelastic", "FlexibleBody", "Fix",
     "BodyForce", "Gravity", "NodalForce", "SurfaceTraction", "SurfaceMoment", "Pressure", "System",
-    "solve_static", "NewtonSettings", "Results", "FlexbodyError", "MeshError", "ElementError", "MaterialError",
+    "solve_static", "NewtonSettings", "ArcLength", "Results", "FlexbodyError", "MeshError", "ElementError", "MaterialError",
     "LoadError", "ConstraintError", "ConvergenceError", "StateError", "ModelError",
     "RigidTree", "Revolute", "Prismatic", "Fixed", "Spherical", "FreeFlyer", "Universal", "Planar", "Ground", "load_urdf", "AssembledSystem", "State",
     "PointToPoint", "Distance", "Weld", "Hinge", "OnSurface", "Plane", "Sphere", "Cylinder", "ImplicitSurface",

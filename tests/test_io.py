@@ -83,8 +83,10 @@ def test_write_results_of_a_static_run_writes_histories_and_no_link_series(solve
     fb.io.write_results(tmp_path, res)
     assert sorted(p.name for p in tmp_path.glob("*.pvd")) == ["beam.pvd"]
     table = np.genfromtxt(tmp_path / "histories.csv", delimiter=",", names=True)
-    assert table.dtype.names == ("t",)                  # 351 coordinates > 200: no q columns
+    assert table.dtype.names == ("t", "newton_iterations", "residual")     # 351 coordinates > 200: no q columns
     assert np.array_equal(np.atleast_1d(table["t"]), res.times)
+    assert np.array_equal(np.atleast_1d(table["newton_iterations"]), res.iterations)       # the load path's steps
+    assert np.allclose(np.atleast_1d(table["residual"])[1:], [r[-1] for r in res.residuals[1:]], rtol=1e-12)
 
 
 def test_output_folder_that_cannot_be_written_is_named_before_the_run(tmp_path, monkeypatch):
@@ -149,6 +151,9 @@ def test_two_fix_on_one_coordinate_are_named():
     mesh = fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(2, 1, 1))
     bar = fb.FlexibleBody("bar", mesh, fb.StVenantKirchhoff(young=1e7, poisson=0.3, density=1e3))
     clamp, pull = fb.Fix(bar, "x0"), fb.Fix(bar, "x0", displacement=(0.01, 0.0, 0.0), components=(0,), name="pull")
-    with pytest.raises(ConstraintError, match="node 0 of body 'bar' \\(x\\) is prescribed by both 'fix_bar_x0' and 'pull'"):
+    with pytest.raises(ConstraintError, match="node 0 of body 'bar' \\(x\\) is prescribed 0 m by 'fix_bar_x0' and "
+                                              "0.01 m by 'pull'"):
         fb.System([bar], [clamp, pull])
     fb.System([bar], [clamp, fb.Fix(bar, "x1", displacement=(0.01, 0.0, 0.0), components=(0,))])   # disjoint: fine
+    symmetry = fb.Fix(bar, "y0", components=(1,), name="symmetry")        # shares x0's corner nodes, the same u = 0
+    fb.System([bar], [clamp, symmetry])

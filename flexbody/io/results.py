@@ -135,6 +135,17 @@ class Results:
         field (:meth:`field`, the ParaView export) measures from the mesh points instead."""
         return self.positions(body, step) - self.reference[self._slice(body)].reshape(-1, 3)
 
+    def node_displacements(self, body, nodes) -> np.ndarray:
+        """Displacements (s, k, 3) [m] of the ``nodes`` (a node- or face-set name or indices, as
+        :meth:`FlexibleBody.nodes` takes them) of the flexible ``body`` at every recorded step, relative to
+        :attr:`reference`: with ``times`` the load factors of a static path, its load–displacement curves."""
+        if isinstance(body, str) or not hasattr(body, "nodes"):
+            raise FlexbodyError("node_displacements: give the FlexibleBody itself (its node sets name the nodes)")
+        part = self._slice(body)
+        index = body.nodes(nodes)
+        steps = (self.q[:, part] - self.reference[part]).reshape(self.n_steps, -1, 3)
+        return steps[:, index]
+
     def field(self, body, name: str, step: int = -1) -> np.ndarray:
         """The field ``name`` of ``body`` (object or name) at recorded ``step``: the recorded value, or,
         when the fields were not recorded, computed from q (and v) through ``system`` (names, shapes and

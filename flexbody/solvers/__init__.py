@@ -15,9 +15,10 @@ from ..reduced.basis import ReducedBasis, craig_bampton, free_modes
 from .run_context import RunContext
 from .simulation import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, resume, simulate
 from .newton_settings import NewtonSettings
+from .arc_length import ArcLength
 from .statics import solve_static
 
 __all__ = ["Equilibrium", "InverseStatics", "holding_inputs", "inverse_statics", "quasi_static_sequence",
            "static_equilibrium", "task_sensitivity", "GeneralizedAlpha", "RK4", "Adaptive", "Baumgarte",
            "PositionCorrection", "RunContext", "assemble_configuration", "project_velocity", "resume", "simulate", "NewtonSettings",
-           "solve_static", "Modes", "modal_analysis", "LinearModel", "linearize", "ReducedBasis", "craig_bampton", "free_modes"]
+           "ArcLength", "solve_static", "Modes", "modal_analysis", "LinearModel", "linearize", "ReducedBasis", "craig_bampton", "free_modes"]

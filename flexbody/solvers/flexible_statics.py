@@ -77,10 +77,7 @@ def solve_flexible(system: System, *, load_steps: int = 1, settings: NewtonSetti
     _check_held(system, fixed)
     free = np.setdiff1d(np.arange(system.n_dofs), fixed)
     linear = _LinearSolver(symmetric=not system.has_follower_loads)
-    results = Results(kind="static", times=np.zeros(1), q=q[None, :].copy(),
-                      body_slices={b.name: (system.body_slice(b).start, system.body_slice(b).stop)
-                                   for b in system.bodies},
-                      iterations=[0], residuals=[[]], reference=system.reference_coordinates(), system=system)
+    results = static_results(system, q)
     s_done, steps = 0.0, LoadIncrements(load_steps, settings.max_bisections)
     while s_done < 1.0 - 1e-14:
         s_next = steps.target(s_done)
@@ -94,13 +91,31 @@ def solve_flexible(system: System, *, load_steps: int = 1, settings: NewtonSetti
             continue
         steps.converged(len(history) - 1)
         q, s_done = q_new, s_next
-        results.times = np.append(results.times, s_done)
-        results.q = np.vstack([results.q, q])
-        results.iterations.append(len(history) - 1)
-        results.residuals.append(history)
+        record_point(results, s_done, q, history)
     log.info("static solve: %d steps, %d Cholesky and %d LU factorizations", len(results.times) - 1,
              linear.n_cholesky, linear.n_lu)
     return results
+
+
+def static_results(system: System, q: np.ndarray) -> Results:
+    """The static Results of a path that starts at q (load factor 0), with the histories of its steps:
+    "newton_iterations" and "residual" (the last residual norm of each step [N])."""
+    return Results(kind="static", times=np.zeros(1), q=q[None, :].copy(),
+                   body_slices={b.name: (system.body_slice(b).start, system.body_slice(b).stop)
+                                for b in system.bodies},
+                   iterations=[0], residuals=[[]], reference=system.reference_coordinates(), system=system,
+                   histories={"newton_iterations": np.zeros(1), "residual": np.zeros(1)})
+
+
+def record_point(results: Results, s: float, q: np.ndarray, history: list, **histories) -> None:
+    """Append the converged point (s, q) of a step, its residual ``history`` and further ``histories`` values."""
+    results.times = np.append(results.times, s)
+    results.q = np.vstack([results.q, q])
+    results.iterations.append(len(history) - 1)
+    results.residuals.append(history)
+    values = {"newton_iterations": len(history) - 1, "residual": history[-1], **histories}
+    for key, value in values.items():
+        results.histories[key] = np.append(results.histories[key], value)
 
 
 def _predictor(results: Results, s_next: float) -> np.ndarray:

@@ -21,14 +21,16 @@ from ..io.results import Results
 from ..system.description import System, as_assembled
 from .constrained_statics import Equilibrium, static_equilibrium
 from .inverse_statics import InverseStatics, inverse_statics
+from .arc_length import ArcLength, follow_path
 from .flexible_statics import solve_flexible
 from .newton_settings import NewtonSettings
 
-__all__ = ["solve_static", "NewtonSettings"]
+__all__ = ["solve_static", "NewtonSettings", "ArcLength"]
 
 
 def solve_static(model, *, load_steps: int = 1, settings: NewtonSettings | None = None, q_start=None, tau=None,
-                 tau_k=None, task=None, target=None, t: float = 0.0) -> Results | InverseStatics:
+                 tau_k=None, task=None, target=None, t: float = 0.0,
+                 path: ArcLength | None = None) -> Results | InverseStatics:
     """Static equilibrium of ``model`` under its loads and gravity, reached in ``load_steps`` equal load
     increments (a failing increment is bisected); or, with ``task`` and ``target``, the actuator inputs
     that hold the task there.
@@ -54,6 +56,10 @@ def solve_static(model, *, load_steps: int = 1, settings: NewtonSettings | None 
         A task (e.g. :class:`~flexbody.PointTask`) and its target coordinates (m_T,): inverse statics.
     t : float
         Time at which rheonomic constraints and loads are evaluated [s].
+    path : ArcLength, optional
+        Follow the equilibrium path by arc-length continuation (:mod:`flexbody.solvers.arc_length`) instead of
+        load increments: through limit points (snap-through, snap-back) to the load factor 1. Flexible bodies
+        held by Fix only; the first arc is the linear response to the increment 1/load_steps.
 
     Returns
     -------
@@ -61,7 +67,9 @@ def solve_static(model, *, load_steps: int = 1, settings: NewtonSettings | None 
         Forward: ``kind="static"``, ``times`` = load factors of the converged steps (the first entry 0 is
         the start), ``q`` per step, ``iterations`` and ``residuals`` per step; for constrained models also
         ``histories["lam"]`` (multipliers) and ``histories["tau"]`` (applied forces) per step and
-        ``metadata`` with the final residual [N, N·m] and violation max|φ|. Inverse: the
+        ``metadata`` with the final residual [N, N·m] and violation max|φ|. Every forward path has the
+        histories "newton_iterations" and "residual" (the last residual norm of each step); an arc-length
+        path also "arc_length" (``times`` then may fall and rise). Inverse: the
         :class:`~flexbody.solvers.inverse_statics.InverseStatics` (τ_k, the equilibrium, the task residual, the
         sensitivity G and its rank).
 
@@ -82,6 +90,13 @@ def solve_static(model, *, load_steps: int = 1, settings: NewtonSettings | None 
         asm = as_assembled(model, "solve_static")
         return inverse_statics(asm, task, target, tau_k0=tau_k, q0=q_start, t=t, load_steps=load_steps,
                                **_constrained_settings(settings, inverse=True))
+    if path is not None:
+        if not isinstance(path, ArcLength):
+            raise FlexbodyError(f"solve_static: path must be an ArcLength, got {type(path).__name__}")
+        if task is not None or tau is not None or tau_k is not None or not _flexible_only(model):
+            raise FlexbodyError("solve_static: arc-length paths are followed for flexible bodies held by Fix "
+                                "only, under their loads (no rigid trees, other constraints, inputs or tasks)")
+        return follow_path(model, path, load_steps=load_steps, newton=settings, q_start=q_start)
     if _flexible_only(model) and tau is None and tau_k is None:
         return solve_flexible(model, load_steps=load_steps, settings=settings, q_start=q_start)
     asm = as_assembled(model, "solve_static")
@@ -113,8 +128,11 @@ def _as_results(asm, eq: Equilibrium, q_start) -> Results:
     q = np.vstack([q0] + [step[1] for step in eq.path])
     lam = np.vstack([np.zeros(asm.n_constraints)] + [step[2] for step in eq.path])
     tau = np.vstack([np.zeros(asm.n_dofs)] + [step[0] * eq.tau for step in eq.path])
+    iterations = [0] + [step[3] for step in eq.path]
+    residuals = [[]] + [list(step[4]) for step in eq.path]
     return Results(kind="static", times=np.array(factors), q=q, body_slices=dict(asm.body_slices),
-                   iterations=[0] + [step[3] for step in eq.path], residuals=[[]] + [list(step[4]) for step in eq.path],
-                   reference=np.array(asm.q0, dtype=float), system=asm, histories={"lam": lam, "tau": tau},
+                   iterations=iterations, residuals=residuals, reference=np.array(asm.q0, dtype=float), system=asm,
+                   histories={"lam": lam, "tau": tau, "newton_iterations": np.array(iterations, dtype=float),
+                              "residual": np.array([h[-1] if h else 0.0 for h in residuals])},
                    metadata={"solver": "bordered Newton on (q, λ)", "residual": float(eq.residual),
                              "violation": float(eq.violation), "iterations": int(eq.iterations)})

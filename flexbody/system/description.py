@@ -204,17 +204,20 @@ class System:
 
 
 def _check_fix_overlaps(fixes) -> None:
-    """Refuse two Fix that prescribe the same nodal coordinate: the flexible-only static solver, which eliminates
-    the prescribed coordinates, would keep one of the two values and drop the other without a word."""
+    """Refuse two Fix that prescribe different displacements to the same nodal coordinate: the flexible-only static
+    solver, which eliminates the prescribed coordinates, would keep one of the two values and drop the other
+    without a word. The same displacement twice (a clamped edge on a symmetry plane) is consistent."""
     owner = {}
     for c in fixes:
-        for dof in c.dofs():
+        displacement = c.values(1.0) - c.values(0.0)
+        for dof, u in zip(c.dofs(), displacement):
             key = (id(c.body), int(dof))
-            if key in owner:
+            if key in owner and owner[key][1] != u:
                 node, comp = divmod(int(dof), 3)
-                raise ConstraintError(f"System: node {node} of body {c.body.name!r} ({'xyz'[comp]}) is prescribed by "
-                                      f"both {owner[key]!r} and {c.name!r}; remove one of them")
-            owner[key] = c.name
+                raise ConstraintError(f"System: node {node} of body {c.body.name!r} ({'xyz'[comp]}) is prescribed "
+                                      f"{owner[key][1]:.6g} m by {owner[key][0]!r} and {u:.6g} m by {c.name!r}; "
+                                      f"remove one of them")
+            owner.setdefault(key, (c.name, u))
 
 
 def _check_overlaps(constraints) -> None:
