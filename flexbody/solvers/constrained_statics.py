@@ -116,27 +116,38 @@ def _applied(asm, tau, tau_k) -> np.ndarray:
     return tau
 
 
-def _newton(stat: _Statics, solver: SaddlePointSolver, q, lam, tau, s, tol, max_iterations, history):
-    """Damped Newton at load factor s; returns (q, λ, iterations, max|r|, max|φ|) or raises.
+DIVERGING = 3
+"""Consecutive growing Newton corrections after which a load step's iterations are damped."""
 
-    Step length by the natural monotonicity test (Deuflhard): a trial step t·Δ is accepted when the
-    simplified Newton increment at the trial point, with the same factor, satisfies
-    ‖Δ̄‖ ≤ (1 − t/4)‖Δ‖; otherwise t is halved (affine invariant: no scaling of r against φ needed)."""
+
+def _newton(stat: _Statics, solver: SaddlePointSolver, q, lam, tau, s, tol, max_iterations, history):
+    """Newton at load factor s; returns (q, λ, iterations, max|r|, max|φ|) or raises.
+
+    Full Newton steps (halved only while the residual at the trial point is not finite), so the iterations keep
+    their quadratic convergence; after :data:`DIVERGING` consecutive corrections that grow, the step is damped by
+    the natural monotonicity test (Deuflhard): a trial step t·Δ is accepted when the simplified Newton increment
+    at the trial point, with the same factor, satisfies ‖Δ̄‖ ≤ (1 − t/4)‖Δ‖, otherwise t is halved (affine
+    invariant: no scaling of r against φ needed). A load step that still fails is bisected by the caller."""
     q, lam = q.copy(), lam.copy()
     r, phi, Phi = stat.residual(q, lam, tau, s)
     res = viol = np.inf
+    damped, growing, previous = False, 0, np.inf
     for k in range(1, max_iterations + 1):
         A_r, A_f = stat.tangent(q, lam, s)
         solver.factor(A_r, A_f, sp.csr_matrix(Phi))
         dq, y = solver.solve(-r, -phi)
         norm = float(np.linalg.norm(dq))
+        growing = growing + 1 if norm > previous else 0
+        damped, previous = damped or growing >= DIVERGING, norm
         step = 1.0
         for _ in range(10):
             q_try, lam_try = q + step * dq, lam - step * y
             r_try, phi_try, Phi_try = stat.residual(q_try, lam_try, tau, s)
             if np.all(np.isfinite(r_try)) and np.all(np.isfinite(phi_try)):
+                if not damped or norm <= tol:
+                    break
                 simplified = float(np.linalg.norm(solver.solve(-r_try, -phi_try)[0]))
-                if simplified <= (1.0 - step / 4.0) * norm or norm <= tol:
+                if simplified <= (1.0 - step / 4.0) * norm:
                     break
             step *= 0.5
         q, lam, r, phi, Phi = q_try, lam_try, r_try, phi_try, Phi_try
