@@ -47,12 +47,30 @@ def gauss_legendre(n_points: int) -> tuple[np.ndarray, np.ndarray]:
     return np.polynomial.legendre.leggauss(n_points)
 
 
-def gauss_hex(n_points: int) -> tuple[np.ndarray, np.ndarray]:
-    """Tensor-product Gauss rule on the reference cube: points (n³, 3) and weights (n³,)."""
-    x, w = gauss_legendre(n_points)
-    grid = np.stack(np.meshgrid(x, x, x, indexing="ij"), axis=-1).reshape(-1, 3)
-    weights = np.einsum("i,j,k->ijk", w, w, w).ravel()
+def gauss_hex(n_points) -> tuple[np.ndarray, np.ndarray]:
+    """Tensor-product Gauss rule on the reference cube: points (n_ξ n_η n_ζ, 3) and weights, for ``n_points`` per
+    direction, or (n_ξ, n_η, n_ζ) along ξ, η, ζ."""
+    counts = (n_points,) * 3 if np.ndim(n_points) == 0 else tuple(n_points)
+    (a, wa), (b, wb), (c, wc) = (gauss_legendre(int(n)) for n in counts)
+    grid = np.stack(np.meshgrid(a, b, c, indexing="ij"), axis=-1).reshape(-1, 3)
+    weights = np.einsum("i,j,k->ijk", wa, wb, wc).ravel()
     return grid, weights
+
+
+@lru_cache(maxsize=None)
+def spurious_modes(nodes_per_cell: int, rule: tuple[int, int, int]) -> int:
+    """Zero-energy modes of one element beyond its six rigid-body motions under the Gauss rule ``rule`` (points
+    along ξ, η, ζ): the null space of the reference cube's linear elastic stiffness (λ = μ = 1). Rules with too
+    few points leave hourglass modes (27-node elements with 2 × 2 × 2 points, 8-node ones with 1 point)."""
+    element = reference_hex(nodes_per_cell)
+    xi, w = gauss_hex(rule)
+    G = element.shape_gradients(xi)                                   # (nq, nn, 3), the cube [-1, 1]³: J = I
+    K = (np.einsum("g,gak,gbl->akbl", w, G, G)                       # λ G_a ⊗ G_b
+         + np.einsum("g,gal,gbk->akbl", w, G, G)                     # μ G_b ⊗ G_a
+         + np.einsum("g,gam,gbm,kl->akbl", w, G, G, np.eye(3)))      # μ (G_a · G_b) I
+    n = 3 * element.n_nodes
+    values = np.linalg.eigvalsh(K.reshape(n, n))
+    return int(np.sum(values < 1e-10 * values.max())) - 6
 
 
 def gauss_quad(n_points: int) -> tuple[np.ndarray, np.ndarray]:

@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import kernels, patterns
-from .elements import ReferenceHex, gauss_hex, reference_hex
+from .elements import ReferenceHex, gauss_hex, reference_hex, spurious_modes
 from ..errors import ConvergenceError, ElementError, FlexbodyError, MeshError, StateError
 from .materials import MOONEY_RIVLIN, NEO_HOOKEAN, SVK, USER_INVARIANTS, USER_TENSOR, Material
 from .hex_mesh import HexMesh
@@ -45,6 +45,26 @@ FORCE_ELEMENTS_PER_THREAD = 4000
 MATRIX_ELEMENTS_PER_THREAD = 250
 
 
+def _quadrature_rule(name: str, quadrature, element: ReferenceHex) -> tuple[int, int, int]:
+    """Gauss points along ξ, η, ζ from ``quadrature`` (None: the element's default; an int: the same along
+    each); ElementError for a rule that leaves zero-energy modes besides the rigid-body motions."""
+    if quadrature is None:
+        quadrature = element.default_quadrature
+    counts = (quadrature,) * 3 if np.ndim(quadrature) == 0 else tuple(quadrature)
+    if len(counts) != 3 or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1
+                                   for n in counts):
+        raise FlexbodyError(f"FlexibleBody {name!r}: quadrature must be a positive integer or three of them "
+                            f"(points along ξ, η, ζ), got {quadrature!r}")
+    rule = tuple(int(n) for n in counts)
+    extra = spurious_modes(element.n_nodes, rule)
+    if extra > 0:
+        raise ElementError(f"FlexibleBody {name!r}: quadrature {rule} leaves {extra} zero-energy (hourglass) "
+                           f"mode(s) in {element.n_nodes}-node elements besides the rigid-body motions, so the "
+                           f"stiffness is singular; use {element.default_quadrature} (the default)"
+                           + (", or (2, 3, 3) for reduced integration along ξ" if element.order == 2 else ""))
+    return rule
+
+
 class FlexibleBody:
     """A hexahedral solid in absolute nodal coordinates.
 
@@ -56,14 +76,18 @@ class FlexibleBody:
         Reference configuration; 8-node cells give ANCFHex8 elements, 27-node cells ANCFHex27.
     material : Material
         Constitutive law (with density and optional Kelvin–Voigt damping).
-    quadrature : int, optional
-        Gauss–Legendre points per direction (default 2 for 8-node, 3 for 27-node cells).
+    quadrature : int or (int, int, int), optional
+        Gauss–Legendre points per direction, or along the element axes ξ, η, ζ, of the stiffness, internal force
+        and strain energy (default 2 for 8-node, 3 for 27-node cells). ``(2, 3, 3)`` for 27-node cells of a
+        slender body whose length runs along ξ is the reduced axial integration that removes their membrane
+        locking in bending (Stolarski & Belytschko 1982; docs/user_guide.md). A rule that leaves zero-energy
+        modes besides the rigid-body motions is refused. The mass matrix keeps at least the default rule.
     locking : {None, "incompatible_modes"}
         Locking remedy of the 8-node element.
     """
 
-    def __init__(self, name: str, mesh: HexMesh, material: Material, *, quadrature: int | None = None,
-                 locking: str | None = None):
+    def __init__(self, name: str, mesh: HexMesh, material: Material, *,
+                 quadrature: int | tuple[int, int, int] | None = None, locking: str | None = None):
         if not isinstance(name, str) or not name:
             raise FlexbodyError(f"FlexibleBody name must be a non-empty string, got {name!r}")
         if not isinstance(mesh, HexMesh):
@@ -84,15 +108,13 @@ class FlexibleBody:
         self.mesh = mesh
         self.material = material
         self.element: ReferenceHex = reference_hex(mesh.nodes_per_cell)
-        n_gauss = self.element.default_quadrature if quadrature is None else quadrature
-        if not isinstance(n_gauss, (int, np.integer)) or n_gauss < 1:
-            raise FlexbodyError(f"FlexibleBody {name!r}: quadrature must be a positive integer, got {quadrature!r}")
         self.locking = locking
-        self.quadrature = int(n_gauss)
+        self.quadrature = _quadrature_rule(name, quadrature, self.element)
         self._xi, self._w = gauss_hex(self.quadrature)
-        self._N = self.element.shape_functions(self._xi)               # (nq, nn)
         self._cells = np.require(mesh.cells, dtype=np.int64, requirements=("C", "W"))   # writable: one kernel signature
         self._G, self._wdv = self._reference_gradients()
+        full = tuple(max(n, self.element.default_quadrature) for n in self.quadrature)
+        self._mass_rule = gauss_hex(full)                              # (ξ, w) integrating N_a N_b exactly
         if locking == "incompatible_modes":
             self._G = np.ascontiguousarray(np.concatenate([self._G, self._incompatible_gradients()], axis=2))
             self._alpha = np.zeros((self.n_elements, 3, 3))
@@ -158,6 +180,13 @@ class FlexibleBody:
         G = np.einsum("gak,egkd->egad", dN, Jinv, optimize=True)
         return np.ascontiguousarray(G), np.ascontiguousarray(det * self._w)
 
+    def _mass_weights(self) -> tuple[np.ndarray, np.ndarray]:
+        """(N (nq, nn), weights × det J (m, nq)) of the mass rule (the stiffness rule, at least the default)."""
+        xi, w = self._mass_rule
+        X = self.mesh.points[self._cells]
+        det = np.linalg.det(np.einsum("ead,gak->egdk", X, self.element.shape_gradients(xi), optimize=True))
+        return self.element.shape_functions(xi), det * w
+
     def _check_jacobians(self, det_gauss: np.ndarray, X: np.ndarray) -> None:
         """Raise ElementError naming the first inverted/degenerate element and its Jacobian determinant."""
         corners = self.element.shape_gradients(self.element.nodes[:8])     # det J at corners too
@@ -188,7 +217,8 @@ class FlexibleBody:
     def mass_matrix(self) -> sp.csr_matrix:
         """Consistent mass matrix M (3n, 3n) [kg], constant, assembled once [DE-104]."""
         if self._mass is None:
-            Me = self.material.density * np.einsum("eg,ga,gb->eab", self._wdv, self._N, self._N, optimize=True)
+            N, wdv = self._mass_weights()
+            Me = self.material.density * np.einsum("eg,ga,gb->eab", wdv, N, N, optimize=True)
             rows = np.repeat(self._cells, self._cells.shape[1], axis=1).ravel()
             cols = np.tile(self._cells, (1, self._cells.shape[1])).ravel()
             scalar = sp.csr_matrix((Me.ravel(), (rows, cols)), shape=(self.n_nodes,) * 2)
@@ -197,11 +227,11 @@ class FlexibleBody:
 
     def mass(self) -> float:
         """Total mass ρ₀ V [kg]."""
-        return float(self.material.density * self._wdv.sum())
+        return float(self.material.density * self.volume())
 
     def volume(self) -> float:
-        """Reference volume [m³] (by the element quadrature)."""
-        return float(self._wdv.sum())
+        """Reference volume [m³] (by the mass matrix's quadrature)."""
+        return float(self._mass_weights()[1].sum())
 
     def body_force(self, acceleration) -> np.ndarray:
         """Generalized force (3n,) [N] of a uniform body-force field per unit mass (e.g. gravity, m/s²)."""
