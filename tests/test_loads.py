@@ -98,7 +98,7 @@ def test_hydrostatic_pressure_on_neo_hookean_cube_matches_closed_form():
     (lambda b: fb.NodalForce(b, "tip", force=(1, 0, 0)), "no node or face set named 'tip'"),
     (lambda b: fb.NodalForce(b, [10**6], force=(1, 0, 0)), "out of range"),
     (lambda b: fb.SurfaceTraction(b, "x1", traction=(1.0, np.nan, 0.0)), "must be finite"),
-    (lambda b: fb.SurfaceTraction(b, "x1", traction=(1.0, 2.0)), "expected shape"),
+    (lambda b: fb.SurfaceTraction(b, "x1", traction=(1.0, 2.0)), r"expected real numbers of shape \(3,\), got shape \(2,\)"),
     (lambda b: fb.Gravity(b, (0, 0, np.inf)), "must be finite"),
     (lambda b: fb.SurfaceTraction(b, "x1"), "give traction= or total="),
 ])

@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 from ..errors import FlexbodyError
-from .cases import _keywords, load_case, parse_grid, parse_overrides
+from .cases import _keywords, _case_failure, _case_line, load_case, parse_grid, parse_overrides
 from .info import describe_case
 from .sweep import markdown_table, sweep
 from .bench import _select_scripts, _script_title, benchmark_scripts
@@ -262,6 +262,8 @@ def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="store_true",
                         help="also print informational log lines (flexbody's solver notes, Dask's cluster messages)")
+    common.add_argument("--traceback", action="store_true",
+                        help="on an error, show Python's traceback instead of the one-line message")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, **kwargs) -> argparse.ArgumentParser:
@@ -331,13 +333,27 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("flexbody").setLevel(logging.INFO if args.verbose else logging.WARNING)
     logging.getLogger("matplotlib").setLevel(logging.WARNING)          # font substitution notes
     commands = {"run": _cmd_run, "new": _cmd_new, "info": _cmd_info, "sweep": _cmd_sweep, "view": _cmd_view, "export": _cmd_export}
+    case = getattr(args, "case", None)
     try:
         if args.command == "bench":
             return _cmd_bench(args, extra)
         return commands[args.command](args)
     except (FlexbodyError, OSError) as exc:
-        message = " ".join(str(exc).split())
-        print(f"flexbody: error: {message}", file=sys.stderr)
+        if args.traceback:
+            raise
+        print(f"flexbody: error: {_one_line(exc, case)}", file=sys.stderr)
         return EXIT_ERROR
+    except Exception as exc:                     # raised by a case's own code (or by flexbody under it): one line
+        if case is None or args.traceback:
+            raise
+        print(f"flexbody: error: {_case_failure(exc, case)} (--traceback shows the traceback)", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _one_line(exc: BaseException, case: str | None) -> str:
+    """The message of a FlexbodyError or OSError on one line, after the case file and line when a case raised it."""
+    if case is not None and _case_line(exc, case) is not None:
+        return _case_failure(exc, case)
+    return " ".join(str(exc).split())
 
 

@@ -7,6 +7,7 @@ import ast
 import importlib.util
 import inspect
 import io
+import math
 import os
 import tokenize
 from dataclasses import dataclass
@@ -41,12 +42,56 @@ def load_case(path: str | os.PathLike, require: tuple[str, ...] = ("main",)):
     try:
         spec.loader.exec_module(module)
     except Exception as exc:                           # a broken case file: name it, do not dump a traceback
-        raise FlexbodyError(f"cannot import case file {str(path)!r}: {type(exc).__name__}: {exc}") from exc
+        where = "" if isinstance(exc, SyntaxError) else _at_line(_case_line(exc, file))   # a SyntaxError has its line
+        raise FlexbodyError(f"cannot import case file {str(path)!r}{where}: {type(exc).__name__}: {exc}") from exc
     signatures = {"main": "main(out_dir, **overrides)", "build": "build(**params)"}
     for fname in require:
         if not callable(getattr(module, fname, None)):
             raise FlexbodyError(f"case file {str(path)!r} defines no {signatures.get(fname, fname + '()')}")
+    for fname, args, rule in (("main", ("out",), "take the output directory as its first argument"),
+                              ("build", (), "be callable without arguments (a default for every parameter)")):
+        func = getattr(module, fname, None)
+        if fname in require and callable(func):
+            try:
+                signature = inspect.signature(func)
+            except (TypeError, ValueError):              # no signature to check (a builtin, a C function)
+                continue
+            try:
+                signature.bind(*args)
+            except TypeError:
+                line = getattr(getattr(func, "__code__", None), "co_firstlineno", None)
+                raise FlexbodyError(f"case file {str(path)!r}{_at_line((line, fname)) if line else ''}: {fname} must "
+                                    f"{rule}, e.g. {signatures[fname]}; it is {fname}{signature}") from None
     return module
+
+
+def _case_line(exc: BaseException, path) -> tuple[int, str] | None:
+    """(line, function) of the innermost frame of the case file ``path`` in the traceback of ``exc``, or None when
+    the traceback does not pass through it (function "<module>" for the file's top level)."""
+    target, found = Path(path).resolve(), None
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename and Path(code.co_filename).resolve() == target:
+            found = (tb.tb_lineno, code.co_name)
+        tb = tb.tb_next
+    return found
+
+
+def _at_line(where: tuple[int, str] | None) -> str:
+    """", line 12 (in build)" for :func:`_case_line`'s answer; "" for None."""
+    if where is None:
+        return ""
+    line, function = where
+    return f", line {line}" + ("" if function == "<module>" else f" (in {function})")
+
+
+def _case_failure(exc: BaseException, path) -> str:
+    """One line for an error raised while a case file ran: ``case file 'P', line N (in build): Type: message`` (the
+    innermost line of the case in the traceback; "line" left out when the traceback does not pass through it)."""
+    text = " ".join(str(exc).split())
+    kind = "" if isinstance(exc, FlexbodyError) else f"{type(exc).__name__}: "
+    return f"case file {str(path)!r}{_at_line(_case_line(exc, path))}: {kind}{text}"
 
 
 def _keywords(func) -> set[str]:
@@ -199,7 +244,17 @@ def _check_value(name: str, value, module, option: str):
         raise FlexbodyError(f"{option} {name}={value!r}: case {_case_name(module)!r} takes "
                             f"{'a number' if _is_number(default) else 'numbers'} for {name.upper()}, e.g. "
                             f"{name}={example}")
+    if _is_numeric(default) and _all_finite(default) and not _all_finite(value):
+        raise FlexbodyError(f"{option} {name}={value!r}: case {_case_name(module)!r} takes finite numbers for "
+                            f"{name.upper()} (its value is {_compact(default)})")
     return value
+
+
+def _all_finite(value) -> bool:
+    """Every number in a number or (nested) tuple or list of numbers is finite (1e999 reads as inf)."""
+    if isinstance(value, (tuple, list)):
+        return all(_all_finite(v) for v in value)
+    return not isinstance(value, float) or math.isfinite(value)
 
 
 def parse_overrides(pairs: list[str], module) -> dict:

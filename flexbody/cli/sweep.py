@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 
 from ..errors import FlexbodyError
-from .cases import _compact, load_case
+from .cases import _compact, _case_line, load_case
 
 
 # ----------------------------------------------------------------------------------------------- sweep
@@ -71,7 +71,9 @@ def run_variant(case_path: str, out_dir: str, overrides: dict) -> dict:
         summary = flatten_summary(module.main(out_dir, **overrides))
         error = None
     except Exception as exc:                                 # the row reports it; the other variants go on
-        summary, error = {}, f"{type(exc).__name__}: {exc}".strip().replace("\n", " ")
+        where = _case_line(exc, case_path)
+        at = "" if where is None else f" (line {where[0]} of {Path(case_path).name}, in {where[1]})"
+        summary, error = {}, f"{type(exc).__name__}: {exc}{at}".strip().replace("\n", " ")
     return {"summary": summary, "error": error, "wall_time": time.perf_counter() - start}
 
 

@@ -25,8 +25,8 @@ import scipy.sparse as sp
 
 from ..rigid.anchors import Anchor, Ground
 from .closures import PointToPoint
-from .base import Constraint, ConstraintRows, Fix
-from ..errors import ConstraintError, MeshError
+from .base import Constraint, ConstraintRows, Fix, _node_selection
+from ..errors import ConstraintError
 from ..fem.flexible_body import FlexibleBody
 from .nodes import Node
 from ..rigid.link import Link
@@ -39,10 +39,7 @@ _XYZ = "xyz"
 def _body_nodes(body, nodes, who: str) -> np.ndarray:
     if not isinstance(body, FlexibleBody):
         raise ConstraintError(f"{who}: expected a FlexibleBody, got {body!r}")
-    try:
-        idx = body.nodes(nodes)
-    except MeshError as exc:
-        raise ConstraintError(f"{who}: {exc}") from exc
+    idx = _node_selection(body, nodes, who)
     if idx.size == 0:
         raise ConstraintError(f"{who}: empty node selection on body {body.name!r}")
     return idx
@@ -221,6 +218,9 @@ class TieNodes(_NodeRows):
     def __init__(self, body_a: FlexibleBody, nodes_a, body_b: FlexibleBody, nodes_b=None, *, tol: float = 1e-8,
                  name: str | None = None):
         who = f"tie {name!r}" if name else "tie"
+        if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(tol) or tol < 0:
+            raise ConstraintError(f"{who}: tol must be a finite distance >= 0 [m], got {tol!r}")
         ia = _body_nodes(body_a, nodes_a, who)
         ib = np.arange(body_b.n_nodes) if nodes_b is None else _body_nodes(body_b, nodes_b, who)
         if body_a is body_b:

@@ -46,6 +46,31 @@ def global_columns(columns, who: str) -> np.ndarray:
     return cols.astype(np.int64)
 
 
+def _node_selection(body: FlexibleBody, nodes, who: str) -> np.ndarray:
+    """Sorted unique node indices of ``body`` from a node-set or face-set name or integer node indices
+    (:meth:`FlexibleBody.nodes`); a ConstraintError naming ``who`` for an unknown set, an index out of range, or
+    indices that are not integers."""
+    try:
+        return body.nodes(nodes)
+    except MeshError as exc:
+        raise ConstraintError(f"{who}: {exc}") from exc
+
+
+def _checked_components(components, who: str, distinct: bool = True) -> np.ndarray:
+    """World components (0 = x, 1 = y, 2 = z) as int64 in the order given; ConstraintError naming ``who`` when
+    they are not integers 0, 1, 2 (none, a text, 0.5, True) or, with ``distinct``, repeat one."""
+    try:
+        comps = np.asarray(components)
+    except ValueError:
+        comps = np.asarray([None])
+    if comps.dtype == bool or not np.issubdtype(comps.dtype, np.integer) or comps.ndim > 1:
+        comps = np.asarray([-1])
+    comps = comps.astype(np.int64).ravel()
+    if comps.size == 0 or comps.min() < 0 or comps.max() > 2 or (distinct and len(np.unique(comps)) != comps.size):
+        raise ConstraintError(f"{who}: components must be distinct values of 0, 1, 2 (x, y, z), got {components!r}")
+    return comps
+
+
 def merge_pieces(pieces) -> tuple[np.ndarray, np.ndarray]:
     """(cols, block) of the sum of blocks (cols_i (k_i,), block_i (r, k_i)) on the union of their columns."""
     cols = np.unique(np.concatenate([c for c, _ in pieces])).astype(np.int64)
@@ -142,29 +167,38 @@ class Fix:
         if not isinstance(body, FlexibleBody):
             raise ConstraintError(f"Fix: body must be a FlexibleBody, got {type(body).__name__}")
         self.body = body
-        try:
-            self.nodes = body.nodes(nodes)
-        except MeshError as exc:
-            raise ConstraintError(f"Fix on body {body.name!r}: {exc}") from exc
+        self.nodes = _node_selection(body, nodes, f"Fix on body {body.name!r}")
         label = nodes if isinstance(nodes, str) else f"{len(self.nodes)} nodes"
         if len(self.nodes) == 0:
             raise ConstraintError(f"Fix {label!r} on body {body.name!r}: empty node selection")
-        comps = np.unique(np.asarray(components, dtype=np.int64).ravel())
-        if comps.size == 0 or comps.min() < 0 or comps.max() > 2:
-            raise ConstraintError(f"Fix {label!r} on body {body.name!r}: components must be within (0, 1, 2)")
-        self.components = comps
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ConstraintError(f"Fix {label!r} on body {body.name!r}: name must be a non-empty string, got {name!r}")
+        try:
+            self.components = np.unique(_checked_components(components, "Fix", distinct=False))
+        except ConstraintError:
+            raise ConstraintError(f"Fix {label!r} on body {body.name!r}: components must be within (0, 1, 2), "
+                                  f"got {components!r}") from None
         X = body.mesh.points[self.nodes]
         if displacement is None:
             u = np.zeros_like(X)
         else:
-            u = displacement(X) if callable(displacement) else displacement
+            who = f"Fix {label!r} on body {body.name!r}"
+            if callable(displacement):
+                try:
+                    u = displacement(X.copy())
+                except Exception as exc:       # the user's function: named here, its traceback chained
+                    raise ConstraintError(f"{who}: displacement(X) raised {type(exc).__name__}: {exc}") from exc
+            else:
+                u = displacement
             try:
+                if np.iscomplexobj(u):
+                    raise TypeError("complex")
                 u = np.broadcast_to(np.asarray(u, dtype=float), X.shape).copy()
-            except ValueError as exc:
-                raise ConstraintError(f"Fix {label!r} on body {body.name!r}: displacement must be (3,) or "
-                                      f"({len(X)}, 3), got {np.shape(u)}") from exc
+            except (TypeError, ValueError) as exc:
+                raise ConstraintError(f"{who}: displacement must be real numbers of shape (3,) or ({len(X)}, 3), "
+                                      f"got {np.shape(u)}") from exc
             if not np.all(np.isfinite(u)):
-                raise ConstraintError(f"Fix {label!r} on body {body.name!r}: displacement contains NaN/Inf")
+                raise ConstraintError(f"{who}: displacement contains NaN/Inf")
         self.label = label
         self.displacement = u
         self.name = name if name is not None else f"fix_{body.name}_{label}".replace(" ", "_")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..rigid.anchors import Anchor, FrameAnchor
-from .base import Constraint, ConstraintRows
+from .base import Constraint, ConstraintRows, _checked_components
 from ..errors import ConstraintError
 from .surfaces import Cylinder, Plane, Sphere, Surface
 
@@ -46,9 +46,7 @@ class PointToPoint(Constraint):
         super().__init__(name)
         who = f"point-to-point {self.name!r}"
         self.a, self.b = _anchor(a, who), _anchor(b, who)
-        comps = np.asarray(components, dtype=np.int64).ravel()
-        if comps.size == 0 or len(set(comps.tolist())) != comps.size or comps.min() < 0 or comps.max() > 2:
-            raise ConstraintError(f"{who}: components must be distinct values of 0, 1, 2, got {components!r}")
+        comps = _checked_components(components, who)
         self.components = comps
         self.n_rows, self.row_names = comps.size, tuple("xyz"[c] for c in comps)
         self.trees, self.anchors = _trees(a, b), (a, b)
@@ -76,6 +74,8 @@ class Distance(Constraint):
         super().__init__(name)
         who = f"distance {self.name!r}"
         self.a, self.b = _anchor(a, who), _anchor(b, who)
+        if isinstance(length, (bool, np.bool_)) or not isinstance(length, (int, float, np.integer, np.floating)):
+            raise ConstraintError(f"{who}: length must be a positive number [m], got {length!r}")
         self.length = float(length)
         if not np.isfinite(self.length) or self.length <= 0:
             raise ConstraintError(f"{who}: length must be positive, got {length}")

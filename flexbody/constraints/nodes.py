@@ -27,6 +27,11 @@ class Node(Anchor):
     def __init__(self, body: FlexibleBody, index: int):
         if not isinstance(body, FlexibleBody):
             raise MeshError(f"Node: expected a FlexibleBody, got {body!r}")
+        if isinstance(index, np.ndarray) and index.ndim == 0:
+            index = index[()]
+        if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
+            raise MeshError(f"Node: body {body.name!r}: the node index must be an integer 0..{body.n_nodes - 1}, "
+                            f"got {index!r}")
         index = int(index)
         if not 0 <= index < body.n_nodes:
             raise MeshError(f"Node: body {body.name!r} has nodes 0..{body.n_nodes - 1}, not {index}")
@@ -67,7 +72,7 @@ def node(body: FlexibleBody, which) -> Node:
         if idx.size != 1:
             raise MeshError(f"body {body.name!r}: set {which!r} has {idx.size} nodes; a Node needs exactly one")
         return Node(body, int(idx[0]))
-    return Node(body, int(which))
+    return Node(body, which)
 
 
 def nearest_node(body: FlexibleBody, point) -> Node:

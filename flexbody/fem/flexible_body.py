@@ -157,7 +157,13 @@ class FlexibleBody:
                 return self.mesh.face_set_nodes(which)
             raise MeshError(f"body {self.name!r}: no node or face set named {which!r}; "
                             f"node sets: {sorted(self.mesh.node_sets)}, face sets: {sorted(self.mesh.face_sets)}")
-        idx = np.unique(np.asarray(which, dtype=np.int64).ravel())
+        try:
+            given = np.asarray(which)
+        except ValueError:                                      # ragged nested lists
+            given = np.asarray([None], dtype=object)
+        if given.dtype == bool or (given.size and not np.issubdtype(given.dtype, np.integer)):
+            raise MeshError(f"body {self.name!r}: node indices must be integers or a set name, got {which!r}")
+        idx = np.unique(given.astype(np.int64).ravel())
         if idx.size and (idx.min() < 0 or idx.max() >= self.n_nodes):
             raise MeshError(f"body {self.name!r}: node index {idx.max() if idx.max() >= self.n_nodes else idx.min()}"
                             f" out of range 0..{self.n_nodes - 1}")
@@ -173,9 +179,15 @@ class FlexibleBody:
         """G (m, nq, nn, 3) = ∂N_a/∂X at Gauss points and weights × det J (m, nq); checks every element."""
         dN = self.element.shape_gradients(self._xi)                      # (nq, nn, 3)
         X = self.mesh.points[self._cells]                                 # (m, nn, 3)
-        J = np.einsum("ead,gak->egdk", X, dN, optimize=True)              # ∂X_d/∂ξ_k
-        det = np.linalg.det(J)
-        self._check_jacobians(det, X)
+        with np.errstate(over="ignore", invalid="ignore"):
+            J = np.einsum("ead,gak->egdk", X, dN, optimize=True)          # ∂X_d/∂ξ_k
+            det = np.linalg.det(J)
+            size = np.ptp(X, axis=1).max(axis=1) ** 3                     # (m,) volume scale
+        if not (np.all(np.isfinite(det)) and np.all(np.isfinite(size))):
+            e = int(np.flatnonzero(~np.isfinite(det).all(axis=1) | ~np.isfinite(size))[0])
+            raise ElementError(f"body {self.name!r}: element {e}: its volume overflows double precision (coordinates "
+                               f"up to {np.abs(X[e]).max():.3g}); rescale the mesh, e.g. to metres")
+        self._check_jacobians(det, X, size)
         Jinv = np.linalg.inv(J)
         G = np.einsum("gak,egkd->egad", dN, Jinv, optimize=True)
         return np.ascontiguousarray(G), np.ascontiguousarray(det * self._w)
@@ -187,12 +199,12 @@ class FlexibleBody:
         det = np.linalg.det(np.einsum("ead,gak->egdk", X, self.element.shape_gradients(xi), optimize=True))
         return self.element.shape_functions(xi), det * w
 
-    def _check_jacobians(self, det_gauss: np.ndarray, X: np.ndarray) -> None:
-        """Raise ElementError naming the first inverted/degenerate element and its Jacobian determinant."""
+    def _check_jacobians(self, det_gauss: np.ndarray, X: np.ndarray, size: np.ndarray) -> None:
+        """Raise ElementError naming the first inverted/degenerate element and its Jacobian determinant; ``size``
+        (m,) is each element's volume scale."""
         corners = self.element.shape_gradients(self.element.nodes[:8])     # det J at corners too
         det_corner = np.linalg.det(np.einsum("ead,gak->egdk", X, corners, optimize=True))
         det_all = np.concatenate([det_gauss, det_corner], axis=1)
-        size = np.ptp(X, axis=1).max(axis=1) ** 3                       # (m,) volume scale
         bad = det_all.min(axis=1) <= 1e-12 * size / 8.0
         if not np.any(bad):
             return

@@ -65,6 +65,7 @@ class HexMesh:
         self.face_sets = {str(k): _checked_face_set(v, m, k) for k, v in (face_sets or {}).items()}
         self.element_sets = {str(k): _checked_index_set(v, m, "element", k)
                              for k, v in (element_sets or {}).items()}
+        _check_unmerged_nodes(self.points, self.cells)          # MeshError: coincident nodes that share no cell
 
     def __repr__(self) -> str:
         return (f"HexMesh(n_nodes={self.n_nodes}, n_elements={self.n_elements}, order={self.order}, "
@@ -182,11 +183,15 @@ def faces_nodes(mesh: HexMesh, faces: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------- validation
 def _checked_points(points) -> np.ndarray:
     try:
+        if np.iscomplexobj(points):
+            raise MeshError("points must be real coordinates, got complex numbers")
         arr = np.array(points, dtype=np.float64)
     except (TypeError, ValueError) as err:
         raise MeshError(f"points must be a numeric (n, 3) array: {err}") from err
     if arr.ndim != 2 or arr.shape[1] != 3:
         raise MeshError(f"points must have shape (n, 3), got {arr.shape}")
+    if len(arr) == 0:
+        raise MeshError("mesh has no nodes: points has shape (0, 3)")
     bad = np.flatnonzero(~np.isfinite(arr).all(axis=1))
     if bad.size:
         raise MeshError(f"node {bad[0]} has non-finite coordinates {arr[bad[0]].tolist()} "
@@ -207,12 +212,12 @@ def _checked_cells(cells, n_nodes: int) -> np.ndarray:
         raise MeshError(f"cells must hold integer node indices, got dtype {arr.dtype}")
     if len(arr) == 0:
         raise MeshError("mesh has no cells")
-    arr = arr.astype(np.int64)
-    bad = np.flatnonzero(((arr < 0) | (arr >= n_nodes)).any(axis=1))
+    bad = np.flatnonzero(((arr < 0) | (arr >= n_nodes)).any(axis=1))   # in the given dtype (uint64 too)
     if bad.size:
         row = arr[bad[0]]
         raise MeshError(f"element {bad[0]} refers to node(s) {row[(row < 0) | (row >= n_nodes)].tolist()} "
                         f"outside 0..{n_nodes - 1}")
+    arr = arr.astype(np.int64)
     srt = np.sort(arr, axis=1)
     rep = np.flatnonzero((np.diff(srt, axis=1) == 0).any(axis=1))
     if rep.size:
@@ -220,6 +225,34 @@ def _checked_cells(cells, n_nodes: int) -> np.ndarray:
         raise MeshError(f"element {rep[0]} repeats node {s[1:][np.diff(s) == 0][0]}: {arr[rep[0]].tolist()}")
     arr.flags.writeable = False
     return arr
+
+
+def _check_unmerged_nodes(points: np.ndarray, cells: np.ndarray) -> None:
+    """Refuse two nodes of cells at the same position (to 1e-9 of the mesh's extent) that share no cell: duplicates
+    left unmerged by a mesher or a hand-made mesh, which leave the elements on either side unconnected. Two such
+    nodes of one cell make that cell degenerate, which :class:`~flexbody.FlexibleBody` reports with its Jacobian."""
+    used = np.zeros(len(points), dtype=bool)
+    used[cells.ravel()] = True
+    idx = np.flatnonzero(used)
+    extent = float(np.ptp(points[idx], axis=0).max())
+    step = 1e-9 * extent if extent > 0.0 else 1.0
+    keys = np.round((points[idx] - points[idx].min(axis=0)) / step).astype(np.int64)
+    order = np.lexsort(keys.T[::-1])
+    same = np.flatnonzero((keys[order[1:]] == keys[order[:-1]]).all(axis=1))
+    if not same.size:
+        return
+    a, b = idx[order[same]], idx[order[same + 1]]
+    elems, local = np.nonzero(np.isin(cells, np.union1d(a, b)))
+    owners: dict[int, set] = {}
+    for e, node in zip(elems.tolist(), cells[elems, local].tolist()):
+        owners.setdefault(node, set()).add(e)
+    apart = [(min(i, j), max(i, j)) for i, j in zip(a.tolist(), b.tolist()) if not owners[i] & owners[j]]
+    if apart:
+        i, j = min(apart)
+        where = ", ".join(f"{c:.6g}" for c in points[i])
+        raise MeshError(f"nodes {i} and {j} are both at ({where}) but share no element, so elements "
+                        f"{sorted(owners[i])[0]} and {sorted(owners[j])[0]} are not connected there "
+                        f"({len(apart)} such pair(s)): merge the duplicate nodes (unmerged mesh)")
 
 
 def _checked_index_set(values, size: int, kind: str, name) -> np.ndarray:
@@ -310,7 +343,7 @@ def box(size: Sequence[float] = (1.0, 1.0, 1.0), divisions: Sequence[int] = (1, 
         With node sets and face sets "x0", "x1", "y0", "y1", "z0", "z1" for the six boundary planes
         (every node on the plane, and the boundary faces (element, local face)).
     """
-    size, divisions, origin = _checked_box_args(size, divisions, order, origin)
+    size, divisions, origin, order = _checked_box_args(size, divisions, order, origin)
     counts = order * divisions + 1
     axes = [origin[a] + np.linspace(0.0, size[a], counts[a]) for a in range(3)]
     lattice = np.indices(counts[::-1]).reshape(3, -1)[::-1].T          # (n, 3) lattice ijk, x fastest
@@ -329,20 +362,48 @@ def box(size: Sequence[float] = (1.0, 1.0, 1.0), divisions: Sequence[int] = (1, 
     return HexMesh(points, cells, node_sets, face_sets)
 
 
+def _real_triple(value, what: str) -> np.ndarray:
+    """``value`` as three real floats, or MeshError naming ``what`` (the float array when its shape is wrong)."""
+    try:
+        if np.iscomplexobj(value):
+            raise TypeError("complex numbers")
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise MeshError(f"box: {what}, got {value!r}") from err
+    if arr.shape != (3,) or not np.all(np.isfinite(arr)):
+        raise MeshError(f"box: {what}, got {arr.tolist() if arr.ndim else value!r}")
+    return arr
+
+
 def _checked_box_args(size, divisions, order, origin):
-    size = np.asarray(size, dtype=float)
-    origin = np.asarray(origin, dtype=float)
+    size = _real_triple(size, "size must be three positive finite lengths")
+    origin = _real_triple(origin, "origin must be three finite coordinates")
+    if np.any(size <= 0):
+        raise MeshError(f"box: size must be three positive finite lengths, got {size.tolist()}")
     div = np.asarray(divisions)
-    if size.shape != (3,) or not np.all(np.isfinite(size)) or np.any(size <= 0):
-        raise MeshError(f"box: size must be three positive finite lengths, got {np.asarray(size).tolist()}")
-    if origin.shape != (3,) or not np.all(np.isfinite(origin)):
-        raise MeshError(f"box: origin must be three finite coordinates, got {origin.tolist()}")
     if (div.shape != (3,) or div.dtype == bool or not np.issubdtype(div.dtype, np.number)
-            or not np.all(np.isfinite(div)) or np.any(div != np.round(div)) or np.any(div < 1)):
+            or np.iscomplexobj(div) or not np.all(np.isfinite(div)) or np.any(div != np.round(div)) or np.any(div < 1)):
         raise MeshError(f"box: divisions must be three integers >= 1, got {div.tolist()}")
-    if order not in (1, 2):
+    if isinstance(order, (bool, np.bool_)) or not isinstance(order, (int, np.integer, float, np.floating)) \
+            or order not in (1, 2):
         raise MeshError(f"box: order must be 1 or 2, got {order!r}")
-    return size, div.astype(np.int64), origin
+    order = int(order)
+    counts = [order * int(d) + 1 for d in div]
+    n_nodes, n_cells = counts[0] * counts[1] * counts[2], int(np.prod([int(d) for d in div], dtype=object))
+    need = 8 * (4 * n_nodes + 3 * n_cells * (8 if order == 1 else 27))     # points, lattice, cell indices [B]
+    if need > _memory_bytes():
+        raise MeshError(f"box: divisions {div.tolist()} (order {order}) give {n_nodes:.3g} nodes and {n_cells:.3g} "
+                        f"elements, about {need / 2**30:.3g} GiB: more than this machine's memory")
+    return size, div.astype(np.int64), origin, order
+
+
+def _memory_bytes() -> int:
+    """Physical memory of this machine [B] (2⁶³ when unknown)."""
+    try:
+        import os
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return 2**63
 
 
 # --------------------------------------------------------------------------------------- faces

@@ -23,10 +23,13 @@ def _check_body(body, load: str) -> FlexibleBody:
 
 def _finite_vector(value, shape, what: str) -> np.ndarray:
     try:
+        if np.iscomplexobj(value) or isinstance(value, (str, bytes)):
+            raise TypeError("not real numbers")
         arr = np.asarray(value, dtype=float)
         arr = np.broadcast_to(arr, shape).copy()
     except (TypeError, ValueError) as exc:
-        raise LoadError(f"{what}: expected shape {shape}, got {np.shape(value)}") from exc
+        given = repr(value) if isinstance(value, (str, bytes)) or np.ndim(value) == 0 else f"shape {np.shape(value)}"
+        raise LoadError(f"{what}: expected real numbers of shape {shape}, got {given}") from exc
     if not np.all(np.isfinite(arr)):
         raise LoadError(f"{what}: values must be finite, got {value!r}")
     return arr
@@ -39,10 +42,20 @@ def _faces(body: FlexibleBody, faces, load: str) -> tuple[str, np.ndarray]:
             return faces, body.mesh.face_set(faces)
         except MeshError as exc:
             raise LoadError(f"{load} on body {body.name!r}: {exc}") from exc
-    rows = np.asarray(faces, dtype=np.int64).reshape(-1, 2)
-    if rows.size == 0 or rows[:, 0].min() < 0 or rows[:, 0].max() >= body.n_elements or \
-            rows[:, 1].min() < 0 or rows[:, 1].max() > 5:
-        raise LoadError(f"{load} on body {body.name!r}: face rows must be (element, local face 0..5) within the mesh")
+    who = f"{load} on body {body.name!r}"
+    try:
+        given = np.asarray(faces)
+    except ValueError:                                      # ragged nested lists
+        given = np.asarray([None], dtype=object)
+    if given.dtype == bool or not np.issubdtype(given.dtype, np.integer) or given.ndim != 2 or given.shape[1] != 2 \
+            or not given.size:
+        raise LoadError(f"{who}: faces must be a face-set name or integer rows (element, local face 0..5) of shape "
+                        f"(k, 2), got {faces!r}")
+    rows = given.astype(np.int64)
+    bad = np.flatnonzero((rows[:, 0] < 0) | (rows[:, 0] >= body.n_elements) | (rows[:, 1] < 0) | (rows[:, 1] > 5))
+    if bad.size:
+        raise LoadError(f"{who}: face row {int(bad[0])} {tuple(int(v) for v in rows[bad[0]])} is not (element "
+                        f"0..{body.n_elements - 1}, local face 0..5)")
     return "<faces>", rows
 
 
@@ -177,7 +190,11 @@ class SurfaceTraction(Load):
         if total is not None:
             t = np.broadcast_to(_finite_vector(total, (3,), what) / self.area, X_gauss.shape)
         elif callable(traction):
-            t = _finite_vector(traction(X_gauss.reshape(-1, 3)), (X_gauss.size // 3, 3), what).reshape(X_gauss.shape)
+            try:
+                values = traction(X_gauss.reshape(-1, 3).copy())
+            except Exception as exc:             # the user's function: named here, its traceback chained
+                raise LoadError(f"{what}: traction(X) raised {type(exc).__name__}: {exc}") from exc
+            t = _finite_vector(values, (X_gauss.size // 3, 3), what).reshape(X_gauss.shape)
         else:
             t = np.broadcast_to(_finite_vector(traction, (3,), what), X_gauss.shape)
         nodal = np.einsum("kga,kg,kgi->kai", self.quad.N, dA, t)

@@ -257,22 +257,31 @@ def _batch_stress(kind, p, F, S, D, want_moduli, law=None):
 
 
 # --------------------------------------------------------------------------- material classes
+def _number(name: str, value, material: str) -> float:
+    """``value`` as a float: a real number (Python, NumPy scalar or 0-d array), not a text, bool or sequence."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise MaterialError(f"{material}: {name} must be a real number, got {value!r} ({type(value).__name__})")
+    return float(value)
+
+
 def _check_positive(name: str, value: float, material: str) -> float:
-    value = float(value)
+    value = _number(name, value, material)
     if not math.isfinite(value) or value <= 0.0:
         raise MaterialError(f"{material}: {name} must be positive and finite, got {value!r}")
     return value
 
 
 def _check_poisson(poisson: float, material: str) -> float:
-    poisson = float(poisson)
+    poisson = _number("poisson", poisson, material)
     if not math.isfinite(poisson) or not -1.0 < poisson < 0.5:
         raise MaterialError(f"{material}: poisson must lie in (-1, 0.5), got {poisson!r}")
     return poisson
 
 
 def _check_damping(damping: float, material: str) -> float:
-    damping = float(damping)
+    damping = _number("damping", damping, material)
     if not math.isfinite(damping) or damping < 0.0:
         raise MaterialError(f"{material}: damping (Kelvin–Voigt retardation time, s) must be >= 0, got {damping!r}")
     return damping
@@ -282,6 +291,15 @@ def lame_from_young(young: float, poisson: float) -> tuple[float, float]:
     """Lamé constants (λ, μ) [Pa] from Young's modulus [Pa] and Poisson's ratio."""
     lam = young * poisson / ((1.0 + poisson) * (1.0 - 2.0 * poisson))
     return lam, young / (2.0 * (1.0 + poisson))
+
+
+def _checked_lame(young: float, poisson: float, material: str) -> tuple[float, float]:
+    """(λ, μ) of (young, poisson), refused when they overflow (ν so near 0.5 or −1 that λ or μ is infinite)."""
+    lam, mu = lame_from_young(young, poisson)
+    if not (math.isfinite(lam) and math.isfinite(mu)):
+        raise MaterialError(f"{material}: young={young!r} with poisson={poisson!r} gives Lamé constants "
+                            f"lambda={lam!r}, mu={mu!r}, which are not finite")
+    return lam, mu
 
 
 @dataclass(frozen=True)
@@ -351,6 +369,7 @@ class StVenantKirchhoff(Material):
         name = "StVenantKirchhoff"
         object.__setattr__(self, "young", _check_positive("young", young, name))
         object.__setattr__(self, "poisson", _check_poisson(poisson, name))
+        _checked_lame(self.young, self.poisson, name)
         object.__setattr__(self, "density", _check_positive("density", density, name))
         object.__setattr__(self, "damping", _check_damping(damping, name))
         object.__setattr__(self, "kind", SVK)
@@ -382,7 +401,7 @@ class NeoHookean(Material):
         if young is not None or poisson is not None:
             if shear_modulus is not None or bulk_modulus is not None or young is None or poisson is None:
                 raise MaterialError(f"{name}: give (young, poisson) or (shear_modulus, bulk_modulus), not a mix")
-            lam, mu = lame_from_young(_check_positive("young", young, name), _check_poisson(poisson, name))
+            lam, mu = _checked_lame(_check_positive("young", young, name), _check_poisson(poisson, name), name)
         else:
             if shear_modulus is None or bulk_modulus is None:
                 raise MaterialError(f"{name}: give (young, poisson) or (shear_modulus, bulk_modulus)")
@@ -426,7 +445,7 @@ class MooneyRivlin(Material):
 
     def __init__(self, c10: float, c01: float, bulk_modulus: float, density: float, *, damping: float = 0.0):
         name = "MooneyRivlin"
-        c10, c01 = float(c10), float(c01)
+        c10, c01 = _number("c10", c10, name), _number("c01", c01, name)
         if not (math.isfinite(c10) and math.isfinite(c01)) or c10 < 0.0 or c10 + c01 <= 0.0:
             raise MaterialError(f"{name}: need c10 >= 0 and c10 + c01 > 0, got c10={c10!r}, c01={c01!r}")
         object.__setattr__(self, "c10", c10)

@@ -45,10 +45,29 @@ def read(path: str | Path) -> HexMesh:
         If the file is missing or unreadable (meshio's error is chained), has no hexahedra, has other
         volume cells, mixes 8- and 27-node hexahedra, or has a set face that is no hexahedron face.
     """
+    if not isinstance(path, (str, Path)) and not hasattr(path, "__fspath__"):
+        raise MeshError(f"read: the mesh file must be a path (str or pathlib.Path), got {type(path).__name__}")
     path = Path(path)
     if not path.is_file():
         raise MeshError(f"mesh file '{path}' does not exist or is not a file")
+    if path.suffix.lower() == ".inp":
+        _check_complete_lines(path)
     return from_meshio(_meshio_read(path), source=str(path))
+
+
+def _check_complete_lines(path: Path) -> None:
+    """Refuse a text mesh file whose last line has no line break: it was cut short (an interrupted copy or download).
+    Abaqus files have no counts and no end marker, so a file cut inside a node set or surface would otherwise be
+    read with that set silently smaller."""
+    with open(path, "rb") as fh:
+        fh.seek(0, 2)
+        size = fh.tell()
+        fh.seek(max(0, size - 256))
+        tail = fh.read().rstrip(b" \t\x00")
+    if tail and not tail.endswith(b"\n"):
+        last = tail.splitlines()[-1].decode("utf-8", "replace")[-40:]
+        raise MeshError(f"mesh file '{path}' ends in the middle of a line ({last!r}): the file looks cut short; "
+                        f"an Abaqus file has no end marker, so a cut set would be read silently smaller")
 
 
 def _meshio_read(path: Path):
@@ -79,15 +98,26 @@ def from_meshio(raw, source: str = "<meshio.Mesh>") -> HexMesh:
     blocks = list(raw.cells)
     hex_ids = _hex_block_ids(blocks, source)
     cells = np.vstack([blocks[b].data for b in hex_ids]).astype(np.int64)
+    n_points = len(raw.points)
+    bad = np.flatnonzero(((cells < 0) | (cells >= n_points)).any(axis=1))
+    if bad.size:
+        row = cells[bad[0]]
+        outside = row[(row < 0) | (row >= n_points)].tolist()
+        raise MeshError(f"'{source}': hexahedron {bad[0]} refers to point(s) {outside} outside 0..{n_points - 1} "
+                        f"(the file has {n_points} points)")
     block_start = dict(zip(hex_ids, np.cumsum([0] + [len(blocks[b].data) for b in hex_ids])))
     cells, cell_map = _deduplicated(cells, source)
     used = np.unique(cells)
-    renumber = np.full(len(raw.points), -1, dtype=np.int64)
+    renumber = np.full(n_points, -1, dtype=np.int64)
     renumber[used] = np.arange(len(used))
     points = np.asarray(raw.points, dtype=float)[used]
-    if points.shape[1] != 3:
-        raise MeshError(f"'{source}': points must be 3-D, got {points.shape[1]} coordinates")
-    mesh = HexMesh(points, renumber[cells])
+    if points.ndim != 2 or points.shape[1] != 3:
+        raise MeshError(f"'{source}': points must be 3-D, got {points.shape[1] if points.ndim == 2 else points.shape} "
+                        f"coordinates")
+    try:
+        mesh = HexMesh(points, renumber[cells])
+    except MeshError as exc:             # node and element numbers are the file's after dropping unused points
+        raise type(exc)(f"'{source}': {exc} (numbered after dropping the points no hexahedron uses)") from exc
     node_sets, face_sets, element_sets = {}, {}, {}
     for name, idx in _named_points(raw).items():
         _merge(node_sets, name, renumber[idx][renumber[idx] >= 0])
@@ -105,7 +135,10 @@ def from_meshio(raw, source: str = "<meshio.Mesh>") -> HexMesh:
                 _merge(node_sets, name, nodes[nodes >= 0])
     _merge_cell_data(raw, hex_ids, block_start, cell_map, face_sets, element_sets)
     _abaqus_surfaces(element_sets, face_sets)
-    return HexMesh(mesh.points, mesh.cells, node_sets, face_sets, element_sets)
+    try:
+        return HexMesh(mesh.points, mesh.cells, node_sets, face_sets, element_sets)
+    except MeshError as exc:
+        raise type(exc)(f"'{source}': {exc}") from exc
 
 
 def _hex_block_ids(blocks, source: str) -> list[int]:

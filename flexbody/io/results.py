@@ -241,7 +241,7 @@ class Results:
                           v=arrays.get("v"), histories=histories, fields=fields, events=meta.get("events", []),
                           metadata=metadata)
         except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, EOFError,
-                zipfile.BadZipFile) as exc:                      # a file missing, truncated or not flexbody's
+                zipfile.BadZipFile, zlib.error) as exc:          # a file missing, cut, damaged or not flexbody's
             raise FlexbodyError(f"cannot read results from {str(path)!r}: {type(exc).__name__}: {exc}") from exc
         problem = _inconsistency(results)
         if problem:
@@ -439,8 +439,15 @@ def _replacing(path: Path, mode: str):
 
 
 def _read_npz(path) -> dict:
-    with np.load(path) as data:
-        return {key: data[key] for key in data.files}
+    """The arrays of an npz file; zipfile's rarer refusals of a damaged file (a member flagged as encrypted: a
+    RuntimeError; one flagged with an unsupported feature: NotImplementedError) become a BadZipFile naming the file."""
+    try:
+        with np.load(path) as data:
+            return {key: data[key] for key in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error):
+        raise
+    except Exception as exc:
+        raise zipfile.BadZipFile(f"{Path(path).name}: {type(exc).__name__}: {exc}") from exc
 
 
 def read_parts(directory, names, n_dofs: int) -> tuple[dict, dict]:

@@ -51,7 +51,10 @@ class System:
         if isinstance(bodies, (FlexibleBody, RigidTree, ReducedBody)):
             raise FlexbodyError(f"System: bodies must be a list, e.g. System([{bodies.name!r} body, ...]); "
                                 f"got the single {type(bodies).__name__} {bodies.name!r}")
-        items = list(bodies)
+        items = _listed(bodies, "bodies", FlexbodyError)
+        constraints = _listed(constraints, "constraints", ConstraintError)
+        loads = _listed(loads, "loads", LoadError)
+        forces = _listed(forces, "forces", FlexbodyError)
         if not items:
             raise FlexbodyError("System needs at least one body")
         names = set()
@@ -73,8 +76,8 @@ class System:
         for c in self.constraints:
             if isinstance(c, Fix):
                 if c.body not in self.bodies:
-                    raise ConstraintError(f"System: constraint {c.label!r} refers to body {c.body.name!r}, "
-                                          f"which is not in the system")
+                    raise ConstraintError(f"System: constraint {c.name!r} (Fix {c.label!r}) refers to body "
+                                          f"{c.body.name!r}, which is not in the system")
             elif isinstance(c, Constraint):
                 for tree in c.trees:
                     if tree not in self.trees:
@@ -101,7 +104,7 @@ class System:
         self.forces = list(forces)
         _check_forces(self.forces, self.trees, self.bodies)
         _check_reduced_anchors(self.forces, self.reduced)
-        self.actuators = None if actuators is None else list(actuators)
+        self.actuators = None if actuators is None else _listed(actuators, "actuators", ModelError)
         for link in self.actuators or ():
             if not isinstance(link, Link) or link.tree not in self.trees:
                 raise ModelError(f"System: actuator {link!r} is not a link of a tree in the system")
@@ -203,6 +206,19 @@ class System:
         return K
 
 
+def _listed(items, what: str, error: type) -> list:
+    """``items`` (a list, tuple or other iterable; None for none) as a list; ``error`` naming ``what`` for a single
+    object or a text where a sequence belongs (``System([bar], fb.Fix(bar, "x0"))``)."""
+    if items is None:
+        return []
+    if isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
+        name, body = getattr(items, "name", None), getattr(getattr(items, "body", None), "name", None)
+        label = (f" {name!r}" if isinstance(name, str) else f" on body {body!r}" if isinstance(body, str)
+                 else f" {items!r}" if isinstance(items, (str, bytes, int, float)) else "")
+        raise error(f"System: {what} must be a list (e.g. {what}=[...]), got the single {type(items).__name__}{label}")
+    return list(items)
+
+
 def _check_fix_overlaps(fixes) -> None:
     """Refuse two Fix that prescribe different displacements to the same nodal coordinate: the flexible-only static
     solver, which eliminates the prescribed coordinates, would keep one of the two values and drop the other
@@ -220,21 +236,33 @@ def _check_fix_overlaps(fixes) -> None:
             owner.setdefault(key, (c.name, u))
 
 
+def _held_node_coordinates(c) -> list:
+    """(body, node, component) triples that constraint ``c`` holds in the world: those of a FixNodes or AttachNodes,
+    and of a pin (PointToPoint) between a node and the ground; none for ties and other constraints."""
+    from ..constraints.attachments import TieNodes, _NodeRows
+    from ..constraints.closures import PointToPoint
+    from ..constraints.nodes import Node
+    from ..rigid.anchors import Ground
+    if isinstance(c, _NodeRows) and not isinstance(c, TieNodes):
+        return [(c.body, int(a), int(comp)) for a in c.nodes for comp in c.components]
+    if isinstance(c, PointToPoint):
+        for node, other in ((c.a, c.b), (c.b, c.a)):
+            if isinstance(node, Node) and isinstance(other, Ground):
+                return [(node.body, node.index, int(comp)) for comp in c.components]
+    return []
+
+
 def _check_overlaps(constraints) -> None:
     """Refuse two node constraints that hold the same nodal coordinate (redundant and incompatible in
-    general, e.g. a node fixed to the ground and attached to a moving link)."""
-    from ..constraints.attachments import TieNodes, _NodeRows
+    general, e.g. a node fixed to the ground and attached to a moving link, or pinned to two ground points)."""
     owner = {}
     for c in constraints:
-        if not isinstance(c, _NodeRows) or isinstance(c, TieNodes):
-            continue
-        for a in c.nodes:
-            for comp in c.components:
-                key = (id(c.body), int(a), int(comp))
-                if key in owner:
-                    raise ConstraintError(f"System: node {a} of body {c.body.name!r} ({'xyz'[comp]}) is held by both "
-                                          f"{owner[key]!r} and {c.name!r}; remove one of them")
-                owner[key] = c.name
+        for body, a, comp in _held_node_coordinates(c):
+            key = (id(body), a, comp)
+            if key in owner:
+                raise ConstraintError(f"System: node {a} of body {body.name!r} ({'xyz'[comp]}) is held by both "
+                                      f"{owner[key]!r} and {c.name!r}; remove one of them")
+            owner[key] = c.name
 
 
 def as_assembled(model, who: str):
