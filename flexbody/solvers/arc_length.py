@@ -12,7 +12,8 @@ with ψ = 0 (cylindrical, the default) or ψ = 1 (spherical). Predictor: the tan
 point K is indefinite and q_t turns). Corrector: each iteration solves K [δq_r, δq_t] = [−r, f] with one factor
 and takes δs from the quadratic ‖Δq + δq_r + δs δq_t‖² + ψ²(Δs + δs)²‖f‖² = Δl², the root whose increment makes
 the smaller angle with the one before (Crisfield). A step that does not converge, meets no intersection with the
-arc or an inverted element is retried on half the arc, down to the first arc / 2^max_bisections; after a step
+arc, an inverted element, or turns back against the step before (Δq_prevᵀΔq + ψ²Δs_prevΔs fᵀf < 0: the arc cut
+the path behind a sharp turn) is retried on half the arc, down to the first arc / 2^max_bisections; after a step
 Δl ← Δl √(target / iterations), between ½ and 2 times. The path stops at the load factor 1, landed on by Newton at s = 1 from the secant of the step that
 crossed it.
 """
@@ -204,6 +205,9 @@ def _arc_step(path: _Path, q, s, arc, previous, settings: ArcLength, newton: New
             inverted = path.inverted(trial)
             if inverted:
                 raise ConvergenceError(f"the step reached a state where {inverted}", history)
+            if previous is not None and float(previous[0] @ dq) + psi2 * previous[1] * ds * ff < 0.0:
+                raise ConvergenceError("the step turned back along the path (the arc is longer than the path's "
+                                       "turn)", history)
             return trial, s + ds, history, (dq, ds)
         solved = path.linear.solve(K, np.column_stack([-r, f]))
         dq, ds = _on_arc(dq, ds, solved[:, 0], solved[:, 1], arc, psi2 * float(f @ f))
