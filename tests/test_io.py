@@ -157,3 +157,29 @@ def test_two_fix_on_one_coordinate_are_named():
     fb.System([bar], [clamp, fb.Fix(bar, "x1", displacement=(0.01, 0.0, 0.0), components=(0,))])   # disjoint: fine
     symmetry = fb.Fix(bar, "y0", components=(1,), name="symmetry")        # shares x0's corner nodes, the same u = 0
     fb.System([bar], [clamp, symmetry])
+
+
+def test_a_disk_too_full_for_the_run_is_named_before_the_run(tmp_path, monkeypatch):
+    """A save_to on a disk with less free space than the run will write (its rows twice: parts and final results)
+    is a FlexbodyError naming the folder and both sizes before any step; a run that fits starts."""
+    import shutil
+    from collections import namedtuple
+
+    from flexbody.errors import FlexbodyError
+    asm = fb.mechanisms.slider_crank().assemble()
+    calls = []
+
+    def tau(t, q, v):
+        calls.append(t)
+        return np.zeros(asm.n_dofs)
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**6, 10**6 - 100_000, 100_000))
+    rows, values = 10_000 + 2, 5 * asm.n_dofs + 2 * asm.n_constraints + 20
+    assert 2 * 8 * rows * values == 5_121_024                                    # 10 s at 1 ms: 5.12 MB
+    with pytest.raises(FlexbodyError, match=r"save_to: the run will write about 5\.12 MB into .*full.*, whose disk "
+                                            r"has 100 kB free"):
+        fb.simulate(asm, 10.0, integrator=fb.RK4(dt=1e-3), tau=tau, save_to=tmp_path / "full")
+    assert not calls
+    fb.simulate(asm, 0.01, integrator=fb.RK4(dt=1e-3), tau=tau, save_to=tmp_path / "small")   # 12 rows: 6.1 kB
+    assert calls

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -20,6 +21,14 @@ from .results import (CHECKPOINT, PARTS, RESULTS_JSON, RESULTS_NPZ, Results, _js
                       part_name, save_npz, save_part, writable_folder, write_text)
 
 log = logging.getLogger(__name__)
+
+
+def _size(n_bytes: float) -> str:
+    """A byte count in words: '3.2 GB'."""
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if n_bytes < 1000.0 or unit == "TB":
+            return f"{n_bytes:.3g} {unit}"
+        n_bytes /= 1000.0
 
 
 # ------------------------------------------------------------------------------------ saving as it runs
@@ -56,10 +65,17 @@ class RunWriter:
         self._journal, self._journal_index = None, -1                       # open journal file and its index
 
     @classmethod
-    def create(cls, directory, save_every: int) -> "RunWriter":
-        """A writer into ``directory`` (created; the files of an earlier run there are removed)."""
+    def create(cls, directory, save_every: int, expected_bytes: int = 0) -> "RunWriter":
+        """A writer into ``directory`` (created; the files of an earlier run there are removed); FlexbodyError
+        before anything is computed when the folder cannot be written or its disk has less free space than the
+        ``expected_bytes`` the run will write."""
         saver = cls(directory, save_every)
         writable_folder(saver.path, "simulate: save_to")
+        free = shutil.disk_usage(saver.path).free
+        if expected_bytes > free:
+            raise FlexbodyError(f"simulate: save_to: the run will write about {_size(expected_bytes)} into "
+                                f"{str(saver.path)!r}, whose disk has {_size(free)} free; free space, save to "
+                                f"another disk or record fewer steps (record_every)")
         try:
             for name in (RESULTS_NPZ, RESULTS_JSON, CHECKPOINT):
                 (saver.path / name).unlink(missing_ok=True)

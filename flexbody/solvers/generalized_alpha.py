@@ -58,14 +58,20 @@ class GeneralizedAlpha:
 
     dt : nominal step [s]; rho_inf : spectral radius at infinity (1 = no numerical damping);
     alpha_m, alpha_f : set both to override ρ∞ (e.g. HHT); tol : Newton tolerance on the position
-    increment and on φ, relative to max(1, ‖q‖∞) [m or rad], and on the residual Φv + φ_t of velocity-level
-    (Pfaffian) rows, relative to max(1, ‖v‖∞); max_iterations : per attempt;
+    increment β′h²‖Δq̈‖∞, relative to max(1, ‖q‖∞) [m or rad] (φ itself is not tested: the last increment
+    solves Φ Δq = −φ), and on the residual Φv + φ_t of velocity-level (Pfaffian) rows, relative to
+    max(1, ‖v‖∞); max_iterations : per attempt;
     reuse_rate : keep the iteration matrix while ‖Δ_k‖/‖Δ_{k−1}‖ stays below it (an attempt that fails
     with a kept matrix only is retried once with a new one before the step is halved); dt_min : smallest
     step after halvings [s]; grow_after : consecutive easy steps (converged within half of
     ``max_iterations``) before the step is doubled back towards ``dt`` — doubled after every halving (at
     most 64), so a step that keeps failing is not retried over and over; fd_step : relative
     central-difference step of the rigid Jacobian blocks.
+
+    ρ∞ = 1 (the trapezoidal rule) damps nothing, also not the multipliers of index-3 constraint rows: on closed
+    loops their error alternates in sign from step to step and grows (a four-bar at dt = 1e-3 s: |λ| 4 at 2 s,
+    2e3 at 4 s, Newton fails at 6 s; ``tests/benchmarks/bench_long_run.py``). Use ρ∞ < 1 (the default 0.9) for
+    long runs of constrained systems; a run with rows and ρ∞ = 1 logs a warning.
     """
 
     dt: float
@@ -333,7 +339,8 @@ class _Stepper:
         record = (k + 1 + np.arange(len(times))) % record_every == 0
         record[-1] |= t >= end
         state = tuple(x.copy() for x in (s.q, s.v, s.qdd, s.a, s.lam))
-        run = self.compiled.run(np.array(times), np.array(dts), self.compiled.drives(times), record, state, tau,
+        drives = self.compiled.drives(times)
+        run = self.compiled.run(np.array(times), np.array(dts), drives, record, state, tau,
                                 (1.0 - self.gamma) * tau_prev + self.gamma * tau, self.factor_dt, easy,
                                 stats["applied_work"])
         self.iterations += run.iterations
@@ -346,7 +353,7 @@ class _Stepper:
         stats["newton_iterations"] += run.iterations
         stats["applied_work"] = run.work
         stats["steps"] = k = k + run.accepted
-        _record_rows(recorder, run.rows, tau, stats["dissipated"])
+        _record_rows(recorder, run.rows, tau, stats["dissipated"], np.any(drives[:, :, 1] != 0.0, axis=1)[record])
         if run.accepted:
             s = _Step(float(times[run.accepted - 1]), *state)
         if run.status == 0:
@@ -364,9 +371,10 @@ BATCH_STEPS = 256
 """Steps of one compiled batch (:meth:`_Stepper.batch`)."""
 
 
-def _record_rows(recorder, rows: tuple, tau: np.ndarray, dissipated: float) -> None:
+def _record_rows(recorder, rows: tuple, tau: np.ndarray, dissipated: float, moving: np.ndarray) -> None:
     """Record the rows (t, q, v, q̈, λ, Φᵀλ, scalar columns of :data:`~flexbody.solvers.compiled_alpha.RECORDED`) of
-    compiled steps, with the columns and in the order :func:`_record` gives a step."""
+    compiled steps, with the columns and in the order :func:`_record` gives a step; ``moving`` (rows,) whether a
+    driver moves at each (φ_t ≠ 0, for the energy watch)."""
     t, q, v, a, lam, force, scalars = rows
     if not len(t):
         return
@@ -378,7 +386,7 @@ def _record_rows(recorder, rows: tuple, tau: np.ndarray, dissipated: float) -> N
                      "corrections": column["corrections"], "kinetic": column["kinetic"],
                      "potential": column["potential"], "energy": column["energy"], "dt": column["dt"],
                      "newton_iterations": column["corrections"], "applied_work": column["applied_work"],
-                     "dissipated": np.full(count, dissipated)})
+                     "dissipated": np.full(count, dissipated)}, moving)
     recorder.t_last = float(t[-1])
 
 
@@ -405,6 +413,9 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
     """
     stepper = _Stepper(asm, settings)
     dt_min = settings.dt_min if settings.dt_min is not None else settings.dt / 64.0
+    if int(asm.n_constraints) and stepper.am == stepper.af == 0.5:
+        log.warning("generalized-α with rho_inf = 1 on %d constraint rows: their multipliers are not damped and "
+                    "may grow over a long run; use rho_inf < 1 (0.9 by default) for long runs", asm.n_constraints)
     if start is None:
         tau = _checked_tau(tau_function, asm, t0, q, v)
         qdd, lam = initial_acceleration(asm, t0, q, v, tau, stepper.solver)

@@ -14,7 +14,7 @@ import logging
 import numpy as np
 
 from ..fem import fields as field_data
-from ..errors import FlexbodyError
+from ..errors import FlexbodyError, StateError
 from ..linalg.rank import constraint_rank
 from ..io.results import (_INTEGER_HISTORIES, Results)
 
@@ -116,6 +116,56 @@ def _norm(x) -> float:
     return np.sqrt(x @ x)
 
 
+# ------------------------------------------------------------------------------------------- energy watch
+ENERGY_GROWTH = 10.0
+"""Energy gain, in units of the first state's energy content, that stops a run without inputs (:class:`EnergyWatch`)."""
+
+
+class EnergyWatch:
+    """Stops a run whose energy explodes, at the first recorded state that shows it, before that state is recorded.
+
+    A run without inputs — no controller, τ held at zero, no user force without a potential — whose rheonomic rows
+    do not move (φ_t = 0) cannot gain energy: its E = K + V stays at E₀ up to the integration error, or falls
+    (Kelvin–Voigt, dampers, numerical damping). A state that gained more than :data:`ENERGY_GROWTH` times the first
+    state's energy content S₀ = max(|E₀|, K₀, |V₀|), and more than half its own (max(K, |V − V₀|): an accurate run's
+    error is a small part of the energy it moves, an explosion's gain is all of it), comes from an unstable
+    integration (an explicit step beyond the stable one, a diverging implicit run): :meth:`check` raises a
+    StateError naming the time and the energies. The watch stops for good at the first state whose φ_t is not zero
+    (a driver does work)."""
+
+    def __init__(self):
+        self.active, self.first = True, None
+
+    def restore(self, rows: dict) -> None:
+        """Continue after the recorded ``rows`` (the histories of a resumed run): E₀ and S₀ from the first."""
+        kinetic, potential = rows.get("kinetic"), rows.get("potential")
+        if kinetic is not None and potential is not None and len(kinetic):
+            self._start(float(kinetic[0]), float(potential[0]))
+
+    def _start(self, kinetic: float, potential: float) -> None:
+        energy = kinetic + potential
+        self.first = ((energy, potential), max(abs(energy), kinetic, abs(potential)))
+
+    def check(self, t: float, kinetic: float, potential: float, moving: bool) -> None:
+        if not self.active:
+            return
+        if moving:
+            self.active = False
+            return
+        if self.first is None:
+            self._start(kinetic, potential)
+            return
+        (e0, v0), content = self.first
+        energy = kinetic + potential
+        gain = energy - e0
+        if not np.isfinite(energy) or (gain > ENERGY_GROWTH * content
+                                       and gain > 0.5 * max(kinetic, abs(potential - v0))):
+            raise StateError(f"simulate: at t = {t:.9g} s the energy grew to {energy:.6g} J from {e0:.6g} J, more than "
+                             f"{ENERGY_GROWTH:g} times the first state's energy content ({content:.3g} J), in a run "
+                             f"without inputs: the integration is unstable; use a smaller step (RK4) or "
+                             f"GeneralizedAlpha. The results hold the states before t")
+
+
 # ------------------------------------------------------------------------------------------- recording
 class Recorder:
     """Collects the histories and the event log of a run; builds (partial) Results at any time.
@@ -135,6 +185,7 @@ class Recorder:
         self.rank0 = self.rank_prev = None
         self.t_last = float("nan")
         self.field_bodies = list(getattr(asm, "bodies", None) or []) if metadata.get("fields") else []
+        self.energy_watch: EnergyWatch | None = None                # set by simulate for runs without inputs
 
     def _report(self, Phi, atol):
         return constraint_rank(Phi, rtol=self.rtol, row_labels=getattr(self.asm, "row_labels", None), atol=atol)
@@ -180,6 +231,8 @@ class Recorder:
                   "violation": _norm(terms.phi), "velocity_violation": _norm(rate), "corrections": corrections}
         if hasattr(asm, "energy"):
             kinetic, potential = asm.energy(q, v)
+            if self.energy_watch is not None:
+                self.energy_watch.check(t, kinetic, potential, bool(np.any(terms.phi_t)))
             values.update(kinetic=kinetic, potential=potential, energy=kinetic + potential)
         if self.field_bodies:
             values.update(field_data.record_rows(self.field_bodies, self.body_slices(), q, v))
@@ -190,13 +243,25 @@ class Recorder:
         if self.controller is not None:
             self._record_controller(len(rows["t"]))
 
-    def extend(self, columns: dict) -> None:
+    def extend(self, columns: dict, moving=None) -> None:
         """Append the rows of several steps at once: ``columns`` maps each history, in the order :meth:`record` and
-        :meth:`append` give them for one step, to its rows (s, *shape)."""
+        :meth:`append` give them for one step, to its rows (s, *shape); ``moving`` (s,) whether a rheonomic row
+        moves at each (for the energy watch). A row the energy watch refuses is not appended, nor those after it."""
+        failure, count = None, len(columns["t"])
+        if self.energy_watch is not None and "kinetic" in columns:
+            for i, (t, kinetic, potential) in enumerate(zip(columns["t"], columns["kinetic"], columns["potential"])):
+                try:
+                    self.energy_watch.check(float(t), float(kinetic), float(potential),
+                                            bool(moving is not None and moving[i]))
+                except StateError as exc:
+                    failure, count = exc, i
+                    break
         rows = self.rows
         for key, value in columns.items():
             column = rows.get(key)
-            (rows.setdefault(key) if column is None else column).extend(value)
+            (rows.setdefault(key) if column is None else column).extend(value[:count])
+        if failure is not None:
+            raise failure
 
     def append(self, key: str, value) -> None:
         """Append ``value`` to the history ``key`` at the row recorded last (integrator statistics such as

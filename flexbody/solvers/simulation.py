@@ -40,7 +40,7 @@ from ..linalg.rank import resolve_tolerances as _tolerances
 from ..errors import FlexbodyError, StateError
 from ..io.results import (CHECKPOINT, RESULTS_JSON, RESULTS_NPZ, Results, part_name, read_parts)
 from .stabilization import Baumgarte, PositionCorrection, _finite, assemble_configuration, project_velocity
-from .recorder import Recorder
+from .recorder import EnergyWatch, Recorder
 from ..io.run_writer import RunWriter
 from .explicit import Adaptive, RK4, _Dynamics, _Run, _run_adaptive, _run_rk4, _tau_function, check_rk4_step
 
@@ -186,7 +186,8 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
             return saved
     if save_to is not None:
         facts["save_every"] = int(save_every)
-    saver = RunWriter.create(save_to, save_every) if save_to is not None else None
+    saver = None if save_to is None else RunWriter.create(
+        save_to, save_every, _bytes_to_write(asm, integrator, float(t0), float(t_end), record_every, fields))
     if implicit:
         return _simulate_implicit(asm, t_end, integrator, tau, controller, q0, v0, t0, record_every,
                                   consistent_initial, facts, saver, context)
@@ -200,9 +201,21 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
                 "atol": tolerances[1], "singular_tol": singular_tol}
     recorder = Recorder(asm, tolerances, singular_tol, _with_labels(metadata, asm, controller), controller)
     recorder.t_last = float(t0)
+    recorder.energy_watch = _energy_watch(asm, tau, controller)
     body = _explicit_body(asm, integrator, tau, formulation, correction, baumgarte, tolerances, recorder,
                           record_every, saver, q, v, float(t0), float(t_end), {}, context)
     return _execute(recorder, saver, body)
+
+
+def _bytes_to_write(asm, integrator, t0: float, t_end: float, record_every: int, fields: bool) -> int:
+    """What a run saved as it goes writes at most [B]: its recorded rows (q, v, a, τ, Φᵀλ, λ, the scalars and,
+    with ``fields``, about 30 numbers per flexible node) twice, as parts and as the complete results written
+    before the parts are removed."""
+    step = getattr(integrator, "dt", None) or getattr(integrator, "output_dt", None) or (t_end - t0) / 100.0
+    rows = int(np.ceil((t_end - t0) / step)) // record_every + 2
+    n, m = int(asm.n_dofs), int(asm.n_constraints)
+    nodes = sum(b.n_nodes for b in getattr(asm, "bodies", None) or []) if fields else 0
+    return 2 * 8 * rows * (5 * n + 2 * m + 20 + 30 * nodes)
 
 
 def _check_field_bodies(asm) -> None:
@@ -344,6 +357,7 @@ def resume(asm, directory, t_end: float | None = None, *, tau=None, controller=N
         recorder = Recorder(asm, tolerances, None, _with_labels(metadata, asm, controller), controller)
         recorder.restore(rows, histories, state)
         saver.forget_after_checkpoint(recorder)
+        recorder.energy_watch = _energy_watch(asm, tau, controller, recorder.rows)
         body = _implicit_body(asm, t_end, integrator, tau, controller, recorder, saver, q, v, t0, record_every,
                               (state, arrays), context)
     else:
@@ -355,6 +369,7 @@ def resume(asm, directory, t_end: float | None = None, *, tau=None, controller=N
                              controller)
         recorder.restore(rows, histories, state)
         saver.forget_after_checkpoint(recorder)
+        recorder.energy_watch = _energy_watch(asm, tau, controller, recorder.rows)
         body = _explicit_body(asm, integrator, tau, metadata["formulation"], correction, baumgarte, tolerances,
                               recorder, record_every, saver, q, v, t0, t_end, state, context)
     return _execute(recorder, saver, body)
@@ -398,6 +413,7 @@ def _simulate_implicit(asm, t_end, settings, tau, controller, q0, v0, t0, record
     metadata = dict(facts)                                            # integrator, settings, t0, t_end, …
     recorder = Recorder(asm, tolerances, None, _with_labels(metadata, asm, controller), controller)
     recorder.t_last = float(t0)
+    recorder.energy_watch = _energy_watch(asm, tau, controller)
     body = _implicit_body(asm, t_end, settings, tau, controller, recorder, saver, q, v, float(t0), record_every,
                           None, context)
     return _execute(recorder, saver, body)
@@ -413,6 +429,21 @@ def _implicit_body(asm, t_end, settings, tau, controller, recorder, saver, q, v,
             asm, float(t_end), settings, tau_function, recorder, q=q, v=v, t0=float(t0),
             record_every=record_every, controller=controller, saver=saver, start=start, report=context.report)
     return body
+
+
+def _energy_watch(asm, tau, controller, rows: dict | None = None) -> EnergyWatch | None:
+    """The energy watch of a run without inputs (no controller, τ None or zero, no user force without a potential),
+    continued after ``rows`` when resumed; None for other runs, whose inputs may add energy."""
+    held_zero = tau is None or (not callable(tau) and not np.any(np.asarray(tau, dtype=float)))
+    forces = getattr(getattr(asm, "forces", None), "elements", ())
+    unknown_work = any(getattr(f, "kind", None) == "generalized_force" and getattr(f, "_potential", None) is None
+                       for f in forces)
+    if controller is not None or not held_zero or unknown_work or not hasattr(asm, "energy"):
+        return None
+    watch = EnergyWatch()
+    if rows is not None:
+        watch.restore(rows)
+    return watch
 
 
 def _split_stabilization(stabilization):
