@@ -104,14 +104,14 @@ def _vertex(load: np.ndarray, deflection: np.ndarray, i: int) -> tuple[float, fl
 
 
 def deviation(load: np.ndarray, deflection: np.ndarray, table: np.ndarray) -> float:
-    """The largest distance of Sze's points from the path in the plane (P / P₁, W / W_end), P₁ Sze's first load
-    maximum and W_end his last deflection: a load error on the rising branches, a deflection error on the steep
-    falling ones, where the load at a fixed deflection is ill-conditioned."""
+    """The largest distance of Sze's points up to the path's last load from the path, in the plane (P / P₁, W / W_end),
+    P₁ Sze's first load maximum and W_end his last deflection: a load error on the rising branches, a deflection
+    error on the steep falling ones, where the load at a fixed deflection is ill-conditioned."""
     scale = np.array([sze_limits(table)["maximum"][0], table[-1, 1]])
     path = np.column_stack([load, deflection]) / scale
     start, step = path[:-1], np.diff(path, axis=0)
     worst = 0.0
-    for point in table / scale:
+    for point in table[table[:, 0] <= load[-1]] / scale:                 # Table 9d goes on to 3093.9 N
         along = np.clip(np.einsum("ij,ij->i", point - start, step) / np.einsum("ij,ij->i", step, step), 0.0, 1.0)
         worst = max(worst, float(np.min(np.linalg.norm(start + along[:, None] * step - point, axis=1))))
     return worst
