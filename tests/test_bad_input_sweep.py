@@ -47,6 +47,12 @@ def _bar(name: str = "bar", divisions=(4, 1, 1), order: int = 1) -> fb.FlexibleB
 
 BAR = _bar()
 OTHER = _bar("other")
+NODE_SELECTIONS = {               # kind: (error, how its message starts, make it on a node selection of BAR)
+    "NodalForce": (LoadError, "NodalForce on body 'bar'", lambda nodes: fb.NodalForce(BAR, nodes, (0.0, 0.0, 1.0))),
+    "Fix": (ConstraintError, "Fix on body 'bar'", lambda nodes: fb.Fix(BAR, nodes)),
+    "AttachNodes": (ConstraintError, "attachment", lambda nodes: fb.AttachNodes(BAR, nodes, fb.Ground())),
+    "TieNodes": (ConstraintError, "tie", lambda nodes: fb.TieNodes(BAR, nodes, OTHER)),
+}
 
 
 def _quoted(name: str) -> str:
@@ -430,16 +436,10 @@ SET_NAMES = st.text(min_size=1, max_size=10).filter(lambda s: s not in SETS)
 @given(name=SET_NAMES, kind=st.sampled_from(["NodalForce", "Fix", "SurfaceTraction", "Pressure", "SurfaceMoment",
                                              "AttachNodes"]))
 def test_unknown_set_names_are_named(name, kind):
-    unknown = rf"body 'bar': no node or face set named {_quoted(name)}"
-    if kind == "NodalForce":
-        with pytest.raises(LoadError, match=rf"^NodalForce on body 'bar': {unknown}"):
-            fb.NodalForce(BAR, name, (0.0, 0.0, 1.0))
-    elif kind == "Fix":
-        with pytest.raises(ConstraintError, match=rf"^Fix on body 'bar': {unknown}"):
-            fb.Fix(BAR, name)
-    elif kind == "AttachNodes":
-        with pytest.raises(ConstraintError, match=rf"^attachment: {unknown}"):
-            fb.AttachNodes(BAR, name, fb.Ground())
+    if kind in NODE_SELECTIONS:
+        error, who, make = NODE_SELECTIONS[kind]
+        with pytest.raises(error, match=rf"^{who}: body 'bar': no node or face set named {_quoted(name)}"):
+            make(name)
     else:
         with pytest.raises(LoadError, match=rf"^{kind} on body 'bar': unknown face set '{re.escape(name)}'; "
                                             r"available: "):
@@ -529,15 +529,9 @@ def test_face_rows_outside_the_mesh_are_named(element, face, kind):
        kind=st.sampled_from(["Fix", "AttachNodes", "TieNodes"]))
 def test_node_indices_that_are_not_integers_are_named(nodes, kind):
     """Before, 0.5 was taken as node 0 and True as node 1 without a word; None or "a" raised raw errors."""
-    if kind == "Fix":
-        with pytest.raises(ConstraintError, match=r"^Fix on body 'bar': body 'bar': node indices must be integers or a set name"):
-            fb.Fix(BAR, nodes)
-    elif kind == "AttachNodes":
-        with pytest.raises(ConstraintError, match=r"^attachment: body 'bar': node indices must be integers or a set name"):
-            fb.AttachNodes(BAR, nodes, fb.Ground())
-    else:
-        with pytest.raises(ConstraintError, match=r"^tie: body 'bar': node indices must be integers or a set name"):
-            fb.TieNodes(BAR, nodes, OTHER)
+    error, who, make = NODE_SELECTIONS[kind]
+    with pytest.raises(error, match=rf"^{who}: body 'bar': node indices must be integers or a set name"):
+        make(nodes)
 
 
 @sweep(50)
