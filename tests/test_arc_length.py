@@ -76,3 +76,24 @@ def test_arc_length_settings_and_scope_are_checked():
     with pytest.raises(ConvergenceError, match="max_steps = 3") as info:
         fb.solve_static(system, load_steps=10, path=fb.ArcLength(max_steps=3))
     assert len(info.value.last_good.times) == 4
+
+
+def test_arc_length_does_not_retrace_its_path_after_a_snap_back():
+    """A shallow arch pinned along its mid-surface and pushed at its crown snaps through and back; with arcs as
+    long as the path allows (20 × the first), a corrector once converged on the point behind a sharp turn and the
+    path retraced itself. Steps that turn back are retried on half the arc: the path goes on to the load factor 1
+    without ever reversing."""
+    R, angle, t = 1.0, 0.4, 0.02
+    box = fb.mesh.box((2 * angle, t, 0.05), (16, 1, 1), order=2, origin=(-angle, -t / 2, 0.0))
+    s, d, z = box.points.T
+    points = np.column_stack([(R + d) * np.sin(s), (R + d) * np.cos(s) - R, z])
+    ends = np.flatnonzero(np.isclose(np.abs(s), angle) & np.isclose(d, 0.0))
+    crown = np.flatnonzero(np.isclose(s, 0.0) & np.isclose(d, 0.0))
+    arch = fb.FlexibleBody("arch", fb.HexMesh(points, box.cells, node_sets={"ends": ends, "crown": crown}),
+                           fb.StVenantKirchhoff(young=1e9, poisson=0.0, density=1e3), quadrature=(2, 3, 3))
+    system = fb.System([arch], [fb.Fix(arch, "ends"), fb.Fix(arch, np.arange(arch.n_nodes), components=(2,))],
+                       loads=[fb.NodalForce(arch, "crown", total=(0.0, -2e3, 0.0))])
+    path = fb.solve_static(system, path=fb.ArcLength(), load_steps=20)
+    steps = np.diff(path.q, axis=0)
+    assert path.times[-1] == 1.0 and path.times.min() < -1.0                          # through the snap and back
+    assert np.all(np.einsum("ij,ij->i", steps[1:], steps[:-1]) > 0)                   # never turned back
