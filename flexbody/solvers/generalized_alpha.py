@@ -322,7 +322,6 @@ class _Stepper:
         self.compiled = None
         return None
 
-
     def batch(self, s: _Step, t_end: float, dt: float, tau: np.ndarray, tau_prev: np.ndarray, k: int, easy: int,
               stats: dict, recorder, record_every: int):
         """Up to :data:`BATCH_STEPS` steps of dt from ``s`` (the last one shortened to end at ``t_end``) in one
@@ -413,9 +412,10 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
     """
     stepper = _Stepper(asm, settings)
     dt_min = settings.dt_min if settings.dt_min is not None else settings.dt / 64.0
-    if int(asm.n_constraints) and stepper.am == stepper.af == 0.5:
-        log.warning("generalized-α with rho_inf = 1 on %d constraint rows: their multipliers are not damped and "
-                    "may grow over a long run; use rho_inf < 1 (0.9 by default) for long runs", asm.n_constraints)
+    if int(asm.n_constraints) and stepper.am == stepper.af:            # γ = ½: no numerical damping at all
+        log.warning("generalized-α without numerical damping (rho_inf = 1, alpha_m = alpha_f) on %d constraint "
+                    "rows: their multipliers are not damped and may grow over a long run; use rho_inf < 1 (0.9 by "
+                    "default) for long runs", asm.n_constraints)
     if start is None:
         tau = _checked_tau(tau_function, asm, t0, q, v)
         qdd, lam = initial_acceleration(asm, t0, q, v, tau, stepper.solver)
