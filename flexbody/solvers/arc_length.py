@@ -14,8 +14,8 @@ and takes δs from the quadratic ‖Δq + δq_r + δs δq_t‖² + ψ²(Δs + δ
 the smaller angle with the one before (Crisfield). A step that does not converge, meets no intersection with the
 arc, an inverted element, or turns back against the step before (Δq_prevᵀΔq + ψ²Δs_prevΔs fᵀf < 0: the arc cut
 the path behind a sharp turn) is retried on half the arc, down to the first arc / 2^max_bisections; after a step
-Δl ← Δl √(target / iterations), between ½ and 2 times. The path stops at the load factor 1, landed on by Newton at s = 1 from the secant of the step that
-crossed it.
+Δl ← Δl √(target / iterations), between ½ and 2 times. The path stops at the load factor 1, landed on by Newton
+at s = 1 from the secant of the step that crossed it.
 """
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ from ..errors import ConvergenceError, FlexbodyError
 from ..io.results import Results
 from ..linalg.validation import check_setting
 from ..system.description import System
-from .flexible_statics import _LinearSolver, _check_held, _newton, _roundoff_floor, record_point, static_results
+from .flexible_statics import (_LinearSolver, _check_held, _newton, _roundoff_floor, record_point, static_results,
+                               with_load_stiffness)
 from .newton_settings import NewtonSettings
 
 log = logging.getLogger(__name__)
@@ -90,22 +91,12 @@ class _Path:
         f_int, K = system.force_and_tangent(q)
         f_ext = system.external_force(q)
         r = f_int - s * f_ext
-        K_load = system.load_stiffness(q)
-        K_ff = K[free][:, free]
-        if K_load is not None:
-            K_ff = (K_ff - s * K_load[free][:, free]).tocsr()
+        K_ff = with_load_stiffness(system, K[free][:, free], q, s, free)
         f = f_ext[free] - (K[free][:, self.fixed] @ self.u if self.fixed.size else 0.0)
         self.load_scale = max(self.load_scale, abs(s) * float(np.linalg.norm(f_ext)))
         scale = max(self.load_scale, float(np.linalg.norm(f_int)), abs(s) * float(np.linalg.norm(f_ext)))
         tolerance = max(self.settings.tol * scale, _roundoff_floor(K_ff, q[free]))
-        return r[free], K_ff.tocsr(), f, tolerance
-
-    def inverted(self, q: np.ndarray) -> str | None:
-        for body in self.system.bodies:
-            where = body.inversion(q[self.system.body_slice(body)])
-            if where:
-                return where
-        return None
+        return r[free], K_ff, f, tolerance
 
 
 def follow_path(system: System, settings: ArcLength, *, load_steps: int = 1, newton: NewtonSettings | None = None,
@@ -202,7 +193,7 @@ def _arc_step(path: _Path, q, s, arc, previous, settings: ArcLength, newton: New
         if not np.isfinite(norm):
             raise ConvergenceError(f"non-finite residual at load factor {s + ds:.6g}", history)
         if norm <= tolerance:
-            inverted = path.inverted(trial)
+            inverted = path.system.inversion(trial)
             if inverted:
                 raise ConvergenceError(f"the step reached a state where {inverted}", history)
             if previous is not None and float(previous[0] @ dq) + psi2 * previous[1] * ds * ff < 0.0:

@@ -151,19 +151,20 @@ def _newton(system, q, s, free, linear, settings):
             raise ConvergenceError(f"non-finite residual at load factor {s:.6g}", history)
         K_ff = K[free][:, free]
         if norm <= max(settings.tol * scale, _roundoff_floor(K_ff, q[free])):
-            for body in system.bodies:                 # an inverted state is never an equilibrium
-                inverted = body.inversion(q[system.body_slice(body)])
-                if inverted:
-                    raise ConvergenceError(f"Newton reached a state at load factor {s:.6g} where {inverted}",
-                                           history)
+            inverted = system.inversion(q)
+            if inverted:
+                raise ConvergenceError(f"Newton reached a state at load factor {s:.6g} where {inverted}", history)
             return q, history
-        K_load = system.load_stiffness(q)
-        if K_load is not None:
-            K_ff = (K_ff - s * K_load[free][:, free]).tocsr()
-        delta = linear.solve(K_ff, -r[free])
+        delta = linear.solve(with_load_stiffness(system, K_ff, q, s, free), -r[free])
         q = _line_search(system, q, s, free, delta, r[free], settings)
     raise ConvergenceError(f"Newton did not converge in {settings.max_iterations} iterations at load factor {s:.6g}",
                            history)
+
+
+def with_load_stiffness(system: System, K_ff: sp.csr_matrix, q: np.ndarray, s: float, free) -> sp.csr_matrix:
+    """∂r_f/∂q_f: the free block K_ff of the tangent minus s times that of the follower loads' stiffness."""
+    K_load = system.load_stiffness(q)
+    return K_ff if K_load is None else (K_ff - s * K_load[free][:, free]).tocsr()
 
 
 def _roundoff_floor(K_ff: sp.csr_matrix, q_free: np.ndarray) -> float:

@@ -193,6 +193,15 @@ class System:
     def has_follower_loads(self) -> bool:
         return any(load.follower for load in self.loads)
 
+    def inversion(self, q: np.ndarray) -> str | None:
+        """Where a body is inverted at q (n_dofs,), det F ≤ 0 at a Gauss point (:meth:`FlexibleBody.inversion`), or
+        None: such a state is never an equilibrium."""
+        for body in self.bodies:
+            where = body.inversion(q[self.body_slice(body)])
+            if where:
+                return where
+        return None
+
     def load_stiffness(self, q: np.ndarray) -> sp.csr_matrix | None:
         """∂(external force)/∂q (n_dofs, n_dofs) of follower loads, or None when all loads are dead."""
         K = None
