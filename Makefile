@@ -14,7 +14,7 @@ PIP      = $$([ -x $(VENV)/bin/pip ] && echo $(VENV)/bin/pip || echo "$(PYTHON) 
 # the default tests on every core (pytest-xdist); the numba kernels are compiled once, by setup
 PYTEST  := $(VENV)/bin/python -m pytest -q -n auto --dist worksteal
 
-.PHONY: setup run test test-slow test-all bench clean
+.PHONY: setup run lint test test-slow test-all bench docs docs-check clean
 
 ## the package and what it needs to run, with the numba kernels a run needs compiled into the on-disk cache
 ## (pip does not byte-compile every module of every dependency; the modules a run imports are byte-compiled
@@ -28,9 +28,10 @@ $(RUNTIME): pyproject.toml
 		env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -m flexbody.precompile --stages run && wait
 	touch $(RUNTIME)
 
-## ... and the test extras (independent libraries the tests compare with, pytest and pytest-xdist)
+## ... and the test extras (independent libraries the tests compare with, pytest and pytest-xdist) and the
+## linters (ruff, mypy)
 $(STAMP): $(RUNTIME)
-	$(PIP) install -q -e ".[test]"
+	$(PIP) install -q -e ".[test,lint]"
 	$(VENV)/bin/python -m compileall -q -j 0 flexbody $$($(VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") > /dev/null
 	$(VENV)/bin/python -m flexbody.precompile --stages all
 	touch $(STAMP)
@@ -42,8 +43,14 @@ setup: $(STAMP)
 run: $(RUNTIME)
 	$(VENV)/bin/flexbody run cases/16_arm_beam_task_control.py --out out/16_arm_beam_task_control
 
-## default tests (fast); pytest's exit code (including 5, "no tests") fails the target
-test: setup
+## lint and format check (ruff) and type check (mypy) of the package; settings in pyproject.toml
+lint: setup
+	$(VENV)/bin/ruff format --check --quiet .
+	$(VENV)/bin/ruff check --quiet .
+	$(VENV)/bin/mypy
+
+## the linters, then the default tests (fast); pytest's exit code (including 5, "no tests") fails the target
+test: setup lint
 	$(PYTEST)
 
 ## slow verification tests (mesh-convergence studies, large meshes)
@@ -65,5 +72,22 @@ bench: setup
 	$(VENV)/bin/python tests/benchmarks/bench_flexible_vs_exudyn.py
 	$(VENV)/bin/python tests/benchmarks/bench_flexible_dynamics.py --threads 1
 
+## the documentation site in docs/_build/html (offline; warnings are errors): pages, API reference, and the
+## gallery, whose examples run at build time
+DOCS_STAMP := $(VENV)/.docs
+$(DOCS_STAMP): $(STAMP)
+	$(PIP) install -q -e ".[docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(VENV)/bin/python -m sphinx -W --keep-going -q -b html docs docs/_build/html
+
+## headless Chromium opens the built site's index, gallery and one example: screenshots in docs/_build/screenshots,
+## failure on a broken link, a missing image or a JavaScript error
+docs-check: docs
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver; fi
+	$(VENV)/bin/python docs/check_site.py docs/_build/html --screenshots docs/_build/screenshots
+
 clean:
-	rm -rf out .pytest_cache
+	rm -rf out .pytest_cache docs/_build docs/gallery docs/api/generated

@@ -8,20 +8,21 @@ Expected: end deflection 1.12455e-2 m (Euler–Bernoulli, P L³ / (3 E I)); flex
 ratio 0.99278 (docs/verification.md). Outputs: results.npz/.json, a ParaView series beam.pvd (+ .vtu per load
 step with displacement, Green–Lagrange strain, Cauchy and von Mises stress), histories.csv and summary.txt.
 """
+
 import flexbody as fb
 
-LENGTH = 0.508                   # m, beam length L
-WIDTH = 0.003175                 # m, section along y
-HEIGHT = 0.0127                  # m, section along z
-YOUNG = 71.7e9                   # Pa, Young's modulus (aluminium)
-POISSON = 0.33                   # -, Poisson's ratio
-DENSITY = 2810.0                 # kg/m³, density
-TIP_FORCE = 10.0                 # N, end load along +z, spread over the end face
-DIVISIONS = (20, 1, 1)           # -, elements along x, y, z
-ORDER = 2                        # -, 2: 27-node elements; 1: 8-node (with LOCKING = "incompatible_modes")
-LOCKING = None                   # -, locking remedy of 8-node elements: None or "incompatible_modes"
-LOAD_STEPS = 5                   # -, equal load increments of the Newton–Raphson solve
-EXPECTED_TIP = TIP_FORCE * LENGTH**3 / (3 * YOUNG * WIDTH * HEIGHT**3 / 12)   # m, Euler–Bernoulli value, 1.12455e-2
+LENGTH = 0.508  # m, beam length L
+WIDTH = 0.003175  # m, section along y
+HEIGHT = 0.0127  # m, section along z
+YOUNG = 71.7e9  # Pa, Young's modulus (aluminium)
+POISSON = 0.33  # -, Poisson's ratio
+DENSITY = 2810.0  # kg/m³, density
+TIP_FORCE = 10.0  # N, end load along +z, spread over the end face
+DIVISIONS = (20, 1, 1)  # -, elements along x, y, z
+ORDER = 2  # -, 2: 27-node elements; 1: 8-node (with LOCKING = "incompatible_modes")
+LOCKING = None  # -, locking remedy of 8-node elements: None or "incompatible_modes"
+LOAD_STEPS = 5  # -, equal load increments of the Newton–Raphson solve
+EXPECTED_TIP = TIP_FORCE * LENGTH**3 / (3 * YOUNG * WIDTH * HEIGHT**3 / 12)  # m, Euler–Bernoulli value, 1.12455e-2
 
 
 def build(divisions=DIVISIONS, order=ORDER, locking=LOCKING, tip_force=TIP_FORCE) -> fb.System:
@@ -47,7 +48,8 @@ def main(out_dir="out/01_cantilever", load_steps=LOAD_STEPS, **overrides) -> fb.
     expected = EXPECTED_TIP * overrides.get("tip_force", TIP_FORCE) / TIP_FORCE
     (out / "summary.txt").write_text(
         f"tip deflection {tip:.6e} m; Euler-Bernoulli {expected:.6e} m; ratio {tip / expected:.5f}\n"
-        f"load steps {len(results.times) - 1}, Newton iterations {results.iterations[1:]}\n")
+        f"load steps {len(results.times) - 1}, Newton iterations {results.iterations[1:]}\n"
+    )
     return results
 
 

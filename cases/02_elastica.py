@@ -20,21 +20,30 @@ import numpy as np
 
 import flexbody as fb
 
-LENGTH = 1.0                      # m, beam length L
-SIDE = 0.02                       # m, side of the square section
-YOUNG = 2.1e11                    # Pa, Young's modulus
-POISSON = 0.0                     # -, Poisson's ratio
-DENSITY = 7850.0                  # kg/m³, density
-ALPHA = 10.0                      # -, load parameter P L² / (E I)
-DIVISIONS = (20, 1, 1)            # -, elements along x, y, z
-ORDER = 2                         # -, 2: 27-node elements; 1: 8-node (with LOCKING = "incompatible_modes")
-LOCKING = None                    # -, locking remedy of 8-node elements: None or "incompatible_modes"
-LOAD_STEPS = 10                   # -, equal load increments of the Newton–Raphson solve
-BISSHOPP_DRUCKER = {1.0: 0.301721, 3.0: 0.603253, 10.0: 0.810609}   # -, vertical tip deflection / L at α = 1, 3, 10
+LENGTH = 1.0  # m, beam length L
+SIDE = 0.02  # m, side of the square section
+YOUNG = 2.1e11  # Pa, Young's modulus
+POISSON = 0.0  # -, Poisson's ratio
+DENSITY = 7850.0  # kg/m³, density
+ALPHA = 10.0  # -, load parameter P L² / (E I)
+DIVISIONS = (20, 1, 1)  # -, elements along x, y, z
+ORDER = 2  # -, 2: 27-node elements; 1: 8-node (with LOCKING = "incompatible_modes")
+LOCKING = None  # -, locking remedy of 8-node elements: None or "incompatible_modes"
+LOAD_STEPS = 10  # -, equal load increments of the Newton–Raphson solve
+BISSHOPP_DRUCKER = {1.0: 0.301721, 3.0: 0.603253, 10.0: 0.810609}  # -, vertical tip deflection / L at α = 1, 3, 10
 
 
-def build(divisions=DIVISIONS, order=ORDER, locking=LOCKING, alpha=ALPHA, length=LENGTH, side=SIDE,
-          young=YOUNG, poisson=POISSON, density=DENSITY) -> fb.System:
+def build(
+    divisions=DIVISIONS,
+    order=ORDER,
+    locking=LOCKING,
+    alpha=ALPHA,
+    length=LENGTH,
+    side=SIDE,
+    young=YOUNG,
+    poisson=POISSON,
+    density=DENSITY,
+) -> fb.System:
     """The clamped beam with its dead tip load P = α E I / L² along −z."""
     mesh = fb.mesh.box((length, side, side), tuple(divisions), order=order)
     material = fb.StVenantKirchhoff(young=young, poisson=poisson, density=density)
@@ -51,7 +60,7 @@ def elastica(alpha: float) -> tuple[float, float]:
     if alpha == 0.0:
         return 0.0, 0.0
 
-    def rhs(s, y):                                   # y = (θ, θ', x, z), s = arc length / L
+    def rhs(s, y):  # y = (θ, θ', x, z), s = arc length / L
         return [y[1], -alpha * np.cos(y[0]), np.cos(y[0]), np.sin(y[0])]
 
     def end(kappa0):
@@ -75,8 +84,10 @@ def main(out_dir="out/02_elastica", load_steps=LOAD_STEPS, **overrides) -> dict:
     results = fb.solve_static(system, load_steps=load_steps)
     out = fb.io.write_results(out_dir, results)
     alpha, length = overrides.get("alpha", ALPHA), overrides.get("length", LENGTH)
-    rows = ["alpha,vertical_over_L,elastica_vertical,horizontal_over_L,elastica_horizontal,vertical_rel_error,"
-            "bisshopp_drucker"]
+    rows = [
+        "alpha,vertical_over_L,elastica_vertical,horizontal_over_L,elastica_horizontal,vertical_rel_error,"
+        "bisshopp_drucker"
+    ]
     for step in range(1, results.n_steps):
         a = float(results.times[step]) * alpha
         v, h = (d / length for d in tip_displacements(results, step))
@@ -84,10 +95,17 @@ def main(out_dir="out/02_elastica", load_steps=LOAD_STEPS, **overrides) -> dict:
         table = BISSHOPP_DRUCKER.get(round(a, 9), "")
         rows.append(f"{a:.6g},{v:.6f},{v_ref:.6f},{h:.6f},{h_ref:.6f},{v / v_ref - 1:+.3e},{table}")
     (out / "load_path.csv").write_text("\n".join(rows) + "\n")
-    return {"alpha": float(alpha), "vertical_over_L": v, "elastica_vertical": v_ref,
-            "vertical_rel_error": v / v_ref - 1.0, "horizontal_over_L": h, "elastica_horizontal": h_ref,
-            "horizontal_rel_error": h / h_ref - 1.0, "newton_iterations": int(sum(results.iterations)),
-            "results": results}
+    return {
+        "alpha": float(alpha),
+        "vertical_over_L": v,
+        "elastica_vertical": v_ref,
+        "vertical_rel_error": v / v_ref - 1.0,
+        "horizontal_over_L": h,
+        "elastica_horizontal": h_ref,
+        "horizontal_rel_error": h / h_ref - 1.0,
+        "newton_iterations": int(sum(results.iterations)),
+        "results": results,
+    }
 
 
 if __name__ == "__main__":

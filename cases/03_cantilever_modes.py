@@ -16,27 +16,36 @@ Outputs in out_dir: frequencies.csv (mode, frequency, Euler–Bernoulli referenc
 MODE_SCALE · L, for ParaView. ``main`` returns the frequencies against Euler–Bernoulli (what ``flexbody
 sweep`` tabulates) and the mode shapes (key "modes", columns = modes).
 """
+
 from pathlib import Path
 
 import numpy as np
 
 import flexbody as fb
 
-LENGTH = 1.0                      # m, beam length L
-SIDE = 0.02                       # m, side of the square section
-YOUNG = 2.1e11                    # Pa, Young's modulus
-POISSON = 0.3                     # -, Poisson's ratio
-DENSITY = 7850.0                  # kg/m³, density
-DIVISIONS = (20, 1, 1)            # -, elements along x, y, z
-ORDER = 2                         # -, 2: 27-node elements; 1: 8-node (with LOCKING = "incompatible_modes")
-LOCKING = None                    # -, locking remedy of 8-node elements: None or "incompatible_modes"
-N_MODES = 6                       # -, number of lowest modes computed
-MODE_SCALE = 0.1                  # -, tip amplitude of the exported mode shapes, as a fraction of L
-BETA_L = (1.8751, 4.6941, 7.8548)   # -, β_i L of the first three clamped–free bending modes (Blevins, Table 8-1)
+LENGTH = 1.0  # m, beam length L
+SIDE = 0.02  # m, side of the square section
+YOUNG = 2.1e11  # Pa, Young's modulus
+POISSON = 0.3  # -, Poisson's ratio
+DENSITY = 7850.0  # kg/m³, density
+DIVISIONS = (20, 1, 1)  # -, elements along x, y, z
+ORDER = 2  # -, 2: 27-node elements; 1: 8-node (with LOCKING = "incompatible_modes")
+LOCKING = None  # -, locking remedy of 8-node elements: None or "incompatible_modes"
+N_MODES = 6  # -, number of lowest modes computed
+MODE_SCALE = 0.1  # -, tip amplitude of the exported mode shapes, as a fraction of L
+BETA_L = (1.8751, 4.6941, 7.8548)  # -, β_i L of the first three clamped–free bending modes (Blevins, Table 8-1)
 
 
-def build(divisions=DIVISIONS, order=ORDER, locking=LOCKING, length=LENGTH, side=SIDE, young=YOUNG,
-          poisson=POISSON, density=DENSITY) -> fb.System:
+def build(
+    divisions=DIVISIONS,
+    order=ORDER,
+    locking=LOCKING,
+    length=LENGTH,
+    side=SIDE,
+    young=YOUNG,
+    poisson=POISSON,
+    density=DENSITY,
+) -> fb.System:
     """The beam with its root face clamped (no loads)."""
     mesh = fb.mesh.box((length, side, side), tuple(divisions), order=order)
     material = fb.StVenantKirchhoff(young=young, poisson=poisson, density=density)
@@ -72,11 +81,11 @@ def aligned_pairs(beam: fb.FlexibleBody, freqs: np.ndarray, modes: np.ndarray) -
     for i in range(len(freqs) - 1):
         starts_pair = i == 0 or freqs[i] - freqs[i - 1] > 1e-6 * freqs[i]
         if starts_pair and freqs[i + 1] - freqs[i] <= 1e-6 * freqs[i + 1]:
-            pair = modes[:, i:i + 2]
+            pair = modes[:, i : i + 2]
             T = np.stack([pair[:, j].reshape(-1, 3)[tip, 1:].mean(axis=0) for j in range(2)], axis=1)
             if abs(np.linalg.det(T)) > 1e-12 * np.abs(T).max() ** 2:
                 rotated = pair @ np.linalg.inv(T)
-                modes[:, i:i + 2] = rotated / np.linalg.norm(rotated, axis=0)
+                modes[:, i : i + 2] = rotated / np.linalg.norm(rotated, axis=0)
     return modes
 
 

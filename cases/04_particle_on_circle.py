@@ -26,24 +26,26 @@ Outputs in out_dir: results.npz/.json (Results.save), particle.pvd and scene.vtp
 particle and its circle; ``flexbody view``), histories.csv, particle_on_circle.png (AG Fig. 2
 style: circle, ε∥, ε⊥, f∥, f⊥ and 𝓕 at the two instants, plus θ(t) and the energy error) and summary.txt.
 """
+
 from pathlib import Path
 
 import numpy as np
 
 import flexbody as fb
 
-MASS = 1.0               # kg, mass of the particle
-RADIUS = 1.0             # m, radius ρ of the circle
-GRAVITY = 9.81           # m/s², gravity along −y
-THETA0 = 2 * np.pi / 3   # rad, release angle measured from the lowest point (released from rest)
-DT = 1e-3                # s, RK4 step
-T_END = 10.0             # s, end time
+MASS = 1.0  # kg, mass of the particle
+RADIUS = 1.0  # m, radius ρ of the circle
+GRAVITY = 9.81  # m/s², gravity along −y
+THETA0 = 2 * np.pi / 3  # rad, release angle measured from the lowest point (released from rest)
+DT = 1e-3  # s, RK4 step
+T_END = 10.0  # s, end time
 
 
 def build(mass=MASS, radius=RADIUS, gravity=GRAVITY, theta0=THETA0) -> fb.System:
     """The particle on the circle, at θ₀ from the lowest point (polar angle θ₀ − π/2)."""
-    return fb.mechanisms.particle_on_circle(mass=mass, radius=radius, gravity=(0.0, -gravity, 0.0),
-                                         angle=theta0 - np.pi / 2)
+    return fb.mechanisms.particle_on_circle(
+        mass=mass, radius=radius, gravity=(0.0, -gravity, 0.0), angle=theta0 - np.pi / 2
+    )
 
 
 def pendulum_period(radius=RADIUS, gravity=GRAVITY, theta0=THETA0) -> float:
@@ -57,8 +59,15 @@ def reference_positions(times, radius=RADIUS, gravity=GRAVITY, theta0=THETA0) ->
     """Independent reference (s, 2): θ̈ = −(g/ρ) sin θ from (θ₀, 0) by DOP853, x = ρ sin θ, y = −ρ cos θ."""
     from scipy.integrate import solve_ivp
 
-    sol = solve_ivp(lambda t, y: [y[1], -gravity / radius * np.sin(y[0])], (times[0], times[-1]),
-                    [theta0, 0.0], method="DOP853", rtol=1e-12, atol=1e-13, t_eval=times)
+    sol = solve_ivp(
+        lambda t, y: [y[1], -gravity / radius * np.sin(y[0])],
+        (times[0], times[-1]),
+        [theta0, 0.0],
+        method="DOP853",
+        rtol=1e-12,
+        atol=1e-13,
+        t_eval=times,
+    )
     return np.column_stack([radius * np.sin(sol.y[0]), -radius * np.cos(sol.y[0])])
 
 
@@ -81,24 +90,40 @@ def aghili_decomposition(asm, t, q, v, tau=None) -> dict:
     P = fb.dynamics.projector(T.Phi).matrix()
     rho = float(np.linalg.norm(q))
     m = float(T.M[0, 0])
-    vartheta = float(np.arctan2(q[1], q[0]))                 # polar angle ϑ of AG Fig. 2
+    vartheta = float(np.arctan2(q[1], q[0]))  # polar angle ϑ of AG Fig. 2
     e_par = np.array([-np.sin(vartheta), np.cos(vartheta)])
     e_perp = np.array([np.cos(vartheta), np.sin(vartheta)])
-    P33 = np.array([[np.sin(vartheta) ** 2, -np.sin(vartheta) * np.cos(vartheta)],
-                    [-np.sin(vartheta) * np.cos(vartheta), np.cos(vartheta) ** 2]])      # [AG-33]
-    f = tau - T.h                                             # applied force incl. gravity (AG's f, h = 0)
+    P33 = np.array(
+        [
+            [np.sin(vartheta) ** 2, -np.sin(vartheta) * np.cos(vartheta)],
+            [-np.sin(vartheta) * np.cos(vartheta), np.cos(vartheta) ** 2],
+        ]
+    )  # [AG-33]
+    f = tau - T.h  # applied force incl. gravity (AG's f, h = 0)
     f_par, f_perp = P @ f, f - P @ f
-    Cqdot = -(v @ v) / rho * e_perp                           # [AG-34, 35]
-    F_aghili = f_perp + m * (v @ v) / rho * e_perp            # [AG-35], Aghili's sign
+    Cqdot = -(v @ v) / rho * e_perp  # [AG-34, 35]
+    F_aghili = f_perp + m * (v @ v) / rho * e_perp  # [AG-35], Aghili's sign
     return {
-        "t": float(t), "q": q, "v": v, "theta_polar": vartheta, "e_par": e_par, "e_perp": e_perp, "P": P,
-        "f": f, "f_par": f_par, "f_perp": f_perp, "a": res.a, "Cqdot": Cqdot, "F_aghili": F_aghili,
-        "constraint_force": res.constraint_force, "lam": res.lam,
+        "t": float(t),
+        "q": q,
+        "v": v,
+        "theta_polar": vartheta,
+        "e_par": e_par,
+        "e_perp": e_perp,
+        "P": P,
+        "f": f,
+        "f_par": f_par,
+        "f_perp": f_perp,
+        "a": res.a,
+        "Cqdot": Cqdot,
+        "F_aghili": F_aghili,
+        "constraint_force": res.constraint_force,
+        "lam": res.lam,
         "err_P_eq33": float(np.abs(P - P33).max()),
         "err_P_outer": float(np.abs(P - np.outer(e_par, e_par)).max()),
-        "err_tangential": float(np.abs(m * (P @ res.a) - f_par).max()),             # m P q̈ = f∥
-        "err_normal_acc": float(np.abs((res.a - P @ res.a) - Cqdot).max()),        # q̈⊥ = C q̇
-        "err_force": float(np.abs(res.constraint_force + F_aghili).max()),        # Φᵀλ = −𝓕
+        "err_tangential": float(np.abs(m * (P @ res.a) - f_par).max()),  # m P q̈ = f∥
+        "err_normal_acc": float(np.abs((res.a - P @ res.a) - Cqdot).max()),  # q̈⊥ = C q̇
+        "err_force": float(np.abs(res.constraint_force + F_aghili).max()),  # Φᵀλ = −𝓕
     }
 
 
@@ -111,21 +136,26 @@ def plot(path, res, decompositions, theta, theta_ref, energy_error) -> None:
         ax.plot([0, d["q"][0]], [0, d["q"][1]], "k:", lw=1)
         ax.plot(*d["q"], "ko", ms=8)
         scale = 0.6 * rho / max(np.linalg.norm(d["f"]), np.linalg.norm(d["F_aghili"]))
-        arrows = [(d["e_par"] * 0.3 * rho, "ε∥ (unit)", "0.6", 1), (d["e_perp"] * 0.3 * rho, "ε⊥ (unit)", "0.8", 1),
-                  (d["f"] * scale, "f = τ − h (gravity)", "C0", 2), (d["f_par"] * scale, "f∥ = P f", "C1", 2),
-                  (d["f_perp"] * scale, "f⊥ = (I − P) f", "C2", 2),
-                  (d["constraint_force"] * scale, r"Φᵀλ = $-\mathcal{F}$ (force on the particle)", "C3", 2)]
+        arrows = [
+            (d["e_par"] * 0.3 * rho, "ε∥ (unit)", "0.6", 1),
+            (d["e_perp"] * 0.3 * rho, "ε⊥ (unit)", "0.8", 1),
+            (d["f"] * scale, "f = τ − h (gravity)", "C0", 2),
+            (d["f_par"] * scale, "f∥ = P f", "C1", 2),
+            (d["f_perp"] * scale, "f⊥ = (I − P) f", "C2", 2),
+            (d["constraint_force"] * scale, r"Φᵀλ = $-\mathcal{F}$ (force on the particle)", "C3", 2),
+        ]
         for vec, label, color, lw in arrows:
-            ax.annotate("", xy=d["q"] + vec, xytext=d["q"],
-                        arrowprops=dict(arrowstyle="->", color=color, lw=lw))
+            ax.annotate("", xy=d["q"] + vec, xytext=d["q"], arrowprops=dict(arrowstyle="->", color=color, lw=lw))
             ax.plot([], [], color=color, lw=lw, label=label)
         ax.set_aspect("equal")
         ax.set_xlim(-1.6 * rho, 1.6 * rho)
         ax.set_ylim(-1.6 * rho, 1.6 * rho)
         ax.set_xlabel("x [m]")
         ax.set_ylabel("y [m]")
-        ax.set_title(f"AG Fig. 2 decomposition, {title}\n"
-                     f"t = {d['t']:.3f} s, |$\\mathcal{{F}}$ + Φᵀλ| = {d['err_force']:.1e} N", fontsize=9)
+        ax.set_title(
+            f"AG Fig. 2 decomposition, {title}\nt = {d['t']:.3f} s, |$\\mathcal{{F}}$ + Φᵀλ| = {d['err_force']:.1e} N",
+            fontsize=9,
+        )
         ax.legend(fontsize=8, loc="upper left")
     ax = axes[1, 0]
     ax.plot(res.times, np.degrees(theta), label="flexbody (RK4 + position correction)")
@@ -143,21 +173,35 @@ def plot(path, res, decompositions, theta, theta_ref, energy_error) -> None:
     fb.plots.save(fig, path, dpi=120)
 
 
-def main(out_dir="out/04_particle_on_circle", mass=MASS, radius=RADIUS, gravity=GRAVITY, theta0=THETA0,
-         dt=DT, t_end=T_END, context=None) -> dict:
+def main(
+    out_dir="out/04_particle_on_circle",
+    mass=MASS,
+    radius=RADIUS,
+    gravity=GRAVITY,
+    theta0=THETA0,
+    dt=DT,
+    t_end=T_END,
+    context=None,
+) -> dict:
     """Simulate, compare with the closed form and the reference, write the outputs; returns the key numbers."""
     asm = build(mass, radius, gravity, theta0).assemble()
-    res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), formulation="projection",
-                   stabilization=fb.PositionCorrection(), context=context)
+    res = fb.simulate(
+        asm,
+        t_end,
+        integrator=fb.RK4(dt=dt),
+        formulation="projection",
+        stabilization=fb.PositionCorrection(),
+        context=context,
+    )
     out = Path(out_dir)
     res.save(out)
-    fb.io.write_link_pvd(out, res, every=fb.io.frame_stride(res))   # ParaView series with the circle (scene.vtp)
+    fb.io.write_link_pvd(out, res, every=fb.io.frame_stride(res))  # ParaView series with the circle (scene.vtp)
 
     x, y = res.q[:, 0], res.q[:, 1]
-    theta = np.arctan2(x, -y)                                # angle from the lowest point
+    theta = np.arctan2(x, -y)  # angle from the lowest point
     ref = reference_positions(res.times, radius, gravity, theta0)
     theta_ref = np.arctan2(ref[:, 0], -ref[:, 1])
-    crossings = zero_crossings(res.times, x, res.v[:, 0])    # lowest-point passages, every half period
+    crossings = zero_crossings(res.times, x, res.v[:, 0])  # lowest-point passages, every half period
     expected = pendulum_period(radius, gravity, theta0)
     measured = 2.0 * (crossings[-1] - crossings[0]) / (len(crossings) - 1) if len(crossings) >= 2 else np.nan
     E, kinetic = res.histories["energy"], res.histories["kinetic"]
@@ -166,33 +210,55 @@ def main(out_dir="out/04_particle_on_circle", mass=MASS, radius=RADIUS, gravity=
     fastest = int(np.argmin(np.abs(res.times - crossings[0]))) if len(crossings) else int(np.argmax(kinetic))
     decompositions = [aghili_decomposition(asm, res.times[k], res.q[k], res.v[k]) for k in (0, fastest)]
 
-    fb.io.write_columns_csv(out / "histories.csv", res.times, {
-        "x": x, "y": y, "vx": res.v[:, 0], "vy": res.v[:, 1], "theta": theta, "theta_reference": theta_ref,
-        "lam": res.histories["lam"][:, 0], "constraint_force_x": res.histories["constraint_force"][:, 0],
-        "constraint_force_y": res.histories["constraint_force"][:, 1], "violation": res.histories["violation"],
-        "velocity_violation": res.histories["velocity_violation"], "kinetic": kinetic,
-        "potential": res.histories["potential"], "energy": E})
+    fb.io.write_columns_csv(
+        out / "histories.csv",
+        res.times,
+        {
+            "x": x,
+            "y": y,
+            "vx": res.v[:, 0],
+            "vy": res.v[:, 1],
+            "theta": theta,
+            "theta_reference": theta_ref,
+            "lam": res.histories["lam"][:, 0],
+            "constraint_force_x": res.histories["constraint_force"][:, 0],
+            "constraint_force_y": res.histories["constraint_force"][:, 1],
+            "violation": res.histories["violation"],
+            "velocity_violation": res.histories["velocity_violation"],
+            "kinetic": kinetic,
+            "potential": res.histories["potential"],
+            "energy": E,
+        },
+    )
     plot(out / "particle_on_circle.png", res, decompositions, theta, theta_ref, energy_error)
 
     d0, d1 = decompositions
     summary = {
-        "period_expected": expected, "period_measured": float(measured),
+        "period_expected": expected,
+        "period_measured": float(measured),
         "period_relative_error": float(abs(measured - expected) / expected),
         "small_angle_period": float(2 * np.pi * np.sqrt(radius / gravity)),
-        "n_lowest_point_passages": int(len(crossings)),
+        "n_lowest_point_passages": len(crossings),
         "max_position_error_vs_reference": float(np.abs(res.q - ref).max()),
         "energy_drift_relative": float(np.abs(energy_error).max()),
         "energy_drift_absolute": float(np.abs(E - E[0]).max()),
         "max_violation": float(res.histories["violation"].max()),
         "max_velocity_violation": float(res.histories["velocity_violation"].max()),
-        "t0_f_par": d0["f_par"].tolist(), "t0_f_perp": d0["f_perp"].tolist(),
-        "t0_constraint_force": d0["constraint_force"].tolist(), "t0_F_aghili": d0["F_aghili"].tolist(),
+        "t0_f_par": d0["f_par"].tolist(),
+        "t0_f_perp": d0["f_perp"].tolist(),
+        "t0_constraint_force": d0["constraint_force"].tolist(),
+        "t0_F_aghili": d0["F_aghili"].tolist(),
         "t0_lam": d0["lam"].tolist(),
         "t0_max_error": max(d0[k] for k in d0 if k.startswith("err_")),
-        "fastest_t": d1["t"], "fastest_q": d1["q"].tolist(), "fastest_speed": float(np.linalg.norm(d1["v"])),
-        "fastest_constraint_force": d1["constraint_force"].tolist(), "fastest_F_aghili": d1["F_aghili"].tolist(),
+        "fastest_t": d1["t"],
+        "fastest_q": d1["q"].tolist(),
+        "fastest_speed": float(np.linalg.norm(d1["v"])),
+        "fastest_constraint_force": d1["constraint_force"].tolist(),
+        "fastest_F_aghili": d1["F_aghili"].tolist(),
         "fastest_max_error": max(d1[k] for k in d1 if k.startswith("err_")),
-        "dt": dt, "t_end": t_end, "n_steps": int(res.n_steps),
+        "dt": dt,
+        "t_end": t_end,
+        "n_steps": int(res.n_steps),
     }
     lines = [
         f"Case 04: particle on a circle (m = {mass} kg, rho = {radius} m, g = {gravity} m/s^2, "

@@ -32,22 +32,23 @@ Outputs in out_dir: results.npz/.json (Results.save; the rank events are in resu
 slider_crank.png (Fig. 4 layout: (A) q₁, q₂; (B) q̇₁, q̇₂; (C) Φᵀλ; (D) λ), summary.txt and a ParaView
 series of the links (<tree>.pvd, every 10th recorded step; ``flexbody view`` renders it).
 """
+
 from pathlib import Path
 
 import numpy as np
 
 import flexbody as fb
 
-LENGTH = 1.0              # m, link length l (crank = connecting rod)
-MASS = 1.0                # kg, m (point mass at the end of each link)
-GRAVITY = 9.81            # m/s², gravity along −y (not stated in [AG]; our assumption)
-CRANK0 = 2 * np.pi / 3    # rad, q₁(0); q₂(0) = 2π − 2q₁(0); at rest
-TORQUE = 1.0              # N·m, f₁ on the crank; joint B passive
-DT = 0.01                 # s, RK4 step (as [AG])
-T_END = 6.0               # s, end time
-SINGULAR_TOL = 0.1        # m, singular-value floor of the rank-event log (σ(A) = √5 l |c₁|)
-NEAR = 0.05               # s, steps within this time of a crossing count as "near" it
-FAR = 0.1                 # s, steps further than this from every crossing count as "away"
+LENGTH = 1.0  # m, link length l (crank = connecting rod)
+MASS = 1.0  # kg, m (point mass at the end of each link)
+GRAVITY = 9.81  # m/s², gravity along −y (not stated in [AG]; our assumption)
+CRANK0 = 2 * np.pi / 3  # rad, q₁(0); q₂(0) = 2π − 2q₁(0); at rest
+TORQUE = 1.0  # N·m, f₁ on the crank; joint B passive
+DT = 0.01  # s, RK4 step (as [AG])
+T_END = 6.0  # s, end time
+SINGULAR_TOL = 0.1  # m, singular-value floor of the rank-event log (σ(A) = √5 l |c₁|)
+NEAR = 0.05  # s, steps within this time of a crossing count as "near" it
+FAR = 0.1  # s, steps further than this from every crossing count as "away"
 
 
 def build(length=LENGTH, mass=MASS, gravity=GRAVITY, crank0=CRANK0) -> fb.System:
@@ -78,14 +79,25 @@ def reduced_reference(times, length=LENGTH, mass=MASS, gravity=GRAVITY, crank0=C
 
     def rhs(t, y):
         th, om = y
-        return [om, (torque - 2 * ml2 * np.sin(2 * th) * om**2 - mass * gravity * length * np.cos(th))
-                / (ml2 * (3 - 2 * np.cos(2 * th)))]
+        return [
+            om,
+            (torque - 2 * ml2 * np.sin(2 * th) * om**2 - mass * gravity * length * np.cos(th))
+            / (ml2 * (3 - 2 * np.cos(2 * th))),
+        ]
 
     def singular(t, y):
         return np.cos(y[0])
 
-    sol = solve_ivp(rhs, (times[0], times[-1]), [crank0, 0.0], method="DOP853", rtol=1e-12, atol=1e-12,
-                    t_eval=times, events=singular)
+    sol = solve_ivp(
+        rhs,
+        (times[0], times[-1]),
+        [crank0, 0.0],
+        method="DOP853",
+        rtol=1e-12,
+        atol=1e-12,
+        t_eval=times,
+        events=singular,
+    )
     return sol.y[0], sol.t_events[0]
 
 
@@ -113,27 +125,49 @@ def plot(path, res, crossings, theta_ref) -> None:
     axes[1, 1].set_ylim(np.percentile(lam, 1) - 20, np.percentile(lam, 99) + 20)
     for ax in axes[1]:
         ax.set_xlabel("t [s]")
-    fig.suptitle("Slider-crank, f₁ = 1 N·m from q₁ = 2π/3 at rest (AG Fig. 4); dashed: q₁ = π/2 mod π",
-                 fontsize=10)
+    fig.suptitle("Slider-crank, f₁ = 1 N·m from q₁ = 2π/3 at rest (AG Fig. 4); dashed: q₁ = π/2 mod π", fontsize=10)
     fb.plots.save(fig, path, dpi=120)
 
 
-def main(out_dir="out/05_slider_crank", length=LENGTH, mass=MASS, gravity=GRAVITY, crank0=CRANK0, torque=TORQUE,
-         dt=DT, t_end=T_END, singular_tol=SINGULAR_TOL, near=NEAR, far=FAR, context=None) -> dict:
+def main(
+    out_dir="out/05_slider_crank",
+    length=LENGTH,
+    mass=MASS,
+    gravity=GRAVITY,
+    crank0=CRANK0,
+    torque=TORQUE,
+    dt=DT,
+    t_end=T_END,
+    singular_tol=SINGULAR_TOL,
+    near=NEAR,
+    far=FAR,
+    context=None,
+) -> dict:
     """Simulate the Fig. 4 run, write the outputs; returns the key numbers."""
     asm = build(length, mass, gravity, crank0).assemble()
-    tau = asm.S.T @ np.array([torque])                      # τ = Sᵀ f₁ = [f₁, 0]
-    res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), tau=tau, formulation="projection",
-                   stabilization=fb.PositionCorrection(), singular_tol=singular_tol, context=context)
+    tau = asm.S.T @ np.array([torque])  # τ = Sᵀ f₁ = [f₁, 0]
+    res = fb.simulate(
+        asm,
+        t_end,
+        integrator=fb.RK4(dt=dt),
+        tau=tau,
+        formulation="projection",
+        stabilization=fb.PositionCorrection(),
+        singular_tol=singular_tol,
+        context=context,
+    )
     out = Path(out_dir)
     res.save(out)
-    fb.io.write_link_pvd(out, res, every=10)                  # ParaView series of the links (crank.pvd)
+    fb.io.write_link_pvd(out, res, every=10)  # ParaView series of the links (crank.pvd)
 
     t, q1, v1 = res.times, res.q[:, 0], res.v[:, 0]
     crossings = crossing_times(t, q1, v1)
     theta_ref, crossings_ref = reduced_reference(t, length, mass, gravity, crank0, torque)
-    crossing_error = (float(np.abs(crossings - crossings_ref).max()) if len(crossings) == len(crossings_ref)
-                      and len(crossings) else np.inf)
+    crossing_error = (
+        float(np.abs(crossings - crossings_ref).max())
+        if len(crossings) == len(crossings_ref) and len(crossings)
+        else np.inf
+    )
     drops = [e for e in res.events if e["kind"] == "rank_drop"]
     restored = [e for e in res.events if e["kind"] == "rank_restored"]
     lam, F = res.histories["lam"][:, 0], res.histories["constraint_force"]
@@ -144,28 +178,51 @@ def main(out_dir="out/05_slider_crank", length=LENGTH, mass=MASS, gravity=GRAVIT
     dlam, dF = np.abs(np.diff(lam)), np.linalg.norm(np.diff(F, axis=0), axis=1)
     per_crossing = []
     for tc in crossings:
-        k = int(np.searchsorted(t, tc))                      # t[k-1] < tc <= t[k]
+        k = int(np.searchsorted(t, tc))  # t[k-1] < tc <= t[k]
         drop = [e for e in drops if tc - 2 * dt - near <= e["t"] <= tc]
         back = [e for e in restored if tc < e["t"] <= tc + 2 * dt + near]
-        per_crossing.append({
-            "t": float(tc), "q1_over_pi": float(np.interp(tc, t, q1) / np.pi),
-            "lam_before": float(lam[k - 1]), "lam_after": float(lam[min(k, len(t) - 1)]),
-            "force_before": F[k - 1].tolist(), "force_after": F[min(k, len(t) - 1)].tolist(),
-            "rank_drop_t": drop[0]["t"] if drop else None, "rank_restored_t": back[0]["t"] if back else None,
-            "drop_labels": drop[0]["redundant_labels"] if drop else None,
-            "drop_sigma_min": drop[0]["smallest_singular_value"] if drop else None,
-        })
-    band = 2 * np.arcsin(min(singular_tol / (np.sqrt(5) * length), 1.0))      # width of the logged band in q₁
+        per_crossing.append(
+            {
+                "t": float(tc),
+                "q1_over_pi": float(np.interp(tc, t, q1) / np.pi),
+                "lam_before": float(lam[k - 1]),
+                "lam_after": float(lam[min(k, len(t) - 1)]),
+                "force_before": F[k - 1].tolist(),
+                "force_after": F[min(k, len(t) - 1)].tolist(),
+                "rank_drop_t": drop[0]["t"] if drop else None,
+                "rank_restored_t": back[0]["t"] if back else None,
+                "drop_labels": drop[0]["redundant_labels"] if drop else None,
+                "drop_sigma_min": drop[0]["smallest_singular_value"] if drop else None,
+            }
+        )
+    band = 2 * np.arcsin(min(singular_tol / (np.sqrt(5) * length), 1.0))  # width of the logged band in q₁
     branch = np.abs(res.q[:, 1] - (2 * np.pi - 2 * q1)).max()
 
-    fb.io.write_columns_csv(out / "histories.csv", t, {
-        "q1": q1, "q1_reference": theta_ref, "q2": res.q[:, 1], "q1dot": v1, "q2dot": res.v[:, 1],
-        "a1": res.histories["a"][:, 0], "a2": res.histories["a"][:, 1], "tau1": res.histories["tau"][:, 0],
-        "tau2": res.histories["tau"][:, 1],
-        "constraint_force_1": F[:, 0], "constraint_force_2": F[:, 1], "lam": lam, "rank": res.histories["rank"],
-        "violation": res.histories["violation"], "velocity_violation": res.histories["velocity_violation"],
-        "corrections": res.histories["corrections"], "kinetic": res.histories["kinetic"],
-        "potential": res.histories["potential"], "energy": res.histories["energy"]})
+    fb.io.write_columns_csv(
+        out / "histories.csv",
+        t,
+        {
+            "q1": q1,
+            "q1_reference": theta_ref,
+            "q2": res.q[:, 1],
+            "q1dot": v1,
+            "q2dot": res.v[:, 1],
+            "a1": res.histories["a"][:, 0],
+            "a2": res.histories["a"][:, 1],
+            "tau1": res.histories["tau"][:, 0],
+            "tau2": res.histories["tau"][:, 1],
+            "constraint_force_1": F[:, 0],
+            "constraint_force_2": F[:, 1],
+            "lam": lam,
+            "rank": res.histories["rank"],
+            "violation": res.histories["violation"],
+            "velocity_violation": res.histories["velocity_violation"],
+            "corrections": res.histories["corrections"],
+            "kinetic": res.histories["kinetic"],
+            "potential": res.histories["potential"],
+            "energy": res.histories["energy"],
+        },
+    )
     plot(out / "slider_crank.png", res, crossings, theta_ref)
 
     summary = {
@@ -174,10 +231,14 @@ def main(out_dir="out/05_slider_crank", length=LENGTH, mass=MASS, gravity=GRAVIT
         "max_crossing_time_error": crossing_error,
         "max_q1_error_vs_reference": float(np.abs(q1 - theta_ref).max()),
         "crossing_angles_over_pi": [c["q1_over_pi"] for c in per_crossing],
-        "rank_drop_times": [e["t"] for e in drops], "rank_restored_times": [e["t"] for e in restored],
+        "rank_drop_times": [e["t"] for e in drops],
+        "rank_restored_times": [e["t"] for e in restored],
         "rank_drop_labels": sorted({lab for e in drops for lab in e["redundant_labels"]}),
-        "all_crossings_logged": bool(len(crossings) > 0 and all(c["rank_drop_t"] is not None for c in per_crossing)
-                                     and len(drops) == len(crossings)),
+        "all_crossings_logged": bool(
+            len(crossings) > 0
+            and all(c["rank_drop_t"] is not None for c in per_crossing)
+            and len(drops) == len(crossings)
+        ),
         "max_violation": float(res.histories["violation"].max()),
         "max_velocity_violation": float(res.histories["velocity_violation"].max()),
         "max_branch_deviation": float(branch),
@@ -187,9 +248,13 @@ def main(out_dir="out/05_slider_crank", length=LENGTH, mass=MASS, gravity=GRAVIT
         "max_force_jump_away": float(dF[is_far].max()) if is_far.any() else 0.0,
         "lam_sign_changes_at_crossings": [bool(c["lam_before"] * c["lam_after"] < 0) for c in per_crossing],
         "per_crossing": per_crossing,
-        "max_crank_step": float(np.abs(v1).max() * dt), "logged_band_width": float(band),
+        "max_crank_step": float(np.abs(v1).max() * dt),
+        "logged_band_width": float(band),
         "max_corrections": int(res.histories["corrections"].max()),
-        "dt": dt, "t_end": t_end, "singular_tol": singular_tol, "n_steps": int(res.n_steps),
+        "dt": dt,
+        "t_end": t_end,
+        "singular_tol": singular_tol,
+        "n_steps": int(res.n_steps),
     }
     lines = [
         f"Case 05: slider-crank [AG VIII-A], l = {length} m, m = {mass} kg, g = {gravity} m/s^2 (assumed), "
@@ -211,10 +276,12 @@ def main(out_dir="out/05_slider_crank", length=LENGTH, mass=MASS, gravity=GRAVIT
         f"away {summary['max_force_jump_away']:.4g} N m",
     ]
     for c in per_crossing:
-        lines.append(f"  crossing t = {c['t']:.5f} s (q1 = {c['q1_over_pi']:.4f} pi): lam {c['lam_before']:.4g} -> "
-                     f"{c['lam_after']:.4g} N; Phi^T lam {np.round(c['force_before'], 4).tolist()} -> "
-                     f"{np.round(c['force_after'], 4).tolist()}; rank drop at {c['rank_drop_t']}, restored at "
-                     f"{c['rank_restored_t']}, sigma_min {c['drop_sigma_min']}")
+        lines.append(
+            f"  crossing t = {c['t']:.5f} s (q1 = {c['q1_over_pi']:.4f} pi): lam {c['lam_before']:.4g} -> "
+            f"{c['lam_after']:.4g} N; Phi^T lam {np.round(c['force_before'], 4).tolist()} -> "
+            f"{np.round(c['force_after'], 4).tolist()}; rank drop at {c['rank_drop_t']}, restored at "
+            f"{c['rank_restored_t']}, sigma_min {c['drop_sigma_min']}"
+        )
     (out / "summary.txt").write_text("\n".join(lines) + "\n")
     return summary
 

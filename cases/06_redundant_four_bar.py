@@ -27,29 +27,46 @@ series with the ground pivots), histories.csv, four_bar.png (joint
 angles of both runs and their difference, energy drift with and without correction, ‖φ‖ without
 correction) and summary.txt (with the rank report and the multiplier form's error message).
 """
+
 from pathlib import Path
 
 import numpy as np
 
 import flexbody as fb
 
-CRANK = 0.3               # m, crank length (pivot at the origin)
-COUPLER = 1.0             # m, coupler length
-ROCKER = 0.8              # m, rocker length
-GROUND = 1.0              # m, rocker pivot at (GROUND, 0)
-DENSITY = 1.0             # kg/m, mass per length of the slender rods
-GRAVITY = 9.81            # m/s², gravity along −y
-ANGLE = 1.0               # rad, initial crank angle (released from rest)
-DT = 0.003                # s, RK4 step, chosen so that the energy drift over 10 s is < DRIFT_LIMIT
-T_END = 10.0              # s, end time
-DRIFT_LIMIT = 1e-6        # -, relative energy drift required with position correction
+CRANK = 0.3  # m, crank length (pivot at the origin)
+COUPLER = 1.0  # m, coupler length
+ROCKER = 0.8  # m, rocker length
+GROUND = 1.0  # m, rocker pivot at (GROUND, 0)
+DENSITY = 1.0  # kg/m, mass per length of the slender rods
+GRAVITY = 9.81  # m/s², gravity along −y
+ANGLE = 1.0  # rad, initial crank angle (released from rest)
+DT = 0.003  # s, RK4 step, chosen so that the energy drift over 10 s is < DRIFT_LIMIT
+T_END = 10.0  # s, end time
+DRIFT_LIMIT = 1e-6  # -, relative energy drift required with position correction
 
 
-def build(closure="spatial", crank=CRANK, coupler=COUPLER, rocker=ROCKER, ground=GROUND, density=DENSITY,
-          gravity=GRAVITY, angle=ANGLE) -> fb.System:
+def build(
+    closure="spatial",
+    crank=CRANK,
+    coupler=COUPLER,
+    rocker=ROCKER,
+    ground=GROUND,
+    density=DENSITY,
+    gravity=GRAVITY,
+    angle=ANGLE,
+) -> fb.System:
     """The four-bar with a "spatial" (3 rows, one redundant) or "planar" (2 rows) loop closure."""
-    return fb.mechanisms.four_bar(crank=crank, coupler=coupler, rocker=rocker, ground=ground, density=density,
-                               gravity=(0.0, -gravity, 0.0), closure=closure, angle=angle)
+    return fb.mechanisms.four_bar(
+        crank=crank,
+        coupler=coupler,
+        rocker=rocker,
+        ground=ground,
+        density=density,
+        gravity=(0.0, -gravity, 0.0),
+        closure=closure,
+        angle=angle,
+    )
 
 
 def energy_drift(res) -> tuple[float, float]:
@@ -93,11 +110,24 @@ def plot(path, res, planar, free) -> None:
     fb.plots.save(fig, path, dpi=120)
 
 
-def main(out_dir="out/06_redundant_four_bar", crank=CRANK, coupler=COUPLER, rocker=ROCKER, ground=GROUND,
-         density=DENSITY, gravity=GRAVITY, angle=ANGLE, dt=DT, t_end=T_END, drift_limit=DRIFT_LIMIT, context=None) -> dict:
+def main(
+    out_dir="out/06_redundant_four_bar",
+    crank=CRANK,
+    coupler=COUPLER,
+    rocker=ROCKER,
+    ground=GROUND,
+    density=DENSITY,
+    gravity=GRAVITY,
+    angle=ANGLE,
+    dt=DT,
+    t_end=T_END,
+    drift_limit=DRIFT_LIMIT,
+    context=None,
+) -> dict:
     """Run the redundant and the planar four-bar, write the outputs; returns the key numbers."""
-    params = dict(crank=crank, coupler=coupler, rocker=rocker, ground=ground, density=density, gravity=gravity,
-                  angle=angle)
+    params = dict(
+        crank=crank, coupler=coupler, rocker=rocker, ground=ground, density=density, gravity=gravity, angle=angle
+    )
     asm = build("spatial", **params).assemble()
     planar_asm = build("planar", **params).assemble()
     report = asm.rank_report(0.0, asm.q0)
@@ -108,14 +138,28 @@ def main(out_dir="out/06_redundant_four_bar", crank=CRANK, coupler=COUPLER, rock
     except fb.ConstraintError as exc:
         refusal = str(exc)
 
-    res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), formulation="projection",
-                   stabilization=fb.PositionCorrection(), context=context)
-    planar = fb.simulate(planar_asm, t_end, integrator=fb.RK4(dt=dt), formulation="multiplier",
-                      stabilization=fb.PositionCorrection(), context=context)
-    free = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), formulation="projection", stabilization=None, context=context)
+    res = fb.simulate(
+        asm,
+        t_end,
+        integrator=fb.RK4(dt=dt),
+        formulation="projection",
+        stabilization=fb.PositionCorrection(),
+        context=context,
+    )
+    planar = fb.simulate(
+        planar_asm,
+        t_end,
+        integrator=fb.RK4(dt=dt),
+        formulation="multiplier",
+        stabilization=fb.PositionCorrection(),
+        context=context,
+    )
+    free = fb.simulate(
+        asm, t_end, integrator=fb.RK4(dt=dt), formulation="projection", stabilization=None, context=context
+    )
     out = Path(out_dir)
     res.save(out)
-    fb.io.write_link_pvd(out, res, every=fb.io.frame_stride(res))   # ParaView series and the ground pivots
+    fb.io.write_link_pvd(out, res, every=fb.io.frame_stride(res))  # ParaView series and the ground pivots
 
     drift, drift_kinetic = energy_drift(res)
     drift_free, drift_free_kinetic = energy_drift(free)
@@ -127,34 +171,51 @@ def main(out_dir="out/06_redundant_four_bar", crank=CRANK, coupler=COUPLER, rock
     columns = {f"q_{name}": res.q[:, i] for i, name in enumerate(("crank", "coupler", "rocker"))}
     columns.update({f"v_{name}": res.v[:, i] for i, name in enumerate(("crank", "coupler", "rocker"))})
     columns.update({f"lam_{lab}": lam[:, i] for i, lab in enumerate(asm.row_labels)})
-    columns.update({"rank": res.histories["rank"], "violation": res.histories["violation"],
-                    "velocity_violation": res.histories["velocity_violation"], "kinetic": res.histories["kinetic"],
-                    "potential": res.histories["potential"], "energy": res.histories["energy"],
-                    "max_abs_dq_planar": np.abs(res.q - planar.q).max(axis=1),
-                    "energy_no_stabilisation": free.histories["energy"],
-                    "violation_no_stabilisation": free.histories["violation"]})
+    columns.update(
+        {
+            "rank": res.histories["rank"],
+            "violation": res.histories["violation"],
+            "velocity_violation": res.histories["velocity_violation"],
+            "kinetic": res.histories["kinetic"],
+            "potential": res.histories["potential"],
+            "energy": res.histories["energy"],
+            "max_abs_dq_planar": np.abs(res.q - planar.q).max(axis=1),
+            "energy_no_stabilisation": free.histories["energy"],
+            "violation_no_stabilisation": free.histories["violation"],
+        }
+    )
     fb.io.write_columns_csv(out / "histories.csv", res.times, columns)
     plot(out / "four_bar.png", res, planar, free)
 
     summary = {
-        "rank": int(report.rank), "n_constraints": int(report.n_constraints), "dof": int(report.dof),
+        "rank": int(report.rank),
+        "n_constraints": int(report.n_constraints),
+        "dof": int(report.dof),
         "redundant_labels": list(report.redundant_labels or []),
         "singular_values": [float(s) for s in report.singular_values],
-        "multiplier_refused": refusal is not None, "multiplier_error": refusal,
-        "max_dq_vs_planar": dq, "max_constraint_force_diff_vs_planar": force_diff,
-        "max_lam_xy_diff_vs_planar": lam_diff, "max_abs_lam_z": float(np.abs(lam[:, 2]).max()),
+        "multiplier_refused": refusal is not None,
+        "multiplier_error": refusal,
+        "max_dq_vs_planar": dq,
+        "max_constraint_force_diff_vs_planar": force_diff,
+        "max_lam_xy_diff_vs_planar": lam_diff,
+        "max_abs_lam_z": float(np.abs(lam[:, 2]).max()),
         "ranks_during_run": sorted({int(r) for r in res.histories["rank"]}),
-        "energy_drift": drift, "energy_drift_vs_max_kinetic": drift_kinetic,
-        "energy_drift_final": float(abs(res.histories["energy"][-1] - res.histories["energy"][0])
-                                    / abs(res.histories["energy"][0])),
+        "energy_drift": drift,
+        "energy_drift_vs_max_kinetic": drift_kinetic,
+        "energy_drift_final": float(
+            abs(res.histories["energy"][-1] - res.histories["energy"][0]) / abs(res.histories["energy"][0])
+        ),
         "energy_drift_no_stabilisation": drift_free,
         "energy_drift_no_stabilisation_vs_max_kinetic": drift_free_kinetic,
         "max_violation": float(res.histories["violation"].max()),
         "max_violation_no_stabilisation": float(free.histories["violation"].max()),
-        "E0": float(res.histories["energy"][0]), "max_kinetic": float(res.histories["kinetic"].max()),
+        "E0": float(res.histories["energy"][0]),
+        "max_kinetic": float(res.histories["kinetic"].max()),
         "crank_angle_range": float(np.ptp(res.q[:, 0])),
         "drift_below_limit": bool(drift < drift_limit and drift_kinetic < drift_limit),
-        "dt": dt, "t_end": t_end, "n_steps": int(res.n_steps),
+        "dt": dt,
+        "t_end": t_end,
+        "n_steps": int(res.n_steps),
     }
     lines = [
         f"Case 06: four-bar (crank {crank}, coupler {coupler}, rocker {rocker}, ground {ground} m; {density} kg/m; "

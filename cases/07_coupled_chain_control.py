@@ -44,6 +44,7 @@ scene.vtp) and of the K_N = 0 run in
 coordinates and goal, (B) q₁, q₂, q₃ with q₁/3, 2q₁/3, (C) U(t) with and without the gravity-effort term,
 (D) joint torques), histories.png (flexbody.io.plots overview) and summary.txt (JSON of the returned dict).
 """
+
 import json
 from pathlib import Path
 
@@ -51,24 +52,25 @@ import numpy as np
 
 import flexbody as fb
 
-LENGTH = 0.4              # m, each of the six links
-MASS = 1.0                # kg, each link (uniform rod)
-GRAVITY = 9.81            # m/s², gravity along −y
-Q0 = (0.6, 0.2, 0.4, 0.5, 0.4, 0.3)     # rad, initial posture (satisfies [DE-94]), at rest
-GOAL = (0.0, 1.4)         # m, goal position of the end point (start: (0.205, 1.898))
-KP = 100.0                # 1/s², task position gain K_p [DE Fig. 9]
-KV = 20.0                 # 1/s, task velocity gain K_v [DE Fig. 9]
-K_N = 0.1                 # 1/(N·m), null-space gain on ∂U/∂q [DE Fig. 9]
-D_N = 5.0                 # N·m·s/rad, null-space damping (our choice, see docstring)
-DT = 2e-3                 # s, RK4 step
-T_END = 4.0               # s, end time
-CONVERGED = 1e-3          # -, task "converged" once ‖e‖ ≤ CONVERGED·‖e(0)‖ for good
+LENGTH = 0.4  # m, each of the six links
+MASS = 1.0  # kg, each link (uniform rod)
+GRAVITY = 9.81  # m/s², gravity along −y
+Q0 = (0.6, 0.2, 0.4, 0.5, 0.4, 0.3)  # rad, initial posture (satisfies [DE-94]), at rest
+GOAL = (0.0, 1.4)  # m, goal position of the end point (start: (0.205, 1.898))
+KP = 100.0  # 1/s², task position gain K_p [DE Fig. 9]
+KV = 20.0  # 1/s, task velocity gain K_v [DE Fig. 9]
+K_N = 0.1  # 1/(N·m), null-space gain on ∂U/∂q [DE Fig. 9]
+D_N = 5.0  # N·m·s/rad, null-space damping (our choice, see docstring)
+DT = 2e-3  # s, RK4 step
+T_END = 4.0  # s, end time
+CONVERGED = 1e-3  # -, task "converged" once ‖e‖ ≤ CONVERGED·‖e(0)‖ for good
 
 
 def build(length=LENGTH, mass=MASS, gravity=GRAVITY, q0=Q0) -> fb.System:
     """The coupled chain of [DE 5.4.1] (all joints actuated)."""
-    return fb.mechanisms.coupled_chain(lengths=(length,) * 6, masses=(mass,) * 6, gravity=(0.0, -gravity, 0.0),
-                                    q0=np.asarray(q0, dtype=float))
+    return fb.mechanisms.coupled_chain(
+        lengths=(length,) * 6, masses=(mass,) * 6, gravity=(0.0, -gravity, 0.0), q0=np.asarray(q0, dtype=float)
+    )
 
 
 def end_point_task(system: fb.System, length=LENGTH) -> fb.PointTask:
@@ -98,7 +100,7 @@ def plot(path, res, free, U, U_free, k_n) -> None:
     fig, axes = fb.plots.subplots(2, 2, figsize=(11, 8), sharex=True)
     ax = axes[0, 0]
     for i, name in enumerate(("x", "y")):
-        line, = ax.plot(t, res.histories["task_x"][:, i], label=f"{name}_E")
+        (line,) = ax.plot(t, res.histories["task_x"][:, i], label=f"{name}_E")
         ax.plot(t, res.histories["task_desired"][:, i], "--", color=line.get_color(), lw=1, label=f"{name} goal")
     ax.set_title("(A) task coordinates (Fig. 9 right)", fontsize=10)
     ax.set_ylabel("end point r_E [m]")
@@ -128,8 +130,22 @@ def plot(path, res, free, U, U_free, k_n) -> None:
     fb.plots.save(fig, path, dpi=120)
 
 
-def main(out_dir="out/07_coupled_chain_control", length=LENGTH, mass=MASS, gravity=GRAVITY, q0=Q0, goal=GOAL,
-         kp=KP, kv=KV, k_n=K_N, d_n=D_N, dt=DT, t_end=T_END, converged=CONVERGED, context=None) -> dict:
+def main(
+    out_dir="out/07_coupled_chain_control",
+    length=LENGTH,
+    mass=MASS,
+    gravity=GRAVITY,
+    q0=Q0,
+    goal=GOAL,
+    kp=KP,
+    kv=KV,
+    k_n=K_N,
+    d_n=D_N,
+    dt=DT,
+    t_end=T_END,
+    converged=CONVERGED,
+    context=None,
+) -> dict:
     """Run the K_N and K_N = 0 cases, write the outputs; returns the key numbers."""
     system = build(length, mass, gravity, q0)
     asm = system.assemble()
@@ -137,16 +153,19 @@ def main(out_dir="out/07_coupled_chain_control", length=LENGTH, mass=MASS, gravi
     goal = np.asarray(goal, dtype=float)
     report = fb.control.actuation_report(asm, asm.q0, np.zeros(asm.n_dofs), task=task)
 
-    controller = fb.control.PartitionedControl(task, fb.control.Setpoint(goal), kp, kv,
-                                        null_space=fb.control.GravityEffort(gain=k_n, damping=d_n))
+    controller = fb.control.PartitionedControl(
+        task, fb.control.Setpoint(goal), kp, kv, null_space=fb.control.GravityEffort(gain=k_n, damping=d_n)
+    )
     res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=controller, context=context)
     # the same run without the gravity-effort term (K_N = 0, same damping: −D_N Ňᵀq̇ only)
-    plain = fb.control.PartitionedControl(task, fb.control.Setpoint(goal), kp, kv, null_space=fb.control.NullSpaceDamping(d_n))
+    plain = fb.control.PartitionedControl(
+        task, fb.control.Setpoint(goal), kp, kv, null_space=fb.control.NullSpaceDamping(d_n)
+    )
     free = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=plain, context=context)
 
     out = Path(out_dir)
     res.save(out)
-    fb.io.write_link_pvd(out, res, every=fb.io.frame_stride(res))   # ParaView series of the chain
+    fb.io.write_link_pvd(out, res, every=fb.io.frame_stride(res))  # ParaView series of the chain
     free.save(out / "no_gravity_effort")
 
     effort = fb.control.GravityEffort.effort
@@ -162,26 +181,53 @@ def main(out_dir="out/07_coupled_chain_control", length=LENGTH, mass=MASS, gravi
     after = U[k_conv:]
     fall = float(U[0] - U.min())
 
-    fb.io.write_columns_csv(out / "histories.csv", res.times, {
-        **{f"q{i + 1}": res.q[:, i] for i in range(6)},
-        "x_E": H["task_x"][:, 0], "y_E": H["task_x"][:, 1], "x_goal": H["task_desired"][:, 0],
-        "y_goal": H["task_desired"][:, 1], "task_error_norm": e,
-        **{f"tau{i + 1}": H["tau"][:, i] for i in range(6)},
-        "f_star_x": H["task_command"][:, 0], "f_star_y": H["task_command"][:, 1],
-        "task_acceleration_error": acc_err, "U": U, "W": W, "kinetic": H["kinetic"], "potential": H["potential"],
-        "violation": H["violation"], "coupling_q2": coupling[:, 0], "coupling_q3": coupling[:, 1],
-        "U_no_gravity_effort": U_free, "task_error_norm_no_gravity_effort":
-            np.linalg.norm(free.histories["task_error"], axis=1)})
+    fb.io.write_columns_csv(
+        out / "histories.csv",
+        res.times,
+        {
+            **{f"q{i + 1}": res.q[:, i] for i in range(6)},
+            "x_E": H["task_x"][:, 0],
+            "y_E": H["task_x"][:, 1],
+            "x_goal": H["task_desired"][:, 0],
+            "y_goal": H["task_desired"][:, 1],
+            "task_error_norm": e,
+            **{f"tau{i + 1}": H["tau"][:, i] for i in range(6)},
+            "f_star_x": H["task_command"][:, 0],
+            "f_star_y": H["task_command"][:, 1],
+            "task_acceleration_error": acc_err,
+            "U": U,
+            "W": W,
+            "kinetic": H["kinetic"],
+            "potential": H["potential"],
+            "violation": H["violation"],
+            "coupling_q2": coupling[:, 0],
+            "coupling_q3": coupling[:, 1],
+            "U_no_gravity_effort": U_free,
+            "task_error_norm_no_gravity_effort": np.linalg.norm(free.histories["task_error"], axis=1),
+        },
+    )
     plot(out / "coupled_chain.png", res, free, U, U_free, k_n)
-    fb.plots.plot_histories(res, out / "histories.png", panels=("task", "task_error", "torque", "joints", "violation"),
-                         title="Case 07: coupled chain, partitioned control with gravity effort")
+    fb.plots.plot_histories(
+        res,
+        out / "histories.png",
+        panels=("task", "task_error", "torque", "joints", "violation"),
+        title="Case 07: coupled chain, partitioned control with gravity effort",
+    )
 
     summary = {
-        "n": report.n, "m_C": report.n_constraints, "constraint_rank": report.constraint_rank, "p": report.dof,
-        "k": report.n_actuators, "m_T": report.n_task, "null_space_dim": report.dof - report.n_task,
+        "n": report.n,
+        "m_C": report.n_constraints,
+        "constraint_rank": report.constraint_rank,
+        "p": report.dof,
+        "k": report.n_actuators,
+        "m_T": report.n_task,
+        "null_space_dim": report.dof - report.n_task,
         "partitioned_ok": report.ok("partitioned"),
-        "x_start": H["task_x"][0].tolist(), "goal": goal.tolist(), "x_end": H["task_x"][-1].tolist(),
-        "task_error_start": float(e[0]), "task_error_end": float(e[-1]),
+        "x_start": H["task_x"][0].tolist(),
+        "goal": goal.tolist(),
+        "x_end": H["task_x"][-1].tolist(),
+        "task_error_start": float(e[0]),
+        "task_error_end": float(e[-1]),
         "task_error_reduction": float(e[0] / max(e[-1], 1e-300)),
         "t_converged": float(res.times[k_conv]) if k_conv < len(e) else None,
         "max_task_acceleration_error": float(acc_err.max()),
@@ -189,9 +235,12 @@ def main(out_dir="out/07_coupled_chain_control", length=LENGTH, mass=MASS, gravi
         "max_violation": float(H["violation"].max()),
         "max_violation_no_gravity_effort": float(free.histories["violation"].max()),
         "max_coupling_error": float(coupling.max()),
-        "U_start": float(U[0]), "U_end": float(U[-1]), "U_min": float(U.min()),
+        "U_start": float(U[0]),
+        "U_end": float(U[-1]),
+        "U_min": float(U.min()),
         "U_at_convergence": float(U[k_conv]) if k_conv < len(U) else None,
-        "U_end_no_gravity_effort": float(U_free[-1]), "U_min_no_gravity_effort": float(U_free.min()),
+        "U_end_no_gravity_effort": float(U_free[-1]),
+        "U_min_no_gravity_effort": float(U_free.min()),
         "U_end_ratio_vs_no_gravity_effort": float(U[-1] / U_free[-1]),
         "U_rebound_after_convergence": largest_rise(after),
         "U_rebound_relative_to_fall": largest_rise(after) / fall if fall > 0 else None,
@@ -200,11 +249,19 @@ def main(out_dir="out/07_coupled_chain_control", length=LENGTH, mass=MASS, gravi
         "W_fall_after_convergence": float(W[k_conv] - W[-1]) if k_conv < len(W) else None,
         "max_abs_torque": float(np.abs(H["tau"]).max()),
         "max_abs_torque_first_three": float(np.abs(H["tau"][:, :3]).max()),
-        "rms_torque": fb.plots.rms_norm(res, "tau"), "peak_torque": fb.plots.peak_norm(res, "tau"),
+        "rms_torque": fb.plots.rms_norm(res, "tau"),
+        "peak_torque": fb.plots.peak_norm(res, "tau"),
         "max_abs_torque_no_gravity_effort": float(np.abs(free.histories["tau"]).max()),
         "max_speed_end": float(np.abs(res.v[-1]).max()),
-        "q_end": res.q[-1].tolist(), "q_end_no_gravity_effort": free.q[-1].tolist(),
-        "kp": kp, "kv": kv, "k_n": k_n, "d_n": d_n, "dt": dt, "t_end": t_end, "n_steps": int(res.n_steps),
+        "q_end": res.q[-1].tolist(),
+        "q_end_no_gravity_effort": free.q[-1].tolist(),
+        "kp": kp,
+        "kv": kv,
+        "k_n": k_n,
+        "d_n": d_n,
+        "dt": dt,
+        "t_end": t_end,
+        "n_steps": int(res.n_steps),
         "actuation_report": str(report),
     }
     (out / "summary.txt").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")

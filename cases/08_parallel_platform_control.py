@@ -43,6 +43,7 @@ all nine generalized forces of each run; the six passive ones are identically ze
 platform.png (flexbody.io.plots overviews) and summary.txt (JSON of the returned dict, with the actuation
 report at the start).
 """
+
 import json
 from pathlib import Path
 
@@ -50,29 +51,41 @@ import numpy as np
 
 import flexbody as fb
 
-BASE_RADIUS = 1.0         # m, radius of the circle of the three hip joints
-PLATFORM_RADIUS = 0.3     # m, radius of the circle of the platform's joint points
-LINK_LENGTH = 0.7         # m, both links of each leg
-LINK_MASS = 0.5           # kg, each leg link (uniform rod)
-PLATFORM_MASS = 1.0       # kg, mass of the platform
-GRAVITY = 9.81            # m/s², gravity along −y
-ELBOW_STEP = (0.2, -0.15, 0.1)    # rad, goal of (a) relative to the initial elbows
-ROTATION = 0.3            # rad, goal platform angle of (b) (centre held at the origin)
-KP = 100.0                # 1/s², task position gain K_p [DE Figs 12, 13]
-KV = 20.0                 # 1/s, task velocity gain K_v [DE Figs 12, 13]
-DT = 1e-3                 # s, RK4 step
-T_END = 2.0               # s, each run
+BASE_RADIUS = 1.0  # m, radius of the circle of the three hip joints
+PLATFORM_RADIUS = 0.3  # m, radius of the circle of the platform's joint points
+LINK_LENGTH = 0.7  # m, both links of each leg
+LINK_MASS = 0.5  # kg, each leg link (uniform rod)
+PLATFORM_MASS = 1.0  # kg, mass of the platform
+GRAVITY = 9.81  # m/s², gravity along −y
+ELBOW_STEP = (0.2, -0.15, 0.1)  # rad, goal of (a) relative to the initial elbows
+ROTATION = 0.3  # rad, goal platform angle of (b) (centre held at the origin)
+KP = 100.0  # 1/s², task position gain K_p [DE Figs 12, 13]
+KV = 20.0  # 1/s, task velocity gain K_v [DE Figs 12, 13]
+DT = 1e-3  # s, RK4 step
+T_END = 2.0  # s, each run
 _TREE = "platform_mechanism"
 _ELBOWS = [f"{_TREE}.elbow{i}" for i in (1, 2, 3)]
 _PLATFORM = [f"{_TREE}.x", f"{_TREE}.y", f"{_TREE}.platform"]
 
 
-def build(base_radius=BASE_RADIUS, platform_radius=PLATFORM_RADIUS, link_length=LINK_LENGTH, link_mass=LINK_MASS,
-          platform_mass=PLATFORM_MASS, gravity=GRAVITY) -> fb.System:
+def build(
+    base_radius=BASE_RADIUS,
+    platform_radius=PLATFORM_RADIUS,
+    link_length=LINK_LENGTH,
+    link_mass=LINK_MASS,
+    platform_mass=PLATFORM_MASS,
+    gravity=GRAVITY,
+) -> fb.System:
     """The parallel platform of [DE 5.4.2] with only the elbows actuated."""
-    return fb.mechanisms.parallel_platform(base_radius=base_radius, platform_radius=platform_radius, upper=link_length,
-                                        lower=link_length, platform_mass=platform_mass, link_mass=link_mass,
-                                        gravity=(0.0, -gravity, 0.0))
+    return fb.mechanisms.parallel_platform(
+        base_radius=base_radius,
+        platform_radius=platform_radius,
+        upper=link_length,
+        lower=link_length,
+        platform_mass=platform_mass,
+        link_mass=link_mass,
+        gravity=(0.0, -gravity, 0.0),
+    )
 
 
 def task(asm) -> dict:
@@ -95,42 +108,54 @@ def de99_check(asm, task, res) -> dict:
         J, m_T = terms.J, terms.J.shape[0]
         Jc = np.vstack([J, Phi])
         MiJt = np.linalg.solve(M, Jc.T)
-        Lam = np.linalg.inv(Jc @ MiJt)                                     # [DE-87]
+        Lam = np.linalg.inv(Jc @ MiJt)  # [DE-87]
         mu = Lam @ (MiJt.T @ b - np.concatenate([terms.bias, Phi_bias]))
         p = Lam @ (MiJt.T @ g)
-        f = Lam[:m_T, :m_T] @ res.histories["task_command"][i] + mu[:m_T] + p[:m_T]      # [DE-92]
+        f = Lam[:m_T, :m_T] @ res.histories["task_command"][i] + mu[:m_T] + p[:m_T]  # [DE-92]
         StPt = St @ Phi.T
-        f_C = -np.linalg.solve(StPt, St @ J.T @ f)                         # [DE-99]
+        f_C = -np.linalg.solve(StPt, St @ J.T @ f)  # [DE-99]
         tau = J.T @ f + Phi.T @ f_C
         tau_DE.append(tau)
         tau_err.append(np.abs(tau - res.histories["tau"][i]).max() / max(1.0, np.abs(tau).max()))
         f_err.append(np.abs(f - res.histories["task_force"][i]).max() / max(1.0, np.abs(f).max()))
         fC_max.append(np.abs(f_C).max())
         sigma_min.append(np.linalg.svd(StPt, compute_uv=False).min())
-    return {"tau_error": np.array(tau_err), "f_error": np.array(f_err), "fC_max": np.array(fC_max),
-            "sigma_min": np.array(sigma_min), "tau_DE": np.array(tau_DE)}
+    return {
+        "tau_error": np.array(tau_err),
+        "f_error": np.array(f_err),
+        "fC_max": np.array(fC_max),
+        "sigma_min": np.array(sigma_min),
+        "tau_DE": np.array(tau_DE),
+    }
 
 
 def plot(path, runs: dict, labels) -> None:
     fig, axes = fb.plots.subplots(2, 2, figsize=(11, 8), sharex=True)
-    titles = {"elbows": ("(A) elbow joints q2, q4, q6 (Fig. 12 left)", "(B) generalized forces, elbow task"),
-              "platform": ("(C) platform x, y, θ (Fig. 13 left)", "(D) generalized forces, platform task")}
+    titles = {
+        "elbows": ("(A) elbow joints q2, q4, q6 (Fig. 12 left)", "(B) generalized forces, elbow task"),
+        "platform": ("(C) platform x, y, θ (Fig. 13 left)", "(D) generalized forces, platform task"),
+    }
     for row, (name, res) in enumerate(runs.items()):
         H, t = res.histories, res.times
         ax = axes[row, 0]
-        units = fb.plots.history_units(res, "task_x")                 # from the model: [rad] joints, [m] x, y
+        units = fb.plots.history_units(res, "task_x")  # from the model: [rad] joints, [m] x, y
         for i, lab in enumerate(res.metadata["task_labels"]):
-            line, = ax.plot(t, H["task_x"][:, i], label=lab.split(".")[-1] + (f" [{units[i]}]" if units else ""))
+            (line,) = ax.plot(t, H["task_x"][:, i], label=lab.split(".")[-1] + (f" [{units[i]}]" if units else ""))
             ax.plot(t, H["task_desired"][:, i], "--", color=line.get_color(), lw=1)
         ax.set_title(titles[name][0] + "; dashed: goal", fontsize=10)
         ax.set_ylabel(fb.plots.axis_label("task coordinates", units, "m or rad"))
         ax = axes[row, 1]
-        units = fb.plots.history_units(res, "tau")                    # [N·m] on revolute, [N] on prismatic joints
+        units = fb.plots.history_units(res, "tau")  # [N·m] on revolute, [N] on prismatic joints
         for i, lab in enumerate(labels):
             passive = not np.any(H["tau"][:, i])
             unit = f" [{units[i]}]" if units else ""
-            ax.plot(t, H["tau"][:, i], ":" if passive else "-", lw=1.0 if passive else 1.4,
-                    label=lab.split(".")[-1] + unit + (" (passive, ≡ 0)" if passive else ""))
+            ax.plot(
+                t,
+                H["tau"][:, i],
+                ":" if passive else "-",
+                lw=1.0 if passive else 1.4,
+                label=lab.split(".")[-1] + unit + (" (passive, ≡ 0)" if passive else ""),
+            )
         ax.set_title(titles[name][1] + " (Figs 12, 13 right)", fontsize=10)
         ax.set_ylabel(fb.plots.axis_label("generalized forces τ", units, "N or N·m"))
     for ax in axes.ravel():
@@ -138,8 +163,9 @@ def plot(path, runs: dict, labels) -> None:
         ax.grid(alpha=0.3)
     for ax in axes[1]:
         ax.set_xlabel("t [s]")
-    fig.suptitle("Parallel platform, elbows actuated, partitioned control with f_C from [DE-91] (DE 5.4.2)",
-                 fontsize=10)
+    fig.suptitle(
+        "Parallel platform, elbows actuated, partitioned control with f_C from [DE-91] (DE 5.4.2)", fontsize=10
+    )
     fb.plots.save(fig, path, dpi=120)
 
 
@@ -149,40 +175,64 @@ def run_summary(asm, task, res, check, passive) -> dict:
     tau_norm = np.linalg.norm(H["tau"], axis=1)
     acc = fb.control.task_acceleration_error(asm, task, res)
     return {
-        "x_start": H["task_x"][0].tolist(), "goal": H["task_desired"][-1].tolist(), "x_end": H["task_x"][-1].tolist(),
-        "task_error_start": float(e[0]), "task_error_end": float(e[-1]),
+        "x_start": H["task_x"][0].tolist(),
+        "goal": H["task_desired"][-1].tolist(),
+        "x_end": H["task_x"][-1].tolist(),
+        "task_error_start": float(e[0]),
+        "task_error_end": float(e[-1]),
         "task_error_reduction": float(e[0] / max(e[-1], 1e-300)),
         "max_task_acceleration_error": float(acc.max()),
         "max_abs_torque_passive": float(np.abs(H["tau"][:, passive]).max()),
         "max_passive_residual": float(H["passive_residual"].max()),
         "max_passive_residual_relative": float(np.max(H["passive_residual"] / np.maximum(tau_norm, 1e-300))),
         "max_abs_torque_actuated": float(np.abs(H["tau_k"]).max()),
-        "rms_torque": fb.plots.rms_norm(res, "tau_k"), "peak_torque": fb.plots.peak_norm(res, "tau_k"),
+        "rms_torque": fb.plots.rms_norm(res, "tau_k"),
+        "peak_torque": fb.plots.peak_norm(res, "tau_k"),
         "max_violation": float(H["violation"].max()),
         "max_velocity_violation": float(H["velocity_violation"].max()),
-        "max_de99_tau_error": float(check["tau_error"].max()), "max_de99_f_error": float(check["f_error"].max()),
+        "max_de99_tau_error": float(check["tau_error"].max()),
+        "max_de99_f_error": float(check["f_error"].max()),
         "max_abs_fC_de99": float(check["fC_max"].max()),
         "max_abs_fC_controller": float(np.abs(H["constraint_force_command"]).max()),
         "min_sigma_StPhiT_during_run": float(check["sigma_min"].min()),
         "platform_pose_end": res.q[-1, 6:9].tolist(),
-        "max_abs_platform_x": float(np.abs(res.q[:, 6]).max()), "max_abs_platform_y": float(np.abs(res.q[:, 7]).max()),
+        "max_abs_platform_x": float(np.abs(res.q[:, 6]).max()),
+        "max_abs_platform_y": float(np.abs(res.q[:, 7]).max()),
         "q_end": res.q[-1].tolist(),
     }
 
 
-def main(out_dir="out/08_parallel_platform_control", base_radius=BASE_RADIUS, platform_radius=PLATFORM_RADIUS,
-         link_length=LINK_LENGTH, link_mass=LINK_MASS, platform_mass=PLATFORM_MASS, gravity=GRAVITY,
-         elbow_step=ELBOW_STEP, rotation=ROTATION, kp=KP, kv=KV, dt=DT, t_end=T_END, context=None) -> dict:
+def main(
+    out_dir="out/08_parallel_platform_control",
+    base_radius=BASE_RADIUS,
+    platform_radius=PLATFORM_RADIUS,
+    link_length=LINK_LENGTH,
+    link_mass=LINK_MASS,
+    platform_mass=PLATFORM_MASS,
+    gravity=GRAVITY,
+    elbow_step=ELBOW_STEP,
+    rotation=ROTATION,
+    kp=KP,
+    kv=KV,
+    dt=DT,
+    t_end=T_END,
+    context=None,
+) -> dict:
     """Run the elbow task (a) and the platform task (b), write the outputs; returns the key numbers."""
     asm = build(base_radius, platform_radius, link_length, link_mass, platform_mass, gravity).assemble()
     q0, zero = asm.q0, np.zeros(asm.n_dofs)
     passive = np.flatnonzero(np.abs(asm.S).sum(axis=0) == 0)
     tasks = {"elbows": fb.JointTask(_ELBOWS, name="elbows"), "platform": fb.JointTask(_PLATFORM, name="platform")}
-    goals = {"elbows": q0[tasks["elbows"].indices(asm)] + np.asarray(elbow_step, dtype=float),
-             "platform": np.array([0.0, 0.0, float(rotation)])}
+    goals = {
+        "elbows": q0[tasks["elbows"].indices(asm)] + np.asarray(elbow_step, dtype=float),
+        "platform": np.array([0.0, 0.0, float(rotation)]),
+    }
     out = Path(out_dir)
-    summary = {"coordinate_labels": list(asm.coordinate_labels), "actuated_labels": list(asm.actuated_labels),
-               "passive_labels": [asm.coordinate_labels[i] for i in passive]}
+    summary = {
+        "coordinate_labels": list(asm.coordinate_labels),
+        "actuated_labels": list(asm.actuated_labels),
+        "passive_labels": [asm.coordinate_labels[i] for i in passive],
+    }
     runs, checks = {}, {}
     for key in ("elbows", "platform"):
         task = tasks[key]
@@ -191,17 +241,26 @@ def main(out_dir="out/08_parallel_platform_control", base_radius=BASE_RADIUS, pl
         controller = fb.control.PartitionedControl(task, fb.control.Setpoint(goals[key]), kp, kv)
         res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=controller, context=context)
         res.save(out / key)
-        fb.io.write_link_pvd(out / key, res, every=fb.io.frame_stride(res))   # series with the ground pivots
+        fb.io.write_link_pvd(out / key, res, every=fb.io.frame_stride(res))  # series with the ground pivots
         runs[key], checks[key] = res, de99_check(asm, task, res)
         summary[key] = {
-            "n": report.n, "m_C": report.n_constraints, "constraint_rank": report.constraint_rank, "p": report.dof,
-            "k": report.n_actuators, "m_T": report.n_task, "motion_actuated": report.motion_actuated,
-            "task_actuated": report.task_actuated, "partitioned_ok": report.ok("partitioned"),
-            "StPhiT_shape": list(S_Phi.shape), "StPhiT_rank": S_Phi.rank, "StPhiT_ok": S_Phi.ok,
+            "n": report.n,
+            "m_C": report.n_constraints,
+            "constraint_rank": report.constraint_rank,
+            "p": report.dof,
+            "k": report.n_actuators,
+            "m_T": report.n_task,
+            "motion_actuated": report.motion_actuated,
+            "task_actuated": report.task_actuated,
+            "partitioned_ok": report.ok("partitioned"),
+            "StPhiT_shape": list(S_Phi.shape),
+            "StPhiT_rank": S_Phi.rank,
+            "StPhiT_ok": S_Phi.ok,
             "StPhiT_sigma_min": float(S_Phi.singular_values.min()),
             "Jcheck_sigma_min": float(report.maps["independent"].singular_values.min()),
             "actuation_report": str(report),
-            **run_summary(asm, task, res, checks[key], passive)}
+            **run_summary(asm, task, res, checks[key], passive),
+        }
 
     columns = {}
     for key, letter in (("elbows", "a"), ("platform", "b")):
@@ -211,13 +270,22 @@ def main(out_dir="out/08_parallel_platform_control", base_radius=BASE_RADIUS, pl
         columns.update({f"{letter}_xd{i + 1}": H["task_desired"][:, i] for i in range(3)})
         columns.update({f"{letter}_tau{i + 1}": H["tau"][:, i] for i in range(asm.n_dofs)})
         columns.update({f"{letter}_tau_DE{i + 1}": checks[key]["tau_DE"][:, i] for i in range(asm.n_dofs)})
-        columns.update({f"{letter}_passive_residual": H["passive_residual"], f"{letter}_violation": H["violation"],
-                        f"{letter}_fC_max_de99": checks[key]["fC_max"]})
-    fb.io.write_columns_csv(out / "histories.csv", runs["elbows"].times, columns)       # same time grid for both runs
+        columns.update(
+            {
+                f"{letter}_passive_residual": H["passive_residual"],
+                f"{letter}_violation": H["violation"],
+                f"{letter}_fC_max_de99": checks[key]["fC_max"],
+            }
+        )
+    fb.io.write_columns_csv(out / "histories.csv", runs["elbows"].times, columns)  # same time grid for both runs
     plot(out / "parallel_platform.png", runs, asm.coordinate_labels)
     for key in runs:
-        fb.plots.plot_histories(runs[key], out / f"{key}.png", panels=("task", "task_error", "torque", "violation"),
-                             title=f"Case 08 ({key} task): parallel platform, partitioned control")
+        fb.plots.plot_histories(
+            runs[key],
+            out / f"{key}.png",
+            panels=("task", "task_error", "torque", "violation"),
+            title=f"Case 08 ({key} task): parallel platform, partitioned control",
+        )
     summary.update(kp=kp, kv=kv, dt=dt, t_end=t_end, n_steps=int(runs["elbows"].n_steps))
     (out / "summary.txt").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     return summary

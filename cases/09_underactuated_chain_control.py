@@ -40,6 +40,7 @@ histories.csv, underactuated_chain.png (Figs 14, 15:
 (A) task coordinates and goal, (B) joint angles, (C) joint torques, (D) task error and ‖S̃Ňᵀ‖), histories.png
 (flexbody.io.plots overview) and summary.txt (JSON of the returned dict, with the actuation report at the start).
 """
+
 import json
 from pathlib import Path
 
@@ -47,24 +48,25 @@ import numpy as np
 
 import flexbody as fb
 
-LENGTH = 0.5              # m, each of the three links
-MASS = 1.0                # kg, each link (uniform rod)
-GRAVITY = 9.81            # m/s², gravity along −y
-Q0 = (-1.2, -0.9, 1.0)    # rad, initial posture (hanging), at rest
-GOAL = (0.0, -1.0)        # m, goal position of the end point (start: (0.16, −1.34))
-KP = 100.0                # 1/s², task position gain K_p [DE Fig. 14]
-KV = 20.0                 # 1/s, task velocity gain K_v [DE Fig. 14]
-DT = 1e-3                 # s, RK4 step
-T_END = 10.0              # s, end time
-WINDOW = 2.0              # s, window for the peak-to-peak of q1 (longer than one oscillation period)
-CONVERGED = 1e-3          # -, task "converged" once ‖e‖ ≤ CONVERGED·‖e(0)‖ for good
-MARGIN_EVERY = 10         # -, ‖S̃Ňᵀ‖ evaluated at every MARGIN_EVERY-th recorded step
+LENGTH = 0.5  # m, each of the three links
+MASS = 1.0  # kg, each link (uniform rod)
+GRAVITY = 9.81  # m/s², gravity along −y
+Q0 = (-1.2, -0.9, 1.0)  # rad, initial posture (hanging), at rest
+GOAL = (0.0, -1.0)  # m, goal position of the end point (start: (0.16, −1.34))
+KP = 100.0  # 1/s², task position gain K_p [DE Fig. 14]
+KV = 20.0  # 1/s, task velocity gain K_v [DE Fig. 14]
+DT = 1e-3  # s, RK4 step
+T_END = 10.0  # s, end time
+WINDOW = 2.0  # s, window for the peak-to-peak of q1 (longer than one oscillation period)
+CONVERGED = 1e-3  # -, task "converged" once ‖e‖ ≤ CONVERGED·‖e(0)‖ for good
+MARGIN_EVERY = 10  # -, ‖S̃Ňᵀ‖ evaluated at every MARGIN_EVERY-th recorded step
 
 
 def build(length=LENGTH, mass=MASS, gravity=GRAVITY, q0=Q0) -> fb.System:
     """The underactuated chain of [DE 5.4.3] (joint 1 passive)."""
-    return fb.mechanisms.underactuated_chain(lengths=(length,) * 3, masses=(mass,) * 3, gravity=(0.0, -gravity, 0.0),
-                                          q0=np.asarray(q0, dtype=float))
+    return fb.mechanisms.underactuated_chain(
+        lengths=(length,) * 3, masses=(mass,) * 3, gravity=(0.0, -gravity, 0.0), q0=np.asarray(q0, dtype=float)
+    )
 
 
 def end_point_task(system: fb.System, length=LENGTH) -> fb.PointTask:
@@ -122,7 +124,7 @@ def plot(path, res, margin_t, margin) -> None:
     fig, axes = fb.plots.subplots(2, 2, figsize=(11, 8), sharex=True)
     ax = axes[0, 0]
     for i, name in enumerate(("x", "y")):
-        line, = ax.plot(t, H["task_x"][:, i], label=f"{name}_E")
+        (line,) = ax.plot(t, H["task_x"][:, i], label=f"{name}_E")
         ax.plot(t, H["task_desired"][:, i], "--", color=line.get_color(), lw=1, label=f"{name} goal")
     ax.set_title("(A) task coordinates (Fig. 14 right)", fontsize=10)
     ax.set_ylabel("end point r_E [m]")
@@ -150,9 +152,22 @@ def plot(path, res, margin_t, margin) -> None:
     fb.plots.save(fig, path, dpi=120)
 
 
-def main(out_dir="out/09_underactuated_chain_control", length=LENGTH, mass=MASS, gravity=GRAVITY, q0=Q0,
-         goal=GOAL, kp=KP, kv=KV, dt=DT, t_end=T_END, window=WINDOW, converged=CONVERGED,
-         margin_every=MARGIN_EVERY, context=None) -> dict:
+def main(
+    out_dir="out/09_underactuated_chain_control",
+    length=LENGTH,
+    mass=MASS,
+    gravity=GRAVITY,
+    q0=Q0,
+    goal=GOAL,
+    kp=KP,
+    kv=KV,
+    dt=DT,
+    t_end=T_END,
+    window=WINDOW,
+    converged=CONVERGED,
+    margin_every=MARGIN_EVERY,
+    context=None,
+) -> dict:
     """Run the goal command, write the outputs; returns the key numbers."""
     system = build(length, mass, gravity, q0)
     asm = system.assemble()
@@ -163,7 +178,7 @@ def main(out_dir="out/09_underactuated_chain_control", length=LENGTH, mass=MASS,
     res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=controller, context=context)
     out = Path(out_dir)
     res.save(out)
-    fb.io.write_link_pvd(out, res, every=fb.io.frame_stride(res))   # ParaView series of the chain
+    fb.io.write_link_pvd(out, res, every=fb.io.frame_stride(res))  # ParaView series of the chain
 
     t, H = res.times, res.histories
     passive = np.flatnonzero(np.abs(asm.S).sum(axis=0) == 0)
@@ -178,30 +193,59 @@ def main(out_dir="out/09_underactuated_chain_control", length=LENGTH, mass=MASS,
     late = t >= (t_conv if t_conv is not None else t[-1])
     maps = report.maps
 
-    fb.io.write_columns_csv(out / "histories.csv", t, {
-        **{f"q{i + 1}": res.q[:, i] for i in range(3)}, **{f"v{i + 1}": res.v[:, i] for i in range(3)},
-        "x_E": H["task_x"][:, 0], "y_E": H["task_x"][:, 1], "x_goal": H["task_desired"][:, 0],
-        "y_goal": H["task_desired"][:, 1], "task_error_norm": e,
-        **{f"tau{i + 1}": H["tau"][:, i] for i in range(3)},
-        "f_star_x": H["task_command"][:, 0], "f_star_y": H["task_command"][:, 1], "task_acceleration_error": acc,
-        "passive_residual": H["passive_residual"], "energy": H["energy"]})
+    fb.io.write_columns_csv(
+        out / "histories.csv",
+        t,
+        {
+            **{f"q{i + 1}": res.q[:, i] for i in range(3)},
+            **{f"v{i + 1}": res.v[:, i] for i in range(3)},
+            "x_E": H["task_x"][:, 0],
+            "y_E": H["task_x"][:, 1],
+            "x_goal": H["task_desired"][:, 0],
+            "y_goal": H["task_desired"][:, 1],
+            "task_error_norm": e,
+            **{f"tau{i + 1}": H["tau"][:, i] for i in range(3)},
+            "f_star_x": H["task_command"][:, 0],
+            "f_star_y": H["task_command"][:, 1],
+            "task_acceleration_error": acc,
+            "passive_residual": H["passive_residual"],
+            "energy": H["energy"],
+        },
+    )
     plot(out / "underactuated_chain.png", res, t[idx], margin)
-    fb.plots.plot_histories(res, out / "histories.png", panels=("task", "task_error", "torque", "joints"),
-                         title="Case 09: underactuated chain, partitioned control")
+    fb.plots.plot_histories(
+        res,
+        out / "histories.png",
+        panels=("task", "task_error", "torque", "joints"),
+        title="Case 09: underactuated chain, partitioned control",
+    )
 
     summary = {
-        "n": report.n, "m_C": report.n_constraints, "p": report.dof, "k": report.n_actuators, "m_T": report.n_task,
-        "motion_actuated": report.motion_actuated, "task_actuated": report.task_actuated,
+        "n": report.n,
+        "m_C": report.n_constraints,
+        "p": report.dof,
+        "k": report.n_actuators,
+        "m_T": report.n_task,
+        "motion_actuated": report.motion_actuated,
+        "task_actuated": report.task_actuated,
         "passive_labels": list(report.passive_labels),
-        "StPhiT_shape": list(maps["passive_constraints"].shape), "StPhiT_ok": maps["passive_constraints"].ok,
-        "StPhiT_NT_shape": list(maps["passive_nullspace"].shape), "StPhiT_NT_rank": maps["passive_nullspace"].rank,
+        "StPhiT_shape": list(maps["passive_constraints"].shape),
+        "StPhiT_ok": maps["passive_constraints"].ok,
+        "StPhiT_NT_shape": list(maps["passive_nullspace"].shape),
+        "StPhiT_NT_rank": maps["passive_nullspace"].rank,
         "StPhiT_NT_ok": maps["passive_nullspace"].ok,
         "StPhiT_NT_sigma": float(maps["passive_nullspace"].singular_values.min()),
-        "partitioned_ok": report.ok("partitioned"), "failures_all": report.failures(),
-        "passive_margin_start": float(margin[0]), "passive_margin_min": float(margin.min()),
-        "x_start": H["task_x"][0].tolist(), "goal": goal.tolist(), "x_end": H["task_x"][-1].tolist(),
-        "task_error_start": float(e[0]), "task_error_end": float(e[-1]),
-        "task_error_reduction": float(e[0] / max(e[-1], 1e-300)), "t_converged": t_conv,
+        "partitioned_ok": report.ok("partitioned"),
+        "failures_all": report.failures(),
+        "passive_margin_start": float(margin[0]),
+        "passive_margin_min": float(margin.min()),
+        "x_start": H["task_x"][0].tolist(),
+        "goal": goal.tolist(),
+        "x_end": H["task_x"][-1].tolist(),
+        "task_error_start": float(e[0]),
+        "task_error_end": float(e[-1]),
+        "task_error_reduction": float(e[0] / max(e[-1], 1e-300)),
+        "t_converged": t_conv,
         "max_task_error_after_convergence": float(e[late].max()) if late.any() else None,
         "max_task_error_in_windows": float(e[t >= windows[0][0] - 1e-12].max()) if windows else None,
         "max_task_acceleration_error": float(acc.max()),
@@ -209,17 +253,24 @@ def main(out_dir="out/09_underactuated_chain_control", length=LENGTH, mass=MASS,
         "max_passive_residual": float(H["passive_residual"].max()),
         "max_passive_residual_relative": float(np.max(H["passive_residual"] / np.maximum(tau_norm, 1e-300))),
         "max_abs_torque": float(np.abs(H["tau"]).max()),
-        "rms_torque": fb.plots.rms_norm(res, "tau_k"), "peak_torque": fb.plots.peak_norm(res, "tau_k"),
+        "rms_torque": fb.plots.rms_norm(res, "tau_k"),
+        "peak_torque": fb.plots.peak_norm(res, "tau_k"),
         "q1_windows": [list(w) for w in windows],
         "q1_ptp_last": windows[-1][2] if windows else None,
         "q1_ptp_previous": windows[-2][2] if len(windows) > 1 else None,
         "q1_ptp_first_after_convergence": windows[0][2] if windows else None,
         "q1_ptp_ratio_last_to_first": windows[-1][2] / windows[0][2] if windows and windows[0][2] > 0 else None,
-        "q1_ptp_ratio_last_to_previous": (windows[-1][2] / windows[-2][2]
-                                          if len(windows) > 1 and windows[-2][2] > 0 else None),
+        "q1_ptp_ratio_last_to_previous": (
+            windows[-1][2] / windows[-2][2] if len(windows) > 1 and windows[-2][2] > 0 else None
+        ),
         "q_ptp_after_convergence": np.ptp(res.q[late], axis=0).tolist() if late.any() else None,
         "q1_period": mean_period(t[late], res.q[late, 0]) if late.any() else None,
-        "kp": kp, "kv": kv, "dt": dt, "t_end": t_end, "window": window, "n_steps": int(res.n_steps),
+        "kp": kp,
+        "kv": kv,
+        "dt": dt,
+        "t_end": t_end,
+        "window": window,
+        "n_steps": int(res.n_steps),
         "actuation_report": str(report),
     }
     (out / "summary.txt").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")

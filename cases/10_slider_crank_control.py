@@ -37,11 +37,13 @@ the table. Measured at full size: ‖f‖_rms two 3.04, one 6.79 (ratio √5 to 
 one); hybrid |λ| ≤ 2e-14. Sign convention: [AG] writes M q̈ + h = f − 𝓕, 𝓕 = Aᵀλ_AG; flexbody τ = M a + h − Φᵀλ, so
 Φᵀλ = −𝓕 and λ = −λ_AG (plots show flexbody's λ).
 
-Outputs in out_dir: two/, one/, hybrid/ (Results.save, crank.pvd and scene.vtp with the slider's line), histories.csv, two.png, one.png, hybrid.png
+Outputs in out_dir: two/, one/, hybrid/ (Results.save, crank.pvd and scene.vtp with the slider's line), histories.csv,
+two.png, one.png, hybrid.png
 (Fig. 5/6 style: θ vs θ_d, λ, joint torques), torque_norms.png (‖f(t)‖ of the three runs),
 dead_centre_report.txt (the actuation report at the dead centre) and summary.txt (JSON). Source: [AG] =
 Aghili 2005, seeds file 004.
 """
+
 import json
 from pathlib import Path
 
@@ -49,20 +51,20 @@ import numpy as np
 
 import flexbody as fb
 
-LENGTH = 1.0                 # m, link length l
-MASS = 1.0                   # kg, m (point mass at the end of each link)
-GRAVITY = 9.81               # m/s², gravity along −y (not stated in [AG]; our assumption)
-THETA0 = np.pi / 6           # rad, θ(0) = q₁(0), at rest, q₂(0) = 2π − 2q₁(0)
-THETA_D = np.pi / 3          # rad, setpoint θ_d
-G_P = 25.0                   # 1/s², position gain [AG VIII-B]
-G_D = 10.0                   # 1/s, velocity gain
-G_F = 1.0                    # -, force gain of the hybrid law
-G_I = 20.0                   # 1/s, integral force gain
-DT = 1e-3                    # s, RK4 step
-T_END = 3.0                  # s, horizon (also of the RMS norms)
-H_EVERY = 10                 # -, H of [AG-59] is checked at every H_EVERY-th recorded state
-_AG_TABLE_I = {"two": 1.18, "one": 2.44, "hybrid": 2.65}     # [AG] Table I, ‖f‖_rms
-_H_AG74 = np.array([[0.0, -2.0], [0.0, -1.0]])                # [AG-74]
+LENGTH = 1.0  # m, link length l
+MASS = 1.0  # kg, m (point mass at the end of each link)
+GRAVITY = 9.81  # m/s², gravity along −y (not stated in [AG]; our assumption)
+THETA0 = np.pi / 6  # rad, θ(0) = q₁(0), at rest, q₂(0) = 2π − 2q₁(0)
+THETA_D = np.pi / 3  # rad, setpoint θ_d
+G_P = 25.0  # 1/s², position gain [AG VIII-B]
+G_D = 10.0  # 1/s, velocity gain
+G_F = 1.0  # -, force gain of the hybrid law
+G_I = 20.0  # 1/s, integral force gain
+DT = 1e-3  # s, RK4 step
+T_END = 3.0  # s, horizon (also of the RMS norms)
+H_EVERY = 10  # -, H of [AG-59] is checked at every H_EVERY-th recorded state
+_AG_TABLE_I = {"two": 1.18, "one": 2.44, "hybrid": 2.65}  # [AG] Table I, ‖f‖_rms
+_H_AG74 = np.array([[0.0, -2.0], [0.0, -1.0]])  # [AG-74]
 _RUNS = ("two", "one", "hybrid")
 
 
@@ -108,9 +110,16 @@ def dead_centre(length=LENGTH, mass=MASS, gravity=GRAVITY, theta_d=THETA_D, g_p=
     q, v = np.array([np.pi / 2, np.pi]), np.zeros(2)
     task, c = make_controller("one", asm, theta_d, g_p, g_d)
     report = fb.control.actuation_report(asm, q, v, task=task)
-    out = {"q": q.tolist(), "phi_jacobian": asm.constraint_rows(asm.evaluate(0.0, q, v))[1].tolist(),
-           "report_ok_pidc": bool(report.ok("pidc")), "report_failures_pidc": report.failures("pidc"),
-           "report": str(report), "raised": False, "error_type": None, "error": None}
+    out = {
+        "q": q.tolist(),
+        "phi_jacobian": asm.constraint_rows(asm.evaluate(0.0, q, v))[1].tolist(),
+        "report_ok_pidc": bool(report.ok("pidc")),
+        "report_failures_pidc": report.failures("pidc"),
+        "report": str(report),
+        "raised": False,
+        "error_type": None,
+        "error": None,
+    }
     try:
         c(0.0, fb.State(0.0, q, v), asm)
     except fb.ActuationError as exc:
@@ -118,8 +127,22 @@ def dead_centre(length=LENGTH, mass=MASS, gravity=GRAVITY, theta_d=THETA_D, g_p=
     return out
 
 
-def main(out_dir="out/10_slider_crank_control", length=LENGTH, mass=MASS, gravity=GRAVITY, theta0=THETA0,
-         theta_d=THETA_D, g_p=G_P, g_d=G_D, g_f=G_F, g_i=G_I, dt=DT, t_end=T_END, h_every=H_EVERY, context=None) -> dict:
+def main(
+    out_dir="out/10_slider_crank_control",
+    length=LENGTH,
+    mass=MASS,
+    gravity=GRAVITY,
+    theta0=THETA0,
+    theta_d=THETA_D,
+    g_p=G_P,
+    g_d=G_D,
+    g_f=G_F,
+    g_i=G_I,
+    dt=DT,
+    t_end=T_END,
+    h_every=H_EVERY,
+    context=None,
+) -> dict:
     """Run the three controllers, check the claims above, write the outputs; returns the summary."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -129,7 +152,7 @@ def main(out_dir="out/10_slider_crank_control", length=LENGTH, mass=MASS, gravit
         task, c = make_controller(kind, asm, theta_d, g_p, g_d, g_f, g_i)
         res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=c, context=context)
         res.save(out / kind)
-        fb.io.write_link_pvd(out / kind, res, every=fb.io.frame_stride(res))   # series with the slider line
+        fb.io.write_link_pvd(out / kind, res, every=fb.io.frame_stride(res))  # series with the slider line
         runs[kind], asms[kind], tasks[kind] = res, asm, task
     two, one, hyb = runs["two"], runs["one"], runs["hybrid"]
     t = two.times
@@ -174,29 +197,69 @@ def main(out_dir="out/10_slider_crank_control", length=LENGTH, mass=MASS, gravit
     final_error = {k: float(abs(runs[k].q[-1, 0] - theta_d)) for k in _RUNS}
     dc = dead_centre(length, mass, gravity, theta_d, g_p, g_d)
 
-    fb.io.write_columns_csv(out / "histories.csv", t, {
-        "theta_two": two.q[:, 0], "theta_one": one.q[:, 0], "theta_hybrid": hyb.q[:, 0], "theta_d": np.full(len(t), theta_d),
-        "q2_two": two.q[:, 1], "q2_one": one.q[:, 1], "q2_hybrid": hyb.q[:, 1],
-        "f1_two": f_two[:, 0], "f2_two": f_two[:, 1], "f1_one": f_one[:, 0], "f2_one": f_one[:, 1],
-        "f1_hybrid": f_hyb[:, 0], "f2_hybrid": f_hyb[:, 1],
-        "norm_two": n_two, "norm_one": n_one, "norm_hybrid": np.linalg.norm(f_hyb, axis=1), "ratio_one_two": ratio,
-        "lam_two": lam["two"], "lam_one": lam["one"], "lam_hybrid": lam["hybrid"],
-        "f_star_two": u_star, "f1_closed_form": f1_closed})
-    titles = {"two": "PIDC, two active joints (AG Fig. 5)", "one": "PIDC, joint B passive (AG Fig. 6)",
-              "hybrid": "hybrid motion/force law, λ_d = 0 (AG Fig. 5)"}
+    fb.io.write_columns_csv(
+        out / "histories.csv",
+        t,
+        {
+            "theta_two": two.q[:, 0],
+            "theta_one": one.q[:, 0],
+            "theta_hybrid": hyb.q[:, 0],
+            "theta_d": np.full(len(t), theta_d),
+            "q2_two": two.q[:, 1],
+            "q2_one": one.q[:, 1],
+            "q2_hybrid": hyb.q[:, 1],
+            "f1_two": f_two[:, 0],
+            "f2_two": f_two[:, 1],
+            "f1_one": f_one[:, 0],
+            "f2_one": f_one[:, 1],
+            "f1_hybrid": f_hyb[:, 0],
+            "f2_hybrid": f_hyb[:, 1],
+            "norm_two": n_two,
+            "norm_one": n_one,
+            "norm_hybrid": np.linalg.norm(f_hyb, axis=1),
+            "ratio_one_two": ratio,
+            "lam_two": lam["two"],
+            "lam_one": lam["one"],
+            "lam_hybrid": lam["hybrid"],
+            "f_star_two": u_star,
+            "f1_closed_form": f1_closed,
+        },
+    )
+    titles = {
+        "two": "PIDC, two active joints (AG Fig. 5)",
+        "one": "PIDC, joint B passive (AG Fig. 6)",
+        "hybrid": "hybrid motion/force law, λ_d = 0 (AG Fig. 5)",
+    }
     for k in _RUNS:
-        fb.plots.plot_histories(runs[k], out / f"{k}.png", panels=("task", "constraint_force", "torque"),
-                       title=f"Slider-crank θ: π/6 → π/3, {titles[k]}")
-    fb.plots.plot_torque_norms({"PIDC, 2 active": two, "PIDC, 1 active": one, "hybrid, λ_d = 0": hyb},
-                      out / "torque_norms.png")
+        fb.plots.plot_histories(
+            runs[k],
+            out / f"{k}.png",
+            panels=("task", "constraint_force", "torque"),
+            title=f"Slider-crank θ: π/6 → π/3, {titles[k]}",
+        )
+    fb.plots.plot_torque_norms(
+        {"PIDC, 2 active": two, "PIDC, 1 active": one, "hybrid, λ_d = 0": hyb}, out / "torque_norms.png"
+    )
 
     summary = {
-        "parameters": {"length": length, "mass": mass, "gravity": gravity, "theta0": theta0, "theta_d": theta_d,
-                       "G_P": g_p, "G_D": g_d, "G_F": g_f, "G_I": g_i, "dt": dt, "t_end": t_end},
+        "parameters": {
+            "length": length,
+            "mass": mass,
+            "gravity": gravity,
+            "theta0": theta0,
+            "theta_d": theta_d,
+            "G_P": g_p,
+            "G_D": g_d,
+            "G_F": g_f,
+            "G_I": g_i,
+            "dt": dt,
+            "t_end": t_end,
+        },
         "max_task_acceleration_error": xdd_err,
         "final_theta_error": final_error,
         "max_q_difference_one_vs_two": same_motion,
-        "norm_ratio_one_over_two_min": float(ratio.min()), "norm_ratio_one_over_two_max": float(ratio.max()),
+        "norm_ratio_one_over_two_min": float(ratio.min()),
+        "norm_ratio_one_over_two_max": float(ratio.max()),
         "norm_ratio_max_relative_deviation_from_sqrt5": ratio_dev,
         "max_rel_dev_f1_one_vs_5_fpar1": one_vs_5fpar,
         "max_rel_dev_fpar2_vs_minus2_fpar1": fpar2_vs_m2fpar1,
@@ -205,18 +268,25 @@ def main(out_dir="out/10_slider_crank_control", length=LENGTH, mass=MASS, gravit
         "max_dev_fpar1_vs_corrected_closed_form": closed_dev,
         "max_dev_fpar1_vs_AG71_as_printed": ag71_dev,
         "max_dev_f1_one_vs_AG75_as_printed": ag75_dev,
-        "H_at_t0": H0.tolist(), "H_max_dev_from_AG74": H_dev, "H_states_checked": int(len(idx)),
+        "H_at_t0": H0.tolist(),
+        "H_max_dev_from_AG74": H_dev,
+        "H_states_checked": len(idx),
         "max_rel_dev_I_plus_H_fpar_vs_one": IH_dev,
         "lam_range": {k: [float(lam[k].min()), float(lam[k].max())] for k in _RUNS},
         "hybrid_max_abs_lam": float(np.abs(lam["hybrid"]).max()),
-        "rms_norm": rms, "peak_norm": peak, "ag_table_I_rms": _AG_TABLE_I,
-        "rms_ratio_one_over_two": rms["one"] / rms["two"], "sqrt5": float(np.sqrt(5.0)),
+        "rms_norm": rms,
+        "peak_norm": peak,
+        "ag_table_I_rms": _AG_TABLE_I,
+        "rms_ratio_one_over_two": rms["one"] / rms["two"],
+        "sqrt5": float(np.sqrt(5.0)),
         "ag_table_I_ratio_one_over_two": _AG_TABLE_I["one"] / _AG_TABLE_I["two"],
         "max_violation": {k: float(runs[k].histories["violation"].max()) for k in _RUNS},
         "dead_centre": {k: v for k, v in dc.items() if k != "report"},
-        "table_I_note": ("Table I cannot hold: with joint B passive f1 = 5 f_par1 and f2 = 0, so ||f_one||/||f_two|| "
-                         "= sqrt(5) at every instant (table: 2.07); AG states neither g nor T; ours uses g = "
-                         f"{gravity} m/s^2 (assumed) and T = {t_end} s"),
+        "table_I_note": (
+            "Table I cannot hold: with joint B passive f1 = 5 f_par1 and f2 = 0, so ||f_one||/||f_two|| "
+            "= sqrt(5) at every instant (table: 2.07); AG states neither g nor T; ours uses g = "
+            f"{gravity} m/s^2 (assumed) and T = {t_end} s"
+        ),
     }
     (out / "summary.txt").write_text(json.dumps(summary, indent=2) + "\n")
     (out / "dead_centre_report.txt").write_text(dc["report"] + "\n")

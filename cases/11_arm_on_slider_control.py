@@ -66,6 +66,7 @@ the arm and scene.vtp with the rail), histories.csv,
 fig8.png and fig8_exact_model.png ((A) x vs x_d, (B) θ vs θ_d, (C) λ, (D) ‖τ‖ of the three controllers),
 torque_norms.png, torque_norms_exact_model.png and summary.txt (JSON). Source: [AG] = Aghili 2005, seeds 004.
 """
+
 import json
 from pathlib import Path
 
@@ -73,24 +74,24 @@ import numpy as np
 
 import flexbody as fb
 
-LENGTHS = (0.4, 0.35, 0.15)      # m, links l1, l2, l3 (our choice; not given in [AG])
-MASSES = (1.5, 1.0, 0.5)         # kg, uniform rods (our choice)
-GRAVITY = 9.81                   # m/s², gravity along −y: in the plane of motion, the rail horizontal below the base
-LINE_Y = -0.27                   # m, y₀ of the slider [AG IX]
-OFFSET = 0.005                   # m, the controllers' model has its line at y₀ + OFFSET
-X_MEAN = -0.075                  # m, x_d(t) = X_MEAN + X_AMPLITUDE sin(OMEGA t + PHASE) [AG IX-B]
-X_AMPLITUDE = 0.225              # m, amplitude of x_d(t)
-OMEGA = np.pi                    # rad/s, angular frequency of x_d(t)
-PHASE = np.pi / 9                # rad, phase of x_d(t)
-THETA_D = 0.0                    # rad, end-link orientation
-G_P = 480.0                      # 1/s², position gain (task and IDC joint gains)
-G_D = 45.0                       # 1/s, velocity gain (task and IDC joint gains)
-G_F = 3.0                        # -, force gain of the hybrid law
-G_I = 0.1                        # 1/s, integral force gain
-ELBOW = 1                        # -, elbow branch of the initial guess (+1: links stay on the base side of the rail)
-DT = 2e-3                        # s, RK4 step (1 ms gives the same reported numbers to 4 digits)
-T_END = 2.0                      # s, one period of x_d
-_AG_TABLE_II = {"idc": (3.18, 4.90), "pidc": (1.50, 1.89), "hybrid": (2.63, 2.30)}   # (rms, peak) [AG Table II]
+LENGTHS = (0.4, 0.35, 0.15)  # m, links l1, l2, l3 (our choice; not given in [AG])
+MASSES = (1.5, 1.0, 0.5)  # kg, uniform rods (our choice)
+GRAVITY = 9.81  # m/s², gravity along −y: in the plane of motion, the rail horizontal below the base
+LINE_Y = -0.27  # m, y₀ of the slider [AG IX]
+OFFSET = 0.005  # m, the controllers' model has its line at y₀ + OFFSET
+X_MEAN = -0.075  # m, x_d(t) = X_MEAN + X_AMPLITUDE sin(OMEGA t + PHASE) [AG IX-B]
+X_AMPLITUDE = 0.225  # m, amplitude of x_d(t)
+OMEGA = np.pi  # rad/s, angular frequency of x_d(t)
+PHASE = np.pi / 9  # rad, phase of x_d(t)
+THETA_D = 0.0  # rad, end-link orientation
+G_P = 480.0  # 1/s², position gain (task and IDC joint gains)
+G_D = 45.0  # 1/s, velocity gain (task and IDC joint gains)
+G_F = 3.0  # -, force gain of the hybrid law
+G_I = 0.1  # 1/s, integral force gain
+ELBOW = 1  # -, elbow branch of the initial guess (+1: links stay on the base side of the rail)
+DT = 2e-3  # s, RK4 step (1 ms gives the same reported numbers to 4 digits)
+T_END = 2.0  # s, one period of x_d
+_AG_TABLE_II = {"idc": (3.18, 4.90), "pidc": (1.50, 1.89), "hybrid": (2.63, 2.30)}  # (rms, peak) [AG Table II]
 _CONTROLLERS = ("pidc", "hybrid", "idc")
 
 
@@ -102,8 +103,12 @@ def build(line_y=LINE_Y, lengths=LENGTHS, masses=MASSES, gravity=GRAVITY) -> fb.
 def make_task(asm, lengths=LENGTHS) -> fb.StackedTask:
     """θ = [x of the end point, angle of link l3] on the trees of ``asm``."""
     tree = asm.trees[0]
-    return fb.StackedTask([fb.PointTask(tree.point("l3", (lengths[-1], 0.0, 0.0)), components=(0,), name="x"),
-                        fb.PlanarOrientationTask(tree.frame("l3"), name="theta")])
+    return fb.StackedTask(
+        [
+            fb.PointTask(tree.point("l3", (lengths[-1], 0.0, 0.0)), components=(0,), name="x"),
+            fb.PlanarOrientationTask(tree.frame("l3"), name="theta"),
+        ]
+    )
 
 
 def task(asm, lengths=LENGTHS) -> fb.StackedTask:
@@ -162,10 +167,13 @@ def make_controllers(model, reference, q_guess, g_p=G_P, g_d=G_D, g_f=G_F, g_i=G
     """The three controllers on the controller model ``model`` (tasks built on its tree)."""
     task = make_task(model, lengths)
     joint_ref = CachedJointReference(fb.control.JointReferenceFromTask(model, task, reference, q_guess))
-    return {"pidc": fb.control.ProjectedInverseDynamicsControl(task, reference, g_p, g_d, model=model),
-            "hybrid": fb.control.HybridMotionForceControl(task, reference, g_p, g_d, lam_desired=[0.0], gf=g_f, gi=g_i,
-                                                   model=model),
-            "idc": fb.control.ComputedTorqueControl(joint_ref, g_p, g_d, model=model, task=task)}
+    return {
+        "pidc": fb.control.ProjectedInverseDynamicsControl(task, reference, g_p, g_d, model=model),
+        "hybrid": fb.control.HybridMotionForceControl(
+            task, reference, g_p, g_d, lam_desired=[0.0], gf=g_f, gi=g_i, model=model
+        ),
+        "idc": fb.control.ComputedTorqueControl(joint_ref, g_p, g_d, model=model, task=task),
+    }
 
 
 def plant_task_history(asm, task, res):
@@ -192,7 +200,7 @@ def run_set(plant, model, reference, q0, v0, dt, t_end, gains, lengths, out, pre
     for name, c in make_controllers(model, reference, q0, *gains, lengths=lengths).items():
         res = fb.simulate(plant, t_end, integrator=fb.RK4(dt=dt), controller=c, q0=q0, v0=v0, context=context)
         res.save(out / f"{prefix}_{name}")
-        fb.io.write_link_pvd(out / f"{prefix}_{name}", res, every=fb.io.frame_stride(res))   # with the rail
+        fb.io.write_link_pvd(out / f"{prefix}_{name}", res, every=fb.io.frame_stride(res))  # with the rail
         runs[name] = res
     return runs
 
@@ -202,15 +210,24 @@ def analyse(plant, runs, reference, lengths) -> dict:
     task = make_task(plant, lengths)
     t = runs["pidc"].times
     desired = reference.values(t)
-    s = {"tracking": {}, "max_task_acceleration_error": {}, "rms_norm": {}, "peak_norm": {}, "peak_abs_lam": {},
-         "lam_range": {}, "max_violation": {}}
+    s = {
+        "tracking": {},
+        "max_task_acceleration_error": {},
+        "rms_norm": {},
+        "peak_norm": {},
+        "peak_abs_lam": {},
+        "lam_range": {},
+        "max_violation": {},
+    }
     norms, lams, xs = {}, {}, {}
     for name, res in runs.items():
         x, xdd_err = plant_task_history(plant, task, res)
         xs[name] = x
         err = x - desired
-        s["tracking"][name] = {"max_abs_x_error": float(np.abs(err[:, 0]).max()),
-                               "max_abs_theta_error": float(np.abs(err[:, 1]).max())}
+        s["tracking"][name] = {
+            "max_abs_x_error": float(np.abs(err[:, 0]).max()),
+            "max_abs_theta_error": float(np.abs(err[:, 1]).max()),
+        }
         if name != "idc":
             s["max_task_acceleration_error"][name] = xdd_err
         norms[name] = np.linalg.norm(res.histories["tau"], axis=1)
@@ -228,14 +245,21 @@ def analyse(plant, runs, reference, lengths) -> dict:
     s["max_pidc_minus_idc_norm"] = float((norms["pidc"] - norms["idc"]).max())
     s["hybrid_max_abs_lam_minus_lam_d"] = float(np.abs(lams["hybrid"] - 0.0).max())
     s["idc_minus_hybrid_rms_norm"] = s["rms_norm"]["idc"] - s["rms_norm"]["hybrid"]
-    s["fraction_idc_norm_above_hybrid"] = float(np.mean(norms["idc"] > norms["hybrid"] + 1e-6))   # beyond IK noise
+    s["fraction_idc_norm_above_hybrid"] = float(np.mean(norms["idc"] > norms["hybrid"] + 1e-6))  # beyond IK noise
     ag_p = _AG_TABLE_II["pidc"]
-    s["table"] = {name: {"rms": s["rms_norm"][name], "peak": s["peak_norm"][name],
-                         "ag_rms": _AG_TABLE_II[name][0], "ag_peak": _AG_TABLE_II[name][1],
-                         "rms_over_pidc": s["rms_norm"][name] / s["rms_norm"]["pidc"],
-                         "peak_over_pidc": s["peak_norm"][name] / s["peak_norm"]["pidc"],
-                         "ag_rms_over_pidc": _AG_TABLE_II[name][0] / ag_p[0],
-                         "ag_peak_over_pidc": _AG_TABLE_II[name][1] / ag_p[1]} for name in _CONTROLLERS}
+    s["table"] = {
+        name: {
+            "rms": s["rms_norm"][name],
+            "peak": s["peak_norm"][name],
+            "ag_rms": _AG_TABLE_II[name][0],
+            "ag_peak": _AG_TABLE_II[name][1],
+            "rms_over_pidc": s["rms_norm"][name] / s["rms_norm"]["pidc"],
+            "peak_over_pidc": s["peak_norm"][name] / s["peak_norm"]["pidc"],
+            "ag_rms_over_pidc": _AG_TABLE_II[name][0] / ag_p[0],
+            "ag_peak_over_pidc": _AG_TABLE_II[name][1] / ag_p[1],
+        }
+        for name in _CONTROLLERS
+    }
     return s, norms, lams, xs
 
 
@@ -249,8 +273,10 @@ def plot_fig8(path, t, desired, xs, lams, norms, title) -> None:
         axes[1].plot(t, xs[name][:, 1], label=names[name])
         axes[2].plot(t, lams[name], label=names[name])
         axes[3].plot(t, norms[name], label=names[name])
-    for ax, lab in zip(axes, ("(A) end-point x [m]", "(B) end-link angle θ [rad]", "(C) rail multiplier λ [N]",
-                              "(D) torque norm ‖τ‖ [N·m]")):
+    for ax, lab in zip(
+        axes,
+        ("(A) end-point x [m]", "(B) end-link angle θ [rad]", "(C) rail multiplier λ [N]", "(D) torque norm ‖τ‖ [N·m]"),
+    ):
         ax.set_ylabel(lab)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="upper right")
@@ -263,14 +289,39 @@ def _actuation(plant, q0, v0, lengths) -> dict:
     """Counts and checks of the actuation report at the start [DE 5.3, AG-62]: n = 3, m_C = 1, p = 2,
     k = 3, m_T = 2; every controller applicable (no passive joint)."""
     report = fb.control.actuation_report(plant, q0, v0, task=make_task(plant, lengths))
-    return {"n": report.n, "m_C": report.n_constraints, "p": report.dof, "k": report.n_actuators,
-            "m_T": report.n_task, "ok": {c: report.ok(c) for c in ("direct", "minimal", "partitioned", "pidc", "idc")},
-            "independent_sigma_min": float(report.maps["independent"].singular_values[-1]), "report": str(report)}
+    return {
+        "n": report.n,
+        "m_C": report.n_constraints,
+        "p": report.dof,
+        "k": report.n_actuators,
+        "m_T": report.n_task,
+        "ok": {c: report.ok(c) for c in ("direct", "minimal", "partitioned", "pidc", "idc")},
+        "independent_sigma_min": float(report.maps["independent"].singular_values[-1]),
+        "report": str(report),
+    }
 
 
-def main(out_dir="out/11_arm_on_slider_control", lengths=LENGTHS, masses=MASSES, gravity=GRAVITY, line_y=LINE_Y,
-         offset=OFFSET, x_mean=X_MEAN, x_amplitude=X_AMPLITUDE, omega=OMEGA, phase=PHASE, theta_d=THETA_D,
-         g_p=G_P, g_d=G_D, g_f=G_F, g_i=G_I, elbow=ELBOW, dt=DT, t_end=T_END, context=None) -> dict:
+def main(
+    out_dir="out/11_arm_on_slider_control",
+    lengths=LENGTHS,
+    masses=MASSES,
+    gravity=GRAVITY,
+    line_y=LINE_Y,
+    offset=OFFSET,
+    x_mean=X_MEAN,
+    x_amplitude=X_AMPLITUDE,
+    omega=OMEGA,
+    phase=PHASE,
+    theta_d=THETA_D,
+    g_p=G_P,
+    g_d=G_D,
+    g_f=G_F,
+    g_i=G_I,
+    elbow=ELBOW,
+    dt=DT,
+    t_end=T_END,
+    context=None,
+) -> dict:
     """Run the three controllers with the wrong and the exact model, write the outputs; returns the summary."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -294,58 +345,93 @@ def main(out_dir="out/11_arm_on_slider_control", lengths=LENGTHS, masses=MASSES,
     lam_c, rail_torque = constraint_terms(plant, series["wrong"][3]["idc"])
     idc_lam = series["wrong"][1]["idc"]
     stiff = lam_c * g_p * abs(offset)
-    tau_gap = np.linalg.norm(series["wrong"][3]["idc"].histories["tau"] - series["wrong"][3]["hybrid"].histories["tau"],
-                             axis=1)
+    tau_gap = np.linalg.norm(
+        series["wrong"][3]["idc"].histories["tau"] - series["wrong"][3]["hybrid"].histories["tau"], axis=1
+    )
     half = len(t) // 2
     extra = {
         "arm_weight": float(sum(masses) * gravity),
         "normal_mass_range": [float(lam_c.min()), float(lam_c.max())],
         "idc_stiffness_force_estimate_peak": float(np.abs(stiff).max()),
-        "idc_lam_over_stiffness_estimate_range": ([float((np.abs(idc_lam) / stiff).min()),
-                                                   float((np.abs(idc_lam) / stiff).max())] if offset
-                                                  else [float("nan")] * 2),
+        "idc_lam_over_stiffness_estimate_range": (
+            [float((np.abs(idc_lam) / stiff).min()), float((np.abs(idc_lam) / stiff).max())]
+            if offset
+            else [float("nan")] * 2
+        ),
         "idc_lam_mean_over_second_half": float(np.mean(idc_lam[half:])),
-        "idc_lam_slope_per_m": (sets["wrong"]["peak_abs_lam"]["idc"] - sets["exact"]["peak_abs_lam"]["idc"])
-        / offset if offset else float("nan"),
+        "idc_lam_slope_per_m": (sets["wrong"]["peak_abs_lam"]["idc"] - sets["exact"]["peak_abs_lam"]["idc"]) / offset
+        if offset
+        else float("nan"),
         "idc_tau_minus_hybrid_tau_norm_at_t0": float(tau_gap[0]),
         "idc_rail_torque_norm_second_half_range": [float(rail_torque[half:].min()), float(rail_torque[half:].max())],
         "idc_tau_gap_minus_rail_torque_second_half_max": float(np.abs(tau_gap[half:] - rail_torque[half:]).max()),
     }
     for name in ("pidc", "hybrid"):
         rw, re = series["wrong"][3][name], series["exact"][3][name]
-        extra[f"{name}_max_tau_difference_wrong_vs_exact"] = float(np.abs(rw.histories["tau"] - re.histories["tau"]).max())
+        extra[f"{name}_max_tau_difference_wrong_vs_exact"] = float(
+            np.abs(rw.histories["tau"] - re.histories["tau"]).max()
+        )
         extra[f"{name}_max_q_difference_wrong_vs_exact"] = float(np.abs(rw.q - re.q).max())
 
     columns = {"x_d": desired[:, 0], "theta_d": desired[:, 1]}
     for label in ("wrong", "exact"):
         norms, lams, xs, _ = series[label]
         for name in _CONTROLLERS:
-            columns.update({f"{label}_{name}_x": xs[name][:, 0], f"{label}_{name}_theta": xs[name][:, 1],
-                            f"{label}_{name}_lam": lams[name], f"{label}_{name}_tau_norm": norms[name]})
+            columns.update(
+                {
+                    f"{label}_{name}_x": xs[name][:, 0],
+                    f"{label}_{name}_theta": xs[name][:, 1],
+                    f"{label}_{name}_lam": lams[name],
+                    f"{label}_{name}_tau_norm": norms[name],
+                }
+            )
     columns["normal_mass"] = lam_c
     columns["idc_rail_torque_norm"] = rail_torque
     columns["idc_minus_hybrid_tau_norm"] = tau_gap
-    data = np.column_stack([t] + list(columns.values()))
-    np.savetxt(out / "histories.csv", data, delimiter=",", header=",".join(["t"] + list(columns)), comments="",
-               fmt="%.12e")
-    for label, fname, what in (("wrong", "", f"model line off by {offset * 1e3:g} mm"),
-                               ("exact", "_exact_model", "exact model")):
+    data = np.column_stack([t, *list(columns.values())])
+    np.savetxt(
+        out / "histories.csv", data, delimiter=",", header=",".join(["t", *list(columns)]), comments="", fmt="%.12e"
+    )
+    for label, fname, what in (
+        ("wrong", "", f"model line off by {offset * 1e3:g} mm"),
+        ("exact", "_exact_model", "exact model"),
+    ):
         norms, lams, xs, runs = series[label]
-        plot_fig8(out / f"fig8{fname}.png", t, desired, xs, lams, norms,
-                  f"3R arm on a slider (AG Fig. 8), {what}")
-        fb.plots.plot_torque_norms({"PIDC": runs["pidc"], "hybrid": runs["hybrid"], "IDC": runs["idc"]},
-                          out / f"torque_norms{fname}.png")
+        plot_fig8(out / f"fig8{fname}.png", t, desired, xs, lams, norms, f"3R arm on a slider (AG Fig. 8), {what}")
+        fb.plots.plot_torque_norms(
+            {"PIDC": runs["pidc"], "hybrid": runs["hybrid"], "IDC": runs["idc"]}, out / f"torque_norms{fname}.png"
+        )
 
     summary = {
-        "parameters": {"lengths": list(lengths), "masses": list(masses), "gravity_y": -gravity, "line_y": line_y,
-                       "offset": offset, "x_mean": x_mean, "x_amplitude": x_amplitude, "omega": omega,
-                       "phase": phase, "theta_d": theta_d, "G_P": g_p, "G_D": g_d, "G_F": g_f, "G_I": g_i,
-                       "elbow": elbow, "dt": dt, "t_end": t_end},
-        "q0": q0.tolist(), "v0": v0.tolist(),
+        "parameters": {
+            "lengths": list(lengths),
+            "masses": list(masses),
+            "gravity_y": -gravity,
+            "line_y": line_y,
+            "offset": offset,
+            "x_mean": x_mean,
+            "x_amplitude": x_amplitude,
+            "omega": omega,
+            "phase": phase,
+            "theta_d": theta_d,
+            "G_P": g_p,
+            "G_D": g_d,
+            "G_F": g_f,
+            "G_I": g_i,
+            "elbow": elbow,
+            "dt": dt,
+            "t_end": t_end,
+        },
+        "q0": q0.tolist(),
+        "v0": v0.tolist(),
         "actuation": _actuation(plant, q0, v0, lengths),
-        "wrong_model": sets["wrong"], "exact_model": sets["exact"], "idc_force": extra,
-        "note": ("AG Table II comes from a real geared robot (friction, unknown parameters); the simulated arm's "
-                 "parameters are our choice, so the numbers differ"),
+        "wrong_model": sets["wrong"],
+        "exact_model": sets["exact"],
+        "idc_force": extra,
+        "note": (
+            "AG Table II comes from a real geared robot (friction, unknown parameters); the simulated arm's "
+            "parameters are our choice, so the numbers differ"
+        ),
     }
     (out / "summary.txt").write_text(json.dumps(summary, indent=2) + "\n")
     return summary

@@ -4,7 +4,8 @@ Problem: a solid bar a × b × c = 1.0 × 0.05 × 0.05 m along +x (``fb.mechanis
 8-node ANCF hexahedra 10 × 1 × 1 (132 coordinates), St. Venant–Kirchhoff E 5e7 Pa, ν 0.3, ρ 1000 kg/m³
 (m = 2.5 kg), no material damping; its corner node at the origin is pinned to the ground by a spherical
 joint (3 rows, index-3), gravity 9.81 m/s² along −z; released horizontal at rest. Generalized-α (Chung &
-Hulbert, Arnold & Brüls form; flexbody.solvers.generalized_alpha) with dt = 2e-3 s over T_END = 1.2 s, which covers the first
+Hulbert, Arnold & Brüls form; flexbody.solvers.generalized_alpha) with dt = 2e-3 s over T_END = 1.2 s, which covers
+the first
 swing to the far side (turning point ≈ 0.98 s). Four runs:
   "rho1"        ρ∞ = 1 (trapezoidal rule, no numerical damping);
   "rho0.5"      ρ∞ = 0.5 (α_m = 0, α_f = 1/3: this *is* HHT with α = 1/3);
@@ -54,6 +55,7 @@ rho1/bar.pvd (+ bar_NNNN.vtu every VTK_EVERY steps, field "displacement" and str
 (E − E0 over K_max per run), swing.png (centre-of-mass angle of each run and the rigid reference) and
 summary.txt (JSON of the returned summary).
 """
+
 import json
 from pathlib import Path
 
@@ -61,32 +63,42 @@ import numpy as np
 
 import flexbody as fb
 
-SIZE = (1.0, 0.05, 0.05)      # m, (a, b, c) along x, y, z
-DIVISIONS = (10, 1, 1)        # -, elements along x, y, z
-ORDER = 1                     # -, 1: 8-node, 2: 27-node hexahedra
-YOUNG = 5e7                   # Pa, Young's modulus
-POISSON = 0.3                 # -, Poisson's ratio
-DENSITY = 1000.0              # kg/m³, density
-GRAVITY = 9.81                # m/s², gravity along −z
-DT = 2e-3                     # s, generalized-α step
-T_END = 1.2                   # s, end time (the rigid bar turns at 0.98 s)
-RHO_DAMPED = 0.5              # -, ρ∞ of the damped generalized-α run
-HHT_ALPHA = 0.1               # -, α of the HHT run (None: skip)
-STIFF_FACTOR = 100.0          # -, E multiplier of the nearly rigid run (None: skip)
-VTK_EVERY = 20                # -, ParaView frame every this many steps (rho1 run)
+SIZE = (1.0, 0.05, 0.05)  # m, (a, b, c) along x, y, z
+DIVISIONS = (10, 1, 1)  # -, elements along x, y, z
+ORDER = 1  # -, 1: 8-node, 2: 27-node hexahedra
+YOUNG = 5e7  # Pa, Young's modulus
+POISSON = 0.3  # -, Poisson's ratio
+DENSITY = 1000.0  # kg/m³, density
+GRAVITY = 9.81  # m/s², gravity along −z
+DT = 2e-3  # s, generalized-α step
+T_END = 1.2  # s, end time (the rigid bar turns at 0.98 s)
+RHO_DAMPED = 0.5  # -, ρ∞ of the damped generalized-α run
+HHT_ALPHA = 0.1  # -, α of the HHT run (None: skip)
+STIFF_FACTOR = 100.0  # -, E multiplier of the nearly rigid run (None: skip)
+VTK_EVERY = 20  # -, ParaView frame every this many steps (rho1 run)
 
 
-def build(size=SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG, poisson=POISSON, density=DENSITY,
-          gravity=GRAVITY) -> fb.System:
+def build(
+    size=SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG, poisson=POISSON, density=DENSITY, gravity=GRAVITY
+) -> fb.System:
     """The bar pinned at its corner node 0, horizontal at rest, gravity along −z."""
-    return fb.mechanisms.flexible_pendulum(tuple(size), tuple(divisions), order=order, young=young, poisson=poisson,
-                                density=density, gravity=(0.0, 0.0, -gravity))
+    return fb.mechanisms.flexible_pendulum(
+        tuple(size),
+        tuple(divisions),
+        order=order,
+        young=young,
+        poisson=poisson,
+        density=density,
+        gravity=(0.0, 0.0, -gravity),
+    )
 
 
 def integrators(dt, rho_damped, hht_alpha) -> dict:
     """Name -> GeneralizedAlpha settings of the runs on the bar of the given stiffness."""
-    runs = {"rho1": fb.GeneralizedAlpha(dt=dt, rho_inf=1.0),
-            f"rho{rho_damped:g}": fb.GeneralizedAlpha(dt=dt, rho_inf=rho_damped)}
+    runs = {
+        "rho1": fb.GeneralizedAlpha(dt=dt, rho_inf=1.0),
+        f"rho{rho_damped:g}": fb.GeneralizedAlpha(dt=dt, rho_inf=rho_damped),
+    }
     if hht_alpha is not None:
         runs[f"hht{hht_alpha:g}"] = fb.GeneralizedAlpha.hht(dt, hht_alpha)
     return runs
@@ -96,9 +108,13 @@ def integrators(dt, rho_damped, hht_alpha) -> dict:
 def box_inertia_about_corner(size, mass) -> np.ndarray:
     """Inertia tensor [kg m²] of a homogeneous box [0, a] × [0, b] × [0, c] about the corner (origin)."""
     a, b, c = size
-    return mass * np.array([[(b * b + c * c) / 3, -a * b / 4, -a * c / 4],
-                            [-a * b / 4, (a * a + c * c) / 3, -b * c / 4],
-                            [-a * c / 4, -b * c / 4, (a * a + b * b) / 3]])
+    return mass * np.array(
+        [
+            [(b * b + c * c) / 3, -a * b / 4, -a * c / 4],
+            [-a * b / 4, (a * a + c * c) / 3, -b * c / 4],
+            [-a * c / 4, -b * c / 4, (a * a + b * b) / 3],
+        ]
+    )
 
 
 def _hat(w):
@@ -124,6 +140,7 @@ def rigid_swing_time(size, density, gravity, t_max=3.0) -> float:
         R, w = y[:9].reshape(3, 3), y[9:]
         c, cdot = R @ r_c, R @ np.cross(w, r_c)
         return c[0] * cdot[2] - cdot[0] * c[2]
+
     turning.direction = 1.0
     y0 = np.concatenate([np.eye(3).ravel(), np.zeros(3)])
     sol = solve_ivp(rhs, (0.0, t_max), y0, method="DOP853", rtol=1e-12, atol=1e-12, events=turning)
@@ -148,7 +165,7 @@ def centre_of_mass(asm, results):
     w_j = ∫ N_j ρ dV (column sums of one component block of the consistent mass matrix)."""
     bar = asm.bodies[0]
     w = np.asarray(bar.mass_matrix()[0::3, 0::3].sum(axis=0)).ravel()
-    P, V = asm.coordinates(bar, results.q), asm.coordinates(bar, results.v)         # (s, nodes, 3)
+    P, V = asm.coordinates(bar, results.q), asm.coordinates(bar, results.v)  # (s, nodes, 3)
     return np.einsum("snk,n->sk", P, w) / w.sum(), np.einsum("snk,n->sk", V, w) / w.sum()
 
 
@@ -169,28 +186,33 @@ def run_summary(asm, res, pin0) -> dict:
     stats = res.metadata["statistics"]
     c, cdot = centre_of_mass(asm, res)
     bar = asm.bodies[0]
-    corner = asm.coordinates(bar, res.q, nodes=[0])[:, 0]            # node 0, the pinned corner
-    return {"max_kinetic": float(K.max()), "E0": float(E[0]),
-            "drift_over_kmax": float(np.abs(E - E[0]).max() / K.max()),
-            "end_change_over_kmax": float((E[-1] - E[0]) / K.max()),
-            "late_loss_over_kmax": late_loss(E, K),
-            "energy_end_over_E0": float(E[-1] / E[0]),
-            "max_violation": float(res.histories["violation"].max()),
-            "max_velocity_violation": float(res.histories["velocity_violation"].max()),
-            "max_pin_displacement": float(np.abs(corner - pin0).max()),
-            "swing_time": swing_time(res.times, c, cdot),
-            "com_y_range": [float(c[:, 1].min()), float(c[:, 1].max())],
-            "steps": int(stats["steps"]), "newton_iterations": int(stats["newton_iterations"]),
-            "rejected": int(stats["rejected"]), "factorizations": int(stats["factorizations"]),
-            "min_dt": float(res.histories["dt"][1:].min()),
-            "steps_below_dt": int(np.sum(res.histories["dt"][1:] < 0.99 * stats["integrator_settings"]["dt"])),
-            "wall_seconds": float(stats["wall_seconds"])}
+    corner = asm.coordinates(bar, res.q, nodes=[0])[:, 0]  # node 0, the pinned corner
+    return {
+        "max_kinetic": float(K.max()),
+        "E0": float(E[0]),
+        "drift_over_kmax": float(np.abs(E - E[0]).max() / K.max()),
+        "end_change_over_kmax": float((E[-1] - E[0]) / K.max()),
+        "late_loss_over_kmax": late_loss(E, K),
+        "energy_end_over_E0": float(E[-1] / E[0]),
+        "max_violation": float(res.histories["violation"].max()),
+        "max_velocity_violation": float(res.histories["velocity_violation"].max()),
+        "max_pin_displacement": float(np.abs(corner - pin0).max()),
+        "swing_time": swing_time(res.times, c, cdot),
+        "com_y_range": [float(c[:, 1].min()), float(c[:, 1].max())],
+        "steps": int(stats["steps"]),
+        "newton_iterations": int(stats["newton_iterations"]),
+        "rejected": int(stats["rejected"]),
+        "factorizations": int(stats["factorizations"]),
+        "min_dt": float(res.histories["dt"][1:].min()),
+        "steps_below_dt": int(np.sum(res.histories["dt"][1:] < 0.99 * stats["integrator_settings"]["dt"])),
+        "wall_seconds": float(stats["wall_seconds"]),
+    }
 
 
 def late_loss(E, K) -> float:
     """E0 minus the mean energy over the last 20 % of the run, relative to K_max (averages out the
     oscillating O(dt²) error of the trapezoidal rule, leaving the dissipated part)."""
-    return float((E[0] - E[int(0.8 * len(E)):].mean()) / K.max())
+    return float((E[0] - E[int(0.8 * len(E)) :].mean()) / K.max())
 
 
 # ---------------------------------------------------------------------------------------- outputs
@@ -222,9 +244,23 @@ def plot_swing(path, runs: dict, coms: dict, rigid_time: float) -> None:
     fb.plots.save(fig, path, dpi=120)
 
 
-def main(out_dir="out/12_flexible_pendulum", size=SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG,
-         poisson=POISSON, density=DENSITY, gravity=GRAVITY, dt=DT, t_end=T_END, rho_damped=RHO_DAMPED,
-         hht_alpha=HHT_ALPHA, stiff_factor=STIFF_FACTOR, vtk_every=VTK_EVERY, context=None) -> dict:
+def main(
+    out_dir="out/12_flexible_pendulum",
+    size=SIZE,
+    divisions=DIVISIONS,
+    order=ORDER,
+    young=YOUNG,
+    poisson=POISSON,
+    density=DENSITY,
+    gravity=GRAVITY,
+    dt=DT,
+    t_end=T_END,
+    rho_damped=RHO_DAMPED,
+    hht_alpha=HHT_ALPHA,
+    stiff_factor=STIFF_FACTOR,
+    vtk_every=VTK_EVERY,
+    context=None,
+) -> dict:
     """Run the integrator settings, compare the swing with the rigid bar, write the outputs."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -239,8 +275,11 @@ def main(out_dir="out/12_flexible_pendulum", size=SIZE, divisions=DIVISIONS, ord
         if name == "rho1":
             fb.io.write_pvd(out / name, res, every=vtk_every)
         runs[name], coms[name] = res, centre_of_mass(asm, res)[0]
-        per_run[name] = dict(run_summary(asm, res, asm.coordinates(asm.bodies[0], asm.q0)[0]), young=e_modulus,
-                             parameters=res.metadata["statistics"]["parameters"])
+        per_run[name] = dict(
+            run_summary(asm, res, asm.coordinates(asm.bodies[0], asm.q0)[0]),
+            young=e_modulus,
+            parameters=res.metadata["statistics"]["parameters"],
+        )
 
     rigid, planar = rigid_swing_time(size, density, gravity), planar_swing_time(size, gravity)
     for s in per_run.values():
@@ -249,13 +288,25 @@ def main(out_dir="out/12_flexible_pendulum", size=SIZE, divisions=DIVISIONS, ord
     plot_swing(out / "swing.png", runs, coms, rigid)
     summary = {
         "runs": per_run,
-        "rigid_swing_time_3d": rigid, "planar_closed_form_swing_time": planar,
+        "rigid_swing_time_3d": rigid,
+        "planar_closed_form_swing_time": planar,
         "planar_relative_to_3d": planar / rigid - 1.0,
         "mass": float(density * np.prod(size)),
-        "parameters": {"size": list(size), "divisions": list(divisions), "order": order, "young": young,
-                       "poisson": poisson, "density": density, "gravity": gravity, "dt": dt, "t_end": t_end,
-                       "rho_damped": rho_damped, "hht_alpha": hht_alpha, "stiff_factor": stiff_factor,
-                       "vtk_every": vtk_every},
+        "parameters": {
+            "size": list(size),
+            "divisions": list(divisions),
+            "order": order,
+            "young": young,
+            "poisson": poisson,
+            "density": density,
+            "gravity": gravity,
+            "dt": dt,
+            "t_end": t_end,
+            "rho_damped": rho_damped,
+            "hht_alpha": hht_alpha,
+            "stiff_factor": stiff_factor,
+            "vtk_every": vtk_every,
+        },
     }
     (out / "summary.txt").write_text(json.dumps(summary, indent=2) + "\n")
     return summary

@@ -44,6 +44,7 @@ hht0.1/plate.pvd (+ plate_NNNN.vtu every VTK_EVERY steps; point data "displaceme
 energy.png (E0 − E and D, and their difference, per run), corner.png (far-corner z per run) and
 summary.txt (JSON of the returned summary).
 """
+
 import json
 import timeit
 from pathlib import Path
@@ -52,28 +53,44 @@ import numpy as np
 
 import flexbody as fb
 
-SIZE = (0.6, 0.3, 0.01)       # m, plate size along x, y, z
-DIVISIONS = (8, 4, 1)         # -, elements along x, y, z
-ORDER = 1                     # -, 1: 8-node, 2: 27-node hexahedra
-YOUNG = 1e5                   # Pa, Young's modulus
-POISSON = 0.3                 # -, Poisson's ratio
-DENSITY = 7810.0              # kg/m³, density
-DAMPING = 0.01                # s, Kelvin–Voigt retardation time
-GRAVITY = 9.81                # m/s², gravity along −z
-DT = 1e-3                     # s, time step of every run
-T_END = 1.0                   # s, end time
-HHT_ALPHA = 0.1               # -, HHT α of the main run
-COMPARE_RHO = (1.0, 0.8)      # -, generalized-α runs for comparison (ρ∞ values; () for none)
-TIMING_CALLS = 20             # -, calls per timing repeat
-TIMING_REPEATS = 7            # -, timing repeats (the best is kept)
-VTK_EVERY = 20                # -, ParaView frame every this many steps (main run)
+SIZE = (0.6, 0.3, 0.01)  # m, plate size along x, y, z
+DIVISIONS = (8, 4, 1)  # -, elements along x, y, z
+ORDER = 1  # -, 1: 8-node, 2: 27-node hexahedra
+YOUNG = 1e5  # Pa, Young's modulus
+POISSON = 0.3  # -, Poisson's ratio
+DENSITY = 7810.0  # kg/m³, density
+DAMPING = 0.01  # s, Kelvin–Voigt retardation time
+GRAVITY = 9.81  # m/s², gravity along −z
+DT = 1e-3  # s, time step of every run
+T_END = 1.0  # s, end time
+HHT_ALPHA = 0.1  # -, HHT α of the main run
+COMPARE_RHO = (1.0, 0.8)  # -, generalized-α runs for comparison (ρ∞ values; () for none)
+TIMING_CALLS = 20  # -, calls per timing repeat
+TIMING_REPEATS = 7  # -, timing repeats (the best is kept)
+VTK_EVERY = 20  # -, ParaView frame every this many steps (main run)
 
 
-def build(size=SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG, poisson=POISSON, density=DENSITY,
-          damping=DAMPING, gravity=GRAVITY) -> fb.System:
+def build(
+    size=SIZE,
+    divisions=DIVISIONS,
+    order=ORDER,
+    young=YOUNG,
+    poisson=POISSON,
+    density=DENSITY,
+    damping=DAMPING,
+    gravity=GRAVITY,
+) -> fb.System:
     """The plate on its corner spherical joint, flat at rest, gravity along −z."""
-    return fb.mechanisms.plate_pendulum(tuple(size), tuple(divisions), order=order, young=young, poisson=poisson,
-                             density=density, damping=damping, gravity=(0.0, 0.0, -gravity))
+    return fb.mechanisms.plate_pendulum(
+        tuple(size),
+        tuple(divisions),
+        order=order,
+        young=young,
+        poisson=poisson,
+        density=density,
+        damping=damping,
+        gravity=(0.0, 0.0, -gravity),
+    )
 
 
 def schemes(dt, hht_alpha, compare_rho) -> dict:
@@ -107,21 +124,38 @@ def energy_balance(asm, res, gravity) -> dict:
     mismatch = E[0] - E - D
     zc = centre_of_mass_z(asm, res)
     released = asm.bodies[0].mass() * gravity * (zc[0] - zc.min())
-    return {"E0": float(E[0]), "E_end": float(E[-1]), "max_kinetic": float(K.max()),
-            "dissipated_end": float(D[-1]), "energy_loss_end": float(E[0] - E[-1]),
-            "max_abs_mismatch": float(np.abs(mismatch).max()), "potential_released": float(released),
-            "mismatch_over_released": float(np.abs(mismatch).max() / released),
-            "mismatch_over_dissipated": float(np.abs(mismatch).max() / D[-1]) if D[-1] > 0 else float("nan"),
-            "dissipation_monotone": bool(np.all(np.diff(D) >= 0.0))}
+    return {
+        "E0": float(E[0]),
+        "E_end": float(E[-1]),
+        "max_kinetic": float(K.max()),
+        "dissipated_end": float(D[-1]),
+        "energy_loss_end": float(E[0] - E[-1]),
+        "max_abs_mismatch": float(np.abs(mismatch).max()),
+        "potential_released": float(released),
+        "mismatch_over_released": float(np.abs(mismatch).max() / released),
+        "mismatch_over_dissipated": float(np.abs(mismatch).max() / D[-1]) if D[-1] > 0 else float("nan"),
+        "dissipation_monotone": bool(np.all(np.diff(D) >= 0.0)),
+    }
 
 
 def newton_statistics(res) -> dict:
     s = res.metadata["statistics"]
-    return {k: s[k] for k in ("steps", "rejected", "newton_iterations", "factorizations", "force_calls",
-                              "jacobian_calls", "wall_seconds")} | {
+    return {
+        k: s[k]
+        for k in (
+            "steps",
+            "rejected",
+            "newton_iterations",
+            "factorizations",
+            "force_calls",
+            "jacobian_calls",
+            "wall_seconds",
+        )
+    } | {
         "iterations_per_step": s["newton_iterations"] / max(1, s["steps"]),
         "max_iterations_in_a_step": int(res.histories["newton_iterations"].max()),
-        "min_dt": float(res.histories["dt"][1:].min())}
+        "min_dt": float(res.histories["dt"][1:].min()),
+    }
 
 
 def best_time(fn, calls: int, repeats: int) -> float:
@@ -138,7 +172,9 @@ def element_costs(asm, res, calls, repeats) -> dict:
     s = res.metadata["statistics"]
     per_el = 1e6 / n_el
     return {
-        "n_elements": n_el, "calls": calls, "repeats": repeats,
+        "n_elements": n_el,
+        "calls": calls,
+        "repeats": repeats,
         "internal_force_direct_us": per_el * best_time(lambda: plate.internal_force(q, v), calls, repeats),
         "force_and_tangent_direct_us": per_el * best_time(lambda: plate.force_and_tangent(q, v), calls, repeats),
         "jacobians_with_damping_direct_us": per_el * best_time(lambda: asm.flexible.jacobians(q, v), calls, repeats),
@@ -151,7 +187,7 @@ def plot_energy(path, runs: dict) -> None:
     fig, (ax, bx) = fb.plots.subplots(2, 1, figsize=(8, 7), sharex=True)
     for name, res in runs.items():
         E, D = res.histories["energy"], res.histories["dissipated"]
-        line, = ax.plot(res.times, E[0] - E, label=f"E0 − E, {name}")
+        (line,) = ax.plot(res.times, E[0] - E, label=f"E0 − E, {name}")
         ax.plot(res.times, D, ls="--", color=line.get_color(), label=f"dissipated D, {name}")
         bx.plot(res.times, E[0] - E - D, color=line.get_color(), label=name)
     ax.set_ylabel("energy lost E0 − E, dissipated D [J]")
@@ -177,10 +213,25 @@ def plot_corner(path, runs: dict, heights: dict) -> None:
     fb.plots.save(fig, path, dpi=120)
 
 
-def main(out_dir="out/13_plate_pendulum", size=SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG,
-         poisson=POISSON, density=DENSITY, damping=DAMPING, gravity=GRAVITY, dt=DT, t_end=T_END,
-         hht_alpha=HHT_ALPHA, compare_rho=COMPARE_RHO, timing_calls=TIMING_CALLS,
-         timing_repeats=TIMING_REPEATS, vtk_every=VTK_EVERY, context=None) -> dict:
+def main(
+    out_dir="out/13_plate_pendulum",
+    size=SIZE,
+    divisions=DIVISIONS,
+    order=ORDER,
+    young=YOUNG,
+    poisson=POISSON,
+    density=DENSITY,
+    damping=DAMPING,
+    gravity=GRAVITY,
+    dt=DT,
+    t_end=T_END,
+    hht_alpha=HHT_ALPHA,
+    compare_rho=COMPARE_RHO,
+    timing_calls=TIMING_CALLS,
+    timing_repeats=TIMING_REPEATS,
+    vtk_every=VTK_EVERY,
+    context=None,
+) -> dict:
     """Run the plate pendulum with each integrator, write the outputs; returns the summary."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -191,14 +242,16 @@ def main(out_dir="out/13_plate_pendulum", size=SIZE, divisions=DIVISIONS, order=
         res = fb.simulate(asm, t_end, integrator=integrator, context=context)
         res.save(out / name)
         corners = far_corners(plate, size)
-        nodes = asm.coordinates(plate, res.q)                                  # (s, nodes, 3)
+        nodes = asm.coordinates(plate, res.q)  # (s, nodes, 3)
         heights[name] = {k: nodes[:, n, 2] for k, n in corners.items()}
         per_run[name] = {
             "far_corner_z_end": {k: float(nodes[-1, n, 2]) for k, n in corners.items()},
-            "energy": energy_balance(asm, res, gravity), "newton": newton_statistics(res),
+            "energy": energy_balance(asm, res, gravity),
+            "newton": newton_statistics(res),
             "max_violation": float(res.histories["violation"].max()),
             "max_pin_displacement": float(np.abs(nodes[:, 0] - plate.mesh.points[0]).max()),
-            "parameters": res.metadata["statistics"]["parameters"]}
+            "parameters": res.metadata["statistics"]["parameters"],
+        }
         if main_name is None:
             main_name, main_asm, main_res = name, asm, res
             fb.io.write_pvd(out / name, res, every=vtk_every)
@@ -209,16 +262,33 @@ def main(out_dir="out/13_plate_pendulum", size=SIZE, divisions=DIVISIONS, order=
     plot_corner(out / "corner.png", runs, heights)
     reference = per_run[main_name]["far_corner_z_end"]
     summary = {
-        "main_run": main_name, "runs": per_run,
-        "far_corner_nodes": corners, "n_dofs": int(main_asm.n_dofs), "mass": float(main_asm.bodies[0].mass()),
+        "main_run": main_name,
+        "runs": per_run,
+        "far_corner_nodes": corners,
+        "n_dofs": int(main_asm.n_dofs),
+        "mass": float(main_asm.bodies[0].mass()),
         "max_corner_difference_between_schemes": max(
-            (abs(r["far_corner_z_end"][k] - reference[k]) for r in per_run.values() for k in reference), default=0.0),
+            (abs(r["far_corner_z_end"][k] - reference[k]) for r in per_run.values() for k in reference), default=0.0
+        ),
         "costs": element_costs(main_asm, main_res, timing_calls, timing_repeats),
         "published_reference": None,
-        "parameters": {"size": list(size), "divisions": list(divisions), "order": order, "young": young,
-                       "poisson": poisson, "density": density, "damping": damping, "gravity": gravity,
-                       "dt": dt, "t_end": t_end, "hht_alpha": hht_alpha, "compare_rho": list(compare_rho),
-                       "timing_calls": timing_calls, "timing_repeats": timing_repeats, "vtk_every": vtk_every},
+        "parameters": {
+            "size": list(size),
+            "divisions": list(divisions),
+            "order": order,
+            "young": young,
+            "poisson": poisson,
+            "density": density,
+            "damping": damping,
+            "gravity": gravity,
+            "dt": dt,
+            "t_end": t_end,
+            "hht_alpha": hht_alpha,
+            "compare_rho": list(compare_rho),
+            "timing_calls": timing_calls,
+            "timing_repeats": timing_repeats,
+            "vtk_every": vtk_every,
+        },
     }
     (out / "summary.txt").write_text(json.dumps(summary, indent=2) + "\n")
     return summary

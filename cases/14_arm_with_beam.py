@@ -37,6 +37,7 @@ solutions, ParaView), free/ and torque/ (Results.save, and free/beam.pvd + .vtu 
 energy.png ((E − E0)/K_max of (b), E − E0 and W of (c), per order), joints.png (q of (b) and (c)) and
 summary.txt (JSON of the returned summary).
 """
+
 import json
 from pathlib import Path
 
@@ -44,30 +45,51 @@ import numpy as np
 
 import flexbody as fb
 
-LENGTHS = (0.5, 0.4)            # m, links l1, l2
-MASSES = (2.0, 1.0)             # kg, links l1, l2 (uniform rods)
-BEAM_SIZE = (0.6, 0.04, 0.04)   # m, beam (L, b, h)
-YOUNG = 7e7                     # Pa, Young's modulus of the beam
-POISSON = 0.3                   # -, Poisson's ratio
-DENSITY = 2700.0                # kg/m³, density of the beam
-GRAVITY = 9.81                  # m/s², gravity along −z
-Q0 = (0.3, -0.5)                # rad, start joint angles (at rest)
-ORDER = (1, 2)                  # -, element orders to run (1: 8-node, 2: 27-node); an int runs one
-DIVISIONS_ORDER1 = (12, 2, 2)   # -, 8-node elements along x, y, z
-DIVISIONS_ORDER2 = (6, 1, 1)    # -, 27-node elements along x, y, z
-REFINE = 2                      # -, static mesh refinement factor for the Euler–Bernoulli check (1: skip)
-DT = 2e-3                       # s, generalized-α step
-T_END = 1.0                     # s, end time
-TORQUE = (2.0, -1.0)            # N·m, constant joint torques of (c)
-VTK_EVERY = 25                  # -, ParaView frame every this many steps (free motion)
+LENGTHS = (0.5, 0.4)  # m, links l1, l2
+MASSES = (2.0, 1.0)  # kg, links l1, l2 (uniform rods)
+BEAM_SIZE = (0.6, 0.04, 0.04)  # m, beam (L, b, h)
+YOUNG = 7e7  # Pa, Young's modulus of the beam
+POISSON = 0.3  # -, Poisson's ratio
+DENSITY = 2700.0  # kg/m³, density of the beam
+GRAVITY = 9.81  # m/s², gravity along −z
+Q0 = (0.3, -0.5)  # rad, start joint angles (at rest)
+ORDER = (1, 2)  # -, element orders to run (1: 8-node, 2: 27-node); an int runs one
+DIVISIONS_ORDER1 = (12, 2, 2)  # -, 8-node elements along x, y, z
+DIVISIONS_ORDER2 = (6, 1, 1)  # -, 27-node elements along x, y, z
+REFINE = 2  # -, static mesh refinement factor for the Euler–Bernoulli check (1: skip)
+DT = 2e-3  # s, generalized-α step
+T_END = 1.0  # s, end time
+TORQUE = (2.0, -1.0)  # N·m, constant joint torques of (c)
+VTK_EVERY = 25  # -, ParaView frame every this many steps (free motion)
 
 
-def build(order=1, divisions=DIVISIONS_ORDER1, lengths=LENGTHS, masses=MASSES, beam_size=BEAM_SIZE, young=YOUNG,
-          poisson=POISSON, density=DENSITY, gravity=GRAVITY, q0=Q0, locked=False) -> fb.System:
+def build(
+    order=1,
+    divisions=DIVISIONS_ORDER1,
+    lengths=LENGTHS,
+    masses=MASSES,
+    beam_size=BEAM_SIZE,
+    young=YOUNG,
+    poisson=POISSON,
+    density=DENSITY,
+    gravity=GRAVITY,
+    q0=Q0,
+    locked=False,
+) -> fb.System:
     """The arm with its beam at q0 (joints held at q0 when ``locked``)."""
-    return fb.mechanisms.arm_with_beam(lengths=tuple(lengths), masses=tuple(masses), beam_size=tuple(beam_size),
-                         divisions=tuple(divisions), order=order, young=young, poisson=poisson, density=density,
-                         q0=tuple(q0), locked=locked, gravity=(0.0, 0.0, -gravity))
+    return fb.mechanisms.arm_with_beam(
+        lengths=tuple(lengths),
+        masses=tuple(masses),
+        beam_size=tuple(beam_size),
+        divisions=tuple(divisions),
+        order=order,
+        young=young,
+        poisson=poisson,
+        density=density,
+        q0=tuple(q0),
+        locked=locked,
+        gravity=(0.0, 0.0, -gravity),
+    )
 
 
 # --------------------------------------------------------------------------------------- (a) statics
@@ -88,10 +110,12 @@ def beam_axes(inclination):
 def statics(order, divisions, params, out=None) -> dict:
     """Locked arm vs the beam alone clamped at the flange; tip deflections and the Euler–Bernoulli ratio."""
     asm = build(order, divisions, locked=True, **params).assemble()
-    eq = fb.solve_static(asm)                                      # the constrained solver: Newton on (q, λ)
+    eq = fb.solve_static(asm)  # the constrained solver: Newton on (q, λ)
     beam = asm.bodies[0]
     alone = fb.FlexibleBody("alone", beam.mesh, beam.material)
-    ref = fb.solve_static(fb.System([alone], [fb.Fix(alone, "x0")], loads=[fb.Gravity(alone, (0, 0, -params["gravity"]))]))
+    ref = fb.solve_static(
+        fb.System([alone], [fb.Fix(alone, "x0")], loads=[fb.Gravity(alone, (0, 0, -params["gravity"]))])
+    )
     q_arm, q_ref = eq.q[-1][asm.flexible.slice], ref.q[-1]
     X, tip = beam.mesh.points, beam.nodes("x1")
     d_arm = (q_arm.reshape(-1, 3) - X)[tip].mean(axis=0)
@@ -102,13 +126,21 @@ def statics(order, divisions, params, out=None) -> dict:
     if out is not None:
         fb.io.write_vtu(out / "static_locked.vtu", beam, q_arm)
         fb.io.write_vtu(out / "static_alone.vtu", alone, q_ref)
-    return {"divisions": list(divisions), "n_dofs": int(asm.n_dofs),
-            "tip_displacement_locked": d_arm.tolist(), "tip_displacement_alone": d_ref.tolist(),
-            "locked_vs_alone_relative": float(np.linalg.norm(d_arm - d_ref) / np.linalg.norm(d_ref)),
-            "tip_normal_deflection": float(d_arm @ normal), "tip_axial_displacement": float(d_arm @ along),
-            "euler_bernoulli_tip": -eb, "ratio_to_euler_bernoulli": float(-(d_arm @ normal) / eb),
-            "residual": eq.metadata["residual"], "violation": eq.metadata["violation"],
-            "iterations": eq.metadata["iterations"], "joint_multipliers": eq.histories["lam"][-1][-2:].tolist()}
+    return {
+        "divisions": list(divisions),
+        "n_dofs": int(asm.n_dofs),
+        "tip_displacement_locked": d_arm.tolist(),
+        "tip_displacement_alone": d_ref.tolist(),
+        "locked_vs_alone_relative": float(np.linalg.norm(d_arm - d_ref) / np.linalg.norm(d_ref)),
+        "tip_normal_deflection": float(d_arm @ normal),
+        "tip_axial_displacement": float(d_arm @ along),
+        "euler_bernoulli_tip": -eb,
+        "ratio_to_euler_bernoulli": float(-(d_arm @ normal) / eb),
+        "residual": eq.metadata["residual"],
+        "violation": eq.metadata["violation"],
+        "iterations": eq.metadata["iterations"],
+        "joint_multipliers": eq.histories["lam"][-1][-2:].tolist(),
+    }
 
 
 # ------------------------------------------------------------------------------------- (b), (c) dynamics
@@ -126,13 +158,21 @@ def energy_numbers(res) -> dict:
     """Energy drift and work balance of a run, relative to the largest kinetic energy."""
     E, K, W = res.histories["energy"], res.histories["kinetic"], res.histories["applied_work"]
     s = res.metadata["statistics"]
-    return {"max_kinetic": float(K.max()), "E0": float(E[0]), "E_end": float(E[-1]), "work_end": float(W[-1]),
-            "drift_over_kmax": float(np.abs(E - E[0]).max() / K.max()),
-            "work_mismatch_over_kmax": float(np.abs(E - E[0] - W).max() / K.max()),
-            "max_violation": float(res.histories["violation"].max()),
-            "q_end": res.q[-1, :2].tolist(), "steps": int(s["steps"]), "rejected": int(s["rejected"]),
-            "newton_iterations": int(s["newton_iterations"]), "factorizations": int(s["factorizations"]),
-            "wall_seconds": float(s["wall_seconds"])}
+    return {
+        "max_kinetic": float(K.max()),
+        "E0": float(E[0]),
+        "E_end": float(E[-1]),
+        "work_end": float(W[-1]),
+        "drift_over_kmax": float(np.abs(E - E[0]).max() / K.max()),
+        "work_mismatch_over_kmax": float(np.abs(E - E[0] - W).max() / K.max()),
+        "max_violation": float(res.histories["violation"].max()),
+        "q_end": res.q[-1, :2].tolist(),
+        "steps": int(s["steps"]),
+        "rejected": int(s["rejected"]),
+        "newton_iterations": int(s["newton_iterations"]),
+        "factorizations": int(s["factorizations"]),
+        "wall_seconds": float(s["wall_seconds"]),
+    }
 
 
 def plot_energy(path, runs: dict) -> None:
@@ -141,7 +181,7 @@ def plot_energy(path, runs: dict) -> None:
         E, K = free.histories["energy"], free.histories["kinetic"]
         ax.plot(free.times, (E - E[0]) / K.max(), label=f"order {order}")
         E, W = torque.histories["energy"], torque.histories["applied_work"]
-        line, = bx.plot(torque.times, E - E[0], label=f"E − E0, order {order}")
+        (line,) = bx.plot(torque.times, E - E[0], label=f"E − E0, order {order}")
         bx.plot(torque.times, W, ls="--", color=line.get_color(), label=f"applied work W, order {order}")
     ax.set_ylabel("energy error (E − E0) / K_max [-]")
     ax.set_title("(b) free motion", fontsize=10)
@@ -167,17 +207,41 @@ def plot_joints(path, runs: dict) -> None:
     fb.plots.save(fig, path, dpi=120)
 
 
-def main(out_dir="out/14_arm_with_beam", order=ORDER, divisions_order1=DIVISIONS_ORDER1,
-         divisions_order2=DIVISIONS_ORDER2, lengths=LENGTHS, masses=MASSES, beam_size=BEAM_SIZE, young=YOUNG,
-         poisson=POISSON, density=DENSITY, gravity=GRAVITY, q0=Q0, refine=REFINE, dt=DT, t_end=T_END,
-         torque=TORQUE, vtk_every=VTK_EVERY, context=None) -> dict:
+def main(
+    out_dir="out/14_arm_with_beam",
+    order=ORDER,
+    divisions_order1=DIVISIONS_ORDER1,
+    divisions_order2=DIVISIONS_ORDER2,
+    lengths=LENGTHS,
+    masses=MASSES,
+    beam_size=BEAM_SIZE,
+    young=YOUNG,
+    poisson=POISSON,
+    density=DENSITY,
+    gravity=GRAVITY,
+    q0=Q0,
+    refine=REFINE,
+    dt=DT,
+    t_end=T_END,
+    torque=TORQUE,
+    vtk_every=VTK_EVERY,
+    context=None,
+) -> dict:
     """Statics, free motion and constant-torque motion for each element order; returns the summary."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     orders = (order,) if isinstance(order, int) else tuple(order)
     divisions = {1: tuple(divisions_order1), 2: tuple(divisions_order2)}
-    params = {"lengths": tuple(lengths), "masses": tuple(masses), "beam_size": tuple(beam_size), "young": young,
-              "poisson": poisson, "density": density, "gravity": gravity, "q0": tuple(q0)}
+    params = {
+        "lengths": tuple(lengths),
+        "masses": tuple(masses),
+        "beam_size": tuple(beam_size),
+        "young": young,
+        "poisson": poisson,
+        "density": density,
+        "gravity": gravity,
+        "q0": tuple(q0),
+    }
     per_order, runs = {}, {}
     for n in orders:
         sub = out / f"order{n}"
@@ -190,18 +254,35 @@ def main(out_dir="out/14_arm_with_beam", order=ORDER, divisions_order1=DIVISIONS
         _, driven = simulate(n, divisions[n], params, dt, t_end, torque=tuple(torque), context=context)
         driven.save(sub / "torque")
         runs[n] = (free, driven)
-        per_order[f"order{n}"] = {"static": static, "static_refined": refined,
-                                  "free": energy_numbers(free), "torque": energy_numbers(driven)}
+        per_order[f"order{n}"] = {
+            "static": static,
+            "static_refined": refined,
+            "free": energy_numbers(free),
+            "torque": energy_numbers(driven),
+        }
     plot_energy(out / "energy.png", runs)
     plot_joints(out / "joints.png", runs)
     summary = {
         "orders": per_order,
         "euler_bernoulli_tip": -euler_bernoulli_tip(beam_size, young, density, gravity, float(sum(q0))),
-        "parameters": {"order": list(orders), "divisions_order1": list(divisions_order1),
-                       "divisions_order2": list(divisions_order2), "lengths": list(lengths), "masses": list(masses),
-                       "beam_size": list(beam_size), "young": young, "poisson": poisson, "density": density,
-                       "gravity": gravity, "q0": list(q0), "refine": refine, "dt": dt, "t_end": t_end,
-                       "torque": list(torque), "vtk_every": vtk_every},
+        "parameters": {
+            "order": list(orders),
+            "divisions_order1": list(divisions_order1),
+            "divisions_order2": list(divisions_order2),
+            "lengths": list(lengths),
+            "masses": list(masses),
+            "beam_size": list(beam_size),
+            "young": young,
+            "poisson": poisson,
+            "density": density,
+            "gravity": gravity,
+            "q0": list(q0),
+            "refine": refine,
+            "dt": dt,
+            "t_end": t_end,
+            "torque": list(torque),
+            "vtk_every": vtk_every,
+        },
     }
     (out / "summary.txt").write_text(json.dumps(summary, indent=2) + "\n")
     return summary

@@ -49,6 +49,7 @@ beam), fig16.png (the tip path: quasi-static sequence, simulated trajectory, tar
 end), tip_error.png (tip error vs time, log scale), inputs.png (joint torques: feedforward and applied),
 summary.txt (JSON). Sources: [DE] seeds 003, section 6.3 and Fig. 16.
 """
+
 import json
 from pathlib import Path
 
@@ -56,32 +57,49 @@ import numpy as np
 
 import flexbody as fb
 
-LENGTHS = (0.5, 0.4)             # m, links l1, l2
-MASSES = (2.0, 1.0)              # kg, uniform rods
-BEAM_SIZE = (0.6, 0.04, 0.04)    # m, beam (L, b, h)
-DIVISIONS = (12, 2, 2)           # -, beam elements along x, y, z
-ORDER = 1                        # -, 1: 8-node bricks, 2: 27-node
-YOUNG = 7e7                      # Pa, Young's modulus of the beam (soft: it sags visibly under its weight)
-DENSITY = 2700.0                 # kg/m³, density of the beam
-DAMPING = 0.02                   # s, Kelvin–Voigt retardation time of the beam
-Q0 = (0.3, -0.5)                 # rad, joint angles held at the start
-TARGET_SHIFT = (-0.10, 0.15)     # m, target tip (x, z) − start tip (x, z)
-PATH_POINTS = 11                 # -, equilibria of the quasi-static sequence (start and target included)
-T_MOVE = 2.0                     # s, duration of the commanded move
-T_END = 5.0                      # s, end time of the simulation
-DT = 2e-3                        # s, generalized-α step
-RHO_INF = 0.8                    # -, spectral radius at infinity (mild damping of the highest modes)
-KP = 400.0                       # N·m/rad, joint PD around the sequence's joint angles
-KD = 60.0                        # N·m·s/rad, joint PD damping gain
-RANK_ELEMENTS = (6, 12, 24)      # -, elements along the beam for the rank table (1 × 1 across)
+LENGTHS = (0.5, 0.4)  # m, links l1, l2
+MASSES = (2.0, 1.0)  # kg, uniform rods
+BEAM_SIZE = (0.6, 0.04, 0.04)  # m, beam (L, b, h)
+DIVISIONS = (12, 2, 2)  # -, beam elements along x, y, z
+ORDER = 1  # -, 1: 8-node bricks, 2: 27-node
+YOUNG = 7e7  # Pa, Young's modulus of the beam (soft: it sags visibly under its weight)
+DENSITY = 2700.0  # kg/m³, density of the beam
+DAMPING = 0.02  # s, Kelvin–Voigt retardation time of the beam
+Q0 = (0.3, -0.5)  # rad, joint angles held at the start
+TARGET_SHIFT = (-0.10, 0.15)  # m, target tip (x, z) − start tip (x, z)
+PATH_POINTS = 11  # -, equilibria of the quasi-static sequence (start and target included)
+T_MOVE = 2.0  # s, duration of the commanded move
+T_END = 5.0  # s, end time of the simulation
+DT = 2e-3  # s, generalized-α step
+RHO_INF = 0.8  # -, spectral radius at infinity (mild damping of the highest modes)
+KP = 400.0  # N·m/rad, joint PD around the sequence's joint angles
+KD = 60.0  # N·m·s/rad, joint PD damping gain
+RANK_ELEMENTS = (6, 12, 24)  # -, elements along the beam for the rank table (1 × 1 across)
 
 
-def build(lengths=LENGTHS, masses=MASSES, beam_size=BEAM_SIZE, divisions=DIVISIONS, order=ORDER, young=YOUNG,
-          density=DENSITY, damping=DAMPING, q0=Q0) -> fb.System:
+def build(
+    lengths=LENGTHS,
+    masses=MASSES,
+    beam_size=BEAM_SIZE,
+    divisions=DIVISIONS,
+    order=ORDER,
+    young=YOUNG,
+    density=DENSITY,
+    damping=DAMPING,
+    q0=Q0,
+) -> fb.System:
     """The arm with the beam clamped on its flange, joints free and actuated."""
-    return fb.mechanisms.arm_with_beam(lengths=tuple(lengths), masses=tuple(masses), beam_size=tuple(beam_size),
-                         divisions=tuple(divisions), order=order, young=young, density=density, damping=damping,
-                         q0=tuple(q0))
+    return fb.mechanisms.arm_with_beam(
+        lengths=tuple(lengths),
+        masses=tuple(masses),
+        beam_size=tuple(beam_size),
+        divisions=tuple(divisions),
+        order=order,
+        young=young,
+        density=density,
+        damping=damping,
+        q0=tuple(q0),
+    )
 
 
 def tip_task(asm) -> fb.PointTask:
@@ -109,8 +127,11 @@ def rank_table(elements=RANK_ELEMENTS, q0=Q0, order=ORDER, young=YOUNG) -> dict:
         asm = fb.mechanisms.arm_with_beam(divisions=(nx, 1, 1), order=order, q0=tuple(q0), young=young).assemble()
         state = asm.initial_state()
         check = fb.control.actuation_report(asm, state.q, state.v, tip_task(asm)).maps["direct"]
-        table[str(nx)] = {"singular_values": [float(s) for s in check.singular_values], "rank": check.rank,
-                          "ok": check.ok}
+        table[str(nx)] = {
+            "singular_values": [float(s) for s in check.singular_values],
+            "rank": check.rank,
+            "ok": check.ok,
+        }
     return table
 
 
@@ -125,7 +146,7 @@ class JointServo:
 
     def path_parameter(self, t: float) -> float:
         u = min(max(t / self.t_move, 0.0), 1.0)
-        return u ** 3 * (10.0 - 15.0 * u + 6.0 * u * u)
+        return u**3 * (10.0 - 15.0 * u + 6.0 * u * u)
 
     def references(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """(τ_ff, q_ref) at time t, interpolated linearly between the sequence's equilibria."""
@@ -145,26 +166,56 @@ def statics(asm, task, target_shift, path_points) -> dict:
     x0 = task.evaluate(asm.evaluate(0.0, start.q)).x
     target = x0 + np.asarray(target_shift, dtype=float)
     report = fb.control.actuation_report(asm, start.q, np.zeros(asm.n_dofs), task)
-    solution = fb.solve_static(asm, task=task, target=target, tau_k=tau_hold, q_start=start.q)   # inverse statics
-    again = fb.solve_static(asm, tau_k=solution.tau_k, q_start=solution.q)                  # forward, to check
+    solution = fb.solve_static(asm, task=task, target=target, tau_k=tau_hold, q_start=start.q)  # inverse statics
+    again = fb.solve_static(asm, tau_k=solution.tau_k, q_start=solution.q)  # forward, to check
     x_again = task.evaluate(asm.evaluate(0.0, again.q[-1])).x
     path = x0 + np.linspace(0.0, 1.0, path_points)[:, None] * (target - x0)
     sequence = fb.quasi_static_sequence(asm, task, path, tau_k0=tau_hold, q0=start.q)
-    return {"tau_hold": tau_hold, "start": start, "x0": x0, "target": target, "report": report,
-            "solution": solution, "resolve_error": float(np.abs(x_again - target).max()), "sequence": sequence}
+    return {
+        "tau_hold": tau_hold,
+        "start": start,
+        "x0": x0,
+        "target": target,
+        "report": report,
+        "solution": solution,
+        "resolve_error": float(np.abs(x_again - target).max()),
+        "sequence": sequence,
+    }
 
 
 def simulate_move(asm, task, sequence, start, t_move, t_end, dt, rho_inf, kp, kd, context=None) -> fb.Results:
     """Step 4: the servo along the sequence from the start equilibrium, at rest."""
     servo = JointServo(asm, sequence, t_move, kp, kd)
-    res = fb.simulate(asm, t_end, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=rho_inf), tau=servo, q0=start.q,
-                      v0=np.zeros(asm.n_dofs), context=context)
+    res = fb.simulate(
+        asm,
+        t_end,
+        integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=rho_inf),
+        tau=servo,
+        q0=start.q,
+        v0=np.zeros(asm.n_dofs),
+        context=context,
+    )
     return res, servo
 
 
-def main(out_dir="out/15_beam_tip_inverse_statics", divisions=DIVISIONS, order=ORDER, young=YOUNG,
-         damping=DAMPING, q0=Q0, target_shift=TARGET_SHIFT, path_points=PATH_POINTS, t_move=T_MOVE, t_end=T_END,
-         dt=DT, rho_inf=RHO_INF, kp=KP, kd=KD, rank_elements=RANK_ELEMENTS, context=None) -> dict:
+def main(
+    out_dir="out/15_beam_tip_inverse_statics",
+    divisions=DIVISIONS,
+    order=ORDER,
+    young=YOUNG,
+    damping=DAMPING,
+    q0=Q0,
+    target_shift=TARGET_SHIFT,
+    path_points=PATH_POINTS,
+    t_move=T_MOVE,
+    t_end=T_END,
+    dt=DT,
+    rho_inf=RHO_INF,
+    kp=KP,
+    kd=KD,
+    rank_elements=RANK_ELEMENTS,
+    context=None,
+) -> dict:
     rank_elements = tuple(np.atleast_1d(rank_elements).astype(int).tolist())
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -172,12 +223,27 @@ def main(out_dir="out/15_beam_tip_inverse_statics", divisions=DIVISIONS, order=O
     task = tip_task(asm)
     st = statics(asm, task, target_shift, int(path_points))
     st["sequence"].save(out / "sequence")
-    res, servo = simulate_move(asm, task, st["sequence"], st["start"], t_move, t_end, dt, rho_inf, kp, kd, context=context)
+    res, servo = simulate_move(
+        asm, task, st["sequence"], st["start"], t_move, t_end, dt, rho_inf, kp, kd, context=context
+    )
     fb.io.write_results(out / "simulation", res)
     tips = tip_positions(asm, task, res.q)
     error = np.linalg.norm(tips - st["target"], axis=1)
-    params = dict(divisions=divisions, order=order, young=young, damping=damping, q0=q0, target_shift=target_shift,
-                  path_points=path_points, t_move=t_move, t_end=t_end, dt=dt, rho_inf=rho_inf, kp=kp, kd=kd)
+    params = dict(
+        divisions=divisions,
+        order=order,
+        young=young,
+        damping=damping,
+        q0=q0,
+        target_shift=target_shift,
+        path_points=path_points,
+        t_move=t_move,
+        t_end=t_end,
+        dt=dt,
+        rho_inf=rho_inf,
+        kp=kp,
+        kd=kd,
+    )
     summary = _summary(asm, st, res, error, rank_table(rank_elements, q0, order, young), params)
     (out / "summary.txt").write_text(json.dumps(summary, indent=2))
     _plot(out, asm, task, st, res, tips, error, servo)
@@ -191,26 +257,41 @@ def _summary(asm, st, res, error, table, params) -> dict:
     settled = res.times >= params["t_move"]
     return {
         "parameters": {k: (list(v) if isinstance(v, tuple) else v) for k, v in params.items()},
-        "n_coordinates": int(asm.n_dofs), "n_constraints": int(asm.n_constraints),
-        "start_tip": st["x0"].tolist(), "target": st["target"].tolist(),
-        "direct_map": {"singular_values": [float(s) for s in direct.singular_values], "rank": direct.rank,
-                       "ok": direct.ok, "ill_conditioned": direct.ill_conditioned},
+        "n_coordinates": int(asm.n_dofs),
+        "n_constraints": int(asm.n_constraints),
+        "start_tip": st["x0"].tolist(),
+        "target": st["target"].tolist(),
+        "direct_map": {
+            "singular_values": [float(s) for s in direct.singular_values],
+            "rank": direct.rank,
+            "ok": direct.ok,
+            "ill_conditioned": direct.ill_conditioned,
+        },
         "direct_map_vs_elements": table,
         "holding_torques": st["tau_hold"].tolist(),
-        "inverse_statics": {"tau_k": sol.tau_k.tolist(), "residual": sol.residual, "reachable": sol.reachable,
-                            "G_singular_values": [float(s) for s in sol.singular_values],
-                            "iterations": sol.iterations, "forward_resolve_error": st["resolve_error"]},
+        "inverse_statics": {
+            "tau_k": sol.tau_k.tolist(),
+            "residual": sol.residual,
+            "reachable": sol.reachable,
+            "G_singular_values": [float(s) for s in sol.singular_values],
+            "iterations": sol.iterations,
+            "forward_resolve_error": st["resolve_error"],
+        },
         "sequence_max_residual": float(seq.histories["task_residual"].max()),
-        "simulation": {"steps": int(len(res.times) - 1), "final_tip_error": float(error[-1]),
-                       "max_tip_error_after_move": float(error[settled].max()) if settled.any() else None,
-                       "max_violation": float(hist["violation"].max()) if "violation" in hist else None,
-                       "newton_iterations": int(np.sum(hist["newton_iterations"])),
-                       "energy_start_end": [float(energy[0]), float(energy[-1])],
-                       "applied_work": float(hist["applied_work"][-1]),
-                       "dissipated": float(hist["dissipated"][-1]),
-                       "energy_balance_error_over_work": float(abs(energy[-1] - energy[0] - hist["applied_work"][-1]
-                                                                   + hist["dissipated"][-1])
-                                                               / max(abs(hist["applied_work"][-1]), 1e-300))},
+        "simulation": {
+            "steps": int(len(res.times) - 1),
+            "final_tip_error": float(error[-1]),
+            "max_tip_error_after_move": float(error[settled].max()) if settled.any() else None,
+            "max_violation": float(hist["violation"].max()) if "violation" in hist else None,
+            "newton_iterations": int(np.sum(hist["newton_iterations"])),
+            "energy_start_end": [float(energy[0]), float(energy[-1])],
+            "applied_work": float(hist["applied_work"][-1]),
+            "dissipated": float(hist["dissipated"][-1]),
+            "energy_balance_error_over_work": float(
+                abs(energy[-1] - energy[0] - hist["applied_work"][-1] + hist["dissipated"][-1])
+                / max(abs(hist["applied_work"][-1]), 1e-300)
+            ),
+        },
     }
 
 

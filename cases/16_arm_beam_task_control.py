@@ -50,6 +50,7 @@ form), histories.png (task, torques, energy), tip.png (beam-tip deflection relat
 screenshot.png (pyvista, off-screen), summary.txt (JSON). Sources: [DE] sections 5.3, 6.2, 6.3, eq. 65–71,
 107–113.
 """
+
 import json
 from pathlib import Path
 
@@ -57,28 +58,29 @@ import numpy as np
 
 import flexbody as fb
 
-LENGTHS = (0.5, 0.4)             # m, links l1, l2
-DIVISIONS = (12, 2, 2)           # -, beam elements (length, width, height)
-ORDER = 1                        # -, 1: 8-node bricks, 2: 27-node
-YOUNG = 7e7                      # Pa, Young's modulus of the beam
-DAMPING = 0.002                  # s, Kelvin–Voigt retardation time of the beam
-Q0 = (0.6, -1.5)                 # rad, start joint angles (elbow bent, far from the reach limit)
-OFFSET = (0.03, 0.02)            # m, phase-1 goal − start flange (x, z)
-OMEGA = 15.0                     # rad/s, task bandwidth: KP = ω², KV = 2ω
-T_SETTLE = 1.0                   # s, phase 1
-RADIUS = 0.08                    # m, phase-2 circle
-FREQUENCY = 0.5                  # Hz, phase-2 revolutions per second
-T_RAMP = 0.5                     # s, rise of the angular rate
-T_END = 4.0                      # s, end time
-DT = 1e-3                        # s, generalized-α step
-RHO_INF = 1.0                    # -, generalized-α ρ∞ (1: no numerical damping, so the energy balance closes)
-VTK_EVERY = 40                   # -, write every k-th recorded step to the ParaView series
+LENGTHS = (0.5, 0.4)  # m, links l1, l2
+DIVISIONS = (12, 2, 2)  # -, beam elements (length, width, height)
+ORDER = 1  # -, 1: 8-node bricks, 2: 27-node
+YOUNG = 7e7  # Pa, Young's modulus of the beam
+DAMPING = 0.002  # s, Kelvin–Voigt retardation time of the beam
+Q0 = (0.6, -1.5)  # rad, start joint angles (elbow bent, far from the reach limit)
+OFFSET = (0.03, 0.02)  # m, phase-1 goal − start flange (x, z)
+OMEGA = 15.0  # rad/s, task bandwidth: KP = ω², KV = 2ω
+T_SETTLE = 1.0  # s, phase 1
+RADIUS = 0.08  # m, phase-2 circle
+FREQUENCY = 0.5  # Hz, phase-2 revolutions per second
+T_RAMP = 0.5  # s, rise of the angular rate
+T_END = 4.0  # s, end time
+DT = 1e-3  # s, generalized-α step
+RHO_INF = 1.0  # -, generalized-α ρ∞ (1: no numerical damping, so the energy balance closes)
+VTK_EVERY = 40  # -, write every k-th recorded step to the ParaView series
 
 
 def build(divisions=DIVISIONS, order=ORDER, young=YOUNG, damping=DAMPING, q0=Q0) -> fb.System:
     """The arm with the beam attached to its flange, joints free and actuated, beam nodes passive."""
-    return fb.mechanisms.arm_with_beam(lengths=LENGTHS, divisions=tuple(divisions), order=order, young=young, damping=damping,
-                         q0=tuple(q0))
+    return fb.mechanisms.arm_with_beam(
+        lengths=LENGTHS, divisions=tuple(divisions), order=order, young=young, damping=damping, q0=tuple(q0)
+    )
 
 
 def flange_task(asm) -> fb.PointTask:
@@ -116,21 +118,36 @@ def rank_comparison(asm, q) -> dict:
     out = {}
     for make in (flange_task, tip_task):
         check = fb.control.actuation_report(asm, q, v, make(asm)).maps["direct"]
-        out[make(asm).name] = {"singular_values": [float(s) for s in check.singular_values], "rank": check.rank,
-                               "tol": check.tol, "sigma_ref": check.reference,
-                               "authority": check.sigma_min / check.reference, "ok": bool(check.ok),
-                               "why": check.reason or check.tolerance_text()}
+        out[make(asm).name] = {
+            "singular_values": [float(s) for s in check.singular_values],
+            "rank": check.rank,
+            "tol": check.tol,
+            "sigma_ref": check.reference,
+            "authority": check.sigma_min / check.reference,
+            "ok": bool(check.ok),
+            "why": check.reason or check.tolerance_text(),
+        }
     return out
 
 
-def run(asm, q0, v0, offset, omega, t_settle, radius, frequency, t_ramp, t_end, dt, rho_inf, save_to=None, context=None):
+def run(
+    asm, q0, v0, offset, omega, t_settle, radius, frequency, t_ramp, t_end, dt, rho_inf, save_to=None, context=None
+):
     """Simulate the controlled arm; returns (Results, reference, x at the start)."""
     x0 = flange_task(asm).evaluate(asm.evaluate(0.0, q0)).x
     reference = fb.control.CircleAfterStep(x0 + np.asarray(offset, dtype=float), t_settle, radius, frequency, t_ramp)
     controller = fb.control.DirectMappingControl(flange_task(asm), reference, kp=omega**2, kv=2.0 * omega)
     kw = {"save_to": save_to} if save_to is not None else {}
-    res = fb.simulate(asm, t_end, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=rho_inf), controller=controller,
-                      q0=q0, v0=v0, **kw, context=context)
+    res = fb.simulate(
+        asm,
+        t_end,
+        integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=rho_inf),
+        controller=controller,
+        q0=q0,
+        v0=v0,
+        **kw,
+        context=context,
+    )
     return res, reference, x0
 
 
@@ -139,14 +156,14 @@ def tip_deflection(asm, res) -> np.ndarray:
     (x, z in the link-2 frame): the elastic deflection of the beam's free end."""
     tree, beam = asm.trees[0], asm.bodies[0]
     node = tip_task(asm).anchor.index
-    tips = asm.coordinates(beam, res.q, nodes=[node])[:, 0]                # (s, 3) world positions
+    tips = asm.coordinates(beam, res.q, nodes=[node])[:, 0]  # (s, 3) world positions
     flange = tree.kinematics(asm.coordinates(tree, asm.q0)).p[1]
     rest = None
     out = []
     for q, tip in zip(res.q, tips):
         kin = asm.evaluate(0.0, q).kinematics(tree)
         p, R = kin.p[1], kin.R[1]
-        if rest is None:                      # the node's offset from the flange, unloaded, in link-2 axes
+        if rest is None:  # the node's offset from the flange, unloaded, in link-2 axes
             rest = R.T @ (beam.mesh.points[node] - flange)
         out.append((R.T @ (tip - p) - rest)[[0, 2]])
     return np.array(out)
@@ -167,17 +184,22 @@ def numbers(asm, res, reference, x0, offset, omega, t_settle, radius) -> dict:
     balance = float(energy[-1] - energy[0] - stats["applied_work"] + stats["dissipated"])
     deflection = tip_deflection(asm, res)
     return {
-        "n_coordinates": int(asm.n_dofs), "n_constraints": int(asm.n_constraints),
+        "n_coordinates": int(asm.n_dofs),
+        "n_constraints": int(asm.n_constraints),
         "phase1_departure_from_closed_form": departure,
         "phase1_error_at_settle": float(np.abs(err[phase1][-1]).max()),
         "phase2_max_tracking_error": float(np.abs(err[late]).max()) if late.any() else float("nan"),
-        "phase2_max_tracking_error_over_radius": (float(np.abs(err[late]).max()) / radius) if late.any()
+        "phase2_max_tracking_error_over_radius": (float(np.abs(err[late]).max()) / radius)
+        if late.any()
         else float("nan"),
         "max_tip_deflection": float(np.abs(deflection).max()),
         "max_violation": float(np.max(res.histories["violation"])),
-        "energy_balance_error": balance, "applied_work": float(stats["applied_work"]),
-        "dissipated": float(stats["dissipated"]), "steps": int(stats["steps"]),
-        "newton_iterations": int(stats["newton_iterations"]), "rejected": int(stats["rejected"]),
+        "energy_balance_error": balance,
+        "applied_work": float(stats["applied_work"]),
+        "dissipated": float(stats["dissipated"]),
+        "steps": int(stats["steps"]),
+        "newton_iterations": int(stats["newton_iterations"]),
+        "rejected": int(stats["rejected"]),
         "wall_seconds": float(stats["wall_seconds"]),
         "max_torque": float(np.abs(res.histories["tau_k"]).max()),
     }
@@ -219,29 +241,78 @@ def write_outputs(out, asm, res, reference, omega, offset, t_settle, vtk_every) 
     fb.io.write_link_pvd(out, res, every=vtk_every)
     fb.io.write_pvd(out, res, every=vtk_every)
     fb.io.write_histories_csv(out / "histories.csv", res)
-    fb.plots.plot_histories(res, out / "histories.png", panels=("task", "torque", "energy"),
-                         title="flange task control of an arm carrying a flexible beam")
+    fb.plots.plot_histories(
+        res,
+        out / "histories.png",
+        panels=("task", "torque", "energy"),
+        title="flange task control of an arm carrying a flexible beam",
+    )
     plot_task(out / "task.png", res, reference, omega, offset, t_settle)
     plot_tip(out / "tip.png", res.times, tip_deflection(asm, res))
     fb.view.screenshot(out, out / "screenshot.png", field="von_mises")
 
 
-def main(out_dir="out/16_arm_beam_task_control", divisions=DIVISIONS, order=ORDER, young=YOUNG, damping=DAMPING,
-         q0=Q0, offset=OFFSET, omega=OMEGA, t_settle=T_SETTLE, radius=RADIUS, frequency=FREQUENCY, t_ramp=T_RAMP,
-         t_end=T_END, dt=DT, rho_inf=RHO_INF, vtk_every=VTK_EVERY, context=None) -> dict:
+def main(
+    out_dir="out/16_arm_beam_task_control",
+    divisions=DIVISIONS,
+    order=ORDER,
+    young=YOUNG,
+    damping=DAMPING,
+    q0=Q0,
+    offset=OFFSET,
+    omega=OMEGA,
+    t_settle=T_SETTLE,
+    radius=RADIUS,
+    frequency=FREQUENCY,
+    t_ramp=T_RAMP,
+    t_end=T_END,
+    dt=DT,
+    rho_inf=RHO_INF,
+    vtk_every=VTK_EVERY,
+    context=None,
+) -> dict:
     """Rank comparison, the controlled simulation, outputs and summary."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     asm = build(divisions, order, young, damping, q0).assemble()
     q_start, v_start = start_state(asm)
     ranks = rank_comparison(asm, q_start)
-    res, reference, x0 = run(asm, q_start, v_start, offset, omega, t_settle, radius, frequency, t_ramp, t_end,
-                             dt, rho_inf, save_to=out, context=context)             # written as it goes: a killed run keeps its rows
-    summary = {"ranks": ranks, **numbers(asm, res, reference, x0, offset, omega, t_settle, radius),
-               "parameters": {"divisions": list(divisions), "order": order, "young": young, "damping": damping,
-                              "q0": list(q0), "offset": list(offset), "omega": omega, "t_settle": t_settle,
-                              "radius": radius, "frequency": frequency, "t_ramp": t_ramp, "t_end": t_end,
-                              "dt": dt, "rho_inf": rho_inf}}
+    res, reference, x0 = run(
+        asm,
+        q_start,
+        v_start,
+        offset,
+        omega,
+        t_settle,
+        radius,
+        frequency,
+        t_ramp,
+        t_end,
+        dt,
+        rho_inf,
+        save_to=out,
+        context=context,
+    )  # written as it goes: a killed run keeps its rows
+    summary = {
+        "ranks": ranks,
+        **numbers(asm, res, reference, x0, offset, omega, t_settle, radius),
+        "parameters": {
+            "divisions": list(divisions),
+            "order": order,
+            "young": young,
+            "damping": damping,
+            "q0": list(q0),
+            "offset": list(offset),
+            "omega": omega,
+            "t_settle": t_settle,
+            "radius": radius,
+            "frequency": frequency,
+            "t_ramp": t_ramp,
+            "t_end": t_end,
+            "dt": dt,
+            "rho_inf": rho_inf,
+        },
+    }
     write_outputs(out, asm, res, reference, omega, offset, t_settle, vtk_every)
     (out / "summary.txt").write_text(json.dumps(summary, indent=2))
     return summary

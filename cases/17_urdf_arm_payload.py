@@ -63,6 +63,8 @@ displacement, strain and stress fields; the arm's links as lines with their fram
 histories.png (task, torques, energy), task.png (flange position, yaw and errors), tip.png (tip deflection
 relative to the flange, with the Euler–Bernoulli static sag), screenshot.png, summary.txt (JSON).
 """
+
+import itertools
 import json
 from pathlib import Path
 
@@ -70,30 +72,34 @@ import numpy as np
 
 import flexbody as fb
 
-ROBOT = "meshes/robots/ur5_robot.urdf"        # -, URDF file of the robot (absolute, or from the repository root)
-FLANGE = "tool0"                              # -, URDF link carrying the payload; its frame's pose is the task
-Q0 = (0.0, -1.2, 1.8, -0.6, np.pi / 2, 0.0)   # rad, start joint angles (pan, lift, elbow, wrist 1, 2, 3)
-PAYLOAD_SIZE = (1.0, 0.02, 0.02)              # m, payload bar (length along the flange z axis, width, height)
-DIVISIONS = (20, 1, 1)                        # -, payload elements (length, width, height)
-ORDER = 1                                     # -, 1: 8-node bricks with incompatible modes, 2: 27-node
-YOUNG = 3e9                                   # Pa, Young's modulus of the payload (rigid PVC)
-POISSON = 0.35                                # -, Poisson's ratio of the payload
-DENSITY = 1400.0                              # kg/m³, density of the payload
-DAMPING = 0.001                               # s, Kelvin–Voigt retardation time of the payload
-GRAVITY = 9.81                                # m/s², gravity along −z
-LIFT = (0.0, 0.0, 0.15)                       # m, flange displacement of the move (world axes)
-YAW = 0.5                                     # rad, flange rotation about world z during the move
-T_MOVE = 1.0                                  # s, duration of the minimum-jerk move
-T_END = 2.5                                   # s, end time (the payload rings after the move)
-OMEGA = 15.0                                  # rad/s, task bandwidth: KP = ω², KV = 2ω
-DT = 1e-3                                     # s, generalized-α step
-RHO_INF = 1.0                                 # -, generalized-α ρ∞ (1: no numerical damping)
-VTK_EVERY = 50                                # -, write every k-th recorded step to the ParaView series
+ROBOT = "meshes/robots/ur5_robot.urdf"  # -, URDF file of the robot (absolute, or from the repository root)
+FLANGE = "tool0"  # -, URDF link carrying the payload; its frame's pose is the task
+Q0 = (0.0, -1.2, 1.8, -0.6, np.pi / 2, 0.0)  # rad, start joint angles (pan, lift, elbow, wrist 1, 2, 3)
+PAYLOAD_SIZE = (1.0, 0.02, 0.02)  # m, payload bar (length along the flange z axis, width, height)
+DIVISIONS = (20, 1, 1)  # -, payload elements (length, width, height)
+ORDER = 1  # -, 1: 8-node bricks with incompatible modes, 2: 27-node
+YOUNG = 3e9  # Pa, Young's modulus of the payload (rigid PVC)
+POISSON = 0.35  # -, Poisson's ratio of the payload
+DENSITY = 1400.0  # kg/m³, density of the payload
+DAMPING = 0.001  # s, Kelvin–Voigt retardation time of the payload
+GRAVITY = 9.81  # m/s², gravity along −z
+LIFT = (0.0, 0.0, 0.15)  # m, flange displacement of the move (world axes)
+YAW = 0.5  # rad, flange rotation about world z during the move
+T_MOVE = 1.0  # s, duration of the minimum-jerk move
+T_END = 2.5  # s, end time (the payload rings after the move)
+OMEGA = 15.0  # rad/s, task bandwidth: KP = ω², KV = 2ω
+DT = 1e-3  # s, generalized-α step
+RHO_INF = 1.0  # -, generalized-α ρ∞ (1: no numerical damping)
+VTK_EVERY = 50  # -, write every k-th recorded step to the ParaView series
 
-BETA1_L = 1.8751                              # -, β₁L of the first clamped–free bending mode (Blevins, Table 8-1)
-_PAYLOAD_AXES = np.array([[0.0, 1.0, 0.0],             # payload x, y, z axes (columns) in the flange frame:
-                          [0.0, 0.0, 1.0],             # x along the flange z (out of the tool), y along the
-                          [1.0, 0.0, 0.0]])            # flange x, z along the flange y
+BETA1_L = 1.8751  # -, β₁L of the first clamped–free bending mode (Blevins, Table 8-1)
+_PAYLOAD_AXES = np.array(
+    [
+        [0.0, 1.0, 0.0],  # payload x, y, z axes (columns) in the flange frame:
+        [0.0, 0.0, 1.0],  # x along the flange z (out of the tool), y along the
+        [1.0, 0.0, 0.0],
+    ]
+)  # flange x, z along the flange y
 
 
 def robot_file(robot=ROBOT) -> Path:
@@ -102,8 +108,19 @@ def robot_file(robot=ROBOT) -> Path:
     return path if path.is_absolute() else Path(__file__).resolve().parents[1] / path
 
 
-def build(robot=ROBOT, flange=FLANGE, q0=Q0, payload_size=PAYLOAD_SIZE, divisions=DIVISIONS, order=ORDER,
-          young=YOUNG, poisson=POISSON, density=DENSITY, damping=DAMPING, gravity=GRAVITY) -> fb.System:
+def build(
+    robot=ROBOT,
+    flange=FLANGE,
+    q0=Q0,
+    payload_size=PAYLOAD_SIZE,
+    divisions=DIVISIONS,
+    order=ORDER,
+    young=YOUNG,
+    poisson=POISSON,
+    density=DENSITY,
+    damping=DAMPING,
+    gravity=GRAVITY,
+) -> fb.System:
     """The robot (joints actuated) with the payload attached to its flange at q0 (nodes passive)."""
     tree = fb.load_urdf(robot_file(robot), gravity=(0.0, 0.0, -gravity), visuals=False)
     link = tree.link(flange)
@@ -112,19 +129,25 @@ def build(robot=ROBOT, flange=FLANGE, q0=Q0, payload_size=PAYLOAD_SIZE, division
     R, p = kin.R[link.index], kin.p[link.index]
     length, width, height = payload_size
     mesh = fb.mesh.box((length, width, height), tuple(divisions), order=order, origin=(0.0, -width / 2, -height / 2))
-    mesh.points = mesh.points @ (R @ _PAYLOAD_AXES).T + p               # the bar on the flange at q0
+    mesh.points = mesh.points @ (R @ _PAYLOAD_AXES).T + p  # the bar on the flange at q0
     material = fb.StVenantKirchhoff(young=young, poisson=poisson, density=density, damping=damping)
     payload = fb.FlexibleBody("payload", mesh, material, locking="incompatible_modes" if order == 1 else None)
     joints = [l for l in tree.links if l.coordinate is not None]
-    return fb.System([tree, payload], [fb.AttachNodes(payload, "x0", link, name="flange")],
-                     loads=[fb.Gravity(payload, (0.0, 0.0, -gravity))], actuators=joints, q0=q0)
+    return fb.System(
+        [tree, payload],
+        [fb.AttachNodes(payload, "x0", link, name="flange")],
+        loads=[fb.Gravity(payload, (0.0, 0.0, -gravity))],
+        actuators=joints,
+        q0=q0,
+    )
 
 
 def flange_task(asm, flange=FLANGE) -> fb.StackedTask:
     """Position (world x, y, z) and orientation of the flange frame: 6 rows."""
     frame = asm.trees[0].frame(flange)
-    return fb.StackedTask([fb.PointTask(frame, name="flange"), fb.OrientationTask(frame, name="flange_R")],
-                          name="flange_pose")
+    return fb.StackedTask(
+        [fb.PointTask(frame, name="flange"), fb.OrientationTask(frame, name="flange_R")], name="flange_pose"
+    )
 
 
 def tip_task(asm) -> fb.PointTask:
@@ -154,8 +177,11 @@ class MinimumJerkMove:
         c, sn = np.cos(self.yaw * s), np.sin(self.yaw * s)
         Rz = np.array([[c, -sn, 0.0], [sn, c, 0.0], [0.0, 0.0, 1.0]])
         ez = np.array([0.0, 0.0, 1.0])
-        return ([self.p0 + s * self.lift, Rz @ self.R0], np.concatenate([sd * self.lift, self.yaw * sd * ez]),
-                np.concatenate([sdd * self.lift, self.yaw * sdd * ez]))
+        return (
+            [self.p0 + s * self.lift, Rz @ self.R0],
+            np.concatenate([sd * self.lift, self.yaw * sd * ez]),
+            np.concatenate([sdd * self.lift, self.yaw * sdd * ez]),
+        )
 
 
 # --------------------------------------------------------------------------------------------- closed forms
@@ -170,8 +196,10 @@ def euler_bernoulli_sag(payload_size, young, density, gravity_normal, normal) ->
 def euler_bernoulli_frequencies(payload_size, young, density) -> dict:
     """First clamped–free bending frequencies [Hz] along payload y (lateral) and z: (β₁L)² √(EI/(ρAL⁴))/2π."""
     L, b, h = payload_size
-    return {axis: float(BETA1_L**2 * np.sqrt(young * I / (density * b * h * L**4)) / (2.0 * np.pi))
-            for axis, I in (("y", h * b**3 / 12.0), ("z", b * h**3 / 12.0))}
+    return {
+        axis: float(BETA1_L**2 * np.sqrt(young * I / (density * b * h * L**4)) / (2.0 * np.pi))
+        for axis, I in (("y", h * b**3 / 12.0), ("z", b * h**3 / 12.0))
+    }
 
 
 def clamped_frequencies(payload_size, divisions, order, young, poisson, density, n_modes=2) -> list:
@@ -207,7 +235,7 @@ def tip_offsets(asm, qs, flange=FLANGE) -> np.ndarray:
     tip = payload.nodes("x1")
     R0, p0 = flange_pose(asm, asm.q0, flange)
     rest = (R0 @ _PAYLOAD_AXES).T @ (payload.mesh.points[tip].mean(axis=0) - p0)
-    x = asm.coordinates(payload, np.atleast_2d(qs), nodes=tip).mean(axis=1)          # (s, 3) world
+    x = asm.coordinates(payload, np.atleast_2d(qs), nodes=tip).mean(axis=1)  # (s, 3) world
     out = []
     for q, xi in zip(np.atleast_2d(qs), x):
         R, p = flange_pose(asm, q, flange)
@@ -221,22 +249,31 @@ def statics(asm, params) -> tuple[dict, np.ndarray]:
     payload, tree = asm.bodies[0], asm.trees[0]
     R, p = flange_pose(asm, asm.q0, params["flange"])
     g = np.array([0.0, 0.0, -params["gravity"]])
-    g_local = (R @ _PAYLOAD_AXES).T @ g                                   # gravity in payload axes
+    g_local = (R @ _PAYLOAD_AXES).T @ g  # gravity in payload axes
     g_normal = np.array([0.0, g_local[1], g_local[2]])
-    normal = g_normal / np.linalg.norm(g_normal)                           # the sag direction (payload y/z)
+    normal = g_normal / np.linalg.norm(g_normal)  # the sag direction (payload y/z)
     d = tip_offsets(asm, eq.q, params["flange"])[0]
-    eb = euler_bernoulli_sag(params["payload_size"], params["young"], params["density"], np.linalg.norm(g_normal),
-                             normal)
+    eb = euler_bernoulli_sag(
+        params["payload_size"], params["young"], params["density"], np.linalg.norm(g_normal), normal
+    )
     x = asm.coordinates(payload, eq.q[None])[0]
     lumped = np.asarray(payload.mass_matrix().sum(axis=1)).ravel()[0::3]  # ∫ρN_a dV: the centre of mass is exact
     limits = [tree.limits[l.name].effort for l in tree.links if l.coordinate is not None]
-    return {"holding_torques": tau_k.tolist(), "effort_limits": limits,
-            "joint_names": [tree.limits[l.name].joint for l in tree.links if l.coordinate is not None],
-            "flange_position": p.tolist(), "flange_rotation": R.tolist(),
-            "payload_mass": float(lumped.sum()), "payload_centre_of_mass": (lumped @ x / lumped.sum()).tolist(),
-            "tip_deflection": d.tolist(), "tip_deflection_normal": float(d @ normal),
-            "euler_bernoulli_tip": eb, "ratio_to_euler_bernoulli": float(d @ normal / eb),
-            "residual": float(eq.residual), "violation": float(eq.violation)}, eq.q
+    return {
+        "holding_torques": tau_k.tolist(),
+        "effort_limits": limits,
+        "joint_names": [tree.limits[l.name].joint for l in tree.links if l.coordinate is not None],
+        "flange_position": p.tolist(),
+        "flange_rotation": R.tolist(),
+        "payload_mass": float(lumped.sum()),
+        "payload_centre_of_mass": (lumped @ x / lumped.sum()).tolist(),
+        "tip_deflection": d.tolist(),
+        "tip_deflection_normal": float(d @ normal),
+        "euler_bernoulli_tip": eb,
+        "ratio_to_euler_bernoulli": float(d @ normal / eb),
+        "residual": float(eq.residual),
+        "violation": float(eq.violation),
+    }, eq.q
 
 
 def rank_comparison(asm, q, flange=FLANGE) -> dict:
@@ -244,9 +281,14 @@ def rank_comparison(asm, q, flange=FLANGE) -> dict:
     out = {}
     for task in (flange_task(asm, flange), tip_task(asm)):
         check = fb.control.actuation_report(asm, q, np.zeros(asm.n_dofs), task).maps["direct"]
-        out[task.name] = {"singular_values": [float(s) for s in check.singular_values], "rank": check.rank,
-                          "rows": task.n_rows, "sigma_ref": check.reference, "ok": bool(check.ok),
-                          "why": check.reason or check.tolerance_text()}
+        out[task.name] = {
+            "singular_values": [float(s) for s in check.singular_values],
+            "rank": check.rank,
+            "rows": task.n_rows,
+            "sigma_ref": check.reference,
+            "ok": bool(check.ok),
+            "why": check.reason or check.tolerance_text(),
+        }
     return out
 
 
@@ -258,8 +300,16 @@ def run(asm, q0, lift, yaw, t_move, t_end, omega, dt, rho_inf, flange=FLANGE, sa
     reference = MinimumJerkMove(frame.position(ev), frame.rotation(ev), lift, yaw, t_move)
     controller = fb.control.DirectMappingControl(flange_task(asm, flange), reference, kp=omega**2, kv=2.0 * omega)
     kw = {"save_to": save_to} if save_to is not None else {}
-    res = fb.simulate(asm, t_end, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=rho_inf), controller=controller,
-                      q0=q0, v0=np.zeros(asm.n_dofs), context=context, **kw)
+    res = fb.simulate(
+        asm,
+        t_end,
+        integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=rho_inf),
+        controller=controller,
+        q0=q0,
+        v0=np.zeros(asm.n_dofs),
+        context=context,
+        **kw,
+    )
     return res, reference
 
 
@@ -269,13 +319,13 @@ def ringing(times, signal, level=0.0) -> dict:
     y = np.asarray(signal, dtype=float) - level
     i = np.flatnonzero(np.sign(y[:-1]) * np.sign(y[1:]) < 0)
     if len(i) < 3:
-        return {"frequency": float("nan"), "damping_ratio": float("nan"), "crossings": int(len(i))}
+        return {"frequency": float("nan"), "damping_ratio": float("nan"), "crossings": len(i)}
     tz = times[i] - y[i] * (times[i + 1] - times[i]) / (y[i + 1] - y[i])
     frequency = (len(tz) - 1) / (2.0 * (tz[-1] - tz[0]))
-    peaks = [int(a + np.argmax(np.abs(y[a:b + 1]))) for a, b in zip(i[:-1], i[1:])]   # one per half period
+    peaks = [int(a + np.argmax(np.abs(y[a : b + 1]))) for a, b in itertools.pairwise(i)]  # one per half period
     amp = np.abs(y[peaks])
     zeta = float(np.log(amp[0] / amp[-1]) / (np.pi * (len(amp) - 1))) if len(amp) > 1 else float("nan")
-    return {"frequency": float(frequency), "damping_ratio": zeta, "crossings": int(len(i))}
+    return {"frequency": float(frequency), "damping_ratio": zeta, "crossings": len(i)}
 
 
 def numbers(asm, res, static, params) -> dict:
@@ -286,29 +336,40 @@ def numbers(asm, res, static, params) -> dict:
     tip = tip_offsets(asm, res.q, params["flange"])
     after = t >= params["t_move"]
     f_eb = euler_bernoulli_frequencies(params["payload_size"], params["young"], params["density"])
-    f_clamped = clamped_frequencies(params["payload_size"], params["divisions"], params["order"], params["young"],
-                                    params["poisson"], params["density"])
-    rest = static["tip_deflection"]                     # the static sag: the same at the goal (a turn about g)
+    f_clamped = clamped_frequencies(
+        params["payload_size"],
+        params["divisions"],
+        params["order"],
+        params["young"],
+        params["poisson"],
+        params["density"],
+    )
+    rest = static["tip_deflection"]  # the static sag: the same at the goal (a turn about g)
     rings = {"y": ringing(t[after], tip[after, 1], rest[1]), "z": ringing(t[after], tip[after, 2], rest[2])}
     torque = np.abs(res.histories["tau_k"]).max(axis=0)
     return {
-        "n_coordinates": int(asm.n_dofs), "n_constraints": int(asm.n_constraints),
+        "n_coordinates": int(asm.n_dofs),
+        "n_constraints": int(asm.n_constraints),
         "max_position_error": float(np.linalg.norm(err[:, :3], axis=1).max()),
         "max_orientation_error": float(np.linalg.norm(err[:, 3:], axis=1).max()),
         "final_position_error": float(np.linalg.norm(err[-1, :3])),
         "max_violation": float(np.max(res.histories["violation"])),
         "energy_balance_error": float(energy[-1] - energy[0] - stats["applied_work"] + stats["dissipated"]),
-        "applied_work": float(stats["applied_work"]), "dissipated": float(stats["dissipated"]),
+        "applied_work": float(stats["applied_work"]),
+        "dissipated": float(stats["dissipated"]),
         "max_torque": torque.tolist(),
         "max_torque_over_effort_limit": float(np.max(torque / np.asarray(static["effort_limits"]))),
         "tip_lateral_range": [float(tip[:, 1].min()), float(tip[:, 1].max())],
         "tip_vertical_range": [float(tip[:, 2].min()), float(tip[:, 2].max())],
         "euler_bernoulli_frequency": f_eb,
-        "clamped_bar_frequencies": f_clamped, "clamped_bar_ratio": [f / f_eb["z"] for f in f_clamped],
+        "clamped_bar_frequencies": f_clamped,
+        "clamped_bar_ratio": [f / f_eb["z"] for f in f_clamped],
         "kelvin_voigt_damping_ratio": {k: float(np.pi * f * params["damping"]) for k, f in f_eb.items()},
         "ringing": {k: {**v, "ratio_to_euler_bernoulli": float(v["frequency"] / f_eb[k])} for k, v in rings.items()},
-        "steps": int(stats["steps"]), "newton_iterations": int(stats["newton_iterations"]),
-        "rejected": int(stats["rejected"]), "wall_seconds": float(stats["wall_seconds"]),
+        "steps": int(stats["steps"]),
+        "newton_iterations": int(stats["newton_iterations"]),
+        "rejected": int(stats["rejected"]),
+        "wall_seconds": float(stats["wall_seconds"]),
     }
 
 
@@ -345,8 +406,13 @@ def plot_tip(path, times, tip, static) -> None:
     fig, ax = fb.plots.subplots(figsize=(8, 3.8))
     ax.plot(times, 1e3 * tip[:, 1], label="lateral (payload y)")
     ax.plot(times, 1e3 * tip[:, 2], label="vertical (payload z)")
-    ax.axhline(1e3 * static["euler_bernoulli_tip"] * np.sign(static["tip_deflection"][2]), color="k", ls=":",
-               lw=1, label="Euler–Bernoulli static sag")
+    ax.axhline(
+        1e3 * static["euler_bernoulli_tip"] * np.sign(static["tip_deflection"][2]),
+        color="k",
+        ls=":",
+        lw=1,
+        label="Euler–Bernoulli static sag",
+    )
     ax.set(xlabel="t [s]", ylabel="tip deflection [mm]", title="payload tip relative to the flange frame")
     ax.legend(fontsize=8)
     fb.plots.save(fig, path, dpi=120)
@@ -357,31 +423,71 @@ def write_outputs(out, asm, res, reference, static, params, vtk_every) -> None:
     fb.io.write_link_pvd(out, res, every=vtk_every)
     fb.io.write_pvd(out, res, every=vtk_every)
     fb.io.write_histories_csv(out / "histories.csv", res)
-    fb.plots.plot_histories(res, out / "histories.png", panels=("task", "torque", "energy"),
-                            title="UR5 carrying a flexible bar: flange pose control")
+    fb.plots.plot_histories(
+        res,
+        out / "histories.png",
+        panels=("task", "torque", "energy"),
+        title="UR5 carrying a flexible bar: flange pose control",
+    )
     plot_task(out / "task.png", res, reference, yaw_angles(asm, res, params["flange"]))
     plot_tip(out / "tip.png", res.times, tip_offsets(asm, res.q, params["flange"]), static)
     fb.view.screenshot(out, out / "screenshot.png", field="von_mises")
 
 
-def main(out_dir="out/17_urdf_arm_payload", robot=ROBOT, flange=FLANGE, q0=Q0, payload_size=PAYLOAD_SIZE,
-         divisions=DIVISIONS, order=ORDER, young=YOUNG, poisson=POISSON, density=DENSITY, damping=DAMPING,
-         gravity=GRAVITY, lift=LIFT, yaw=YAW, t_move=T_MOVE, t_end=T_END, omega=OMEGA, dt=DT, rho_inf=RHO_INF,
-         vtk_every=VTK_EVERY, outputs=True, context=None) -> dict:
+def main(
+    out_dir="out/17_urdf_arm_payload",
+    robot=ROBOT,
+    flange=FLANGE,
+    q0=Q0,
+    payload_size=PAYLOAD_SIZE,
+    divisions=DIVISIONS,
+    order=ORDER,
+    young=YOUNG,
+    poisson=POISSON,
+    density=DENSITY,
+    damping=DAMPING,
+    gravity=GRAVITY,
+    lift=LIFT,
+    yaw=YAW,
+    t_move=T_MOVE,
+    t_end=T_END,
+    omega=OMEGA,
+    dt=DT,
+    rho_inf=RHO_INF,
+    vtk_every=VTK_EVERY,
+    outputs=True,
+    context=None,
+) -> dict:
     """Statics and holding torques, rank comparison, the controlled move, outputs and summary (returned and in
     summary.txt). ``outputs=False`` skips the ParaView series, figures and screenshot (for studies)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    params = {"robot": str(robot), "flange": flange, "q0": [float(x) for x in q0], "payload_size": list(payload_size),
-              "divisions": list(divisions), "order": order, "young": young, "poisson": poisson, "density": density,
-              "damping": damping, "gravity": gravity, "lift": list(lift), "yaw": yaw, "t_move": t_move,
-              "t_end": t_end, "omega": omega, "dt": dt, "rho_inf": rho_inf}
-    asm = build(robot, flange, q0, payload_size, divisions, order, young, poisson, density, damping,
-                gravity).assemble()
+    params = {
+        "robot": str(robot),
+        "flange": flange,
+        "q0": [float(x) for x in q0],
+        "payload_size": list(payload_size),
+        "divisions": list(divisions),
+        "order": order,
+        "young": young,
+        "poisson": poisson,
+        "density": density,
+        "damping": damping,
+        "gravity": gravity,
+        "lift": list(lift),
+        "yaw": yaw,
+        "t_move": t_move,
+        "t_end": t_end,
+        "omega": omega,
+        "dt": dt,
+        "rho_inf": rho_inf,
+    }
+    asm = build(robot, flange, q0, payload_size, divisions, order, young, poisson, density, damping, gravity).assemble()
     static, q_start = statics(asm, params)
     ranks = rank_comparison(asm, q_start, flange)
-    res, reference = run(asm, q_start, lift, yaw, t_move, t_end, omega, dt, rho_inf, flange, save_to=out,
-                         context=context)
+    res, reference = run(
+        asm, q_start, lift, yaw, t_move, t_end, omega, dt, rho_inf, flange, save_to=out, context=context
+    )
     summary = {"static": static, "ranks": ranks, **numbers(asm, res, static, params), "parameters": params}
     if outputs:
         write_outputs(out, asm, res, reference, static, params, vtk_every)

@@ -23,23 +23,24 @@ tests/test_case_18_cooks_membrane.py).
 Outputs in out_dir: results.npz/.json, the ParaView series membrane.pvd (one .vtu per load step), histories.csv
 and summary.txt. ``main`` returns u_y, deal.II's value and the Results.
 """
+
 import numpy as np
 import sympy as sp
 
 import flexbody as fb
 
-LENGTH = 0.048                    # m, horizontal extent of the membrane (x)
-LEFT_HEIGHT = 0.044               # m, height of the clamped left edge (y from 0 to 44 mm)
-RIGHT_BOTTOM = 0.044              # m, y of the lower right corner
-RIGHT_TOP = 0.060                 # m, y of the upper right corner
-THICKNESS = 0.001                 # m, thickness (z), one element
-SHEAR_MODULUS = 422.5e3           # Pa, shear modulus μ
-POISSON = 0.3                     # -, Poisson's ratio ν (bulk modulus κ = 2μ (1 + ν) / (3 (1 − 2ν)))
-DENSITY = 1000.0                  # kg/m³, density (no effect on the static solution)
-TOTAL_FORCE = 1.0                 # N, dead shear force along +y on the right edge
-ELEMENTS_PER_EDGE = 16            # -, elements along x and along y
-ORDER = 2                         # -, 1: 8-node elements (deal.II Q1); 2: 27-node elements (Q2)
-LOAD_STEPS = 10                   # -, equal load increments (deal.II: time steps of 0.1 up to 1)
+LENGTH = 0.048  # m, horizontal extent of the membrane (x)
+LEFT_HEIGHT = 0.044  # m, height of the clamped left edge (y from 0 to 44 mm)
+RIGHT_BOTTOM = 0.044  # m, y of the lower right corner
+RIGHT_TOP = 0.060  # m, y of the upper right corner
+THICKNESS = 0.001  # m, thickness (z), one element
+SHEAR_MODULUS = 422.5e3  # Pa, shear modulus μ
+POISSON = 0.3  # -, Poisson's ratio ν (bulk modulus κ = 2μ (1 + ν) / (3 (1 − 2ν)))
+DENSITY = 1000.0  # kg/m³, density (no effect on the static solution)
+TOTAL_FORCE = 1.0  # N, dead shear force along +y on the right edge
+ELEMENTS_PER_EDGE = 16  # -, elements along x and along y
+ORDER = 2  # -, 1: 8-node elements (deal.II Q1); 2: 27-node elements (Q2)
+LOAD_STEPS = 10  # -, equal load increments (deal.II: time steps of 0.1 up to 1)
 DEALII_Q1 = {2: 8.638e-3, 4: 12.07e-3, 8: 13.86e-3, 16: 14.49e-3, 32: 14.67e-3, 64: 14.72e-3}  # m, deal.II u_y, Q1
 DEALII_Q2 = {2: 14.30e-3, 4: 14.65e-3, 8: 14.71e-3, 16: 14.73e-3, 32: 14.74e-3, 64: 14.74e-3}  # m, deal.II u_y, Q2
 
@@ -47,10 +48,13 @@ DEALII_Q2 = {2: 14.30e-3, 4: 14.65e-3, 8: 14.71e-3, 16: 14.73e-3, 32: 14.74e-3, 
 def neo_hookean(shear_modulus=SHEAR_MODULUS, poisson=POISSON, density=DENSITY) -> fb.Hyperelastic:
     """deal.II's compressible neo-Hookean energy as a user law: W_iso = μ/2 (Ī₁ − 3), W_vol = κ/4 (J² − 1 − 2 ln J)."""
     kappa = 2.0 * shear_modulus * (1.0 + poisson) / (3.0 * (1.0 - 2.0 * poisson))
-    return fb.Hyperelastic.split(isochoric=lambda I1bar, I2bar, mu: mu / 2 * (I1bar - 3),
-                                 volumetric=lambda J, kappa: kappa / 4 * (J**2 - 1 - 2 * sp.log(J)),
-                                 parameters={"mu": shear_modulus, "kappa": kappa}, density=density,
-                                 name="compressible neo-Hookean")
+    return fb.Hyperelastic.split(
+        isochoric=lambda I1bar, I2bar, mu: mu / 2 * (I1bar - 3),
+        volumetric=lambda J, kappa: kappa / 4 * (J**2 - 1 - 2 * sp.log(J)),
+        parameters={"mu": shear_modulus, "kappa": kappa},
+        density=density,
+        name="compressible neo-Hookean",
+    )
 
 
 def membrane_points(points: np.ndarray) -> np.ndarray:
@@ -64,8 +68,13 @@ def membrane_points(points: np.ndarray) -> np.ndarray:
     return out
 
 
-def build(elements_per_edge=ELEMENTS_PER_EDGE, order=ORDER, shear_modulus=SHEAR_MODULUS, poisson=POISSON,
-          total_force=TOTAL_FORCE) -> fb.System:
+def build(
+    elements_per_edge=ELEMENTS_PER_EDGE,
+    order=ORDER,
+    shear_modulus=SHEAR_MODULUS,
+    poisson=POISSON,
+    total_force=TOTAL_FORCE,
+) -> fb.System:
     """The membrane: left edge clamped, u_z = 0 elsewhere, the dead end shear on the right edge."""
     n = int(elements_per_edge)
     box = fb.mesh.box((LENGTH, LEFT_HEIGHT, THICKNESS), (n, n, 1), order=order)
@@ -73,8 +82,9 @@ def build(elements_per_edge=ELEMENTS_PER_EDGE, order=ORDER, shear_modulus=SHEAR_
     membrane = fb.FlexibleBody("membrane", mesh, neo_hookean(shear_modulus, poisson))
     free = np.setdiff1d(np.arange(membrane.n_nodes), membrane.nodes("x0"))
     load = fb.SurfaceTraction(membrane, "x1", total=(0.0, total_force, 0.0))
-    return fb.System([membrane], constraints=[fb.Fix(membrane, "x0"), fb.Fix(membrane, free, components=(2,))],
-                     loads=[load])
+    return fb.System(
+        [membrane], constraints=[fb.Fix(membrane, "x0"), fb.Fix(membrane, free, components=(2,))], loads=[load]
+    )
 
 
 def tip_displacement(results: fb.Results, step: int = -1) -> float:
@@ -96,11 +106,19 @@ def main(out_dir="out/18_cooks_membrane", load_steps=LOAD_STEPS, **overrides) ->
     u_y = tip_displacement(results)
     table = (DEALII_Q1 if order == 1 else DEALII_Q2).get(n)
     reference = "" if table is None else f"; deal.II Q{order} {1e3 * table:#.4g} mm"
-    (out / "summary.txt").write_text(f"u_y at (48, 52) mm: {1e3 * u_y:#.4g} mm with {n} x {n} x 1 Q{order} "
-                                     f"elements{reference}\nload steps {len(results.times) - 1}, Newton "
-                                     f"iterations {results.iterations[1:]}\n")
-    return {"u_y": u_y, "dealii": table, "elements_per_edge": n, "order": order,
-            "newton_iterations": int(sum(results.iterations)), "results": results}
+    (out / "summary.txt").write_text(
+        f"u_y at (48, 52) mm: {1e3 * u_y:#.4g} mm with {n} x {n} x 1 Q{order} "
+        f"elements{reference}\nload steps {len(results.times) - 1}, Newton "
+        f"iterations {results.iterations[1:]}\n"
+    )
+    return {
+        "u_y": u_y,
+        "dealii": table,
+        "elements_per_edge": n,
+        "order": order,
+        "newton_iterations": int(sum(results.iterations)),
+        "results": results,
+    }
 
 
 if __name__ == "__main__":

@@ -63,43 +63,45 @@ edge and of P against the figure-eight, (B) the task error against its closed fo
 (D) the coasting u, ω against the closed form, (E) the errors against the closed forms, (F) the
 constraint and LP residuals) and summary.txt. Measured numbers are those printed into summary.txt.
 """
+
 from pathlib import Path
 
 import numpy as np
 
 import flexbody as fb
 
-MASS = 2.0                # kg, mass m of the sleigh
-GYRATION_RADIUS = 0.15    # m, radius of gyration ρ about the centre of mass (I = m ρ² = 0.045 kg·m²)
-COM_AHEAD = 0.3           # m, a: the centre of mass is this far ahead of the knife edge
-HEADING0 = 0.2            # rad, coasting: initial heading ψ₀
-YAW_RATE0 = 2.0           # rad/s, coasting: initial yaw rate ω₀
-TURN_RADIUS0 = 0.2        # m, coasting: R₀ = u₀/ω₀ (instantaneous centre on the edge's lateral axis), u₀ = 0.4 m/s
-COAST_T_END = 5.0         # s, coasting: end time
-COAST_DT = 5e-3           # s, coasting: RK4 step
-ALPHA_DT = 2e-3           # s, coasting: generalized-α step of the comparison run (0: skip it)
-RHO_INF = 1.0             # -, generalized-α spectral radius at infinite frequency
-LOOKAHEAD = 0.5           # m, d: the tracked point P is this far ahead of the edge
-PATH_SIZE = 1.0           # m, A: figure-eight x_d = A sin Ωt, y_d = (A/2) sin 2Ωt
-PATH_RATE = 0.5           # rad/s, Ω: one figure-eight takes 2π/Ω
-KP = 16.0                 # 1/s², task position gain K_P
-KV = 4.0                  # 1/s, task velocity gain K_V
-START_X = -0.4            # m, steering: initial x of the edge (at rest)
-START_Y = -0.3            # m, steering: initial y of the edge
-START_HEADING = 0.0       # rad, steering: initial heading
-STEER_PERIODS = 1.0       # -, steering: number of figure-eight periods simulated
-STEER_DT = 4e-3           # s, steering: RK4 step
+MASS = 2.0  # kg, mass m of the sleigh
+GYRATION_RADIUS = 0.15  # m, radius of gyration ρ about the centre of mass (I = m ρ² = 0.045 kg·m²)
+COM_AHEAD = 0.3  # m, a: the centre of mass is this far ahead of the knife edge
+HEADING0 = 0.2  # rad, coasting: initial heading ψ₀
+YAW_RATE0 = 2.0  # rad/s, coasting: initial yaw rate ω₀
+TURN_RADIUS0 = 0.2  # m, coasting: R₀ = u₀/ω₀ (instantaneous centre on the edge's lateral axis), u₀ = 0.4 m/s
+COAST_T_END = 5.0  # s, coasting: end time
+COAST_DT = 5e-3  # s, coasting: RK4 step
+ALPHA_DT = 2e-3  # s, coasting: generalized-α step of the comparison run (0: skip it)
+RHO_INF = 1.0  # -, generalized-α spectral radius at infinite frequency
+LOOKAHEAD = 0.5  # m, d: the tracked point P is this far ahead of the edge
+PATH_SIZE = 1.0  # m, A: figure-eight x_d = A sin Ωt, y_d = (A/2) sin 2Ωt
+PATH_RATE = 0.5  # rad/s, Ω: one figure-eight takes 2π/Ω
+KP = 16.0  # 1/s², task position gain K_P
+KV = 4.0  # 1/s, task velocity gain K_V
+START_X = -0.4  # m, steering: initial x of the edge (at rest)
+START_Y = -0.3  # m, steering: initial y of the edge
+START_HEADING = 0.0  # rad, steering: initial heading
+STEER_PERIODS = 1.0  # -, steering: number of figure-eight periods simulated
+STEER_DT = 4e-3  # s, steering: RK4 step
 
 
 def build(mass=MASS, gyration_radius=GYRATION_RADIUS, com_ahead=COM_AHEAD, q0=(0.0, 0.0, HEADING0)) -> fb.System:
     """The sleigh: coordinates (x, y) of the edge [m] and heading ψ [rad], all actuated; one knife-edge row
     at the frame origin blocking the body's y direction."""
-    tree = fb.RigidTree("sleigh", gravity=(0.0, 0.0, -9.81))                 # gravity is normal to the plane
+    tree = fb.RigidTree("sleigh", gravity=(0.0, 0.0, -9.81))  # gravity is normal to the plane
     x = tree.add_link("x", None, fb.Prismatic((1, 0, 0)))
     y = tree.add_link("y", x, fb.Prismatic((0, 1, 0)))
     izz = mass * gyration_radius**2
-    body = tree.add_link("body", y, fb.Revolute((0, 0, 1)), mass=mass, com=(com_ahead, 0, 0),
-                         inertia=(0.2 * izz, 0.8 * izz, izz))                 # about the centre of mass
+    body = tree.add_link(
+        "body", y, fb.Revolute((0, 0, 1)), mass=mass, com=(com_ahead, 0, 0), inertia=(0.2 * izz, 0.8 * izz, izz)
+    )  # about the centre of mass
     knife = fb.KnifeEdge(tree.frame(body), axis=(0, 1, 0), name="knife")
     return fb.System([tree], [knife], q0=list(q0))
 
@@ -124,7 +126,7 @@ def sleigh_closed_form(t, u0, w0, psi0, mass=MASS, gyration_radius=GYRATION_RADI
     V = np.sqrt((m * u0**2 + Ic * w0**2) / m)
     k, c0, s = m * a * V / Ic, np.arctanh(u0 / V), np.sign(w0)
 
-    def gd(z):                                                                  # Gudermannian
+    def gd(z):  # Gudermannian
         return 2.0 * np.arctan(np.tanh(z / 2.0))
 
     z = k * np.asarray(t, dtype=float) + c0
@@ -137,12 +139,12 @@ def error_closed_form(t, e0, edot0, kp=KP, kv=KV) -> np.ndarray:
     e0, edot0 = np.asarray(e0, dtype=float)[None, :], np.asarray(edot0, dtype=float)[None, :]
     sigma = kv / 2.0
     disc = sigma**2 - kp
-    if abs(disc) <= 1e-12 * kp:                                                # critically damped
+    if abs(disc) <= 1e-12 * kp:  # critically damped
         return np.exp(-sigma * t) * (e0 + (edot0 + sigma * e0) * t)
-    if disc < 0.0:                                                             # under-damped
+    if disc < 0.0:  # under-damped
         wd = np.sqrt(-disc)
         return np.exp(-sigma * t) * (e0 * np.cos(wd * t) + (edot0 + sigma * e0) / wd * np.sin(wd * t))
-    r1, r2 = -sigma + np.sqrt(disc), -sigma - np.sqrt(disc)                   # over-damped
+    r1, r2 = -sigma + np.sqrt(disc), -sigma - np.sqrt(disc)  # over-damped
     c1 = (edot0 - r2 * e0) / (r1 - r2)
     return c1 * np.exp(r1 * t) + (e0 - c1) * np.exp(r2 * t)
 
@@ -153,7 +155,8 @@ def figure_eight(size=PATH_SIZE, rate=PATH_RATE) -> "fb.control.Trajectory":
     return fb.control.Trajectory(
         lambda t: np.array([A * np.sin(W * t), 0.5 * A * np.sin(2 * W * t)]),
         lambda t: np.array([A * W * np.cos(W * t), A * W * np.cos(2 * W * t)]),
-        lambda t: np.array([-A * W**2 * np.sin(W * t), -2 * A * W**2 * np.sin(2 * W * t)]))
+        lambda t: np.array([-A * W**2 * np.sin(W * t), -2 * A * W**2 * np.sin(2 * W * t)]),
+    )
 
 
 # ------------------------------------------------------------------ checks along a run
@@ -174,8 +177,8 @@ def projection_residuals(asm, res) -> dict:
         a, tau = res.histories["a"][i], res.histories["tau"][i]
         n = len(q)
         Minv = np.linalg.inv(M)
-        P_lp = np.eye(n) - A.T @ np.linalg.solve(A @ Minv @ A.T, A @ Minv)            # [LP]
-        P_ag = np.eye(n) - np.linalg.pinv(A) @ A                                        # [AG-15]
+        P_lp = np.eye(n) - A.T @ np.linalg.solve(A @ Minv @ A.T, A @ Minv)  # [LP]
+        P_ag = np.eye(n) - np.linalg.pinv(A) @ A  # [AG-15]
         lp[i] = np.abs(P_lp @ tau - P_lp @ (M @ a + h)).max()
         ag[i] = np.abs(tau - P_ag @ (M @ a + h)).max()
         pushed = tau + A.T @ np.full(A.shape[0], np.linalg.norm(tau) + 1.0)
@@ -190,8 +193,12 @@ def edge_task_check(asm, d) -> dict:
     for name, point in task(asm, d).items():
         report = fb.control.actuation_report(asm, asm.q0, np.zeros(asm.n_dofs), task=point)
         check = report.maps["independent"]
-        out[name] = {"rank": int(check.rank), "required": int(check.required), "ok": bool(check.ok),
-                     "singular_values": [float(s) for s in check.singular_values]}
+        out[name] = {
+            "rank": int(check.rank),
+            "required": int(check.required),
+            "ok": bool(check.ok),
+            "singular_values": [float(s) for s in check.singular_values],
+        }
     control = fb.control.ProjectedInverseDynamicsControl(point_task(asm, 0.0, "edge"), [1.0, 0.0], KP, KV)
     try:
         control(0.0, asm.initial_state(), asm)
@@ -210,15 +217,30 @@ def coast(asm, t_end, integrator, u0, w0, psi0, shape, context=None):
     u, lateral = forward_speed(res.q, res.v)
     u_cf, w_cf, psi_cf = sleigh_closed_form(res.times, u0, w0, psi0, **shape)
     energy = res.histories["energy"]
-    errors = {"u": float(np.abs(u - u_cf).max()), "omega": float(np.abs(res.v[:, 2] - w_cf).max()),
-              "psi": float(np.abs(res.q[:, 2] - psi_cf).max()),
-              "velocity_violation": float(res.histories["velocity_violation"].max()),
-              "energy_drift": float(np.abs(energy - energy[0]).max()), "u_end": float(u[-1]),
-              "omega_end": float(res.v[-1, 2]), "n_steps": int(res.n_steps)}
-    columns = {"x": res.q[:, 0], "y": res.q[:, 1], "psi": res.q[:, 2], "u": u, "omega": res.v[:, 2],
-               "lateral_velocity": lateral, "u_closed_form": u_cf, "omega_closed_form": w_cf,
-               "psi_closed_form": psi_cf, "velocity_violation": res.histories["velocity_violation"],
-               "lam": res.histories["lam"][:, 0], "energy": energy}
+    errors = {
+        "u": float(np.abs(u - u_cf).max()),
+        "omega": float(np.abs(res.v[:, 2] - w_cf).max()),
+        "psi": float(np.abs(res.q[:, 2] - psi_cf).max()),
+        "velocity_violation": float(res.histories["velocity_violation"].max()),
+        "energy_drift": float(np.abs(energy - energy[0]).max()),
+        "u_end": float(u[-1]),
+        "omega_end": float(res.v[-1, 2]),
+        "n_steps": int(res.n_steps),
+    }
+    columns = {
+        "x": res.q[:, 0],
+        "y": res.q[:, 1],
+        "psi": res.q[:, 2],
+        "u": u,
+        "omega": res.v[:, 2],
+        "lateral_velocity": lateral,
+        "u_closed_form": u_cf,
+        "omega_closed_form": w_cf,
+        "psi_closed_form": psi_cf,
+        "velocity_violation": res.histories["velocity_violation"],
+        "lam": res.histories["lam"][:, 0],
+        "energy": energy,
+    }
     return res, errors, columns
 
 
@@ -227,8 +249,9 @@ def steer(asm, t_end, dt, lookahead, kp, kv, reference, context=None):
     error (s, 2))."""
     tracked = point_task(asm, lookahead)
     control = fb.control.ProjectedInverseDynamicsControl(tracked, reference, kp, kv)
-    res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=control, v0=np.zeros(asm.n_dofs),
-                      context=context)
+    res = fb.simulate(
+        asm, t_end, integrator=fb.RK4(dt=dt), controller=control, v0=np.zeros(asm.n_dofs), context=context
+    )
     xdot = fb.task_history(asm, tracked, res)[1]
     e0 = res.histories["task_error"][0]
     edot0 = reference(res.times[0])[1] - xdot[0]
@@ -278,8 +301,11 @@ def plot(path, coasting, steering, lookahead) -> None:
     tiny = 1e-18
     ax.semilogy(res_c.times, np.abs(cols_c["psi"] - cols_c["psi_closed_form"]) + tiny, label="|ψ − ψ_cf| RK4")
     if alpha_cols is not None:
-        ax.semilogy(alpha_cols["t"], np.abs(alpha_cols["psi"] - alpha_cols["psi_closed_form"]) + tiny,
-                    label="|ψ − ψ_cf| generalized-α")
+        ax.semilogy(
+            alpha_cols["t"],
+            np.abs(alpha_cols["psi"] - alpha_cols["psi_closed_form"]) + tiny,
+            label="|ψ − ψ_cf| generalized-α",
+        )
     ax.semilogy(res_s.times, np.linalg.norm(e - e_cf, axis=1) + tiny, label="‖e − e_cf‖ steering [m]")
     ax.set_xlabel("t [s]")
     ax.set_title("(E) differences from the closed forms", fontsize=10)
@@ -293,16 +319,36 @@ def plot(path, coasting, steering, lookahead) -> None:
     for ax in axes.flat:
         ax.legend(fontsize=7, **({"loc": "lower center", "ncol": 2} if ax is axes[0, 0] else {}))
         ax.grid(alpha=0.3)
-    fig.suptitle("Case 20: knife-edge sleigh — coasting (Chaplygin) and PIDC steering of a point ahead of the edge",
-                 fontsize=11)
+    fig.suptitle(
+        "Case 20: knife-edge sleigh — coasting (Chaplygin) and PIDC steering of a point ahead of the edge", fontsize=11
+    )
     fb.plots.save(fig, path, dpi=110)
 
 
-def main(out_dir="out/20_knife_edge_sleigh", mass=MASS, gyration_radius=GYRATION_RADIUS, com_ahead=COM_AHEAD,
-         heading0=HEADING0, yaw_rate0=YAW_RATE0, turn_radius0=TURN_RADIUS0, coast_t_end=COAST_T_END,
-         coast_dt=COAST_DT, alpha_dt=ALPHA_DT, rho_inf=RHO_INF, lookahead=LOOKAHEAD, path_size=PATH_SIZE,
-         path_rate=PATH_RATE, kp=KP, kv=KV, start_x=START_X, start_y=START_Y, start_heading=START_HEADING,
-         steer_periods=STEER_PERIODS, steer_dt=STEER_DT, context=None) -> dict:
+def main(
+    out_dir="out/20_knife_edge_sleigh",
+    mass=MASS,
+    gyration_radius=GYRATION_RADIUS,
+    com_ahead=COM_AHEAD,
+    heading0=HEADING0,
+    yaw_rate0=YAW_RATE0,
+    turn_radius0=TURN_RADIUS0,
+    coast_t_end=COAST_T_END,
+    coast_dt=COAST_DT,
+    alpha_dt=ALPHA_DT,
+    rho_inf=RHO_INF,
+    lookahead=LOOKAHEAD,
+    path_size=PATH_SIZE,
+    path_rate=PATH_RATE,
+    kp=KP,
+    kv=KV,
+    start_x=START_X,
+    start_y=START_Y,
+    start_heading=START_HEADING,
+    steer_periods=STEER_PERIODS,
+    steer_dt=STEER_DT,
+    context=None,
+) -> dict:
     """Run the coasting sleigh (RK4 and generalized-α) and the steered one, write the outputs, return the
     measured numbers."""
     out = Path(out_dir)
@@ -315,8 +361,9 @@ def main(out_dir="out/20_knife_edge_sleigh", mass=MASS, gyration_radius=GYRATION
     fb.io.write_columns_csv(out / "coasting_rk4" / "histories.csv", res_c.times, cols_c)
     alpha, alpha_cols = None, None
     if alpha_dt:
-        res_a, alpha, cols_a = coast(coast_asm, coast_t_end, fb.GeneralizedAlpha(dt=alpha_dt, rho_inf=rho_inf),
-                                     u0, w0, heading0, shape, context)
+        res_a, alpha, cols_a = coast(
+            coast_asm, coast_t_end, fb.GeneralizedAlpha(dt=alpha_dt, rho_inf=rho_inf), u0, w0, heading0, shape, context
+        )
         res_a.save(out / "coasting_alpha")
         fb.io.write_columns_csv(out / "coasting_alpha" / "histories.csv", res_a.times, cols_a)
         alpha_cols = {"t": res_a.times, **cols_a}
@@ -335,54 +382,99 @@ def main(out_dir="out/20_knife_edge_sleigh", mass=MASS, gyration_radius=GYRATION
     desired = res_s.histories["task_desired"]
     tau = res_s.histories["tau"]
     c, s = np.cos(res_s.q[:, 2]), np.sin(res_s.q[:, 2])
-    inputs = {"thrust": c * tau[:, 0] + s * tau[:, 1], "lateral": -s * tau[:, 0] + c * tau[:, 1],
-              "torque": tau[:, 2]}
+    inputs = {"thrust": c * tau[:, 0] + s * tau[:, 1], "lateral": -s * tau[:, 0] + c * tau[:, 1], "torque": tau[:, 2]}
     residuals = projection_residuals(steer_asm, res_s)
     checks = edge_task_check(steer_asm, lookahead)
     edge_speed, lateral_velocity = forward_speed(res_s.q, res_s.v)
     res_s.save(out / "steering")
     fb.io.write_link_pvd(out / "steering", res_s, every=max(1, res_s.n_steps // 60))
-    fb.io.write_columns_csv(out / "steering" / "histories.csv", res_s.times, {
-        "edge_x": res_s.q[:, 0], "edge_y": res_s.q[:, 1], "psi": res_s.q[:, 2], "P_x": P[:, 0], "P_y": P[:, 1],
-        "desired_x": desired[:, 0], "desired_y": desired[:, 1], "error_x": e[:, 0], "error_y": e[:, 1],
-        "error_closed_form_x": e_cf[:, 0], "error_closed_form_y": e_cf[:, 1], "tau_x": tau[:, 0],
-        "tau_y": tau[:, 1], "tau_psi": tau[:, 2], "thrust": inputs["thrust"], "lateral_force": inputs["lateral"],
-        "lam": res_s.histories["lam"][:, 0], "edge_speed": edge_speed, "lateral_velocity": lateral_velocity,
-        "velocity_violation": res_s.histories["velocity_violation"], "lp_residual": residuals["lp"],
-        "aghili_residual": residuals["aghili"], "same_motion_residual": residuals["same_motion"]})
-    plot(out / "knife_edge_sleigh.png", (res_c, cols_c, alpha_cols),
-         (res_s, e_cf, desired, P, inputs, residuals), lookahead)
+    fb.io.write_columns_csv(
+        out / "steering" / "histories.csv",
+        res_s.times,
+        {
+            "edge_x": res_s.q[:, 0],
+            "edge_y": res_s.q[:, 1],
+            "psi": res_s.q[:, 2],
+            "P_x": P[:, 0],
+            "P_y": P[:, 1],
+            "desired_x": desired[:, 0],
+            "desired_y": desired[:, 1],
+            "error_x": e[:, 0],
+            "error_y": e[:, 1],
+            "error_closed_form_x": e_cf[:, 0],
+            "error_closed_form_y": e_cf[:, 1],
+            "tau_x": tau[:, 0],
+            "tau_y": tau[:, 1],
+            "tau_psi": tau[:, 2],
+            "thrust": inputs["thrust"],
+            "lateral_force": inputs["lateral"],
+            "lam": res_s.histories["lam"][:, 0],
+            "edge_speed": edge_speed,
+            "lateral_velocity": lateral_velocity,
+            "velocity_violation": res_s.histories["velocity_violation"],
+            "lp_residual": residuals["lp"],
+            "aghili_residual": residuals["aghili"],
+            "same_motion_residual": residuals["same_motion"],
+        },
+    )
+    plot(
+        out / "knife_edge_sleigh.png",
+        (res_c, cols_c, alpha_cols),
+        (res_s, e_cf, desired, P, inputs, residuals),
+        lookahead,
+    )
 
     steering = {
-        "e0": e0.tolist(), "edot0": edot0.tolist(),
-        "max_deviation_from_closed_form": float(deviation.max()), "final_error": float(np.linalg.norm(e[-1])),
-        "final_error_closed_form": float(np.linalg.norm(e_cf[-1])), "t_end": float(res_s.times[-1]),
+        "e0": e0.tolist(),
+        "edot0": edot0.tolist(),
+        "max_deviation_from_closed_form": float(deviation.max()),
+        "final_error": float(np.linalg.norm(e[-1])),
+        "final_error_closed_form": float(np.linalg.norm(e_cf[-1])),
+        "t_end": float(res_s.times[-1]),
         "max_velocity_violation": float(res_s.histories["velocity_violation"].max()),
-        "peak_tau": np.abs(tau).max(axis=0).tolist(), "peak_thrust": float(np.abs(inputs["thrust"]).max()),
+        "peak_tau": np.abs(tau).max(axis=0).tolist(),
+        "peak_thrust": float(np.abs(inputs["thrust"]).max()),
         "peak_lateral_force": float(np.abs(inputs["lateral"]).max()),
         "peak_steering_torque": float(np.abs(inputs["torque"]).max()),
         "rms_tau": np.sqrt(np.mean(tau**2, axis=0)).tolist(),
         "edge_speed_range": [float(edge_speed.min()), float(edge_speed.max())],
-        "max_lp_residual": float(residuals["lp"].max()), "max_aghili_residual": float(residuals["aghili"].max()),
+        "max_lp_residual": float(residuals["lp"].max()),
+        "max_aghili_residual": float(residuals["aghili"].max()),
         "max_same_motion_residual": float(residuals["same_motion"].max()),
-        "actuated": list(steer_asm.actuated_labels), "n_steps": int(res_s.n_steps), "dt": steer_dt,
+        "actuated": list(steer_asm.actuated_labels),
+        "n_steps": int(res_s.n_steps),
+        "dt": steer_dt,
         "task_checks": checks,
     }
-    summary = {"coasting": {"rk4": rk4, "alpha": alpha, "terminal_speed": V, "u0": u0, "omega0": w0,
-                            "dt": coast_dt, "alpha_dt": alpha_dt, "t_end": coast_t_end},
-               "steering": steering}
+    summary = {
+        "coasting": {
+            "rk4": rk4,
+            "alpha": alpha,
+            "terminal_speed": V,
+            "u0": u0,
+            "omega0": w0,
+            "dt": coast_dt,
+            "alpha_dt": alpha_dt,
+            "t_end": coast_t_end,
+        },
+        "steering": steering,
+    }
     lines = [
         f"Case 20: knife-edge sleigh, m = {mass} kg, rho = {gyration_radius} m "
         f"(I = {mass * gyration_radius**2:.4g} kg m^2), a = {com_ahead} m",
         f"1. coasting from psi0 = {heading0} rad, u0 = {u0:.4g} m/s, omega0 = {w0} rad/s to t = {coast_t_end} s; "
         f"V = sqrt(2E/m) = {V:.6f} m/s",
     ]
-    for label, r in ((f"RK4 dt = {coast_dt} s", rk4),
-                     (f"generalized-alpha dt = {alpha_dt} s, rho_inf = {rho_inf}", alpha)):
+    for label, r in (
+        (f"RK4 dt = {coast_dt} s", rk4),
+        (f"generalized-alpha dt = {alpha_dt} s, rho_inf = {rho_inf}", alpha),
+    ):
         if r is not None:
-            lines.append(f"   {label}: max |u - u_cf| = {r['u']:.2e} m/s, |omega - omega_cf| = {r['omega']:.2e} "
-                         f"rad/s, |psi - psi_cf| = {r['psi']:.2e} rad; max |A qdot| = {r['velocity_violation']:.1e} "
-                         f"m/s; max |E - E0| = {r['energy_drift']:.1e} J; u(end) = {r['u_end']:.6f} m/s")
+            lines.append(
+                f"   {label}: max |u - u_cf| = {r['u']:.2e} m/s, |omega - omega_cf| = {r['omega']:.2e} "
+                f"rad/s, |psi - psi_cf| = {r['psi']:.2e} rad; max |A qdot| = {r['velocity_violation']:.1e} "
+                f"m/s; max |E - E0| = {r['energy_drift']:.1e} J; u(end) = {r['u_end']:.6f} m/s"
+            )
     st, sv = steering, checks
     lines += [
         f"2. steering: P {lookahead} m ahead of the edge tracks the figure-eight A = {path_size} m, "

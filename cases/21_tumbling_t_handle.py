@@ -72,6 +72,7 @@ the closed form, the deviation, drifts of E and L, ‖φ‖ with the chart chang
 series of the link (space.pvd; the handle's axes are the point data frame_x, frame_y, frame_z at its frame
 origin: show them with a Glyph filter).
 """
+
 import time
 from pathlib import Path
 
@@ -80,36 +81,46 @@ from scipy.special import ellipj, ellipk, ellipkinc
 
 import flexbody as fb
 
-DENSITY = 7850.0          # kg/m³, steel
-CROSSBAR_LENGTH = 0.16    # m, l_b: length of the crossbar (body x)
-CROSSBAR_RADIUS = 0.006   # m, r_b: radius of the crossbar
-STEM_LENGTH = 0.08        # m, l_s: length of the stem (body −y, from the crossbar's side)
-STEM_RADIUS = 0.006       # m, r_s: radius of the stem
-SPIN_RATE = 6.0           # rad/s, ω₀: initial spin about the stem (the intermediate axis, body y)
-WOBBLE_X = 0.03           # rad/s, initial body angular velocity about the crossbar (minor axis, body x)
-WOBBLE_Z = 0.05           # rad/s, initial body angular velocity about the T's normal (major axis, body z)
-T_END = 21.0              # s, end time (about 3.3 flip periods)
-DT = 1e-3                 # s, RK4 step
-ALPHA_DT = 1e-3           # s, generalized-α step of the comparison run (0: skip it)
-RHO_INF = 1.0             # -, generalized-α spectral radius at infinite frequency (1: no numerical damping)
-ALPHA_TOL = 1e-13         # -, generalized-α Newton tolerance (relative position increment; module docstring)
-RECORD_EVERY = 5          # -, record every k-th step
-PVD_EVERY = 20            # -, write every k-th recorded step to the ParaView series
+DENSITY = 7850.0  # kg/m³, steel
+CROSSBAR_LENGTH = 0.16  # m, l_b: length of the crossbar (body x)
+CROSSBAR_RADIUS = 0.006  # m, r_b: radius of the crossbar
+STEM_LENGTH = 0.08  # m, l_s: length of the stem (body −y, from the crossbar's side)
+STEM_RADIUS = 0.006  # m, r_s: radius of the stem
+SPIN_RATE = 6.0  # rad/s, ω₀: initial spin about the stem (the intermediate axis, body y)
+WOBBLE_X = 0.03  # rad/s, initial body angular velocity about the crossbar (minor axis, body x)
+WOBBLE_Z = 0.05  # rad/s, initial body angular velocity about the T's normal (major axis, body z)
+T_END = 21.0  # s, end time (about 3.3 flip periods)
+DT = 1e-3  # s, RK4 step
+ALPHA_DT = 1e-3  # s, generalized-α step of the comparison run (0: skip it)
+RHO_INF = 1.0  # -, generalized-α spectral radius at infinite frequency (1: no numerical damping)
+ALPHA_TOL = 1e-13  # -, generalized-α Newton tolerance (relative position increment; module docstring)
+RECORD_EVERY = 5  # -, record every k-th step
+PVD_EVERY = 20  # -, write every k-th recorded step to the ParaView series
 
 
 # ------------------------------------------------------------------ the body
-def t_handle(density=DENSITY, crossbar_length=CROSSBAR_LENGTH, crossbar_radius=CROSSBAR_RADIUS,
-             stem_length=STEM_LENGTH, stem_radius=STEM_RADIUS) -> dict:
+def t_handle(
+    density=DENSITY,
+    crossbar_length=CROSSBAR_LENGTH,
+    crossbar_radius=CROSSBAR_RADIUS,
+    stem_length=STEM_LENGTH,
+    stem_radius=STEM_RADIUS,
+) -> dict:
     """Mass [kg], centre of mass (3,) in the link frame [m] and principal moments (3,) about it [kg·m²] of
     the T-handle (module docstring: two solid cylinders)."""
     lb, rb, ls, rs = crossbar_length, crossbar_radius, stem_length, stem_radius
     mb, ms = density * np.pi * rb**2 * lb, density * np.pi * rs**2 * ls
     mass, d = mb + ms, rb + ls / 2.0
-    shift = mb * ms / mass * d**2                                   # parallel axes: μ d²
+    shift = mb * ms / mass * d**2  # parallel axes: μ d²
     bar_t, stem_t = mb * (3 * rb**2 + lb**2) / 12.0, ms * (3 * rs**2 + ls**2) / 12.0
     inertia = np.array([mb * rb**2 / 2.0 + stem_t + shift, bar_t + ms * rs**2 / 2.0, bar_t + stem_t + shift])
-    return {"mass": mass, "com": np.array([0.0, -ms * d / mass, 0.0]), "inertia": inertia,
-            "crossbar_mass": mb, "stem_mass": ms}
+    return {
+        "mass": mass,
+        "com": np.array([0.0, -ms * d / mass, 0.0]),
+        "inertia": inertia,
+        "crossbar_mass": mb,
+        "stem_mass": ms,
+    }
 
 
 def build(**geometry) -> fb.System:
@@ -140,7 +151,7 @@ def _coefficients(theta):
 
 
 def _skew(w):
-    out = np.zeros(w.shape[:-1] + (3, 3))
+    out = np.zeros((*w.shape[:-1], 3, 3))
     out[..., 0, 1], out[..., 0, 2], out[..., 1, 2] = -w[..., 2], w[..., 1], -w[..., 0]
     out[..., 1, 0], out[..., 2, 0], out[..., 2, 1] = w[..., 2], -w[..., 1], w[..., 0]
     return out
@@ -167,21 +178,27 @@ def euler_closed_form(inertia, omega0) -> dict:
     T = 4K/λ [s], the times of the sign changes of ω₂ (function ``flips(t_end)``) and ``omega(t)`` (s, 3)."""
     I, w0 = np.array(inertia, dtype=float), np.array(omega0, dtype=float)
     if not (I[0] < I[1] < I[2]):
-        raise fb.ModelError(f"case 21: the principal moments must increase (I₁ < I₂ < I₃), got {I}; "
-                            f"change the T-handle's dimensions")
+        raise fb.ModelError(
+            f"case 21: the principal moments must increase (I₁ < I₂ < I₃), got {I}; change the T-handle's dimensions"
+        )
     E, L2 = 0.5 * I @ w0**2, float((I * w0) @ (I * w0))
-    swap = L2 < 2.0 * E * I[1]
-    if swap:                                     # ω₁ ∝ dn, ω₃ ∝ cn: the formulas with I₁ and I₃ exchanged
+    swap = 2.0 * E * I[1] > L2
+    if swap:  # ω₁ ∝ dn, ω₃ ∝ cn: the formulas with I₁ and I₃ exchanged
         I, w0 = I[::-1], w0[::-1]
     I1, I2, I3 = I
     lam = np.sqrt((I3 - I2) * (L2 - 2 * E * I1) / (I1 * I2 * I3))
     m = (I2 - I1) * (2 * E * I3 - L2) / ((I3 - I2) * (L2 - 2 * E * I1))
-    A = np.sqrt([(2 * E * I3 - L2) / (I1 * (I3 - I1)), (2 * E * I3 - L2) / (I2 * (I3 - I2)),
-                 (L2 - 2 * E * I1) / (I3 * (I3 - I1))])
-    s3 = 1.0 if w0[2] >= 0 else -1.0             # dn > 0: the dn component keeps its sign
-    s2 = s3                                      # I₂ω̇₂ = (I₃ − I₁)ω₃ω₁ gives ω₂ the sign of the dn component
+    A = np.sqrt(
+        [
+            (2 * E * I3 - L2) / (I1 * (I3 - I1)),
+            (2 * E * I3 - L2) / (I2 * (I3 - I2)),
+            (L2 - 2 * E * I1) / (I3 * (I3 - I1)),
+        ]
+    )
+    s3 = 1.0 if w0[2] >= 0 else -1.0  # dn > 0: the dn component keeps its sign
+    s2 = s3  # I₂ω̇₂ = (I₃ − I₁)ω₃ω₁ gives ω₂ the sign of the dn component
     K = float(ellipk(m))
-    am0 = np.arctan2(w0[1] / (s2 * A[1]), w0[0] / A[0])            # amplitude: sn u₀ = sin am, cn u₀ = cos am
+    am0 = np.arctan2(w0[1] / (s2 * A[1]), w0[0] / A[0])  # amplitude: sn u₀ = sin am, cn u₀ = cos am
     u0 = ellipkinc(abs(am0), m) if abs(am0) <= np.pi / 2 else 2 * K - ellipkinc(np.pi - abs(am0), m)
     u0 = float(np.copysign(u0, am0))
 
@@ -192,10 +209,20 @@ def euler_closed_form(inertia, omega0) -> dict:
 
     def flips(t_end):
         j = np.arange(np.floor(u0 / (2 * K)) + 1, np.floor((lam * t_end + u0) / (2 * K)) + 1)
-        return (2 * K * j - u0) / lam                                  # sn(λt + u₀) = 0
+        return (2 * K * j - u0) / lam  # sn(λt + u₀) = 0
 
-    return {"energy": float(E), "momentum": float(np.sqrt(L2)), "m": float(m), "lam": float(lam), "K": K,
-            "u0": u0, "period": 4 * K / float(lam), "swapped": bool(swap), "omega": omega, "flips": flips}
+    return {
+        "energy": float(E),
+        "momentum": float(np.sqrt(L2)),
+        "m": float(m),
+        "lam": float(lam),
+        "K": K,
+        "u0": u0,
+        "period": 4 * K / float(lam),
+        "swapped": bool(swap),
+        "omega": omega,
+        "flips": flips,
+    }
 
 
 # ------------------------------------------------------------------ measurements
@@ -204,7 +231,7 @@ def sign_changes(t, y) -> np.ndarray:
     out = []
     for k in np.nonzero(y[:-1] * y[1:] < 0)[0]:
         lo = min(max(k - 1, 0), len(t) - 4)
-        tt, yy = t[lo:lo + 4] - t[k], y[lo:lo + 4]
+        tt, yy = t[lo : lo + 4] - t[k], y[lo : lo + 4]
         roots = np.roots(np.polyfit(tt, yy, 3))
         roots = roots[(np.abs(roots.imag) < 1e-12) & (roots.real >= -1e-12) & (roots.real <= t[k + 1] - t[k] + 1e-12)]
         out.append(t[k] + (roots.real[0] if roots.size else -y[k] * (t[k + 1] - t[k]) / (y[k + 1] - y[k])))
@@ -218,7 +245,7 @@ def measure(res, body, closed) -> tuple[dict, dict]:
     R = rotation(phi)
     w = body_angular_velocity(phi, v[:, 3:6])
     I, c, mass = body["inertia"], body["com"], body["mass"]
-    L = np.einsum("nij,nj->ni", R, I * w)                              # about the centre of mass, world axes
+    L = np.einsum("nij,nj->ni", R, I * w)  # about the centre of mass, world axes
     com = p + R @ c
     v_com = v[:, 0:3] + np.einsum("nij,nj->ni", R, np.cross(w, c))
     energy_check = 0.5 * (I * w * w).sum(axis=1) + 0.5 * mass * (v_com * v_com).sum(axis=1)
@@ -228,8 +255,8 @@ def measure(res, body, closed) -> tuple[dict, dict]:
     expected = closed["flips"](t[-1])
     matched = expected[np.argmin(np.abs(flips[:, None] - expected[None, :]), axis=1)] if flips.size else flips
     periods = flips[2:] - flips[:-2]
-    jumps = np.linalg.norm(np.diff(phi, axis=0), axis=1) > np.pi            # a chart change: φ → ≈ −φ
-    relative = np.einsum("nji,njk->nik", R[:-1], R[1:])                     # R_kᵀ R_{k+1}
+    jumps = np.linalg.norm(np.diff(phi, axis=0), axis=1) > np.pi  # a chart change: φ → ≈ −φ
+    relative = np.einsum("nji,njk->nik", R[:-1], R[1:])  # R_kᵀ R_{k+1}
     turn = np.arccos(np.clip((np.trace(relative, axis1=1, axis2=2) - 1.0) / 2.0, -1.0, 1.0))
     bound = np.maximum(np.linalg.norm(w[:-1], axis=1), np.linalg.norm(w[1:], axis=1)) * np.diff(t)
     numbers = {
@@ -239,21 +266,39 @@ def measure(res, body, closed) -> tuple[dict, dict]:
         "momentum_drift": float(np.linalg.norm(L - L[0], axis=1).max() / np.linalg.norm(L[0])),
         "com_drift": float(np.linalg.norm(com - com[0], axis=1).max()),
         "max_omega_error": float(np.abs(w - w_cf).max()),
-        "flips": flips.tolist(), "flips_closed_form": expected.tolist(),
+        "flips": flips.tolist(),
+        "flips_closed_form": expected.tolist(),
         "max_flip_time_error": float(np.abs(flips - matched).max()) if flips.size else np.nan,
-        "n_flips": int(flips.size), "n_flips_closed_form": int(expected.size),
-        "period_measured": (float(periods.mean()) if periods.size else
-                            float(2 * (flips[1] - flips[0])) if flips.size == 2 else np.nan),
-        "chart_changes": int(jumps.sum()), "max_phi_norm": float(np.linalg.norm(phi, axis=1).max()),
-        "max_record_turn": float(turn.max()), "max_record_turn_bound": float(bound.max()),
+        "n_flips": int(flips.size),
+        "n_flips_closed_form": int(expected.size),
+        "period_measured": (
+            float(periods.mean()) if periods.size else float(2 * (flips[1] - flips[0])) if flips.size == 2 else np.nan
+        ),
+        "chart_changes": int(jumps.sum()),
+        "max_phi_norm": float(np.linalg.norm(phi, axis=1).max()),
+        "max_record_turn": float(turn.max()),
+        "max_record_turn_bound": float(bound.max()),
         "max_turn_over_bound": float((turn / bound).max()),
         "max_turn_at_chart_change": float(turn[jumps].max()) if jumps.any() else 0.0,
     }
     numbers["period_error"] = abs(numbers["period_measured"] - closed["period"])
-    columns = {"omega_x": w[:, 0], "omega_y": w[:, 1], "omega_z": w[:, 2], "omega_x_closed_form": w_cf[:, 0],
-               "omega_y_closed_form": w_cf[:, 1], "omega_z_closed_form": w_cf[:, 2], "energy": energy,
-               "L_x": L[:, 0], "L_y": L[:, 1], "L_z": L[:, 2], "L_norm": np.linalg.norm(L, axis=1),
-               "phi_norm": np.linalg.norm(phi, axis=1), "com_x": com[:, 0], "com_y": com[:, 1], "com_z": com[:, 2]}
+    columns = {
+        "omega_x": w[:, 0],
+        "omega_y": w[:, 1],
+        "omega_z": w[:, 2],
+        "omega_x_closed_form": w_cf[:, 0],
+        "omega_y_closed_form": w_cf[:, 1],
+        "omega_z_closed_form": w_cf[:, 2],
+        "energy": energy,
+        "L_x": L[:, 0],
+        "L_y": L[:, 1],
+        "L_z": L[:, 2],
+        "L_norm": np.linalg.norm(L, axis=1),
+        "phi_norm": np.linalg.norm(phi, axis=1),
+        "com_x": com[:, 0],
+        "com_y": com[:, 1],
+        "com_z": com[:, 2],
+    }
     return numbers, columns
 
 
@@ -267,8 +312,13 @@ def plot(path, t, cols, closed, spin_rate) -> None:
     ax.set_ylabel("ω_body [rad/s]")
     ax = axes[0, 1]
     for name, color in zip("xyz", ("C0", "C1", "C2")):
-        ax.semilogy(t, np.abs(cols[f"omega_{name}"] - cols[f"omega_{name}_closed_form"]) + 1e-16, color=color,
-                    lw=0.8, label=f"ω_{name}")
+        ax.semilogy(
+            t,
+            np.abs(cols[f"omega_{name}"] - cols[f"omega_{name}_closed_form"]) + 1e-16,
+            color=color,
+            lw=0.8,
+            label=f"ω_{name}",
+        )
     ax.set_title("|ω_body − closed form| (RK4)", fontsize=10)
     ax.set_ylabel("[rad/s]")
     ax = axes[1, 0]
@@ -290,15 +340,35 @@ def plot(path, t, cols, closed, spin_rate) -> None:
     fb.plots.save(fig, path, dpi=110)
 
 
-def main(out_dir="out/21_tumbling_t_handle", density=DENSITY, crossbar_length=CROSSBAR_LENGTH,
-         crossbar_radius=CROSSBAR_RADIUS, stem_length=STEM_LENGTH, stem_radius=STEM_RADIUS, spin_rate=SPIN_RATE,
-         wobble_x=WOBBLE_X, wobble_z=WOBBLE_Z, t_end=T_END, dt=DT, alpha_dt=ALPHA_DT, rho_inf=RHO_INF,
-         alpha_tol=ALPHA_TOL, record_every=RECORD_EVERY, pvd_every=PVD_EVERY, context=None) -> dict:
+def main(
+    out_dir="out/21_tumbling_t_handle",
+    density=DENSITY,
+    crossbar_length=CROSSBAR_LENGTH,
+    crossbar_radius=CROSSBAR_RADIUS,
+    stem_length=STEM_LENGTH,
+    stem_radius=STEM_RADIUS,
+    spin_rate=SPIN_RATE,
+    wobble_x=WOBBLE_X,
+    wobble_z=WOBBLE_Z,
+    t_end=T_END,
+    dt=DT,
+    alpha_dt=ALPHA_DT,
+    rho_inf=RHO_INF,
+    alpha_tol=ALPHA_TOL,
+    record_every=RECORD_EVERY,
+    pvd_every=PVD_EVERY,
+    context=None,
+) -> dict:
     """Run the handle with RK4 (and generalized-α for comparison), write the outputs, return the measured
     numbers."""
     out = Path(out_dir)
-    geometry = {"density": density, "crossbar_length": crossbar_length, "crossbar_radius": crossbar_radius,
-                "stem_length": stem_length, "stem_radius": stem_radius}
+    geometry = {
+        "density": density,
+        "crossbar_length": crossbar_length,
+        "crossbar_radius": crossbar_radius,
+        "stem_length": stem_length,
+        "stem_radius": stem_radius,
+    }
     body = t_handle(**geometry)
     asm = build(**geometry).assemble()
     omega0 = np.array([wobble_x, spin_rate, wobble_z])
@@ -323,10 +393,18 @@ def main(out_dir="out/21_tumbling_t_handle", density=DENSITY, crossbar_length=CR
         alpha["wall_seconds"], alpha["n_steps"] = seconds, int(res_a.metadata["statistics"]["steps"])
         res_a.save(out / "generalized_alpha")
     summary = {
-        "mass": body["mass"], "com": body["com"].tolist(), "inertia": body["inertia"].tolist(),
-        "crossbar_mass": body["crossbar_mass"], "stem_mass": body["stem_mass"], "omega0": omega0.tolist(),
+        "mass": body["mass"],
+        "com": body["com"].tolist(),
+        "inertia": body["inertia"].tolist(),
+        "crossbar_mass": body["crossbar_mass"],
+        "stem_mass": body["stem_mass"],
+        "omega0": omega0.tolist(),
         "closed_form": {key: closed[key] for key in ("energy", "momentum", "m", "lam", "K", "u0", "period", "swapped")},
-        "rk4": rk4, "alpha": alpha, "dt": dt, "alpha_dt": alpha_dt, "t_end": t_end,
+        "rk4": rk4,
+        "alpha": alpha,
+        "dt": dt,
+        "alpha_dt": alpha_dt,
+        "t_end": t_end,
     }
     f = rk4["flips"]
     lines = [
@@ -346,7 +424,8 @@ def main(out_dir="out/21_tumbling_t_handle", density=DENSITY, crossbar_length=CR
         f"relative drifts: energy {rk4['energy_drift']:.2e} (independent E from omega_body "
         f"{rk4['energy_check_drift']:.2e}), |L| about the centre of mass {rk4['momentum_drift']:.2e}; "
         f"centre of mass moved {rk4['com_drift']:.2e} m",
-        f"chart changes {rk4['chart_changes']}, max |phi| = {rk4['max_phi_norm']:.6f} rad; largest turn between records "
+        f"chart changes {rk4['chart_changes']}, max |phi| = {rk4['max_phi_norm']:.6f} rad; "
+        "largest turn between records "
         f"{rk4['max_record_turn']:.4f} rad (bound max|omega| dt_record {rk4['max_record_turn_bound']:.4f} rad), "
         f"{rk4['max_turn_at_chart_change']:.4f} rad across a chart change",
         f"RK4: {rk4['n_steps']} steps in {rk4['wall_seconds']:.2f} s",
@@ -357,7 +436,7 @@ def main(out_dir="out/21_tumbling_t_handle", density=DENSITY, crossbar_length=CR
             f"closed form| = {alpha['max_omega_error']:.3e} rad/s, flips within {alpha['max_flip_time_error']:.2e} s, "
             f"period {alpha['period_measured']:.6f} s (|difference| {alpha['period_error']:.2e} s), drifts: energy "
             f"{alpha['energy_drift']:.2e}, |L| {alpha['momentum_drift']:.2e}; {alpha['chart_changes']} chart changes, "
-            f"max |phi| = {alpha['max_phi_norm']:.6f} rad; {alpha['n_steps']} steps in {alpha['wall_seconds']:.2f} s",
+            f"max |phi| = {alpha['max_phi_norm']:.6f} rad; {alpha['n_steps']} steps in {alpha['wall_seconds']:.2f} s"
         ]
     (out / "summary.txt").write_text("\n".join(lines) + "\n")
     return summary

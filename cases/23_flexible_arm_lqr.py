@@ -81,6 +81,7 @@ histories.csv (on the SAMPLE grid: the tip deviation x, z of each run and of its
 torques), lqr.png (the tip response open vs closed loop with the linear predictions; the torques; the poles),
 summary.json (the returned summary) and summary.txt.
 """
+
 import json
 import time
 from pathlib import Path
@@ -91,38 +92,58 @@ from scipy.interpolate import CubicSpline
 
 import flexbody as fb
 
-LENGTHS = (0.5, 0.4)            # m, links l1, l2
-MASSES = (2.0, 1.0)             # kg, links l1, l2 (uniform rods)
-BEAM_SIZE = (0.6, 0.04, 0.04)   # m, beam (L, b, h)
-YOUNG = 7e7                     # Pa, Young's modulus of the beam
-POISSON = 0.3                   # -, Poisson's ratio
-DENSITY = 2700.0                # kg/m³, density of the beam
-DAMPING = 1e-3                  # s, Kelvin–Voigt retardation time of the beam (material damping)
-GRAVITY = 9.81                  # m/s², gravity along −z
-Q0 = (0.9, -0.3)                # rad, held joint angles
-ORDER = 2                       # -, element order (1: 8-node, 2: 27-node hexahedra)
-DIVISIONS = (4, 1, 1)           # -, elements along x, y, z
-N_MODES = 8                     # -, open-loop modes computed
-TIP_REF = 1e-3                  # m, tip deviation that costs as much as TORQUE_REF
-TIP_RATE = 30.0                 # 1/s, tip speed of unit cost over TIP_REF (a speed of 3 cm/s costs as 1 mm)
-TORQUE_REF = 0.3                # N·m, joint torque change of unit cost
-AMPLITUDES = (2e-2, 1e-2)       # m, tip deflections of the disturbance (beam along its first bending mode)
-DT = 2.5e-4                     # s, generalized-α step
-T_END = 1.5                     # s, end time of every run
-NEWTON_TOL = 1e-13              # -, Newton tolerance of generalized-α (relative to max(1, |q|))
-MAX_ITERATIONS = 20             # -, Newton iterations per attempt
-SAMPLE = 2e-3                   # s, spacing of the records and compared histories (comparisons, pencil, CSV)
-PENCIL_ORDER = 16               # -, damped exponentials fitted to the tip signal
-VTK_EVERY = 5                   # -, ParaView frame every this many recorded states (0: none)
+LENGTHS = (0.5, 0.4)  # m, links l1, l2
+MASSES = (2.0, 1.0)  # kg, links l1, l2 (uniform rods)
+BEAM_SIZE = (0.6, 0.04, 0.04)  # m, beam (L, b, h)
+YOUNG = 7e7  # Pa, Young's modulus of the beam
+POISSON = 0.3  # -, Poisson's ratio
+DENSITY = 2700.0  # kg/m³, density of the beam
+DAMPING = 1e-3  # s, Kelvin–Voigt retardation time of the beam (material damping)
+GRAVITY = 9.81  # m/s², gravity along −z
+Q0 = (0.9, -0.3)  # rad, held joint angles
+ORDER = 2  # -, element order (1: 8-node, 2: 27-node hexahedra)
+DIVISIONS = (4, 1, 1)  # -, elements along x, y, z
+N_MODES = 8  # -, open-loop modes computed
+TIP_REF = 1e-3  # m, tip deviation that costs as much as TORQUE_REF
+TIP_RATE = 30.0  # 1/s, tip speed of unit cost over TIP_REF (a speed of 3 cm/s costs as 1 mm)
+TORQUE_REF = 0.3  # N·m, joint torque change of unit cost
+AMPLITUDES = (2e-2, 1e-2)  # m, tip deflections of the disturbance (beam along its first bending mode)
+DT = 2.5e-4  # s, generalized-α step
+T_END = 1.5  # s, end time of every run
+NEWTON_TOL = 1e-13  # -, Newton tolerance of generalized-α (relative to max(1, |q|))
+MAX_ITERATIONS = 20  # -, Newton iterations per attempt
+SAMPLE = 2e-3  # s, spacing of the records and compared histories (comparisons, pencil, CSV)
+PENCIL_ORDER = 16  # -, damped exponentials fitted to the tip signal
+VTK_EVERY = 5  # -, ParaView frame every this many recorded states (0: none)
 
 
-def build(lengths=LENGTHS, masses=MASSES, beam_size=BEAM_SIZE, young=YOUNG, poisson=POISSON, density=DENSITY,
-          damping=DAMPING, gravity=GRAVITY, q0=Q0, order=ORDER, divisions=DIVISIONS) -> fb.System:
+def build(
+    lengths=LENGTHS,
+    masses=MASSES,
+    beam_size=BEAM_SIZE,
+    young=YOUNG,
+    poisson=POISSON,
+    density=DENSITY,
+    damping=DAMPING,
+    gravity=GRAVITY,
+    q0=Q0,
+    order=ORDER,
+    divisions=DIVISIONS,
+) -> fb.System:
     """The arm of case 14 with its damped beam at q0 (joints actuated, free)."""
-    return fb.mechanisms.arm_with_beam(lengths=tuple(lengths), masses=tuple(masses), beam_size=tuple(beam_size),
-                                       divisions=tuple(divisions), order=order, young=young, poisson=poisson,
-                                       density=density, damping=damping, q0=tuple(q0),
-                                       gravity=(0.0, 0.0, -gravity))
+    return fb.mechanisms.arm_with_beam(
+        lengths=tuple(lengths),
+        masses=tuple(masses),
+        beam_size=tuple(beam_size),
+        divisions=tuple(divisions),
+        order=order,
+        young=young,
+        poisson=poisson,
+        density=density,
+        damping=damping,
+        q0=tuple(q0),
+        gravity=(0.0, 0.0, -gravity),
+    )
 
 
 # ------------------------------------------------------------------------------------ 1. model
@@ -131,7 +152,7 @@ def linear_model(asm, n_modes):
     beam = asm.bodies[0]
     u, eq = fb.holding_inputs(asm)
     modes = fb.modal_analysis(asm, eq.q, n_modes=n_modes, tau=eq.tau)
-    tip = fb.nearest_node(beam, beam.mesh.points[beam.nodes("x1")].mean(axis=0))   # centre of the free face
+    tip = fb.nearest_node(beam, beam.mesh.points[beam.nodes("x1")].mean(axis=0))  # centre of the free face
     lin = fb.linearize(asm, eq.q, inputs=u, outputs=[fb.PointTask(tip, name="tip")])
     return u, eq, modes, tip, lin
 
@@ -141,12 +162,19 @@ def classify(lin, modes) -> list[dict]:
     p = lin.metadata["p"]
     rows, in_plane = [], 0
     for k, f in enumerate(modes.frequencies):
-        y = lin.C[:, :p] @ (lin.basis.T @ modes.shapes[k])                  # tip displacement (x, y, z)
+        y = lin.C[:, :p] @ (lin.basis.T @ modes.shapes[k])  # tip displacement (x, y, z)
         planar = bool(abs(y[1]) < 1e-3 * np.linalg.norm(y))
         role = ("arm swing" if in_plane < 2 else f"beam bending {in_plane - 1}") if planar else "out of plane"
         in_plane += planar
-        rows.append({"mode": k, "frequency_hz": float(f), "in_plane": planar, "role": role,
-                     "tip_y_share": float(abs(y[1]) / np.linalg.norm(y))})
+        rows.append(
+            {
+                "mode": k,
+                "frequency_hz": float(f),
+                "in_plane": planar,
+                "role": role,
+                "tip_y_share": float(abs(y[1]) / np.linalg.norm(y)),
+            }
+        )
     return rows
 
 
@@ -198,9 +226,16 @@ def run(asm, lin, x0, gain, dt, t_end, tol, max_iterations, record_every=1, cont
     """A run from the state x0 of the linear model: closed loop (``gain`` K) or open loop (gain None)."""
     q0, v0 = lin.coordinates(x0)
     kw = {"controller": fb.control.StateFeedback(lin, gain)} if gain is not None else {"tau": asm.S.T @ lin.u}
-    return fb.simulate(asm, t_end, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=1.0, tol=tol,
-                                                                    max_iterations=max_iterations),
-                       q0=q0, v0=v0, record_every=record_every, context=context, **kw)
+    return fb.simulate(
+        asm,
+        t_end,
+        integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=1.0, tol=tol, max_iterations=max_iterations),
+        q0=q0,
+        v0=v0,
+        record_every=record_every,
+        context=context,
+        **kw,
+    )
 
 
 def tip_columns(asm, tip) -> np.ndarray:
@@ -257,18 +292,27 @@ def run_numbers(res, cmp, amplitude, grid, target, delayed, order) -> dict:
     pole = nearest(measured_poles(grid, cmp["y_sim"], order)[0], target)
     pole_lin = nearest(measured_poles(grid, cmp["y_lin"], order)[0], target)
     s = res.metadata["statistics"]
-    return {"amplitude": amplitude,
-            "tip_deviation_over_amplitude": float(np.abs(cmp["y_sim"] - cmp["y_lin"]).max() / amplitude),
-            "torque_swing": swing, "torque_deviation_over_swing": float(np.abs(dtau).max() / swing) if swing else 0.0,
-            "measured_pole": [pole.real, pole.imag], "target_pole": [target.real, target.imag],
-            "delayed_pole": [delayed.real, delayed.imag],
-            "pole_vs_target": relative(pole, target), "pole_vs_delayed": relative(pole, delayed),
-            "pencil_on_linear_prediction": relative(pole_lin, target),
-            "measured_damping_ratio": damping_ratio(pole), "target_damping_ratio": damping_ratio(target),
-            "measured_frequency_hz": pole.imag / (2 * np.pi),
-            "tip_at_end": float(np.abs(cmp["y_sim"][-1]).max()), "steps": int(s["steps"]),
-            "rejected": int(s["rejected"]), "newton_iterations": int(s["newton_iterations"]),
-            "max_violation": float(res.histories["violation"].max()), "wall_seconds": float(s["wall_seconds"])}
+    return {
+        "amplitude": amplitude,
+        "tip_deviation_over_amplitude": float(np.abs(cmp["y_sim"] - cmp["y_lin"]).max() / amplitude),
+        "torque_swing": swing,
+        "torque_deviation_over_swing": float(np.abs(dtau).max() / swing) if swing else 0.0,
+        "measured_pole": [pole.real, pole.imag],
+        "target_pole": [target.real, target.imag],
+        "delayed_pole": [delayed.real, delayed.imag],
+        "pole_vs_target": relative(pole, target),
+        "pole_vs_delayed": relative(pole, delayed),
+        "pencil_on_linear_prediction": relative(pole_lin, target),
+        "measured_damping_ratio": damping_ratio(pole),
+        "target_damping_ratio": damping_ratio(target),
+        "measured_frequency_hz": pole.imag / (2 * np.pi),
+        "tip_at_end": float(np.abs(cmp["y_sim"][-1]).max()),
+        "steps": int(s["steps"]),
+        "rejected": int(s["rejected"]),
+        "newton_iterations": int(s["newton_iterations"]),
+        "max_violation": float(res.histories["violation"].max()),
+        "wall_seconds": float(s["wall_seconds"]),
+    }
 
 
 # ------------------------------------------------------------------------------------ outputs
@@ -279,8 +323,13 @@ def plot(path, grid, runs, open_poles, closed_poles, measured) -> None:
         ax.plot(grid, cmp["y_lin"][:, 1] / amplitude, color="k", ls=":", lw=1)
         if label.startswith("closed"):
             for j, style in enumerate(("-", "--")):
-                bx.plot(grid, cmp["tau_sim"][:, j] - cmp["tau_hold"][j], ls=style, color=color,
-                        label=f"joint {j + 1}, {label}")
+                bx.plot(
+                    grid,
+                    cmp["tau_sim"][:, j] - cmp["tau_hold"][j],
+                    ls=style,
+                    color=color,
+                    label=f"joint {j + 1}, {label}",
+                )
                 bx.plot(grid, cmp["tau_lin"][:, j] - cmp["tau_hold"][j], color="k", ls=":", lw=1)
     ax.plot([], [], color="k", ls=":", label="linear model: exp(At)x₀, exp((A − BK)t)x₀")
     ax.set_ylabel("tip deviation z / amplitude [-]")
@@ -289,11 +338,16 @@ def plot(path, grid, runs, open_poles, closed_poles, measured) -> None:
     bx.set_ylabel("joint torque − holding torque [N·m]")
     for a in (ax, bx):
         a.set_xlabel("t [s]")
-    for lam, style, label in ((open_poles, "o", "open loop (A)"), (closed_poles, "x", "closed loop (A − BK)")):
-        lam = lam[(lam.imag >= 0) & (np.abs(lam) < 200.0)]
+    for poles, style, label in ((open_poles, "o", "open loop (A)"), (closed_poles, "x", "closed loop (A − BK)")):
+        lam = poles[(poles.imag >= 0) & (np.abs(poles) < 200.0)]
         cx.plot(lam.real, lam.imag / (2 * np.pi), style, mfc="none", label=label)
-    cx.plot([m.real for m in measured], [m.imag / (2 * np.pi) for m in measured], "k+", ms=12,
-            label="measured from the tip signal (matrix pencil)")
+    cx.plot(
+        [m.real for m in measured],
+        [m.imag / (2 * np.pi) for m in measured],
+        "k+",
+        ms=12,
+        label="measured from the tip signal (matrix pencil)",
+    )
     cx.set_xlabel("Re λ [1/s]")
     cx.set_ylabel("Im λ / 2π [Hz]")
     for a in (ax, bx, cx):
@@ -303,46 +357,80 @@ def plot(path, grid, runs, open_poles, closed_poles, measured) -> None:
 
 
 def summary_text(s) -> str:
-    lines = [f"Case 23: LQR for the flexible arm: {s['n_dofs']} coordinates, {s['n_constraints']} rows, linear "
-             f"model of {s['n_states']} states; holding torques {np.round(s['holding_torques'], 4).tolist()} N·m",
-             "mode  f [Hz]     role             zeta open    zeta closed (MAC)   open pole -> closed pole [1/s]"]
+    lines = [
+        f"Case 23: LQR for the flexible arm: {s['n_dofs']} coordinates, {s['n_constraints']} rows, linear "
+        f"model of {s['n_states']} states; holding torques {np.round(s['holding_torques'], 4).tolist()} N·m",
+        "mode  f [Hz]     role             zeta open    zeta closed (MAC)   open pole -> closed pole [1/s]",
+    ]
     for r in s["modes"]:
-        lines.append(f"{r['mode']:<5} {r['frequency_hz']:<10.5f} {r['role']:<16} {r['open_damping_ratio']:<12.4e} "
-                     f"{r['closed_damping_ratio']:.4f} ({r['closed_mac']:.3f})      {r['open_pole'][0]:.4f}"
-                     f"{r['open_pole'][1]:+.4f}j -> {r['closed_pole'][0]:.4f}{r['closed_pole'][1]:+.4f}j")
+        lines.append(
+            f"{r['mode']:<5} {r['frequency_hz']:<10.5f} {r['role']:<16} {r['open_damping_ratio']:<12.4e} "
+            f"{r['closed_damping_ratio']:.4f} ({r['closed_mac']:.3f})      {r['open_pole'][0]:.4f}"
+            f"{r['open_pole'][1]:+.4f}j -> {r['closed_pole'][0]:.4f}{r['closed_pole'][1]:+.4f}j"
+        )
     for key, n in s["runs"].items():
-        delayed = "" if key == "open_loop" else (f", vs the one-step-delayed {n['pole_vs_delayed'][0]:+.3e} "
-                                                 f"{n['pole_vs_delayed'][1]:+.3e}")
-        lines.append(f"{key}: amplitude {n['amplitude']} m: max|y - y_lin|/amplitude "
-                     f"{n['tip_deviation_over_amplitude']:.4e}, torque deviation/swing "
-                     f"{n['torque_deviation_over_swing']:.3e} (swing {n['torque_swing']:.3f} N·m); measured pole "
-                     f"{n['measured_pole'][0]:.4f}{n['measured_pole'][1]:+.4f}j, vs the eigenvalue "
-                     f"{n['pole_vs_target'][0]:+.3e} (Re) {n['pole_vs_target'][1]:+.3e} (Im){delayed}; zeta "
-                     f"{n['measured_damping_ratio']:.5f} (eigenvalue {n['target_damping_ratio']:.5f}); "
-                     f"{n['steps']} steps, {n['rejected']} rejected, {n['wall_seconds']:.1f} s")
+        delayed = (
+            ""
+            if key == "open_loop"
+            else (f", vs the one-step-delayed {n['pole_vs_delayed'][0]:+.3e} {n['pole_vs_delayed'][1]:+.3e}")
+        )
+        lines.append(
+            f"{key}: amplitude {n['amplitude']} m: max|y - y_lin|/amplitude "
+            f"{n['tip_deviation_over_amplitude']:.4e}, torque deviation/swing "
+            f"{n['torque_deviation_over_swing']:.3e} (swing {n['torque_swing']:.3f} N·m); measured pole "
+            f"{n['measured_pole'][0]:.4f}{n['measured_pole'][1]:+.4f}j, vs the eigenvalue "
+            f"{n['pole_vs_target'][0]:+.3e} (Re) {n['pole_vs_target'][1]:+.3e} (Im){delayed}; zeta "
+            f"{n['measured_damping_ratio']:.5f} (eigenvalue {n['target_damping_ratio']:.5f}); "
+            f"{n['steps']} steps, {n['rejected']} rejected, {n['wall_seconds']:.1f} s"
+        )
     c = s["runs"]["open_loop"]
-    lines += [f"open loop: measured {c['measured_frequency_hz']:.5f} Hz vs modal {s['first_beam_frequency_hz']:.5f} Hz"
-              f" ({s['open_frequency_vs_modal']:+.3e}); zeta {c['measured_damping_ratio']:.5f}, beta*omega/2 = "
-              f"{s['modes'][s['first_beam_mode']]['elastic_damping_ratio']:.5f}"]
+    lines += [
+        f"open loop: measured {c['measured_frequency_hz']:.5f} Hz vs modal {s['first_beam_frequency_hz']:.5f} Hz"
+        f" ({s['open_frequency_vs_modal']:+.3e}); zeta {c['measured_damping_ratio']:.5f}, beta*omega/2 = "
+        f"{s['modes'][s['first_beam_mode']]['elastic_damping_ratio']:.5f}"
+    ]
     if s["deviation_ratio"] is not None:
         lines.append(f"(a) deviation ratio {s['deviation_ratio']:.4f} for amplitude ratio {s['amplitude_ratio']:.4f}")
     sec = s["seconds"]
-    lines.append(f"time: model {sec['model']:.1f} s, LQR {sec['lqr']:.1f} s, runs {sec['runs']:.1f} s, total "
-                 f"{sec['total']:.1f} s")
+    lines.append(
+        f"time: model {sec['model']:.1f} s, LQR {sec['lqr']:.1f} s, runs {sec['runs']:.1f} s, total "
+        f"{sec['total']:.1f} s"
+    )
     return "\n".join(lines)
 
 
-def main(out_dir="out/23_flexible_arm_lqr", lengths=LENGTHS, masses=MASSES, beam_size=BEAM_SIZE, young=YOUNG,
-         poisson=POISSON, density=DENSITY, damping=DAMPING, gravity=GRAVITY, q0=Q0, order=ORDER,
-         divisions=DIVISIONS, n_modes=N_MODES, tip_ref=TIP_REF, tip_rate=TIP_RATE, torque_ref=TORQUE_REF,
-         amplitudes=AMPLITUDES, dt=DT, t_end=T_END, newton_tol=NEWTON_TOL, max_iterations=MAX_ITERATIONS,
-         sample=SAMPLE, pencil_order=PENCIL_ORDER, vtk_every=VTK_EVERY, context=None) -> dict:
+def main(
+    out_dir="out/23_flexible_arm_lqr",
+    lengths=LENGTHS,
+    masses=MASSES,
+    beam_size=BEAM_SIZE,
+    young=YOUNG,
+    poisson=POISSON,
+    density=DENSITY,
+    damping=DAMPING,
+    gravity=GRAVITY,
+    q0=Q0,
+    order=ORDER,
+    divisions=DIVISIONS,
+    n_modes=N_MODES,
+    tip_ref=TIP_REF,
+    tip_rate=TIP_RATE,
+    torque_ref=TORQUE_REF,
+    amplitudes=AMPLITUDES,
+    dt=DT,
+    t_end=T_END,
+    newton_tol=NEWTON_TOL,
+    max_iterations=MAX_ITERATIONS,
+    sample=SAMPLE,
+    pencil_order=PENCIL_ORDER,
+    vtk_every=VTK_EVERY,
+    context=None,
+) -> dict:
     """Model, LQR design, open- and closed-loop runs; writes the outputs and returns the summary."""
     clock = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    asm = build(lengths, masses, beam_size, young, poisson, density, damping, gravity, q0, order,
-                divisions).assemble()
+    asm = build(lengths, masses, beam_size, young, poisson, density, damping, gravity, q0, order, divisions).assemble()
     u, eq, modes, tip, lin = linear_model(asm, n_modes)
     p = lin.metadata["p"]
     table = classify(lin, modes)
@@ -353,12 +441,19 @@ def main(out_dir="out/23_flexible_arm_lqr", lengths=LENGTHS, masses=MASSES, beam
     BK = lin.B[:, :2] @ K
     w_open, V_open = la.eig(lin.A)
     w_closed, W_closed, V_closed = la.eig(lin.A - BK, left=True, right=True)
-    for row, (jo, _), (jc, mac) in zip(table, matched_poles(lin, modes, w_open, V_open),
-                                       matched_poles(lin, modes, w_closed, V_closed)):
+    for row, (jo, _), (jc, mac) in zip(
+        table, matched_poles(lin, modes, w_open, V_open), matched_poles(lin, modes, w_closed, V_closed)
+    ):
         lo, lc = w_open[jo], w_closed[jc]
-        row.update(open_pole=[lo.real, lo.imag], open_damping_ratio=damping_ratio(lo), closed_pole=[lc.real, lc.imag],
-                   closed_damping_ratio=damping_ratio(lc), closed_mac=mac, closed_index=int(jc),
-                   elastic_damping_ratio=float(damping * np.pi * row["frequency_hz"]))           # β ω / 2
+        row.update(
+            open_pole=[lo.real, lo.imag],
+            open_damping_ratio=damping_ratio(lo),
+            closed_pole=[lc.real, lc.imag],
+            closed_damping_ratio=damping_ratio(lc),
+            closed_mac=mac,
+            closed_index=int(jc),
+            elastic_damping_ratio=float(damping * np.pi * row["frequency_hz"]),
+        )  # β ω / 2
     target_open = complex(*table[first]["open_pole"])
     jc = table[first]["closed_index"]
     target_closed = complex(w_closed[jc])
@@ -370,7 +465,7 @@ def main(out_dir="out/23_flexible_arm_lqr", lengths=LENGTHS, masses=MASSES, beam
     amplitudes = tuple(float(a) for a in amplitudes)
     small = min(amplitudes)
     results, runs, numbers = {}, [], {}
-    every = max(1, int(round(sample / dt)))                 # record on the comparison grid
+    every = max(1, round(sample / dt))  # record on the comparison grid
     res = run(asm, lin, small * x_unit, None, dt, t_end, newton_tol, max_iterations, every, context)
     cmp = compare(asm, lin, tip, res, lin.A, None, grid)
     numbers["open_loop"] = run_numbers(res, cmp, small, grid, target_open, target_open, pencil_order)
@@ -391,32 +486,65 @@ def main(out_dir="out/23_flexible_arm_lqr", lengths=LENGTHS, masses=MASSES, beam
             fb.io.write_pvd(out / name, res, every=vtk_every)
     columns = {}
     for (_, cmp, _, _), key in zip(runs, results):
-        columns.update({f"{key}_tip_dx": cmp["y_sim"][:, 0], f"{key}_tip_dz": cmp["y_sim"][:, 1],
-                        f"{key}_linear_tip_dx": cmp["y_lin"][:, 0], f"{key}_linear_tip_dz": cmp["y_lin"][:, 1],
-                        f"{key}_tau1": cmp["tau_sim"][:, 0], f"{key}_tau2": cmp["tau_sim"][:, 1],
-                        f"{key}_linear_tau1": cmp["tau_lin"][:, 0], f"{key}_linear_tau2": cmp["tau_lin"][:, 1]})
+        columns.update(
+            {
+                f"{key}_tip_dx": cmp["y_sim"][:, 0],
+                f"{key}_tip_dz": cmp["y_sim"][:, 1],
+                f"{key}_linear_tip_dx": cmp["y_lin"][:, 0],
+                f"{key}_linear_tip_dz": cmp["y_lin"][:, 1],
+                f"{key}_tau1": cmp["tau_sim"][:, 0],
+                f"{key}_tau2": cmp["tau_sim"][:, 1],
+                f"{key}_linear_tau1": cmp["tau_lin"][:, 0],
+                f"{key}_linear_tau2": cmp["tau_lin"][:, 1],
+            }
+        )
     fb.io.write_columns_csv(out / "histories.csv", grid, columns)
     plot(out / "lqr.png", grid, runs, w_open, w_closed, [complex(*n["measured_pole"]) for n in numbers.values()])
 
     devs = [numbers[f"closed_loop_{k}"]["tip_deviation_over_amplitude"] for k in range(1, len(amplitudes) + 1)]
     f_modal = float(modes.frequencies[first])
     summary = {
-        "n_dofs": int(asm.n_dofs), "n_constraints": int(asm.n_constraints), "p": int(p), "n_states": int(2 * p),
-        "holding_torques": u.tolist(), "static_residual": float(eq.residual), "tip_node": int(tip.index),
-        "tip_equilibrium_xz": lin.q[tip_columns(asm, tip)].tolist(), "modes": table, "first_beam_mode": int(first),
+        "n_dofs": int(asm.n_dofs),
+        "n_constraints": int(asm.n_constraints),
+        "p": int(p),
+        "n_states": int(2 * p),
+        "holding_torques": u.tolist(),
+        "static_residual": float(eq.residual),
+        "tip_node": int(tip.index),
+        "tip_equilibrium_xz": lin.q[tip_columns(asm, tip)].tolist(),
+        "modes": table,
+        "first_beam_mode": int(first),
         "first_beam_frequency_hz": f_modal,
         "open_frequency_vs_modal": float(numbers["open_loop"]["measured_frequency_hz"] / f_modal - 1.0),
-        "open_loop_max_real": float(w_open.real.max()), "closed_loop_max_real": float(w_closed.real.max()),
-        "delay_shift": relative(delayed, target_closed), "runs": numbers,
+        "open_loop_max_real": float(w_open.real.max()),
+        "closed_loop_max_real": float(w_closed.real.max()),
+        "delay_shift": relative(delayed, target_closed),
+        "runs": numbers,
         "deviation_ratio": float(devs[0] / devs[1]) if len(devs) > 1 else None,
         "amplitude_ratio": float(amplitudes[0] / amplitudes[1]) if len(amplitudes) > 1 else None,
-        "parameters": {"q0": list(q0), "divisions": list(divisions), "order": order, "damping": damping,
-                       "tip_ref": tip_ref, "tip_rate": tip_rate, "torque_ref": torque_ref,
-                       "amplitudes": list(amplitudes), "dt": dt, "t_end": t_end, "newton_tol": newton_tol,
-                       "max_iterations": max_iterations, "sample": sample, "pencil_order": pencil_order},
+        "parameters": {
+            "q0": list(q0),
+            "divisions": list(divisions),
+            "order": order,
+            "damping": damping,
+            "tip_ref": tip_ref,
+            "tip_rate": tip_rate,
+            "torque_ref": torque_ref,
+            "amplitudes": list(amplitudes),
+            "dt": dt,
+            "t_end": t_end,
+            "newton_tol": newton_tol,
+            "max_iterations": max_iterations,
+            "sample": sample,
+            "pencil_order": pencil_order,
+        },
     }
-    summary["seconds"] = {"model": t_model - clock, "lqr": t_lqr - t_model, "runs": t_runs - t_lqr,
-                          "total": time.perf_counter() - clock}
+    summary["seconds"] = {
+        "model": t_model - clock,
+        "lqr": t_lqr - t_model,
+        "runs": t_runs - t_lqr,
+        "total": time.perf_counter() - clock,
+    }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     (out / "summary.txt").write_text(summary_text(summary) + "\n")
     return summary

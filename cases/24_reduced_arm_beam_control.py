@@ -31,6 +31,7 @@ Expected results and their sources:
 Outputs in out_dir: full/ and reduced_<n>/ (results; for the largest n also beam.pvd with the full-field
 displacement and stress of the reduced beam and arm.pvd), tip.png (tip deflections), summary.txt (JSON).
 """
+
 import json
 import time
 from pathlib import Path
@@ -39,28 +40,29 @@ import numpy as np
 
 import flexbody as fb
 
-LENGTHS = (0.5, 0.4)             # m, links l1, l2
-DIVISIONS = (12, 2, 2)           # -, beam elements (length, width, height), 8-node bricks
-YOUNG = 7e7                      # Pa, Young's modulus of the beam
-DAMPING = 0.002                  # s, Kelvin–Voigt retardation time of the beam
-N_MODES = (8, 16, 30)            # -, fixed-interface modes of the reduced beams compared
-Q0 = (0.6, -1.5)                 # rad, start joint angles
-OFFSET = (0.03, 0.02)            # m, phase-1 goal − start flange (x, z)
-OMEGA = 15.0                     # rad/s, task bandwidth: KP = ω², KV = 2ω
-T_SETTLE = 1.0                   # s, phase 1
-RADIUS = 0.08                    # m, phase-2 circle
-FREQUENCY = 0.5                  # Hz, phase-2 revolutions per second
-T_RAMP = 0.5                     # s, rise of the angular rate
-T_END = 2.5                      # s, end time
-DT = 1e-3                        # s, generalized-α step
-RHO_INF = 1.0                    # -, generalized-α ρ∞
-VTK_EVERY = 50                   # -, write every k-th recorded step to the ParaView series
+LENGTHS = (0.5, 0.4)  # m, links l1, l2
+DIVISIONS = (12, 2, 2)  # -, beam elements (length, width, height), 8-node bricks
+YOUNG = 7e7  # Pa, Young's modulus of the beam
+DAMPING = 0.002  # s, Kelvin–Voigt retardation time of the beam
+N_MODES = (8, 16, 30)  # -, fixed-interface modes of the reduced beams compared
+Q0 = (0.6, -1.5)  # rad, start joint angles
+OFFSET = (0.03, 0.02)  # m, phase-1 goal − start flange (x, z)
+OMEGA = 15.0  # rad/s, task bandwidth: KP = ω², KV = 2ω
+T_SETTLE = 1.0  # s, phase 1
+RADIUS = 0.08  # m, phase-2 circle
+FREQUENCY = 0.5  # Hz, phase-2 revolutions per second
+T_RAMP = 0.5  # s, rise of the angular rate
+T_END = 2.5  # s, end time
+DT = 1e-3  # s, generalized-α step
+RHO_INF = 1.0  # -, generalized-α ρ∞
+VTK_EVERY = 50  # -, write every k-th recorded step to the ParaView series
 
 
 def build(reduced=True, divisions=DIVISIONS, young=YOUNG, damping=DAMPING, n_modes=N_MODES[-1], q0=Q0) -> fb.System:
     """The arm with its beam: full (nodes attached to the flange) or reduced (modes on link 2)."""
-    full = fb.mechanisms.arm_with_beam(lengths=LENGTHS, divisions=tuple(divisions), order=1, young=young,
-                                       damping=damping, q0=tuple(q0))
+    full = fb.mechanisms.arm_with_beam(
+        lengths=LENGTHS, divisions=tuple(divisions), order=1, young=young, damping=damping, q0=tuple(q0)
+    )
     if not reduced:
         return full
     tree, beam = full.trees[0], full.bodies[0]
@@ -104,8 +106,15 @@ def run(asm, offset, omega, t_settle, radius, frequency, t_ramp, t_end, dt, rho_
     controller = fb.control.DirectMappingControl(flange_task(asm), reference, kp=omega**2, kv=2.0 * omega)
     kw = {"save_to": save_to} if save_to is not None else {}
     start = time.perf_counter()
-    res = fb.simulate(asm, t_end, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=rho_inf), controller=controller,
-                      q0=eq.q, v0=np.zeros(asm.n_dofs), **kw)
+    res = fb.simulate(
+        asm,
+        t_end,
+        integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=rho_inf),
+        controller=controller,
+        q0=eq.q,
+        v0=np.zeros(asm.n_dofs),
+        **kw,
+    )
     return res, time.perf_counter() - start
 
 
@@ -113,14 +122,15 @@ def tip_rank(asm, q) -> dict:
     """The direct map's rank check for a task on the beam's tip (x, z) at q, at rest: the mean of the face x = L
     of the reduced beam, the node at its centre for the full one."""
     beam = beam_of(asm)
-    if asm.reduced:
-        anchor = beam.point("x1")
-    else:
-        anchor = fb.nearest_node(beam, beam.mesh.points[beam.nodes("x1")].mean(axis=0))
+    anchor = beam.point("x1") if asm.reduced else fb.nearest_node(beam, beam.mesh.points[beam.nodes("x1")].mean(axis=0))
     task = fb.PointTask(anchor, components=(0, 2), name="tip")
     check = fb.control.actuation_report(asm, q, np.zeros(asm.n_dofs), task).maps["direct"]
-    return {"rank": check.rank, "singular_values": [float(s) for s in check.singular_values],
-            "sigma_ref": check.reference, "ok": bool(check.ok)}
+    return {
+        "rank": check.rank,
+        "singular_values": [float(s) for s in check.singular_values],
+        "sigma_ref": check.reference,
+        "ok": bool(check.ok),
+    }
 
 
 def plot_tip(path, runs) -> None:
@@ -132,9 +142,24 @@ def plot_tip(path, runs) -> None:
     fb.plots.save(fig, path, dpi=120)
 
 
-def main(out_dir="out/24_reduced_arm_beam_control", divisions=DIVISIONS, young=YOUNG, damping=DAMPING,
-         n_modes=N_MODES, q0=Q0, offset=OFFSET, omega=OMEGA, t_settle=T_SETTLE, radius=RADIUS, frequency=FREQUENCY,
-         t_ramp=T_RAMP, t_end=T_END, dt=DT, rho_inf=RHO_INF, vtk_every=VTK_EVERY) -> dict:
+def main(
+    out_dir="out/24_reduced_arm_beam_control",
+    divisions=DIVISIONS,
+    young=YOUNG,
+    damping=DAMPING,
+    n_modes=N_MODES,
+    q0=Q0,
+    offset=OFFSET,
+    omega=OMEGA,
+    t_settle=T_SETTLE,
+    radius=RADIUS,
+    frequency=FREQUENCY,
+    t_ramp=T_RAMP,
+    t_end=T_END,
+    dt=DT,
+    rho_inf=RHO_INF,
+    vtk_every=VTK_EVERY,
+) -> dict:
     """The full model and a reduced one per mode count under the same control; comparison, outputs, summary."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -149,25 +174,43 @@ def main(out_dir="out/24_reduced_arm_beam_control", divisions=DIVISIONS, young=Y
         res, wall = run(asm, *args, save_to=out / f"reduced_{n}")
         tip = tip_deflection(asm, res)
         runs[f"{n} modes"] = (res, tip)
-        reduced[n] = {"coordinates": int(asm.n_dofs), "constraint_rows": int(asm.n_constraints),
-                      "wall_seconds": wall, "speed_up": wall_f / wall,
-                      "max_tip_deflection": float(np.abs(tip).max()),
-                      "tip_deflection_difference_over_max": float(np.abs(tip - tip_f).max() / np.abs(tip_f).max()),
-                      "start_tip_difference": float(np.abs(tip[0] - tip_f[0]).max()),
-                      "task_error_difference": float(np.abs(res.histories["task_error"] - err_f).max())}
+        reduced[n] = {
+            "coordinates": int(asm.n_dofs),
+            "constraint_rows": int(asm.n_constraints),
+            "wall_seconds": wall,
+            "speed_up": wall_f / wall,
+            "max_tip_deflection": float(np.abs(tip).max()),
+            "tip_deflection_difference_over_max": float(np.abs(tip - tip_f).max() / np.abs(tip_f).max()),
+            "start_tip_difference": float(np.abs(tip[0] - tip_f[0]).max()),
+            "task_error_difference": float(np.abs(res.histories["task_error"] - err_f).max()),
+        }
         if n == counts[-1]:
             fb.io.write_pvd(out / f"reduced_{n}", res, every=vtk_every)
             fb.io.write_link_pvd(out / f"reduced_{n}", res, every=vtk_every)
             rank_reduced = tip_rank(asm, res.q[0])
     plot_tip(out / "tip.png", runs)
     summary = {
-        "full": {"coordinates": int(full.n_dofs), "constraint_rows": int(full.n_constraints), "wall_seconds": wall_f,
-                 "max_tip_deflection": float(np.abs(tip_f).max()), "max_task_error": float(np.abs(err_f).max())},
+        "full": {
+            "coordinates": int(full.n_dofs),
+            "constraint_rows": int(full.n_constraints),
+            "wall_seconds": wall_f,
+            "max_tip_deflection": float(np.abs(tip_f).max()),
+            "max_task_error": float(np.abs(err_f).max()),
+        },
         "reduced": reduced,
         "tip_task_rank": {"full": tip_rank(full, res_f.q[0]), "reduced": rank_reduced},
-        "parameters": {"divisions": list(divisions), "young": young, "damping": damping, "n_modes": counts,
-                       "q0": list(q0), "offset": list(offset), "omega": omega, "t_end": t_end, "dt": dt,
-                       "rho_inf": rho_inf},
+        "parameters": {
+            "divisions": list(divisions),
+            "young": young,
+            "damping": damping,
+            "n_modes": counts,
+            "q0": list(q0),
+            "offset": list(offset),
+            "omega": omega,
+            "t_end": t_end,
+            "dt": dt,
+            "rho_inf": rho_inf,
+        },
     }
     (out / "summary.txt").write_text(json.dumps(summary, indent=2))
     return summary

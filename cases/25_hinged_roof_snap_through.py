@@ -21,36 +21,103 @@ Outputs in out_dir: results.npz/.json (the path: ``times`` = load factors), roof
 path), histories.csv (load factor, Newton iterations, residual, arc length per point), load_deflection.png (the
 path against Sze's table) and summary.txt. ``main`` returns the limit loads, their deviations and the Results.
 """
+
 import numpy as np
 
 import flexbody as fb
 
-RADIUS = 2.540                    # m, radius of the mid-surface
-HALF_LENGTH = 0.254               # m, half the length along the axis (the quarter model's)
-HALF_ANGLE = 0.1                  # rad, half the angle the panel spans (the quarter model's)
-THICKNESS = 0.0127                # m, 12.7 mm (Sze's Table 9a) or 0.00635 (Table 9d)
-YOUNG = 3102.75e6                 # Pa, Young's modulus
-POISSON = 0.3                     # -, Poisson's ratio
-DENSITY = 1000.0                  # kg/m³, density (no effect on the static path)
-LOAD = 3000.0                     # N, the whole roof's point load at load factor 1 (Sze's P_max)
-ELEMENTS = 8                      # -, elements along each edge of the quarter (one through the thickness)
-ARC = 0.002                       # m, largest arc length of a step (the path's resolution)
+RADIUS = 2.540  # m, radius of the mid-surface
+HALF_LENGTH = 0.254  # m, half the length along the axis (the quarter model's)
+HALF_ANGLE = 0.1  # rad, half the angle the panel spans (the quarter model's)
+THICKNESS = 0.0127  # m, 12.7 mm (Sze's Table 9a) or 0.00635 (Table 9d)
+YOUNG = 3102.75e6  # Pa, Young's modulus
+POISSON = 0.3  # -, Poisson's ratio
+DENSITY = 1000.0  # kg/m³, density (no effect on the static path)
+LOAD = 3000.0  # N, the whole roof's point load at load factor 1 (Sze's P_max)
+ELEMENTS = 8  # -, elements along each edge of the quarter (one through the thickness)
+ARC = 0.002  # m, largest arc length of a step (the path's resolution)
 
-_SZE_12_7 = np.array([             # (P [N], W [mm]), Sze et al. 2004, Table 9a, t = 12.7 mm
-    (0.0, 0.0), (263.1, 0.693), (594.0, 1.638), (1041.9, 3.087), (1405.8, 4.477), (1694.1, 5.802),
-    (1914.3, 7.057), (2072.4, 8.237), (2173.8, 9.339), (2223.6, 10.358), (2226.3, 11.293), (2185.8, 12.141),
-    (2106.9, 12.903), (1994.7, 13.583), (1854.6, 14.188), (1692.9, 14.728), (1516.5, 15.217), (1332.6, 15.676),
-    (1149.0, 16.125), (973.5, 16.590), (815.1, 17.094), (681.6, 17.657), (582.0, 18.299), (525.0, 19.028),
-    (518.7, 19.852), (571.5, 20.771), (690.9, 21.780), (885.0, 22.875), (1161.3, 24.049), (1332.9, 24.663),
-    (1527.9, 25.293), (1747.8, 25.940), (1993.2, 26.601), (2265.3, 27.276), (2564.7, 27.964), (2892.9, 28.663)])
-_SZE_6_35 = np.array([             # (P [N], W [mm]), Sze et al. 2004, Table 9d, t = 6.35 mm
-    (0.0, 0.0), (155.1, 1.846), (354.6, 5.271), (474.9, 8.257), (551.1, 10.799), (574.2, 11.904),
-    (585.9, 12.892), (585.0, 13.752), (570.3, 14.472), (541.8, 15.050), (501.3, 15.501), (396.9, 16.145),
-    (276.9, 16.602), (151.2, 16.915), (24.9, 17.008), (-93.6, 16.697), (-186.6, 15.780), (-221.7, 15.206),
-    (-258.3, 14.767), (-300.3, 14.520), (-342.6, 14.451), (-374.1, 14.862), (-386.4, 15.778), (-381.3, 16.961),
-    (-358.8, 18.320), (-316.5, 19.817), (-247.5, 21.420), (-145.2, 23.100), (-1.8, 24.824), (187.8, 26.565),
-    (428.1, 28.302), (720.9, 30.023), (1067.7, 31.720), (1469.4, 33.388), (1925.1, 35.024), (2434.2, 36.626),
-    (3093.9, 38.450)])
+_SZE_12_7 = np.array(
+    [  # (P [N], W [mm]), Sze et al. 2004, Table 9a, t = 12.7 mm
+        (0.0, 0.0),
+        (263.1, 0.693),
+        (594.0, 1.638),
+        (1041.9, 3.087),
+        (1405.8, 4.477),
+        (1694.1, 5.802),
+        (1914.3, 7.057),
+        (2072.4, 8.237),
+        (2173.8, 9.339),
+        (2223.6, 10.358),
+        (2226.3, 11.293),
+        (2185.8, 12.141),
+        (2106.9, 12.903),
+        (1994.7, 13.583),
+        (1854.6, 14.188),
+        (1692.9, 14.728),
+        (1516.5, 15.217),
+        (1332.6, 15.676),
+        (1149.0, 16.125),
+        (973.5, 16.590),
+        (815.1, 17.094),
+        (681.6, 17.657),
+        (582.0, 18.299),
+        (525.0, 19.028),
+        (518.7, 19.852),
+        (571.5, 20.771),
+        (690.9, 21.780),
+        (885.0, 22.875),
+        (1161.3, 24.049),
+        (1332.9, 24.663),
+        (1527.9, 25.293),
+        (1747.8, 25.940),
+        (1993.2, 26.601),
+        (2265.3, 27.276),
+        (2564.7, 27.964),
+        (2892.9, 28.663),
+    ]
+)
+_SZE_6_35 = np.array(
+    [  # (P [N], W [mm]), Sze et al. 2004, Table 9d, t = 6.35 mm
+        (0.0, 0.0),
+        (155.1, 1.846),
+        (354.6, 5.271),
+        (474.9, 8.257),
+        (551.1, 10.799),
+        (574.2, 11.904),
+        (585.9, 12.892),
+        (585.0, 13.752),
+        (570.3, 14.472),
+        (541.8, 15.050),
+        (501.3, 15.501),
+        (396.9, 16.145),
+        (276.9, 16.602),
+        (151.2, 16.915),
+        (24.9, 17.008),
+        (-93.6, 16.697),
+        (-186.6, 15.780),
+        (-221.7, 15.206),
+        (-258.3, 14.767),
+        (-300.3, 14.520),
+        (-342.6, 14.451),
+        (-374.1, 14.862),
+        (-386.4, 15.778),
+        (-381.3, 16.961),
+        (-358.8, 18.320),
+        (-316.5, 19.817),
+        (-247.5, 21.420),
+        (-145.2, 23.100),
+        (-1.8, 24.824),
+        (187.8, 26.565),
+        (428.1, 28.302),
+        (720.9, 30.023),
+        (1067.7, 31.720),
+        (1469.4, 33.388),
+        (1925.1, 35.024),
+        (2434.2, 36.626),
+        (3093.9, 38.450),
+    ]
+)
 
 
 def reference(thickness=THICKNESS) -> np.ndarray:
@@ -69,14 +136,19 @@ def build(thickness=THICKNESS, elements=ELEMENTS, load=LOAD) -> fb.System:
     r = RADIUS + depth
     points = np.column_stack([x, r * np.sin(theta), r * np.cos(theta) - RADIUS])
     mid_surface = np.isclose(depth, 0.0)
-    sets = {"hinge": np.flatnonzero(np.isclose(theta, HALF_ANGLE) & mid_surface),
-            "crown": np.flatnonzero(np.isclose(theta, 0.0)),
-            "middle": np.flatnonzero(np.isclose(x, HALF_LENGTH)),
-            "centre": np.flatnonzero(np.isclose(x, HALF_LENGTH) & np.isclose(theta, 0.0) & mid_surface)}
+    sets = {
+        "hinge": np.flatnonzero(np.isclose(theta, HALF_ANGLE) & mid_surface),
+        "crown": np.flatnonzero(np.isclose(theta, 0.0)),
+        "middle": np.flatnonzero(np.isclose(x, HALF_LENGTH)),
+        "centre": np.flatnonzero(np.isclose(x, HALF_LENGTH) & np.isclose(theta, 0.0) & mid_surface),
+    }
     mesh = fb.HexMesh(points, box.cells, node_sets=sets)
     roof = fb.FlexibleBody("roof", mesh, fb.StVenantKirchhoff(young=YOUNG, poisson=POISSON, density=DENSITY))
-    held = [fb.Fix(roof, "hinge"), fb.Fix(roof, "crown", components=(1,), name="crown_symmetry"),
-            fb.Fix(roof, "middle", components=(0,), name="middle_symmetry")]
+    held = [
+        fb.Fix(roof, "hinge"),
+        fb.Fix(roof, "crown", components=(1,), name="crown_symmetry"),
+        fb.Fix(roof, "middle", components=(0,), name="middle_symmetry"),
+    ]
     return fb.System([roof], held, loads=[fb.NodalForce(roof, "centre", total=(0.0, 0.0, -load / 4.0))])
 
 
@@ -98,7 +170,7 @@ def limit_points(load: np.ndarray, deflection: np.ndarray) -> dict:
 def _vertex(load: np.ndarray, deflection: np.ndarray, i: int) -> tuple[float, float]:
     if i == 0 or i == len(load) - 1:
         return float(load[i]), float(deflection[i])
-    a, b, c = np.polyfit(deflection[i - 1:i + 2], load[i - 1:i + 2], 2)
+    a, b, c = np.polyfit(deflection[i - 1 : i + 2], load[i - 1 : i + 2], 2)
     w = -b / (2.0 * a)
     return float(np.polyval((a, b, c), w)), float(w)
 
@@ -111,7 +183,7 @@ def deviation(load: np.ndarray, deflection: np.ndarray, table: np.ndarray) -> fl
     path = np.column_stack([load, deflection]) / scale
     start, step = path[:-1], np.diff(path, axis=0)
     worst = 0.0
-    for point in table[table[:, 0] <= load[-1]] / scale:                 # Table 9d goes on to 3093.9 N
+    for point in table[table[:, 0] <= load[-1]] / scale:  # Table 9d goes on to 3093.9 N
         along = np.clip(np.einsum("ij,ij->i", point - start, step) / np.einsum("ij,ij->i", step, step), 0.0, 1.0)
         worst = max(worst, float(np.min(np.linalg.norm(start + along[:, None] * step - point, axis=1))))
     return worst
@@ -133,18 +205,30 @@ def main(out_dir="out/25_hinged_roof_snap_through", thickness=THICKNESS, element
     table = reference(thickness)
     ours, theirs = limit_points(load, deflection), sze_limits(table)
     _plot(out / "load_deflection.png", load, deflection, table, thickness)
-    lines = [f"hinged roof, t = {1e3 * thickness:g} mm, quarter {elements} x {elements} x 1 27-node bricks, "
-             f"{len(load) - 1} arc-length steps, {int(sum(results.iterations))} Newton iterations"]
+    lines = [
+        f"hinged roof, t = {1e3 * thickness:g} mm, quarter {elements} x {elements} x 1 27-node bricks, "
+        f"{len(load) - 1} arc-length steps, {int(sum(results.iterations))} Newton iterations"
+    ]
     for name in ("maximum", "minimum"):
         (p, w), (p_ref, w_ref) = ours[name], theirs[name]
-        lines.append(f"load {name}: {p:.1f} N at W = {1e3 * w:.3f} mm; Sze {p_ref:.1f} N at {1e3 * w_ref:.3f} mm "
-                     f"({100 * (p / p_ref - 1):+.2f} %)")
+        lines.append(
+            f"load {name}: {p:.1f} N at W = {1e3 * w:.3f} mm; Sze {p_ref:.1f} N at {1e3 * w_ref:.3f} mm "
+            f"({100 * (p / p_ref - 1):+.2f} %)"
+        )
     lines.append(f"W at P = {LOAD:g} N: {1e3 * deflection[-1]:.3f} mm")
-    lines.append(f"largest distance of Sze's points from the path, in (P / P_max, W / W_end): "
-                 f"{deviation(load, deflection, table):.4f}")
+    lines.append(
+        f"largest distance of Sze's points from the path, in (P / P_max, W / W_end): "
+        f"{deviation(load, deflection, table):.4f}"
+    )
     (out / "summary.txt").write_text("\n".join(lines) + "\n")
-    return {"limits": ours, "sze": theirs, "deviation": deviation(load, deflection, table), "results": results,
-            "load": load, "deflection": deflection}
+    return {
+        "limits": ours,
+        "sze": theirs,
+        "deviation": deviation(load, deflection, table),
+        "results": results,
+        "load": load,
+        "deflection": deflection,
+    }
 
 
 def _plot(path, load, deflection, table, thickness) -> None:

@@ -19,19 +19,20 @@ Outputs in out_dir: results.npz/.json (the load path: ``times`` = load factors),
 per load step), histories.csv, roll_up.png (the bar at each load step in the x–z plane) and summary.txt. ``main``
 returns the rotation, the tip's distance from the root over L and the Results.
 """
+
 import numpy as np
 
 import flexbody as fb
 
-LENGTH = 1.0                      # m, length of the bar
-SIDE = 0.01                       # m, side of the square section
-YOUNG = 210e9                     # Pa, Young's modulus
-POISSON = 0.0                     # -, Poisson's ratio
-DENSITY = 7850.0                  # kg/m³, density (no effect on the statics)
-ELEMENTS = 10                     # -, elements along the bar (one across)
-ORDER = 2                         # -, 2: 27-node bricks; 1: 8-node bricks with incompatible modes
-REDUCED_AXIAL = True              # -, 27-node bricks with 2 × 3 × 3 Gauss points (False: the default 3 × 3 × 3)
-TURNS = 1.0                       # -, the end moment in units of 2π EI/L (one full circle)
+LENGTH = 1.0  # m, length of the bar
+SIDE = 0.01  # m, side of the square section
+YOUNG = 210e9  # Pa, Young's modulus
+POISSON = 0.0  # -, Poisson's ratio
+DENSITY = 7850.0  # kg/m³, density (no effect on the statics)
+ELEMENTS = 10  # -, elements along the bar (one across)
+ORDER = 2  # -, 2: 27-node bricks; 1: 8-node bricks with incompatible modes
+REDUCED_AXIAL = True  # -, 27-node bricks with 2 × 3 × 3 Gauss points (False: the default 3 × 3 × 3)
+TURNS = 1.0  # -, the end moment in units of 2π EI/L (one full circle)
 
 
 def build(elements=ELEMENTS, order=ORDER, reduced_axial=REDUCED_AXIAL, turns=TURNS) -> tuple:
@@ -46,9 +47,9 @@ def build(elements=ELEMENTS, order=ORDER, reduced_axial=REDUCED_AXIAL, turns=TUR
     tree = fb.RigidTree("plate", gravity=(0.0, 0.0, 0.0))
     plate = tree.add_link("plate", joint=fb.Planar((0.0, 1.0, 0.0)), origin=(LENGTH, 0.0, 0.0))
     system = fb.System([tree, bar], [fb.Fix(bar, "x0"), fb.AttachNodes(bar, "x1", plate)])
-    bending_stiffness = YOUNG * SIDE ** 4 / 12.0
+    bending_stiffness = YOUNG * SIDE**4 / 12.0
     tau = np.zeros(system.assemble().n_dofs)
-    tau[plate.coordinates[-1]] = turns * 2.0 * np.pi * bending_stiffness / LENGTH      # N·m about y
+    tau[plate.coordinates[-1]] = turns * 2.0 * np.pi * bending_stiffness / LENGTH  # N·m about y
     return system, tau, bar
 
 
@@ -60,13 +61,14 @@ def main(out_dir="out/26_end_moment_roll_up", **overrides) -> dict:
     out = fb.io.write_results(out_dir, results)
     asm = results.system
     rotation = float(results.q[-1, asm.coordinate_labels.index("plate.plate.r")])
-    ends = results.node_displacements(bar, "x1")[-1].mean(axis=0) + (LENGTH, 0.0, 0.0)
+    ends = results.node_displacements(bar, "x1")[-1].mean(axis=0) + np.array([LENGTH, 0.0, 0.0])
     gap = float(np.linalg.norm(ends) / LENGTH)
     _plot(out / "roll_up.png", results, bar)
     (out / "summary.txt").write_text(
         f"end moment {overrides.get('turns', TURNS):g} x 2 pi EI/L on {bar.n_elements} {bar.element.name} elements, "
         f"quadrature {bar.quadrature}: rotation {rotation / (2 * np.pi):.5f} x 2 pi, tip {gap:.2e} L from the "
-        f"root; {len(results.times) - 1} load steps, {int(sum(results.iterations))} Newton iterations\n")
+        f"root; {len(results.times) - 1} load steps, {int(sum(results.iterations))} Newton iterations\n"
+    )
     return {"rotation": rotation, "gap": gap, "iterations": int(sum(results.iterations)), "results": results}
 
 
@@ -76,8 +78,12 @@ def _plot(path, results, bar) -> None:
     order = np.argsort(bar.mesh.points[top, 0], kind="stable")
     for step in range(results.n_steps):
         x = results.positions(bar, step)[top[order]]
-        ax.plot(x[:, 0], x[:, 2], lw=0.8, label=f"s = {results.times[step]:.3g}" if step in (0, results.n_steps - 1)
-                else None)
+        ax.plot(
+            x[:, 0],
+            x[:, 2],
+            lw=0.8,
+            label=f"s = {results.times[step]:.3g}" if step in (0, results.n_steps - 1) else None,
+        )
     ax.set_aspect("equal")
     ax.set_xlabel("x [m]")
     ax.set_ylabel("z [m]")

@@ -3,6 +3,7 @@
 Every public entry point validates its input once and raises a subclass of
 :class:`FlexbodyError` whose message names the offending object.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -10,6 +11,10 @@ from collections.abc import Sequence
 
 class FlexbodyError(Exception):
     """Base class of every error raised by flexbody on bad input or failure."""
+
+    # set on errors that end a run (not class defaults: an error without them has no such attribute)
+    last_good: object  # the results recorded (or the state converged) before the failure
+    last_state: object  # a state the error carried before the run's results replaced it as last_good
 
 
 class MeshError(FlexbodyError):

@@ -13,6 +13,7 @@ of disjoint kernels run in parallel processes (:data:`STAGES`); :func:`compiled_
 process holds (the tests compare it with what a case needs). ``make run`` compiles the "run" stage,
 ``make setup`` (and so ``make test``) everything.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,9 +33,11 @@ def _flexible_serial() -> None:
     import flexbody as fb
     from flexbody.fem.fields import body_fields
 
-    materials = (fb.StVenantKirchhoff(young=1e7, poisson=0.3, density=1e3, damping=1e-3),
-                 fb.NeoHookean(young=1e7, poisson=0.3, density=1e3),
-                 fb.MooneyRivlin(c10=1e6, c01=2e5, bulk_modulus=1e8, density=1e3))
+    materials = (
+        fb.StVenantKirchhoff(young=1e7, poisson=0.3, density=1e3, damping=1e-3),
+        fb.NeoHookean(young=1e7, poisson=0.3, density=1e3),
+        fb.MooneyRivlin(c10=1e6, c01=2e5, bulk_modulus=1e8, density=1e3),
+    )
     for order, locking in ((1, None), (1, "incompatible_modes"), (2, None)):
         mesh = fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(2, 1, 1), order=order)
         for material in materials:
@@ -42,21 +45,24 @@ def _flexible_serial() -> None:
             q = body.reference_coordinates() * 1.001
             v = np.full_like(q, 1e-3)
             body.internal_force(q, v)
-            body.internal_force(q)                                    # v = None: the elastic force alone
+            body.internal_force(q)  # v = None: the elastic force alone
             body.tangent(q, v)
             body.damping_matrix(q, v)
             body.strain_energy(q)
             body_fields(body, q, v)
     import scipy.sparse as sp
-    from flexbody.linalg.csr_products import add_within, product, transposed_product   # Newton's sparse algebra
-    for read_only in (False, True):                                  # a kept Φ's arrays are read-only
+
+    from flexbody.linalg.csr_products import add_within, product, transposed_product  # Newton's sparse algebra
+
+    for read_only in (False, True):  # a kept Φ's arrays are read-only
         A = sp.csr_matrix(np.eye(3))
         for array in (A.data, A.indices, A.indptr):
             array.flags.writeable = not read_only
         product(A, np.ones(3))
         transposed_product(A, np.ones(3))
-    add_within(sp.csr_matrix(np.eye(3)), sp.csr_matrix(np.eye(3)), 2.0)       # iteration matrix on K's pattern
-    from flexbody.linalg.sparse_factor import SparseFactor                     # a pattern within the analysed one
+    add_within(sp.csr_matrix(np.eye(3)), sp.csr_matrix(np.eye(3)), 2.0)  # iteration matrix on K's pattern
+    from flexbody.linalg.sparse_factor import SparseFactor  # a pattern within the analysed one
+
     factor = SparseFactor()
     factor.factor(sp.csc_matrix(np.eye(3) + 0.1))
     factor.factor(sp.csc_matrix(np.eye(3)))
@@ -88,12 +94,18 @@ def _user_laws() -> None:
     from flexbody.fem.fields import body_fields
     from flexbody.fem.flexible_body import FORCE_ELEMENTS_PER_THREAD
 
-    law = fb.Hyperelastic.split(lambda I1bar, I2bar, mu: mu / 2 * (I1bar - 3),
-                                lambda J, kappa: kappa / 4 * (J**2 - 1 - 2 * sp.log(J)),
-                                parameters={"mu": 1e6, "kappa": 5e6}, density=1e3, damping=1e-3)
+    law = fb.Hyperelastic.split(
+        lambda I1bar, I2bar, mu: mu / 2 * (I1bar - 3),
+        lambda J, kappa: kappa / 4 * (J**2 - 1 - 2 * sp.log(J)),
+        parameters={"mu": 1e6, "kappa": 5e6},
+        density=1e3,
+        damping=1e-3,
+    )
     side = int(np.ceil((2 * FORCE_ELEMENTS_PER_THREAD) ** (1 / 3)))
-    meshes = [(fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(2, 1, 1), order=order), locking)
-              for order, locking in ((1, None), (1, "incompatible_modes"), (2, None))]
+    meshes = [
+        (fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(2, 1, 1), order=order), locking)
+        for order, locking in ((1, None), (1, "incompatible_modes"), (2, None))
+    ]
     meshes.append((fb.mesh.box(size=(1.0, 1.0, 1.0), divisions=(side, side, side), order=1), None))
     for mesh, locking in meshes:
         body = fb.FlexibleBody("warm", mesh, law, locking=locking)
@@ -117,9 +129,9 @@ def _rigid() -> None:
     for system in (fb.mechanisms.slider_crank(), fb.mechanisms.particle_on_circle()):
         asm = system.assemble()
         state = asm.initial_state()
-        asm.terms(state.t, state.q, state.q * 0.0 + 0.1)                  # the compiled terms (joint_program)
+        asm.terms(state.t, state.q, state.q * 0.0 + 0.1)  # the compiled terms (joint_program)
         asm.energy(state.q, state.v)
-        kin = asm.evaluate(state.t, state.q).kinematics(asm.trees[0])     # the general route (controllers)
+        kin = asm.evaluate(state.t, state.q).kinematics(asm.trees[0])  # the general route (controllers)
         kin.points(np.zeros(1, np.int64), np.zeros((1, 3)))
         kin.mass_matrix()
         kin.inverse_dynamics()
@@ -130,10 +142,21 @@ def _rigid() -> None:
     for inertia in ("Mc", "symmetric", "gamma"):
         fb.dynamics.forward(asm, state, np.array([1.0, 0.0]), inertia=inertia)
     fb.simulate(asm, 0.02, integrator=fb.RK4(dt=0.01))
-    from flexbody.constraints.attachments import _attachment_rows     # nodes carried by a link frame
+    from flexbody.constraints.attachments import _attachment_rows  # nodes carried by a link frame
+
     k, n = 2, asm.trees[0].n_dofs
-    _attachment_rows(np.ones((k, 3)), np.eye(3), np.zeros(3), np.ones((6, n)), np.ones(6), np.ones(3), np.ones((k, 3)),
-                     np.empty(3 * k), np.empty((3 * k, n)), np.empty(3 * k))
+    _attachment_rows(
+        np.ones((k, 3)),
+        np.eye(3),
+        np.zeros(3),
+        np.ones((6, n)),
+        np.ones(6),
+        np.ones(3),
+        np.ones((k, 3)),
+        np.empty(3 * k),
+        np.empty((3 * k, n)),
+        np.empty(3 * k),
+    )
 
 
 def _trees() -> None:
@@ -172,8 +195,10 @@ kernels of large meshes (which call the serial group's per-range routines: they 
 the whole-tree kernels of RigidTree, the element kernels' variants for user strain energies and the compiled
 generalized-α steps (which call the rigid group's terms)."""
 
-STAGES = {"run": (("flexible", "rigid"),),
-          "all": (("flexible", "rigid"), ("parallel", "trees", "hyperelastic", "steps"))}
+STAGES = {
+    "run": (("flexible", "rigid"),),
+    "all": (("flexible", "rigid"), ("parallel", "trees", "hyperelastic", "steps")),
+}
 """Groups run together (one process each), stage after stage: "run" what running a case of moderate size with
 the built-in materials needs (``make run``), "all" everything (``make setup``: the tests also drive the parallel
 kernels and user strain energies)."""
@@ -192,7 +217,7 @@ def compiled_signatures() -> set[tuple[str, str]]:
 
     import flexbody  # noqa: F401  (imports every kernel module)
 
-    out = set()
+    out: set[tuple[str, str]] = set()
     for module_name, module in list(sys.modules.items()):
         if not module_name.startswith("flexbody") or module is None:
             continue
@@ -203,10 +228,15 @@ def compiled_signatures() -> set[tuple[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m flexbody.precompile",
-                                     description="compile flexbody's numba kernels into numba's on-disk cache")
-    parser.add_argument("--stages", choices=sorted(STAGES), default="all",
-                        help="'run': the kernels a case of moderate size needs; 'all' (default): every kernel")
+    parser = argparse.ArgumentParser(
+        prog="python -m flexbody.precompile", description="compile flexbody's numba kernels into numba's on-disk cache"
+    )
+    parser.add_argument(
+        "--stages",
+        choices=sorted(STAGES),
+        default="all",
+        help="'run': the kernels a case of moderate size needs; 'all' (default): every kernel",
+    )
     parser.add_argument("--group", choices=sorted(GROUPS), help="run one group in this process")
     args = parser.parse_args(argv)
     if args.group:
@@ -214,8 +244,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     start = time.perf_counter()
     for groups in STAGES[args.stages]:
-        processes = [subprocess.Popen([sys.executable, "-m", "flexbody.precompile", "--group", group])
-                     for group in groups]
+        processes = [
+            subprocess.Popen([sys.executable, "-m", "flexbody.precompile", "--group", group]) for group in groups
+        ]
         failed = [group for group, process in zip(groups, processes) if process.wait() != 0]
         if failed:
             print(f"flexbody: error: precompiling failed: {', '.join(failed)}", file=sys.stderr)

@@ -2,6 +2,7 @@
 the :class:`flexbody.RunContext` it is given (``simulate(..., context=RunContext(progress=bar))``); nothing
 is installed globally.
 """
+
 from __future__ import annotations
 
 import sys
@@ -21,13 +22,13 @@ class ProgressBar:
     def __init__(self, stream=None, width: int = 30, interval: float = 0.5):
         self.stream = stream or sys.stderr
         self.width, self.interval = width, interval
-        self.start = None
+        self.start: float | None = None
         self.last_draw = -float("inf")
         self.shown = False
 
     def __call__(self, t: float, t0: float, t_end: float) -> None:
         now = time.perf_counter()
-        if self.start is None:                                   # the first report of a run
+        if self.start is None:  # the first report of a run
             self.start, self.last_draw = now, -float("inf")
         done = t >= t_end - 1e-12 * max(1.0, abs(t_end))
         if now - self.last_draw < self.interval and not done:
@@ -37,13 +38,15 @@ class ProgressBar:
         fraction = min(max((t - t0) / span, 0.0), 1.0)
         wall = now - self.start
         speed = (t - t0) / wall if wall > 0 else float("nan")
-        filled = int(round(fraction * self.width))
-        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] t = {t:.4g} / {t_end:.4g} s "
-                          f"({100 * fraction:5.1f} %), {speed:.3g} sim s / wall s, {wall:.1f} s")
+        filled = round(fraction * self.width)
+        self.stream.write(
+            f"\r[{'#' * filled}{'.' * (self.width - filled)}] t = {t:.4g} / {t_end:.4g} s "
+            f"({100 * fraction:5.1f} %), {speed:.3g} sim s / wall s, {wall:.1f} s"
+        )
         self.shown = True
         if done:
             self.break_line()
-            self.start = None                                    # a next run starts its own bar and clock
+            self.start = None  # a next run starts its own bar and clock
         self.stream.flush()
 
     def break_line(self) -> None:

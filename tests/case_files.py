@@ -1,4 +1,5 @@
 """Shared helpers of the case tests: import a case file without running it, check written outputs."""
+
 import importlib.util
 from pathlib import Path
 
@@ -25,6 +26,7 @@ def checkpoint_time(directory: Path) -> float:
     import json
 
     import numpy as np
+
     try:
         with np.load(Path(directory) / "checkpoint.npz") as data:
             return float(json.loads(str(data["state"]))["t"])

@@ -9,6 +9,7 @@ depend on which tests ran before it in the same process — under xdist, on how 
 the workers. The generator is reseeded before every test from the test's id, so each test sees the same
 data in any order, on any worker.
 """
+
 import os
 import zlib
 
@@ -23,6 +24,6 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 @pytest.fixture(autouse=True)
 def _module_rng_per_test(request):
     rng = getattr(request.module, "RNG", None)
-    if isinstance(rng, np.random.Generator):           # reseeded in place: defaults bound to it follow
+    if isinstance(rng, np.random.Generator):  # reseeded in place: defaults bound to it follow
         rng.bit_generator.state = np.random.default_rng(zlib.crc32(request.node.nodeid.encode())).bit_generator.state
     yield

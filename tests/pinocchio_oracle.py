@@ -33,6 +33,7 @@ Conventions of the returned quantities (matching flexbody's documented ones): wo
 (``pin.LOCAL_WORLD_ALIGNED``), τ = M a + b + g, b without gravity, classical (not spatial) point
 acceleration for J̇q̇.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -45,9 +46,9 @@ import pinocchio as pin
 class LinkMap:
     """Where a flexbody link lives in the Pinocchio model."""
 
-    joint_id: int          # Pinocchio joint the link rides on (0 = universe)
-    placement: pin.SE3     # pose of the link frame in that joint's frame
-    frame_id: int          # an OP_FRAME added at the link frame
+    joint_id: int  # Pinocchio joint the link rides on (0 = universe)
+    placement: pin.SE3  # pose of the link frame in that joint's frame
+    frame_id: int  # an OP_FRAME added at the link frame
 
 
 def depth_first(tree) -> list:
@@ -83,9 +84,10 @@ def to_pinocchio(tree) -> tuple[pin.Model, dict[str, LinkMap], np.ndarray]:
         else:
             pm = frames[link.parent.name]
             parent_joint, parent_pose = pm.joint_id, pm.placement
-        placement = pin.SE3(np.array(link.placement_rotation, dtype=float),
-                            np.array(link.placement_origin, dtype=float))
-        joint_pose = parent_pose * placement           # joint frame in the parent joint frame
+        placement = pin.SE3(
+            np.array(link.placement_rotation, dtype=float), np.array(link.placement_origin, dtype=float)
+        )
+        joint_pose = parent_pose * placement  # joint frame in the parent joint frame
         if kind == "Fixed":
             assert link.coordinate is None
             joint_id, link_pose = parent_joint, joint_pose
@@ -102,11 +104,9 @@ def to_pinocchio(tree) -> tuple[pin.Model, dict[str, LinkMap], np.ndarray]:
             assert model.idx_qs[joint_id] == model.idx_vs[joint_id] == len(perm), (link.name, model.idx_qs[joint_id])
             assert model.nqs[joint_id] == 1 and model.nvs[joint_id] == 1
             perm.append(link.coordinate)
-        inertia = pin.Inertia(float(link.mass), np.array(link.com, dtype=float),
-                              np.array(link.inertia, dtype=float))
+        inertia = pin.Inertia(float(link.mass), np.array(link.com, dtype=float), np.array(link.inertia, dtype=float))
         model.appendBodyToJoint(joint_id, inertia, link_pose)
-        frame_id = model.addFrame(pin.Frame(f"link_{link.name}", joint_id, link_pose, pin.FrameType.OP_FRAME),
-                                  False)
+        frame_id = model.addFrame(pin.Frame(f"link_{link.name}", joint_id, link_pose, pin.FrameType.OP_FRAME), False)
         frames[link.name] = LinkMap(joint_id, link_pose, frame_id)
     perm = np.array(perm, dtype=np.int64)
     assert model.nq == model.nv == tree.n_dofs, (model.nq, tree.n_dofs)
@@ -122,7 +122,7 @@ class PinocchioOracle:
         self.tree = tree
         self.model, self.frames, self.perm = to_pinocchio(tree)
         self.data = self.model.createData()
-        self.model0 = self.model.copy()                 # same model without gravity, for b
+        self.model0 = self.model.copy()  # same model without gravity, for b
         self.model0.gravity.linear = np.zeros(3)
         self.data0 = self.model0.createData()
 
@@ -143,7 +143,7 @@ class PinocchioOracle:
     # ---------------------------------------------------------------- joint space
     def mass_matrix(self, q) -> np.ndarray:
         M = pin.crba(self.model, self.data, self.to_pin(q)).copy()
-        M = np.triu(M) + np.triu(M, 1).T            # crba fills the upper triangle only
+        M = np.triu(M) + np.triu(M, 1).T  # crba fills the upper triangle only
         out = np.empty_like(M)
         out[np.ix_(self.perm, self.perm)] = M
         return out
@@ -156,8 +156,7 @@ class PinocchioOracle:
 
     def bias_force(self, q, v) -> np.ndarray:
         """Coriolis + centrifugal only: RNEA with a = 0 on the copy of the model with zero gravity."""
-        return self.from_pin(pin.rnea(self.model0, self.data0, self.to_pin(q), self.to_pin(v),
-                                      np.zeros(self.model.nv)))
+        return self.from_pin(pin.rnea(self.model0, self.data0, self.to_pin(q), self.to_pin(v), np.zeros(self.model.nv)))
 
     def inverse_dynamics(self, q, v, a) -> np.ndarray:
         return self.from_pin(pin.rnea(self.model, self.data, self.to_pin(q), self.to_pin(v), self.to_pin(a)))
@@ -214,8 +213,9 @@ class PinocchioOracle:
         acceleration is the spatial one plus ω × v_point (checked against finite differences in the tests)."""
         pin.forwardKinematics(self.model, self.data, self.to_pin(q), self.to_pin(v), np.zeros(self.model.nv))
         joint_id, M = self._point_se3(link_name, offset)
-        return pin.getFrameClassicalAcceleration(self.model, self.data, joint_id, M,
-                                                 pin.LOCAL_WORLD_ALIGNED).linear.copy()
+        return pin.getFrameClassicalAcceleration(
+            self.model, self.data, joint_id, M, pin.LOCAL_WORLD_ALIGNED
+        ).linear.copy()
 
     def angular_bias_acceleration(self, q, v, link_name: str) -> np.ndarray:
         """J̇_ω q̇ (3,): angular acceleration at a = 0 (spatial and classical agree), world axes."""

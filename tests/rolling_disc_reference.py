@@ -6,18 +6,19 @@ V = −m g·c; the contact point's material velocity ċ + ω × r d = 0 (d = −
 gives A(q) q̇ = 0 and Ȧq̇ by differentiation; M q̈ + h = Aᵀλ, A q̈ + Ȧq̇ = 0 are solved at each instant and
 integrated with scipy's DOP853. Nothing here comes from flexbody.
 """
-from functools import lru_cache
+
+from functools import cache
 
 import numpy as np
 import sympy as sp
 from scipy.integrate import solve_ivp
 
 
-@lru_cache(maxsize=None)
+@cache
 def _model(m: float, r: float, g: float):
     q = sp.symbols("x y z psi theta phi", real=True)
     qd = sp.symbols("xd yd zd psid thetad phid", real=True)
-    x, y, z, psi, theta, phi = q
+    _x, _y, z, psi, theta, phi = q
 
     def rot(axis, angle):
         c, s = sp.cos(angle), sp.sin(angle)
@@ -29,7 +30,7 @@ def _model(m: float, r: float, g: float):
 
     R = rot("z", psi) * rot("x", theta) * rot("y", phi)
     R_dot = sum((R.diff(qi) * qdi for qi, qdi in zip(q, qd)), sp.zeros(3, 3))
-    W = R.T * R_dot                                            # [ω_b]×
+    W = R.T * R_dot  # [ω_b]×
     omega_b = sp.Matrix([W[2, 1], W[0, 2], W[1, 0]])
     omega = R * omega_b
     c_dot = sp.Matrix(qd[:3])
@@ -46,10 +47,18 @@ def _model(m: float, r: float, g: float):
     A_dot_qd = (A * qdv).jacobian(sp.Matrix(q)) * qdv
     p = sp.Matrix([T]).jacobian(qdv).T
     M = p.jacobian(qdv)
-    h = p.jacobian(sp.Matrix(q)) * qdv - sp.Matrix([T]).jacobian(sp.Matrix(q)).T + sp.Matrix([V]).jacobian(sp.Matrix(q)).T
+    h = (
+        p.jacobian(sp.Matrix(q)) * qdv
+        - sp.Matrix([T]).jacobian(sp.Matrix(q)).T
+        + sp.Matrix([V]).jacobian(sp.Matrix(q)).T
+    )
     args = list(q) + list(qd)
-    return (sp.lambdify(args, M, "numpy"), sp.lambdify(args, h, "numpy"), sp.lambdify(args, A, "numpy"),
-            sp.lambdify(args, A_dot_qd, "numpy"))
+    return (
+        sp.lambdify(args, M, "numpy"),
+        sp.lambdify(args, h, "numpy"),
+        sp.lambdify(args, A, "numpy"),
+        sp.lambdify(args, A_dot_qd, "numpy"),
+    )
 
 
 def rolling_disc_motion(q0, v0, times, m: float, r: float, g: float = 9.81) -> np.ndarray:
@@ -64,6 +73,7 @@ def rolling_disc_motion(q0, v0, times, m: float, r: float, g: float = 9.81) -> n
         sol = np.linalg.solve(K, np.concatenate([-h, -b]))
         return np.concatenate([s[6:], sol[:6]])
 
-    out = solve_ivp(rhs, (times[0], times[-1]), np.concatenate([q0, v0]), method="DOP853", rtol=1e-12, atol=1e-12,
-                    t_eval=times)
+    out = solve_ivp(
+        rhs, (times[0], times[-1]), np.concatenate([q0, v0]), method="DOP853", rtol=1e-12, atol=1e-12, t_eval=times
+    )
     return out.y[:6].T

@@ -24,6 +24,7 @@ from ``basis.interpolate(u)`` and handed to the forms as extra fields, which is 
 skfem for a nonlinear material (otherwise the tangent form would recompute them for every local
 (i, j) pair).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,8 +32,18 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
-from skfem import (Basis, BilinearForm, ElementHex1, ElementHex2, ElementVector, LinearForm,
-                   MeshHex1, MeshHex2, condense, solve)
+from skfem import (
+    Basis,
+    BilinearForm,
+    ElementHex1,
+    ElementHex2,
+    ElementVector,
+    LinearForm,
+    MeshHex1,
+    MeshHex2,
+    condense,
+    solve,
+)
 from skfem.helpers import ddot, grad
 
 # --------------------------------------------------------------------------- tensor helpers
@@ -57,9 +68,11 @@ def _identity_like(F):
 
 def _det3(A):
     """Determinant of a field of 3×3 matrices."""
-    return (A[0, 0] * (A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1])
-            - A[0, 1] * (A[1, 0] * A[2, 2] - A[1, 2] * A[2, 0])
-            + A[0, 2] * (A[1, 0] * A[2, 1] - A[1, 1] * A[2, 0]))
+    return (
+        A[0, 0] * (A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1])
+        - A[0, 1] * (A[1, 0] * A[2, 2] - A[1, 2] * A[2, 0])
+        + A[0, 2] * (A[1, 0] * A[2, 1] - A[1, 1] * A[2, 0])
+    )
 
 
 def _inv3(A):
@@ -109,9 +122,9 @@ class Material:
         if self.kind == "neohookean":
             Ci = _inv3(eye + 2 * E)
             trG = G[0, 0] + G[1, 1] + G[2, 2]
-            J_minus_1 = trG + 0.5 * (trG ** 2 - np.einsum("ij...,ji...->...", G, G)) + _det3(G)
+            J_minus_1 = trG + 0.5 * (trG**2 - np.einsum("ij...,ji...->...", G, G)) + _det3(G)
             lnJ = np.log1p(J_minus_1)
-            S = 2 * self.mu * _mm(Ci, E) + self.lam * lnJ * Ci     # μ(I − C⁻¹) = μ C⁻¹ (C − I)
+            S = 2 * self.mu * _mm(Ci, E) + self.lam * lnJ * Ci  # μ(I − C⁻¹) = μ C⁻¹ (C − I)
             return {"F": F, "S": S, "Ci": Ci, "lnJ": lnJ}
         raise ValueError(f"unknown material kind {self.kind!r}")
 
@@ -160,8 +173,7 @@ class SkfemHyperelastic:
         lam, mu = material.lam, material.mu
         kernel = _tangent_svk if material.kind == "svk" else _tangent_neohookean
         self.residual_form = LinearForm(_residual_form)
-        self.tangent_form = BilinearForm(lambda du, v, w: kernel(du, v, w, lam, mu),
-                                         nthreads=nthreads)
+        self.tangent_form = BilinearForm(lambda du, v, w: kernel(du, v, w, lam, mu), nthreads=nthreads)
 
     def quadrature_fields(self, u: np.ndarray) -> dict:
         """F = I + ∇u and material fields at the quadrature points, each (3, 3, n_el, n_qp)."""
@@ -207,8 +219,8 @@ def vector_basis(mesh, order: int, n_gauss: int | None = None) -> Basis:
         basis = Basis(mesh, elem, intorder=intorder_for(n_gauss))
     else:  # intorder cannot give a single point; pass the midpoint rule on skfem's [0, 1]³
         basis = Basis(mesh, elem, quadrature=(np.full((3, 1), 0.5), np.ones(1)))
-    if basis.X.shape[1] != n_gauss ** 3:
-        raise AssertionError(f"expected {n_gauss ** 3} quadrature points, got {basis.X.shape[1]}")
+    if basis.X.shape[1] != n_gauss**3:
+        raise AssertionError(f"expected {n_gauss**3} quadrature points, got {basis.X.shape[1]}")
     return basis
 
 
@@ -234,8 +246,7 @@ def dof_permutation(basis: Basis, points: np.ndarray, tol: float = 1e-9) -> np.n
     return perm
 
 
-def smooth_deformation(points: np.ndarray, amplitude: float = 0.15, noise: float = 1e-3,
-                       seed: int = 0) -> np.ndarray:
+def smooth_deformation(points: np.ndarray, amplitude: float = 0.15, noise: float = 1e-3, seed: int = 0) -> np.ndarray:
     """A smooth, moderately large nonlinear map of the reference points plus small noise, (n, 3).
 
     Stretch, shear, bending and twist of magnitude ~``amplitude`` relative to the box size; the
@@ -244,22 +255,30 @@ def smooth_deformation(points: np.ndarray, amplitude: float = 0.15, noise: float
     rng = np.random.default_rng(seed)
     X = np.asarray(points, dtype=float)
     lo, size = X.min(axis=0), np.ptp(X, axis=0)
-    s = (X - lo) / size                                # in [0, 1]³
+    s = (X - lo) / size  # in [0, 1]³
     a = amplitude
     x = np.empty_like(X)
     x[:, 0] = X[:, 0] * (1 + 0.5 * a * s[:, 1]) + a * size[0] * 0.3 * np.sin(1.3 * s[:, 2])
     x[:, 1] = X[:, 1] + a * size[1] * (0.8 * s[:, 0] ** 2 + 0.4 * np.sin(2.0 * s[:, 2] + s[:, 0]))
-    x[:, 2] = X[:, 2] * (1 - 0.3 * a * s[:, 0]) + a * size[0] * 0.5 * s[:, 0] ** 2 \
-        + a * size[2] * 0.3 * s[:, 1] * s[:, 2]
+    x[:, 2] = (
+        X[:, 2] * (1 - 0.3 * a * s[:, 0]) + a * size[0] * 0.5 * s[:, 0] ** 2 + a * size[2] * 0.3 * s[:, 1] * s[:, 2]
+    )
     return x + noise * size.min() * rng.standard_normal(X.shape)
 
 
 # --------------------------------------------------------------------------- static solve
 
 
-def solve_cantilever(oracle: SkfemHyperelastic, tip_force, load_steps: int = 5, tol: float = 1e-12,
-                     step_tol: float = 1e-14, max_iter: int = 30, clamp_x: float = 0.0,
-                     tip_x: float | None = None):
+def solve_cantilever(
+    oracle: SkfemHyperelastic,
+    tip_force,
+    load_steps: int = 5,
+    tol: float = 1e-12,
+    step_tol: float = 1e-14,
+    max_iter: int = 30,
+    clamp_x: float = 0.0,
+    tip_x: float | None = None,
+):
     """Newton with load stepping on skfem's forms: clamp x = clamp_x, ``tip_force`` on each tip node.
 
     A load step converges when ‖r‖/‖f‖ < tol or the Newton update satisfies ‖du‖ ≤ step_tol ‖u‖
@@ -288,7 +307,7 @@ def solve_cantilever(oracle: SkfemHyperelastic, tip_force, load_steps: int = 5, 
                 break
             du = solve(*condense(oracle.tangent(u), -r, D=fixed))
             u = u + du
-            if np.linalg.norm(du) <= step_tol * np.linalg.norm(u):   # residual at round-off floor
+            if np.linalg.norm(du) <= step_tol * np.linalg.norm(u):  # residual at round-off floor
                 break
         else:
             raise RuntimeError(f"Newton did not converge at load step {step}: {history}")

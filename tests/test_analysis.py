@@ -1,11 +1,12 @@
 """Tests of flexbody.linalg.rank: constraint rank, redundant rows, tolerances [AG Remark 4, DE 5.3]."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from flexbody.errors import ConstraintError
 from flexbody.linalg import rank as analysis
 from flexbody.linalg.rank import DEFAULT_ATOL, DEFAULT_RTOL, constraint_rank
-from flexbody.errors import ConstraintError
 
 
 def rows(m, n, seed=0):
@@ -43,7 +44,7 @@ def test_linear_combination_row():
     assert rep.rank == 4 and len(rep.redundant_rows) == 1
     assert rep.redundant_rows[0] in (0, 3, 4)
     kept = np.delete(Phi, rep.redundant_rows, axis=0)
-    assert np.linalg.matrix_rank(kept) == 4                  # the remaining rows are independent
+    assert np.linalg.matrix_rank(kept) == 4  # the remaining rows are independent
 
 
 def test_several_redundant_rows_leave_independent_set():
@@ -55,17 +56,17 @@ def test_several_redundant_rows_leave_independent_set():
 
 
 def test_singular_slider_crank_is_rank_zero():
-    q1, q2 = np.pi / 2, np.pi                  # A = l[c1 + c12, c12] [AG-67] vanishes; computed ~1e-16
+    q1, q2 = np.pi / 2, np.pi  # A = l[c1 + c12, c12] [AG-67] vanishes; computed ~1e-16
     A = np.array([[np.cos(q1) + np.cos(q1 + q2), np.cos(q1 + q2)]])
     rep = constraint_rank(A, row_labels=["y_C"])
     assert rep.rank == 0 and rep.dof == 2 and rep.redundant_rows == (0,) and rep.redundant_labels == ("y_C",)
-    assert rep.tol == DEFAULT_ATOL                 # the absolute floor decides here
+    assert rep.tol == DEFAULT_ATOL  # the absolute floor decides here
     assert constraint_rank(A, atol=0.0).rank == 1  # a purely relative test cannot drop the only row
 
 
 def test_rtol_decides_near_dependence():
     Phi = rows(3, 8, seed=4)
-    Phi = np.vstack([Phi, Phi[0] + 1e-6 * rows(1, 8, seed=40)[0]])   # σ_min/σ_max ~ 1e-7
+    Phi = np.vstack([Phi, Phi[0] + 1e-6 * rows(1, 8, seed=40)[0]])  # σ_min/σ_max ~ 1e-7
     assert constraint_rank(Phi).rank == 4
     rep = constraint_rank(Phi, rtol=1e-4)
     assert rep.rank == 3 and rep.rtol == 1e-4
@@ -81,7 +82,7 @@ def test_sparse_input_and_gram_route(monkeypatch):
     monkeypatch.setattr(analysis, "DENSE_LIMIT", 10)
     gram = constraint_rank(sp.csr_matrix(Phi))
     assert gram.source == "gram" and gram.rank == 5 and gram.rtol == analysis.GRAM_RTOL_FLOOR
-    assert len(gram.redundant_rows) == 2        # ties (the duplicate pair) may be broken differently
+    assert len(gram.redundant_rows) == 2  # ties (the duplicate pair) may be broken differently
     assert np.linalg.matrix_rank(np.delete(Phi, gram.redundant_rows, axis=0)) == 5
     np.testing.assert_allclose(gram.singular_values[:5], dense.singular_values[:5], rtol=1e-10)
 

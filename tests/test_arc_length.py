@@ -6,6 +6,7 @@ The closed form: a St. Venant–Kirchhoff bar with ν = 0 under a dead axial com
 N(λ) while the load falls again. Beyond λ → 0 the bar would invert (det F ≤ 0), which the path refuses: it ends
 with a ConvergenceError whose ``last_good`` holds the path.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,19 +17,21 @@ from flexbody.errors import ConvergenceError, FlexbodyError
 
 L, B, E = 1.0, 0.1, 1.0e6
 AREA = B * B
-LIMIT = E * AREA / (3.0 * np.sqrt(3.0))                     # N, largest compression the bar carries
-FORCE = 1.25 * LIMIT                                        # N, the load at load factor 1 (beyond the limit)
+LIMIT = E * AREA / (3.0 * np.sqrt(3.0))  # N, largest compression the bar carries
+FORCE = 1.25 * LIMIT  # N, the load at load factor 1 (beyond the limit)
 
 
 def _bar(order: int = 1) -> tuple[fb.System, fb.FlexibleBody]:
     mesh = fb.mesh.box((L, B, B), (2, 1, 1), order=order)
     bar = fb.FlexibleBody("bar", mesh, fb.StVenantKirchhoff(young=E, poisson=0.0, density=1.0))
     X = mesh.points
-    corner = lambda p: int(np.flatnonzero(np.all(np.isclose(X, p), axis=1))[0])        # noqa: E731
-    held = [fb.Fix(bar, "x0", components=(0,), name="roller"),
-            fb.Fix(bar, [corner((0, 0, 0))], components=(1, 2), name="origin"),
-            fb.Fix(bar, [corner((0, B, 0))], components=(2,), name="no_twist"),
-            fb.Fix(bar, [corner((0, 0, B))], components=(1,), name="no_tilt")]
+    corner = lambda p: int(np.flatnonzero(np.all(np.isclose(X, p), axis=1))[0])  # noqa: E731
+    held = [
+        fb.Fix(bar, "x0", components=(0,), name="roller"),
+        fb.Fix(bar, [corner((0, 0, 0))], components=(1, 2), name="origin"),
+        fb.Fix(bar, [corner((0, B, 0))], components=(2,), name="no_twist"),
+        fb.Fix(bar, [corner((0, 0, B))], components=(1,), name="no_tilt"),
+    ]
     load = fb.SurfaceTraction(bar, "x1", total=(-FORCE, 0.0, 0.0))
     return fb.System([bar], held, loads=[load]), bar
 
@@ -48,18 +51,18 @@ def test_load_control_stops_at_the_limit_point():
 @pytest.mark.parametrize("order", [1, 2], ids=["H8", "H27"])
 def test_arc_length_passes_the_limit_point_on_the_closed_form(order):
     system, bar = _bar(order)
-    with pytest.raises(ConvergenceError, match="invert|det F") as info:
+    with pytest.raises(ConvergenceError, match=r"invert|det F") as info:
         fb.solve_static(system, load_steps=10, path=fb.ArcLength())
     path = info.value.last_good
     stretch, load = _stretch(path, bar), path.times * FORCE
-    closed_form = E * AREA * (stretch - stretch ** 3) / 2.0            # compressive force for the stretch
+    closed_form = E * AREA * (stretch - stretch**3) / 2.0  # compressive force for the stretch
     assert np.abs(load - closed_form).max() <= 1e-8 * LIMIT
     peak = int(np.argmax(load))
-    assert 0 < peak < len(load) - 1 and load[-1] < 0.5 * LIMIT         # over the limit and well down the far side
-    assert np.all(np.diff(stretch) < 0)                                 # the bar shortens all the way
-    assert stretch[peak] > 1 / np.sqrt(3) > stretch[peak + 1] and load[peak] <= LIMIT   # on both sides of it
+    assert 0 < peak < len(load) - 1 and load[-1] < 0.5 * LIMIT  # over the limit and well down the far side
+    assert np.all(np.diff(stretch) < 0)  # the bar shortens all the way
+    assert stretch[peak] > 1 / np.sqrt(3) > stretch[peak + 1] and load[peak] <= LIMIT  # on both sides of it
     assert stretch[-1] < 0.25 and set(path.histories) >= {"arc_length", "newton_iterations", "residual"}
-    assert max(path.iterations) <= 8                                    # Newton stays quadratic along the arc
+    assert max(path.iterations) <= 8  # Newton stays quadratic along the arc
 
 
 def test_arc_length_settings_and_scope_are_checked():
@@ -89,11 +92,18 @@ def test_arc_length_does_not_retrace_its_path_after_a_snap_back():
     points = np.column_stack([(R + d) * np.sin(s), (R + d) * np.cos(s) - R, z])
     ends = np.flatnonzero(np.isclose(np.abs(s), angle) & np.isclose(d, 0.0))
     crown = np.flatnonzero(np.isclose(s, 0.0) & np.isclose(d, 0.0))
-    arch = fb.FlexibleBody("arch", fb.HexMesh(points, box.cells, node_sets={"ends": ends, "crown": crown}),
-                           fb.StVenantKirchhoff(young=1e9, poisson=0.0, density=1e3), quadrature=(2, 3, 3))
-    system = fb.System([arch], [fb.Fix(arch, "ends"), fb.Fix(arch, np.arange(arch.n_nodes), components=(2,))],
-                       loads=[fb.NodalForce(arch, "crown", total=(0.0, -2e3, 0.0))])
+    arch = fb.FlexibleBody(
+        "arch",
+        fb.HexMesh(points, box.cells, node_sets={"ends": ends, "crown": crown}),
+        fb.StVenantKirchhoff(young=1e9, poisson=0.0, density=1e3),
+        quadrature=(2, 3, 3),
+    )
+    system = fb.System(
+        [arch],
+        [fb.Fix(arch, "ends"), fb.Fix(arch, np.arange(arch.n_nodes), components=(2,))],
+        loads=[fb.NodalForce(arch, "crown", total=(0.0, -2e3, 0.0))],
+    )
     path = fb.solve_static(system, path=fb.ArcLength(), load_steps=20)
     steps = np.diff(path.q, axis=0)
-    assert path.times[-1] == 1.0 and path.times.min() < -1.0                          # through the snap and back
-    assert np.all(np.einsum("ij,ij->i", steps[1:], steps[:-1]) > 0)                   # never turned back
+    assert path.times[-1] == 1.0 and path.times.min() < -1.0  # through the snap and back
+    assert np.all(np.einsum("ij,ij->i", steps[1:], steps[:-1]) > 0)  # never turned back

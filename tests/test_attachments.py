@@ -1,4 +1,5 @@
-"""Attachments of flexible bodies (flexbody.constraints.attachments, flexbody.constraints.nodes) and the rigid–flexible assembled
+"""Attachments of flexible bodies (flexbody.constraints.attachments, flexbody.constraints.nodes) and the
+rigid–flexible assembled
 system (flexbody.system.assembled, flexbody.linalg.block_mass) [DE-110, DE-112, DE-113].
 
 Independent references: central finite differences of φ(q) for the Jacobian Φ and of Φ(q) along v for the
@@ -6,6 +7,7 @@ bias Φ̇v; closed-form rotations R_y(θ) of the planar arm for the rigid placem
 linear algebra on M.toarray() for the block mass; ½vᵀMv with the tree's composite mass matrix, the link
 centres of mass and the body's own mass matrix / strain energy for the energies.
 """
+
 import time
 
 import numpy as np
@@ -13,10 +15,10 @@ import pytest
 import scipy.sparse as sp
 
 import flexbody as fb
-from flexbody.mechanisms import flexible as fm
-from flexbody.linalg.block_mass import DENSE_MASS_LIMIT, BlockMass, FlexibleMassFactor
 from flexbody.errors import ConstraintError, MeshError, StateError
 from flexbody.fem.mesh import box
+from flexbody.linalg.block_mass import DENSE_MASS_LIMIT, BlockMass, FlexibleMassFactor
+from flexbody.mechanisms import flexible as fm
 
 MAT = fb.StVenantKirchhoff(young=1.0e7, poisson=0.3, density=1000.0)
 METHODS = ("multiplier", "gauss", "nullspace", "projection")
@@ -27,8 +29,9 @@ def spatial_arm(name="arm"):
     """Two links with non-parallel axes (z then y), so ω × (ω × r) and α × r are fully 3-D."""
     tree = fb.RigidTree(name)
     l1 = tree.add_link("l1", None, fb.Revolute((0, 0, 1)), mass=2.0, com=(0.25, 0, 0), inertia=(0.01, 0.04, 0.04))
-    l2 = tree.add_link("l2", "l1", fb.Revolute((0, 1, 0)), origin=(0.5, 0, 0), mass=1.0, com=(0.2, 0, 0),
-                       inertia=(0.005, 0.02, 0.02))
+    l2 = tree.add_link(
+        "l2", "l1", fb.Revolute((0, 1, 0)), origin=(0.5, 0, 0), mass=1.0, com=(0.2, 0, 0), inertia=(0.005, 0.02, 0.02)
+    )
     return tree, l1, l2
 
 
@@ -65,15 +68,16 @@ def case_fix_components():
 
     def phi(q):
         return q[cols] - (beam.mesh.points[nodes] + [0.01, 0.0, -0.02])[:, [0, 2]].ravel()
+
     return asm, [[(c_, 1.0)] for c_ in cols], phi
 
 
 def case_attach_link():
-    tree, l1, l2 = spatial_arm()
+    tree, _l1, l2 = spatial_arm()
     beam = bar()
     asm = fb.System([tree, beam], [fb.AttachNodes(beam, "x0", l2)]).assemble()
     cols = node_cols(asm, beam, beam.nodes("x0")).ravel()
-    return asm, [[(c_, 1.0)] + tree_entries(i) for i, c_ in enumerate(cols)], None
+    return asm, [[(c_, 1.0), *tree_entries(i)] for i, c_ in enumerate(cols)], None
 
 
 def case_attach_ground():
@@ -83,15 +87,16 @@ def case_attach_ground():
     nodes = beam.nodes("x0")
     cols = node_cols(asm, beam, nodes).ravel()
 
-    def phi(q):                        # a clamp at the initial (reference) positions, whatever the frame
+    def phi(q):  # a clamp at the initial (reference) positions, whatever the frame
         return q[cols] - beam.mesh.points[nodes].ravel()
+
     return asm, [[(c_, 1.0)] for c_ in cols], phi
 
 
 def case_tie():
     a = bar("a", origin=(0.0, 0.0, 0.0), size=(0.3, 0.05, 0.05), divisions=(3, 1, 1))
     b = bar("b", origin=(0.3, 0.0, 0.0), size=(0.2, 0.05, 0.05), divisions=(2, 1, 1))
-    c = fb.TieNodes(a, "x1", b)                        # partners found among all nodes of b
+    c = fb.TieNodes(a, "x1", b)  # partners found among all nodes of b
     asm = fb.System([a, b], [c]).assemble()
     ia = a.nodes("x1")
     Xb = b.mesh.points
@@ -100,16 +105,17 @@ def case_tie():
 
     def phi(q):
         return q[ca] - q[cb]
+
     return asm, [[(x, 1.0), (y, -1.0)] for x, y in zip(ca, cb)], phi
 
 
 def case_pin_link():
-    tree, l1, l2 = spatial_arm()
+    tree, _l1, l2 = spatial_arm()
     beam = bar()
     node = fb.nearest_node(beam, (0.9, -0.025, -0.025))
     asm = fb.System([tree, beam], [fb.pin(beam, node, tree.point(l2, (0.4, -0.025, -0.025)))]).assemble()
     cols = node_cols(asm, beam, [node.index]).ravel()
-    return asm, [[(c_, 1.0)] + tree_entries(i) for i, c_ in enumerate(cols)], None
+    return asm, [[(c_, 1.0), *tree_entries(i)] for i, c_ in enumerate(cols)], None
 
 
 def case_pin_ground():
@@ -120,6 +126,7 @@ def case_pin_ground():
 
     def phi(q):
         return q[cols] - p
+
     return asm, [[(c_, 1.0)] for c_ in cols], phi
 
 
@@ -131,19 +138,26 @@ def case_pin_node():
 
     def phi(q):
         return q[ca] - q[cb]
+
     return asm, [[(x, 1.0), (y, -1.0)] for x, y in zip(ca, cb)], phi
 
 
-CASES = {"fix_components": case_fix_components, "attach_link": case_attach_link,
-         "attach_ground": case_attach_ground, "tie": case_tie, "pin_link": case_pin_link,
-         "pin_ground": case_pin_ground, "pin_node": case_pin_node}
+CASES = {
+    "fix_components": case_fix_components,
+    "attach_link": case_attach_link,
+    "attach_ground": case_attach_ground,
+    "tie": case_tie,
+    "pin_link": case_pin_link,
+    "pin_ground": case_pin_ground,
+    "pin_node": case_pin_node,
+}
 
 
 def random_state(asm, seed):
     rng = np.random.default_rng(seed)
     q = asm.q0.copy()
-    q[:asm.n_rigid] = rng.uniform(-1.0, 1.0, asm.n_rigid)
-    q[asm.n_rigid:] += 0.02 * rng.standard_normal(asm.n_dofs - asm.n_rigid)
+    q[: asm.n_rigid] = rng.uniform(-1.0, 1.0, asm.n_rigid)
+    q[asm.n_rigid :] += 0.02 * rng.standard_normal(asm.n_dofs - asm.n_rigid)
     return q, rng.standard_normal(asm.n_dofs)
 
 
@@ -154,7 +168,7 @@ def test_rows_match_finite_differences_and_are_sparse(kind):
     q, v = random_state(asm, seed=len(kind))
     phi, Phi, bias, phi_t = asm.constraint_rows(asm.evaluate(0.0, q, v))
     assert sp.isspmatrix_csr(Phi) and Phi.shape == (asm.n_constraints, asm.n_dofs) == (len(pattern), asm.n_dofs)
-    assert np.all(phi_t == 0.0)                                     # scleronomic
+    assert np.all(phi_t == 0.0)  # scleronomic
     if closed_form is not None:
         assert np.abs(phi - closed_form(q)).max() < 1e-14
     # (a) Φ = ∂φ/∂q by central differences, every column (n ≤ 100 here). φ is linear in the nodal
@@ -162,15 +176,16 @@ def test_rows_match_finite_differences_and_are_sparse(kind):
     # ~ε²/6 = 2e-13 and the round-off ~1e-16·|φ|/ε ≈ 1e-10; 1e-8 leaves two orders of margin.
     eps = 1e-6
     E = np.eye(asm.n_dofs)
-    J = np.column_stack([(asm.constraint_value(0.0, q + eps * e) - asm.constraint_value(0.0, q - eps * e))
-                         / (2 * eps) for e in E])
+    J = np.column_stack(
+        [(asm.constraint_value(0.0, q + eps * e) - asm.constraint_value(0.0, q - eps * e)) / (2 * eps) for e in E]
+    )
     assert np.abs(Phi.toarray() - J).max() < 1e-8
     # (b) bias = Φ̇v = d/dt Φ(q + t v) v: same error estimate times |v|² ≈ 10 (v ~ N(0, 1)).
     dPhi = (asm.constraint_jacobian(0.0, q + eps * v) - asm.constraint_jacobian(0.0, q - eps * v)) / (2 * eps)
     expected = dPhi @ v
     assert np.abs(bias - expected).max() < 1e-7 * max(1.0, np.abs(expected).max())
     if kind in ("attach_link", "pin_link"):
-        assert np.abs(bias).max() > 0.1                             # the rigid-motion terms are exercised
+        assert np.abs(bias).max() > 0.1  # the rigid-motion terms are exercised
     else:
         assert np.all(bias == 0.0)
     # (c) sparse rows: the node's coordinate with coefficient ±1 (exactly) plus the tree columns, nothing else
@@ -190,7 +205,8 @@ def test_rows_match_finite_differences_and_are_sparse(kind):
 
 def test_pin_rows_store_no_explicit_zeros_and_are_eliminated():
     from flexbody.linalg.saddle_point import SaddlePointSolver
-    asm = fm.flexible_pendulum(divisions=(4, 1, 1)).assemble()         # one pin(bar, 0, Ground) = 3 rows
+
+    asm = fm.flexible_pendulum(divisions=(4, 1, 1)).assemble()  # one pin(bar, 0, Ground) = 3 rows
     _, Phi, _, _ = asm.constraint_rows(asm.evaluate(0.0, asm.q0))
     solver = SaddlePointSolver(asm.n_rigid)
     solver.factor(np.zeros((0, 0)), asm.flexible.mass.matrix, Phi)
@@ -237,13 +253,13 @@ def test_attach_keeps_the_offsets_of_the_initial_configuration():
     beam = asm.bodies[0]
     l1, l2 = 0.5, 0.4
 
-    def flange_frame(q):                      # joint frame of link l2 by hand: rotations about +y
+    def flange_frame(q):  # joint frame of link l2 by hand: rotations about +y
         return R_y(q[0]) @ np.array([l1, 0.0, 0.0]), R_y(q[0] + q[1])
 
     # the builder put face x0 of the beam on the flange (l2 tip) at q0, and φ(q0) = 0 there
     p, R = flange_frame(q0)
     X = asm.q0[asm.slices[beam]].reshape(-1, 3)
-    local = (X - p) @ R                                                    # node positions in the l2 frame
+    local = (X - p) @ R  # node positions in the l2 frame
     assert np.allclose(local[beam.nodes("x0"), 0], l2, atol=1e-14)
     assert np.abs(asm.constraint_value(0.0, asm.q0)).max() < 1e-14
     # rotate the joints, carry the whole beam rigidly with the flange: still φ = 0, and no strain
@@ -262,7 +278,7 @@ def test_attach_keeps_the_offsets_of_the_initial_configuration():
 
 def test_attach_offsets_come_from_the_system_q0_not_from_zero_angles():
     """A mesh placed anywhere, with the system's q0: the offsets are r = R(q0)ᵀ(x − p(q0))."""
-    tree, l1, l2 = spatial_arm()
+    tree, _l1, l2 = spatial_arm()
     beam = bar()
     q0 = np.array([0.3, -0.4])
     asm = fb.System([tree, beam], [fb.AttachNodes(beam, "x1", l2)], q0=q0).assemble()
@@ -274,13 +290,13 @@ def test_attach_offsets_come_from_the_system_q0_not_from_zero_angles():
     q[:2] = [1.2, 0.5]
     q[asm.slices[beam]] = moved.ravel()
     assert np.abs(asm.constraint_value(0.0, q)).max() < 1e-14
-    q[:2] = 0.0                                         # with the zero-angle pose the rows are not satisfied
+    q[:2] = 0.0  # with the zero-angle pose the rows are not satisfied
     assert np.abs(asm.constraint_value(0.0, q)).max() > 0.1
 
 
 # ------------------------------------------------------------------------------------- 3. bad input
 def test_bad_node_indices_and_set_names_name_the_body():
-    tree, l1, l2 = spatial_arm()
+    tree, _l1, l2 = spatial_arm()
     beam = bar()
     n = beam.n_nodes
     with pytest.raises(MeshError, match=rf"'beam'.*{n}"):
@@ -293,40 +309,48 @@ def test_bad_node_indices_and_set_names_name_the_body():
         fb.AttachNodes(beam, [-1, 2], l2)
     with pytest.raises(ConstraintError, match=rf"'beam'.*{n}"):
         fb.TieNodes(beam, [n], bar("other"))
-    for make in (lambda: fb.constraints.FixNodes(beam, "x7"), lambda: fb.AttachNodes(beam, "flange", l2),
-                 lambda: fb.TieNodes(beam, "nope", bar("other"))):
+    for make in (
+        lambda: fb.constraints.FixNodes(beam, "x7"),
+        lambda: fb.AttachNodes(beam, "flange", l2),
+        lambda: fb.TieNodes(beam, "nope", bar("other")),
+    ):
         with pytest.raises(ConstraintError, match=r"'beam'.*no node or face set named"):
             make()
     with pytest.raises(MeshError, match="exactly one"):
-        fb.pin(beam, "x0", fb.Ground())                  # a four-node set is not a node
+        fb.pin(beam, "x0", fb.Ground())  # a four-node set is not a node
     with pytest.raises(MeshError):
-        fb.Node(tree, 0)                                 # not a flexible body
+        fb.Node(tree, 0)  # not a flexible body
 
 
 def test_tie_of_non_coincident_nodes_names_the_node():
     a = bar("a", origin=(0.0, 0.0, 0.0), size=(0.3, 0.05, 0.05), divisions=(3, 1, 1))
     b = bar("b", origin=(0.3, 0.0, 0.0), size=(0.2, 0.05, 0.05), divisions=(2, 1, 1))
-    first = int(a.nodes("x0")[0])                        # face x = 0 of a touches nothing of b
+    first = int(a.nodes("x0")[0])  # face x = 0 of a touches nothing of b
     with pytest.raises(ConstraintError, match=rf"node {first} of 'a'.*'b'"):
         fb.TieNodes(a, "x0", b)
     with pytest.raises(ConstraintError, match="node"):
         fb.TieNodes(a, "x1", b, "x1")
-    fb.TieNodes(a, "x1", b, tol=1e-8)                    # the shared face is fine
+    fb.TieNodes(a, "x1", b, tol=1e-8)  # the shared face is fine
     shifted = bar("c", origin=(0.3 + 1e-6, 0.0, 0.0), size=(0.2, 0.05, 0.05), divisions=(2, 1, 1))
     with pytest.raises(ConstraintError, match="'c'"):
-        fb.TieNodes(a, "x1", shifted)                    # 1e-6 m apart > tol 1e-8 m
+        fb.TieNodes(a, "x1", shifted)  # 1e-6 m apart > tol 1e-8 m
     fb.TieNodes(a, "x1", shifted, tol=1e-5)
     with pytest.raises(ConstraintError, match="'a'"):
         fb.TieNodes(a, "x1", a)
 
 
 def test_constraints_on_bodies_outside_the_system_are_refused():
-    tree, l1, l2 = spatial_arm()
+    tree, _l1, l2 = spatial_arm()
     beam, other = bar(), bar("other")
     other_tree, _, other_l2 = spatial_arm("arm2")
-    for c in (fb.AttachNodes(other, "x0", l2), fb.constraints.FixNodes(other, "x0"), fb.Fix(other, "x0"),
-              fb.pin(other, 0, fb.Ground()), fb.TieNodes(beam, "x1", other, "x1", tol=1.0),
-              fb.pin(beam, 0, fb.Node(other, 1))):
+    for c in (
+        fb.AttachNodes(other, "x0", l2),
+        fb.constraints.FixNodes(other, "x0"),
+        fb.Fix(other, "x0"),
+        fb.pin(other, 0, fb.Ground()),
+        fb.TieNodes(beam, "x1", other, "x1", tol=1.0),
+        fb.pin(beam, 0, fb.Node(other, 1)),
+    ):
         with pytest.raises(ConstraintError, match="'other'"):
             fb.System([tree, beam], [c])
     with pytest.raises(ConstraintError, match="'arm2'"):
@@ -336,11 +360,16 @@ def test_constraints_on_bodies_outside_the_system_are_refused():
 
 
 def test_a_node_held_twice_names_both_constraints():
-    tree, l1, l2 = spatial_arm()
+    tree, _l1, l2 = spatial_arm()
     beam = bar()
-    pairs = [(fb.constraints.FixNodes(beam, "x0", name="clampA"), fb.AttachNodes(beam, "y0", l2, name="holdB")),
-             (fb.AttachNodes(beam, "x0", fb.Ground(), name="clampA"), fb.AttachNodes(beam, "z1", l2, name="holdB")),
-             (fb.constraints.FixNodes(beam, [0, 1], name="clampA"), fb.constraints.FixNodes(beam, [1], components=(2,), name="holdB"))]
+    pairs = [
+        (fb.constraints.FixNodes(beam, "x0", name="clampA"), fb.AttachNodes(beam, "y0", l2, name="holdB")),
+        (fb.AttachNodes(beam, "x0", fb.Ground(), name="clampA"), fb.AttachNodes(beam, "z1", l2, name="holdB")),
+        (
+            fb.constraints.FixNodes(beam, [0, 1], name="clampA"),
+            fb.constraints.FixNodes(beam, [1], components=(2,), name="holdB"),
+        ),
+    ]
     for c1, c2 in pairs:
         with pytest.raises(ConstraintError, match=r"node \d+ of body 'beam'.*'clampA'.*'holdB'"):
             fb.System([tree, beam], [c1, c2]).assemble()
@@ -348,13 +377,18 @@ def test_a_node_held_twice_names_both_constraints():
     with pytest.raises(ConstraintError, match=r"'beam'.*'holdB'"):
         fb.System([tree, beam], [fb.Fix(beam, "x0"), fb.AttachNodes(beam, "x0", l2, name="holdB")]).assemble()
     # different components of the same nodes are not a conflict
-    asm = fb.System([beam], [fb.constraints.FixNodes(beam, "x0", components=(0,), name="cx"),
-                             fb.constraints.FixNodes(beam, "x0", components=(1, 2), name="cyz")]).assemble()
+    asm = fb.System(
+        [beam],
+        [
+            fb.constraints.FixNodes(beam, "x0", components=(0,), name="cx"),
+            fb.constraints.FixNodes(beam, "x0", components=(1, 2), name="cyz"),
+        ],
+    ).assemble()
     assert asm.n_constraints == 3 * beam.nodes("x0").size
 
 
 def test_attach_to_something_that_is_not_a_link_or_ground():
-    tree, l1, l2 = spatial_arm()
+    tree, _l1, l2 = spatial_arm()
     beam = bar()
     for carrier in (tree.point(l2), tree.frame(l2), fb.Node(beam, 0), "l2", tree):
         with pytest.raises(ConstraintError, match="Link of a RigidTree or a Ground"):
@@ -395,7 +429,7 @@ def _forward_forms_agree(divisions, expected_n):
         assert np.abs(T.Phi @ r.a + T.bias).max() <= 1e-10 * max(1.0, a_scale, np.abs(T.bias).max()), method
         # equation of motion τ = M a + h − Φᵀλ with the block mass
         assert np.abs(T.M @ r.a + T.h - tau - r.constraint_force).max() <= 1e-10 * max(f_scale, np.abs(T.h).max())
-    assert asm.flexible.mass.factorizations == 1           # the constant flexible block, factored once
+    assert asm.flexible.mass.factorizations == 1  # the constant flexible block, factored once
     return timings
 
 
@@ -403,12 +437,12 @@ def test_forward_forms_agree_on_a_1e4_coordinate_rigid_flexible_system():
     """arm_with_beam(order=1, divisions=(100, 5, 5)): 10 910 coordinates, 108 attachment rows. Measured
     (2 cores): multiplier 0.6 s, gauss 0.7 s, nullspace 1.0 s, projection 2.1 s; ≈ 6 s for the test."""
     timings = _forward_forms_agree((100, 5, 5), 2 + 3 * 101 * 36)
-    assert sum(timings.values()) < 120.0                 # only a guard against a dense n×n path (minutes)
+    assert sum(timings.values()) < 120.0  # only a guard against a dense n×n path (minutes)
 
 
 # ------------------------------------------------------------------------------------- 5. BlockMass
 def test_block_mass_matches_the_dense_matrix():
-    tree, l1, l2 = spatial_arm()
+    tree, _l1, l2 = spatial_arm()
     beam = bar()
     asm = fb.System([tree, beam], [fb.AttachNodes(beam, "x0", l2)], loads=[fb.Gravity(beam)]).assemble()
     q, v = random_state(asm, seed=3)
@@ -422,13 +456,13 @@ def test_block_mass_matches_the_dense_matrix():
     rng = np.random.default_rng(0)
     for x in (rng.standard_normal(asm.n_dofs), rng.standard_normal((asm.n_dofs, 3))):
         assert np.abs(M @ x - dense @ x).max() <= 1e-13 * np.abs(dense @ x).max()
-        ref = np.linalg.solve(dense, x)        # cond(M) ~ 1e4 here: 1e-10 relative is round-off territory
+        ref = np.linalg.solve(dense, x)  # cond(M) ~ 1e4 here: 1e-10 relative is round-off territory
         assert np.abs(M.solve(x) - ref).max() <= 1e-10 * np.abs(ref).max()
     assert np.allclose(M.diagonal(), np.diag(dense), rtol=0, atol=0) and M.trace() == pytest.approx(np.trace(dense))
     with pytest.raises(StateError):
         M.solve(np.ones(asm.n_dofs + 1))
     assert asm.flexible.mass.factorizations == 1
-    M2 = asm.terms(0.0, asm.q0).M                        # a new state: the flexible factor is reused
+    M2 = asm.terms(0.0, asm.q0).M  # a new state: the flexible factor is reused
     M2.solve(np.ones(asm.n_dofs))
     assert asm.flexible.mass.factorizations == 1
     # forward dynamics with the BlockMass and sparse Φ equals the dense formulation (tested in test_dynamics)
@@ -443,6 +477,7 @@ def test_block_mass_matches_the_dense_matrix():
 def test_block_mass_refuses_a_large_dense_copy():
     def block(n):
         return BlockMass([], FlexibleMassFactor(sp.identity(n, format="csc")), slice(0, n), n)
+
     assert np.array_equal(block(DENSE_MASS_LIMIT).toarray(), np.eye(DENSE_MASS_LIMIT))
     with pytest.raises(StateError, match=str(DENSE_MASS_LIMIT + 1)):
         block(DENSE_MASS_LIMIT + 1).toarray()
@@ -452,7 +487,7 @@ def test_block_mass_refuses_a_large_dense_copy():
     with pytest.raises(StateError, match="dense"):
         M.toarray()
     x = np.random.default_rng(0).standard_normal(asm.n_dofs)
-    assert np.abs(M @ M.solve(x) - x).max() < 1e-9 * np.abs(x).max()   # solve still works without it
+    assert np.abs(M @ M.solve(x) - x).max() < 1e-9 * np.abs(x).max()  # solve still works without it
 
 
 # ----------------------------------------------------------------------------------------- 6. energy
@@ -461,7 +496,7 @@ def test_energy_is_rigid_plus_flexible_kinetic_strain_and_gravity():
     beam = bar()
     g = np.array([0.5, -1.0, -9.81])
     asm = fb.System([tree, beam], [fb.AttachNodes(beam, "x0", l2)], loads=[fb.Gravity(beam, g)]).assemble()
-    q, v = random_state(asm, seed=11)                    # nodes moved by ~2 cm on 5 cm elements: large strains
+    q, v = random_state(asm, seed=11)  # nodes moved by ~2 cm on 5 cm elements: large strains
     kinetic, potential = asm.energy(q, v)
     # rigid tree: ½vᵀM(q)v with the CRBA mass matrix, −Σ m g_tree·c with c from the link poses
     qt, vt = q[:2], v[:2]
@@ -479,7 +514,7 @@ def test_energy_is_rigid_plus_flexible_kinetic_strain_and_gravity():
     gravity = -float(lumped @ (qf.reshape(-1, 3) @ g))
     assert kinetic == pytest.approx(rigid_kinetic + flex_kinetic, rel=1e-12)
     assert potential == pytest.approx(rigid_potential + strain + gravity, rel=1e-12, abs=1e-12)
-    assert strain > 1e-3                                     # the strain term is really exercised
+    assert strain > 1e-3  # the strain term is really exercised
     # the strain energy is the potential of the internal force: dU/dq·d = k(q)·d by central differences.
     # Measured error 4e-4, 4e-6, 4e-8, 3e-10 relative at ε = 1e-3 … 1e-6 (quadratic, as it must be);
     # round-off at ε = 1e-6 is ~1e-16·U/ε ≈ 1e-12 relative.

@@ -27,6 +27,7 @@ scipy, which also reproduces the tabulated vertical values (checked below).
 
 Measured numbers are recorded in docs/verification_beams.md.
 """
+
 from __future__ import annotations
 
 import functools
@@ -46,25 +47,28 @@ GRAVITY = 9.81
 SECTIONS = {"axial": (THIN, WIDE), "tip": (THIN, WIDE), "gravity": (WIDE, THIN), "twist": (WIDE, WIDE)}
 REFERENCE = {"axial": 1.7571e-6, "tip": 1.12455e-2, "gravity": -3.8086e-3, "twist": 0.051517}
 SHEAR_MODULUS = YOUNG / (2.0 * (1.0 + POISSON))
-COULOMB_TWIST = 10.0 * LENGTH / (SHEAR_MODULUS * WIDE**4 / 6.0)          # 0.043467 rad
+COULOMB_TWIST = 10.0 * LENGTH / (SHEAR_MODULUS * WIDE**4 / 6.0)  # 0.043467 rad
 
-H27 = (2, (20, 1, 1), None)                               # the issue's mesh
+H27 = (2, (20, 1, 1), None)  # the issue's mesh
 H8_IM = (1, (40, 2, 2), "incompatible_modes")
 ELEMENTS = [pytest.param(H27, id="H27-20x1x1"), pytest.param(H8_IM, id="H8im-40x2x2")]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def end_response(case: str, order: int, divisions: tuple, locking: str | None) -> float:
     """Static end-face response: mean u_x (axial), mean u_z (tip, gravity) [m] or fitted rotation θ_x [rad]."""
     mesh = fb.mesh.box((LENGTH, *SECTIONS[case]), divisions, order=order)
-    body = fb.FlexibleBody("beam", mesh, fb.StVenantKirchhoff(young=YOUNG, poisson=POISSON, density=DENSITY),
-                           locking=locking)
-    load = {"axial": lambda: fb.SurfaceTraction(body, "x1", total=(10.0, 0.0, 0.0)),
-            "tip": lambda: fb.SurfaceTraction(body, "x1", total=(0.0, 0.0, 10.0)),
-            "gravity": lambda: fb.Gravity(body, (0.0, 0.0, -GRAVITY)),
-            "twist": lambda: fb.SurfaceMoment(body, "x1", moment=(10.0, 0.0, 0.0))}[case]()
+    body = fb.FlexibleBody(
+        "beam", mesh, fb.StVenantKirchhoff(young=YOUNG, poisson=POISSON, density=DENSITY), locking=locking
+    )
+    load = {
+        "axial": lambda: fb.SurfaceTraction(body, "x1", total=(10.0, 0.0, 0.0)),
+        "tip": lambda: fb.SurfaceTraction(body, "x1", total=(0.0, 0.0, 10.0)),
+        "gravity": lambda: fb.Gravity(body, (0.0, 0.0, -GRAVITY)),
+        "twist": lambda: fb.SurfaceMoment(body, "x1", moment=(10.0, 0.0, 0.0)),
+    }[case]()
     system = fb.System([body], constraints=[fb.Fix(body, "x0")], loads=[load])
-    results = fb.solve_static(system, load_steps=2 if case == "tip" else 1)   # tip: nonlinear, in steps
+    results = fb.solve_static(system, load_steps=2 if case == "tip" else 1)  # tip: nonlinear, in steps
     nodes = body.nodes("x1")
     u = results.displacements(body)[nodes]
     if case == "axial":
@@ -83,13 +87,15 @@ def end_face_rotation(X: np.ndarray, u: np.ndarray) -> float:
 def test_reference_values_are_the_closed_forms():
     """The issue's reference numbers agree with the closed forms quoted in the module docstring (< 0.1 %)."""
     area = THIN * WIDE
-    closed = {"axial": 10.0 * LENGTH / (YOUNG * area),
-              "tip": 10.0 * LENGTH**3 / (3.0 * YOUNG * THIN * WIDE**3 / 12.0),
-              "gravity": -DENSITY * area * GRAVITY * LENGTH**4 / (8.0 * YOUNG * WIDE * THIN**3 / 12.0),
-              "twist": 10.0 * LENGTH / (SHEAR_MODULUS * 0.1406 * WIDE**4)}
+    closed = {
+        "axial": 10.0 * LENGTH / (YOUNG * area),
+        "tip": 10.0 * LENGTH**3 / (3.0 * YOUNG * THIN * WIDE**3 / 12.0),
+        "gravity": -DENSITY * area * GRAVITY * LENGTH**4 / (8.0 * YOUNG * WIDE * THIN**3 / 12.0),
+        "twist": 10.0 * LENGTH / (SHEAR_MODULUS * 0.1406 * WIDE**4),
+    }
     for case, value in closed.items():
         assert REFERENCE[case] == pytest.approx(value, rel=1e-3), case
-    assert COULOMB_TWIST == pytest.approx(0.043467, rel=1e-4)
+    assert pytest.approx(0.043467, rel=1e-4) == COULOMB_TWIST
 
 
 @pytest.mark.parametrize("element", ELEMENTS)
@@ -111,8 +117,13 @@ def test_twist_one_element_section_matches_coulomb_torsion(element):
     assert theta / REFERENCE["twist"] < 0.9
 
 
-@pytest.mark.parametrize("element", [pytest.param((2, (20, 2, 2), None), id="H27-20x2x2"),
-                                     pytest.param((1, (20, 8, 8), "incompatible_modes"), id="H8im-20x8x8")])
+@pytest.mark.parametrize(
+    "element",
+    [
+        pytest.param((2, (20, 2, 2), None), id="H27-20x2x2"),
+        pytest.param((1, (20, 8, 8), "incompatible_modes"), id="H8im-20x8x8"),
+    ],
+)
 def test_twist_refined_section_matches_saint_venant(element):
     """A section refined enough to carry the warping gives Saint-Venant torsion θ = T L / (G k a⁴) within 2 %."""
     theta = end_response("twist", *element)
@@ -132,23 +143,30 @@ def test_plain_hex8_shear_locks_and_incompatible_modes_cure_it(case, plain_below
 # ----------------------------------------------------------------------------- elastica (part 2)
 EL_LENGTH, EL_SIDE, EL_YOUNG = 1.0, 0.02, 2.1e11
 EL_INERTIA = EL_SIDE**4 / 12.0
-BISSHOPP_DRUCKER = {1.0: 0.301721, 3.0: 0.603253, 10.0: 0.810609}     # vertical tip deflection / L
+BISSHOPP_DRUCKER = {1.0: 0.301721, 3.0: 0.603253, 10.0: 0.810609}  # vertical tip deflection / L
 EL_STEPS = {1.0: 2, 3.0: 4, 10.0: 10}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def elastica_ode(alpha: float) -> tuple[float, float]:
     """(vertical, horizontal) tip displacement / L of the inextensible elastica by shooting on θ'(0)."""
+
     def end(kappa0):
-        sol = solve_ivp(lambda s, y: [y[1], -alpha * np.cos(y[0]), np.cos(y[0]), np.sin(y[0])], (0.0, 1.0),
-                        [0.0, kappa0, 0.0, 0.0], rtol=1e-12, atol=1e-14)
+        sol = solve_ivp(
+            lambda s, y: [y[1], -alpha * np.cos(y[0]), np.cos(y[0]), np.sin(y[0])],
+            (0.0, 1.0),
+            [0.0, kappa0, 0.0, 0.0],
+            rtol=1e-12,
+            atol=1e-14,
+        )
         return sol.y[:, -1]
+
     kappa0 = brentq(lambda k: end(k)[1], 1e-9, alpha)
     _, _, x, z = end(kappa0)
     return float(z), float(1.0 - x)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def elastica_tip(n_elements: int, alpha: float) -> tuple[float, float]:
     """flexbody (vertical, horizontal) tip displacement / L, 27-node n × 1 × 1, mean over the end-face nodes."""
     mesh = fb.mesh.box((EL_LENGTH, EL_SIDE, EL_SIDE), (n_elements, 1, 1), order=2)
@@ -181,5 +199,5 @@ def test_elastica_mesh_convergence(alpha):
     and extension, so the error does not vanish)."""
     w10, w20, w40 = (elastica_tip(n, alpha)[0] for n in (10, 20, 40))
     assert abs(w40 - w20) < abs(w20 - w10) / 4.0
-    assert w10 < w20            # coarse meshes are too stiff
+    assert w10 < w20  # coarse meshes are too stiff
     assert w40 == pytest.approx(BISSHOPP_DRUCKER[alpha], rel=1e-3)

@@ -1,12 +1,13 @@
 """Case 15 [DE 6.3, Fig. 16] at reduced size: the direct map of a beam-tip task with the joints actuated
 collapses with the mesh, inverse statics places the tip on the target (checked by an independent forward
 static solve), the quasi-static sequence follows the path, and the simulated servo brings the tip there."""
+
 import json
 
 import pytest
+from case_files import CASES, assert_files, load
 
 from flexbody import cli
-from case_files import CASES, assert_files, load
 
 
 @pytest.fixture(scope="module")
@@ -14,15 +15,16 @@ def run(tmp_path_factory):
     case = load("15_beam_tip_inverse_statics.py")
     out = tmp_path_factory.mktemp("c15")
     # full size: 12 × 2 × 2 bricks, 5 s at dt = 2 ms; here 6 × 1 × 1 and a faster move
-    summary = case.main(out, divisions=(6, 1, 1), t_move=1.0, t_end=2.5, dt=4e-3, path_points=5,
-                        rank_elements=(6, 24))
+    summary = case.main(out, divisions=(6, 1, 1), t_move=1.0, t_end=2.5, dt=4e-3, path_points=5, rank_elements=(6, 24))
     return case, out, summary
 
 
 def test_case_15_writes_its_outputs(run):
     _, out, summary = run
-    assert_files(out, ["summary.txt", "fig16.png", "tip_error.png", "inputs.png", "sequence/results.npz",
-                       "simulation/results.npz"])
+    assert_files(
+        out,
+        ["summary.txt", "fig16.png", "tip_error.png", "inputs.png", "sequence/results.npz", "simulation/results.npz"],
+    )
     assert json.loads((out / "summary.txt").read_text())["parameters"]["t_end"] == 2.5
     assert summary["n_coordinates"] == 86
 
@@ -41,7 +43,7 @@ def test_case_15_inverse_statics_and_sequence(run):
     _, _, s = run
     inv = s["inverse_statics"]
     assert inv["reachable"] and inv["residual"] <= 1e-8
-    assert inv["forward_resolve_error"] <= 1e-8                 # independent forward static solve
+    assert inv["forward_resolve_error"] <= 1e-8  # independent forward static solve
     assert s["sequence_max_residual"] <= 1e-8
     assert inv["tau_k"] != s["holding_torques"]
 
@@ -51,12 +53,27 @@ def test_case_15_simulation_reaches_the_target(run):
     sim = s["simulation"]
     # measured 7.4e-7 m at this size (1.5 s of settling, Kelvin–Voigt 0.02 s); the move itself is 0.18 m
     assert sim["final_tip_error"] <= 1e-5
-    assert sim["max_tip_error_after_move"] > 100 * sim["final_tip_error"]   # it settles, not starts there
+    assert sim["max_tip_error_after_move"] > 100 * sim["final_tip_error"]  # it settles, not starts there
     assert sim["max_violation"] <= 1e-9
 
 
 def test_case_15_from_the_command_line(tmp_path):
-    code = cli.main(["run", str(CASES / "15_beam_tip_inverse_statics.py"), "--set", "divisions=6,1,1",
-                     "--set", "t_end=0.05", "--set", "dt=0.01", "--set", "path_points=3", "--set", "rank_elements=6",
-                     "--out", str(tmp_path)])
+    code = cli.main(
+        [
+            "run",
+            str(CASES / "15_beam_tip_inverse_statics.py"),
+            "--set",
+            "divisions=6,1,1",
+            "--set",
+            "t_end=0.05",
+            "--set",
+            "dt=0.01",
+            "--set",
+            "path_points=3",
+            "--set",
+            "rank_elements=6",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert code == 0 and (tmp_path / "summary.txt").is_file()

@@ -7,12 +7,12 @@ extrapolation removes it); the energy balance E − E0 = W − D; the flange map
 map orders of magnitude smaller (DE 6.3). The outputs the README promises are read back with meshio and
 pyvista.
 """
+
 import json
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-
 from case_files import assert_files, kill_after_checkpoint, load
 
 SMALL = {"divisions": (4, 1, 1), "t_settle": 0.6, "t_end": 1.8, "dt": 2e-3, "vtk_every": 50}
@@ -36,25 +36,29 @@ def test_phase_one_follows_the_closed_form_to_first_order_in_dt(case):
     q0, v0 = case.start_state(asm)
     departures = []
     for dt in (4e-3, 2e-3):
-        res, ref, x0 = case.run(asm, q0, v0, case.OFFSET, case.OMEGA, 0.5, case.RADIUS, case.FREQUENCY,
-                                case.T_RAMP, 0.5, dt, 1.0)
-        departures.append(case.numbers(asm, res, ref, x0, case.OFFSET, case.OMEGA, 0.5,
-                                       case.RADIUS)["phase1_departure_from_closed_form"])
+        res, ref, x0 = case.run(
+            asm, q0, v0, case.OFFSET, case.OMEGA, 0.5, case.RADIUS, case.FREQUENCY, case.T_RAMP, 0.5, dt, 1.0
+        )
+        departures.append(
+            case.numbers(asm, res, ref, x0, case.OFFSET, case.OMEGA, 0.5, case.RADIUS)[
+                "phase1_departure_from_closed_form"
+            ]
+        )
     ratio = departures[0] / departures[1]
-    assert 1.8 <= ratio <= 2.1                                        # first order in dt
-    assert departures[1] <= 2.0 * case.OMEGA * 2e-3                   # O(ω dt)
-    assert abs(2.0 * departures[1] - departures[0]) <= 0.1 * departures[1]    # extrapolates to ~0
+    assert 1.8 <= ratio <= 2.1  # first order in dt
+    assert departures[1] <= 2.0 * case.OMEGA * 2e-3  # O(ω dt)
+    assert abs(2.0 * departures[1] - departures[0]) <= 0.1 * departures[1]  # extrapolates to ~0
 
 
 def test_summary_numbers(run):
     out, s = run
     assert s["ranks"]["flange"]["ok"] and s["ranks"]["flange"]["rank"] == 2
     flange, tip = (min(s["ranks"][k]["singular_values"]) for k in ("flange", "tip"))
-    assert tip < 1e-3 * flange                                        # elastic coupling only (DE 6.3)
+    assert tip < 1e-3 * flange  # elastic coupling only (DE 6.3)
     assert s["phase2_max_tracking_error_over_radius"] < 0.05
     assert s["max_violation"] < 1e-9
     assert abs(s["energy_balance_error"]) <= 1e-4 * abs(s["applied_work"])
-    assert s["max_tip_deflection"] > 1e-3                             # the beam does bend
+    assert s["max_tip_deflection"] > 1e-3  # the beam does bend
     assert json.loads((out / "summary.txt").read_text())["n_coordinates"] == s["n_coordinates"]
 
 
@@ -63,8 +67,21 @@ def test_outputs_read_back_with_meshio_and_pyvista(run):
     import pyvista as pv
 
     out, s = run
-    assert_files(out, ["results.npz", "results.json", "beam.pvd", "arm.pvd", "histories.csv", "histories.png",
-                       "task.png", "tip.png", "screenshot.png", "summary.txt"])
+    assert_files(
+        out,
+        [
+            "results.npz",
+            "results.json",
+            "beam.pvd",
+            "arm.pvd",
+            "histories.csv",
+            "histories.png",
+            "task.png",
+            "tip.png",
+            "screenshot.png",
+            "summary.txt",
+        ],
+    )
     steps = s["steps"]
     for series in ("beam", "arm"):
         files = [d.get("file") for d in ET.parse(out / f"{series}.pvd").getroot().iter("DataSet")]
@@ -90,15 +107,26 @@ def test_killed_case_completes_with_run_resume(case, run, tmp_path):
     import sys
     from pathlib import Path
 
-    from flexbody import cli
     import flexbody as fb
+    from flexbody import cli
 
     path = str(Path(case.__file__))
     out = tmp_path / "killed"
-    settings = ["--set", "divisions=(4,1,1)", "--set", "t_settle=0.6", "--set", "t_end=1.8", "--set", "dt=0.002",
-                "--set", "vtk_every=50"]
-    kill_after_checkpoint([sys.executable, "-m", "flexbody.cli", "run", path, "--out", str(out), "--no-progress",
-                           *settings], out, 0.6)
+    settings = [
+        "--set",
+        "divisions=(4,1,1)",
+        "--set",
+        "t_settle=0.6",
+        "--set",
+        "t_end=1.8",
+        "--set",
+        "dt=0.002",
+        "--set",
+        "vtk_every=50",
+    ]
+    kill_after_checkpoint(
+        [sys.executable, "-m", "flexbody.cli", "run", path, "--out", str(out), "--no-progress", *settings], out, 0.6
+    )
     partial = fb.Results.load(out)
     assert partial.metadata["complete"] is False and 0.5 < partial.times[-1] < 1.8
 
@@ -117,4 +145,3 @@ def test_killed_case_completes_with_run_resume(case, run, tmp_path):
     assert cli.main(["run", path, "--out", str(out), "--no-progress", "--resume"]) == 0
     assert np.array_equal(fb.Results.load(out).q, resumed.q)
     assert cli.main(["run", path, "--out", str(out), "--no-progress", "--resume", "--set", "dt=0.001"]) == 2
-

@@ -7,12 +7,12 @@ Euler–Bernoulli cantilever w L⁴/(8 E I); the ringing after the move against 
 frequency (β₁L)² √(EI/(ρAL⁴))/2π. Also: tracking error O(dt) (first order), attachment drift at round-off,
 the energy balance E − E0 = W − D, rank of the flange map vs the tip map, and the outputs read back.
 """
+
 import json
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-
 from case_files import assert_files, load
 
 SMALL = {"divisions": (8, 1, 1), "t_move": 0.5, "t_end": 1.5, "dt": 2e-3, "vtk_every": 50}
@@ -37,8 +37,14 @@ def test_the_robot_ships_with_the_repository(case):
     tree = asm.trees[0]
     assert tree.n_dofs == 6 and tree.visuals == {} and asm.n_dofs == 6 + 3 * 3 * 2 * 2
     joints = [tree.limits[l.name].joint for l in tree.links if l.coordinate is not None]
-    assert joints == ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
-                      "wrist_3_joint"]
+    assert joints == [
+        "shoulder_pan_joint",
+        "shoulder_lift_joint",
+        "elbow_joint",
+        "wrist_1_joint",
+        "wrist_2_joint",
+        "wrist_3_joint",
+    ]
 
 
 def test_holding_torques_match_pinocchio_rnea_plus_the_payload_weight(case, run):
@@ -50,7 +56,7 @@ def test_holding_torques_match_pinocchio_rnea_plus_the_payload_weight(case, run)
     model = pin.buildModelFromUrdf(str(case.robot_file()))
     data = model.createData()
     names = [model.names[j] for j in range(1, model.njoints)]
-    assert names == static["joint_names"] and model.nv == 6          # same coordinate order
+    assert names == static["joint_names"] and model.nv == 6  # same coordinate order
     q = np.asarray(case.Q0, dtype=float)
     frame = model.getFrameId(case.FLANGE)
     pin.framesForwardKinematics(model, data, q)
@@ -67,15 +73,20 @@ def test_holding_torques_match_pinocchio_rnea_plus_the_payload_weight(case, run)
     for centre, tol in ((np.asarray(static["payload_centre_of_mass"]), 1e-12), (straight, 1e-4)):
         expected = gravity - J.T @ np.concatenate([weight, np.cross(centre - p, weight)])
         assert np.abs(tau - expected).max() <= tol * np.abs(expected).max()
-    assert np.abs(tau - gravity).max() > 1.0                          # the payload's share is not negligible
+    assert np.abs(tau - gravity).max() > 1.0  # the payload's share is not negligible
 
 
 @pytest.mark.parametrize("poisson, low, high", [(0.0, 0.999, 1.001), (0.35, 0.985, 0.995)])
 def test_static_sag_against_euler_bernoulli(case, poisson, low, high):
     """Full-size mesh (20 × 1 × 1): 1.00003 of w L⁴/(8 E I) with ν = 0 (shear +3e-4 and geometric stiffening
     −2e-4 nearly cancel); 0.9905 with ν = 0.35 (the clamped root face is stiffer than the beam)."""
-    params = {"flange": case.FLANGE, "gravity": case.GRAVITY, "payload_size": case.PAYLOAD_SIZE,
-              "young": case.YOUNG, "density": case.DENSITY}
+    params = {
+        "flange": case.FLANGE,
+        "gravity": case.GRAVITY,
+        "payload_size": case.PAYLOAD_SIZE,
+        "young": case.YOUNG,
+        "density": case.DENSITY,
+    }
     static, _ = case.statics(case.build(poisson=poisson).assemble(), params)
     assert static["euler_bernoulli_tip"] == pytest.approx(1.71675e-2, rel=1e-5)
     assert low <= static["ratio_to_euler_bernoulli"] <= high
@@ -86,15 +97,15 @@ def test_summary_numbers(run):
     out, s = run
     flange, tip = s["ranks"]["flange_pose"], s["ranks"]["tip"]
     assert flange["ok"] and flange["rank"] == 6 and not tip["ok"] and tip["rank"] == 0
-    assert s["max_position_error"] < 5e-4 and s["max_orientation_error"] < 3e-3      # 2.4e-4 m, 1.4e-3 rad
+    assert s["max_position_error"] < 5e-4 and s["max_orientation_error"] < 3e-3  # 2.4e-4 m, 1.4e-3 rad
     assert s["max_violation"] < 1e-9
     assert abs(s["energy_balance_error"]) <= 1e-5 * s["applied_work"]
     assert s["max_torque_over_effort_limit"] < 1.0
-    assert np.ptp(s["tip_lateral_range"]) > 2e-3 and np.ptp(s["tip_vertical_range"]) > 2e-3     # it rings
+    assert np.ptp(s["tip_lateral_range"]) > 2e-3 and np.ptp(s["tip_vertical_range"]) > 2e-3  # it rings
     for axis in "yz":
         ring = s["ringing"][axis]
         assert ring["crossings"] >= 8 and 0.97 <= ring["ratio_to_euler_bernoulli"] <= 1.02, (axis, ring)  # .993, .999
-        zeta = s["kelvin_voigt_damping_ratio"][axis]                   # the held torque adds O(dt) damping
+        zeta = s["kelvin_voigt_damping_ratio"][axis]  # the held torque adds O(dt) damping
         assert zeta <= ring["damping_ratio"] <= 2.5 * zeta
     assert json.loads((out / "summary.txt").read_text())["n_coordinates"] == s["n_coordinates"]
 
@@ -102,8 +113,13 @@ def test_summary_numbers(run):
 def test_tracking_error_is_first_order_in_dt(case):
     """The torque is held over a step: the error of the move halves with dt (measured 1.0e-3 → 4.8e-4 m, 2.08)."""
     asm = case.build(divisions=(4, 1, 1)).assemble()
-    params = {"flange": case.FLANGE, "gravity": case.GRAVITY, "payload_size": case.PAYLOAD_SIZE,
-              "young": case.YOUNG, "density": case.DENSITY}
+    params = {
+        "flange": case.FLANGE,
+        "gravity": case.GRAVITY,
+        "payload_size": case.PAYLOAD_SIZE,
+        "young": case.YOUNG,
+        "density": case.DENSITY,
+    }
     _, q0 = case.statics(asm, params)
     errors = []
     for dt in (4e-3, 2e-3):
@@ -116,8 +132,21 @@ def test_outputs_read_back(run):
     import pyvista as pv
 
     out, s = run
-    assert_files(out, ["results.npz", "results.json", "payload.pvd", "ur5.pvd", "histories.csv", "histories.png",
-                       "task.png", "tip.png", "screenshot.png", "summary.txt"])
+    assert_files(
+        out,
+        [
+            "results.npz",
+            "results.json",
+            "payload.pvd",
+            "ur5.pvd",
+            "histories.csv",
+            "histories.png",
+            "task.png",
+            "tip.png",
+            "screenshot.png",
+            "summary.txt",
+        ],
+    )
     for series in ("payload", "ur5"):
         files = [d.get("file") for d in ET.parse(out / f"{series}.pvd").getroot().iter("DataSet")]
         assert len(files) == len(range(0, s["steps"] + 1, SMALL["vtk_every"])) + (s["steps"] % SMALL["vtk_every"] != 0)

@@ -6,8 +6,8 @@ unit of the last printed digit (0.005 mm for 14.30, 0.0005 mm for 8.638). Measur
 12.071227 (4), 13.863196 (8), 14.485259 (16), 14.667272 (32), 14.719028 (64); Q2 14.301764 (2), 14.649374 (4),
 14.713912 (8), 14.730760 (16), 14.737351 (32).
 """
-import pytest
 
+import pytest
 from case_files import assert_files, load
 
 

@@ -3,14 +3,15 @@ the Jacobi-elliptic closed form of Euler's equations (flip times, period T = 4K/
 momentum and centre of mass, chart changes of the rotation vector with a continuous orientation, RK4's
 fourth order, and the oracles themselves: the closed form against Euler's equations in both of its branches,
 the T-handle's inertia formula against a quadrature over the two cylinders."""
+
 import numpy as np
 import pytest
-
-import flexbody as fb
 from case_files import assert_files, load
 
+import flexbody as fb
+
 case = load("21_tumbling_t_handle.py")
-T_END = 6.0                                       # s: the first two flips (1.705 s, 4.900 s)
+T_END = 6.0  # s: the first two flips (1.705 s, 4.900 s)
 
 
 @pytest.fixture(scope="module")
@@ -22,18 +23,18 @@ def run(tmp_path_factory):
 def test_case_21_matches_the_closed_forms(run):
     out, s = run
     rk4, alpha, cf = s["rk4"], s["alpha"], s["closed_form"]
-    assert not cf["swapped"] and 0.9998 < cf["m"] < 0.9999                     # close to the separatrix
+    assert not cf["swapped"] and 0.9998 < cf["m"] < 0.9999  # close to the separatrix
     assert cf["period"] == pytest.approx(6.390012334, abs=1e-8)
     # RK4 at 1 ms over 6 s, measured: 9.05e-7 rad/s, flips within 4.2e-8 s, period (twice the flip interval)
     # within 8.4e-8 s, drifts of E 1.42e-11 and of L 2.51e-11, centre of mass 4.7e-12 m
     assert rk4["n_flips"] == rk4["n_flips_closed_form"] == 2
     assert rk4["max_omega_error"] < 3e-6 and rk4["max_flip_time_error"] < 2e-7 and rk4["period_error"] < 4e-7
     assert rk4["energy_drift"] < 5e-11 and rk4["momentum_drift"] < 1e-10 and rk4["com_drift"] < 2e-11
-    assert rk4["energy_difference"] < 1e-13                  # flexbody's E against ½ωᵀIω + ½m v_c²: 3.9e-15
+    assert rk4["energy_difference"] < 1e-13  # flexbody's E against ½ωᵀIω + ½m v_c²: 3.9e-15
     # about one chart change per turn (2π/ω₀ = 1.05 s): 5 measured, at 0.52, 1.57, 2.65, 3.97, 5.03 s
     assert 4 <= rk4["chart_changes"] <= 6 and rk4["max_phi_norm"] <= np.pi
-    assert rk4["max_turn_over_bound"] <= 1.0 + 1e-6          # R turns by at most max‖ω‖Δt between records
-    assert rk4["max_turn_at_chart_change"] < 0.04            # 0.034 rad (6 rad/s × 5 ms): no jump of R
+    assert rk4["max_turn_over_bound"] <= 1.0 + 1e-6  # R turns by at most max‖ω‖Δt between records
+    assert rk4["max_turn_at_chart_change"] < 0.04  # 0.034 rad (6 rad/s × 5 ms): no jump of R
     # generalized-α (ρ∞ = 1) at 1 ms, Newton tol 1e-13: second order, and near the separatrix the flips are
     # sensitive to the invariants (a relative error of 1e-6 in E alone moves T by 0.014 s). Measured over 6 s:
     # drifts of E 8.2e-6 and of L 8.3e-6, the second flip 0.0106 s early, ω_body off by up to 0.23 rad/s
@@ -41,8 +42,18 @@ def test_case_21_matches_the_closed_forms(run):
     assert alpha["energy_drift"] < 2e-5 and alpha["momentum_drift"] < 2e-5
     assert alpha["max_flip_time_error"] < 0.03 and alpha["max_omega_error"] < 0.6
     assert alpha["chart_changes"] == rk4["chart_changes"] and alpha["max_phi_norm"] <= np.pi
-    assert_files(out, ["results.npz", "results.json", "histories.csv", "summary.txt", "t_handle.png", "space.pvd",
-                       "generalized_alpha/results.npz"])
+    assert_files(
+        out,
+        [
+            "results.npz",
+            "results.json",
+            "histories.csv",
+            "summary.txt",
+            "t_handle.png",
+            "space.pvd",
+            "generalized_alpha/results.npz",
+        ],
+    )
     back = fb.Results.load(out)
     assert abs(back.times[-1] - T_END) < 1e-12 and back.q.shape[1] == 6
     header = (out / "histories.csv").read_text().splitlines()[0].split(",")
@@ -55,22 +66,25 @@ def test_case_21_deviation_is_rk4_truncation_error(run):
     body = case.t_handle()
     omega0 = np.array(s["omega0"])
     closed = case.euler_closed_form(body["inertia"], omega0)
-    res = fb.simulate(case.build(), T_END, integrator=fb.RK4(dt=2e-3), v0=case.initial_velocity(omega0, body["com"]),
-                      record_every=1)
+    res = fb.simulate(
+        case.build(), T_END, integrator=fb.RK4(dt=2e-3), v0=case.initial_velocity(omega0, body["com"]), record_every=1
+    )
     coarse, _ = case.measure(res, body, closed)
     ratio = coarse["max_omega_error"] / s["rk4"]["max_omega_error"]
-    assert 14.0 < ratio < 18.0, ratio                          # 1.45e-5 / 9.05e-7 rad/s = 16.0
+    assert 14.0 < ratio < 18.0, ratio  # 1.45e-5 / 9.05e-7 rad/s = 16.0
 
 
-@pytest.mark.parametrize("omega0", [(0.03, 6.0, 0.05), (0.05, 6.0, 0.0), (0.05, -6.0, 0.01), (-0.3, 2.0, -0.4),
-                                    (1.0, 0.2, 0.5), (0.2, 0.3, 3.0)])
+@pytest.mark.parametrize(
+    "omega0",
+    [(0.03, 6.0, 0.05), (0.05, 6.0, 0.0), (0.05, -6.0, 0.01), (-0.3, 2.0, -0.4), (1.0, 0.2, 0.5), (0.2, 0.3, 3.0)],
+)
 def test_closed_form_solves_eulers_equations(omega0):
     """The oracle: ω(0) = ω₀, I₁ω̇₁ = (I₂ − I₃)ω₂ω₃ (cyclic) by central differences, ω(t + T) = ω(t), ω₂ = 0 at
     the predicted flips — on both sides of the separatrix (L² ≷ 2E I₂)."""
     I = case.t_handle()["inertia"]
     cf = case.euler_closed_form(I, omega0)
     assert cf["swapped"] == ((I * omega0) @ (I * omega0) < 2 * cf["energy"] * I[1])
-    assert np.abs(cf["omega"](0.0) - omega0).max() < 1e-12                       # ≤ 6e-14 rad/s
+    assert np.abs(cf["omega"](0.0) - omega0).max() < 1e-12  # ≤ 6e-14 rad/s
     h = 1e-5
     t = np.linspace(0.0, 2.0 * cf["period"], 2001)
     w, dw = cf["omega"](t), (cf["omega"](t + h) - cf["omega"](t - h)) / (2 * h)
@@ -78,10 +92,10 @@ def test_closed_form_solves_eulers_equations(omega0):
     for k in range(3):
         i, j = (k + 1) % 3, (k + 2) % 3
         residual = np.abs(I[k] * dw[:, k] - (I[i] - I[j]) * w[:, i] * w[:, j]).max()
-        assert residual < 2e-9 * scale                       # 1.4e-10 .. 4.2e-10 × scale: h² and round-off
-    assert np.abs(cf["omega"](t + cf["period"]) - w).max() < 1e-12 * np.abs(omega0).max()     # ≤ 3.5e-14
+        assert residual < 2e-9 * scale  # 1.4e-10 .. 4.2e-10 × scale: h² and round-off
+    assert np.abs(cf["omega"](t + cf["period"]) - w).max() < 1e-12 * np.abs(omega0).max()  # ≤ 3.5e-14
     flips = cf["flips"](2.0 * cf["period"])
-    assert flips.size == 4 and np.abs(cf["omega"](flips)[:, 1]).max() < 1e-12 * np.abs(omega0).max()   # ≤ 7.6e-15
+    assert flips.size == 4 and np.abs(cf["omega"](flips)[:, 1]).max() < 1e-12 * np.abs(omega0).max()  # ≤ 7.6e-15
 
 
 def test_t_handle_inertia_matches_a_quadrature_over_its_cylinders():
@@ -90,7 +104,7 @@ def test_t_handle_inertia_matches_a_quadrature_over_its_cylinders():
     lb, rb, ls, rs, rho = case.CROSSBAR_LENGTH, case.CROSSBAR_RADIUS, case.STEM_LENGTH, case.STEM_RADIUS, case.DENSITY
     xa, wa = np.polynomial.legendre.leggauss(4)
     xr, wr = np.polynomial.legendre.leggauss(4)
-    angles = np.arange(8) * 2 * np.pi / 8                            # exact for trigonometric degree < 8
+    angles = np.arange(8) * 2 * np.pi / 8  # exact for trigonometric degree < 8
 
     def cylinder(centre, axis, length, radius):
         """Points (n, 3) and weights (n,) [m³] of a solid cylinder along coordinate ``axis``."""
@@ -98,7 +112,7 @@ def test_t_handle_inertia_matches_a_quadrature_over_its_cylinders():
         S, Rr, A = np.meshgrid(s, r, angles, indexing="ij")
         W = np.einsum("i,j,k->ijk", wa * length / 2, wr * radius / 2 * r, np.full(8, 2 * np.pi / 8))
         u, v = [k for k in range(3) if k != axis]
-        P = np.zeros(S.shape + (3,))
+        P = np.zeros((*S.shape, 3))
         P[..., axis], P[..., u], P[..., v] = S, Rr * np.cos(A), Rr * np.sin(A)
         return P.reshape(-1, 3) + centre, W.ravel()
 
@@ -113,5 +127,5 @@ def test_t_handle_inertia_matches_a_quadrature_over_its_cylinders():
     assert body["mass"] == pytest.approx(mass, rel=1e-13)
     assert np.abs(body["com"] - com).max() < 1e-15
     assert np.abs(np.diag(J) - body["inertia"]).max() < 1e-12 * J.max()
-    assert np.abs(J - np.diag(np.diag(J))).max() < 1e-14 * J.max()                # principal axes = link axes
-    assert body["inertia"][0] < body["inertia"][1] < body["inertia"][2]             # the stem is the middle axis
+    assert np.abs(J - np.diag(np.diag(J))).max() < 1e-14 * J.max()  # principal axes = link axes
+    assert body["inertia"][0] < body["inertia"][1] < body["inertia"][2]  # the stem is the middle axis

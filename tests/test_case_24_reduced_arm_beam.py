@@ -2,6 +2,7 @@
 with 8 and 24 modes: the reduced beam converges to the full one as modes are added, has no constraint rows, and
 its tip is actuated through its frame where the full beam's tip node is not. Bounds: the numbers measured at
 these settings (in the comments) with a margin."""
+
 import json
 
 from case_files import load
@@ -16,8 +17,8 @@ def test_case_24_reduced_beam_converges_to_the_full_one(tmp_path):
     # tip deflection relative to the flange frame, max |reduced − full| / max |full|: 0.180 (8), 0.0388 (24)
     assert many["tip_deflection_difference_over_max"] < 0.5 * few["tip_deflection_difference_over_max"]
     assert many["tip_deflection_difference_over_max"] < 0.06
-    assert many["task_error_difference"] < 0.5 * few["task_error_difference"]       # 3.8e-4, 8.7e-5 m
-    assert many["start_tip_difference"] < 4e-4                                       # foreshortening, 3.1e-4 m
+    assert many["task_error_difference"] < 0.5 * few["task_error_difference"]  # 3.8e-4, 8.7e-5 m
+    assert many["start_tip_difference"] < 4e-4  # foreshortening, 3.1e-4 m
     assert s["tip_task_rank"]["full"]["rank"] == 0 and s["tip_task_rank"]["reduced"]["rank"] == 2
     assert (tmp_path / "reduced_24" / "beam.pvd").exists() and (tmp_path / "tip.png").exists()
     assert json.loads((tmp_path / "summary.txt").read_text())["parameters"]["n_modes"] == [8, 24]

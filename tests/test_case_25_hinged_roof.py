@@ -1,8 +1,8 @@
 """Case 25 at reduced size (4 × 4 × 1 quarter, coarse arcs): the arc-length path of the hinged roof passes its
 limit points on Sze et al.'s curves (Tables 9a and 9d); the full-size numbers are in docs/verification.md."""
+
 import numpy as np
 import pytest
-
 from case_files import load
 
 case = load("25_hinged_roof_snap_through.py")
@@ -15,12 +15,12 @@ def thick(tmp_path_factory):
 
 def test_thick_roof_snaps_through_on_sze_curve(thick):
     (p_max, w_max), (p_min, w_min) = thick["limits"]["maximum"], thick["limits"]["minimum"]
-    assert abs(p_max / 2226.3 - 1) < 0.01 and abs(w_max / 11.293e-3 - 1) < 0.08        # measured +0.03 %, −6.3 %
-    assert abs(p_min / 518.7 - 1) < 0.05 and abs(w_min / 19.852e-3 - 1) < 0.05          # measured +2.75 %, −2.1 %
-    assert thick["deviation"] < 0.02                                                       # measured 0.0117
+    assert abs(p_max / 2226.3 - 1) < 0.01 and abs(w_max / 11.293e-3 - 1) < 0.08  # measured +0.03 %, −6.3 %
+    assert abs(p_min / 518.7 - 1) < 0.05 and abs(w_min / 19.852e-3 - 1) < 0.05  # measured +2.75 %, −2.1 %
+    assert thick["deviation"] < 0.02  # measured 0.0117
     results = thick["results"]
-    assert results.times[-1] == 1.0 and np.all(np.diff(thick["deflection"]) > 0)          # lands on P = 3000 N
-    assert np.any(np.diff(results.times) < 0)                                              # the load fell on the way
+    assert results.times[-1] == 1.0 and np.all(np.diff(thick["deflection"]) > 0)  # lands on P = 3000 N
+    assert np.any(np.diff(results.times) < 0)  # the load fell on the way
     assert max(results.iterations) <= 6
 
 
@@ -38,8 +38,8 @@ def test_thin_roof_snaps_back(tmp_path):
     run = case.main(tmp_path, thickness=0.00635, elements=4, arc=0.008)
     load_, w = run["load"], run["deflection"]
     p_min = run["limits"]["minimum"][0]
-    assert abs(p_min / -386.4 - 1) < 0.02                                                  # measured −0.24 %
-    assert run["deviation"] < 0.05                                                         # measured 0.0313
+    assert abs(p_min / -386.4 - 1) < 0.02  # measured −0.24 %
+    assert run["deviation"] < 0.05  # measured 0.0313
     negative = load_ < 0
-    assert np.any(np.diff(w)[negative[1:]] < 0) and np.any(np.diff(w)[negative[1:]] > 0)   # W turns back and forth
+    assert np.any(np.diff(w)[negative[1:]] < 0) and np.any(np.diff(w)[negative[1:]] > 0)  # W turns back and forth
     assert run["results"].times[-1] == 1.0

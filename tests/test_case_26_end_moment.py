@@ -1,20 +1,22 @@
 """Case 26: the end-moment roll-up closes into a circle with the default solver settings on the meshes the user
 guide recommends for thin bending, and the default 27-node rule's membrane locking is what the guide says it is."""
+
 import numpy as np
 import pytest
-
 from case_files import load
 
 case = load("26_end_moment_roll_up.py")
 
 
-@pytest.mark.parametrize("overrides, rotation", [({"elements": 10}, 1.00058),
-                                                  ({"elements": 40, "order": 1}, 0.99968)],
-                         ids=["H27-2x3x3-10", "H8-incompatible-40"])
+@pytest.mark.parametrize(
+    "overrides, rotation",
+    [({"elements": 10}, 1.00058), ({"elements": 40, "order": 1}, 0.99968)],
+    ids=["H27-2x3x3-10", "H8-incompatible-40"],
+)
 def test_recommended_meshes_close_the_circle(overrides, rotation, tmp_path):
     run = case.main(tmp_path, **overrides)
-    assert run["gap"] < 0.01                                             # the end within 1 % of L of the root
-    assert abs(run["rotation"] / (2 * np.pi) - rotation) < 1e-4          # measured values (docs/verification.md)
+    assert run["gap"] < 0.01  # the end within 1 % of L of the root
+    assert abs(run["rotation"] / (2 * np.pi) - rotation) < 1e-4  # measured values (docs/verification.md)
     assert run["iterations"] < 130 and run["results"].times[-1] == 1.0  # defaults: one load step asked
 
 
@@ -25,9 +27,18 @@ def test_default_27_node_rule_locks_in_thin_bending(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("order, reduced, elements, rotation", [
-    (2, False, 20, 0.93555), (2, False, 40, 0.99676), (2, False, 80, 1.00152),
-    (2, True, 20, 1.00177), (2, True, 40, 1.00184), (1, False, 20, 0.98663), (1, False, 80, 1.00147)])
+@pytest.mark.parametrize(
+    "order, reduced, elements, rotation",
+    [
+        (2, False, 20, 0.93555),
+        (2, False, 40, 0.99676),
+        (2, False, 80, 1.00152),
+        (2, True, 20, 1.00177),
+        (2, True, 40, 1.00184),
+        (1, False, 20, 0.98663),
+        (1, False, 80, 1.00147),
+    ],
+)
 def test_convergence_table(order, reduced, elements, rotation, tmp_path):
     run = case.main(tmp_path, order=order, reduced_axial=reduced, elements=elements)
     assert abs(run["rotation"] / (2 * np.pi) - rotation) < 1e-4

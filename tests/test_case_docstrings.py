@@ -5,10 +5,10 @@ case 15 listed other singular values than it printed). These runs read the summa
 compare it with its docstring, to the digits the docstring gives. ``make test-slow`` runs them; the fast
 suite checks the parameter lines and the user guide's snippet (tests/test_docs.py).
 """
+
 import re
 
 import pytest
-
 from case_files import load
 
 pytestmark = pytest.mark.slow

@@ -6,29 +6,42 @@ with the hybrid law, ActuationError at the dead centre. 11: 3R arm on a slider i
 Fig. 8, Table II] — PIDC needs the least torque (the rail carries part of the weight), the hybrid law holds
 λ = 0, IDC needs the most torque when it fights a wrong constraint position, with λ = Λ_c G_P δ.
 """
+
 import inspect
 import json
 
 import numpy as np
 import pytest
+from case_files import CASES, assert_files, load
 
 import flexbody as fb
 from flexbody import cli
 from flexbody.system.assembled import State
-from case_files import CASES, assert_files, load
 
 
 @pytest.fixture(scope="module")
 def case10_run(tmp_path_factory):
     case = load("10_slider_crank_control.py")
     out = tmp_path_factory.mktemp("c10")
-    return case, out, case.main(out, t_end=1.0, dt=2e-3)        # full size: 3 s at dt = 1e-3
+    return case, out, case.main(out, t_end=1.0, dt=2e-3)  # full size: 3 s at dt = 1e-3
 
 
 def test_case_10_motion_and_torques(case10_run):
     case, out, s = case10_run
-    assert_files(out, ["histories.csv", "summary.txt", "two.png", "one.png", "hybrid.png", "torque_norms.png",
-                       "two/results.npz", "one/results.json", "hybrid/results.npz"])
+    assert_files(
+        out,
+        [
+            "histories.csv",
+            "summary.txt",
+            "two.png",
+            "one.png",
+            "hybrid.png",
+            "torque_norms.png",
+            "two/results.npz",
+            "one/results.json",
+            "hybrid/results.npz",
+        ],
+    )
     assert json.loads((out / "summary.txt").read_text())["parameters"]["t_end"] == 1.0
     # ẍ = f* (Theorem 4) in all three runs
     for kind in case._RUNS:
@@ -45,7 +58,7 @@ def test_case_10_motion_and_torques(case10_run):
     np.testing.assert_allclose(f2[:, 1], -2.0 * f2[:, 0], rtol=1e-9, atol=1e-9)
     assert np.all(f1[:, 1] == 0.0)
     assert s["max_dev_fpar1_vs_corrected_closed_form"] < 1e-9
-    assert s["max_dev_fpar1_vs_AG71_as_printed"] > 1e-3           # the printed q̇₁ (not q̇₁²) differs
+    assert s["max_dev_fpar1_vs_AG71_as_printed"] > 1e-3  # the printed q̇₁ (not q̇₁²) differs
     # RMS: exactly √5, not Table I's 2.07
     assert s["rms_ratio_one_over_two"] == pytest.approx(np.sqrt(5.0), rel=1e-9)
     assert abs(s["ag_table_I_ratio_one_over_two"] - np.sqrt(5.0)) > 0.1
@@ -66,8 +79,9 @@ def test_case_10_h_matrix_and_dead_centre(case10_run):
     for k in (0, 137, 400):
         H = case.h_matrix(asm, one.times[k], one.q[k], one.v[k])
         np.testing.assert_allclose(H, H_ag, atol=1e-12)
-        np.testing.assert_allclose((np.eye(2) + H) @ two.histories["tau"][k], one.histories["tau"][k],
-                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            (np.eye(2) + H) @ two.histories["tau"][k], one.histories["tau"][k], rtol=1e-12, atol=1e-12
+        )
     # dead centre q = (π/2, π): P = I, [AG-56] fails with one active joint
     dc = s["dead_centre"]
     assert dc["raised"] and dc["error_type"] == "ActuationError" and "AG-56" in dc["error"]
@@ -89,28 +103,39 @@ def test_case_11_arm_on_slider(tmp_path):
     out = tmp_path / "11"
     # full size: T = 2 s; half a period keeps every claim below (and the 5 mm offset) and halves the time
     s = case.main(out, t_end=1.0)
-    assert_files(out, ["histories.csv", "summary.txt", "fig8.png", "fig8_exact_model.png", "torque_norms.png",
-                       "torque_norms_exact_model.png"] + [f"{m}_{c}/results.npz" for m in ("wrong", "exact")
-                                                          for c in case._CONTROLLERS])
+    assert_files(
+        out,
+        [
+            "histories.csv",
+            "summary.txt",
+            "fig8.png",
+            "fig8_exact_model.png",
+            "torque_norms.png",
+            "torque_norms_exact_model.png",
+        ]
+        + [f"{m}_{c}/results.npz" for m in ("wrong", "exact") for c in case._CONTROLLERS],
+    )
     params = json.loads((out / "summary.txt").read_text())["parameters"]
     assert params["gravity_y"] == -case.GRAVITY and "gravity_z" not in params and params["offset"] == 0.005
-    act = s["actuation"]                                    # [DE 5.3]: no passive joint, task independent of Φ
+    act = s["actuation"]  # [DE 5.3]: no passive joint, task independent of Φ
     assert (act["n"], act["m_C"], act["p"], act["k"], act["m_T"]) == (3, 1, 2, 3, 2)
     assert all(act["ok"].values()) and act["independent_sigma_min"] > 1e-3
     for label in ("wrong_model", "exact_model"):
         r = s[label]
         for name in ("pidc", "hybrid"):
-            assert r["max_task_acceleration_error"][name] < 1e-8         # ẍ = f*
+            assert r["max_task_acceleration_error"][name] < 1e-8  # ẍ = f*
             assert r["tracking"][name]["max_abs_x_error"] < 1e-8
             assert r["tracking"][name]["max_abs_theta_error"] < 1e-8
         assert r["tracking"]["idc"]["max_abs_x_error"] < 2e-3
-        assert r["hybrid_max_abs_lam_minus_lam_d"] <= 1e-8              # λ held at λ_d = 0
-        assert r["lam_range"]["pidc"][0] > 1.0                          # the rail carries part of the weight
+        assert r["hybrid_max_abs_lam_minus_lam_d"] <= 1e-8  # λ held at λ_d = 0
+        assert r["lam_range"]["pidc"][0] > 1.0  # the rail carries part of the weight
         assert max(r["max_violation"].values()) < 1e-10
         # PIDC needs the least torque norm at every recorded instant (from the saved runs)
         prefix = label.split("_")[0]
-        norms = {c: np.linalg.norm(fb.Results.load(out / f"{prefix}_{c}").histories["tau"], axis=1)
-                 for c in case._CONTROLLERS}
+        norms = {
+            c: np.linalg.norm(fb.Results.load(out / f"{prefix}_{c}").histories["tau"], axis=1)
+            for c in case._CONTROLLERS
+        }
         assert len(norms["pidc"]) == 501
         assert np.all(norms["pidc"] <= np.minimum(norms["hybrid"], norms["idc"]) + 1e-9)
         assert r["fraction_pidc_least_norm"] == 1.0 and r["worst_pidc_excess_over_min_others"] <= 1e-9
@@ -151,6 +176,7 @@ def test_case_10_runs_from_the_cli(tmp_path):
     assert fb.Results.load(out / "one").times[-1] == pytest.approx(0.5)
     # each run is a ParaView series with its scene: the slider's line is drawn in the pictures
     import pyvista as pv
+
     assert "slider (Plane)" in set(pv.read(out / "one" / "scene.vtp").cell_data["source"])
     assert (out / "one" / "crank.pvd").is_file()
     assert cli.main(["view", str(out / "one"), "--out", str(out / "one.png")]) == 0

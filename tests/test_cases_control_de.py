@@ -6,20 +6,21 @@ without the null-space term, W = T + V + K_N U non-increasing after convergence;
 centre fixed while it rotates; 09: underactuated chain [DE 5.4.3] — zero torque at the passive joint, task
 converged, undamped null-space oscillation. Every case: plant task acceleration J a + J̇q̇ = f* to 1e-8.
 """
+
 import inspect
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from case_files import CASES, assert_files, load
 
 import flexbody as fb
 from flexbody import cli
 from flexbody import control as ctl
-from case_files import CASES, assert_files, load
 
-ACC_TOL = 1e-8              # |J a + J̇q̇ − f*| / max(1, |f*|)
-PHI_TOL = 1e-8              # ‖φ‖
+ACC_TOL = 1e-8  # |J a + J̇q̇ − f*| / max(1, |f*|)
+PHI_TOL = 1e-8  # ‖φ‖
 
 
 def read_csv(path: Path):
@@ -34,8 +35,9 @@ def chain_end_point_acceleration(lengths, q, v, a):
     s, sd, sdd = np.cumsum(q, axis=1), np.cumsum(v, axis=1), np.cumsum(a, axis=1)
     L = np.asarray(lengths)
     x = np.column_stack([(L * np.cos(s)).sum(1), (L * np.sin(s)).sum(1)])
-    xdd = np.column_stack([-(L * (np.cos(s) * sd**2 + np.sin(s) * sdd)).sum(1),
-                           (L * (-np.sin(s) * sd**2 + np.cos(s) * sdd)).sum(1)])
+    xdd = np.column_stack(
+        [-(L * (np.cos(s) * sd**2 + np.sin(s) * sdd)).sum(1), (L * (-np.sin(s) * sd**2 + np.cos(s) * sdd)).sum(1)]
+    )
     return x, xdd
 
 
@@ -46,9 +48,19 @@ def relative_acceleration_error(xdd, f_star):
 def test_case_07_coupled_chain(tmp_path):
     case = load("07_coupled_chain_control.py")
     out = tmp_path / "07"
-    s = case.main(out, t_end=2.0, dt=4e-3)                   # full size: 4 s at dt = 2 ms
-    assert_files(out, ("results.npz", "results.json", "histories.csv", "summary.txt", "coupled_chain.png",
-                       "histories.png", "no_gravity_effort/results.npz"))
+    s = case.main(out, t_end=2.0, dt=4e-3)  # full size: 4 s at dt = 2 ms
+    assert_files(
+        out,
+        (
+            "results.npz",
+            "results.json",
+            "histories.csv",
+            "summary.txt",
+            "coupled_chain.png",
+            "histories.png",
+            "no_gravity_effort/results.npz",
+        ),
+    )
     assert json.loads((out / "summary.txt").read_text())["U_end"] == pytest.approx(s["U_end"], rel=1e-12)
     assert (s["n"], s["m_C"], s["p"], s["k"], s["m_T"], s["null_space_dim"]) == (6, 2, 4, 6, 2, 2)
     assert s["partitioned_ok"]
@@ -84,9 +96,20 @@ def test_case_07_coupled_chain(tmp_path):
 def test_case_08_parallel_platform(tmp_path):
     case = load("08_parallel_platform_control.py")
     out = tmp_path / "08"
-    s = case.main(out, t_end=1.0, dt=2e-3)                   # full size: 2 s per run at dt = 1 ms
-    assert_files(out, ("histories.csv", "summary.txt", "parallel_platform.png", "elbows.png", "platform.png",
-                       "elbows/results.npz", "elbows/results.json", "platform/results.npz"))
+    s = case.main(out, t_end=1.0, dt=2e-3)  # full size: 2 s per run at dt = 1 ms
+    assert_files(
+        out,
+        (
+            "histories.csv",
+            "summary.txt",
+            "parallel_platform.png",
+            "elbows.png",
+            "platform.png",
+            "elbows/results.npz",
+            "elbows/results.json",
+            "platform/results.npz",
+        ),
+    )
     assert s["passive_labels"] == [f"platform_mechanism.{c}" for c in ("hip1", "hip2", "hip3", "x", "y", "platform")]
     passive = [0, 2, 4, 6, 7, 8]
     for key in ("elbows", "platform"):
@@ -101,9 +124,11 @@ def test_case_08_parallel_platform(tmp_path):
         assert r["max_passive_residual_relative"] <= 1e-8
         back = fb.Results.load(out / key)
         assert np.all(back.histories["tau"][:, passive] == 0.0)
-        assert np.all(back.histories["passive_residual"]
-                      <= 1e-8 * np.maximum(np.linalg.norm(back.histories["tau"], axis=1), 1e-300))
-        assert np.abs(back.histories["tau"][:, [1, 3, 5]]).max() > 1.0            # the elbows do work
+        assert np.all(
+            back.histories["passive_residual"]
+            <= 1e-8 * np.maximum(np.linalg.norm(back.histories["tau"], axis=1), 1e-300)
+        )
+        assert np.abs(back.histories["tau"][:, [1, 3, 5]]).max() > 1.0  # the elbows do work
         # τ is Jᵀf + Φᵀf_C with f_C = −(S̃Φᵀ)⁻¹S̃Jᵀf [DE-99], recomputed with the raw Φ
         assert r["max_de99_tau_error"] < 1e-9 and r["max_de99_f_error"] < 1e-9
         # task converges, task acceleration = f*, constraints hold
@@ -128,9 +153,10 @@ def test_case_08_parallel_platform(tmp_path):
 def test_case_09_underactuated_chain(tmp_path):
     case = load("09_underactuated_chain_control.py")
     out = tmp_path / "09"
-    s = case.main(out, t_end=6.0, dt=2e-3)                   # full size: 10 s at dt = 1 ms
-    assert_files(out, ("results.npz", "results.json", "histories.csv", "summary.txt", "underactuated_chain.png",
-                       "histories.png"))
+    s = case.main(out, t_end=6.0, dt=2e-3)  # full size: 10 s at dt = 1 ms
+    assert_files(
+        out, ("results.npz", "results.json", "histories.csv", "summary.txt", "underactuated_chain.png", "histories.png")
+    )
     # actuation [DE 5.3]: not motion actuated (k = 2 < p = 3), task actuated; DE's literal S̃Φᵀ (1 × 0) fails,
     # S̃[Φᵀ, Ňᵀ] (1 × 3) has rank 1, which is what the partitioned controller needs
     assert (s["n"], s["m_C"], s["p"], s["k"], s["m_T"]) == (3, 0, 3, 2, 2)
@@ -139,7 +165,7 @@ def test_case_09_underactuated_chain(tmp_path):
     assert s["StPhiT_NT_shape"] == [1, 3] and s["StPhiT_NT_rank"] == 1 and s["StPhiT_NT_ok"]
     assert s["partitioned_ok"] and s["passive_labels"] == ["chain3.l1"]
     assert any("not motion actuated" in f for f in s["failures_all"])
-    assert s["passive_margin_min"] > 0.5                      # far from the singular zero dynamics
+    assert s["passive_margin_min"] > 0.5  # far from the singular zero dynamics
     # zero torque at the passive joint; task converged; ẍ = f* (summary and by hand)
     back = fb.Results.load(out)
     assert s["max_abs_torque_passive"] == 0.0 and np.all(back.histories["tau"][:, 0] == 0.0)
@@ -166,8 +192,18 @@ def test_case_09_underactuated_chain(tmp_path):
 
 def test_case_09_runs_from_the_cli(tmp_path):
     out = tmp_path / "cli09"
-    code = cli.main(["run", str(CASES / "09_underactuated_chain_control.py"), "--set", "T_END=3.0",
-                     "--set", "DT=0.004", "--out", str(out)])
+    code = cli.main(
+        [
+            "run",
+            str(CASES / "09_underactuated_chain_control.py"),
+            "--set",
+            "T_END=3.0",
+            "--set",
+            "DT=0.004",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     s = json.loads((out / "summary.txt").read_text())
     assert s["t_end"] == 3.0 and s["dt"] == 0.004 and s["n_steps"] == 751
@@ -176,8 +212,9 @@ def test_case_09_runs_from_the_cli(tmp_path):
     assert fb.Results.load(out).times[-1] == pytest.approx(3.0)
 
 
-@pytest.mark.parametrize("name", ["07_coupled_chain_control.py", "08_parallel_platform_control.py",
-                                  "09_underactuated_chain_control.py"])
+@pytest.mark.parametrize(
+    "name", ["07_coupled_chain_control.py", "08_parallel_platform_control.py", "09_underactuated_chain_control.py"]
+)
 def test_case_parameters_are_main_keywords(name):
     """Every UPPER_CASE parameter can be overridden from the CLI (``--set name=value`` → main(name=value))."""
     case = load(name)

@@ -9,17 +9,18 @@ sanity check, energy drift in free motion, energy change = work of a constant to
 Tolerances: the requirement where there is one (0.5 % of K_max), and a tighter bound derived from the value
 measured at the reduced size with a margin of about 5× (stated next to each assertion).
 """
+
 import inspect
 import json
 import re
 
 import numpy as np
 import pytest
+from case_files import CASES, assert_files, load
 from scipy.special import ellipk
 
 import flexbody as fb
 from flexbody import cli
-from case_files import CASES, assert_files, load
 
 
 def pvd_frames(path) -> int:
@@ -38,14 +39,18 @@ def case12(tmp_path_factory):
 
 
 def test_case_12_outputs(case12):
-    case, out, s = case12
+    _case, out, s = case12
     runs = ["rho1", "rho0.5", "hht0.1", "rho1_stiff"]
     assert list(s["runs"]) == runs
-    assert_files(out, ["summary.txt", "energy.png", "swing.png", "rho1/bar.pvd", "rho1/bar_0000.vtu"]
-                 + [f"{r}/results.npz" for r in runs] + [f"{r}/results.json" for r in runs])
+    assert_files(
+        out,
+        ["summary.txt", "energy.png", "swing.png", "rho1/bar.pvd", "rho1/bar_0000.vtu"]
+        + [f"{r}/results.npz" for r in runs]
+        + [f"{r}/results.json" for r in runs],
+    )
     assert json.loads((out / "summary.txt").read_text())["parameters"]["dt"] == 2e-3
     back = fb.Results.load(out / "rho1")
-    n = back.n_steps                                                    # 526 (more if a step was halved)
+    n = back.n_steps  # 526 (more if a step was halved)
     assert pvd_frames(out / "rho1" / "bar.pvd") == len(range(0, n, 50)) + ((n - 1) % 50 != 0)
     E, K = back.histories["energy"], back.histories["kinetic"]
     assert np.abs(E - E[0]).max() / K.max() == pytest.approx(s["runs"]["rho1"]["drift_over_kmax"], rel=1e-12)
@@ -55,39 +60,43 @@ def test_case_12_energy_and_numerical_damping(case12):
     _, _, s = case12
     r = s["runs"]
     for run in r.values():
-        assert run["max_kinetic"] > 10.0                                 # it swings (m g a/2 ≈ 12.9 J)
-        assert run["drift_over_kmax"] <= 5e-3                            # requirement: 0.5 % of K_max
+        assert run["max_kinetic"] > 10.0  # it swings (m g a/2 ≈ 12.9 J)
+        assert run["drift_over_kmax"] <= 5e-3  # requirement: 0.5 % of K_max
         assert run["max_violation"] <= 1e-10 and run["max_pin_displacement"] <= 1e-10
-    assert r["rho1"]["drift_over_kmax"] <= 2.5e-4                        # measured 4.9e-5
+    assert r["rho1"]["drift_over_kmax"] <= 2.5e-4  # measured 4.9e-5
     # numerical dissipation of the high-frequency (elastic) content: E0 − mean(E over the last 20 %), of K_max;
     # measured rho1 6.2e-7 < hht0.1 7.2e-6 < rho0.5 1.08e-5 (full size: 2.2e-6 < 8.7e-6 < 1.18e-5)
     late = {k: v["late_loss_over_kmax"] for k, v in r.items()}
     assert late["rho1"] < late["hht0.1"] < late["rho0.5"]
-    assert late["rho0.5"] > 5.0 * abs(late["rho1"])                     # measured ratio 17
-    assert late["rho0.5"] < 1e-4                                         # the swing itself is not damped
+    assert late["rho0.5"] > 5.0 * abs(late["rho1"])  # measured ratio 17
+    assert late["rho0.5"] < 1e-4  # the swing itself is not damped
 
 
 def test_case_12_swing_time_against_the_rigid_bar(case12):
     case, _, s = case12
     rigid, planar = s["rigid_swing_time_3d"], s["planar_closed_form_swing_time"]
-    assert rigid == pytest.approx(0.979693, abs=2e-6)                  # DOP853, rtol 1e-12 (docstring)
+    assert rigid == pytest.approx(0.979693, abs=2e-6)  # DOP853, rtol 1e-12 (docstring)
     # planar compound pendulum about y through the corner, recomputed here: T/2 = 2K(k²)√(J_yy/(m g d))
     a, c, g = 1.0, 0.05, 9.81
     theta0 = np.pi / 2 + np.arctan(c / a)
     half = 2 * ellipk(np.sin(theta0 / 2) ** 2) * np.sqrt((a * a + c * c) / 3 / (g * np.hypot(a / 2, c / 2)))
     assert planar == pytest.approx(half, rel=1e-12)
-    assert abs(s["planar_relative_to_3d"]) < 5e-3                        # measured −0.11 % (out-of-plane motion)
+    assert abs(s["planar_relative_to_3d"]) < 5e-3  # measured −0.11 % (out-of-plane motion)
     rel = {k: v["swing_time_relative_to_rigid"] for k, v in s["runs"].items()}
-    assert abs(rel["rho1_stiff"]) < 1e-4                                 # measured −4.9e-6 (E × 100)
+    assert abs(rel["rho1_stiff"]) < 1e-4  # measured −4.9e-6 (E × 100)
     # the E 5e7 bar swings slower than the rigid bar, by a small flexibility effect (measured +0.078 %)
     assert 3e-4 < rel["rho1"] < 5e-3
-    assert all(abs(rel[k] - rel["rho1"]) < 1e-3 for k in ("rho0.5", "hht0.1"))   # measured ≤ 3.1e-4
+    assert all(abs(rel[k] - rel["rho1"]) < 1e-3 for k in ("rho0.5", "hht0.1"))  # measured ≤ 3.1e-4
     # the rigid reference uses the bar's own inertia: ∫ρ x xᵀ dV = Xᵀ M_s X exactly for the (trilinear) mesh
     bar = case.build(divisions=(5, 1, 1)).bodies[0]
     X = bar.mesh.points
     S = X.T @ (bar.mass_matrix()[0::3, 0::3] @ X)
-    np.testing.assert_allclose(case.box_inertia_about_corner((1.0, 0.05, 0.05), bar.mass()),
-                               np.trace(S) * np.eye(3) - S, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        case.box_inertia_about_corner((1.0, 0.05, 0.05), bar.mass()),
+        np.trace(S) * np.eye(3) - S,
+        rtol=1e-12,
+        atol=1e-15,
+    )
 
 
 # ---------------------------------------------------------------------------------- 13 plate pendulum
@@ -96,31 +105,35 @@ def case13(tmp_path_factory):
     case = load("13_plate_pendulum.py")
     out = tmp_path_factory.mktemp("c13")
     # full size: dt = 1e-3 to 1 s with ρ∞ = 1 and 0.8 besides HHT; here dt = 2e-3 to 0.6 s, HHT and ρ∞ = 1
-    return case, out, case.main(out, dt=2e-3, t_end=0.6, compare_rho=(1.0,), timing_calls=5, timing_repeats=3,
-                                vtk_every=100)
+    return (
+        case,
+        out,
+        case.main(out, dt=2e-3, t_end=0.6, compare_rho=(1.0,), timing_calls=5, timing_repeats=3, vtk_every=100),
+    )
 
 
 def test_case_13_energy_balance_and_corner(case13):
     case, out, s = case13
-    assert_files(out, ["summary.txt", "energy.png", "corner.png", "hht0.1/plate.pvd", "hht0.1/results.npz",
-                       "rho1/results.npz"])
-    assert pvd_frames(out / "hht0.1" / "plate.pvd") == 4                  # steps 0, 100, 200 and the last
+    assert_files(
+        out, ["summary.txt", "energy.png", "corner.png", "hht0.1/plate.pvd", "hht0.1/results.npz", "rho1/results.npz"]
+    )
+    assert pvd_frames(out / "hht0.1" / "plate.pvd") == 4  # steps 0, 100, 200 and the last
     assert s["main_run"] == "hht0.1" and s["n_dofs"] == 270 and s["mass"] == pytest.approx(7810 * 0.6 * 0.3 * 0.01)
     plate = case.build().bodies[0]
     assert plate.mesh.points[s["far_corner_nodes"]["bottom"]] == pytest.approx([0.6, 0.3, 0.0])
     assert plate.mesh.points[s["far_corner_nodes"]["top"]] == pytest.approx([0.6, 0.3, 0.01])
-    for name, run in s["runs"].items():
+    for run in s["runs"].values():
         e = run["energy"]
-        assert e["dissipation_monotone"] and e["dissipated_end"] > 5.0          # measured 8.78 J at 0.6 s
+        assert e["dissipation_monotone"] and e["dissipated_end"] > 5.0  # measured 8.78 J at 0.6 s
         # E0 − E = D up to the time discretisation: measured 2.0e-4 (HHT) and 1.3e-4 (ρ∞ = 1) of the released
         # potential (84.6 J)
         assert e["mismatch_over_released"] <= 1e-3
         assert run["max_violation"] <= 1e-10 and run["max_pin_displacement"] <= 1e-10
         assert run["newton"]["rejected"] == 0
-        assert run["far_corner_z_end"]["bottom"] < -0.5                        # the plate fell (−0.84 m)
+        assert run["far_corner_z_end"]["bottom"] < -0.5  # the plate fell (−0.84 m)
     # HHT's numerical dissipation adds to the Kelvin–Voigt loss (measured 0.0166 J vs 0.0110 J)
     assert s["runs"]["hht0.1"]["energy"]["max_abs_mismatch"] > s["runs"]["rho1"]["energy"]["max_abs_mismatch"]
-    assert s["max_corner_difference_between_schemes"] < 1e-4                  # measured 5.5e-6 m
+    assert s["max_corner_difference_between_schemes"] < 1e-4  # measured 5.5e-6 m
     # the saved histories hold the balance too
     back = fb.Results.load(out / "rho1")
     E, D = back.histories["energy"], back.histories["dissipated"]
@@ -131,8 +144,13 @@ def test_case_13_costs_are_recorded(case13):
     _, _, s = case13
     costs = s["costs"]
     assert costs["n_elements"] == 32
-    for key in ("internal_force_direct_us", "force_and_tangent_direct_us", "jacobians_with_damping_direct_us",
-                "force_in_run_us", "jacobian_in_run_us"):
+    for key in (
+        "internal_force_direct_us",
+        "force_and_tangent_direct_us",
+        "jacobians_with_damping_direct_us",
+        "force_in_run_us",
+        "jacobian_in_run_us",
+    ):
         assert np.isfinite(costs[key]) and costs[key] > 0.0
     assert costs["force_and_tangent_direct_us"] > costs["internal_force_direct_us"]
 
@@ -147,11 +165,22 @@ def case14(tmp_path_factory):
 
 
 def test_case_14_locked_arm_statics(case14):
-    case, out, s = case14
-    assert_files(out, ["summary.txt", "energy.png", "joints.png"]
-                 + [f"order{n}/{f}" for n in (1, 2) for f in ("static_locked.vtu", "static_alone.vtu",
-                                                              "free/results.npz", "free/beam.pvd",
-                                                              "torque/results.npz")])
+    _case, out, s = case14
+    assert_files(
+        out,
+        ["summary.txt", "energy.png", "joints.png"]
+        + [
+            f"order{n}/{f}"
+            for n in (1, 2)
+            for f in (
+                "static_locked.vtu",
+                "static_alone.vtu",
+                "free/results.npz",
+                "free/beam.pvd",
+                "torque/results.npz",
+            )
+        ],
+    )
     L, b, h, theta = 0.6, 0.04, 0.04, -0.2
     eb = 2700 * 9.81 * b * h * np.cos(theta) * L**4 / (8 * 7e7 * b * h**3 / 12)
     assert s["euler_bernoulli_tip"] == pytest.approx(-eb, rel=1e-12) and eb == pytest.approx(4.5057e-2, rel=1e-4)
@@ -161,7 +190,7 @@ def test_case_14_locked_arm_statics(case14):
         # measured 1.3e-13 (8-node) and 2.9e-11 (27-node)
         assert st["locked_vs_alone_relative"] <= 1e-8 and fine["locked_vs_alone_relative"] <= 1e-8
         assert st["residual"] <= 1e-7 and st["violation"] <= 1e-12
-        assert np.linalg.norm(st["tip_displacement_alone"]) > 1e-2        # a real deflection
+        assert np.linalg.norm(st["tip_displacement_alone"]) > 1e-2  # a real deflection
         # refinement moves the tip towards Euler–Bernoulli from the stiff side
         assert st["ratio_to_euler_bernoulli"] < fine["ratio_to_euler_bernoulli"] < 1.03
     o1, o2 = s["orders"]["order1"], s["orders"]["order2"]
@@ -175,7 +204,7 @@ def test_case_14_energy_and_work(case14):
     case, out, s = case14
     for n in (1, 2):
         free, driven = s["orders"][f"order{n}"]["free"], s["orders"][f"order{n}"]["torque"]
-        assert free["max_kinetic"] > 10.0 and np.abs(np.subtract(free["q_end"], case.Q0)).max() > 0.1   # it falls
+        assert free["max_kinetic"] > 10.0 and np.abs(np.subtract(free["q_end"], case.Q0)).max() > 0.1  # it falls
         # requirement 0.5 % of K_max; measured 7.6e-6 (8-node) and 6.4e-6 (27-node)
         assert free["drift_over_kmax"] <= 4e-5
         assert free["work_end"] == 0.0
@@ -187,7 +216,8 @@ def test_case_14_energy_and_work(case14):
     back = fb.Results.load(out / "order2" / "torque")
     E, W = back.histories["energy"], back.histories["applied_work"]
     assert np.abs(E - E[0] - W).max() / back.histories["kinetic"].max() == pytest.approx(
-        s["orders"]["order2"]["torque"]["work_mismatch_over_kmax"], rel=1e-12)
+        s["orders"]["order2"]["torque"]["work_mismatch_over_kmax"], rel=1e-12
+    )
 
 
 # ------------------------------------------------------------------------------------ command line

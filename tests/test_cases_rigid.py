@@ -5,16 +5,17 @@ decomposition; 05: Aghili's slider-crank [AG VIII-A, Fig. 4] — crossings of th
 rank events, ‖φ‖, λ jumps; 06: four-bar with a redundant spatial closure — rank report, multiplier form
 refused, same motion as the planar closure, energy drift with and without position correction.
 """
+
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from case_files import CASES, load
 from scipy.special import ellipk
 
 import flexbody as fb
 from flexbody import cli
-from case_files import CASES, load
 
 
 def assert_outputs(out: Path, png: str):
@@ -32,13 +33,13 @@ def test_case_04_particle_on_circle(tmp_path):
     case = load("04_particle_on_circle.py")
     m, rho, g, theta0 = case.MASS, case.RADIUS, case.GRAVITY, case.THETA0
     out = tmp_path / "04"
-    s = case.main(out, dt=0.01, t_end=6.0)                  # full size: dt = 1e-3, 10 s
-    _, data, back = assert_outputs(out, "particle_on_circle.png")
+    s = case.main(out, dt=0.01, t_end=6.0)  # full size: dt = 1e-3, 10 s
+    _, _data, back = assert_outputs(out, "particle_on_circle.png")
     period = 4.0 * ellipk(np.sin(theta0 / 2) ** 2) * np.sqrt(rho / g)
     assert s["period_expected"] == pytest.approx(period, rel=1e-14)
     assert s["n_lowest_point_passages"] >= 4
     assert abs(s["period_measured"] - period) < 1e-6 * period
-    assert s["period_measured"] > 1.3 * s["small_angle_period"]        # θ₀ = 2π/3: far from small angles
+    assert s["period_measured"] > 1.3 * s["small_angle_period"]  # θ₀ = 2π/3: far from small angles
     assert s["max_position_error_vs_reference"] < 1e-5
     assert s["energy_drift_relative"] < 1e-6
     E = back.histories["energy"]
@@ -65,8 +66,8 @@ def test_case_04_particle_on_circle(tmp_path):
 def test_case_05_slider_crank(tmp_path):
     case = load("05_slider_crank.py")
     out = tmp_path / "05"
-    s = case.main(out, t_end=3.0)                            # full size: 6 s; same dt = 0.01 as [AG]
-    header, data, back = assert_outputs(out, "slider_crank.png")
+    s = case.main(out, t_end=3.0)  # full size: 6 s; same dt = 0.01 as [AG]
+    header, _data, back = assert_outputs(out, "slider_crank.png")
     # two singular configurations crossed, q1 = 3π/2 and 5π/2 (≡ π/2), at the times of the 1-dof reference
     assert len(s["crossing_times"]) == 2
     np.testing.assert_allclose(s["crossing_times"], [1.352463, 2.542317], atol=5e-6)
@@ -81,19 +82,31 @@ def test_case_05_slider_crank(tmp_path):
         assert c["drop_sigma_min"] < case.SINGULAR_TOL
     kinds = [e["kind"] for e in back.events]
     assert kinds == ["rank_drop", "rank_restored"] * 2
-    for e in back.events:             # σ(A) = √5 l |cos q1| below the log floor exactly from drop to restore
+    for e in back.events:  # σ(A) = √5 l |cos q1| below the log floor exactly from drop to restore
         k = int(np.argmin(np.abs(back.times - e["t"])))
-        sigma = np.sqrt(5) * case.LENGTH * np.abs(np.cos(back.q[k - 1:k + 1, 0]))
-        assert (sigma[1] < case.SINGULAR_TOL <= sigma[0]) if e["kind"] == "rank_drop" else \
-            (sigma[0] < case.SINGULAR_TOL <= sigma[1])
+        sigma = np.sqrt(5) * case.LENGTH * np.abs(np.cos(back.q[k - 1 : k + 1, 0]))
+        assert (
+            (sigma[1] < case.SINGULAR_TOL <= sigma[0])
+            if e["kind"] == "rank_drop"
+            else (sigma[0] < case.SINGULAR_TOL <= sigma[1])
+        )
     # constraint held, the branch kept
     assert s["max_violation"] < 1e-8 and s["max_velocity_violation"] < 1e-8
     assert s["max_branch_deviation"] < 1e-8
     # λ jumps at the crossings, the constraint force Φᵀλ does not
     assert s["max_lam_jump_near"] > 10.0 * s["max_lam_jump_away"]
     assert s["max_force_jump_near"] < s["max_force_jump_away"]
-    assert {"q1", "q2", "q1dot", "q2dot", "constraint_force_1", "constraint_force_2", "lam", "rank",
-            "violation"} <= set(header)
+    assert {
+        "q1",
+        "q2",
+        "q1dot",
+        "q2dot",
+        "constraint_force_1",
+        "constraint_force_2",
+        "lam",
+        "rank",
+        "violation",
+    } <= set(header)
 
 
 def test_case_05_runs_from_the_cli(tmp_path):
@@ -101,14 +114,14 @@ def test_case_05_runs_from_the_cli(tmp_path):
     code = cli.main(["run", str(CASES / "05_slider_crank.py"), "--out", str(out), "--set", "t_end=1.5"])
     assert code == 0 and (out / "summary.txt").is_file()
     events = json.loads((out / "results.json").read_text())["events"]
-    assert [e["kind"] for e in events] == ["rank_drop", "rank_restored"]          # q1 = 3π/2 at 1.35 s
+    assert [e["kind"] for e in events] == ["rank_drop", "rank_restored"]  # q1 = 3π/2 at 1.35 s
     assert events[0]["redundant_labels"] == ["slider.s0"]
 
 
 def test_case_06_redundant_four_bar(tmp_path):
     case = load("06_redundant_four_bar.py")
     out = tmp_path / "06"
-    s = case.main(out, t_end=3.0, dt=0.004)                  # full size: 10 s at dt = 0.003
+    s = case.main(out, t_end=3.0, dt=0.004)  # full size: 10 s at dt = 0.003
     header, _, back = assert_outputs(out, "four_bar.png")
     assert (s["rank"], s["n_constraints"], s["dof"]) == (2, 3, 1)
     assert s["redundant_labels"] == ["loop.z"]
@@ -118,7 +131,7 @@ def test_case_06_redundant_four_bar(tmp_path):
     assert s["max_dq_vs_planar"] < 1e-10
     assert s["max_constraint_force_diff_vs_planar"] < 1e-8
     assert s["max_abs_lam_z"] < 1e-12 and s["ranks_during_run"] == [2]
-    assert s["crank_angle_range"] > 5.0                      # a large swing, not a small oscillation
+    assert s["crank_angle_range"] > 5.0  # a large swing, not a small oscillation
     # energy: conserved to < 1e-6 with the correction; drift without stabilisation is larger
     assert s["energy_drift"] < 1e-6 and s["energy_drift_vs_max_kinetic"] < 1e-6 and s["drift_below_limit"]
     assert s["energy_drift_no_stabilisation"] > 2.0 * s["energy_drift"]

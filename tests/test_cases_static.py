@@ -18,17 +18,18 @@ with p the lowest convergence order seen for that quantity (so the estimate is a
 Evaluated, they read: elastica vertical at α = 10 within 1.57 % (10 × 1 × 1) and 0.28 % (20 × 1 × 1);
 frequencies f₁ within 0.915 %, f₂ within 2.299 % (10 × 1 × 1).
 """
+
 import csv
 import inspect
 
 import meshio
 import numpy as np
 import pytest
-
-from flexbody import cli
 from case_files import CASES, assert_files, load
 
-ALPHA_10 = 0.810609                       # Bisshopp & Drucker (1945), vertical tip deflection / L at α = 10
+from flexbody import cli
+
+ALPHA_10 = 0.810609  # Bisshopp & Drucker (1945), vertical tip deflection / L at α = 10
 
 # 27-node (quadratic) elements: the tip deflection converges at order ≥ 3.5 (|w40 − w20| / |w20 − w10| =
 # 1/11.6 … 1/13.4 in docs/verification.md); p = 3 gives a conservative Richardson estimate.
@@ -52,12 +53,12 @@ def richardson(coarse, fine, order):
 def test_case_02_elastica(tmp_path):
     case = load("02_elastica.py")
     out, out_fine = tmp_path / "02", tmp_path / "02_fine"
-    summary = case.main(out, load_steps=5, divisions=(10, 1, 1))     # full size: 10 steps, 20 × 1 × 1
+    summary = case.main(out, load_steps=5, divisions=(10, 1, 1))  # full size: 10 steps, 20 × 1 × 1
     coarse = summary["results"]
     fine = case.main(out_fine, load_steps=5, divisions=(20, 1, 1))["results"]
     assert_files(out, ["results.npz", "results.json", "beam.pvd", "load_path.csv"])
     series = (out / "beam.pvd").read_text()
-    assert_files(out, [f"beam_{k:04d}.vtu" for k in range(6)])          # reference + one per load step
+    assert_files(out, [f"beam_{k:04d}.vtu" for k in range(6)])  # reference + one per load step
     assert all(f"beam_{k:04d}.vtu" in series for k in range(6)) and "beam_0006.vtu" not in series
     assert coarse.n_steps == fine.n_steps == 6
     np.testing.assert_allclose(coarse.times, np.linspace(0.0, 1.0, 6), atol=1e-12)
@@ -67,8 +68,15 @@ def test_case_02_elastica(tmp_path):
         assert case.elastica(alpha)[0] == pytest.approx(value, abs=2e-6)
 
     rows = read_csv(out / "load_path.csv")
-    assert list(rows[0]) == ["alpha", "vertical_over_L", "elastica_vertical", "horizontal_over_L",
-                             "elastica_horizontal", "vertical_rel_error", "bisshopp_drucker"]
+    assert list(rows[0]) == [
+        "alpha",
+        "vertical_over_L",
+        "elastica_vertical",
+        "horizontal_over_L",
+        "elastica_horizontal",
+        "vertical_rel_error",
+        "bisshopp_drucker",
+    ]
     np.testing.assert_allclose([float(r["alpha"]) for r in rows], [2.0, 4.0, 6.0, 8.0, 10.0])
     assert [r["bisshopp_drucker"] for r in rows] == ["", "", "", "", "0.810609"]
     for step, row in enumerate(rows, start=1):
@@ -96,8 +104,8 @@ def test_case_02_elastica(tmp_path):
     # the headline number: α = 10 against Bisshopp & Drucker
     v10, v20 = (case.tip_displacements(r)[0] / case.LENGTH for r in (coarse, fine))
     e_coarse, e_fine = richardson(v10, v20, ELASTICA_ORDER)
-    assert abs(v10 / ALPHA_10 - 1.0) <= e_coarse / ALPHA_10 + SOLID_VS_ELASTICA       # 1.332 % ≤ 1.566 %
-    assert abs(v20 / ALPHA_10 - 1.0) <= e_fine / ALPHA_10 + SOLID_VS_ELASTICA         # 0.048 % ≤ 0.283 %
+    assert abs(v10 / ALPHA_10 - 1.0) <= e_coarse / ALPHA_10 + SOLID_VS_ELASTICA  # 1.332 % ≤ 1.566 %
+    assert abs(v20 / ALPHA_10 - 1.0) <= e_fine / ALPHA_10 + SOLID_VS_ELASTICA  # 0.048 % ≤ 0.283 %
     # the returned summary (what a sweep tabulates) holds the final step's numbers
     assert summary["vertical_over_L"] == pytest.approx(v10, abs=1e-15)
     assert summary["elastica_vertical"] == pytest.approx(case.elastica(10.0)[0], abs=1e-15)
@@ -110,7 +118,7 @@ def test_case_02_elastica(tmp_path):
 # +0.355, +0.178, +0.110 % at 10, 20, 40, 80 elements; with ν = 0 the same meshes give +0.12, −0.004,
 # −0.021, −0.023 %). p = 1 is the lowest order seen, hence the conservative Richardson estimate.
 FREQUENCY_ORDER = 1
-KAPPA = 5.0 / 6.0                          # Timoshenko shear coefficient of a rectangle
+KAPPA = 5.0 / 6.0  # Timoshenko shear coefficient of a rectangle
 
 
 def timoshenko_allowance(beta_l, case):
@@ -124,7 +132,7 @@ def timoshenko_allowance(beta_l, case):
 def test_case_03_cantilever_modes(tmp_path):
     case = load("03_cantilever_modes.py")
     out = tmp_path / "03"
-    summary = case.main(out, n_modes=4, divisions=(10, 1, 1))          # full size: 6 modes, 20 × 1 × 1
+    summary = case.main(out, n_modes=4, divisions=(10, 1, 1))  # full size: 6 modes, 20 × 1 × 1
     freqs, modes = np.array(summary["frequencies_hz"]), summary["modes"]
     fine, _ = case.natural_modes(case.build(divisions=(20, 1, 1)), 4)
     assert_files(out, ["frequencies.csv"] + [f"mode_{i:02d}.vtu" for i in range(4)])
@@ -135,7 +143,7 @@ def test_case_03_cantilever_modes(tmp_path):
     scale = np.sqrt(case.YOUNG * a**4 / 12.0 / (case.DENSITY * a**2 * L**4)) / (2.0 * np.pi)
     eb = np.array([1.8751, 4.6941, 7.8548]) ** 2 * scale
     np.testing.assert_allclose(case.euler_bernoulli(), eb, rtol=1e-12)
-    np.testing.assert_allclose(eb, [16.710, 104.72, 293.23], rtol=1e-4)           # the docstring's values
+    np.testing.assert_allclose(eb, [16.710, 104.72, 293.23], rtol=1e-4)  # the docstring's values
 
     # degenerate y/z pairs (square section), by the case's own 1e-6 criterion (measured ≤ 2e-9)
     assert freqs.shape == fine.shape == (4,) and modes.shape[1] == 4
@@ -144,8 +152,8 @@ def test_case_03_cantilever_modes(tmp_path):
         np.testing.assert_allclose(f[1::2], f[0::2], rtol=1e-6)
     for i, beta_l in enumerate((1.8751, 4.6941)):
         f10, f20 = freqs[2 * i], fine[2 * i]
-        assert f10 > f20 > eb[i] * (1.0 - timoshenko_allowance(beta_l, case))    # coarse mesh is stiffer
-        assert abs(f20 / eb[i] - 1.0) < abs(f10 / eb[i] - 1.0)                       # the error shrinks
+        assert f10 > f20 > eb[i] * (1.0 - timoshenko_allowance(beta_l, case))  # coarse mesh is stiffer
+        assert abs(f20 / eb[i] - 1.0) < abs(f10 / eb[i] - 1.0)  # the error shrinks
         e_coarse, e_fine = richardson(f10, f20, FREQUENCY_ORDER)
         allowance = timoshenko_allowance(beta_l, case)
         # f₁: 0.80 % ≤ 0.915 %, f₂: 1.340 % ≤ 2.299 % (coarse); 0.355 % ≤ 0.469 %, 0.266 % ≤ 1.225 % (fine)
@@ -165,8 +173,7 @@ def test_case_03_cantilever_modes(tmp_path):
         assert abs(t[across]) < 1e-8 * abs(t[along]) and abs(t[0]) < 1e-8 * abs(t[along])
 
     rows = read_csv(out / "frequencies.csv")
-    assert list(rows[0]) == ["mode", "frequency_hz", "euler_bernoulli_hz", "ratio", "share_x", "share_y",
-                             "share_z"]
+    assert list(rows[0]) == ["mode", "frequency_hz", "euler_bernoulli_hz", "ratio", "share_x", "share_y", "share_z"]
     assert [int(r["mode"]) for r in rows] == [0, 1, 2, 3]
     for i, row in enumerate(rows):
         assert float(row["frequency_hz"]) == pytest.approx(freqs[i], abs=1e-6)
@@ -189,12 +196,21 @@ def test_case_03_cantilever_modes(tmp_path):
         assert abs(t[1 if i % 2 == 0 else 2]) == pytest.approx(case.MODE_SCALE * L, rel=1e-9)
 
 
-@pytest.mark.parametrize("name, main_params, derived", [
-    ("02_elastica.py", {"ALPHA", "DIVISIONS", "LOAD_STEPS", "ORDER", "LOCKING", "LENGTH", "SIDE", "YOUNG",
-                        "POISSON", "DENSITY"}, {"BISSHOPP_DRUCKER"}),
-    ("03_cantilever_modes.py", {"N_MODES", "MODE_SCALE", "DIVISIONS", "ORDER", "LOCKING", "LENGTH", "SIDE",
-                                "YOUNG", "POISSON", "DENSITY"}, {"BETA_L"}),
-])
+@pytest.mark.parametrize(
+    "name, main_params, derived",
+    [
+        (
+            "02_elastica.py",
+            {"ALPHA", "DIVISIONS", "LOAD_STEPS", "ORDER", "LOCKING", "LENGTH", "SIDE", "YOUNG", "POISSON", "DENSITY"},
+            {"BISSHOPP_DRUCKER"},
+        ),
+        (
+            "03_cantilever_modes.py",
+            {"N_MODES", "MODE_SCALE", "DIVISIONS", "ORDER", "LOCKING", "LENGTH", "SIDE", "YOUNG", "POISSON", "DENSITY"},
+            {"BETA_L"},
+        ),
+    ],
+)
 def test_case_parameters_can_be_set_from_the_cli(name, main_params, derived):
     """Every parameter is overridable (``--set name=value`` → main/build keyword); reference tables are not."""
     case = load(name)
@@ -208,12 +224,42 @@ def test_case_parameters_can_be_set_from_the_cli(name, main_params, derived):
 
 def test_cases_02_03_run_from_the_cli(tmp_path):
     out02, out03 = tmp_path / "cli02", tmp_path / "cli03"
-    assert cli.main(["run", str(CASES / "02_elastica.py"), "--out", str(out02), "--no-progress",
-                     "--set", "alpha=3", "--set", "load_steps=3", "--set", "divisions=(10,1,1)"]) == 0
+    assert (
+        cli.main(
+            [
+                "run",
+                str(CASES / "02_elastica.py"),
+                "--out",
+                str(out02),
+                "--no-progress",
+                "--set",
+                "alpha=3",
+                "--set",
+                "load_steps=3",
+                "--set",
+                "divisions=(10,1,1)",
+            ]
+        )
+        == 0
+    )
     rows = read_csv(out02 / "load_path.csv")
     assert [float(r["alpha"]) for r in rows] == [1.0, 2.0, 3.0]
     assert [r["bisshopp_drucker"] for r in rows] == ["0.301721", "", "0.603253"]
-    assert cli.main(["run", str(CASES / "03_cantilever_modes.py"), "--out", str(out03), "--no-progress",
-                     "--set", "n_modes=2", "--set", "divisions=(10,1,1)"]) == 0
+    assert (
+        cli.main(
+            [
+                "run",
+                str(CASES / "03_cantilever_modes.py"),
+                "--out",
+                str(out03),
+                "--no-progress",
+                "--set",
+                "n_modes=2",
+                "--set",
+                "divisions=(10,1,1)",
+            ]
+        )
+        == 0
+    )
     assert_files(out03, ["frequencies.csv", "mode_00.vtu", "mode_01.vtu"])
     assert not (out03 / "mode_02.vtu").exists() and len(read_csv(out03 / "frequencies.csv")) == 2

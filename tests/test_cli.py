@@ -4,6 +4,7 @@ Cases are run at reduced size: 04 (particle on a circle) for 3 s at dt = 0.01 s,
 a fraction of a second. The sweep test runs a 2×2 grid on a 2-worker local Dask cluster and compares its
 summary with the same four variants run by calling the case's ``main`` directly.
 """
+
 import csv
 import json
 import logging
@@ -15,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from case_files import CASES, load
 
 import flexbody as fb
 from flexbody import cli, progress
 from flexbody.control.actuation import actuation_report
-from case_files import CASES, load
 
 REPO = Path(__file__).resolve().parents[1]
 CASE_04 = str(CASES / "04_particle_on_circle.py")
@@ -56,25 +57,36 @@ ERRORS = {
     "case without main": (["run", "{no_main}"], ["no_main.py", "defines no main"]),
     "case without build": (["info", "{no_build}"], ["no_build.py", "defines no build"]),
     "case that does not import": (["run", "{syntax}"], ["broken_syntax.py", "SyntaxError"]),
-    "bad parameter (run)": (["run", CASE_04, "--set", "colour=red"],
-                            ["'colour'", "valid parameters: DT, GRAVITY, MASS, RADIUS, THETA0, T_END"]),
+    "bad parameter (run)": (
+        ["run", CASE_04, "--set", "colour=red"],
+        ["'colour'", "valid parameters: DT, GRAVITY, MASS, RADIUS, THETA0, T_END"],
+    ),
     "bad parameter (info)": (["info", CASE_04, "--set", "colour=red"], ["'colour'", "THETA0"]),
     "bad grid parameter": (["sweep", CASE_04, "--grid", "colour=1,2"], ["--grid", "'colour'", "THETA0"]),
     "grid and set overlap": (["sweep", CASE_04, "--grid", "dt=0.1,0.2", "--set", "dt=0.1"], ["dt"]),
-    "value the case rejects (run)": (["run", CASE_04, "--set", "dt=-0.01", "--set", "t_end=0.1", "--no-progress"],
-                                     ["dt must be a number > 0", "-0.01"]),
+    "value the case rejects (run)": (
+        ["run", CASE_04, "--set", "dt=-0.01", "--set", "t_end=0.1", "--no-progress"],
+        ["dt must be a number > 0", "-0.01"],
+    ),
     "value the case rejects (info)": (["info", CASE_04, "--set", "mass=-1"], ["mass must be", "-1"]),
     "missing results (view)": (["view", "{tmp}/no_results"], ["no_results", "not found"]),
     "missing results (export)": (["export", "{tmp}/no_results", "--format", "csv"], ["no_results", "not found"]),
     "results not a directory": (["view", "{no_build}"], ["no_build.py", "not a directory"]),
     "unknown export format": (["export", "{tmp}", "--format", "vtk"], ["'vtk'", "pvd, xdmf, csv"]),
     "unknown benchmark": (["bench", "no_such_bench"], ["'no_such_bench'", "assembly"]),
-    "text for a number (run)": (["run", CASE_04, "--set", "t_end=abc"], ["t_end='abc'", "takes a number for T_END, e.g. t_end="]),
+    "text for a number (run)": (
+        ["run", CASE_04, "--set", "t_end=abc"],
+        ["t_end='abc'", "takes a number for T_END, e.g. t_end="],
+    ),
     "text for a number (grid)": (["sweep", CASE_04, "--grid", "dt=0.1,fast"], ["--grid", "dt='fast'", "DT"]),
-    "text for numbers (info)": (["info", CASE_05.replace("05_slider_crank", "16_arm_beam_task_control"), "--set",
-                                 "divisions=fine"], ["divisions='fine'", "numbers for DIVISIONS", "divisions=(12,2,2)"]),
-    "output folder is a file": (["run", CASE_04, "--set", "t_end=0.01", "--no-progress", "--out", "{no_build}/out"],
-                                ["no_build.py"]),
+    "text for numbers (info)": (
+        ["info", CASE_05.replace("05_slider_crank", "16_arm_beam_task_control"), "--set", "divisions=fine"],
+        ["divisions='fine'", "numbers for DIVISIONS", "divisions=(12,2,2)"],
+    ),
+    "output folder is a file": (
+        ["run", CASE_04, "--set", "t_end=0.01", "--no-progress", "--out", "{no_build}/out"],
+        ["no_build.py"],
+    ),
 }
 
 
@@ -93,9 +105,14 @@ def test_errors_are_one_line_naming_the_culprit(name, broken_cases, tmp_path, ca
 def test_entry_point_error_in_a_subprocess(tmp_path):
     """The installed ``flexbody`` script (or the same main through -c) exits non-zero with one line."""
     script = Path(sys.executable).with_name("flexbody")
-    cmd = [str(script)] if script.is_file() else [sys.executable, "-c",
-                                                   "import sys; from flexbody.cli import main; sys.exit(main())"]
-    proc = subprocess.run(cmd + ["info", str(tmp_path / "nothing.py")], capture_output=True, text=True, timeout=120)
+    cmd = (
+        [str(script)]
+        if script.is_file()
+        else [sys.executable, "-c", "import sys; from flexbody.cli import main; sys.exit(main())"]
+    )
+    proc = subprocess.run(
+        [*cmd, "info", str(tmp_path / "nothing.py")], capture_output=True, text=True, timeout=120, check=False
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [f"flexbody: error: case file '{tmp_path / 'nothing.py'}' not found"]
 
@@ -107,8 +124,9 @@ def field(text: str, pattern: str) -> str:
     return match.group(1)
 
 
-@pytest.mark.parametrize("case_file, overrides", [("05_slider_crank.py", {}),
-                                                  ("06_redundant_four_bar.py", {"angle": 0.7})])
+@pytest.mark.parametrize(
+    "case_file, overrides", [("05_slider_crank.py", {}), ("06_redundant_four_bar.py", {"angle": 0.7})]
+)
 def test_info_counts_match_the_assembled_system(case_file, overrides, capsys):
     argv = ["info", str(CASES / case_file)] + [a for k, v in overrides.items() for a in ("--set", f"{k}={v}")]
     assert cli.main(argv) == 0
@@ -122,9 +140,10 @@ def test_info_counts_match_the_assembled_system(case_file, overrides, capsys):
     assert int(field(text, r"^Flexible bodies\s+(\d+)")) == 0
     assert int(field(text, r"^Constraint rows\s+m = (\d+)")) == asm.n_constraints
     assert int(field(text, r"rank of Phi at q0 (\d+)")) == rank.rank
-    assert float(field(text, r"smallest singular value (\S+)")) == pytest.approx(rank.singular_values[-1],
-                                                                                 rel=1e-6, abs=1e-300)
-    assert f"rank tolerance {rank.tol:.3e} = max(1e-09 × σ_max, 1e-12)" in text     # the tolerance and its rule
+    assert float(field(text, r"smallest singular value (\S+)")) == pytest.approx(
+        rank.singular_values[-1], rel=1e-6, abs=1e-300
+    )
+    assert f"rank tolerance {rank.tol:.3e} = max(1e-09 × σ_max, 1e-12)" in text  # the tolerance and its rule
     redundant = field(text, r"redundant rows\s+(.*)$")
     assert redundant == (", ".join(rank.redundant_labels) if rank.redundant_labels else "none")
     assert int(field(text, r"^Actuators\s+k = (\d+)")) == len(asm.actuated_labels)
@@ -132,7 +151,7 @@ def test_info_counts_match_the_assembled_system(case_file, overrides, capsys):
     passive = asm.n_dofs - int(np.count_nonzero(np.abs(asm.S).sum(axis=0)))
     assert int(field(text, r"^Passive coords\s+(\d+)")) == passive
     assert "defines no task" in text
-    if case_file.startswith("06"):                    # the redundant spatial closure: one row dropped
+    if case_file.startswith("06"):  # the redundant spatial closure: one row dropped
         assert rank.rank == 2 and asm.n_constraints == 3 and redundant == "loop.z"
         assert "rank-deficient by 1" in text
     else:
@@ -146,7 +165,7 @@ def test_info_prints_the_actuation_report_of_the_case_task(capsys):
     asm = case.build().assemble()
     report = actuation_report(asm, asm.q0, np.zeros(asm.n_dofs), task=case.task(asm))
     assert "Actuation report for task 'end_point'" in text
-    for line in str(report).splitlines():              # the report itself, indented
+    for line in str(report).splitlines():  # the report itself, indented
         assert "  " + line in text
     assert report.n_actuators == 2 and report.dof == 3 and not report.motion_actuated and report.task_actuated
     assert "controllers whose checks pass: direct, minimal, partitioned\n" in text + "\n"
@@ -169,8 +188,8 @@ def test_info_counts_nodal_coordinates_per_body_instead_of_listing_them(capsys):
     n_nodal = asm.n_dofs - asm.n_rigid
     assert field(text, r"^Passive coords\s+(.*)$").startswith(f"{n_nodal}: joints none; flexible nodal {n_nodal} (beam")
     assert "passive coordinates: no joint; nodal coordinates: " + f"{n_nodal} of beam" in text
-    assert "beam.n0" not in text                                        # no list of nodal labels
-    assert f"flange: {asm.n_constraints} rows (AttachNodes)" in text   # every constraint with its rows
+    assert "beam.n0" not in text  # no list of nodal labels
+    assert f"flange: {asm.n_constraints} rows (AttachNodes)" in text  # every constraint with its rows
 
 
 def test_info_params_lists_name_value_unit_and_description(capsys):
@@ -202,7 +221,7 @@ def test_new_writes_a_case_template_that_runs_as_it_is(tmp_path, capsys):
     assert cli.main(["info", str(case_file), "--params"]) == 0
     rows = cli.parameter_table(cli.load_case(case_file))
     assert all(row.unit and row.doc for row in rows), [row for row in rows if not (row.unit and row.doc)]
-    assert cli.main(["new", str(path)]) == 2                            # an existing file is never overwritten
+    assert cli.main(["new", str(path)]) == 2  # an existing file is never overwritten
     assert "exists" in one_line_error(capsys)
     assert cli.main(["new", str(tmp_path / "my-case")]) == 2
     assert "not a usable case name" in one_line_error(capsys)
@@ -211,8 +230,9 @@ def test_new_writes_a_case_template_that_runs_as_it_is(tmp_path, capsys):
 # ------------------------------------------------------------------------------------------ run, progress
 def test_run_with_set_writes_the_results(tmp_path, capsys):
     out = tmp_path / "run05"
-    assert cli.main(["run", CASE_05, "--set", "t_end=0.3", "--set", "torque=2.0", "--out", str(out),
-                     "--no-progress"]) == 0
+    assert (
+        cli.main(["run", CASE_05, "--set", "t_end=0.3", "--set", "torque=2.0", "--out", str(out), "--no-progress"]) == 0
+    )
     assert f"results written to {out}" in capsys.readouterr().out
     for name in ("results.npz", "results.json", "summary.txt", "histories.csv"):
         assert (out / name).is_file()
@@ -238,7 +258,7 @@ def test_run_shows_a_progress_bar_unless_disabled(tmp_path, capsys):
     assert cli.main(["run", CASE_05, "--set", "t_end=0.2", "--out", str(tmp_path / "a")]) == 0
     err = capsys.readouterr().err
     assert "sim s / wall s" in err and "t = 0.2 / 0.2 s" in err and "100.0 %" in err
-    assert err.endswith("\n") and "100.0 %" in err.splitlines()[-1]       # the bar ends its line
+    assert err.endswith("\n") and "100.0 %" in err.splitlines()[-1]  # the bar ends its line
     assert cli.main(["run", CASE_05, "--set", "t_end=0.2", "--out", str(tmp_path / "b"), "--no-progress"]) == 0
     assert "sim s / wall s" not in capsys.readouterr().err
 
@@ -266,16 +286,23 @@ def test_progress_bar_ends_each_run_on_its_own_line_and_makes_room_for_log_lines
     finally:
         logging.getLogger().removeHandler(handler)
     lines = stream.getvalue().split("\n")
-    assert lines[-1] == "" and len(lines) == 5, lines                  # every line ended, none left open
+    assert lines[-1] == "" and len(lines) == 5, lines  # every line ended, none left open
     assert "50.0 %" in lines[0] and lines[1] == "WARNING a note from the solver"
     assert "t = 1 / 1 s" in lines[2] and "100.0 %" in lines[2] and "t = 0.2 / 0.2 s" in lines[3]
-    assert lines[3].split("\r")[0] == "" and "100.0 %" in lines[3]        # the second run starts a new bar
+    assert lines[3].split("\r")[0] == "" and "100.0 %" in lines[3]  # the second run starts a new bar
 
 
 # ----------------------------------------------------------------------------------------------- sweep
 def test_flatten_summary_keeps_scalars_with_dotted_keys():
-    summary = {"a": 1, "b": np.float64(2.5), "c": [1, 2], "d": {"e": True, "f": {"g": "x"}, "h": np.arange(3)},
-               "i": None, "j": np.int64(7), "k": np.bool_(False)}
+    summary = {
+        "a": 1,
+        "b": np.float64(2.5),
+        "c": [1, 2],
+        "d": {"e": True, "f": {"g": "x"}, "h": np.arange(3)},
+        "i": None,
+        "j": np.int64(7),
+        "k": np.bool_(False),
+    }
     flat = cli.flatten_summary(summary)
     assert flat == {"a": 1, "b": 2.5, "d.e": True, "d.f.g": "x", "j": 7, "k": False}
     assert type(flat["b"]) is float and type(flat["j"]) is int and type(flat["k"]) is bool
@@ -303,8 +330,22 @@ def test_sweep_on_two_workers_equals_the_variants_run_one_by_one(tmp_path, capsy
     out = tmp_path / "sweep"
     grid = {"theta0": [1.0, 2.0], "radius": [0.5, 1.0]}
     fixed = {"t_end": 3.0, "dt": 0.01}
-    argv = ["sweep", CASE_04, "--grid", "theta0=1.0,2.0", "--grid", "radius=0.5,1.0", "--set", "t_end=3.0",
-            "--set", "dt=0.01", "--workers", "2", "--out", str(out)]
+    argv = [
+        "sweep",
+        CASE_04,
+        "--grid",
+        "theta0=1.0,2.0",
+        "--grid",
+        "radius=0.5,1.0",
+        "--set",
+        "t_end=3.0",
+        "--set",
+        "dt=0.01",
+        "--workers",
+        "2",
+        "--out",
+        str(out),
+    ]
     assert cli.main(argv) == 0
     stdout = capsys.readouterr().out
     data = json.loads((out / "sweep_summary.json").read_text())
@@ -312,8 +353,11 @@ def test_sweep_on_two_workers_equals_the_variants_run_one_by_one(tmp_path, capsy
     assert data["wall_time_s"] > 0 and f"wall time {data['wall_time_s']:.2f} s" in stdout
     with open(out / "sweep_summary.csv", newline="") as f:
         table = list(csv.DictReader(f))
-    assert [r["variant"] for r in table] == [r["variant"] for r in data["rows"]] == [
-        "theta0=1.0_radius=0.5", "theta0=1.0_radius=1.0", "theta0=2.0_radius=0.5", "theta0=2.0_radius=1.0"]
+    assert (
+        [r["variant"] for r in table]
+        == [r["variant"] for r in data["rows"]]
+        == ["theta0=1.0_radius=0.5", "theta0=1.0_radius=1.0", "theta0=2.0_radius=0.5", "theta0=2.0_radius=1.0"]
+    )
     assert stdout.count("| theta0=") == 4 and "| variant | THETA0 | RADIUS | status |" in stdout
 
     case = load("04_particle_on_circle.py")
@@ -328,20 +372,27 @@ def test_sweep_on_two_workers_equals_the_variants_run_one_by_one(tmp_path, capsy
         assert len(scalars) > 10 and dropped and not dropped & set(row)
         for key, value in scalars.items():
             assert same(row[key], value), (row["variant"], key, row[key], value)
-            assert same(type(value)(csv_row[key]) if not isinstance(value, bool) else csv_row[key] == "True",
-                        value), (key, csv_row[key], value)
+            assert same(type(value)(csv_row[key]) if not isinstance(value, bool) else csv_row[key] == "True", value), (
+                key,
+                csv_row[key],
+                value,
+            )
         assert np.isfinite(row["period_measured"]) and row["period_relative_error"] < 1e-6
 
 
 def test_sweep_variant_that_raises_is_a_row_with_its_error(tmp_path, capsys, caplog):
     out = tmp_path / "sweep_err"
     caplog.set_level(logging.DEBUG)
-    code = cli.main(["sweep", CASE_04, "--grid", "dt=0.01,-0.01", "--set", "t_end=0.1", "--workers", "1",
-                     "--out", str(out)])
+    code = cli.main(
+        ["sweep", CASE_04, "--grid", "dt=0.01,-0.01", "--set", "t_end=0.1", "--workers", "1", "--out", str(out)]
+    )
     assert code != 0
-    chatter = [r for r in caplog.records if r.name.split(".")[0] in ("distributed", "tornado", "bokeh")
-               and r.levelno < logging.WARNING]
-    assert not chatter, [r.getMessage() for r in chatter[:5]]          # Dask is quiet unless --verbose
+    chatter = [
+        r
+        for r in caplog.records
+        if r.name.split(".")[0] in ("distributed", "tornado", "bokeh") and r.levelno < logging.WARNING
+    ]
+    assert not chatter, [r.getMessage() for r in chatter[:5]]  # Dask is quiet unless --verbose
     captured = capsys.readouterr()
     assert "1 of 2 variants failed" in captured.err and "dt=-0.01" in captured.err
     rows = json.loads((out / "sweep_summary.json").read_text())["rows"]
@@ -358,7 +409,7 @@ def test_bench_list_lists_the_benchmark_scripts(capsys):
     assert scripts and len(out.strip().splitlines()) == len(scripts)
     for script, line in zip(scripts, out.strip().splitlines()):
         assert line.split()[0] == script.stem.removeprefix("bench_") and str(script) in line
-    assert "exudyn_cantilever" not in out                      # helpers that are not bench_*.py
+    assert "exudyn_cantilever" not in out  # helpers that are not bench_*.py
 
 
 def test_bench_runs_the_named_scripts_with_the_extra_arguments(tmp_path, monkeypatch, capfd):
@@ -386,8 +437,12 @@ def test_bench_without_the_repository_is_a_clear_error(tmp_path):
 def flexible_results(tmp_path_factory):
     """Saved results of case 12 (a flexible pendulum) at reduced size: its undamped run, with a .pvd series."""
     out = tmp_path_factory.mktemp("results12")
-    assert cli.main(["run", str(CASES / "12_flexible_pendulum.py"), "--set", "t_end=0.02", "--out", str(out),
-                     "--no-progress"]) == 0
+    assert (
+        cli.main(
+            ["run", str(CASES / "12_flexible_pendulum.py"), "--set", "t_end=0.02", "--out", str(out), "--no-progress"]
+        )
+        == 0
+    )
     assert (out / "rho1" / "bar.pvd").is_file() and (out / "rho1" / "results.npz").is_file()
     return out / "rho1"
 
@@ -400,7 +455,7 @@ def test_export_writes_the_files_it_lists(fmt, flexible_results, tmp_path, capsy
     n = int(field(text, r"wrote (\d+) file"))
     listed = {Path(line.strip()) for line in text.splitlines()[1:] if line.strip()}
     files = {p for p in out.rglob("*") if p.is_file()}
-    assert n >= 1 and len(listed) == n and listed == files           # every file written is listed (.h5 too)
+    assert n >= 1 and len(listed) == n and listed == files  # every file written is listed (.h5 too)
     assert all(p.stat().st_size > 0 for p in files)
     if fmt == "xdmf":
         assert {".xdmf", ".h5"} <= {p.suffix for p in listed}
@@ -430,6 +485,8 @@ def test_view_scale_draws_magnified_displacements(flexible_results, tmp_path, ca
 
 
 def test_view_bad_field_is_a_one_line_error(flexible_results, capsys):
-    assert cli.main(["view", str(flexible_results), "--field", "no_such_field",
-                     "--out", str(flexible_results / "x.png")]) != 0
+    assert (
+        cli.main(["view", str(flexible_results), "--field", "no_such_field", "--out", str(flexible_results / "x.png")])
+        != 0
+    )
     assert "no_such_field" in one_line_error(capsys)

@@ -4,6 +4,7 @@ Both run the same algorithm on the same compiled terms, so they take the same Ne
 factorizations and agree to rounding; the Python stepper is the one of systems the kernel does not take
 (flexible nodes, force elements, Pfaffian rows), checked elsewhere against closed forms and other codes.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,7 +14,7 @@ import flexbody as fb
 from flexbody.solvers import compiled_alpha
 from flexbody.solvers.compiled_alpha import CompiledSteps
 
-AGREE = 1e-10          # [m, rad] and [m/s, rad/s]: rounding of two orders of the same arithmetic, over the run
+AGREE = 1e-10  # [m, rad] and [m/s, rad/s]: rounding of two orders of the same arithmetic, over the run
 
 
 def _run(asm, t_end, integrator, compiled: bool, monkeypatch, **kw):
@@ -30,7 +31,7 @@ def _assert_same_run(asm, t_end, integrator, monkeypatch, **kw):
     assert stats["linear_solver"] == "dense (compiled step)" and reference["linear_solver"] != stats["linear_solver"]
     for key in ("steps", "rejected"):
         assert stats[key] == reference[key], key
-    for key in ("newton_iterations", "factorizations"):       # an iterate at the tolerance may round either way
+    for key in ("newton_iterations", "factorizations"):  # an iterate at the tolerance may round either way
         assert abs(stats[key] - reference[key]) <= 1 + 0.01 * reference[key], key
     np.testing.assert_array_equal(fast.times, slow.times)
     for key in ("q", "v"):
@@ -58,8 +59,8 @@ def test_reduced_body_steps_agree(driven, monkeypatch):
     asm = _reduced_pendulum(driven)
     assert CompiledSteps.available(asm)
     run = _assert_same_run(asm, 0.3, fb.GeneralizedAlpha(dt=2e-3, rho_inf=0.9), monkeypatch)
-    if driven:                                                   # the driver holds at position level
-        assert np.abs(run.q[:, 0] - run.times ** 2).max() <= 1e-12
+    if driven:  # the driver holds at position level
+        assert np.abs(run.q[:, 0] - run.times**2).max() <= 1e-12
 
 
 def test_closed_loop_with_redundant_rows_agrees(monkeypatch):
@@ -96,7 +97,7 @@ def test_declined_step_is_taken_by_the_python_route(batched, monkeypatch, tmp_pa
         patch.setattr(CompiledSteps, "_factor", declining)
         run = fb.simulate(asm, 1.0, integrator=integrator, save_to=None if batched else tmp_path / "run")
     stats = run.metadata["statistics"]
-    assert len(calls) == 2 and stats["linear_solver"] != "dense (compiled step)"      # the Python route finished
+    assert len(calls) == 2 and stats["linear_solver"] != "dense (compiled step)"  # the Python route finished
     assert stats["steps"] == reference.metadata["statistics"]["steps"]
     assert np.abs(run.q - reference.q).max() <= AGREE
 
@@ -106,11 +107,21 @@ def test_batches_record_what_single_steps_record(tmp_path):
     at a time (the same run saved as it goes): the same states bit for bit, the same statistics, the same
     histories in the same order (Φᵀλ and ‖Φv + φ_t‖ to rounding: a loop against BLAS), also with halved steps and
     every third step recorded."""
-    runs = [(_reduced_pendulum(True), fb.GeneralizedAlpha(dt=2e-3, rho_inf=0.9), 0.3, {}),
-            (fb.mechanisms.four_bar(closure="duplicated").assemble(), fb.GeneralizedAlpha(dt=5e-3), 0.5,
-             {"record_every": 3}),
-            (fb.mechanisms.slider_crank().assemble(), fb.GeneralizedAlpha(dt=0.05, rho_inf=0.8, max_iterations=3),
-             0.6, {"tau": np.array([1.0, 0.0])})]
+    runs = [
+        (_reduced_pendulum(True), fb.GeneralizedAlpha(dt=2e-3, rho_inf=0.9), 0.3, {}),
+        (
+            fb.mechanisms.four_bar(closure="duplicated").assemble(),
+            fb.GeneralizedAlpha(dt=5e-3),
+            0.5,
+            {"record_every": 3},
+        ),
+        (
+            fb.mechanisms.slider_crank().assemble(),
+            fb.GeneralizedAlpha(dt=0.05, rho_inf=0.8, max_iterations=3),
+            0.6,
+            {"tau": np.array([1.0, 0.0])},
+        ),
+    ]
     for i, (asm, integrator, t_end, kw) in enumerate(runs):
         batched = fb.simulate(asm, t_end, integrator=integrator, **kw)
         single = fb.simulate(asm, t_end, integrator=integrator, save_to=tmp_path / str(i), **kw)
@@ -121,18 +132,20 @@ def test_batches_record_what_single_steps_record(tmp_path):
             scale = max(1.0, float(np.abs(rows).max(initial=0.0)))
             assert np.abs(batched.histories[key] - rows).max(initial=0.0) <= 1e-14 * scale, key
         ours, theirs = batched.metadata["statistics"], single.metadata["statistics"]
-        assert {k: v for k, v in ours.items() if k != "wall_seconds"} == \
-            {k: v for k, v in theirs.items() if k != "wall_seconds"}
+        assert {k: v for k, v in ours.items() if k != "wall_seconds"} == {
+            k: v for k, v in theirs.items() if k != "wall_seconds"
+        }
     assert single.metadata["statistics"]["rejected"] > 0
 
 
 def test_systems_the_kernel_does_not_take():
     from flexbody.mechanisms.flexible import arm_with_beam
-    assert not CompiledSteps.available(arm_with_beam(order=1, divisions=(2, 1, 1)).assemble())     # flexible nodes
+
+    assert not CompiledSteps.available(arm_with_beam(order=1, divisions=(2, 1, 1)).assemble())  # flexible nodes
     tree = fb.RigidTree("t", gravity=(0, 0, -9.81))
     link = tree.add_link("l", joint=fb.Revolute((0, 1, 0)), mass=1.0, com=(0.5, 0, 0), inertia=np.eye(3) * 0.01)
     spring = fb.JointSpringDamper(link, stiffness=10.0)
-    assert not CompiledSteps.available(fb.System([tree], [], forces=[spring]).assemble())            # force element
+    assert not CompiledSteps.available(fb.System([tree], [], forces=[spring]).assemble())  # force element
     assert CompiledSteps.available(fb.System([tree], []).assemble())
 
 
@@ -141,6 +154,7 @@ def test_resumed_compiled_run_repeats_the_uninterrupted_one(tmp_path):
     was formed, by the kernel, so the resumed run repeats the uninterrupted one bit for bit."""
     from flexbody.errors import StateError
     from flexbody.solvers.simulation import resume
+
     asm = _reduced_pendulum(False)
     integrator = fb.GeneralizedAlpha(dt=2e-3, rho_inf=0.9)
     n = asm.n_dofs

@@ -1,5 +1,6 @@
 """Holonomic constraints on anchors: value, Jacobian and acceleration bias checked by finite differences
 along trajectories q(t) = q + v t + ½ a t² (φ̇ = Φv + φ_t and φ̈ = Φa + bias), and bad input."""
+
 import numpy as np
 import pytest
 
@@ -22,10 +23,18 @@ def spatial_tree(name="t", rng=RNG):
     parents = [None, 0, 1, 1, 3, 2]
     for i, p in enumerate(parents):
         joint = fb.Prismatic(rng.normal(size=3)) if i in (2, 4) else fb.Revolute(rng.normal(size=3))
-        links.append(tree.add_link(f"l{i}", None if p is None else links[p], joint,
-                                   origin=rng.normal(scale=0.5, size=3), rotation=_random_rotation(rng),
-                                   mass=1.0 + rng.random(), com=rng.normal(scale=0.3, size=3),
-                                   inertia=np.diag([0.2, 0.3, 0.4])))
+        links.append(
+            tree.add_link(
+                f"l{i}",
+                None if p is None else links[p],
+                joint,
+                origin=rng.normal(scale=0.5, size=3),
+                rotation=_random_rotation(rng),
+                mass=1.0 + rng.random(),
+                com=rng.normal(scale=0.3, size=3),
+                inertia=np.diag([0.2, 0.3, 0.4]),
+            )
+        )
     return tree, links
 
 
@@ -88,8 +97,13 @@ def test_weld_and_hinge_vanish_on_aligned_frames():
     l1 = tree.add_link("l1", joint=fb.Revolute((0, 0, 1)), mass=1.0)
     l2 = tree.add_link("l2", l1, fb.Revolute((1, 0, 0)), origin=(1, 0, 0), mass=1.0)
     R = _random_rotation(RNG)
-    asm = fb.System([tree], [fb.Weld(tree.frame(l2, (0, 0.5, 0), R), tree.frame(l2, (0, 0.5, 0), R), name="w"),
-                             fb.Hinge(tree.frame(l1), fb.Ground(), name="h")]).assemble()
+    asm = fb.System(
+        [tree],
+        [
+            fb.Weld(tree.frame(l2, (0, 0.5, 0), R), tree.frame(l2, (0, 0.5, 0), R), name="w"),
+            fb.Hinge(tree.frame(l1), fb.Ground(), name="h"),
+        ],
+    ).assemble()
     T = asm.terms(0.0, np.array([0.0, 0.4]), np.array([0.0, 1.0]))
     # zero up to the round-off of products of O(1) rotation entries, a few ε each (measured 5.8e-16)
     np.testing.assert_allclose(T.phi, 0, atol=1e-14)
@@ -147,9 +161,9 @@ def test_frame_jacobian_and_bias_by_finite_differences():
         kin = tree.kinematics(q + s * v, v)
         return kin.frame_jacobian(link, offset) @ v
 
-    R0, x0 = tree.kinematics(q).frame_pose(link, offset)
+    R0, _x0 = tree.kinematics(q).frame_pose(link, offset)
     Rp, xp = tree.kinematics(q + h * v).frame_pose(link, offset)
     Rm, xm = tree.kinematics(q - h * v).frame_pose(link, offset)
-    W = (Rp - Rm) / (2 * h) @ R0.T                     # [ω]× from the rotation rate
+    W = (Rp - Rm) / (2 * h) @ R0.T  # [ω]× from the rotation rate
     np.testing.assert_allclose(J @ v, np.r_[(xp - xm) / (2 * h), W[2, 1], W[0, 2], W[1, 0]], atol=1e-8)
     np.testing.assert_allclose(bias, (twist(h) - twist(-h)) / (2 * h), atol=1e-7)

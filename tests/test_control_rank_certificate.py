@@ -9,6 +9,7 @@ arm from a controller's workspace (columns of M⁻¹ kept) equals the one from s
 path; the workspace rebuilds its structures when the pattern of Φ changes and two states of one workspace used
 in turn give their own results.
 """
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -17,8 +18,14 @@ from flexbody import control as ctl
 from flexbody.control.context import ControlContext
 from flexbody.control.maps import direct_mapping
 from flexbody.control.workspace import ControlWorkspace
-from flexbody.linalg.rank import (ConstraintQR, ConstraintSVD, StoredColumns, certified_qr, constraint_svd,
-                                  independent_rows)
+from flexbody.linalg.rank import (
+    ConstraintQR,
+    ConstraintSVD,
+    StoredColumns,
+    certified_qr,
+    constraint_svd,
+    independent_rows,
+)
 from flexbody.mechanisms.flexible import arm_with_beam
 from flexbody.system.assembled import State
 
@@ -45,16 +52,19 @@ def test_certified_rank_is_the_svd_rank_across_the_tolerance(ratio, scale):
         assert rows.rank == 4 and ratio >= 1e-6
         assert rows.sigma_min_bound <= s.min() * (1 + 1e-12) and rows.sigma_max_bound >= s.max()
     if ratio <= 1e-7:
-        assert isinstance(rows, ConstraintSVD)                          # in doubt (or near it): the SVD decides
+        assert isinstance(rows, ConstraintSVD)  # in doubt (or near it): the SVD decides
 
 
-@pytest.mark.parametrize("Phi", [
-    np.vstack([np.eye(3, 5), np.eye(3, 5)[:1]]),                           # a duplicated row
-    np.vstack([np.eye(3), np.ones((1, 3))]),                              # more rows than columns
-    np.zeros((0, 4)),                                                     # no rows
-    np.zeros((2, 4)),                                                     # zero rows
-    1e-13 * np.eye(2, 4),                                                 # below the absolute floor atol
-])
+@pytest.mark.parametrize(
+    "Phi",
+    [
+        np.vstack([np.eye(3, 5), np.eye(3, 5)[:1]]),  # a duplicated row
+        np.vstack([np.eye(3), np.ones((1, 3))]),  # more rows than columns
+        np.zeros((0, 4)),  # no rows
+        np.zeros((2, 4)),  # zero rows
+        1e-13 * np.eye(2, 4),  # below the absolute floor atol
+    ],
+)
 def test_the_qr_declines_where_the_rank_is_not_full(Phi):
     assert certified_qr(Phi, 1e-9, 1e-12) is None
     assert independent_rows(Phi).rank == constraint_svd(Phi)[0].rank
@@ -65,10 +75,10 @@ def test_qr_basis_spans_the_svd_row_space_with_the_same_bias_and_multipliers():
     qr, svd = certified_qr(Phi, 1e-9, 1e-12), constraint_svd(Phi)[0]
     assert isinstance(qr, ConstraintQR) and qr.rank == svd.rank == 3
     np.testing.assert_allclose(qr.Vt @ qr.Vt.T, np.eye(3), atol=1e-14)
-    np.testing.assert_allclose(qr.Vt.T @ qr.Vt, svd.Vt.T @ svd.Vt, atol=1e-14)    # same projector
+    np.testing.assert_allclose(qr.Vt.T @ qr.Vt, svd.Vt.T @ svd.Vt, atol=1e-14)  # same projector
     bias = np.array([0.3, -1.0, 2.0])
     np.testing.assert_allclose(qr.Vt.T @ qr.coordinates(bias), svd.Vt.T @ svd.coordinates(bias), atol=1e-13)
-    lam_hat = np.array([1.0, 2.0, -0.5])                              # Φᵀλ = Φ̂ᵀλ̂ for the multipliers returned
+    lam_hat = np.array([1.0, 2.0, -0.5])  # Φᵀλ = Φ̂ᵀλ̂ for the multipliers returned
     np.testing.assert_allclose(Phi.T @ qr.multipliers(lam_hat), qr.Vt.T @ lam_hat, atol=1e-13)
     np.testing.assert_allclose(Phi.T @ svd.multipliers(svd.Vt @ qr.Vt.T @ lam_hat), qr.Vt.T @ lam_hat, atol=1e-13)
 
@@ -103,7 +113,7 @@ def test_direct_map_from_kept_mass_columns_equals_the_one_from_solves(arm, monke
     np.testing.assert_allclose(a.gamma, b.gamma, rtol=1e-10, atol=1e-12 * np.abs(b.gamma).max())
     np.testing.assert_allclose(a.full_actuation(), b.full_actuation(), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(kept.H, solved.H, rtol=1e-12)
-    monkeypatch.setattr("flexbody.control.context.DENSE_MASS_LIMIT", 10)    # the large-model path
+    monkeypatch.setattr("flexbody.control.context.DENSE_MASS_LIMIT", 10)  # the large-model path
     large = ControlContext(asm, 0.0, q, v, workspace=ControlWorkspace(mass_columns=True))
     assert large.large and large.mass_columns is None
     c = direct_mapping(large, large.task(task))
@@ -112,13 +122,13 @@ def test_direct_map_from_kept_mass_columns_equals_the_one_from_solves(arm, monke
 
 
 def test_two_states_of_one_workspace_used_in_turn_give_their_own_results(arm):
-    asm, task, q, v = arm
+    asm, _task, q, v = arm
     workspace = ControlWorkspace(mass_columns=True)
     q2 = q.copy()
-    q2[:2] += (0.2, -0.3)                                                # the joints move: the rigid block changes
+    q2[:2] += (0.2, -0.3)  # the joints move: the rigid block changes
     first = ControlContext(asm, 0.0, q, v, workspace=workspace)
     second = ControlContext(asm, 0.0, q2, v, workspace=workspace)
-    first.mass_columns, second.mass_columns                             # the second fills the shared layout last
+    _ = first.mass_columns, second.mass_columns  # the second fills the shared layout last
     x = np.zeros(asm.n_dofs)
     x[:2] = (1.0, -2.0)
     for ctx, qs in ((first, q), (second, q2), (first, q)):
@@ -128,18 +138,19 @@ def test_two_states_of_one_workspace_used_in_turn_give_their_own_results(arm):
 
 
 def test_workspace_rebuilds_when_the_pattern_of_phi_changes(arm):
-    asm, task, q, v = arm
+    asm, _task, q, v = arm
     workspace = ControlWorkspace(mass_columns=True)
     ctx = ControlContext(asm, 0.0, q, v, workspace=workspace)
     stored = ctx._stored
-    assert ControlContext(asm, 0.0, q + 1e-6, v, workspace=workspace)._stored is stored     # same pattern: kept
+    assert ControlContext(asm, 0.0, q + 1e-6, v, workspace=workspace)._stored is stored  # same pattern: kept
     Phi = ctx.Phi.tolil()
-    Phi[0, asm.n_dofs - 1] = 1.0                                        # a new stored column
+    Phi[0, asm.n_dofs - 1] = 1.0  # a new stored column
     assert workspace.stored_columns(Phi.tocsr()) is not stored
 
 
 def test_controller_keeps_one_workspace_and_gives_the_commanded_acceleration(arm):
     from flexbody.dynamics import forward
+
     asm, task, q, v = arm
     controller = ctl.DirectMappingControl(task, ctl.Setpoint(np.array([0.7, -0.1])), kp=100.0, kv=20.0)
     for dq in (0.0, 1e-3):

@@ -1,9 +1,10 @@
 """Reference hexahedra [DE-101, DE-102]: partition of unity, nodal interpolation, exact gradients, quadrature."""
+
 import numpy as np
 import pytest
 
-from flexbody.fem.elements import FACE_AXIS_SIDE, gauss_hex, reference_hex
 from flexbody.errors import MeshError
+from flexbody.fem.elements import FACE_AXIS_SIDE, gauss_hex, reference_hex
 
 RNG = np.random.default_rng(7)
 POINTS = RNG.uniform(-1, 1, size=(50, 3))
@@ -34,14 +35,29 @@ def test_hex8_matches_de101():
 def _polynomial_field(order):
     """A field in the element's space and its exact gradient."""
     if order == 1:
-        f = lambda x: 1 + 2 * x[:, 0] - 3 * x[:, 1] + 0.5 * x[:, 2] + 0.7 * x[:, 0] * x[:, 1] * x[:, 2]
-        g = lambda x: np.stack([2 + 0.7 * x[:, 1] * x[:, 2], -3 + 0.7 * x[:, 0] * x[:, 2],
-                                0.5 + 0.7 * x[:, 0] * x[:, 1]], 1)
+
+        def f(x):
+            return 1 + 2 * x[:, 0] - 3 * x[:, 1] + 0.5 * x[:, 2] + 0.7 * x[:, 0] * x[:, 1] * x[:, 2]
+
+        def g(x):
+            return np.stack(
+                [2 + 0.7 * x[:, 1] * x[:, 2], -3 + 0.7 * x[:, 0] * x[:, 2], 0.5 + 0.7 * x[:, 0] * x[:, 1]], 1
+            )
     else:
-        f = lambda x: x[:, 0] ** 2 * x[:, 1] ** 2 * x[:, 2] ** 2 - 2 * x[:, 0] * x[:, 2] ** 2 + 3 * x[:, 1] - 1
-        g = lambda x: np.stack([2 * x[:, 0] * x[:, 1] ** 2 * x[:, 2] ** 2 - 2 * x[:, 2] ** 2,
-                                2 * x[:, 0] ** 2 * x[:, 1] * x[:, 2] ** 2 + 3,
-                                2 * x[:, 0] ** 2 * x[:, 1] ** 2 * x[:, 2] - 4 * x[:, 0] * x[:, 2]], 1)
+
+        def f(x):
+            return x[:, 0] ** 2 * x[:, 1] ** 2 * x[:, 2] ** 2 - 2 * x[:, 0] * x[:, 2] ** 2 + 3 * x[:, 1] - 1
+
+        def g(x):
+            return np.stack(
+                [
+                    2 * x[:, 0] * x[:, 1] ** 2 * x[:, 2] ** 2 - 2 * x[:, 2] ** 2,
+                    2 * x[:, 0] ** 2 * x[:, 1] * x[:, 2] ** 2 + 3,
+                    2 * x[:, 0] ** 2 * x[:, 1] ** 2 * x[:, 2] - 4 * x[:, 0] * x[:, 2],
+                ],
+                1,
+            )
+
     return f, g
 
 
@@ -54,8 +70,10 @@ def test_reproduces_polynomials_and_gradients_exactly(ref):
 
 def test_gradients_match_finite_differences(ref):
     h = 1e-6
-    fd = np.stack([(ref.shape_functions(POINTS + h * e) - ref.shape_functions(POINTS - h * e)) / (2 * h)
-                   for e in np.eye(3)], axis=-1)
+    fd = np.stack(
+        [(ref.shape_functions(POINTS + h * e) - ref.shape_functions(POINTS - h * e)) / (2 * h) for e in np.eye(3)],
+        axis=-1,
+    )
     assert np.allclose(ref.shape_gradients(POINTS), fd, atol=1e-8)
 
 
@@ -63,9 +81,9 @@ def test_gradients_match_finite_differences(ref):
 def test_gauss_rule_exact_to_degree(n):
     pts, w = gauss_hex(n)
     assert w.sum() == pytest.approx(8.0)
-    for p in range(2 * n):               # ∫ x^p y^p z^p over [-1,1]^3
+    for p in range(2 * n):  # ∫ x^p y^p z^p over [-1,1]^3
         exact = (2.0 / (p + 1) if p % 2 == 0 else 0.0) ** 3
-        assert np.sum(w * np.prod(pts ** p, axis=1)) == pytest.approx(exact, abs=1e-13)
+        assert np.sum(w * np.prod(pts**p, axis=1)) == pytest.approx(exact, abs=1e-13)
 
 
 def test_faces_hold_the_right_nodes(ref):

@@ -1,5 +1,6 @@
 """Every public entry point that evaluates a model accepts the System description (assembling it) or says
 exactly what to call instead: a newcomer's `fb.simulate(system, ...)` must not answer "give q0 and v0"."""
+
 import numpy as np
 import pytest
 
@@ -25,7 +26,7 @@ def test_simulate_and_resume_accept_a_system(crank, tmp_path):
     from_asm = fb.simulate(asm, 0.05, integrator=fb.RK4(dt=0.01), tau=[1.0, 0.0])
     assert np.array_equal(from_system.q, from_asm.q) and np.array_equal(from_system.v, from_asm.v)
     assert from_system.system.n_dofs == asm.n_dofs
-    with pytest.raises(FlexbodyError, match="no checkpoint"):      # got past the model: the directory is checked
+    with pytest.raises(FlexbodyError, match="no checkpoint"):  # got past the model: the directory is checked
         fb.resume(system, tmp_path)
 
 
@@ -51,20 +52,23 @@ def test_configuration_statics_and_control_accept_a_system(crank):
     task = _task(asm)
     assert str(ctl.actuation_report(system, asm.q0, task=task)) == str(ctl.actuation_report(asm, asm.q0, task=task))
     controller = ctl.DirectMappingControl(task, [1.0], kp=1.0, kv=1.0, model=system)
-    assert controller.model.n_dofs == asm.n_dofs                    # assembled once, at construction
+    assert controller.model.n_dofs == asm.n_dofs  # assembled once, at construction
     run = fb.simulate(system, 0.02, integrator=fb.RK4(dt=0.01), controller=controller)
     assert run.n_steps == 3
 
 
 def test_operational_space_and_task_history_accept_a_system():
-    system = fb.mechanisms.coupled_chain()                            # no closure rows: unconstrained form
+    system = fb.mechanisms.coupled_chain()  # no closure rows: unconstrained form
     system.constraints = []
     asm = system.assemble()
     task = fb.PointTask(asm.trees[0].point(asm.trees[0].links[-1], (0.4, 0.0, 0.0)), components=(0, 1))
-    assert np.array_equal(fb.operational_space_at(system, task, 0.0, asm.q0).Lambda,
-                          fb.operational_space_at(asm, task, 0.0, asm.q0).Lambda)
+    assert np.array_equal(
+        fb.operational_space_at(system, task, 0.0, asm.q0).Lambda,
+        fb.operational_space_at(asm, task, 0.0, asm.q0).Lambda,
+    )
     run = fb.simulate(asm, 0.02, integrator=fb.RK4(dt=0.01))
     from flexbody.control.tasks import task_history
+
     assert np.array_equal(task_history(system, task, run)[0], task_history(asm, task, run)[0])
 
 

@@ -1,12 +1,13 @@
 """Static equilibrium, holding inputs, inverse statics and quasi-static sequences of rigid–flexible systems
 [DE 6.3], checked against the flexible-only static solver of #2 and against geometry."""
+
 import numpy as np
 import pytest
 
 import flexbody as fb
+from flexbody.mechanisms.flexible import arm_with_beam
 from flexbody.solvers.constrained_statics import holding_inputs, static_equilibrium
 from flexbody.solvers.inverse_statics import inverse_statics, quasi_static_sequence
-from flexbody.mechanisms.flexible import arm_with_beam
 
 
 def _tip(beam):
@@ -31,9 +32,9 @@ def test_locked_arm_gives_the_clamped_beam_deflection(order, divisions):
     alone = fb.FlexibleBody("alone", beam.mesh, beam.material)
     ref = fb.solve_static(fb.System([alone], [fb.Fix(alone, "x0")], loads=[fb.Gravity(alone)])).q[-1]
     tip = _tip(beam)
-    d_arm = eq.q[asm.flexible.slice][3 * tip:3 * tip + 3] - beam.mesh.points[tip]
-    d_ref = ref[3 * tip:3 * tip + 3] - beam.mesh.points[tip]
-    assert np.linalg.norm(d_ref) > 1e-2                              # a real deflection
+    d_arm = eq.q[asm.flexible.slice][3 * tip : 3 * tip + 3] - beam.mesh.points[tip]
+    d_ref = ref[3 * tip : 3 * tip + 3] - beam.mesh.points[tip]
+    assert np.linalg.norm(d_ref) > 1e-2  # a real deflection
     assert np.linalg.norm(d_arm - d_ref) <= 1e-8 * np.linalg.norm(d_ref)
     assert eq.residual <= 1e-8 and eq.violation <= 1e-12
 
@@ -55,8 +56,8 @@ def test_inverse_statics_places_the_tip_node(arm):
     sol = inverse_statics(asm, task, target)
     assert sol.reachable and sol.residual <= 1e-8 and sol.rank == 2
     assert sol.equilibrium.residual <= 1e-7
-    again = static_equilibrium(asm, tau_k=sol.tau_k, q0=sol.q)        # an independent re-solve
-    x = again.q[asm.offsets[beam] + 3 * tip:][:3][[0, 2]]
+    again = static_equilibrium(asm, tau_k=sol.tau_k, q0=sol.q)  # an independent re-solve
+    x = again.q[asm.offsets[beam] + 3 * tip :][:3][[0, 2]]
     assert np.abs(x - target).max() <= 1e-8
 
 
@@ -90,7 +91,7 @@ def test_bad_input(arm):
         static_equilibrium(asm, tau_k=np.zeros(5))
     with pytest.raises(fb.FlexbodyError, match="load_steps"):
         static_equilibrium(asm, load_steps=0)
-    with pytest.raises(fb.ConvergenceError) as info:                  # no torques: the raised arm falls
+    with pytest.raises(fb.ConvergenceError) as info:  # no torques: the raised arm falls
         static_equilibrium(asm, max_iterations=5, max_bisections=1)
     assert info.value.residual_history
 
@@ -99,6 +100,7 @@ def test_rank_of_the_direct_map_for_a_nodal_task_collapses_with_the_mesh():
     """[DE 6.3]: J̄ᵀΘᵀSᵀ for a beam-tip task with the joints actuated; the coupling through the consistent
     mass falls by ≈ 0.27 per element, so the map is numerically rank 0 once the beam has ~24 elements."""
     from flexbody.control.actuation import actuation_report
+
     sigma = {}
     for nx in (6, 24):
         asm = arm_with_beam(order=1, divisions=(nx, 1, 1), q0=(0.3, -0.5)).assemble()

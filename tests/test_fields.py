@@ -1,6 +1,7 @@
 """Per-step fields of flexible bodies held by Results (``flexbody.fem.fields``, ``Results.fields``,
 ``simulate(..., fields=True)``, ``Results.store_fields``), against closed forms, through save/load,
 incremental saving and resume, and in the ParaView export."""
+
 from __future__ import annotations
 
 import meshio
@@ -21,12 +22,13 @@ SIZE = (1.0, 0.2, 0.2)
 def _uniaxial_bar(force: float):
     """Neo-Hookean bar 1 × 0.2 × 0.2 m (4 × 1 × 1 eight-node bricks) on rollers at x = 0, y = 0, z = 0
     with a dead load ``force`` [N] along x spread over the face x = 1: a homogeneous stretch."""
-    body = fb.FlexibleBody("bar", fb.mesh.box(SIZE, (4, 1, 1)), fb.NeoHookean(young=1.0e6, poisson=0.3,
-                                                                            density=1000.0))
+    body = fb.FlexibleBody("bar", fb.mesh.box(SIZE, (4, 1, 1)), fb.NeoHookean(young=1.0e6, poisson=0.3, density=1000.0))
     X = body.mesh.points
-    rollers = [fb.Fix(body, body.nodes("x0"), components=(0,)),
-               fb.Fix(body, np.flatnonzero(np.isclose(X[:, 1], 0.0)), components=(1,)),
-               fb.Fix(body, np.flatnonzero(np.isclose(X[:, 2], 0.0)), components=(2,))]
+    rollers = [
+        fb.Fix(body, body.nodes("x0"), components=(0,)),
+        fb.Fix(body, np.flatnonzero(np.isclose(X[:, 1], 0.0)), components=(1,)),
+        fb.Fix(body, np.flatnonzero(np.isclose(X[:, 2], 0.0)), components=(2,)),
+    ]
     return body, fb.System([body], rollers, [fb.SurfaceTraction(body, "x1", total=(force, 0.0, 0.0))])
 
 
@@ -38,6 +40,7 @@ def _closed_form_stretches(material, force: float, area: float) -> tuple[float, 
     def equations(x):
         a, c = x
         return [mu * (c * c - 1.0) + lam * np.log(a * c * c), mu * (a * a - c * c) / a - force / area]
+
     a, c = fsolve(equations, [1.0, 1.0], xtol=1e-13)
     return float(a), float(c)
 
@@ -48,13 +51,13 @@ def test_static_fields_match_the_uniaxial_closed_form():
     body, system = _uniaxial_bar(force)
     res = fb.solve_static(system, load_steps=2).store_fields()
     a, c = _closed_form_stretches(body.material, force, SIZE[1] * SIZE[2])
-    assert a > 1.09                                                            # a large stretch
+    assert a > 1.09  # a large stretch
     X = body.mesh.points
     expected_u = X * np.array([a - 1.0, c - 1.0, c - 1.0])
     got = res.fields["bar"]
     assert got["displacement"].shape == (3, body.n_nodes, 3)
     assert np.abs(got["displacement"][-1] - expected_u).max() < 1e-10
-    sigma_xx = force / (SIZE[1] * SIZE[2] * c * c)                             # force / current area
+    sigma_xx = force / (SIZE[1] * SIZE[2] * c * c)  # force / current area
     expected_sigma = np.zeros(9)
     expected_sigma[0] = sigma_xx
     expected_strain = np.zeros(9)
@@ -63,20 +66,20 @@ def test_static_fields_match_the_uniaxial_closed_form():
         assert np.abs(got[where + "cauchy_stress"][-1] - expected_sigma).max() < 1e-8 * sigma_xx
         assert np.abs(got[where + "von_mises"][-1] - sigma_xx).max() < 1e-8 * sigma_xx
         assert np.abs(got[where + "green_lagrange_strain"][-1] - expected_strain).max() < 1e-10
-    assert np.abs(got["displacement"][0]).max() == 0.0                        # the unloaded first step
-    assert "velocity" not in got                                              # static: no velocities
+    assert np.abs(got["displacement"][0]).max() == 0.0  # the unloaded first step
+    assert "velocity" not in got  # static: no velocities
     assert np.array_equal(res.field(body, "von_mises", 1), got["von_mises"][1])
 
 
 def test_static_fields_round_trip_and_drive_the_export(tmp_path):
-    body, system = _uniaxial_bar(2.0e3)
+    _body, system = _uniaxial_bar(2.0e3)
     res = fb.solve_static(system, load_steps=2).store_fields()
     res.save(tmp_path / "run")
     back = fb.Results.load(tmp_path / "run")
     assert back.fields.keys() == res.fields.keys()
     for name, value in res.fields["bar"].items():
         assert np.array_equal(back.fields["bar"][name], value), name
-    assert back.histories.keys() == res.histories.keys()                      # fields are not histories
+    assert back.histories.keys() == res.histories.keys()  # fields are not histories
     back.system = system
     series = io.write_pvds(tmp_path / "vtk", back)
     assert [p.name for p in series] == ["bar.pvd"]
@@ -86,8 +89,11 @@ def test_static_fields_round_trip_and_drive_the_export(tmp_path):
 
 
 def _free_block():
-    body = fb.FlexibleBody("block", fb.mesh.box((0.4, 0.2, 0.1), (2, 1, 1), order=2),
-                           fb.StVenantKirchhoff(young=1.0e7, poisson=0.3, density=800.0))
+    body = fb.FlexibleBody(
+        "block",
+        fb.mesh.box((0.4, 0.2, 0.1), (2, 1, 1), order=2),
+        fb.StVenantKirchhoff(young=1.0e7, poisson=0.3, density=800.0),
+    )
     return body, fb.System([body]).assemble()
 
 
@@ -104,7 +110,7 @@ def test_dynamic_fields_of_a_free_translation():
     # per step: bounded at 1e-9 m/s over the 10 steps and t_end · 1e-9 < 1e-10 m (measured 4e-13, 2e-16)
     assert np.abs(got["displacement"] - t * np.array([0.3, -0.2, 0.1])).max() < 1e-10
     assert np.abs(got["velocity"] - np.array([0.3, -0.2, 0.1])).max() < 1e-9
-    assert np.abs(got["cauchy_stress"]).max() < 1e-4                          # Pa, against E = 1e7
+    assert np.abs(got["cauchy_stress"]).max() < 1e-4  # Pa, against E = 1e7
     assert got["velocity"].shape == (len(res.times), body.n_nodes, 3)
     assert got["cell_von_mises"].shape == (len(res.times), body.n_elements)
 
@@ -118,6 +124,7 @@ def test_recorded_fields_equal_computed_ones_and_survive_resume(tmp_path):
 
     def failing(t, q, v):
         return np.full(asm.n_dofs, np.nan) if t > 0.03 else np.zeros(asm.n_dofs)
+
     with pytest.raises(StateError):
         fb.simulate(asm, 0.06, integrator=settings, tau=failing, save_to=tmp_path, save_every=5, fields=True)
     partial = fb.Results.load(tmp_path)
@@ -143,11 +150,14 @@ def test_field_errors_name_the_culprit():
         res.field(body, "von_mises")
     with pytest.raises(FlexbodyError, match="carry no system"):
         res.store_fields()
-    odd = fb.FlexibleBody("a::b", fb.mesh.box((0.4, 0.2, 0.1), (2, 1, 1)),
-                          fb.StVenantKirchhoff(young=1.0e7, poisson=0.3, density=800.0))
+    odd = fb.FlexibleBody(
+        "a::b", fb.mesh.box((0.4, 0.2, 0.1), (2, 1, 1)), fb.StVenantKirchhoff(young=1.0e7, poisson=0.3, density=800.0)
+    )
     odd_asm = fb.System([odd]).assemble()
-    for run in (lambda: fb.simulate(odd_asm, 0.01, integrator=fb.GeneralizedAlpha(dt=5e-3), fields=True),
-                lambda: fb.simulate(odd_asm, 0.01, integrator=fb.GeneralizedAlpha(dt=5e-3)).store_fields()):
+    for run in (
+        lambda: fb.simulate(odd_asm, 0.01, integrator=fb.GeneralizedAlpha(dt=5e-3), fields=True),
+        lambda: fb.simulate(odd_asm, 0.01, integrator=fb.GeneralizedAlpha(dt=5e-3)).store_fields(),
+    ):
         with pytest.raises(FlexbodyError, match="body name 'a::b' contains '::'"):
             run()
     rigid = fb.mechanisms.slider_crank().assemble()

@@ -1,4 +1,5 @@
 """FlexibleBody [DE-103..106]: mass, rigid motion, patch test, energy gradient, analytic Jacobians, bad input."""
+
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
@@ -9,8 +10,7 @@ RNG = np.random.default_rng(11)
 MATERIALS = {
     "svk": lambda d=0.0: fb.StVenantKirchhoff(young=1.0e6, poisson=0.3, density=1200.0, damping=d),
     "neo-hookean": lambda d=0.0: fb.NeoHookean(young=1.0e6, poisson=0.3, density=1200.0, damping=d),
-    "mooney-rivlin": lambda d=0.0: fb.MooneyRivlin(c10=1.5e5, c01=5.0e4, bulk_modulus=2.0e6, density=1200.0,
-                                                   damping=d),
+    "mooney-rivlin": lambda d=0.0: fb.MooneyRivlin(c10=1.5e5, c01=5.0e4, bulk_modulus=2.0e6, density=1200.0, damping=d),
 }
 ELEMENTS = {"H8": (1, None), "H8-incompatible": (1, "incompatible_modes"), "H27": (2, None)}
 
@@ -33,7 +33,7 @@ def make_body(element="H8", material="svk", damping=0.0, size=(1.0, 0.4, 0.3), d
 def test_total_mass_is_rho_volume(element):
     body = make_body(element, distort=0.2)
     M = body.mass_matrix()
-    volume = 1.0 * 0.4 * 0.3                         # interior distortion keeps the box volume
+    volume = 1.0 * 0.4 * 0.3  # interior distortion keeps the box volume
     assert body.volume() == pytest.approx(volume, rel=1e-12)
     ones = np.tile([1.0, 0.0, 0.0], body.n_nodes)
     assert ones @ M @ ones == pytest.approx(1200.0 * volume, rel=1e-12)
@@ -52,7 +52,7 @@ def test_single_element_mass_is_tensor_product(element):
     size = (0.7, 0.5, 0.2)
     body = make_body(element, size=size, divisions=(1, 1, 1))
     order = body.element.order
-    idx = (body.element.nodes + 1).astype(int) // (2 if order == 1 else 1)      # node -> 1-D index per axis
+    idx = (body.element.nodes + 1).astype(int) // (2 if order == 1 else 1)  # node -> 1-D index per axis
     m1 = [_mass_1d(order, h) for h in size]
     expected = 1200.0 * np.prod([m1[k][idx[:, k][:, None], idx[:, k][None, :]] for k in range(3)], axis=0)
     cell = body.mesh.cells[0]
@@ -71,7 +71,7 @@ def test_rigid_motion_gives_zero_strain_and_force(element, material):
     R = Rotation.from_rotvec([0.4, -1.1, 0.7]).as_matrix()
     x = body.mesh.points @ R.T + [0.3, -2.0, 1.0]
     omega = np.array([0.5, 1.5, -2.0])
-    v = np.cross(omega, x)                             # rigid velocity: Ė = 0, no viscous stress
+    v = np.cross(omega, x)  # rigid velocity: Ė = 0, no viscous stress
     f = body.internal_force(x.ravel(), v.ravel())
     scale = 1.0e6 * 0.4 * 0.3
     assert np.abs(f).max() < 1e-10 * scale
@@ -139,7 +139,7 @@ def test_tangent_and_damping_match_finite_differences(element, material, damping
         C = body.damping_matrix(q, v)
         err_v = _relative_fd_error(lambda y: body.internal_force(q, y), lambda d: C @ d, v, 1e-4)
         assert err_v < 1e-6
-        assert abs(body.internal_force(q, v) - body.internal_force(q)).max() > 0   # damping acts
+        assert abs(body.internal_force(q, v) - body.internal_force(q)).max() > 0  # damping acts
     else:
         assert abs(K - K.T).max() < 1e-9 * abs(K).max()
 
@@ -157,8 +157,7 @@ def test_incompatible_modes_remove_shear_locking_in_pure_bending():
     L, h = 1.0, 0.1
     for locking, expect_exact in [(None, False), ("incompatible_modes", True)]:
         mesh = fb.mesh.box((L, h, h), (1, 1, 1))
-        body = fb.FlexibleBody("b", mesh, fb.StVenantKirchhoff(young=1.0, poisson=0.0, density=1.0),
-                               locking=locking)
+        body = fb.FlexibleBody("b", mesh, fb.StVenantKirchhoff(young=1.0, poisson=0.0, density=1.0), locking=locking)
         K = body.tangent(body.reference_coordinates()).toarray()
         # pure bending mode: u_x = -κ z (x - L/2)... nodal x-displacements ±δ on the two end faces, top/bottom
         X = mesh.points
@@ -177,7 +176,7 @@ def test_incompatible_modes_remove_shear_locking_in_pure_bending():
 def test_inverted_element_is_named():
     mesh = fb.mesh.box((1.0, 1.0, 1.0), (2, 1, 1))
     pts = mesh.points.copy()
-    moving = mesh.cells[1, 1]                      # a corner only element 1 owns, pushed through element 1
+    moving = mesh.cells[1, 1]  # a corner only element 1 owns, pushed through element 1
     pts[moving, 0] = 0.2
     with pytest.raises(fb.ElementError, match=r"element 1 is inverted: minimum Jacobian determinant -"):
         fb.FlexibleBody("b", mesh.with_points(pts), MATERIALS["svk"]())
@@ -186,7 +185,7 @@ def test_inverted_element_is_named():
 def test_degenerate_element_is_named():
     mesh = fb.mesh.box((1.0, 1.0, 1.0), (1, 1, 1))
     pts = mesh.points.copy()
-    pts[:, 2] = 0.0                                  # flat
+    pts[:, 2] = 0.0  # flat
     with pytest.raises(fb.ElementError, match="element 0 is degenerate"):
         fb.FlexibleBody("b", mesh.with_points(pts), MATERIALS["svk"]())
 
@@ -195,7 +194,7 @@ def test_nan_state_and_bad_shapes_are_rejected():
     body = make_body()
     q = body.reference_coordinates()
     q[7] = np.nan
-    with pytest.raises(fb.StateError, match="NaN/Inf .*coordinate 7, node 2"):
+    with pytest.raises(fb.StateError, match=r"NaN/Inf .*coordinate 7, node 2"):
         body.internal_force(q)
     with pytest.raises(fb.StateError, match="must have shape"):
         body.tangent(q[:-1])

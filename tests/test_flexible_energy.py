@@ -5,14 +5,17 @@
   Π(q, α(q)) at the converged modes has the condensed force as gradient;
 * the serial path of the kernels (small meshes, one thread) gives bitwise the parallel path's results.
 """
+
 import numpy as np
 import pytest
+from test_flexible import ELEMENTS, MATERIALS, make_body  # the same bodies as the element tests
 
 import flexbody.fem.flexible_body as flexible
 from flexbody.fem.flexible_body import strain_energy_density
-from test_flexible import ELEMENTS, MATERIALS, make_body  # the same bodies as the element tests
 
 RNG = np.random.default_rng(7)
+
+
 def deformed(body, amplitude=0.03, rng=RNG):
     """Bent and randomly perturbed positions q (3n,) [m]: strains of a few percent."""
     X = body.mesh.points
@@ -47,7 +50,7 @@ def test_energy_kernel_equals_numpy_reference(element, material):
     body = make_body(element, material)
     q = deformed(body)
     reference = nodal_energy(body, q)
-    assert reference > 1.0                                           # strains of a few percent, U ~ 1e2 J
+    assert reference > 1.0  # strains of a few percent, U ~ 1e2 J
     # measured: ≤ 4e-15 relative (summation order and det F by cofactors instead of LU)
     assert body.strain_energy(q) == pytest.approx(reference, rel=1e-12)
     assert body.element_strain_energies(q).sum() == pytest.approx(reference, rel=1e-12)
@@ -72,11 +75,11 @@ def test_incompatible_energy_uses_modes_converged_at_q():
     v = RNG.standard_normal(q.size)
     fresh = make_body("H8-incompatible", damping=0.05).strain_energy(q)
     body = make_body("H8-incompatible", damping=0.05)
-    body.internal_force(q, v)                              # modes solved with the viscous stress
+    body.internal_force(q, v)  # modes solved with the viscous stress
     alpha = body._alpha.copy()
     assert body.strain_energy(q) == pytest.approx(fresh, rel=1e-12)
-    assert np.array_equal(body._alpha, alpha)              # the warm start of the next force call is kept
-    body.internal_force(1.01 * q)                          # modes at another q
+    assert np.array_equal(body._alpha, alpha)  # the warm start of the next force call is kept
+    body.internal_force(1.01 * q)  # modes at another q
     assert body.strain_energy(q) == pytest.approx(fresh, rel=1e-12)
 
 
@@ -88,16 +91,16 @@ def test_incompatible_energy_reuses_modes_converged_at_the_same_q(monkeypatch):
     solve = body._assemble
     monkeypatch.setattr(body, "_assemble", lambda *a, **k: calls.append(1) or solve(*a, **k))
     energy = body.strain_energy(q)
-    assert calls == []                                     # modes of internal_force(q) reused
+    assert calls == []  # modes of internal_force(q) reused
     body.strain_energy(q + 1e-3)
     assert calls == [1]
-    assert body.strain_energy(q) == energy and calls == [1]   # modes at q restored, still reusable
+    assert body.strain_energy(q) == energy and calls == [1]  # modes at q restored, still reusable
 
 
 def _all_kernel_results(element, material, damping, n_threads, monkeypatch):
     """Force, tangent, damping data and element energies with the kernels run in n_threads chunks per colour."""
-    body = make_body(element, material, damping, divisions=(10, 3, 5))   # blocks of 64: colours of 2 and 1 blocks
-    rng = np.random.default_rng(5)                         # same q and v for both runs
+    body = make_body(element, material, damping, divisions=(10, 3, 5))  # blocks of 64: colours of 2 and 1 blocks
+    rng = np.random.default_rng(5)  # same q and v for both runs
     q = deformed(body, rng=rng)
     v = 0.3 * rng.standard_normal(q.size) if damping else None
     with monkeypatch.context() as patch:

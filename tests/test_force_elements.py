@@ -1,5 +1,6 @@
 """Force elements (springs, dampers, bushings, user generalized forces) against closed forms, the
 Andrews' squeezer benchmark, energy conservation and finite differences of their potentials."""
+
 import numpy as np
 import pytest
 from scipy.integrate import cumulative_simpson
@@ -38,15 +39,18 @@ def test_spring_damper_matches_the_damped_oscillator_implicitly():
         res = fb.simulate(_cart(), 1.0, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=1.0))
         errors.append(np.max(np.abs(res.q[:, 0] - _damped_oscillation(res.times))))
     assert errors[1] < 2e-6
-    assert 3.0 < errors[0] / errors[1] < 5.0                                   # second order
+    assert 3.0 < errors[0] / errors[1] < 5.0  # second order
 
 
 def test_joint_spring_damper_matches_the_torsional_oscillator():
     izz, k, c, theta0 = 0.02, 3.0, 0.05, 0.4
     tree = fb.RigidTree("disc", gravity=NO_GRAVITY)
     disc = tree.add_link("disc", None, fb.Revolute(), mass=1.0, inertia=(0.01, 0.01, izz))
-    res = fb.simulate(fb.System([tree], forces=[fb.JointSpringDamper(disc, k, c, rest=0.1)], q0=[theta0]), 1.0,
-                      integrator=fb.RK4(dt=5e-4))           # RK4 error ~ (ω dt)⁴: 1e-11 here, 2e-10 at 1e-3 s
+    res = fb.simulate(
+        fb.System([tree], forces=[fb.JointSpringDamper(disc, k, c, rest=0.1)], q0=[theta0]),
+        1.0,
+        integrator=fb.RK4(dt=5e-4),
+    )  # RK4 error ~ (ω dt)⁴: 1e-11 here, 2e-10 at 1e-3 s
     expected = 0.1 + _damped_oscillation(res.times, m=izz, k=k, c=c, x0=theta0 - 0.1)
     assert np.max(np.abs(res.q[:, 0] - expected)) < 1e-10
 
@@ -57,7 +61,7 @@ def test_static_pendulum_held_by_a_joint_spring_matches_the_closed_form():
     bar = tree.add_link("bar", None, fb.Revolute(), mass=m, com=(L / 2, 0, 0), inertia=(1e-4, 0.08, 0.08))
     system = fb.System([tree], forces=[fb.JointSpringDamper(bar, k)])
     theta = fb.solve_static(system, load_steps=2).q[-1, 0]
-    expected = brentq(lambda x: k * x + m * g * L / 2 * np.cos(x), -np.pi / 2, 0.0)    # k θ = −m g (L/2) cos θ
+    expected = brentq(lambda x: k * x + m * g * L / 2 * np.cos(x), -np.pi / 2, 0.0)  # k θ = −m g (L/2) cos θ
     assert abs(theta - expected) < 1e-10
 
 
@@ -71,12 +75,21 @@ def _spatial_chain():
     """Three links with revolute x, y, z joints and a prismatic one, under gravity."""
     tree = fb.RigidTree("chain", gravity=(0.0, 0.0, -9.81))
     a = tree.add_link("a", None, fb.Revolute((1, 0, 0)), mass=1.0, com=(0.1, 0, 0), inertia=(0.01, 0.02, 0.03))
-    b = tree.add_link("b", a, fb.Revolute((0, 1, 0)), origin=(0.3, 0, 0), mass=0.8, com=(0.15, 0.02, 0),
-                      inertia=(0.01, 0.01, 0.02))
-    c = tree.add_link("c", b, fb.Prismatic((1, 0, 0)), origin=(0.3, 0, 0), mass=0.5, com=(0.05, 0, 0.01),
-                      inertia=(0.004, 0.005, 0.006))
-    d = tree.add_link("d", c, fb.Revolute((0, 0, 1)), origin=(0.1, 0, 0), mass=0.4, com=(0.1, 0, 0),
-                      inertia=(0.002, 0.004, 0.005))
+    b = tree.add_link(
+        "b", a, fb.Revolute((0, 1, 0)), origin=(0.3, 0, 0), mass=0.8, com=(0.15, 0.02, 0), inertia=(0.01, 0.01, 0.02)
+    )
+    c = tree.add_link(
+        "c",
+        b,
+        fb.Prismatic((1, 0, 0)),
+        origin=(0.3, 0, 0),
+        mass=0.5,
+        com=(0.05, 0, 0.01),
+        inertia=(0.004, 0.005, 0.006),
+    )
+    d = tree.add_link(
+        "d", c, fb.Revolute((0, 0, 1)), origin=(0.1, 0, 0), mass=0.4, com=(0.1, 0, 0), inertia=(0.002, 0.004, 0.005)
+    )
     return tree, d
 
 
@@ -85,8 +98,9 @@ def _bushing_system(damping=0.0):
     frame = tree.frame(d, (0.2, 0.05, 0.0), rotation=Rotation.from_rotvec([0.1, 0.2, 0.3]).as_matrix())
     ground = fb.Ground((0.8, 0.1, -0.05))
     bushing = fb.Bushing(ground, frame, stiffness=(400, 300, 500, 8, 6, 5), damping=damping)
-    spring = fb.SpringDamper(fb.Ground((0.2, 0.4, 0.3)), tree.point(tree.link("b"), (0.2, 0, 0)), stiffness=150.0,
-                             rest_length=0.2)
+    spring = fb.SpringDamper(
+        fb.Ground((0.2, 0.4, 0.3)), tree.point(tree.link("b"), (0.2, 0, 0)), stiffness=150.0, rest_length=0.2
+    )
     return fb.System([tree], forces=[bushing, spring], q0=[0.2, -0.3, 0.05, 0.4])
 
 
@@ -102,7 +116,9 @@ def test_force_elements_are_minus_the_gradient_of_their_potential():
             up, down = q.copy(), q.copy()
             up[j] += h
             down[j] -= h
-            grad[j] = (asm.forces.potential(asm.evaluate(0.0, up)) - asm.forces.potential(asm.evaluate(0.0, down))) / (2 * h)
+            grad[j] = (asm.forces.potential(asm.evaluate(0.0, up)) - asm.forces.potential(asm.evaluate(0.0, down))) / (
+                2 * h
+            )
         assert np.max(np.abs(Q + grad)) < 1e-6 * max(1.0, np.max(np.abs(Q)))
 
 
@@ -114,9 +130,8 @@ def test_bushing_and_spring_conserve_energy_and_dampers_dissipate():
     asm = _bushing_system(damping=(2, 2, 2, 0.05, 0.05, 0.05)).assemble()
     damped = fb.simulate(asm, 0.25, integrator=fb.RK4(dt=2.5e-4), v0=v0)
     energy = damped.histories["energy"]
-    power = np.array([asm.dissipated_power(asm.evaluate(t, q, v))
-                      for t, q, v in zip(damped.times, damped.q, damped.v)])
-    dissipated = cumulative_simpson(power, x=damped.times, initial=0.0)             # ∫ P dt, O(dt⁴)
+    power = np.array([asm.dissipated_power(asm.evaluate(t, q, v)) for t, q, v in zip(damped.times, damped.q, damped.v)])
+    dissipated = cumulative_simpson(power, x=damped.times, initial=0.0)  # ∫ P dt, O(dt⁴)
     assert np.all(power >= 0.0) and dissipated[-1] > 0.1 * (energy[0] - np.min(res.histories["potential"]))
     assert np.max(np.abs(energy + dissipated - energy[0])) < 1e-6 * dissipated[-1]
 
@@ -125,11 +140,13 @@ def test_nonlinear_spring_law_potential_and_derivatives():
     k, k3 = 80.0, 4e4
     tree = fb.RigidTree("cart", gravity=NO_GRAVITY)
     cart = tree.add_link("cart", None, fb.Prismatic(axis=(1, 0, 0)), mass=1.0, inertia=(1e-3,) * 3)
-    spring = fb.SpringDamper(fb.Ground((-0.3, 0, 0)), tree.point(cart), rest_length=0.3,
-                             tension=lambda s, s_dot: k * s + k3 * s**3)
+    spring = fb.SpringDamper(
+        fb.Ground((-0.3, 0, 0)), tree.point(cart), rest_length=0.3, tension=lambda s, s_dot: k * s + k3 * s**3
+    )
     asm = fb.System([tree], forces=[spring], q0=[0.05]).assemble()
-    assert asm.forces.potential(asm.evaluate(0.0, asm.q0)) == pytest.approx(0.5 * k * 0.05**2 + 0.25 * k3 * 0.05**4,
-                                                                            rel=1e-13)
+    assert asm.forces.potential(asm.evaluate(0.0, asm.q0)) == pytest.approx(
+        0.5 * k * 0.05**2 + 0.25 * k3 * 0.05**4, rel=1e-13
+    )
     piece = spring.evaluate(asm.evaluate(0.0, asm.q0), jacobians=True)
     assert piece.stiffness[0, 0] == pytest.approx(-(k + 3 * k3 * 0.05**2), rel=1e-6)
     res = fb.simulate(asm, 0.5, integrator=fb.RK4(dt=1e-4))
@@ -143,8 +160,17 @@ def _bar_with_springs(k=2e5, order=1, implicit_damping=0.0):
     mesh = fb.mesh.box((length, width, width), (2, 1, 1), order=order)
     bar = fb.FlexibleBody("bar", mesh, fb.StVenantKirchhoff(young=1e7, poisson=0.0, density=1000.0))
     tip = bar.nodes("x1")
-    springs = [fb.SpringDamper(Node(bar, i), fb.Ground(mesh.points[i] + (0.5, 0, 0)), stiffness=k, rest_length=0.4,
-                               damping=implicit_damping, name=f"s{i}") for i in tip]
+    springs = [
+        fb.SpringDamper(
+            Node(bar, i),
+            fb.Ground(mesh.points[i] + (0.5, 0, 0)),
+            stiffness=k,
+            rest_length=0.4,
+            damping=implicit_damping,
+            name=f"s{i}",
+        )
+        for i in tip
+    ]
     return fb.System([bar], constraints=[fb.Fix(bar, "x0")], forces=springs), len(tip), width**2
 
 
@@ -175,7 +201,9 @@ def test_flexible_jacobians_of_node_springs_match_finite_differences():
             down[j] -= h
             args_up = (up, v) if x is q else (q, up)
             args_down = (down, v) if x is q else (q, down)
-            fd = (asm.forces.force(asm.evaluate(0.0, *args_up)) - asm.forces.force(asm.evaluate(0.0, *args_down))) / (2 * h)
+            fd = (asm.forces.force(asm.evaluate(0.0, *args_up)) - asm.forces.force(asm.evaluate(0.0, *args_down))) / (
+                2 * h
+            )
             assert np.max(np.abs(matrix[:, j].toarray().ravel() - fd)) < 1e-5 * max(1.0, np.max(np.abs(fd)))
 
 
@@ -196,25 +224,25 @@ def test_bad_force_elements_are_named():
     tree = fb.RigidTree("cart", gravity=NO_GRAVITY)
     cart = tree.add_link("cart", None, fb.Prismatic(axis=(1, 0, 0)), mass=1.0, inertia=(1e-3,) * 3)
     fixed = tree.add_link("plate", cart, fb.Fixed(), mass=0.1, inertia=(1e-4,) * 3)
-    with pytest.raises(FlexbodyError, match="'s1'.*stiffness"):
+    with pytest.raises(FlexbodyError, match=r"'s1'.*stiffness"):
         fb.SpringDamper(fb.Ground(), tree.point(cart), stiffness=-1.0, name="s1")
-    with pytest.raises(FlexbodyError, match="'s2'.*anchor"):
+    with pytest.raises(FlexbodyError, match=r"'s2'.*anchor"):
         fb.SpringDamper("ground", tree.point(cart), stiffness=1.0, name="s2")
-    with pytest.raises(FlexbodyError, match="'s3'.*coincide"):
+    with pytest.raises(FlexbodyError, match=r"'s3'.*coincide"):
         fb.System([tree], forces=[fb.SpringDamper(fb.Ground(), tree.point(cart), stiffness=1.0, name="s3")]).assemble()
-    with pytest.raises(FlexbodyError, match="'j1'.*fixed joint"):
+    with pytest.raises(FlexbodyError, match=r"'j1'.*fixed joint"):
         fb.JointSpringDamper(fixed, 1.0, name="j1")
     other = fb.RigidTree("other", gravity=NO_GRAVITY)
     lone = other.add_link("lone", None, fb.Revolute(), mass=1.0, inertia=(1e-3,) * 3)
-    with pytest.raises(FlexbodyError, match="'j2'.*'other'"):
+    with pytest.raises(FlexbodyError, match=r"'j2'.*'other'"):
         fb.System([tree], forces=[fb.JointSpringDamper(lone, 1.0, name="j2")])
-    with pytest.raises(FlexbodyError, match="'b1'.*frame"):
+    with pytest.raises(FlexbodyError, match=r"'b1'.*frame"):
         fb.Bushing(fb.Ground(), tree.point(cart), stiffness=1.0, name="b1")
-    with pytest.raises(FlexbodyError, match="'g1'.*columns"):
+    with pytest.raises(FlexbodyError, match=r"'g1'.*columns"):
         fb.GeneralizedForce(lambda t, q, v: q, [0, 0], name="g1")
     bad = fb.GeneralizedForce(lambda t, q, v: np.ones(3), [0], name="g2")
     asm = fb.System([tree], forces=[bad]).assemble()
-    with pytest.raises(FlexbodyError, match="'g2'.*\\(1,\\)"):
+    with pytest.raises(FlexbodyError, match=r"'g2'.*\(1,\)"):
         asm.terms(0.0, asm.q0, np.zeros(1))
 
 
@@ -223,5 +251,5 @@ def test_a_spring_whose_ends_meet_stops_the_run_with_its_name():
     cart = tree.add_link("cart", None, fb.Prismatic(axis=(1, 0, 0)), mass=1.0, inertia=(1e-3,) * 3)
     spring = fb.SpringDamper(fb.Ground((-0.3, 0, 0)), tree.point(cart), stiffness=10.0, rest_length=0.3, name="pull")
     asm = fb.System([tree], forces=[spring]).assemble()
-    with pytest.raises(StateError, match="'pull'.*coincide"):
+    with pytest.raises(StateError, match=r"'pull'.*coincide"):
         asm.terms(0.0, np.array([-0.3]), np.zeros(1))

@@ -8,6 +8,7 @@
   tangent ∂k/∂q against central differences;
 * every bad input raises MaterialError naming the culprit.
 """
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -44,16 +45,31 @@ def nh_tensor(C, mu, lam):
 
 
 USER_LAWS = {
-    "svk-invariants": (SVK, lambda: fb.Hyperelastic(svk_invariants, density=1000.0, parameters=LAME, damping=2e-3,
-                                                    small_strain=(2.0e6, 0.3))),
-    "svk-tensor": (SVK, lambda: fb.Hyperelastic.from_cauchy_green(svk_tensor, density=1000.0, parameters=LAME,
-                                                                  damping=2e-3)),
+    "svk-invariants": (
+        SVK,
+        lambda: fb.Hyperelastic(
+            svk_invariants, density=1000.0, parameters=LAME, damping=2e-3, small_strain=(2.0e6, 0.3)
+        ),
+    ),
+    "svk-tensor": (
+        SVK,
+        lambda: fb.Hyperelastic.from_cauchy_green(svk_tensor, density=1000.0, parameters=LAME, damping=2e-3),
+    ),
     "neo-hookean": (NH, lambda: fb.Hyperelastic(nh_invariants, density=1000.0, parameters=NH_PARAMETERS, damping=2e-3)),
-    "neo-hookean-tensor": (NH, lambda: fb.Hyperelastic.from_cauchy_green(nh_tensor, density=1000.0,
-                                                                         parameters=NH_PARAMETERS, damping=2e-3)),
-    "mooney-rivlin-split": (MR, lambda: fb.Hyperelastic.split(
-        lambda I1bar, I2bar, c10, c01: c10 * (I1bar - 3) + c01 * (I2bar - 3),
-        lambda J, kappa: kappa / 2 * (J - 1) ** 2, density=1000.0, parameters=MR_PARAMETERS, damping=2e-3)),
+    "neo-hookean-tensor": (
+        NH,
+        lambda: fb.Hyperelastic.from_cauchy_green(nh_tensor, density=1000.0, parameters=NH_PARAMETERS, damping=2e-3),
+    ),
+    "mooney-rivlin-split": (
+        MR,
+        lambda: fb.Hyperelastic.split(
+            lambda I1bar, I2bar, c10, c01: c10 * (I1bar - 3) + c01 * (I2bar - 3),
+            lambda J, kappa: kappa / 2 * (J - 1) ** 2,
+            density=1000.0,
+            parameters=MR_PARAMETERS,
+            damping=2e-3,
+        ),
+    ),
 }
 _BUILT = {}
 
@@ -94,8 +110,9 @@ def test_pointwise_stress_moduli_and_energy_match_the_built_in_law(key):
     assert _relative(strain_energy_density(user, F), strain_energy_density(builtin, F)) < RTOL
 
 
-@pytest.mark.parametrize("order, locking", [(1, None), (1, "incompatible_modes"), (2, None)],
-                         ids=["H8", "H8-im", "H27"])
+@pytest.mark.parametrize(
+    "order, locking", [(1, None), (1, "incompatible_modes"), (2, None)], ids=["H8", "H8-im", "H27"]
+)
 @pytest.mark.parametrize("key", list(USER_LAWS))
 def test_element_force_tangent_damping_and_energy_match_the_built_in_law(key, order, locking):
     builtin, user = _law(key)
@@ -103,11 +120,19 @@ def test_element_force_tangent_damping_and_energy_match_the_built_in_law(key, or
     bodies = [fb.FlexibleBody(name, mesh, m, locking=locking) for name, m in (("builtin", builtin), ("user", user))]
     rng = np.random.default_rng(3)
     X = bodies[0].reference_coordinates().reshape(-1, 3)
-    shear = np.array([[1.3, 0.25, 0.0], [-0.1, 0.8, 0.2], [0.05, 0.0, 1.1]])      # a large homogeneous part
+    shear = np.array([[1.3, 0.25, 0.0], [-0.1, 0.8, 0.2], [0.05, 0.0, 1.1]])  # a large homogeneous part
     q = (X @ shear.T).ravel() + 0.004 * rng.standard_normal(X.size)
     v = rng.standard_normal(X.size)
-    results = [(b.internal_force(q, v), b.tangent(q, v).toarray(), b.damping_matrix(q, v).toarray(),
-                b.internal_force(q), b.strain_energy(q)) for b in bodies]
+    results = [
+        (
+            b.internal_force(q, v),
+            b.tangent(q, v).toarray(),
+            b.damping_matrix(q, v).toarray(),
+            b.internal_force(q),
+            b.strain_energy(q),
+        )
+        for b in bodies
+    ]
     for reference, value in zip(*results):
         assert _relative(value, reference) < RTOL
 
@@ -116,11 +141,13 @@ YEOH = {"c1": 2.0e5, "c2": -0.0, "c3": 1.5e3, "kappa": 2.0e6}
 
 
 def _yeoh():
-    return fb.Hyperelastic.split(lambda I1bar, I2bar, c1, c2, c3: c1 * (I1bar - 3) + c2 * (I1bar - 3) ** 2
-                                 + c3 * (I1bar - 3) ** 3,
-                                 lambda J, kappa: kappa / 2 * (J - 1) ** 2 + kappa / 8 * sp.log(J) ** 2,
-                                 density=1100.0, parameters={"c1": 2.0e5, "c2": 3.0e4, "c3": 1.5e3, "kappa": 2.0e6},
-                                 name="yeoh")
+    return fb.Hyperelastic.split(
+        lambda I1bar, I2bar, c1, c2, c3: c1 * (I1bar - 3) + c2 * (I1bar - 3) ** 2 + c3 * (I1bar - 3) ** 3,
+        lambda J, kappa: kappa / 2 * (J - 1) ** 2 + kappa / 8 * sp.log(J) ** 2,
+        density=1100.0,
+        parameters={"c1": 2.0e5, "c2": 3.0e4, "c3": 1.5e3, "kappa": 2.0e6},
+        name="yeoh",
+    )
 
 
 def _fibre():
@@ -131,8 +158,9 @@ def _fibre():
         I4 = (a.T * C * a)[0, 0]
         return mu / 2 * (C.trace() - 3) - mu * sp.log(J) + lam / 2 * sp.log(J) ** 2 + k1 / 2 * (I4 - 1) ** 2
 
-    return fb.Hyperelastic.from_cauchy_green(psi, density=1100.0, parameters={"mu": 1e5, "lam": 4e5, "k1": 3e5},
-                                             name="fibre")
+    return fb.Hyperelastic.from_cauchy_green(
+        psi, density=1100.0, parameters={"mu": 1e5, "lam": 4e5, "k1": 3e5}, name="fibre"
+    )
 
 
 def _stretch_from_C(C):
@@ -176,8 +204,10 @@ def test_new_law_stress_and_tangent_by_central_differences(make):
     j = columns[0]
     e = np.zeros(body.n_dofs)
     e[j] = dq
-    assert abs((body.strain_energy(q + e) - body.strain_energy(q - e)) / (2 * dq) - body.internal_force(q)[j]) \
+    assert (
+        abs((body.strain_energy(q + e) - body.strain_energy(q - e)) / (2 * dq) - body.internal_force(q)[j])
         < 1e-6 * np.abs(body.internal_force(q)).max()
+    )
 
 
 def test_laws_of_one_structure_share_one_compiled_function_and_different_values_differ():
@@ -195,41 +225,104 @@ def test_user_law_validation_at_identity_passes_quickly_and_repr_names_the_law()
     assert isinstance(law.energy, sp.Expr) and law.params.shape == (2,)
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda: fb.Hyperelastic(lambda I1, I2, J, mu: mu * np.log(J), density=1.0, parameters={"mu": 1.0}),
-     r"not expressible with sympy operations \((TypeError|AttributeError)"),
-    (lambda: fb.Hyperelastic(lambda I1, I2, J, mu: mu * (I1 - 3) + sp.Symbol("x") * J, density=1.0,
-                             parameters={"mu": 1.0}), "undeclared symbols x"),
-    (lambda: fb.Hyperelastic(lambda I1, I2, J, mu: mu * (I1 - 3), density=1.0, parameters={"mu": 1.0, "kapa": 2.0}),
-     "not used by the strain energy: kapa"),
-    (lambda: fb.Hyperelastic(lambda I1, I2, J, mu, kappa: mu * (I1 - 3), density=1.0, parameters={"mu": 1.0}),
-     "missing 1 required positional argument: 'kappa'"),
-    (lambda: fb.Hyperelastic(lambda I1, I2, J, mu, lam: mu / 2 * (I1 - 3) + lam / 2 * sp.log(J) ** 2, density=1.0,
-                             parameters={"mu": 1.0, "lam": 1.0}), "not stress-free"),
-    (lambda: fb.Hyperelastic(lambda I1, I2, J, mu, lam: mu / 2 * (I1 - 3) - mu * sp.log(J) - lam * sp.log(J) ** 2,
-                             density=1.0, parameters={"mu": 1.0, "lam": 2.0}), "not positive definite"),
-    (lambda: fb.Hyperelastic(lambda I1, I2, J, kappa: kappa / 2 * (J - 1) ** 2, density=1.0,
-                             parameters={"kappa": 1.0}), "not positive definite"),
-    (lambda: fb.Hyperelastic(nh_invariants, density=1.0, parameters={"mu": float("nan"), "lam": 1.0}),
-     "parameter 'mu' must be finite and >= 0"),
-    (lambda: fb.Hyperelastic(nh_invariants, density=1.0, parameters={"mu": -1.0, "lam": 1.0}),
-     "parameter 'mu' must be finite and >= 0"),
-    (lambda: fb.Hyperelastic(nh_invariants, density=-1.0, parameters=NH_PARAMETERS), "density must be positive"),
-    (lambda: fb.Hyperelastic(nh_invariants, density=1.0, parameters=NH_PARAMETERS, damping=-1.0), "damping"),
-    (lambda: fb.Hyperelastic(nh_invariants, density=1.0, parameters={"mu": 1.0, "lam": "soft"}),
-     "parameter 'lam' must be a number"),
-    (lambda: fb.Hyperelastic(nh_invariants, density=1.0, parameters={"2mu": 1.0}), "not a Python identifier"),
-    (lambda: fb.Hyperelastic(lambda I1, I2, J: "I1 - 3", density=1.0), "not expressible with sympy"),
-    (lambda: fb.Hyperelastic(lambda I1, I2, J, mu: mu * sp.besselj(1, I1 - 3) ** 2 - mu * sp.log(J), density=1.0,
-                             parameters={"mu": 1.0}), "no compiled form|could not be compiled"),
-    (lambda: fb.Hyperelastic.from_cauchy_green(lambda C, mu: mu * C, density=1.0, parameters={"mu": 1.0}),
-     "scalar sympy expression"),
-    (lambda: fb.Hyperelastic(nh_invariants, density=1.0, parameters=NH_PARAMETERS, small_strain=(1.0, 0.7)),
-     "poisson must lie"),
-], ids=["math-function", "undeclared-symbol", "unused-parameter", "missing-parameter", "not-stress-free",
-        "negative-stiffness", "zero-shear-stiffness", "nan-parameter", "negative-parameter", "negative-density",
-        "negative-damping", "non-numeric-parameter", "bad-parameter-name", "string-energy", "uncompilable-function",
-        "matrix-energy", "bad-small-strain"])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (
+            lambda: fb.Hyperelastic(lambda I1, I2, J, mu: mu * np.log(J), density=1.0, parameters={"mu": 1.0}),
+            r"not expressible with sympy operations \((TypeError|AttributeError)",
+        ),
+        (
+            lambda: fb.Hyperelastic(
+                lambda I1, I2, J, mu: mu * (I1 - 3) + sp.Symbol("x") * J, density=1.0, parameters={"mu": 1.0}
+            ),
+            "undeclared symbols x",
+        ),
+        (
+            lambda: fb.Hyperelastic(
+                lambda I1, I2, J, mu: mu * (I1 - 3), density=1.0, parameters={"mu": 1.0, "kapa": 2.0}
+            ),
+            "not used by the strain energy: kapa",
+        ),
+        (
+            lambda: fb.Hyperelastic(lambda I1, I2, J, mu, kappa: mu * (I1 - 3), density=1.0, parameters={"mu": 1.0}),
+            "missing 1 required positional argument: 'kappa'",
+        ),
+        (
+            lambda: fb.Hyperelastic(
+                lambda I1, I2, J, mu, lam: mu / 2 * (I1 - 3) + lam / 2 * sp.log(J) ** 2,
+                density=1.0,
+                parameters={"mu": 1.0, "lam": 1.0},
+            ),
+            "not stress-free",
+        ),
+        (
+            lambda: fb.Hyperelastic(
+                lambda I1, I2, J, mu, lam: mu / 2 * (I1 - 3) - mu * sp.log(J) - lam * sp.log(J) ** 2,
+                density=1.0,
+                parameters={"mu": 1.0, "lam": 2.0},
+            ),
+            "not positive definite",
+        ),
+        (
+            lambda: fb.Hyperelastic(
+                lambda I1, I2, J, kappa: kappa / 2 * (J - 1) ** 2, density=1.0, parameters={"kappa": 1.0}
+            ),
+            "not positive definite",
+        ),
+        (
+            lambda: fb.Hyperelastic(nh_invariants, density=1.0, parameters={"mu": float("nan"), "lam": 1.0}),
+            "parameter 'mu' must be finite and >= 0",
+        ),
+        (
+            lambda: fb.Hyperelastic(nh_invariants, density=1.0, parameters={"mu": -1.0, "lam": 1.0}),
+            "parameter 'mu' must be finite and >= 0",
+        ),
+        (lambda: fb.Hyperelastic(nh_invariants, density=-1.0, parameters=NH_PARAMETERS), "density must be positive"),
+        (lambda: fb.Hyperelastic(nh_invariants, density=1.0, parameters=NH_PARAMETERS, damping=-1.0), "damping"),
+        (
+            lambda: fb.Hyperelastic(nh_invariants, density=1.0, parameters={"mu": 1.0, "lam": "soft"}),
+            "parameter 'lam' must be a number",
+        ),
+        (lambda: fb.Hyperelastic(nh_invariants, density=1.0, parameters={"2mu": 1.0}), "not a Python identifier"),
+        (lambda: fb.Hyperelastic(lambda I1, I2, J: "I1 - 3", density=1.0), "not expressible with sympy"),
+        (
+            lambda: fb.Hyperelastic(
+                lambda I1, I2, J, mu: mu * sp.besselj(1, I1 - 3) ** 2 - mu * sp.log(J),
+                density=1.0,
+                parameters={"mu": 1.0},
+            ),
+            "no compiled form|could not be compiled",
+        ),
+        (
+            lambda: fb.Hyperelastic.from_cauchy_green(lambda C, mu: mu * C, density=1.0, parameters={"mu": 1.0}),
+            "scalar sympy expression",
+        ),
+        (
+            lambda: fb.Hyperelastic(nh_invariants, density=1.0, parameters=NH_PARAMETERS, small_strain=(1.0, 0.7)),
+            "poisson must lie",
+        ),
+    ],
+    ids=[
+        "math-function",
+        "undeclared-symbol",
+        "unused-parameter",
+        "missing-parameter",
+        "not-stress-free",
+        "negative-stiffness",
+        "zero-shear-stiffness",
+        "nan-parameter",
+        "negative-parameter",
+        "negative-density",
+        "negative-damping",
+        "non-numeric-parameter",
+        "bad-parameter-name",
+        "string-energy",
+        "uncompilable-function",
+        "matrix-energy",
+        "bad-small-strain",
+    ],
+)
 def test_bad_input_raises_material_error_naming_the_culprit(make, message):
     with pytest.raises(fb.MaterialError, match=message) as info:
         make()

@@ -1,4 +1,5 @@
-"""Implicit generalized-α integration of rigid–flexible systems (flexbody.solvers.generalized_alpha through flexbody.simulate).
+"""Implicit generalized-α integration of rigid–flexible systems (flexbody.solvers.generalized_alpha through
+flexbody.simulate).
 
 Independent references: energy balances (kinetic + strain + gravity, applied work of the joint torques,
 Kelvin–Voigt dissipation) of the ready-made systems in flexbody.mechanisms.flexible; the period of the
@@ -7,29 +8,30 @@ tangent and mass matrices restricted to the free coordinates), released from its
 computed by the flexible-only static solver fb.solve_static; the known spectral behaviour of the
 trapezoidal rule (ρ∞ = 1, energy-conserving for linear systems) versus ρ∞ < 1 and HHT-α.
 """
+
 import numpy as np
 import pytest
 import scipy.sparse.linalg as spla
 
 import flexbody as fb
-from flexbody.mechanisms import flexible as fm
 from flexbody.errors import ConvergenceError, FlexbodyError
+from flexbody.mechanisms import flexible as fm
 
 
 def loss_late(res):
     """E(0) minus the mean energy over the last 20 % of the run, relative to the largest kinetic energy."""
     E, K = res.histories["energy"], res.histories["kinetic"]
-    return (E[0] - E[int(0.8 * len(E)):].mean()) / K.max()
+    return (E[0] - E[int(0.8 * len(E)) :].mean()) / K.max()
 
 
 # ------------------------------------------------------------------------------- 1. flexible pendulum
 def test_flexible_pendulum_conserves_energy_and_the_pin():
-    asm = fm.flexible_pendulum().assemble()                        # 132 coordinates, 3 pin rows
+    asm = fm.flexible_pendulum().assemble()  # 132 coordinates, 3 pin rows
     res = fb.simulate(asm, 1.0, integrator=fb.GeneralizedAlpha(dt=2e-3, rho_inf=1.0))
     E, K = res.histories["energy"], res.histories["kinetic"]
     stats = res.metadata["statistics"]
     assert res.times[-1] == pytest.approx(1.0) and stats["steps"] == 500 and stats["rejected"] == 0
-    assert K.max() > 5.0                                           # it really swings (measured 12.8 J)
+    assert K.max() > 5.0  # it really swings (measured 12.8 J)
     # ρ∞ = 1 is the trapezoidal rule: no numerical dissipation, only the O(dt²) error of a nonlinear
     # problem. Measured max |E − E0| = 5.0e-5 K_max; the bound 0.5 % K_max is the physical requirement.
     assert np.abs(E - E[0]).max() <= 5e-3 * K.max()
@@ -49,11 +51,12 @@ def test_rho_inf_below_one_dissipates_more_on_a_soft_pendulum():
     (end values 2.5e-5 and 5.2e-5)."""
     losses = {}
     for rho in (1.0, 0.5):
-        res = fb.simulate(fm.flexible_pendulum(young=1e6).assemble(), 1.0,
-                  integrator=fb.GeneralizedAlpha(dt=2e-3, rho_inf=rho))
+        res = fb.simulate(
+            fm.flexible_pendulum(young=1e6).assemble(), 1.0, integrator=fb.GeneralizedAlpha(dt=2e-3, rho_inf=rho)
+        )
         losses[rho] = loss_late(res)
         E, K = res.histories["energy"], res.histories["kinetic"]
-        assert np.abs(E - E[0]).max() <= 5e-3 * K.max()            # measured 8.2e-5 and 1.3e-4 K_max
+        assert np.abs(E - E[0]).max() <= 5e-3 * K.max()  # measured 8.2e-5 and 1.3e-4 K_max
     assert losses[0.5] > 1.5 * losses[1.0] > 0.0
 
 
@@ -73,9 +76,9 @@ def _zero_crossings(t, z):
 
 
 def test_cantilever_released_from_static_deflection_oscillates_with_the_first_eigenperiod():
-    beam = fm.cantilever(divisions=(4, 1, 1), order=2).bodies[0]      # 27-node bricks, 243 coordinates
+    beam = fm.cantilever(divisions=(4, 1, 1), order=2).bodies[0]  # 27-node bricks, 243 coordinates
     omega, _, _ = _cantilever_modes(beam)
-    T = 2 * np.pi / omega[0]                                        # 0.2427 s for this mesh
+    T = 2 * np.pi / omega[0]  # 0.2427 s for this mesh
     # static deflection under a 1 N tip load (3e-4 m: linear regime) by the flexible-only Newton solver
     static = fb.System([beam], [fb.Fix(beam, "x0")], loads=[fb.NodalForce(beam, "x1", total=(0.0, 0.0, -1.0))])
     q_static = fb.solve_static(static).q[-1]
@@ -115,13 +118,17 @@ def test_hht_and_rho_inf_below_one_damp_high_frequencies_only():
     v0 = np.zeros(asm.n_dofs)
     v0[free] = 1e-3 * np.random.default_rng(3).standard_normal(free.size)
     ratios = {}
-    schemes = {"rho1": fb.GeneralizedAlpha(dt=dt, rho_inf=1.0), "rho0.5": fb.GeneralizedAlpha(dt=dt, rho_inf=0.5),
-               "hht0.3": fb.GeneralizedAlpha.hht(dt, 0.3), "hht0.1": fb.GeneralizedAlpha.hht(dt, 0.1)}
+    schemes = {
+        "rho1": fb.GeneralizedAlpha(dt=dt, rho_inf=1.0),
+        "rho0.5": fb.GeneralizedAlpha(dt=dt, rho_inf=0.5),
+        "hht0.3": fb.GeneralizedAlpha.hht(dt, 0.3),
+        "hht0.1": fb.GeneralizedAlpha.hht(dt, 0.1),
+    }
     for name, integrator in schemes.items():
         res = fb.simulate(asm, steps * dt, integrator=integrator, v0=v0)
         E = res.histories["energy"]
         ratios[name] = E[-1] / E[0]
-    assert ratios["rho1"] == pytest.approx(1.0, abs=1e-4)         # linear regime: trapezoid conserves energy
+    assert ratios["rho1"] == pytest.approx(1.0, abs=1e-4)  # linear regime: trapezoid conserves energy
     assert ratios["rho0.5"] < 0.1 and ratios["hht0.3"] < 0.1 and ratios["hht0.1"] < 0.2
     # the low mode is kept: released with the first-mode shape (velocity) the energy stays
     v1 = np.zeros(asm.n_dofs)
@@ -141,7 +148,7 @@ def test_arm_with_beam_free_motion_conserves_energy(order, divisions):
     asm = fm.arm_with_beam(order=order, divisions=divisions, q0=(0.3, -0.4)).assemble()
     res = fb.simulate(asm, 0.3, integrator=fb.GeneralizedAlpha(dt=2e-3, rho_inf=1.0))
     E, K = res.histories["energy"], res.histories["kinetic"]
-    assert K.max() > 1.0 and np.abs(res.q[-1, :2] - res.q[0, :2]).max() > 0.1    # the arm falls
+    assert K.max() > 1.0 and np.abs(res.q[-1, :2] - res.q[0, :2]).max() > 0.1  # the arm falls
     assert np.abs(E - E[0]).max() <= 1e-3 * K.max()
     assert np.all(res.histories["applied_work"] == 0.0) and np.all(res.histories["dissipated"] == 0.0)
     # φ enforced to the Newton tolerance 1e-10·max(1, ‖q‖∞) (measured ≤ 1e-11)
@@ -172,13 +179,14 @@ def test_arm_with_beam_kelvin_voigt_dissipation_balances_the_energy_loss(order, 
     dissipated 1.88e-2 J (order 1) and 2.09e-2 J (order 2); max |E0 − E(t) − D(t)| / D(end) = 3.8e-3 and
     2.7e-3. (Free, the arm falls smoothly and the beam hardly deforms: dissipation ~3e-3 J, buried in
     the 1e-4 J integration error of the 17 J arm.)"""
-    asm = fm.arm_with_beam(order=order, divisions=divisions, q0=(0.3, -0.4), young=1e8, damping=1e-3,
-                           locked=True).assemble()
+    asm = fm.arm_with_beam(
+        order=order, divisions=divisions, q0=(0.3, -0.4), young=1e8, damping=1e-3, locked=True
+    ).assemble()
     res = fb.simulate(asm, 0.3, integrator=fb.GeneralizedAlpha(dt=2e-3, rho_inf=1.0))
     E, D = res.histories["energy"], res.histories["dissipated"]
     assert D[-1] > 1e-2 and np.all(np.diff(D) >= 0.0)
     assert np.abs(E[0] - E - D).max() <= 0.02 * D[-1]
-    assert np.abs(res.q[:, :2] - [0.3, -0.4]).max() <= 1e-9           # the joint drivers hold
+    assert np.abs(res.q[:, :2] - [0.3, -0.4]).max() <= 1e-9  # the joint drivers hold
 
 
 # ------------------------------------------------------------------------------ 5. failures and settings
@@ -195,17 +203,18 @@ def test_a_step_that_cannot_converge_keeps_the_steps_done():
         if t >= 3 * dt - 1e-12:
             f[tip_z] = -5e4
         return f
+
     with pytest.raises(ConvergenceError, match=r"t = 0\.003") as info:
         fb.simulate(asm, 0.02, integrator=fb.GeneralizedAlpha(dt=dt, max_iterations=1, dt_min=dt), tau=kick)
     good = info.value.last_good
     assert isinstance(good, fb.Results) and good.n_steps == 4 >= 1
     assert np.allclose(good.times, [0.0, dt, 2 * dt, 3 * dt])
-    assert np.abs(good.q - asm.q0).max() < 1e-12                   # the states before the kick: at rest
+    assert np.abs(good.q - asm.q0).max() < 1e-12  # the states before the kick: at rest
     assert good.events[-1]["kind"] == "failure" and good.events[-1]["error"] == "ConvergenceError"
 
 
 def test_convergence_error_reports_residuals_of_the_failed_solve():
-    asm = fm.flexible_pendulum(divisions=(4, 1, 1)).assemble()   # gravity moves it from the first step
+    asm = fm.flexible_pendulum(divisions=(4, 1, 1)).assemble()  # gravity moves it from the first step
     with pytest.raises(ConvergenceError) as info:
         fb.simulate(asm, 0.01, integrator=fb.GeneralizedAlpha(dt=1e-3, max_iterations=1, dt_min=1e-3))
     history = info.value.residual_history
@@ -214,9 +223,19 @@ def test_convergence_error_reports_residuals_of_the_failed_solve():
     assert len(history) == 1 and history[0] > 0.0
 
 
-@pytest.mark.parametrize("kwargs", [dict(dt=1e-3, rho_inf=2.0), dict(dt=1e-3, rho_inf=-0.1), dict(dt=0.0),
-                                    dict(dt=-1e-3), dict(dt=float("nan")), dict(dt=1e-3, alpha_m=0.2),
-                                    dict(dt=1e-3, max_iterations=0), dict(dt=1e-3, tol=0.0)])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(dt=1e-3, rho_inf=2.0),
+        dict(dt=1e-3, rho_inf=-0.1),
+        dict(dt=0.0),
+        dict(dt=-1e-3),
+        dict(dt=float("nan")),
+        dict(dt=1e-3, alpha_m=0.2),
+        dict(dt=1e-3, max_iterations=0),
+        dict(dt=1e-3, tol=0.0),
+    ],
+)
 def test_bad_settings_are_refused(kwargs):
     with pytest.raises(FlexbodyError):
         fb.GeneralizedAlpha(**kwargs)
@@ -227,7 +246,7 @@ def test_bad_hht_alpha_is_refused_and_parameters_follow_the_formulas():
         fb.GeneralizedAlpha.hht(1e-3, 0.5)
     am, af, g, b = fb.GeneralizedAlpha.hht(1e-3, 0.2).parameters()
     assert (am, af) == (0.0, 0.2) and g == pytest.approx(0.7) and b == pytest.approx(0.36)
-    am, af, g, b = fb.GeneralizedAlpha(dt=1e-3, rho_inf=0.5).parameters()     # Chung–Hulbert
+    am, af, g, b = fb.GeneralizedAlpha(dt=1e-3, rho_inf=0.5).parameters()  # Chung–Hulbert
     assert (am, af, g, b) == pytest.approx((0.0, 1 / 3, 5 / 6, 0.25 * (4 / 3) ** 2))
     assert fb.GeneralizedAlpha(dt=1e-3, rho_inf=1.0).parameters() == pytest.approx((0.5, 0.5, 0.5, 0.25))
 
@@ -242,13 +261,14 @@ def test_applied_forces_are_evaluated_at_the_start_of_each_step_and_held():
         out = np.zeros(asm.n_dofs)
         out[:2] = (3.0 * np.sin(40.0 * t), -2.0 * np.cos(40.0 * t))
         return out
+
     dt = 5e-3
     res = fb.simulate(asm, 0.05, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=0.8), tau=tau)
     assert res.n_steps == 11
     times = np.array([c[0] for c in calls])
-    assert np.allclose(times, res.times[:-1], rtol=0, atol=1e-15)        # once per step, at t_n
+    assert np.allclose(times, res.times[:-1], rtol=0, atol=1e-15)  # once per step, at t_n
     for k, (t, q, v) in enumerate(calls):
-        assert np.array_equal(q, res.q[k]) and np.array_equal(v, res.v[k])   # the start-of-step state
+        assert np.array_equal(q, res.q[k]) and np.array_equal(v, res.v[k])  # the start-of-step state
         assert np.array_equal(res.histories["tau"][k][:2], [3.0 * np.sin(40.0 * t), -2.0 * np.cos(40.0 * t)])
     # held over the step; the work counts the input as the scheme applies it over [t_n, t_{n+1}]:
     # τ_eff = (1 − γ) τ_{n−1} + γ τ_n (v's update blends the accelerations made with both), τ_{−1} = τ_0
@@ -268,6 +288,7 @@ def _work_mismatch(dt, tau_of_t):
         out = np.zeros(asm.n_dofs)
         out[:2] = tau_of_t(t)
         return out
+
     res = fb.simulate(asm, 0.05, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=1.0), tau=tau)
     E, W = res.histories["energy"], res.histories["applied_work"]
     return np.abs(E - E[0] - W).max(), abs(W[-1])
@@ -283,6 +304,7 @@ def test_energy_balance_with_a_constant_torque_is_second_order():
 def test_energy_balance_with_a_time_varying_torque_is_second_order():
     def tau(t):
         return (3.0 * np.sin(40.0 * t), -2.0 * np.cos(40.0 * t))
+
     coarse, W = _work_mismatch(2.5e-3, tau)
     fine, _ = _work_mismatch(1.25e-3, tau)
     # second order: the mismatch drops by ~4 when dt halves (or is at round-off already)
@@ -311,7 +333,7 @@ def test_a_flexbody_controller_is_called_once_per_step():
     res = fb.simulate(asm, 0.05, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=0.8), controller=ctrl)
     assert np.allclose(ctrl.computed, res.times[:-1], rtol=0, atol=1e-15)
     assert np.allclose([u[0] for u in ctrl.updated], res.times[1:], rtol=0, atol=1e-15)
-    for k, (t, q, lam) in enumerate(ctrl.updated, start=1):
+    for k, (_, q, lam) in enumerate(ctrl.updated, start=1):
         assert np.array_equal(q, res.q[k]) and np.array_equal(lam, res.histories["lam"][k])
     assert res.histories["tau_k"].shape == (res.n_steps, 2)
     # the actuator inputs reach the plant as Sᵀτ_k (the beam's nodes passive)

@@ -8,27 +8,41 @@ Gravity in the slider crank: [AG] does not state g for Fig. 4, but h in (66) and
 rest at q1 = 2π/3 the crank then crosses the singular configurations q1 = 3π/2 at t ≈ 1.35 s and
 q1 = 5π/2 (≡ π/2) at t ≈ 2.54 s. The test also runs g = 0, which crosses them at t ≈ 3.72 s and 5.58 s.
 """
+
 import logging
 
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 from scipy.special import ellipk
-
-from flexbody.errors import ConstraintError, ConvergenceError, FlexbodyError, StateError
-from flexbody.solvers.simulation import (RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration,
-                                  project_velocity, simulate)
-from flexbody.io.results import Results
-
 from toy_models import AghiliSliderCrank, MovingCircleParticle, ParticleOnCircle, ParticleWithDeadline
 
-F1 = np.array([1.0, 0.0])            # [AG] Sec. VIII-A-1: f1 = 1 N·m on the crank, joint B passive
+from flexbody.errors import ConstraintError, ConvergenceError, FlexbodyError, StateError
+from flexbody.io.results import Results
+from flexbody.solvers.simulation import (
+    RK4,
+    Adaptive,
+    Baumgarte,
+    PositionCorrection,
+    assemble_configuration,
+    project_velocity,
+    simulate,
+)
+
+F1 = np.array([1.0, 0.0])  # [AG] Sec. VIII-A-1: f1 = 1 N·m on the crank, joint B passive
 
 
 def exact_pendulum(model, times):
     """Independent reference: θ̈ = −(g/ρ) sin θ integrated in the angle to 1e-13."""
-    sol = solve_ivp(lambda t, y: [y[1], -model.gravity / model.rho * np.sin(y[0])], (times[0], times[-1]),
-                    [model.theta0, model.omega0], method="DOP853", rtol=1e-13, atol=1e-14, t_eval=times)
+    sol = solve_ivp(
+        lambda t, y: [y[1], -model.gravity / model.rho * np.sin(y[0])],
+        (times[0], times[-1]),
+        [model.theta0, model.omega0],
+        method="DOP853",
+        rtol=1e-13,
+        atol=1e-14,
+        t_eval=times,
+    )
     return np.column_stack([model.rho * np.sin(sol.y[0]), -model.rho * np.cos(sol.y[0])])
 
 
@@ -56,7 +70,7 @@ def test_particle_on_circle_conserves_energy_and_constraint_and_matches_the_pend
     k = np.flatnonzero((x[:-1] < 0) & (x[1:] >= 0))
     ups = t[k] - x[k] * (t[k + 1] - t[k]) / (x[k + 1] - x[k])
     period = 4.0 * ellipk(np.sin(0.5) ** 2) * np.sqrt(model.rho / model.gravity)
-    assert len(ups) >= 2 and np.abs(np.diff(ups) - period).max() < 1e-5      # linear interpolation limits
+    assert len(ups) >= 2 and np.abs(np.diff(ups) - period).max() < 1e-5  # linear interpolation limits
 
 
 def test_rk4_error_falls_with_the_fourth_power_of_dt():
@@ -79,7 +93,7 @@ def test_without_stabilisation_drift_is_recorded_and_larger():
 
 def test_baumgarte_alone_keeps_the_violation_bounded_and_decaying():
     model = ParticleOnCircle(theta0=1.0)
-    q0 = model.initial_state().q * 1.01                          # 1 % off the circle: φ(0) ≈ 1e-2 m
+    q0 = model.initial_state().q * 1.01  # 1 % off the circle: φ(0) ≈ 1e-2 m
     v0 = np.zeros(2)
     kwargs = dict(integrator=RK4(dt=2e-3), q0=q0, v0=v0, consistent_initial=False)
     damped = simulate(model, 3.0, stabilization=Baumgarte(alpha=10.0, beta=10.0), **kwargs)
@@ -89,9 +103,9 @@ def test_baumgarte_alone_keeps_the_violation_bounded_and_decaying():
     # critically damped φ̈ + 20 φ̇ + 100 φ = 0 from rest: φ/φ0 = (1 + 10 t) e^(−10 t), 4e-8 at t = 2 s
     assert phi.max() <= phi[0] * (1 + 1e-12)
     exact = (1 + 10 * t) * np.exp(-10 * t) * phi[0]
-    assert np.abs(phi - exact).max() < 1e-6 * phi[0]                # RK4 error floor ~1e-11 m
+    assert np.abs(phi - exact).max() < 1e-6 * phi[0]  # RK4 error floor ~1e-11 m
     assert phi[t >= 2.0].max() < 1e-7 * phi[0]
-    assert plain.histories["violation"][-1] > 0.5 * phi[0]       # without it the error stays
+    assert plain.histories["violation"][-1] > 0.5 * phi[0]  # without it the error stays
 
 
 def test_rheonomic_constraint_uses_the_rate_term():
@@ -197,8 +211,9 @@ def test_multiplier_form_fails_at_the_singular_configuration():
     assert isinstance(partial, Results) and 1.2 < partial.times[-1] < 1.36 and partial.n_steps > 100
     assert partial.events[-1]["kind"] == "failure"
     # the projection form with the same ε passes, dropping the constraint inside the band
-    res = simulate(model, 3.0, integrator=RK4(dt=0.01), tau=F1, atol=0.05,
-                   stabilization=PositionCorrection(on_failure="warn"))
+    res = simulate(
+        model, 3.0, integrator=RK4(dt=0.01), tau=F1, atol=0.05, stabilization=PositionCorrection(on_failure="warn")
+    )
     assert len(crossing_times(res, [1.5 * np.pi, 2.5 * np.pi])) == 2
     assert 0 in res.histories["rank"]
     # started exactly at the singular configuration, the multiplier form fails with default tolerances
@@ -207,7 +222,7 @@ def test_multiplier_form_fails_at_the_singular_configuration():
         simulate(model, 0.5, integrator=RK4(dt=0.01), tau=F1, formulation="multiplier", **state)
     res = simulate(model, 0.5, integrator=RK4(dt=0.01), tau=F1, **state)
     assert res.histories["rank"][0] == 0 and res.histories["rank"][-1] == 1
-    assert [e["kind"] for e in res.events] == ["rank_rise"]          # rank 0 at the start, then 1
+    assert [e["kind"] for e in res.events] == ["rank_rise"]  # rank 0 at the start, then 1
     assert res.histories["violation"].max() < 1e-10
 
 
@@ -294,10 +309,18 @@ def test_failure_mid_run_keeps_the_results_so_far():
     # a position correction that cannot converge: the "deadline" row φ₂ = t − 0.2525 s depends on time alone
     # (zero Jacobian row), so after the step to t = 0.26 s ‖φ‖ ≥ 7.5e-3 ≫ tol = 1e-10 whatever the rounding
     with pytest.raises(ConvergenceError, match=r"position correction at t = 0\.26 s: .*'deadline'") as info:
-        simulate(ParticleWithDeadline(0.2525, theta0=1.0), 1.0, integrator=RK4(dt=dt),
-                 stabilization=PositionCorrection(tol=1e-10))
-    never = simulate(ParticleWithDeadline(np.inf, theta0=1.0), 1.0, integrator=RK4(dt=dt),
-                     stabilization=PositionCorrection(tol=1e-10))
+        simulate(
+            ParticleWithDeadline(0.2525, theta0=1.0),
+            1.0,
+            integrator=RK4(dt=dt),
+            stabilization=PositionCorrection(tol=1e-10),
+        )
+    never = simulate(
+        ParticleWithDeadline(np.inf, theta0=1.0),
+        1.0,
+        integrator=RK4(dt=dt),
+        stabilization=PositionCorrection(tol=1e-10),
+    )
     _assert_keeps_the_completed_steps(info.value.last_good, never, 26, dt, "ConvergenceError")
     assert info.value.residual_history[-1] >= 7.5e-3 - 1e-12
 
@@ -306,8 +329,19 @@ def test_results_round_trip_with_histories_and_events(tmp_path):
     model = AghiliSliderCrank()
     res = simulate(model, 3.0, integrator=RK4(dt=0.01), tau=F1, singular_tol=0.05, record_every=5)
     assert res.n_steps == 61 and res.kind == "dynamic" and res.v.shape == (61, 2)
-    expected = {"a", "tau", "lam", "constraint_force", "violation", "velocity_violation", "rank", "kinetic",
-                "potential", "energy", "corrections"}
+    expected = {
+        "a",
+        "tau",
+        "lam",
+        "constraint_force",
+        "violation",
+        "velocity_violation",
+        "rank",
+        "kinetic",
+        "potential",
+        "energy",
+        "corrections",
+    }
     assert expected <= set(res.histories)
     res.save(tmp_path)
     back = Results.load(tmp_path)

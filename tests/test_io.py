@@ -1,4 +1,5 @@
 """Export: VTU/PVD series read back by meshio and pyvista; Results save/load round trip; the CLI."""
+
 import numpy as np
 import pytest
 
@@ -53,12 +54,13 @@ def test_loading_a_missing_results_directory_fails_clearly(tmp_path):
 
 def test_cli_runs_the_cantilever_case_at_reduced_size(tmp_path, capsys):
     out = tmp_path / "run"
-    code = cli.main(["run", "cases/01_cantilever.py", "--out", str(out), "--set", "divisions=(6,1,1)",
-                     "--set", "load_steps=2"])
+    code = cli.main(
+        ["run", "cases/01_cantilever.py", "--out", str(out), "--set", "divisions=(6,1,1)", "--set", "load_steps=2"]
+    )
     assert code == 0
     assert (out / "beam.pvd").is_file() and (out / "results.npz").is_file()
     ratio = float((out / "summary.txt").read_text().split("ratio ")[1].split()[0])
-    assert 0.95 < ratio < 1.0          # 6 elements along the beam: still within 5 % of Euler–Bernoulli
+    assert 0.95 < ratio < 1.0  # 6 elements along the beam: still within 5 % of Euler–Bernoulli
 
 
 def test_cli_reports_bad_case_and_parameter(tmp_path, capsys):
@@ -79,13 +81,13 @@ def test_cli_parameters_are_keywords_of_the_case():
 
 
 def test_write_results_of_a_static_run_writes_histories_and_no_link_series(solved, tmp_path):
-    beam, res = solved
+    _beam, res = solved
     fb.io.write_results(tmp_path, res)
     assert sorted(p.name for p in tmp_path.glob("*.pvd")) == ["beam.pvd"]
     table = np.genfromtxt(tmp_path / "histories.csv", delimiter=",", names=True)
-    assert table.dtype.names == ("t", "newton_iterations", "residual")     # 351 coordinates > 200: no q columns
+    assert table.dtype.names == ("t", "newton_iterations", "residual")  # 351 coordinates > 200: no q columns
     assert np.array_equal(np.atleast_1d(table["t"]), res.times)
-    assert np.array_equal(np.atleast_1d(table["newton_iterations"]), res.iterations)       # the load path's steps
+    assert np.array_equal(np.atleast_1d(table["newton_iterations"]), res.iterations)  # the load path's steps
     assert np.allclose(np.atleast_1d(table["residual"])[1:], [r[-1] for r in res.residuals[1:]], rtol=1e-12)
 
 
@@ -96,6 +98,7 @@ def test_output_folder_that_cannot_be_written_is_named_before_the_run(tmp_path, 
     import tempfile
 
     from flexbody.errors import FlexbodyError
+
     blocker = tmp_path / "a_file"
     blocker.write_text("")
     asm = fb.mechanisms.slider_crank().assemble()
@@ -109,37 +112,57 @@ def test_output_folder_that_cannot_be_written_is_named_before_the_run(tmp_path, 
         fb.simulate(asm, 0.01, integrator=fb.RK4(dt=1e-3), tau=tau, save_to=blocker / "run")
     assert not calls
     results = fb.simulate(asm, 0.01, integrator=fb.RK4(dt=1e-3))
-    with pytest.raises(FlexbodyError, match="Results.save: cannot write into .*a_file"):
+    with pytest.raises(FlexbodyError, match=r"Results.save: cannot write into .*a_file"):
         results.save(blocker / "run")
 
     def read_only(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(tempfile, "mkstemp", read_only)
-    with pytest.raises(FlexbodyError, match="save_to: cannot write into .*locked.*Permission denied"):
+    with pytest.raises(FlexbodyError, match=r"save_to: cannot write into .*locked.*Permission denied"):
         fb.simulate(asm, 0.01, integrator=fb.RK4(dt=1e-3), tau=tau, save_to=tmp_path / "locked")
     assert not calls
-    with pytest.raises(FlexbodyError, match="Results.save: cannot write into .*locked"):
+    with pytest.raises(FlexbodyError, match=r"Results.save: cannot write into .*locked"):
         results.save(tmp_path / "locked")
 
 
-@pytest.mark.parametrize("settings", [
-    lambda: fb.NewtonSettings(tol=float("nan")), lambda: fb.NewtonSettings(max_iterations=0),
-    lambda: fb.NewtonSettings(max_bisections=-1), lambda: fb.GeneralizedAlpha(dt=1e-3, tol=-1.0),
-    lambda: fb.GeneralizedAlpha(dt=float("inf")), lambda: fb.GeneralizedAlpha(dt=1e-3, dt_min=1.0),
-    lambda: fb.GeneralizedAlpha(dt=1e-3, alpha_m=1.0, alpha_f=0.5),
-    lambda: fb.GeneralizedAlpha(dt=1e-3, grow_after=1.5), lambda: fb.RK4(dt="fast"),
-    lambda: fb.Adaptive(rtol=float("nan"))],
-    ids=["newton tol NaN", "newton max_iterations 0", "newton max_bisections -1", "alpha tol < 0", "alpha dt inf",
-         "alpha dt_min > dt", "alpha_m 1", "alpha grow_after 1.5", "rk4 dt text", "adaptive rtol NaN"])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        lambda: fb.NewtonSettings(tol=float("nan")),
+        lambda: fb.NewtonSettings(max_iterations=0),
+        lambda: fb.NewtonSettings(max_bisections=-1),
+        lambda: fb.GeneralizedAlpha(dt=1e-3, tol=-1.0),
+        lambda: fb.GeneralizedAlpha(dt=float("inf")),
+        lambda: fb.GeneralizedAlpha(dt=1e-3, dt_min=1.0),
+        lambda: fb.GeneralizedAlpha(dt=1e-3, alpha_m=1.0, alpha_f=0.5),
+        lambda: fb.GeneralizedAlpha(dt=1e-3, grow_after=1.5),
+        lambda: fb.RK4(dt="fast"),
+        lambda: fb.Adaptive(rtol=float("nan")),
+    ],
+    ids=[
+        "newton tol NaN",
+        "newton max_iterations 0",
+        "newton max_bisections -1",
+        "alpha tol < 0",
+        "alpha dt inf",
+        "alpha dt_min > dt",
+        "alpha_m 1",
+        "alpha grow_after 1.5",
+        "rk4 dt text",
+        "adaptive rtol NaN",
+    ],
+)
 def test_solver_settings_are_checked(settings):
     from flexbody.errors import FlexbodyError
+
     with pytest.raises(FlexbodyError, match=r"(NewtonSettings|GeneralizedAlpha|RK4|Adaptive): \w+ must be"):
         settings()
 
 
 def test_simulate_names_a_time_that_is_not_a_number():
     from flexbody.errors import FlexbodyError
+
     with pytest.raises(FlexbodyError, match="t_end must be a number"):
         fb.simulate(fb.mechanisms.slider_crank().assemble(), "abc")
 
@@ -148,14 +171,16 @@ def test_two_fix_on_one_coordinate_are_named():
     """Two Fix prescribing the same nodal coordinate (here with different displacements): the flexible-only static
     solver used to keep the first value and drop the second silently."""
     from flexbody.errors import ConstraintError
+
     mesh = fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(2, 1, 1))
     bar = fb.FlexibleBody("bar", mesh, fb.StVenantKirchhoff(young=1e7, poisson=0.3, density=1e3))
     clamp, pull = fb.Fix(bar, "x0"), fb.Fix(bar, "x0", displacement=(0.01, 0.0, 0.0), components=(0,), name="pull")
-    with pytest.raises(ConstraintError, match="node 0 of body 'bar' \\(x\\) is prescribed 0 m by 'fix_bar_x0' and "
-                                              "0.01 m by 'pull'"):
+    with pytest.raises(
+        ConstraintError, match=r"node 0 of body 'bar' \(x\) is prescribed 0 m by 'fix_bar_x0' and 0\.01 m by 'pull'"
+    ):
         fb.System([bar], [clamp, pull])
-    fb.System([bar], [clamp, fb.Fix(bar, "x1", displacement=(0.01, 0.0, 0.0), components=(0,))])   # disjoint: fine
-    symmetry = fb.Fix(bar, "y0", components=(1,), name="symmetry")        # shares x0's corner nodes, the same u = 0
+    fb.System([bar], [clamp, fb.Fix(bar, "x1", displacement=(0.01, 0.0, 0.0), components=(0,))])  # disjoint: fine
+    symmetry = fb.Fix(bar, "y0", components=(1,), name="symmetry")  # shares x0's corner nodes, the same u = 0
     fb.System([bar], [clamp, symmetry])
 
 
@@ -166,6 +191,7 @@ def test_a_disk_too_full_for_the_run_is_named_before_the_run(tmp_path, monkeypat
     from collections import namedtuple
 
     from flexbody.errors import FlexbodyError
+
     asm = fb.mechanisms.slider_crank().assemble()
     calls = []
 
@@ -176,10 +202,13 @@ def test_a_disk_too_full_for_the_run_is_named_before_the_run(tmp_path, monkeypat
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**6, 10**6 - 100_000, 100_000))
     rows, values = 10_000 + 2, 5 * asm.n_dofs + 2 * asm.n_constraints + 20
-    assert 2 * 8 * rows * values == 5_121_024                                    # 10 s at 1 ms: 5.12 MB
-    with pytest.raises(FlexbodyError, match=r"save_to: the run will write about 5\.12 MB into .*full.*, whose disk "
-                                            r"has 100 kB free"):
+    assert 2 * 8 * rows * values == 5_121_024  # 10 s at 1 ms: 5.12 MB
+    with pytest.raises(
+        FlexbodyError,
+        match=r"save_to: the run will write about 5\.12 MB into .*full.*, whose disk "
+        r"has 100 kB free",
+    ):
         fb.simulate(asm, 10.0, integrator=fb.RK4(dt=1e-3), tau=tau, save_to=tmp_path / "full")
     assert not calls
-    fb.simulate(asm, 0.01, integrator=fb.RK4(dt=1e-3), tau=tau, save_to=tmp_path / "small")   # 12 rows: 6.1 kB
+    fb.simulate(asm, 0.01, integrator=fb.RK4(dt=1e-3), tau=tau, save_to=tmp_path / "small")  # 12 rows: 6.1 kB
     assert calls

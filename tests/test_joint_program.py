@@ -1,6 +1,7 @@
 """The compiled terms of systems without flexible nodes (flexbody.system.joint_program: trees, reduced bodies, joint
 drivers) against the general route, and the
 tree-structured LᵀL factorisation of the mass matrix (flexbody.linalg.tree_factor) against LAPACK."""
+
 import numpy as np
 import pytest
 
@@ -16,9 +17,18 @@ from flexbody.rigid import Prismatic, Revolute, RigidTree
 from flexbody.rigid.anchors import Ground
 from flexbody.system.description import as_assembled
 
-MECHANISMS = ["slider_crank", "branching_loops", "four_bar", "rssr_loop", "planar_arm_on_line",
-              "spatial_arm_on_sphere", "coupled_chain", "parallel_platform", "particle_on_circle",
-              "underactuated_chain"]
+MECHANISMS = [
+    "slider_crank",
+    "branching_loops",
+    "four_bar",
+    "rssr_loop",
+    "planar_arm_on_line",
+    "spatial_arm_on_sphere",
+    "coupled_chain",
+    "parallel_platform",
+    "particle_on_circle",
+    "underactuated_chain",
+]
 FIELDS = ("M", "h", "Phi", "bias", "phi", "phi_t")
 
 
@@ -57,21 +67,50 @@ def _two_trees():
     program compiles: point-to-point, distance, plane, sphere, cylinder, gear."""
     arm, pend = RigidTree("arm", gravity=(0, 0, -9.81)), RigidTree("pendulum", gravity=(0, 0, -9.81))
     a1 = arm.add_link("a1", joint=Revolute((0, 0, 1)), mass=1.0, com=(0.2, 0, 0), inertia=np.diag([0.01, 0.02, 0.03]))
-    a2 = arm.add_link("a2", a1, Prismatic((1, 0, 0)), origin=(0.4, 0, 0), mass=0.5, com=(0.1, 0, 0),
-                      inertia=np.diag([0.01, 0.01, 0.01]))
-    a3 = arm.add_link("a3", a2, Revolute((0, 1, 0)), origin=(0.2, 0, 0), mass=0.3, com=(0, 0, 0.1),
-                      inertia=np.diag([0.003, 0.003, 0.001]))
-    p1 = pend.add_link("p1", joint=Revolute((1, 0, 0)), origin=(1.0, 0.5, 0), mass=0.8, com=(0, 0, -0.3),
-                       inertia=np.diag([0.02, 0.02, 0.001]))
-    p2 = pend.add_link("p2", p1, Revolute((0, 1, 0)), origin=(0, 0, -0.6), mass=0.4, com=(0, 0, -0.2),
-                       inertia=np.diag([0.01, 0.01, 0.001]))
-    cons = [PointToPoint(arm.point(a3, (0, 0, 0.2)), pend.point(p2, (0, 0, -0.4)), components=(0, 2), name="p2p"),
-            Distance(arm.point(a2, (0.1, 0, 0)), pend.point(p1, (0, 0, -0.6)), 1.1, name="rod"),
-            Distance(arm.point(a1), Ground((0.3, 0.4, 0.5)), 0.9, name="ground_rod"),
-            OnSurface(pend.point(p2, (0.1, 0, -0.4)), Plane((0, 1, 1), (0, 0.2, -0.1)), name="plane"),
-            OnSurface(arm.point(a3, (0, 0.1, 0.2)), Sphere((0.1, 0.2, 0.3), 0.7), name="sphere"),
-            OnSurface(arm.point(a3, (0.05, 0, 0.1)), Cylinder((0, 0, 0), 0.5, axis=(0, 1, 1)), name="cylinder"),
-            Gear(a1, p1, 0.5, offset=0.1, name="gear")]
+    a2 = arm.add_link(
+        "a2",
+        a1,
+        Prismatic((1, 0, 0)),
+        origin=(0.4, 0, 0),
+        mass=0.5,
+        com=(0.1, 0, 0),
+        inertia=np.diag([0.01, 0.01, 0.01]),
+    )
+    a3 = arm.add_link(
+        "a3",
+        a2,
+        Revolute((0, 1, 0)),
+        origin=(0.2, 0, 0),
+        mass=0.3,
+        com=(0, 0, 0.1),
+        inertia=np.diag([0.003, 0.003, 0.001]),
+    )
+    p1 = pend.add_link(
+        "p1",
+        joint=Revolute((1, 0, 0)),
+        origin=(1.0, 0.5, 0),
+        mass=0.8,
+        com=(0, 0, -0.3),
+        inertia=np.diag([0.02, 0.02, 0.001]),
+    )
+    p2 = pend.add_link(
+        "p2",
+        p1,
+        Revolute((0, 1, 0)),
+        origin=(0, 0, -0.6),
+        mass=0.4,
+        com=(0, 0, -0.2),
+        inertia=np.diag([0.01, 0.01, 0.001]),
+    )
+    cons = [
+        PointToPoint(arm.point(a3, (0, 0, 0.2)), pend.point(p2, (0, 0, -0.4)), components=(0, 2), name="p2p"),
+        Distance(arm.point(a2, (0.1, 0, 0)), pend.point(p1, (0, 0, -0.6)), 1.1, name="rod"),
+        Distance(arm.point(a1), Ground((0.3, 0.4, 0.5)), 0.9, name="ground_rod"),
+        OnSurface(pend.point(p2, (0.1, 0, -0.4)), Plane((0, 1, 1), (0, 0.2, -0.1)), name="plane"),
+        OnSurface(arm.point(a3, (0, 0.1, 0.2)), Sphere((0.1, 0.2, 0.3), 0.7), name="sphere"),
+        OnSurface(arm.point(a3, (0.05, 0, 0.1)), Cylinder((0, 0, 0), 0.5, axis=(0, 1, 1)), name="cylinder"),
+        Gear(a1, p1, 0.5, offset=0.1, name="gear"),
+    ]
     return fb.System([arm, pend], cons, q0=np.array([0.3, 0.1, -0.2, 0.4, 0.5]))
 
 
@@ -86,16 +125,18 @@ def test_two_trees_and_every_row_kind_compile_and_agree():
 def test_other_constraints_keep_the_general_route():
     tree = RigidTree("arm", gravity=(0, 0, -9.81))
     l1 = tree.add_link("l1", joint=Revolute((0, 0, 1)), mass=1.0, com=(0.2, 0, 0), inertia=np.eye(3) * 0.01)
-    l2 = tree.add_link("l2", l1, Revolute((0, 1, 0)), origin=(0.4, 0, 0), mass=1.0, com=(0.2, 0, 0),
-                       inertia=np.eye(3) * 0.01)
+    l2 = tree.add_link(
+        "l2", l1, Revolute((0, 1, 0)), origin=(0.4, 0, 0), mass=1.0, com=(0.2, 0, 0), inertia=np.eye(3) * 0.01
+    )
     assert as_assembled(fb.System([tree], [Hinge(tree.frame(l2), Ground())]), "test")._program is None
 
 
 def test_joint_drivers_compile_with_their_rates():
     tree = RigidTree("arm", gravity=(0, 0, -9.81))
     l1 = tree.add_link("l1", joint=Revolute((0, 0, 1)), mass=1.0, com=(0.2, 0, 0), inertia=np.eye(3) * 0.01)
-    l2 = tree.add_link("l2", l1, Revolute((0, 1, 0)), origin=(0.4, 0, 0), mass=1.0, com=(0.2, 0, 0),
-                       inertia=np.eye(3) * 0.01)
+    l2 = tree.add_link(
+        "l2", l1, Revolute((0, 1, 0)), origin=(0.4, 0, 0), mass=1.0, com=(0.2, 0, 0), inertia=np.eye(3) * 0.01
+    )
     drivers = [JointDriver(l1, np.sin, np.cos, lambda t: -np.sin(t), name="swing"), JointDriver(l2, 0.1)]
     asm = as_assembled(fb.System([tree], drivers), "test")
     assert asm._program is not None and asm._program.m == 2
@@ -118,8 +159,9 @@ def _reduced_on_a_free_flyer_and_an_arm():
     carrier = free.add_link("carrier", joint=fb.FreeFlyer())
     arm = RigidTree("arm", gravity=(0, 0, -9.81))
     a1 = arm.add_link("a1", joint=Revolute((0, 0, 1)), mass=0.5, com=(0.1, 0, 0), inertia=np.eye(3) * 0.01)
-    a2 = arm.add_link("a2", a1, Revolute((0, 1, 0)), origin=(0.2, 0, 0), mass=0.2, com=(0.05, 0, 0),
-                      inertia=np.eye(3) * 0.002)
+    a2 = arm.add_link(
+        "a2", a1, Revolute((0, 1, 0)), origin=(0.2, 0, 0), mass=0.2, com=(0.05, 0, 0), inertia=np.eye(3) * 0.002
+    )
     clamped = fb.ReducedBody("clamped", fb.solvers.craig_bampton(bar, "x0", 3), a2)
     floating = fb.ReducedBody("floating", fb.solvers.free_modes(bar, 3), carrier)
     rows = [Gear(a1, a2, 0.5, offset=0.1, name="gear")]
@@ -148,7 +190,7 @@ def test_radial_row_at_zero_length_is_named_by_the_general_route():
     rod = Distance(tree.point(link, (0.3, 0, 0)), Ground((0.3, 0, 0)), 0.5, name="rod")
     asm = as_assembled(fb.System([tree], [rod]), "test")
     assert asm._program is not None
-    with pytest.raises(ConstraintError, match="rod"):                 # the points coincide at q = 0
+    with pytest.raises(ConstraintError, match="rod"):  # the points coincide at q = 0
         asm.terms(0.0, np.zeros(1))
     assert asm.terms(0.0, np.array([0.5])).phi.shape == (1,)
 
@@ -171,7 +213,7 @@ def test_tree_parents_find_the_branches():
     ok, parent, entries = tree_parents(_branching_mass())
     assert ok
     n = len(parent)
-    assert entries < n * (n - 1) // 2                           # branches: fewer entries than a dense factor
+    assert entries < n * (n - 1) // 2  # branches: fewer entries than a dense factor
     assert all(parent[k] < k for k in range(n))
 
 
@@ -185,18 +227,18 @@ def test_ltl_factor_and_solves_match_lapack():
     rng = np.random.default_rng(2)
     B = rng.normal(size=(M.shape[0], 3))
     X = B.copy()
-    ltl_transposed_solve_rows(L, parent, X)                      # L⁻ᵀ B
+    ltl_transposed_solve_rows(L, parent, X)  # L⁻ᵀ B
     b = rng.normal(size=M.shape[0])
     y = b.copy()
-    ltl_lower_solve(L, parent, y)                                # L⁻¹ b
+    ltl_lower_solve(L, parent, y)  # L⁻¹ b
     assert np.allclose(L.T @ X, B, rtol=0, atol=1e-12)
     assert np.allclose(L @ y, b, rtol=0, atol=1e-12)
 
 
 def test_tree_parents_refuse_a_pattern_with_fill():
     M = np.eye(4) * 4.0
-    M[2, 0] = M[0, 2] = 1.0                                      # row 2 reaches 0, row 3 reaches 1 and 2:
-    M[3, 1] = M[1, 3] = 1.0                                      # 1 is not on 3's chain 3 → 2 → 0
+    M[2, 0] = M[0, 2] = 1.0  # row 2 reaches 0, row 3 reaches 1 and 2:
+    M[3, 1] = M[1, 3] = 1.0  # 1 is not on 3's chain 3 → 2 → 0
     M[3, 2] = M[2, 3] = 1.0
     ok, _, _ = tree_parents(M)
     assert not ok

@@ -2,6 +2,7 @@
 changes), universal and planar — against Pinocchio's free-flyer and spherical joints (random trees and
 floating-base robots of example-robot-data), a tumbling body's conserved energy and world angular momentum
 through intermediate-axis flips, and finite differences of the exponential-coordinate maps."""
+
 from pathlib import Path
 
 import numpy as np
@@ -29,8 +30,10 @@ def right_jacobian(phi):
 
 def right_jacobian_rate(phi, rate, h=1e-4):
     """J̇_r φ̇ by Richardson-extrapolated central differences (error O(h⁴))."""
+
     def d(step):
         return (right_jacobian(phi + step * rate) - right_jacobian(phi - step * rate)) @ rate / (2 * step)
+
     return (4 * d(h / 2) - d(h)) / 3
 
 
@@ -53,8 +56,8 @@ def _velocity_map(q, v, blocks, n):
         Gdv[r] = right_jacobian_rate(phi, rate)
         if kind == "ff":
             R = Rotation.from_rotvec(phi).as_matrix()
-            G[s:s + 3, s:s + 3] = R.T
-            Gdv[s:s + 3] = -skew(right_jacobian(phi) @ rate) @ R.T @ v[s:s + 3]
+            G[s : s + 3, s : s + 3] = R.T
+            Gdv[s : s + 3] = -skew(right_jacobian(phi) @ rate) @ R.T @ v[s : s + 3]
     return G, Gdv
 
 
@@ -64,9 +67,9 @@ def _pin_configuration(q, blocks, idx_q_of):
     for entry in idx_q_of:
         kind, s = entry
         if kind == "ff":
-            out += list(q[s:s + 3]) + list(Rotation.from_rotvec(q[s + 3:s + 6]).as_quat())
+            out += list(q[s : s + 3]) + list(Rotation.from_rotvec(q[s + 3 : s + 6]).as_quat())
         elif kind == "ball":
-            out += list(Rotation.from_rotvec(q[s:s + 3]).as_quat())
+            out += list(Rotation.from_rotvec(q[s : s + 3]).as_quat())
         else:
             out.append(q[s])
     return np.array(out)
@@ -77,9 +80,9 @@ def _compare(tree, model, layout, rng, n_states=10, scale=1.5):
     data = model.createData()
     blocks = [e for e in layout if e[0] in ("ff", "ball")]
     worst_M = worst_tau = 0.0
-    for k in range(n_states):
+    for _ in range(n_states):
         q = rng.uniform(-scale, scale, tree.n_dofs)
-        for kind, s in blocks:                                   # rotation vectors of length 0.2 … 3.0 rad
+        for kind, s in blocks:  # rotation vectors of length 0.2 … 3.0 rad
             r = slice(s + 3, s + 6) if kind == "ff" else slice(s, s + 3)
             q[r] *= rng.uniform(0.2, 3.0) / np.linalg.norm(q[r])
         v, a = rng.standard_normal(tree.n_dofs), rng.standard_normal(tree.n_dofs)
@@ -99,9 +102,13 @@ def test_free_flyer_and_spherical_joints_match_pinocchio():
     g = np.array([0.0, 0.0, -9.81])
     tree, model = fb.RigidTree("robot", gravity=g), pin.Model()
     model.gravity.linear = g
-    bodies = [(fb.FreeFlyer(), pin.JointModelFreeFlyer()), (fb.Revolute((0, 1, 0)), pin.JointModelRY()),
-              (fb.Spherical(), pin.JointModelSpherical()), (fb.Revolute((1, 0, 0)), pin.JointModelRX()),
-              (fb.Spherical(), pin.JointModelSpherical())]
+    bodies = [
+        (fb.FreeFlyer(), pin.JointModelFreeFlyer()),
+        (fb.Revolute((0, 1, 0)), pin.JointModelRY()),
+        (fb.Spherical(), pin.JointModelSpherical()),
+        (fb.Revolute((1, 0, 0)), pin.JointModelRX()),
+        (fb.Spherical(), pin.JointModelSpherical()),
+    ]
     parent, jid = None, 0
     for k, (joint, pin_joint) in enumerate(bodies):
         R = Rotation.from_rotvec(rng.standard_normal(3)).as_matrix() if k else np.eye(3)
@@ -114,7 +121,7 @@ def test_free_flyer_and_spherical_joints_match_pinocchio():
     assert tree.n_dofs == model.nv == 14
     assert tree.coordinate_labels[:6] == [f"robot.b0.{s}" for s in ("tx", "ty", "tz", "rx", "ry", "rz")]
     worst_M, worst_tau = _compare(tree, model, layout, rng)
-    assert worst_M < 1e-12 and worst_tau < 1e-9                       # τ limited by the test's Ġv differences
+    assert worst_M < 1e-12 and worst_tau < 1e-9  # τ limited by the test's Ġv differences
 
 
 FLOATING = {"solo12": "solo_description/robots/solo12.urdf", "anymal": "anymal_b_simple_description/robots/anymal.urdf"}
@@ -123,6 +130,7 @@ FLOATING = {"solo12": "solo_description/robots/solo12.urdf", "anymal": "anymal_b
 @pytest.mark.parametrize("robot", sorted(FLOATING))
 def test_floating_base_robots_match_pinocchio(robot):
     from importlib.metadata import PackageNotFoundError, distribution
+
     try:
         root = Path(distribution("example-robot-data").locate_file("cmeel.prefix/share/example-robot-data/robots"))
     except PackageNotFoundError:
@@ -132,7 +140,7 @@ def test_floating_base_robots_match_pinocchio(robot):
     model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
     assert tree.n_dofs == model.nv and model.nq == model.nv + 1
     by_joint = {limits.joint: tree.link(link).coordinate for link, limits in tree.limits.items()}
-    perm = np.arange(tree.n_dofs)                                  # Pinocchio's v index -> our coordinate
+    perm = np.arange(tree.n_dofs)  # Pinocchio's v index -> our coordinate
     for j in range(2, model.njoints):
         perm[model.joints[j].idx_v] = by_joint[model.names[j]]
     rng = np.random.default_rng(5)
@@ -170,17 +178,17 @@ def _momentum(tree, body, q, v, inertia):
 def test_tumbling_body_flips_about_its_intermediate_axis_conserving_energy_and_momentum():
     inertia = (1.0, 2.0, 3.0)
     asm, tree, body = _tumbling(inertia)
-    v0 = np.array([0.1, 0.0, 0.0, 0.05, 3.0, 0.05])           # spin about the intermediate axis, disturbed
+    v0 = np.array([0.1, 0.0, 0.0, 0.05, 3.0, 0.05])  # spin about the intermediate axis, disturbed
     res = fb.simulate(asm, 6.0, integrator=fb.RK4(dt=1e-3), v0=v0, record_every=5)
     L = np.array([_momentum(tree, body, q, v, inertia)[0] for q, v in zip(res.q, res.v)])
     w_y = np.array([_momentum(tree, body, q, v, inertia)[1][1] for q, v in zip(res.q, res.v)])
     energy = res.histories["energy"]
     assert np.abs(energy - energy[0]).max() < 1e-10 * energy[0]
     assert np.abs(L - L[0]).max() < 1e-10 * np.linalg.norm(L[0])
-    assert w_y.min() < -2.9 and w_y.max() > 2.9                      # the flip: ω_y changes sign
+    assert w_y.min() < -2.9 and w_y.max() > 2.9  # the flip: ω_y changes sign
     norms = np.linalg.norm(res.q[:, 3:6], axis=1)
     assert norms.max() <= np.pi + 1e-9 and np.any(np.abs(np.diff(res.q[:, 3:6], axis=0)).max(axis=1) > 1.0)
-    assert np.abs(res.q[-1, :3] - [0.6, 0, 0]).max() < 1e-12           # the centre of mass drifts uniformly
+    assert np.abs(res.q[-1, :3] - [0.6, 0, 0]).max() < 1e-12  # the centre of mass drifts uniformly
 
 
 def test_tumbling_body_implicitly():
@@ -196,7 +204,7 @@ def test_tumbling_body_implicitly():
         L = np.array([_momentum(tree, body, q, v, inertia)[0] for q, v in zip(res.q, res.v)])
         drifts.append(np.abs(L - L[0]).max() / np.linalg.norm(L[0]))
         assert np.linalg.norm(res.q[:, 3:6], axis=1).max() <= np.pi + 0.05
-    assert drifts[1] < 2e-6 and 3.0 < drifts[0] / drifts[1] < 5.0           # 4.5e-6, 1.1e-6: second order
+    assert drifts[1] < 2e-6 and 3.0 < drifts[0] / drifts[1] < 5.0  # 4.5e-6, 1.1e-6: second order
 
 
 # ------------------------------------------------------------------ the maps themselves
@@ -218,7 +226,9 @@ def test_exponential_coordinate_maps_match_scipy_and_finite_differences():
         # the body angular velocity exp(φ)ᵀ d/dt exp(φ) is J_r(φ) φ̇ (checked through the rotation itself)
         h = 1e-6
         R = Rotation.from_rotvec(phi).as_matrix()
-        R_dot = (Rotation.from_rotvec(phi + h * rate).as_matrix() - Rotation.from_rotvec(phi - h * rate).as_matrix()) / (2 * h)
+        R_dot = (
+            Rotation.from_rotvec(phi + h * rate).as_matrix() - Rotation.from_rotvec(phi - h * rate).as_matrix()
+        ) / (2 * h)
         W = R.T @ R_dot
         for k in range(3):
             expc.right_jacobian_column(*phi, k, col)
@@ -247,8 +257,9 @@ def test_chart_change_keeps_the_rotation_and_its_derivatives():
 
 def test_universal_and_planar_joints_move_their_frames_as_stated():
     tree = fb.RigidTree("t", gravity=(0, 0, 0))
-    cross = tree.add_link("cross", None, fb.Universal((1, 0, 0), (0, 1, 0)), origin=(0.1, 0.2, 0.3), mass=1.0,
-                          inertia=(0.1, 0.1, 0.1))
+    cross = tree.add_link(
+        "cross", None, fb.Universal((1, 0, 0), (0, 1, 0)), origin=(0.1, 0.2, 0.3), mass=1.0, inertia=(0.1, 0.1, 0.1)
+    )
     puck = tree.add_link("puck", cross, fb.Planar((0, 0, 1)), origin=(0.5, 0, 0), mass=0.5, inertia=(0.01, 0.01, 0.02))
     assert tree.n_dofs == 5 and cross.coordinates == (0, 1) and puck.coordinates == (2, 3, 4)
     assert tree.coordinate_labels == ["t.cross.u1", "t.cross.u2", "t.puck.t1", "t.puck.t2", "t.puck.r"]
@@ -271,7 +282,7 @@ def test_bad_joint_input_is_named():
         fb.Spherical.coordinates(rotation=np.diag([1.0, 1.0, -1.0]))
     tree = fb.RigidTree("t")
     tree.add_link("base.tx", None, fb.Revolute())
-    with pytest.raises(ModelError, match="'base.tx'"):
+    with pytest.raises(ModelError, match=r"'base.tx'"):
         tree.add_link("base", None, fb.FreeFlyer(), mass=1.0, inertia=(0.1, 0.1, 0.1))
     q = fb.FreeFlyer.coordinates((1, 2, 3), quaternion=Rotation.from_rotvec([0.1, 0.2, 0.3]).as_quat())
     assert np.allclose(q, [1, 2, 3, 0.1, 0.2, 0.3], atol=1e-15)

@@ -6,6 +6,7 @@
 * serial and parallel assembly give the same force (bitwise, for the SVK fast path and the generic kernel);
 * the specialised SVK 8-node kernel gives bitwise the generic element force.
 """
+
 import numba as nb
 import numpy as np
 import pytest
@@ -21,9 +22,11 @@ PER_THREAD = flexible.FORCE_ELEMENTS_PER_THREAD
 @pytest.fixture
 def machine(monkeypatch):
     """Pretend the process may run on ``cpus`` CPUs and numba has ``threads`` threads: machine(cpus, threads)."""
+
     def set_machine(cpus, threads):
         monkeypatch.setattr(flexible.os, "sched_getaffinity", lambda pid: set(range(cpus)), raising=False)
         monkeypatch.setattr(flexible.nb, "get_num_threads", lambda: threads)
+
     return set_machine
 
 
@@ -31,29 +34,29 @@ def machine(monkeypatch):
 def test_threads_are_capped_by_the_element_count(machine):
     machine(cpus=8, threads=8)
     assert flexible.kernel_threads(0) == 1
-    assert flexible.kernel_threads(2 * PER_THREAD - 1) == 1                 # a second thread must have its share
+    assert flexible.kernel_threads(2 * PER_THREAD - 1) == 1  # a second thread must have its share
     assert flexible.kernel_threads(2 * PER_THREAD) == 2
     assert flexible.kernel_threads(5 * PER_THREAD + 1) == 5
     assert flexible.kernel_threads(100 * PER_THREAD) == 8
-    assert flexible.kernel_threads(600, elements_per_thread=200) == 3          # the matrix kernels' smaller share
+    assert flexible.kernel_threads(600, elements_per_thread=200) == 3  # the matrix kernels' smaller share
 
 
 def test_threads_are_capped_by_the_cpu_affinity(machine):
-    machine(cpus=1, threads=8)                                               # e.g. taskset -c 0
+    machine(cpus=1, threads=8)  # e.g. taskset -c 0
     assert flexible.kernel_threads(100 * PER_THREAD) == 1
     machine(cpus=3, threads=8)
     assert flexible.kernel_threads(100 * PER_THREAD) == 3
 
 
 def test_a_lower_numba_setting_of_the_user_holds(machine):
-    machine(cpus=8, threads=2)                                               # NUMBA_NUM_THREADS=2 or set_num_threads(2)
+    machine(cpus=8, threads=2)  # NUMBA_NUM_THREADS=2 or set_num_threads(2)
     assert flexible.kernel_threads(100 * PER_THREAD) == 2
     machine(cpus=8, threads=1)
     assert flexible.kernel_threads(100 * PER_THREAD) == 1
 
 
 def test_the_cpu_count_stands_in_where_there_is_no_affinity_mask(monkeypatch):
-    monkeypatch.delattr(flexible.os, "sched_getaffinity", raising=False)     # macOS, Windows
+    monkeypatch.delattr(flexible.os, "sched_getaffinity", raising=False)  # macOS, Windows
     monkeypatch.setattr(flexible.os, "cpu_count", lambda: 3)
     monkeypatch.setattr(flexible.nb, "get_num_threads", lambda: 8)
     assert flexible.kernel_threads(100 * PER_THREAD) == 3
@@ -68,8 +71,19 @@ def test_the_real_numba_setting_is_read_and_restored_by_the_kernels():
         nb.set_num_threads(previous)
     body, q = _body("svk")
     f = np.zeros((body.n_nodes, 3))
-    kernels.assemble_force(body._color_ptr, body._block_ptr, body._color_elems, body._cells, body._G, body._wdv,
-                           q.reshape(-1, 3), np.zeros((body.n_nodes, 3)), *body._material_args(), 2, f)
+    kernels.assemble_force(
+        body._color_ptr,
+        body._block_ptr,
+        body._color_elems,
+        body._cells,
+        body._G,
+        body._wdv,
+        q.reshape(-1, 3),
+        np.zeros((body.n_nodes, 3)),
+        *body._material_args(),
+        2,
+        f,
+    )
     assert nb.get_num_threads() == previous
 
 
@@ -83,23 +97,25 @@ def test_blocks_of_a_colour_share_no_node(divisions, order):
     for c in range(len(color_ptr) - 1):
         seen = np.zeros(mesh.n_nodes, np.int64)
         for b in range(color_ptr[c], color_ptr[c + 1]):
-            block = elements[block_ptr[b]:block_ptr[b + 1]]
-            assert np.all(np.diff(block) == 1)                               # consecutive elements
+            block = elements[block_ptr[b] : block_ptr[b + 1]]
+            assert np.all(np.diff(block) == 1)  # consecutive elements
             seen[np.unique(mesh.cells[block])] += 1
         assert seen.max() == 1
 
 
 def test_box_meshes_need_two_colours():
     mesh = fb.mesh.box((1.0, 1.0, 1.0), (20, 20, 20), order=1)
-    color_ptr, block_ptr, _ = patterns.color_groups(mesh.cells, mesh.n_nodes)
+    color_ptr, _block_ptr, _ = patterns.color_groups(mesh.cells, mesh.n_nodes)
     assert len(color_ptr) == 3 and np.diff(color_ptr).min() >= 8
 
 
 # ---------------------------------------------------------------- results do not depend on the threads
 def _body(material, damping=0.0):
     """768 H8 elements in 12 blocks of 64, 3 colours of 4 blocks; deformed positions q (3n,)."""
-    materials = {"svk": fb.StVenantKirchhoff(young=2e5, poisson=0.3, density=1e3, damping=damping),
-                 "neo-hookean": fb.NeoHookean(young=2e5, poisson=0.3, density=1e3, damping=damping)}
+    materials = {
+        "svk": fb.StVenantKirchhoff(young=2e5, poisson=0.3, density=1e3, damping=damping),
+        "neo-hookean": fb.NeoHookean(young=2e5, poisson=0.3, density=1e3, damping=damping),
+    }
     body = fb.FlexibleBody("body", fb.mesh.box((1.0, 0.5, 0.4), (16, 8, 6), order=1), materials[material])
     X = body.mesh.points
     q = X + 0.02 * np.stack([np.sin(3 * X[:, 0]) * X[:, 1], X[:, 0] ** 2, X[:, 1] * X[:, 2]], axis=1)
@@ -113,10 +129,10 @@ def test_serial_and_parallel_force_agree(material, damping, monkeypatch):
     serial = body.internal_force(q, v)
     assert np.abs(serial).max() > 1.0
     for n_threads in (2, 3):
-        monkeypatch.setattr(flexible, "kernel_threads", lambda n_elements, elements_per_thread=1: n_threads)
+        monkeypatch.setattr(flexible, "kernel_threads", lambda n_elements, elements_per_thread=1, n=n_threads: n)
         parallel = body.internal_force(q, v)
         assert np.abs(parallel - serial).max() <= 1e-12 * np.abs(serial).max()
-        assert np.array_equal(parallel, serial)                              # in fact bitwise
+        assert np.array_equal(parallel, serial)  # in fact bitwise
 
 
 def test_svk_hex8_kernel_is_bitwise_the_generic_element_force():
@@ -128,6 +144,20 @@ def test_svk_hex8_kernel_is_bitwise_the_generic_element_force():
         fast = np.zeros((body.n_nodes, 3))
         svk_hex8_forces(e, e + 1, np.arange(body.n_elements), body._cells, body._G, body._wdv, x, lam, mu, fast)
         fe = np.empty((8, 3))
-        kernels.element_force(x[body._cells[e]], np.zeros((8, 3)), body._G[e], body._wdv[e], fb.fem.materials.SVK,
-                              body.material.params, 0.0, 0.0, 0.0, fe, F, Fd, S, work)
+        kernels.element_force(
+            x[body._cells[e]],
+            np.zeros((8, 3)),
+            body._G[e],
+            body._wdv[e],
+            fb.fem.materials.SVK,
+            body.material.params,
+            0.0,
+            0.0,
+            0.0,
+            fe,
+            F,
+            Fd,
+            S,
+            work,
+        )
         assert np.array_equal(fast[body._cells[e]], fe)

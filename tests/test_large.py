@@ -1,4 +1,5 @@
 """Large meshes (slow): assembly and static solve at 1e5 coordinates; run with `make test-slow`."""
+
 import numpy as np
 import pytest
 
@@ -17,7 +18,7 @@ def test_gravity_on_a_large_block_balances_the_weight():
     system = fb.System([body], [fb.Fix(body, "x0")], [fb.Gravity(body, (0.0, 0.0, -9.81))])
     res = fb.solve_static(system)
     q = res.q[-1]
-    support = (body.internal_force(q) - system.external_force(q)).reshape(-1, 3)   # k − f_ext = reaction
+    support = (body.internal_force(q) - system.external_force(q)).reshape(-1, 3)  # k − f_ext = reaction
     reaction = support[body.nodes("x0")].sum(axis=0)
     weight = 1000.0 * L * a * a * 9.81
     assert reaction == pytest.approx([0.0, 0.0, weight], abs=1e-6 * weight)

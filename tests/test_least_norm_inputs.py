@@ -2,13 +2,14 @@
 minimised over the solution set. Checked against the closed-form statics of a rigid two-link arm
 minimised by scipy, and on the arm carrying a flexible beam against a scan of the solution curve made
 with a different parameterisation (the first joint angle prescribed as an extra task row)."""
+
 import numpy as np
 import pytest
 from scipy.optimize import brentq, minimize_scalar
 
 import flexbody as fb
-from flexbody.solvers.inverse_statics import _BorderedNewton, inverse_statics
 from flexbody.mechanisms.flexible import arm_with_beam
+from flexbody.solvers.inverse_statics import _BorderedNewton, inverse_statics
 
 G0, L1, L2, M1, M2 = 9.81, 0.5, 0.4, 2.0, 1.0
 
@@ -84,7 +85,7 @@ def test_least_norm_inputs_are_a_local_minimum_along_the_solution_curve():
     change = inverse_statics(asm, height, [z_d], inputs="least_change")
     sol = inverse_statics(asm, height, [z_d])
     assert sol.reachable and sol.optimality <= 1e-9
-    assert np.linalg.norm(sol.tau_k) < 0.5 * np.linalg.norm(change.tau_k)      # far from the start
+    assert np.linalg.norm(sol.tau_k) < 0.5 * np.linalg.norm(change.tau_k)  # far from the start
     # the reported G = dx/dτ_k is the one at the returned point (a fresh bordered Newton there)
     fresh = _BorderedNewton(asm, height, np.array([z_d]), 0.0, 1e-10)
     fresh.direction(sol.q, sol.equilibrium.lam, sol.tau_k)
@@ -101,7 +102,7 @@ def test_least_norm_inputs_are_a_local_minimum_along_the_solution_curve():
     q1, values = change.q[0], [norm_at(change.q[0])]
     direction = -1.0 if norm_at(q1 - 0.01) < values[0] else 1.0
     start.update(tau_k0=change.tau_k, q0=change.q)
-    while len(values) < 3 or values[-1] < values[-2]:                  # walk down the curve to a bracket
+    while len(values) < 3 or values[-1] < values[-2]:  # walk down the curve to a bracket
         q1 += direction * 0.2
         values.append(norm_at(q1))
         assert len(values) < 40

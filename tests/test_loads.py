@@ -1,4 +1,5 @@
 """Loads: resultants of body, nodal and surface loads; follower pressure and its load stiffness; bad input."""
+
 import numpy as np
 import pytest
 
@@ -81,27 +82,37 @@ def test_hydrostatic_pressure_on_neo_hookean_cube_matches_closed_form():
     cube = fb.FlexibleBody("cube", mesh, mat)
     p = 8.0e5
     loads = [fb.Pressure(cube, face, p) for face in ("x1", "y1", "z1")]
-    symmetry = [fb.Fix(cube, "x0", components=[0]), fb.Fix(cube, "y0", components=[1]),
-                fb.Fix(cube, "z0", components=[2])]
+    symmetry = [
+        fb.Fix(cube, "x0", components=[0]),
+        fb.Fix(cube, "y0", components=[1]),
+        fb.Fix(cube, "z0", components=[2]),
+    ]
     res = fb.solve_static(fb.System([cube], symmetry, loads), load_steps=4)
     s = res.positions(cube)[:, 0].max()
     mu, lam = mat.shear_modulus, mat.lame_lambda
     from scipy.optimize import brentq
+
     exact = brentq(lambda t: (mu * (t**2 - 1) + lam * np.log(t**3)) / t**3 + p, 0.3, 1.0)
     assert s == pytest.approx(exact, rel=1e-10)
     assert np.allclose(res.positions(cube), s * mesh.points, atol=1e-10)
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda b: fb.SurfaceTraction(b, "top", total=(0, 0, 1)), "unknown face set 'top'"),
-    (lambda b: fb.Pressure(b, "nowhere", 1.0), "unknown face set 'nowhere'"),
-    (lambda b: fb.NodalForce(b, "tip", force=(1, 0, 0)), "no node or face set named 'tip'"),
-    (lambda b: fb.NodalForce(b, [10**6], force=(1, 0, 0)), "out of range"),
-    (lambda b: fb.SurfaceTraction(b, "x1", traction=(1.0, np.nan, 0.0)), "must be finite"),
-    (lambda b: fb.SurfaceTraction(b, "x1", traction=(1.0, 2.0)), r"expected real numbers of shape \(3,\), got shape \(2,\)"),
-    (lambda b: fb.Gravity(b, (0, 0, np.inf)), "must be finite"),
-    (lambda b: fb.SurfaceTraction(b, "x1"), "give traction= or total="),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda b: fb.SurfaceTraction(b, "top", total=(0, 0, 1)), "unknown face set 'top'"),
+        (lambda b: fb.Pressure(b, "nowhere", 1.0), "unknown face set 'nowhere'"),
+        (lambda b: fb.NodalForce(b, "tip", force=(1, 0, 0)), "no node or face set named 'tip'"),
+        (lambda b: fb.NodalForce(b, [10**6], force=(1, 0, 0)), "out of range"),
+        (lambda b: fb.SurfaceTraction(b, "x1", traction=(1.0, np.nan, 0.0)), "must be finite"),
+        (
+            lambda b: fb.SurfaceTraction(b, "x1", traction=(1.0, 2.0)),
+            r"expected real numbers of shape \(3,\), got shape \(2,\)",
+        ),
+        (lambda b: fb.Gravity(b, (0, 0, np.inf)), "must be finite"),
+        (lambda b: fb.SurfaceTraction(b, "x1"), "give traction= or total="),
+    ],
+)
 def test_bad_loads_raise_load_error(body, make, message):
     with pytest.raises(fb.LoadError, match=message):
         make(body)

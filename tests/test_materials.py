@@ -1,4 +1,5 @@
 """Materials: S = 2 ∂W/∂C and D = 2 ∂S/∂C by finite differences, small-strain limit, bad constants."""
+
 import numpy as np
 import pytest
 
@@ -46,7 +47,7 @@ def test_stress_is_energy_derivative(material):
 def test_moduli_are_stress_derivative(material):
     """D_IJKL = 2 ∂S_IJ/∂C_KL, with major and minor symmetries."""
     C = F_SAMPLE.T @ F_SAMPLE
-    S, D = material.pk2_stress_and_moduli(F_SAMPLE)
+    _S, D = material.pk2_stress_and_moduli(F_SAMPLE)
     h = 1e-6
     fd = np.zeros((3, 3, 3, 3))
     for k in range(3):
@@ -54,8 +55,11 @@ def test_moduli_are_stress_derivative(material):
             dC = np.zeros((3, 3))
             dC[k, m] += h / 2
             dC[m, k] += h / 2
-            fd[:, :, k, m] = 2 * (material.pk2_stress(_stretch_from_C(C + dC))
-                                  - material.pk2_stress(_stretch_from_C(C - dC))) / (2 * h)
+            fd[:, :, k, m] = (
+                2
+                * (material.pk2_stress(_stretch_from_C(C + dC)) - material.pk2_stress(_stretch_from_C(C - dC)))
+                / (2 * h)
+            )
     scale = np.abs(D).max()
     assert np.abs(fd - D).max() < 1e-6 * scale
     assert np.abs(D - D.transpose(2, 3, 0, 1)).max() < 1e-12 * scale
@@ -67,8 +71,9 @@ def test_reference_state_is_stress_free_with_linear_moduli(material):
     S, D = material.pk2_stress_and_moduli(np.eye(3))
     lam, mu = material.small_strain_lame
     I = np.eye(3)
-    expected = lam * np.einsum("ij,kl->ijkl", I, I) + mu * (np.einsum("ik,jl->ijkl", I, I)
-                                                            + np.einsum("il,jk->ijkl", I, I))
+    expected = lam * np.einsum("ij,kl->ijkl", I, I) + mu * (
+        np.einsum("ik,jl->ijkl", I, I) + np.einsum("il,jk->ijkl", I, I)
+    )
     assert np.abs(S).max() < 1e-9 * mu
     assert np.allclose(D, expected, rtol=1e-12, atol=1e-9 * mu)
 
@@ -90,15 +95,18 @@ def test_vectorised_over_leading_axes(material):
     assert np.allclose(S[2, 3], material.pk2_stress(F[2, 3]))
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda: fb.StVenantKirchhoff(young=-1.0, poisson=0.3, density=1.0), "young must be positive"),
-    (lambda: fb.StVenantKirchhoff(young=1.0, poisson=0.5, density=1.0), r"poisson must lie in \(-1, 0.5\)"),
-    (lambda: fb.StVenantKirchhoff(young=1.0, poisson=0.3, density=float("nan")), "density must be positive"),
-    (lambda: fb.NeoHookean(young=1.0, poisson=0.3, density=1.0, shear_modulus=1.0), "not a mix"),
-    (lambda: fb.NeoHookean(shear_modulus=1.0, bulk_modulus=0.0, density=1.0), "bulk_modulus must be positive"),
-    (lambda: fb.MooneyRivlin(c10=-1.0, c01=0.0, bulk_modulus=1.0, density=1.0), "c10 >= 0"),
-    (lambda: fb.StVenantKirchhoff(young=1.0, poisson=0.3, density=1.0, damping=-0.1), "damping"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: fb.StVenantKirchhoff(young=-1.0, poisson=0.3, density=1.0), "young must be positive"),
+        (lambda: fb.StVenantKirchhoff(young=1.0, poisson=0.5, density=1.0), r"poisson must lie in \(-1, 0.5\)"),
+        (lambda: fb.StVenantKirchhoff(young=1.0, poisson=0.3, density=float("nan")), "density must be positive"),
+        (lambda: fb.NeoHookean(young=1.0, poisson=0.3, density=1.0, shear_modulus=1.0), "not a mix"),
+        (lambda: fb.NeoHookean(shear_modulus=1.0, bulk_modulus=0.0, density=1.0), "bulk_modulus must be positive"),
+        (lambda: fb.MooneyRivlin(c10=-1.0, c01=0.0, bulk_modulus=1.0, density=1.0), "c10 >= 0"),
+        (lambda: fb.StVenantKirchhoff(young=1.0, poisson=0.3, density=1.0, damping=-0.1), "damping"),
+    ],
+)
 def test_non_physical_constants_raise(make, message):
     with pytest.raises(fb.MaterialError, match=message):
         make()

@@ -1,6 +1,7 @@
 """Constrained dynamics on the mechanisms of the sources: every form agrees, constraint forces, redundant
 constraints, particle on a circle [AG-33..35], Aghili's slider-crank closed forms [AG-64..68], and the
 end effector on a surface with direct then inverse dynamics [MH Prop. 1, 2]."""
+
 import numpy as np
 import pytest
 
@@ -66,7 +67,9 @@ def test_redundant_four_bar(closure):
     for m in ("projection", "nullspace"):
         r = forward(Tr.M, Tr.h, tau, Tr.Phi, Tr.bias, method=m)
         assert np.abs(r.a - ref.a).max() <= 1e-10 * np.abs(ref.a).max()
-        np.testing.assert_allclose(r.constraint_force, ref.constraint_force, atol=1e-10 * np.abs(ref.constraint_force).max())
+        np.testing.assert_allclose(
+            r.constraint_force, ref.constraint_force, atol=1e-10 * np.abs(ref.constraint_force).max()
+        )
         assert not r.lam_unique and r.rank == 2
     for m in ("multiplier", "gauss"):
         with pytest.raises(ConstraintError, match="projection"):
@@ -108,8 +111,10 @@ def test_slider_crank_closed_forms():
         T = asm.terms(0.0, q, v)
         c1, c2, c12, s2 = np.cos(q[0]), np.cos(q[1]), np.cos(q.sum()), np.sin(q[1])
         np.testing.assert_allclose(T.M, m * l**2 * np.array([[3 + 2 * c2, 1 + c2], [1 + c2, 1]]), atol=1e-13)
-        h = [-m * l**2 * s2 * (v[1] ** 2 + 2 * v[0] * v[1]) + m * l * g * (c12 + 2 * c1),
-             m * l**2 * s2 * v[0] ** 2 + m * l * g * c12]
+        h = [
+            -m * l**2 * s2 * (v[1] ** 2 + 2 * v[0] * v[1]) + m * l * g * (c12 + 2 * c1),
+            m * l**2 * s2 * v[0] ** 2 + m * l * g * c12,
+        ]
         np.testing.assert_allclose(T.h, h, atol=1e-12)
         np.testing.assert_allclose(T.Phi, l * np.array([[c1 + c12, c12]]), atol=1e-14)
         assert abs(T.phi[0]) < 1e-14
@@ -132,13 +137,14 @@ def test_end_effector_on_surface(build):
     T = asm.terms(0.0, q, v)
     r = forward(T.M, T.h, tau, T.Phi, T.bias, method="projection")
     ev = asm.evaluate(0.0, q, v)
-    f = surface.contact_force(ev, r.lam)                     # [MH-13] f = Dᵀλ
+    f = surface.contact_force(ev, r.lam)  # [MH-13] f = Dᵀλ
     normal = surface.surface.gradient(surface.point.position(ev))[0]
     normal /= np.linalg.norm(normal)
     assert np.linalg.norm(f - (f @ normal) * normal) <= 1e-12 * np.linalg.norm(f)
     cols, J = surface.point.jacobian(ev)
-    np.testing.assert_allclose(r.constraint_force, ev.kinematics(asm.trees[0]).dense(cols, J).T @ f,
-                               atol=1e-12 * np.linalg.norm(f))
+    np.testing.assert_allclose(
+        r.constraint_force, ev.kinematics(asm.trees[0]).dense(cols, J).T @ f, atol=1e-12 * np.linalg.norm(f)
+    )
     # MH Proposition 2: for the motion a and the contact force λ, the torque is unique and equals τ.
     back = inverse(T.M, T.h, r.a, T.Phi, lam=r.lam, bias=T.bias)
     np.testing.assert_allclose(back.tau, tau, atol=1e-11 * np.abs(tau).max())

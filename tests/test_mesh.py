@@ -1,4 +1,5 @@
 """Tests of flexbody.fem.mesh: box builder, H8 → H27, refinement, named sets, meshio I/O, bad input."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -10,8 +11,8 @@ import numpy as np
 import pytest
 
 import flexbody.fem.mesh as fm
-from flexbody.fem.elements import FACE_AXIS_SIDE, HEX27_NODES, reference_hex
 from flexbody.errors import MeshError
+from flexbody.fem.elements import FACE_AXIS_SIDE, HEX27_NODES, reference_hex
 
 MESHES = Path(__file__).resolve().parents[1] / "meshes"
 PLANES = {"x0": (0, 0), "x1": (0, 1), "y0": (1, 0), "y1": (1, 1), "z0": (2, 0), "z1": (2, 1)}
@@ -25,8 +26,8 @@ def plane_value(name: str) -> tuple[int, float]:
 
 def assert_vtk_h27(mesh: fm.HexMesh) -> None:
     """Every 27-node cell's nodes equal the trilinear map of the VTK reference nodes through its corners."""
-    n8 = reference_hex(8).shape_functions(HEX27_NODES)                     # (27, 8)
-    x = mesh.points[mesh.cells]                                            # (m, 27, 3)
+    n8 = reference_hex(8).shape_functions(HEX27_NODES)  # (27, 8)
+    x = mesh.points[mesh.cells]  # (m, 27, 3)
     expected = np.einsum("ka,mai->mki", n8, x[:, :8])
     np.testing.assert_allclose(x, expected, atol=1e-12)
 
@@ -44,7 +45,7 @@ def assert_same_mesh(a: fm.HexMesh, b: fm.HexMesh) -> None:
     """Same points, cells (up to node and cell renumbering) and named sets."""
     perm = node_map(a, b)
     cells_a = {tuple(row): e for e, row in enumerate(perm[a.cells])}
-    cell_perm = np.array([cells_a[tuple(row)] for row in b.cells])       # b element -> a element
+    cell_perm = np.array([cells_a[tuple(row)] for row in b.cells])  # b element -> a element
     assert sorted(cells_a) == sorted(map(tuple, b.cells))
     assert a.node_sets.keys() == b.node_sets.keys()
     for name, nodes in a.node_sets.items():
@@ -100,7 +101,7 @@ def test_box_node_sets_are_the_boundary_planes(order):
         axis, value = plane_value(name)
         nodes = mesh.node_set(name)
         np.testing.assert_allclose(mesh.points[nodes, axis], value)
-        on_plane = mesh.nodes_where(lambda p: np.abs(p[:, axis] - value) < 1e-12)
+        on_plane = mesh.nodes_where(lambda p, axis=axis, value=value: np.abs(p[:, axis] - value) < 1e-12)
         np.testing.assert_array_equal(nodes, on_plane)
         np.testing.assert_array_equal(mesh.face_set_nodes(name), nodes)
 
@@ -219,12 +220,11 @@ def test_vtk_interpolation_matches_reference_nodes():
 
 
 # ----------------------------------------------------------------------------------------- I/O
-@pytest.mark.parametrize("suffix,order", [(".vtu", 1), (".vtu", 2), (".inp", 1), (".msh", 1), (".msh", 2),
-                                          (".vtk", 2)])
+@pytest.mark.parametrize("suffix,order", [(".vtu", 1), (".vtu", 2), (".inp", 1), (".msh", 1), (".msh", 2), (".vtk", 2)])
 def test_write_read_round_trip(tmp_path, suffix, order):
     mesh = with_extra_sets(fm.box(SIZE, DIVISIONS, order=order, origin=ORIGIN))
     expected = mesh
-    if suffix == ".msh":   # overlapping element sets are not representable as Gmsh physical volumes,
+    if suffix == ".msh":  # overlapping element sets are not representable as Gmsh physical volumes,
         mesh = fm.HexMesh(*_sets_only(mesh), element_sets={"left": [0, 3], "right": [2, 5]})
         node_sets = dict(mesh.node_sets, patch=mesh.face_set_nodes("patch"))  # a physical surface is
         expected = fm.HexMesh(mesh.points, mesh.cells, node_sets, mesh.face_sets, mesh.element_sets)  # both
@@ -242,9 +242,12 @@ def test_write_inp_rejects_order_2(tmp_path):
 
 def test_read_drops_unused_nodes_and_maps_sets():
     box = fm.box(divisions=(2, 1, 1))
-    points = np.vstack([[[9.0, 9.0, 9.0]], box.points])                  # node 0 unused
-    raw = meshio.Mesh(points, [("vertex", np.array([[0], [1]])), ("hexahedron", box.cells + 1)],
-                      point_sets={"origin": np.array([0, 1])})
+    points = np.vstack([[[9.0, 9.0, 9.0]], box.points])  # node 0 unused
+    raw = meshio.Mesh(
+        points,
+        [("vertex", np.array([[0], [1]])), ("hexahedron", box.cells + 1)],
+        point_sets={"origin": np.array([0, 1])},
+    )
     mesh = fm.from_meshio(raw)
     assert mesh.n_nodes == box.n_nodes
     np.testing.assert_array_equal(mesh.points, box.points)
@@ -255,10 +258,12 @@ def test_read_drops_unused_nodes_and_maps_sets():
 def test_read_gmsh_physical_groups_and_repeated_hexahedra():
     box = fm.box(divisions=(2, 1, 1))
     quads = fm.face_quads(box, box.face_set("x1"))
-    raw = meshio.Mesh(box.points, [("quad", quads), ("hexahedron", box.cells), ("hexahedron", box.cells[:1])],
-                      cell_data={"gmsh:physical": [np.array([7]), np.array([1, 2]), np.array([3])]},
-                      field_data={"tip": np.array([7, 2]), "a": np.array([1, 3]), "b": np.array([2, 3]),
-                                  "c": np.array([3, 3])})
+    raw = meshio.Mesh(
+        box.points,
+        [("quad", quads), ("hexahedron", box.cells), ("hexahedron", box.cells[:1])],
+        cell_data={"gmsh:physical": [np.array([7]), np.array([1, 2]), np.array([3])]},
+        field_data={"tip": np.array([7, 2]), "a": np.array([1, 3]), "b": np.array([2, 3]), "c": np.array([3, 3])},
+    )
     mesh = fm.from_meshio(raw)
     assert mesh.n_elements == 2
     np.testing.assert_array_equal(mesh.face_set("tip"), [[1, 1]])
@@ -296,7 +301,7 @@ def test_shipped_beam_sets(name):
         rows = mesh.face_set(set_name)
         assert len(rows) == 1
         np.testing.assert_allclose(mesh.points[mesh.face_set_nodes(set_name), 0], x)
-        on_plane = mesh.nodes_where(lambda p: np.isclose(p[:, 0], x))
+        on_plane = mesh.nodes_where(lambda p, x=x: np.isclose(p[:, 0], x))
         np.testing.assert_array_equal(mesh.node_set(set_name), on_plane)
 
 
@@ -336,28 +341,34 @@ def test_make_meshes_reproduces_shipped_files(tmp_path):
 GOOD = fm.box(divisions=(2, 1, 1))
 
 
-@pytest.mark.parametrize("points,match", [
-    (np.zeros((12, 2)), r"shape \(n, 3\), got \(12, 2\)"),
-    (np.zeros(36), r"shape \(n, 3\)"),
-    (np.where(np.arange(36).reshape(12, 3) == 16, np.nan, 0.0), "node 5 has non-finite"),
-    (np.where(np.arange(36).reshape(12, 3) == 30, np.inf, 0.0), "node 10 has non-finite"),
-    ([["a", "b", "c"]] * 12, "numeric"),
-])
+@pytest.mark.parametrize(
+    "points,match",
+    [
+        (np.zeros((12, 2)), r"shape \(n, 3\), got \(12, 2\)"),
+        (np.zeros(36), r"shape \(n, 3\)"),
+        (np.where(np.arange(36).reshape(12, 3) == 16, np.nan, 0.0), "node 5 has non-finite"),
+        (np.where(np.arange(36).reshape(12, 3) == 30, np.inf, 0.0), "node 10 has non-finite"),
+        ([["a", "b", "c"]] * 12, "numeric"),
+    ],
+)
 def test_bad_points(points, match):
     with pytest.raises(MeshError, match=match):
         fm.HexMesh(points, GOOD.cells)
 
 
-@pytest.mark.parametrize("cells,match", [
-    (np.zeros((2, 4), dtype=int), r"wrong cell type.*\(2, 4\)"),
-    (np.zeros((2, 20), dtype=int), r"wrong cell type.*\(2, 20\)"),
-    (np.arange(8), r"wrong cell type.*\(8,\)"),
-    (np.zeros((0, 8), dtype=int), "no cells"),
-    (GOOD.cells.astype(float), "integer"),
-    (np.where(GOOD.cells == 11, 12, GOOD.cells), r"element 1 refers to node\(s\) \[12\] outside 0..11"),
-    (np.where(GOOD.cells == 0, -1, GOOD.cells), r"element 0 refers to node\(s\) \[-1\]"),
-    (np.vstack([GOOD.cells[0], np.r_[GOOD.cells[1, :7], GOOD.cells[1, 0]]]), "element 1 repeats node"),
-])
+@pytest.mark.parametrize(
+    "cells,match",
+    [
+        (np.zeros((2, 4), dtype=int), r"wrong cell type.*\(2, 4\)"),
+        (np.zeros((2, 20), dtype=int), r"wrong cell type.*\(2, 20\)"),
+        (np.arange(8), r"wrong cell type.*\(8,\)"),
+        (np.zeros((0, 8), dtype=int), "no cells"),
+        (GOOD.cells.astype(float), "integer"),
+        (np.where(GOOD.cells == 11, 12, GOOD.cells), r"element 1 refers to node\(s\) \[12\] outside 0..11"),
+        (np.where(GOOD.cells == 0, -1, GOOD.cells), r"element 0 refers to node\(s\) \[-1\]"),
+        (np.vstack([GOOD.cells[0], np.r_[GOOD.cells[1, :7], GOOD.cells[1, 0]]]), "element 1 repeats node"),
+    ],
+)
 def test_bad_cells(cells, match):
     with pytest.raises(MeshError, match=match):
         fm.HexMesh(GOOD.points, cells)
@@ -394,23 +405,26 @@ def test_nodes_where_needs_a_boolean_mask():
         GOOD.nodes_where(lambda p: p[:, 0])
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"size": (1.0, 0.0, 1.0)}, "size"),
-    ({"size": (1.0, np.nan, 1.0)}, "size"),
-    ({"size": (1.0, 1.0)}, "size"),
-    ({"divisions": (1, 0, 1)}, "divisions"),
-    ({"divisions": (1, 2.5, 1)}, "divisions"),
-    ({"divisions": (1, np.inf, 1)}, "divisions"),
-    ({"order": 3}, "order"),
-    ({"origin": (0.0, np.inf, 0.0)}, "origin"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"size": (1.0, 0.0, 1.0)}, "size"),
+        ({"size": (1.0, np.nan, 1.0)}, "size"),
+        ({"size": (1.0, 1.0)}, "size"),
+        ({"divisions": (1, 0, 1)}, "divisions"),
+        ({"divisions": (1, 2.5, 1)}, "divisions"),
+        ({"divisions": (1, np.inf, 1)}, "divisions"),
+        ({"order": 3}, "order"),
+        ({"origin": (0.0, np.inf, 0.0)}, "origin"),
+    ],
+)
 def test_bad_box(kwargs, match):
     with pytest.raises(MeshError, match=match):
         fm.box(**kwargs)
 
 
 def test_read_missing_and_unreadable_files(tmp_path):
-    with pytest.raises(MeshError, match="nope.msh' does not exist"):
+    with pytest.raises(MeshError, match=r"nope.msh' does not exist"):
         fm.read(tmp_path / "nope.msh")
     bad = tmp_path / "bad.msh"
     bad.write_text("this is not a mesh\n")
@@ -424,8 +438,9 @@ def test_read_missing_and_unreadable_files(tmp_path):
 
 def test_read_rejects_meshes_without_hexahedra(tmp_path):
     path = tmp_path / "tets.vtu"
-    meshio.write(path, meshio.Mesh(np.eye(4, 3), [("tetra", np.array([[0, 1, 2, 3]])),
-                                                  ("triangle", np.array([[0, 1, 2]]))]))
+    meshio.write(
+        path, meshio.Mesh(np.eye(4, 3), [("tetra", np.array([[0, 1, 2, 3]])), ("triangle", np.array([[0, 1, 2]]))])
+    )
     with pytest.raises(MeshError, match=r"no hexahedral cells.*found: tetra \(1\), triangle \(1\)"):
         fm.read(path)
 
@@ -435,7 +450,7 @@ def test_read_rejects_other_volume_cells_and_mixed_orders(tmp_path):
     tet = np.array([[0, 1, 2, 4]])
     path = tmp_path / "hex_tet.vtu"
     meshio.write(path, meshio.Mesh(GOOD.points, [("hexahedron", GOOD.cells), ("tetra", tet)]))
-    with pytest.raises(MeshError, match="unsupported volume cell type.*tetra"):
+    with pytest.raises(MeshError, match=r"unsupported volume cell type.*tetra"):
         fm.read(path)
     path = tmp_path / "mixed.vtu"
     blocks = [("hexahedron", quad.cells[:, :8]), ("hexahedron27", quad.cells)]
@@ -445,7 +460,10 @@ def test_read_rejects_other_volume_cells_and_mixed_orders(tmp_path):
 
 
 def test_read_rejects_set_quads_that_are_not_faces():
-    raw = meshio.Mesh(GOOD.points, [("hexahedron", GOOD.cells), ("quad", np.array([[0, 4, 10, 6]]))],
-                      cell_sets={"diag": [np.array([], dtype=int), np.array([0])]})
+    raw = meshio.Mesh(
+        GOOD.points,
+        [("hexahedron", GOOD.cells), ("quad", np.array([[0, 4, 10, 6]]))],
+        cell_sets={"diag": [np.array([], dtype=int), np.array([0])]},
+    )
     with pytest.raises(MeshError, match="set 'diag' has a quadrilateral"):
         fm.from_meshio(raw, source="diag.msh")

@@ -1,6 +1,7 @@
 """Natural modes of constrained rigid–flexible systems (fb.modal_analysis) against closed forms: a particle
 pendulum (its stiffness is the constraint force's), a compound pendulum, a free-free beam (six zero modes and
 the first bending pair) and a cantilever carrying a tip mass equal to its own (β₁L = 1.247917)."""
+
 import numpy as np
 import pytest
 from scipy.optimize import brentq
@@ -13,8 +14,9 @@ EI_RHOA = E * (B * H**3 / 12) / (RHO * B * H)
 
 
 def _beam():
-    return fb.FlexibleBody("beam", fb.mesh.box((L, B, H), (20, 1, 1), order=2),
-                           fb.StVenantKirchhoff(young=E, poisson=0.0, density=RHO))
+    return fb.FlexibleBody(
+        "beam", fb.mesh.box((L, B, H), (20, 1, 1), order=2), fb.StVenantKirchhoff(young=E, poisson=0.0, density=RHO)
+    )
 
 
 def test_particle_pendulum_gets_its_stiffness_from_the_constraint_force():
@@ -24,24 +26,24 @@ def test_particle_pendulum_gets_its_stiffness_from_the_constraint_force():
     assert modes.frequencies.shape == (1,) and modes.metadata["static_residual"] < 1e-12
     assert abs(modes.frequencies[0] - np.sqrt(9.81 / 0.7) / (2 * np.pi)) < 1e-10
     x = modes.shapes[0]
-    assert abs(x[1]) < 1e-12 and abs(x[0] * x[0] * 2.0 - 1.0) < 1e-12             # along the tangent, unit mass
+    assert abs(x[1]) < 1e-12 and abs(x[0] * x[0] * 2.0 - 1.0) < 1e-12  # along the tangent, unit mass
 
 
 def test_compound_pendulum_at_its_static_equilibrium():
     tree = fb.RigidTree("p", gravity=(0, -9.81, 0))
     tree.add_link("l", None, fb.Revolute(), mass=1.5, com=(0.4, 0, 0), inertia=(1e-3, 0.02, 0.02))
     modes = fb.modal_analysis(fb.System([tree], q0=[-1.2]), n_modes=1)
-    assert abs(modes.q[0] + np.pi / 2) < 1e-10                                   # hanging straight down
+    assert abs(modes.q[0] + np.pi / 2) < 1e-10  # hanging straight down
     expected = np.sqrt(1.5 * 9.81 * 0.4 / (0.02 + 1.5 * 0.4**2)) / (2 * np.pi)
-    assert abs(modes.frequencies[0] - expected) < 1e-8 * expected                # joint rows by differences
+    assert abs(modes.frequencies[0] - expected) < 1e-8 * expected  # joint rows by differences
 
 
 def test_free_free_beam_has_six_zero_modes_and_the_bending_pair():
     modes = fb.modal_analysis(fb.System([_beam()]), n_modes=8)
     assert modes.n_rigid_body == 6
-    bending = 4.730041**2 * np.sqrt(EI_RHOA) / (2 * np.pi)                      # Euler–Bernoulli, 106.672 Hz
+    bending = 4.730041**2 * np.sqrt(EI_RHOA) / (2 * np.pi)  # Euler–Bernoulli, 106.672 Hz
     assert np.all(np.abs(modes.frequencies[:6]) < 2e-3)
-    assert np.abs(modes.frequencies[6:] / bending - 1).max() < 2e-3           # 106.594 Hz: −7.3e-4 (shear)
+    assert np.abs(modes.frequencies[6:] / bending - 1).max() < 2e-3  # 106.594 Hz: −7.3e-4 (shear)
     mass = modes.shapes @ (modes.system.flexible.mass.matrix @ modes.shapes.T)
     assert np.abs(mass - np.eye(8)).max() < 1e-10
 
@@ -49,8 +51,9 @@ def test_free_free_beam_has_six_zero_modes_and_the_bending_pair():
 def test_cantilever_with_a_tip_mass_equal_to_its_own():
     """1 + cos βL cosh βL + (m_tip/m) βL (cos βL sinh βL − sin βL cosh βL) = 0: β₁L = 1.247917 for m_tip = m."""
     tree = fb.RigidTree("tip", gravity=(0, 0, 0))
-    tip = tree.add_link("mass", None, fb.FreeFlyer(), origin=(L, B / 2, H / 2), mass=RHO * B * H * L,
-                        inertia=(1e-9, 1e-9, 1e-9))
+    tip = tree.add_link(
+        "mass", None, fb.FreeFlyer(), origin=(L, B / 2, H / 2), mass=RHO * B * H * L, inertia=(1e-9, 1e-9, 1e-9)
+    )
     beam = _beam()
     system = fb.System([tree, beam], [fb.Fix(beam, "x0"), fb.AttachNodes(beam, "x1", tip)])
     modes = fb.modal_analysis(system, n_modes=4)
@@ -60,8 +63,8 @@ def test_cantilever_with_a_tip_mass_equal_to_its_own():
 
     beta_l = brentq(equation, 0.5, 2.0)
     assert abs(beta_l - 1.247917) < 1e-6
-    expected = beta_l**2 * np.sqrt(EI_RHOA) / (2 * np.pi)                        # 7.42495 Hz
-    assert np.abs(modes.frequencies[:2] / expected - 1).max() < 2e-5           # 7.42499 Hz: +5.7e-6
+    expected = beta_l**2 * np.sqrt(EI_RHOA) / (2 * np.pi)  # 7.42495 Hz
+    assert np.abs(modes.frequencies[:2] / expected - 1).max() < 2e-5  # 7.42499 Hz: +5.7e-6
     assert modes.metadata["method"].startswith("shift-invert")
 
 

@@ -46,6 +46,7 @@ a pinned–pinned beam under axial tension (geometric stiffening).
 
 Run time (2-core machine, numba kernels cached): 2.3 s wall for the file, 0.95 s of it in the four tests.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -78,7 +79,7 @@ def _skfem_modes(order, divisions, points):
     M = BilinearForm(lambda u, v, w: DENSITY * dot(u, v)).assemble(basis)
     clamped = np.flatnonzero(np.isclose(basis.doflocs[0], 0.0))
     Kc, Mc, _, free = condense(K, M, D=clamped, x=basis.zeros())
-    v0 = np.random.default_rng(1).standard_normal(Kc.shape[0])                   # repeatable Lanczos start
+    v0 = np.random.default_rng(1).standard_normal(Kc.shape[0])  # repeatable Lanczos start
     values, Y = spla.eigsh(Kc.tocsc(), N_MODES, Mc.tocsc(), sigma=0.0, which="LM", v0=v0)
     order_ = np.argsort(values)
     values, Y = values[order_], Y[:, order_]
@@ -96,28 +97,28 @@ def test_clamped_block_modes_match_skfem(order, divisions):
     assert body.locking is None and body.quadrature == (order + 1,) * 3
     modes = fb.modal_analysis(fb.System([body], constraints=[fb.Fix(body, "x0")]), n_modes=N_MODES)
     assert modes.n_rigid_body == 0
-    assert np.abs(modes.q - body.reference_coordinates()).max() < 1e-14      # no loads: the reference state
+    assert np.abs(modes.q - body.reference_coordinates()).max() < 1e-14  # no loads: the reference state
 
     points = np.asarray(mesh.points)
     values, X, M_sk, dense, basis = _skfem_modes(order, divisions, points)
     f_sk = np.sqrt(values) / (2 * np.pi)
     err = np.abs(modes.frequencies / f_sk - 1).max()
-    assert err < 1e-10, f"max relative frequency difference {err:.3e}"       # measured 1.7e-13 (H8), 8.3e-13 (H27)
+    assert err < 1e-10, f"max relative frequency difference {err:.3e}"  # measured 1.7e-13 (H8), 8.3e-13 (H27)
     err_dense = np.abs(modes.frequencies / (np.sqrt(dense) / (2 * np.pi)) - 1).max()
-    assert err_dense < 1e-9, f"against dense eigh {err_dense:.3e}"            # 2.7e-12, 1.9e-11: eigh's ε·κ
+    assert err_dense < 1e-9, f"against dense eigh {err_dense:.3e}"  # 2.7e-12, 1.9e-11: eigh's ε·κ
 
-    perm = dof_permutation(basis, points)                                     # x_skfem[perm] = x_flexbody
+    perm = dof_permutation(basis, points)  # x_skfem[perm] = x_flexbody
     X_fb = X[perm]
-    overlap = modes.shapes @ (M_sk[perm][:, perm] @ X_fb)                     # skfem's mass, flexbody's order
+    overlap = modes.shapes @ (M_sk[perm][:, perm] @ X_fb)  # skfem's mass, flexbody's order
     assert np.abs(np.abs(overlap) - np.eye(N_MODES)).max() < 1e-8
     aligned = X_fb * np.sign(np.diag(overlap))
     shape_err = np.abs(modes.shapes - aligned.T).max() / np.abs(X_fb).max()
-    assert shape_err < 1e-8, f"mode shapes differ by {shape_err:.3e}"         # 1.3e-13, 2.4e-13
+    assert shape_err < 1e-8, f"mode shapes differ by {shape_err:.3e}"  # 1.3e-13, 2.4e-13
 
 
 # ------------------------------------------------------------------------------- 2. geometric stiffening
-LENGTH, WIDTH, HEIGHT = 1.0, 0.03, 0.02                                       # x, y, z [m]
-AREA, INERTIA = WIDTH * HEIGHT, WIDTH * HEIGHT**3 / 12                         # bending in z, about y
+LENGTH, WIDTH, HEIGHT = 1.0, 0.03, 0.02  # x, y, z [m]
+AREA, INERTIA = WIDTH * HEIGHT, WIDTH * HEIGHT**3 / 12  # bending in z, about y
 STRAINS = (1e-4, 3e-4)
 # (id, order, divisions, locking): z divisions give a node line at z = h/2
 BEAMS = [("H27", 2, (20, 1, 1), None), ("H8-incompatible", 1, (40, 2, 2), "incompatible_modes")]
@@ -127,8 +128,9 @@ def _tensioned_beam_mode(order, divisions, locking, strain):
     """(f₁ [Hz] of the first z-bending mode, axial force T [N], Modes) of the pinned–pinned beam whose x = L hinge
     line is moved by strain·L along x."""
     mesh = fb.mesh.box((LENGTH, WIDTH, HEIGHT), divisions, order=order)
-    body = fb.FlexibleBody("beam", mesh, fb.StVenantKirchhoff(young=YOUNG, poisson=POISSON, density=DENSITY),
-                           locking=locking)
+    body = fb.FlexibleBody(
+        "beam", mesh, fb.StVenantKirchhoff(young=YOUNG, poisson=POISSON, density=DENSITY), locking=locking
+    )
     P = mesh.points
     on_axis = np.isclose(P[:, 2], HEIGHT / 2)
     centre = on_axis & np.isclose(P[:, 1], WIDTH / 2)
@@ -137,18 +139,20 @@ def _tensioned_beam_mode(order, divisions, locking, strain):
         return np.flatnonzero(np.isclose(P[:, 0], x) & where)
 
     hinge_0, hinge_1 = at(0.0, on_axis), at(LENGTH, on_axis)
-    constraints = [fb.Fix(body, hinge_0, components=(0, 2)),
-                   fb.Fix(body, hinge_1, displacement=(strain * LENGTH, 0.0, 0.0), components=(0, 2)),
-                   fb.Fix(body, at(0.0, centre), components=(1,)),
-                   fb.Fix(body, at(LENGTH, centre), components=(1,))]
+    constraints = [
+        fb.Fix(body, hinge_0, components=(0, 2)),
+        fb.Fix(body, hinge_1, displacement=(strain * LENGTH, 0.0, 0.0), components=(0, 2)),
+        fb.Fix(body, at(0.0, centre), components=(1,)),
+        fb.Fix(body, at(LENGTH, centre), components=(1,)),
+    ]
     modes = fb.modal_analysis(fb.System([body], constraints=constraints), n_modes=3)
     start, stop = modes.system.body_slices["beam"]
     q = modes.q[start:stop]
     assert np.allclose(q.reshape(-1, 3)[hinge_1, 0], LENGTH * (1 + strain), rtol=0, atol=1e-10)
-    tension = float(body.internal_force(q)[3 * hinge_1].sum())               # reaction on the moved hinge line
+    tension = float(body.internal_force(q)[3 * hinge_1].sum())  # reaction on the moved hinge line
     M = body.mass_matrix()
     z_only = np.tile([0.0, 0.0, 1.0], body.n_nodes)
-    z_share = [(z_only * x) @ (M @ (z_only * x)) for x in modes.shapes]     # modal mass in z (of unit total)
+    z_share = [(z_only * x) @ (M @ (z_only * x)) for x in modes.shapes]  # modal mass in z (of unit total)
     first = int(np.argmax(np.asarray(z_share) > 0.9))
     assert first == 0 and z_share[0] > 0.99, f"lowest mode is not bending in z: z shares {np.round(z_share, 4)}"
     return float(modes.frequencies[first]), tension, modes
@@ -158,15 +162,15 @@ def _tensioned_beam_mode(order, divisions, locking, strain):
 def test_axial_tension_stiffens_pinned_beam_as_euler_bernoulli(order, divisions, locking):
     f0, t0, _ = _tensioned_beam_mode(order, divisions, locking, 0.0)
     assert abs(t0) < 1e-6 * YOUNG * AREA * STRAINS[0]
-    f_eb = (np.pi / LENGTH) ** 2 * np.sqrt(YOUNG * INERTIA / (DENSITY * AREA)) / (2 * np.pi)     # 47.0567 Hz
-    assert abs(f0 / f_eb - 1) < 2e-3, f"f1(0) / f_EB - 1 = {f0 / f_eb - 1:.3e}"   # −2.1e-4 (H27), +2.5e-4 (H8)
+    f_eb = (np.pi / LENGTH) ** 2 * np.sqrt(YOUNG * INERTIA / (DENSITY * AREA)) / (2 * np.pi)  # 47.0567 Hz
+    assert abs(f0 / f_eb - 1) < 2e-3, f"f1(0) / f_EB - 1 = {f0 / f_eb - 1:.3e}"  # −2.1e-4 (H27), +2.5e-4 (H8)
 
     previous = f0
     for strain in STRAINS:
         f, tension, modes = _tensioned_beam_mode(order, divisions, locking, strain)
         assert modes.metadata["static_residual"] < 1e-6 * tension
-        assert 0.95 < tension / (YOUNG * AREA * strain) < 1.0                # end zones under the line load
-        assert f > previous                                                   # frequency rises with T
+        assert 0.95 < tension / (YOUNG * AREA * strain) < 1.0  # end zones under the line load
+        assert f > previous  # frequency rises with T
         previous = f
         rise = (2 * np.pi) ** 2 * (f**2 - f0**2)
         rise_ref = (np.pi / LENGTH) ** 2 * tension / (DENSITY * AREA)

@@ -1,6 +1,7 @@
 """One Evaluation per state: every consumer of a state (the dynamics of an RK4 stage, the controller, the
 recorder and its energies, the position correction and velocity projection, each Newton iteration of
 generalized-α) reads the terms of one :class:`flexbody.system.Evaluation`, made once for that state."""
+
 import numpy as np
 import pytest
 
@@ -46,7 +47,7 @@ def test_position_correction_evaluates_each_iterate_once(evaluated):
     res = fb.simulate(asm, STEPS * 1e-3, integrator=fb.RK4(dt=1e-3))
     assert sum(res.histories["corrections"]) > 0
     assert len(set(evaluated)) == len(evaluated)
-    corrected = len(evaluated) - 1 - 4 * STEPS                 # beyond the stages and the start
+    corrected = len(evaluated) - 1 - 4 * STEPS  # beyond the stages and the start
     assert corrected <= STEPS + int(sum(res.histories["corrections"]))
 
 

@@ -2,12 +2,13 @@
 closed forms in every constrained-dynamics form, a disc rolling in 3-D against an independent Lagrange
 model (sympy, scipy), the rows' Jacobians and biases against finite differences, and the seed's LP
 example (projected inverse dynamics with A(θ)θ̇ = 0)."""
+
 import numpy as np
 import pytest
+from rolling_disc_reference import rolling_disc_motion
 
 import flexbody as fb
 from flexbody.errors import ConstraintError
-from rolling_disc_reference import rolling_disc_motion
 
 FORMS = ("projection", "multiplier", "gauss", "nullspace")
 
@@ -28,9 +29,12 @@ def sleigh_closed_form(t, u0, w0, m=2.0, izz=0.05, a=0.3, psi0=0.2):
     Ic = izz + m * a * a
     V = np.sqrt((m * u0**2 + Ic * w0**2) / m)
     k, c0, s = m * a * V / Ic, np.arctanh(u0 / V), np.sign(w0)
-    gd = lambda z: 2 * np.arctan(np.tanh(z / 2))                               # noqa: E731 (Gudermannian)
-    return (V * np.tanh(k * t + c0), s * V * np.sqrt(m / Ic) / np.cosh(k * t + c0),
-            psi0 + s * V * np.sqrt(m / Ic) / k * (gd(k * t + c0) - gd(c0)))
+    gd = lambda z: 2 * np.arctan(np.tanh(z / 2))  # noqa: E731 (Gudermannian)
+    return (
+        V * np.tanh(k * t + c0),
+        s * V * np.sqrt(m / Ic) / np.cosh(k * t + c0),
+        psi0 + s * V * np.sqrt(m / Ic) / k * (gd(k * t + c0) - gd(c0)),
+    )
 
 
 def _sleigh_v0(u0=0.4, w0=1.5, psi0=0.2):
@@ -44,7 +48,7 @@ def test_chaplygin_sleigh_matches_its_closed_form(form):
     q, v = res.q, res.v
     u = v[:, 0] * np.cos(q[:, 2]) + v[:, 1] * np.sin(q[:, 2])
     u_e, w_e, psi_e = sleigh_closed_form(res.times, 0.4, 1.5)
-    assert np.abs(u - u_e).max() < 1e-10 and np.abs(v[:, 2] - w_e).max() < 1e-10   # 7.3e-12, 2.9e-11 measured
+    assert np.abs(u - u_e).max() < 1e-10 and np.abs(v[:, 2] - w_e).max() < 1e-10  # 7.3e-12, 2.9e-11 measured
     assert np.abs(q[:, 2] - psi_e).max() < 1e-9
     assert res.histories["velocity_violation"].max() < 1e-14
 
@@ -52,10 +56,9 @@ def test_chaplygin_sleigh_matches_its_closed_form(form):
 def test_chaplygin_sleigh_implicitly_second_order():
     errors = []
     for dt in (2e-3, 1e-3):
-        res = fb.simulate(sleigh().assemble(), 1.0, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=1.0),
-                          v0=_sleigh_v0())
+        res = fb.simulate(sleigh().assemble(), 1.0, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=1.0), v0=_sleigh_v0())
         errors.append(np.abs(res.q[:, 2] - sleigh_closed_form(res.times, 0.4, 1.5)[2]).max())
-        assert res.histories["velocity_violation"].max() < 1e-9       # Newton's tolerance on the rows' residual
+        assert res.histories["velocity_violation"].max() < 1e-9  # Newton's tolerance on the rows' residual
     assert errors[1] < 1e-5 and 3.5 < errors[0] / errors[1] < 4.5
 
 
@@ -68,8 +71,9 @@ def disc_system(m=1.2, r=0.15, gravity=(0, 0, -9.81), q0=None):
     z = tree.add_link("z", y, fb.Prismatic((0, 0, 1)))
     yaw = tree.add_link("yaw", z, fb.Revolute((0, 0, 1)))
     lean = tree.add_link("lean", yaw, fb.Revolute((1, 0, 0)))
-    disc = tree.add_link("disc", lean, fb.Revolute((0, 1, 0)), mass=m,
-                         inertia=(m * r * r / 4, m * r * r / 2, m * r * r / 4))
+    disc = tree.add_link(
+        "disc", lean, fb.Revolute((0, 1, 0)), mass=m, inertia=(m * r * r / 4, m * r * r / 2, m * r * r / 4)
+    )
     roll = fb.RollingDisc(tree.frame(disc), r, axis=(0, 1, 0), name="roll")
     return fb.System([tree], [roll], q0=[0, 0, r, 0, 0, 0] if q0 is None else q0)
 
@@ -91,10 +95,10 @@ def test_disc_rolling_in_3d_matches_an_independent_lagrange_model():
     v0 = fb.project_velocity(asm, asm.q0, np.array([0, 0, 0, 2.0, 0.3, -18.0]))
     res = fb.simulate(asm, 0.5, integrator=fb.RK4(dt=1e-3), v0=v0, consistent_initial=False, record_every=10)
     reference = rolling_disc_motion(asm.q0, v0, res.times, m, r)
-    assert np.abs(res.q - reference).max() < 1e-8                               # 5.7e-9 rad over 1 s measured
+    assert np.abs(res.q - reference).max() < 1e-8  # 5.7e-9 rad over 1 s measured
     energy = res.histories["energy"]
-    assert np.abs(energy - energy[0]).max() < 1e-9 * abs(energy[0])           # rolling does no work
-    assert res.histories["violation"].max() < 1e-12                         # the holonomic contact row
+    assert np.abs(energy - energy[0]).max() < 1e-9 * abs(energy[0])  # rolling does no work
+    assert res.histories["violation"].max() < 1e-12  # the holonomic contact row
 
 
 def _finite_difference_checks(asm, q, v, rows):
@@ -107,8 +111,12 @@ def _finite_difference_checks(asm, q, v, rows):
     fd_bias = (up.Phi @ v - down.Phi @ v) / (2 * h)
     assert np.abs(bias - fd_bias).max() < 1e-6 * max(1.0, np.abs(bias).max())
     for i in rows:
-        grad = np.array([(asm.constraint_value(0.0, q + h * e)[i] - asm.constraint_value(0.0, q - h * e)[i]) / (2 * h)
-                         for e in np.eye(asm.n_dofs)])
+        grad = np.array(
+            [
+                (asm.constraint_value(0.0, q + h * e)[i] - asm.constraint_value(0.0, q - h * e)[i]) / (2 * h)
+                for e in np.eye(asm.n_dofs)
+            ]
+        )
         assert np.abs(A[i] - grad).max() < 1e-8
 
 
@@ -126,7 +134,7 @@ def test_rows_and_biases_match_finite_differences():
     R, c = frame.rotation(ev), frame.position(ev)
     w = R[:, 1]
     m_ = np.array([0, 0, 1.0]) - w[2] * w
-    contact_body = R.T @ (-0.15 * m_ / np.linalg.norm(m_))                     # contact point in disc axes
+    contact_body = R.T @ (-0.15 * m_ / np.linalg.norm(m_))  # contact point in disc axes
 
     def material_point(qq):
         e = disc.evaluate(0.0, qq)
@@ -134,7 +142,7 @@ def test_rows_and_biases_match_finite_differences():
 
     h = 1e-6
     fd = (material_point(q + h * v) - material_point(q - h * v)) / (2 * h)
-    basis = disc.constraints[0].basis                                          # rows t₁, t₂, n
+    basis = disc.constraints[0].basis  # rows t₁, t₂, n
     assert np.abs(disc.constraint_jacobian(0.0, q) @ v - basis @ fd).max() < 1e-8
     assert np.allclose(c, q[:3]) and tree is frame.link.tree
 
@@ -145,11 +153,13 @@ def _arm(rows: str):
     row (OnSurface) or as the Pfaffian row A(θ)θ̇ = 0 with A = ∂y_end/∂θ."""
     arm = fb.RigidTree("arm", gravity=(0, -9.81, 0))
     l1 = arm.add_link("l1", None, fb.Revolute((0, 0, 1)), mass=1.0, com=(0.5, 0, 0), inertia=(1e-4, 0.08, 0.08))
-    l2 = arm.add_link("l2", l1, fb.Revolute((0, 0, 1)), origin=(1, 0, 0), mass=1.0, com=(0.5, 0, 0),
-                      inertia=(1e-4, 0.08, 0.08))
+    l2 = arm.add_link(
+        "l2", l1, fb.Revolute((0, 0, 1)), origin=(1, 0, 0), mass=1.0, com=(0.5, 0, 0), inertia=(1e-4, 0.08, 0.08)
+    )
     if rows == "holonomic":
         row = fb.OnSurface(arm.point(l2, (1, 0, 0)), fb.Plane((0, 1, 0), (0, -0.5, 0)), name="board")
     else:
+
         def A(t, q):
             return np.array([[np.cos(q[0]) + np.cos(q[0] + q[1]), np.cos(q[0] + q[1])]])
 
@@ -158,7 +168,7 @@ def _arm(rows: str):
             return np.array([-s1 * v[0] ** 2 - s12 * (v[0] + v[1]) ** 2])
 
         row = fb.PfaffianRows([0, 1], 1, A, bias=bias if rows == "pfaffian" else None, name="board")
-    return fb.System([arm], [row], q0=[-0.3, 0.5])          # the tests put q0 on the board first
+    return fb.System([arm], [row], q0=[-0.3, 0.5])  # the tests put q0 on the board first
 
 
 def test_lp_example_pfaffian_rows_move_as_the_holonomic_row():
@@ -182,7 +192,7 @@ def test_lp_projected_inverse_dynamics():
     v = fb.project_velocity(asm, q, np.array([0.7, -0.2]))
     T = asm.terms(0.0, q, v)
     A, M, h = T.Phi, T.M, T.h
-    a = np.linalg.lstsq(A, -T.bias, rcond=None)[0] + 0.3 * np.array([-A[0, 1], A[0, 0]])   # an admissible θ̈
+    a = np.linalg.lstsq(A, -T.bias, rcond=None)[0] + 0.3 * np.array([-A[0, 1], A[0, 0]])  # an admissible θ̈
     tau = fb.dynamics.inverse(M, h, a, A).tau
     Minv = np.linalg.inv(M)
     P = np.eye(2) - A.T @ np.linalg.inv(A @ Minv @ A.T) @ A @ Minv
@@ -197,25 +207,25 @@ def test_position_correction_leaves_velocity_rows_out_and_statics_refuses_them()
     q = fb.assemble_configuration(asm, asm.q0)
     assert abs(asm.constraint_value(0.0, q)[2]) < 1e-12 and np.abs(q[[0, 1, 3, 5]] - asm.q0[[0, 1, 3, 5]]).max() == 0
     assert asm.rank_report(0.0, q).rank == 3
-    with pytest.raises(ConstraintError, match="roll.t1"):
+    with pytest.raises(ConstraintError, match=r"roll.t1"):
         fb.solve_static(asm)
 
 
 def test_bad_pfaffian_input_is_named():
     tree = fb.RigidTree("t", gravity=(0, 0, 0))
     link = tree.add_link("l", None, fb.Revolute(), mass=1.0, inertia=(1e-3,) * 3)
-    with pytest.raises(ConstraintError, match="'r1'.*radius"):
+    with pytest.raises(ConstraintError, match=r"'r1'.*radius"):
         fb.RollingDisc(tree.frame(link), 0.0, name="r1")
-    with pytest.raises(ConstraintError, match="'k1'.*frame"):
+    with pytest.raises(ConstraintError, match=r"'k1'.*frame"):
         fb.KnifeEdge(tree.point(link), name="k1")
-    with pytest.raises(ConstraintError, match="'k2'.*axis"):
+    with pytest.raises(ConstraintError, match=r"'k2'.*axis"):
         fb.KnifeEdge(tree.frame(link), axis=(0, 0, 0), name="k2")
     bad = fb.PfaffianRows([0], 1, lambda t, q: np.ones((2, 1)), name="p1")
     asm = fb.System([tree], [bad]).assemble()
-    with pytest.raises(ConstraintError, match="'p1'.*\\(1, 1\\)"):
+    with pytest.raises(ConstraintError, match=r"'p1'.*\(1, 1\)"):
         asm.terms(0.0, asm.q0, np.zeros(1))
     flat = disc_system(q0=[0, 0, 0.0, 0, np.pi / 2, 0]).assemble
-    with pytest.raises(ConstraintError, match="'roll'.*flat"):
+    with pytest.raises(ConstraintError, match=r"'roll'.*flat"):
         flat().terms(0.0, np.array([0, 0, 0.0, 0, np.pi / 2, 0]), np.zeros(6))
 
 
@@ -230,7 +240,7 @@ def test_lp_projected_inverse_dynamics_control_steers_the_sleigh():
     e0 = error[0]
     assert e0 > 0.1 and error[-1] < 1e-9
     t = res.times
-    assert np.abs(error - e0 * (1 + 10 * t) * np.exp(-10 * t)).max() < 1e-6 * e0       # the closed-loop law
+    assert np.abs(error - e0 * (1 + 10 * t) * np.exp(-10 * t)).max() < 1e-6 * e0  # the closed-loop law
     assert res.histories["velocity_violation"].max() < 1e-13
 
 

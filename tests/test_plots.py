@@ -1,19 +1,28 @@
 """Tests of flexbody.io.plots: history panels, torque-norm comparison, RMS and peak norms (synthetic results), units
 on every axis of the history panels (short real runs) and of the cases' own figures (synthetic inputs)."""
+
 import re
 
 import numpy as np
 import pytest
+from case_files import load
 
 import flexbody as fb
 from flexbody import control as ctl
 from flexbody import mechanisms, plots
-from case_files import load
-from flexbody.errors import FlexbodyError
-from flexbody.io.plots import (MAX_LEGEND, PANELS, _build_histories_figure, _torque_series, peak_norm,
-                            plot_histories, plot_torque_norms, rms_norm)
-from flexbody.io.results import Results
 from flexbody.control.tasks import PlanarOrientationTask, PointTask, StackedTask
+from flexbody.errors import FlexbodyError
+from flexbody.io.plots import (
+    MAX_LEGEND,
+    PANELS,
+    _build_histories_figure,
+    _torque_series,
+    peak_norm,
+    plot_histories,
+    plot_torque_norms,
+    rms_norm,
+)
+from flexbody.io.results import Results
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -26,14 +35,32 @@ def make_results(n_steps=101, histories=None, metadata=None, n_rows=2):
     lam = np.column_stack([np.sin((i + 1) * t) for i in range(n_rows)])
     x = np.column_stack([np.sin(t), np.cos(t)])
     xd = x + 0.05
-    default = {"tau": tau, "lam": lam, "constraint_force": tau * 0.1,
-               "violation": np.where(t > 0.1, 1e-9 * (1 + t), 0.0), "energy": 1.0 + 1e-6 * t,
-               "tau_k": tau[:, [0, 2]], "task_x": x, "task_desired": xd, "task_error": xd - x}
-    meta = {"coordinate_labels": ["shoulder", "elbow", "wrist"], "row_labels": [f"loop.{i}" for i in range(n_rows)],
-            "actuated_labels": ["shoulder", "wrist"], "task_labels": ["tip.x", "tip.y"]}
-    return Results(kind="dynamic", times=t, q=q, body_slices={}, v=np.gradient(q, t, axis=0),
-                   histories=default if histories is None else histories,
-                   metadata=meta if metadata is None else metadata)
+    default = {
+        "tau": tau,
+        "lam": lam,
+        "constraint_force": tau * 0.1,
+        "violation": np.where(t > 0.1, 1e-9 * (1 + t), 0.0),
+        "energy": 1.0 + 1e-6 * t,
+        "tau_k": tau[:, [0, 2]],
+        "task_x": x,
+        "task_desired": xd,
+        "task_error": xd - x,
+    }
+    meta = {
+        "coordinate_labels": ["shoulder", "elbow", "wrist"],
+        "row_labels": [f"loop.{i}" for i in range(n_rows)],
+        "actuated_labels": ["shoulder", "wrist"],
+        "task_labels": ["tip.x", "tip.y"],
+    }
+    return Results(
+        kind="dynamic",
+        times=t,
+        q=q,
+        body_slices={},
+        v=np.gradient(q, t, axis=0),
+        histories=default if histories is None else histories,
+        metadata=meta if metadata is None else metadata,
+    )
 
 
 def assert_png(path):
@@ -109,8 +136,15 @@ def test_plot_torque_norms(tmp_path):
 
 
 def run_with(u, t):
-    return Results(kind="dynamic", times=t, q=np.zeros((len(t), 1)), body_slices={}, v=np.zeros((len(t), 1)),
-                   histories={"tau": u}, metadata={})
+    return Results(
+        kind="dynamic",
+        times=t,
+        q=np.zeros((len(t), 1)),
+        body_slices={},
+        v=np.zeros((len(t), 1)),
+        histories={"tau": u},
+        metadata={},
+    )
 
 
 def test_rms_norm():
@@ -169,7 +203,7 @@ def label_units(label: str, where: str = "") -> list[str]:
 def panel_labels(results, panels):
     fig = _build_histories_figure(results, panels, None, None)
     assert fig.axes[-1].get_xlabel() == "t [s]"
-    return {panel: ax for panel, ax in zip(panels, fig.axes)}
+    return dict(zip(panels, fig.axes))
 
 
 @pytest.fixture(scope="module")
@@ -187,8 +221,12 @@ def rail_run():
     """A StackedTask of a PointTask [m] and a PlanarOrientationTask [rad] on the arm held on a line."""
     asm = mechanisms.planar_arm_on_line().assemble()
     tree = asm.trees[0]
-    task = StackedTask([PointTask(tree.point("l3", (0.6, 0, 0)), components=(0,), name="x"),
-                        PlanarOrientationTask(tree.frame("l3"), name="theta")])
+    task = StackedTask(
+        [
+            PointTask(tree.point("l3", (0.6, 0, 0)), components=(0,), name="x"),
+            PlanarOrientationTask(tree.frame("l3"), name="theta"),
+        ]
+    )
     controller = ctl.ProjectedInverseDynamicsControl(task, [[0.5], -0.3], 25.0, 10.0)
     return fb.simulate(asm, 0.04, integrator=fb.RK4(dt=4e-3), controller=controller)
 
@@ -205,20 +243,32 @@ def slide_run():
     q0 = np.array([0.3, 0.1, 0.4, -0.5])
     kin = tree.kinematics(q0)
     tip = kin.p[l4.index] + kin.R[l4.index] @ np.array([0.3, 0.0, 0.0])
-    system = fb.System([tree], [fb.PointToPoint(tree.point(l4, (0.3, 0, 0)), fb.Ground(tip), components=(0, 1),
-                                                name="tip"),
-                                fb.JointDriver(l1, 0.3, name="hold")], q0=q0)
+    system = fb.System(
+        [tree],
+        [
+            fb.PointToPoint(tree.point(l4, (0.3, 0, 0)), fb.Ground(tip), components=(0, 1), name="tip"),
+            fb.JointDriver(l1, 0.3, name="hold"),
+        ],
+        q0=q0,
+    )
     return fb.simulate(system.assemble(), 0.04, integrator=fb.RK4(dt=4e-3), tau=np.array([0.0, 2.0, 0.3, 0.1]))
 
 
 def test_every_panel_of_a_point_task_run_names_its_unit(chain_run):
     axes = panel_labels(chain_run, PANELS)
-    expected = {"task": ["m"], "task_error": ["m"], "torque": ["N·m"], "constraint_force": ["N·m"],
-                "joints": ["rad"], "violation": ["rad"], "energy": ["J"]}
+    expected = {
+        "task": ["m"],
+        "task_error": ["m"],
+        "torque": ["N·m"],
+        "constraint_force": ["N·m"],
+        "joints": ["rad"],
+        "violation": ["rad"],
+        "energy": ["J"],
+    }
     assert {p: label_units(ax.get_ylabel()) for p, ax in axes.items()} == expected
     assert UNIT_LABEL.match(axes["task"].get_ylabel())["quantity"] == "task coordinates"
     legend = [t.get_text() for t in axes["task"].get_legend().get_texts()]
-    assert legend == ["end.x", "end.y"]                                   # one unit: the axis carries it
+    assert legend == ["end.x", "end.y"]  # one unit: the axis carries it
 
 
 def test_mixed_task_units_are_listed_and_carried_by_the_legend(rail_run):
@@ -227,7 +277,7 @@ def test_mixed_task_units_are_listed_and_carried_by_the_legend(rail_run):
     assert axes["task_error"].get_ylabel() == "task error [m, rad]"
     assert [t.get_text() for t in axes["task"].get_legend().get_texts()] == ["x.x [m]", "theta.rz [rad]"]
     assert axes["torque"].get_ylabel() == "actuator inputs u [N·m]"
-    assert axes["constraint_force"].get_ylabel() == "multipliers λ [N]"      # the line is a position row
+    assert axes["constraint_force"].get_ylabel() == "multipliers λ [N]"  # the line is a position row
     assert axes["violation"].get_ylabel() == "constraint violation ‖φ‖ [m]"
 
 
@@ -235,11 +285,16 @@ def test_revolute_prismatic_run_with_mixed_rows(slide_run):
     assert slide_run.metadata["coordinate_units"] == ["rad", "m", "rad", "rad"]
     axes = panel_labels(slide_run, ("torque", "constraint_force", "joints", "violation", "energy"))
     units = {p: label_units(ax.get_ylabel()) for p, ax in axes.items()}
-    assert units == {"torque": ["N", "N·m"], "constraint_force": ["N", "N·m"], "joints": ["rad", "m"],
-                     "violation": ["m", "rad"], "energy": ["J"]}
+    assert units == {
+        "torque": ["N", "N·m"],
+        "constraint_force": ["N", "N·m"],
+        "joints": ["rad", "m"],
+        "violation": ["m", "rad"],
+        "energy": ["J"],
+    }
     legends = {p: [t.get_text() for t in axes[p].get_legend().get_texts()] for p in ("torque", "constraint_force")}
     assert legends["constraint_force"] == ["tip.x [N]", "tip.y [N]", "hold.q [N·m]"]
-    assert legends["torque"] == ["arm.slide [N]", "arm.elbow [N·m]", "arm.wrist [N·m]"]    # shoulder: τ ≡ 0
+    assert legends["torque"] == ["arm.slide [N]", "arm.elbow [N·m]", "arm.wrist [N·m]"]  # shoulder: τ ≡ 0
     assert plots.history_units(slide_run, "q") == ["rad", "m", "rad", "rad"]
     assert plots.history_units(slide_run, "lam") == ["N", "N", "N·m"]
 
@@ -247,9 +302,15 @@ def test_revolute_prismatic_run_with_mixed_rows(slide_run):
 def test_runs_saved_without_units_say_the_unit_is_unknown():
     axes = panel_labels(make_results(), PANELS)
     units = {p: label_units(ax.get_ylabel()) for p, ax in axes.items()}
-    assert units == {"task": ["m or rad"], "task_error": ["m or rad"], "torque": ["N or N·m"],
-                     "constraint_force": ["N or N·m"], "joints": ["m or rad"], "violation": ["m or rad"],
-                     "energy": ["J"]}
+    assert units == {
+        "task": ["m or rad"],
+        "task_error": ["m or rad"],
+        "torque": ["N or N·m"],
+        "constraint_force": ["N or N·m"],
+        "joints": ["m or rad"],
+        "violation": ["m or rad"],
+        "energy": ["J"],
+    }
     assert plots.history_units(make_results(), "q") is None
 
 
@@ -271,6 +332,7 @@ def capture_figures(monkeypatch, write: bool = True) -> list:
         def keep(fig, path, *args, _original=original, **kwargs):
             figures.append(fig)
             return _original(fig, path, *args, **kwargs) if write else path
+
         monkeypatch.setattr(plots, name, keep)
     return figures
 
@@ -282,7 +344,7 @@ def assert_axes_labelled(fig, where: str) -> None:
         if not ax.get_visible():
             continue
         title = f"{where}, axes {ax.get_title()!r}"
-        if getattr(ax, "_colorbar", None) is not None:                 # a colour bar: its long axis
+        if getattr(ax, "_colorbar", None) is not None:  # a colour bar: its long axis
             bar = ax._colorbar
             label_units(ax.get_ylabel() if bar.orientation == "vertical" else ax.get_xlabel(), title)
             continue
@@ -296,18 +358,37 @@ def assert_axes_labelled(fig, where: str) -> None:
 
 # ----------------------------------------------------------------------- the cases' own figures (synthetic)
 
+
 def synthetic_run(n_q=3, n_tau=None, n_task=2, n_rows=1, steps=21, metadata=None, **extra):
     """A small Results with the histories the case plots read (values are smooth, not physical)."""
     t = np.linspace(0.0, 1.0, steps)
-    wave = lambda k: np.column_stack([np.sin((i + 1) * t) + 0.1 * i for i in range(k)])   # noqa: E731
+    wave = lambda k: np.column_stack([np.sin((i + 1) * t) + 0.1 * i for i in range(k)])  # noqa: E731
     n_tau = n_q if n_tau is None else n_tau
     energy = 1.0 - 0.01 * t
-    hist = {"task_x": wave(n_task), "task_desired": wave(n_task) + 0.1, "task_error": 0.1 - 0.01 * wave(n_task),
-            "tau": wave(n_tau), "tau_k": wave(n_tau), "lam": wave(n_rows), "constraint_force": wave(n_q),
-            "violation": 1e-9 * (1 + t), "energy": energy, "kinetic": 0.5 + 0.1 * np.sin(t),
-            "dissipated": 0.01 * t, "applied_work": 0.02 * t, **extra}
-    return Results(kind="dynamic", times=t, q=wave(n_q), body_slices={}, v=np.cos(wave(n_q)), histories=hist,
-                   metadata=metadata or {})
+    hist = {
+        "task_x": wave(n_task),
+        "task_desired": wave(n_task) + 0.1,
+        "task_error": 0.1 - 0.01 * wave(n_task),
+        "tau": wave(n_tau),
+        "tau_k": wave(n_tau),
+        "lam": wave(n_rows),
+        "constraint_force": wave(n_q),
+        "violation": 1e-9 * (1 + t),
+        "energy": energy,
+        "kinetic": 0.5 + 0.1 * np.sin(t),
+        "dissipated": 0.01 * t,
+        "applied_work": 0.02 * t,
+        **extra,
+    }
+    return Results(
+        kind="dynamic",
+        times=t,
+        q=wave(n_q),
+        body_slices={},
+        v=np.cos(wave(n_q)),
+        histories=hist,
+        metadata=metadata or {},
+    )
 
 
 def case_figure_calls(tmp_path):
@@ -317,12 +398,25 @@ def case_figure_calls(tmp_path):
     out = tmp_path
     calls = []
     run = synthetic_run()
-    decomposition = {k: np.array([0.3, -0.9]) for k in ("q", "e_par", "e_perp", "f", "f_par", "f_perp",
-                                                         "constraint_force", "F_aghili")}
+    decomposition = {
+        k: np.array([0.3, -0.9])
+        for k in ("q", "e_par", "e_perp", "f", "f_par", "f_perp", "constraint_force", "F_aghili")
+    }
     decomposition.update(t=0.0, err_force=1e-12)
     c04 = load("04_particle_on_circle.py")
-    calls.append(("04", lambda: c04.plot(out / "04.png", synthetic_run(n_q=2), [decomposition, decomposition],
-                                         run.times, run.times, 1e-6 * run.times)))
+    calls.append(
+        (
+            "04",
+            lambda: c04.plot(
+                out / "04.png",
+                synthetic_run(n_q=2),
+                [decomposition, decomposition],
+                run.times,
+                run.times,
+                1e-6 * run.times,
+            ),
+        )
+    )
     c05 = load("05_slider_crank.py")
     calls.append(("05", lambda: c05.plot(out / "05.png", synthetic_run(n_q=2), [0.5], run.times)))
     c06 = load("06_redundant_four_bar.py")
@@ -334,39 +428,80 @@ def case_figure_calls(tmp_path):
     labels = [f"leg{i}.l{j}" for i in range(3) for j in range(2)] + ["platform.x", "platform.y", "platform.rz"]
     units = ["rad"] * 6 + ["m", "m", "rad"]
     meta = {"coordinate_labels": labels, "coordinate_units": units}
-    runs08 = {"elbows": synthetic_run(n_q=9, n_task=3, metadata={**meta, "task_labels": ["e.a", "e.b", "e.c"],
-                                                                   "task_units": ["rad"] * 3}),
-              "platform": synthetic_run(n_q=9, n_task=3, metadata={**meta, "task_labels": ["p.x", "p.y", "p.rz"],
-                                                                     "task_units": ["m", "m", "rad"]})}
+    runs08 = {
+        "elbows": synthetic_run(
+            n_q=9, n_task=3, metadata={**meta, "task_labels": ["e.a", "e.b", "e.c"], "task_units": ["rad"] * 3}
+        ),
+        "platform": synthetic_run(
+            n_q=9, n_task=3, metadata={**meta, "task_labels": ["p.x", "p.y", "p.rz"], "task_units": ["m", "m", "rad"]}
+        ),
+    }
     calls.append(("08", lambda: c08.plot(out / "08.png", runs08, labels)))
     c09 = load("09_underactuated_chain_control.py")
     calls.append(("09", lambda: c09.plot(out / "09.png", run, run.times, 0.5 + run.times)))
     c11 = load("11_arm_on_slider_control.py")
     xs = {name: np.column_stack([run.times, -run.times]) for name in ("pidc", "hybrid", "idc")}
-    series = {name: run.times for name in ("pidc", "hybrid", "idc")}
+    series = dict.fromkeys(("pidc", "hybrid", "idc"), run.times)
     calls.append(("11", lambda: c11.plot_fig8(out / "11.png", run.times, xs["idc"], xs, series, series, "fig 8")))
     c12 = load("12_flexible_pendulum.py")
     coms = {"a": np.column_stack([0.1 * run.times, 0 * run.times, -1.0 + 0 * run.times])}
-    calls.append(("12", lambda: (c12.plot_energy(out / "12e.png", {"a": run}),
-                                 c12.plot_swing(out / "12s.png", {"a": run}, coms, 0.5))))
+    calls.append(
+        (
+            "12",
+            lambda: (
+                c12.plot_energy(out / "12e.png", {"a": run}),
+                c12.plot_swing(out / "12s.png", {"a": run}, coms, 0.5),
+            ),
+        )
+    )
     c13 = load("13_plate_pendulum.py")
-    calls.append(("13", lambda: (c13.plot_energy(out / "13e.png", {"a": run}),
-                                 c13.plot_corner(out / "13c.png", {"a": run}, {"a": {"corner": run.times}}))))
+    calls.append(
+        (
+            "13",
+            lambda: (
+                c13.plot_energy(out / "13e.png", {"a": run}),
+                c13.plot_corner(out / "13c.png", {"a": run}, {"a": {"corner": run.times}}),
+            ),
+        )
+    )
     c14 = load("14_arm_with_beam.py")
-    calls.append(("14", lambda: (c14.plot_energy(out / "14e.png", {1: (run, run)}),
-                                 c14.plot_joints(out / "14j.png", {1: (run, run)}))))
+    calls.append(
+        (
+            "14",
+            lambda: (
+                c14.plot_energy(out / "14e.png", {1: (run, run)}),
+                c14.plot_joints(out / "14j.png", {1: (run, run)}),
+            ),
+        )
+    )
     c15 = load("15_beam_tip_inverse_statics.py")
-    beam = _Servo()                                                     # any object: the fake names no body
+    beam = _Servo()  # any object: the fake names no body
     asm15 = SimpleNamespace(bodies=[beam], coordinates=lambda body, q: np.reshape(q, (-1, 3)))
     servo = _Servo()
-    st = {"start": SimpleNamespace(q=np.zeros(3)), "sequence": SimpleNamespace(histories={"task_x": np.ones((3, 2))}),
-          "target": (1.0, 0.5)}
-    calls.append(("15", lambda: c15._plot(out, asm15, None, st, synthetic_run(n_q=3), np.ones((21, 2)),
-                                          1e-3 * (1 + run.times), servo)))
+    st = {
+        "start": SimpleNamespace(q=np.zeros(3)),
+        "sequence": SimpleNamespace(histories={"task_x": np.ones((3, 2))}),
+        "target": (1.0, 0.5),
+    }
+    calls.append(
+        (
+            "15",
+            lambda: c15._plot(
+                out, asm15, None, st, synthetic_run(n_q=3), np.ones((21, 2)), 1e-3 * (1 + run.times), servo
+            ),
+        )
+    )
     c16 = load("16_arm_beam_task_control.py")
-    reference = lambda t: (np.array([0.5, 0.2]), None, None)            # noqa: E731
-    calls.append(("16", lambda: (c16.plot_task(out / "16t.png", run, reference, 2.0, (0.01, 0.02), 0.5),
-                                 c16.plot_tip(out / "16d.png", run.times, np.ones((21, 2))))))
+    reference = lambda t: (np.array([0.5, 0.2]), None, None)  # noqa: E731
+    calls.append(
+        (
+            "16",
+            lambda: (
+                c16.plot_task(out / "16t.png", run, reference, 2.0, (0.01, 0.02), 0.5),
+                c16.plot_tip(out / "16d.png", run.times, np.ones((21, 2))),
+            ),
+        )
+    )
     return calls
 
 

@@ -1,6 +1,7 @@
 """Gauss rules of FlexibleBody per element axis (``quadrature=(n_ξ, n_η, n_ζ)``): rules that leave hourglass
 modes are refused, the reduced axial rule (2, 3, 3) of 27-node bricks passes the patch test on distorted
 elements, and the mass matrix keeps its exact rule."""
+
 import re
 
 import numpy as np
@@ -19,8 +20,9 @@ def _sheared(order: int) -> fb.HexMesh:
     return box.with_points(box.points @ np.array([[1.0, 0.3, -0.2], [0.1, 0.9, 0.25], [0.0, -0.15, 1.1]]).T)
 
 
-@pytest.mark.parametrize("cells, rule, modes", [(27, (2, 2, 2), 27), (27, (2, 2, 3), 12), (8, (1, 1, 1), 12),
-                                                (8, (1, 2, 2), 1)])
+@pytest.mark.parametrize(
+    "cells, rule, modes", [(27, (2, 2, 2), 27), (27, (2, 2, 3), 12), (8, (1, 1, 1), 12), (8, (1, 2, 2), 1)]
+)
 def test_rules_with_hourglass_modes_are_refused(cells, rule, modes):
     assert spurious_modes(cells, rule) == modes
     mesh = fb.mesh.box((1, 1, 1), (1, 1, 1), order=1 if cells == 8 else 2)
@@ -40,7 +42,7 @@ def test_reduced_axial_rule_passes_the_patch_test(rule):
     A = np.array([[1.02, 0.01, -0.02], [0.0, 0.99, 0.015], [0.01, -0.01, 1.01]])
     q = (mesh.points @ A.T).ravel()
     f = reduced.internal_force(q).reshape(-1, 3)
-    box = fb.mesh.box((1.0, 0.5, 0.4), (3, 2, 2), order=2).points            # the points before the map
+    box = fb.mesh.box((1.0, 0.5, 0.4), (3, 2, 2), order=2).points  # the points before the map
     interior = np.all((box > 1e-9) & (box < box.max(axis=0) - 1e-9), axis=1)
     scale = np.abs(f).max()
     assert np.abs(f[interior]).max() <= 1e-10 * scale
@@ -51,7 +53,7 @@ def test_reduced_axial_rule_passes_the_patch_test(rule):
 def test_mass_matrix_keeps_its_exact_rule():
     box = fb.mesh.box((1.0, 0.5, 0.4), (3, 2, 2), order=2)
     X = box.points.copy()
-    X[:, 1] += 0.05 * np.sin(3 * X[:, 0]) * X[:, 2]                          # curved elements
+    X[:, 1] += 0.05 * np.sin(3 * X[:, 0]) * X[:, 2]  # curved elements
     mesh = box.with_points(X)
     reduced, full = fb.FlexibleBody("r", mesh, MATERIAL, quadrature=(2, 3, 3)), fb.FlexibleBody("f", mesh, MATERIAL)
     assert abs(reduced.mass_matrix() - full.mass_matrix()).max() <= 1e-12 * full.mass_matrix().max()

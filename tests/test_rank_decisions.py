@@ -5,19 +5,19 @@ The direct map J̄ᵀΘᵀSᵀ of a task on a flexible node that no actuator tou
 (σ ≈ 6.9e-9 and 1.2e-9 1/m for the flagship's beam tip): a tolerance relative to its own σ_max calls it
 full rank, although the joints reach the tip only through the beam's consistent-mass coupling [DE 6.3].
 Against σ_ref — the σ_max of the same map with every coordinate actuated — it is rank 0."""
+
 import numpy as np
 import pytest
+from case_files import load
 
 import flexbody as fb
-from flexbody.control.actuation import (AUTHORITY_ILL, AUTHORITY_RTOL, MAP_ATOL, actuation_report,
-                                        check_authority)
-from case_files import load
+from flexbody.control.actuation import AUTHORITY_ILL, AUTHORITY_RTOL, MAP_ATOL, actuation_report, check_authority
 
 
 @pytest.fixture(scope="module")
 def flagship():
     case = load("16_arm_beam_task_control.py")
-    asm = case.build().assemble()                                       # full size: 12 x 2 x 2 bricks
+    asm = case.build().assemble()  # full size: 12 x 2 x 2 bricks
     return case, asm
 
 
@@ -28,12 +28,19 @@ def test_flagship_tip_task_is_not_actuated_and_the_report_says_why(flagship):
     tip = actuation_report(asm, asm.q0, v, case.tip_task(asm)).maps["direct"]
     assert flange.ok and flange.rank == 2 and flange.sigma_min / flange.reference > 0.1
     assert not tip.ok and tip.rank == 0
-    assert tip.sigma_max / tip.reference < 1e-7                      # far below the 1e-6 threshold, not near it
-    assert tip.sigma_min / tip.sigma_max > 0.1                        # a relative test alone would pass it
+    assert tip.sigma_max / tip.reference < 1e-7  # far below the 1e-6 threshold, not near it
+    assert tip.sigma_min / tip.sigma_max > 0.1  # a relative test alone would pass it
     assert tip.tol == pytest.approx(AUTHORITY_RTOL * tip.reference)
     text = str(tip)
-    for part in ("σ_max", "σ_min", f"tol {tip.tol:.3g}", "σ_ref", "every coordinate actuated", "FAILS",
-                 "times the effort of full actuation"):
+    for part in (
+        "σ_max",
+        "σ_min",
+        f"tol {tip.tol:.3g}",
+        "σ_ref",
+        "every coordinate actuated",
+        "FAILS",
+        "times the effort of full actuation",
+    ):
         assert part in text, (part, text)
 
 
@@ -41,12 +48,13 @@ def test_sigma_ref_is_the_same_map_with_every_coordinate_actuated(flagship):
     case, asm = flagship
     from flexbody.control.context import ControlContext
     from flexbody.control.maps import direct_mapping
+
     ctx = ControlContext(asm, 0.0, asm.q0, np.zeros(asm.n_dofs))
     mapping = direct_mapping(ctx, ctx.task(case.tip_task(asm)))
-    full = mapping.full_actuation()                                   # J̄ᵀΘᵀ by m_T mass solves
+    full = mapping.full_actuation()  # J̄ᵀΘᵀ by m_T mass solves
     brute = mapping.osp.J_bar.T - np.asarray((ctx.Phi_hat @ mapping.osp.J_bar).T) @ ctx.Phi_bar_T(np.eye(asm.n_dofs))
     assert np.abs(full - brute).max() <= 1e-12 * np.abs(brute).max()
-    assert np.allclose(full @ ctx.S.T, mapping.B, rtol=0, atol=1e-12 * np.abs(full).max())   # B = (J̄ᵀΘᵀ) Sᵀ
+    assert np.allclose(full @ ctx.S.T, mapping.B, rtol=0, atol=1e-12 * np.abs(full).max())  # B = (J̄ᵀΘᵀ) Sᵀ
 
 
 def _arm(scale: float) -> fb.System:
@@ -74,4 +82,4 @@ def test_uniformly_small_maps_are_judged_against_full_actuation(size, rank, ill)
     check = check_authority("B", size * np.eye(2), full, 2, "test", "reaching the task", reference_name="I")
     assert check.rank == rank and check.ok == (rank == 2) and check.ill_conditioned == ill
     assert check.reference == 1.0 and check.tol == max(AUTHORITY_RTOL, MAP_ATOL)
-    assert AUTHORITY_RTOL < 1e-4 < AUTHORITY_ILL                        # the middle case sits between them
+    assert AUTHORITY_RTOL < 1e-4 < AUTHORITY_ILL  # the middle case sits between them

@@ -1,6 +1,7 @@
 """Reduced-order flexible bodies (floating frame of reference): their mass matrix and forces against Lagrange's
 equations of the full FE mass on the same motion, their anchors against finite differences, their geometric
 stiffening against the preloaded modes of the full ANCF model, and their motion against the full ANCF model."""
+
 import numpy as np
 import pytest
 
@@ -94,7 +95,7 @@ def test_geometric_stiffening_gives_the_preloaded_full_model_frequencies():
     """A soft bar hanging in gravity (tension): modal analysis about the static state under the load, full ANCF
     (geometric stiffness of the preload) against the reduced body with and without stiffening."""
     bar = _bar(young=5e6, divisions=(10, 1, 1))
-    gravity = (9.81, 0.0, 0.0)                                   # along the bar: it hangs from x = 0
+    gravity = (9.81, 0.0, 0.0)  # along the bar: it hangs from x = 0
     full = fb.modal_analysis(fb.System([bar], [fb.Fix(bar, "x0")], loads=[fb.Gravity(bar, gravity)]), n_modes=4)
     unloaded = fb.modal_analysis(fb.System([bar], [fb.Fix(bar, "x0")]), n_modes=4)
     found = {}
@@ -103,9 +104,9 @@ def test_geometric_stiffening_gives_the_preloaded_full_model_frequencies():
         link = tree.add_link("clamp", joint=fb.Fixed())
         red = ReducedBody("bar", fb.solvers.craig_bampton(bar, "x0", 8), link, geometric_stiffening=stiffening)
         found[stiffening] = fb.modal_analysis(fb.System([tree, red]), n_modes=4).frequencies
-    assert full.frequencies[0] / unloaded.frequencies[0] > 1.4                  # a strong preload effect
-    assert np.abs(found[True] / full.frequencies - 1).max() < 1e-3              # measured 3.6e-4
-    assert np.abs(found[False] / unloaded.frequencies - 1).max() < 1e-6         # the linear modes themselves
+    assert full.frequencies[0] / unloaded.frequencies[0] > 1.4  # a strong preload effect
+    assert np.abs(found[True] / full.frequencies - 1).max() < 1e-3  # measured 3.6e-4
+    assert np.abs(found[False] / unloaded.frequencies - 1).max() < 1e-6  # the linear modes themselves
 
 
 def test_hinged_bar_follows_the_full_ancf_model():
@@ -121,11 +122,12 @@ def test_hinged_bar_follows_the_full_ancf_model():
             asm = fb.System([tree, body]).assemble()
         else:
             body = bar
-            asm = fb.System([tree, bar], [fb.AttachNodes(bar, "x0", link)],
-                            loads=[fb.Gravity(bar, (0.0, 0.0, -9.81))]).assemble()
+            asm = fb.System(
+                [tree, bar], [fb.AttachNodes(bar, "x0", link)], loads=[fb.Gravity(bar, (0.0, 0.0, -9.81))]
+            ).assemble()
         res = fb.simulate(asm, 0.3, integrator=fb.GeneralizedAlpha(dt=1e-3))
         tips[reduced] = asm.coordinates(body, res.q, nodes="x1").mean(axis=1)
-    assert np.abs(tips[True] - tips[False]).max() < 1e-4                        # 2.4e-5 m, L = 1 m
+    assert np.abs(tips[True] - tips[False]).max() < 1e-4  # 2.4e-5 m, L = 1 m
 
 
 def test_free_free_body_pinned_at_a_node_keeps_its_pin_and_energy():
@@ -140,9 +142,9 @@ def test_free_free_body_pinned_at_a_node_keeps_its_pin_and_energy():
     res = fb.simulate(asm, 0.2, integrator=fb.GeneralizedAlpha(dt=2e-3, rho_inf=1.0))
     energies = np.array([sum(asm.energy(q, v)) for q, v in zip(res.q, res.v)])
     kinetic = max(asm.energy(q, v)[0] for q, v in zip(res.q, res.v))
-    assert np.abs(energies - energies[0]).max() < 2e-4 * kinetic                  # measured 4.3e-5
+    assert np.abs(energies - energies[0]).max() < 2e-4 * kinetic  # measured 4.3e-5
     corner = asm.coordinates(red, res.q, nodes=[0])[:, 0]
-    assert np.abs(corner - bar.mesh.points[0]).max() < 1e-9                      # 6.8e-14 m
+    assert np.abs(corner - bar.mesh.points[0]).max() < 1e-9  # 6.8e-14 m
 
 
 def test_free_modes_match_the_modal_analysis_of_the_free_body():
@@ -176,7 +178,7 @@ def test_bad_reduced_bodies_are_named():
     tree = fb.RigidTree("frame")
     link = tree.add_link("body", joint=fb.FreeFlyer())
     rigid_content = fb.solvers.craig_bampton(bar, "x0", 2)
-    with pytest.raises(fb.FlexbodyError, match="rigid-body motion"):     # interface kept, nothing clamped
+    with pytest.raises(fb.FlexbodyError, match="rigid-body motion"):  # interface kept, nothing clamped
         fb.System([tree, ReducedBody("bar", rigid_content, link, clamp=[])]).assemble()
     with pytest.raises(fb.ModelError, match="outside the basis's interface"):
         ReducedBody("bar", rigid_content, link, clamp="x1")
@@ -195,8 +197,11 @@ def test_reduced_and_full_bodies_share_a_system_through_a_pin():
     tree = fb.RigidTree("hinge", gravity=(0.0, 0.0, -9.81))
     hub = tree.add_link("hub", joint=fb.Revolute((0, 1, 0)))
     red = ReducedBody("arm", fb.solvers.craig_bampton(arm, "x0", 4), hub)
-    second = fb.FlexibleBody("second", fb.mesh.box((1.0, 0.05, 0.05), (6, 1, 1), order=2, origin=(1.0, -0.025, -0.025)),
-                             fb.StVenantKirchhoff(young=5e7, poisson=0.3, density=1000.0))
+    second = fb.FlexibleBody(
+        "second",
+        fb.mesh.box((1.0, 0.05, 0.05), (6, 1, 1), order=2, origin=(1.0, -0.025, -0.025)),
+        fb.StVenantKirchhoff(young=5e7, poisson=0.3, density=1000.0),
+    )
     base = fb.nearest_node(second, (1.0, 0.0, 0.0))
     pin = fb.PointToPoint(red.point("x1"), base, name="pin")
     asm = fb.System([tree, red, second], [pin], loads=[fb.Gravity(second, (0.0, 0.0, -9.81))]).assemble()
@@ -204,20 +209,23 @@ def test_reduced_and_full_bodies_share_a_system_through_a_pin():
     res = fb.simulate(asm, 0.3, integrator=fb.GeneralizedAlpha(dt=2e-3, rho_inf=1.0))
     energies = np.array([sum(asm.energy(q, v)) for q, v in zip(res.q, res.v)])
     kinetic = max(asm.energy(q, v)[0] for q, v in zip(res.q, res.v))
-    assert np.abs(energies - energies[0]).max() < 1e-4 * kinetic                  # measured 5.7e-6
-    assert np.max(res.histories["violation"]) < 1e-9                             # 1.7e-11 m
+    assert np.abs(energies - energies[0]).max() < 1e-4 * kinetic  # measured 5.7e-6
+    assert np.max(res.histories["violation"]) < 1e-9  # 1.7e-11 m
 
 
 def test_free_body_is_stiffened_under_inertia_relief():
     """A free–free body's static responses balance each load by its rigid-body acceleration: K u = f − MR(RᵀMR)⁻¹Rᵀf
     with u M-orthogonal to the rigid motions R; gravity (uniform) then leaves no stress, the centrifugal field does."""
     from flexbody.reduced.stiffening import _relieved_responses
+
     bar = _bar(divisions=(6, 1, 1))
     basis = fb.solvers.free_modes(bar, 3)
     M, K = bar.mass_matrix(), bar.tangent(bar.reference_coordinates())
     X = bar.mesh.points
     R = np.column_stack([np.tile(e, len(X)) for e in np.eye(3)] + [np.cross(e, X).ravel() for e in np.eye(3)])
-    loads = np.column_stack([M @ np.tile((0.0, 0.0, -9.81), len(X)), M @ np.column_stack([X[:, 0], 0 * X[:, 0], 0 * X[:, 0]]).ravel()])
+    loads = np.column_stack(
+        [M @ np.tile((0.0, 0.0, -9.81), len(X)), M @ np.column_stack([X[:, 0], 0 * X[:, 0], 0 * X[:, 0]]).ravel()]
+    )
     relieved = loads - (M @ R) @ np.linalg.solve(R.T @ (M @ R), R.T @ loads)
     u = _relieved_responses(bar, loads, (2 * np.pi * basis.fixed_interface_frequencies[0]) ** 2)
     assert np.abs(K @ u - relieved).max() <= 1e-9 * np.abs(loads).max()

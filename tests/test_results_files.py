@@ -1,6 +1,7 @@
 """Results files that are truncated, tampered with, mixed or missing: ``Results.load`` raises a FlexbodyError
 naming the directory and what is wrong, never loads them silently wrong, and ``flexbody export`` on them is a
 one-line error (issue 21, item 3)."""
+
 from __future__ import annotations
 
 import json
@@ -43,7 +44,7 @@ def _rewrite_json(path, change):
 
 def _truncate(path):
     data = path.read_bytes()
-    path.write_bytes(data[:len(data) // 2])
+    path.write_bytes(data[: len(data) // 2])
 
 
 def _set(arrays, key, value):
@@ -61,28 +62,51 @@ TAMPERINGS = {
     "npz removed": ("complete", "results.npz", lambda p: p.unlink(), "results.npz"),
     "json not JSON": ("complete", "results.json", lambda p: p.write_text("{"), "JSONDecodeError"),
     "json a list": ("complete", "results.json", lambda p: p.write_text("[]"), "does not hold an object"),
-    "json without kind": ("complete", "results.json",
-                          lambda p: _rewrite_json(p, lambda m: {k: v for k, v in m.items() if k != "kind"}), "'kind'"),
-    "q row dropped": ("complete", "results.npz", lambda p: _rewrite_npz(p, lambda a: _set(a, "q", a["q"][:-1])),
-                      "51 times but q of shape (50, 2)"),
+    "json without kind": (
+        "complete",
+        "results.json",
+        lambda p: _rewrite_json(p, lambda m: {k: v for k, v in m.items() if k != "kind"}),
+        "'kind'",
+    ),
+    "q row dropped": (
+        "complete",
+        "results.npz",
+        lambda p: _rewrite_npz(p, lambda a: _set(a, "q", a["q"][:-1])),
+        "51 times but q of shape (50, 2)",
+    ),
     "NaN in q": ("complete", "results.npz", lambda p: _rewrite_npz(p, _nan_row), "q is not finite at row 3"),
-    "times reversed": ("complete", "results.npz",
-                       lambda p: _rewrite_npz(p, lambda a: _set(a, "times", a["times"][::-1].copy())),
-                       "times do not increase after row 0"),
-    "history shortened": ("complete", "results.npz",
-                          lambda p: _rewrite_npz(p, lambda a: _set(a, "history__lam", a["history__lam"][:10])),
-                          "history 'lam' has 10 rows for 51 times"),
-    "body slices shifted": ("complete", "results.json",
-                            lambda p: _rewrite_json(p, lambda m: {**m, "body_slices": {"crank": [1, 3]}}),
-                            "do not tile the 2 coordinates"),
-    "pickled array": ("complete", "results.npz",
-                      lambda p: np.savez(p, times=np.zeros(2), q=np.array([None, 1.0], dtype=object)),
-                      "allow_pickle=False"),
+    "times reversed": (
+        "complete",
+        "results.npz",
+        lambda p: _rewrite_npz(p, lambda a: _set(a, "times", a["times"][::-1].copy())),
+        "times do not increase after row 0",
+    ),
+    "history shortened": (
+        "complete",
+        "results.npz",
+        lambda p: _rewrite_npz(p, lambda a: _set(a, "history__lam", a["history__lam"][:10])),
+        "history 'lam' has 10 rows for 51 times",
+    ),
+    "body slices shifted": (
+        "complete",
+        "results.json",
+        lambda p: _rewrite_json(p, lambda m: {**m, "body_slices": {"crank": [1, 3]}}),
+        "do not tile the 2 coordinates",
+    ),
+    "pickled array": (
+        "complete",
+        "results.npz",
+        lambda p: np.savez(p, times=np.zeros(2), q=np.array([None, 1.0], dtype=object)),
+        "allow_pickle=False",
+    ),
     "part removed": ("stopped", "parts/part_00001.npz", lambda p: p.unlink(), "part_00001.npz"),
     "part truncated": ("stopped", "parts/part_00002.npz", _truncate, "BadZipFile"),
-    "part of another run": ("stopped", "parts/part_00002.npz",
-                            lambda p: _rewrite_npz(p, lambda a: _set(a, "q", np.zeros((len(a["times"]), 3)))),
-                            "all the input array dimensions"),
+    "part of another run": (
+        "stopped",
+        "parts/part_00002.npz",
+        lambda p: _rewrite_npz(p, lambda a: _set(a, "q", np.zeros((len(a["times"]), 3)))),
+        "all the input array dimensions",
+    ),
 }
 
 
@@ -91,7 +115,7 @@ def test_tampered_results_are_named_errors(name, saved, tmp_path, capsys):
     run, file, tamper, needle = TAMPERINGS[name]
     directory = tmp_path / run
     shutil.copytree(saved / run, directory)
-    fb.Results.load(directory)                                   # loads before it is tampered with
+    fb.Results.load(directory)  # loads before it is tampered with
     tamper(directory / file)
     with pytest.raises(FlexbodyError, match=str(directory)) as info:
         fb.Results.load(directory)
@@ -125,7 +149,10 @@ def test_a_run_killed_between_writes_keeps_every_completed_step(kind, tmp_path):
     import signal
     import subprocess
     import sys
-    proc = subprocess.run([sys.executable, "-c", KILLED_RUN, str(tmp_path), kind], capture_output=True, timeout=300)
+
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLED_RUN, str(tmp_path), kind], capture_output=True, timeout=300, check=False
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()[-2000:]
     partial = fb.Results.load(tmp_path)
     journaled = partial.metadata["journal_rows"]
@@ -137,4 +164,4 @@ def test_a_run_killed_between_writes_keeps_every_completed_step(kind, tmp_path):
     np.testing.assert_array_equal(partial.q, plain.q[:38])
     np.testing.assert_array_equal(partial.v, plain.v[:38])
     lam = partial.histories["lam"]
-    assert np.isnan(lam[38 - journaled:]).all() and not np.isnan(lam[:38 - journaled]).any()
+    assert np.isnan(lam[38 - journaled :]).all() and not np.isnan(lam[: 38 - journaled]).any()

@@ -14,21 +14,22 @@
   forward ∘ inverse dynamics = identity.
 * Bad input raises FlexbodyError subclasses naming the culprit.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from flexbody.errors import FlexbodyError, ModelError, StateError
 import flexbody as fb
-from flexbody.rigid import Fixed, Prismatic, RigidTree, Revolute
+from flexbody.errors import FlexbodyError, ModelError, StateError
+from flexbody.rigid import Fixed, Prismatic, Revolute, RigidTree
 
 pin = pytest.importorskip("pinocchio")
 from pinocchio_oracle import PinocchioOracle  # noqa: E402
 
 RTOL = 1e-10
-GRAVITY = (1.3, -2.1, -9.4)   # not aligned with any axis
+GRAVITY = (1.3, -2.1, -9.4)  # not aligned with any axis
 
 
 # ============================================================================ random trees
@@ -59,18 +60,18 @@ def random_tree(seed: int, n_dofs: int, *, branching: bool, n_fixed: int, name: 
     tree = RigidTree(name, gravity=GRAVITY)
     assert n_fixed >= 4
     kinds = ["R" if rng.random() < 0.6 else "P" for _ in range(n_dofs)]
-    kinds[0], kinds[1] = "R", "P"                 # both kinds surely present
+    kinds[0], kinds[1] = "R", "P"  # both kinds surely present
     for pos in sorted(rng.choice(np.arange(2, n_dofs), size=n_fixed - 3, replace=False), reverse=True):
         kinds.insert(int(pos), "F")
     # a ground-fixed base first, then a pair of consecutive Fixed links (child of each other) in the middle
     mid = len(kinds) // 2 + 1
-    sequence = ["F"] + kinds[: mid - 1] + ["F", "F"] + kinds[mid - 1:]
+    sequence = ["F", *kinds[: mid - 1], "F", "F", *kinds[mid - 1 :]]
     links = []
     for i, kind in enumerate(sequence):
         if not links:
             parent = None
         elif i == mid + 1:
-            parent = links[-1]                  # Fixed on Fixed
+            parent = links[-1]  # Fixed on Fixed
         elif branching:
             # prefer recent links (deep trees) but branch often; occasionally a second root
             parent = None if rng.random() < 0.05 else links[int(rng.integers(max(0, len(links) - 6), len(links)))]
@@ -78,9 +79,18 @@ def random_tree(seed: int, n_dofs: int, *, branching: bool, n_fixed: int, name: 
             parent = links[-1]
         joint = {"R": lambda: Revolute(unit(rng)), "P": lambda: Prismatic(unit(rng)), "F": Fixed}[kind]()
         mass = float(rng.uniform(0.2, 3.0))
-        links.append(tree.add_link(
-            f"L{i}{kind}", parent, joint, origin=rng.uniform(-0.4, 0.4, 3), rotation=random_rotation(rng),
-            mass=mass, com=rng.uniform(-0.2, 0.2, 3), inertia=random_inertia(rng, mass)))
+        links.append(
+            tree.add_link(
+                f"L{i}{kind}",
+                parent,
+                joint,
+                origin=rng.uniform(-0.4, 0.4, 3),
+                rotation=random_rotation(rng),
+                mass=mass,
+                com=rng.uniform(-0.2, 0.2, 3),
+                inertia=random_inertia(rng, mass),
+            )
+        )
     assert tree.n_dofs == n_dofs
     assert sum(isinstance(l.joint, Fixed) for l in tree.links) == n_fixed
     return tree
@@ -102,8 +112,7 @@ def case(request):
 def random_states(tree, seed, count=4):
     rng = np.random.default_rng(seed)
     n = tree.n_dofs
-    return [(rng.uniform(-np.pi, np.pi, n), rng.uniform(-2.0, 2.0, n), rng.uniform(-3.0, 3.0, n))
-            for _ in range(count)]
+    return [(rng.uniform(-np.pi, np.pi, n), rng.uniform(-2.0, 2.0, n), rng.uniform(-3.0, 3.0, n)) for _ in range(count)]
 
 
 def rel_err(x, ref, floor: float) -> float:
@@ -145,8 +154,9 @@ def test_oracle_ordering_matches(case):
         assert not np.array_equal(oracle.perm, np.arange(tree.n_dofs))  # the reordering is exercised
     q = np.random.default_rng(5).uniform(-2, 2, tree.n_dofs)
     M = oracle.mass_matrix(q)
-    M_rnea = np.array([oracle.inverse_dynamics(q, np.zeros(tree.n_dofs), e) - oracle.gravity_force(q)
-                       for e in np.eye(tree.n_dofs)]).T
+    M_rnea = np.array(
+        [oracle.inverse_dynamics(q, np.zeros(tree.n_dofs), e) - oracle.gravity_force(q) for e in np.eye(tree.n_dofs)]
+    ).T
     assert np.abs(M - M_rnea).max() <= 1e-12 * np.abs(M).max()
 
 
@@ -163,8 +173,14 @@ def test_joint_space_dynamics_vs_pinocchio(case):
         tau_ref = oracle.inverse_dynamics(q, v, a)
         check("inverse_dynamics", tree.inverse_dynamics(q, v, a), tau_ref, 1e-300, rec)
         # forward dynamics vs ABA (conditioning of M can amplify rounding: a little looser)
-        check("forward_dynamics", tree.forward_dynamics(q, v, tau_ref), oracle.forward_dynamics(q, v, tau_ref),
-              1e-300, rec, rtol=1e-8)
+        check(
+            "forward_dynamics",
+            tree.forward_dynamics(q, v, tau_ref),
+            oracle.forward_dynamics(q, v, tau_ref),
+            1e-300,
+            rec,
+            rtol=1e-8,
+        )
         kin = tree.kinematics(q, v)
         T_ref = oracle.kinetic_energy(q, v)
         check("kinetic_energy", kin.kinetic_energy(), T_ref, 1e-300, rec)
@@ -191,13 +207,22 @@ def test_kinematics_vs_pinocchio(case):
             check("point_jacobian", Jp, oracle.point_jacobian(q, link.name, o), 1.0, rec)
             Jw = kin.dense(*kin.angular_jacobian(link))
             check("angular_jacobian", Jw, oracle.angular_jacobian(q, link.name), 1.0, rec)
-            check("point_velocity", kin.point_velocity(link, o), oracle.point_velocity(q, v, link.name, o),
-                  vscale, rec)
+            check("point_velocity", kin.point_velocity(link, o), oracle.point_velocity(q, v, link.name, o), vscale, rec)
             check("angular_velocity", kin.angular_velocity(link), oracle.angular_velocity(q, v, link.name), vscale, rec)
-            check("point_bias_acceleration", kin.point_bias_acceleration(link, o),
-                  oracle.point_bias_acceleration(q, v, link.name, o), vscale ** 2, rec)
-            check("angular_bias_acceleration", kin.angular_bias_acceleration(link),
-                  oracle.angular_bias_acceleration(q, v, link.name), vscale ** 2, rec)
+            check(
+                "point_bias_acceleration",
+                kin.point_bias_acceleration(link, o),
+                oracle.point_bias_acceleration(q, v, link.name, o),
+                vscale**2,
+                rec,
+            )
+            check(
+                "angular_bias_acceleration",
+                kin.angular_bias_acceleration(link),
+                oracle.angular_bias_acceleration(q, v, link.name),
+                vscale**2,
+                rec,
+            )
 
 
 def test_oracle_classical_acceleration_is_derivative_of_point_velocity(case):
@@ -208,7 +233,9 @@ def test_oracle_classical_acceleration_is_derivative_of_point_velocity(case):
     h = 1e-5
     for link in tree.links[-3:]:
         o = np.array([0.2, -0.1, 0.15])
-        fd = (oracle.point_velocity(q + h * v, v, link.name, o) - oracle.point_velocity(q - h * v, v, link.name, o)) / (2 * h)
+        fd = (oracle.point_velocity(q + h * v, v, link.name, o) - oracle.point_velocity(q - h * v, v, link.name, o)) / (
+            2 * h
+        )
         acc = oracle.point_bias_acceleration(q, v, link.name, o)
         assert np.abs(acc - fd).max() <= 1e-6 * max(1.0, np.abs(fd).max())
 
@@ -233,8 +260,12 @@ def test_aghili_two_link_arm():
         q, v = rng.uniform(-np.pi, np.pi, 2), rng.uniform(-3, 3, 2)
         c1, c2, s2, c12 = np.cos(q[0]), np.cos(q[1]), np.sin(q[1]), np.cos(q[0] + q[1])
         M_ref = m * l**2 * np.array([[3 + 2 * c2, 1 + c2], [1 + c2, 1.0]])
-        h_ref = np.array([-m * l**2 * s2 * (v[1] ** 2 + 2 * v[0] * v[1]) + m * l * g * (c12 + 2 * c1),
-                          m * l**2 * s2 * v[0] ** 2 + m * l * g * c12])
+        h_ref = np.array(
+            [
+                -m * l**2 * s2 * (v[1] ** 2 + 2 * v[0] * v[1]) + m * l * g * (c12 + 2 * c1),
+                m * l**2 * s2 * v[0] ** 2 + m * l * g * c12,
+            ]
+        )
         g_ref = np.array([m * l * g * (c12 + 2 * c1), m * l * g * c12])
         assert rel_err(arm.mass_matrix(q), M_ref, 1e-300) <= 1e-12
         assert rel_err(arm.nonlinear_effects(q, v), h_ref, 1e-300) <= 1e-12
@@ -289,8 +320,13 @@ def test_bias_accelerations_vs_finite_differences(phys_tree):
         offs = offsets(tree, seed=4)
         for link in tree.links:
             o = offs[link.name]
-            Jv = lambda k: k.dense(*k.point_jacobian(link, o)) @ v  # noqa: E731
-            Jwv = lambda k: k.dense(*k.angular_jacobian(link)) @ v  # noqa: E731
+
+            def Jv(k, link=link, o=o, v=v):
+                return k.dense(*k.point_jacobian(link, o)) @ v
+
+            def Jwv(k, link=link, v=v):
+                return k.dense(*k.angular_jacobian(link)) @ v
+
             a_fd = (Jv(kp) - Jv(km)) / (2 * h)
             w_fd = (Jwv(kp) - Jwv(km)) / (2 * h)
             scale = max(1.0, np.abs(a_fd).max())
@@ -315,8 +351,13 @@ def test_gravity_is_gradient_of_potential(phys_tree):
     n, h = tree.n_dofs, 1e-6
     for q, _, _ in random_states(tree, seed=12, count=2):
         g = tree.gravity_force(q)
-        g_fd = np.array([(tree.kinematics(q + h * e).potential_energy()
-                          - tree.kinematics(q - h * e).potential_energy()) / (2 * h) for e in np.eye(n)])
+        g_fd = np.array(
+            [
+                (tree.kinematics(q + h * e).potential_energy() - tree.kinematics(q - h * e).potential_energy())
+                / (2 * h)
+                for e in np.eye(n)
+            ]
+        )
         assert np.abs(g - g_fd).max() <= 1e-7 * max(1.0, np.abs(g).max())
 
 
@@ -326,8 +367,13 @@ def test_bias_force_from_lagrangian(phys_tree):
     n, h = tree.n_dofs, 1e-6
     for q, v, _ in random_states(tree, seed=13, count=2):
         Mdot_v = (tree.mass_matrix(q + h * v) - tree.mass_matrix(q - h * v)) @ v / (2 * h)
-        dT = np.array([(tree.kinematics(q + h * e, v).kinetic_energy()
-                        - tree.kinematics(q - h * e, v).kinetic_energy()) / (2 * h) for e in np.eye(n)])
+        dT = np.array(
+            [
+                (tree.kinematics(q + h * e, v).kinetic_energy() - tree.kinematics(q - h * e, v).kinetic_energy())
+                / (2 * h)
+                for e in np.eye(n)
+            ]
+        )
         b_ref = Mdot_v - dT
         b = tree.bias_force(q, v)
         assert np.abs(b - b_ref).max() <= 1e-6 * max(1.0, np.abs(b).max())
@@ -352,7 +398,9 @@ def test_power_balance(phys_tree):
         assert abs(dE - power) <= 1e-6 * max(1.0, abs(power), np.abs(tau).max() * np.abs(v).max())
         # and with τ = 0 the energy is conserved to first order
         a0 = tree.forward_dynamics(q, v, np.zeros(tree.n_dofs))
-        dE0 = (energy(q + h * v + 0.5 * h**2 * a0, v + h * a0) - energy(q - h * v + 0.5 * h**2 * a0, v - h * a0)) / (2 * h)
+        dE0 = (energy(q + h * v + 0.5 * h**2 * a0, v + h * a0) - energy(q - h * v + 0.5 * h**2 * a0, v - h * a0)) / (
+            2 * h
+        )
         kin = tree.kinematics(q, v)
         assert abs(dE0) <= 1e-7 * (kin.kinetic_energy() + abs(kin.potential_energy()))
 
@@ -385,7 +433,7 @@ def test_power_balance_integrated(phys_tree):
         y = y + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
         t += dt
         p = y[n:] @ tau(t)
-        work += 0.5 * dt * (p + p_prev)        # trapezoid, O(dt²)
+        work += 0.5 * dt * (p + p_prev)  # trapezoid, O(dt²)
         p_prev = p
     assert abs(energy(y) - E0 - work) <= 1e-4 * max(1.0, abs(work))
 
@@ -397,8 +445,9 @@ def test_forward_inverse_roundtrip(phys_tree):
         assert np.abs(tree.forward_dynamics(q, v, tau) - a).max() <= 1e-9 * max(1.0, np.abs(a).max())
         M = tree.mass_matrix(q)
         assert np.abs(tau - (M @ a + tree.nonlinear_effects(q, v))).max() <= 1e-12 * np.abs(tau).max() * 10
-        assert np.abs(tree.nonlinear_effects(q, v) - tree.bias_force(q, v) - tree.gravity_force(q)).max() \
-            <= 1e-12 * max(1.0, np.abs(tau).max())
+        assert np.abs(
+            tree.nonlinear_effects(q, v) - tree.bias_force(q, v) - tree.gravity_force(q)
+        ).max() <= 1e-12 * max(1.0, np.abs(tau).max())
 
 
 def test_zero_velocity_bias_is_zero(phys_tree):
@@ -422,8 +471,11 @@ def test_reference_configuration_places_links_at_their_joint_frames():
     assert np.allclose(kin.p[b.index], np.array([1, 2, 3]) + R1 @ [0.5, 0, 0], atol=1e-15)
     # prismatic: q translates along the axis expressed in the joint frame
     kin = tree.kinematics([0.0, 0.7])
-    assert np.allclose(kin.p[b.index], np.array([1, 2, 3]) + R1 @ ([0.5, 0, 0] + R2 @ (0.7 * np.array([0, 1, 1]) / np.sqrt(2))),
-                       atol=1e-14)
+    assert np.allclose(
+        kin.p[b.index],
+        np.array([1, 2, 3]) + R1 @ ([0.5, 0, 0] + R2 @ (0.7 * np.array([0, 1, 1]) / np.sqrt(2))),
+        atol=1e-14,
+    )
     # revolute: q rotates about the axis expressed in the joint frame
     kin = tree.kinematics([0.4, 0.0])
     Rj = Rotation.from_rotvec(0.4 * np.array([1, 2, 3]) / np.sqrt(14)).as_matrix()
@@ -463,9 +515,15 @@ def test_zero_axis(joint):
         joint((0.0, np.nan, 1.0))
 
 
-@pytest.mark.parametrize("rotation", [np.diag([1.0, 1.0, -1.0]),                      # reflection
-                                      np.array([[1.0, 0.1, 0], [0, 1, 0], [0, 0, 1]]),  # not orthogonal
-                                      2 * np.eye(3), np.eye(2)])
+@pytest.mark.parametrize(
+    "rotation",
+    [
+        np.diag([1.0, 1.0, -1.0]),  # reflection
+        np.array([[1.0, 0.1, 0], [0, 1, 0], [0, 0, 1]]),  # not orthogonal
+        2 * np.eye(3),
+        np.eye(2),
+    ],
+)
 def test_non_rotation_placement(rotation):
     t = small_tree()
     with pytest.raises(ModelError, match="link 'child'"):
@@ -480,10 +538,15 @@ def test_negative_mass():
         t.add_link("heavy", "base", Revolute((1, 0, 0)), mass=np.nan)
 
 
-@pytest.mark.parametrize("inertia", [np.diag([1.0, 1.0, 3.0]),           # triangle inequality violated
-                                     np.diag([-0.1, 1.0, 1.0]),          # negative moment
-                                     np.array([[1.0, 0.2, 0], [0, 1, 0], [0, 0, 1]]),  # not symmetric
-                                     (0.1, 0.1, 0.5)])                   # principal moments, triangle
+@pytest.mark.parametrize(
+    "inertia",
+    [
+        np.diag([1.0, 1.0, 3.0]),  # triangle inequality violated
+        np.diag([-0.1, 1.0, 1.0]),  # negative moment
+        np.array([[1.0, 0.2, 0], [0, 1, 0], [0, 0, 1]]),  # not symmetric
+        (0.1, 0.1, 0.5),
+    ],
+)  # principal moments, triangle
 def test_non_physical_inertia(inertia):
     t = small_tree()
     with pytest.raises(ModelError, match="'wobbly'"):
@@ -514,8 +577,9 @@ def test_whole_tree_kernels_name_bad_input_and_a_singular_mass_matrix():
     tree whose M(q) is singular (a massless chain) is refused by forward dynamics with a StateError."""
     tree = fb.RigidTree("arm")
     l1 = tree.add_link("l1", None, fb.Revolute((0, 0, 1)), mass=1.0, com=(0.5, 0, 0), inertia=(0.1, 0.1, 0.1))
-    tree.add_link("l2", l1, fb.Revolute((0, 0, 1)), origin=(1.0, 0, 0), mass=1.0, com=(0.5, 0, 0),
-                  inertia=(0.1, 0.1, 0.1))
+    tree.add_link(
+        "l2", l1, fb.Revolute((0, 0, 1)), origin=(1.0, 0, 0), mass=1.0, com=(0.5, 0, 0), inertia=(0.1, 0.1, 0.1)
+    )
     q, v = np.array([0.3, np.nan]), np.zeros(2)
     with pytest.raises(fb.StateError, match=r"tree 'arm': q contains NaN or Inf at \['arm.l2'\]"):
         tree.mass_matrix(q)

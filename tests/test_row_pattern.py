@@ -1,5 +1,6 @@
 """The fixed CSR pattern of Φ (flexbody.system.row_pattern) and the compiled CSR products
 (flexbody.linalg.csr_products) against scipy and a dense sum of the constraints' pieces."""
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -26,10 +27,10 @@ def test_phi_of_an_arm_with_a_beam_is_the_sum_of_its_pieces_with_zeros_dropped()
         Phi = asm.constraint_rows(ev)[1]
         D = _dense_phi(asm, ev)
         assert sp.isspmatrix_csr(Phi) and Phi.has_canonical_format
-        assert Phi.nnz == np.count_nonzero(D)                 # exact zeros (a planar arm's y rows) not stored
+        assert Phi.nnz == np.count_nonzero(D)  # exact zeros (a planar arm's y rows) not stored
         assert np.array_equal(Phi.toarray(), D)
         patterns.add(id(asm._pattern))
-    assert len(patterns) == 1                                 # one pattern for every state
+    assert len(patterns) == 1  # one pattern for every state
 
 
 def test_pattern_follows_pieces_of_new_content_and_shape():
@@ -41,13 +42,13 @@ def test_pattern_follows_pieces_of_new_content_and_shape():
     assert pattern.fits(pieces)
     assert np.array_equal(pattern.matrix(pieces).toarray(), [[1, 0, 1, 0, 0], [0, 1, 2, 3, 0]])
     same_content = [(0, cols_a.copy(), eye), (0, cols_b.copy(), block * 2)]
-    assert pattern.fits(same_content)                         # other arrays, same positions
+    assert pattern.fits(same_content)  # other arrays, same positions
     moved = [(0, cols_a, eye), (0, np.array([3, 4]), block)]
     assert not pattern.fits(moved)
     wider = [(0, cols_a, eye), (0, np.array([2, 3, 4]), np.ones((2, 3)))]
     assert not pattern.fits(wider)
     other_identity = [(0, cols_a, -sp.identity(2, format="coo")), (0, cols_b, block)]
-    assert pattern.fits(other_identity)                       # same positions of a sparse block
+    assert pattern.fits(other_identity)  # same positions of a sparse block
     assert np.array_equal(pattern.matrix(other_identity).toarray()[:, :2], -np.eye(2))
 
 
@@ -73,14 +74,15 @@ def test_csr_products_are_bitwise_those_of_scipy():
 
 def test_sums_keep_the_pattern_of_their_first_term():
     from flexbody.linalg.csr_products import add_within, symmetric_part
+
     A = sp.csr_matrix(np.array([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]]))
     B = sp.csr_matrix(np.array([[-2.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]))
     S = add_within(A, B)
-    assert np.array_equal(S.indptr, A.indptr) and np.array_equal(S.indices, A.indices)   # the zero at (0, 0) kept
+    assert np.array_equal(S.indptr, A.indptr) and np.array_equal(S.indices, A.indices)  # the zero at (0, 0) kept
     assert np.array_equal(S.toarray(), (A + B).toarray())
     outside = sp.csr_matrix(np.array([[0.0, 0.0, 5.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]))
     assert np.array_equal(add_within(A, outside).toarray(), (A + outside).toarray())
     K = sp.csr_matrix(np.array([[1.0, 2.0, 0.0], [-2.0, 3.0, 0.0], [0.0, 0.0, 1.0]]))
     Ks = symmetric_part(K)
-    assert Ks.nnz == K.nnz                                   # (0, 1) and (1, 0) are zero, and stored
+    assert Ks.nnz == K.nnz  # (0, 1) and (1, 0) are zero, and stored
     assert np.array_equal(Ks.toarray(), 0.5 * (K + K.T).toarray())

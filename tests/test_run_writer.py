@@ -1,5 +1,6 @@
 """The recorder's column buffers, the run writer (background writes, failures) and the archives of
 ``io.results.save_npz`` (selective compression, loadable by ``np.load`` without pickles)."""
+
 from __future__ import annotations
 
 import threading
@@ -25,7 +26,7 @@ def test_column_grows_and_gives_views_of_its_rows():
     np.testing.assert_array_equal(column.array(), rows)
     np.testing.assert_array_equal(column[10:20], rows[10:20])
     first = column[0:64]
-    column.append(np.zeros(3))                             # growing keeps earlier views valid
+    column.append(np.zeros(3))  # growing keeps earlier views valid
     np.testing.assert_array_equal(first, rows[:64])
     with pytest.raises(FlexbodyError, match="shape"):
         column.append(np.zeros(4))
@@ -34,7 +35,7 @@ def test_column_grows_and_gives_views_of_its_rows():
         scalars.append(value)
     np.testing.assert_array_equal(scalars.array(), [1.0, 2.5, 3.0, 4.0])
     copied = Column.of(rows)
-    rows[0] = -1.0                                        # Column.of copies
+    rows[0] = -1.0  # Column.of copies
     assert copied[0][0] == 0.0 and len(copied) == 100
     assert Column().array().shape == (0,) and Column((3,)).array().shape == (0, 3)
 
@@ -56,8 +57,13 @@ def _writer_threads() -> list:
 
 def test_selective_archive_compresses_only_what_compresses_and_loads_without_pickles(tmp_path):
     rng = np.random.default_rng(1)
-    arrays = {"q": rng.standard_normal((400, 60)), "tau": np.zeros((400, 60)), "rank": np.full(400, 6.0),
-              "state": np.array('{"t": 1.0}'), "empty": np.zeros((0, 3))}
+    arrays = {
+        "q": rng.standard_normal((400, 60)),
+        "tau": np.zeros((400, 60)),
+        "rank": np.full(400, 6.0),
+        "state": np.array('{"t": 1.0}'),
+        "empty": np.zeros((0, 3)),
+    }
     for mode in ("stored", "deflate", "selective"):
         save_npz(tmp_path / f"{mode}.npz", arrays, compression=mode)
         with np.load(tmp_path / f"{mode}.npz", allow_pickle=False) as data:
@@ -75,7 +81,7 @@ def test_selective_archive_compresses_only_what_compresses_and_loads_without_pic
             assert set(kinds.values()) == {expected}
     with pytest.raises(FlexbodyError, match="compression"):
         save_npz(tmp_path / "x.npz", arrays, compression="zip")
-    with pytest.raises(ValueError):                       # objects would need pickles: refused
+    with pytest.raises(ValueError):  # objects would need pickles: refused
         save_npz(tmp_path / "x.npz", {"o": np.array([{"a": 1}], dtype=object)})
 
 
@@ -85,11 +91,11 @@ def _run(tmp_path):
 
 
 def test_saved_results_are_selectively_compressed_and_old_archives_still_load(tmp_path):
-    asm, res = _run(tmp_path)
+    _asm, res = _run(tmp_path)
     assert not _writer_threads()
     with zipfile.ZipFile(tmp_path / "run" / "results.npz") as archive:
         kinds = {info.filename: info.compress_type for info in archive.infolist()}
-    assert kinds["history__rank.npy"] == zipfile.ZIP_DEFLATED            # constant: compresses
+    assert kinds["history__rank.npy"] == zipfile.ZIP_DEFLATED  # constant: compresses
     back = fb.Results.load(tmp_path / "run")
     np.testing.assert_array_equal(back.q, res.q)
     for key, value in res.histories.items():
@@ -115,14 +121,23 @@ def _recorder(n_rows: int, n: int = 2):
         rows["q"].append(np.full(n, k))
         rows["v"].append(np.full(n, -k))
         rows.setdefault("a").append(np.full(n, 2 * k))
-    return _Recorder(rows=rows, dropped=set(), events=[], metadata={"integrator": "RK4"},
-                     body_slices=lambda: {}, asm=SimpleNamespace(n_dofs=n), rank0=1, rank_prev=1, t_last=0.0)
+    return _Recorder(
+        rows=rows,
+        dropped=set(),
+        events=[],
+        metadata={"integrator": "RK4"},
+        body_slices=dict,
+        asm=SimpleNamespace(n_dofs=n),
+        rank0=1,
+        rank_prev=1,
+        t_last=0.0,
+    )
 
 
 def test_a_failed_background_write_is_reported_and_its_rows_written_again(tmp_path):
     recorder = _recorder(5)
     writer = RunWriter.create(tmp_path, save_every=5)
-    (tmp_path / "parts").write_text("not a directory")               # the part cannot be written
+    (tmp_path / "parts").write_text("not a directory")  # the part cannot be written
     writer.write(recorder, {"integrator": "RK4", "t": 0.4}, {"q": np.zeros(2), "v": np.zeros(2)})
     with pytest.raises(FlexbodyError, match="cannot write the run"):
         writer.flush()
@@ -152,9 +167,12 @@ def test_writes_in_the_background_keep_their_order_and_rows(tmp_path):
         recorder.rows["v"].append(np.full(2, -k))
         recorder.rows.setdefault("a").append(np.full(2, 2 * k))
         if writer.due(recorder):
-            writer.write(recorder, {"integrator": "RK4", "k": k, "t": 0.1 * k},
-                         {"q": recorder.rows["q"][k], "v": recorder.rows["v"][k]})
-    writer.fail(recorder)                                 # writes the last row, waits, stops the thread
+            writer.write(
+                recorder,
+                {"integrator": "RK4", "k": k, "t": 0.1 * k},
+                {"q": recorder.rows["q"][k], "v": recorder.rows["v"][k]},
+            )
+    writer.fail(recorder)  # writes the last row, waits, stops the thread
     assert writer.n_parts == 4 and not _writer_threads()
     partial = fb.Results.load(tmp_path)
     np.testing.assert_array_equal(partial.q[:, 0], np.arange(10.0))

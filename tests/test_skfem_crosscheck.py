@@ -20,6 +20,7 @@ Measured (skfem 12.0.2, flexbody 0.1.0, deformation with |F − I| ≤ 0.25, J �
 force 1.0e-15 … 8.8e-15 (H27 largest), tangent 2.9e-16 … 3.4e-15; static solve with
 ``NewtonSettings(tol=1e-10)``: 5.2e-15 (H8, tip deflection 0.148 L) and 6.8e-15 (H27, 0.154 L).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,11 +29,18 @@ import pytest
 skfem = pytest.importorskip("skfem")
 fb = pytest.importorskip("flexbody")
 
-from skfem_oracle import (Material, SkfemHyperelastic, box_mesh, dof_permutation,  # noqa: E402
-                          smooth_deformation, solve_cantilever, vector_basis)
+from skfem_oracle import (  # noqa: E402
+    Material,
+    SkfemHyperelastic,
+    box_mesh,
+    dof_permutation,
+    smooth_deformation,
+    solve_cantilever,
+    vector_basis,
+)
 
 YOUNG, POISSON, DENSITY = 2.0e5, 0.3, 1000.0
-MATERIALS = {"svk": "StVenantKirchhoff", "neohookean": "NeoHookean"}      # oracle kind -> flexbody class
+MATERIALS = {"svk": "StVenantKirchhoff", "neohookean": "NeoHookean"}  # oracle kind -> flexbody class
 
 # (id, order, size, divisions, Gauss points per direction or None for the default)
 MESHES = [
@@ -57,8 +65,7 @@ def _pair(order, size, divisions, quadrature, kind, young=YOUNG):
     return body, oracle, dof_permutation(basis, points)
 
 
-@pytest.fixture(scope="module", params=[(m, k) for m in MESHES for k in MATERIALS],
-                ids=lambda p: f"{p[0][0]}-{p[1]}")
+@pytest.fixture(scope="module", params=[(m, k) for m in MESHES for k in MATERIALS], ids=lambda p: f"{p[0][0]}-{p[1]}")
 def deformed_pair(request):
     (_, order, size, divisions, quadrature), kind = request.param
     body, oracle, perm = _pair(order, size, divisions, quadrature, kind)
@@ -75,9 +82,9 @@ def test_skfem_intorder_gives_tensor_gauss_rule():
     for order, n in [(1, 2), (1, 3), (2, 3), (2, 2)]:
         basis = vector_basis(box_mesh((0, 0, 0), (1, 1, 1), (1, 1, 1), order), order, n)
         xi = np.sort(np.unique(np.round(basis.X[0], 14)))
-        gl = 0.5 * (np.polynomial.legendre.leggauss(n)[0] + 1)     # on skfem's [0, 1]
+        gl = 0.5 * (np.polynomial.legendre.leggauss(n)[0] + 1)  # on skfem's [0, 1]
         np.testing.assert_allclose(xi, gl, atol=1e-14)
-        assert basis.X.shape[1] == n ** 3
+        assert basis.X.shape[1] == n**3
 
 
 @pytest.mark.parametrize("order", [1, 2])
@@ -120,16 +127,13 @@ CANTILEVER = dict(size=(1.0, 0.1, 0.1), young=1.0e7)
 CANTILEVERS = [("H8", 1, (8, 2, 2), 7.0), ("H27", 2, (4, 1, 1), 4.5)]
 
 
-@pytest.mark.parametrize("order, divisions, tip_force", [c[1:] for c in CANTILEVERS],
-                         ids=[c[0] for c in CANTILEVERS])
+@pytest.mark.parametrize("order, divisions, tip_force", [c[1:] for c in CANTILEVERS], ids=[c[0] for c in CANTILEVERS])
 def test_static_cantilever_matches_skfem_newton(order, divisions, tip_force):
-    body, oracle, perm = _pair(order, CANTILEVER["size"], divisions, None, "svk",
-                               young=CANTILEVER["young"])
+    body, oracle, perm = _pair(order, CANTILEVER["size"], divisions, None, "svk", young=CANTILEVER["young"])
     mesh = body.mesh
     tip = mesh.node_set("x1")
     force = (0.0, 0.0, -tip_force)
-    system = fb.System([body], constraints=[fb.Fix(body, "x0")],
-                       loads=[fb.NodalForce(body, tip, force=force)])
+    system = fb.System([body], constraints=[fb.Fix(body, "x0")], loads=[fb.NodalForce(body, tip, force=force)])
     res = fb.solve_static(system, load_steps=5, settings=fb.NewtonSettings(tol=1e-10))
     u_fb = np.asarray(res.displacements(body))
 

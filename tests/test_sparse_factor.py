@@ -1,11 +1,12 @@
 """The one sparse factorisation (flexbody.linalg.sparse_factor): CHOLMOD for SPD matrices with the symbolic
 analysis kept while the pattern repeats, SuperLU for the rest; every sparse solver goes through it."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from flexbody.linalg.sparse_factor import NotPositiveDefinite, SparseFactor
+from flexbody.linalg.sparse_factor import NotPositiveDefiniteError, SparseFactor
 
 RNG = np.random.default_rng(11)
 
@@ -27,7 +28,7 @@ def test_symbolic_analysis_is_kept_while_the_pattern_repeats():
     for shift in (0.1, 0.2, 0.3):
         factor.factor(laplacian(30, shift))
     assert (factor.n_analyses, factor.n_cholesky) == (1, 3)
-    factor.factor(laplacian(31, 0.1))                    # another pattern: analysed again
+    factor.factor(laplacian(31, 0.1))  # another pattern: analysed again
     assert factor.n_analyses == 2
 
 
@@ -39,7 +40,7 @@ def test_indefinite_matrix_falls_back_to_lu_or_raises():
     factor = SparseFactor().factor(A)
     assert factor.method == "superlu" and factor.n_lu == 1
     assert np.allclose(A @ factor.solve(b), b, atol=1e-10)
-    with pytest.raises(NotPositiveDefinite):
+    with pytest.raises(NotPositiveDefiniteError):
         SparseFactor().factor(A, lu_fallback=False)
 
 
@@ -54,7 +55,9 @@ def test_unsymmetric_matrix_goes_to_lu():
 def test_a_pattern_within_the_analysed_one_reuses_the_analysis():
     import numpy as np
     import scipy.sparse as sp
+
     from flexbody.linalg.sparse_factor import HAVE_CHOLMOD, SparseFactor
+
     if not HAVE_CHOLMOD:
         return
     n = 30
@@ -65,7 +68,7 @@ def test_a_pattern_within_the_analysed_one_reuses_the_analysis():
     factor = SparseFactor().factor(full)
     fewer = full.copy()
     fewer.data[np.flatnonzero(np.abs(fewer.data) < 0.05 * np.abs(fewer.data).max())] = 0.0
-    fewer = 0.5 * (fewer + fewer.T).tocsc()                  # exact zeros dropped: a pattern within the first
+    fewer = 0.5 * (fewer + fewer.T).tocsc()  # exact zeros dropped: a pattern within the first
     fewer.eliminate_zeros()
     fewer = (fewer + 5.0 * sp.identity(n)).tocsc()
     assert fewer.nnz < full.nnz
@@ -78,5 +81,5 @@ def test_a_pattern_within_the_analysed_one_reuses_the_analysis():
         x = factor.factor(outside).solve(b)
         assert np.allclose(outside @ x, b, rtol=0, atol=1e-12)
     analyses = factor.n_analyses
-    factor.factor(full)                                      # the union was analysed: no new analysis
+    factor.factor(full)  # the union was analysed: no new analysis
     assert factor.n_analyses == analyses

@@ -1,4 +1,5 @@
 """Static Newton solver: convergence, load stepping, linear-solver choice, failures that keep results."""
+
 import numpy as np
 import pytest
 
@@ -24,7 +25,7 @@ def test_small_load_matches_linear_solution():
 
 
 def test_load_steps_are_recorded_and_converged():
-    beam, system = cantilever(force=(0.0, 0.0, -500.0))         # P L² / (E I) ≈ 9.6
+    beam, system = cantilever(force=(0.0, 0.0, -500.0))  # P L² / (E I) ≈ 9.6
     res = fb.solve_static(system, load_steps=4)
     assert np.allclose(res.times, [0, 0.25, 0.5, 0.75, 1.0])
     assert res.q.shape == (5, beam.n_dofs)
@@ -41,7 +42,7 @@ def test_load_steps_are_recorded_and_converged():
 
 def test_failed_increment_is_bisected():
     """With one step and few iterations allowed, bisection still reaches the full load."""
-    beam, system = cantilever(force=(0.0, 0.0, -20000.0))
+    _beam, system = cantilever(force=(0.0, 0.0, -20000.0))
     res = fb.solve_static(system, load_steps=1, settings=fb.NewtonSettings(max_iterations=12))
     assert res.times[-1] == 1.0 and len(res.times) > 2
 
@@ -58,6 +59,7 @@ def test_convergence_error_keeps_history_and_converged_steps():
 
 def test_cholmod_used_for_spd_and_lu_for_follower_loads(caplog):
     import logging
+
     beam, system = cantilever()
     with caplog.at_level(logging.INFO, logger="flexbody.solvers"):
         fb.solve_static(system)
@@ -71,8 +73,9 @@ def test_cholmod_used_for_spd_and_lu_for_follower_loads(caplog):
 
 def test_bad_system_input():
     beam, _ = cantilever()
-    other = fb.FlexibleBody("other", fb.mesh.box((1, 1, 1), (1, 1, 1)),
-                            fb.StVenantKirchhoff(young=1.0, poisson=0.0, density=1.0))
+    other = fb.FlexibleBody(
+        "other", fb.mesh.box((1, 1, 1), (1, 1, 1)), fb.StVenantKirchhoff(young=1.0, poisson=0.0, density=1.0)
+    )
     with pytest.raises(fb.ConstraintError, match="body 'other', which is not in the system"):
         fb.System([beam], [fb.Fix(other, "x0")])
     with pytest.raises(fb.LoadError, match="refers to body 'other'"):
@@ -90,6 +93,7 @@ def test_solve_static_routes_constrained_models_to_the_bordered_newton_with_the_
     """A System with rigid trees (or an assembled one) is solved on (q, λ): the Results hold the same
     equilibrium as static_equilibrium, the multipliers and applied forces of every load step."""
     from flexbody.solvers.constrained_statics import static_equilibrium
+
     system = fb.mechanisms.slider_crank(actuated=(0,))
     asm = system.assemble()
     eq = static_equilibrium(asm, tau_k=[0.5], load_steps=2)
@@ -103,6 +107,7 @@ def test_solve_static_routes_constrained_models_to_the_bordered_newton_with_the_
 
 def test_solve_static_with_a_task_and_target_is_inverse_statics():
     from flexbody.solvers.inverse_statics import inverse_statics
+
     asm = fb.mechanisms.arm_with_beam(order=1, divisions=(6, 1, 1), q0=(0.3, -0.5), young=7e7).assemble()
     beam = asm.bodies[0]
     points = beam.mesh.points

@@ -4,20 +4,21 @@
   assembled, for several materials and retardation times, at random (distorted) states, zero and nonzero v;
 * ``internal_force(q, None)`` (which skips the viscous stress) equals ``internal_force(q, 0)`` for every
   element and material, and the H8 SVK one equals the generic kernel's assembly;
-* the strain energy per element is bitwise the generic ``kernels.strain_energy_density`` sum;
+* the strain energy per element is bitwise the generic ``energy_kernels.strain_energy_density`` sum;
 * small bodies take one thread without querying the machine; the material arguments follow ``body.material``.
 """
+
 import numpy as np
 import pytest
+from test_flexible import MATERIALS, make_body
 
 import flexbody as fb
 import flexbody.fem.flexible_body as flexible
-from flexbody.fem import kernels
+from flexbody.fem import energy_kernels, kernels, point_kernels
 from flexbody.fem.svk_hex8 import svk_hex8_damped_forces
-from test_flexible import MATERIALS, make_body
 
 RNG = np.random.default_rng(18)
-SVK_MATERIALS = [(7e7, 0.3, 0.002), (2.1e11, 0.0, 1e-5), (1e5, 0.45, 0.5), (1e6, 0.3, 0.0)]   # young, ν, β
+SVK_MATERIALS = [(7e7, 0.3, 0.002), (2.1e11, 0.0, 1e-5), (1e5, 0.45, 0.5), (1e6, 0.3, 0.0)]  # young, ν, β
 
 
 def svk_body(young, poisson, damping, divisions=(4, 2, 3), distort=0.25):
@@ -47,9 +48,23 @@ def generic_force(body, x, v):
     f = np.zeros((body.n_nodes, 3))
     for e in body._color_elems:
         cell = body._cells[e]
-        kernels.element_force(x[cell], np.ascontiguousarray(v[cell]), body._G[e], body._wdv[e], kind, p, beta,
-                              lam0, mu0, fe, F, Fd, S, work)
-        f[cell] += fe                                      # the 8 nodes of a cell are distinct
+        kernels.element_force(
+            x[cell],
+            np.ascontiguousarray(v[cell]),
+            body._G[e],
+            body._wdv[e],
+            kind,
+            p,
+            beta,
+            lam0,
+            mu0,
+            fe,
+            F,
+            Fd,
+            S,
+            work,
+        )
+        f[cell] += fe  # the 8 nodes of a cell are distinct
     return f
 
 
@@ -65,14 +80,29 @@ def test_damped_kernel_is_bitwise_the_generic_element_force(young, poisson, damp
         x, v = random_state(body, speed=speed)
         for e in elements:
             fast = np.zeros((body.n_nodes, 3))
-            svk_hex8_damped_forces(e, e + 1, elements, body._cells, body._G, body._wdv, x, v, p[0], p[1], beta,
-                                   lam0, mu0, fast)
+            svk_hex8_damped_forces(
+                e, e + 1, elements, body._cells, body._G, body._wdv, x, v, p[0], p[1], beta, lam0, mu0, fast
+            )
             fe = np.empty((8, 3))
             cell = body._cells[e]
-            kernels.element_force(x[cell], np.ascontiguousarray(v[cell]), body._G[e], body._wdv[e], kind, p, beta,
-                                  lam0, mu0, fe, F, Fd, S, work)
+            kernels.element_force(
+                x[cell],
+                np.ascontiguousarray(v[cell]),
+                body._G[e],
+                body._wdv[e],
+                kind,
+                p,
+                beta,
+                lam0,
+                mu0,
+                fe,
+                F,
+                Fd,
+                S,
+                work,
+            )
             assert np.abs(fe).max() > 0.0
-            assert fast[cell].tobytes() == fe.tobytes()                # bitwise, signs of zeros included
+            assert fast[cell].tobytes() == fe.tobytes()  # bitwise, signs of zeros included
 
 
 @pytest.mark.parametrize("young,poisson,damping", SVK_MATERIALS)
@@ -93,11 +123,11 @@ def test_the_viscous_force_is_the_damped_minus_the_elastic_one():
     viscous = body.internal_force(q, v.ravel()) - body.internal_force(q)
     doubled = body.internal_force(q, 2.0 * v.ravel()) - body.internal_force(q)
     assert np.abs(doubled - 2.0 * viscous).max() <= 1e-9 * np.abs(viscous).max()
-    spin = np.cross([0.3, -1.0, 0.5], x)                          # Ḟ = W F, W skew: Ė = 0
+    spin = np.cross([0.3, -1.0, 0.5], x)  # Ḟ = W F, W skew: Ė = 0
     assert np.abs(body.internal_force(q, spin.ravel()) - body.internal_force(q)).max() <= 1e-9 * np.abs(viscous).max()
 
 
-@pytest.mark.parametrize("element", ["H8", "H27"])       # (incompatible modes: v = None is v = 0 on one path)
+@pytest.mark.parametrize("element", ["H8", "H27"])  # (incompatible modes: v = None is v = 0 on one path)
 @pytest.mark.parametrize("material", list(MATERIALS))
 def test_no_velocity_is_zero_velocity(element, material):
     body = make_body(element, material, damping=0.01, distort=0.2)
@@ -117,8 +147,8 @@ def test_strain_energies_are_bitwise_the_generic_density(young, poisson, damping
     for e in range(body.n_elements):
         s = 0.0
         for g in range(8):
-            kernels._gradient(x[body._cells[e]], body._G[e, g], 8, F)
-            s += body._wdv[e, g] * kernels.strain_energy_density(kind, p, F, C)
+            point_kernels._gradient(x[body._cells[e]], body._G[e, g], 8, F)
+            s += body._wdv[e, g] * energy_kernels.strain_energy_density(kind, p, F, C)
         expected[e] = s
     energies = body.element_strain_energies(x.ravel())
     assert expected.min() > 0.0
@@ -129,6 +159,7 @@ def test_strain_energies_are_bitwise_the_generic_density(young, poisson, damping
 def test_small_bodies_take_one_thread_without_asking_the_machine(monkeypatch):
     def unexpected(*args):
         raise AssertionError("queried")
+
     monkeypatch.setattr(flexible.os, "sched_getaffinity", unexpected, raising=False)
     monkeypatch.setattr(flexible.nb, "get_num_threads", unexpected)
     per_thread = flexible.FORCE_ELEMENTS_PER_THREAD
@@ -139,7 +170,7 @@ def test_small_bodies_take_one_thread_without_asking_the_machine(monkeypatch):
 
 def test_material_arguments_follow_the_material():
     body = svk_body(7e7, 0.3, 0.002)
-    assert body._material_args() is body._material_args()            # built once
+    assert body._material_args() is body._material_args()  # built once
     x, v = random_state(body)
     damped = body.internal_force(x.ravel(), v.ravel())
     body.material = fb.StVenantKirchhoff(young=7e7, poisson=0.3, density=1e3)

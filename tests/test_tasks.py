@@ -11,16 +11,17 @@
 - Non-redundant tasks: Λ = J⁻ᵀMJ⁻¹ and η = μ + p [MR], also on a hand-written two-link arm.
 - Singular J M⁻¹ Jᵀ (stretched arm, more rows than coordinates) and bad input.
 """
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
+from test_constraints import _random_rotation, spatial_tree
 
 import flexbody as fb
 from flexbody.control import tasks
 from flexbody.errors import FlexbodyError, ModelError, StateError
-from test_constraints import _random_rotation, spatial_tree
 
-MEASURED = {}      # max errors, printed by test_zz_report with -s
+MEASURED = {}  # max errors, printed by test_zz_report with -s
 
 
 def _record(key, value):
@@ -33,8 +34,15 @@ def _planar_arm(n_links=5, name="planar", gravity=(0.0, -9.81, 0.0)):
     lengths = np.linspace(0.9, 0.5, n_links)
     for i, L in enumerate(lengths):
         m = 2.0 - 0.2 * i
-        parent = tree.add_link(f"l{i}", parent, fb.Revolute((0, 0, 1)), origin=origin, mass=m, com=(L / 2, 0, 0),
-                               inertia=(1e-3, m * L**2 / 12, m * L**2 / 12))
+        parent = tree.add_link(
+            f"l{i}",
+            parent,
+            fb.Revolute((0, 0, 1)),
+            origin=origin,
+            mass=m,
+            com=(L / 2, 0, 0),
+            inertia=(1e-3, m * L**2 / 12, m * L**2 / 12),
+        )
         origin = (L, 0.0, 0.0)
         links.append(parent)
     return tree, links, lengths
@@ -68,7 +76,7 @@ def _fd_check(asm, task, q, v, a, key, h=1e-4):
     xdd = terms.J @ a + terms.bias
     if isinstance(task, tasks.OrientationTask):
         Rp, Rm, R0 = (task.frame.rotation(at(s)) for s in (h, -h, 0.0))
-        W = (Rp - Rm) / (2 * h) @ R0.T                      # skew(ω) + O(h²)
+        W = (Rp - Rm) / (2 * h) @ R0.T  # skew(ω) + O(h²)
         rate = np.array([W[2, 1], W[0, 2], W[1, 0]])
         accel = (task.evaluate(at(h)).xdot - task.evaluate(at(-h)).xdot) / (2 * h)
         np.testing.assert_allclose(task.frame.rotation(at(0.0)), _exp(terms.x), atol=1e-12)
@@ -143,10 +151,12 @@ def test_task_derivatives_on_mechanisms(builder):
     links = tree.coordinate_links
     rng = np.random.default_rng(3)
     frame = tree.frame(links[-1], (0.1, 0.2, 0.05), _random_rotation(rng))
-    candidates = [tasks.PointTask(tree.point(links[-1], (0.3, 0.1, 0.0)), name="p"),
-                  tasks.PlanarOrientationTask(frame, name="yaw", tracking=True),
-                  tasks.OrientationTask(frame, name="ori"),
-                  tasks.JointTask(links[:2], name="j")]
+    candidates = [
+        tasks.PointTask(tree.point(links[-1], (0.3, 0.1, 0.0)), name="p"),
+        tasks.PlanarOrientationTask(frame, name="yaw", tracking=True),
+        tasks.OrientationTask(frame, name="ori"),
+        tasks.JointTask(links[:2], name="j"),
+    ]
     q = asm.q0 + 0.3 * rng.normal(size=asm.n_dofs)
     v, a = rng.normal(size=(2, asm.n_dofs))
     for task in candidates:
@@ -158,7 +168,7 @@ def test_planar_angle_wraps_and_tracks():
     asm = fb.System([tree]).assemble()
     fixed = tasks.PlanarOrientationTask(tree.frame(links[1]), name="fixed", reference=0.0)
     tracked = tasks.PlanarOrientationTask(tree.frame(links[1]), name="tracked", tracking=True)
-    angles = np.linspace(0.0, 5 * np.pi, 200)       # steps of 0.08 rad, 2.5 turns
+    angles = np.linspace(0.0, 5 * np.pi, 200)  # steps of 0.08 rad, 2.5 turns
     got_fixed, got_tracked = [], []
     for th in angles:
         ev = asm.evaluate(0.0, np.array([0.4 * th, 0.6 * th]))
@@ -168,7 +178,7 @@ def test_planar_angle_wraps_and_tracks():
     assert np.all(np.array(got_fixed) >= -np.pi) and np.all(np.array(got_fixed) < np.pi)
     np.testing.assert_allclose(tasks.wrap_angle(np.array(got_fixed) - angles), 0, atol=1e-12)
     ev = asm.evaluate(0.0, np.array([np.pi - 0.1, 0.0]))
-    np.testing.assert_allclose(fixed.error([-np.pi + 0.1], ev), [0.2], atol=1e-12)   # short way round
+    np.testing.assert_allclose(fixed.error([-np.pi + 0.1], ev), [0.2], atol=1e-12)  # short way round
 
 
 def test_rotation_vector_and_orientation_error():
@@ -190,12 +200,17 @@ def test_rotation_vector_and_orientation_error():
 # ----------------------------------------------------------------------------------- operational space
 def _redundant_cases():
     tree, links, lengths = _planar_arm(5)
-    planar = (fb.System([tree]).assemble(), tasks.PointTask(tree.point(links[-1], (lengths[-1], 0, 0)),
-                                                              components=(0, 1), name="tip"),
-              np.array([0.4, 0.5, -0.3, 0.7, 0.2]))
+    planar = (
+        fb.System([tree]).assemble(),
+        tasks.PointTask(tree.point(links[-1], (lengths[-1], 0, 0)), components=(0, 1), name="tip"),
+        np.array([0.4, 0.5, -0.3, 0.7, 0.2]),
+    )
     stree, slinks = spatial_tree("sp", np.random.default_rng(21))
-    spatial = (fb.System([stree]).assemble(), tasks.PointTask(stree.point(slinks[5], (0.2, 0.1, 0.3)), name="hand"),
-               0.4 * np.random.default_rng(4).normal(size=6))
+    spatial = (
+        fb.System([stree]).assemble(),
+        tasks.PointTask(stree.point(slinks[5], (0.2, 0.1, 0.3)), name="hand"),
+        0.4 * np.random.default_rng(4).normal(size=6),
+    )
     return {"planar5": planar, "spatial6": spatial}
 
 
@@ -222,7 +237,7 @@ def test_operational_space_identities(case):
     assert np.linalg.eigvalsh(Lam).min() > 0
     _record(f"|J J̄ − I| ({case})", np.abs(J @ Jb - np.eye(m)).max())
     np.testing.assert_allclose(J @ Jb, np.eye(m), atol=1e-12)
-    Minv = np.linalg.inv(M)          # test oracle only
+    Minv = np.linalg.inv(M)  # test oracle only
     dc = np.abs(J @ Minv @ NT).max() / (np.abs(J @ Minv).max())
     _record(f"|J M⁻¹ Nᵀ| rel ({case})", dc)
     assert dc < 1e-12
@@ -252,20 +267,25 @@ def test_energy_minimisation(case):
     J, Jb = osp.J, osp.J_bar
     m, n = J.shape
     xd = rng.normal(size=m)
-    qd = Jb @ xd                                                # [DE-60, DE-61]
+    qd = Jb @ xd  # [DE-60, DE-61]
     T_min = 0.5 * qd @ M @ qd
     np.testing.assert_allclose(J @ qd, xd, atol=1e-12)
-    for _ in range(20):                                         # every other solution costs more
+    for _ in range(20):  # every other solution costs more
         other = qd + osp.apply_null_motion(rng.normal(size=n))
         np.testing.assert_allclose(J @ other, xd, atol=1e-12)
         assert 0.5 * other @ M @ other >= T_min - 1e-12
-    K = np.block([[M, J.T], [J, np.zeros((m, m))]])             # KKT of min ½q̇ᵀMq̇ s.t. Jq̇ = ẋ
+    K = np.block([[M, J.T], [J, np.zeros((m, m))]])  # KKT of min ½q̇ᵀMq̇ s.t. Jq̇ = ẋ
     kkt = np.linalg.solve(K, np.concatenate([np.zeros(n), xd]))[:n]
     _record(f"J̄ẋ vs KKT ({case})", np.abs(qd - kkt).max())
     np.testing.assert_allclose(qd, kkt, atol=1e-12)
-    res = minimize(lambda z: 0.5 * z @ M @ z, np.zeros(n), jac=lambda z: M @ z, method="SLSQP",
-                   constraints=[{"type": "eq", "fun": lambda z: J @ z - xd, "jac": lambda z: J}],
-                   options={"ftol": 1e-14, "maxiter": 200})
+    res = minimize(
+        lambda z: 0.5 * z @ M @ z,
+        np.zeros(n),
+        jac=lambda z: M @ z,
+        method="SLSQP",
+        constraints=[{"type": "eq", "fun": lambda z: J @ z - xd, "jac": lambda z: J}],
+        options={"ftol": 1e-14, "maxiter": 200},
+    )
     _record(f"J̄ẋ vs SLSQP ({case})", np.abs(qd - res.x).max())
     np.testing.assert_allclose(qd, res.x, atol=1e-6)
     # Acceleration energy [DE-62..64]: q̈ = J̄(ẍ − J̇q̇) minimises ½q̈ᵀMq̈ with J q̈ = ẍ − J̇q̇.
@@ -315,6 +335,7 @@ def test_null_space_torque_does_not_disturb_task(case):
 def test_sparse_mass_matrix_matches_dense():
     """M given as scipy.sparse (CHOLMOD/SuperLU solves) gives the same quantities as dense M."""
     import scipy.sparse as sp
+
     rng = np.random.default_rng(13)
     A = rng.normal(size=(7, 7))
     M, J, b, g, jv = A @ A.T + 7 * np.eye(7), rng.normal(size=(3, 7)), *rng.normal(size=(2, 7)), rng.normal(size=3)
@@ -329,26 +350,48 @@ def test_non_redundant_matches_modern_robotics():
     rng = np.random.default_rng(12)
     cases = []
     tree, links, lengths = _planar_arm(2, name="two")
-    cases.append((fb.System([tree]).assemble(),
-                  tasks.PointTask(tree.point(links[-1], (lengths[-1], 0, 0)), components=(0, 1), name="tip"),
-                  np.array([0.3, 1.1])))
+    cases.append(
+        (
+            fb.System([tree]).assemble(),
+            tasks.PointTask(tree.point(links[-1], (lengths[-1], 0, 0)), components=(0, 1), name="tip"),
+            np.array([0.3, 1.1]),
+        )
+    )
     st = fb.RigidTree("s3")
     l0 = st.add_link("yaw", joint=fb.Revolute((0, 0, 1)), mass=1.0, com=(0, 0, 0.1), inertia=(0.01, 0.01, 0.01))
-    l1 = st.add_link("sh", l0, fb.Revolute((0, 1, 0)), origin=(0, 0, 0.2), mass=1.5, com=(0.25, 0, 0),
-                     inertia=(0.001, 0.03, 0.03))
-    l2 = st.add_link("el", l1, fb.Revolute((0, 1, 0)), origin=(0.5, 0, 0), mass=1.0, com=(0.2, 0, 0),
-                     inertia=(0.001, 0.02, 0.02))
-    cases.append((fb.System([st]).assemble(), tasks.PointTask(st.point(l2, (0.4, 0, 0)), name="hand"),
-                  np.array([0.2, 0.4, -0.9])))
+    l1 = st.add_link(
+        "sh", l0, fb.Revolute((0, 1, 0)), origin=(0, 0, 0.2), mass=1.5, com=(0.25, 0, 0), inertia=(0.001, 0.03, 0.03)
+    )
+    l2 = st.add_link(
+        "el", l1, fb.Revolute((0, 1, 0)), origin=(0.5, 0, 0), mass=1.0, com=(0.2, 0, 0), inertia=(0.001, 0.02, 0.02)
+    )
+    cases.append(
+        (
+            fb.System([st]).assemble(),
+            tasks.PointTask(st.point(l2, (0.4, 0, 0)), name="hand"),
+            np.array([0.2, 0.4, -0.9]),
+        )
+    )
     sixd = fb.RigidTree("six")
     parent = None
     for i, axis in enumerate([(0, 0, 1), (0, 1, 0), (0, 1, 0), (1, 0, 0), (0, 1, 0), (1, 0, 0)]):
-        parent = sixd.add_link(f"j{i}", parent, fb.Revolute(axis), origin=(0.3, 0.05 * i, 0.1) if i else (0, 0, 0),
-                               mass=1.0 - 0.1 * i, com=(0.1, 0.02, 0.0), inertia=(0.01, 0.012, 0.014))
+        parent = sixd.add_link(
+            f"j{i}",
+            parent,
+            fb.Revolute(axis),
+            origin=(0.3, 0.05 * i, 0.1) if i else (0, 0, 0),
+            mass=1.0 - 0.1 * i,
+            com=(0.1, 0.02, 0.0),
+            inertia=(0.01, 0.012, 0.014),
+        )
     fr = sixd.frame(parent, (0.1, 0.0, 0.05))
-    cases.append((fb.System([sixd]).assemble(),
-                  tasks.StackedTask([tasks.PointTask(fr, name="ee"), tasks.OrientationTask(fr, name="ee_ori")]),
-                  rng.normal(size=6)))
+    cases.append(
+        (
+            fb.System([sixd]).assemble(),
+            tasks.StackedTask([tasks.PointTask(fr, name="ee"), tasks.OrientationTask(fr, name="ee_ori")]),
+            rng.normal(size=6),
+        )
+    )
     for asm, task, q in cases:
         v = rng.normal(size=asm.n_dofs)
         osp = fb.operational_space_at(asm, task, 0.0, q, v)
@@ -356,7 +399,7 @@ def test_non_redundant_matches_modern_robotics():
         J = osp.J
         assert J.shape[0] == J.shape[1] == asm.n_dofs
         Jinv = np.linalg.inv(J)
-        Lam_mr = Jinv.T @ M @ Jinv                                    # [MR] Λ = J⁻ᵀMJ⁻¹
+        Lam_mr = Jinv.T @ M @ Jinv  # [MR] Λ = J⁻ᵀMJ⁻¹
         err = np.abs(osp.Lambda - Lam_mr).max() / np.abs(Lam_mr).max()
         _record("Λ vs J⁻ᵀMJ⁻¹ rel (non-redundant)", err)
         assert err < 1e-10
@@ -379,8 +422,12 @@ def test_two_link_closed_form():
     task = tasks.PointTask(tree.point(b, (l2, 0, 0)), components=(0, 1), name="tip")
     q, v = np.array([0.4, 1.2]), np.array([0.7, -0.5])
     c2, s1, c1, s12, c12 = np.cos(q[1]), np.sin(q[0]), np.cos(q[0]), np.sin(q.sum()), np.cos(q.sum())
-    M = np.array([[m1 * l1**2 + m2 * (l1**2 + 2 * l1 * l2 * c2 + l2**2), m2 * (l1 * l2 * c2 + l2**2)],
-                  [m2 * (l1 * l2 * c2 + l2**2), m2 * l2**2]])
+    M = np.array(
+        [
+            [m1 * l1**2 + m2 * (l1**2 + 2 * l1 * l2 * c2 + l2**2), m2 * (l1 * l2 * c2 + l2**2)],
+            [m2 * (l1 * l2 * c2 + l2**2), m2 * l2**2],
+        ]
+    )
     J = np.array([[-l1 * s1 - l2 * s12, -l2 * s12], [l1 * c1 + l2 * c12, l2 * c12]])
     Lam = np.linalg.inv(J).T @ M @ np.linalg.inv(J)
     # Textbook gravity torques of the two point masses; p = J⁻ᵀg in the non-redundant case [DE-53].
@@ -405,10 +452,10 @@ def test_singular_stretched_arm():
     osp = fb.operational_space_at(asm, task, 0.0, q, np.array([0.2, 0.5]), allow_singular=True)
     assert osp.rank == 1 and not osp.full_rank
     np.testing.assert_allclose(osp.Lambda, np.linalg.pinv(osp.inverse_Lambda, rcond=1e-9), atol=1e-12)
-    P = osp.J @ osp.J_bar                                   # projector onto the attainable direction
+    P = osp.J @ osp.J_bar  # projector onto the attainable direction
     np.testing.assert_allclose(P @ P, P, atol=1e-12)
     np.testing.assert_allclose(np.trace(P), 1.0, atol=1e-12)
-    u = np.array([-np.sin(0.3), np.cos(0.3)])               # the only attainable tip direction
+    u = np.array([-np.sin(0.3), np.cos(0.3)])  # the only attainable tip direction
     np.testing.assert_allclose(P, np.outer(u, u), atol=1e-12)
     # More task rows than coordinates: the z row is identically zero.
     bent = np.array([0.3, 0.8])
@@ -433,7 +480,7 @@ def test_bad_input():
         tasks.PointTask("l1")
     with pytest.raises(ModelError, match="nope"):
         tasks.PointTask(tree.point("nope"))
-    with pytest.raises(ModelError, match="'p'.*components"):
+    with pytest.raises(ModelError, match=r"'p'.*components"):
         tasks.PointTask(tree.point(links[1]), components=(0, 3), name="p")
     with pytest.raises(ModelError, match="components"):
         tasks.PointTask(tree.point(links[1]), components=(1, 1))
@@ -442,11 +489,11 @@ def test_bad_input():
     with pytest.raises(ModelError, match="frame anchor"):
         tasks.PlanarOrientationTask(tree.point(links[1]))
     fixed = tree.add_link("f", links[5], fb.Fixed())
-    with pytest.raises(ModelError, match="'f'.*fixed joint"):
+    with pytest.raises(ModelError, match=r"'f'.*fixed joint"):
         tasks.JointTask([links[0], fixed])
     with pytest.raises(ModelError, match="repeated"):
         tasks.JointTask([links[0], "bad.l0"])
-    with pytest.raises(ModelError, match="'bad.nope'"):
+    with pytest.raises(ModelError, match=r"'bad.nope'"):
         tasks.JointTask(["bad.nope"]).evaluate(asm.evaluate(0.0, q))
     with pytest.raises(ModelError, match="tree 'other'"):
         tasks.PointTask(other.point(olinks[1]), name="elsewhere").evaluate(asm.evaluate(0.0, q))
@@ -454,23 +501,24 @@ def test_bad_input():
         tasks.JointTask(olinks[0]).evaluate(asm.evaluate(0.0, q))
     with pytest.raises(ModelError, match="non-empty"):
         tasks.StackedTask([])
-    with pytest.raises(ModelError, match="repeated row labels.*p.x"):
-        tasks.StackedTask([tasks.PointTask(tree.point(links[1]), name="p"),
-                           tasks.PointTask(tree.point(links[2]), name="p")])
+    with pytest.raises(ModelError, match=r"repeated row labels.*p.x"):
+        tasks.StackedTask(
+            [tasks.PointTask(tree.point(links[1]), name="p"), tasks.PointTask(tree.point(links[2]), name="p")]
+        )
     with pytest.raises(ModelError, match="not a Task"):
         tasks.StackedTask([tasks.JointTask(links[0]), "x"])
     with pytest.raises(ModelError, match="expected a Task"):
         fb.operational_space_at(asm, "tip", 0.0, q)
     with pytest.raises(StateError, match="parallel to world z"):
         straight = fb.RigidTree("up")
-        up = straight.add_link("u", joint=fb.Revolute((0, 0, 1)), rotation=[[0, 0, 1], [0, 1, 0], [-1, 0, 0]],
-                               mass=1.0)
+        up = straight.add_link("u", joint=fb.Revolute((0, 0, 1)), rotation=[[0, 0, 1], [0, 1, 0], [-1, 0, 0]], mass=1.0)
         tasks.PlanarOrientationTask(straight.frame(up), name="yaw").evaluate(
-            fb.System([straight]).assemble().evaluate(0.0, [0.0]))
+            fb.System([straight]).assemble().evaluate(0.0, [0.0])
+        )
     # Constrained systems need an explicit opt-in.
     cons = fb.mechanisms.four_bar().assemble()
     ctask = tasks.JointTask(cons.trees[0].coordinate_links[0], name="crank")
-    with pytest.raises(ModelError, match="constraint rows.*loop"):
+    with pytest.raises(ModelError, match=r"constraint rows.*loop"):
         fb.operational_space_at(cons, ctask, 0.0, cons.q0)
     assert fb.operational_space_at(cons, ctask, 0.0, cons.q0, ignore_constraints=True).rank == 1
     # operational_space: shapes and values, each error naming the argument.

@@ -1,4 +1,5 @@
 """Units of coordinates, constraint rows, multipliers and task rows, and their record in a run's metadata."""
+
 import numpy as np
 import pytest
 
@@ -66,12 +67,12 @@ def test_surface_rows():
 
 
 def test_coupling_rows_take_the_joint_units():
-    tree, (l1, l2, l3), other, (k1, k2) = arm_with_slide()
+    _tree, (l1, l2, l3), _other, (k1, k2) = arm_with_slide()
     assert fb.JointDriver(l1, 0.3).units == ("rad",) and fb.JointDriver(l1, 0.3).multiplier_units == ("N·m",)
     assert fb.JointDriver(l2, 0.1).units == ("m",) and fb.JointDriver(l2, 0.1).multiplier_units == ("N",)
     assert fb.LinearCoupling({l1: 1.0, l3: -2.0}).units == ("rad",)
-    assert fb.LinearCoupling({l1: 1.0, l2: -2.0}).units == ("-",)          # mixed joints: no single unit
-    rack = fb.Gear(driver=k1, driven=k2, ratio=0.05)                     # pinion angle drives a rack [m]
+    assert fb.LinearCoupling({l1: 1.0, l2: -2.0}).units == ("-",)  # mixed joints: no single unit
+    rack = fb.Gear(driver=k1, driven=k2, ratio=0.05)  # pinion angle drives a rack [m]
     assert rack.units == ("m",) and rack.multiplier_units == ("N",)
     assert fb.PolynomialCoupling(l2, l1, [0.0, 0.1]).units == ("m",)
 
@@ -94,7 +95,7 @@ def test_task_units():
     assert fb.JointTask([l1, l2]).units == ("rad", "m")
     assert fb.StackedTask([point, angle]).units == ("m", "m", "rad")
     by_label = fb.JointTask(["arm.slide", "arm.elbow"])
-    assert by_label.units == ("rad or m",) * 2                           # unknown until resolved
+    assert by_label.units == ("rad or m",) * 2  # unknown until resolved
     asm = fb.System([tree], []).assemble()
     assert by_label.units_in(asm) == ("m", "rad")
     assert fb.StackedTask([point, by_label]).units_in(asm) == ("m", "m", "m", "rad")
@@ -104,8 +105,12 @@ def test_units_reach_the_run_metadata():
     """simulate records the units next to the labels, and the task's units with a task controller."""
     asm = fb.mechanisms.planar_arm_on_line().assemble()
     tree = asm.trees[0]
-    task = fb.StackedTask([fb.PointTask(tree.point("l3", (0.6, 0, 0)), components=(0,), name="x"),
-                           fb.PlanarOrientationTask(tree.frame("l3"), name="theta")])
+    task = fb.StackedTask(
+        [
+            fb.PointTask(tree.point("l3", (0.6, 0, 0)), components=(0,), name="x"),
+            fb.PlanarOrientationTask(tree.frame("l3"), name="theta"),
+        ]
+    )
     controller = ctl.ProjectedInverseDynamicsControl(task, [[0.5], -0.3], 25.0, 10.0)
     res = fb.simulate(asm, 0.02, integrator=fb.RK4(dt=2e-3), controller=controller)
     meta = res.metadata

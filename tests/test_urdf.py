@@ -1,5 +1,6 @@
 """URDF robots (flexbody.rigid.urdf.load_urdf) against Pinocchio loading the same files (example-robot-data):
 mass matrix and inverse dynamics at random states, and bad input named."""
+
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ URDFS = {"ur5": "ur_description/urdf/ur5_robot.urdf", "panda": "panda_descriptio
 def _robots() -> Path:
     """The robots folder of example-robot-data (a test extra: a data-only wheel, no Python module)."""
     from importlib.metadata import PackageNotFoundError, distribution
+
     try:
         folder = Path(distribution("example-robot-data").locate_file("cmeel.prefix/share/example-robot-data/robots"))
     except PackageNotFoundError:
@@ -86,14 +88,18 @@ def _write(tmp_path, joint_type="revolute", ixx="0.01", visual=""):
 def test_a_small_urdf_loads_with_the_inertia_turned_into_link_axes(tmp_path):
     tree = fb.load_urdf(_write(tmp_path))
     assert tree.n_dofs == 1 and [link.name for link in tree.links] == ["base", "arm"]
-    assert np.allclose(tree.link("arm").com, (0, 0, 0.1)) and np.allclose(tree.link("arm").placement_origin, (0, 0, 0.2))
+    assert np.allclose(tree.link("arm").com, (0, 0, 0.1)) and np.allclose(
+        tree.link("arm").placement_origin, (0, 0, 0.2)
+    )
 
 
 def test_floating_and_planar_joints_and_a_floating_base(tmp_path):
     floating = fb.load_urdf(_write(tmp_path, joint_type="floating"))
     assert isinstance(floating.link("arm").compound, fb.FreeFlyer) and floating.n_dofs == 6
     planar = fb.load_urdf(_write(tmp_path, joint_type="planar"))
-    assert isinstance(planar.link("arm").compound, fb.Planar) and np.allclose(planar.link("arm").compound.normal, (0, 1, 0))
+    assert isinstance(planar.link("arm").compound, fb.Planar) and np.allclose(
+        planar.link("arm").compound.normal, (0, 1, 0)
+    )
     based = fb.load_urdf(_write(tmp_path), floating_base=True)
     assert based.coordinate_labels[:6] == [f"two.base.{s}" for s in ("tx", "ty", "tz", "rx", "ry", "rz")]
 
@@ -101,6 +107,7 @@ def test_floating_and_planar_joints_and_a_floating_base(tmp_path):
 def test_placeholder_links_are_checked_welded_to_their_body(tmp_path):
     """A massless placeholder link with an incomplete inertia, welded by a fixed joint to a real body, loads
     (as ANYmal's and Go1's files need); a welded body whose total inertia is not physical is refused."""
+
     def write(ixx):
         text = f"""<?xml version="1.0"?>
 <robot name="weld"><link name="base"><inertial><mass value="0.001"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0"
@@ -110,17 +117,21 @@ iyy="0.2" iyz="0" izz="0.2"/></inertial></link><joint name="weld" type="fixed"><
         path = tmp_path / f"weld{ixx}.urdf"
         path.write_text(text)
         return path
+
     assert fb.load_urdf(write("0.1"), floating_base=True).n_dofs == 6
-    with pytest.raises(ModelError, match="'base'.*welded.*trunk"):
+    with pytest.raises(ModelError, match=r"'base'.*welded.*trunk"):
         fb.load_urdf(write("0.5"))
 
 
-@pytest.mark.parametrize("case, match", [
-    ("missing", "does not exist"),
-    ("not xml", "could not be read"),
-    ("inertia", "arm.*inertia"),
-    ("mesh", "nowhere.stl.*arm"),
-])
+@pytest.mark.parametrize(
+    "case, match",
+    [
+        ("missing", "does not exist"),
+        ("not xml", "could not be read"),
+        ("inertia", "arm.*inertia"),
+        ("mesh", "nowhere.stl.*arm"),
+    ],
+)
 def test_bad_urdf_input_is_named(tmp_path, case, match):
     if case == "missing":
         path = tmp_path / "absent.urdf"
@@ -130,6 +141,8 @@ def test_bad_urdf_input_is_named(tmp_path, case, match):
     elif case == "inertia":
         path = _write(tmp_path, ixx="-1.0")
     else:
-        path = _write(tmp_path, visual='<visual><geometry><mesh filename="package://nowhere/nowhere.stl"/></geometry></visual>')
+        path = _write(
+            tmp_path, visual='<visual><geometry><mesh filename="package://nowhere/nowhere.stl"/></geometry></visual>'
+        )
     with pytest.raises(ModelError, match=match):
         fb.load_urdf(path)

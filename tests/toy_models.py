@@ -5,9 +5,11 @@ Each model exposes the evaluation interface that :func:`flexbody.solvers.simulat
 ``constraint_rate``, ``energy``, ``initial_state``). Sign convention: τ = M a + h − Φᵀλ, h = b + g, and the
 acceleration-level constraint Φ a + bias = 0 with bias = Φ̇ v.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 
@@ -31,11 +33,12 @@ class ParticleOnCircle:
 
     n_dofs = 2
     n_constraints = 1
-    row_labels = ["circle"]
-    body_slices = {"particle": (0, 2)}
+    row_labels: ClassVar[list[str]] = ["circle"]
+    body_slices: ClassVar[dict[str, tuple[int, int]]] = {"particle": (0, 2)}
 
-    def __init__(self, m: float = 1.0, rho: float = 1.0, gravity: float = 9.81, theta0: float = 0.5,
-                 omega0: float = 0.0):
+    def __init__(
+        self, m: float = 1.0, rho: float = 1.0, gravity: float = 9.81, theta0: float = 0.5, omega0: float = 0.0
+    ):
         self.m, self.rho, self.gravity = float(m), float(rho), float(gravity)
         self.theta0, self.omega0 = float(theta0), float(omega0)
 
@@ -61,8 +64,9 @@ class ParticleOnCircle:
         M = self.m * np.eye(2)
         h = np.array([0.0, self.m * self.gravity])
         bias = np.array([v @ v / self.rho])
-        return Terms(M, h, self.constraint_jacobian(t, q), bias, self.constraint_value(t, q),
-                     self.constraint_rate(t, q))
+        return Terms(
+            M, h, self.constraint_jacobian(t, q), bias, self.constraint_value(t, q), self.constraint_rate(t, q)
+        )
 
     def energy(self, q, v):
         return 0.5 * self.m * (v @ v), self.m * self.gravity * q[1]
@@ -80,11 +84,17 @@ class AghiliSliderCrank:
 
     n_dofs = 2
     n_constraints = 1
-    row_labels = ["slider_y"]
-    body_slices = {}
+    row_labels: ClassVar[list[str]] = ["slider_y"]
+    body_slices: ClassVar[dict[str, tuple[int, int]]] = {}
 
-    def __init__(self, l: float = 1.0, m: float = 1.0, gravity: float = 9.81, offset: float = 0.0,
-                 q1_0: float = 2.0 * np.pi / 3.0):
+    def __init__(
+        self,
+        l: float = 1.0,
+        m: float = 1.0,
+        gravity: float = 9.81,
+        offset: float = 0.0,
+        q1_0: float = 2.0 * np.pi / 3.0,
+    ):
         self.l, self.m, self.gravity, self.offset = float(l), float(m), float(gravity), float(offset)
         self.q1_0 = float(q1_0)
 
@@ -94,14 +104,14 @@ class AghiliSliderCrank:
 
     def mass_matrix(self, q):
         c2 = np.cos(q[1])
-        return self.m * self.l**2 * np.array([[3.0 + 2.0 * c2, 1.0 + c2], [1.0 + c2, 1.0]])   # [AG-66]
+        return self.m * self.l**2 * np.array([[3.0 + 2.0 * c2, 1.0 + c2], [1.0 + c2, 1.0]])  # [AG-66]
 
     def constraint_value(self, t, q):
-        return np.array([self.l * (np.sin(q[0]) + np.sin(q[0] + q[1])) - self.offset])      # [AG-65]
+        return np.array([self.l * (np.sin(q[0]) + np.sin(q[0] + q[1])) - self.offset])  # [AG-65]
 
     def constraint_jacobian(self, t, q):
         c1, c12 = np.cos(q[0]), np.cos(q[0] + q[1])
-        return self.l * np.array([[c1 + c12, c12]])                                       # [AG-67]
+        return self.l * np.array([[c1 + c12, c12]])  # [AG-67]
 
     def constraint_rate(self, t, q):
         return np.zeros(1)
@@ -110,11 +120,21 @@ class AghiliSliderCrank:
         m, l, g = self.m, self.l, self.gravity
         s1, s2, s12 = np.sin(q[0]), np.sin(q[1]), np.sin(q[0] + q[1])
         c1, c12 = np.cos(q[0]), np.cos(q[0] + q[1])
-        h = np.array([-m * l**2 * s2 * (v[1]**2 + 2.0 * v[0] * v[1]) + m * l * g * (c12 + 2.0 * c1),
-                      m * l**2 * s2 * v[0]**2 + m * l * g * c12])                          # [AG-66]
-        bias = np.array([-l * (s1 * v[0]**2 + s12 * (v[0] + v[1])**2)])
-        return Terms(self.mass_matrix(q), h, self.constraint_jacobian(t, q), bias, self.constraint_value(t, q),
-                     self.constraint_rate(t, q))
+        h = np.array(
+            [
+                -m * l**2 * s2 * (v[1] ** 2 + 2.0 * v[0] * v[1]) + m * l * g * (c12 + 2.0 * c1),
+                m * l**2 * s2 * v[0] ** 2 + m * l * g * c12,
+            ]
+        )  # [AG-66]
+        bias = np.array([-l * (s1 * v[0] ** 2 + s12 * (v[0] + v[1]) ** 2)])
+        return Terms(
+            self.mass_matrix(q),
+            h,
+            self.constraint_jacobian(t, q),
+            bias,
+            self.constraint_value(t, q),
+            self.constraint_rate(t, q),
+        )
 
     def energy(self, q, v):
         kinetic = 0.5 * v @ self.mass_matrix(q) @ v
@@ -133,7 +153,7 @@ class MovingCircleParticle(ParticleOnCircle):
         return self.rho0 + self.rate * t
 
     def constraint_value(self, t, q):
-        return np.array([(q @ q - self.radius(t)**2) / (2.0 * self.rho0)])
+        return np.array([(q @ q - self.radius(t) ** 2) / (2.0 * self.rho0)])
 
     def constraint_jacobian(self, t, q):
         return q[None, :] / self.rho0
@@ -146,8 +166,9 @@ class MovingCircleParticle(ParticleOnCircle):
         M = self.m * np.eye(2)
         h = np.array([0.0, self.m * self.gravity])
         bias = np.array([(v @ v - self.rate**2) / self.rho0])
-        return Terms(M, h, self.constraint_jacobian(t, q), bias, self.constraint_value(t, q),
-                     self.constraint_rate(t, q))
+        return Terms(
+            M, h, self.constraint_jacobian(t, q), bias, self.constraint_value(t, q), self.constraint_rate(t, q)
+        )
 
 
 class ParticleWithDeadline(ParticleOnCircle):
@@ -159,7 +180,7 @@ class ParticleWithDeadline(ParticleOnCircle):
     """
 
     n_constraints = 2
-    row_labels = ["circle", "deadline"]
+    row_labels: ClassVar[list[str]] = ["circle", "deadline"]
 
     def __init__(self, t_stop: float, **kwargs):
         super().__init__(**kwargs)
@@ -175,5 +196,5 @@ class ParticleWithDeadline(ParticleOnCircle):
         return np.array([0.0, 1.0 if t > self.t_stop else 0.0])
 
     def terms(self, t, q, v) -> Terms:
-        circle = super().terms(t, q, v)                          # Φ, φ, φ_t already of both rows
+        circle = super().terms(t, q, v)  # Φ, φ, φ_t already of both rows
         return replace(circle, bias=np.append(circle.bias, 0.0))

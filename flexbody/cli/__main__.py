@@ -1,4 +1,5 @@
 """``python -m flexbody.cli``: the ``flexbody`` command."""
+
 import sys
 
 from .app import main

@@ -27,6 +27,7 @@ Errors the user can fix (a missing case file, a case without ``main``/``build``,
 value the case rejects with :class:`~flexbody.errors.FlexbodyError`, a missing results directory, an
 unknown export format, …) are reported as one line ``flexbody: error: …`` on stderr with exit code 2.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,11 +40,12 @@ import sys
 import time
 from pathlib import Path
 
+from .._version import __version__
 from ..errors import FlexbodyError
-from .cases import _keywords, _case_failure, _case_line, load_case, parse_grid, parse_overrides
+from .bench import _script_title, _select_scripts, benchmark_scripts
+from .cases import _case_failure, _case_line, _keywords, load_case, parse_grid, parse_overrides
 from .info import describe_case
 from .sweep import markdown_table, sweep
-from .bench import _select_scripts, _script_title, benchmark_scripts
 
 __all__ = ["main", "new_case"]
 
@@ -70,10 +72,10 @@ def _cmd_run(args) -> int:
     start = time.perf_counter()
     bar = None if args.no_progress else progress.ProgressBar()
     context = RunContext.resuming(bar) if args.resume else RunContext(progress=bar)
-    if "context" in _keywords(module.main):                  # the case hands the context to its runs
+    if "context" in _keywords(module.main):  # the case hands the context to its runs
         overrides = {**overrides, "context": context}
     try:
-        with (_lines_after(bar) if bar is not None else contextlib.nullcontext()):
+        with _lines_after(bar) if bar is not None else contextlib.nullcontext():
             module.main(str(out), **overrides)
     finally:
         if bar is not None:
@@ -87,6 +89,7 @@ def _cmd_run(args) -> int:
 @contextlib.contextmanager
 def _lines_after(bar):
     """Log records printed while ``bar`` runs start on a line of their own (the bar's line is ended first)."""
+
     def end_bar_line(record) -> bool:
         bar.break_line()
         return True
@@ -125,8 +128,10 @@ def _resumed_settings(out: Path, args) -> list[str]:
     if case != Path(args.case).name:
         raise FlexbodyError(f"--resume: {str(out)!r} holds a run of {case}, not of {Path(args.case).name}")
     if args.set and sorted(args.set) != sorted(settings):
-        raise FlexbodyError(f"--resume: the run in {str(out)!r} was made with --set {' '.join(settings) or '(none)'}; "
-                            f"give the same values or none")
+        raise FlexbodyError(
+            f"--resume: the run in {str(out)!r} was made with --set {' '.join(settings) or '(none)'}; "
+            f"give the same values or none"
+        )
     return settings
 
 
@@ -134,8 +139,9 @@ def _restart_summary(restarts) -> str:
     lines = [f"flexbody: resumed {d} from its checkpoint at t = {t:.6g} s" for d, t in restarts.resumed]
     lines += [f"flexbody: {d} held a complete run; its results were reused" for d in restarts.reused]
     lines += [f"flexbody: nothing saved in {d}; that run started from the beginning" for d in restarts.started]
-    return "\n".join(lines) or ("flexbody: this case does not save its runs as they go (simulate(save_to=...)), "
-                                "so it ran from the beginning")
+    return "\n".join(lines) or (
+        "flexbody: this case does not save its runs as they go (simulate(save_to=...)), so it ran from the beginning"
+    )
 
 
 def new_case(path) -> Path:
@@ -172,21 +178,35 @@ def _cmd_sweep(args) -> int:
     module = load_case(args.case)
     grids = [parse_grid(g, module) for g in args.grid]
     fixed = parse_overrides(args.set, module)
-    result = sweep(args.case, grids, fixed, args.out, workers=args.workers, scheduler=args.scheduler,
-                   compare_serial=args.compare_serial)
+    result = sweep(
+        args.case,
+        grids,
+        fixed,
+        args.out,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        compare_serial=args.compare_serial,
+    )
     print(markdown_table(result["columns"], result["rows"]))
     print()
-    print(f"{result['n_variants']} variants on {result['workers']} worker(s) ({result['scheduler']}): "
-          f"wall time {result['wall_time_s']:.2f} s (+ {result['startup_s']:.2f} s cluster start-up and warm-up)")
+    print(
+        f"{result['n_variants']} variants on {result['workers']} worker(s) ({result['scheduler']}): "
+        f"wall time {result['wall_time_s']:.2f} s (+ {result['startup_s']:.2f} s cluster start-up and warm-up)"
+    )
     if args.compare_serial:
-        print(f"serial in this process: {result['serial_wall_time_s']:.2f} s; speed-up "
-              f"{result['speedup']:.2f}; largest relative difference between the two runs' summaries "
-              f"{result['max_relative_difference']:.3g}")
+        print(
+            f"serial in this process: {result['serial_wall_time_s']:.2f} s; speed-up "
+            f"{result['speedup']:.2f}; largest relative difference between the two runs' summaries "
+            f"{result['max_relative_difference']:.3g}"
+        )
     print(f"summary: {Path(result['out_dir']) / 'sweep_summary.csv'} and sweep_summary.json")
     failed = [r for r in result["rows"] if r["status"] != "ok"]
     if failed:
-        print(f"flexbody: error: {len(failed)} of {len(result['rows'])} variants failed; first: "
-              f"{failed[0]['variant']}: {failed[0]['error']}", file=sys.stderr)
+        print(
+            f"flexbody: error: {len(failed)} of {len(result['rows'])} variants failed; first: "
+            f"{failed[0]['variant']}: {failed[0]['error']}",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     return 0
 
@@ -194,8 +214,11 @@ def _cmd_sweep(args) -> int:
 def _results_dir(path: str) -> Path:
     results = Path(path)
     if not results.is_dir():
-        raise FlexbodyError(f"results directory {path!r} not found" if not results.exists()
-                            else f"results path {path!r} is not a directory")
+        raise FlexbodyError(
+            f"results directory {path!r} not found"
+            if not results.exists()
+            else f"results path {path!r} is not a directory"
+        )
     if not os.access(results, os.R_OK | os.X_OK):
         raise FlexbodyError(f"results directory {path!r} is not readable")
     return results
@@ -207,12 +230,18 @@ def _cmd_view(args) -> int:
         raise FlexbodyError("--step does not apply to --gif (the animation shows every step)")
     try:
         from ..io import view
+
         if args.gif:
             path = view.animation(results, args.out or results / "animation.gif", field=args.field, scale=args.scale)
         else:
-            path = view.screenshot(results, args.out or results / "screenshot.png", field=args.field,
-                                   step=-1 if args.step is None else args.step, scale=args.scale)
-    except ImportError as exc:                               # pyvista (or its rendering back end) missing
+            path = view.screenshot(
+                results,
+                args.out or results / "screenshot.png",
+                field=args.field,
+                step=-1 if args.step is None else args.step,
+                scale=args.scale,
+            )
+    except ImportError as exc:  # pyvista (or its rendering back end) missing
         raise FlexbodyError(f"view needs pyvista: {exc}") from exc
     print(f"flexbody: wrote {path}")
     return 0
@@ -224,8 +253,9 @@ def _cmd_export(args) -> int:
     results = _results_dir(args.results)
     try:
         from ..io import export
+
         paths = export(results, args.format, args.out)
-    except ImportError as exc:                               # meshio / h5py missing
+    except ImportError as exc:  # meshio / h5py missing
         raise FlexbodyError(f"export to {args.format} needs a package that is missing: {exc}") from exc
     print(f"flexbody: wrote {len(paths)} file(s):")
     for path in paths:
@@ -245,7 +275,7 @@ def _cmd_bench(args, extra: list[str]) -> int:
     for script in scripts:
         print(f"== {script.name} {' '.join(extra)}".rstrip(), flush=True)
         start = time.perf_counter()
-        code = subprocess.run([sys.executable, str(script), *extra], cwd=script.parents[2]).returncode
+        code = subprocess.run([sys.executable, str(script), *extra], cwd=script.parents[2], check=False).returncode
         times.append((script.name, code, time.perf_counter() - start))
         if code != 0:
             failed.append(script.name)
@@ -259,11 +289,17 @@ def _cmd_bench(args, extra: list[str]) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="flexbody", description="flexible/rigid multibody simulation")
+    parser.add_argument("--version", action="version", version=f"flexbody {__version__}")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("-v", "--verbose", action="store_true",
-                        help="also print informational log lines (flexbody's solver notes, Dask's cluster messages)")
-    common.add_argument("--traceback", action="store_true",
-                        help="on an error, show Python's traceback instead of the one-line message")
+    common.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also print informational log lines (flexbody's solver notes, Dask's cluster messages)",
+    )
+    common.add_argument(
+        "--traceback", action="store_true", help="on an error, show Python's traceback instead of the one-line message"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, **kwargs) -> argparse.ArgumentParser:
@@ -276,9 +312,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help=set_help)
     run.add_argument("--out", default=None, help="output directory (default out/<case name>)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    run.add_argument("--resume", action="store_true",
-                     help="continue the runs a stopped case saved in --out (same --set values, or none to reuse "
-                          "the saved ones) instead of starting them again")
+    run.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the runs a stopped case saved in --out (same --set values, or none to reuse "
+        "the saved ones) instead of starting them again",
+    )
 
     new = command("new", help="write a commented case template that runs as it is")
     new.add_argument("name", help="case file to write, e.g. cases/22_my_case (.py is added)")
@@ -286,27 +325,38 @@ def _parser() -> argparse.ArgumentParser:
     info = command("info", help="describe a case's system: coordinates, constraints, rank, actuation")
     info.add_argument("case")
     info.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help=set_help)
-    info.add_argument("--params", action="store_true",
-                      help="also list the case's parameters: name, value, unit, description")
+    info.add_argument(
+        "--params", action="store_true", help="also list the case's parameters: name, value, unit, description"
+    )
 
     sweep_ = command("sweep", help="run a case over a parameter grid as Dask tasks")
     sweep_.add_argument("case")
-    sweep_.add_argument("--grid", action="append", required=True, metavar="NAME=V1,V2,...",
-                        help="values of one parameter (repeatable; the variants are the Cartesian product)")
+    sweep_.add_argument(
+        "--grid",
+        action="append",
+        required=True,
+        metavar="NAME=V1,V2,...",
+        help="values of one parameter (repeatable; the variants are the Cartesian product)",
+    )
     sweep_.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help=set_help)
     sweep_.add_argument("--out", default=None, help="output directory (default out/<case name>_sweep)")
     sweep_.add_argument("--workers", type=int, default=None, help="local worker processes (default: CPUs)")
     sweep_.add_argument("--scheduler", default=None, metavar="ADDRESS", help="use a running Dask scheduler")
-    sweep_.add_argument("--compare-serial", action="store_true",
-                        help="also run the variants one by one here and report the speed-up")
+    sweep_.add_argument(
+        "--compare-serial", action="store_true", help="also run the variants one by one here and report the speed-up"
+    )
 
     view = command("view", help="render saved results (screenshot or animated GIF)")
     view.add_argument("results")
     view.add_argument("--field", default="displacement")
     view.add_argument("--step", type=int, default=None, help="recorded step (default: the last)")
     view.add_argument("--gif", action="store_true", help="write an animation instead of a screenshot")
-    view.add_argument("--scale", type=float, default=1.0,
-                      help="draw flexible bodies at reference + SCALE × displacement (default 1: as computed)")
+    view.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="draw flexible bodies at reference + SCALE × displacement (default 1: as computed)",
+    )
     view.add_argument("--out", default=None, help="output file (default RESULTS/screenshot.png or animation.gif)")
 
     export = command("export", help="export saved results for other tools")
@@ -314,8 +364,11 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--format", required=True, metavar="|".join(EXPORT_FORMATS))
     export.add_argument("--out", default=None, help="output directory")
 
-    bench = command("bench", help="run the repository's benchmark scripts (tests/benchmarks/bench_*.py)",
-                           epilog="arguments after -- are passed to every script")
+    bench = command(
+        "bench",
+        help="run the repository's benchmark scripts (tests/benchmarks/bench_*.py)",
+        epilog="arguments after -- are passed to every script",
+    )
     bench.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run (default: all)")
     bench.add_argument("--list", action="store_true", help="list the benchmarks")
     return parser
@@ -327,12 +380,19 @@ def main(argv: list[str] | None = None) -> int:
     extra = []
     if argv and argv[0] == "bench" and "--" in argv:
         cut = argv.index("--")
-        argv, extra = argv[:cut], argv[cut + 1:]
+        argv, extra = argv[:cut], argv[cut + 1 :]
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("flexbody").setLevel(logging.INFO if args.verbose else logging.WARNING)
-    logging.getLogger("matplotlib").setLevel(logging.WARNING)          # font substitution notes
-    commands = {"run": _cmd_run, "new": _cmd_new, "info": _cmd_info, "sweep": _cmd_sweep, "view": _cmd_view, "export": _cmd_export}
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)  # font substitution notes
+    commands = {
+        "run": _cmd_run,
+        "new": _cmd_new,
+        "info": _cmd_info,
+        "sweep": _cmd_sweep,
+        "view": _cmd_view,
+        "export": _cmd_export,
+    }
     case = getattr(args, "case", None)
     try:
         if args.command == "bench":
@@ -343,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"flexbody: error: {_one_line(exc, case)}", file=sys.stderr)
         return EXIT_ERROR
-    except Exception as exc:                     # raised by a case's own code (or by flexbody under it): one line
+    except Exception as exc:  # raised by a case's own code (or by flexbody under it): one line
         if case is None or args.traceback:
             raise
         print(f"flexbody: error: {_case_failure(exc, case)} (--traceback shows the traceback)", file=sys.stderr)
@@ -355,5 +415,3 @@ def _one_line(exc: BaseException, case: str | None) -> str:
     if case is not None and _case_line(exc, case) is not None:
         return _case_failure(exc, case)
     return " ".join(str(exc).split())
-
-

@@ -1,6 +1,7 @@
 """``flexbody bench``: the benchmark scripts under ``tests/benchmarks/`` (each measures flexbody and a peer in
 the same run and prints the ratio), listed or run with extra arguments.
 """
+
 from __future__ import annotations
 
 import ast
@@ -17,8 +18,10 @@ def benchmark_scripts(root=None) -> list[Path]:
     folder = root / "tests" / "benchmarks"
     scripts = sorted(folder.glob("bench_*.py"))
     if not scripts:
-        raise FlexbodyError(f"no benchmark scripts (tests/benchmarks/bench_*.py) next to the package in {root}: "
-                            "flexbody seems installed without its repository; run from a source checkout")
+        raise FlexbodyError(
+            f"no benchmark scripts (tests/benchmarks/bench_*.py) next to the package in {root}: "
+            "flexbody seems installed without its repository; run from a source checkout"
+        )
     return scripts
 
 
@@ -40,6 +43,8 @@ def _select_scripts(names: list[str]) -> list[Path]:
             by_name[alias] = s
     unknown = [n for n in names if n not in by_name]
     if unknown:
-        raise FlexbodyError(f"no benchmark named {', '.join(map(repr, unknown))}; available: "
-                            f"{', '.join(s.stem.removeprefix('bench_') for s in scripts)}")
+        raise FlexbodyError(
+            f"no benchmark named {', '.join(map(repr, unknown))}; available: "
+            f"{', '.join(s.stem.removeprefix('bench_') for s in scripts)}"
+        )
     return list(dict.fromkeys(by_name[n] for n in names))

@@ -1,6 +1,7 @@
 """Case files for the command line: loading a case module, its parameters (UPPER_CASE names with a
 ``# unit, description`` comment) and the ``--set`` / ``--grid`` values given for them.
 """
+
 from __future__ import annotations
 
 import ast
@@ -41,27 +42,31 @@ def load_case(path: str | os.PathLike, require: tuple[str, ...] = ("main",)):
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:                           # a broken case file: name it, do not dump a traceback
-        where = "" if isinstance(exc, SyntaxError) else _at_line(_case_line(exc, file))   # a SyntaxError has its line
+    except Exception as exc:  # a broken case file: name it, do not dump a traceback
+        where = "" if isinstance(exc, SyntaxError) else _at_line(_case_line(exc, file))  # a SyntaxError has its line
         raise FlexbodyError(f"cannot import case file {str(path)!r}{where}: {type(exc).__name__}: {exc}") from exc
     signatures = {"main": "main(out_dir, **overrides)", "build": "build(**params)"}
     for fname in require:
         if not callable(getattr(module, fname, None)):
             raise FlexbodyError(f"case file {str(path)!r} defines no {signatures.get(fname, fname + '()')}")
-    for fname, args, rule in (("main", ("out",), "take the output directory as its first argument"),
-                              ("build", (), "be callable without arguments (a default for every parameter)")):
+    for fname, args, rule in (
+        ("main", ("out",), "take the output directory as its first argument"),
+        ("build", (), "be callable without arguments (a default for every parameter)"),
+    ):
         func = getattr(module, fname, None)
         if fname in require and callable(func):
             try:
                 signature = inspect.signature(func)
-            except (TypeError, ValueError):              # no signature to check (a builtin, a C function)
+            except (TypeError, ValueError):  # no signature to check (a builtin, a C function)
                 continue
             try:
                 signature.bind(*args)
             except TypeError:
                 line = getattr(getattr(func, "__code__", None), "co_firstlineno", None)
-                raise FlexbodyError(f"case file {str(path)!r}{_at_line((line, fname)) if line else ''}: {fname} must "
-                                    f"{rule}, e.g. {signatures[fname]}; it is {fname}{signature}") from None
+                raise FlexbodyError(
+                    f"case file {str(path)!r}{_at_line((line, fname)) if line else ''}: {fname} must "
+                    f"{rule}, e.g. {signatures[fname]}; it is {fname}{signature}"
+                ) from None
     return module
 
 
@@ -79,7 +84,7 @@ def _case_line(exc: BaseException, path) -> tuple[int, str] | None:
 
 
 def _at_line(where: tuple[int, str] | None) -> str:
-    """", line 12 (in build)" for :func:`_case_line`'s answer; "" for None."""
+    """ ", line 12 (in build)" for :func:`_case_line`'s answer; "" for None."""
     if where is None:
         return ""
     line, function = where
@@ -98,8 +103,11 @@ def _keywords(func) -> set[str]:
     """Names of the parameters of ``func`` that can be passed by keyword."""
     if not callable(func):
         return set()
-    return {p.name for p in inspect.signature(func).parameters.values()
-            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return {
+        p.name
+        for p in inspect.signature(func).parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
 
 
 def case_parameters(module) -> list[str]:
@@ -134,17 +142,24 @@ def parameter_table(module) -> list[CaseParameter]:
         tree = ast.parse(source)
     except (OSError, SyntaxError, ValueError) as exc:
         raise FlexbodyError(f"cannot read the parameters of case {_case_name(module)!r}: {exc}") from exc
-    comments = {tok.start[0]: tok.string for tok in tokenize.generate_tokens(io.StringIO(source).readline)
-                if tok.type == tokenize.COMMENT}
+    comments = {
+        tok.start[0]: tok.string
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+        if tok.type == tokenize.COMMENT
+    }
     settable = set(case_parameters(module))
     rows = []
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
-        names = [n.id for t in targets for n in (t.elts if isinstance(t, ast.Tuple) else [t]) if isinstance(n, ast.Name)]
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:  # an annotation alone binds nothing
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names = [
+            n.id for t in targets for n in (t.elts if isinstance(t, ast.Tuple) else [t]) if isinstance(n, ast.Name)
+        ]
         for name in names:
             if not (name.isupper() and not name.startswith("_")) or not hasattr(module, name):
                 continue
-            unit, doc = _unit_and_doc(comments.get(node.end_lineno, ""))
+            unit, doc = _unit_and_doc(comments.get(node.end_lineno or node.lineno, ""))
             text = ast.get_source_segment(source, node.value) or ""
             expression = "" if _is_literal(text) else " ".join(text.split())
             rows.append(CaseParameter(name, getattr(module, name), unit, doc, expression, name in settable))
@@ -180,8 +195,10 @@ def format_parameters(rows: list[CaseParameter]) -> str:
     w_name = max(len(r.name) for r in rows)
     w_value = min(max(len(v) for v in values), 28)
     w_unit = max(len(r.unit or "?") for r in rows)
-    lines = [f"Parameters         {sum(r.settable for r in rows)} settable with --set NAME=VALUE "
-             f"(lower-case names work too); the others are constants of the case"]
+    lines = [
+        f"Parameters         {sum(r.settable for r in rows)} settable with --set NAME=VALUE "
+        f"(lower-case names work too); the others are constants of the case"
+    ]
     for row, value in zip(rows, values):
         doc = row.doc + (f" (= {row.expression})" if row.expression else "")
         mark = " " if row.settable else "*"
@@ -209,8 +226,10 @@ def _check_name(name: str, module, option: str) -> str:
     """The lower-case keyword of parameter ``name`` of the case; FlexbodyError naming the valid ones."""
     params = case_parameters(module)
     if name.upper() not in params:
-        raise FlexbodyError(f"{option}: case {_case_name(module)!r} has no parameter {name!r}; "
-                            f"valid parameters: {', '.join(params) or '(none)'}")
+        raise FlexbodyError(
+            f"{option}: case {_case_name(module)!r} has no parameter {name!r}; "
+            f"valid parameters: {', '.join(params) or '(none)'}"
+        )
     return name.lower()
 
 
@@ -241,12 +260,16 @@ def _check_value(name: str, value, module, option: str):
     default = getattr(module, name.upper())
     if _is_numeric(default) and not _is_numeric(value):
         example = _compact(default if _is_number(default) else tuple(default))
-        raise FlexbodyError(f"{option} {name}={value!r}: case {_case_name(module)!r} takes "
-                            f"{'a number' if _is_number(default) else 'numbers'} for {name.upper()}, e.g. "
-                            f"{name}={example}")
+        raise FlexbodyError(
+            f"{option} {name}={value!r}: case {_case_name(module)!r} takes "
+            f"{'a number' if _is_number(default) else 'numbers'} for {name.upper()}, e.g. "
+            f"{name}={example}"
+        )
     if _is_numeric(default) and _all_finite(default) and not _all_finite(value):
-        raise FlexbodyError(f"{option} {name}={value!r}: case {_case_name(module)!r} takes finite numbers for "
-                            f"{name.upper()} (its value is {_compact(default)})")
+        raise FlexbodyError(
+            f"{option} {name}={value!r}: case {_case_name(module)!r} takes finite numbers for "
+            f"{name.upper()} (its value is {_compact(default)})"
+        )
     return value
 
 

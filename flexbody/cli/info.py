@@ -1,8 +1,8 @@
 """``flexbody info``: what a case builds — coordinates, constraints with their rank and tolerance, and the
 actuation report of the case's tasks.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 from ..errors import FlexbodyError, shortened
 from .cases import _case_name, _keywords, format_parameters, parameter_table
@@ -41,8 +41,9 @@ def describe_case(module, overrides: dict | None = None, *, params: bool = False
     ignored = sorted(set(overrides) - set(kwargs))
     system = build(**kwargs)
     if not callable(getattr(system, "assemble", None)):
-        raise FlexbodyError(f"build() of case {_case_name(module)!r} returned {type(system).__name__}, "
-                            "not a flexbody.System")
+        raise FlexbodyError(
+            f"build() of case {_case_name(module)!r} returned {type(system).__name__}, not a flexbody.System"
+        )
     asm = system.assemble()
     n, n_rigid, n_joints = asm.n_dofs, asm.n_rigid, asm.n_joints
     lines = [f"Case {_case_name(module)} ({getattr(module, '__file__', '?')})"]
@@ -52,32 +53,55 @@ def describe_case(module, overrides: dict | None = None, *, params: bool = False
         lines.append(f"  build parameters set: {', '.join(f'{k}={v!r}' for k, v in kwargs.items())}")
     if ignored:
         lines.append(f"  ignored (not parameters of build): {', '.join(ignored)}")
-    lines.append(f"Coordinates        n = {n}: joint {n_joints}, " + (f"modal {n_rigid - n_joints}, " if asm.reduced else "")
-                 + f"flexible nodal {n - n_rigid}")
-    lines.append(f"Rigid trees        {len(asm.trees)}" + "".join(
-        f"\n  {tree.name}: {tree.n_links} links, {tree.n_dofs} joint coordinates" for tree in asm.trees))
-    lines.append(f"Flexible bodies    {len(asm.bodies)}" + "".join(
-        f"\n  {body.name}: {body.n_nodes} nodes, {body.n_elements} elements, {body.n_dofs} coordinates"
-        for body in asm.bodies))
+    lines.append(
+        f"Coordinates        n = {n}: joint {n_joints}, "
+        + (f"modal {n_rigid - n_joints}, " if asm.reduced else "")
+        + f"flexible nodal {n - n_rigid}"
+    )
+    lines.append(
+        f"Rigid trees        {len(asm.trees)}"
+        + "".join(f"\n  {tree.name}: {tree.n_links} links, {tree.n_dofs} joint coordinates" for tree in asm.trees)
+    )
+    lines.append(
+        f"Flexible bodies    {len(asm.bodies)}"
+        + "".join(
+            f"\n  {body.name}: {body.n_nodes} nodes, {body.n_elements} elements, {body.n_dofs} coordinates"
+            for body in asm.bodies
+        )
+    )
     if asm.reduced:
-        lines.append(f"Reduced bodies     {len(asm.reduced)}" + "".join(
-            f"\n  {body.name}: {body.n_dofs} modal coordinates on link {body.link.name!r} ({body.body.n_nodes} nodes)"
-            for body in asm.reduced))
+        lines.append(
+            f"Reduced bodies     {len(asm.reduced)}"
+            + "".join(
+                f"\n  {body.name}: {body.n_dofs} modal coordinates on link {body.link.name!r} "
+                f"({body.body.n_nodes} nodes)"
+                for body in asm.reduced
+            )
+        )
     lines += _constraint_lines(asm)
     forces = asm.forces.elements
-    lines.append(f"Force elements     {len(forces)}" + "".join(f"\n  {f.name}: {type(f).__name__}" for f in forces[:12])
-                 + (f"\n  … and {len(forces) - 12} more" if len(forces) > 12 else ""))
+    lines.append(
+        f"Force elements     {len(forces)}"
+        + "".join(f"\n  {f.name}: {type(f).__name__}" for f in forces[:12])
+        + (f"\n  … and {len(forces) - 12} more" if len(forces) > 12 else "")
+    )
     actuated = np.abs(np.asarray(asm.S, dtype=float)).sum(axis=0) > 0
     passive_joints = [asm.coordinate_labels[i] for i in np.flatnonzero(~actuated[:n_joints])]
     passive_modal = [asm.coordinate_labels[i] for i in n_joints + np.flatnonzero(~actuated[n_joints:n_rigid])]
     lines.append(f"Actuators          k = {len(asm.actuated_labels)}: {shortened(asm.actuated_labels)}")
     nodal = [f"{body.name} {body.n_dofs}" for body in asm.bodies]
     n_passive_nodal = int(np.count_nonzero(~actuated[n_rigid:]))
-    lines.append(f"Passive coords     {len(passive_joints) + len(passive_modal) + n_passive_nodal}: joints "
-                 f"{shortened(passive_joints)}"
-                 + (f"; modal {shortened(passive_modal)}" if passive_modal else "")
-                 + (f"; flexible nodal {n_passive_nodal} ({', '.join(nodal)}: every nodal coordinate — nodes "
-                    "carry no actuators [DE 6.3])" if asm.bodies else ""))
+    lines.append(
+        f"Passive coords     {len(passive_joints) + len(passive_modal) + n_passive_nodal}: joints "
+        f"{shortened(passive_joints)}"
+        + (f"; modal {shortened(passive_modal)}" if passive_modal else "")
+        + (
+            f"; flexible nodal {n_passive_nodal} ({', '.join(nodal)}: every nodal coordinate — nodes "
+            "carry no actuators [DE 6.3])"
+            if asm.bodies
+            else ""
+        )
+    )
     tasks = _case_tasks(module, asm, overrides)
     if tasks:
         from ..control.actuation import actuation_report
@@ -98,21 +122,26 @@ def _constraint_lines(asm) -> list[str]:
     """Each constraint with its rows, then the rank of Φ(q0), the tolerance that decided it and how it scales."""
     m, n_c = asm.n_constraints, len(asm.constraints)
     lines = [f"Constraint rows    m = {m} ({n_c} constraint{'' if n_c == 1 else 's'})"]
-    lines += [f"  {c.name}: {c.n_rows} row{'' if c.n_rows == 1 else 's'} ({type(c).__name__})"
-              for c in asm.constraints[:12]]
+    lines += [
+        f"  {c.name}: {c.n_rows} row{'' if c.n_rows == 1 else 's'} ({type(c).__name__})" for c in asm.constraints[:12]
+    ]
     if n_c > 12:
         lines.append(f"  … and {n_c - 12} more")
     if not m:
-        return lines + [f"  no constraints; dof = n = {asm.n_dofs}"]
+        return [*lines, f"  no constraints; dof = n = {asm.n_dofs}"]
     rank = asm.rank_report(0.0, asm.q0)
     s = rank.singular_values
-    lines.append(f"  rank of Phi at q0 {rank.rank}" + (" (full row rank)" if rank.is_full_rank else
-                                                      f" (rank-deficient by {m - rank.rank})")
-                 + f"; dof n - rank = {rank.dof}")
+    lines.append(
+        f"  rank of Phi at q0 {rank.rank}"
+        + (" (full row rank)" if rank.is_full_rank else f" (rank-deficient by {m - rank.rank})")
+        + f"; dof n - rank = {rank.dof}"
+    )
     if s.size:
-        lines.append(f"  smallest singular value {s[-1]:.6e} (largest {s[0]:.6e}); rank tolerance {rank.tol:.3e} = "
-                     f"max({rank.rtol:.0e} × σ_max, {rank.atol:.0e}): a round-off test relative to the largest "
-                     "singular value, with an absolute floor in the units of the rows (m or rad)")
+        lines.append(
+            f"  smallest singular value {s[-1]:.6e} (largest {s[0]:.6e}); rank tolerance {rank.tol:.3e} = "
+            f"max({rank.rtol:.0e} × σ_max, {rank.atol:.0e}): a round-off test relative to the largest "
+            "singular value, with an absolute floor in the units of the rows (m or rad)"
+        )
     else:
         lines.append("  no singular values")
     lines.append(f"  redundant rows    {shortened(rank.redundant_labels or rank.redundant_rows)}")

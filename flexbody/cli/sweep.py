@@ -1,6 +1,7 @@
 """``flexbody sweep``: a case run over a grid of parameter values on a Dask cluster (local or given), one
 output folder per variant and a summary table (CSV, Markdown, JSON).
 """
+
 from __future__ import annotations
 
 import csv
@@ -16,7 +17,7 @@ import uuid
 from pathlib import Path
 
 from ..errors import FlexbodyError
-from .cases import _compact, _case_line, load_case
+from .cases import _case_line, _compact, load_case
 
 
 # ----------------------------------------------------------------------------------------------- sweep
@@ -30,7 +31,7 @@ def _scalar(value):
     """``value`` as a plain bool/int/float/str, or None when it is not a scalar (lists, arrays, None)."""
     if isinstance(value, (bool, str)):
         return value
-    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:         # numpy scalar or 0-d array
+    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:  # numpy scalar or 0-d array
         value = value.item()
     if isinstance(value, bool):
         return value
@@ -46,7 +47,7 @@ def _scalar(value):
 def flatten_summary(summary, prefix: str = "") -> dict:
     """Scalar (number, bool, str) entries of a (nested) summary dict with dotted keys; lists, arrays and
     None are dropped. A summary that is not a dict gives an empty dict."""
-    out = {}
+    out: dict[str, bool | int | float | str] = {}
     if not isinstance(summary, dict):
         return out
     for key, value in summary.items():
@@ -54,9 +55,9 @@ def flatten_summary(summary, prefix: str = "") -> dict:
         if isinstance(value, dict):
             out.update(flatten_summary(value, name + "."))
             continue
-        value = _scalar(value)
-        if value is not None:
-            out[name] = value
+        scalar = _scalar(value)
+        if scalar is not None:
+            out[name] = scalar
     return out
 
 
@@ -70,7 +71,7 @@ def run_variant(case_path: str, out_dir: str, overrides: dict) -> dict:
         module = load_case(case_path)
         summary = flatten_summary(module.main(out_dir, **overrides))
         error = None
-    except Exception as exc:                                 # the row reports it; the other variants go on
+    except Exception as exc:  # the row reports it; the other variants go on
         where = _case_line(exc, case_path)
         at = "" if where is None else f" (line {where[0]} of {Path(case_path).name}, in {where[1]})"
         summary, error = {}, f"{type(exc).__name__}: {exc}{at}".strip().replace("\n", " ")
@@ -107,8 +108,16 @@ def _columns(rows: list[dict]) -> list[str]:
     return columns
 
 
-def sweep(case_path, grids: list[tuple[str, list]], fixed: dict | None = None, out_dir=None, *,
-          workers: int | None = None, scheduler: str | None = None, compare_serial: bool = False) -> dict:
+def sweep(
+    case_path,
+    grids: list[tuple[str, list]],
+    fixed: dict | None = None,
+    out_dir=None,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    compare_serial: bool = False,
+) -> dict:
     """Run every combination of the ``grids`` values of a case as Dask tasks and collect a summary table.
 
     Parameters
@@ -142,8 +151,9 @@ def sweep(case_path, grids: list[tuple[str, list]], fixed: dict | None = None, o
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError as exc:
-        raise FlexbodyError(f"sweep needs Dask's distributed scheduler (pip install 'dask[distributed]'): "
-                            f"{exc}") from exc
+        raise FlexbodyError(
+            f"sweep needs Dask's distributed scheduler (pip install 'dask[distributed]'): {exc}"
+        ) from exc
 
     case_path = Path(case_path).resolve()
     fixed = dict(fixed or {})
@@ -168,26 +178,38 @@ def sweep(case_path, grids: list[tuple[str, list]], fixed: dict | None = None, o
     if scheduler:
         client = Client(scheduler)
     else:
-        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.getLogger("flexbody").getEffectiveLevel())
+        cluster = LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.getLogger("flexbody").getEffectiveLevel(),
+        )
         client = Client(cluster)
     try:
         client.run(_warm_up, str(case_path))
         n_workers = len(client.nthreads()) if scheduler else n_workers
         startup = time.perf_counter() - start
         start = time.perf_counter()
-        token = uuid.uuid4().hex[:8]                         # keys unique on a shared scheduler
-        futures = [client.submit(run_variant, str(case_path), d, v, pure=False,
-                                 key=f"flexbody-variant-{token}-{i}-{Path(d).name}")
-                   for i, (d, v) in enumerate(zip(dirs, variants))]
+        token = uuid.uuid4().hex[:8]  # keys unique on a shared scheduler
+        futures = [
+            client.submit(
+                run_variant, str(case_path), d, v, pure=False, key=f"flexbody-variant-{token}-{i}-{Path(d).name}"
+            )
+            for i, (d, v) in enumerate(zip(dirs, variants))
+        ]
         index = {f.key: i for i, f in enumerate(futures)}
-        results = [None] * len(futures)
-        for future in as_completed(futures):
+        by_index: dict[int, dict] = {}
+        for future in as_completed(futures):  # yields every future once
             try:
-                results[index[future.key]] = future.result()
-            except Exception as exc:                         # the worker itself failed (killed, lost, …)
-                results[index[future.key]] = {"summary": {}, "error": f"{type(exc).__name__}: {exc}",
-                                              "wall_time": float("nan")}
+                by_index[index[future.key]] = future.result()
+            except Exception as exc:  # the worker itself failed (killed, lost, …)
+                by_index[index[future.key]] = {
+                    "summary": {},
+                    "error": f"{type(exc).__name__}: {exc}",
+                    "wall_time": float("nan"),
+                }
+        results = [by_index[i] for i in range(len(futures))]
         wall = time.perf_counter() - start
     finally:
         client.close()
@@ -195,10 +217,18 @@ def sweep(case_path, grids: list[tuple[str, list]], fixed: dict | None = None, o
             cluster.close()
 
     rows = _rows(grid_only, names, results)
-    summary = {"case": str(case_path), "grid": {name: values for name, values in grids}, "fixed": fixed,
-               "out_dir": str(out), "scheduler": scheduler or "local", "workers": n_workers,
-               "n_variants": len(rows), "n_failed": sum(r["status"] != "ok" for r in rows),
-               "startup_s": startup, "wall_time_s": wall}
+    summary = {
+        "case": str(case_path),
+        "grid": dict(grids),
+        "fixed": fixed,
+        "out_dir": str(out),
+        "scheduler": scheduler or "local",
+        "workers": n_workers,
+        "n_variants": len(rows),
+        "n_failed": sum(r["status"] != "ok" for r in rows),
+        "startup_s": startup,
+        "wall_time_s": wall,
+    }
     if compare_serial:
         start = time.perf_counter()
         serial = [run_variant(str(case_path), str(out / "_serial" / Path(d).name), v) for d, v in zip(dirs, variants)]
@@ -229,7 +259,7 @@ def _max_difference(a: list[dict], b: list[dict]) -> float:
             return math.inf
         for key, x in ra["summary"].items():
             y = rb["summary"][key]
-            if isinstance(x, bool) or isinstance(x, str) or isinstance(y, (bool, str)):
+            if isinstance(x, (bool, str)) or isinstance(y, (bool, str)):
                 if x != y:
                     return math.inf
             elif not (x == y or (math.isnan(x) and math.isnan(y))):
@@ -252,7 +282,7 @@ def _csv_value(value) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
-        return repr(value)                                   # round-trips exactly
+        return repr(value)  # round-trips exactly
     return value if isinstance(value, str) else _compact(value)
 
 

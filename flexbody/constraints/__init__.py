@@ -6,6 +6,7 @@ velocity-level (Pfaffian) rows: knife edges, rolling discs, user rows.
 
 May import: errors, fem, rigid.
 """
+
 from .attachments import AttachNodes, FixNodes, TieNodes, pin
 from .base import Constraint, ConstraintRows, Fix
 from .bushing import Bushing
@@ -17,8 +18,38 @@ from .pfaffian import KnifeEdge, PfaffianRows, RollingDisc
 from .springs import JointSpringDamper, SpringDamper
 from .surfaces import Cylinder, ImplicitSurface, Plane, Sphere, Surface
 
-__all__ = ["Constraint", "ConstraintRows", "Fix", "AttachNodes", "FixNodes", "TieNodes", "pin", "Distance", "Hinge",
-           "OnSurface", "PointToPoint", "Weld", "FunctionCoupling", "Gear", "JointDriver", "LinearCoupling",
-           "PolynomialCoupling", "Node", "nearest_node", "Cylinder", "ImplicitSurface", "Plane", "Sphere", "Surface",
-           "ForceElement", "ForcePiece", "GeneralizedForce", "SpringDamper", "JointSpringDamper", "Bushing",
-           "KnifeEdge", "RollingDisc", "PfaffianRows"]
+__all__ = [
+    "Constraint",
+    "ConstraintRows",
+    "Fix",
+    "AttachNodes",
+    "FixNodes",
+    "TieNodes",
+    "pin",
+    "Distance",
+    "Hinge",
+    "OnSurface",
+    "PointToPoint",
+    "Weld",
+    "FunctionCoupling",
+    "Gear",
+    "JointDriver",
+    "LinearCoupling",
+    "PolynomialCoupling",
+    "Node",
+    "nearest_node",
+    "Cylinder",
+    "ImplicitSurface",
+    "Plane",
+    "Sphere",
+    "Surface",
+    "ForceElement",
+    "ForcePiece",
+    "GeneralizedForce",
+    "SpringDamper",
+    "JointSpringDamper",
+    "Bushing",
+    "KnifeEdge",
+    "RollingDisc",
+    "PfaffianRows",
+]

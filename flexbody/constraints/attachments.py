@@ -15,6 +15,7 @@ and node-to-node ties — holonomic constraints with sparse rows [DE-112, DE-113
 Each node's coordinates appear with coefficient 1 in exactly its own three rows, which is what lets the
 implicit integrator eliminate them (:mod:`flexbody.linalg.saddle_point`).
 """
+
 from __future__ import annotations
 
 import functools
@@ -23,13 +24,13 @@ import numba as nb
 import numpy as np
 import scipy.sparse as sp
 
-from ..rigid.anchors import Anchor, Ground
-from .closures import PointToPoint
-from .base import Constraint, ConstraintRows, Fix, _node_selection
 from ..errors import ConstraintError
 from ..fem.flexible_body import FlexibleBody
-from .nodes import Node
+from ..rigid.anchors import Anchor, Ground
 from ..rigid.link import Link
+from .base import Constraint, ConstraintRows, Fix, _node_selection
+from .closures import PointToPoint
+from .nodes import Node
 
 __all__ = ["FixNodes", "AttachNodes", "TieNodes", "pin"]
 
@@ -70,7 +71,7 @@ def _attachment_rows(offsets, R, p, J, acc, omega, x, phi, block, bias):
         w2 = R[2, 0] * r0 + R[2, 1] * r1 + R[2, 2] * r2
         row = 3 * a
         phi[row], phi[row + 1], phi[row + 2] = x[a, 0] - p[0] - w0, x[a, 1] - p[1] - w1, x[a, 2] - p[2] - w2
-        for j in range(n):                                    # −(J_v − w × J_ω)
+        for j in range(n):  # −(J_v − w × J_ω)
             block[row, j] = -(J[0, j] - (w1 * J[5, j] - w2 * J[4, j]))
             block[row + 1, j] = -(J[1, j] - (w2 * J[3, j] - w0 * J[5, j]))
             block[row + 2, j] = -(J[2, j] - (w0 * J[4, j] - w1 * J[3, j]))
@@ -84,7 +85,7 @@ class _NodeRows(Constraint):
     """Rows on a set of nodes of one body (row names n<node>.<axis>)."""
 
     def _set_rows(self, body, nodes, components=(0, 1, 2)):
-        self._columns_of = {}                       # (body, its first column) -> the rows' node columns
+        self._columns_of = {}  # (body, its first column) -> the rows' node columns
         self.body, self.nodes = body, nodes
         self.components = np.asarray(components, dtype=np.int64)
         self._bodies = (body,)
@@ -98,6 +99,7 @@ class _NodeRows(Constraint):
 
     @property
     def bodies(self) -> tuple:
+        """The flexible bodies whose nodes the rows hold (one, or two for nodes tied across bodies)."""
         return self._bodies
 
     def _columns(self, ev, body, nodes, components=None) -> np.ndarray:
@@ -127,15 +129,14 @@ class FixNodes(_NodeRows):
 
     kind = "fix"
 
-    def __init__(self, body: FlexibleBody, nodes, displacement=None, *, components=(0, 1, 2),
-                 name: str | None = None):
-        spec = Fix(body, nodes, displacement, components=components, name=name)   # validation shared with statics
+    def __init__(self, body: FlexibleBody, nodes, displacement=None, *, components=(0, 1, 2), name: str | None = None):
+        spec = Fix(body, nodes, displacement, components=components, name=name)  # validation shared with statics
         super().__init__(spec.name)
         self._set_rows(body, spec.nodes, spec.components)
         self.target = spec.values(1.0)
 
     @classmethod
-    def from_fix(cls, fix: Fix, name: str | None = None) -> "FixNodes":
+    def from_fix(cls, fix: Fix, name: str | None = None) -> FixNodes:
         out = cls.__new__(cls)
         Constraint.__init__(out, name if name is not None else fix.name)
         out._set_rows(fix.body, fix.nodes, fix.components)
@@ -184,7 +185,7 @@ class AttachNodes(_NodeRows):
         else:
             kin = self.link.tree.kinematics(q_tree)
             R, p = kin.R[self.link.index], kin.p[self.link.index]
-        self.offsets = (x_nodes - p) @ R                                      # r_a = Rᵀ(x_a − p)
+        self.offsets = (x_nodes - p) @ R  # r_a = Rᵀ(x_a − p)
 
     def evaluate(self, ev) -> ConstraintRows:
         if self.offsets is None:
@@ -198,10 +199,11 @@ class AttachNodes(_NodeRows):
             return ConstraintRows((x - target).ravel(), pieces, np.zeros(3 * k))
         kin = ev.kinematics(self.link.tree)
         i = self.link.index
-        J, frame_bias = kin.frame_terms(self.link)                            # (6, n_tree) [J_v; J_ω], J̇v (6,)
+        J, frame_bias = kin.frame_terms(self.link)  # (6, n_tree) [J_v; J_ω], J̇v (6,)
         phi, block, bias = np.empty(3 * k), np.empty((3 * k, J.shape[1])), np.empty(3 * k)
-        _attachment_rows(self.offsets, kin.R[i], kin.p[i], J, frame_bias, kin.angular_velocity(self.link), x,
-                         phi, block, bias)
+        _attachment_rows(
+            self.offsets, kin.R[i], kin.p[i], J, frame_bias, kin.angular_velocity(self.link), x, phi, block, bias
+        )
         pieces.append((ev.columns(self.link.tree), block))
         return ConstraintRows(phi, pieces, bias)
 
@@ -215,11 +217,23 @@ class TieNodes(_NodeRows):
 
     kind = "tie"
 
-    def __init__(self, body_a: FlexibleBody, nodes_a, body_b: FlexibleBody, nodes_b=None, *, tol: float = 1e-8,
-                 name: str | None = None):
+    def __init__(
+        self,
+        body_a: FlexibleBody,
+        nodes_a,
+        body_b: FlexibleBody,
+        nodes_b=None,
+        *,
+        tol: float = 1e-8,
+        name: str | None = None,
+    ):
         who = f"tie {name!r}" if name else "tie"
-        if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (int, float, np.integer, np.floating)) \
-                or not np.isfinite(tol) or tol < 0:
+        if (
+            isinstance(tol, (bool, np.bool_))
+            or not isinstance(tol, (int, float, np.integer, np.floating))
+            or not np.isfinite(tol)
+            or tol < 0
+        ):
             raise ConstraintError(f"{who}: tol must be a finite distance >= 0 [m], got {tol!r}")
         ia = _body_nodes(body_a, nodes_a, who)
         ib = np.arange(body_b.n_nodes) if nodes_b is None else _body_nodes(body_b, nodes_b, who)
@@ -232,8 +246,10 @@ class TieNodes(_NodeRows):
         j = np.argmin(d, axis=1)
         bad = np.flatnonzero(d[np.arange(len(ia)), j] > tol)
         if bad.size:
-            raise ConstraintError(f"{who}: node {ia[bad[0]]} of {body_a.name!r} at {Xa[bad[0]]} has no node of "
-                                  f"{body_b.name!r} within {tol} m")
+            raise ConstraintError(
+                f"{who}: node {ia[bad[0]]} of {body_a.name!r} at {Xa[bad[0]]} has no node of "
+                f"{body_b.name!r} within {tol} m"
+            )
         super().__init__(name if name is not None else f"tie_{body_a.name}_{body_b.name}")
         self._set_rows(body_a, ia)
         self.body_b, self.nodes_b = body_b, ib[j]
@@ -250,6 +266,8 @@ def pin(body: FlexibleBody, node, anchor: Anchor, components=(0, 1, 2), name: st
     """A spherical joint: node ``node`` (index or one-node set) of ``body`` coincides with ``anchor``
     (Ground, a link point, or another body's Node)."""
     from .nodes import node as make_node
+
     a = make_node(body, node) if not isinstance(node, Node) else node
-    return PointToPoint(a, anchor, components=components,
-                        name=name if name is not None else f"pin_{a.label}".replace(".", "_"))
+    return PointToPoint(
+        a, anchor, components=components, name=name if name is not None else f"pin_{a.label}".replace(".", "_")
+    )

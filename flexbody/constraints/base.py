@@ -8,6 +8,7 @@ coordinates), :mod:`flexbody.constraints.closures` (between anchors: loop closur
 
 :class:`Fix` prescribes nodal positions of flexible bodies, x_a = X_a + u_a; the static solver eliminates it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -40,8 +41,13 @@ def global_columns(columns, who: str) -> np.ndarray:
     """``columns`` as distinct non-negative int64 indices (k ≥ 1) of the global coordinates; ConstraintError
     naming ``who`` otherwise."""
     cols = np.asarray(columns)
-    if cols.ndim != 1 or cols.size == 0 or not np.issubdtype(cols.dtype, np.integer) or cols.min() < 0 \
-            or len(np.unique(cols)) != cols.size:
+    if (
+        cols.ndim != 1
+        or cols.size == 0
+        or not np.issubdtype(cols.dtype, np.integer)
+        or cols.min() < 0
+        or len(np.unique(cols)) != cols.size
+    ):
         raise ConstraintError(f"{who}: columns must be distinct non-negative integers, got {columns!r}")
     return cols.astype(np.int64)
 
@@ -76,7 +82,7 @@ def merge_pieces(pieces) -> tuple[np.ndarray, np.ndarray]:
     cols = np.unique(np.concatenate([c for c, _ in pieces])).astype(np.int64)
     block = np.zeros((pieces[0][1].shape[0], cols.size))
     for c, b in pieces:
-        np.add.at(block, (slice(None), np.searchsorted(cols, c)), b)
+        np.add.at(block.T, np.searchsorted(cols, c), np.asarray(b).T)  # columns of block (a view), repeats summed
     return cols, block
 
 
@@ -110,6 +116,7 @@ class Constraint:
 
     @property
     def row_labels(self) -> list[str]:
+        """(n_rows,) labels of the constraint rows, ``"name.row"``, e.g. ``'p.x'``."""
         return [f"{self.name}.{r}" for r in self.row_names]
 
     @property
@@ -162,8 +169,7 @@ class Fix:
     :class:`~flexbody.constraints.attachments.FixNodes` (x_a − X_a − u_a = 0 [DE-112]).
     """
 
-    def __init__(self, body: FlexibleBody, nodes, displacement=None, *, components=(0, 1, 2),
-                 name: str | None = None):
+    def __init__(self, body: FlexibleBody, nodes, displacement=None, *, components=(0, 1, 2), name: str | None = None):
         if not isinstance(body, FlexibleBody):
             raise ConstraintError(f"Fix: body must be a FlexibleBody, got {type(body).__name__}")
         self.body = body
@@ -176,8 +182,9 @@ class Fix:
         try:
             self.components = np.unique(_checked_components(components, "Fix", distinct=False))
         except ConstraintError:
-            raise ConstraintError(f"Fix {label!r} on body {body.name!r}: components must be within (0, 1, 2), "
-                                  f"got {components!r}") from None
+            raise ConstraintError(
+                f"Fix {label!r} on body {body.name!r}: components must be within (0, 1, 2), got {components!r}"
+            ) from None
         X = body.mesh.points[self.nodes]
         if displacement is None:
             u = np.zeros_like(X)
@@ -186,7 +193,7 @@ class Fix:
             if callable(displacement):
                 try:
                     u = displacement(X.copy())
-                except Exception as exc:       # the user's function: named here, its traceback chained
+                except Exception as exc:  # the user's function: named here, its traceback chained
                     raise ConstraintError(f"{who}: displacement(X) raised {type(exc).__name__}: {exc}") from exc
             else:
                 u = displacement
@@ -195,8 +202,9 @@ class Fix:
                     raise TypeError("complex")
                 u = np.broadcast_to(np.asarray(u, dtype=float), X.shape).copy()
             except (TypeError, ValueError) as exc:
-                raise ConstraintError(f"{who}: displacement must be real numbers of shape (3,) or ({len(X)}, 3), "
-                                      f"got {np.shape(u)}") from exc
+                raise ConstraintError(
+                    f"{who}: displacement must be real numbers of shape (3,) or ({len(X)}, 3), got {np.shape(u)}"
+                ) from exc
             if not np.all(np.isfinite(u)):
                 raise ConstraintError(f"{who}: displacement contains NaN/Inf")
         self.label = label

@@ -15,6 +15,7 @@ carries d × F (the lever of the pair). Q = J_aᵀ F − J_bᵀ F + J_ω,aᵀ (d
 for world rotation increments δφ). K_t, C_t, K_r, C_r are diagonal here (stiffness and damping per axis of a).
 Its Jacobians are left to the solvers' differences of the joint rows (the frames are on rigid links).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,8 +34,10 @@ def _six(value, what: str, who: str) -> np.ndarray:
     if x.shape == ():
         x = np.full(6, float(x))
     if x.shape != (6,) or not np.all(np.isfinite(x)) or np.any(x < 0):
-        raise FlexbodyError(f"{who}: {what} must be 6 non-negative finite numbers (x, y, z, rx, ry, rz in the "
-                            f"axes of frame a), got {value!r}")
+        raise FlexbodyError(
+            f"{who}: {what} must be 6 non-negative finite numbers (x, y, z, rx, ry, rz in the "
+            f"axes of frame a), got {value!r}"
+        )
     return x
 
 
@@ -92,8 +95,12 @@ class Bushing(ForceElement):
             f = f + self.C[:3] * (R_a.T @ (d_dot - np.cross(w_a, d)))
             mu = mu + self.C[3:] * (R_a.T @ (self.b.angular_velocity(ev) - w_a))
         F, M = R_a @ f, R_a @ mu
-        parts = [(self.a.jacobian(ev), F), (self.b.jacobian(ev), -F),
-                 (self.a.angular_jacobian(ev), np.cross(d, F) + M), (self.b.angular_jacobian(ev), -M)]
+        parts = [
+            (self.a.jacobian(ev), F),
+            (self.b.jacobian(ev), -F),
+            (self.a.angular_jacobian(ev), np.cross(d, F) + M),
+            (self.b.angular_jacobian(ev), -M),
+        ]
         cols, Q = merge_pieces([(c, (load @ J)[None, :]) for (c, J), load in parts])
         return ForcePiece(cols, Q[0])
 

@@ -13,13 +13,14 @@ With anchor positions x, velocities ẋ = J v and bias accelerations J̇v (:mod:
 - :class:`OnSurface` φ = s(x) for a point on a smooth surface [MH-1, MH-11]: Φ = D J, bias =
   D J̇v + ẋᵀHẋ, contact force f = Dᵀλ [MH-13].
 """
+
 from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ConstraintError
 from ..rigid.anchors import Anchor, FrameAnchor
 from .base import Constraint, ConstraintRows, _checked_components
-from ..errors import ConstraintError
 from .surfaces import Cylinder, Plane, Sphere, Surface
 
 _AXES = np.eye(3)
@@ -28,7 +29,9 @@ _AXES = np.eye(3)
 def _anchor(a, who: str, frame: bool = False):
     cls = FrameAnchor if frame else Anchor
     if not isinstance(a, cls):
-        what = "a frame anchor (RigidTree.frame or Ground)" if frame else "an anchor (RigidTree.point, .frame or Ground)"
+        what = (
+            "a frame anchor (RigidTree.frame or Ground)" if frame else "an anchor (RigidTree.point, .frame or Ground)"
+        )
         raise ConstraintError(f"{who}: expected {what}, got {a!r}")
     return a
 
@@ -128,7 +131,7 @@ class _FrameConstraint(Constraint):
         who = f"{self.kind} {self.name!r}"
         self.a, self.b = _anchor(a, who, frame=True), _anchor(b, who, frame=True)
         self.n_rows = 3 + len(self.pairs)
-        self.row_names = ("x", "y", "z") + self.angle_names
+        self.row_names = ("x", "y", "z", *self.angle_names)
         self.trees, self.anchors = _trees(a, b), (a, b)
 
     @property
@@ -142,8 +145,10 @@ class _FrameConstraint(Constraint):
         phi_r, pieces_r, bias_r = _dot_rows(self.a, self.b, self.pairs, ev)
         phi = np.concatenate([self.a.position(ev) - self.b.position(ev), phi_r])
         bias = np.concatenate([self.a.bias(ev) - self.b.bias(ev), bias_r])
-        pieces = [(ca, np.vstack([Ja, np.zeros((len(self.pairs), Ja.shape[1]))])),
-                  (cb, np.vstack([-Jb, np.zeros((len(self.pairs), Jb.shape[1]))]))]
+        pieces = [
+            (ca, np.vstack([Ja, np.zeros((len(self.pairs), Ja.shape[1]))])),
+            (cb, np.vstack([-Jb, np.zeros((len(self.pairs), Jb.shape[1]))])),
+        ]
         for cols, block in pieces_r:
             pieces.append((cols, np.vstack([np.zeros((3, block.shape[1])), block])))
         return ConstraintRows(phi, pieces, bias)

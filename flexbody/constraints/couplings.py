@@ -8,15 +8,16 @@
 Each gives Φ on the joint columns and the exact bias: zero for linear couplings, −f″(q) q̇² for function
 couplings and −f̈(t) for drivers, so that Φ a + bias = 0 [DE-4].
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from .base import Constraint, ConstraintRows
 from ..errors import ConstraintError
 from ..rigid.link import Link
+from .base import Constraint, ConstraintRows
 
 
 def _coordinate_link(link, who: str) -> Link:
@@ -95,8 +96,15 @@ class FunctionCoupling(Constraint):
 
     kind = "coupling"
 
-    def __init__(self, dependent: Link, independent: Link, function: Callable, derivative: Callable,
-                 second_derivative: Callable, name: str | None = None):
+    def __init__(
+        self,
+        dependent: Link,
+        independent: Link,
+        function: Callable,
+        derivative: Callable,
+        second_derivative: Callable,
+        name: str | None = None,
+    ):
         super().__init__(name)
         who = f"coupling {self.name!r}"
         self.dependent = _coordinate_link(dependent, who)
@@ -132,8 +140,9 @@ class PolynomialCoupling(FunctionCoupling):
             raise ConstraintError(f"polynomial coupling {name!r}: coefficients must be finite and non-empty")
         p = np.polynomial.Polynomial(c)
         dp, ddp = p.deriv(1), p.deriv(2)
-        super().__init__(dependent, independent, lambda x: float(p(x)), lambda x: float(dp(x)),
-                         lambda x: float(ddp(x)), name=name)
+        super().__init__(
+            dependent, independent, lambda x: float(p(x)), lambda x: float(dp(x)), lambda x: float(ddp(x)), name=name
+        )
         self.coefficients = c
 
 
@@ -149,8 +158,14 @@ class JointDriver(Constraint):
 
     kind = "driver"
 
-    def __init__(self, link: Link, position, velocity: Callable | None = None,
-                 acceleration: Callable | None = None, name: str | None = None):
+    def __init__(
+        self,
+        link: Link,
+        position,
+        velocity: Callable | None = None,
+        acceleration: Callable | None = None,
+        name: str | None = None,
+    ):
         super().__init__(name)
         who = f"driver {self.name!r}"
         self.link = _coordinate_link(link, who)
@@ -174,5 +189,9 @@ class JointDriver(Constraint):
     def evaluate(self, ev) -> ConstraintRows:
         i = _column(ev, self.link)
         t = ev.t
-        return ConstraintRows(np.array([ev.q[i] - self.f(t)]), [(np.array([i]), np.ones((1, 1)))],
-                              np.array([-float(self.ddf(t))]), np.array([-float(self.df(t))]))
+        return ConstraintRows(
+            np.array([ev.q[i] - self.f(t)]),
+            [(np.array([i]), np.ones((1, 1)))],
+            np.array([-float(self.ddf(t))]),
+            np.array([-float(self.df(t))]),
+        )

@@ -12,9 +12,11 @@ Q(t, q, v) − Q(t, q, 0), which joins b. Implicit integrators and static solver
 ground, single joint coordinates) these are exact; the joint-coordinate rows are differentiated by the
 solvers themselves (see :mod:`flexbody.solvers.constrained_equations`).
 
-Concrete elements: :class:`GeneralizedForce` (a user callback, here), :class:`~flexbody.constraints.springs.SpringDamper`
+Concrete elements: :class:`GeneralizedForce` (a user callback, here),
+:class:`~flexbody.constraints.springs.SpringDamper`
 and :class:`~flexbody.constraints.springs.JointSpringDamper`, :class:`~flexbody.constraints.bushing.Bushing`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -102,8 +104,15 @@ class GeneralizedForce(ForceElement):
 
     kind = "generalized_force"
 
-    def __init__(self, function: Callable, columns, *, jacobian: Callable | None = None,
-                 potential: Callable | None = None, name: str | None = None):
+    def __init__(
+        self,
+        function: Callable,
+        columns,
+        *,
+        jacobian: Callable | None = None,
+        potential: Callable | None = None,
+        name: str | None = None,
+    ):
         super().__init__(name)
         if not callable(function):
             raise FlexbodyError(f"generalized force {self.name!r}: function must be callable, got {function!r}")
@@ -115,8 +124,10 @@ class GeneralizedForce(ForceElement):
 
     def prepare(self, ev) -> None:
         if self.cols.max() >= ev.q.size:
-            raise FlexbodyError(f"generalized force {self.name!r}: column {int(self.cols.max())} is outside the "
-                                f"system's {ev.q.size} coordinates")
+            raise FlexbodyError(
+                f"generalized force {self.name!r}: column {int(self.cols.max())} is outside the "
+                f"system's {ev.q.size} coordinates"
+            )
 
     def evaluate(self, ev, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
         v = ev.v if velocity else np.zeros_like(ev.v)
@@ -134,6 +145,8 @@ class GeneralizedForce(ForceElement):
     def _checked(self, value, shape, what: str) -> np.ndarray:
         out = np.asarray(value, dtype=float)
         if out.shape != shape or not np.all(np.isfinite(out)):
-            raise FlexbodyError(f"generalized force {self.name!r}: {what} must return {shape} finite numbers, "
-                                f"got shape {out.shape}" + ("" if out.shape != shape else " with NaN or Inf"))
+            raise FlexbodyError(
+                f"generalized force {self.name!r}: {what} must return {shape} finite numbers, "
+                f"got shape {out.shape}" + ("" if out.shape != shape else " with NaN or Inf")
+            )
         return out

@@ -8,13 +8,14 @@ work on flexible nodes unchanged; :mod:`flexbody.constraints.attachments` adds t
 The evaluation context must provide ``ev.body_offset(body)`` (first global column of the body) and
 the arrays ``ev.q``, ``ev.v``.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from ..rigid.anchors import Anchor
 from ..errors import MeshError
 from ..fem.flexible_body import FlexibleBody
+from ..rigid.anchors import Anchor
 
 __all__ = ["Node", "node", "nearest_node"]
 
@@ -30,8 +31,9 @@ class Node(Anchor):
         if isinstance(index, np.ndarray) and index.ndim == 0:
             index = index[()]
         if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
-            raise MeshError(f"Node: body {body.name!r}: the node index must be an integer 0..{body.n_nodes - 1}, "
-                            f"got {index!r}")
+            raise MeshError(
+                f"Node: body {body.name!r}: the node index must be an integer 0..{body.n_nodes - 1}, got {index!r}"
+            )
         index = int(index)
         if not 0 <= index < body.n_nodes:
             raise MeshError(f"Node: body {body.name!r} has nodes 0..{body.n_nodes - 1}, not {index}")
@@ -40,13 +42,16 @@ class Node(Anchor):
         self.label = f"{body.name}.node{index}"
 
     def columns(self, ev) -> np.ndarray:
+        """The node's three global coordinate indices (3,) (x, y, z) in the evaluation context ``ev``."""
         start = ev.body_offset(self.body) + 3 * self.index
         return np.arange(start, start + 3)
 
     def position(self, ev) -> np.ndarray:
+        """Position (3,) [m] of the node in world coordinates at ``ev.q``."""
         return ev.q[self.columns(ev)]
 
     def velocity(self, ev) -> np.ndarray:
+        """Velocity (3,) [m/s] of the node in world coordinates at ``ev.v``."""
         return ev.v[self.columns(ev)]
 
     def jacobian(self, ev):

@@ -19,6 +19,7 @@ is the multiplier form with these rows.
 - :class:`PfaffianRows`: user rows A(t, q) on chosen columns with b(t, q); the bias by central differences of
   A and b along (v, 1) unless given.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -42,8 +43,9 @@ def _unit(vector, what: str, who: str) -> np.ndarray:
 
 def _frame(anchor, who: str) -> FrameAnchor:
     if not isinstance(anchor, FrameAnchor) or not anchor.trees:
-        raise ConstraintError(f"{who}: expected a frame on a rigid link (tree.frame(link, offset, rotation)), "
-                              f"got {anchor!r}")
+        raise ConstraintError(
+            f"{who}: expected a frame on a rigid link (tree.frame(link, offset, rotation)), got {anchor!r}"
+        )
     return anchor
 
 
@@ -73,10 +75,12 @@ class KnifeEdge(Constraint):
 
     @property
     def units(self) -> tuple[str, ...]:
+        """("m",): the row's unit as a position (it constrains the lateral velocity [m/s]; its φ is 0)."""
         return ("m",)
 
     @property
     def velocity_rows(self) -> tuple[bool, ...]:
+        """(True,): the one row is velocity-level (no lateral slip)."""
         return (True,)
 
     def evaluate(self, ev) -> ConstraintRows:
@@ -108,8 +112,15 @@ class RollingDisc(Constraint):
     n_rows = 3
     row_names = ("t1", "t2", "normal")
 
-    def __init__(self, frame: FrameAnchor, radius: float, axis=(0.0, 0.0, 1.0), normal=(0.0, 0.0, 1.0),
-                 point=(0.0, 0.0, 0.0), name: str | None = None):
+    def __init__(
+        self,
+        frame: FrameAnchor,
+        radius: float,
+        axis=(0.0, 0.0, 1.0),
+        normal=(0.0, 0.0, 1.0),
+        point=(0.0, 0.0, 0.0),
+        name: str | None = None,
+    ):
         super().__init__(name)
         who = f"rolling disc {self.name!r}"
         self.frame = _frame(frame, who)
@@ -121,15 +132,19 @@ class RollingDisc(Constraint):
         helper = np.eye(3)[int(np.argmin(np.abs(self.normal)))]
         t1 = np.cross(self.normal, helper)
         t1 /= np.linalg.norm(t1)
-        self.basis = np.array([t1, np.cross(self.normal, t1), self.normal])       # rows t₁, t₂, n
+        self.basis = np.array([t1, np.cross(self.normal, t1), self.normal])  # rows t₁, t₂, n
         self.trees, self.anchors = frame.trees, (frame,)
 
     @property
     def units(self) -> tuple[str, ...]:
+        """("m", "m", "m"): the two rolling rows as positions (they constrain velocities [m/s]) and the contact
+        height [m]."""
         return ("m",) * 3
 
     @property
     def velocity_rows(self) -> tuple[bool, ...]:
+        """(True, True, False): rolling without slip in two directions (velocity-level), contact held
+        (holonomic)."""
         return (True, True, False)
 
     def evaluate(self, ev) -> ConstraintRows:
@@ -138,8 +153,10 @@ class RollingDisc(Constraint):
         m = n - (n @ w) * w
         size = float(np.linalg.norm(m))
         if size < 1e-9:
-            raise ConstraintError(f"rolling disc {self.name!r}: the disc lies flat on the plane at t = {ev.t:.6g} s "
-                                  f"(its axis is along the normal), so its contact point is undefined")
+            raise ConstraintError(
+                f"rolling disc {self.name!r}: the disc lies flat on the plane at t = {ev.t:.6g} s "
+                f"(its axis is along the normal), so its contact point is undefined"
+            )
         d = -m / size
         omega = f.angular_velocity(ev)
         w_dot = np.cross(omega, w)
@@ -175,8 +192,16 @@ class PfaffianRows(Constraint):
 
     kind = "pfaffian"
 
-    def __init__(self, columns, n_rows: int, matrix: Callable, rhs: Callable | None = None,
-                 bias: Callable | None = None, units: str = "m", name: str | None = None):
+    def __init__(
+        self,
+        columns,
+        n_rows: int,
+        matrix: Callable,
+        rhs: Callable | None = None,
+        bias: Callable | None = None,
+        units: str = "m",
+        name: str | None = None,
+    ):
         super().__init__(name)
         who = f"Pfaffian rows {self.name!r}"
         for label, f in (("matrix", matrix), ("rhs", rhs), ("bias", bias)):
@@ -190,17 +215,21 @@ class PfaffianRows(Constraint):
 
     @property
     def units(self) -> tuple[str, ...]:
+        """(n_rows,) the unit given at construction for every row."""
         return (self._units,) * self.n_rows
 
     @property
     def velocity_rows(self) -> tuple[bool, ...]:
+        """(n_rows,) all True: every row is velocity-level, A(t, q) v = b(t, q)."""
         return (True,) * self.n_rows
 
     def _A(self, t, q) -> np.ndarray:
         A = np.atleast_2d(np.asarray(self.matrix(t, q), dtype=float))
         if A.shape != (self.n_rows, self.cols.size) or not np.all(np.isfinite(A)):
-            raise ConstraintError(f"Pfaffian rows {self.name!r}: matrix must return ({self.n_rows}, "
-                                  f"{self.cols.size}) finite numbers, got shape {A.shape}")
+            raise ConstraintError(
+                f"Pfaffian rows {self.name!r}: matrix must return ({self.n_rows}, "
+                f"{self.cols.size}) finite numbers, got shape {A.shape}"
+            )
         return A
 
     def _b(self, t, q) -> np.ndarray:
@@ -208,8 +237,9 @@ class PfaffianRows(Constraint):
             return np.zeros(self.n_rows)
         b = np.asarray(self.rhs(t, q), dtype=float).reshape(-1)
         if b.shape != (self.n_rows,) or not np.all(np.isfinite(b)):
-            raise ConstraintError(f"Pfaffian rows {self.name!r}: rhs must return ({self.n_rows},) finite numbers, "
-                                  f"got shape {b.shape}")
+            raise ConstraintError(
+                f"Pfaffian rows {self.name!r}: rhs must return ({self.n_rows},) finite numbers, got shape {b.shape}"
+            )
         return b
 
     def evaluate(self, ev) -> ConstraintRows:
@@ -217,11 +247,13 @@ class PfaffianRows(Constraint):
         A, b = self._A(t, q), self._b(t, q)
         if self._bias is not None:
             bias = np.asarray(self._bias(t, q, v), dtype=float).reshape(-1)
-        else:                                                          # d/dt (A v − b) at v̇ = 0
+        else:  # d/dt (A v − b) at v̇ = 0
             h = 1e-6 * max(1.0, float(np.max(np.abs(q))))
             step = h / max(1.0, float(np.max(np.abs(v)))) if v.size else h
             up, down = q + step * v, q - step * v
             vc = v[self.cols]
-            bias = ((self._A(t + step, up) - self._A(t - step, down)) @ vc
-                    - (self._b(t + step, up) - self._b(t - step, down))) / (2.0 * step)
+            bias = (
+                (self._A(t + step, up) - self._A(t - step, down)) @ vc
+                - (self._b(t + step, up) - self._b(t - step, down))
+            ) / (2.0 * step)
         return ConstraintRows(np.zeros(self.n_rows), [(self.cols, A)], bias, -b)

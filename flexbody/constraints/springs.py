@@ -12,6 +12,7 @@ length ℓ = ‖d‖, unit vector e = d/ℓ, extension s = ℓ − ℓ₀ and it
 
 Joint spring-damper on coordinate q_j of a link's joint: Q_j = −k (q_j − q_rest) − c v_j, energy ½ k (q_j − q_rest)².
 """
+
 from __future__ import annotations
 
 import math
@@ -36,8 +37,9 @@ def _finite_number(value, what: str, who: str, *, positive: bool = False) -> flo
     except (TypeError, ValueError):
         raise FlexbodyError(f"{who}: {what} must be a number, got {value!r}") from None
     if not math.isfinite(x) or x < 0.0 or (positive and x == 0.0):
-        raise FlexbodyError(f"{who}: {what} must be {'positive' if positive else 'non-negative'} and finite, "
-                            f"got {value!r}")
+        raise FlexbodyError(
+            f"{who}: {what} must be {'positive' if positive else 'non-negative'} and finite, got {value!r}"
+        )
     return x
 
 
@@ -60,7 +62,7 @@ class SpringDamper(ForceElement):
         the extension s = ℓ − ℓ₀ [m] and its rate ṡ [m/s].
     tension_derivatives : callable (s, s_dot) -> (dT/ds, dT/ds_dot), optional
         Derivatives of ``tension`` for implicit solvers; default central differences of ``tension`` (step
-        1e-7 relative to max(1, |s|) m and max(1, |ṡ|) m/s).
+        1e-7 relative to max(1, abs(s)) m and max(1, abs(ṡ)) m/s).
     name : str, optional
 
     The points must not coincide (the line of action would be undefined): a spring whose points coincide
@@ -70,15 +72,26 @@ class SpringDamper(ForceElement):
 
     kind = "spring"
 
-    def __init__(self, a: Anchor, b: Anchor, stiffness: float = 0.0, damping: float = 0.0,
-                 rest_length: float | None = None, *, tension: Callable | None = None,
-                 tension_derivatives: Callable | None = None, name: str | None = None):
+    def __init__(
+        self,
+        a: Anchor,
+        b: Anchor,
+        stiffness: float = 0.0,
+        damping: float = 0.0,
+        rest_length: float | None = None,
+        *,
+        tension: Callable | None = None,
+        tension_derivatives: Callable | None = None,
+        name: str | None = None,
+    ):
         super().__init__(name)
         who = f"spring {self.name!r}"
         for label, anchor in (("a", a), ("b", b)):
             if not isinstance(anchor, Anchor):
-                raise FlexbodyError(f"{who}: end {label} must be an anchor (tree.point, tree.frame, Ground or "
-                                    f"a flexible Node), got {anchor!r}")
+                raise FlexbodyError(
+                    f"{who}: end {label} must be an anchor (tree.point, tree.frame, Ground or "
+                    f"a flexible Node), got {anchor!r}"
+                )
         if a is b:
             raise FlexbodyError(f"{who}: both ends are the same anchor {a.label!r}")
         self.a, self.b = a, b
@@ -117,15 +130,19 @@ class SpringDamper(ForceElement):
             d_s, d_rate = self._derivatives(s, s_dot)
             return float(d_s), float(d_rate)
         hs, hr = 1e-7 * max(1.0, abs(s)), 1e-7 * max(1.0, abs(s_dot))
-        return ((self.tension(s + hs, s_dot) - self.tension(s - hs, s_dot)) / (2 * hs),
-                (self.tension(s, s_dot + hr) - self.tension(s, s_dot - hr)) / (2 * hr))
+        return (
+            (self.tension(s + hs, s_dot) - self.tension(s - hs, s_dot)) / (2 * hs),
+            (self.tension(s, s_dot + hr) - self.tension(s, s_dot - hr)) / (2 * hr),
+        )
 
     # ------------------------------------------------------------------ state
     def prepare(self, ev) -> None:
         length = float(np.linalg.norm(self.b.position(ev) - self.a.position(ev)))
         if length == 0.0:
-            raise FlexbodyError(f"spring {self.name!r}: its ends {self.a.label} and {self.b.label} coincide in the "
-                                f"initial state (length 0), so its line of action is undefined; move an end point")
+            raise FlexbodyError(
+                f"spring {self.name!r}: its ends {self.a.label} and {self.b.label} coincide in the "
+                f"initial state (length 0), so its line of action is undefined; move an end point"
+            )
         if self.rest_length is None:
             self.rest_length = length
 
@@ -133,8 +150,10 @@ class SpringDamper(ForceElement):
         d = self.b.position(ev) - self.a.position(ev)
         length = float(np.linalg.norm(d))
         if not length > 1e-12 * max(1.0, self.rest_length or 0.0):
-            raise StateError(f"spring {self.name!r}: its ends {self.a.label} and {self.b.label} coincide at "
-                             f"t = {ev.t:.6g} s (length {length:.3g} m); its line of action is undefined")
+            raise StateError(
+                f"spring {self.name!r}: its ends {self.a.label} and {self.b.label} coincide at "
+                f"t = {ev.t:.6g} s (length {length:.3g} m); its line of action is undefined"
+            )
         return d, length, d / length
 
     def _relative_jacobian(self, ev):
@@ -144,7 +163,7 @@ class SpringDamper(ForceElement):
         return merge_pieces([(cols_b, Jb), (cols_a, -Ja)])
 
     def evaluate(self, ev, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
-        d, length, e = self._geometry(ev)
+        _d, length, e = self._geometry(ev)
         cols, D = self._relative_jacobian(ev)
         s = length - self.rest_length
         rel_v = (self.b.velocity(ev) - self.a.velocity(ev)) if velocity else np.zeros(3)
@@ -160,10 +179,12 @@ class SpringDamper(ForceElement):
         return ForcePiece(cols, Q, -D.T @ K_point @ D, -T_rate * np.outer(De, De))
 
     def potential(self, ev) -> float:
-        s = float(np.linalg.norm(self.b.position(ev) - self.a.position(ev))) - self.rest_length
+        rest = self.rest_length
+        assert rest is not None  # set by prepare() at assembly
+        s = float(np.linalg.norm(self.b.position(ev) - self.a.position(ev))) - rest
         if self._tension is None:
             return 0.5 * self.k * s * s
-        sigma = 0.5 * s * (_GAUSS_X + 1.0)                       # ∫₀ˢ T(σ, 0) dσ
+        sigma = 0.5 * s * (_GAUSS_X + 1.0)  # ∫₀ˢ T(σ, 0) dσ
         return 0.5 * s * float(sum(w * self.tension(x, 0.0) for x, w in zip(sigma, _GAUSS_W)))
 
 
@@ -185,8 +206,9 @@ class JointSpringDamper(ForceElement):
 
     kind = "joint_spring"
 
-    def __init__(self, link: Link, stiffness: float = 0.0, damping: float = 0.0, rest: float = 0.0, *,
-                 name: str | None = None):
+    def __init__(
+        self, link: Link, stiffness: float = 0.0, damping: float = 0.0, rest: float = 0.0, *, name: str | None = None
+    ):
         super().__init__(name)
         who = f"joint spring {self.name!r}"
         if not isinstance(link, Link):

@@ -4,6 +4,7 @@ A surface gives its value s (k,), gradient D = ∂s/∂x (k, 3) and Hessian (k, 
 k = 1 for a surface; k = 2 describes a curve as the intersection of two surfaces. The normal space is
 spanned by the rows of D [MH-3]; a contact force is f = Dᵀλ [MH-13].
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -51,12 +52,15 @@ class Plane(Surface):
         self.point = _vec(point, "Plane: point")
 
     def value(self, x):
+        """Signed distance s = n·(x − x₀) (1,) [m] of the point x (3,) [m, world] from the plane."""
         return np.array([self.normal @ (x - self.point)])
 
     def gradient(self, x):
+        """D = nᵀ (1, 3), the unit normal, the same at every x."""
         return self.normal[None, :]
 
     def hessian(self, x):
+        """Zero (1, 3, 3) [1/m]: the plane is flat."""
         return np.zeros((1, 3, 3))
 
 
@@ -77,13 +81,17 @@ class Sphere(Surface):
         return d, r
 
     def value(self, x):
+        """Signed distance s = ‖x − c‖ − r (1,) [m] of the point x (3,) [m, world] from the sphere."""
         return np.array([np.linalg.norm(x - self.center) - self.radius])
 
     def gradient(self, x):
+        """D (1, 3), the outward unit normal at x (3,) [m]; ConstraintError where the normal is undefined (x
+        at the centre, or on the axis of a :class:`Cylinder`)."""
         d, r = self._d(x)
         return (d / r)[None, :]
 
     def hessian(self, x):
+        """∂²s/∂x² = (I − n nᵀ)/‖x − c‖ (1, 3, 3) [1/m] at x (3,) [m], n the unit normal."""
         d, r = self._d(x)
         n = d / r
         return ((np.eye(3) - np.outer(n, n)) / r)[None]
@@ -108,9 +116,13 @@ class Cylinder(Sphere):
         return d, r
 
     def value(self, x):
+        """Signed distance s = ‖(I − aaᵀ)(x − c)‖ − r (1,) [m] of the point x (3,) [m, world] from the
+        cylinder."""
         return np.array([np.linalg.norm(self._perp @ (x - self.center)) - self.radius])
 
     def hessian(self, x):
+        """∂²s/∂x² = (I − aaᵀ − n nᵀ)/ρ (1, 3, 3) [1/m] at x (3,) [m], n the unit normal and ρ the distance
+        from the axis."""
         d, r = self._d(x)
         n = d / r
         return ((self._perp - np.outer(n, n)) / r)[None]
@@ -127,10 +139,13 @@ class ImplicitSurface(Surface):
         self.n_rows = int(n_rows)
 
     def value(self, x):
+        """The user's s(x) (k,) at the point x (3,) [m, world], k = ``n_rows``."""
         return np.asarray(self._f(x), dtype=float).reshape(self.n_rows)
 
     def gradient(self, x):
+        """The user's D(x) = ∂s/∂x (k, 3) at x (3,) [m]."""
         return np.asarray(self._g(x), dtype=float).reshape(self.n_rows, 3)
 
     def hessian(self, x):
+        """The user's H(x) = ∂²s/∂x² (k, 3, 3) at x (3,) [m]."""
         return np.asarray(self._h(x), dtype=float).reshape(self.n_rows, 3, 3)

@@ -1,24 +1,55 @@
 """Constrained task-level control [DE 5, AG VII]: controllers usable in :func:`flexbody.simulate`,
-references, null-space posture terms, linear state feedback (LQR) on a linear model, and the actuation and rank report [DE 5.3, AG-62]; task
+references, null-space posture terms, linear state feedback (LQR) on a linear model, and the actuation and rank report
+[DE 5.3, AG-62]; task
 coordinates and the operational-space terms they give [DE 43-64].
 
 May import: errors, rigid, constraints, linalg, system, dynamics.
 """
+
 from .actuation import ActuationReport, ActuationWarning, MapCheck, actuation_report, check_map
 from .base import Controller, GravityEffort, NullSpaceDamping, TaskController, task_acceleration_error
 from .computed_torque import ComputedTorqueControl, JointReferenceFromTask
 from .context import ControlContext
 from .operational import DirectMappingControl, MinimalMappingControl, PartitionedControl
+from .operational_space import OperationalSpace, operational_space, operational_space_at
 from .projected import HybridMotionForceControl, ProjectedInverseDynamicsControl
 from .references import CircleAfterStep, Setpoint, Sinusoid, Trajectory
 from .state_feedback import StateFeedback, lqr_gain
-from .operational_space import OperationalSpace, operational_space, operational_space_at
 from .tasks import JointTask, OrientationTask, PlanarOrientationTask, PointTask, StackedTask, Task, task_history
 
-__all__ = ["ActuationReport", "ActuationWarning", "MapCheck", "actuation_report", "check_map", "Controller",
-           "TaskController", "task_acceleration_error", "GravityEffort", "NullSpaceDamping", "ComputedTorqueControl", "JointReferenceFromTask",
-           "ControlContext", "DirectMappingControl", "MinimalMappingControl", "PartitionedControl",
-           "HybridMotionForceControl", "ProjectedInverseDynamicsControl", "Setpoint", "Sinusoid", "Trajectory", "CircleAfterStep",
-           "StateFeedback", "lqr_gain",
-           "Task", "PointTask", "PlanarOrientationTask", "OrientationTask", "JointTask", "StackedTask", "OperationalSpace",
-           "operational_space", "operational_space_at", "task_history"]
+__all__ = [
+    "ActuationReport",
+    "ActuationWarning",
+    "MapCheck",
+    "actuation_report",
+    "check_map",
+    "Controller",
+    "TaskController",
+    "task_acceleration_error",
+    "GravityEffort",
+    "NullSpaceDamping",
+    "ComputedTorqueControl",
+    "JointReferenceFromTask",
+    "ControlContext",
+    "DirectMappingControl",
+    "MinimalMappingControl",
+    "PartitionedControl",
+    "HybridMotionForceControl",
+    "ProjectedInverseDynamicsControl",
+    "Setpoint",
+    "Sinusoid",
+    "Trajectory",
+    "CircleAfterStep",
+    "StateFeedback",
+    "lqr_gain",
+    "Task",
+    "PointTask",
+    "PlanarOrientationTask",
+    "OrientationTask",
+    "JointTask",
+    "StackedTask",
+    "OperationalSpace",
+    "operational_space",
+    "operational_space_at",
+    "task_history",
+]

@@ -36,23 +36,48 @@ Maps that are not actuation maps (J̌ = [J; Φ], S̃Φᵀ) keep tol = max(MAP_RT
 round-off test, and the flag σ_min < ILL_CONDITIONED·σ_max; the dimensionless passive maps S̃Φ̂ᵀ and
 S̃[Φ̂ᵀ, Ňᵀ] use σ_ref = max(σ_max, 1) and the flag σ_min < NEAR_SINGULAR.
 """
+
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
+from ..errors import ActuationError, FlexbodyError
 from ..linalg.rank import on_columns, stored_columns, symmetric_eigen
 from ..system.description import as_assembled
-from ..errors import ActuationError, FlexbodyError
 from .context import ControlContext
-from .maps import direct_mapping, minimal_mapping, partition, passive_map, stacked_jacobian
+from .maps import (
+    DirectMapping,
+    MinimalMapping,
+    direct_mapping,
+    minimal_mapping,
+    partition,
+    passive_map,
+    stacked_jacobian,
+)
 
-__all__ = ["MAP_RTOL", "AUTHORITY_RTOL", "MAP_ATOL", "AUTHORITY_ILL", "ILL_CONDITIONED", "NEAR_SINGULAR", "ActuationWarning",
-           "MapCheck", "check_map", "check_authority", "check_task_map", "check_independent", "check_passive_map", "ActuationReport",
-           "actuation_report"]
+__all__ = [
+    "MAP_RTOL",
+    "AUTHORITY_RTOL",
+    "MAP_ATOL",
+    "AUTHORITY_ILL",
+    "ILL_CONDITIONED",
+    "NEAR_SINGULAR",
+    "ActuationWarning",
+    "MapCheck",
+    "check_map",
+    "check_authority",
+    "check_task_map",
+    "check_independent",
+    "check_passive_map",
+    "ActuationReport",
+    "actuation_report",
+]
 
 MAP_RTOL = 1e-9
 """Relative round-off tolerance of the maps that are not actuation maps: σ ≤ MAP_RTOL·σ_ref counts as zero."""
@@ -109,25 +134,26 @@ class MapCheck:
 
     @property
     def sigma_max(self) -> float:
+        """The largest singular value of the map (0 for an empty map)."""
         return float(self.singular_values[0]) if np.size(self.singular_values) else 0.0
 
     @property
     def sigma_min(self) -> float:
         """The smallest of the ``required`` largest singular values (the one the verdict hinges on)."""
-        values = np.asarray(self.singular_values)[:max(self.required, 1)]
+        values = np.asarray(self.singular_values)[: max(self.required, 1)]
         return float(values[-1]) if values.size else 0.0
 
     def tolerance_text(self) -> str:
         """How ``tol`` was made, e.g. "tol 1.56e-06 = 1e-06 × σ_ref, σ_ref = 1.56 (σ_max of J̄ᵀΘᵀ: every
         coordinate actuated)"."""
         if self.tol <= self.atol:
-            return f"tol {self.tol:.3g} = atol (absolute floor; {self.rtol:.0e} × σ_ref = {self.rtol * self.reference:.3g})"
-        return (f"tol {self.tol:.3g} = {self.rtol:.0e} × σ_ref, σ_ref = {self.reference:.3g} "
-                f"({self.reference_name})")
+            floor = self.rtol * self.reference
+            return f"tol {self.tol:.3g} = atol (absolute floor; {self.rtol:.0e} × σ_ref = {floor:.3g})"
+        return f"tol {self.tol:.3g} = {self.rtol:.0e} × σ_ref, σ_ref = {self.reference:.3g} ({self.reference_name})"
 
     def __str__(self) -> str:
         values = np.asarray(self.singular_values)
-        if values.size > 8:                                  # flexible systems: the extremes only
+        if values.size > 8:  # flexible systems: the extremes only
             head = np.array2string(values[:3], precision=3)[1:-1]
             tail = np.array2string(values[-3:], precision=3)[1:-1]
             s = f"[{head} … {tail}] ({values.size} values)"
@@ -136,14 +162,25 @@ class MapCheck:
         status = "ok" if self.ok else "FAILS"
         extra = " (ill-conditioned)" if self.ok and self.ill_conditioned else ""
         extremes = f"σ_max {self.sigma_max:.3g}, σ_min {self.sigma_min:.3g}" if values.size else "no singular values"
-        return (f"{self.name} {self.shape}: rank {self.rank} of {self.required} needed [{self.source}] "
-                f"{status}{extra}; {extremes}; {self.tolerance_text()}; singular values {s}"
-                + (f" — {self.reason}" if self.reason else ""))
+        return (
+            f"{self.name} {self.shape}: rank {self.rank} of {self.required} needed [{self.source}] "
+            f"{status}{extra}; {extremes}; {self.tolerance_text()}; singular values {s}"
+            + (f" — {self.reason}" if self.reason else "")
+        )
 
 
-def check_map(name: str, A: np.ndarray, required: int, source: str, purpose: str, *,
-              rtol: float = MAP_RTOL, atol: float = MAP_ATOL, scale: float | None = None,
-              shape: tuple | None = None) -> MapCheck:
+def check_map(
+    name: str,
+    A: np.ndarray,
+    required: int,
+    source: str,
+    purpose: str,
+    *,
+    rtol: float = MAP_RTOL,
+    atol: float = MAP_ATOL,
+    scale: float | None = None,
+    shape: tuple | None = None,
+) -> MapCheck:
     """Rank of the map ``A`` against the ``required`` rank, with singular values and a reason on failure.
 
     The tolerance is max(rtol·σ_ref, atol) with σ_ref = σ_max of ``A``. ``scale`` (1 for dimensionless
@@ -154,48 +191,88 @@ def check_map(name: str, A: np.ndarray, required: int, source: str, purpose: str
     s = _singular_values(A)
     top = s[0] if s.size else 0.0
     if scale is not None:
-        return _verdict(name, A, s, required, source, purpose, rtol, atol, max(top, scale),
-                        "max(σ_max, 1): a dimensionless map", NEAR_SINGULAR * scale, shape)
-    return _verdict(name, A, s, required, source, purpose, rtol, atol, top, "σ_max of the map itself",
-                    None, shape)
+        return _verdict(
+            name,
+            A,
+            s,
+            required,
+            source,
+            purpose,
+            rtol,
+            atol,
+            max(top, scale),
+            "max(σ_max, 1): a dimensionless map",
+            NEAR_SINGULAR * scale,
+            shape,
+        )
+    return _verdict(name, A, s, required, source, purpose, rtol, atol, top, "σ_max of the map itself", None, shape)
 
 
-def check_authority(name: str, A: np.ndarray, A_all: np.ndarray, required: int, source: str, purpose: str, *,
-                    reference_name: str, singular_values: np.ndarray | None = None) -> MapCheck:
+def check_authority(
+    name: str,
+    A: np.ndarray,
+    A_all: np.ndarray,
+    required: int,
+    source: str,
+    purpose: str,
+    *,
+    reference_name: str,
+    singular_values: np.ndarray | None = None,
+) -> MapCheck:
     """Rank of the actuation map ``A`` (m_T, k) measured against ``A_all`` (m_T, n), the same map with every
     coordinate actuated (module docstring): tol = max(AUTHORITY_RTOL·σ_ref, MAP_ATOL), σ_ref = σ_max(A_all)
     (never below σ_max(A)); a kept σ below AUTHORITY_ILL·σ_ref flags the map as ill-conditioned.
     ``singular_values`` are those of ``A`` when already computed."""
     A = np.asarray(A, dtype=float)
     s = _singular_values(A) if singular_values is None else singular_values
-    gram = A_all @ A_all.T if np.size(A_all) else np.zeros((0, 0))                 # (m_T, m_T): σ² of A_all
+    gram = A_all @ A_all.T if np.size(A_all) else np.zeros((0, 0))  # (m_T, m_T): σ² of A_all
     top = float(np.sqrt(max(symmetric_eigen(gram, vectors=False)[-1], 0.0))) if gram.size else 0.0
     reference = max(top, s[0] if s.size else 0.0)
-    return _verdict(name, A, s, required, source, purpose, AUTHORITY_RTOL, MAP_ATOL, reference,
-                    f"σ_max of {reference_name}", AUTHORITY_ILL * reference, None)
+    return _verdict(
+        name,
+        A,
+        s,
+        required,
+        source,
+        purpose,
+        AUTHORITY_RTOL,
+        MAP_ATOL,
+        reference,
+        f"σ_max of {reference_name}",
+        AUTHORITY_ILL * reference,
+        None,
+    )
 
 
 def check_task_map(name: str, source: str, mapping, m_T: int) -> MapCheck:
     """The actuation check of a direct or minimal ``mapping`` (:mod:`flexbody.control.maps`) for a task of
     m_T rows: its B against :meth:`full_actuation` (the report and the controllers make the same check)."""
-    return check_authority(name, mapping.B, mapping.full_actuation(), m_T, source,
-                           "producing every task acceleration with the actuators", reference_name=mapping.full_name,
-                           singular_values=mapping.B_svd[1] if mapping.B.size else None)
+    return check_authority(
+        name,
+        mapping.B,
+        mapping.full_actuation(),
+        m_T,
+        source,
+        "producing every task acceleration with the actuators",
+        reference_name=mapping.full_name,
+        singular_values=mapping.B_svd[1] if mapping.B.size else None,
+    )
 
 
 def _singular_values(A: np.ndarray) -> np.ndarray:
     return np.linalg.svd(A, compute_uv=False) if A.size else np.zeros(0)
 
 
-def _verdict(name, A, s, required, source, purpose, rtol, atol, reference, reference_name, ill_below,
-             shape) -> MapCheck:
+def _verdict(
+    name, A, s, required, source, purpose, rtol, atol, reference, reference_name, ill_below, shape
+) -> MapCheck:
     """MapCheck with tol = max(rtol·reference, atol); ill-conditioned below ``ill_below`` (None: relative to
     the largest kept σ, ILL_CONDITIONED)."""
     tol = max(rtol * reference, atol)
     above = s > tol
     rank = int(np.count_nonzero(above))
     ok = rank >= required
-    kept = s[above][:max(required, 1)]
+    kept = s[above][: max(required, 1)]
     limit = ill_below if ill_below is not None else ILL_CONDITIONED * (kept[0] if kept.size else 0.0)
     ill = bool(ok and required and kept.size and kept[-1] < limit)
     reason = ""
@@ -203,13 +280,31 @@ def _verdict(name, A, s, required, source, purpose, rtol, atol, reference, refer
         if A.shape[1] == 0:
             reason = f"{name} has no columns, so {purpose} is impossible"
         else:
-            reason = (f"{name} has rank {rank} < {required}: {purpose} is impossible here "
-                      f"({required - rank} direction(s) cannot be reached)")
+            reason = (
+                f"{name} has rank {rank} < {required}: {purpose} is impossible here "
+                f"({required - rank} direction(s) cannot be reached)"
+            )
             if s.size and s[0] > atol and reference > s[0]:
-                reason += (f"; its largest singular value is {s[0] / reference:.2g} of σ_ref, so even the best "
-                           f"direction needs about {reference / s[0]:.2g} times the effort of full actuation")
-    return MapCheck(name, source, tuple(A.shape) if shape is None else tuple(shape), int(required), rank, s,
-                    float(tol), bool(ok), ill, reason, float(rtol), float(atol), float(reference), reference_name)
+                reason += (
+                    f"; its largest singular value is {s[0] / reference:.2g} of σ_ref, so even the best "
+                    f"direction needs about {reference / s[0]:.2g} times the effort of full actuation"
+                )
+    return MapCheck(
+        name,
+        source,
+        tuple(A.shape) if shape is None else tuple(shape),
+        int(required),
+        rank,
+        s,
+        float(tol),
+        bool(ok),
+        ill,
+        reason,
+        float(rtol),
+        float(atol),
+        float(reference),
+        reference_name,
+    )
 
 
 def enforce(check: MapCheck, on_deficient: str, who: str, labels: str = "") -> None:
@@ -256,9 +351,13 @@ class ActuationReport:
     skipped: dict = field(default_factory=dict)
     passive_nodal: dict = field(default_factory=dict)
 
-    REQUIREMENTS = {"direct": ("task_actuated", "direct"), "minimal": ("task_actuated", "minimal"),
-                    "partitioned": ("independent", "passive_nullspace"),
-                    "pidc": ("independent", "aghili"), "idc": ("fully_actuated",)}
+    REQUIREMENTS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "direct": ("task_actuated", "direct"),
+        "minimal": ("task_actuated", "minimal"),
+        "partitioned": ("independent", "passive_nullspace"),
+        "pidc": ("independent", "aghili"),
+        "idc": ("fully_actuated",),
+    }
 
     def failures(self, controller: str | None = None) -> list[str]:
         """Reasons why ``controller`` ("direct", "minimal", "partitioned", "pidc", "idc") cannot act here;
@@ -271,8 +370,10 @@ class ActuationReport:
             elif key == "task_actuated" and self.task_actuated is False:
                 out.append(f"not task actuated: k = {self.n_actuators} < m_T = {self.n_task}")
             elif key == "fully_actuated" and self.n_actuators < self.n:
-                out.append(f"joint-space computed torque needs every coordinate actuated: k = {self.n_actuators} "
-                           f"< n = {self.n} (passive: {list(self.passive_labels)})")
+                out.append(
+                    f"joint-space computed torque needs every coordinate actuated: k = {self.n_actuators} "
+                    f"< n = {self.n} (passive: {list(self.passive_labels)})"
+                )
             elif key in self.maps and not self.maps[key].ok:
                 out.append(str(self.maps[key]))
             elif key in self.skipped and controller:
@@ -280,13 +381,17 @@ class ActuationReport:
         return out
 
     def ok(self, controller: str | None = None) -> bool:
+        """True if :meth:`failures` finds nothing: ``controller`` ("direct", "minimal", "partitioned", "pidc",
+        "idc") can act here, or, if None, every check passed."""
         return not self.failures(controller)
 
     def __str__(self) -> str:
-        lines = [f"n = {self.n}, m_C = {self.n_constraints} (rank {self.constraint_rank}), p = {self.dof}, "
-                 f"k = {self.n_actuators}, m_T = {self.n_task}",
-                 f"motion actuated (k ≥ p): {self.motion_actuated}; task actuated (k ≥ m_T): {self.task_actuated}",
-                 f"passive coordinates: {self._passive_text()}"]
+        lines = [
+            f"n = {self.n}, m_C = {self.n_constraints} (rank {self.constraint_rank}), p = {self.dof}, "
+            f"k = {self.n_actuators}, m_T = {self.n_task}",
+            f"motion actuated (k ≥ p): {self.motion_actuated}; task actuated (k ≥ m_T): {self.task_actuated}",
+            f"passive coordinates: {self._passive_text()}",
+        ]
         lines += [f"  {key}: {check}" for key, check in self.maps.items()]
         lines += [f"  {key}: not formed ({reason})" for key, reason in self.skipped.items()]
         return "\n".join(lines)
@@ -295,11 +400,12 @@ class ActuationReport:
         """Passive joints by label (the joint coordinates come first), passive nodal coordinates counted per
         flexible body."""
         n_nodal = sum(self.passive_nodal.values())
-        joints = self.passive_labels[:len(self.passive_labels) - n_nodal]
+        joints = self.passive_labels[: len(self.passive_labels) - n_nodal]
         text = _shortened(joints) if joints or not n_nodal else "no joint"
         if n_nodal:
-            text += "; nodal coordinates: " + ", ".join(f"{count} of {body}" for body, count in
-                                                       self.passive_nodal.items())
+            text += "; nodal coordinates: " + ", ".join(
+                f"{count} of {body}" for body, count in self.passive_nodal.items()
+            )
         return text
 
 
@@ -315,20 +421,40 @@ def _aghili(ctx) -> MapCheck:
     """[AG-56]: R((I−B)P) ⊆ R((I−B)(I−P)), tested as rank [Q, (I−B)P] = rank Q, Q = (I−B)(I−P)."""
     Vr, C = ctx.Phi_hat.T, ctx.nullspace
     St = ctx.S_tilde
-    Q = St @ Vr                                   # (I−B)(I−P) restricted to its non-zero rows, in the V_r basis
-    both = np.hstack([Q, St @ C])                 # … together with (I−B)P in the C basis
+    Q = St @ Vr  # (I−B)(I−P) restricted to its non-zero rows, in the V_r basis
+    both = np.hstack([Q, St @ C])  # … together with (I−B)P in the C basis
     q_check = check_map("(I−B)(I−P)", Q, Q.shape[0], "AG-56", "", scale=1.0)
     b_check = check_map("[(I−B)(I−P), (I−B)P]", both, 0, "AG-56", "")
     ok = q_check.rank >= b_check.rank
-    reason = "" if ok else (f"R((I−B)P) is not inside R((I−B)(I−P)): ranks {b_check.rank} > {q_check.rank}; "
-                            "some motion needs torque at passive joints that no constraint force can cancel")
-    return MapCheck("(I−B)(I−P) ⊇ (I−B)P", "AG-56, AG-62", Q.shape, b_check.rank, q_check.rank,
-                    q_check.singular_values, q_check.tol, ok, q_check.ill_conditioned, reason, q_check.rtol,
-                    q_check.atol, q_check.reference, q_check.reference_name)
+    reason = (
+        ""
+        if ok
+        else (
+            f"R((I−B)P) is not inside R((I−B)(I−P)): ranks {b_check.rank} > {q_check.rank}; "
+            "some motion needs torque at passive joints that no constraint force can cancel"
+        )
+    )
+    return MapCheck(
+        "(I−B)(I−P) ⊇ (I−B)P",
+        "AG-56, AG-62",
+        Q.shape,
+        b_check.rank,
+        q_check.rank,
+        q_check.singular_values,
+        q_check.tol,
+        ok,
+        q_check.ill_conditioned,
+        reason,
+        q_check.rtol,
+        q_check.atol,
+        q_check.reference,
+        q_check.reference_name,
+    )
 
 
-def actuation_report(model, q, v=None, task=None, *, t: float = 0.0, rtol: float | None = None,
-                     atol: float | None = None) -> ActuationReport:
+def actuation_report(
+    model, q, v=None, task=None, *, t: float = 0.0, rtol: float | None = None, atol: float | None = None
+) -> ActuationReport:
     """:class:`ActuationReport` of ``model`` (an assembled system with actuation matrix S) at (t, q, v),
     for ``task`` (a :class:`flexbody.control.tasks.Task`) if given. Never raises for rank deficiency; it reports.
     A :class:`flexbody.System` is assembled first."""
@@ -339,9 +465,14 @@ def actuation_report(model, q, v=None, task=None, *, t: float = 0.0, rtol: float
     maps, skipped = {}, {}
     n_pass = len(ctx.passive)
     # (S̃Φᵀ is reported with the raw rows of Φ, as DE states it; the controllers use Φ̂ with scale 1)
-    maps["passive_constraints"] = check_map("S̃Φᵀ", _passive_rows(ctx, ctx.Phi.T), n_pass, "DE 5.3, DE-91",
-                                            "cancelling the torque at every passive joint with constraint forces",
-                                            shape=(n_pass, ctx.Phi.shape[0]))
+    maps["passive_constraints"] = check_map(
+        "S̃Φᵀ",
+        _passive_rows(ctx, ctx.Phi.T),
+        n_pass,
+        "DE 5.3, DE-91",
+        "cancelling the torque at every passive joint with constraint forces",
+        shape=(n_pass, ctx.Phi.shape[0]),
+    )
     if ctx.large:
         skipped["aghili"] = f"needs the dense (n, p) basis of ker Φ, n = {n}"
     else:
@@ -351,12 +482,27 @@ def actuation_report(model, q, v=None, task=None, *, t: float = 0.0, rtol: float
         terms = ctx.task(task)
         m_T = terms.J.shape[0]
         maps.update(_task_maps(ctx, terms, n_pass, skipped))
-    nodal = {body.name: int(np.count_nonzero((ctx.passive >= model.offsets[body])
-                                             & (ctx.passive < model.offsets[body] + body.n_dofs)))
-             for body in getattr(model, "bodies", ())}
-    return ActuationReport(n, ctx.Phi.shape[0], r, p, k, m_T, k >= p, (k >= m_T) if task is not None else None,
-                           maps, tuple(model.actuated_labels), tuple(labels[i] for i in ctx.passive), skipped,
-                           {name: count for name, count in nodal.items() if count})
+    nodal = {
+        body.name: int(
+            np.count_nonzero((ctx.passive >= model.offsets[body]) & (ctx.passive < model.offsets[body] + body.n_dofs))
+        )
+        for body in getattr(model, "bodies", ())
+    }
+    return ActuationReport(
+        n,
+        ctx.Phi.shape[0],
+        r,
+        p,
+        k,
+        m_T,
+        k >= p,
+        (k >= m_T) if task is not None else None,
+        maps,
+        tuple(model.actuated_labels),
+        tuple(labels[i] for i in ctx.passive),
+        skipped,
+        {name: count for name, count in nodal.items() if count},
+    )
 
 
 def _passive_rows(ctx, A):
@@ -371,7 +517,9 @@ def _passive_rows(ctx, A):
 
 def _task_maps(ctx, terms, n_pass: int, skipped: dict) -> dict:
     maps, m_T = {}, terms.J.shape[0]
-    builders = [("direct", direct_mapping, "J̄ᵀΘᵀSᵀ", "DE-69, DE 5.3")]
+    builders: list[tuple[str, Callable[..., DirectMapping | MinimalMapping], str, str]] = [
+        ("direct", direct_mapping, "J̄ᵀΘᵀSᵀ", "DE-69, DE 5.3")
+    ]
     if ctx.large:
         skipped["minimal"] = f"needs the dense (n, p) basis of ker Φ, n = {ctx.n}"
     else:
@@ -379,9 +527,10 @@ def _task_maps(ctx, terms, n_pass: int, skipped: dict) -> dict:
     for key, build, name, source in builders:
         try:
             mapping = build(ctx, terms)
-        except FlexbodyError as exc:                   # singular J M⁻¹ Jᵀ, or no degree of freedom
-            maps[key] = MapCheck(name, source, (m_T, ctx.S.shape[0]), m_T, 0, np.zeros(0), 0.0, False, False,
-                                 f"{name} undefined: {exc}")
+        except FlexbodyError as exc:  # singular J M⁻¹ Jᵀ, or no degree of freedom
+            maps[key] = MapCheck(
+                name, source, (m_T, ctx.S.shape[0]), m_T, 0, np.zeros(0), 0.0, False, False, f"{name} undefined: {exc}"
+            )
             continue
         maps[key] = check_task_map(name, source, mapping, m_T)
     maps["independent"] = check_independent(ctx, terms, "DE-83, DE-87")
@@ -400,12 +549,23 @@ def check_independent(ctx, terms, source: str) -> MapCheck:
         J_check = on_columns(stacked, stored_columns(stacked))
     else:
         J_check = stacked_jacobian(ctx, terms)
-    return check_map("J̌ = [J; Φ]", J_check, J_check.shape[0], source,
-                     "commanding the task independently of the constraints", shape=(J_check.shape[0], ctx.n))
+    return check_map(
+        "J̌ = [J; Φ]",
+        J_check,
+        J_check.shape[0],
+        source,
+        "commanding the task independently of the constraints",
+        shape=(J_check.shape[0], ctx.n),
+    )
 
 
 def check_passive_map(ctx, osp) -> MapCheck:
     """S̃[Φ̂ᵀ, Ňᵀ] must have full row rank n − k: every passive-joint torque can be cancelled [DE-91]."""
-    return check_map("S̃[Φᵀ, Ňᵀ]", passive_map(ctx, osp), len(ctx.passive), "DE-91 with the task null space",
-                     "cancelling the torque at every passive joint with constraint forces and null-space torques",
-                     scale=1.0)
+    return check_map(
+        "S̃[Φᵀ, Ňᵀ]",
+        passive_map(ctx, osp),
+        len(ctx.passive),
+        "DE-91 with the task null space",
+        "cancelling the torque at every passive joint with constraint forces and null-space torques",
+        scale=1.0,
+    )

@@ -10,22 +10,29 @@ The simulator maps τ_k to the plant as Sᵀτ_k, calls :meth:`Controller.update
 plant's measured response (for integral terms) and records :attr:`Controller.diagnostics` (task
 coordinates, desired values, errors, the commanded task acceleration f*, …) as histories.
 """
+
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
 
-from ..system.description import as_assembled
 from ..errors import ActuationError, ModelError, StateError
-from .tasks import Task, task_history
+from ..system.description import as_assembled
 from .actuation import ActuationWarning
 from .context import ControlContext
-from .workspace import ControlWorkspace
 from .references import Setpoint, flat_desired
+from .tasks import Task, task_history
+from .workspace import ControlWorkspace
 
-__all__ = ["Controller", "TaskController", "GravityEffort", "NullSpaceDamping", "PASSIVE_RTOL",
-           "task_acceleration_error"]
+__all__ = [
+    "Controller",
+    "TaskController",
+    "GravityEffort",
+    "NullSpaceDamping",
+    "PASSIVE_RTOL",
+    "task_acceleration_error",
+]
 
 PASSIVE_RTOL = 1e-8
 """Largest ‖S̃τ‖ / ‖τ‖ accepted as zero torque at the passive joints."""
@@ -57,16 +64,17 @@ class Controller:
         What to do when the actuation map needed here is rank-deficient.
     """
 
-    outputs = "actuators"                       # the simulator maps the returned τ_k by Sᵀ
+    outputs = "actuators"  # the simulator maps the returned τ_k by Sᵀ
     kind = "controller"
 
-    def __init__(self, model=None, *, rtol: float | None = None, atol: float | None = None,
-                 on_deficient: str = "raise"):
+    def __init__(
+        self, model=None, *, rtol: float | None = None, atol: float | None = None, on_deficient: str = "raise"
+    ):
         if on_deficient not in ("raise", "warn"):
             raise ModelError(f"on_deficient must be 'raise' or 'warn', got {on_deficient!r}")
         model = None if model is None else as_assembled(model, f"{type(self).__name__}(model=...)")
         self.model, self.rtol, self.atol, self.on_deficient = model, rtol, atol, on_deficient
-        self.workspace = ControlWorkspace(mass_columns=True)    # pattern-dependent structures kept between calls
+        self.workspace = ControlWorkspace(mass_columns=True)  # pattern-dependent structures kept between calls
         self.diagnostics: dict = {}
         self.labels: dict = {}
 
@@ -76,14 +84,16 @@ class Controller:
         if model is None:
             raise ModelError(f"{type(self).__name__}: no model (give model= or call with the system)")
         if system is not None and int(system.n_dofs) != int(model.n_dofs):
-            raise ModelError(f"{type(self).__name__}: the model has {model.n_dofs} coordinates, the plant "
-                             f"{system.n_dofs}")
+            raise ModelError(
+                f"{type(self).__name__}: the model has {model.n_dofs} coordinates, the plant {system.n_dofs}"
+            )
         ctx = ControlContext(model, t, state.q, state.v, self.rtol, self.atol, getattr(self, "workspace", None))
         self.diagnostics = {}
         tau = np.asarray(self.compute(ctx), dtype=float)
         if tau.shape != (ctx.n,) or not np.isfinite(tau).all():
-            raise StateError(f"{type(self).__name__} produced a torque of shape {tau.shape} with NaN/Inf at "
-                             f"t = {t:.9g} s")
+            raise StateError(
+                f"{type(self).__name__} produced a torque of shape {tau.shape} with NaN/Inf at t = {t:.9g} s"
+            )
         self._check_passive(ctx, tau)
         tau_k = ctx.S @ tau
         self.diagnostics.update(tau_k=tau_k, tau_model=tau)
@@ -91,6 +101,8 @@ class Controller:
         return tau_k
 
     def compute(self, ctx) -> np.ndarray:
+        """Generalized force τ (n,) at the state of the :class:`~flexbody.control.context.ControlContext`
+        ``ctx``, zero at the passive coordinates; subclasses implement it."""
         raise NotImplementedError
 
     def update(self, t: float, state, measurement) -> None:
@@ -112,9 +124,11 @@ class Controller:
             worst = np.sort(worst) if len(ctx.passive) > 8 else ctx.passive
             labels = [ctx.model.coordinate_labels[i] for i in worst]
             more = f" (the largest {len(worst)} of {len(ctx.passive)})" if len(worst) < len(ctx.passive) else ""
-            message = (f"{type(self).__name__} at t = {ctx.t:.9g} s needs torque {np.round(tau[worst], 6)} at "
-                       f"the passive coordinates {labels}{more} (‖S̃τ‖ = {residual:.3e}, "
-                       f"‖τ‖ = {np.linalg.norm(tau):.3e}); the actuators cannot produce the commanded motion here")
+            message = (
+                f"{type(self).__name__} at t = {ctx.t:.9g} s needs torque {np.round(tau[worst], 6)} at "
+                f"the passive coordinates {labels}{more} (‖S̃τ‖ = {residual:.3e}, "
+                f"‖τ‖ = {np.linalg.norm(tau):.3e}); the actuators cannot produce the commanded motion here"
+            )
             if self.on_deficient == "warn":
                 warnings.warn(message, ActuationWarning, stacklevel=3)
             else:
@@ -155,8 +169,9 @@ class TaskController(Controller):
         error = np.asarray(self.task.error(desired, ctx.ev, terms=terms), dtype=float)
         rate_error = (np.zeros(m) if xd_d is None else np.asarray(xd_d, dtype=float)) - terms.xdot
         f_star = self.kp @ error + self.kv @ rate_error + (np.zeros(m) if xdd_d is None else np.asarray(xdd_d, float))
-        self.diagnostics.update(task_x=terms.x, task_desired=flat_desired(desired, self.task), task_error=error,
-                                task_command=f_star)
+        self.diagnostics.update(
+            task_x=terms.x, task_desired=flat_desired(desired, self.task), task_error=error, task_command=f_star
+        )
         return terms, f_star
 
 
@@ -164,7 +179,7 @@ class GravityEffort:
     """Null-space posture torque of [DE-95]: τ₀ = −K_N ∂U/∂q − D_N v with the gravity effort U = ‖g(q)‖².
 
     ∂U/∂q = 2 (∂g/∂q)ᵀ g, with ∂g/∂q by central differences of the model's gravity force (2n evaluations,
-    step ``step``·max(1, |q_i|)). D_N is the small null-space damping of DE 5.4.1 (0 for none). The
+    step ``step``·max(1, abs(q_i))). D_N is the small null-space damping of DE 5.4.1 (0 for none). The
     controller applies τ₀ through the task's null-space projector, so it does not disturb the task.
     """
 

@@ -9,14 +9,15 @@ constraints (e.g. from a model with a wrong constraint position) is fought with 
 :class:`JointReferenceFromTask` turns a task reference into the joint reference q_d(t) by inverse
 kinematics of the model's task and constraints.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import ActuationError, ConvergenceError, ModelError
-from .tasks import Task
 from .base import Controller, _gain
 from .references import Setpoint
+from .tasks import Task
 
 __all__ = ["ComputedTorqueControl", "JointReferenceFromTask"]
 
@@ -37,6 +38,7 @@ class JointReferenceFromTask:
         self.reset()
 
     def reset(self) -> None:
+        """Warm-start the next inverse kinematics from ``q_guess`` again (forget the last solution)."""
         self._q = self.q_guess.copy()
 
     def _stack(self, t, q, v=None):
@@ -56,8 +58,9 @@ class JointReferenceFromTask:
                 break
             q = q + np.linalg.lstsq(J_check, r, rcond=None)[0]
         else:
-            raise ConvergenceError(f"inverse kinematics of task {self.task.name!r} at t = {t:.9g} s did not converge",
-                                   history, self._q)
+            raise ConvergenceError(
+                f"inverse kinematics of task {self.task.name!r} at t = {t:.9g} s did not converge", history, self._q
+            )
         self._q = q
         m = terms.J.shape[0]
         _, _, J_check, _, _, phi_t = self._stack(t, q)
@@ -93,10 +96,14 @@ class ComputedTorqueControl(Controller):
             self.joint_reference.reset()
 
     def compute(self, ctx) -> np.ndarray:
+        """τ = M(q̈_d + K_D(q̇_d − q̇) + K_P(q_d − q)) + h (n,) at ``ctx``; ActuationError unless every coordinate
+        is actuated."""
         n = ctx.n
         if ctx.S.shape[0] < n:
-            raise ActuationError(f"ComputedTorqueControl needs every coordinate actuated: k = {ctx.S.shape[0]} < "
-                                 f"n = {n} (passive: {[ctx.model.coordinate_labels[i] for i in ctx.passive]})")
+            raise ActuationError(
+                f"ComputedTorqueControl needs every coordinate actuated: k = {ctx.S.shape[0]} < "
+                f"n = {n} (passive: {[ctx.model.coordinate_labels[i] for i in ctx.passive]})"
+            )
         q_d, v_d, a_d = (np.asarray(x, dtype=float) for x in self.joint_reference(ctx.t))
         kp, kd = _gain(self._kp, n, "kp"), _gain(self._kd, n, "kd")
         a_star = a_d + kd @ (v_d - ctx.v) + kp @ (q_d - ctx.q)

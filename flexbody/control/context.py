@@ -20,6 +20,7 @@ n > :data:`~flexbody.linalg.block_mass.DENSE_MASS_LIMIT`. The maps that need a d
 passive selection S̃ as a matrix (minimal-coordinate, partitioned, PIDC) refuse such models with a
 :class:`~flexbody.errors.FlexbodyError`.
 """
+
 from __future__ import annotations
 
 from functools import cached_property
@@ -27,10 +28,17 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from ..linalg.rank import (DENSE_LIMIT, compressed_constraint_svd, constraint_svd, dense_jacobian,
-                           independent_rows, resolve_tolerances, rows_on_columns)
-from ..linalg.block_mass import DENSE_MASS_LIMIT, BlockMass
 from ..errors import ConstraintError, FlexbodyError, StateError
+from ..linalg.block_mass import DENSE_MASS_LIMIT, BlockMass
+from ..linalg.rank import (
+    DENSE_LIMIT,
+    compressed_constraint_svd,
+    constraint_svd,
+    dense_jacobian,
+    independent_rows,
+    resolve_tolerances,
+    rows_on_columns,
+)
 from ..linalg.validation import MassSolver, potrf, potrs
 from .workspace import ControlWorkspace, rigid_factor
 
@@ -50,18 +58,27 @@ class ControlContext:
     one controller; a fresh one is made if not given.
     """
 
-    def __init__(self, model, t: float, q, v, rtol: float | None = None, atol: float | None = None,
-                 workspace: ControlWorkspace | None = None):
+    def __init__(
+        self,
+        model,
+        t: float,
+        q,
+        v,
+        rtol: float | None = None,
+        atol: float | None = None,
+        workspace: ControlWorkspace | None = None,
+    ):
         self.model = model
         self.t = float(t)
         self.ev = model.evaluate(t, q, v)
         self.q, self.v = self.ev.q, self.ev.v
         self.rtol, self.atol = resolve_tolerances(rtol, atol)
         self.workspace = workspace if workspace is not None else ControlWorkspace()
-        self._tasks = {}
+        self._tasks: dict = {}
 
     @property
     def n(self) -> int:
+        """Number of coordinates n of the model."""
         return int(self.model.n_dofs)
 
     # ------------------------------------------------------------------ dynamics
@@ -70,23 +87,31 @@ class ControlContext:
         return self.model.mass_bias_gravity(self.ev)
 
     @property
-    def M(self) -> np.ndarray:
+    def M(self) -> np.ndarray | BlockMass:
+        """Mass matrix M (n, n) at q: dense for rigid-only models, a
+        :class:`~flexbody.linalg.block_mass.BlockMass` with flexible bodies."""
         return self._mbg[0]
 
     @property
     def b(self) -> np.ndarray:
+        """Velocity and internal forces b (n,) at (q, v): the trees' velocity terms, the elastic and damping
+        forces of the flexible and reduced bodies and the velocity-dependent part of the force elements."""
         return self._mbg[1]
 
     @property
     def g(self) -> np.ndarray:
+        """g (n,) at q: the forces that hold the model still against gravity, the loads and the elastic part of
+        the force elements."""
         return self._mbg[2]
 
     @cached_property
     def h(self) -> np.ndarray:
+        """h = b + g (n,), so that τ = M a + h − Φᵀλ."""
         return self.b + self.g
 
     @cached_property
     def solver(self) -> MassSolver:
+        """:class:`~flexbody.linalg.validation.MassSolver` of M (its Cholesky factor), for solves M x = y."""
         return MassSolver(self.M)
 
     def solve_M(self, x: np.ndarray) -> np.ndarray:
@@ -114,17 +139,21 @@ class ControlContext:
     @cached_property
     def rigid_factors(self) -> list:
         """[(slice, lower Cholesky factor)] of the dense rigid blocks of a block mass matrix at this state."""
-        return [(s, rigid_factor(block, s)) for s, block in self.M.rigid]
+        M = self.M
+        assert isinstance(M, BlockMass)  # asked for with a block mass matrix only
+        return [(s, rigid_factor(block, s)) for s, block in M.rigid]
 
     def _block_solve(self, x: np.ndarray) -> np.ndarray:
         if x.shape[0] != self.n:
             raise StateError(f"solve with M: right-hand side has {x.shape[0]} rows, expected {self.n}")
+        M = self.M
+        assert isinstance(M, BlockMass)  # called with a block mass matrix only
         out = np.empty(x.shape)
         for s, c in self.rigid_factors:
             out[s] = potrs(c, x[s], lower=1)[0]
-        fs = self.M.flexible_slice
+        fs = M.flexible_slice
         if fs.stop > fs.start:
-            out[fs] = self.M.flexible.solve(np.ascontiguousarray(x[fs])).reshape(out[fs].shape)
+            out[fs] = M.flexible.solve(np.ascontiguousarray(x[fs])).reshape(out[fs].shape)
         return out
 
     # ------------------------------------------------------------------ constraints
@@ -134,18 +163,22 @@ class ControlContext:
 
     @property
     def phi(self) -> np.ndarray:
+        """Constraint value φ (m,) at (t, q), in each row's unit."""
         return self._rows[0]
 
     @property
-    def Phi(self) -> np.ndarray:
+    def Phi(self) -> np.ndarray | sp.csr_matrix:
+        """Constraint Jacobian Φ (m, n): dense for rigid-only models, sparse CSR with flexible bodies."""
         return self._rows[1]
 
     @property
     def bias(self) -> np.ndarray:
+        """Acceleration bias (m,), so that Φ a + bias = 0."""
         return self._rows[2]
 
     @property
     def phi_t(self) -> np.ndarray:
+        """Rheonomic rate φ_t = ∂φ/∂t (m,), so that Φ v + φ_t = 0."""
         return self._rows[3]
 
     @cached_property
@@ -160,9 +193,11 @@ class ControlContext:
     def refuse_if_large(self, what: str) -> None:
         """Raise FlexbodyError if this model is too large for the dense ``what``."""
         if self.large:
-            raise FlexbodyError(f"{what} forms dense arrays with n = {self.n} rows or columns; this model has "
-                                f"n > {DENSE_MASS_LIMIT} coordinates. DirectMappingControl and the actuation "
-                                "report's direct map work at this size")
+            raise FlexbodyError(
+                f"{what} forms dense arrays with n = {self.n} rows or columns; this model has "
+                f"n > {DENSE_MASS_LIMIT} coordinates. DirectMappingControl and the actuation "
+                "report's direct map work at this size"
+            )
 
     @cached_property
     def _stored(self):
@@ -184,9 +219,13 @@ class ControlContext:
             return self._Phi_dense
         m, n_c = self.Phi.shape[0], len(self._stored.columns)
         if m * n_c > DENSE_LIMIT:
-            raise ConstraintError(f"constraint Jacobian with {m} rows touching {n_c} coordinates is too large "
-                                  f"for a dense factorisation (m·n_c > {DENSE_LIMIT})")
-        Phi = self.Phi if self.Phi.format == "csr" else sp.csr_matrix(self.Phi, dtype=float)
+            raise ConstraintError(
+                f"constraint Jacobian with {m} rows touching {n_c} coordinates is too large "
+                f"for a dense factorisation (m·n_c > {DENSE_LIMIT})"
+            )
+        Phi = self.Phi
+        assert not isinstance(Phi, np.ndarray)  # stored columns: Φ is sparse
+        Phi = Phi if Phi.format == "csr" else sp.csr_matrix(Phi, dtype=float)
         block = self._stored.block(Phi)
         if not np.isfinite(block).all():
             raise ConstraintError("Phi contains NaN/Inf")
@@ -238,14 +277,14 @@ class ControlContext:
     def _inertia_factor(self) -> np.ndarray:
         """Lower Cholesky factor of Φ̂M⁻¹Φ̂ᵀ (r, r)."""
         c, info = potrf(self.constraint_inertia, lower=1, clean=0)
-        if info != 0:                                                     # Φ̂ has orthonormal rows: M is at fault
+        if info != 0:  # Φ̂ has orthonormal rows: M is at fault
             raise FlexbodyError("Φ M⁻¹ Φᵀ of the independent constraint rows is not positive definite")
         return c
 
     def H_dot(self, y: np.ndarray) -> np.ndarray:
         """H y (r,) or (r, k) for y (r,) or (r, k), H = (Φ̂M⁻¹Φ̂ᵀ)⁻¹ [DE-34] applied by its Cholesky factor."""
         if self.rank == 0:
-            return np.zeros((0,) + np.shape(y)[1:])
+            return np.zeros((0, *np.shape(y)[1:]))
         return potrs(self._inertia_factor, y, lower=1)[0]
 
     @cached_property
@@ -261,7 +300,7 @@ class ControlContext:
         """Φ̂M⁻¹x (r,) or (r, k) for x (n,) or (n, k): Φ̂_c (M⁻¹[:, c])ᵀx from the kept mass columns (M is
         symmetric), else by one mass solve per column of x."""
         if self.rank == 0:
-            return np.zeros((0,) + np.shape(x)[1:])
+            return np.zeros((0, *np.shape(x)[1:]))
         columns = self.mass_columns
         if columns is None:
             return self.Phi_hat_dot(self.solve_M(x))
@@ -297,7 +336,7 @@ class ControlContext:
         cols = self.constraint_columns
         if cols is None:
             return z
-        out = np.zeros((self.n,) + z.shape[1:])
+        out = np.zeros((self.n, *z.shape[1:]))
         out[cols] = z
         return out
 
@@ -314,17 +353,21 @@ class ControlContext:
         """Multipliers λ (m,) of the original rows as λ̂ (r,) of Φ̂: Φ̂ᵀλ̂ = (the row-space part of) Φᵀλ."""
         lam = np.asarray(lam, dtype=float)
         if lam.shape != (self.Phi.shape[0],) or not np.all(np.isfinite(lam)):
-            raise StateError(f"desired multipliers must be {self.Phi.shape[0]} finite numbers (one per constraint "
-                             f"row {list(self.model.row_labels)}), got shape {lam.shape}")
+            raise StateError(
+                f"desired multipliers must be {self.Phi.shape[0]} finite numbers (one per constraint "
+                f"row {list(self.model.row_labels)}), got shape {lam.shape}"
+            )
         return self.basis.Vt @ (self.Phi_c.T @ lam)
 
     # ------------------------------------------------------------------ actuation
     @cached_property
     def S(self) -> np.ndarray:
+        """Actuation (selection) matrix S (k, n) of the model, τ_k = S τ."""
         return np.asarray(self.model.S, dtype=float)
 
     @cached_property
     def passive(self) -> np.ndarray:
+        """Indices (n − k,) of the passive coordinates, the zero columns of S (no actuator moves them)."""
         return self.workspace.passive(self.S)
 
     @cached_property

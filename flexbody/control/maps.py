@@ -14,10 +14,12 @@ All solves with M go through the context (Cholesky factors, or the controller's 
 no (n, n) matrix is formed: B = J̄ᵀΘᵀSᵀ is built as J̄ᵀSᵀ − (J̄ᵀΦ̂ᵀ)(Φ̄ᵀSᵀ), H is applied by the
 Cholesky factor of Φ̂M⁻¹Φ̂ᵀ, and Φ̂ on the stored columns of Φ (``ctx.Phi_hat_dot``, ``ctx.Phi_hat_T_dot``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,8 +28,20 @@ from ..linalg.rank import thin_svd
 from .operational_space import OperationalSpace, operational_space, operational_space_of
 from .tasks import DEFAULT_ATOL
 
-__all__ = ["ConstraintProjection", "DirectMapping", "MinimalMapping", "constraint_projection", "direct_mapping",
-           "minimal_mapping", "partition", "stacked_jacobian", "passive_map"]
+if TYPE_CHECKING:
+    from .context import ControlContext
+
+__all__ = [
+    "ConstraintProjection",
+    "DirectMapping",
+    "MinimalMapping",
+    "constraint_projection",
+    "direct_mapping",
+    "minimal_mapping",
+    "partition",
+    "stacked_jacobian",
+    "passive_map",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,7 +51,7 @@ class ConstraintProjection:
     never stored."""
 
     alpha_rho: np.ndarray
-    ctx: object
+    ctx: ControlContext
 
     @property
     def H(self) -> np.ndarray:
@@ -56,11 +70,13 @@ def constraint_projection(ctx) -> ConstraintProjection:
     """Gauss-form terms of the context's independent constraint rows [DE-22, DE-34..38]."""
     if not ctx.rank:
         return ConstraintProjection(np.zeros(0), ctx)
-    return ConstraintProjection(ctx.H_dot(ctx.Phi_hat_solve(ctx.h) - ctx.beta), ctx)   # α + ρ [DE-36, DE-37]
+    return ConstraintProjection(ctx.H_dot(ctx.Phi_hat_solve(ctx.h) - ctx.beta), ctx)  # α + ρ [DE-36, DE-37]
 
 
 class _Mapped:
     """The thin SVD of a map's ``B``, shared by its rank check and the solve for τ_k."""
+
+    B: np.ndarray  # (m_T, k), a field of each map
 
     @cached_property
     def B_svd(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -77,7 +93,7 @@ class DirectMapping(_Mapped):
     gamma: np.ndarray
     B: np.ndarray
     projection: ConstraintProjection
-    H_Phi_hat_J_bar: np.ndarray | None = None          # HΦ̂J̄ (r, m_T) when the mapping has it
+    H_Phi_hat_J_bar: np.ndarray | None = None  # HΦ̂J̄ (r, m_T) when the mapping has it
 
     full_name = "J̄ᵀΘᵀ (every coordinate actuated)"
 
@@ -102,25 +118,26 @@ def direct_mapping(ctx, terms) -> DirectMapping:
     give every term: Λ, μ, p, J̄ = X_JΛ [DE-50, DE-53], α + ρ = Hy_h [DE-36, DE-37], J̄ᵀΦ̂ᵀ = ΛY_Jᵀ,
     γ = −J̄ᵀΦ̂ᵀ(α + ρ) [DE-68] and B = J̄ᵀSᵀ − J̄ᵀΦ̂ᵀ(HY_S) = J̄ᵀΘᵀSᵀ [DE-69]."""
     m_T = terms.J.shape[0]
-    X = ctx.solve_M(np.concatenate((terms.J, ctx.S)).T)                      # M⁻¹[Jᵀ, Sᵀ] (n, m_T + k)
+    X = ctx.solve_M(np.concatenate((terms.J, ctx.S)).T)  # M⁻¹[Jᵀ, Sᵀ] (n, m_T + k)
     if not np.isfinite(X).all():
         _raise_not_finite(ctx, terms)
     Y = np.column_stack((ctx.Phi_hat_dot(X), ctx.Phi_hat_solve(ctx.h) - ctx.beta))
-    HY = ctx.H_dot(Y)                                                      # H[Φ̂M⁻¹Jᵀ, Φ̂M⁻¹Sᵀ, Φ̂M⁻¹h − β]
+    HY = ctx.H_dot(Y)  # H[Φ̂M⁻¹Jᵀ, Φ̂M⁻¹Sᵀ, Φ̂M⁻¹h − β]
     if not (np.isfinite(HY).all() and np.isfinite(terms.bias).all()):
         _raise_not_finite(ctx, terms)
-    osp = operational_space_of(terms.J, X[:, :m_T], ctx.b, ctx.g, terms.bias, rtol=ctx.rtol, atol=DEFAULT_ATOL,
-                               row_labels=terms.row_labels)                # Λ, μ, p, J̄ [DE-68]
-    proj = ConstraintProjection(HY[:, -1], ctx)                            # α + ρ [DE-36, DE-37]
-    JbT_PhiT = osp.Lambda @ Y[:, :m_T].T                                   # J̄ᵀΦ̂ᵀ (m_T, r)
-    gamma = -JbT_PhiT @ proj.alpha_rho                                     # γ [DE-68]
-    B = (ctx.S @ osp.J_bar).T - JbT_PhiT @ HY[:, m_T:-1]                   # J̄ᵀΘᵀSᵀ [DE-69]
+    osp = operational_space_of(
+        terms.J, X[:, :m_T], ctx.b, ctx.g, terms.bias, rtol=ctx.rtol, atol=DEFAULT_ATOL, row_labels=terms.row_labels
+    )  # Λ, μ, p, J̄ [DE-68]
+    proj = ConstraintProjection(HY[:, -1], ctx)  # α + ρ [DE-36, DE-37]
+    JbT_PhiT = osp.Lambda @ Y[:, :m_T].T  # J̄ᵀΦ̂ᵀ (m_T, r)
+    gamma = -JbT_PhiT @ proj.alpha_rho  # γ [DE-68]
+    B = (ctx.S @ osp.J_bar).T - JbT_PhiT @ HY[:, m_T:-1]  # J̄ᵀΘᵀSᵀ [DE-69]
     return DirectMapping(osp, gamma, B, proj, HY[:, :m_T] @ osp.Lambda)
 
 
 def _raise_not_finite(ctx, terms):
     """Raise the StateError naming the input with NaN/Inf (M⁻¹[Jᵀ, Sᵀ], HΦ̂M⁻¹[Jᵀ, Sᵀ, h] or J̇v was not finite)."""
-    operational_space(ctx.M, terms.J, ctx.b, ctx.g, terms.bias, solver=ctx.solver)     # names J, b, g or J̇v
+    operational_space(ctx.M, terms.J, ctx.b, ctx.g, terms.bias, solver=ctx.solver)  # names J, b, g or J̇v
     raise StateError(f"direct mapping at t = {ctx.t:.9g} s: M⁻¹[Jᵀ, Sᵀ] or HΦ̂M⁻¹[Jᵀ, Sᵀ, h] contains NaN/Inf")
 
 
@@ -137,7 +154,7 @@ class MinimalMapping(_Mapped):
     full_name = "J̄_pᵀCᵀ (every coordinate actuated)"
 
     def rhs(self, f_star: np.ndarray) -> np.ndarray:
-        return self.osp.Lambda @ f_star + self.osp.mu + self.osp.p       # [DE-79]
+        return self.osp.Lambda @ f_star + self.osp.mu + self.osp.p  # [DE-79]
 
     def full_actuation(self) -> np.ndarray:
         """J̄_pᵀCᵀ (m_T, n), the map with every coordinate actuated (S = I)."""
@@ -157,9 +174,16 @@ def minimal_mapping(ctx, terms) -> MinimalMapping:
     a_perp = -ctx.Phi_hat_T_dot(ctx.beta)
     M_p = C.T @ ctx.M @ C
     J_p = terms.J @ C
-    osp = operational_space(0.5 * (M_p + M_p.T), J_p, C.T @ (ctx.M @ a_perp + ctx.b), C.T @ ctx.g,
-                            terms.J @ a_perp + terms.bias, rtol=ctx.rtol, row_labels=terms.row_labels)
-    B = osp.J_bar.T @ (C.T @ ctx.S.T)                                     # J̄_pᵀCᵀSᵀ [DE-78]
+    osp = operational_space(
+        0.5 * (M_p + M_p.T),
+        J_p,
+        C.T @ (ctx.M @ a_perp + ctx.b),
+        C.T @ ctx.g,
+        terms.J @ a_perp + terms.bias,
+        rtol=ctx.rtol,
+        row_labels=terms.row_labels,
+    )
+    B = osp.J_bar.T @ (C.T @ ctx.S.T)  # J̄_pᵀCᵀSᵀ [DE-78]
     return MinimalMapping(osp, B, C, a_perp)
 
 
@@ -169,9 +193,17 @@ def partition(ctx, terms) -> OperationalSpace:
     ctx.refuse_if_large("the partition [J; Φ] with its (n, n) null-space projector")
     r = ctx.rank
     labels = tuple(terms.row_labels) + tuple(f"constraint direction {i}" for i in range(r))
-    return operational_space(ctx.M, stacked_jacobian(ctx, terms), ctx.b, ctx.g,
-                             np.concatenate([terms.bias, ctx.beta]), rtol=ctx.rtol, allow_singular=True,
-                             row_labels=labels, solver=ctx.solver)
+    return operational_space(
+        ctx.M,
+        stacked_jacobian(ctx, terms),
+        ctx.b,
+        ctx.g,
+        np.concatenate([terms.bias, ctx.beta]),
+        rtol=ctx.rtol,
+        allow_singular=True,
+        row_labels=labels,
+        solver=ctx.solver,
+    )
 
 
 def stacked_jacobian(ctx, terms) -> np.ndarray:

@@ -6,6 +6,7 @@ All three make the task acceleration equal the commanded f* of [DE-71] when the 
 the direct and minimal mappings by solving B τ_k = Λf* + μ + p (+ γ) for the actuator inputs (minimum
 norm; B = J̄ᵀΘᵀSᵀ or J̄_pᵀCᵀSᵀ), the partitioning by τ = Jᵀf + Φᵀf_C + Ňᵀτ₀ with f = Λ̌₁₁f* + μ̌₁ + p̌₁.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,7 +25,7 @@ def pinv_solve(A: np.ndarray, y: np.ndarray, tol: float, svd: tuple | None = Non
     if A.size == 0:
         return np.zeros(A.shape[1:] + y.shape[1:])
     U, s, Vt = np.linalg.svd(A, full_matrices=False) if svd is None else svd
-    if s.size and s[-1] > tol:                                            # every direction kept
+    if s.size and s[-1] > tol:  # every direction kept
         return Vt.T @ ((U.T @ y) / s.reshape((-1,) + (1,) * (y.ndim - 1)))
     keep = s > tol
     return Vt[keep].T @ ((U[:, keep].T @ y) / s[keep].reshape((-1,) + (1,) * (y.ndim - 1)))
@@ -49,9 +50,13 @@ class _MappedControl(TaskController):
         terms, f_star = self.command(ctx)
         mapping = self.mapping(ctx, terms)
         check = check_task_map(self.map_name, self.source, mapping, terms.J.shape[0])
-        enforce(check, self.on_deficient, f"{type(self).__name__} at t = {ctx.t:.9g} s",
-                f"; actuators {list(ctx.model.actuated_labels)}")
-        tau_k = pinv_solve(mapping.B, mapping.rhs(f_star), check.tol, mapping.B_svd)   # [DE-70] / [DE-79]
+        enforce(
+            check,
+            self.on_deficient,
+            f"{type(self).__name__} at t = {ctx.t:.9g} s",
+            f"; actuators {list(ctx.model.actuated_labels)}",
+        )
+        tau_k = pinv_solve(mapping.B, mapping.rhs(f_star), check.tol, mapping.B_svd)  # [DE-70] / [DE-79]
         if self.null_space is not None:
             tau_k0 = ctx.S @ np.asarray(self.null_space(ctx), dtype=float)
             tau_k = tau_k + tau_k0 - pinv_solve(mapping.B, mapping.B @ tau_k0, check.tol, mapping.B_svd)
@@ -71,6 +76,8 @@ class DirectMappingControl(_MappedControl):
     source = "DE-69, DE 5.3"
 
     def mapping(self, ctx, terms):
+        """The :class:`~flexbody.control.maps.DirectMapping` (B = J̄ᵀΘᵀSᵀ (m_T, k), γ, ...) of the task
+        ``terms`` at ``ctx`` [DE-65..69]."""
         return direct_mapping(ctx, terms)
 
 
@@ -83,6 +90,8 @@ class MinimalMappingControl(_MappedControl):
     source = "DE-78, DE 5.3"
 
     def mapping(self, ctx, terms):
+        """The :class:`~flexbody.control.maps.MinimalMapping` (B = J̄_pᵀCᵀSᵀ (m_T, k), C (n, p), ...) of the
+        task ``terms`` at ``ctx`` [DE-72..78]."""
         return minimal_mapping(ctx, terms)
 
 
@@ -112,6 +121,8 @@ class PartitionedControl(TaskController):
         self.null_space, self.constraint_force = null_space, constraint_force
 
     def compute(self, ctx) -> np.ndarray:
+        """τ = Jᵀf + Φ̂ᵀf_C + Ňᵀτ₀ (n,) at ``ctx`` [DE-84], f_C and τ₀ corrected for the passive coordinates;
+        ActuationError when the task and constraint rows are not independent."""
         terms, f_star = self.command(ctx)
         m_T, r, n = terms.J.shape[0], ctx.rank, ctx.n
         osp = partition(ctx, terms)
@@ -119,17 +130,20 @@ class PartitionedControl(TaskController):
             check = check_independent(ctx, terms, "DE-83, DE-87")
             raise ActuationError(f"PartitionedControl at t = {ctx.t:.9g} s: {check}", check)
         Lam, acc = osp.Lambda, f_star
-        full = Lam[:, :m_T] @ acc + osp.mu + osp.p                          # Λ̌[ẍ; 0] + μ̌ + p̌ [DE-86]
-        f = full[:m_T]                                                      # [DE-92]
+        full = Lam[:, :m_T] @ acc + osp.mu + osp.p  # Λ̌[ẍ; 0] + μ̌ + p̌ [DE-86]
+        f = full[:m_T]  # [DE-92]
         f_C = np.zeros(r) if self.constraint_force is None else full[m_T:] - ctx.lam_hat(self._lam_d(ctx.t))  # [DE-93]
         tau0 = np.zeros(n) if self.null_space is None else np.asarray(self.null_space(ctx), dtype=float)
         J, Ph = terms.J, ctx.Phi_hat
         if len(ctx.passive):
-            f_C, tau0 = self._passive(ctx, osp, J, f, f_C, tau0)            # [DE-91]
-        tau = J.T @ f + Ph.T @ f_C + osp.apply_null(tau0)                   # [DE-84]
-        lam_hat = full[m_T:] - f_C                                          # [DE-90] with ẍ = f*
-        self.diagnostics.update(task_force=f, constraint_force_command=f_C,
-                                lam_predicted=ctx.basis.multipliers(lam_hat) if r else np.zeros(ctx.Phi.shape[0]))
+            f_C, tau0 = self._passive(ctx, osp, J, f, f_C, tau0)  # [DE-91]
+        tau = J.T @ f + Ph.T @ f_C + osp.apply_null(tau0)  # [DE-84]
+        lam_hat = full[m_T:] - f_C  # [DE-90] with ẍ = f*
+        self.diagnostics.update(
+            task_force=f,
+            constraint_force_command=f_C,
+            lam_predicted=ctx.basis.multipliers(lam_hat) if r else np.zeros(ctx.Phi.shape[0]),
+        )
         return tau
 
     def _lam_d(self, t):
@@ -139,12 +153,17 @@ class PartitionedControl(TaskController):
     def _passive(self, ctx, osp, J, f, f_C, tau0):
         """Smallest change of z = [f_C; τ₀] with S̃[Φ̂ᵀ, Ňᵀ] z = −S̃Jᵀf [DE-91]."""
         St, r = ctx.S_tilde, len(f_C)
-        B = passive_map(ctx, osp)                                                   # S̃[Φ̂ᵀ, Ňᵀ]
+        B = passive_map(ctx, osp)  # S̃[Φ̂ᵀ, Ňᵀ]
         check = check_passive_map(ctx, osp)
-        self.diagnostics["passive_map_sigma_min"] = check.singular_values[len(ctx.passive) - 1] \
-            if len(check.singular_values) >= len(ctx.passive) else 0.0
-        enforce(check, self.on_deficient, f"PartitionedControl at t = {ctx.t:.9g} s",
-                f"; passive coordinates {[ctx.model.coordinate_labels[i] for i in ctx.passive]}")
+        self.diagnostics["passive_map_sigma_min"] = (
+            check.singular_values[len(ctx.passive) - 1] if len(check.singular_values) >= len(ctx.passive) else 0.0
+        )
+        enforce(
+            check,
+            self.on_deficient,
+            f"PartitionedControl at t = {ctx.t:.9g} s",
+            f"; passive coordinates {[ctx.model.coordinate_labels[i] for i in ctx.passive]}",
+        )
         z = np.concatenate([f_C, tau0])
         z = z + pinv_solve(B, -St @ (J.T @ f) - B @ z, check.tol)
         return z[:r], z[r:]

@@ -2,10 +2,10 @@
 inverse J̄ and the null-space projector Nᵀ, computed by solves with M (never M⁻¹), for redundant and
 non-redundant tasks; at a state of an assembled system or from given terms.
 """
+
 from __future__ import annotations
 
 import logging
-
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -14,12 +14,12 @@ from math import isfinite, sqrt
 import numpy as np
 import scipy.sparse as sp
 
+from ..errors import FlexbodyError, ModelError, StateError
 from ..linalg.rank import symmetric_eigen
 from ..linalg.validation import MassSolver as _MassSolver
 from ..linalg.validation import as_mass as _mass
 from ..linalg.validation import as_vector as _vector
 from ..system.description import as_assembled
-from ..errors import FlexbodyError, ModelError, StateError
 from .tasks import DEFAULT_ATOL, DEFAULT_RTOL, Task, TaskTerms
 
 logger = logging.getLogger(__name__)
@@ -55,14 +55,17 @@ class OperationalSpace:
 
     @property
     def n_rows(self) -> int:
+        """Number of task rows m (rows of J)."""
         return self.J.shape[0]
 
     @property
     def n_dofs(self) -> int:
+        """Number of coordinates n (columns of J)."""
         return self.J.shape[1]
 
     @property
     def full_rank(self) -> bool:
+        """True if J M⁻¹ Jᵀ has full rank m (Λ is its inverse, not a pseudo-inverse)."""
         return self.rank == self.n_rows
 
     @cached_property
@@ -117,9 +120,20 @@ def _null_combinations(w: np.ndarray, V: np.ndarray, tol: float, labels) -> list
     return out
 
 
-def operational_space(M, J, b, g, Jdot_v, v=None, *, rtol: float | None = None, atol: float | None = None,
-                      allow_singular: bool = False, row_labels: Sequence[str] | None = None,
-                      solver=None) -> OperationalSpace:
+def operational_space(
+    M,
+    J,
+    b,
+    g,
+    Jdot_v,
+    v=None,
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+    allow_singular: bool = False,
+    row_labels: Sequence[str] | None = None,
+    solver=None,
+) -> OperationalSpace:
     """Λ, μ, p, J̄ and Nᵀ of a task [DE-49..53], for redundant (m < n) and non-redundant (m = n) tasks.
 
     Parameters
@@ -170,13 +184,24 @@ def operational_space(M, J, b, g, Jdot_v, v=None, *, rtol: float | None = None, 
 
     X = (solver or _MassSolver(M, sparse)).solve(np.ascontiguousarray(J.T))  # M⁻¹Jᵀ (n, m)
     X = np.asarray(X).reshape(n, m)
-    return operational_space_of(J, X, b, g, Jdot_v, rtol=rtol, atol=atol, allow_singular=allow_singular,
-                                row_labels=labels, xdot=xdot)
+    return operational_space_of(
+        J, X, b, g, Jdot_v, rtol=rtol, atol=atol, allow_singular=allow_singular, row_labels=labels, xdot=xdot
+    )
 
 
-def operational_space_of(J: np.ndarray, X: np.ndarray, b: np.ndarray, g: np.ndarray, Jdot_v: np.ndarray, *,
-                         rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL, allow_singular: bool = False,
-                         row_labels: Sequence[str] | None = None, xdot: np.ndarray | None = None) -> OperationalSpace:
+def operational_space_of(
+    J: np.ndarray,
+    X: np.ndarray,
+    b: np.ndarray,
+    g: np.ndarray,
+    Jdot_v: np.ndarray,
+    *,
+    rtol: float = DEFAULT_RTOL,
+    atol: float = DEFAULT_ATOL,
+    allow_singular: bool = False,
+    row_labels: Sequence[str] | None = None,
+    xdot: np.ndarray | None = None,
+) -> OperationalSpace:
     """Λ, μ, p and J̄ [DE-49..53] from J (m, n) and X = M⁻¹Jᵀ (n, m) already solved, for callers that hold
     the solve (a controller's one solve with M for several right-hand sides). The inputs are taken as
     valid — finite, of matching shapes, tolerances in range (:func:`operational_space` checks them);
@@ -184,8 +209,8 @@ def operational_space_of(J: np.ndarray, X: np.ndarray, b: np.ndarray, g: np.ndar
     m = J.shape[0]
     labels = tuple(f"row {i}" for i in range(m)) if row_labels is None else tuple(row_labels)
     A = J @ X
-    A = 0.5 * (A + A.T)                                                    # J M⁻¹ Jᵀ = Λ⁻¹ [DE-53]
-    w, V = symmetric_eigen(A)                                              # ascending
+    A = 0.5 * (A + A.T)  # J M⁻¹ Jᵀ = Λ⁻¹ [DE-53]
+    w, V = symmetric_eigen(A)  # ascending
     s = w[::-1].copy() if w[0] >= 0.0 else np.sort(np.abs(w))[::-1]
     tol = rtol * s[0]
     rank = 0 if sqrt(float(np.einsum("ij,ij->i", J, J).max())) <= atol else int(np.count_nonzero(s > tol))
@@ -197,25 +222,35 @@ def operational_space_of(J: np.ndarray, X: np.ndarray, b: np.ndarray, g: np.ndar
             f"dependent task rows (combinations whose mass-weighted Jacobian vanishes): {combos}. "
             f"{'More task rows than coordinates. ' if m > J.shape[1] else ''}"
             "The task rows are redundant or the configuration is singular (e.g. an arm stretched straight); "
-            "pass allow_singular=True for a pseudo-inverse Λ.")
-        err.singular_values, err.rank, err.row_labels = s, rank, labels
+            "pass allow_singular=True for a pseudo-inverse Λ."
+        )
+        err.singular_values, err.rank, err.row_labels = s, rank, labels  # type: ignore[attr-defined]  # set on a plain FlexbodyError
         raise err
-    if rank < m or w[0] <= 0.0:                                            # keep the directions with w > tol
+    if rank < m or w[0] <= 0.0:  # keep the directions with w > tol
         keep = (np.abs(w) > tol) & (w > 0) if rank else np.zeros(m, dtype=bool)
         V, w = V[:, keep], w[keep]
-    Lam = (V / w) @ V.T                                                    # Λ = (J M⁻¹ Jᵀ)⁻¹ or its pseudo-inverse
+    Lam = (V / w) @ V.T  # Λ = (J M⁻¹ Jᵀ)⁻¹ or its pseudo-inverse
     Lam = 0.5 * (Lam + Lam.T)
-    J_bar = X @ Lam                                                        # J̄ = M⁻¹ Jᵀ Λ [DE-50]
-    mu = J_bar.T @ b - Lam @ Jdot_v                                        # [DE-53]
-    p = J_bar.T @ g                                                        # [DE-53]
+    J_bar = X @ Lam  # J̄ = M⁻¹ Jᵀ Λ [DE-50]
+    mu = J_bar.T @ b - Lam @ Jdot_v  # [DE-53]
+    p = J_bar.T @ g  # [DE-53]
     if rank < m:
         logger.debug("operational space with rank %d of %d rows (pseudo-inverse Λ)", rank, m)
     return OperationalSpace(Lam, mu, p, J_bar, J, A, s, rank, float(tol), labels, xdot)
 
 
-def operational_space_at(asm, task: Task, t: float, q, v=None, *, rtol: float | None = None,
-                         atol: float | None = None, allow_singular: bool = False,
-                         ignore_constraints: bool = False) -> OperationalSpace:
+def operational_space_at(
+    asm,
+    task: Task,
+    t: float,
+    q,
+    v=None,
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+    allow_singular: bool = False,
+    ignore_constraints: bool = False,
+) -> OperationalSpace:
     """:func:`operational_space` of ``task`` for the assembled system ``asm`` at (t, q, v).
 
     These are the unconstrained quantities [DE-43..64]. A system with constraints raises ModelError
@@ -226,12 +261,24 @@ def operational_space_at(asm, task: Task, t: float, q, v=None, *, rtol: float | 
     if not isinstance(task, Task):
         raise ModelError(f"operational_space_at: expected a Task, got {task!r}")
     if asm.n_constraints and not ignore_constraints:
-        raise ModelError(f"operational_space_at: the system has {asm.n_constraints} constraint rows "
-                         f"{asm.row_labels[:6]}{'…' if asm.n_constraints > 6 else ''}; these quantities "
-                         "are for unconstrained systems [DE-43..64] (pass ignore_constraints=True to use them anyway)")
+        raise ModelError(
+            f"operational_space_at: the system has {asm.n_constraints} constraint rows "
+            f"{asm.row_labels[:6]}{'…' if asm.n_constraints > 6 else ''}; these quantities "
+            "are for unconstrained systems [DE-43..64] (pass ignore_constraints=True to use them anyway)"
+        )
     ev = asm.evaluate(t, q, v)
     terms = task.evaluate(ev)
     M, b, g = asm.mass_bias_gravity(ev)
-    osp = operational_space(M, terms.J, b, g, terms.bias, ev.v, rtol=rtol, atol=atol,
-                            allow_singular=allow_singular, row_labels=terms.row_labels)
+    osp = operational_space(
+        M,
+        terms.J,
+        b,
+        g,
+        terms.bias,
+        ev.v,
+        rtol=rtol,
+        atol=atol,
+        allow_singular=allow_singular,
+        row_labels=terms.row_labels,
+    )
     return replace(osp, terms=terms)

@@ -27,6 +27,7 @@ The algebraic loop through 𝓕 is solved with the model: 𝓕 = (I − P)u_F + 
 z = ∫e_f dt of the measured force error (updated once per step). With an exact model δ = 0 and the
 force error obeys (G_F + 1)ė_f + G_I e_f = 0 as in [AG-51].
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -69,24 +70,30 @@ class ProjectedInverseDynamicsControl(TaskController):
         if osp.rank < m_T + r:
             check = check_independent(ctx, terms, "AG-38, AG-44")
             raise ActuationError(f"{type(self).__name__} at t = {ctx.t:.9g} s: {check}", check)
-        u_p = osp.J_bar @ np.concatenate([f_star - terms.bias, -ctx.beta])          # [AG-44]
+        u_p = osp.J_bar @ np.concatenate([f_star - terms.bias, -ctx.beta])  # [AG-44]
         if self.W is None:
-            f_par = ctx.P_apply(ctx.M @ u_p + ctx.h)                                # [AG-43]
+            f_par = ctx.P_apply(ctx.M @ u_p + ctx.h)  # [AG-43]
         else:
             f_par = inverse(ctx.M, ctx.h, u_p, ctx.Phi_hat, W=self.W, rtol=ctx.rtol, atol=ctx.atol).tau  # [AG-47]
         return u_p, f_par
 
     def compute(self, ctx) -> np.ndarray:
+        """f = f∥ (n,) at ``ctx`` [AG-46], or with passive coordinates f = (I + H)f∥ = f∥ + Φ̂ᵀw, zero at the
+        passive coordinates [AG-55..60]."""
         _, f_par = self.motion(ctx)
         if not len(ctx.passive):
-            return f_par                                                           # [AG-46]
-        check = _aghili(ctx)                                                       # [AG-56, AG-62]
-        enforce(check, self.on_deficient, f"{type(self).__name__} at t = {ctx.t:.9g} s",
-                f"; passive coordinates {[ctx.model.coordinate_labels[i] for i in ctx.passive]}")
-        St_PhiT = ctx.S_tilde @ ctx.Phi_hat.T                                      # dimensionless (Φ̂ orthonormal)
-        w = pinv_solve(St_PhiT, -ctx.S_tilde @ f_par, check.tol)                  # [AG-55..57]
+            return f_par  # [AG-46]
+        check = _aghili(ctx)  # [AG-56, AG-62]
+        enforce(
+            check,
+            self.on_deficient,
+            f"{type(self).__name__} at t = {ctx.t:.9g} s",
+            f"; passive coordinates {[ctx.model.coordinate_labels[i] for i in ctx.passive]}",
+        )
+        St_PhiT = ctx.S_tilde @ ctx.Phi_hat.T  # dimensionless (Φ̂ orthonormal)
+        w = pinv_solve(St_PhiT, -ctx.S_tilde @ f_par, check.tol)  # [AG-55..57]
         self.diagnostics["tau_parallel"] = f_par
-        return f_par + ctx.Phi_hat.T @ w                                           # f = (I + H) f∥ [AG-60]
+        return f_par + ctx.Phi_hat.T @ w  # f = (I + H) f∥ [AG-60]
 
 
 class HybridMotionForceControl(ProjectedInverseDynamicsControl):
@@ -103,8 +110,11 @@ class HybridMotionForceControl(ProjectedInverseDynamicsControl):
         self.reset()
 
     def reset(self) -> None:
-        self._z = self._delta = self._F_pred = self._F_d = None
-        self._t_last = None
+        self._z: np.ndarray | None = None  # ∫ e_f dt
+        self._delta: np.ndarray | None = None  # δ = 𝓕 − 𝓕_predicted
+        self._F_pred: np.ndarray | None = None
+        self._F_d: np.ndarray | None = None
+        self._t_last: float | None = None
 
     def _F_desired(self, ctx) -> np.ndarray:
         lam = self.lam_desired(ctx.t) if callable(self.lam_desired) else self.lam_desired
@@ -112,25 +122,27 @@ class HybridMotionForceControl(ProjectedInverseDynamicsControl):
         if lam.shape != (ctx.Phi.shape[0],) or not np.all(np.isfinite(lam)):
             raise ModelError(f"lam_desired must be {ctx.Phi.shape[0]} finite numbers (rows {ctx.model.row_labels})")
         self.diagnostics["lam_desired"] = lam
-        return -ctx.Phi.T @ lam                                                    # 𝓕_d = Aᵀλ_d,AG = −Φᵀλ_d
+        return -ctx.Phi.T @ lam  # 𝓕_d = Aᵀλ_d,AG = −Φᵀλ_d
 
     def compute(self, ctx) -> np.ndarray:
+        """f = f∥ + f⊥ = M u_p + h + (I − P)u_F (n,) at ``ctx`` [AG-52]: PIDC motion plus the commanded
+        constraint force; records the predicted multipliers."""
         u_p, _ = self.motion(ctx)
         n = ctx.n
         z = np.zeros(n) if self._z is None else self._z
         delta = np.zeros(n) if self._delta is None else self._delta
         self._F_d = self._F_desired(ctx)
-        u_F = self._F_d + (self.gi * z - self.gf * delta) / (1.0 + self.gf)   # [AG-50], loop solved
-        F_pred = u_F - ctx.P_apply(u_F)                                             # (I − P)u_F = 𝓕 [AG-32]
+        u_F = self._F_d + (self.gi * z - self.gf * delta) / (1.0 + self.gf)  # [AG-50], loop solved
+        F_pred = u_F - ctx.P_apply(u_F)  # (I − P)u_F = 𝓕 [AG-32]
         self._F_pred = F_pred
         lam_pred = -ctx.basis.multipliers(ctx.Phi_hat_dot(F_pred)) if ctx.rank else np.zeros(ctx.Phi.shape[0])
         self.diagnostics["lam_predicted"] = lam_pred
-        return ctx.M @ u_p + ctx.h + F_pred                                         # f∥ + f⊥ [AG-52]
+        return ctx.M @ u_p + ctx.h + F_pred  # f∥ + f⊥ [AG-52]
 
     def update(self, t: float, state, measurement) -> None:
         """Integrate e_f = 𝓕_d − 𝓕 with the plant's measured 𝓕 = −Φᵀλ (the response to the torque computed
         at this same state) and keep the prediction error δ = 𝓕 − 𝓕_predicted."""
-        if self._F_pred is None:
+        if self._F_pred is None or self._F_d is None:  # both made by compute()
             return
         F_meas = -np.asarray(measurement.constraint_force, dtype=float)
         dt = 0.0 if self._t_last is None else float(t) - self._t_last

@@ -4,6 +4,7 @@ A reference is a callable ``reference(t) -> (desired, velocity, acceleration)``:
 the task's ``error`` takes (an (m,) array; a 3×3 rotation matrix for an OrientationTask; a sequence of
 these for a StackedTask), ``velocity`` and ``acceleration`` are (m,) arrays or None (zero).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -32,8 +33,7 @@ class Setpoint:
 class Trajectory:
     """x_d(t) given by callables; ``velocity`` and ``acceleration`` may be None (then zero)."""
 
-    def __init__(self, position: Callable, velocity: Callable | None = None,
-                 acceleration: Callable | None = None):
+    def __init__(self, position: Callable, velocity: Callable | None = None, acceleration: Callable | None = None):
         for name, f in (("position", position), ("velocity", velocity), ("acceleration", acceleration)):
             if f is not None and not callable(f):
                 raise ModelError(f"Trajectory: {name} must be callable t -> value, got {f!r}")
@@ -50,18 +50,19 @@ class Sinusoid:
     x_d = −0.075 + 0.225 sin(πt + π/9))."""
 
     def __init__(self, offset, amplitude, omega, phase=0.0):
-        self.offset, self.amplitude, self.omega, self.phase = (np.atleast_1d(np.asarray(x, dtype=float))
-                                                                for x in (offset, amplitude, omega, phase))
+        self.offset, self.amplitude, self.omega, self.phase = (
+            np.atleast_1d(np.asarray(x, dtype=float)) for x in (offset, amplitude, omega, phase)
+        )
         shapes = {x.shape for x in (self.offset, self.amplitude, self.omega, self.phase)} - {(1,)}
-        if len(shapes) > 1 or not all(np.all(np.isfinite(x)) for x in (self.offset, self.amplitude,
-                                                                          self.omega, self.phase)):
+        if len(shapes) > 1 or not all(
+            np.all(np.isfinite(x)) for x in (self.offset, self.amplitude, self.omega, self.phase)
+        ):
             raise ModelError("Sinusoid: offset, amplitude, omega and phase must be finite and of one length")
 
     def __call__(self, t: float):
         arg = self.omega * t + self.phase
         s, c = np.sin(arg), np.cos(arg)
-        return (self.offset + self.amplitude * s, self.amplitude * self.omega * c,
-                -self.amplitude * self.omega**2 * s)
+        return (self.offset + self.amplitude * s, self.amplitude * self.omega * c, -self.amplitude * self.omega**2 * s)
 
 
 class CircleAfterStep:
@@ -91,10 +92,13 @@ class CircleAfterStep:
         if t < self.t_settle:
             return self.goal.copy(), np.zeros(2), np.zeros(2)
         theta, rate, accel = self.angle(t - self.t_settle)
-        radial = np.array([np.sin(theta), np.cos(theta)])             # starts at the top of the circle
+        radial = np.array([np.sin(theta), np.cos(theta)])  # starts at the top of the circle
         tangent = np.array([np.cos(theta), -np.sin(theta)])
-        return (self.centre + self.radius * radial, self.radius * rate * tangent,
-                self.radius * (accel * tangent - rate**2 * radial))
+        return (
+            self.centre + self.radius * radial,
+            self.radius * rate * tangent,
+            self.radius * (accel * tangent - rate**2 * radial),
+        )
 
 
 def flat_desired(desired, task) -> np.ndarray:

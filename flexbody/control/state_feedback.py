@@ -6,6 +6,7 @@ x = (Nᵀ(q − q*), Nᵀv). The LQR gain minimises ∫ xᵀQx + δuᵀRδu dt f
 K = R⁻¹BᵀP with P the stabilising solution of the continuous algebraic Riccati equation
 AᵀP + PA − PBR⁻¹BᵀP + Q = 0 (scipy's :func:`~scipy.linalg.solve_continuous_are`).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,6 +21,7 @@ def lqr_gain(model, Q, R) -> np.ndarray:
     """K (k, 2p) of the LQR for the actuator inputs of the linear ``model`` (the first k columns of B);
     Q (2p, 2p) or its diagonal, R (k, k) or its diagonal."""
     import scipy.linalg as la
+
     k = len(model.u)
     A, B = model.A, model.B[:, :k]
     Q = np.diag(np.broadcast_to(np.asarray(Q, dtype=float), (A.shape[0],))) if np.ndim(Q) < 2 else np.asarray(Q, float)
@@ -49,6 +51,7 @@ class StateFeedback(Controller):
             raise ModelError(f"StateFeedback: gain must be ({k}, {n_x}) (actuators × states), got {self.gain.shape}")
 
     def compute(self, ctx) -> np.ndarray:
+        """τ = Sᵀ(u* − K x) (n,) with x (2p,) the linear model's state of the measured (q, v) at ``ctx``."""
         x = self.linear.state(ctx.q, ctx.v)
         tau_k = self.linear.u - self.gain @ x
         self.diagnostics.update(state_norm=float(np.linalg.norm(x)))

@@ -21,6 +21,7 @@ acceleration energy with J q̈ = ẍ − J̇v [DE-62..64]. For a non-redundant t
 give Λ = J⁻ᵀ M J⁻¹ and μ + p = η = J⁻ᵀh − Λ J̇ J⁻¹ẋ of [MR]. M⁻¹ is applied by a Cholesky factor of M
 (never formed); Λ is the inverse of the small m×m matrix J M⁻¹ Jᵀ.
 """
+
 from __future__ import annotations
 
 import logging
@@ -30,15 +31,28 @@ from math import isfinite
 
 import numpy as np
 
-from ..rigid.anchors import Anchor, FrameAnchor
-from ..system.description import as_assembled
 from ..errors import ModelError, StateError
+from ..rigid.anchors import Anchor, FrameAnchor
 from ..rigid.link import Link
+from ..system.description import as_assembled
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["DEFAULT_RTOL", "DEFAULT_ATOL", "TaskTerms", "Task", "PointTask", "PlanarOrientationTask",
-           "OrientationTask", "JointTask", "StackedTask", "task_history", "rotation_vector", "orientation_error", "wrap_angle"]
+__all__ = [
+    "DEFAULT_RTOL",
+    "DEFAULT_ATOL",
+    "TaskTerms",
+    "Task",
+    "PointTask",
+    "PlanarOrientationTask",
+    "OrientationTask",
+    "JointTask",
+    "StackedTask",
+    "task_history",
+    "rotation_vector",
+    "orientation_error",
+    "wrap_angle",
+]
 
 DEFAULT_RTOL = 1e-9
 """Default relative tolerance on the singular values σ_i of J M⁻¹ Jᵀ: σ_i ≤ rtol·σ_max counts as zero.
@@ -64,13 +78,13 @@ def rotation_vector(R) -> np.ndarray:
     exactly θ = π either of the two opposite vectors is returned.
     """
     R = np.asarray(R, dtype=float)
-    w = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])     # sin θ · axis
+    w = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])  # sin θ · axis
     s = float(np.linalg.norm(w))
     c = float(np.clip(0.5 * (np.trace(R) - 1.0), -1.0, 1.0))
     theta = np.arctan2(s, c)
     if c > -0.9:
         return w * (1.0 + theta * theta / 6.0) if theta < 1e-6 else w * (theta / s)
-    B = 0.5 * (R + R.T) - c * np.eye(3)                      # (1 − cos θ) axis axisᵀ
+    B = 0.5 * (R + R.T) - c * np.eye(3)  # (1 − cos θ) axis axisᵀ
     k = int(np.argmax(np.diagonal(B)))
     axis = B[:, k] / np.sqrt(B[k, k] * (1.0 - c))
     if axis @ w < 0.0:
@@ -122,6 +136,7 @@ class Task:
 
     @property
     def row_labels(self) -> list[str]:
+        """(n_rows,) labels of the task rows, ``"name.row"``, e.g. ``'tip.x'``."""
         return [f"{self.name}.{r}" for r in self.row_names]
 
     @property
@@ -134,6 +149,8 @@ class Task:
         return self.units
 
     def evaluate(self, ev) -> TaskTerms:
+        """The task's :class:`TaskTerms` (x (m,), J (m, n), bias J̇v (m,), ẋ (m,)) at the evaluation context
+        ``ev`` of :meth:`AssembledSystem.evaluate`; subclasses implement it."""
         raise NotImplementedError
 
     def error(self, desired, ev, terms: TaskTerms | None = None) -> np.ndarray:
@@ -141,16 +158,19 @@ class Task:
         are this task's terms at ``ev`` when already evaluated."""
         desired = np.asarray(desired, dtype=float)
         if desired.shape != (self.n_rows,) or not np.all(np.isfinite(desired)):
-            raise StateError(f"task {self.name!r}: desired value must be {self.n_rows} finite numbers, "
-                             f"got shape {desired.shape}")
+            raise StateError(
+                f"task {self.name!r}: desired value must be {self.n_rows} finite numbers, got shape {desired.shape}"
+            )
         return desired - (self.evaluate(ev) if terms is None else terms).x
 
     def _n_dofs(self, ev) -> int:
         asm = ev.asm
         for tree in self.trees:
             if tree not in asm.offsets:
-                raise ModelError(f"task {self.name!r} refers to tree {tree.name!r}, which is not in the "
-                                 f"assembled system (trees: {[t.name for t in asm.trees]})")
+                raise ModelError(
+                    f"task {self.name!r} refers to tree {tree.name!r}, which is not in the "
+                    f"assembled system (trees: {[t.name for t in asm.trees]})"
+                )
         return asm.n_dofs
 
     def _terms(self, x, J, bias, xdot) -> TaskTerms:
@@ -163,12 +183,17 @@ class Task:
 def _anchor(anchor, who: str, frame: bool = False):
     cls = FrameAnchor if frame else Anchor
     if not isinstance(anchor, cls):
-        what = ("a frame anchor (RigidTree.frame)" if frame else
-                "an anchor (RigidTree.point, RigidTree.frame or a flexible node fb.Node(body, index))")
+        what = (
+            "a frame anchor (RigidTree.frame)"
+            if frame
+            else "an anchor (RigidTree.point, RigidTree.frame or a flexible node fb.Node(body, index))"
+        )
         raise ModelError(f"{who}: expected {what}, got {anchor!r}")
     if not anchor.trees and not getattr(anchor, "bodies", ()):
-        raise ModelError(f"{who}: anchor {anchor.label!r} is fixed in the world (no coordinates move it); "
-                         "a task needs an anchor on a body")
+        raise ModelError(
+            f"{who}: anchor {anchor.label!r} is fixed in the world (no coordinates move it); "
+            "a task needs an anchor on a body"
+        )
     return anchor
 
 
@@ -196,10 +221,16 @@ class PointTask(Task):
         self.anchor = _anchor(anchor, f"PointTask {name!r}" if name else "PointTask")
         super().__init__(name)
         comps = np.asarray(components).ravel()
-        if (comps.size == 0 or not np.issubdtype(comps.dtype, np.integer) or len(set(comps.tolist())) != comps.size
-                or comps.min() < 0 or comps.max() > 2):
-            raise ModelError(f"PointTask {self.name!r}: components must be distinct values of 0, 1, 2, "
-                             f"got {components!r}")
+        if (
+            comps.size == 0
+            or not np.issubdtype(comps.dtype, np.integer)
+            or len(set(comps.tolist())) != comps.size
+            or comps.min() < 0
+            or comps.max() > 2
+        ):
+            raise ModelError(
+                f"PointTask {self.name!r}: components must be distinct values of 0, 1, 2, got {components!r}"
+            )
         self.components = comps.astype(np.int64)
         self.n_rows, self.row_names = comps.size, tuple(_XYZ[c] for c in self.components)
         self.trees = tuple(anchor.trees)
@@ -213,9 +244,11 @@ class PointTask(Task):
         return self.anchor.label
 
     def evaluate(self, ev) -> TaskTerms:
+        """:class:`TaskTerms` at ``ev``: the selected world components of the anchor's position x (m,) [m],
+        the rows of its point Jacobian J (m, n), bias J̇v (m,) [m/s²] and velocity ẋ (m,) [m/s]."""
         n, c = self._n_dofs(ev), self.components
         cols, block = self.anchor.jacobian(ev)
-        J = _scatter(len(c), n, cols, block[c])                       # [DE-43]
+        J = _scatter(len(c), n, cols, block[c])  # [DE-43]
         return self._terms(self.anchor.position(ev)[c], J, self.anchor.bias(ev)[c], self.anchor.velocity(ev)[c])
 
 
@@ -235,8 +268,7 @@ class PlanarOrientationTask(Task):
 
     kind = "angle"
 
-    def __init__(self, frame: FrameAnchor, name: str | None = None, *, reference: float = 0.0,
-                 tracking: bool = False):
+    def __init__(self, frame: FrameAnchor, name: str | None = None, *, reference: float = 0.0, tracking: bool = False):
         self.frame = _anchor(frame, f"PlanarOrientationTask {name!r}" if name else "PlanarOrientationTask", True)
         super().__init__(name)
         reference = float(reference)
@@ -255,12 +287,17 @@ class PlanarOrientationTask(Task):
         return self.frame.label
 
     def evaluate(self, ev) -> TaskTerms:
+        """:class:`TaskTerms` at ``ev``: θ (1,) [rad] (wrapped about the reference, which it updates with
+        ``tracking``), J (1, n), bias J̇v (1,) [rad/s²] and θ̇ (1,) [rad/s]; StateError when the frame's x axis
+        is parallel to world z."""
         n = self._n_dofs(ev)
         u = self.frame.rotation(ev)[:, 0]
         rho2 = u[0] ** 2 + u[1] ** 2
         if rho2 < 1e-12:
-            raise StateError(f"task {self.name!r}: the frame's x axis is parallel to world z "
-                             f"(u = {np.round(u, 6)}); its angle about z is undefined")
+            raise StateError(
+                f"task {self.name!r}: the frame's x axis is parallel to world z "
+                f"(u = {np.round(u, 6)}); its angle about z is undefined"
+            )
         theta = float(wrap_angle(np.arctan2(u[1], u[0]), self.reference))
         if self.tracking:
             self.reference = theta
@@ -268,7 +305,7 @@ class PlanarOrientationTask(Task):
         cols, Jw = self.frame.angular_jacobian(ev)
         c = np.array([-u[2] * u[0] / rho2, -u[2] * u[1] / rho2, 1.0])
         ud = np.cross(w, u)
-        udd = np.cross(alpha, u) + np.cross(w, ud)                  # ü at a = 0
+        udd = np.cross(alpha, u) + np.cross(w, ud)  # ü at a = 0
         theta_dot = (u[0] * ud[1] - u[1] * ud[0]) / rho2
         bias = (u[0] * udd[1] - u[1] * udd[0]) / rho2 - 2.0 * theta_dot * (u[0] * ud[0] + u[1] * ud[1]) / rho2
         J = _scatter(1, n, cols, (c @ Jw)[None, :])
@@ -307,11 +344,16 @@ class OrientationTask(Task):
         return self.frame.label
 
     def evaluate(self, ev) -> TaskTerms:
+        """:class:`TaskTerms` at ``ev``: x (3,) the rotation vector of R [rad], J (3, n) the angular Jacobian
+        (world axes), bias (3,) the angular bias acceleration [rad/s²] and ẋ (3,) = ω [rad/s]."""
         n = self._n_dofs(ev)
         cols, Jw = self.frame.angular_jacobian(ev)
-        return self._terms(rotation_vector(self.frame.rotation(ev)), _scatter(3, n, cols, Jw),
-                           np.array(self.frame.angular_bias(ev), dtype=float),
-                           np.array(self.frame.angular_velocity(ev), dtype=float))
+        return self._terms(
+            rotation_vector(self.frame.rotation(ev)),
+            _scatter(3, n, cols, Jw),
+            np.array(self.frame.angular_bias(ev), dtype=float),
+            np.array(self.frame.angular_velocity(ev), dtype=float),
+        )
 
     def error(self, desired, ev, terms: TaskTerms | None = None) -> np.ndarray:
         """Rotation vector (3,) of R_desired Rᵀ [rad], world axes; ``desired`` is a rotation matrix."""
@@ -338,14 +380,18 @@ class JointTask(Task):
         super().__init__(name)
         items = [links] if isinstance(links, (Link, str)) else list(links) if isinstance(links, Sequence) else None
         if not items:
-            raise ModelError(f"JointTask {self.name!r}: links must be a Link, a label 'tree.link' or a non-empty "
-                             f"sequence of them, got {links!r}")
+            raise ModelError(
+                f"JointTask {self.name!r}: links must be a Link, a label 'tree.link' or a non-empty "
+                f"sequence of them, got {links!r}"
+            )
         rows = []
         for item in items:
             if isinstance(item, Link):
                 if item.coordinate is None:
-                    raise ModelError(f"JointTask {self.name!r}: link {item.name!r} of tree {item.tree.name!r} has "
-                                     "a fixed joint (no coordinate)")
+                    raise ModelError(
+                        f"JointTask {self.name!r}: link {item.name!r} of tree {item.tree.name!r} has "
+                        "a fixed joint (no coordinate)"
+                    )
                 rows.append(f"{item.tree.name}.{item.name}")
             elif isinstance(item, str) and item:
                 rows.append(item)
@@ -366,9 +412,10 @@ class JointTask(Task):
         """Each joint's unit, a joint given by label looked up in ``asm.coordinate_labels`` ("rad or m" if
         it is not there)."""
         labels, units = list(asm.coordinate_labels), list(asm.coordinate_units)
-        return tuple(item.joint.unit if isinstance(item, Link) else
-                     units[labels.index(label)] if label in labels else "rad or m"
-                     for item, label in zip(self.items, self.row_names))
+        return tuple(
+            item.joint.unit if isinstance(item, Link) else units[labels.index(label)] if label in labels else "rad or m"
+            for item, label in zip(self.items, self.row_names)
+        )
 
     def indices(self, asm) -> np.ndarray:
         """Global coordinate indices (m,) of the task's joints in ``asm``."""
@@ -376,17 +423,22 @@ class JointTask(Task):
         for item, label in zip(self.items, self.row_names):
             if isinstance(item, Link):
                 if item.tree not in asm.offsets:
-                    raise ModelError(f"task {self.name!r} refers to tree {item.tree.name!r}, which is not in the "
-                                     f"assembled system (trees: {[t.name for t in asm.trees]})")
+                    raise ModelError(
+                        f"task {self.name!r} refers to tree {item.tree.name!r}, which is not in the "
+                        f"assembled system (trees: {[t.name for t in asm.trees]})"
+                    )
                 out.append(asm.offsets[item.tree] + item.coordinate)
             elif label in asm.coordinate_labels:
                 out.append(asm.coordinate_labels.index(label))
             else:
-                raise ModelError(f"task {self.name!r}: no coordinate {label!r}; coordinates are "
-                                 f"{asm.coordinate_labels}")
+                raise ModelError(
+                    f"task {self.name!r}: no coordinate {label!r}; coordinates are {asm.coordinate_labels}"
+                )
         return np.array(out, dtype=np.int64)
 
     def evaluate(self, ev) -> TaskTerms:
+        """:class:`TaskTerms` at ``ev``: the selected joint coordinates x (m,) [rad or m], unit rows J (m, n),
+        zero bias (m,) and their velocities ẋ (m,)."""
         idx = self.indices(ev.asm)
         J = np.zeros((len(idx), ev.asm.n_dofs))
         J[np.arange(len(idx)), idx] = 1.0
@@ -411,14 +463,17 @@ class StackedTask(Task):
                 raise ModelError(f"StackedTask {self.name!r}: {task!r} is not a Task")
         labels = [lab for task in tasks for lab in task.row_labels]
         if len(set(labels)) != len(labels):
-            raise ModelError(f"StackedTask {self.name!r}: repeated row labels "
-                             f"{sorted({lab for lab in labels if labels.count(lab) > 1})}; give the tasks names")
+            raise ModelError(
+                f"StackedTask {self.name!r}: repeated row labels "
+                f"{sorted({lab for lab in labels if labels.count(lab) > 1})}; give the tasks names"
+            )
         self.tasks, self._labels = tasks, labels
         self.n_rows = len(labels)
         self.trees = tuple({tree: None for task in tasks for tree in task.trees})
 
     @property
     def row_labels(self) -> list[str]:
+        """(n_rows,) labels of the stacked tasks' rows, in order."""
         return list(self._labels)
 
     @property
@@ -431,15 +486,22 @@ class StackedTask(Task):
         return tuple(u for task in self.tasks for u in task.units_in(asm))
 
     def evaluate(self, ev) -> TaskTerms:
+        """:class:`TaskTerms` at ``ev`` with x, J, bias, ẋ and row labels of the stacked tasks concatenated
+        in order (m = the sum of their rows)."""
         parts = [task.evaluate(ev) for task in self.tasks]
-        return TaskTerms(np.concatenate([p.x for p in parts]), np.vstack([p.J for p in parts]),
-                         np.concatenate([p.bias for p in parts]), np.concatenate([p.xdot for p in parts]),
-                         tuple(self._labels))
+        return TaskTerms(
+            np.concatenate([p.x for p in parts]),
+            np.vstack([p.J for p in parts]),
+            np.concatenate([p.bias for p in parts]),
+            np.concatenate([p.xdot for p in parts]),
+            tuple(self._labels),
+        )
 
     def error(self, desired, ev, terms: TaskTerms | None = None) -> np.ndarray:
         if not isinstance(desired, Sequence) or len(desired) != len(self.tasks):
-            raise StateError(f"task {self.name!r}: desired must be a sequence of {len(self.tasks)} values, "
-                             "one per stacked task")
+            raise StateError(
+                f"task {self.name!r}: desired must be a sequence of {len(self.tasks)} values, one per stacked task"
+            )
         return np.concatenate([task.error(d, ev) for task, d in zip(self.tasks, desired)])
 
 

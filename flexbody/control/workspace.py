@@ -20,6 +20,7 @@ constrained nodal coordinates), and every projected term lives on them: Φ̂M⁻
 Only the rigid entries of M⁻¹[:, K] depend on the state; they are rewritten in place for whichever state
 uses them (:meth:`_ColumnLayout.current`), so every result is that of a fresh computation up to round-off.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -99,8 +100,9 @@ class _InverseLayout:
             sel = np.flatnonzero((columns >= s.start) & (columns < s.stop))
             local = columns[sel] - s.start
             size = s.stop - s.start
-            self.rigid.append(((sel[:, None] * n_c + sel[None, :]).ravel(),
-                               (local[:, None] * size + local[None, :]).ravel()))
+            self.rigid.append(
+                ((sel[:, None] * n_c + sel[None, :]).ravel(), (local[:, None] * size + local[None, :]).ravel())
+            )
         fs = M.flexible_slice
         sel = np.flatnonzero((columns >= fs.start) & (columns < fs.stop))
         if sel.size:
@@ -108,13 +110,17 @@ class _InverseLayout:
 
     def fits(self, M, columns: np.ndarray) -> bool:
         """Same columns (the kept array) and the same blocks of M."""
-        return (columns is self.columns and M.flexible is self.flexible and len(M.rigid) == len(self.slices)
-                and all(s == kept for (s, _), kept in zip(M.rigid, self.slices)))
+        return (
+            columns is self.columns
+            and M.flexible is self.flexible
+            and len(M.rigid) == len(self.slices)
+            and all(s == kept for (s, _), kept in zip(M.rigid, self.slices))
+        )
 
     def fill(self, rigid_factors: list) -> np.ndarray:
         out = self.base.copy()
         flat = out.reshape(-1)
-        for (s, c), (slots, local) in zip(rigid_factors, self.rigid):
+        for (_, c), (slots, local) in zip(rigid_factors, self.rigid):
             if slots.size:
                 flat[slots] = potrs(c, np.eye(c.shape[0]), lower=1)[0].reshape(-1)[local]
         return out
@@ -124,8 +130,9 @@ def rigid_factor(block: np.ndarray, s: slice) -> np.ndarray:
     """Lower Cholesky factor of a small dense SPD rigid mass block (a tree's joints at ``s``)."""
     c, info = potrf(block, lower=1, clean=0)
     if info != 0:
-        raise StateError(f"rigid mass block at coordinates {s.start}..{s.stop - 1} is not positive definite "
-                         f"(Cholesky pivot {info})")
+        raise StateError(
+            f"rigid mass block at coordinates {s.start}..{s.stop - 1} is not positive definite (Cholesky pivot {info})"
+        )
     return c
 
 
@@ -141,23 +148,26 @@ class MassColumns:
 
     @property
     def C(self) -> np.ndarray:
-        return self.layout.current(self).C
+        C = self.layout.current(self).C
+        assert C is not None  # only a layout with C makes MassColumns
+        return C
 
     @property
     def C_c(self) -> np.ndarray:
-        return self.layout.current(self).C_c
+        C_c = self.layout.current(self).C_c
+        assert C_c is not None  # only a layout with C makes MassColumns
+        return C_c
 
     def solve(self, x: np.ndarray) -> np.ndarray | None:
         """M⁻¹x (n,) or (n, k) = C x_K if x vanishes outside K, else None."""
         lay = self.layout.current(self)
         if x[lay.outside].any():
             return None
-        return lay.C @ x[lay.columns]
+        return self.C @ x[lay.columns]
 
     def inverse_cc(self) -> np.ndarray:
         """(M⁻¹)[c, c] (n_c, n_c)."""
-        lay = self.layout.current(self)
-        return lay.C_c[lay.constrained_columns]
+        return self.C_c[self.layout.constrained_columns]
 
 
 class _ColumnLayout:
@@ -174,7 +184,9 @@ class _ColumnLayout:
         self.columns = np.union1d(constrained, actuated)
         self.outside = np.setdiff1d(np.arange(n), self.columns)
         self.on_c = None if len(constrained) == len(self.columns) else np.searchsorted(self.columns, constrained)
-        self.C = self.C_c = self.owner = None
+        self.C: np.ndarray | None = None
+        self.C_c: np.ndarray | None = None
+        self.owner: MassColumns | None = None
         if n * len(self.columns) > MASS_COLUMNS_LIMIT:
             return
         self.C = np.zeros((n, len(self.columns)))
@@ -191,15 +203,22 @@ class _ColumnLayout:
 
     def fits(self, M, constrained: np.ndarray, S: np.ndarray) -> bool:
         """Same stored columns (the kept array), the same S and the same blocks of M."""
-        return (constrained is self.constrained_columns and S is self.S and M.flexible is self.flexible
-                and len(M.rigid) == len(self.slices) and all(s == kept for (s, _), kept in zip(M.rigid, self.slices)))
+        return (
+            constrained is self.constrained_columns
+            and S is self.S
+            and M.flexible is self.flexible
+            and len(M.rigid) == len(self.slices)
+            and all(s == kept for (s, _), kept in zip(M.rigid, self.slices))
+        )
 
     def fill(self, owner: MassColumns) -> None:
         """Write the rigid entries of ``owner``'s state (its blocks' Cholesky factors) into ``C``."""
+        C = self.C
+        assert C is not None  # only a layout with C makes MassColumns
         for (s, sel, unit), (_, c) in zip(self.rigid, owner.rigid_factors):
             if sel.size:
-                self.C[s, sel] = potrs(c, unit, lower=1)[0]
-        self.C_c = self.C if self.on_c is None else self.C[:, self.on_c]
+                C[s, sel] = potrs(c, unit, lower=1)[0]
+        self.C_c = C if self.on_c is None else C[:, self.on_c]
         self.owner = owner
 
     def current(self, owner: MassColumns) -> _ColumnLayout:
@@ -214,8 +233,8 @@ def _flexible_columns(flexible, local: np.ndarray) -> np.ndarray:
     n_f = flexible.matrix.shape[0]
     out = np.empty((n_f, len(local)))
     for start in range(0, len(local), INVERSE_CHUNK):
-        chunk = local[start:start + INVERSE_CHUNK]
+        chunk = local[start : start + INVERSE_CHUNK]
         unit = np.zeros((n_f, len(chunk)))
         unit[chunk, np.arange(len(chunk))] = 1.0
-        out[:, start:start + len(chunk)] = flexible.solve(unit)
+        out[:, start : start + len(chunk)] = flexible.solve(unit)
     return out

@@ -4,10 +4,30 @@ range space (Gauss), null space, projection with its constraint inertias, and th
 
 May import: errors, linalg, system.
 """
+
 from .forward_dynamics import forward
 from .inverse_dynamics import inverse
-from .projection import constraint_inertia, generalized_constrained_terms, mass_weighted_inverse, nullspace_basis, projector
-from .results import (INERTIA_KINDS, METHODS, ForwardResult, GeneralizedConstrainedTerms, InverseResult, Projection)
+from .projection import (
+    constraint_inertia,
+    generalized_constrained_terms,
+    mass_weighted_inverse,
+    nullspace_basis,
+    projector,
+)
+from .results import INERTIA_KINDS, METHODS, ForwardResult, GeneralizedConstrainedTerms, InverseResult, Projection
 
-__all__ = ["METHODS", "INERTIA_KINDS", "ForwardResult", "InverseResult", "Projection", "GeneralizedConstrainedTerms", "forward",
-           "inverse", "projector", "nullspace_basis", "mass_weighted_inverse", "generalized_constrained_terms", "constraint_inertia"]
+__all__ = [
+    "METHODS",
+    "INERTIA_KINDS",
+    "ForwardResult",
+    "InverseResult",
+    "Projection",
+    "GeneralizedConstrainedTerms",
+    "forward",
+    "inverse",
+    "projector",
+    "nullspace_basis",
+    "mass_weighted_inverse",
+    "generalized_constrained_terms",
+    "constraint_inertia",
+]

@@ -20,6 +20,7 @@ through ``scipy.linalg.lapack`` from Python takes 3.0–8.0× (32–69 µs). The
 (_FAST_MIN_PIVOT, _FAST_MAX_COND, _RANK_SLACK) are unchanged; potrf declines at a non-positive pivot, as the
 hand-written factorisation did.
 """
+
 from __future__ import annotations
 
 from math import isfinite
@@ -27,11 +28,10 @@ from math import isfinite
 import numba as nb
 import numpy as np
 
-from ..linalg.rank import (DEFAULT_ATOL, DEFAULT_RTOL, resolve_tolerances)
-from ..linalg.tree_factor import ltl_factor, ltl_lower_solve, ltl_transposed_solve_rows, tree_parents
 from ..errors import ConstraintError
-from .results import ForwardResult, INERTIA_KINDS, METHODS
-
+from ..linalg.rank import DEFAULT_ATOL, DEFAULT_RTOL, resolve_tolerances
+from ..linalg.tree_factor import ltl_factor, ltl_lower_solve, ltl_transposed_solve_rows, tree_parents
+from .results import INERTIA_KINDS, METHODS, ForwardResult
 
 # ------------------------------------------------------------------------- dense fast path (numba)
 # Small dense problems are dominated by per-call overhead (validation, scipy wrappers, and LAPACK SVD
@@ -45,7 +45,7 @@ from .results import ForwardResult, INERTIA_KINDS, METHODS
 _FAST_OK, _FAST_BAD_INPUT, _FAST_FAILED = 0, 1, 2
 _FAST_MODES = {"nullspace": 0, "Mc": 1, "symmetric": 2, "gamma": 3}
 _FLOAT64 = np.dtype(np.float64)
-_FM = {"reassoc", "contract"}         # reassociation and FMA only (no nnan/ninf): vectorised reductions
+_FM = {"reassoc", "contract"}  # reassociation and FMA only (no nnan/ninf): vectorised reductions
 _RANK_SLACK = 8.0 * np.finfo(float).eps
 """Perturbation of singular values, relative to ‖Φ‖_F and per unit of m + n, allowed for the round-off
 of the fast path's QR and of LAPACK's SVD when full row rank is certified without an SVD."""
@@ -100,7 +100,7 @@ def _nb_cholesky(A):
     L = np.zeros((0, 0))
     try:
         L = np.linalg.cholesky(A)
-    except Exception:                                          # LinAlgError: not positive definite
+    except Exception:  # LinAlgError: not positive definite
         ok = False
     return ok, L
 
@@ -151,7 +151,7 @@ def _nb_utsolve(U, b):
     for i in range(n):
         xi = b[i] / U[i, i]
         b[i] = xi
-        _nb_axpy(xi, U[i, i + 1:], b[i + 1:])
+        _nb_axpy(xi, U[i, i + 1 :], b[i + 1 :])
 
 
 @nb.njit(cache=True, fastmath=_FM)
@@ -159,7 +159,7 @@ def _nb_usolve(U, b):
     """b ← U⁻¹ b (back substitution, row-oriented)."""
     n = U.shape[0]
     for i in range(n - 1, -1, -1):
-        b[i] = (b[i] - _nb_dot(U[i, i + 1:], b[i + 1:])) / U[i, i]
+        b[i] = (b[i] - _nb_dot(U[i, i + 1 :], b[i + 1 :])) / U[i, i]
 
 
 @nb.njit(cache=True, fastmath=_FM)
@@ -184,17 +184,17 @@ def _nb_kkt(M, h, tau, Phi, bias, rtol, atol):
     if not _nb_finite(M, h, tau, Phi, bias):
         return _FAST_BAD_INPUT, a, force, lam
     for k in range(m):
-        if not _nb_dot(Phi[k], Phi[k]) > 2.0 * atol * atol:   # a (numerically) zero row of Φ
+        if not _nb_dot(Phi[k], Phi[k]) > 2.0 * atol * atol:  # a (numerically) zero row of Φ
             return _FAST_FAILED, a, force, lam
-    tree, parent, entries = tree_parents(M)                    # branch-induced sparsity of a tree's M
-    sparse = tree and 4 * entries < n * (n - 1)                # under half the entries of a dense factor
+    tree, parent, entries = tree_parents(M)  # branch-induced sparsity of a tree's M
+    sparse = tree and 4 * entries < n * (n - 1)  # under half the entries of a dense factor
     if sparse:
-        ok, L = ltl_factor(M, parent)                          # M = LᵀL: the same algebra with L⁻ᵀ for L⁻¹
+        ok, L = ltl_factor(M, parent)  # M = LᵀL: the same algebra with L⁻ᵀ for L⁻¹
     else:
-        ok, L = _nb_cholesky(M)                                # M = LLᵀ (M's lower triangle)
+        ok, L = _nb_cholesky(M)  # M = LLᵀ (M's lower triangle)
     if not ok:
         return _FAST_FAILED, a, force, lam
-    B = np.empty((n, m + 1))                                   # [Φᵀ | τ − h] → L⁻¹[Φᵀ | τ − h] = [Ytᵀ | w]
+    B = np.empty((n, m + 1))  # [Φᵀ | τ − h] → L⁻¹[Φᵀ | τ − h] = [Ytᵀ | w]
     for i in range(n):
         Bi = B[i]
         for k in range(m):
@@ -204,25 +204,25 @@ def _nb_kkt(M, h, tau, Phi, bias, rtol, atol):
         ltl_transposed_solve_rows(L, parent, B)
     else:
         _nb_lsolve_rows(L, B)
-    G = np.dot(B.T, B)                                         # [[S, Φ a_u], [., .]], S = Yt Ytᵀ
+    G = np.dot(B.T, B)  # [[S, Φ a_u], [., .]], S = Yt Ytᵀ
     S = G[:m, :m].copy()
     ok, Ls = _nb_cholesky(S)
     if not ok:
         return _FAST_FAILED, a, force, lam
-    floor = max(2.0 * rtol, _FAST_MIN_PIVOT)                  # margins over _schur_factor's test
+    floor = max(2.0 * rtol, _FAST_MIN_PIVOT)  # margins over _schur_factor's test
     for k in range(m):
         if not Ls[k, k] * Ls[k, k] > floor * S[k, k]:
             return _FAST_FAILED, a, force, lam
-    for k in range(m):                                         # λ = −S⁻¹(Φ a_u + bias)
+    for k in range(m):  # λ = −S⁻¹(Φ a_u + bias)
         lam[k] = -(G[k, m] + bias[k])
     _nb_cho_solve(Ls, lam)
-    for i in range(n):                                         # a = L⁻ᵀ(w + Ytᵀλ)
+    for i in range(n):  # a = L⁻ᵀ(w + Ytᵀλ)
         a[i] = B[i, m] + _nb_dot(B[i, :m], lam)
     if sparse:
         ltl_lower_solve(L, parent, a)
     else:
         _nb_ltsolve(L, a)
-    for k in range(m):                                         # Φᵀλ
+    for k in range(m):  # Φᵀλ
         _nb_axpy(-lam[k], Phi[k], force)
     return _FAST_OK, a, force, lam
 
@@ -243,11 +243,11 @@ def _nb_house_qr(Phi, V, beta, R):
         x0 = x[0]
         alpha = -np.sqrt(s) if x0 >= 0.0 else np.sqrt(s)
         x[0] = x0 - alpha
-        vv = s - x0 * x0 + x[0] * x[0]                         # ‖v‖² = ‖x‖² − x₀² + v₀²
+        vv = s - x0 * x0 + x[0] * x[0]  # ‖v‖² = ‖x‖² − x₀² + v₀²
         bk = 2.0 / vv if vv > 0.0 else 0.0
         beta[k] = bk
         R[k, k] = alpha
-        for j in range(k + 1, m):                              # apply H_k to the later rows
+        for j in range(k + 1, m):  # apply H_k to the later rows
             y = V[j, k:]
             _nb_axpy(bk * _nb_dot(x, y), x, y)
             R[k, j] = y[0]
@@ -261,7 +261,7 @@ def _nb_q_transpose(V, beta, full):
     """Rows of Qᵀ for the QR of :func:`_nb_house_qr`, from the compact WY form Q = I − Y T Yᵀ, Y = Vᵀ
     (LAPACK dlarft, forward, columnwise): Q₁ᵀ (m, n), or with ``full`` all of Qᵀ (n, n), whose rows
     m..n−1 are Cᵀ with C an orthonormal basis of ker Φ."""
-    m, n = V.shape
+    m, _n = V.shape
     T = np.zeros((m, m))
     w = np.empty(m)
     for i in range(m):
@@ -271,10 +271,7 @@ def _nb_q_transpose(V, beta, full):
             T[j, i] = _nb_dot(T[j, j:i], w[j:i])
         T[i, i] = beta[i]
     TV = np.dot(T.T, V)
-    if full:
-        QT = -np.dot(V.T, TV)
-    else:
-        QT = -np.dot(V[:, :m].T.copy(), TV)                   # Yᵀ's first m columns
+    QT = -np.dot(V.T, TV) if full else -np.dot(V[:, :m].T.copy(), TV)  # else Yᵀ's first m columns
     for i in range(QT.shape[0]):
         QT[i, i] += 1.0
     return QT
@@ -293,7 +290,7 @@ def _nb_full_row_rank(R, rtol, atol, n):
         if R[i, i] == 0.0:
             return False
     fro = np.sqrt(fro)
-    X = np.zeros((m, m))                                       # R⁻¹ (upper), column by column
+    X = np.zeros((m, m))  # R⁻¹ (upper), column by column
     inv2 = 0.0
     for j in range(m):
         X[j, j] = 1.0 / R[j, j]
@@ -308,8 +305,7 @@ def _nb_full_row_rank(R, rtol, atol, n):
         return False
     slack = _RANK_SLACK * (m + n) * fro
     lower = 1.0 / np.sqrt(inv2)
-    return (0.5 * lower - 2.0 * slack > max(rtol * (fro + 2.0 * slack), atol)
-            and fro <= _FAST_MAX_COND * lower)
+    return 0.5 * lower - 2.0 * slack > max(rtol * (fro + 2.0 * slack), atol) and fro <= _FAST_MAX_COND * lower
 
 
 @nb.njit(cache=True, fastmath=_FM)
@@ -343,9 +339,9 @@ def _nb_lu_solve(A, b):
             l = A[i, k] * d
             A[i, k] = l
             b[i] -= l * bk
-        uk = A[k, k + 1:]
+        uk = A[k, k + 1 :]
         for i in range(k + 1, n):
-            _nb_axpy(A[i, k], uk, A[i, k + 1:])
+            _nb_axpy(A[i, k], uk, A[i, k + 1 :])
     _nb_usolve(A, b)
     return True
 
@@ -355,28 +351,28 @@ def _nb_constraint_inertia(M, Qt, f, a_perp, mode, gamma):
     """The constraint inertia M_c (mode 1), M_c′ (2) or M_c″(γ) (3) with P = I − Q₁Q₁ᵀ = I − A⁺A [AG-15]
     and the right side of M_c a = P(τ − h) + C_c q̇ [AG-25] (f = τ − h, a_perp = −A⁺ bias)."""
     n = M.shape[0]
-    if mode == 1:                                              # M_c = M + PM − (PM)ᵀ  [AG-23, 24]
+    if mode == 1:  # M_c = M + PM − (PM)ᵀ  [AG-23, 24]
         PM = M - np.dot(Qt.T, np.dot(Qt, M))
         Mc = np.empty((n, n))
         for i in range(n):
             for j in range(n):
                 Mc[i, j] = M[i, j] + PM[i, j] - PM[j, i]
-        return Mc, f - np.dot(Qt.T, np.dot(Qt, f)) + np.dot(M, a_perp)   # P(τ − h) + M C q̇  [AG-22, 25]
+        return Mc, f - np.dot(Qt.T, np.dot(Qt, f)) + np.dot(M, a_perp)  # P(τ − h) + M C q̇  [AG-22, 25]
     P = -np.dot(Qt.T, Qt)
     for i in range(n):
         P[i, i] += 1.0
-    if mode == 2:                                              # M_c′ = PMP + (I−P)M(I−P)  [AG-28]
+    if mode == 2:  # M_c′ = PMP + (I−P)M(I−P)  [AG-28]
         Q = -P
         for i in range(n):
             Q[i, i] += 1.0
         Mc = np.dot(np.dot(P, M), P) + np.dot(np.dot(Q, M), Q)
         cc = np.dot(Q - P, np.dot(M, a_perp))
-    else:                                                      # M_c″ = PM + γ(I − P)  [AG-29]
+    else:  # M_c″ = PM + γ(I − P)  [AG-29]
         Mc = np.dot(P, M) - gamma * P
         for i in range(n):
             Mc[i, i] += gamma
         cc = gamma * a_perp
-    return Mc, np.dot(P, f) + cc                               # [AG-25]
+    return Mc, np.dot(P, f) + cc  # [AG-25]
 
 
 @nb.njit(cache=True, fastmath=_FM)
@@ -405,33 +401,33 @@ def _nb_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
     if not _nb_full_row_rank(R, rtol, atol, n):
         return _FAST_FAILED, a, force, lam
     QT = _nb_q_transpose(V, beta, mode == 0)
-    Qt = QT[:m]                                                # Q₁ᵀ (m, n): Φᵀ = Q₁R
-    y = bias.copy()                                            # R⁻ᵀ bias
+    Qt = QT[:m]  # Q₁ᵀ (m, n): Φᵀ = Q₁R
+    y = bias.copy()  # R⁻ᵀ bias
     _nb_utsolve(R, y)
-    a_perp = -np.dot(Qt.T, y)                                  # −A⁺ bias = C q̇  [AG-16]
+    a_perp = -np.dot(Qt.T, y)  # −A⁺ bias = C q̇  [AG-16]
     f = tau - h
-    if mode == 0:                                              # ---- nullspace [DE-10..15]
-        Ct = QT[m:]                                            # Cᵀ (n − m, n): ΦC = 0, CᵀC = I
-        ok, Lp = _nb_cholesky(np.dot(np.dot(Ct, M), Ct.T))     # CᵀMC  [DE-15]
+    if mode == 0:  # ---- nullspace [DE-10..15]
+        Ct = QT[m:]  # Cᵀ (n − m, n): ΦC = 0, CᵀC = I
+        ok, Lp = _nb_cholesky(np.dot(np.dot(Ct, M), Ct.T))  # CᵀMC  [DE-15]
         if not ok:
             return _FAST_FAILED, a, force, lam
-        z = np.dot(Ct, f - np.dot(M, a_perp))                  # Cᵀ(τ − h − M a_p)
+        z = np.dot(Ct, f - np.dot(M, a_perp))  # Cᵀ(τ − h − M a_p)
         _nb_cho_solve(Lp, z)
         a[:] = a_perp + np.dot(Ct.T, z)
-    else:                                                      # ---- projection [AG-22..29]
+    else:  # ---- projection [AG-22..29]
         Mc, rhs = _nb_constraint_inertia(M, Qt, f, a_perp, mode, gamma)
         a[:] = rhs
         solved = False
-        if mode == 2:                                          # M_c′ is SPD [AG Prop. 1]
+        if mode == 2:  # M_c′ is SPD [AG Prop. 1]
             ok, Lc = _nb_cholesky(Mc)
             if ok:
                 _nb_cho_solve(Lc, a)
                 solved = True
         if not solved and not _nb_lu_solve(Mc, a):
             return _FAST_FAILED, a, force, lam
-    u = np.dot(Qt, np.dot(M, a) - f)                           # Q₁ᵀ(M a + h − τ)
-    force[:] = np.dot(Qt.T, u)                                 # Φᵀλ = (I − P)(M a + h − τ)  [AG-32]
-    lam[:] = u                                                 # λ = R⁻¹Q₁ᵀ force = R⁻¹u
+    u = np.dot(Qt, np.dot(M, a) - f)  # Q₁ᵀ(M a + h − τ)
+    force[:] = np.dot(Qt.T, u)  # Φᵀλ = (I − P)(M a + h − τ)  [AG-32]
+    lam[:] = u  # λ = R⁻¹Q₁ᵀ force = R⁻¹u
     _nb_usolve(R, lam)
     return _FAST_OK, a, force, lam
 
@@ -442,11 +438,23 @@ def _forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma):
     or the kernel declines (M not SPD, ΦM⁻¹Φᵀ singular or nearly so, Φ not certified well-conditioned
     and of full row rank): the reference route then runs and raises or decides exactly as before.
     Only plain comparisons are made here; finiteness is checked inside the kernel."""
-    if not (type(M) is np.ndarray and type(Phi) is np.ndarray and type(h) is np.ndarray
-            and type(tau) is np.ndarray and type(bias) is np.ndarray):
+    if not (
+        type(M) is np.ndarray
+        and type(Phi) is np.ndarray
+        and type(h) is np.ndarray
+        and type(tau) is np.ndarray
+        and type(bias) is np.ndarray
+    ):
         return None
-    if (M.dtype is not _FLOAT64 or Phi.dtype is not _FLOAT64 or h.dtype is not _FLOAT64
-            or tau.dtype is not _FLOAT64 or bias.dtype is not _FLOAT64 or M.ndim != 2 or Phi.ndim != 2):
+    if (
+        M.dtype is not _FLOAT64
+        or Phi.dtype is not _FLOAT64
+        or h.dtype is not _FLOAT64
+        or tau.dtype is not _FLOAT64
+        or bias.dtype is not _FLOAT64
+        or M.ndim != 2
+        or Phi.ndim != 2
+    ):
         return None
     n, n2 = M.shape
     m, n3 = Phi.shape
@@ -477,7 +485,7 @@ def _forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma):
                 g = float(np.trace(M)) / n if gamma is None else float(gamma)
             except (TypeError, ValueError):
                 return None
-            if g == 0.0 or not isfinite(g):                    # M_c″ singular or undefined
+            if g == 0.0 or not isfinite(g):  # M_c″ singular or undefined
                 return None
         status, a, force, lam = _nb_ortho(M, h, tau, Phi, bias, rtol, atol, mode, g)
     if status != _FAST_OK:

@@ -29,33 +29,42 @@ is certified to have full row rank and to be well conditioned. Every other case 
 nearly dependent rows, singular configurations, invalid input) takes the reference route, which makes
 every rank decision and raises every error.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from ..linalg.rank import (constraint_svd,
-                       DENSE_LIMIT, resolve_tolerances, rows_on_columns, stored_columns)
-from ..linalg.block_mass import BlockMass
 from ..errors import ConstraintError, FlexbodyError, StateError
+from ..linalg.block_mass import BlockMass
+from ..linalg.rank import DENSE_LIMIT, constraint_svd, resolve_tolerances, rows_on_columns, stored_columns
 from ..linalg.validation import MassSolver as _MassSolver
 from ..linalg.validation import as_mass as _mass
 from ..linalg.validation import as_vector as _vector
 from ..linalg.validation import potrs as _potrs
 from .compiled import _forward_fast
-from .results import ForwardResult, INERTIA_KINDS, METHODS, NULLSPACE_SPARSE_LIMIT
 from .projection import _a_perp, _min_norm_lam, _projection_dense, _projection_sparse
+from .results import INERTIA_KINDS, METHODS, NULLSPACE_SPARSE_LIMIT, ForwardResult
 from .schur import _chol, _constraints, _phi_bar, _schur_factor, _unpack
-
 
 __all__ = ["forward"]
 
 
 # ----------------------------------------------------------------------------------------- forward
-def forward(M, h, tau, Phi=None, bias=None, method: str = "projection", *, rtol: float | None = None,
-            atol: float | None = None, inertia: str = "Mc", gamma: float | None = None) -> ForwardResult:
+def forward(
+    M,
+    h,
+    tau,
+    Phi=None,
+    bias=None,
+    method: str = "projection",
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+    inertia: str = "Mc",
+    gamma: float | None = None,
+) -> ForwardResult:
     """Constrained forward dynamics: a and Φᵀλ from τ = M a + h − Φᵀλ, Φ a + bias = 0 [DE-4, DE-7].
 
     Also callable as ``forward(asm, state, tau, method=...)`` where ``asm.terms(t, q, v)`` returns an
@@ -142,9 +151,9 @@ def _multiplier(M, sparse, f, Phi, bias, rtol, atol) -> ForwardResult:
     m = Phi.shape[0]
     if m == 0:
         return _unconstrained(solver, f, 0, "multiplier")
-    a_u = solver.solve(f)                                       # M⁻¹(τ − h)  [DE-22]
-    Y = solver.solve(Phi.T)                                     # M⁻¹Φᵀ (n, m), m solves
-    S = Phi @ Y                                                 # ΦM⁻¹Φᵀ = H⁻¹  [DE-34]
+    a_u = solver.solve(f)  # M⁻¹(τ − h)  [DE-22]
+    Y = solver.solve(Phi.T)  # M⁻¹Φᵀ (n, m), m solves
+    S = Phi @ Y  # ΦM⁻¹Φᵀ = H⁻¹  [DE-34]
     cS = _schur_factor(S, Phi, rtol, atol, "multiplier")
     lam = _potrs(cS, -(Phi @ a_u + bias), lower=1)[0]
     a = a_u + Y @ lam
@@ -157,10 +166,10 @@ def _gauss(M, sparse, f, Phi, bias, rtol, atol) -> ForwardResult:
     m = Phi.shape[0]
     if m == 0:
         return _unconstrained(solver, f, 0, "gauss")
-    a_u = solver.solve(f)                                       # [DE-22]
+    a_u = solver.solve(f)  # [DE-22]
     Phi_bar, cS = _phi_bar(solver, Phi, rtol, atol, "gauss")
-    a = -Phi_bar @ bias + (a_u - Phi_bar @ (Phi @ a_u))         # [DE-30], Θ applied as an operator
-    lam = -_potrs(cS, Phi @ a_u + bias, lower=1)[0]             # λ = −H(Φ a_u + Φ̇q̇)  [DE-27, DE-33]
+    a = -Phi_bar @ bias + (a_u - Phi_bar @ (Phi @ a_u))  # [DE-30], Θ applied as an operator
+    lam = -_potrs(cS, Phi @ a_u + bias, lower=1)[0]  # λ = −H(Φ a_u + Φ̇q̇)  [DE-27, DE-33]
     return ForwardResult(a, Phi.T @ lam, lam, True, m, "gauss")
 
 
@@ -173,16 +182,15 @@ def _nullspace(M, sparse, h, tau, Phi, bias, rtol, atol) -> ForwardResult:
             return _nullspace_partitioned(M, h, tau, Phi, bias, rtol, atol)
         M = M.toarray()
     svd, C = constraint_svd(Phi, rtol, atol, full=True)
-    a_p = _a_perp(svd, bias)                                    # particular solution −Φ⁺ bias
-    Mp = C.T @ M @ C                                            # [DE-15]
+    a_p = _a_perp(svd, bias)  # particular solution −Φ⁺ bias
+    Mp = C.T @ M @ C  # [DE-15]
     c, info = _chol(Mp)
     if info != 0:
         raise StateError(f"C^T M C is not positive definite (pivot {info}); M must be SPD")
     z = _potrs(c, C.T @ (tau - h - M @ a_p), lower=1)[0] if C.shape[1] else np.zeros(0)
     a = a_p + C @ z
-    force = svd.Vt.T @ (svd.Vt @ (M @ a + h - tau))             # Φᵀλ ∈ im Φᵀ  [DE-6]
-    return ForwardResult(a, force, _min_norm_lam(svd, force), svd.rank == svd.n_constraints, svd.rank,
-                         "nullspace")
+    force = svd.Vt.T @ (svd.Vt @ (M @ a + h - tau))  # Φᵀλ ∈ im Φᵀ  [DE-6]
+    return ForwardResult(a, force, _min_norm_lam(svd, force), svd.rank == svd.n_constraints, svd.rank, "nullspace")
 
 
 def _nullspace_partitioned(M, h, tau, Phi, bias, rtol, atol, cols=None) -> ForwardResult:
@@ -194,38 +202,43 @@ def _nullspace_partitioned(M, h, tau, Phi, bias, rtol, atol, cols=None) -> Forwa
     ``Phi`` may be given on its stored columns only (``cols``, the other columns being zero)."""
     n = M.shape[0]
     cols = np.arange(n) if cols is None else np.asarray(cols)
-    svd, _ = constraint_svd(Phi, rtol, atol)                    # on the columns ``cols``
+    svd, _ = constraint_svd(Phi, rtol, atol)  # on the columns ``cols``
     r = svd.rank
     if r == 0:
         a = _MassSolver(M, True).solve(tau - h)
         return ForwardResult(a, np.zeros(n), np.zeros(svd.n_constraints), True, 0, "nullspace")
     Vt = rows_on_columns(svd.Vt, cols, n)
-    a_p = -(Vt.T @ ((svd.U.T @ bias) / svd.s))                 # particular solution −Φ⁺ bias [AG-16]
-    A_c = svd.s[:, None] * svd.Vt                               # (r, n_c), same row space as Φ
+    a_p = -(Vt.T @ ((svd.U.T @ bias) / svd.s))  # particular solution −Φ⁺ bias [AG-16]
+    A_c = svd.s[:, None] * svd.Vt  # (r, n_c), same row space as Φ
     local_dep = np.sort(sla.qr(A_c, mode="r", pivoting=True)[1][:r])
-    dep = cols[local_dep]                                       # dependent coordinates (pivot columns)
+    dep = cols[local_dep]  # dependent coordinates (pivot columns)
     ind = np.setdiff1d(np.arange(n), dep)
     local_ind = np.setdiff1d(np.arange(len(cols)), local_dep)
     A_i = np.where(np.abs(A_c[:, local_ind]) > 1e-14 * np.abs(A_c).max(), A_c[:, local_ind], 0.0)
-    entering = np.flatnonzero(np.abs(A_i).sum(axis=0) > 0)      # independent coordinates that enter Φ
+    entering = np.flatnonzero(np.abs(A_i).sum(axis=0) > 0)  # independent coordinates that enter Φ
     coupled = np.searchsorted(ind, cols[local_ind[entering]])  # … as positions among ``ind``
     X = sla.lu_solve(sla.lu_factor(A_c[:, local_dep]), A_i[:, entering])
     rows = np.concatenate([ind, np.repeat(dep, coupled.size)])
     basis_cols = np.concatenate([np.arange(ind.size), np.tile(coupled, r)])
     C = sp.csc_matrix((np.concatenate([np.ones(ind.size), -X.ravel()]), (rows, basis_cols)), shape=(n, ind.size))
     M_sparse = M.tocsc() if hasattr(M, "flexible") else sp.csc_matrix(M)
-    Mp = (C.T @ (M_sparse @ C)).tocsc()                         # [DE-15]
+    Mp = (C.T @ (M_sparse @ C)).tocsc()  # [DE-15]
     z = _MassSolver(Mp, True).solve(C.T @ (tau - h - M @ a_p))  # [DE-13]
     a = a_p + C @ z
-    force = Vt.T @ (Vt @ (M @ a + h - tau))                     # Φᵀλ ∈ im Φᵀ  [DE-6]
-    lam = svd.U @ ((Vt @ force) / svd.s)                        # minimum-norm λ [AG-18]
+    force = Vt.T @ (Vt @ (M @ a + h - tau))  # Φᵀλ ∈ im Φᵀ  [DE-6]
+    lam = svd.U @ ((Vt @ force) / svd.s)  # minimum-norm λ [AG-18]
     return ForwardResult(a, force, lam, svd.rank == svd.n_constraints, svd.rank, "nullspace")
 
 
 def _large_block_system(M, Phi, n: int) -> bool:
     """A rigid–flexible system (block mass) whose sparse Φ is too large to be made dense."""
-    return (isinstance(M, BlockMass) and sp.issparse(Phi) and Phi.ndim == 2 and Phi.shape[1] == n
-            and Phi.shape[0] * n > DENSE_LIMIT)
+    return (
+        isinstance(M, BlockMass)
+        and sp.issparse(Phi)
+        and Phi.ndim == 2
+        and Phi.shape[1] == n
+        and Phi.shape[0] * n > DENSE_LIMIT
+    )
 
 
 def _forward_on_stored_columns(M, h, tau, Phi, bias, method, rtol, atol) -> ForwardResult:
@@ -260,7 +273,7 @@ def _forward_on_stored_columns(M, h, tau, Phi, bias, method, rtol, atol) -> Forw
     r = svd.rank
     if r == 0:
         return ForwardResult(a_u, np.zeros(n), np.zeros(m), m == 0, 0, "projection")
-    Vc = svd.Vt                                                 # (r, n_c): V_rᵀ on the stored columns
+    Vc = svd.Vt  # (r, n_c): V_rᵀ on the stored columns
     c, info = _chol(Vc @ M.inverse_submatrix(cols) @ Vc.T)
     if info != 0:
         raise StateError(f"V_r^T M^-1 V_r is not positive definite (pivot {info}); M must be SPD")

@@ -1,24 +1,25 @@
 """Constrained inverse dynamics: the minimum-norm τ = P(M a + h) [AG-21, LP], optionally weighted by W
 [AG-47], or the τ that produces a chosen constraint force Φᵀλ [MH Prop. 2].
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
 
-from ..linalg.rank import (constraint_svd)
 from ..errors import ConstraintError, FlexbodyError, StateError
+from ..linalg.rank import constraint_svd
 from ..linalg.validation import as_mass as _mass
 from ..linalg.validation import as_vector as _vector
-from .results import CONSISTENCY_RTOL, InverseResult
 from .projection import _min_norm_lam
+from .results import CONSISTENCY_RTOL, InverseResult
 from .schur import _constraints, _unpack
 
 
 # ----------------------------------------------------------------------------------------- inverse
-def inverse(M, h, a, Phi=None, *, lam=None, W=None, bias=None, rtol: float | None = None,
-            atol: float | None = None) -> InverseResult:
+def inverse(
+    M, h, a, Phi=None, *, lam=None, W=None, bias=None, rtol: float | None = None, atol: float | None = None
+) -> InverseResult:
     """Constrained inverse dynamics: τ giving the motion a with τ = M a + h − Φᵀλ.
 
     Also callable as ``inverse(asm, state, a, ...)`` (Φ and bias from ``asm.terms``; a System is assembled).
@@ -58,8 +59,10 @@ def inverse(M, h, a, Phi=None, *, lam=None, W=None, bias=None, rtol: float | Non
         resid = np.linalg.norm(Phi @ a + bias)
         scale = np.linalg.norm(Phi) * np.linalg.norm(a) + np.linalg.norm(bias)
         if resid > CONSISTENCY_RTOL * scale + np.finfo(float).tiny:
-            raise ConstraintError(f"the motion violates the constraints: |Phi a + bias| = {resid:.3e} > "
-                                  f"{CONSISTENCY_RTOL:.0e} * {scale:.3e}; no actuation can produce it")
+            raise ConstraintError(
+                f"the motion violates the constraints: |Phi a + bias| = {resid:.3e} > "
+                f"{CONSISTENCY_RTOL:.0e} * {scale:.3e}; no actuation can produce it"
+            )
     tau0 = M @ a + h
     unique = svd.rank == m
     if lam is not None:
@@ -67,22 +70,22 @@ def inverse(M, h, a, Phi=None, *, lam=None, W=None, bias=None, rtol: float | Non
             raise FlexbodyError("give either lam (a chosen constraint force) or W (weighted minimum norm)")
         lam = _vector(lam, "lam", m, ConstraintError)
         force = Phi.T @ lam
-        return InverseResult(tau0 - force, force, lam, unique, svd.rank)      # [MH Prop. 2]
+        return InverseResult(tau0 - force, force, lam, unique, svd.rank)  # [MH Prop. 2]
     if W is None:
-        force = svd.Vt.T @ (svd.Vt @ tau0)                      # (I − P)(M a + h)
-        tau = tau0 - force                                      # τ = P(M a + h)  [AG-21]
+        force = svd.Vt.T @ (svd.Vt @ tau0)  # (I − P)(M a + h)
+        tau = tau0 - force  # τ = P(M a + h)  [AG-21]
     else:
         W, nw, w_sparse = _mass(W, "W")
         if nw != n:
             raise StateError(f"W must have shape ({n}, {n}), got {W.shape}")
         W = W.toarray() if w_sparse else W
         try:
-            L = np.linalg.cholesky(W)                           # W = L Lᵀ
+            L = np.linalg.cholesky(W)  # W = L Lᵀ
         except np.linalg.LinAlgError as exc:
             raise StateError("W is not symmetric positive definite") from exc
-        A_W = sla.solve_triangular(L, Phi.T, lower=True).T      # A_W = Φ L⁻ᵀ  [AG-47]
+        A_W = sla.solve_triangular(L, Phi.T, lower=True).T  # A_W = Φ L⁻ᵀ  [AG-47]
         svd_w, _ = constraint_svd(A_W, rtol, atol)
-        x = sla.solve_triangular(L, tau0, lower=True)           # L⁻¹(M a + h)
-        tau = L @ (x - svd_w.Vt.T @ (svd_w.Vt @ x))             # τ = L P_W L⁻¹(M a + h)
+        x = sla.solve_triangular(L, tau0, lower=True)  # L⁻¹(M a + h)
+        tau = L @ (x - svd_w.Vt.T @ (svd_w.Vt @ x))  # τ = L P_W L⁻¹(M a + h)
         force = tau0 - tau
     return InverseResult(tau, force, _min_norm_lam(svd, force), unique, svd.rank)

@@ -4,21 +4,20 @@ sparse without n×n matrices), and the range- and null-space helpers: an orthono
 [DE-10], the mass-weighted inverse Φ̄ = M⁻¹Φᵀ(ΦM⁻¹Φᵀ)⁻¹ [DE-22] and the generalized constrained terms
 [DE-39].
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ..linalg.rank import (ConstraintSVD, constraint_svd,
-                       dense_jacobian, resolve_tolerances)
 from ..errors import ConstraintError, FlexbodyError, StateError
+from ..linalg.rank import ConstraintSVD, constraint_svd, dense_jacobian, resolve_tolerances
 from ..linalg.validation import MassSolver as _MassSolver
 from ..linalg.validation import as_mass as _mass
 from ..linalg.validation import as_vector as _vector
 from ..linalg.validation import potrs as _potrs
-from .results import ForwardResult, GeneralizedConstrainedTerms, INERTIA_KINDS, Projection
+from .results import INERTIA_KINDS, ForwardResult, GeneralizedConstrainedTerms, Projection
 from .schur import _chol, _constraints, _phi_bar
 
 
@@ -39,15 +38,15 @@ def _a_perp(svd: ConstraintSVD, bias: np.ndarray) -> np.ndarray:
 def _inertia_terms(M, P, a_perp, kind, gamma):
     """Constraint inertia matrix and the C_c q̇ term of [AG-22], [AG-27] or [AG-29] (dense)."""
     n = M.shape[0]
-    if kind == "Mc":                                            # M_c = M + PM − (PM)ᵀ  [AG-23, AG-24]
+    if kind == "Mc":  # M_c = M + PM − (PM)ᵀ  [AG-23, AG-24]
         PM = P @ M
-        return M + PM - PM.T, M @ a_perp                        # C_c q̇ = M C q̇  [AG-22]
+        return M + PM - PM.T, M @ a_perp  # C_c q̇ = M C q̇  [AG-22]
     Q = np.eye(n) - P
-    if kind == "symmetric":                                     # M_c′ = PMP + (I−P)M(I−P)  [AG-28]
-        return P @ M @ P + Q @ M @ Q, (Q - P) @ (M @ a_perp)    # C_c′ = (I − 2P) C_c  [AG-28]
+    if kind == "symmetric":  # M_c′ = PMP + (I−P)M(I−P)  [AG-28]
+        return P @ M @ P + Q @ M @ Q, (Q - P) @ (M @ a_perp)  # C_c′ = (I − 2P) C_c  [AG-28]
     if gamma is None:
         gamma = float(np.trace(M)) / n
-    return P @ M + gamma * Q, gamma * a_perp                    # M_c″, C_c″ = γ C  [AG-29]
+    return P @ M + gamma * Q, gamma * a_perp  # M_c″, C_c″ = γ C  [AG-29]
 
 
 def _projection_dense(M, h, tau, Phi, bias, rtol, atol, inertia, gamma) -> ForwardResult:
@@ -55,20 +54,19 @@ def _projection_dense(M, h, tau, Phi, bias, rtol, atol, inertia, gamma) -> Forwa
     n = M.shape[0]
     svd, _ = constraint_svd(Phi, rtol, atol)
     Vt = svd.Vt
-    P = np.eye(n) - Vt.T @ Vt                                   # P = I − A⁺A  [AG-15]
-    a_perp = _a_perp(svd, bias)                                 # C q̇ = −A⁺ Ȧq̇  [AG-16]
+    P = np.eye(n) - Vt.T @ Vt  # P = I − A⁺A  [AG-15]
+    a_perp = _a_perp(svd, bias)  # C q̇ = −A⁺ Ȧq̇  [AG-16]
     Mc, cc = _inertia_terms(M, P, a_perp, inertia, gamma)
-    rhs = P @ (tau - h) + cc                                    # f∥ − h∥ + C_c q̇  [AG-25]
+    rhs = P @ (tau - h) + cc  # f∥ − h∥ + C_c q̇  [AG-25]
     if inertia == "symmetric":
-        c, info = _chol(Mc)                                     # M_c′ is SPD [AG Prop. 1]
+        c, info = _chol(Mc)  # M_c′ is SPD [AG Prop. 1]
         a = _potrs(c, rhs, lower=1)[0] if info == 0 else np.linalg.solve(Mc, rhs)
     else:
-        a = np.linalg.solve(Mc, rhs)                            # invertible [AG Thm. 2, Prop. 2]
+        a = np.linalg.solve(Mc, rhs)  # invertible [AG Thm. 2, Prop. 2]
     # [AG-32]: 𝓕 = f⊥ − h⊥ − μ(f∥ − h∥ + C_c q̇), μ = (I − P)M M_c⁻¹; by (25) M_c⁻¹(…) = a, so
     # 𝓕 = (I − P)(f − h − M a), and in our sign Φᵀλ = −𝓕 = (I − P)(M a + h − τ).
     force = Vt.T @ (Vt @ (M @ a + h - tau))
-    return ForwardResult(a, force, _min_norm_lam(svd, force), svd.rank == svd.n_constraints, svd.rank,
-                         "projection")
+    return ForwardResult(a, force, _min_norm_lam(svd, force), svd.rank == svd.n_constraints, svd.rank, "projection")
 
 
 def _projection_sparse(M, f, Phi, bias, rtol, atol) -> ForwardResult:
@@ -88,7 +86,7 @@ def _projection_sparse(M, f, Phi, bias, rtol, atol) -> ForwardResult:
     a_u = solver.solve(f)
     if r == 0:
         return ForwardResult(a_u, np.zeros_like(a_u), np.zeros(m), m == 0, 0, "projection")
-    Vr = svd.Vt.T                                               # (n, r), orthonormal columns
+    Vr = svd.Vt.T  # (n, r), orthonormal columns
     Y = solver.solve(Vr)
     c, info = _chol(Vr.T @ Y)
     if info != 0:
@@ -153,14 +151,16 @@ def generalized_constrained_terms(M, b, g, Phi, bias, rtol: float | None = None)
         eye = spla.aslinearoperator(sp.identity(n)) if sparse else np.eye(n)
         return GeneralizedConstrainedTerms(eye, np.zeros(0), np.zeros(0), np.zeros((n, 0)), np.zeros((0, 0)))
     Phi_bar, cS = _phi_bar(_MassSolver(M, sparse), Phi, rtol, atol, "gauss")
-    H = _potrs(cS, np.eye(m), lower=1)[0]                       # (ΦM⁻¹Φᵀ)⁻¹  [DE-34]
-    alpha = Phi_bar.T @ b - H @ bias                            # Φ̄ᵀ = HΦM⁻¹  [DE-36]
-    rho = Phi_bar.T @ g                                         # [DE-37]
+    H = _potrs(cS, np.eye(m), lower=1)[0]  # (ΦM⁻¹Φᵀ)⁻¹  [DE-34]
+    alpha = Phi_bar.T @ b - H @ bias  # Φ̄ᵀ = HΦM⁻¹  [DE-36]
+    rho = Phi_bar.T @ g  # [DE-37]
     if sparse:
+
         def matvec(x):
             x = np.asarray(x).reshape(-1)
             return x - Phi.T @ (Phi_bar.T @ x)
+
         theta_T = spla.LinearOperator((n, n), matvec=matvec, dtype=float)
     else:
-        theta_T = np.eye(n) - Phi.T @ Phi_bar.T                 # [DE-38]
+        theta_T = np.eye(n) - Phi.T @ Phi_bar.T  # [DE-38]
     return GeneralizedConstrainedTerms(theta_T, alpha, rho, Phi_bar, H)

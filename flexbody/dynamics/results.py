@@ -2,14 +2,14 @@
 (τ, Φᵀλ), :class:`Projection` (P = I − A⁺A and A⁺ [AG-15]) and :class:`GeneralizedConstrainedTerms`
 [DE-39], with the names of the methods and constraint inertias.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..linalg.rank import (ConstraintSVD)
-
+from ..linalg.rank import ConstraintSVD
 
 METHODS = ("multiplier", "gauss", "nullspace", "projection")
 INERTIA_KINDS = ("Mc", "symmetric", "gamma")
@@ -18,7 +18,6 @@ NULLSPACE_SPARSE_LIMIT = 2000
 the basis is a sparse coordinate partition (:func:`_nullspace_partitioned`)."""
 CONSISTENCY_RTOL = 1e-8
 """Relative tolerance of the check ‖Φa + bias‖ ≤ CONSISTENCY_RTOL·(‖Φ‖_F‖a‖ + ‖bias‖) in :func:`inverse`."""
-
 
 
 @dataclass(frozen=True)
@@ -72,18 +71,22 @@ class Projection:
 
     @property
     def rank(self) -> int:
+        """Numerical rank r of Φ."""
         return self.svd.rank
 
     @property
     def singular_values(self) -> np.ndarray:
+        """All singular values of Φ (min(m, n),), descending."""
         return self.svd.singular_values
 
     @property
     def tol(self) -> float:
+        """Absolute tolerance max(rtol·σ_max, atol): singular values ≤ tol count as zero."""
         return self.svd.tol
 
     @property
     def n(self) -> int:
+        """Number of coordinates n (columns of Φ)."""
         return self.svd.n_dofs
 
     def apply_perp(self, x: np.ndarray) -> np.ndarray:

@@ -2,13 +2,15 @@
 and the Schur complement ΦM⁻¹Φᵀ = H⁻¹ [DE-34] — its Cholesky factor, the dependent rows named when it
 is singular, and Φ̄ = M⁻¹Φᵀ(ΦM⁻¹Φᵀ)⁻¹ [DE-28].
 """
+
 from __future__ import annotations
 
+from typing import NoReturn
 
 import numpy as np
 
-from ..linalg.rank import (constraint_rank, dense_jacobian)
 from ..errors import ConstraintError, StateError
+from ..linalg.rank import constraint_rank, dense_jacobian
 from ..linalg.validation import MassSolver as _MassSolver
 from ..linalg.validation import as_vector as _vector
 from ..linalg.validation import potrf as _potrf
@@ -18,10 +20,11 @@ from ..linalg.validation import potrs as _potrs
 # ----------------------------------------------------------------------------------------- validation
 def _unpack(M, h, third, Phi, method):
     """Support the ``(asm, state, x)`` calling form (duck typing on ``asm.terms``; a System is assembled)."""
-    if type(M) is np.ndarray:                                   # the matrix form (no attribute look-ups)
+    if type(M) is np.ndarray:  # the matrix form (no attribute look-ups)
         return M, h, third, Phi, None, method
     if callable(getattr(M, "assemble", None)):
         from ..system.description import as_assembled
+
         M = as_assembled(M, "dynamics")
     if not hasattr(M, "terms"):
         return M, h, third, Phi, None, method
@@ -59,8 +62,11 @@ def _schur_factor(S: np.ndarray, Phi: np.ndarray, rtol: float, atol: float, meth
     of Φ with norm ≤ atol, means a dependent row. The check costs O(m n) after the factorization.
     """
     c, info = _potrf(S, lower=1, clean=0)
-    if (info == 0 and (np.diagonal(c) ** 2 > rtol * np.diagonal(S)).all()
-            and np.einsum("ij,ij->i", Phi, Phi).min() > atol * atol):
+    if (
+        info == 0
+        and (np.diagonal(c) ** 2 > rtol * np.diagonal(S)).all()
+        and np.einsum("ij,ij->i", Phi, Phi).min() > atol * atol
+    ):
         return c
     _raise_singular(S, Phi, rtol, atol, method)
 
@@ -82,7 +88,7 @@ def _dependent_rows(S: np.ndarray, Phi: np.ndarray, rtol: float, atol: float) ->
     return dependent
 
 
-def _raise_singular(S, Phi, rtol, atol, method):
+def _raise_singular(S, Phi, rtol, atol, method) -> NoReturn:
     report = constraint_rank(Phi, rtol, atol=atol)
     m = Phi.shape[0]
     raise ConstraintError(
@@ -90,7 +96,8 @@ def _raise_singular(S, Phi, rtol, atol, method):
         f"(rows dependent on earlier rows, pivot/diagonal <= rtol {rtol:.1e} or row norm <= atol "
         f"{atol:.1e}: {_dependent_rows(S, Phi, rtol, atol)}); Phi has numerical rank {report.rank} of {m} "
         f"rows at tol {report.tol:.2e}. Redundant constraints or a singular configuration: "
-        "use method='projection' or 'nullspace'.")
+        "use method='projection' or 'nullspace'."
+    )
 
 
 def _phi_bar(solver: _MassSolver, Phi, rtol, atol, method):

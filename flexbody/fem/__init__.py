@@ -5,6 +5,7 @@ sparse M, internal force, tangent, damping) and its per-step fields [DE 101-106]
 
 May import: errors.
 """
+
 from . import mesh
 from .flexible_body import FlexibleBody
 from .hex_mesh import HexMesh
@@ -12,5 +13,20 @@ from .hyperelastic import Hyperelastic
 from .loads import BodyForce, Gravity, Load, NodalForce, Pressure, SurfaceMoment, SurfaceTraction
 from .materials import Material, MooneyRivlin, NeoHookean, StVenantKirchhoff
 
-__all__ = ["mesh", "HexMesh", "FlexibleBody", "Material", "StVenantKirchhoff", "NeoHookean", "MooneyRivlin",
-           "Hyperelastic", "Load", "BodyForce", "Gravity", "NodalForce", "SurfaceTraction", "SurfaceMoment", "Pressure"]
+__all__ = [
+    "mesh",
+    "HexMesh",
+    "FlexibleBody",
+    "Material",
+    "StVenantKirchhoff",
+    "NeoHookean",
+    "MooneyRivlin",
+    "Hyperelastic",
+    "Load",
+    "BodyForce",
+    "Gravity",
+    "NodalForce",
+    "SurfaceTraction",
+    "SurfaceMoment",
+    "Pressure",
+]

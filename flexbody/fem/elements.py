@@ -8,10 +8,11 @@ ParaView. Reference coordinates ξ ∈ [-1, 1]³.
 Local faces are numbered 0: ξ=-1, 1: ξ=+1, 2: η=-1, 3: η=+1, 4: ζ=-1, 5: ζ=+1 (the order of the 27-node
 face-centre nodes 20..25).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -19,20 +20,44 @@ from ..errors import MeshError
 
 #: Reference coordinates of the VTK_HEXAHEDRON nodes, (8, 3).
 HEX8_NODES = np.array(
-    [[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
-     [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1]], dtype=float)
+    [[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1], [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1]], dtype=float
+)
 
 #: Reference coordinates of the VTK_TRIQUADRATIC_HEXAHEDRON nodes, (27, 3): corners, the 12 edge
 #: midpoints (edges 01, 12, 23, 30, 45, 56, 67, 74, 04, 15, 26, 37), the face centres ξ-, ξ+, η-, η+,
 #: ζ-, ζ+, and the body centre.
 HEX27_NODES = np.array(
-    [[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
-     [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1],
-     [0, -1, -1], [1, 0, -1], [0, 1, -1], [-1, 0, -1],
-     [0, -1, 1], [1, 0, 1], [0, 1, 1], [-1, 0, 1],
-     [-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0],
-     [-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0], [0, 0, -1], [0, 0, 1],
-     [0, 0, 0]], dtype=float)
+    [
+        [-1, -1, -1],
+        [1, -1, -1],
+        [1, 1, -1],
+        [-1, 1, -1],
+        [-1, -1, 1],
+        [1, -1, 1],
+        [1, 1, 1],
+        [-1, 1, 1],
+        [0, -1, -1],
+        [1, 0, -1],
+        [0, 1, -1],
+        [-1, 0, -1],
+        [0, -1, 1],
+        [1, 0, 1],
+        [0, 1, 1],
+        [-1, 0, 1],
+        [-1, -1, 0],
+        [1, -1, 0],
+        [1, 1, 0],
+        [-1, 1, 0],
+        [-1, 0, 0],
+        [1, 0, 0],
+        [0, -1, 0],
+        [0, 1, 0],
+        [0, 0, -1],
+        [0, 0, 1],
+        [0, 0, 0],
+    ],
+    dtype=float,
+)
 
 #: (axis, side) of local faces 0..5.
 FACE_AXIS_SIDE = ((0, -1.0), (0, 1.0), (1, -1.0), (1, 1.0), (2, -1.0), (2, 1.0))
@@ -57,17 +82,19 @@ def gauss_hex(n_points) -> tuple[np.ndarray, np.ndarray]:
     return grid, weights
 
 
-@lru_cache(maxsize=None)
+@cache
 def spurious_modes(nodes_per_cell: int, rule: tuple[int, int, int]) -> int:
     """Zero-energy modes of one element beyond its six rigid-body motions under the Gauss rule ``rule`` (points
     along ξ, η, ζ): the null space of the reference cube's linear elastic stiffness (λ = μ = 1). Rules with too
     few points leave hourglass modes (27-node elements with 2 × 2 × 2 points, 8-node ones with 1 point)."""
     element = reference_hex(nodes_per_cell)
     xi, w = gauss_hex(rule)
-    G = element.shape_gradients(xi)                                   # (nq, nn, 3), the cube [-1, 1]³: J = I
-    K = (np.einsum("g,gak,gbl->akbl", w, G, G)                       # λ G_a ⊗ G_b
-         + np.einsum("g,gal,gbk->akbl", w, G, G)                     # μ G_b ⊗ G_a
-         + np.einsum("g,gam,gbm,kl->akbl", w, G, G, np.eye(3)))      # μ (G_a · G_b) I
+    G = element.shape_gradients(xi)  # (nq, nn, 3), the cube [-1, 1]³: J = I
+    K = (
+        np.einsum("g,gak,gbl->akbl", w, G, G)  # λ G_a ⊗ G_b
+        + np.einsum("g,gal,gbk->akbl", w, G, G)  # μ G_b ⊗ G_a
+        + np.einsum("g,gam,gbm,kl->akbl", w, G, G, np.eye(3))
+    )  # μ (G_a · G_b) I
     n = 3 * element.n_nodes
     values = np.linalg.eigvalsh(K.reshape(n, n))
     return int(np.sum(values < 1e-10 * values.max())) - 6
@@ -140,9 +167,9 @@ class ReferenceHex:
         idx = (self.nodes + 1).astype(int)
         vals = [vd[k][0][:, idx[:, k]] for k in range(3)]
         ders = [vd[k][1][:, idx[:, k]] for k in range(3)]
-        return np.stack([ders[0] * vals[1] * vals[2],
-                         vals[0] * ders[1] * vals[2],
-                         vals[0] * vals[1] * ders[2]], axis=-1)
+        return np.stack(
+            [ders[0] * vals[1] * vals[2], vals[0] * ders[1] * vals[2], vals[0] * vals[1] * ders[2]], axis=-1
+        )
 
     def face_nodes(self, face: int) -> np.ndarray:
         """Local indices of the nodes on local face ``face`` (0..5)."""
@@ -158,7 +185,7 @@ class ReferenceHex:
         return xi
 
 
-@lru_cache(maxsize=None)
+@cache
 def reference_hex(nodes_per_cell: int) -> ReferenceHex:
     """The reference element for cells with 8 or 27 nodes."""
     if nodes_per_cell == 8:

@@ -17,6 +17,7 @@ signature :data:`LAW_SIGNATURE`: the element kernels take it as a first-class fu
 once for every law. Laws of equal source (the same structure, whatever the parameter values) share one function,
 which numba caches on disk like the kernels (from a source file in :func:`law_directory`).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -34,14 +35,14 @@ from .materials import LAW_OUT, USER_INVARIANTS, VOIGT
 LAW_SIGNATURE = nb.types.void(nb.types.float64[::1], nb.types.float64[:, ::1], nb.types.float64[::1])
 """law(p, C, out): parameters (k,) [their units], right Cauchy–Green tensor (3, 3), output (LAW_OUT,) [Pa]."""
 
-_ENTRIES = ("c00", "c11", "c22", "c12", "c02", "c01")          # the Voigt order of materials.VOIGT
+_ENTRIES = ("c00", "c11", "c22", "c12", "c02", "c01")  # the Voigt order of materials.VOIGT
 _INVARIANT_LINES = (
     "I1 = c00 + c11 + c22",
     "I2 = c00 * c11 + c11 * c22 + c00 * c22 - c01 * c01 - c02 * c02 - c12 * c12",
     "I3 = c00 * (c11 * c22 - c12 * c12) - c01 * (c01 * c22 - c12 * c02) + c02 * (c01 * c12 - c11 * c02)",
     "J = math.sqrt(I3)",
 )
-_COMPILED: dict[str, object] = {}          # source -> cfunc, one per law structure and process
+_COMPILED: dict[str, object] = {}  # source -> cfunc, one per law structure and process
 
 
 def invariant_derivatives(W, I1, I2, J) -> list:
@@ -50,20 +51,30 @@ def invariant_derivatives(W, I1, I2, J) -> list:
 
     d = sp.diff
     W1, W2, WJ = d(W, I1), d(W, I2), d(W, J)
-    return [W, W1, W2, WJ / (2 * J), d(W1, I1), d(W1, I2), d(W1, J) / (2 * J), d(W2, I2), d(W2, J) / (2 * J),
-            (d(WJ, J) - WJ / J) / (4 * J**2)]
+    return [
+        W,
+        W1,
+        W2,
+        WJ / (2 * J),
+        d(W1, I1),
+        d(W1, I2),
+        d(W1, J) / (2 * J),
+        d(W2, I2),
+        d(W2, J) / (2 * J),
+        (d(WJ, J) - WJ / J) / (4 * J**2),
+    ]
 
 
 def tensor_derivatives(W, c) -> list:
     """[W, S (6, Voigt), upper triangle of D (21)] of W(C) (sympy); ``c`` the six entry symbols in Voigt order."""
     import sympy as sp
 
-    def tensor_derivative(expr, a):                      # ∂/∂C_IJ of a function of the independent entries
+    def tensor_derivative(expr, a):  # ∂/∂C_IJ of a function of the independent entries
         return sp.diff(expr, c[a]) * (1 if a < 3 else sp.Rational(1, 2))
 
     S = [2 * tensor_derivative(W, a) for a in range(6)]
     D = [2 * tensor_derivative(S[a], b) for a in range(6) for b in range(a, 6)]
-    return [W] + S + D
+    return [W, *S, *D]
 
 
 def law_source(exprs: list, kind: int, entries, parameters) -> str:
@@ -90,12 +101,13 @@ def law_source(exprs: list, kind: int, entries, parameters) -> str:
     try:
         lines += [f"{t} = {printer.doprint(e)}" for t, e in temporaries]
         lines += [f"out[{k}] = {printer.doprint(e)}" for k, e in enumerate(reduced)]
-    except Exception as exc:                              # sympy's strict printer: a function with no Python form
+    except Exception as exc:  # sympy's strict printer: a function with no Python form
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise MaterialError(f"strain energy uses a function with no compiled form: {reason}") from exc
     if printer._not_supported:
-        raise MaterialError("strain energy uses functions with no compiled form: "
-                            + ", ".join(sorted(map(str, printer._not_supported))))
+        raise MaterialError(
+            "strain energy uses functions with no compiled form: " + ", ".join(sorted(map(str, printer._not_supported)))
+        )
     return "def law(p, C, out):\n" + "".join(f"    {line}\n" for line in lines)
 
 
@@ -107,7 +119,7 @@ def compile_law(source: str):
         try:
             function, cache = _law_function(source)
             law = nb.cfunc(LAW_SIGNATURE, error_model="numpy", cache=cache)(function)
-        except Exception as exc:                          # numba typing or lowering errors of a user expression
+        except Exception as exc:  # numba typing or lowering errors of a user expression
             raise MaterialError(f"strain energy could not be compiled: {type(exc).__name__}: {exc}") from exc
         _COMPILED[source] = law
     return law
@@ -132,10 +144,11 @@ def _law_function(source: str) -> tuple[object, bool]:
         namespace: dict = {}
         exec(compile(text, "<flexbody strain energy>", "exec"), namespace)
         return namespace["law"], False
-    name = f"flexbody_{path.stem}"                      # importable: numba's cache reloads the law's globals by it
+    name = f"flexbody_{path.stem}"  # importable: numba's cache reloads the law's globals by it
     module = sys.modules.get(name)
     if module is None:
         spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None  # a .py file always has a source loader
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         sys.modules[name] = module

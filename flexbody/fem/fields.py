@@ -25,6 +25,7 @@ While a run records them (``simulate(..., fields=True)``) they travel with the o
 key ``field::<body>::<name>`` (:func:`row_key`); :class:`flexbody.io.results.Results` splits them out into
 ``Results.fields[body][name]``, first axis = recorded step.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,7 +34,7 @@ from ..errors import FlexbodyError
 
 TENSORS = ("green_lagrange_strain", "cauchy_stress", "von_mises")
 CELL_PREFIX = "cell_"
-FIELD_NAMES = ("displacement", "velocity") + TENSORS + tuple(CELL_PREFIX + name for name in TENSORS)
+FIELD_NAMES = ("displacement", "velocity", *TENSORS, *tuple(CELL_PREFIX + name for name in TENSORS))
 _ROW_PREFIX, _SEPARATOR = "field::", "::"
 
 FIELD_UNITS = {
@@ -78,7 +79,7 @@ def body_fields(body, q: np.ndarray, v: np.ndarray | None = None) -> dict[str, n
         out["velocity"] = np.asarray(v, dtype=float).reshape(-1, 3).copy()
     cells = body.cell_fields(q)
     for name in TENSORS:
-        per_cell = cells[name].reshape(body.n_elements, -1)          # 3×3 tensors as 9 components
+        per_cell = cells[name].reshape(body.n_elements, -1)  # 3×3 tensors as 9 components
         per_cell = per_cell if per_cell.shape[1] > 1 else per_cell[:, 0]
         out[CELL_PREFIX + name] = per_cell
         out[name] = body.nodal_average(per_cell)
@@ -88,7 +89,7 @@ def body_fields(body, q: np.ndarray, v: np.ndarray | None = None) -> dict[str, n
 def vtk_data(fields: dict[str, np.ndarray]) -> tuple[dict, dict]:
     """(point_data, cell_data) for a VTU file: node fields as they are, ``cell_…`` without the prefix."""
     point = {k: v for k, v in fields.items() if not k.startswith(CELL_PREFIX)}
-    cell = {k[len(CELL_PREFIX):]: v for k, v in fields.items() if k.startswith(CELL_PREFIX)}
+    cell = {k[len(CELL_PREFIX) :]: v for k, v in fields.items() if k.startswith(CELL_PREFIX)}
     return point, cell
 
 
@@ -111,10 +112,11 @@ def record_rows(bodies, slices: dict, q: np.ndarray, v: np.ndarray | None) -> di
 
 def split(histories: dict) -> tuple[dict, dict]:
     """Separate recorded fields from the other histories: (histories, {body: {name: array}})."""
-    plain, fields = {}, {}
+    plain: dict = {}
+    fields: dict[str, dict] = {}
     for key, value in histories.items():
         if key.startswith(_ROW_PREFIX):
-            body, name = key[len(_ROW_PREFIX):].rsplit(_SEPARATOR, 1)
+            body, name = key[len(_ROW_PREFIX) :].rsplit(_SEPARATOR, 1)
             fields.setdefault(body, {})[name] = value
         else:
             plain[key] = value

@@ -14,6 +14,7 @@ displacement-gradient parameters per element, F = Σ x_a ⊗ G_a + Σ_k α_k ⊗
 G̃_k = (j₀/j) J₀⁻ᵀ ∂(1 − ξ_k²)/∂ξ, condensed element by element (Simo & Armero 1992). It passes the patch
 test and removes the shear locking of trilinear bricks in bending.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -25,16 +26,17 @@ import numba as nb
 import numpy as np
 import scipy.sparse as sp
 
-from . import kernels, patterns
-from .elements import ReferenceHex, gauss_hex, reference_hex, spurious_modes
 from ..errors import ConvergenceError, ElementError, FlexbodyError, MeshError, StateError
-from .materials import MOONEY_RIVLIN, NEO_HOOKEAN, SVK, USER_INVARIANTS, USER_TENSOR, Material
+from . import energy_kernels, kernels, patterns
+from .elements import ReferenceHex, gauss_hex, reference_hex, spurious_modes
 from .hex_mesh import HexMesh
+from .hyperelastic import Hyperelastic
+from .materials import MOONEY_RIVLIN, NEO_HOOKEAN, SVK, USER_INVARIANTS, USER_TENSOR, Material
 
 log = logging.getLogger(__name__)
 
 LOCKING_REMEDIES = (None, "incompatible_modes")
-ENERGY_KINDS = (SVK, NEO_HOOKEAN, MOONEY_RIVLIN, USER_INVARIANTS, USER_TENSOR)   # laws with a strain energy
+ENERGY_KINDS = (SVK, NEO_HOOKEAN, MOONEY_RIVLIN, USER_INVARIANTS, USER_TENSOR)  # laws with a strain energy
 
 #: Fewest elements per thread of the force and strain-energy kernels (:func:`kernel_threads`). On two idle Zen 4
 #: cores a second thread pays from about 2000 H8 elements (1.4 times faster at 2000, 1.75 at 8000); twice that
@@ -51,17 +53,22 @@ def _quadrature_rule(name: str, quadrature, element: ReferenceHex) -> tuple[int,
     if quadrature is None:
         quadrature = element.default_quadrature
     counts = (quadrature,) * 3 if np.ndim(quadrature) == 0 else tuple(quadrature)
-    if len(counts) != 3 or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1
-                                   for n in counts):
-        raise FlexbodyError(f"FlexibleBody {name!r}: quadrature must be a positive integer or three of them "
-                            f"(points along ξ, η, ζ), got {quadrature!r}")
-    rule = tuple(int(n) for n in counts)
+    if len(counts) != 3 or not all(
+        isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1 for n in counts
+    ):
+        raise FlexbodyError(
+            f"FlexibleBody {name!r}: quadrature must be a positive integer or three of them "
+            f"(points along ξ, η, ζ), got {quadrature!r}"
+        )
+    rule = (int(counts[0]), int(counts[1]), int(counts[2]))
     extra = spurious_modes(element.n_nodes, rule)
     if extra > 0:
-        raise ElementError(f"FlexibleBody {name!r}: quadrature {rule} leaves {extra} zero-energy (hourglass) "
-                           f"mode(s) in {element.n_nodes}-node elements besides the rigid-body motions, so the "
-                           f"stiffness is singular; use {element.default_quadrature} (the default)"
-                           + (", or (2, 3, 3) for reduced integration along ξ" if element.order == 2 else ""))
+        raise ElementError(
+            f"FlexibleBody {name!r}: quadrature {rule} leaves {extra} zero-energy (hourglass) "
+            f"mode(s) in {element.n_nodes}-node elements besides the rigid-body motions, so the "
+            f"stiffness is singular; use {element.default_quadrature} (the default)"
+            + (", or (2, 3, 3) for reduced integration along ξ" if element.order == 2 else "")
+        )
     return rule
 
 
@@ -86,24 +93,34 @@ class FlexibleBody:
         Locking remedy of the 8-node element.
     """
 
-    def __init__(self, name: str, mesh: HexMesh, material: Material, *,
-                 quadrature: int | tuple[int, int, int] | None = None, locking: str | None = None):
+    def __init__(
+        self,
+        name: str,
+        mesh: HexMesh,
+        material: Material,
+        *,
+        quadrature: int | tuple[int, int, int] | None = None,
+        locking: str | None = None,
+    ):
         if not isinstance(name, str) or not name:
             raise FlexbodyError(f"FlexibleBody name must be a non-empty string, got {name!r}")
         if not isinstance(mesh, HexMesh):
             raise MeshError(f"FlexibleBody {name!r}: mesh must be a HexMesh, got {type(mesh).__name__}")
         if not isinstance(material, Material):
-            raise FlexbodyError(f"FlexibleBody {name!r}: material must be a flexbody Material, "
-                                f"got {type(material).__name__}")
+            raise FlexbodyError(
+                f"FlexibleBody {name!r}: material must be a flexbody Material, got {type(material).__name__}"
+            )
         if locking not in LOCKING_REMEDIES:
             raise FlexbodyError(f"FlexibleBody {name!r}: locking must be one of {LOCKING_REMEDIES}, got {locking!r}")
         if locking is not None and mesh.nodes_per_cell != 8:
             raise FlexbodyError(f"FlexibleBody {name!r}: locking={locking!r} applies to 8-node elements only")
         orphans = np.setdiff1d(np.arange(mesh.n_nodes), mesh.cells)
-        if orphans.size:                                # no mass, no stiffness: every matrix of the body singular
+        if orphans.size:  # no mass, no stiffness: every matrix of the body singular
             shown = ", ".join(str(int(i)) for i in orphans[:10]) + (", …" if orphans.size > 10 else "")
-            raise MeshError(f"FlexibleBody {name!r}: {orphans.size} node(s) belong to no element ({shown}); they "
-                            f"would have no mass or stiffness. Remove them from the mesh")
+            raise MeshError(
+                f"FlexibleBody {name!r}: {orphans.size} node(s) belong to no element ({shown}); they "
+                f"would have no mass or stiffness. Remove them from the mesh"
+            )
         self.name = name
         self.mesh = mesh
         self.material = material
@@ -111,10 +128,10 @@ class FlexibleBody:
         self.locking = locking
         self.quadrature = _quadrature_rule(name, quadrature, self.element)
         self._xi, self._w = gauss_hex(self.quadrature)
-        self._cells = np.require(mesh.cells, dtype=np.int64, requirements=("C", "W"))   # writable: one kernel signature
+        self._cells = np.require(mesh.cells, dtype=np.int64, requirements=("C", "W"))  # writable: one kernel signature
         self._G, self._wdv = self._reference_gradients()
         full = tuple(max(n, self.element.default_quadrature) for n in self.quadrature)
-        self._mass_rule = gauss_hex(full)                              # (ξ, w) integrating N_a N_b exactly
+        self._mass_rule = gauss_hex(full)  # (ξ, w) integrating N_a N_b exactly
         if locking == "incompatible_modes":
             self._G = np.ascontiguousarray(np.concatenate([self._G, self._incompatible_gradients()], axis=2))
             self._alpha = np.zeros((self.n_elements, 3, 3))
@@ -123,20 +140,22 @@ class FlexibleBody:
         else:
             self._alpha = np.zeros((self.n_elements, 0, 3))
             self._h_elem = np.zeros(self.n_elements)
-        self._modes_converged_at = None              # (x, α) after the last elastic mode solve, see _converge_modes
+        self._modes_converged_at = None  # (x, α) after the last elastic mode solve, see _converge_modes
         self._color_ptr, self._block_ptr, self._color_elems = patterns.color_groups(self._cells, self.n_nodes)
         self._pattern = None
         self._mass = None
-        self._kernel_material = (None, ())          # (material, its kernel arguments), see _material_args
-        self._no_velocity = np.zeros((self.n_nodes, 3))   # v of internal_force(q, None); no kernel writes v
+        self._kernel_material: tuple[Material | None, tuple] = (None, ())  # (material, its kernel arguments)
+        self._no_velocity = np.zeros((self.n_nodes, 3))  # v of internal_force(q, None); no kernel writes v
 
     # ------------------------------------------------------------------ sizes and coordinates
     @property
     def n_nodes(self) -> int:
+        """Number of nodes of the mesh."""
         return self.mesh.n_nodes
 
     @property
     def n_elements(self) -> int:
+        """Number of elements of the mesh."""
         return self.mesh.n_elements
 
     @property
@@ -155,18 +174,22 @@ class FlexibleBody:
                 return self.mesh.node_set(which)
             if which in self.mesh.face_sets:
                 return self.mesh.face_set_nodes(which)
-            raise MeshError(f"body {self.name!r}: no node or face set named {which!r}; "
-                            f"node sets: {sorted(self.mesh.node_sets)}, face sets: {sorted(self.mesh.face_sets)}")
+            raise MeshError(
+                f"body {self.name!r}: no node or face set named {which!r}; "
+                f"node sets: {sorted(self.mesh.node_sets)}, face sets: {sorted(self.mesh.face_sets)}"
+            )
         try:
             given = np.asarray(which)
-        except ValueError:                                      # ragged nested lists
+        except ValueError:  # ragged nested lists
             given = np.asarray([None], dtype=object)
         if given.dtype == bool or (given.size and not np.issubdtype(given.dtype, np.integer)):
             raise MeshError(f"body {self.name!r}: node indices must be integers or a set name, got {which!r}")
         idx = np.unique(given.astype(np.int64).ravel())
         if idx.size and (idx.min() < 0 or idx.max() >= self.n_nodes):
-            raise MeshError(f"body {self.name!r}: node index {idx.max() if idx.max() >= self.n_nodes else idx.min()}"
-                            f" out of range 0..{self.n_nodes - 1}")
+            raise MeshError(
+                f"body {self.name!r}: node index {idx.max() if idx.max() >= self.n_nodes else idx.min()}"
+                f" out of range 0..{self.n_nodes - 1}"
+            )
         return idx
 
     def dofs(self, nodes) -> np.ndarray:
@@ -177,16 +200,18 @@ class FlexibleBody:
     # ------------------------------------------------------------------ reference geometry
     def _reference_gradients(self) -> tuple[np.ndarray, np.ndarray]:
         """G (m, nq, nn, 3) = ∂N_a/∂X at Gauss points and weights × det J (m, nq); checks every element."""
-        dN = self.element.shape_gradients(self._xi)                      # (nq, nn, 3)
-        X = self.mesh.points[self._cells]                                 # (m, nn, 3)
+        dN = self.element.shape_gradients(self._xi)  # (nq, nn, 3)
+        X = self.mesh.points[self._cells]  # (m, nn, 3)
         with np.errstate(over="ignore", invalid="ignore"):
-            J = np.einsum("ead,gak->egdk", X, dN, optimize=True)          # ∂X_d/∂ξ_k
+            J = np.einsum("ead,gak->egdk", X, dN, optimize=True)  # ∂X_d/∂ξ_k
             det = np.linalg.det(J)
-            size = np.ptp(X, axis=1).max(axis=1) ** 3                     # (m,) volume scale
+            size = np.ptp(X, axis=1).max(axis=1) ** 3  # (m,) volume scale
         if not (np.all(np.isfinite(det)) and np.all(np.isfinite(size))):
             e = int(np.flatnonzero(~np.isfinite(det).all(axis=1) | ~np.isfinite(size))[0])
-            raise ElementError(f"body {self.name!r}: element {e}: its volume overflows double precision (coordinates "
-                               f"up to {np.abs(X[e]).max():.3g}); rescale the mesh, e.g. to metres")
+            raise ElementError(
+                f"body {self.name!r}: element {e}: its volume overflows double precision (coordinates "
+                f"up to {np.abs(X[e]).max():.3g}); rescale the mesh, e.g. to metres"
+            )
         self._check_jacobians(det, X, size)
         Jinv = np.linalg.inv(J)
         G = np.einsum("gak,egkd->egad", dN, Jinv, optimize=True)
@@ -202,7 +227,7 @@ class FlexibleBody:
     def _check_jacobians(self, det_gauss: np.ndarray, X: np.ndarray, size: np.ndarray) -> None:
         """Raise ElementError naming the first inverted/degenerate element and its Jacobian determinant; ``size``
         (m,) is each element's volume scale."""
-        corners = self.element.shape_gradients(self.element.nodes[:8])     # det J at corners too
+        corners = self.element.shape_gradients(self.element.nodes[:8])  # det J at corners too
         det_corner = np.linalg.det(np.einsum("ead,gak->egdk", X, corners, optimize=True))
         det_all = np.concatenate([det_gauss, det_corner], axis=1)
         bad = det_all.min(axis=1) <= 1e-12 * size / 8.0
@@ -210,18 +235,20 @@ class FlexibleBody:
             return
         e = int(np.flatnonzero(bad)[0])
         kind = "inverted" if det_all[e].min() < 0 else "degenerate"
-        raise ElementError(f"body {self.name!r}: element {e} is {kind}: minimum Jacobian determinant "
-                           f"{det_all[e].min():.6g} (Gauss points and corners); {int(bad.sum())} bad element(s)")
+        raise ElementError(
+            f"body {self.name!r}: element {e} is {kind}: minimum Jacobian determinant "
+            f"{det_all[e].min():.6g} (Gauss points and corners); {int(bad.sum())} bad element(s)"
+        )
 
     def _incompatible_gradients(self) -> np.ndarray:
         """Gradients (m, nq, 3, 3) of the incompatible modes 1 − ξ_k², mapped with the centre Jacobian."""
-        dN0 = self.element.shape_gradients(np.zeros((1, 3)))[0]            # (nn, 3)
+        dN0 = self.element.shape_gradients(np.zeros((1, 3)))[0]  # (nn, 3)
         X = self.mesh.points[self._cells]
         J0 = np.einsum("ead,ak->edk", X, dN0)
         j0 = np.linalg.det(J0)
-        J0inv = np.linalg.inv(J0)                                          # (m, 3, 3) [k, K]
-        det = self._wdv / self._w                                          # (m, nq)
-        dM = -2.0 * self._xi                                               # (nq, 3): ∂(1-ξ_k²)/∂ξ_k
+        J0inv = np.linalg.inv(J0)  # (m, 3, 3) [k, K]
+        det = self._wdv / self._w  # (m, nq)
+        dM = -2.0 * self._xi  # (nq, 3): ∂(1-ξ_k²)/∂ξ_k
         # G̃[e, g, k, K] = (j0/j) * dM[g, k] * J0inv[e, k, K]
         return (j0[:, None] / det)[:, :, None, None] * dM[None, :, :, None] * J0inv[:, None, :, :]
 
@@ -255,9 +282,11 @@ class FlexibleBody:
         q = np.asarray(q, dtype=float)
         if q.shape != (self.n_dofs,):
             raise StateError(f"body {self.name!r}: {what} must have shape ({self.n_dofs},), got {q.shape}")
-        if not math.isfinite(q.dot(q)) and not np.all(np.isfinite(q)):    # Σ q² is finite only if every q is
+        if not math.isfinite(q.dot(q)) and not np.all(np.isfinite(q)):  # Σ q² is finite only if every q is
             bad = int(np.flatnonzero(~np.isfinite(q))[0])
-            raise StateError(f"body {self.name!r}: {what} contains NaN/Inf (first at coordinate {bad}, node {bad // 3})")
+            raise StateError(
+                f"body {self.name!r}: {what} contains NaN/Inf (first at coordinate {bad}, node {bad // 3})"
+            )
         return np.ascontiguousarray(q.reshape(-1, 3))
 
     def _velocities(self, v) -> np.ndarray:
@@ -291,9 +320,24 @@ class FlexibleBody:
         else:
             vel = self._velocities(v)
         f = np.zeros((self.n_nodes, 3))
-        kernels.assemble_force(self._color_ptr, self._block_ptr, self._color_elems, self._cells, self._G, self._wdv,
-                               x, vel, kind, params, beta, lam0, mu0,
-                               kernel_threads(self.n_elements, FORCE_ELEMENTS_PER_THREAD), f, law=self.material.law)
+        kernels.assemble_force(
+            self._color_ptr,
+            self._block_ptr,
+            self._color_elems,
+            self._cells,
+            self._G,
+            self._wdv,
+            x,
+            vel,
+            kind,
+            params,
+            beta,
+            lam0,
+            mu0,
+            kernel_threads(self.n_elements, FORCE_ELEMENTS_PER_THREAD),
+            f,
+            law=self.material.law,
+        )
         return f.ravel()
 
     def tangent(self, q, v=None) -> sp.csr_matrix:
@@ -312,10 +356,10 @@ class FlexibleBody:
     def _assemble(self, x, vel, force=False, tangent=False, damping=False):
         """One kernel pass: force (3n,), tangent and damping matrices (CSR on the fixed pattern) as asked."""
         if tangent or damping:
-            if self._pattern is None:                      # built once, on the first matrix request
+            if self._pattern is None:  # built once, on the first matrix request
                 self._pattern = patterns.block_pattern(self._cells, self.n_nodes)
             indptr, indices, offsets, row_length = self._pattern
-        else:                                              # force only: no pattern needed
+        else:  # force only: no pattern needed
             indptr = indices = None
             offsets, row_length = np.zeros((1, 1, 1), np.int64), np.zeros(1, np.int64)
         nnz = 0 if indices is None else len(indices)
@@ -324,11 +368,30 @@ class FlexibleBody:
         C_data = np.zeros(nnz if damping else 0)
         status = np.zeros(self.n_elements, np.int64)
         self._modes_converged_at = None
-        kernels.assemble_matrices(self._color_ptr, self._block_ptr, self._color_elems, self._cells, self._G,
-                                  self._wdv, x, vel, *self._material_args(), self._alpha, self._h_elem, force, tangent,
-                                  damping and self.material.damping > 0.0, offsets, row_length,
-                                  kernel_threads(self.n_elements, MATRIX_ELEMENTS_PER_THREAD), f, K_data, C_data,
-                                  status, law=self.material.law)
+        kernels.assemble_matrices(
+            self._color_ptr,
+            self._block_ptr,
+            self._color_elems,
+            self._cells,
+            self._G,
+            self._wdv,
+            x,
+            vel,
+            *self._material_args(),
+            self._alpha,
+            self._h_elem,
+            force,
+            tangent,
+            damping and self.material.damping > 0.0,
+            offsets,
+            row_length,
+            kernel_threads(self.n_elements, MATRIX_ELEMENTS_PER_THREAD),
+            f,
+            K_data,
+            C_data,
+            status,
+            law=self.material.law,
+        )
         if self.locking is not None and np.any(status < 0):
             e = int(np.flatnonzero(status < 0)[0])
             self._alpha[status < 0] = 0.0
@@ -355,8 +418,7 @@ class FlexibleBody:
         sigma = np.einsum("egik,egkl,egjl->egij", F, S, F) / J[..., None, None]
         dev = sigma - np.trace(sigma, axis1=-2, axis2=-1)[..., None, None] * np.eye(3) / 3.0
         vm = np.sqrt(1.5 * np.einsum("...ij,...ij->...", dev, dev))
-        return {"F": F, "green_lagrange_strain": E, "pk2_stress": S, "cauchy_stress": sigma, "J": J,
-                "von_mises": vm}
+        return {"F": F, "green_lagrange_strain": E, "pk2_stress": S, "cauchy_stress": sigma, "J": J, "von_mises": vm}
 
     def _deformation_gradients(self, q) -> np.ndarray:
         """F (m, nq, 3, 3) at the Gauss points (with the enhanced modes of the incompatible-mode element)."""
@@ -372,8 +434,10 @@ class FlexibleBody:
         e, g = np.unravel_index(int(np.argmin(J)), J.shape)
         if J[e, g] > 0.0:
             return None
-        return (f"body {self.name!r} is inverted: det F = {J[e, g]:.3g} at Gauss point {g} of element {e} "
-                f"({int(np.count_nonzero(J <= 0.0))} Gauss points with det F ≤ 0)")
+        return (
+            f"body {self.name!r} is inverted: det F = {J[e, g]:.3g} at Gauss point {g} of element {e} "
+            f"({int(np.count_nonzero(J <= 0.0))} Gauss points with det F ≤ 0)"
+        )
 
     def stress_stiffness(self, stress: np.ndarray) -> sp.csr_matrix:
         """The initial-stress (geometric) stiffness of a PK2 stress field, K_σ,ab = ∫ ∇N_a · S ∇N_b dV (N, N)
@@ -404,7 +468,7 @@ class FlexibleBody:
         acc = np.zeros((self.n_nodes, flat.shape[1]))
         np.add.at(acc, self._cells.ravel(), np.repeat(flat, self._cells.shape[1], axis=0))
         count = np.bincount(self._cells.ravel(), minlength=self.n_nodes).astype(float)
-        return (acc / count[:, None]).reshape((self.n_nodes,) + values.shape[1:])
+        return (acc / count[:, None]).reshape((self.n_nodes, *values.shape[1:]))
 
     def strain_energy(self, q) -> float:
         """Elastic strain energy U(q) = ∫ W(F) dV [J] at positions q (3n,), W of :func:`strain_energy_density`.
@@ -426,13 +490,15 @@ class FlexibleBody:
             raise FlexbodyError(f"body {self.name!r}: no strain energy for material {type(self.material).__name__}")
         energy = np.empty(self.n_elements)
         n_threads = kernel_threads(self.n_elements, FORCE_ELEMENTS_PER_THREAD)
-        if self.locking is None:                                 # no modes to converge
-            kernels.element_strain_energies(self._cells, self._G, self._wdv, x, self._alpha, kind, params, n_threads,
-                                            energy, law=self.material.law)
+        if self.locking is None:  # no modes to converge
+            energy_kernels.element_strain_energies(
+                self._cells, self._G, self._wdv, x, self._alpha, kind, params, n_threads, energy, law=self.material.law
+            )
             return energy
         with self._elastic_modes(x) as alpha:
-            kernels.element_strain_energies(self._cells, self._G, self._wdv, x, alpha, kind, params, n_threads, energy,
-                                            law=self.material.law)
+            energy_kernels.element_strain_energies(
+                self._cells, self._G, self._wdv, x, alpha, kind, params, n_threads, energy, law=self.material.law
+            )
         return energy
 
     @contextlib.contextmanager
@@ -445,8 +511,9 @@ class FlexibleBody:
         energies and fields do not perturb a simulation. Plain elements: α is empty (m, 0, 3).
         """
         done = self._modes_converged_at
-        if self.locking is None or (done is not None and np.array_equal(done[0], x)
-                                    and np.array_equal(done[1], self._alpha)):
+        if self.locking is None or (
+            done is not None and np.array_equal(done[0], x) and np.array_equal(done[1], self._alpha)
+        ):
             yield self._alpha
             return
         saved = self._alpha.copy(), done
@@ -458,8 +525,10 @@ class FlexibleBody:
             self._modes_converged_at = saved[1]
 
     def __repr__(self) -> str:
-        return (f"FlexibleBody({self.name!r}, {self.element.name}, n_nodes={self.n_nodes}, "
-                f"n_elements={self.n_elements}, material={type(self.material).__name__})")
+        return (
+            f"FlexibleBody({self.name!r}, {self.element.name}, n_nodes={self.n_nodes}, "
+            f"n_elements={self.n_elements}, material={type(self.material).__name__})"
+        )
 
 
 def kernel_threads(n_elements: int, elements_per_thread: int = FORCE_ELEMENTS_PER_THREAD) -> int:
@@ -477,7 +546,7 @@ def kernel_threads(n_elements: int, elements_per_thread: int = FORCE_ELEMENTS_PE
         return 1
     try:
         cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):                 # no affinity masks on this platform
+    except (AttributeError, OSError):  # no affinity masks on this platform
         cpus = os.cpu_count() or 1
     return max(1, min(cpus, nb.get_num_threads(), cap))
 
@@ -485,22 +554,23 @@ def kernel_threads(n_elements: int, elements_per_thread: int = FORCE_ELEMENTS_PE
 def strain_energy_density(material: Material, F: np.ndarray) -> np.ndarray:
     """Strain energy density W(F) [J/m³] of the supported laws, vectorised over (..., 3, 3).
 
-    The NumPy reference of ``kernels.strain_energy_density`` (same formulas, see :mod:`flexbody.fem.materials`);
+    The NumPy reference of ``energy_kernels.strain_energy_density`` (same formulas, see :mod:`flexbody.fem.materials`);
     user laws evaluate their sympy energy (:meth:`flexbody.fem.hyperelastic.Hyperelastic.strain_energy_density`).
     """
     if material.law is not None:
+        assert isinstance(material, Hyperelastic)  # only user laws carry a compiled law
         return material.strain_energy_density(F)
     C = np.einsum("...ki,...kj->...ij", F, F)
     p = material.params
     if material.kind == SVK:
         E = 0.5 * (C - np.eye(3))
         tr = np.trace(E, axis1=-2, axis2=-1)
-        return 0.5 * p[0] * tr ** 2 + p[1] * np.einsum("...ij,...ij->...", E, E)
+        return 0.5 * p[0] * tr**2 + p[1] * np.einsum("...ij,...ij->...", E, E)
     I1 = np.trace(C, axis1=-2, axis2=-1)
-    I2 = 0.5 * (I1 ** 2 - np.einsum("...ij,...ij->...", C, C))
+    I2 = 0.5 * (I1**2 - np.einsum("...ij,...ij->...", C, C))
     J = np.linalg.det(F)
     if material.kind == NEO_HOOKEAN:
         return 0.5 * p[0] * (I1 - 3) - p[0] * np.log(J) + 0.5 * p[1] * np.log(J) ** 2
     if material.kind == MOONEY_RIVLIN:
-        return (p[0] * (J ** (-2 / 3) * I1 - 3) + p[1] * (J ** (-4 / 3) * I2 - 3) + 0.5 * p[2] * (J - 1) ** 2)
+        return p[0] * (J ** (-2 / 3) * I1 - 3) + p[1] * (J ** (-4 / 3) * I2 - 3) + 0.5 * p[2] * (J - 1) ** 2
     raise FlexbodyError(f"no strain energy for material {type(material).__name__}")

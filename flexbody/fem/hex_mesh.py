@@ -14,19 +14,20 @@ Builders: :func:`box` (structured), :func:`read` (any meshio format: Gmsh .msh, 
 :meth:`HexMesh.to_quadratic` (H8 → H27), :meth:`HexMesh.refined` (H8 split in 8). :func:`write` stores
 a mesh with its sets through meshio.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .elements import FACE_AXIS_SIDE, HEX8_NODES, HEX27_NODES, reference_hex
 from ..errors import MeshError
+from .elements import FACE_AXIS_SIDE, HEX8_NODES, HEX27_NODES, reference_hex
 
 _HEX_TYPES = {"hexahedron": 8, "hexahedron27": 27}
 _CELL_TYPE = {8: "hexahedron", 27: "hexahedron27"}
 #: For each of the 27 VTK triquadratic nodes, the local corners (0..7) it is the centroid of.
-_PARENTS = [np.flatnonzero(np.all((HEX8_NODES == p) | (p == 0), axis=1)) for p in HEX27_NODES]
+_PARENTS = [np.flatnonzero(np.all((p == HEX8_NODES) | (p == 0), axis=1)) for p in HEX27_NODES]
 
 
 class HexMesh:
@@ -56,21 +57,28 @@ class HexMesh:
     Arrays are stored as read-only copies; use :meth:`with_points` for new coordinates.
     """
 
-    def __init__(self, points, cells, node_sets: Mapping | None = None, face_sets: Mapping | None = None,
-                 element_sets: Mapping | None = None):
+    def __init__(
+        self,
+        points,
+        cells,
+        node_sets: Mapping | None = None,
+        face_sets: Mapping | None = None,
+        element_sets: Mapping | None = None,
+    ):
         self.points = _checked_points(points)
         self.cells = _checked_cells(cells, len(self.points))
         n, m = self.n_nodes, self.n_elements
         self.node_sets = {str(k): _checked_index_set(v, n, "node", k) for k, v in (node_sets or {}).items()}
         self.face_sets = {str(k): _checked_face_set(v, m, k) for k, v in (face_sets or {}).items()}
-        self.element_sets = {str(k): _checked_index_set(v, m, "element", k)
-                             for k, v in (element_sets or {}).items()}
-        _check_unmerged_nodes(self.points, self.cells)          # MeshError: coincident nodes that share no cell
+        self.element_sets = {str(k): _checked_index_set(v, m, "element", k) for k, v in (element_sets or {}).items()}
+        _check_unmerged_nodes(self.points, self.cells)  # MeshError: coincident nodes that share no cell
 
     def __repr__(self) -> str:
-        return (f"HexMesh(n_nodes={self.n_nodes}, n_elements={self.n_elements}, order={self.order}, "
-                f"node_sets={sorted(self.node_sets)}, face_sets={sorted(self.face_sets)}, "
-                f"element_sets={sorted(self.element_sets)})")
+        return (
+            f"HexMesh(n_nodes={self.n_nodes}, n_elements={self.n_elements}, order={self.order}, "
+            f"node_sets={sorted(self.node_sets)}, face_sets={sorted(self.face_sets)}, "
+            f"element_sets={sorted(self.element_sets)})"
+        )
 
     @property
     def n_nodes(self) -> int:
@@ -118,8 +126,10 @@ class HexMesh:
         """
         mask = np.asarray(predicate(self.points))
         if mask.shape != (self.n_nodes,) or mask.dtype != bool:
-            raise MeshError(f"nodes_where: predicate must return a boolean array of shape ({self.n_nodes},), "
-                            f"got dtype {mask.dtype} shape {mask.shape}")
+            raise MeshError(
+                f"nodes_where: predicate must return a boolean array of shape ({self.n_nodes},), "
+                f"got dtype {mask.dtype} shape {mask.shape}"
+            )
         return np.flatnonzero(mask)
 
     def with_points(self, points) -> HexMesh:
@@ -143,17 +153,16 @@ class HexMesh:
         cells[:, :8] = self.cells
         points, parents = [self.points], []
         next_id = self.n_nodes
-        for local in (range(8, 20), range(20, 26), range(26, 27)):
-            local = list(local)
-            corner_idx = np.array([_PARENTS[k] for k in local])            # (k, p)
+        for local_range in (range(8, 20), range(20, 26), range(26, 27)):
+            local = list(local_range)
+            corner_idx = np.array([_PARENTS[k] for k in local])  # (k, p)
             keys = np.sort(self.cells[:, corner_idx], axis=2).reshape(-1, corner_idx.shape[1])
             unique, inverse = np.unique(keys, axis=0, return_inverse=True)
             cells[:, local] = next_id + inverse.reshape(self.n_elements, len(local))
             points.append(self.points[unique].mean(axis=1))
             parents.append(unique)
             next_id += len(unique)
-        node_sets = {name: _extended_set(nodes, parents, self.n_nodes)
-                     for name, nodes in self.node_sets.items()}
+        node_sets = {name: _extended_set(nodes, parents, self.n_nodes) for name, nodes in self.node_sets.items()}
         return HexMesh(np.vstack(points), cells, node_sets, self.face_sets, self.element_sets)
 
     def refined(self) -> HexMesh:
@@ -165,7 +174,7 @@ class HexMesh:
         if self.order != 1:
             raise MeshError("refined: only order-1 meshes can be refined; refine, then call to_quadratic()")
         quad = self.to_quadratic()
-        children = _child_local_nodes()                                     # (8, 8) local H27 nodes
+        children = _child_local_nodes()  # (8, 8) local H27 nodes
         cells = quad.cells[:, children].reshape(-1, 8)
         face_sets = {name: _child_faces(rows) for name, rows in self.face_sets.items()}
         element_sets = {name: (8 * e[:, None] + np.arange(8)).ravel() for name, e in self.element_sets.items()}
@@ -194,8 +203,9 @@ def _checked_points(points) -> np.ndarray:
         raise MeshError("mesh has no nodes: points has shape (0, 3)")
     bad = np.flatnonzero(~np.isfinite(arr).all(axis=1))
     if bad.size:
-        raise MeshError(f"node {bad[0]} has non-finite coordinates {arr[bad[0]].tolist()} "
-                        f"({bad.size} non-finite node(s) in total)")
+        raise MeshError(
+            f"node {bad[0]} has non-finite coordinates {arr[bad[0]].tolist()} ({bad.size} non-finite node(s) in total)"
+        )
     arr.flags.writeable = False
     return arr
 
@@ -206,17 +216,20 @@ def _checked_cells(cells, n_nodes: int) -> np.ndarray:
     except (TypeError, ValueError) as err:
         raise MeshError(f"wrong cell type: cells must be an (m, 8) or (m, 27) integer array: {err}") from err
     if arr.ndim != 2 or arr.shape[1] not in (8, 27):
-        raise MeshError(f"wrong cell type: cells must be (m, 8) VTK_HEXAHEDRON or (m, 27) "
-                        f"VTK_TRIQUADRATIC_HEXAHEDRON, got an array of shape {arr.shape}")
+        raise MeshError(
+            f"wrong cell type: cells must be (m, 8) VTK_HEXAHEDRON or (m, 27) "
+            f"VTK_TRIQUADRATIC_HEXAHEDRON, got an array of shape {arr.shape}"
+        )
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         raise MeshError(f"cells must hold integer node indices, got dtype {arr.dtype}")
     if len(arr) == 0:
         raise MeshError("mesh has no cells")
-    bad = np.flatnonzero(((arr < 0) | (arr >= n_nodes)).any(axis=1))   # in the given dtype (uint64 too)
+    bad = np.flatnonzero(((arr < 0) | (arr >= n_nodes)).any(axis=1))  # in the given dtype (uint64 too)
     if bad.size:
         row = arr[bad[0]]
-        raise MeshError(f"element {bad[0]} refers to node(s) {row[(row < 0) | (row >= n_nodes)].tolist()} "
-                        f"outside 0..{n_nodes - 1}")
+        raise MeshError(
+            f"element {bad[0]} refers to node(s) {row[(row < 0) | (row >= n_nodes)].tolist()} outside 0..{n_nodes - 1}"
+        )
     arr = arr.astype(np.int64)
     srt = np.sort(arr, axis=1)
     rep = np.flatnonzero((np.diff(srt, axis=1) == 0).any(axis=1))
@@ -250,9 +263,11 @@ def _check_unmerged_nodes(points: np.ndarray, cells: np.ndarray) -> None:
     if apart:
         i, j = min(apart)
         where = ", ".join(f"{c:.6g}" for c in points[i])
-        raise MeshError(f"nodes {i} and {j} are both at ({where}) but share no element, so elements "
-                        f"{sorted(owners[i])[0]} and {sorted(owners[j])[0]} are not connected there "
-                        f"({len(apart)} such pair(s)): merge the duplicate nodes (unmerged mesh)")
+        raise MeshError(
+            f"nodes {i} and {j} are both at ({where}) but share no element, so elements "
+            f"{sorted(owners[i])[0]} and {sorted(owners[j])[0]} are not connected there "
+            f"({len(apart)} such pair(s)): merge the duplicate nodes (unmerged mesh)"
+        )
 
 
 def _checked_index_set(values, size: int, kind: str, name) -> np.ndarray:
@@ -261,8 +276,7 @@ def _checked_index_set(values, size: int, kind: str, name) -> np.ndarray:
         raise MeshError(f"{kind} set '{name}' must hold integer {kind} indices, got dtype {arr.dtype}")
     arr = np.unique(arr.astype(np.int64).ravel())
     if arr.size and (arr[0] < 0 or arr[-1] >= size):
-        raise MeshError(f"{kind} set '{name}' has {kind} indices outside 0..{size - 1} "
-                        f"(min {arr[0]}, max {arr[-1]})")
+        raise MeshError(f"{kind} set '{name}' has {kind} indices outside 0..{size - 1} (min {arr[0]}, max {arr[-1]})")
     arr.flags.writeable = False
     return arr
 
@@ -276,8 +290,9 @@ def _checked_face_set(values, n_elements: int, name) -> np.ndarray:
     arr = arr.astype(np.int64).reshape(-1, 2)
     bad = np.flatnonzero((arr[:, 0] < 0) | (arr[:, 0] >= n_elements))
     if bad.size:
-        raise MeshError(f"face set '{name}' row {bad[0]} refers to element {arr[bad[0], 0]} "
-                        f"outside 0..{n_elements - 1}")
+        raise MeshError(
+            f"face set '{name}' row {bad[0]} refers to element {arr[bad[0], 0]} outside 0..{n_elements - 1}"
+        )
     bad = np.flatnonzero((arr[:, 1] < 0) | (arr[:, 1] > 5))
     if bad.size:
         raise MeshError(f"face set '{name}' row {bad[0]} has local face {arr[bad[0], 1]}, not in 0..5")
@@ -321,8 +336,12 @@ def _child_faces(rows: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------- box
-def box(size: Sequence[float] = (1.0, 1.0, 1.0), divisions: Sequence[int] = (1, 1, 1), order: int = 1,
-        origin: Sequence[float] = (0.0, 0.0, 0.0)) -> HexMesh:
+def box(
+    size: Sequence[float] = (1.0, 1.0, 1.0),
+    divisions: Sequence[int] = (1, 1, 1),
+    order: int = 1,
+    origin: Sequence[float] = (0.0, 0.0, 0.0),
+) -> HexMesh:
     """A structured box mesh [origin, origin + size] with elements numbered x-fastest.
 
     Parameters
@@ -343,21 +362,22 @@ def box(size: Sequence[float] = (1.0, 1.0, 1.0), divisions: Sequence[int] = (1, 
         With node sets and face sets "x0", "x1", "y0", "y1", "z0", "z1" for the six boundary planes
         (every node on the plane, and the boundary faces (element, local face)).
     """
-    size, divisions, origin, order = _checked_box_args(size, divisions, order, origin)
-    counts = order * divisions + 1
-    axes = [origin[a] + np.linspace(0.0, size[a], counts[a]) for a in range(3)]
-    lattice = np.indices(counts[::-1]).reshape(3, -1)[::-1].T          # (n, 3) lattice ijk, x fastest
+    lengths, div, corner, order = _checked_box_args(size, divisions, order, origin)
+    counts = order * div + 1
+    axes = [corner[a] + np.linspace(0.0, lengths[a], counts[a]) for a in range(3)]
+    lattice = np.indices(counts[::-1].tolist()).reshape(3, -1)[::-1].T  # (n, 3) lattice ijk, x fastest
     points = np.column_stack([axes[a][lattice[:, a]] for a in range(3)])
-    elements = np.indices(divisions[::-1]).reshape(3, -1)[::-1].T        # (m, 3) element ijk, x fastest
+    elements = np.indices(div[::-1].tolist()).reshape(3, -1)[::-1].T  # (m, 3) element ijk, x fastest
     ref = HEX8_NODES if order == 1 else HEX27_NODES
-    offsets = ((ref + 1) * order // 2).astype(np.int64)                  # (npc, 3) lattice offsets
+    offsets = ((ref + 1) * order // 2).astype(np.int64)  # (npc, 3) lattice offsets
     ijk = order * elements[:, None, :] + offsets[None, :, :]
     cells = ijk[..., 0] + counts[0] * (ijk[..., 1] + counts[1] * ijk[..., 2])
-    node_sets, face_sets = {}, {}
+    node_sets: dict[str, np.ndarray] = {}
+    face_sets: dict[str, np.ndarray] = {}
     for face, (axis, side) in enumerate(FACE_AXIS_SIDE):
         name = f"{'xyz'[axis]}{0 if side < 0 else 1}"
         node_sets[name] = np.flatnonzero(lattice[:, axis] == (0 if side < 0 else counts[axis] - 1))
-        elems = np.flatnonzero(elements[:, axis] == (0 if side < 0 else divisions[axis] - 1))
+        elems = np.flatnonzero(elements[:, axis] == (0 if side < 0 else div[axis] - 1))
         face_sets[name] = np.column_stack([elems, np.full(len(elems), face)])
     return HexMesh(points, cells, node_sets, face_sets)
 
@@ -375,25 +395,37 @@ def _real_triple(value, what: str) -> np.ndarray:
     return arr
 
 
-def _checked_box_args(size, divisions, order, origin):
+def _checked_box_args(size, divisions, order, origin) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     size = _real_triple(size, "size must be three positive finite lengths")
     origin = _real_triple(origin, "origin must be three finite coordinates")
     if np.any(size <= 0):
         raise MeshError(f"box: size must be three positive finite lengths, got {size.tolist()}")
     div = np.asarray(divisions)
-    if (div.shape != (3,) or div.dtype == bool or not np.issubdtype(div.dtype, np.number)
-            or np.iscomplexobj(div) or not np.all(np.isfinite(div)) or np.any(div != np.round(div)) or np.any(div < 1)):
+    if (
+        div.shape != (3,)
+        or div.dtype == bool
+        or not np.issubdtype(div.dtype, np.number)
+        or np.iscomplexobj(div)
+        or not np.all(np.isfinite(div))
+        or np.any(div != np.round(div))
+        or np.any(div < 1)
+    ):
         raise MeshError(f"box: divisions must be three integers >= 1, got {div.tolist()}")
-    if isinstance(order, (bool, np.bool_)) or not isinstance(order, (int, np.integer, float, np.floating)) \
-            or order not in (1, 2):
+    if (
+        isinstance(order, (bool, np.bool_))
+        or not isinstance(order, (int, np.integer, float, np.floating))
+        or order not in (1, 2)
+    ):
         raise MeshError(f"box: order must be 1 or 2, got {order!r}")
     order = int(order)
     counts = [order * int(d) + 1 for d in div]
     n_nodes, n_cells = counts[0] * counts[1] * counts[2], int(np.prod([int(d) for d in div], dtype=object))
-    need = 8 * (4 * n_nodes + 3 * n_cells * (8 if order == 1 else 27))     # points, lattice, cell indices [B]
+    need = 8 * (4 * n_nodes + 3 * n_cells * (8 if order == 1 else 27))  # points, lattice, cell indices [B]
     if need > _memory_bytes():
-        raise MeshError(f"box: divisions {div.tolist()} (order {order}) give {n_nodes:.3g} nodes and {n_cells:.3g} "
-                        f"elements, about {need / 2**30:.3g} GiB: more than this machine's memory")
+        raise MeshError(
+            f"box: divisions {div.tolist()} (order {order}) give {n_nodes:.3g} nodes and {n_cells:.3g} "
+            f"elements, about {need / 2**30:.3g} GiB: more than this machine's memory"
+        )
     return size, div.astype(np.int64), origin, order
 
 
@@ -401,6 +433,7 @@ def _memory_bytes() -> int:
     """Physical memory of this machine [B] (2⁶³ when unknown)."""
     try:
         import os
+
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):
         return 2**63
@@ -415,10 +448,9 @@ def face_quads(mesh: HexMesh, faces: np.ndarray) -> np.ndarray:
     st = st[:4] if mesh.order == 1 else st
     out = np.empty((len(faces), len(st)), dtype=np.int64)
     for f in range(6):
-        axis, side = FACE_AXIS_SIDE[f]
+        _axis, side = FACE_AXIS_SIDE[f]
         xi = ref.face_points(f, st if side > 0 else st[:, ::-1])
         local = [int(np.flatnonzero(np.all(ref.nodes == x, axis=1))[0]) for x in xi]
         rows = faces[:, 1] == f
         out[rows] = mesh.cells[faces[rows, 0]][:, local]
     return out
-

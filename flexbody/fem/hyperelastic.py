@@ -12,6 +12,7 @@ sympy symbols to a sympy expression of its variables and the declared parameters
 must appear in it, parameters must be finite and non-negative, density positive, and at the reference C = I the
 stress must vanish (stress-free reference) and the 6 × 6 Voigt tangent be positive definite.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -23,8 +24,16 @@ import numpy as np
 
 from ..errors import MaterialError
 from . import energy_codegen
-from .materials import (USER_INVARIANTS, USER_TENSOR, VOIGT, Material, _check_damping, _check_poisson,
-                        _check_positive, lame_from_young)
+from .materials import (
+    USER_INVARIANTS,
+    USER_TENSOR,
+    VOIGT,
+    Material,
+    _check_damping,
+    _check_poisson,
+    _check_positive,
+    lame_from_young,
+)
 
 STRESS_FREE_TOL = 1e-10
 """Largest |S(I)| relative to the largest eigenvalue of the Voigt tangent D(I) accepted as a stress-free reference."""
@@ -79,18 +88,42 @@ class Hyperelastic(Material):
     small_strain: tuple | None = field(default=None, compare=False)
     _lame0: tuple = field(default=(0.0, 0.0), compare=False)
 
-    def __init__(self, psi: Callable, *, density: float, parameters: Mapping[str, float] | None = None,
-                 damping: float = 0.0, name: str = "hyperelastic", small_strain: tuple[float, float] | None = None):
+    def __init__(
+        self,
+        psi: Callable,
+        *,
+        density: float,
+        parameters: Mapping[str, float] | None = None,
+        damping: float = 0.0,
+        name: str = "hyperelastic",
+        small_strain: tuple[float, float] | None = None,
+    ):
         import sympy as sp
 
         I1, I2, J = sp.symbols("I1 I2 J", positive=True)
-        self._setup(USER_INVARIANTS, (I1, I2, J), lambda symbols: _evaluate(psi, (I1, I2, J), symbols, name, "psi"),
-                    density, parameters, damping, name, small_strain)
+        self._setup(
+            USER_INVARIANTS,
+            (I1, I2, J),
+            lambda symbols: _evaluate(psi, (I1, I2, J), symbols, name, "psi"),
+            density,
+            parameters,
+            damping,
+            name,
+            small_strain,
+        )
 
     @classmethod
-    def split(cls, isochoric: Callable, volumetric: Callable, *, density: float,
-              parameters: Mapping[str, float] | None = None, damping: float = 0.0, name: str = "hyperelastic",
-              small_strain: tuple[float, float] | None = None) -> Hyperelastic:
+    def split(
+        cls,
+        isochoric: Callable,
+        volumetric: Callable,
+        *,
+        density: float,
+        parameters: Mapping[str, float] | None = None,
+        damping: float = 0.0,
+        name: str = "hyperelastic",
+        small_strain: tuple[float, float] | None = None,
+    ) -> Hyperelastic:
         """W = W_iso(Ī₁, Ī₂) + W_vol(J), Ī₁ = J^(−2/3) I₁, Ī₂ = J^(−4/3) I₂ (isochoric/volumetric split).
 
         ``isochoric(I1bar, I2bar, **parameters)`` and ``volumetric(J, **parameters)`` return sympy expressions;
@@ -102,17 +135,25 @@ class Hyperelastic(Material):
         bars = (J ** sp.Rational(-2, 3) * I1, J ** sp.Rational(-4, 3) * I2)
 
         def energy(symbols):
-            return (_evaluate(isochoric, bars, symbols, name, "isochoric")
-                    + _evaluate(volumetric, (J,), symbols, name, "volumetric"))
+            return _evaluate(isochoric, bars, symbols, name, "isochoric") + _evaluate(
+                volumetric, (J,), symbols, name, "volumetric"
+            )
 
         law = cls.__new__(cls)
         law._setup(USER_INVARIANTS, (I1, I2, J), energy, density, parameters, damping, name, small_strain)
         return law
 
     @classmethod
-    def from_cauchy_green(cls, psi: Callable, *, density: float, parameters: Mapping[str, float] | None = None,
-                          damping: float = 0.0, name: str = "hyperelastic",
-                          small_strain: tuple[float, float] | None = None) -> Hyperelastic:
+    def from_cauchy_green(
+        cls,
+        psi: Callable,
+        *,
+        density: float,
+        parameters: Mapping[str, float] | None = None,
+        damping: float = 0.0,
+        name: str = "hyperelastic",
+        small_strain: tuple[float, float] | None = None,
+    ) -> Hyperelastic:
         """W(C) of the right Cauchy–Green tensor: ``psi(C, **parameters)`` with C a symmetric 3 × 3 sympy Matrix.
 
         For anisotropic laws (e.g. fibre terms (a·C a − 1)²) the isotropic small-strain D₀ of the viscous stress
@@ -124,8 +165,16 @@ class Hyperelastic(Material):
         c = sp.symbols("c00 c11 c22 c12 c02 c01", real=True)
         C = sp.Matrix([[c[0], c[5], c[4]], [c[5], c[1], c[3]], [c[4], c[3], c[2]]])
         law = cls.__new__(cls)
-        law._setup(USER_TENSOR, c, lambda symbols: _evaluate(psi, (C,), symbols, name, "psi"), density, parameters,
-                   damping, name, small_strain)
+        law._setup(
+            USER_TENSOR,
+            c,
+            lambda symbols: _evaluate(psi, (C,), symbols, name, "psi"),
+            density,
+            parameters,
+            damping,
+            name,
+            small_strain,
+        )
         return law
 
     # ------------------------------------------------------------------ construction
@@ -150,9 +199,15 @@ class Hyperelastic(Material):
             law = energy_codegen.compile_law(energy_codegen.law_source(exprs, kind, variables, tuple(symbols.values())))
         except MaterialError as exc:
             raise MaterialError(f"{label}: {exc}") from exc
-        for key, value in (("name", name), ("energy", W), ("variables", tuple(variables)),
-                           ("parameters", tuple(values.items())), ("kind", kind), ("law", law),
-                           ("small_strain", None if small_strain is None else tuple(small_strain))):
+        for key, value in (
+            ("name", name),
+            ("energy", W),
+            ("variables", tuple(variables)),
+            ("parameters", tuple(values.items())),
+            ("kind", kind),
+            ("law", law),
+            ("small_strain", None if small_strain is None else tuple(small_strain)),
+        ):
             object.__setattr__(self, key, value)
         object.__setattr__(self, "_lame0", self._checked_reference(label))
 
@@ -160,23 +215,27 @@ class Hyperelastic(Material):
         """(λ₀, μ₀) [Pa] after checking S(I) = 0 and a positive definite Voigt tangent D(I)."""
         S, D = self.pk2_stress_and_moduli(np.eye(3))
         if not (np.all(np.isfinite(S)) and np.all(np.isfinite(D))):
-            raise MaterialError(f"{label}: stress or tangent not finite at the reference configuration C = I "
-                                f"(S = {S.tolist()})")
+            raise MaterialError(
+                f"{label}: stress or tangent not finite at the reference configuration C = I (S = {S.tolist()})"
+            )
         voigt = np.array([[D[i, j, k, m] for k, m in VOIGT] for i, j in VOIGT])
         eigenvalues = np.linalg.eigvalsh(0.5 * (voigt + voigt.T))
         scale = np.abs(eigenvalues).max()
         if np.abs(S).max() > STRESS_FREE_TOL * scale:
             stress = np.array2string(S, precision=4, separator=", ").replace("\n", "")
-            raise MaterialError(f"{label}: the reference configuration is not stress-free: S(C = I) = {stress} Pa "
-                                "(add a term that cancels it, e.g. −μ ln J next to μ/2 (I₁ − 3))")
+            raise MaterialError(
+                f"{label}: the reference configuration is not stress-free: S(C = I) = {stress} Pa "
+                "(add a term that cancels it, e.g. −μ ln J next to μ/2 (I₁ − 3))"
+            )
         if not eigenvalues.min() > STRESS_FREE_TOL * scale:
-            raise MaterialError(f"{label}: the tangent at C = I is not positive definite (negative or zero "
-                                f"stiffness): eigenvalues of the 6 × 6 Voigt matrix "
-                                f"{np.array2string(eigenvalues, precision=4, separator=', ')} Pa")
+            raise MaterialError(
+                f"{label}: the tangent at C = I is not positive definite (negative or zero "
+                f"stiffness): eigenvalues of the 6 × 6 Voigt matrix "
+                f"{np.array2string(eigenvalues, precision=4, separator=', ')} Pa"
+            )
         if self.small_strain is not None:
             young, poisson = self.small_strain
-            return lame_from_young(_check_positive("small_strain young", young, label),
-                                   _check_poisson(poisson, label))
+            return lame_from_young(_check_positive("small_strain young", young, label), _check_poisson(poisson, label))
         return float(D[0, 0, 1, 1]), float(D[0, 1, 0, 1])
 
     # ------------------------------------------------------------------ Material interface
@@ -212,16 +271,26 @@ class Hyperelastic(Material):
 
     def __reduce__(self):
         """Pickle by the energy expression (the compiled law is rebuilt, from numba's cache when it can)."""
-        return _rebuilt, (self.kind, self.variables, self.energy, dict(self.parameters), self.density, self.damping,
-                          self.name, self.small_strain)
+        return _rebuilt, (
+            self.kind,
+            self.variables,
+            self.energy,
+            dict(self.parameters),
+            self.density,
+            self.damping,
+            self.name,
+            self.small_strain,
+        )
 
     def __deepcopy__(self, memo) -> Hyperelastic:
-        return self                                     # immutable
+        return self  # immutable
 
     def __repr__(self) -> str:
         parameters = ", ".join(f"{key}={value:g}" for key, value in self.parameters)
-        return (f"Hyperelastic({self.name!r}, W = {self.energy}, {parameters}, density={self.density:g}, "
-                f"damping={self.damping:g})")
+        return (
+            f"Hyperelastic({self.name!r}, W = {self.energy}, {parameters}, density={self.density:g}, "
+            f"damping={self.damping:g})"
+        )
 
 
 def _rebuilt(kind, variables, energy, parameters, density, damping, name, small_strain) -> Hyperelastic:
@@ -238,13 +307,13 @@ def _checked_parameters(parameters, label: str) -> dict[str, float]:
     if not isinstance(parameters, Mapping):
         raise MaterialError(f"{label}: parameters must be a mapping name -> value, got {type(parameters).__name__}")
     values = {}
-    for key, value in parameters.items():
+    for key, given in parameters.items():
         if not isinstance(key, str) or not key.isidentifier():
             raise MaterialError(f"{label}: parameter name {key!r} is not a Python identifier")
         try:
-            value = float(value)
+            value = float(given)
         except (TypeError, ValueError):
-            raise MaterialError(f"{label}: parameter {key!r} must be a number, got {value!r}") from None
+            raise MaterialError(f"{label}: parameter {key!r} must be a number, got {given!r}") from None
         if not math.isfinite(value) or value < 0.0:
             raise MaterialError(f"{label}: parameter {key!r} must be finite and >= 0, got {value!r}")
         values[key] = value
@@ -261,17 +330,20 @@ def _evaluate(fn: Callable, args: tuple, symbols: dict, label: str, what: str):
         accepted = inspect.signature(fn).parameters.values()
         takes_all = any(p.kind == p.VAR_KEYWORD for p in accepted)
         kwargs = symbols if takes_all else {k: v for k, v in symbols.items() if k in {p.name for p in accepted}}
-    except (TypeError, ValueError):                    # no signature (e.g. a builtin): offer every parameter
+    except (TypeError, ValueError):  # no signature (e.g. a builtin): offer every parameter
         kwargs = symbols
     try:
         result = sp.sympify(fn(*args, **kwargs), strict=True)
     except Exception as exc:
-        raise MaterialError(f"Hyperelastic {label!r}: {what} is not expressible with sympy operations "
-                            f"({type(exc).__name__}: {exc}); write it with sympy functions (sympy.log, sympy.sqrt, "
-                            "…), not math or numpy") from exc
+        raise MaterialError(
+            f"Hyperelastic {label!r}: {what} is not expressible with sympy operations "
+            f"({type(exc).__name__}: {exc}); write it with sympy functions (sympy.log, sympy.sqrt, "
+            "…), not math or numpy"
+        ) from exc
     if not isinstance(result, sp.Expr) or isinstance(result, sp.MatrixBase):
-        raise MaterialError(f"Hyperelastic {label!r}: {what} must return a scalar sympy expression, got "
-                            f"{type(result).__name__}")
+        raise MaterialError(
+            f"Hyperelastic {label!r}: {what} must return a scalar sympy expression, got {type(result).__name__}"
+        )
     return result
 
 
@@ -280,8 +352,10 @@ def _check_symbols(W, variables, symbols: dict, label: str) -> None:
     free = W.free_symbols
     undeclared = sorted(str(s) for s in free - set(variables) - set(symbols.values()))
     if undeclared:
-        raise MaterialError(f"{label}: the strain energy depends on undeclared symbols {', '.join(undeclared)} "
-                            f"(declared parameters: {', '.join(symbols) or 'none'})")
+        raise MaterialError(
+            f"{label}: the strain energy depends on undeclared symbols {', '.join(undeclared)} "
+            f"(declared parameters: {', '.join(symbols) or 'none'})"
+        )
     unused = [key for key, s in symbols.items() if s not in free]
     if unused:
         raise MaterialError(f"{label}: parameters not used by the strain energy: {', '.join(unused)}")

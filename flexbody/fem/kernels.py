@@ -14,88 +14,30 @@ with S the second Piola–Kirchhoff stress (elastic plus Kelvin–Voigt β D₀ 
 Elements are processed in blocks of consecutive elements, colour by colour (no two blocks of a colour share a node,
 :func:`flexbody.fem.patterns.color_groups`), so the parallel scatter into the global vector / CSR data array is
 race-free. The incompatible-mode variant of the 8-node element carries 3 extra "nodes" α_k whose gradients are the
-incompatible modes, condensed per element after a local Newton solve of r_α(x, α) = 0 (Simo & Armero 1992). The strain
-energy kernel sums ∫ W(F) dV per element with the same F. The SVK force (undamped or Kelvin–Voigt) and energy of
-8-node bricks with 2 × 2 × 2 Gauss points run in the kernels of :mod:`flexbody.fem.svk_hex8`, bitwise the same. Every
-assembly has a serial path (n_threads <= 1), bitwise equal to the parallel one for any number of threads.
+incompatible modes, condensed per element after a local Newton solve of r_α(x, α) = 0 (Simo & Armero 1992). The
+Gauss-point terms (F, stresses, A) are those of :mod:`flexbody.fem.point_kernels`; the strain energy kernels of
+:mod:`flexbody.fem.energy_kernels` sum ∫ W(F) dV per element with the same F. The SVK force (undamped or Kelvin–Voigt)
+and energy of 8-node bricks with 2 × 2 × 2 Gauss points run in the kernels of :mod:`flexbody.fem.svk_hex8`, bitwise
+the same. Every assembly has a serial path (n_threads <= 1), bitwise equal to the parallel one for any number of
+threads.
 
 Every kernel taking (kind, p) also takes the compiled user law as its last argument ``law``, a numba first-class
 function (``FunctionType``) of :mod:`flexbody.fem.energy_codegen`: each kernel is compiled once for all user laws
 and stays in numba's on-disk cache. The built-in laws omit it; numba then prunes the ``law is not None``
 branches, so their machine code is that of the kernels without a user law.
 """
+
 from __future__ import annotations
 
 import contextlib
-import math
 
 import numba as nb
 import numpy as np
 
-from .materials import (MOONEY_RIVLIN, NEO_HOOKEAN, SVK, _right_cauchy_green, pk2_stress, pk2_stress_and_moduli,
-                        user_energy_density)
+from .materials import SVK, pk2_stress, pk2_stress_and_moduli
+from .point_kernels import _add_general_A, _add_isotropic_A, _add_viscous_stress, _gradient, _svk_stress
 from .small_dense import small_product, small_solve
-from .svk_hex8 import svk_hex8_damped_forces, svk_hex8_energies, svk_hex8_forces
-
-
-# --------------------------------------------------------------------------- Gauss-point kernels
-@nb.njit(cache=True, inline="always")
-def _gradient(xe, Gg, n, F):
-    """F_iK = Σ_a x_ai G_aK over the first n nodes."""
-    for i in range(3):
-        for k in range(3):
-            s = 0.0
-            for a in range(n):
-                s += xe[a, i] * Gg[a, k]
-            F[i, k] = s
-
-
-@nb.njit(cache=True, inline="always")
-def _add_viscous_stress(F, Fd, beta, lam0, mu0, S):
-    """S += β D⁰ : Ė with Ė = sym(Fᵀ Ḟ) (Kelvin–Voigt)."""
-    tr = 0.0
-    for k in range(3):
-        tr += F[0, k] * Fd[0, k] + F[1, k] * Fd[1, k] + F[2, k] * Fd[2, k]
-    for i in range(3):
-        for j in range(3):
-            ed = 0.5 * (F[0, i] * Fd[0, j] + F[1, i] * Fd[1, j] + F[2, i] * Fd[2, j]
-                        + Fd[0, i] * F[0, j] + Fd[1, i] * F[1, j] + Fd[2, i] * F[2, j])
-            S[i, j] += beta * 2.0 * mu0 * ed
-        S[i, i] += beta * lam0 * tr
-
-
-@nb.njit(cache=True, inline="always")
-def _add_isotropic_A(F1, F2, lam, mu, scale, A):
-    """A_LNij += scale [λ F1_iL F2_jN + μ (δ_LN (F1 F2ᵀ)_ij + F1_iN F2_jL)] (isotropic D contracted)."""
-    for L in range(3):
-        for N in range(3):
-            for i in range(3):
-                for j in range(3):
-                    v = lam * F1[i, L] * F2[j, N] + mu * F1[i, N] * F2[j, L]
-                    if L == N:
-                        v += mu * (F1[i, 0] * F2[j, 0] + F1[i, 1] * F2[j, 1] + F1[i, 2] * F2[j, 2])
-                    A[L, N, i, j] += scale * v
-
-
-@nb.njit(cache=True, inline="always")
-def _add_general_A(F, D, scale, A, T):
-    """A_LNij += scale Σ_KM F_iK D_KLMN F_jM; T (3, 3, 3, 3) is scratch."""
-    for L in range(3):
-        for M in range(3):
-            for N in range(3):
-                for i in range(3):
-                    s = 0.0
-                    for K in range(3):
-                        s += F[i, K] * D[K, L, M, N]
-                    T[L, M, N, i] = s
-    for L in range(3):
-        for N in range(3):
-            for i in range(3):
-                for j in range(3):
-                    s = 0.0
-                    for M in range(3):
-                        s += T[L, M, N, i] * F[j, M]
-                    A[L, N, i, j] += scale * s
+from .svk_hex8 import svk_hex8_damped_forces, svk_hex8_forces
 
 
 # --------------------------------------------------------------------------- element routines
@@ -122,24 +64,6 @@ def element_force(xe, ve, Ge, we, kind, p, beta, lam0, mu0, fe, F, Fd, S, work, 
             P2 = (F[i, 0] * S[0, 2] + F[i, 1] * S[1, 2] + F[i, 2] * S[2, 2]) * w
             for a in range(n):
                 fe[a, i] += P0 * Gg[a, 0] + P1 * Gg[a, 1] + P2 * Gg[a, 2]
-
-
-@nb.njit(cache=True, inline="always")
-def _svk_stress(lam, mu, F, S):
-    """St. Venant–Kirchhoff S = λ tr(E) I + 2μE, E = (FᵀF − I)/2, written out for the force kernel."""
-    c00 = F[0, 0] * F[0, 0] + F[1, 0] * F[1, 0] + F[2, 0] * F[2, 0]
-    c11 = F[0, 1] * F[0, 1] + F[1, 1] * F[1, 1] + F[2, 1] * F[2, 1]
-    c22 = F[0, 2] * F[0, 2] + F[1, 2] * F[1, 2] + F[2, 2] * F[2, 2]
-    c01 = F[0, 0] * F[0, 1] + F[1, 0] * F[1, 1] + F[2, 0] * F[2, 1]
-    c02 = F[0, 0] * F[0, 2] + F[1, 0] * F[1, 2] + F[2, 0] * F[2, 2]
-    c12 = F[0, 1] * F[0, 2] + F[1, 1] * F[1, 2] + F[2, 1] * F[2, 2]
-    tr = 0.5 * lam * (c00 + c11 + c22 - 3.0)
-    S[0, 0] = mu * (c00 - 1.0) + tr
-    S[1, 1] = mu * (c11 - 1.0) + tr
-    S[2, 2] = mu * (c22 - 1.0) + tr
-    S[0, 1] = S[1, 0] = mu * c01
-    S[0, 2] = S[2, 0] = mu * c02
-    S[1, 2] = S[2, 1] = mu * c12
 
 
 @nb.njit(cache=True)
@@ -237,7 +161,7 @@ def _condense(nn, fe, Ke, Ce, want_damping, Kc, Cc):
                 for j in range(3):
                     Kax[3 * a + i, 3 * b + j] = Ke[nn + a, b, i, j]
                     Kxa[3 * b + j, 3 * a + i] = Ke[b, nn + a, j, i]
-    corr = small_product(Kxa, small_solve(Kaa, Kax))            # K_xα K_αα⁻¹ K_αx
+    corr = small_product(Kxa, small_solve(Kaa, Kax))  # K_xα K_αα⁻¹ K_αx
     for a in range(nn):
         for b in range(nn):
             for i in range(3):
@@ -317,7 +241,7 @@ def _numba_threads(n_threads: int):
 def _force_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f, law=None):
     """f (n_nodes, 3) += internal forces [N] of the plain elements color_elems[lo:hi], in that order."""
     nn = cells.shape[1]
-    if kind == SVK and nn == 8 and G.shape[1] == 8 and G.shape[2] == 8:          # specialised, bitwise the same
+    if kind == SVK and nn == 8 and G.shape[1] == 8 and G.shape[2] == 8:  # specialised, bitwise the same
         if beta > 0.0:
             svk_hex8_damped_forces(lo, hi, color_elems, cells, G, wdv, x, v, p[0], p[1], beta, lam0, mu0, f)
         else:
@@ -345,8 +269,9 @@ def _force_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam
                 f[cells[e, a], i] += fe[a, i]
 
 
-def assemble_force(color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_threads, f,
-                   law=None):
+def assemble_force(
+    color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_threads, f, law=None
+):
     """f (n_nodes, 3) += internal forces of all plain elements; colours in turn, blocks of a colour in parallel.
 
     Blocks and colours are those of :func:`flexbody.fem.patterns.color_groups`. n_threads <= 1: serial, on the
@@ -358,26 +283,53 @@ def assemble_force(color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind,
         _force_of_range(0, len(color_elems), color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f, *extra)
         return
     with _numba_threads(n_threads):
-        _assemble_force_parallel(color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
-                                 n_threads, f, *extra)
+        _assemble_force_parallel(
+            color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_threads, f, *extra
+        )
 
 
 @nb.njit(parallel=True, cache=True, error_model="numpy")
-def _assemble_force_parallel(color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
-                             n_threads, f, law=None):
+def _assemble_force_parallel(
+    color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_threads, f, law=None
+):
     for c in range(len(color_ptr) - 1):
         first, stop = color_ptr[c], color_ptr[c + 1]
         n_chunks = min(n_threads, stop - first)
         for ch in nb.prange(n_chunks):
             b0, b1 = _chunk_bounds(first, stop, n_chunks, ch)
-            _force_of_range(block_ptr[b0], block_ptr[b1], color_elems, cells, G, wdv, x, v, kind, p, beta, lam0,
-                            mu0, f, law)
+            _force_of_range(
+                block_ptr[b0], block_ptr[b1], color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f, law
+            )
 
 
 @nb.njit(cache=True, error_model="numpy")
-def _matrices_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
-                       alpha, h_elem, want_force, want_tangent, want_damping, data_offset,
-                       row_length, f, K_data, C_data, status, law=None):
+def _matrices_of_range(
+    lo,
+    hi,
+    color_elems,
+    cells,
+    G,
+    wdv,
+    x,
+    v,
+    kind,
+    p,
+    beta,
+    lam0,
+    mu0,
+    alpha,
+    h_elem,
+    want_force,
+    want_tangent,
+    want_damping,
+    data_offset,
+    row_length,
+    f,
+    K_data,
+    C_data,
+    status,
+    law=None,
+):
     """Force, tangent and damping of the elements color_elems[lo:hi] (see :func:`assemble_matrices`)."""
     nn = cells.shape[1]
     n_all = G.shape[2]
@@ -400,8 +352,9 @@ def _matrices_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, 
             for a in range(n_all - nn):
                 for i in range(3):
                     xe[nn + a, i] = alpha[e, a, i]
-            status[e] = _solve_enhanced_modes(xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0,
-                                              want_damping, h_elem[e], fe, Ke, Ce, law)
+            status[e] = _solve_enhanced_modes(
+                xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0, want_damping, h_elem[e], fe, Ke, Ce, law
+            )
             for a in range(n_all - nn):
                 for i in range(3):
                     alpha[e, a, i] = xe[nn + a, i]
@@ -425,9 +378,34 @@ def _matrices_of_range(lo, hi, color_elems, cells, G, wdv, x, v, kind, p, beta, 
                 _scatter_blocks(cells[e], data_offset[e], row_length, Ce, nn, C_data)
 
 
-def assemble_matrices(color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0,
-                      alpha, h_elem, want_force, want_tangent, want_damping, data_offset,
-                      row_length, n_threads, f, K_data, C_data, status, law=None):
+def assemble_matrices(
+    color_ptr,
+    block_ptr,
+    color_elems,
+    cells,
+    G,
+    wdv,
+    x,
+    v,
+    kind,
+    p,
+    beta,
+    lam0,
+    mu0,
+    alpha,
+    h_elem,
+    want_force,
+    want_tangent,
+    want_damping,
+    data_offset,
+    row_length,
+    n_threads,
+    f,
+    K_data,
+    C_data,
+    status,
+    law=None,
+):
     """Assemble force f (n,3), tangent K_data and damping C_data (CSR data arrays) over all elements.
 
     With enhanced modes (G.shape[2] > nn) the modes ``alpha`` (m, n_enh, 3) are solved per element,
@@ -435,8 +413,30 @@ def assemble_matrices(color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, ki
     Colours in turn, the blocks of a colour in parallel; n_threads <= 1: serial, on the calling thread
     (the parallel kernel is then never compiled). ``law``: the compiled user law, None for the built-in laws.
     """
-    args = (color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, alpha, h_elem, want_force, want_tangent,
-            want_damping, data_offset, row_length, f, K_data, C_data, status) + (() if law is None else (law,))
+    args = (
+        color_elems,
+        cells,
+        G,
+        wdv,
+        x,
+        v,
+        kind,
+        p,
+        beta,
+        lam0,
+        mu0,
+        alpha,
+        h_elem,
+        want_force,
+        want_tangent,
+        want_damping,
+        data_offset,
+        row_length,
+        f,
+        K_data,
+        C_data,
+        status,
+    ) + (() if law is None else (law,))
     if n_threads <= 1:
         _matrices_of_range(0, len(color_elems), *args)
         return
@@ -445,117 +445,66 @@ def assemble_matrices(color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, ki
 
 
 @nb.njit(parallel=True, cache=True, error_model="numpy")
-def _assemble_matrices_parallel(color_ptr, block_ptr, n_threads, color_elems, cells, G, wdv, x, v, kind, p, beta,
-                                lam0, mu0, alpha, h_elem, want_force, want_tangent, want_damping, data_offset,
-                                row_length, f, K_data, C_data, status, law=None):
+def _assemble_matrices_parallel(
+    color_ptr,
+    block_ptr,
+    n_threads,
+    color_elems,
+    cells,
+    G,
+    wdv,
+    x,
+    v,
+    kind,
+    p,
+    beta,
+    lam0,
+    mu0,
+    alpha,
+    h_elem,
+    want_force,
+    want_tangent,
+    want_damping,
+    data_offset,
+    row_length,
+    f,
+    K_data,
+    C_data,
+    status,
+    law=None,
+):
     for c in range(len(color_ptr) - 1):
         first, stop = color_ptr[c], color_ptr[c + 1]
         n_chunks = min(n_threads, stop - first)
         for ch in nb.prange(n_chunks):
             b0, b1 = _chunk_bounds(first, stop, n_chunks, ch)
-            _matrices_of_range(block_ptr[b0], block_ptr[b1], color_elems, cells, G, wdv, x, v, kind, p, beta, lam0,
-                               mu0, alpha, h_elem, want_force, want_tangent, want_damping, data_offset, row_length,
-                               f, K_data, C_data, status, law)
-
-
-# --------------------------------------------------------------------------- strain energy
-@nb.njit(cache=True, inline="always")
-def _det3(F):
-    """det F of a 3×3 matrix (cofactor expansion along the first row)."""
-    return (F[0, 0] * (F[1, 1] * F[2, 2] - F[1, 2] * F[2, 1])
-            - F[0, 1] * (F[1, 0] * F[2, 2] - F[1, 2] * F[2, 0])
-            + F[0, 2] * (F[1, 0] * F[2, 1] - F[1, 1] * F[2, 0]))
-
-
-@nb.njit(cache=True)
-def strain_energy_density(kind, p, F, C, law=None):
-    """Strain energy density W(F) [J/m³] of one deformation gradient F (3, 3); C (3, 3) is scratch.
-
-    The laws of :mod:`flexbody.fem.materials`, term by term as in ``flexible.strain_energy_density``:
-
-    * SVK, p = (λ, μ):            W = λ/2 (tr E)² + μ E : E,  E = (C − I)/2;
-    * Neo-Hookean, p = (μ, λ):    W = μ/2 (I₁ − 3) − μ ln J + λ/2 (ln J)²;
-    * Mooney–Rivlin, p = (c₁₀, c₀₁, κ): W = c₁₀ (J^(-2/3) I₁ − 3) + c₀₁ (J^(-4/3) I₂ − 3) + κ/2 (J − 1)²,
-
-    with C = Fᵀ F, I₁ = tr C, I₂ = (I₁² − C : C)/2, J = det F (NaN for J < 0, like NumPy). Unknown kinds: NaN.
-    A user ``law`` gives its W (NaN for J <= 0).
-    """
-    if law is not None:
-        return user_energy_density(law, p, F, C)
-    _right_cauchy_green(F, C)
-    if kind == SVK:
-        tr = 0.0
-        EE = 0.0
-        for i in range(3):
-            tr += 0.5 * (C[i, i] - 1.0)
-            for j in range(3):
-                Eij = 0.5 * (C[i, j] - (1.0 if i == j else 0.0))
-                EE += Eij * Eij
-        return 0.5 * p[0] * tr * tr + p[1] * EE
-    I1 = C[0, 0] + C[1, 1] + C[2, 2]
-    J = _det3(F)
-    if kind == NEO_HOOKEAN:
-        ln_j = math.log(J) if J > 0.0 else (-math.inf if J == 0.0 else math.nan)
-        return 0.5 * p[0] * (I1 - 3.0) - p[0] * ln_j + 0.5 * p[1] * ln_j * ln_j
-    if kind == MOONEY_RIVLIN:
-        CC = 0.0
-        for i in range(3):
-            for j in range(3):
-                CC += C[i, j] * C[i, j]
-        I2 = 0.5 * (I1 * I1 - CC)
-        return (p[0] * (J ** (-2.0 / 3.0) * I1 - 3.0) + p[1] * (J ** (-4.0 / 3.0) * I2 - 3.0)
-                + 0.5 * p[2] * (J - 1.0) * (J - 1.0))
-    return math.nan
-
-
-@nb.njit(cache=True, error_model="numpy")
-def _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy, law=None):
-    """energy[e] = Σ_g w_g det J_g W(F_g) [J] for elements lo ≤ e < hi (enhanced modes from ``alpha``)."""
-    nn = cells.shape[1]
-    n_all = G.shape[2]
-    nq = G.shape[1]
-    if kind == SVK and nn == 8 and n_all == 8 and nq == 8:                       # specialised, bitwise the same
-        return svk_hex8_energies(lo, hi, cells, G, wdv, x, p[0], p[1], energy)
-    xe = np.empty((n_all, 3))
-    F = np.empty((3, 3))
-    C = np.empty((3, 3))
-    for e in range(lo, hi):
-        for a in range(nn):
-            for i in range(3):
-                xe[a, i] = x[cells[e, a], i]
-        for a in range(n_all - nn):
-            for i in range(3):
-                xe[nn + a, i] = alpha[e, a, i]
-        s = 0.0
-        for g in range(nq):
-            _gradient(xe, G[e, g], n_all, F)
-            s += wdv[e, g] * strain_energy_density(kind, p, F, C, law)
-        energy[e] = s
-
-
-def element_strain_energies(cells, G, wdv, x, alpha, kind, p, n_threads, energy, law=None):
-    """Strain energy ∫_e W(F) dV [J] of every element into energy (m,), elements in n_threads parallel chunks.
-
-    F = Σ_a x_a ⊗ G_a over the nodes plus, when G.shape[2] > nn, Σ_k α_k ⊗ G̃_k of the enhanced modes
-    ``alpha`` (m, n_enh, 3) (which must be the converged modes at x for a meaningful energy).
-    n_threads <= 1: serial, on the calling thread (the parallel kernel is then never compiled). ``law``: the
-    compiled user law, None for the built-in laws.
-    """
-    extra = () if law is None else (law,)
-    if n_threads <= 1:
-        _energies_of_range(0, cells.shape[0], cells, G, wdv, x, alpha, kind, p, energy, *extra)
-        return
-    with _numba_threads(n_threads):
-        _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_threads, energy, *extra)
-
-
-@nb.njit(parallel=True, cache=True, error_model="numpy")
-def _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_threads, energy, law=None):
-    m = cells.shape[0]
-    n_chunks = min(n_threads, m)
-    for ch in nb.prange(n_chunks):
-        lo, hi = _chunk_bounds(0, m, n_chunks, ch)
-        _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy, law)
+            _matrices_of_range(
+                block_ptr[b0],
+                block_ptr[b1],
+                color_elems,
+                cells,
+                G,
+                wdv,
+                x,
+                v,
+                kind,
+                p,
+                beta,
+                lam0,
+                mu0,
+                alpha,
+                h_elem,
+                want_force,
+                want_tangent,
+                want_damping,
+                data_offset,
+                row_length,
+                f,
+                K_data,
+                C_data,
+                status,
+                law,
+            )
 
 
 @nb.njit(cache=True, inline="always")

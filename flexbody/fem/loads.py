@@ -5,13 +5,14 @@ notation of [DE-104] the body/surface force vector is g = −f_ext, g_j = −∫
 Dead loads (body force, nodal force, traction, moment) do not depend on q; a follower pressure acts on the
 current surface and also provides its load stiffness ∂f_ext/∂q (non-symmetric in general).
 """
+
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 
-from .elements import FACE_AXIS_SIDE, FACE_TANGENT_AXES, gauss_quad
 from ..errors import LoadError, MeshError
+from .elements import FACE_AXIS_SIDE, FACE_TANGENT_AXES, gauss_quad
 from .flexible_body import FlexibleBody
 
 
@@ -45,17 +46,26 @@ def _faces(body: FlexibleBody, faces, load: str) -> tuple[str, np.ndarray]:
     who = f"{load} on body {body.name!r}"
     try:
         given = np.asarray(faces)
-    except ValueError:                                      # ragged nested lists
+    except ValueError:  # ragged nested lists
         given = np.asarray([None], dtype=object)
-    if given.dtype == bool or not np.issubdtype(given.dtype, np.integer) or given.ndim != 2 or given.shape[1] != 2 \
-            or not given.size:
-        raise LoadError(f"{who}: faces must be a face-set name or integer rows (element, local face 0..5) of shape "
-                        f"(k, 2), got {faces!r}")
+    if (
+        given.dtype == bool
+        or not np.issubdtype(given.dtype, np.integer)
+        or given.ndim != 2
+        or given.shape[1] != 2
+        or not given.size
+    ):
+        raise LoadError(
+            f"{who}: faces must be a face-set name or integer rows (element, local face 0..5) of shape "
+            f"(k, 2), got {faces!r}"
+        )
     rows = given.astype(np.int64)
     bad = np.flatnonzero((rows[:, 0] < 0) | (rows[:, 0] >= body.n_elements) | (rows[:, 1] < 0) | (rows[:, 1] > 5))
     if bad.size:
-        raise LoadError(f"{who}: face row {int(bad[0])} {tuple(int(v) for v in rows[bad[0]])} is not (element "
-                        f"0..{body.n_elements - 1}, local face 0..5)")
+        raise LoadError(
+            f"{who}: face row {int(bad[0])} {tuple(int(v) for v in rows[bad[0]])} is not (element "
+            f"0..{body.n_elements - 1}, local face 0..5)"
+        )
     return "<faces>", rows
 
 
@@ -131,7 +141,7 @@ class BodyForce(Load):
     def __init__(self, body: FlexibleBody, acceleration):
         self.body = _check_body(body, "BodyForce")
         self.acceleration = _finite_vector(acceleration, (3,), f"BodyForce on body {body.name!r}")
-        self._f = None
+        self._f: np.ndarray | None = None
 
     def force(self, q=None) -> np.ndarray:
         if self._f is None:
@@ -183,7 +193,7 @@ class SurfaceTraction(Load):
             raise LoadError(f"SurfaceTraction on {self.label!r} of body {body.name!r}: give traction= or total=")
         self.quad = FaceQuadrature(body, rows)
         X = body.mesh.points
-        dA = np.linalg.norm(self.quad.area_vectors(X), axis=-1) * self.quad.w        # (k, g)
+        dA = np.linalg.norm(self.quad.area_vectors(X), axis=-1) * self.quad.w  # (k, g)
         self.area = float(dA.sum())
         X_gauss = np.einsum("kga,kai->kgi", self.quad.N, X[self.quad.nodes])
         what = f"SurfaceTraction on {self.label!r} of body {body.name!r}"
@@ -192,7 +202,7 @@ class SurfaceTraction(Load):
         elif callable(traction):
             try:
                 values = traction(X_gauss.reshape(-1, 3).copy())
-            except Exception as exc:             # the user's function: named here, its traceback chained
+            except Exception as exc:  # the user's function: named here, its traceback chained
                 raise LoadError(f"{what}: traction(X) raised {type(exc).__name__}: {exc}") from exc
             t = _finite_vector(values, (X_gauss.size // 3, 3), what).reshape(X_gauss.shape)
         else:
@@ -207,7 +217,7 @@ class SurfaceTraction(Load):
 class SurfaceMoment(SurfaceTraction):
     """Dead moment ``moment`` (3,) [N m] about the reference centroid of a face set.
 
-    Distributed as the traction t = ω × (X − X_c) with ω = I_A⁻¹ M, I_A = ∫ (|r|² I − r rᵀ) dA, so the
+    Distributed as the traction t = ω × (X − X_c) with ω = I_A⁻¹ M, I_A = ∫ (‖r‖² I − r rᵀ) dA, so the
     resultant force is zero and the resultant moment is M (for a torque along the face normal this is the
     linear shear distribution t = T n × r / I_p).
     """
@@ -215,7 +225,7 @@ class SurfaceMoment(SurfaceTraction):
     def __init__(self, body: FlexibleBody, faces, moment):
         what = f"SurfaceMoment on body {_check_body(body, 'SurfaceMoment').name!r}"
         M = _finite_vector(moment, (3,), what)
-        label, rows = _faces(body, faces, "SurfaceMoment")
+        _label, rows = _faces(body, faces, "SurfaceMoment")
         quad = FaceQuadrature(body, rows)
         X = body.mesh.points
         dA = (np.linalg.norm(quad.area_vectors(X), axis=-1) * quad.w).ravel()
@@ -257,21 +267,25 @@ class Pressure(Load):
         xs, xt = self.quad.tangents(x)
         q_ = self.quad
         # δn = N_b,s (δx_b × x_t) + N_b,t (x_s × δx_b) = (−N_b,s [x_t]× + N_b,t [x_s]×) δx_b
-        blocks = (np.einsum("kgb,kgij->kgbij", q_.dN_t, _skew(xs))
-                  - np.einsum("kgb,kgij->kgbij", q_.dN_s, _skew(xt)))
+        blocks = np.einsum("kgb,kgij->kgbij", q_.dN_t, _skew(xs)) - np.einsum("kgb,kgij->kgbij", q_.dN_s, _skew(xt))
         coef = -self.pressure * q_.sign[:, None] * q_.w[None, :]
-        Ke = np.einsum("kg,kga,kgbij->kabij", coef, q_.N, blocks)            # (k, nn, nn, 3, 3)
+        Ke = np.einsum("kg,kga,kgbij->kabij", coef, q_.N, blocks)  # (k, nn, nn, 3, 3)
         n = self.body.n_nodes
         rows = (3 * self._rows.reshape(len(Ke), -1)[:, :, None, None] + np.arange(3)[:, None]).repeat(3, axis=-1)
         cols = (3 * self._cols.reshape(len(Ke), -1)[:, :, None, None] + np.arange(3)[None, :]).repeat(3, axis=-2)
-        return sp.csr_matrix((Ke.reshape(len(Ke), -1, 3, 3).ravel(), (rows.ravel(), cols.ravel())),
-                             shape=(3 * n, 3 * n))
+        return sp.csr_matrix(
+            (Ke.reshape(len(Ke), -1, 3, 3).ravel(), (rows.ravel(), cols.ravel())), shape=(3 * n, 3 * n)
+        )
 
 
 def _skew(v: np.ndarray) -> np.ndarray:
     """Cross-product matrices [v]× (..., 3, 3)."""
     z = np.zeros(v.shape[:-1])
-    return np.stack([np.stack([z, -v[..., 2], v[..., 1]], -1),
-                     np.stack([v[..., 2], z, -v[..., 0]], -1),
-                     np.stack([-v[..., 1], v[..., 0], z], -1)], -2)
-
+    return np.stack(
+        [
+            np.stack([z, -v[..., 2], v[..., 1]], -1),
+            np.stack([v[..., 2], z, -v[..., 0]], -1),
+            np.stack([-v[..., 1], v[..., 0], z], -1),
+        ],
+        -2,
+    )

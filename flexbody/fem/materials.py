@@ -26,6 +26,7 @@ inf/NaN, which the solvers' line search halves, rather than an exception.
 The pointwise laws are numba functions (``pk2_stress``, ``pk2_stress_and_moduli``) called inside the
 element kernels; the material classes hold the constants and expose vectorised NumPy wrappers.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,9 +38,9 @@ import numpy as np
 from ..errors import MaterialError
 
 SVK, NEO_HOOKEAN, MOONEY_RIVLIN = 0, 1, 2
-USER_INVARIANTS, USER_TENSOR = 3, 4              # user laws W(I₁, I₂, J) and W(C), see module docstring
-LAW_OUT = 28                                     # length of a user law's output: W, then 9 or 6 + 21 numbers
-VOIGT = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))     # Voigt order of a user law's S and D
+USER_INVARIANTS, USER_TENSOR = 3, 4  # user laws W(I₁, I₂, J) and W(C), see module docstring
+LAW_OUT = 28  # length of a user law's output: W, then 9 or 6 + 21 numbers
+VOIGT = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))  # Voigt order of a user law's S and D
 
 
 # --------------------------------------------------------------------------- pointwise laws (numba)
@@ -79,12 +80,15 @@ def _invariant_derivatives(kind, p, I1, I2, I3):
     a23 = a13 * a13
     w1 = c10 * a13
     w2 = c01 * a23
-    w3 = (-c10 * I1 * a13 / (3.0 * I3) - 2.0 * c01 * I2 * a23 / (3.0 * I3)
-          + 0.5 * kappa * (J - 1.0) / J)
+    w3 = -c10 * I1 * a13 / (3.0 * I3) - 2.0 * c01 * I2 * a23 / (3.0 * I3) + 0.5 * kappa * (J - 1.0) / J
     w13 = -c10 * a13 / (3.0 * I3)
     w23 = -2.0 * c01 * a23 / (3.0 * I3)
-    w33 = (4.0 * c10 * I1 * a13 / (9.0 * I3 * I3) + 10.0 * c01 * I2 * a23 / (9.0 * I3 * I3)
-           + 0.25 * kappa / I3 - 0.25 * kappa * (J - 1.0) / (I3 * J))
+    w33 = (
+        4.0 * c10 * I1 * a13 / (9.0 * I3 * I3)
+        + 10.0 * c01 * I2 * a23 / (9.0 * I3 * I3)
+        + 0.25 * kappa / I3
+        - 0.25 * kappa * (J - 1.0) / (I3 * J)
+    )
     return w1, w2, w3, 0.0, 0.0, w13, 0.0, w23, w33
 
 
@@ -148,8 +152,7 @@ def pk2_stress_and_moduli(kind, p, F, S, D, work, law=None):
             for j in range(3):
                 for k in range(3):
                     for m in range(3):
-                        D[i, j, k, m] = (lam * (i == j) * (k == m)
-                                         + mu * ((i == k) * (j == m) + (i == m) * (j == k)))
+                        D[i, j, k, m] = lam * (i == j) * (k == m) + mu * ((i == k) * (j == m) + (i == m) * (j == k))
         return
     C, Ci = work[0], work[1]
     I3 = _inverse_sym3(C, Ci)
@@ -162,7 +165,7 @@ def pk2_stress_and_moduli(kind, p, F, S, D, work, law=None):
 @nb.njit(cache=True, inline="always")
 def _invariant_moduli(w1, w2, w3, w11, w12, w13, w22, w23, w33, I1, I3, C, Ci, D):
     """D = 4 [Σ W_ab ∂I_a/∂C ⊗ ∂I_b/∂C + W₂ (I ⊗ I − 𝕀) + W₃ I₃ (C⁻¹ ⊗ C⁻¹ − 𝕀_C⁻¹)]."""
-    dI = np.empty((3, 3, 3))          # ∂I₁/∂C, ∂I₂/∂C, ∂I₃/∂C
+    dI = np.empty((3, 3, 3))  # ∂I₁/∂C, ∂I₂/∂C, ∂I₃/∂C
     for i in range(3):
         for j in range(3):
             d = 1.0 if i == j else 0.0
@@ -207,7 +210,7 @@ def _user_stress(law, kind, p, C, Ci, S):
             i, j = VOIGT[a]
             S[i, j] = S[j, i] = out[1 + a]
         return
-    I1, I2, I3 = _invariants(C, Ci)
+    I1, _I2, I3 = _invariants(C, Ci)
     _invariant_stress(out[1], out[2], out[3], I1, I3, C, Ci, S)
 
 
@@ -225,10 +228,10 @@ def _user_stress_and_moduli(law, kind, p, C, Ci, S, D):
                 m, n = VOIGT[b]
                 v = out[k]
                 k += 1
-                D[i, j, m, n] = D[j, i, m, n] = D[i, j, n, m] = D[j, i, n, m] = v      # minor and major symmetry
+                D[i, j, m, n] = D[j, i, m, n] = D[i, j, n, m] = D[j, i, n, m] = v  # minor and major symmetry
                 D[m, n, i, j] = D[n, m, i, j] = D[m, n, j, i] = D[n, m, j, i] = v
         return
-    I1, I2, I3 = _invariants(C, Ci)
+    I1, _I2, I3 = _invariants(C, Ci)
     _invariant_stress(out[1], out[2], out[3], I1, I3, C, Ci, S)
     _invariant_moduli(out[1], out[2], out[3], out[4], out[5], out[6], out[7], out[8], out[9], I1, I3, C, Ci, D)
 
@@ -237,8 +240,11 @@ def _user_stress_and_moduli(law, kind, p, C, Ci, S, D):
 def user_energy_density(law, p, F, C):
     """W(F) [J/m³] of a user law; C (3, 3) is scratch. NaN for det F <= 0 (like the built-in laws' ln J)."""
     _right_cauchy_green(F, C)
-    J = (F[0, 0] * (F[1, 1] * F[2, 2] - F[1, 2] * F[2, 1]) - F[0, 1] * (F[1, 0] * F[2, 2] - F[1, 2] * F[2, 0])
-         + F[0, 2] * (F[1, 0] * F[2, 1] - F[1, 1] * F[2, 0]))
+    J = (
+        F[0, 0] * (F[1, 1] * F[2, 2] - F[1, 2] * F[2, 1])
+        - F[0, 1] * (F[1, 0] * F[2, 2] - F[1, 2] * F[2, 0])
+        + F[0, 2] * (F[1, 0] * F[2, 1] - F[1, 1] * F[2, 0])
+    )
     if not J > 0.0:
         return math.nan
     out = np.empty(LAW_OUT)
@@ -297,8 +303,10 @@ def _checked_lame(young: float, poisson: float, material: str) -> tuple[float, f
     """(λ, μ) of (young, poisson), refused when they overflow (ν so near 0.5 or −1 that λ or μ is infinite)."""
     lam, mu = lame_from_young(young, poisson)
     if not (math.isfinite(lam) and math.isfinite(mu)):
-        raise MaterialError(f"{material}: young={young!r} with poisson={poisson!r} gives Lamé constants "
-                            f"lambda={lam!r}, mu={mu!r}, which are not finite")
+        raise MaterialError(
+            f"{material}: young={young!r} with poisson={poisson!r} gives Lamé constants "
+            f"lambda={lam!r}, mu={mu!r}, which are not finite"
+        )
     return lam, mu
 
 
@@ -331,9 +339,11 @@ class Material:
 
     def pk2_stress_and_moduli(self, F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Stress (..., 3, 3) and tangent moduli D = 2 ∂S/∂C (..., 3, 3, 3, 3) [Pa]."""
-        return self._evaluate(F, want_moduli=True)
+        S, D = self._evaluate(F, want_moduli=True)
+        assert D is not None  # the moduli were asked for
+        return S, D
 
-    def _evaluate(self, F: np.ndarray, want_moduli: bool) -> tuple[np.ndarray, np.ndarray]:
+    def _evaluate(self, F: np.ndarray, want_moduli: bool) -> tuple[np.ndarray, np.ndarray | None]:
         F = np.asarray(F, dtype=float)
         lead = F.shape[:-2]
         flat = np.ascontiguousarray(F.reshape(-1, 3, 3))
@@ -343,7 +353,7 @@ class Material:
             _batch_stress(self.kind, self.params, flat, S, D, want_moduli)
         else:
             _batch_stress(self.kind, self.params, flat, S, D, want_moduli, self.law)
-        return S.reshape(lead + (3, 3)), (D.reshape(lead + (3, 3, 3, 3)) if want_moduli else None)
+        return S.reshape((*lead, 3, 3)), (D.reshape((*lead, 3, 3, 3, 3)) if want_moduli else None)
 
 
 @dataclass(frozen=True)
@@ -376,10 +386,12 @@ class StVenantKirchhoff(Material):
 
     @property
     def params(self) -> np.ndarray:
+        """The law's constants (2,) = (λ, μ) [Pa], the Lamé constants of ``young`` and ``poisson``."""
         return np.array(lame_from_young(self.young, self.poisson))
 
     @property
     def small_strain_lame(self) -> tuple[float, float]:
+        """(λ₀, μ₀) [Pa], the Lamé constants of ``young`` and ``poisson``."""
         return lame_from_young(self.young, self.poisson)
 
 
@@ -394,9 +406,16 @@ class NeoHookean(Material):
     shear_modulus: float = 0.0
     lame_lambda: float = 0.0
 
-    def __init__(self, young: float | None = None, poisson: float | None = None, density: float | None = None,
-                 *, shear_modulus: float | None = None, bulk_modulus: float | None = None,
-                 damping: float = 0.0):
+    def __init__(
+        self,
+        young: float | None = None,
+        poisson: float | None = None,
+        density: float | None = None,
+        *,
+        shear_modulus: float | None = None,
+        bulk_modulus: float | None = None,
+        damping: float = 0.0,
+    ):
         name = "NeoHookean"
         if young is not None or poisson is not None:
             if shear_modulus is not None or bulk_modulus is not None or young is None or poisson is None:
@@ -418,10 +437,12 @@ class NeoHookean(Material):
 
     @property
     def params(self) -> np.ndarray:
+        """The law's constants (2,) = (μ, λ) [Pa]: ``shear_modulus`` and ``lame_lambda``."""
         return np.array([self.shear_modulus, self.lame_lambda])
 
     @property
     def small_strain_lame(self) -> tuple[float, float]:
+        """(λ₀, μ₀) = (``lame_lambda``, ``shear_modulus``) [Pa]."""
         return self.lame_lambda, self.shear_modulus
 
 
@@ -457,9 +478,11 @@ class MooneyRivlin(Material):
 
     @property
     def params(self) -> np.ndarray:
+        """The law's constants (3,) = (c₁₀, c₀₁, κ) [Pa]."""
         return np.array([self.c10, self.c01, self.bulk_modulus])
 
     @property
     def small_strain_lame(self) -> tuple[float, float]:
+        """(λ₀, μ₀) [Pa] with μ₀ = 2 (c₁₀ + c₀₁) and λ₀ = κ − 2μ₀/3."""
         mu = 2.0 * (self.c10 + self.c01)
         return self.bulk_modulus - 2.0 * mu / 3.0, mu

@@ -4,6 +4,7 @@
 The container and the generator live in :mod:`flexbody.fem.hex_mesh`, the file formats (meshio, Gmsh
 physical groups, Abaqus sets) in :mod:`flexbody.fem.mesh_files`.
 """
+
 from .hex_mesh import HexMesh, box, face_quads, faces_nodes
 from .mesh_files import from_meshio, read, write
 

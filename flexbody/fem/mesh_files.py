@@ -5,6 +5,7 @@ surfaces, and VTU point/cell data arrays are mapped to the node, face and elemen
 :class:`~flexbody.fem.mesh.HexMesh`. Every read failure becomes a :class:`~flexbody.errors.MeshError` naming
 the file.
 """
+
 from __future__ import annotations
 
 import logging
@@ -13,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .elements import reference_hex
 from ..errors import MeshError
+from .elements import reference_hex
 from .hex_mesh import _CELL_TYPE, _HEX_TYPES, HexMesh, face_quads
 
 logger = logging.getLogger(__name__)
@@ -66,8 +67,10 @@ def _check_complete_lines(path: Path) -> None:
         tail = fh.read().rstrip(b" \t\x00")
     if tail and not tail.endswith(b"\n"):
         last = tail.splitlines()[-1].decode("utf-8", "replace")[-40:]
-        raise MeshError(f"mesh file '{path}' ends in the middle of a line ({last!r}): the file looks cut short; "
-                        f"an Abaqus file has no end marker, so a cut set would be read silently smaller")
+        raise MeshError(
+            f"mesh file '{path}' ends in the middle of a line ({last!r}): the file looks cut short; "
+            f"an Abaqus file has no end marker, so a cut set would be read silently smaller"
+        )
 
 
 def _meshio_read(path: Path):
@@ -81,8 +84,10 @@ def _meshio_read(path: Path):
 
     formats = sorted(meshio.extension_to_filetypes.get(path.suffix.lower(), []), key=lambda f: f != "gmsh")
     if not formats:
-        raise MeshError(f"cannot read mesh file '{path}': unknown suffix '{path.suffix}' "
-                        f"(meshio reads {', '.join(sorted(meshio.extension_to_filetypes))})")
+        raise MeshError(
+            f"cannot read mesh file '{path}': unknown suffix '{path.suffix}' "
+            f"(meshio reads {', '.join(sorted(meshio.extension_to_filetypes))})"
+        )
     errors = []
     for fmt in formats:
         try:
@@ -103,8 +108,10 @@ def from_meshio(raw, source: str = "<meshio.Mesh>") -> HexMesh:
     if bad.size:
         row = cells[bad[0]]
         outside = row[(row < 0) | (row >= n_points)].tolist()
-        raise MeshError(f"'{source}': hexahedron {bad[0]} refers to point(s) {outside} outside 0..{n_points - 1} "
-                        f"(the file has {n_points} points)")
+        raise MeshError(
+            f"'{source}': hexahedron {bad[0]} refers to point(s) {outside} outside 0..{n_points - 1} "
+            f"(the file has {n_points} points)"
+        )
     block_start = dict(zip(hex_ids, np.cumsum([0] + [len(blocks[b].data) for b in hex_ids])))
     cells, cell_map = _deduplicated(cells, source)
     used = np.unique(cells)
@@ -112,13 +119,16 @@ def from_meshio(raw, source: str = "<meshio.Mesh>") -> HexMesh:
     renumber[used] = np.arange(len(used))
     points = np.asarray(raw.points, dtype=float)[used]
     if points.ndim != 2 or points.shape[1] != 3:
-        raise MeshError(f"'{source}': points must be 3-D, got {points.shape[1] if points.ndim == 2 else points.shape} "
-                        f"coordinates")
+        raise MeshError(
+            f"'{source}': points must be 3-D, got {points.shape[1] if points.ndim == 2 else points.shape} coordinates"
+        )
     try:
         mesh = HexMesh(points, renumber[cells])
-    except MeshError as exc:             # node and element numbers are the file's after dropping unused points
+    except MeshError as exc:  # node and element numbers are the file's after dropping unused points
         raise type(exc)(f"'{source}': {exc} (numbered after dropping the points no hexahedron uses)") from exc
-    node_sets, face_sets, element_sets = {}, {}, {}
+    node_sets: dict[str, np.ndarray] = {}
+    face_sets: dict[str, np.ndarray] = {}
+    element_sets: dict[str, np.ndarray] = {}
     for name, idx in _named_points(raw).items():
         _merge(node_sets, name, renumber[idx][renumber[idx] >= 0])
     for name, per_block in _named_cells(raw).items():
@@ -142,19 +152,20 @@ def from_meshio(raw, source: str = "<meshio.Mesh>") -> HexMesh:
 
 
 def _hex_block_ids(blocks, source: str) -> list[int]:
-    found = {}
+    found: dict[str, int] = {}
     for b in blocks:
         found[b.type] = found.get(b.type, 0) + len(b.data)
     listing = ", ".join(f"{t} ({n})" for t, n in found.items()) or "no cells"
     hex_ids = [i for i, b in enumerate(blocks) if b.type in _HEX_TYPES]
     if not hex_ids:
         hint = "; Gmsh saves only elements of physical groups: add a Physical Volume" * ("quad" in found)
-        raise MeshError(f"'{source}' has no hexahedral cells (hexahedron, hexahedron27); "
-                        f"found: {listing}{hint}")
+        raise MeshError(f"'{source}' has no hexahedral cells (hexahedron, hexahedron27); found: {listing}{hint}")
     other = sorted({b.type for b in blocks if b.dim == 3 and b.type not in _HEX_TYPES})
     if other:
-        raise MeshError(f"'{source}': unsupported volume cell type(s) {', '.join(other)} alongside "
-                        f"hexahedra; flexbody needs a mesh of 8- or 27-node hexahedra only (found: {listing})")
+        raise MeshError(
+            f"'{source}': unsupported volume cell type(s) {', '.join(other)} alongside "
+            f"hexahedra; flexbody needs a mesh of 8- or 27-node hexahedra only (found: {listing})"
+        )
     types = {blocks[i].type for i in hex_ids}
     if len(types) > 1:
         raise MeshError(f"'{source}' mixes 8-node and 27-node hexahedra ({listing}); use one order per mesh")
@@ -182,7 +193,7 @@ def _named_points(raw) -> dict[str, np.ndarray]:
     out = {str(k): np.asarray(v, dtype=np.int64).ravel() for k, v in raw.point_sets.items()}
     for key, data in raw.point_data.items():
         if key.startswith("node_set:"):
-            _merge(out, key[len("node_set:"):], np.flatnonzero(np.asarray(data).ravel()))
+            _merge(out, key[len("node_set:") :], np.flatnonzero(np.asarray(data).ravel()))
     return out
 
 
@@ -198,7 +209,7 @@ def _named_cells(raw) -> dict[str, dict[int, np.ndarray]]:
 
     for name, per_block in raw.cell_sets.items():
         if not name.startswith("gmsh:"):
-            for b, local in enumerate(per_block[:len(raw.cells)]):
+            for b, local in enumerate(per_block[: len(raw.cells)]):
                 if local is not None:
                     add(name, b, local)
     physical = raw.cell_data.get("gmsh:physical")
@@ -224,8 +235,10 @@ def _match_faces(mesh: HexMesh, corners: np.ndarray, name: str, source: str) -> 
     hit = owner[inverse[n_faces:]]
     bad = np.flatnonzero((hit == n_faces) | (corners < 0).any(axis=1))
     if bad.size:
-        raise MeshError(f"'{source}': set '{name}' has a quadrilateral (file nodes renumbered to "
-                        f"{corners[bad[0]].tolist()}) that is not a face of any hexahedron")
+        raise MeshError(
+            f"'{source}': set '{name}' has a quadrilateral (file nodes renumbered to "
+            f"{corners[bad[0]].tolist()}) that is not a face of any hexahedron"
+        )
     return np.column_stack([hit // 6, hit % 6])
 
 
@@ -302,15 +315,19 @@ def _to_meshio_with_data(mesh: HexMesh):
         mask = np.zeros(mesh.n_elements, dtype=np.uint8)
         mask[elems] = 1
         cell_data[f"element_set:{name}"] = [mask]
-    return meshio.Mesh(np.asarray(mesh.points), [(_CELL_TYPE[mesh.nodes_per_cell], np.asarray(mesh.cells))],
-                       point_data=point_data, cell_data=cell_data)
+    return meshio.Mesh(
+        np.asarray(mesh.points),
+        [(_CELL_TYPE[mesh.nodes_per_cell], np.asarray(mesh.cells))],
+        point_data=point_data,
+        cell_data=cell_data,
+    )
 
 
 def _to_gmsh(mesh: HexMesh):
     """meshio.Mesh with Gmsh physical groups: element sets (if disjoint), face sets, other node sets."""
     import meshio
 
-    field_data = {}
+    field_data: dict[str, np.ndarray] = {}
 
     def tag(name: str, dim: int) -> int:
         label = name if name not in field_data else f"{name}_{('nodes', '', 'faces', 'elements')[dim]}"
@@ -337,16 +354,22 @@ def _to_gmsh(mesh: HexMesh):
             cells.append(("vertex", nodes[:, None]))
             physical.append(np.full(len(nodes), tag(name, 0)))
     geometrical = [np.maximum(p, 1) for p in physical]
-    return meshio.Mesh(np.asarray(mesh.points), cells, field_data=field_data,
-                       cell_data={"gmsh:physical": physical, "gmsh:geometrical": geometrical})
+    return meshio.Mesh(
+        np.asarray(mesh.points),
+        cells,
+        field_data=field_data,
+        cell_data={"gmsh:physical": physical, "gmsh:geometrical": geometrical},
+    )
 
 
 def _write_abaqus(mesh: HexMesh, path: Path) -> None:
     import meshio
 
     if mesh.order != 1:
-        raise MeshError(f"cannot write '{path}': Abaqus .inp output supports only 8-node hexahedra (C3D8); "
-                        f"meshio has no 27-node (C3D27) mapping")
+        raise MeshError(
+            f"cannot write '{path}': Abaqus .inp output supports only 8-node hexahedra (C3D8); "
+            f"meshio has no 27-node (C3D27) mapping"
+        )
     cell_sets = {name: [np.asarray(e)] for name, e in mesh.element_sets.items()}
     surfaces = []
     for name, rows in mesh.face_sets.items():
@@ -355,8 +378,12 @@ def _write_abaqus(mesh: HexMesh, path: Path) -> None:
             if elems.size:
                 cell_sets[f"_{name}_S{label}"] = [elems]
                 surfaces.append((name, f"_{name}_S{label}, S{label}"))
-    raw = meshio.Mesh(np.asarray(mesh.points), [("hexahedron", np.asarray(mesh.cells))],
-                      point_sets={k: np.asarray(v) for k, v in mesh.node_sets.items()}, cell_sets=cell_sets)
+    raw = meshio.Mesh(
+        np.asarray(mesh.points),
+        [("hexahedron", np.asarray(mesh.cells))],
+        point_sets={k: np.asarray(v) for k, v in mesh.node_sets.items()},
+        cell_sets=cell_sets,
+    )
     meshio.write(path, raw, file_format="abaqus")
     with open(path, "a", encoding="utf-8") as fh:
         for name in dict.fromkeys(n for n, _ in surfaces):

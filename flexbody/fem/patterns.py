@@ -2,8 +2,8 @@
 of one colour share a node, so the blocks of a colour are assembled in parallel without races) and the CSR
 pattern of the node-block matrices with the data offset of every element block.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numba as nb
 import numpy as np
@@ -37,12 +37,12 @@ def greedy_block_colors(cells: np.ndarray, n_nodes: int, min_block: int, min_blo
             fill[cells[e, a]] += 1
     bandwidth = 0
     for node in range(n_nodes):
-        if ptr[node + 1] > ptr[node]:                 # a node's elements are listed in increasing order
+        if ptr[node + 1] > ptr[node]:  # a node's elements are listed in increasing order
             bandwidth = max(bandwidth, node_elems[ptr[node + 1] - 1] - node_elems[ptr[node]])
     block_size = max(min_block, min(bandwidth, (m + min_blocks - 1) // min_blocks))
     n_blocks = (m + block_size - 1) // block_size
     colors = -np.ones(n_blocks, np.int64)
-    forbidden = -np.ones(n_blocks + 1, np.int64)     # forbidden[c] == b: a neighbour of block b has colour c
+    forbidden = -np.ones(n_blocks + 1, np.int64)  # forbidden[c] == b: a neighbour of block b has colour c
     for b in range(n_blocks):
         for e in range(b * block_size, min(m, (b + 1) * block_size)):
             for a in range(nn):
@@ -68,10 +68,10 @@ def color_groups(cells: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.ndarra
     and gradient accesses local (see :func:`greedy_block_colors`). The blocks depend on the mesh alone, not on
     the number of threads.
     """
-    cells = np.require(cells, dtype=np.int64, requirements=("C", "W"))               # one signature
+    cells = np.require(cells, dtype=np.int64, requirements=("C", "W"))  # one signature
     m = len(cells)
     colors, block_size = greedy_block_colors(cells, n_nodes, MIN_BLOCK, MIN_BLOCKS)
-    blocks = np.argsort(colors, kind="stable")                                          # colour by colour
+    blocks = np.argsort(colors, kind="stable")  # colour by colour
     sizes = np.minimum(block_size, m - blocks * block_size)
     block_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     elements = (np.repeat(blocks * block_size - block_ptr[:-1], sizes) + np.arange(m)).astype(np.int64)
@@ -79,7 +79,7 @@ def color_groups(cells: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.ndarra
     return color_ptr, block_ptr, elements
 
 
-def block_pattern(cells: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def block_pattern(cells: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """CSR pattern of a 3-dof-per-node matrix coupling nodes of common elements.
 
     Returns indptr (3n+1,), indices (nnz,), ``data_offset`` (m, nn, nn) with the data index of entry

@@ -3,6 +3,7 @@
 in numba because its np.linalg.solve and matrix product pull in LAPACK/BLAS wrappers whose compilation costs more
 than the small solves ever do.
 """
+
 from __future__ import annotations
 
 import numba as nb

@@ -7,7 +7,7 @@ At every Gauss point g of element e, with nodal positions x_a, velocities v_a an
 plus, with Kelvin–Voigt damping (retardation time β, small-strain constants λ₀, μ₀), Ḟ = Σ_a v_a ⊗ G_a,
 Ė = sym(Fᵀ Ḟ) and S += β (λ₀ tr(Ė) I + 2μ₀ Ė); the strain energy is U_e = Σ_g w_g (λ/2 (tr E)² + μ E : E).
 Each kernel does the same arithmetic, operation by operation, as the generic ``kernels.element_force`` or
-``kernels.strain_energy_density`` (so each element's force and energy are bitwise the generic kernel's),
+``energy_kernels.strain_energy_density`` (so each element's force and energy are bitwise the generic kernel's),
 arranged for speed: the element's gradients G (nq, 8, 3) are copied once into a Gauss-point-contiguous scratch
 (8, 3, nq), so the loop over Gauss points computing F, S and w P (or W) runs on independent lanes that the
 compiler vectorises; the node loop of F is unrolled (8 nodes) and the stresses are written out for SVK.
@@ -17,6 +17,7 @@ Measured on one thread of an AMD EPYC (Zen 4) core: undamped force 4.1 million e
 load average of 2.5 on two cores (issue 18): 3.4 and 9.1 million elements/s against 0.96 and 2.6 million for the
 generic kernels.
 """
+
 from __future__ import annotations
 
 import numba as nb
@@ -67,8 +68,9 @@ def _gradient_at(xe, Gt, g):
 
 
 @nb.njit(cache=True, inline="always")
-def _store_weighted_stress(P, g, w, F00, F01, F02, F10, F11, F12, F20, F21, F22,
-                           S00, S01, S02, S10, S11, S12, S20, S21, S22):
+def _store_weighted_stress(
+    P, g, w, F00, F01, F02, F10, F11, F12, F20, F21, F22, S00, S01, S02, S10, S11, S12, S20, S21, S22
+):
     """P[3 i + k, g] = w (F S)_ik, the weighted first Piola–Kirchhoff stress at Gauss point g (S row-major)."""
     P[0, g] = (F00 * S00 + F01 * S10 + F02 * S20) * w
     P[1, g] = (F00 * S01 + F01 * S11 + F02 * S21) * w
@@ -114,8 +116,8 @@ def svk_hex8_forces(lo, hi, elems, cells, G, wdv, x, lam, mu, f):
     # runtime scratch shapes hide the unit stride); either change makes the kernel about 1.5 times slower.
     nq, nn = G.shape[1], cells.shape[1]
     xe = np.empty((8, 3))
-    Gt = np.empty((8, 3, 8))                    # G[e, g, a, k] at [a, k, g]
-    P = np.empty((9, 8))                        # w_g P_ik at [3 i + k, g]
+    Gt = np.empty((8, 3, 8))  # G[e, g, a, k] at [a, k, g]
+    P = np.empty((9, 8))  # w_g P_ik at [3 i + k, g]
     fe = np.empty((8, 3))
     for t in range(lo, hi):
         e = elems[t]
@@ -124,23 +126,24 @@ def svk_hex8_forces(lo, hi, elems, cells, G, wdv, x, lam, mu, f):
         Ge = G[e]
         we = wdv[e]
         _gather_gradients(Ge, nq, Gt)
-        for g in range(nq):                     # independent Gauss points: vectorised
+        for g in range(nq):  # independent Gauss points: vectorised
             F00, F01, F02, F10, F11, F12, F20, F21, F22 = _gradient_at(xe, Gt, g)
-            c00 = F00 * F00 + F10 * F10 + F20 * F20           # C = FᵀF
+            c00 = F00 * F00 + F10 * F10 + F20 * F20  # C = FᵀF
             c11 = F01 * F01 + F11 * F11 + F21 * F21
             c22 = F02 * F02 + F12 * F12 + F22 * F22
             c01 = F00 * F01 + F10 * F11 + F20 * F21
             c02 = F00 * F02 + F10 * F12 + F20 * F22
             c12 = F01 * F02 + F11 * F12 + F21 * F22
-            tr = 0.5 * lam * (c00 + c11 + c22 - 3.0)          # λ tr E
+            tr = 0.5 * lam * (c00 + c11 + c22 - 3.0)  # λ tr E
             S00 = mu * (c00 - 1.0) + tr
             S11 = mu * (c11 - 1.0) + tr
             S22 = mu * (c22 - 1.0) + tr
             S01 = mu * c01
             S02 = mu * c02
             S12 = mu * c12
-            _store_weighted_stress(P, g, we[g], F00, F01, F02, F10, F11, F12, F20, F21, F22,
-                                   S00, S01, S02, S01, S11, S12, S02, S12, S22)            # S symmetric
+            _store_weighted_stress(
+                P, g, we[g], F00, F01, F02, F10, F11, F12, F20, F21, F22, S00, S01, S02, S01, S11, S12, S02, S12, S22
+            )  # S symmetric
         _add_element_forces(P, Ge, nq, nn, fe, cells[e], f)
 
 
@@ -161,11 +164,11 @@ def svk_hex8_damped_forces(lo, hi, elems, cells, G, wdv, x, v, lam, mu, beta, la
     different orders, so S is not exactly symmetric and all nine entries are kept): each element's force is
     bitwise the generic ``kernels.element_force``, also at zero velocity.
     """
-    nq, nn = G.shape[1], cells.shape[1]         # literal scratch shapes, runtime bounds: see svk_hex8_forces
+    nq, nn = G.shape[1], cells.shape[1]  # literal scratch shapes, runtime bounds: see svk_hex8_forces
     xe = np.empty((8, 3))
     ve = np.empty((8, 3))
-    Gt = np.empty((8, 3, 8))                    # G[e, g, a, k] at [a, k, g]
-    P = np.empty((9, 8))                        # w_g P_ik at [3 i + k, g]
+    Gt = np.empty((8, 3, 8))  # G[e, g, a, k] at [a, k, g]
+    P = np.empty((9, 8))  # w_g P_ik at [3 i + k, g]
     fe = np.empty((8, 3))
     c2 = beta * 2.0 * mu0
     bl = beta * lam0
@@ -177,7 +180,7 @@ def svk_hex8_damped_forces(lo, hi, elems, cells, G, wdv, x, v, lam, mu, beta, la
         Ge = G[e]
         we = wdv[e]
         _gather_gradients(Ge, nq, Gt)
-        for g in range(nq):                     # independent Gauss points: vectorised
+        for g in range(nq):  # independent Gauss points: vectorised
             g0, g1, g2 = Gt[0, 0, g], Gt[0, 1, g], Gt[0, 2, g]
             x0, x1, x2 = xe[0, 0], xe[0, 1], xe[0, 2]
             F00, F01, F02 = x0 * g0, x0 * g1, x0 * g2
@@ -209,31 +212,44 @@ def svk_hex8_damped_forces(lo, hi, elems, cells, G, wdv, x, v, lam, mu, beta, la
                 D20 += x2 * g0
                 D21 += x2 * g1
                 D22 += x2 * g2
-            c00 = F00 * F00 + F10 * F10 + F20 * F20           # C = FᵀF
+            c00 = F00 * F00 + F10 * F10 + F20 * F20  # C = FᵀF
             c11 = F01 * F01 + F11 * F11 + F21 * F21
             c22 = F02 * F02 + F12 * F12 + F22 * F22
             c01 = F00 * F01 + F10 * F11 + F20 * F21
             c02 = F00 * F02 + F10 * F12 + F20 * F22
             c12 = F01 * F02 + F11 * F12 + F21 * F22
-            tr = 0.5 * (c00 + c11 + c22 - 3.0)                # tr E
-            trd = 0.0                                         # tr Ė
+            tr = 0.5 * (c00 + c11 + c22 - 3.0)  # tr E
+            trd = 0.0  # tr Ė
             trd += F00 * D00 + F10 * D10 + F20 * D20
             trd += F01 * D01 + F11 * D11 + F21 * D21
             trd += F02 * D02 + F12 * D12 + F22 * D22
-            S00 = (mu * (c00 - 1.0) + lam * tr                 # S_ii: elastic, then β 2μ₀ Ė_ii, then β λ₀ tr Ė
-                   + c2 * _rate_of_strain(F00, F10, F20, F00, F10, F20, D00, D10, D20, D00, D10, D20) + bl * trd)
-            S11 = (mu * (c11 - 1.0) + lam * tr
-                   + c2 * _rate_of_strain(F01, F11, F21, F01, F11, F21, D01, D11, D21, D01, D11, D21) + bl * trd)
-            S22 = (mu * (c22 - 1.0) + lam * tr
-                   + c2 * _rate_of_strain(F02, F12, F22, F02, F12, F22, D02, D12, D22, D02, D12, D22) + bl * trd)
+            S00 = (
+                mu * (c00 - 1.0)
+                + lam * tr  # S_ii: elastic, then β 2μ₀ Ė_ii, then β λ₀ tr Ė
+                + c2 * _rate_of_strain(F00, F10, F20, F00, F10, F20, D00, D10, D20, D00, D10, D20)
+                + bl * trd
+            )
+            S11 = (
+                mu * (c11 - 1.0)
+                + lam * tr
+                + c2 * _rate_of_strain(F01, F11, F21, F01, F11, F21, D01, D11, D21, D01, D11, D21)
+                + bl * trd
+            )
+            S22 = (
+                mu * (c22 - 1.0)
+                + lam * tr
+                + c2 * _rate_of_strain(F02, F12, F22, F02, F12, F22, D02, D12, D22, D02, D12, D22)
+                + bl * trd
+            )
             S01 = mu * c01 + c2 * _rate_of_strain(F00, F10, F20, F01, F11, F21, D00, D10, D20, D01, D11, D21)
             S10 = mu * c01 + c2 * _rate_of_strain(F01, F11, F21, F00, F10, F20, D01, D11, D21, D00, D10, D20)
             S02 = mu * c02 + c2 * _rate_of_strain(F00, F10, F20, F02, F12, F22, D00, D10, D20, D02, D12, D22)
             S20 = mu * c02 + c2 * _rate_of_strain(F02, F12, F22, F00, F10, F20, D02, D12, D22, D00, D10, D20)
             S12 = mu * c12 + c2 * _rate_of_strain(F01, F11, F21, F02, F12, F22, D01, D11, D21, D02, D12, D22)
             S21 = mu * c12 + c2 * _rate_of_strain(F02, F12, F22, F01, F11, F21, D02, D12, D22, D01, D11, D21)
-            _store_weighted_stress(P, g, we[g], F00, F01, F02, F10, F11, F12, F20, F21, F22,
-                                   S00, S01, S02, S10, S11, S12, S20, S21, S22)
+            _store_weighted_stress(
+                P, g, we[g], F00, F01, F02, F10, F11, F12, F20, F21, F22, S00, S01, S02, S10, S11, S12, S20, S21, S22
+            )
         _add_element_forces(P, Ge, nq, nn, fe, cells[e], f)
 
 
@@ -241,22 +257,22 @@ def svk_hex8_damped_forces(lo, hi, elems, cells, G, wdv, x, v, lam, mu, beta, la
 def svk_hex8_energies(lo, hi, cells, G, wdv, x, lam, mu, energy):
     """energy[e] = Σ_g w_g W(F_g) [J] of the SVK 8-node elements lo ≤ e < hi, W = λ/2 (tr E)² + μ E : E.
 
-    Arguments as :func:`svk_hex8_forces`. W is summed as ``kernels.strain_energy_density`` (tr E and E : E
+    Arguments as :func:`svk_hex8_forces`. W is summed as ``energy_kernels.strain_energy_density`` (tr E and E : E
     accumulated entry by entry in row order) and the Gauss points in order, so each energy is bitwise the
     generic kernel's; W runs on the Gauss-point-contiguous scratch, vectorised.
     """
     nq = G.shape[1]
     xe = np.empty((8, 3))
-    Gt = np.empty((8, 3, 8))                    # G[e, g, a, k] at [a, k, g]
-    W = np.empty(8)                             # W(F_g)
+    Gt = np.empty((8, 3, 8))  # G[e, g, a, k] at [a, k, g]
+    W = np.empty(8)  # W(F_g)
     half_lam = 0.5 * lam
     for e in range(lo, hi):
         _gather_nodes(cells[e], x, xe)
         Ge = G[e]
         _gather_gradients(Ge, nq, Gt)
-        for g in range(nq):                     # independent Gauss points: vectorised
+        for g in range(nq):  # independent Gauss points: vectorised
             F00, F01, F02, F10, F11, F12, F20, F21, F22 = _gradient_at(xe, Gt, g)
-            E00 = 0.5 * (F00 * F00 + F10 * F10 + F20 * F20 - 1.0)          # E = (FᵀF − I)/2
+            E00 = 0.5 * (F00 * F00 + F10 * F10 + F20 * F20 - 1.0)  # E = (FᵀF − I)/2
             E11 = 0.5 * (F01 * F01 + F11 * F11 + F21 * F21 - 1.0)
             E22 = 0.5 * (F02 * F02 + F12 * F12 + F22 * F22 - 1.0)
             E01 = 0.5 * (F00 * F01 + F10 * F11 + F20 * F21)
@@ -278,6 +294,6 @@ def svk_hex8_energies(lo, hi, cells, G, wdv, x, lam, mu, energy):
             EE += E22 * E22
             W[g] = half_lam * tr * tr + mu * EE
         s = 0.0
-        for g in range(nq):                     # Gauss points in order
+        for g in range(nq):  # Gauss points in order
             s += wdv[e, g] * W[g]
         energy[e] = s

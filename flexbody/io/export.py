@@ -1,10 +1,10 @@
 """Exporting results: histories as CSV, one results directory in one call (npz, series, scene, CSV), and a
 results directory converted to PVD, XDMF (+ HDF5) or CSV, listing every file written.
 """
+
 from __future__ import annotations
 
 import logging
-
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -40,16 +40,17 @@ def write_histories_csv(path, results, *, max_width: int = MAX_CSV_WIDTH) -> Pat
     n = results.n_steps
     names, blocks = ["t"], [np.asarray(results.times, dtype=float).reshape(n, 1)]
     series = [("q", results.q), ("v", results.v)] if results.q.shape[-1] <= max_width else []
-    for key, value in series + list(results.histories.items()):
-        value = np.asarray(value) if value is not None else None
+    for key, stored in series + list(results.histories.items()):
+        value = np.asarray(stored) if stored is not None else None
         if value is None or value.ndim == 0 or value.shape[0] != n or value.dtype.kind not in "biuf":
             continue
         flat = value.reshape(n, -1).astype(float)
         if flat.shape[1] > max_width:
             log.info("histories.csv: %r left out (%d values per step > %d)", key, flat.shape[1], max_width)
             continue
-        names += [key] if value.ndim == 1 else [key + "".join(f"[{i}]" for i in idx)
-                                                for idx in np.ndindex(*value.shape[1:])]
+        names += (
+            [key] if value.ndim == 1 else [key + "".join(f"[{i}]" for i in idx) for idx in np.ndindex(*value.shape[1:])]
+        )
         blocks.append(flat)
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savetxt(path, np.hstack(blocks), delimiter=",", header=",".join(names), comments="", fmt="%.17g")
@@ -62,7 +63,7 @@ def write_columns_csv(path, times, columns: dict, fmt: str = "%.12e") -> Path:
     path = Path(path)
     data = np.column_stack([np.asarray(times, dtype=float)] + [np.asarray(c, dtype=float) for c in columns.values()])
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.savetxt(path, data, delimiter=",", header=",".join(["t"] + list(columns)), comments="", fmt=fmt)
+    np.savetxt(path, data, delimiter=",", header=",".join(["t", *list(columns)]), comments="", fmt=fmt)
     return path
 
 
@@ -113,6 +114,7 @@ def export(results_dir, fmt: str, out_dir=None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
         from .results import Results
+
         return [write_histories_csv(out / "histories.csv", Results.load(source))]
     pvds = find_series(source)
     written = []
@@ -135,8 +137,11 @@ def find_series(directory) -> dict[str, Path]:
     found = {p.stem: p for p in sorted(directory.glob("*.pvd"))}
     if not found:
         nested = sorted({p.parent.relative_to(directory).as_posix() for p in directory.glob("*/**/*.pvd")})
-        hint = (f"; its sub-directories {shortened(nested)} hold series: give one of them" if nested
-                else " (write them with flexbody.io.write_results)")
+        hint = (
+            f"; its sub-directories {shortened(nested)} hold series: give one of them"
+            if nested
+            else " (write them with flexbody.io.write_results)"
+        )
         raise FlexbodyError(f"no .pvd series in {str(directory)!r}{hint}")
     return found
 
@@ -180,17 +185,25 @@ def pvd_to_xdmf(pvd, xdmf) -> Path:
         for t, vtu in entries:
             mesh = first if vtu == entries[0][1] else meshio.read(vtu)
             _check_same_topology(first, mesh, vtu)
-            writer.write_data(t, point_data={**mesh.point_data, "position": mesh.points},
-                              cell_data={k: list(v) for k, v in mesh.cell_data.items()})
+            writer.write_data(
+                t,
+                point_data={**mesh.point_data, "position": mesh.points},
+                cell_data={k: list(v) for k, v in mesh.cell_data.items()},
+            )
     return xdmf
 
 
 def _check_same_topology(first, mesh, vtu: Path) -> None:
-    same = len(first.points) == len(mesh.points) and len(first.cells) == len(mesh.cells) and all(
-        a.type == b.type and np.array_equal(a.data, b.data) for a, b in zip(first.cells, mesh.cells))
+    same = (
+        len(first.points) == len(mesh.points)
+        and len(first.cells) == len(mesh.cells)
+        and all(a.type == b.type and np.array_equal(a.data, b.data) for a, b in zip(first.cells, mesh.cells))
+    )
     if not same:
-        raise FlexbodyError(f"pvd_to_xdmf: {str(vtu)!r} has other cells than the first step of its series "
-                            "(an XDMF time series keeps one topology)")
+        raise FlexbodyError(
+            f"pvd_to_xdmf: {str(vtu)!r} has other cells than the first step of its series "
+            "(an XDMF time series keeps one topology)"
+        )
 
 
 def _xdmf_writer_class():
@@ -204,6 +217,7 @@ def _xdmf_writer_class():
 
         def __enter__(self):
             import h5py
+
             self.h5_filename = self.filename.with_suffix(".h5")
             self.h5_file = h5py.File(self.h5_filename, "w")
             return self
@@ -214,15 +228,22 @@ def _xdmf_writer_class():
             for cell_type, _ in cells:
                 if cell_type not in meshio_to_xdmf_type:
                     raise FlexbodyError(f"pvd_to_xdmf: cell type {cell_type!r} has no XDMF equivalent")
-            rows = [np.column_stack([np.full(len(data), meshio_type_to_xdmf_index[kind])]
-                                    + ([np.full(len(data), 2)] if kind == "line" else []) + [data]).ravel()
-                    for kind, data in cells]
+            rows = [
+                np.column_stack(
+                    [np.full(len(data), meshio_type_to_xdmf_index[kind])]
+                    + ([np.full(len(data), 2)] if kind == "line" else [])
+                    + [data]
+                ).ravel()
+                for kind, data in cells
+            ]
             flat = np.concatenate(rows).astype(np.int64)
-            topo = ET.SubElement(grid, "Topology", TopologyType="Mixed",
-                                 NumberOfElements=str(sum(len(d) for _, d in cells)))
+            topo = ET.SubElement(
+                grid, "Topology", TopologyType="Mixed", NumberOfElements=str(sum(len(d) for _, d in cells))
+            )
             dt, prec = numpy_to_xdmf_dtype[flat.dtype.name]
-            item = ET.SubElement(topo, "DataItem", DataType=dt, Dimensions=str(len(flat)),
-                                 Format=self.data_format, Precision=prec)
+            item = ET.SubElement(
+                topo, "DataItem", DataType=dt, Dimensions=str(len(flat)), Format=self.data_format, Precision=prec
+            )
             item.text = self.numpy_to_xml_string(flat)
 
     return Writer
@@ -240,7 +261,7 @@ def _copy_series(pvd: Path, out: Path) -> list[Path]:
     """Copy a ``.pvd`` and the files it lists (same relative paths) to ``out``; nothing if it is there.
     Returns the ``.pvd`` and its files in ``out``."""
     files = [_copy_file(vtu, out / vtu.relative_to(pvd.parent)) for _, vtu in read_pvd(pvd)]
-    return [_copy_file(pvd, out / pvd.name)] + files
+    return [_copy_file(pvd, out / pvd.name), *files]
 
 
 def _copy_file(source: Path, target: Path) -> Path:

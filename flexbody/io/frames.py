@@ -1,6 +1,7 @@
 """What every series writer shares: the system of a results object, the recorded steps written (every k-th,
 or about 100 frames: :func:`frame_stride`) and the PVD collection file that lists one file per time.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +11,6 @@ import numpy as np
 
 from ..errors import FlexbodyError
 
-
 SCENE_FILE = "scene.vtp"
 """File name of the static scene in a results directory (:func:`write_scene`)."""
 
@@ -18,8 +18,10 @@ SCENE_FILE = "scene.vtp"
 # ----------------------------------------------------------------------------------- helpers
 def _system(results, who: str):
     if not hasattr(results, "system"):
-        raise FlexbodyError(f"{who}: expected the Results of a run (fb.simulate, fb.solve_static or "
-                            f"Results.load), got {type(results).__name__}")
+        raise FlexbodyError(
+            f"{who}: expected the Results of a run (fb.simulate, fb.solve_static or "
+            f"Results.load), got {type(results).__name__}"
+        )
     if results.system is None:
         raise FlexbodyError(f"{who}: results carry no system (loaded results need the system re-attached)")
     return results.system
@@ -40,8 +42,11 @@ def _steps(results, every, who: str) -> list[int]:
 
 
 def _write_collection(path: Path, entries) -> Path:
-    lines = ['<?xml version="1.0"?>',
-             '<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">', "  <Collection>"]
+    lines = [
+        '<?xml version="1.0"?>',
+        '<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">',
+        "  <Collection>",
+    ]
     lines += [f'    <DataSet timestep="{t:.10g}" group="" part="0" file={quoteattr(f)}/>' for t, f in entries]
     lines += ["  </Collection>", "</VTKFile>", ""]
     path.write_text("\n".join(lines))

@@ -1,6 +1,7 @@
 """Rigid links in VTK files: each tree as line cells from joint to joint (and to the markers of points on
 its links) with vertex cells at the joints and the link frame's axes as point data, one VTU per step.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,16 +29,18 @@ def link_mesh(tree, q: np.ndarray, markers: dict | None = None):
 
     kin = tree.kinematics(q)
     n = tree.n_links
-    children, leaves = _children(tree)
+    _, leaves = _children(tree)
     points = _link_points(tree, kin, markers, leaves)
     lines = _joint_lines(tree) + [(i, n + k) for k, i in enumerate(leaves)]
     line_link = np.array([i for i, _ in lines], dtype=np.int64)
     frames = np.zeros((3, len(points), 3))
-    frames[:, :n] = kin.R.transpose(2, 0, 1)                                   # frames[a, i] = R_i[:, a]
-    return meshio.Mesh(points, [("line", np.array(lines, dtype=np.int64).reshape(-1, 2)),
-                                ("vertex", np.arange(n, dtype=np.int64)[:, None])],
-                       point_data={"frame_x": frames[0], "frame_y": frames[1], "frame_z": frames[2]},
-                       cell_data={"link": [line_link, np.arange(n, dtype=np.int64)]})
+    frames[:, :n] = kin.R.transpose(2, 0, 1)  # frames[a, i] = R_i[:, a]
+    return meshio.Mesh(
+        points,
+        [("line", np.array(lines, dtype=np.int64).reshape(-1, 2)), ("vertex", np.arange(n, dtype=np.int64)[:, None])],
+        point_data={"frame_x": frames[0], "frame_y": frames[1], "frame_z": frames[2]},
+        cell_data={"link": [line_link, np.arange(n, dtype=np.int64)]},
+    )
 
 
 def _joint_lines(tree) -> list[tuple[int, int]]:
@@ -45,10 +48,11 @@ def _joint_lines(tree) -> list[tuple[int, int]]:
     parts, :mod:`flexbody.rigid.joints`) is one segment from its parent to the link; a free flyer none (it is
     no material connection)."""
     from ..rigid.joints import FreeFlyer
+
     lines = []
     for link in tree.links:
         if link.parent is None or (link.compound is not None and len(link.coordinates) <= 1):
-            continue                                      # the ground, or a massless part of a joint
+            continue  # the ground, or a massless part of a joint
         first = tree.links[link.index - len(link.coordinates) + 1] if link.compound is not None else link
         if first.parent is not None and not isinstance(link.compound, FreeFlyer):
             lines.append((first.parent.index, link.index))
@@ -64,8 +68,9 @@ def _children(tree) -> tuple[dict, list]:
 
 def _link_points(tree, kin, markers, leaves) -> np.ndarray:
     """The points of :func:`link_mesh` (link origins, then leaf end points) at the kinematics ``kin``."""
-    tips = np.array([kin.p[i] + kin.R[i] @ _leaf_offset(tree.links[i], (markers or {}).get(tree.links[i]))
-                     for i in leaves]).reshape(-1, 3)
+    tips = np.array(
+        [kin.p[i] + kin.R[i] @ _leaf_offset(tree.links[i], (markers or {}).get(tree.links[i])) for i in leaves]
+    ).reshape(-1, 3)
     return np.vstack([kin.p, tips])
 
 
@@ -86,8 +91,10 @@ def _write_link_series(directory, results, tree, every) -> list[Path]:
     if tree is not None:
         trees = [t for t in trees if t is tree or t.name == tree]
         if not trees:
-            raise FlexbodyError(f"write_link_pvd: no rigid tree {getattr(tree, 'name', tree)!r} in the system; "
-                                f"trees: {[t.name for t in system.trees]}")
+            raise FlexbodyError(
+                f"write_link_pvd: no rigid tree {getattr(tree, 'name', tree)!r} in the system; "
+                f"trees: {[t.name for t in system.trees]}"
+            )
     steps = _steps(results, every, "write_link_pvd")
     markers = _link_markers(system)
     paths = []

@@ -14,6 +14,7 @@ coordinate or row ([N] for [m], [N·m] for [rad]). A panel whose series have dif
 
 matplotlib is imported only when a plot is drawn (Agg backend, no pyplot state), so it stays optional.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -21,8 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..constraints.base import force_unit
 from ..errors import FlexbodyError
+from .histories import _available, _has, _labels, _series, _units, _unknown, axis_label
+from .histories import history_units as history_units
+from .norms import peak_norm as peak_norm
+from .norms import rms_norm as rms_norm
 from .results import Results
 
 MAX_LEGEND = 12
@@ -31,7 +35,7 @@ MAX_LEGEND = 12
 PANELS = ("task", "task_error", "torque", "constraint_force", "joints", "violation", "energy")
 """Panel names understood by :func:`plot_histories`."""
 
-_NEEDS = {                      # panel -> histories of which at least one must be present ("q": results.q)
+_NEEDS = {  # panel -> histories of which at least one must be present ("q": results.q)
     "task": ("task_x",),
     "task_error": ("task_error",),
     "torque": ("tau_k", "tau"),
@@ -42,100 +46,25 @@ _NEEDS = {                      # panel -> histories of which at least one must 
 }
 
 _STYLE = {
-    "font.size": 9, "axes.labelsize": 9, "axes.titlesize": 9, "axes.linewidth": 0.6,
-    "lines.linewidth": 0.9, "axes.grid": True, "grid.linewidth": 0.4, "grid.alpha": 0.6,
-    "legend.fontsize": 8, "legend.title_fontsize": 8, "legend.framealpha": 0.8,
-    "xtick.direction": "in", "ytick.direction": "in", "xtick.labelsize": 8, "ytick.labelsize": 8,
+    "font.size": 9,
+    "axes.labelsize": 9,
+    "axes.titlesize": 9,
+    "axes.linewidth": 0.6,
+    "lines.linewidth": 0.9,
+    "axes.grid": True,
+    "grid.linewidth": 0.4,
+    "grid.alpha": 0.6,
+    "legend.fontsize": 8,
+    "legend.title_fontsize": 8,
+    "legend.framealpha": 0.8,
+    "xtick.direction": "in",
+    "ytick.direction": "in",
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
 }
 
 
 # ----------------------------------------------------------------------------------------- data access
-
-def _has(results: Results, name: str) -> bool:
-    """Whether ``results`` holds history ``name`` ("q" means the coordinates)."""
-    if name == "q":
-        return results.q is not None and np.size(results.q) > 0
-    return name in results.histories
-
-
-def _available(results: Results) -> list[str]:
-    """Names of the histories present in ``results`` (including "q")."""
-    return sorted(results.histories) + (["q"] if _has(results, "q") else [])
-
-
-def _series(results: Results, key: str) -> np.ndarray:
-    """History ``key`` as a float array (s, k); 1-D histories become one column."""
-    data = np.asarray(results.q if key == "q" else results.histories[key], dtype=float)
-    return data.reshape(len(data), -1)
-
-
-def _labels(results: Results, meta_key: str, count: int, prefix: str) -> list[str]:
-    """Labels ``results.metadata[meta_key]`` if present with ``count`` entries, else ``prefix0, prefix1, ...``."""
-    labels = (results.metadata or {}).get(meta_key)
-    if labels is not None and len(labels) == count:
-        return [str(lab) for lab in labels]
-    return [f"{prefix}{i}" for i in range(count)]
-
-
-_UNIT_SOURCES = {              # history -> (metadata key of the units, take the conjugate force unit?)
-    "q": ("coordinate_units", False), "task_x": ("task_units", False), "task_desired": ("task_units", False),
-    "task_error": ("task_units", False), "tau": ("coordinate_units", True), "tau_k": ("actuated_units", True),
-    "lam": ("row_units", True), "constraint_force": ("coordinate_units", True),
-}
-_FORCES = ("tau", "tau_k", "lam", "constraint_force")
-
-
-def _unknown(key: str) -> str:
-    """What a label says for history ``key`` of a run saved without units."""
-    if key in _FORCES:
-        return "N or N·m"
-    return "m or rad" if key in _UNIT_SOURCES or key == "violation" else "unit unknown"
-
-
-def _units(results: Results, key: str, count: int) -> list[str] | None:
-    """Unit of each of the ``count`` columns of history ``key`` from the run's metadata, None if unknown."""
-    if key == "energy":
-        return ["J"] * count
-    meta_key, conjugate = _UNIT_SOURCES.get(key, (None, False))
-    units = (results.metadata or {}).get(meta_key) if meta_key else None
-    if units is None or len(units) != count:
-        return None
-    return [force_unit(str(u)) if conjugate else str(u) for u in units]
-
-
-def history_units(results: Results, key: str) -> list[str] | None:
-    """Unit of each column of history ``key`` ("q": the coordinates) of a run, from its metadata.
-
-    Parameters
-    ----------
-    results : Results
-        A run of :func:`~flexbody.solvers.simulation.simulate` (its metadata holds "coordinate_units",
-        "row_units", "actuated_units" and, with a task controller, "task_units").
-    key : str
-        "q", "task_x", "task_desired", "task_error" (units of the coordinates or task rows), "tau",
-        "tau_k", "constraint_force" (force conjugate to the coordinate: [N] on [m], [N·m] on [rad]),
-        "lam" (conjugate to the row's value φ) or "energy" ([J]).
-
-    Returns
-    -------
-    list of str or None
-        One unit per column, or None when the run did not record them (saved before units were recorded,
-        or by a model without them) or the history has no known unit.
-
-    Raises
-    ------
-    FlexbodyError
-        If the history is missing.
-    """
-    if not _has(results, key):
-        raise FlexbodyError(f"results have no history {key!r}; available histories: {_available(results)}")
-    return _units(results, key, _series(results, key).shape[1])
-
-
-def axis_label(quantity: str, units: Sequence[str] | None, unknown: str = "unit unknown") -> str:
-    """``"quantity [u1, u2]"`` with the distinct ``units`` in order, or ``"quantity [unknown]"`` when there
-    are none (e.g. ``axis_label("task coordinates", ["m", "m", "rad"])`` is "task coordinates [m, rad]")."""
-    return f"{quantity} [{', '.join(dict.fromkeys(units)) if units else unknown}]"
 
 
 def _with_units(labels: Sequence[str], units: Sequence[str] | None) -> list[str]:
@@ -174,6 +103,7 @@ def _torque_series(results: Results) -> tuple[list[str], np.ndarray, list[str]]:
 
 # ------------------------------------------------------------------------------------------ validation
 
+
 def _check_panels(results: Results, panels: Sequence[str]) -> None:
     """Raise :class:`FlexbodyError` listing every unknown panel and every panel whose history is missing."""
     if not panels:
@@ -190,8 +120,9 @@ def _check_panels(results: Results, panels: Sequence[str]) -> None:
     n = len(results.times)
     for key in {k for p in panels for k in _NEEDS[p] if _has(results, k)}:
         if len(_series(results, key)) != n:
-            raise FlexbodyError(f"history {key!r} has {len(_series(results, key))} samples but there are "
-                                f"{n} recorded times")
+            raise FlexbodyError(
+                f"history {key!r} has {len(_series(results, key))} samples but there are {n} recorded times"
+            )
 
 
 def _time_mask(times: np.ndarray, time_range) -> np.ndarray:
@@ -206,12 +137,14 @@ def _time_mask(times: np.ndarray, time_range) -> np.ndarray:
         raise FlexbodyError(f"time_range must have t0 < t1, got {time_range!r}")
     mask = (times >= t0) & (times <= t1)
     if not mask.any():
-        raise FlexbodyError(f"no recorded times in time_range {time_range!r} "
-                            f"(recorded: {times[0]:g} .. {times[-1]:g} s)")
+        raise FlexbodyError(
+            f"no recorded times in time_range {time_range!r} (recorded: {times[0]:g} .. {times[-1]:g} s)"
+        )
     return mask
 
 
 # ---------------------------------------------------------------------------------------------- panels
+
 
 def _plot_columns(ax, t: np.ndarray, data: np.ndarray, labels: Sequence[str], **style) -> list:
     """Plot each column of ``data`` against ``t``; label only the first :data:`MAX_LEGEND` columns."""
@@ -224,14 +157,22 @@ def _plot_columns(ax, t: np.ndarray, data: np.ndarray, labels: Sequence[str], **
 
 def _legend(ax, n_series: int, notes: Sequence[str] = ()) -> None:
     """Small legend; the title carries ``notes`` and "+N more" when series were left unlabelled."""
-    if n_series == 0:                                            # nothing labelled: notes as plain text
-        ax.text(0.99, 0.95, "\n".join([*notes, "(no series)"]), transform=ax.transAxes, ha="right", va="top",
-                fontsize=8)
+    if n_series == 0:  # nothing labelled: notes as plain text
+        ax.text(
+            0.99, 0.95, "\n".join([*notes, "(no series)"]), transform=ax.transAxes, ha="right", va="top", fontsize=8
+        )
         return
     notes = list(notes) + ([f"+{n_series - MAX_LEGEND} more"] if n_series > MAX_LEGEND else [])
     ncol = 1 if min(n_series, MAX_LEGEND) <= 4 else 2
-    ax.legend(loc="upper right", fontsize=8, ncol=ncol, title="\n".join(notes) or None,
-              handlelength=1.8, borderaxespad=0.3, labelspacing=0.25)
+    ax.legend(
+        loc="upper right",
+        fontsize=8,
+        ncol=ncol,
+        title="\n".join(notes) or None,
+        handlelength=1.8,
+        borderaxespad=0.3,
+        labelspacing=0.25,
+    )
 
 
 def _short_list(names: Sequence[str], limit: int = 6) -> str:
@@ -267,7 +208,7 @@ def _panel_torque(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None
     labels, data, zero = _torque_series(results)
     key = "tau_k" if _has(results, "tau_k") else "tau"
     units = _units(results, key, _series(results, key).shape[1])
-    if units is not None and key == "tau":                       # the plotted (non-zero) columns only
+    if units is not None and key == "tau":  # the plotted (non-zero) columns only
         units = [u for u, z in zip(units, np.all(_series(results, "tau") == 0.0, axis=0)) if not z]
     _plot_columns(ax, t, data[mask], _with_units(labels, units))
     quantity = "actuator inputs u" if key == "tau_k" else "generalized forces τ"
@@ -299,7 +240,7 @@ def _panel_violation(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> N
         ax.set_yscale("log")
     else:
         ax.text(0.99, 0.95, "no positive values", transform=ax.transAxes, ha="right", va="top", fontsize=8)
-    rows = (results.metadata or {}).get("row_units")             # ‖φ‖ over all rows: every unit among them
+    rows = (results.metadata or {}).get("row_units")  # ‖φ‖ over all rows: every unit among them
     ax.set_ylabel(axis_label("constraint violation ‖φ‖", rows, _unknown("violation")))
 
 
@@ -308,19 +249,26 @@ def _panel_energy(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None
     ax.set_ylabel("energy [J]")
 
 
-_DRAW = {"task": _panel_task, "task_error": _panel_task_error, "torque": _panel_torque,
-         "constraint_force": _panel_constraint_force, "joints": _panel_joints,
-         "violation": _panel_violation, "energy": _panel_energy}
+_DRAW = {
+    "task": _panel_task,
+    "task_error": _panel_task_error,
+    "torque": _panel_torque,
+    "constraint_force": _panel_constraint_force,
+    "joints": _panel_joints,
+    "violation": _panel_violation,
+    "energy": _panel_energy,
+}
 
 
 # ------------------------------------------------------------------------------------------- figures
+
 
 def _agg_figure(**figure_options):
     """A matplotlib Figure on an Agg canvas (no pyplot state)."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
-    except ImportError as exc:                                   # matplotlib is an optional dependency
+    except ImportError as exc:  # matplotlib is an optional dependency
         raise FlexbodyError("plotting needs matplotlib (pip install matplotlib)") from exc
     fig = Figure(**figure_options)
     FigureCanvasAgg(fig)
@@ -352,6 +300,7 @@ def save(fig, path, dpi: int = 120, tight: bool = True) -> Path:
 def _style():
     """Context manager applying the journal-like rc style."""
     import matplotlib
+
     return matplotlib.rc_context(_STYLE)
 
 
@@ -383,9 +332,15 @@ def _save(fig, path, dpi: int) -> Path:
     return path
 
 
-def plot_histories(results: Results, path, panels: Sequence[str] = ("task", "torque", "constraint_force"), *,
-                   title: str | None = None, time_range: tuple[float, float] | None = None,
-                   dpi: int = 120) -> Path:
+def plot_histories(
+    results: Results,
+    path,
+    panels: Sequence[str] = ("task", "torque", "constraint_force"),
+    *,
+    title: str | None = None,
+    time_range: tuple[float, float] | None = None,
+    dpi: int = 120,
+) -> Path:
     """Plot time histories of a dynamic run as stacked panels sharing the time axis; write a PNG.
 
     Parameters
@@ -477,83 +432,17 @@ def plot_torque_norms(results_by_name: Mapping[str, Results], path, *, key: str 
         raise FlexbodyError("plot_torque_norms needs at least one run")
     missing = [name for name, res in results_by_name.items() if not _has(res, key)]
     if missing:
-        raise FlexbodyError(f"runs {missing} have no history {key!r}; available histories of the first: "
-                            f"{_available(results_by_name[missing[0]])}")
+        raise FlexbodyError(
+            f"runs {missing} have no history {key!r}; available histories of the first: "
+            f"{_available(results_by_name[missing[0]])}"
+        )
     with _style():
         fig, (ax,) = _new_figure(1, 2.6)
         for name, res in results_by_name.items():
             ax.plot(np.asarray(res.times, dtype=float), np.linalg.norm(_series(res, key), axis=1), label=str(name))
         ax.set_xlabel("t [s]")
-        ax.set_ylabel(axis_label(f"‖{_SYMBOLS.get(key, key)}‖", _norm_units(results_by_name.values(), key),
-                                 _unknown(key)))
+        ax.set_ylabel(
+            axis_label(f"‖{_SYMBOLS.get(key, key)}‖", _norm_units(results_by_name.values(), key), _unknown(key))
+        )
         ax.legend(fontsize=8, loc="upper right")
     return _save(fig, path, dpi)
-
-
-# ---------------------------------------------------------------------------------------------- norms
-
-def _norm_data(results: Results, key: str) -> tuple[np.ndarray, np.ndarray]:
-    """Times (s,) and history ``key`` (s, k), validated for the norms."""
-    if not _has(results, key):
-        raise FlexbodyError(f"results have no history {key!r}; available histories: {_available(results)}")
-    t = np.asarray(results.times, dtype=float)
-    u = _series(results, key)
-    if len(u) < 2 or len(t) != len(u):
-        raise FlexbodyError(f"history {key!r} needs at least 2 samples matching the {len(t)} recorded times, "
-                            f"has {len(u)}")
-    if not (np.all(np.isfinite(u)) and np.all(np.isfinite(t))):
-        raise FlexbodyError(f"history {key!r} or the times contain NaN/Inf")
-    return t, u
-
-
-def rms_norm(results: Results, key: str = "tau") -> float:
-    """RMS norm (1/T ∫ ‖u‖² dt)^{1/2} of history ``key`` by the trapezoidal rule over the recorded times.
-
-    Parameters
-    ----------
-    results : Results
-        A run with history ``key`` of at least 2 samples.
-    key : str
-        History u (s, k) or (s,).
-
-    Returns
-    -------
-    float
-        The RMS norm, T = last − first recorded time.
-
-    Raises
-    ------
-    FlexbodyError
-        If the history is missing, has fewer than 2 samples or non-finite values, or T <= 0.
-    """
-    t, u = _norm_data(results, key)
-    span = t[-1] - t[0]
-    if not span > 0.0:
-        raise FlexbodyError(f"rms_norm needs increasing times, got span {span:g} s")
-    sq = np.sum(u * u, axis=1)
-    integral = float(np.sum(0.5 * (sq[1:] + sq[:-1]) * np.diff(t)))
-    return float(np.sqrt(integral / span))
-
-
-def peak_norm(results: Results, key: str = "tau") -> float:
-    """Peak (L∞) norm max_t max_i |u_i(t)| of history ``key``.
-
-    Parameters
-    ----------
-    results : Results
-        A run with history ``key`` of at least 2 samples.
-    key : str
-        History u (s, k) or (s,).
-
-    Returns
-    -------
-    float
-        The largest absolute entry over all recorded times.
-
-    Raises
-    ------
-    FlexbodyError
-        If the history is missing, has fewer than 2 samples or non-finite values.
-    """
-    _, u = _norm_data(results, key)
-    return float(np.max(np.abs(u))) if u.size else 0.0

@@ -22,6 +22,7 @@ The rows recorded after part k are also appended, as each step is recorded, to t
 writes loses no completed step: :meth:`Results.load` adds the journal's rows after the last part (their other
 histories NaN, integer ones −1; ``metadata["journal_rows"]`` counts them). A record cut by the kill is ignored.
 """
+
 from __future__ import annotations
 
 import io
@@ -33,11 +34,12 @@ import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ..fem import fields as fields_module
 from ..errors import FlexbodyError
+from ..fem import fields as fields_module
 
 
 @dataclass
@@ -85,9 +87,9 @@ class Results:
     body_slices: dict
     iterations: list = field(default_factory=list)
     residuals: list = field(default_factory=list)
-    reference: np.ndarray = None
-    system: object = None
-    v: np.ndarray = None
+    reference: np.ndarray | None = None
+    system: Any = None  # the system or model of the run: any object with the evaluation interface
+    v: np.ndarray | None = None
     histories: dict = field(default_factory=dict)
     fields: dict = field(default_factory=dict)
     events: list = field(default_factory=list)
@@ -95,6 +97,7 @@ class Results:
 
     @property
     def n_steps(self) -> int:
+        """Number of recorded steps s (the length of ``times``)."""
         return len(self.times)
 
     def _slice(self, body) -> slice:
@@ -112,6 +115,11 @@ class Results:
             return self.system.nodal_state(reduced, self.q[step])[0]
         return self.q[step, self._slice(body)].reshape(-1, 3)
 
+    def _reference(self) -> np.ndarray:
+        if self.reference is None:
+            raise FlexbodyError("the results hold no reference coordinates to measure displacements from")
+        return self.reference
+
     def _reduced(self, body):
         """The reduced body named like ``body`` in ``system``, or None."""
         name = body if isinstance(body, str) else body.name
@@ -120,20 +128,20 @@ class Results:
     def body_state(self, body, step: int = -1, velocity: bool = True):
         """(FlexibleBody, nodal positions (3N,), nodal velocities (3N,) or None) of a flexible or reduced ``body``
         at ``step``: what its fields are computed from (a reduced body's underlying FlexibleBody)."""
-        has_v = velocity and self.v is not None and len(self.v) == self.n_steps
+        v = self.v if velocity and self.v is not None and len(self.v) == self.n_steps else None
         reduced = self._reduced(body)
         if reduced is not None:
-            x, xdot = self.system.nodal_state(reduced, self.q[step], self.v[step] if has_v else None)
+            x, xdot = self.system.nodal_state(reduced, self.q[step], None if v is None else v[step])
             return reduced.body, x.ravel(), None if xdot is None else xdot.ravel()
         part = self._slice(body)
         name = body if isinstance(body, str) else body.name
-        return self._body(name), self.q[step, part], self.v[step, part] if has_v else None
+        return self._body(name), self.q[step, part], None if v is None else v[step, part]
 
     def displacements(self, body, step: int = -1) -> np.ndarray:
         """Nodal displacements (n, 3) [m] of ``body`` at ``step`` relative to :attr:`reference` (static
         runs: the system's initial coordinates; dynamic runs: the first recorded q). The "displacement"
         field (:meth:`field`, the ParaView export) measures from the mesh points instead."""
-        return self.positions(body, step) - self.reference[self._slice(body)].reshape(-1, 3)
+        return self.positions(body, step) - self._reference()[self._slice(body)].reshape(-1, 3)
 
     def node_displacements(self, body, nodes) -> np.ndarray:
         """Displacements (s, k, 3) [m] of the ``nodes`` (a node- or face-set name or indices, as
@@ -143,7 +151,7 @@ class Results:
             raise FlexbodyError("node_displacements: give the FlexibleBody itself (its node sets name the nodes)")
         part = self._slice(body)
         index = body.nodes(nodes)
-        steps = (self.q[:, part] - self.reference[part]).reshape(self.n_steps, -1, 3)
+        steps = (self.q[:, part] - self._reference()[part]).reshape(self.n_steps, -1, 3)
         return steps[:, index]
 
     def field(self, body, name: str, step: int = -1) -> np.ndarray:
@@ -151,7 +159,7 @@ class Results:
         when the fields were not recorded, computed from q (and v) through ``system`` (names, shapes and
         units: :mod:`flexbody.fem.fields`)."""
         body_name = body if isinstance(body, str) else body.name
-        part = self._slice(body_name)
+        self._slice(body_name)  # raises for an unknown body
         if name not in fields_module.FIELD_NAMES:
             raise FlexbodyError(f"unknown field {name!r}; fields: {', '.join(fields_module.FIELD_NAMES)}")
         recorded = self.fields.get(body_name, {})
@@ -162,7 +170,7 @@ class Results:
         flexible, x, xdot = self.body_state(body_name, step, velocity=name == "velocity")
         return fields_module.body_fields(flexible, x, xdot)[name]
 
-    def store_fields(self, bodies=None) -> "Results":
+    def store_fields(self, bodies=None) -> Results:
         """Compute the fields of every flexible body (or of ``bodies``, objects or names) at every recorded
         step into :attr:`fields` (saved with the results); returns self."""
         if self.system is None:
@@ -170,9 +178,11 @@ class Results:
         names = None if bodies is None else {b if isinstance(b, str) else b.name for b in bodies}
         chosen = [b for b in getattr(self.system, "bodies", None) or [] if names is None or b.name in names]
         slices = {b.name: (part.start, part.stop) for b in chosen for part in [self._slice(b.name)]}
-        has_v = self.v is not None and len(self.v) == self.n_steps
-        rows = [fields_module.record_rows(chosen, slices, self.q[k], self.v[k] if has_v else None)
-                for k in range(self.n_steps)]
+        v = self.v if self.v is not None and len(self.v) == self.n_steps else None
+        rows = [
+            fields_module.record_rows(chosen, slices, self.q[k], None if v is None else v[k])
+            for k in range(self.n_steps)
+        ]
         if chosen and rows:
             self.fields.update(fields_module.split({key: np.stack([r[key] for r in rows]) for key in rows[0]})[1])
         return self
@@ -180,17 +190,26 @@ class Results:
     def _body(self, name: str):
         bodies = {b.name: b for b in getattr(self.system, "bodies", None) or []}
         if name not in bodies:
-            raise FlexbodyError(f"fields of {name!r} cannot be computed: " + (
-                "the results carry no system (loaded results need results.system set to the model)"
-                if self.system is None else "it is not a flexible body of the system"))
+            raise FlexbodyError(
+                f"fields of {name!r} cannot be computed: "
+                + (
+                    "the results carry no system (loaded results need results.system set to the model)"
+                    if self.system is None
+                    else "it is not a flexible body of the system"
+                )
+            )
         return bodies[name]
 
     def save(self, directory) -> Path:
         """Write ``results.npz`` (arrays; only the histories that compress well are compressed, see the
         module) and ``results.json`` (metadata, ``"complete": true``) into ``directory``, each atomically."""
         path = writable_folder(directory, "Results.save")
-        arrays = {"times": self.times, "q": self.q, "reference": self.reference,
-                  "iterations": np.asarray(self.iterations, dtype=np.int64)}
+        arrays = {
+            "times": self.times,
+            "q": self.q,
+            "reference": self.reference,
+            "iterations": np.asarray(self.iterations, dtype=np.int64),
+        }
         if self.v is not None:
             arrays["v"] = self.v
         histories = {**self.histories, **fields_module.joined(self.fields)}
@@ -200,12 +219,12 @@ class Results:
         try:
             save_npz(path / RESULTS_NPZ, arrays, compression="selective")
             write_text(path / RESULTS_JSON, json.dumps(meta, indent=1))
-        except OSError as exc:                                   # e.g. the disk full: named, nothing half-written
+        except OSError as exc:  # e.g. the disk full: named, nothing half-written
             raise FlexbodyError(f"Results.save: cannot write into {str(path)!r}: {exc.strerror or exc}") from exc
         return path
 
     @classmethod
-    def load(cls, directory) -> "Results":
+    def load(cls, directory) -> Results:
         """Read results written by :meth:`save`, or the rows written so far by an incremental run
         (``simulate(..., save_to=directory)``) that is still running, was stopped or failed.
 
@@ -221,7 +240,7 @@ class Results:
             complete = (path / RESULTS_NPZ).exists() or "parts" not in meta
             if complete:
                 arrays = _read_npz(path / RESULTS_NPZ)
-                histories = {key[len(_HISTORY):]: arrays[key] for key in arrays if key.startswith(_HISTORY)}
+                histories = {key[len(_HISTORY) :]: arrays[key] for key in arrays if key.startswith(_HISTORY)}
             else:
                 arrays, histories = read_parts(path, meta["parts"], int(meta.get("n_dofs") or 0))
                 journaled = _add_journal(path, len(meta["parts"]), arrays, histories)
@@ -236,12 +255,31 @@ class Results:
             metadata["complete"] = bool(complete)
             if not complete and journaled:
                 metadata["journal_rows"] = journaled
-            results = cls(kind=meta["kind"], times=arrays["times"], q=arrays["q"], body_slices=slices,
-                          iterations=iterations, residuals=meta["residuals"], reference=reference,
-                          v=arrays.get("v"), histories=histories, fields=fields, events=meta.get("events", []),
-                          metadata=metadata)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, EOFError,
-                zipfile.BadZipFile, zlib.error) as exc:          # a file missing, cut, damaged or not flexbody's
+            results = cls(
+                kind=meta["kind"],
+                times=arrays["times"],
+                q=arrays["q"],
+                body_slices=slices,
+                iterations=iterations,
+                residuals=meta["residuals"],
+                reference=reference,
+                v=arrays.get("v"),
+                histories=histories,
+                fields=fields,
+                events=meta.get("events", []),
+                metadata=metadata,
+            )
+        except (
+            OSError,
+            ValueError,
+            KeyError,
+            TypeError,
+            AttributeError,
+            IndexError,
+            EOFError,
+            zipfile.BadZipFile,
+            zlib.error,
+        ) as exc:  # a file missing, cut, damaged or not flexbody's
             raise FlexbodyError(f"cannot read results from {str(path)!r}: {type(exc).__name__}: {exc}") from exc
         problem = _inconsistency(results)
         if problem:
@@ -249,7 +287,7 @@ class Results:
         return results
 
 
-def _inconsistency(r: "Results") -> str:
+def _inconsistency(r: Results) -> str:
     """What does not fit in loaded results (the rows of q, v and the histories against the times, non-finite
     rows, body slices that do not tile the coordinates), or "" when they fit."""
     times, q = np.asarray(r.times), np.asarray(r.q)
@@ -258,8 +296,9 @@ def _inconsistency(r: "Results") -> str:
     n = q.shape[1]
     if r.v is not None and np.shape(r.v) != q.shape:
         return f"v of shape {np.shape(r.v)}, q of shape {q.shape}"
-    if np.shape(r.reference) != (n,):
-        return f"reference of shape {np.shape(r.reference)} for {n} coordinates"
+    reference_shape = () if r.reference is None else np.shape(r.reference)
+    if reference_shape != (n,):
+        return f"reference of shape {reference_shape} for {n} coordinates"
     for name, x in (("times", times), ("q", q), ("v", r.v)):
         if x is not None and x.dtype.kind == "f" and not np.all(np.isfinite(x)):
             bad = np.flatnonzero(~np.isfinite(x.reshape(len(times), -1)).all(axis=1))
@@ -273,8 +312,12 @@ def _inconsistency(r: "Results") -> str:
     if pairs and all(len(p) == 2 for p in pairs):
         covered = sorted(pairs)
         ends = [covered[0][0]] + [b for _, b in covered]
-        if covered[0][0] != 0 or ends[-1] != n or any(a != e for (a, _), e in zip(covered, ends)) or \
-                any(b < a for a, b in covered):
+        if (
+            covered[0][0] != 0
+            or ends[-1] != n
+            or any(a != e for (a, _), e in zip(covered, ends))
+            or any(b < a for a, b in covered)
+        ):
             return f"body slices {r.body_slices} do not tile the {n} coordinates"
     elif any(not 0 <= i < n for p in pairs for i in p):
         return f"body slices {r.body_slices} point outside the {n} coordinates"
@@ -286,13 +329,18 @@ RESULTS_NPZ, RESULTS_JSON, PARTS, CHECKPOINT = "results.npz", "results.json", "p
 _INTEGER_HISTORIES = ("rank", "corrections")
 
 
-def header(kind: str, body_slices: dict, events: list, metadata: dict, *, residuals=(), parts=None,
-           n_dofs: int | None = None) -> dict:
+def header(
+    kind: str, body_slices: dict, events: list, metadata: dict, *, residuals=(), parts=None, n_dofs: int | None = None
+) -> dict:
     """The content of ``results.json``: kind, body slices, residuals, events, metadata and, for an
     incremental run, the part files written so far (``"complete": false``) and the number of coordinates."""
-    meta = {"kind": kind, "body_slices": {k: [int(i) for i in v] for k, v in body_slices.items()},
-            "residuals": [[float(r) for r in res] for res in residuals],
-            "events": _jsonable(events), "metadata": _jsonable(metadata)}
+    meta = {
+        "kind": kind,
+        "body_slices": {k: [int(i) for i in v] for k, v in body_slices.items()},
+        "residuals": [[float(r) for r in res] for res in residuals],
+        "events": _jsonable(events),
+        "metadata": _jsonable(metadata),
+    }
     if parts is not None:
         meta.update(complete=False, parts=list(parts), n_dofs=n_dofs)
     return meta
@@ -310,7 +358,7 @@ def read_journal(directory, first: int, n_dofs: int) -> np.ndarray:
     index = first
     while (file := Path(directory) / journal_name(index)).exists():
         raw = np.fromfile(file, dtype="<f8")
-        blocks.append(raw[:raw.size - raw.size % width].reshape(-1, width))
+        blocks.append(raw[: raw.size - raw.size % width].reshape(-1, width))
         index += 1
     return np.concatenate(blocks) if blocks else np.zeros((0, width))
 
@@ -323,14 +371,14 @@ def _add_journal(path: Path, n_parts: int, arrays: dict, histories: dict) -> int
     last = arrays["times"][-1] if len(arrays["times"]) else -np.inf
     keep = np.flatnonzero(rows[:, 0] > last)
     if keep.size and np.any(np.diff(rows[keep, 0]) <= 0):
-        keep = keep[:int(np.flatnonzero(np.diff(rows[keep, 0]) <= 0)[0]) + 1]
+        keep = keep[: int(np.flatnonzero(np.diff(rows[keep, 0]) <= 0)[0]) + 1]
     rows, k = rows[keep], keep.size
     if not k:
         return 0
     arrays["times"] = np.concatenate([arrays["times"], rows[:, 0]])
-    arrays["q"] = np.concatenate([arrays["q"], rows[:, 1:1 + n]])
+    arrays["q"] = np.concatenate([arrays["q"], rows[:, 1 : 1 + n]])
     if "v" in arrays:
-        arrays["v"] = np.concatenate([arrays["v"], rows[:, 1 + n:]])
+        arrays["v"] = np.concatenate([arrays["v"], rows[:, 1 + n :]])
     for key, value in histories.items():
         fill = -1 if value.dtype.kind in "iu" else np.nan
         histories[key] = np.concatenate([value, np.full((k, *value.shape[1:]), fill, dtype=value.dtype)])
@@ -374,8 +422,8 @@ def save_npz(path, arrays: dict, compression: str = "stored") -> None:
             _write_npz(stream, arrays, compression)
 
 
-_IN_MEMORY = 32 << 20              # bytes: archives up to this size are built in memory, then written at once
-_SAMPLE = 32 << 10                 # bytes per sample of the compressibility test (three: start, middle, end)
+_IN_MEMORY = 32 << 20  # bytes: archives up to this size are built in memory, then written at once
+_SAMPLE = 32 << 10  # bytes per sample of the compressibility test (three: start, middle, end)
 
 
 def _write_npz(stream, arrays: dict, compression: str) -> None:
@@ -400,8 +448,8 @@ def _compresses(value: np.ndarray) -> bool:
     raw = np.frombuffer(np.ascontiguousarray(value).data, dtype=np.uint8)
     if raw.size > 3 * _SAMPLE:
         middle = (raw.size - _SAMPLE) // 2
-        raw = np.concatenate([raw[:_SAMPLE], raw[middle:middle + _SAMPLE], raw[-_SAMPLE:]])
-    return len(zlib.compress(raw, 1)) < 0.5 * raw.size
+        raw = np.concatenate([raw[:_SAMPLE], raw[middle : middle + _SAMPLE], raw[-_SAMPLE:]])
+    return len(zlib.compress(raw.tobytes(), 1)) < 0.5 * raw.size
 
 
 def writable_folder(directory, who: str) -> Path:
@@ -430,7 +478,7 @@ def _replacing(path: Path, mode: str):
     (and is removed when it fails)."""
     fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as stream:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as stream:
             yield stream
         os.replace(tmp, path)
     except BaseException:
@@ -458,7 +506,7 @@ def read_parts(directory, names, n_dofs: int) -> tuple[dict, dict]:
         return {"times": np.zeros(0), "q": np.zeros((0, n_dofs)), "v": np.zeros((0, n_dofs))}, {}
     keys = [key for key in loaded[0] if all(key in part for part in loaded[1:])]
     arrays = {key: np.concatenate([part[key] for part in loaded]) for key in keys}
-    histories = {key[len(_HISTORY):]: arrays.pop(key) for key in keys if key.startswith(_HISTORY)}
+    histories = {key[len(_HISTORY) :]: arrays.pop(key) for key in keys if key.startswith(_HISTORY)}
     for name in _INTEGER_HISTORIES:
         if name in histories:
             histories[name] = histories[name].astype(np.int64)

@@ -6,29 +6,45 @@ The files of a batch are written by one background thread while the run goes on 
 release the GIL), at most one batch at a time and always in the order part → ``results.json`` →
 checkpoint; the stepping loop only hands over views of the recorded rows and the JSON text.
 """
+
 from __future__ import annotations
 
 import json
 import logging
 import shutil
 from concurrent.futures import Future, ThreadPoolExecutor
+from io import FileIO
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import FlexbodyError
-from .results import (CHECKPOINT, PARTS, RESULTS_JSON, RESULTS_NPZ, Results, _jsonable, header, journal_name,
-                      part_name, save_npz, save_part, writable_folder, write_text)
+from .results import (
+    CHECKPOINT,
+    PARTS,
+    RESULTS_JSON,
+    RESULTS_NPZ,
+    Results,
+    _jsonable,
+    header,
+    journal_name,
+    part_name,
+    save_npz,
+    save_part,
+    writable_folder,
+    write_text,
+)
 
 log = logging.getLogger(__name__)
 
 
 def _size(n_bytes: float) -> str:
     """A byte count in words: '3.2 GB'."""
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if n_bytes < 1000.0 or unit == "TB":
+    for unit in ("B", "kB", "MB", "GB"):
+        if n_bytes < 1000.0:
             return f"{n_bytes:.3g} {unit}"
         n_bytes /= 1000.0
+    return f"{n_bytes:.3g} TB"
 
 
 # ------------------------------------------------------------------------------------ saving as it runs
@@ -58,14 +74,15 @@ class RunWriter:
 
     def __init__(self, directory, save_every: int, n_parts: int = 0, written: int = 0):
         self.path, self.save_every = Path(directory), int(save_every)
-        self.n_parts, self.written = int(n_parts), int(written)            # parts and rows written
+        self.n_parts, self.written = int(n_parts), int(written)  # parts and rows written
         self._thread: ThreadPoolExecutor | None = None
-        self._pending: tuple[Future, int, int] | None = None               # write under way, (n_parts, written) before
-        self.journaled = int(written)                                       # rows in parts or in the journal
-        self._journal, self._journal_index = None, -1                       # open journal file and its index
+        self._pending: tuple[Future, int, int] | None = None  # write under way, (n_parts, written) before
+        self.journaled = int(written)  # rows in parts or in the journal
+        self._journal: FileIO | None = None  # open journal file
+        self._journal_index = -1  # and its index
 
     @classmethod
-    def create(cls, directory, save_every: int, expected_bytes: int = 0) -> "RunWriter":
+    def create(cls, directory, save_every: int, expected_bytes: int = 0) -> RunWriter:
         """A writer into ``directory`` (created; the files of an earlier run there are removed); FlexbodyError
         before anything is computed when the folder cannot be written or its disk has less free space than the
         ``expected_bytes`` the run will write."""
@@ -73,9 +90,11 @@ class RunWriter:
         writable_folder(saver.path, "simulate: save_to")
         free = shutil.disk_usage(saver.path).free
         if expected_bytes > free:
-            raise FlexbodyError(f"simulate: save_to: the run will write about {_size(expected_bytes)} into "
-                                f"{str(saver.path)!r}, whose disk has {_size(free)} free; free space, save to "
-                                f"another disk or record fewer steps (record_every)")
+            raise FlexbodyError(
+                f"simulate: save_to: the run will write about {_size(expected_bytes)} into "
+                f"{str(saver.path)!r}, whose disk has {_size(free)} free; free space, save to "
+                f"another disk or record fewer steps (record_every)"
+            )
         try:
             for name in (RESULTS_NPZ, RESULTS_JSON, CHECKPOINT):
                 (saver.path / name).unlink(missing_ok=True)
@@ -93,7 +112,7 @@ class RunWriter:
             if file.stem[5:].isdigit() and int(file.stem[5:]) > self.n_parts:
                 file.unlink(missing_ok=True)
         self._close_journal()
-        for file in parts.glob("journal_*.bin"):                # their rows are in parts, or are computed again
+        for file in parts.glob("journal_*.bin"):  # their rows are in parts, or are computed again
             file.unlink(missing_ok=True)
         self.journaled = self.written
 
@@ -102,12 +121,12 @@ class RunWriter:
         count = len(recorder.rows["t"])
         if count <= self.journaled:
             return
-        if self._journal_index != self.n_parts:
+        if self._journal_index != self.n_parts or self._journal is None:
             self._close_journal()
             file = self.path / journal_name(self.n_parts)
             try:
                 file.parent.mkdir(parents=True, exist_ok=True)
-                self._journal = open(file, "ab", buffering=0)
+                self._journal = open(file, "ab", buffering=0)  # noqa: SIM115 (held open across steps, closed by _close_journal)
             except OSError as exc:
                 raise FlexbodyError(f"cannot write the run to {str(self.path)!r}: {exc}") from exc
             self._journal_index = self.n_parts
@@ -143,20 +162,39 @@ class RunWriter:
         before = (self.n_parts, self.written)
         part = None
         if count > self.written or self.n_parts == 0:
-            part = {k: v[self.written:count] for k, v in recorder.rows.items()
-                    if k not in recorder.dropped and len(v) == count}
+            part = {
+                k: v[self.written : count]
+                for k, v in recorder.rows.items()
+                if k not in recorder.dropped and len(v) == count
+            }
             self.n_parts, self.written = self.n_parts + 1, count
-            self.journaled = max(self.journaled, count)        # rows in a part need no journal
-        meta = header("dynamic", recorder.body_slices(), recorder.events, recorder.metadata,
-                      parts=[part_name(i) for i in range(1, self.n_parts + 1)], n_dofs=n)
+            self.journaled = max(self.journaled, count)  # rows in a part need no journal
+        meta = header(
+            "dynamic",
+            recorder.body_slices(),
+            recorder.events,
+            recorder.metadata,
+            parts=[part_name(i) for i in range(1, self.n_parts + 1)],
+            n_dofs=n,
+        )
         text = json.dumps(meta, indent=1)
         checkpoint = None
         if state is not None:
-            state = {**state, "n_parts": self.n_parts, "rows": self.written, "rank0": recorder.rank0,
-                     "rank_prev": recorder.rank_prev, "dropped": sorted(recorder.dropped),
-                     "events": recorder.events, "t_last": recorder.t_last}
-            checkpoint = {"state": np.array(json.dumps(_jsonable(state))),
-                          **{k: np.array(v, copy=True) for k, v in arrays.items()}}
+            assert arrays is not None  # a checkpoint's arrays come with its state
+            state = {
+                **state,
+                "n_parts": self.n_parts,
+                "rows": self.written,
+                "rank0": recorder.rank0,
+                "rank_prev": recorder.rank_prev,
+                "dropped": sorted(recorder.dropped),
+                "events": recorder.events,
+                "t_last": recorder.t_last,
+            }
+            checkpoint = {
+                "state": np.array(json.dumps(_jsonable(state))),
+                **{k: np.array(v, copy=True) for k, v in arrays.items()},
+            }
         if self._thread is None:
             self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flexbody-run-writer")
         self._pending = (self._thread.submit(self._store, self.n_parts, part, text, checkpoint), *before)
@@ -164,10 +202,16 @@ class RunWriter:
     def _store(self, index: int, part: dict | None, text: str, checkpoint: dict | None) -> None:
         """The files of one write, in order (run by the writing thread)."""
         if part is not None:
-            save_part(self.path, index, part["t"], part["q"], part["v"],
-                      {k: v for k, v in part.items() if k not in ("t", "q", "v")})
+            save_part(
+                self.path,
+                index,
+                part["t"],
+                part["q"],
+                part["v"],
+                {k: v for k, v in part.items() if k not in ("t", "q", "v")},
+            )
         write_text(self.path / RESULTS_JSON, text)
-        if part is not None:                               # its rows were journaled after part index − 1
+        if part is not None:  # its rows were journaled after part index − 1
             (self.path / journal_name(index - 1)).unlink(missing_ok=True)
         if checkpoint is not None:
             save_npz(self.path / CHECKPOINT, checkpoint)
@@ -178,7 +222,7 @@ class RunWriter:
         if self._pending is None:
             return
         future, n_parts, written = self._pending
-        error = future.exception()               # waits; an interrupt here leaves the write pending
+        error = future.exception()  # waits; an interrupt here leaves the write pending
         self._pending = None
         if error is not None:
             self.n_parts, self.written = n_parts, written

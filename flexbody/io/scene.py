@@ -2,10 +2,10 @@
 planes, cylinders and spheres of ``OnSurface`` constraints, ground points and clamps, sized from the recorded
 motion (cell data ``kind``, ``source``). Written as VTK XML by hand because meshio writes no string arrays.
 """
+
 from __future__ import annotations
 
 import logging
-
 from pathlib import Path
 
 import numpy as np
@@ -88,10 +88,10 @@ class _Scene:
         self.lo, self.hi = lo, hi
         self.centre = 0.5 * (lo + hi)
         diagonal = float(np.linalg.norm(hi - lo))
-        self.size = diagonal if diagonal > 0 else 1.0                  # L [m]
+        self.size = diagonal if diagonal > 0 else 1.0  # L [m]
         self.margin = 0.1 * self.size
         self.points: list[np.ndarray] = []
-        self.cells: list[tuple[str, list, str, str]] = []              # (lines | polys, ids, kind, source)
+        self.cells: list[tuple[str, list, str, str]] = []  # (lines | polys, ids, kind, source)
         self._n = 0
 
     def add(self, points, lines=(), polys=(), *, kind: str, source: str) -> None:
@@ -103,35 +103,52 @@ class _Scene:
 
     def corners(self) -> np.ndarray:
         """The 8 corners (8, 3) of the box."""
-        return np.array([[x, y, z] for x in (self.lo[0], self.hi[0]) for y in (self.lo[1], self.hi[1])
-                         for z in (self.lo[2], self.hi[2])])
+        return np.array(
+            [
+                [x, y, z]
+                for x in (self.lo[0], self.hi[0])
+                for y in (self.lo[1], self.hi[1])
+                for z in (self.lo[2], self.hi[2])
+            ]
+        )
 
     def vtp(self) -> str:
         """The scene as VTK XML PolyData (ASCII; cells ordered lines, then polygons, as VTK orders them)."""
         cells = [c for c in self.cells if c[0] == "lines"] + [c for c in self.cells if c[0] == "polys"]
         points = np.vstack(self.points)
-        out = ['<?xml version="1.0"?>',
-               '<VTKFile type="PolyData" version="1.0" byte_order="LittleEndian" header_type="UInt64">',
-               "  <PolyData>",
-               f'    <Piece NumberOfPoints="{len(points)}" NumberOfVerts="0" '
-               f'NumberOfLines="{sum(c[0] == "lines" for c in cells)}" NumberOfStrips="0" '
-               f'NumberOfPolys="{sum(c[0] == "polys" for c in cells)}">',
-               '      <CellData>']
+        out = [
+            '<?xml version="1.0"?>',
+            '<VTKFile type="PolyData" version="1.0" byte_order="LittleEndian" header_type="UInt64">',
+            "  <PolyData>",
+            f'    <Piece NumberOfPoints="{len(points)}" NumberOfVerts="0" '
+            f'NumberOfLines="{sum(c[0] == "lines" for c in cells)}" NumberOfStrips="0" '
+            f'NumberOfPolys="{sum(c[0] == "polys" for c in cells)}">',
+            "      <CellData>",
+        ]
         for name, values in (("kind", [c[2] for c in cells]), ("source", [c[3] for c in cells])):
             codes = " ".join(" ".join(map(str, v.encode("utf-8") + b"\0")) for v in values)
             out.append(f'        <Array type="String" Name="{name}" format="ascii">{codes}</Array>')
-        out += ["      </CellData>", "      <Points>",
-                '        <DataArray type="Float64" Name="Points" NumberOfComponents="3" format="ascii">',
-                " ".join(f"{x:.17g}" for x in points.ravel()), "        </DataArray>", "      </Points>"]
+        out += [
+            "      </CellData>",
+            "      <Points>",
+            '        <DataArray type="Float64" Name="Points" NumberOfComponents="3" format="ascii">',
+            " ".join(f"{x:.17g}" for x in points.ravel()),
+            "        </DataArray>",
+            "      </Points>",
+        ]
         for section, tag in (("lines", "Lines"), ("polys", "Polys")):
             ids = [c[1] for c in cells if c[0] == section]
             offsets = np.cumsum([len(i) for i in ids], dtype=np.int64)
-            out += [f"      <{tag}>",
-                    '        <DataArray type="Int64" Name="connectivity" format="ascii">'
-                    + " ".join(str(i) for c in ids for i in c) + "</DataArray>",
-                    '        <DataArray type="Int64" Name="offsets" format="ascii">'
-                    + " ".join(map(str, offsets)) + "</DataArray>",
-                    f"      </{tag}>"]
+            out += [
+                f"      <{tag}>",
+                '        <DataArray type="Int64" Name="connectivity" format="ascii">'
+                + " ".join(str(i) for c in ids for i in c)
+                + "</DataArray>",
+                '        <DataArray type="Int64" Name="offsets" format="ascii">'
+                + " ".join(map(str, offsets))
+                + "</DataArray>",
+                f"      </{tag}>",
+            ]
         out += ["    </Piece>", "  </PolyData>", "</VTKFile>", ""]
         return "\n".join(out)
 
@@ -142,8 +159,9 @@ class _Scene:
         u, w = _perpendicular(down)
         base = np.asarray(apex) + h * down
         corners = [base + 0.6 * h * (a * u + b * w) for a, b in ((1, 1), (-1, 1), (-1, -1), (1, -1))]
-        self.add([apex] + corners, polys=[(0, 1, 2), (0, 2, 3), (0, 3, 4), (0, 4, 1), (4, 3, 2, 1)],
-                 kind=kind, source=source)
+        self.add(
+            [apex, *corners], polys=[(0, 1, 2), (0, 2, 3), (0, 3, 4), (0, 4, 1), (4, 3, 2, 1)], kind=kind, source=source
+        )
 
     def octahedron(self, centre, *, kind: str, source: str) -> None:
         """A ground point: an octahedron of radius 2.5 % of L about ``centre``."""
@@ -172,8 +190,10 @@ def _scene_box(results, system, bounds) -> tuple[np.ndarray, np.ndarray]:
     if bounds is not None:
         b = np.asarray(bounds, dtype=float)
         if b.shape != (6,) or not np.all(np.isfinite(b)) or np.any(b[1::2] < b[0::2]):
-            raise FlexbodyError(f"write_scene: bounds must be 6 finite numbers (xmin, xmax, ymin, ymax, zmin, "
-                                f"zmax) with min <= max, got {bounds!r}")
+            raise FlexbodyError(
+                f"write_scene: bounds must be 6 finite numbers (xmin, xmax, ymin, ymax, zmin, "
+                f"zmax) with min <= max, got {bounds!r}"
+            )
         return b[0::2], b[1::2]
     n = results.n_steps
     if n == 0:
@@ -188,20 +208,20 @@ def _scene_box(results, system, bounds) -> tuple[np.ndarray, np.ndarray]:
         boxes += [pts.min(axis=0), pts.max(axis=0)]
     for body in getattr(system, "bodies", ()):
         start, stop = results.body_slices[body.name]
-        for k in steps:                             # one step at a time: a large mesh has many nodes
+        for k in steps:  # one step at a time: a large mesh has many nodes
             nodes = results.q[k, start:stop].reshape(-1, 3)
             boxes += [nodes.min(axis=0), nodes.max(axis=0)]
     if not boxes:
         return np.zeros(3), np.zeros(3)
-    boxes = np.array(boxes)
-    return boxes.min(axis=0), boxes.max(axis=0)
+    box = np.array(boxes)
+    return box.min(axis=0), box.max(axis=0)
 
 
 def _down(system) -> np.ndarray:
     """Unit direction of gravity (of the first tree, else of a body force), else −z."""
     from ..fem.loads import BodyForce
 
-    loads = getattr(system, "loads", None) or getattr(getattr(system, "flexible", None), "loads", ())
+    loads = getattr(system, "loads", None) or getattr(getattr(system, "flexible", None), "loads", None) or ()
     candidates = [t.gravity for t in getattr(system, "trees", ())]
     candidates += [load.acceleration for load in loads if isinstance(load, BodyForce)]
     for g in candidates:
@@ -216,44 +236,47 @@ def _add_joint_primitives(scene: _Scene, results, system) -> None:
 
     for tree in getattr(system, "trees", ()):
         kin0 = tree.kinematics(np.zeros(tree.n_dofs))
-        grounded: set = set()                       # links welded to the ground through Fixed joints only
+        grounded: set = set()  # links welded to the ground through Fixed joints only
         down = np.asarray(tree.gravity, dtype=float)
         down = down / np.linalg.norm(down) if np.linalg.norm(down) > 0 else np.array([0.0, 0.0, -1.0])
         columns = None
-        for link in tree.links:                     # parents come first
+        for link in tree.links:  # parents come first
             parent = link.parent
             if parent is not None and parent.index not in grounded:
                 continue
             if isinstance(link.joint, Fixed):
                 grounded.add(link.index)
-                if parent is not None:              # a part of the base, drawn by its root
+                if parent is not None:  # a part of the base, drawn by its root
                     continue
-            R_parent, p_parent = (np.eye(3), np.zeros(3)) if parent is None else (kin0.R[parent.index],
-                                                                                  kin0.p[parent.index])
+            R_parent, p_parent = (
+                (np.eye(3), np.zeros(3)) if parent is None else (kin0.R[parent.index], kin0.p[parent.index])
+            )
             origin = p_parent + R_parent @ link.placement_origin
-            if not isinstance(link.joint, Prismatic):       # a slider's ground is its rail
+            if not isinstance(link.joint, Prismatic):  # a slider's ground is its rail
                 scene.pyramid(origin, down, kind="ground", source=f"{tree.name}.{link.name} joint")
             else:
                 columns = _tree_slice(results, system, tree) if columns is None else columns
                 axis = R_parent @ link.placement_rotation @ link.joint.axis
                 q = results.q[:, columns][:, link.coordinate]
-                ends = [origin + (float(q.min()) - scene.margin) * axis,
-                        origin + (float(q.max()) + scene.margin) * axis]
+                ends = [
+                    origin + (float(q.min()) - scene.margin) * axis,
+                    origin + (float(q.max()) + scene.margin) * axis,
+                ]
                 scene.add(ends, lines=[(0, 1)], kind="rail", source=f"{tree.name}.{link.name} rail")
 
 
 def _add_constraint_primitives(scene: _Scene, c, system) -> None:
     """The surface of an OnSurface constraint, the ground points of closures and node sets fixed to the
     ground."""
-    from ..rigid.anchors import Ground
     from ..constraints.attachments import AttachNodes, FixNodes
-    from ..constraints.closures import OnSurface
     from ..constraints.base import Fix
+    from ..constraints.closures import OnSurface
+    from ..rigid.anchors import Ground
 
     if isinstance(c, OnSurface):
         _add_surface(scene, c.surface, c.name)
     elif isinstance(c, (Fix, FixNodes)) or (isinstance(c, AttachNodes) and isinstance(c.link, Ground)):
-        name = getattr(c, "name", None) or f"fix {c.body.name} {c.label}"
+        name = c.name
         points = c.body.mesh.points[c.nodes]
         if isinstance(c, AttachNodes) and c.offsets is not None:
             points = c.link.origin + c.offsets @ c.link.R.T
@@ -268,7 +291,7 @@ def _add_clamp(scene: _Scene, points: np.ndarray, body_centre: np.ndarray, down:
     pyramid at their centroid when they do not span a plane."""
     centre = points.mean(axis=0)
     sv, vt = np.linalg.svd(points - centre)[1:] if len(points) >= 3 else (np.zeros(3), None)
-    if sv[1] <= 1e-9 * scene.size or sv[2] > 1e-6 * sv[0]:
+    if vt is None or sv[1] <= 1e-9 * scene.size or sv[2] > 1e-6 * sv[0]:
         scene.pyramid(centre, down, kind="ground", source=name)
         return
     u, w, n = vt[0], vt[1], np.cross(vt[0], vt[1])
@@ -288,35 +311,49 @@ def _add_surface(scene: _Scene, surface, name: str) -> None:
         n = surface.normal
         centre = scene.centre - (n @ (scene.centre - surface.point)) * n
         u, w = _perpendicular(n)
-        a, b = (max(float(np.abs((scene.corners() - scene.centre) @ e).max()) + scene.margin, 0.1 * scene.size)
-                for e in (u, w))
+        a, b = (
+            max(float(np.abs((scene.corners() - scene.centre) @ e).max()) + scene.margin, 0.1 * scene.size)
+            for e in (u, w)
+        )
         scene.rectangle(centre, u, w, a, b, kind="surface", source=f"{name} (Plane)")
-    elif isinstance(surface, Cylinder):                  # before Sphere: a Cylinder is a Sphere subclass
-        a, c, r = surface.axis, surface.center, surface.radius
-        lo, hi = ((scene.corners() - c) @ a).min(), ((scene.corners() - c) @ a).max()
+    elif isinstance(surface, Cylinder):  # before Sphere: a Cylinder is a Sphere subclass
+        axis, c, r = surface.axis, surface.center, surface.radius
+        lo, hi = ((scene.corners() - c) @ axis).min(), ((scene.corners() - c) @ axis).max()
         mid, half = 0.5 * (lo + hi), 0.5 * (hi - lo) + 0.03 * scene.size
-        u, w = _perpendicular(a)
+        u, w = _perpendicular(axis)
         k = 64
         ring = [r * (np.cos(t) * u + np.sin(t) * w) for t in np.linspace(0.0, 2 * np.pi, k, endpoint=False)]
-        pts = [c + s * a + p for s in (mid - half, mid + half, mid) for p in ring]
+        pts = [c + s * axis + p for s in (mid - half, mid + half, mid) for p in ring]
         quads = [(i, (i + 1) % k, k + (i + 1) % k, k + i) for i in range(k)]
-        scene.add(pts, lines=[[2 * k + i for i in range(k)] + [2 * k]], polys=quads, kind="surface",
-                  source=f"{name} (Cylinder)")
+        scene.add(
+            pts,
+            lines=[[2 * k + i for i in range(k)] + [2 * k]],
+            polys=quads,
+            kind="surface",
+            source=f"{name} (Cylinder)",
+        )
     elif isinstance(surface, Sphere):
         c, r = surface.center, surface.radius
         n_theta, n_phi = 32, 16
         phis = np.linspace(0.0, np.pi, n_phi + 1)[1:-1]
         thetas = np.linspace(0.0, 2 * np.pi, n_theta, endpoint=False)
-        rings = [c + r * np.array([np.sin(p) * np.cos(t), np.sin(p) * np.sin(t), np.cos(p)])
-                 for p in phis for t in thetas]
-        pts = rings + [c + [0.0, 0.0, r], c - [0.0, 0.0, r]]
+        rings = [
+            c + r * np.array([np.sin(p) * np.cos(t), np.sin(p) * np.sin(t), np.cos(p)]) for p in phis for t in thetas
+        ]
+        pts = [*rings, c + [0.0, 0.0, r], c - [0.0, 0.0, r]]
         top, bottom = len(rings), len(rings) + 1
-        at = lambda i, j: i * n_theta + j % n_theta                      # noqa: E731
-        polys = [(top, at(0, j), at(0, j + 1)) for j in range(n_theta)]
-        polys += [(at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1))
-                  for i in range(len(phis) - 1) for j in range(n_theta)]
+        at = lambda i, j: i * n_theta + j % n_theta  # noqa: E731
+        polys: list[tuple[int, ...]] = [(top, at(0, j), at(0, j + 1)) for j in range(n_theta)]
+        polys += [
+            (at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1))
+            for i in range(len(phis) - 1)
+            for j in range(n_theta)
+        ]
         polys += [(bottom, at(len(phis) - 1, j + 1), at(len(phis) - 1, j)) for j in range(n_theta)]
         scene.add(pts, polys=polys, kind="surface", source=f"{name} (Sphere)")
     else:
-        log.info("write_scene: the surface of %r (%s) is not drawn (only Plane, Cylinder and Sphere are)",
-                 name, type(surface).__name__)
+        log.info(
+            "write_scene: the surface of %r (%s) is not drawn (only Plane, Cylinder and Sphere are)",
+            name,
+            type(surface).__name__,
+        )

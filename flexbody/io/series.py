@@ -15,6 +15,7 @@ not a series) with what holds the model in the world — ground markers at the j
 clamped node sets, the rails of prismatic joints on the ground, the surfaces of ``OnSurface``
 constraints and the ground points of closures — each cell labelled by its ``kind`` and ``source``.
 """
+
 from __future__ import annotations
 
 import logging
@@ -22,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..fem import fields
 from ..errors import FlexbodyError
+from ..fem import fields
 from ..fem.flexible_body import FlexibleBody
 from ..fem.hex_mesh import _CELL_TYPE
 from .frames import _steps, _system, _write_collection
@@ -40,8 +41,7 @@ def body_fields(body: FlexibleBody, q: np.ndarray, v: np.ndarray | None = None) 
     return fields.vtk_data(fields.body_fields(body, q, v))
 
 
-def write_vtu(path, body: FlexibleBody, q: np.ndarray, v: np.ndarray | None = None,
-              values: dict | None = None) -> Path:
+def write_vtu(path, body: FlexibleBody, q: np.ndarray, v: np.ndarray | None = None, values: dict | None = None) -> Path:
     """Write the deformed mesh of ``body`` at q (3n,) with its fields to a ``.vtu`` file: ``values``
     ({name: array} as :func:`flexbody.fem.fields.body_fields` returns, e.g. recorded ones) or, by default,
     the fields computed at (q, v)."""
@@ -49,9 +49,12 @@ def write_vtu(path, body: FlexibleBody, q: np.ndarray, v: np.ndarray | None = No
 
     path = Path(path)
     point_data, cell_data = fields.vtk_data(values) if values is not None else body_fields(body, q, v)
-    mesh = meshio.Mesh(np.asarray(q, dtype=float).reshape(-1, 3), [(_CELL_TYPE[body.mesh.nodes_per_cell],
-                                                                  body.mesh.cells)],
-                       point_data=point_data, cell_data={k: [v] for k, v in cell_data.items()})
+    mesh = meshio.Mesh(
+        np.asarray(q, dtype=float).reshape(-1, 3),
+        [(_CELL_TYPE[body.mesh.nodes_per_cell], body.mesh.cells)],
+        point_data=point_data,
+        cell_data={k: [v] for k, v in cell_data.items()},
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     meshio.write(path, mesh, file_format="vtu", binary=True)
     return path
@@ -94,8 +97,11 @@ def write_pvds(directory, results, body=None, name: str | None = None, every: in
 def _write_body_series(directory, results, body, name, every) -> list[Path]:
     directory = Path(directory)
     system = _system(results, "write_pvd")
-    bodies = [b for b in list(system.bodies) + list(getattr(system, "reduced", []))
-              if body is None or b is body or b.name == body]
+    bodies = [
+        b
+        for b in list(system.bodies) + list(getattr(system, "reduced", []))
+        if body is None or b is body or b.name == body
+    ]
     if not bodies:
         raise FlexbodyError(f"write_pvd: no body {body!r} in the system")
     if name is not None and len(bodies) > 1:

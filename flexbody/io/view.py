@@ -10,11 +10,13 @@ links as grey tubes with their frames as red (x), green (y) and blue (z) arrows;
 colours — ground markers and ground points dark grey, rails as thin grey tubes, surfaces light grey and
 translucent. The camera looks obliquely at the xz-plane (y is the out-of-plane axis of most cases) with
 z up; it frames the bodies and links, and the scene only as far as it reaches beyond them by less than
-half their size.
+half their size. :func:`plotter` returns that scene as an unshown pyvista Plotter (for notebooks, the
+documentation's gallery, or pictures of one's own), :func:`screenshot` writes it into an image file.
 
 On Linux without an X display VTK is pointed at its off-screen window (EGL, else OSMesa) before the
 first picture, so that it does not try X first and print "bad X server connection".
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -39,14 +41,22 @@ log = logging.getLogger(__name__)
 
 _AXES = (("frame_x", "red"), ("frame_y", "green"), ("frame_z", "blue"))
 _COLOUR = "_colour"
-_OFFSCREEN_WINDOWS = (("vtkEGLRenderWindow", ("libEGL.so.1", "libEGL.so")),
-                      ("vtkOSOpenGLRenderWindow", ("libOSMesa.so.8", "libOSMesa.so.6", "libOSMesa.so")))
-_SCENE_STYLE = {"ground": dict(color="#4d4d4d"), "anchor": dict(color="#4d4d4d"),
-                "surface": dict(color="lightgray", opacity=0.25, smooth_shading=True)}
+_OFFSCREEN_WINDOWS = (
+    ("vtkEGLRenderWindow", ("libEGL.so.1", "libEGL.so")),
+    ("vtkOSOpenGLRenderWindow", ("libOSMesa.so.8", "libOSMesa.so.6", "libOSMesa.so")),
+)
+_SCENE_STYLE: dict[str, dict[str, object]] = {
+    "ground": dict(color="#4d4d4d"),
+    "anchor": dict(color="#4d4d4d"),
+    "surface": dict(color="lightgray", opacity=0.25, smooth_shading=True),
+}
+
+
 def _pyvista():
     """pyvista, imported on first use, after :func:`_choose_offscreen_window`."""
     _choose_offscreen_window()
     import pyvista
+
     return pyvista
 
 
@@ -99,54 +109,131 @@ def fields(results_dir) -> dict[str, list[str]]:
     return out
 
 
-def screenshot(results_dir, path, *, field: str = "displacement", step: int = -1, component: int | None = None,
-               scale: float = 1.0, window_size=(1200, 800), off_screen: bool = True) -> Path:
-    """Render every series of ``results_dir`` and its scene at one step into an image file (PNG, JPEG, …).
+def plotter(
+    results_dir,
+    *,
+    field: str = "displacement",
+    step: int = -1,
+    component: int | None = None,
+    scale: float = 1.0,
+    window_size=(1200, 800),
+    off_screen: bool | None = None,
+):
+    """The scene of ``results_dir`` at one step as a pyvista Plotter, drawn but not shown.
+
+    Every series of the directory (flexible meshes coloured by ``field``, rigid links with their frames) and
+    its static scene ``scene.vtp``, with the scalar bar, the time label and the camera of :func:`screenshot`
+    (which renders this same plotter into a file). Add meshes or text to it, then call ``.show()`` (in a
+    sphinx-gallery build, pyvista's scraper takes the picture) or ``.screenshot(path)``, and ``.close()``.
 
     Parameters
     ----------
+    results_dir : path
+        A results directory (:func:`flexbody.io.write_results`) holding at least one ``.pvd`` series.
     field : str
-        Point (preferred) or cell array colouring the meshes that have it, e.g. "displacement" [m],
-        "von_mises" [Pa]; its magnitude, or ``component`` (0-based column, e.g. 2 for z). Ignored when
-        the directory holds rigid-link series only. The scalar bar names the quantity and its unit.
+        Point (preferred) or cell array colouring the meshes that have it, e.g. "displacement" (n, 3) [m],
+        "von_mises" (n,) [Pa], "cauchy_stress" (n, 9) [Pa]; its magnitude (Frobenius norm of a tensor), or
+        ``component``. Ignored when the directory holds rigid-link series only.
     step : int
         Index into the steps of the longest series (negative counts from the end); the other series
         show their step nearest in time.
+    component : int, optional
+        0-based column of ``field`` to colour by (e.g. 2 for the z displacement [m]).
     scale : float
-        Deformation scale (finite, > 0): meshes with a point array "displacement" u are drawn at
-        reference + ``scale`` u (reference = points − u); the picture states the scale when it is not 1.
+        Deformation scale (finite, > 0): meshes with a point array "displacement" u [m] are drawn at
+        reference + ``scale`` u (reference = points − u); the label states the scale when it is not 1.
         Rigid links are drawn where they are, so for a body carried by moving links (whose u includes
         their motion) a scale other than 1 also magnifies that motion.
-    window_size : (width, height) in pixels.
+    window_size : (int, int)
+        (width, height) in pixels.
+    off_screen : bool, optional
+        Passed to ``pyvista.Plotter``; None (default) follows ``pyvista.OFF_SCREEN``.
+
+    Returns
+    -------
+    pyvista.Plotter
+        The unshown plotter; its actors are named after the series (``"beam"``, ``"arm:links"``, …) and
+        the scene's kinds (``"scene:ground"``, …).
+
+    Raises
+    ------
+    FlexbodyError
+        A directory without series, a step out of range, a bad ``scale``, an unknown ``field`` or
+        ``component``.
+    """
+    return _scene_plotter(results_dir, "plotter", field, step, component, scale, window_size, off_screen)
+
+
+def screenshot(
+    results_dir,
+    path,
+    *,
+    field: str = "displacement",
+    step: int = -1,
+    component: int | None = None,
+    scale: float = 1.0,
+    window_size=(1200, 800),
+    off_screen: bool = True,
+) -> Path:
+    """Render every series of ``results_dir`` and its scene at one step into an image file (PNG, JPEG, …).
+
+    The picture is that of :func:`plotter` (same parameters ``field``, ``step``, ``component``, ``scale``,
+    ``window_size``), written to ``path``; returns ``path``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The image file; its folder is created. The format follows the suffix (pyvista/VTK writers).
     off_screen : bool
         False opens a window; the image is taken when it is closed.
     """
-    scale = _check_scale(scale, "screenshot")
+    drawn = _scene_plotter(results_dir, "screenshot", field, step, component, scale, window_size, off_screen)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if off_screen:
+        drawn.screenshot(str(path))
+    else:
+        drawn.show(screenshot=str(path))
+    drawn.close()
+    return path
+
+
+def _scene_plotter(results_dir, who: str, field, step, component, scale, window_size, off_screen):
+    """The drawn, unshown plotter of :func:`plotter` and :func:`screenshot` (``who`` names the caller in
+    error messages)."""
+    scale = _check_scale(scale, who)
     items = _load(results_dir)
     timeline = _timeline(items)
-    if not -len(timeline) <= step < len(timeline):
-        raise FlexbodyError(f"screenshot: step {step} out of range for {len(timeline)} steps")
+    if not (isinstance(step, (int, np.integer)) and -len(timeline) <= step < len(timeline)):
+        raise FlexbodyError(f"{who}: step {step} out of range for {len(timeline)} steps")
     t = float(timeline[step])
     grids = [s.read(t, scale) for s in items]
     _warn_carried(items, grids, scale)
     clim = _colour_range([_field_range(grids, field, component)])
-    plotter = _plotter(window_size, off_screen)
-    bounds = _bounds(grids)
-    scene = _add_scene(plotter, results_dir, bounds)
-    _draw(plotter, items, grids, _time_label(t, _run_kind(results_dir), scale), field, component, clim, bounds, scene)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if off_screen:
-        plotter.screenshot(str(path))
-    else:
-        plotter.show(screenshot=str(path))
-    plotter.close()
-    return path
+    drawn = _plotter(window_size, off_screen)
+    try:
+        bounds = _bounds(grids)
+        scene = _add_scene(drawn, results_dir, bounds)
+        label = _time_label(t, _run_kind(results_dir), scale)
+        _draw(drawn, items, grids, label, field, component, clim, bounds, scene)
+    except BaseException:
+        drawn.close()
+        raise
+    return drawn
 
 
-def animation(results_dir, path, *, field: str = "displacement", every: int = 1, fps: float = 10,
-              component: int | None = None, scale: float = 1.0, window_size=(1200, 800),
-              off_screen: bool = True) -> Path:
+def animation(
+    results_dir,
+    path,
+    *,
+    field: str = "displacement",
+    every: int = 1,
+    fps: float = 10,
+    component: int | None = None,
+    scale: float = 1.0,
+    window_size=(1200, 800),
+    off_screen: bool = True,
+) -> Path:
     """Write an animation of every series of ``results_dir`` and its scene: a ``.gif`` (imageio) or
     ``.mp4`` (needs imageio-ffmpeg). One frame per ``every``-th step of the longest series and the last;
     the colour range of ``field`` and the camera are fixed over the whole animation. Other parameters
@@ -191,8 +278,12 @@ def _timeline(items: list[_Series]) -> np.ndarray:
 
 
 def _check_scale(scale, who: str) -> float:
-    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(scale) or scale <= 0:
+    if (
+        isinstance(scale, bool)
+        or not isinstance(scale, (int, float, np.integer, np.floating))
+        or not math.isfinite(scale)
+        or scale <= 0
+    ):
         raise FlexbodyError(f"{who}: scale must be a finite number > 0, got {scale!r}")
     return float(scale)
 
@@ -215,12 +306,16 @@ def _warn_carried(items, grids, scale: float) -> None:
         return
     scaled = [s.name for s, g in zip(items, grids) if "displacement" in g.point_data]
     if scaled:
-        log.warning("view: displacements × %g of %s include the motion of the rigid links that carry them, "
-                    "which is magnified too", scale, ", ".join(scaled))
+        log.warning(
+            "view: displacements × %g of %s include the motion of the rigid links that carry them, "
+            "which is magnified too",
+            scale,
+            ", ".join(scaled),
+        )
 
 
 def _run_kind(results_dir) -> str | None:
-    """"static", "quasi_static", "dynamic" or "modal" from ``results.json``, or None (no readable file)."""
+    """ "static", "quasi_static", "dynamic" or "modal" from ``results.json``, or None (no readable file)."""
     try:
         return json.loads((Path(results_dir) / "results.json").read_text()).get("kind")
     except (OSError, ValueError, AttributeError):
@@ -228,11 +323,15 @@ def _run_kind(results_dir) -> str | None:
 
 
 def _time_label(t: float, kind: str | None, scale: float) -> str:
-    """"t = 1.2 s" (dynamic runs), "load factor 0.5" (static), "step 3" (quasi-static), "0.25 period" (a
+    """ "t = 1.2 s" (dynamic runs), "load factor 0.5" (static), "step 3" (quasi-static), "0.25 period" (a
     mode's animation, :meth:`flexbody.solvers.modal.Modes.animation`), else "t = 1.2";
     then ", displacements × 10" when ``scale`` is not 1."""
-    label = {"dynamic": f"t = {t:.4g} s", "static": f"load factor {t:.4g}",
-             "quasi_static": f"step {t:.4g}", "modal": f"{t:.4g} period"}.get(kind, f"t = {t:.4g}")
+    label = {
+        "dynamic": f"t = {t:.4g} s",
+        "static": f"load factor {t:.4g}",
+        "quasi_static": f"step {t:.4g}",
+        "modal": f"{t:.4g} period",
+    }.get(kind or "", f"t = {t:.4g}")
     return label if scale == 1.0 else f"{label}, displacements × {scale:g}"
 
 
@@ -258,10 +357,9 @@ def _title(field: str, component: int | None, n_components: int) -> str:
     text = describe(field, component, n_components)
     if len(text) <= 26:
         return text
-    cut = min((i for i in (text.find(f" {w}") for w in ("component", "magnitude", "Frobenius")) if i > 0),
-              default=-1)
-    if 0 < cut and max(cut, len(text) - cut - 1) <= 26:
-        return text[:cut] + "\n" + text[cut + 1:]
+    cut = min((i for i in (text.find(f" {w}") for w in ("component", "magnitude", "Frobenius")) if i > 0), default=-1)
+    if cut > 0 and max(cut, len(text) - cut - 1) <= 26:
+        return text[:cut] + "\n" + text[cut + 1 :]
     return "\n".join(textwrap.wrap(text, 26, break_long_words=False, break_on_hyphens=False))
 
 
@@ -293,8 +391,8 @@ def _scan(items, times, field: str, component: int | None, scale: float = 1.0) -
         grids = [s.read(t, scale) for s in items]
         ranges.append(_field_range(grids, field, component))
         boxes.append(_bounds(grids))
-    boxes = np.array(boxes)
-    return _colour_range(ranges), np.r_[boxes.min(axis=0)[0::2], boxes.max(axis=0)[1::2]][[0, 3, 1, 4, 2, 5]]
+    box = np.array(boxes)
+    return _colour_range(ranges), np.r_[box.min(axis=0)[0::2], box.max(axis=0)[1::2]][[0, 3, 1, 4, 2, 5]]
 
 
 def _bounds(grids) -> np.ndarray:
@@ -334,7 +432,7 @@ def _cell_lists(flat) -> list[np.ndarray]:
     """VTK's flat cell array [n, i₁ … iₙ, m, …] as a list of index arrays."""
     flat, out, k = np.asarray(flat, dtype=np.int64), [], 0
     while k < len(flat):
-        out.append(flat[k + 1:k + 1 + flat[k]])
+        out.append(flat[k + 1 : k + 1 + flat[k]])
         k += 1 + flat[k]
     return out
 
@@ -371,15 +469,16 @@ def _check_movie(path: Path) -> None:
         try:
             import imageio_ffmpeg  # noqa: F401
         except ImportError as exc:
-            raise FlexbodyError("animation: writing .mp4 needs imageio-ffmpeg (pip install imageio-ffmpeg); "
-                                "or write a .gif") from exc
+            raise FlexbodyError(
+                "animation: writing .mp4 needs imageio-ffmpeg (pip install imageio-ffmpeg); or write a .gif"
+            ) from exc
 
 
 def _open(plotter, path: Path, fps: float) -> None:
     if path.suffix.lower() == ".gif":
         plotter.open_gif(str(path), fps=fps)
     else:
-        plotter.open_movie(str(path), framerate=int(round(fps)))
+        plotter.open_movie(str(path), framerate=round(fps))
 
 
 def _draw(plotter, items, grids, label: str, field: str, component, clim, bounds, scene=None) -> None:
@@ -397,13 +496,29 @@ def _draw(plotter, items, grids, label: str, field: str, component, clim, bounds
             continue
         getattr(grid, f"{values[1]}_data")[_COLOUR] = values[0]
         title = _title(field, component, values[2])
-        plotter.add_mesh(grid, name=s.name, scalars=_COLOUR, preference=values[1], clim=clim, cmap="viridis",
-                         show_edges=True, show_scalar_bar=not bar_shown,
-                         scalar_bar_args=dict(title=title, color="black", vertical=True, position_x=0.8,
-                                              position_y=0.15, height=0.7, width=0.04, fmt="%.3g",
-                                              title_font_size=int(0.02 * height) + 6,
-                                              label_font_size=int(0.015 * height) + 5))
-        bar = plotter.scalar_bars[title]                   # VTK leaves room for one title line only
+        plotter.add_mesh(
+            grid,
+            name=s.name,
+            scalars=_COLOUR,
+            preference=values[1],
+            clim=clim,
+            cmap="viridis",
+            show_edges=True,
+            show_scalar_bar=not bar_shown,
+            scalar_bar_args=dict(
+                title=title,
+                color="black",
+                vertical=True,
+                position_x=0.8,
+                position_y=0.15,
+                height=0.7,
+                width=0.04,
+                fmt="%.3g",
+                title_font_size=int(0.02 * height) + 6,
+                label_font_size=int(0.015 * height) + 5,
+            ),
+        )
+        bar = plotter.scalar_bars[title]  # VTK leaves room for one title line only
         bar.SetVerticalTitleSeparation(int(0.02 * height + 6) * title.count("\n"))
         bar_shown = True
     plotter.add_text(label, name="time", color="black", font_size=12)
@@ -419,10 +534,13 @@ def _draw_links(plotter, name: str, grid, size: float) -> None:
         plotter.add_mesh(lines.tube(radius=0.005 * size), name=f"{name}:links", color="dimgray")
     origins = np.linalg.norm(grid.point_data["frame_x"], axis=1) > 0
     joints = pv.PolyData(np.asarray(grid.points)[origins])
-    for key, colour in _AXES:
+    for key, _colour in _AXES:
         joints[key] = np.asarray(grid.point_data[key])[origins]
-    plotter.add_mesh(joints.glyph(geom=pv.Sphere(radius=0.012 * size), orient=False, scale=False),
-                     name=f"{name}:joints", color="black")
+    plotter.add_mesh(
+        joints.glyph(geom=pv.Sphere(radius=0.012 * size), orient=False, scale=False),
+        name=f"{name}:joints",
+        color="black",
+    )
     for key, colour in _AXES:
         arrows = joints.glyph(orient=key, scale=False, factor=0.1 * size, geom=pv.Arrow())
         plotter.add_mesh(arrows, name=f"{name}:{key}", color=colour)

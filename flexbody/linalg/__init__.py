@@ -5,11 +5,21 @@ and the rank tools of constraint Jacobians (SVD, tolerances, rank reports).
 
 May import: errors.
 """
+
 from .block_mass import BlockMass, FlexibleMassFactor
 from .rank import ConstraintSVD, RankReport, constraint_rank, constraint_svd
 from .saddle_point import SaddlePointSolver
 from .sparse_factor import SparseFactor
 from .validation import MassSolver
 
-__all__ = ["BlockMass", "FlexibleMassFactor", "ConstraintSVD", "RankReport", "constraint_rank", "constraint_svd",
-           "SaddlePointSolver", "MassSolver", "SparseFactor"]
+__all__ = [
+    "BlockMass",
+    "FlexibleMassFactor",
+    "ConstraintSVD",
+    "RankReport",
+    "constraint_rank",
+    "constraint_svd",
+    "SaddlePointSolver",
+    "MassSolver",
+    "SparseFactor",
+]

@@ -11,6 +11,7 @@ threadpoolctl, which works whether or not numpy was imported first), unless one 
 anyway, set ``OPENBLAS_NUM_THREADS`` before starting Python, or call
 ``threadpoolctl.threadpool_limits(k, user_api="blas")`` after importing flexbody.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,5 +30,6 @@ def limit_blas_threads(environ: Mapping[str, str] | None = None) -> bool:
     if any(name in environ for name in THREAD_VARIABLES):
         return False
     from threadpoolctl import threadpool_limits
+
     threadpool_limits(limits=1, user_api="blas")
     return True

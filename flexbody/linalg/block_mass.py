@@ -6,13 +6,16 @@ that M⁻¹ is applied block by block: a LAPACK Cholesky factor per rigid block 
 CHOLMOD factor of the stacked flexible block made once per assembled system (:class:`FlexibleMassFactor`,
 which counts its factorizations). No dense n×n matrix and no inverse is formed.
 """
+
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import StateError
-from .sparse_factor import NotPositiveDefinite, SparseFactor
+from .sparse_factor import NotPositiveDefiniteError, SparseFactor
 from .validation import potrf, potrs
 
 __all__ = ["BlockMass", "FlexibleMassFactor", "DENSE_MASS_LIMIT", "INVERSE_CHUNK"]
@@ -36,8 +39,8 @@ class FlexibleMassFactor:
         self.matrix = sp.csc_matrix(M_f, dtype=float)
         self.factorizations = 0
         self.inverse_solves = 0
-        self._solve = None
-        self._inverse = (None, None)
+        self._solve: Callable[[np.ndarray], np.ndarray] | None = None
+        self._inverse: tuple[bytes, np.ndarray] | None = None  # (columns, block) of the last inverse_submatrix
 
     def inverse_submatrix(self, cols: np.ndarray) -> np.ndarray:
         """(M_f⁻¹)[cols, cols] (c, c) [1/kg] for local indices ``cols``, from c solves with unit vectors.
@@ -47,34 +50,34 @@ class FlexibleMassFactor:
         """
         cols = np.asarray(cols, dtype=np.int64)
         key = cols.tobytes()
-        if self._inverse[0] == key:
+        if self._inverse is not None and self._inverse[0] == key:
             return self._inverse[1]
         n_f, c = self.matrix.shape[0], len(cols)
         block = np.empty((c, c))
         for start in range(0, c, INVERSE_CHUNK):
-            chunk = cols[start:start + INVERSE_CHUNK]
+            chunk = cols[start : start + INVERSE_CHUNK]
             unit = np.zeros((n_f, len(chunk)))
             unit[chunk, np.arange(len(chunk))] = 1.0
-            block[:, start:start + len(chunk)] = self.solve(unit)[cols]
+            block[:, start : start + len(chunk)] = self.solve(unit)[cols]
         self.inverse_solves += c
         block = 0.5 * (block + block.T)
         self._inverse = (key, block)
         return block
 
     def solve(self, b: np.ndarray) -> np.ndarray:
-        if self._solve is None:
-            self._factor()
-        return np.asarray(self._solve(b))
+        solve = self._solve if self._solve is not None else self._factor()
+        return np.asarray(solve(b))
 
-    def _factor(self) -> None:
+    def _factor(self) -> Callable[[np.ndarray], np.ndarray]:
         if self.matrix.shape[0] == 0:
             self._solve = lambda b: b
         else:
             try:
                 self._solve = SparseFactor().factor(self.matrix, lu_fallback=False).solve
-            except NotPositiveDefinite as exc:
+            except NotPositiveDefiniteError as exc:
                 raise StateError(f"flexible mass matrix is not positive definite (CHOLMOD: {exc})") from exc
         self.factorizations += 1
+        return self._solve
 
 
 class BlockMass:
@@ -108,7 +111,7 @@ class BlockMass:
         out[fs] = self.flexible.matrix @ x[fs]
         return out
 
-    __array_ufunc__ = None                                  # let numpy defer ``X @ M`` to __rmatmul__
+    __array_ufunc__ = None  # let numpy defer ``X @ M`` to __rmatmul__
 
     def __rmatmul__(self, x):
         """X @ M = (M Xᵀ)ᵀ (M is symmetric) for X (k, n) or (n,)."""
@@ -124,8 +127,10 @@ class BlockMass:
             for s, block in self.rigid:
                 c, info = potrf(block, lower=1, clean=0)
                 if info != 0:
-                    raise StateError(f"rigid mass block at coordinates {s.start}..{s.stop - 1} is not positive "
-                                     f"definite (Cholesky pivot {info})")
+                    raise StateError(
+                        f"rigid mass block at coordinates {s.start}..{s.stop - 1} is not positive "
+                        f"definite (Cholesky pivot {info})"
+                    )
                 factors.append((s, c))
             self._rigid_factors = factors
         return self._rigid_factors
@@ -189,10 +194,14 @@ class BlockMass:
     def toarray(self) -> np.ndarray:
         n = self.shape[0]
         if n > DENSE_MASS_LIMIT:
-            raise StateError(f"BlockMass.toarray: refusing to form a dense {n}x{n} mass matrix "
-                             f"(n > {DENSE_MASS_LIMIT}); use solve() and @ instead")
+            raise StateError(
+                f"BlockMass.toarray: refusing to form a dense {n}x{n} mass matrix "
+                f"(n > {DENSE_MASS_LIMIT}); use solve() and @ instead"
+            )
         return self.tocsc().toarray()
 
     def __repr__(self) -> str:
-        return (f"BlockMass(n={self.shape[0]}, rigid blocks={[s.stop - s.start for s, _ in self.rigid]}, "
-                f"flexible={self.flexible.matrix.shape[0]})")
+        return (
+            f"BlockMass(n={self.shape[0]}, rigid blocks={[s.stop - s.start for s, _ in self.rigid]}, "
+            f"flexible={self.flexible.matrix.shape[0]})"
+        )

@@ -1,4 +1,5 @@
-"""Products of CSR matrices with vectors in compiled loops, and sums that keep a matrix's pattern, for the many small products of a Newton
+"""Products of CSR matrices with vectors in compiled loops, and sums that keep a matrix's pattern, for the many small
+products of a Newton
 iteration: A x and Aᵀy with no new matrix object (scipy's ``A.T @ y`` builds the CSC transpose first, and
 each scipy product costs some 10 µs of Python around a few hundred multiplications).
 
@@ -6,6 +7,7 @@ Both sum in the order scipy's own kernels do (csr_matvec row by row; Aᵀy as cs
 row of A after row of A), so the results are bitwise those of ``A @ x`` and ``A.T @ y``. Dense arrays and
 other sparse formats are handed to numpy/scipy.
 """
+
 from __future__ import annotations
 
 import numba as nb
@@ -82,7 +84,7 @@ def add_within(A, B, scale: float = 1.0):
         positions = np.empty(B.nnz, dtype=np.int64)
         if _positions_within(B.indptr, B.indices, A.indptr, A.indices, positions):
             data = A.data.copy()
-            data[positions] += scale * B.data          # distinct positions: B's sorted entries each found once
+            data[positions] += scale * B.data  # distinct positions: B's sorted entries each found once
             return sp.csr_matrix((data, A.indices, A.indptr), shape=A.shape)
     return A + scale * B
 
@@ -91,7 +93,7 @@ def symmetric_part(K):
     """(K + Kᵀ)/2 as CSC; on K's own pattern when that pattern is symmetric (no entry dropped for being zero)."""
     K = sp.csc_matrix(K)
     K.sort_indices()
-    Kt = K.T.tocsc()                                          # CSC of Kᵀ: the rows of K as columns
+    Kt = K.T.tocsc()  # CSC of Kᵀ: the rows of K as columns
     Kt.sort_indices()
     if np.array_equal(Kt.indptr, K.indptr) and np.array_equal(Kt.indices, K.indices):
         return sp.csc_matrix((0.5 * (K.data + Kt.data), K.indices, K.indptr), shape=K.shape)

@@ -21,12 +21,14 @@ would keep every row, and :func:`independent_rows` takes Φ̂ = Qᵀ (:class:`Co
 another orthonormal basis of the same row space. Otherwise (redundant rows, a configuration near a
 singularity, m > n) it takes the SVD, so the rank decision is always the SVD's.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from math import isfinite
-from typing import Sequence
+from typing import Literal, overload
 
 import numpy as np
 import scipy.linalg as sla
@@ -155,7 +157,7 @@ def resolve_tolerances(rtol, atol) -> tuple[float, float]:
     """Return (rtol, atol) with defaults filled in, validated."""
     rtol = DEFAULT_RTOL if rtol is None else float(rtol)
     atol = DEFAULT_ATOL if atol is None else float(atol)
-    if not (isfinite(rtol) and 0.0 <= rtol < 1.0):                 # math.isfinite: plain floats here
+    if not (isfinite(rtol) and 0.0 <= rtol < 1.0):  # math.isfinite: plain floats here
         raise ConstraintError(f"rtol must be a finite number in [0, 1), got {rtol!r}")
     if not (isfinite(atol) and atol >= 0.0):
         raise ConstraintError(f"atol must be a finite non-negative number, got {atol!r}")
@@ -180,13 +182,17 @@ def dense_jacobian(Phi, n: int | None = None, name: str = "Phi") -> np.ndarray:
             raise ConstraintError(
                 f"{name} is sparse with shape {Phi.shape}; m·n = {m_ * n_} exceeds the dense limit "
                 f"{DENSE_LIMIT} for its SVD. Reduce the constraints (e.g. eliminate fixed coordinates) "
-                "or use method='multiplier'.")
+                "or use method='multiplier'."
+            )
         Phi = Phi.toarray()
     try:
         Phi = np.asarray(Phi, dtype=float)
     except (TypeError, ValueError) as exc:
-        hint = (" (for the rank of a system's constraints at (t, q) call system.assemble().rank_report(t, q))"
-                if callable(getattr(Phi, "assemble", None)) or hasattr(Phi, "rank_report") else "")
+        hint = (
+            " (for the rank of a system's constraints at (t, q) call system.assemble().rank_report(t, q))"
+            if callable(getattr(Phi, "assemble", None)) or hasattr(Phi, "rank_report")
+            else ""
+        )
         raise ConstraintError(f"{name} must be a numeric (m, n) array, got {type(Phi).__name__}{hint}") from exc
     if Phi.ndim != 2 or (n is not None and Phi.shape[1] != n):
         expected = "(m, n)" if n is None else f"(m, {n})"
@@ -197,8 +203,17 @@ def dense_jacobian(Phi, n: int | None = None, name: str = "Phi") -> np.ndarray:
     return Phi
 
 
-def constraint_svd(Phi: np.ndarray, rtol: float | None = None, atol: float | None = None,
-                   *, full: bool = False) -> tuple[ConstraintSVD, np.ndarray | None]:
+@overload
+def constraint_svd(
+    Phi: np.ndarray, rtol: float | None = ..., atol: float | None = ..., *, full: Literal[True]
+) -> tuple[ConstraintSVD, np.ndarray]: ...
+@overload
+def constraint_svd(
+    Phi: np.ndarray, rtol: float | None = ..., atol: float | None = ..., *, full: Literal[False] = ...
+) -> tuple[ConstraintSVD, None]: ...
+def constraint_svd(
+    Phi: np.ndarray, rtol: float | None = None, atol: float | None = None, *, full: bool = False
+) -> tuple[ConstraintSVD, np.ndarray | None]:
     """Rank-revealing SVD of a dense, validated Φ (m, n).
 
     Returns the truncated SVD and, if ``full``, an orthonormal basis (n, n − r) of ker Φ
@@ -229,15 +244,15 @@ def certified_qr(Phi: np.ndarray, rtol: float, atol: float) -> ConstraintQR | No
     m, n = Phi.shape
     if m == 0 or m > n:
         return None
-    qr, tau, _, info = _geqrf(Phi.T)                                    # Φᵀ (n, m) = Q R
+    qr, tau, _, info = _geqrf(Phi.T)  # Φᵀ (n, m) = Q R
     if info != 0:
         return None
-    R_inv, info = _trtri(qr[:m], lower=0)                               # reads the upper triangle only
-    if info != 0:                                                       # a zero pivot: Φ is rank deficient
+    R_inv, info = _trtri(qr[:m], lower=0)  # reads the upper triangle only
+    if info != 0:  # a zero pivot: Φ is rank deficient
         return None
     R_inv *= _upper(m)
-    upper = _frobenius(Phi)                                             # ≥ σ_max
-    inverse_norm = _frobenius(R_inv)                                    # ≥ 1/σ_min
+    upper = _frobenius(Phi)  # ≥ σ_max
+    inverse_norm = _frobenius(R_inv)  # ≥ 1/σ_min
     if not inverse_norm * upper <= CERTIFIED_CONDITION:
         return None
     lower, slack = 1.0 / inverse_norm, RANK_SLACK * (m + n) * upper
@@ -260,8 +275,9 @@ def _frobenius(A: np.ndarray) -> float:
     return float(_nrm2(A.reshape(-1)))
 
 
-def independent_rows(Phi: np.ndarray, rtol: float | None = None,
-                     atol: float | None = None) -> ConstraintQR | ConstraintSVD:
+def independent_rows(
+    Phi: np.ndarray, rtol: float | None = None, atol: float | None = None
+) -> ConstraintQR | ConstraintSVD:
     """Orthonormal independent rows Φ̂ (``.Vt``) of a dense, validated Φ (m, n) with ``rank``,
     ``coordinates`` (β of a bias) and ``multipliers`` (λ of λ̂): a :class:`ConstraintQR` where it certifies
     full row rank, else the SVD of :func:`constraint_svd` — the rank is the SVD's in either case."""
@@ -286,9 +302,13 @@ class StoredColumns:
     def fits(self, Phi_csr) -> bool:
         """Whether the CSR ``Phi_csr`` has this pattern (same shape, ``indptr`` and ``indices``)."""
         indptr, indices = Phi_csr.indptr, Phi_csr.indices
-        return (Phi_csr.shape == self.shape and indptr.dtype == self.indptr.dtype
-                and indices.dtype == self.indices.dtype and indptr.tobytes() == self._indptr
-                and indices.tobytes() == self._indices)
+        return (
+            Phi_csr.shape == self.shape
+            and indptr.dtype == self.indptr.dtype
+            and indices.dtype == self.indices.dtype
+            and indptr.tobytes() == self._indptr
+            and indices.tobytes() == self._indices
+        )
 
     def block(self, Phi_csr) -> np.ndarray:
         """Φ[:, c] (m, n_c) dense (duplicate entries summed)."""
@@ -300,7 +320,7 @@ def thin_svd(A: np.ndarray, *, full: bool = False) -> tuple[np.ndarray, np.ndarr
     """(U, s, Vt) of a finite A by LAPACK's divide-and-conquer driver (QR iteration if it fails), thin
     unless ``full``; without numpy's per-call overhead, which dominates for small maps."""
     U, s, Vt, info = _gesdd(A, compute_uv=1, full_matrices=int(full))
-    if info != 0:                     # divide-and-conquer did not converge: use the QR-iteration driver
+    if info != 0:  # divide-and-conquer did not converge: use the QR-iteration driver
         U, s, Vt = sla.svd(A, full_matrices=full, check_finite=False, lapack_driver="gesvd")
     return U, s, Vt
 
@@ -332,12 +352,14 @@ def on_columns(Phi_csr, cols: np.ndarray) -> np.ndarray:
 def rows_on_columns(V_c: np.ndarray, cols: np.ndarray, n: int) -> sp.csr_matrix:
     """The rows V_c (r, n_c) given on the columns ``cols`` (n_c,) of an (r, n) matrix, as CSR (r, n)."""
     r = V_c.shape[0]
-    return sp.csr_matrix((np.ascontiguousarray(V_c).ravel(), np.tile(cols, r), np.arange(r + 1) * len(cols)),
-                         shape=(r, n))
+    return sp.csr_matrix(
+        (np.ascontiguousarray(V_c).ravel(), np.tile(cols, r), np.arange(r + 1) * len(cols)), shape=(r, n)
+    )
 
 
-def compressed_constraint_svd(Phi_sparse, rtol: float | None = None, atol: float | None = None,
-                              *, dense: bool = False) -> ConstraintSVD:
+def compressed_constraint_svd(
+    Phi_sparse, rtol: float | None = None, atol: float | None = None, *, dense: bool = False
+) -> ConstraintSVD:
     """Rank-revealing SVD of a sparse Φ (m, n) computed on its stored columns only.
 
     Columns of zeros add nothing to the row space and leave the singular values unchanged, so the SVD
@@ -353,11 +375,13 @@ def compressed_constraint_svd(Phi_sparse, rtol: float | None = None, atol: float
     m, n = Phi.shape
     cols = stored_columns(Phi)
     if m * len(cols) > DENSE_LIMIT:
-        raise ConstraintError(f"constraint Jacobian with {m} rows touching {len(cols)} coordinates is too large "
-                              f"for a dense SVD (m·n_c > {DENSE_LIMIT})")
+        raise ConstraintError(
+            f"constraint Jacobian with {m} rows touching {len(cols)} coordinates is too large "
+            f"for a dense SVD (m·n_c > {DENSE_LIMIT})"
+        )
     small, _ = constraint_svd(on_columns(Phi, cols), rtol, atol)
     s = np.zeros(min(m, n))
-    s[:len(small.singular_values)] = small.singular_values
+    s[: len(small.singular_values)] = small.singular_values
     r = small.rank
     if dense:
         Vt = np.zeros((r, n))
@@ -425,8 +449,9 @@ class RankReport:
         ]
         if self.redundant_rows:
             names = self.redundant_labels or tuple(str(i) for i in self.redundant_rows)
-            rows = ", ".join(f"{i} ({nm})" if self.redundant_labels else f"{i}"
-                             for i, nm in zip(self.redundant_rows, names))
+            rows = ", ".join(
+                f"{i} ({nm})" if self.redundant_labels else f"{i}" for i, nm in zip(self.redundant_rows, names)
+            )
             lines.append(f"  {'redundant rows':<16}{rows}")
         lines.append("  i   singular value   kept")
         for i, si in enumerate(s):
@@ -443,8 +468,9 @@ def _gram_singular_values(Phi_sparse) -> tuple[np.ndarray, np.ndarray]:
     return s, (U * s) @ U.T
 
 
-def constraint_rank(Phi, rtol: float | None = None, row_labels: Sequence[str] | None = None,
-                    *, atol: float | None = None) -> RankReport:
+def constraint_rank(
+    Phi, rtol: float | None = None, row_labels: Sequence[str] | None = None, *, atol: float | None = None
+) -> RankReport:
     """Numerical rank and redundant rows of a constraint Jacobian [AG Remark 4, DE 5.3].
 
     Parameters
@@ -474,18 +500,18 @@ def constraint_rank(Phi, rtol: float | None = None, row_labels: Sequence[str] | 
             raise ConstraintError("Phi contains NaN/Inf")
         m, n = Phi.shape
         cols = stored_columns(Phi)
-        if m * len(cols) <= DENSE_LIMIT:                # zero columns change neither σ nor the pivots
+        if m * len(cols) <= DENSE_LIMIT:  # zero columns change neither σ nor the pivots
             Phi_c = on_columns(Phi, cols)
             svd, _ = constraint_svd(Phi_c, rtol, atol)
             s = np.zeros(min(m, n))
-            s[:len(svd.singular_values)] = svd.singular_values
+            s[: len(svd.singular_values)] = svd.singular_values
             return _rank_report(Phi_c.T, s, svd.tol, svd.rank, rtol, atol, m, n, row_labels, "svd")
         s, X = _gram_singular_values(Phi)
         rtol, source = max(rtol, GRAM_RTOL_FLOOR), "gram"
-        s = s[:min(m, n)]
+        s = s[: min(m, n)]
         tol = max(rtol * s[0], atol) if s.size else atol
         rank = int(np.count_nonzero(s > tol))
-        pivot_source = X          # XᵀX = ΦΦᵀ: same column norms/angles as Φᵀ, so same pivots
+        pivot_source = X  # XᵀX = ΦΦᵀ: same column norms/angles as Φᵀ, so same pivots
     else:
         Phi = dense_jacobian(Phi)
         m, n = Phi.shape
@@ -507,6 +533,17 @@ def _rank_report(pivot_source, s, tol, rank, rtol, atol, m, n, row_labels, sourc
     else:
         redundant = tuple(range(m)) if rank == 0 else ()
     labels = tuple(row_labels[i] for i in redundant) if row_labels is not None else None
-    return RankReport(rank=rank, singular_values=s, tol=float(tol), rtol=rtol, atol=atol, n_dofs=n,
-                      n_constraints=m, dof=n - rank, redundant_rows=redundant, redundant_labels=labels,
-                      is_full_rank=(rank == m), source=source)
+    return RankReport(
+        rank=rank,
+        singular_values=s,
+        tol=float(tol),
+        rtol=rtol,
+        atol=atol,
+        n_dofs=n,
+        n_constraints=m,
+        dof=n - rank,
+        redundant_rows=redundant,
+        redundant_labels=labels,
+        is_full_rank=(rank == m),
+        source=source,
+    )

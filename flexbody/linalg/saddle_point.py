@@ -18,6 +18,7 @@ dense n×n matrices:
    if that is not positive definite, by SuperLU on K itself. Newton iterations with a factor kept from an
    earlier iteration converge linearly instead of quadratically; the residuals are always exact.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,12 +26,12 @@ import scipy.sparse as sp
 
 from ..errors import ConvergenceError
 from .csr_products import product, symmetric_part, transposed_product
-from .sparse_factor import NotPositiveDefinite, SparseFactor
+from .sparse_factor import NotPositiveDefiniteError, SparseFactor
 
 __all__ = ["SaddlePointSolver"]
 
 
-class SingularMatrix(Exception):
+class SingularMatrixError(Exception):
     """The reduced matrix K could not be factored: it is singular."""
 
 
@@ -44,7 +45,7 @@ def _augmentation(K: sp.spmatrix, G: sp.csr_matrix) -> float:
 def _slave_rows(Phi: sp.csr_matrix, first_flexible: int):
     """(rows, slave columns, coefficients) of the rows that can be solved for one flexible coordinate."""
     m, n = Phi.shape
-    counts = np.bincount(Phi.indices[Phi.data != 0.0], minlength=n)     # stored zeros do not count
+    counts = np.bincount(Phi.indices[Phi.data != 0.0], minlength=n)  # stored zeros do not count
     rows, cols, coefs = [], [], []
     taken = np.zeros(n, dtype=bool)
     for i in range(m):
@@ -72,7 +73,7 @@ class SaddlePointSolver:
     def __init__(self, n_rigid: int):
         self.n_rigid = int(n_rigid)
         self.factorizations = 0
-        self.method = None
+        self.method: str | None = None
         self._factor = SparseFactor()
 
     # ------------------------------------------------------------------ factorization
@@ -89,30 +90,32 @@ class SaddlePointSolver:
         other = np.setdiff1d(np.arange(m), rows)
         master = np.setdiff1d(np.arange(n), cols)
         T = self._elimination_map(Phi, rows, cols, coefs, master, n)
-        if T.nnz == master.size:           # T only selects the masters (clamps, prescribed nodes): TᵀAT is a slice
-            K = A[master][:, master].tocsc()
-        else:
-            K = (T.T @ (A @ T)).tocsc()
+        # where T only selects the masters (clamps, prescribed nodes), TᵀAT is a slice
+        K = A[master][:, master].tocsc() if T.nnz == master.size else (T.T @ (A @ T)).tocsc()
         self.Phi, self.T, self.n = Phi, T, n
         self.rows, self.cols, self.coefs, self.other, self.master = rows, cols, coefs, other, master
-        self._A_slave_cols = A[:, cols].tocsr()               # A t₀ (t₀ lives on the slave coordinates)
-        self._A_slave_rows = A[cols]                           # (A x)_s for the slave multipliers
+        self._A_slave_cols = A[:, cols].tocsr()  # A t₀ (t₀ lives on the slave coordinates)
+        self._A_slave_rows = A[cols]  # (A x)_s for the slave multipliers
         G = (Phi[other] @ T).tocsr()
         self.rho = 0.0
         try:
             self._factor_reduced(K)
-        except SingularMatrix:
+        except SingularMatrixError:
             if not other.size:
-                raise ConvergenceError(f"saddle-point solve: the matrix ({K.shape[0]} coordinates after eliminating "
-                                       f"node rows) is singular and no other constraint row holds its null space: "
-                                       f"a coordinate with no stiffness and nothing holding it") from None
+                raise ConvergenceError(
+                    f"saddle-point solve: the matrix ({K.shape[0]} coordinates after eliminating "
+                    f"node rows) is singular and no other constraint row holds its null space: "
+                    f"a coordinate with no stiffness and nothing holding it"
+                ) from None
             self.rho = _augmentation(K, G)
             try:
                 self._factor_reduced((K + self.rho * (G.T @ G)).tocsc())
-            except SingularMatrix:
-                raise ConvergenceError(f"saddle-point solve: the matrix is singular on the null space of the "
-                                       f"constraints too ({K.shape[0]} coordinates, {other.size} rows): a motion "
-                                       f"that no stiffness and no constraint holds") from None
+            except SingularMatrixError:
+                raise ConvergenceError(
+                    f"saddle-point solve: the matrix is singular on the null space of the "
+                    f"constraints too ({K.shape[0]} coordinates, {other.size} rows): a motion "
+                    f"that no stiffness and no constraint holds"
+                ) from None
         self.G = G.toarray() if other.size else np.zeros((0, master.size))
         if other.size:
             W = self._solve_reduced(self.G.T)
@@ -139,11 +142,11 @@ class SaddlePointSolver:
         K_sym = symmetric_part(K)
         try:
             self._factor.factor(K_sym, lu_fallback=False)
-        except NotPositiveDefinite:
+        except NotPositiveDefiniteError:
             try:
-                self._factor.factor_lu(K)                       # not SPD: LU of the matrix itself
-            except RuntimeError as exc:                         # SuperLU: "Factor is exactly singular"
-                raise SingularMatrix(str(exc)) from exc
+                self._factor.factor_lu(K)  # not SPD: LU of the matrix itself
+            except RuntimeError as exc:  # SuperLU: "Factor is exactly singular"
+                raise SingularMatrixError(str(exc)) from exc
         self._solve_reduced, self.method = self._factor.solve, self._factor.method
 
     # ------------------------------------------------------------------ solves
@@ -154,7 +157,7 @@ class SaddlePointSolver:
         t0 = np.zeros(self.n)
         t0[self.cols] = t0_s
         b = transposed_product(self.T, r1 - product(self._A_slave_cols, t0_s))
-        if self.rho:                                           # the augmented first row: + ρGᵀ(G u − r₂,o) = 0
+        if self.rho:  # the augmented first row: + ρGᵀ(G u − r₂,o) = 0
             b = b + self.rho * (self.G.T @ r2[self.other])
         u = self._solve_reduced(b)
         y = np.zeros(m)
@@ -163,6 +166,6 @@ class SaddlePointSolver:
             u = u - self._solve_reduced(self.G.T @ y_o)
             y[self.other] = y_o
         x = product(self.T, u) + t0
-        if self.rows.size:                 # slave columns appear in no other row, so Φ_oᵀy_o vanishes there
+        if self.rows.size:  # slave columns appear in no other row, so Φ_oᵀy_o vanishes there
             y[self.rows] = (r1[self.cols] - product(self._A_slave_rows, x)) / self.coefs
         return x, y

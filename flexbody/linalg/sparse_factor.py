@@ -12,6 +12,7 @@ Every sparse solve goes through :class:`SparseFactor`: the constant flexible mas
 assembled system), the mass solves of dynamics and control, the tangents of the static Newton solver and
 the reduced saddle-point matrices of the constrained statics and the implicit integrator.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -27,13 +28,13 @@ try:  # scikit-sparse (CHOLMOD); without it every factorisation is an LU
 except ImportError:  # pragma: no cover - depends on the environment
     analyze, CholmodError = None, Exception
 
-__all__ = ["SparseFactor", "NotPositiveDefinite", "HAVE_CHOLMOD"]
+__all__ = ["SparseFactor", "NotPositiveDefiniteError", "HAVE_CHOLMOD"]
 
 HAVE_CHOLMOD = analyze is not None
 """Whether CHOLMOD (scikit-sparse) is installed; without it SPD matrices are factored by SuperLU too."""
 
 
-class NotPositiveDefinite(Exception):
+class NotPositiveDefiniteError(Exception):
     """CHOLMOD met a non-positive pivot: the matrix is not (numerically) positive definite."""
 
 
@@ -58,13 +59,13 @@ class SparseFactor:
         self.n_cholesky = self.n_lu = self.n_analyses = 0
         self._symbolic = None
         self._pattern = None
-        self._analysed = None                        # (shape, indptr, indices) of the analysed pattern
+        self._analysed = None  # (shape, indptr, indices) of the analysed pattern
         self._solve: Callable[[np.ndarray], np.ndarray] | None = None
 
-    def factor(self, A, *, spd: bool = True, lu_fallback: bool = True) -> "SparseFactor":
+    def factor(self, A, *, spd: bool = True, lu_fallback: bool = True) -> SparseFactor:
         """Factor ``A`` (n, n), scipy.sparse. With ``spd`` CHOLMOD is tried first (``A`` is taken as
         symmetric: CHOLMOD reads one triangle); if it meets a non-positive pivot, SuperLU factors ``A``
-        when ``lu_fallback``, else :class:`NotPositiveDefinite` is raised. Without ``spd``: SuperLU.
+        when ``lu_fallback``, else :class:`NotPositiveDefiniteError` is raised. Without ``spd``: SuperLU.
 
         CHOLMOD chooses its method from the pattern: the supernodal LLᵀ of wide patterns (3-D meshes)
         stops at a non-positive pivot, the simplicial LDLᵀ of thin ones factors symmetric indefinite
@@ -74,12 +75,12 @@ class SparseFactor:
                 self._cholesky(A)
                 return self
             except CholmodError as exc:
-                self._symbolic = None                 # the next matrix is analysed afresh
+                self._symbolic = None  # the next matrix is analysed afresh
                 if not lu_fallback:
-                    raise NotPositiveDefinite(str(exc)) from exc
+                    raise NotPositiveDefiniteError(str(exc)) from exc
         return self.factor_lu(A)
 
-    def factor_lu(self, A) -> "SparseFactor":
+    def factor_lu(self, A) -> SparseFactor:
         """Factor ``A`` by SuperLU (any non-singular square matrix)."""
         lu = spla.splu(sp.csc_matrix(A))
         self._solve, self.method = lu.solve, "superlu"
@@ -101,7 +102,7 @@ class SparseFactor:
         pattern = (A.shape, A.indptr.tobytes(), A.indices.tobytes())
         if self._symbolic is None or pattern != self._pattern:
             within = self._on_analysed(A) if self._symbolic is not None else None
-            if within is None:                      # analyse the union with the pattern analysed before
+            if within is None:  # analyse the union with the pattern analysed before
                 A = self._union_with_analysed(A)
                 self._symbolic = analyze(A)
                 self._analysed = (A.shape, A.indptr, A.indices)
@@ -130,8 +131,9 @@ class SparseFactor:
         if self._analysed is None or self._analysed[0] != A.shape:
             return A
         shape, indptr, indices = self._analysed
-        union = sp.csc_matrix((np.ones(len(indices)), indices, indptr), shape=shape) + \
-            sp.csc_matrix((np.ones(A.nnz), A.indices, A.indptr), shape=shape)         # positive: nothing cancels
+        union = sp.csc_matrix((np.ones(len(indices)), indices, indptr), shape=shape) + sp.csc_matrix(
+            (np.ones(A.nnz), A.indices, A.indptr), shape=shape
+        )  # positive: nothing cancels
         union.sort_indices()
         positions = np.empty(A.nnz, dtype=np.int64)
         _positions_within(A.indptr, A.indices, union.indptr, union.indices, positions)

@@ -10,6 +10,7 @@ non-zero of row k lies on the chain λ(k), λ(λ(k)), … (checked; eliminating 
 on that chain). Any symmetric positive-definite matrix that passes the check is factored exactly, whatever
 made it; one that does not is left to a dense factorisation.
 """
+
 from __future__ import annotations
 
 import numba as nb

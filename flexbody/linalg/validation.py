@@ -1,6 +1,7 @@
 """Small linear-algebra helpers shared by dynamics, tasks and control: input validation of vectors, mass
 matrices and numeric settings, and :class:`MassSolver`, which applies M⁻¹ through a Cholesky factor (LAPACK for dense
 M, CHOLMOD for sparse M) so that no inverse is ever formed."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +9,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ..errors import FlexbodyError, StateError
-from .sparse_factor import NotPositiveDefinite, SparseFactor
+from .sparse_factor import NotPositiveDefiniteError, SparseFactor
 
 __all__ = ["as_float", "as_vector", "as_mass", "check_setting", "MassSolver", "potrf", "potrs"]
 
@@ -37,7 +38,7 @@ def as_mass(M, name: str = "M"):
     """Validate a square, finite M; return (M, n, is_sparse) with sparse M in CSC form.
 
     A :class:`~flexbody.linalg.block_mass.BlockMass` is passed through (sparse, validated when assembled)."""
-    if hasattr(M, "solve") and hasattr(M, "flexible"):                 # BlockMass
+    if hasattr(M, "solve") and hasattr(M, "flexible"):  # BlockMass
         return M, M.shape[0], True
     if sp.issparse(M):
         if M.ndim != 2 or M.shape[0] != M.shape[1]:
@@ -65,7 +66,7 @@ class MassSolver:
         if sparse is None:
             M, _, sparse = as_mass(M)
         self.sparse = sparse
-        if hasattr(M, "solve") and hasattr(M, "flexible"):             # BlockMass: block solves, M_f factored once
+        if hasattr(M, "solve") and hasattr(M, "flexible"):  # BlockMass: block solves, M_f factored once
             self._factor = M.solve
         elif not sparse:
             c, info = potrf(M, lower=1, clean=0)
@@ -75,7 +76,7 @@ class MassSolver:
         else:
             try:
                 self._factor = SparseFactor().factor(M, lu_fallback=False).solve
-            except NotPositiveDefinite as exc:
+            except NotPositiveDefiniteError as exc:
                 raise StateError(f"M is not positive definite (CHOLMOD: {exc})") from exc
 
     def solve(self, b: np.ndarray) -> np.ndarray:
@@ -84,8 +85,9 @@ class MassSolver:
         return potrs(self._c, b, lower=1)[0]
 
 
-def check_setting(owner: str, name: str, value, *, low: float = 0.0, strict: bool = True, integer: bool = False,
-                  high: float = np.inf) -> None:
+def check_setting(
+    owner: str, name: str, value, *, low: float = 0.0, strict: bool = True, integer: bool = False, high: float = np.inf
+) -> None:
     """FlexbodyError naming ``owner.name`` unless ``value`` is a finite number (an integer with ``integer``) above
     ``low`` (or equal to it when not ``strict``) and at most ``high`` (NaN, ±Inf, text and booleans are refused)."""
     kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
@@ -93,7 +95,9 @@ def check_setting(owner: str, name: str, value, *, low: float = 0.0, strict: boo
     ok = ok and (value > low if strict else value >= low) and value <= high
     if not ok:
         kind = "an integer" if integer else "a number"
-        bounds = ([f"{'>' if strict else '≥'} {low:g}"] if np.isfinite(low) else []) + \
-            ([f"≤ {high:g}"] if np.isfinite(high) else [])
-        raise FlexbodyError(f"{owner}: {name} must be {' '.join([kind] + [' and '.join(bounds)])}".rstrip()
-                            + f", got {value!r}")
+        bounds = ([f"{'>' if strict else '≥'} {low:g}"] if np.isfinite(low) else []) + (
+            [f"≤ {high:g}"] if np.isfinite(high) else []
+        )
+        raise FlexbodyError(
+            f"{owner}: {name} must be {' '.join([kind, ' and '.join(bounds)])}".rstrip() + f", got {value!r}"
+        )

@@ -1,14 +1,40 @@
 """Ready-made systems of the sources: rigid mechanisms (particle on a circle, slider-crank, four-bar,
 RSSR loop, arms on a line or sphere, branching loops, the coupled chain, the parallel platform, the
-under-actuated chain, Andrews' squeezer) and rigid-flexible ones (flexible and plate pendulums, cantilever, arm with a beam).
+under-actuated chain, Andrews' squeezer) and rigid-flexible ones (flexible and plate pendulums, cantilever, arm with a
+beam).
 
 May import: errors, fem, rigid, constraints, system.
 """
+
 from .flexible import arm_with_beam, cantilever, flexible_pendulum, plate_pendulum
-from .rigid import (branching_loops, coupled_chain, four_bar, parallel_platform, particle_on_circle, planar_arm_on_line,
-                    rssr_loop, slider_crank, spatial_arm_on_sphere, underactuated_chain)
+from .rigid import (
+    branching_loops,
+    coupled_chain,
+    four_bar,
+    parallel_platform,
+    particle_on_circle,
+    planar_arm_on_line,
+    rssr_loop,
+    slider_crank,
+    spatial_arm_on_sphere,
+    underactuated_chain,
+)
 from .squeezer import andrews_squeezer
 
-__all__ = ["branching_loops", "coupled_chain", "four_bar", "parallel_platform", "particle_on_circle",
-           "planar_arm_on_line", "rssr_loop", "slider_crank", "spatial_arm_on_sphere", "underactuated_chain",
-           "andrews_squeezer", "arm_with_beam", "cantilever", "flexible_pendulum", "plate_pendulum"]
+__all__ = [
+    "branching_loops",
+    "coupled_chain",
+    "four_bar",
+    "parallel_platform",
+    "particle_on_circle",
+    "planar_arm_on_line",
+    "rssr_loop",
+    "slider_crank",
+    "spatial_arm_on_sphere",
+    "underactuated_chain",
+    "andrews_squeezer",
+    "arm_with_beam",
+    "cantilever",
+    "flexible_pendulum",
+    "plate_pendulum",
+]

@@ -6,19 +6,20 @@
 - :func:`arm_with_beam`  a two-link arm (vertical plane) carrying a flexible beam on its flange,
   joints actuated, beam nodes passive [DE 6.2, Fig. 16].
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from ..rigid.anchors import Ground
 from ..constraints.attachments import AttachNodes, pin
-from ..constraints.base import Fix
+from ..constraints.base import Constraint, Fix
 from ..constraints.couplings import JointDriver
 from ..errors import ModelError
 from ..fem.flexible_body import FlexibleBody
-from ..fem.loads import Gravity, NodalForce
-from ..fem.materials import StVenantKirchhoff
 from ..fem.hex_mesh import box
+from ..fem.loads import Gravity, Load, NodalForce
+from ..fem.materials import StVenantKirchhoff
+from ..rigid.anchors import Ground
 from ..rigid.joints import Revolute
 from ..rigid.tree import RigidTree
 from ..system.description import System
@@ -32,9 +33,17 @@ def _material(young, poisson, density, damping):
     return StVenantKirchhoff(young=young, poisson=poisson, density=density, damping=damping)
 
 
-def flexible_pendulum(size=(1.0, 0.05, 0.05), divisions=(10, 1, 1), *, order: int = 1, young: float = 5e7,
-                      poisson: float = 0.3, density: float = 1000.0, damping: float = 0.0,
-                      gravity=_GRAVITY) -> System:
+def flexible_pendulum(
+    size=(1.0, 0.05, 0.05),
+    divisions=(10, 1, 1),
+    *,
+    order: int = 1,
+    young: float = 5e7,
+    poisson: float = 0.3,
+    density: float = 1000.0,
+    damping: float = 0.0,
+    gravity=_GRAVITY,
+) -> System:
     """A bar along +x (corner at the origin) pinned at node 0 to the ground, starting horizontal at rest.
 
     Body ``"bar"``; constraint ``pin_bar_node0`` (3 rows); gravity load. Units SI.
@@ -44,9 +53,17 @@ def flexible_pendulum(size=(1.0, 0.05, 0.05), divisions=(10, 1, 1), *, order: in
     return System([bar], [pin(bar, 0, Ground(mesh.points[0]))], loads=[Gravity(bar, gravity)])
 
 
-def plate_pendulum(size=(0.6, 0.3, 0.01), divisions=(8, 4, 1), *, order: int = 1, young: float = 1e5,
-                   poisson: float = 0.3, density: float = 7810.0, damping: float = 0.01,
-                   gravity=_GRAVITY) -> System:
+def plate_pendulum(
+    size=(0.6, 0.3, 0.01),
+    divisions=(8, 4, 1),
+    *,
+    order: int = 1,
+    young: float = 1e5,
+    poisson: float = 0.3,
+    density: float = 7810.0,
+    damping: float = 0.01,
+    gravity=_GRAVITY,
+) -> System:
     """A horizontal plate (xy-plane, corner at the origin) pinned by a spherical joint at the corner node 0
     and released under gravity (−z): the ANCF-brick plate pendulum (0.6 × 0.3 × 0.01 m, 8 × 4 × 1,
     ρ 7810 kg/m³, E 1e5 Pa, ν 0.3, Kelvin–Voigt retardation time ``damping`` [s]). Body ``"plate"``."""
@@ -55,14 +72,24 @@ def plate_pendulum(size=(0.6, 0.3, 0.01), divisions=(8, 4, 1), *, order: int = 1
     return System([plate], [pin(plate, 0, Ground(mesh.points[0]))], loads=[Gravity(plate, gravity)])
 
 
-def cantilever(size=(1.0, 0.05, 0.05), divisions=(20, 2, 2), *, order: int = 1, young: float = 2e9,
-               poisson: float = 0.0, density: float = 7800.0, damping: float = 0.0, tip_force=None,
-               gravity=None, locking: str | None = None) -> System:
+def cantilever(
+    size=(1.0, 0.05, 0.05),
+    divisions=(20, 2, 2),
+    *,
+    order: int = 1,
+    young: float = 2e9,
+    poisson: float = 0.0,
+    density: float = 7800.0,
+    damping: float = 0.0,
+    tip_force=None,
+    gravity=None,
+    locking: str | None = None,
+) -> System:
     """A beam along +x clamped on its face x = 0 (``Fix`` on set "x0"), optional total tip force
     (3,) [N] spread over the face x = L and optional gravity. Body ``"beam"``."""
     mesh = box(size=size, divisions=divisions, order=order, origin=(0.0, -size[1] / 2, -size[2] / 2))
     beam = FlexibleBody("beam", mesh, _material(young, poisson, density, damping), locking=locking)
-    loads = []
+    loads: list[Load] = []
     if tip_force is not None:
         loads.append(NodalForce(beam, "x1", total=np.asarray(tip_force, dtype=float)))
     if gravity is not None:
@@ -70,10 +97,21 @@ def cantilever(size=(1.0, 0.05, 0.05), divisions=(20, 2, 2), *, order: int = 1, 
     return System([beam], [Fix(beam, "x0", name="clamp")], loads=loads)
 
 
-def arm_with_beam(*, lengths=(0.5, 0.4), masses=(2.0, 1.0), beam_size=(0.6, 0.04, 0.04),
-                  divisions=(12, 2, 2), order: int = 1, young: float = 7e9, poisson: float = 0.3,
-                  density: float = 2700.0, damping: float = 0.0, q0=(0.0, 0.0), locked: bool = False,
-                  gravity=_GRAVITY) -> System:
+def arm_with_beam(
+    *,
+    lengths=(0.5, 0.4),
+    masses=(2.0, 1.0),
+    beam_size=(0.6, 0.04, 0.04),
+    divisions=(12, 2, 2),
+    order: int = 1,
+    young: float = 7e9,
+    poisson: float = 0.3,
+    density: float = 2700.0,
+    damping: float = 0.0,
+    q0=(0.0, 0.0),
+    locked: bool = False,
+    gravity=_GRAVITY,
+) -> System:
     """A two-link arm moving in the vertical xz-plane (revolute joints about y, tree ``"arm"``, links
     ``"l1"``, ``"l2"``) with a flexible beam (body ``"beam"``) whose face x = 0 is attached rigidly to the
     flange at the tip of ``l2`` [DE 6.2]. Uniform rods of the given lengths [m] and masses [kg]. At
@@ -90,14 +128,14 @@ def arm_with_beam(*, lengths=(0.5, 0.4), masses=(2.0, 1.0), beam_size=(0.6, 0.04
     tree = RigidTree("arm", gravity=gravity)
     link1 = tree.add_link("l1", None, y, mass=m1, com=(l1 / 2, 0, 0), inertia=_rod(m1, l1))
     link2 = tree.add_link("l2", "l1", y, origin=(l1, 0, 0), mass=m2, com=(l2 / 2, 0, 0), inertia=_rod(m2, l2))
-    lx, ly, lz = beam_size
+    _lx, ly, lz = beam_size
     mesh = box(size=beam_size, divisions=divisions, order=order, origin=(0.0, -ly / 2, -lz / 2))
     q0 = np.asarray(q0, dtype=float)
     kin = tree.kinematics(q0)
     flange = kin.p[1] + kin.R[1] @ np.array([l2, 0.0, 0.0])
-    mesh.points = mesh.points @ kin.R[1].T + flange                     # beam on the flange at q0
+    mesh.points = mesh.points @ kin.R[1].T + flange  # beam on the flange at q0
     beam = FlexibleBody("beam", mesh, _material(young, poisson, density, damping))
-    constraints = [AttachNodes(beam, "x0", link2, name="flange")]
+    constraints: list[Constraint] = [AttachNodes(beam, "x0", link2, name="flange")]
     if locked:
         constraints += [JointDriver(link1, float(q0[0]), name="lock1"), JointDriver(link2, float(q0[1]), name="lock2")]
     return System([tree, beam], constraints, loads=[Gravity(beam, gravity)], actuators=[link1, link2], q0=q0)

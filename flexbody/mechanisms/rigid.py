@@ -8,17 +8,18 @@ branching tree whose branch tips are held on the ground (the benchmark mechanism
 examples of [DE 5.4]: a chain with internal joint couplings, a parallel platform with loop closures and
 an underactuated chain.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from ..rigid.anchors import Ground
 from ..constraints.closures import OnSurface, PointToPoint
 from ..constraints.couplings import LinearCoupling
+from ..constraints.surfaces import Cylinder, Plane, Sphere
 from ..errors import ModelError
+from ..rigid.anchors import Ground
 from ..rigid.joints import Fixed, Prismatic, Revolute
 from ..rigid.tree import RigidTree
-from ..constraints.surfaces import Cylinder, Plane, Sphere
 from ..system.description import System
 
 Z = (0.0, 0.0, 1.0)
@@ -31,8 +32,7 @@ def _rod_inertia(mass: float, length: float, axis: int = 0) -> np.ndarray:
     return np.diag(I)
 
 
-def particle_on_circle(mass: float = 1.0, radius: float = 1.0, gravity=(0.0, -9.81, 0.0),
-                       angle: float = 0.0) -> System:
+def particle_on_circle(mass: float = 1.0, radius: float = 1.0, gravity=(0.0, -9.81, 0.0), angle: float = 0.0) -> System:
     """A point mass on a circle of ``radius`` in the xy plane [AG Fig. 2]: q = (x, y), φ = ‖q‖ − ρ."""
     tree = RigidTree("particle", gravity=gravity)
     x = tree.add_link("x", joint=Prismatic((1, 0, 0)))
@@ -41,8 +41,9 @@ def particle_on_circle(mass: float = 1.0, radius: float = 1.0, gravity=(0.0, -9.
     return System([tree], [circle], q0=radius * np.array([np.cos(angle), np.sin(angle)]))
 
 
-def slider_crank(length: float = 1.0, mass: float = 1.0, gravity: float = 9.81, crank: float = 2 * np.pi / 3,
-                 actuated=(0, 1)) -> System:
+def slider_crank(
+    length: float = 1.0, mass: float = 1.0, gravity: float = 9.81, crank: float = 2 * np.pi / 3, actuated=(0, 1)
+) -> System:
     """Aghili's slider-crank [AG VIII-A]: a two-link arm of point masses m at the distal ends of links of
     length l, with its end point C held on the line y = 0 [AG-65]; q₂ = 2π − 2q₁ on the loop.
 
@@ -53,13 +54,19 @@ def slider_crank(length: float = 1.0, mass: float = 1.0, gravity: float = 9.81, 
     l2 = tree.add_link("l2", l1, Revolute(Z), origin=(length, 0, 0), mass=mass, com=(length, 0, 0))
     line = OnSurface(tree.point(l2, (length, 0, 0)), Plane((0, 1, 0)), name="slider")
     links = (l1, l2)
-    return System([tree], [line], actuators=[links[i] for i in actuated],
-                  q0=np.array([crank, 2 * np.pi - 2 * crank]))
+    return System([tree], [line], actuators=[links[i] for i in actuated], q0=np.array([crank, 2 * np.pi - 2 * crank]))
 
 
-def four_bar(crank: float = 0.3, coupler: float = 1.0, rocker: float = 0.8, ground: float = 1.0,
-             density: float = 1.0, gravity=(0.0, -9.81, 0.0), closure: str = "planar", angle: float = 1.0
-             ) -> System:
+def four_bar(
+    crank: float = 0.3,
+    coupler: float = 1.0,
+    rocker: float = 0.8,
+    ground: float = 1.0,
+    density: float = 1.0,
+    gravity=(0.0, -9.81, 0.0),
+    closure: str = "planar",
+    angle: float = 1.0,
+) -> System:
     """Planar four-bar: crank at the origin, rocker at (ground, 0), coupler tip = rocker tip.
 
     ``closure``: "planar" (2 rows, independent), "spatial" (3 rows: the z row is identically zero,
@@ -67,21 +74,40 @@ def four_bar(crank: float = 0.3, coupler: float = 1.0, rocker: float = 0.8, grou
     by solving the loop in closed form (elbow-up branch).
     """
     tree = RigidTree("fourbar", gravity=gravity)
-    m = lambda L: density * L
-    a = tree.add_link("crank", joint=Revolute(Z), mass=m(crank), com=(crank / 2, 0, 0),
-                      inertia=_rod_inertia(m(crank), crank))
-    b = tree.add_link("coupler", a, Revolute(Z), origin=(crank, 0, 0), mass=m(coupler), com=(coupler / 2, 0, 0),
-                      inertia=_rod_inertia(m(coupler), coupler))
-    c = tree.add_link("rocker", joint=Revolute(Z), origin=(ground, 0, 0), mass=m(rocker), com=(rocker / 2, 0, 0),
-                      inertia=_rod_inertia(m(rocker), rocker))
+
+    def m(L):
+        return density * L
+
+    a = tree.add_link(
+        "crank", joint=Revolute(Z), mass=m(crank), com=(crank / 2, 0, 0), inertia=_rod_inertia(m(crank), crank)
+    )
+    b = tree.add_link(
+        "coupler",
+        a,
+        Revolute(Z),
+        origin=(crank, 0, 0),
+        mass=m(coupler),
+        com=(coupler / 2, 0, 0),
+        inertia=_rod_inertia(m(coupler), coupler),
+    )
+    c = tree.add_link(
+        "rocker",
+        joint=Revolute(Z),
+        origin=(ground, 0, 0),
+        mass=m(rocker),
+        com=(rocker / 2, 0, 0),
+        inertia=_rod_inertia(m(rocker), rocker),
+    )
     tip_b, tip_c = tree.point(b, (coupler, 0, 0)), tree.point(c, (rocker, 0, 0))
     if closure == "planar":
         cons = [PointToPoint(tip_b, tip_c, components=(0, 1), name="loop")]
     elif closure == "spatial":
         cons = [PointToPoint(tip_b, tip_c, name="loop")]
     elif closure == "duplicated":
-        cons = [PointToPoint(tip_b, tip_c, components=(0, 1), name="loop"),
-                PointToPoint(tip_b, tip_c, components=(0, 1), name="loop_again")]
+        cons = [
+            PointToPoint(tip_b, tip_c, components=(0, 1), name="loop"),
+            PointToPoint(tip_b, tip_c, components=(0, 1), name="loop_again"),
+        ]
     else:
         raise ValueError(f"closure must be 'planar', 'spatial' or 'duplicated', got {closure!r}")
     B = crank * np.array([np.cos(angle), np.sin(angle)])
@@ -104,38 +130,63 @@ def rssr_loop(gravity=(0.0, 0.0, -9.81)) -> System:
     crank = tree.add_link("crank", joint=Revolute(Z), mass=0.5, com=(0.15, 0, 0), inertia=_rod_inertia(0.5, 0.3))
     s1 = tree.add_link("s1", crank, Revolute((1, 0, 0)), origin=(0.3, 0, 0))
     s2 = tree.add_link("s2", s1, Revolute((0, 1, 0)))
-    coupler = tree.add_link("coupler", s2, Revolute(Z), mass=1.0, com=(0, 0.5, 0.1),
-                            inertia=np.diag([0.09, 0.01, 0.09]))
-    rocker = tree.add_link("rocker", joint=Revolute((1, 0, 0)), origin=(0.3, 1.0, 0.2), mass=0.7,
-                           com=(0, 0, 0.2), inertia=np.diag([0.01, 0.01, 1e-5]))
+    coupler = tree.add_link(
+        "coupler", s2, Revolute(Z), mass=1.0, com=(0, 0.5, 0.1), inertia=np.diag([0.09, 0.01, 0.09])
+    )
+    rocker = tree.add_link(
+        "rocker",
+        joint=Revolute((1, 0, 0)),
+        origin=(0.3, 1.0, 0.2),
+        mass=0.7,
+        com=(0, 0, 0.2),
+        inertia=np.diag([0.01, 0.01, 1e-5]),
+    )
     cons = [PointToPoint(tree.point(coupler, (0, 1.0, 0.2)), tree.point(rocker, (0, 0, 0.4)), name="loop")]
     return System([tree], cons, q0=np.zeros(5))
 
 
-def planar_arm_on_line(lengths=(1.0, 0.8, 0.6), masses=(1.0, 0.8, 0.6), line_y: float = -0.5,
-                       gravity=(0.0, -9.81, 0.0)) -> System:
+def planar_arm_on_line(
+    lengths=(1.0, 0.8, 0.6), masses=(1.0, 0.8, 0.6), line_y: float = -0.5, gravity=(0.0, -9.81, 0.0)
+) -> System:
     """A planar 3-link arm whose end point is held on the line y = ``line_y`` [MH]."""
     tree = RigidTree("arm3", gravity=gravity)
     parent, origin = None, (0.0, 0.0, 0.0)
     for i, (L, m) in enumerate(zip(lengths, masses)):
-        parent = tree.add_link(f"l{i + 1}", parent, Revolute(Z), origin=origin, mass=m, com=(L / 2, 0, 0),
-                               inertia=_rod_inertia(m, L))
+        parent = tree.add_link(
+            f"l{i + 1}", parent, Revolute(Z), origin=origin, mass=m, com=(L / 2, 0, 0), inertia=_rod_inertia(m, L)
+        )
         origin = (L, 0.0, 0.0)
     tip = tree.point(parent, (lengths[-1], 0, 0))
-    return System([tree], [OnSurface(tip, Plane((0, 1, 0), (0, line_y, 0)), name="line")],
-                  q0=np.array([-0.3, 0.2, -0.5]))
+    return System(
+        [tree], [OnSurface(tip, Plane((0, 1, 0), (0, line_y, 0)), name="line")], q0=np.array([-0.3, 0.2, -0.5])
+    )
 
 
 def spatial_arm_on_sphere(radius: float = 0.6, center=(0.4, 0.0, 0.3), gravity=(0.0, 0.0, -9.81)) -> System:
     """A 4-dof spatial arm (yaw, pitch, pitch, roll) whose end point is held on a sphere [MH]."""
     tree = RigidTree("arm4", gravity=gravity)
     base = tree.add_link("yaw", joint=Revolute(Z), mass=1.0, com=(0, 0, 0.1), inertia=(0.01, 0.01, 0.005))
-    up = tree.add_link("shoulder", base, Revolute((0, 1, 0)), origin=(0, 0, 0.2), mass=1.2, com=(0.25, 0, 0),
-                       inertia=_rod_inertia(1.2, 0.5))
-    fore = tree.add_link("elbow", up, Revolute((0, 1, 0)), origin=(0.5, 0, 0), mass=0.8, com=(0.2, 0, 0),
-                         inertia=_rod_inertia(0.8, 0.4))
-    hand = tree.add_link("wrist", fore, Revolute((1, 0, 0)), origin=(0.4, 0, 0), mass=0.3, com=(0.05, 0.02, 0),
-                         inertia=(0.001, 0.002, 0.002))
+    up = tree.add_link(
+        "shoulder",
+        base,
+        Revolute((0, 1, 0)),
+        origin=(0, 0, 0.2),
+        mass=1.2,
+        com=(0.25, 0, 0),
+        inertia=_rod_inertia(1.2, 0.5),
+    )
+    fore = tree.add_link(
+        "elbow", up, Revolute((0, 1, 0)), origin=(0.5, 0, 0), mass=0.8, com=(0.2, 0, 0), inertia=_rod_inertia(0.8, 0.4)
+    )
+    hand = tree.add_link(
+        "wrist",
+        fore,
+        Revolute((1, 0, 0)),
+        origin=(0.4, 0, 0),
+        mass=0.3,
+        com=(0.05, 0.02, 0),
+        inertia=(0.001, 0.002, 0.002),
+    )
     tip = tree.point(hand, (0.1, 0.05, 0.0))
     return System([tree], [OnSurface(tip, Sphere(center, radius), name="sphere")], q0=np.array([0.2, 0.3, -0.6, 0.1]))
 
@@ -148,8 +199,9 @@ def branching_loops(n_branches: int = 4, branch_dofs: int = 8, seed: int = 3) ->
     rng = np.random.default_rng(seed)
     tree = RigidTree("branches", gravity=(0.0, 0.0, -9.81))
     yaw = tree.add_link("base_yaw", joint=Revolute(Z), mass=2.0, com=(0, 0, 0.1), inertia=(0.05, 0.05, 0.05))
-    torso = tree.add_link("torso", yaw, Revolute((0, 1, 0)), origin=(0, 0, 0.3), mass=5.0, com=(0, 0, 0.2),
-                          inertia=(0.2, 0.2, 0.1))
+    torso = tree.add_link(
+        "torso", yaw, Revolute((0, 1, 0)), origin=(0, 0, 0.3), mass=5.0, com=(0, 0, 0.2), inertia=(0.2, 0.2, 0.1)
+    )
     tips = []
     for b in range(n_branches):
         ang = 2 * np.pi * b / n_branches
@@ -157,14 +209,24 @@ def branching_loops(n_branches: int = 4, branch_dofs: int = 8, seed: int = 3) ->
         for k in range(branch_dofs):
             axis = rng.normal(size=3)
             joint = Prismatic(axis) if k % 4 == 3 else Revolute(axis)
-            parent = tree.add_link(f"b{b}_{k}", parent, joint, origin=(0.12 * np.cos(ang), 0.12 * np.sin(ang), 0.0)
-                                   if k else (0, 0, 0), mass=0.4 + 0.2 * rng.random(),
-                                   com=(0.06 * np.cos(ang), 0.06 * np.sin(ang), 0.0), inertia=(0.002, 0.003, 0.004))
+            parent = tree.add_link(
+                f"b{b}_{k}",
+                parent,
+                joint,
+                origin=(0.12 * np.cos(ang), 0.12 * np.sin(ang), 0.0) if k else (0, 0, 0),
+                mass=0.4 + 0.2 * rng.random(),
+                com=(0.06 * np.cos(ang), 0.06 * np.sin(ang), 0.0),
+                inertia=(0.002, 0.003, 0.004),
+            )
         tips.append(parent)
     q0 = np.zeros(tree.n_dofs)
     kin = tree.kinematics(q0)
-    cons = [PointToPoint(tree.point(tip, (0.05, 0, 0)), Ground(kin.point_position(tip, np.array([0.05, 0, 0]))),
-                         name=f"foot{b}") for b, tip in enumerate(tips)]
+    cons = [
+        PointToPoint(
+            tree.point(tip, (0.05, 0, 0)), Ground(kin.point_position(tip, np.array([0.05, 0, 0]))), name=f"foot{b}"
+        )
+        for b, tip in enumerate(tips)
+    ]
     return System([tree], cons, q0=q0)
 
 
@@ -173,8 +235,9 @@ def _planar_chain(tree: RigidTree, lengths, masses) -> list:
     """Serial chain of uniform rods with revolute joints about world z, each joint at the previous tip."""
     links, parent, origin = [], None, (0.0, 0.0, 0.0)
     for i, (L, m) in enumerate(zip(lengths, masses)):
-        parent = tree.add_link(f"l{i + 1}", parent, Revolute(Z), origin=origin, mass=m, com=(L / 2, 0, 0),
-                               inertia=_rod_inertia(m, L))
+        parent = tree.add_link(
+            f"l{i + 1}", parent, Revolute(Z), origin=origin, mass=m, com=(L / 2, 0, 0), inertia=_rod_inertia(m, L)
+        )
         links.append(parent)
         origin = (L, 0.0, 0.0)
     return links
@@ -183,7 +246,7 @@ def _planar_chain(tree: RigidTree, lengths, masses) -> list:
 def coupled_chain(lengths=(0.4,) * 6, masses=(1.0,) * 6, gravity=(0.0, -9.81, 0.0), q0=None) -> System:
     """Redundant planar chain with internal joint couplings [DE 5.4.1, Fig. 9].
 
-    Six revolute joints about world z (tree ``"chain"``, links ``"l1"``..``"l6"``), uniform rods, each
+    Six revolute joints about world z (tree ``"chain"``, links ``"l1"`` to ``"l6"``), uniform rods, each
     joint at the tip of the previous link. The first three joints are coupled [DE-94]:
     q₂ − q₁/3 = 0 (``"c2"``) and q₃ − 2q₁/3 = 0 (``"c3"``), e.g. a geared transmission. All six joints
     are actuated (S = I). n = 6, m_C = 2, p = 4.
@@ -205,15 +268,23 @@ def coupled_chain(lengths=(0.4,) * 6, masses=(1.0,) * 6, gravity=(0.0, -9.81, 0.
     """
     tree = RigidTree("chain", gravity=gravity)
     l1, l2, l3, *_ = links = _planar_chain(tree, lengths, masses)
-    cons = [LinearCoupling({l2: 1.0, l1: -1.0 / 3.0}, name="c2"),
-            LinearCoupling({l3: 1.0, l1: -2.0 / 3.0}, name="c3")]
+    cons = [LinearCoupling({l2: 1.0, l1: -1.0 / 3.0}, name="c2"), LinearCoupling({l3: 1.0, l1: -2.0 / 3.0}, name="c3")]
     q0 = np.array([0.6, 0.2, 0.4, 0.5, 0.4, 0.3]) if q0 is None else np.asarray(q0, dtype=float)
     return System([tree], cons, actuators=links, q0=q0)
 
 
-def parallel_platform(base_radius: float = 1.0, platform_radius: float = 0.3, upper: float = 0.7,
-                      lower: float = 0.7, platform_mass: float = 1.0, link_mass: float = 0.5,
-                      gravity=(0.0, -9.81, 0.0), q0=None, *, twist: float = np.pi / 3) -> System:
+def parallel_platform(
+    base_radius: float = 1.0,
+    platform_radius: float = 0.3,
+    upper: float = 0.7,
+    lower: float = 0.7,
+    platform_mass: float = 1.0,
+    link_mass: float = 0.5,
+    gravity=(0.0, -9.81, 0.0),
+    q0=None,
+    *,
+    twist: float = np.pi / 3,
+) -> System:
     """Planar parallel mechanism: three two-link legs closing on a floating platform [DE 5.4.2, Fig. 11].
 
     One tree ``"platform_mechanism"`` with four branches from the ground, coordinates in DE's order:
@@ -258,17 +329,33 @@ def parallel_platform(base_radius: float = 1.0, platform_radius: float = 0.3, up
     legs, q_legs = [], []
     for i, a in enumerate(angles):
         B = base_radius * np.array([np.cos(a), np.sin(a), 0.0])
-        hip = tree.add_link(f"hip{i + 1}", None, Revolute(Z), origin=B, mass=link_mass, com=(lower / 2, 0, 0),
-                            inertia=_rod_inertia(link_mass, lower))
-        elbow = tree.add_link(f"elbow{i + 1}", hip, Revolute(Z), origin=(lower, 0, 0), mass=link_mass,
-                              com=(upper / 2, 0, 0), inertia=_rod_inertia(link_mass, upper))
+        hip = tree.add_link(
+            f"hip{i + 1}",
+            None,
+            Revolute(Z),
+            origin=B,
+            mass=link_mass,
+            com=(lower / 2, 0, 0),
+            inertia=_rod_inertia(link_mass, lower),
+        )
+        elbow = tree.add_link(
+            f"elbow{i + 1}",
+            hip,
+            Revolute(Z),
+            origin=(lower, 0, 0),
+            mass=link_mass,
+            com=(upper / 2, 0, 0),
+            inertia=_rod_inertia(link_mass, upper),
+        )
         legs.append(elbow)
         # Two-link inverse kinematics from Bᵢ to Pᵢ at the default platform pose (x, y, θ) = 0.
         d = platform_radius * np.array([np.cos(a + twist), np.sin(a + twist)]) - B[:2]
         c = (d @ d - lower**2 - upper**2) / (2 * lower * upper)
         if q0 is None and abs(c) > 1.0:
-            raise ModelError(f"parallel_platform: leg {i + 1} cannot reach its platform point (|BP| = "
-                             f"{np.sqrt(d @ d):.4g} m, legs {lower} + {upper} m); pass q0")
+            raise ModelError(
+                f"parallel_platform: leg {i + 1} cannot reach its platform point (|BP| = "
+                f"{np.sqrt(d @ d):.4g} m, legs {lower} + {upper} m); pass q0"
+            )
         e = np.arccos(np.clip(c, -1.0, 1.0))
         q_legs += [np.arctan2(d[1], d[0]) - np.arctan2(upper * np.sin(e), lower + upper * np.cos(e)), e]
     x = tree.add_link("x", None, Prismatic((1, 0, 0)))
@@ -276,14 +363,17 @@ def parallel_platform(base_radius: float = 1.0, platform_radius: float = 0.3, up
     r2 = platform_mass * platform_radius**2
     plat = tree.add_link("platform", y, Revolute(Z), mass=platform_mass, inertia=(r2 / 4, r2 / 4, r2 / 2))
     P = platform_radius * np.column_stack([np.cos(angles + twist), np.sin(angles + twist), np.zeros(3)])
-    cons = [PointToPoint(tree.point(leg, (upper, 0, 0)), tree.point(plat, P[i]), components=(0, 1),
-                         name=f"loop{i + 1}") for i, leg in enumerate(legs)]
-    q0 = np.array(q_legs + [0.0, 0.0, 0.0]) if q0 is None else np.asarray(q0, dtype=float)
+    cons = [
+        PointToPoint(tree.point(leg, (upper, 0, 0)), tree.point(plat, P[i]), components=(0, 1), name=f"loop{i + 1}")
+        for i, leg in enumerate(legs)
+    ]
+    q0 = np.array([*q_legs, 0.0, 0.0, 0.0]) if q0 is None else np.asarray(q0, dtype=float)
     return System([tree], cons, actuators=legs, q0=q0)
 
 
-def underactuated_chain(lengths=(0.5, 0.5, 0.5), masses=(1.0, 1.0, 1.0), gravity=(0.0, -9.81, 0.0),
-                        q0=(0.3, 0.6, 0.4)) -> System:
+def underactuated_chain(
+    lengths=(0.5, 0.5, 0.5), masses=(1.0, 1.0, 1.0), gravity=(0.0, -9.81, 0.0), q0=(0.3, 0.6, 0.4)
+) -> System:
     """Underactuated redundant planar chain [DE 5.4.3, Fig. 14].
 
     Three revolute joints about world z (tree ``"chain3"``, links ``"l1"``..``"l3"``), uniform rods, no

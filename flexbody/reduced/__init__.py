@@ -3,10 +3,20 @@ floating frame of reference, the :class:`ReducedBody` that rides on a rigid link
 
 May import: errors, fem, rigid, linalg.
 """
+
 from .anchors import ReducedPoint
 from .basis import ReducedBasis, craig_bampton, free_modes
 from .body import ReducedBody, ReducedState
 from .invariants import FrameTerms, InertiaInvariants, frame_terms
 
-__all__ = ["ReducedBasis", "craig_bampton", "free_modes", "ReducedBody", "ReducedState", "ReducedPoint",
-           "InertiaInvariants", "FrameTerms", "frame_terms"]
+__all__ = [
+    "ReducedBasis",
+    "craig_bampton",
+    "free_modes",
+    "ReducedBody",
+    "ReducedState",
+    "ReducedPoint",
+    "InertiaInvariants",
+    "FrameTerms",
+    "frame_terms",
+]

@@ -7,6 +7,7 @@ position x̄ = X̄_w + Ψ_w η (X̄_w, Ψ_w the node means) gives, with y = R x�
     x = p + y,   ẋ = v_o + ω × y + RΨ_w η̇,   ∂ẋ/∂v = [J_v − [y]× J_ω,  RΨ_w]  (tree columns, modal columns),
     J̇v = b_v + b_ω × y + ω × (ω × y) + 2 ω × (RΨ_w η̇).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,7 +36,7 @@ class ReducedPoint(Anchor):
         body = self.body
         st = body.state(ev)
         X = body.X[self.nodes].mean(axis=0)
-        psi = body.frame_shapes[self.nodes].mean(axis=0)            # (3, r)
+        psi = body.frame_shapes[self.nodes].mean(axis=0)  # (3, r)
         y = st.R @ (X + psi @ st.eta)
         world_psi = st.R @ psi
         velocity = np.concatenate([st.R @ st.frame_velocity[:3], st.R @ st.frame_velocity[3:]])

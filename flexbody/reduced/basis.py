@@ -19,15 +19,20 @@ Free–free modes: the k lowest elastic solutions of K φ = M φ ω² with nothi
 satisfies the linearised mean-axis conditions (Agrawal & Shabana 1985). Either basis feeds a
 :class:`~flexbody.reduced.body.ReducedBody`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import FlexbodyError
 from ..linalg.sparse_factor import SparseFactor
+
+if TYPE_CHECKING:
+    from ..fem.flexible_body import FlexibleBody
 
 __all__ = ["ReducedBasis", "craig_bampton", "free_modes"]
 
@@ -51,7 +56,7 @@ class ReducedBasis:
         Ω/2π [Hz] of the normal modes (interface held; free–free frequencies without an interface).
     """
 
-    body: object = field(repr=False, compare=False)
+    body: FlexibleBody = field(repr=False, compare=False)
     basis: np.ndarray = field(repr=False)
     mass: np.ndarray = field(repr=False)
     stiffness: np.ndarray = field(repr=False)
@@ -62,6 +67,7 @@ class ReducedBasis:
         """Natural frequencies [Hz] of the reduced model with the interface coordinates ``held`` (indices into
         ``interface``) fixed and the others free; zero-frequency (rigid-body) modes included, ascending."""
         import scipy.linalg as la
+
         keep = np.setdiff1d(np.arange(self.mass.shape[0]), np.asarray(held, dtype=int))
         values = la.eigh(self.stiffness[np.ix_(keep, keep)], self.mass[np.ix_(keep, keep)], eigvals_only=True)
         return np.sign(values) * np.sqrt(np.abs(values)) / (2 * np.pi)
@@ -82,8 +88,10 @@ def craig_bampton(body, interface, n_modes: int, *, shift: float | None = None) 
     i_dofs = (3 * nodes[:, None] + np.arange(3)).ravel()
     o_dofs = np.setdiff1d(np.arange(body.n_dofs), i_dofs)
     if not isinstance(n_modes, (int, np.integer)) or not 0 <= n_modes < o_dofs.size:
-        raise FlexbodyError(f"craig_bampton: n_modes must be an integer in 0..{o_dofs.size - 1} (interior "
-                            f"coordinates of body {body.name!r}), got {n_modes!r}")
+        raise FlexbodyError(
+            f"craig_bampton: n_modes must be an integer in 0..{o_dofs.size - 1} (interior "
+            f"coordinates of body {body.name!r}), got {n_modes!r}"
+        )
     K = sp.csr_matrix(body.tangent(body.reference_coordinates()))
     M = sp.csr_matrix(body.mass_matrix())
     K_oo, K_oi = K[o_dofs][:, o_dofs].tocsc(), K[o_dofs][:, i_dofs]
@@ -98,8 +106,9 @@ def craig_bampton(body, interface, n_modes: int, *, shift: float | None = None) 
     T[np.ix_(o_dofs, np.arange(i_dofs.size))] = psi
     T[np.ix_(o_dofs, np.arange(i_dofs.size, T.shape[1]))] = phi
     M_r, K_r = T.T @ (M @ T), T.T @ (K @ T)
-    return ReducedBasis(body, T, 0.5 * (M_r + M_r.T), 0.5 * (K_r + K_r.T), i_dofs,
-                        np.sqrt(np.maximum(omega2, 0.0)) / (2 * np.pi))
+    return ReducedBasis(
+        body, T, 0.5 * (M_r + M_r.T), 0.5 * (K_r + K_r.T), i_dofs, np.sqrt(np.maximum(omega2, 0.0)) / (2 * np.pi)
+    )
 
 
 def free_modes(body, n_modes: int) -> ReducedBasis:
@@ -117,32 +126,43 @@ def free_modes(body, n_modes: int) -> ReducedBasis:
     K = sp.csr_matrix(body.tangent(body.reference_coordinates()))
     M = sp.csr_matrix(body.mass_matrix())
     if not isinstance(n_modes, (int, np.integer)) or not 1 <= n_modes <= body.n_dofs - 7:
-        raise FlexbodyError(f"free_modes: n_modes must be an integer in 1..{body.n_dofs - 7} (body {body.name!r}), "
-                            f"got {n_modes!r}")
+        raise FlexbodyError(
+            f"free_modes: n_modes must be an integer in 1..{body.n_dofs - 7} (body {body.name!r}), got {n_modes!r}"
+        )
     scale = float(K.diagonal().mean() / M.diagonal().mean())
     factor = SparseFactor().factor(sp.csc_matrix(K + 1e-4 * scale * M))
     phi, omega2 = _normal_modes(factor, K.tocsc(), M.tocsc(), int(n_modes) + 6, -1e-4 * scale)
     rigid = np.abs(omega2[:6]) <= 1e-8 * scale
     if not rigid.all() or omega2[6] <= 1e-8 * scale:
-        raise FlexbodyError(f"free_modes: body {body.name!r} does not have exactly six rigid-body modes "
-                            f"(lowest ω² / ω̄² = {np.round(omega2[:8] / scale, 12).tolist()})")
+        raise FlexbodyError(
+            f"free_modes: body {body.name!r} does not have exactly six rigid-body modes "
+            f"(lowest ω² / ω̄² = {np.round(omega2[:8] / scale, 12).tolist()})"
+        )
     phi, omega2 = phi[:, 6:], omega2[6:]
     M_r, K_r = phi.T @ (M @ phi), phi.T @ (K @ phi)
-    return ReducedBasis(body, phi, 0.5 * (M_r + M_r.T), 0.5 * (K_r + K_r.T), np.zeros(0, np.int64),
-                        np.sqrt(np.maximum(omega2, 0.0)) / (2 * np.pi))
+    return ReducedBasis(
+        body,
+        phi,
+        0.5 * (M_r + M_r.T),
+        0.5 * (K_r + K_r.T),
+        np.zeros(0, np.int64),
+        np.sqrt(np.maximum(omega2, 0.0)) / (2 * np.pi),
+    )
 
 
 def _normal_modes(factor: SparseFactor, K, M, k: int, sigma: float):
     """(Φ (n, k) with ΦᵀMΦ = I, ω² (k,)) of K Φ = M Φ ω², the k nearest σ from above, by shift-invert Lanczos
     with ``factor`` the factor of K − σM."""
     from scipy.sparse.linalg import LinearOperator, eigsh
+
     n = K.shape[0]
     if k == 0:
         return np.zeros((n, 0)), np.zeros(0)
     op = LinearOperator((n, n), matvec=lambda x: factor.solve(np.asarray(x).ravel()), dtype=float)
     v0 = np.random.default_rng(0).standard_normal(n)
-    values, vectors = eigsh(LinearOperator((n, n), matvec=lambda x: K @ x, dtype=float), k=k, M=M,
-                            sigma=sigma, which="LM", OPinv=op, v0=v0)
+    values, vectors = eigsh(
+        LinearOperator((n, n), matvec=lambda x: K @ x, dtype=float), k=k, M=M, sigma=sigma, which="LM", OPinv=op, v0=v0
+    )
     order = np.argsort(values)
     vectors = vectors[:, order]
     vectors /= np.sqrt(np.einsum("ij,ij->j", vectors, M @ vectors))

@@ -17,7 +17,10 @@ K_r = ΨᵀKΨ the stiffness at the reference, stiffened by the stresses of the 
 (:mod:`flexbody.reduced.stiffening`: clamp held, or inertia relief for a free–free body), and D_r = β K_r the
 Kelvin–Voigt damping of the body's material (retardation time β).
 """
+
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +30,9 @@ from ..rigid.link import Link
 from .basis import ReducedBasis
 from .invariants import InertiaInvariants, cross, frame_state, frame_terms
 from .stiffening import geometric_stiffness, load_coefficients
+
+if TYPE_CHECKING:
+    from .anchors import ReducedPoint
 
 SINGULAR_MASS = 1e-9
 """Smallest eigenvalue of M_b at η = 0 relative to the largest below which a basis is refused: it then holds a
@@ -63,29 +69,31 @@ class ReducedBody:
     shapes : (N, 3, r) the shapes in world axes at the reference configuration [m per modal unit].
     """
 
-    def __init__(self, name: str, basis: ReducedBasis, link: Link, *, clamp=None,
-                 geometric_stiffening: bool | None = None):
+    def __init__(
+        self, name: str, basis: ReducedBasis, link: Link, *, clamp=None, geometric_stiffening: bool | None = None
+    ):
         if not isinstance(name, str) or not name:
             raise ModelError("ReducedBody: name must be a non-empty string")
         who = f"reduced body {name!r}"
         if not isinstance(basis, ReducedBasis):
-            raise ModelError(f"{who}: basis must be a ReducedBasis (craig_bampton or free_modes), got "
-                             f"{type(basis).__name__}")
+            raise ModelError(
+                f"{who}: basis must be a ReducedBasis (craig_bampton or free_modes), got {type(basis).__name__}"
+            )
         if not isinstance(link, Link):
             raise ModelError(f"{who}: link must be a Link of a RigidTree, got {type(link).__name__}")
         self.name, self.basis, self.link, self.tree = name, basis, link, link.tree
         self.body: FlexibleBody = basis.body
         keep, self.clamp_dofs = self._kept_columns(basis, clamp, who)
         self.geometric_stiffening = True if geometric_stiffening is None else bool(geometric_stiffening)
-        self.stiffening = None
+        self.stiffening: np.ndarray | None = None
         N = self.body.n_nodes
         self.shapes = basis.basis[:, keep].reshape(N, 3, keep.size)
         self.stiffness = basis.stiffness[np.ix_(keep, keep)]
         self.damping = self.body.material.damping * self.stiffness
         self.n_dofs = int(keep.size)
         self.coordinate_labels = [f"{name}.eta{k}" for k in range(self.n_dofs)]
-        self.invariants = None                   # frame-axes invariants, made by prepare() at assembly
-        self.X = None
+        self.invariants: InertiaInvariants | None = None  # frame-axes invariants, made by prepare() at assembly
+        self.X: np.ndarray | None = None
 
     @staticmethod
     def _kept_columns(basis: ReducedBasis, clamp, who: str) -> tuple[np.ndarray, np.ndarray]:
@@ -113,33 +121,38 @@ class ReducedBody:
         M = frame_terms(inv, np.zeros(self.n_dofs), np.zeros(self.n_dofs), np.zeros(3)).mass
         eig = np.linalg.eigvalsh(M)
         if eig[0] <= SINGULAR_MASS * eig[-1]:
-            raise FlexbodyError(f"reduced body {self.name!r}: its basis holds a rigid-body motion, which the frame of "
-                                f"link {self.link.name!r} already carries (mass matrix eigenvalue {eig[0]:.3e}); clamp "
-                                f"the interface to the frame or use free–free modes")
+            raise FlexbodyError(
+                f"reduced body {self.name!r}: its basis holds a rigid-body motion, which the frame of "
+                f"link {self.link.name!r} already carries (mass matrix eigenvalue {eig[0]:.3e}); clamp "
+                f"the interface to the frame or use free–free modes"
+            )
         self.X, self.frame_shapes, self.invariants = X, shapes, inv
         if self.geometric_stiffening:
             lowest = (2 * np.pi * self.basis.fixed_interface_frequencies[0]) ** 2 if not self.clamp_dofs.size else None
-            self.stiffening = geometric_stiffness(self.body, self.shapes.reshape(-1, self.n_dofs), self.clamp_dofs,
-                                                  X, R0, lowest)
+            self.stiffening = geometric_stiffness(
+                self.body, self.shapes.reshape(-1, self.n_dofs), self.clamp_dofs, X, R0, lowest
+            )
 
     def stiffness_at(self, gravity: np.ndarray, omega: np.ndarray) -> np.ndarray:
         """K_r + Σ c_i K_G,i (r, r) for gravity and angular velocity in frame axes (K_r without stiffening)."""
         if self.stiffening is None:
             return self.stiffness
         return self.stiffness + (load_coefficients(gravity, omega) @ self.stiffening.reshape(9, -1)).reshape(
-            self.stiffness.shape)
+            self.stiffness.shape
+        )
 
     def __repr__(self) -> str:
         return f"ReducedBody({self.name!r}, {self.n_dofs} coordinates on link {self.link.name!r})"
 
     # ------------------------------------------------------------------ one state
-    def state(self, ev) -> "ReducedState":
+    def state(self, ev) -> ReducedState:
         """The frame, modal state and M_b, Q_v of this body at the evaluation ``ev`` (kept with it)."""
         return ev.memo(("reduced", self.name), lambda: ReducedState(self, ev))
 
-    def point(self, nodes) -> "ReducedPoint":
+    def point(self, nodes) -> ReducedPoint:
         """The anchor at the mean of ``nodes`` (a node or face set name, or node indices) of this body."""
         from .anchors import ReducedPoint
+
         return ReducedPoint(self, nodes)
 
     def nodal_positions(self, R: np.ndarray, p: np.ndarray, eta: np.ndarray) -> np.ndarray:
@@ -163,6 +176,7 @@ class ReducedState:
         cols = ev.asm.slices[body]
         self.tree_columns, self.columns = np.arange(s.start, s.stop), np.arange(cols.start, cols.stop)
         self.eta, self.eta_dot = ev.q[cols], ev.v[cols]
+        assert body.invariants is not None  # made by prepare() at assembly
         self.terms = frame_terms(body.invariants, self.eta, self.eta_dot, self.frame_velocity[3:])
         self.stiffness = body.stiffness_at(self.gravity, self.frame_velocity[3:])
 
@@ -171,8 +185,9 @@ class ReducedState:
         M, T = self.terms.mass, self.T
         return T.T @ M[:6, :6] @ T, T.T @ M[:6, 6:], M[6:, 6:]
 
-    def forces(self, body: ReducedBody, a_tree, eta_ddot, *, velocity: bool = True, gravity: bool = True,
-               elastic: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    def forces(
+        self, body: ReducedBody, a_tree, eta_ddot, *, velocity: bool = True, gravity: bool = True, elastic: bool = True
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The body's share of M a + h on the tree (n_t,) and modal (r,) rows at accelerations a_tree, η̈ (None:
         zero): inertia M_b [T a + c; η̈], velocity products Q_v and damping D_r η̇ (``velocity``), gravity −Q_g
         (``gravity``) and the elastic K_r η (``elastic``; D_r η̇ only with ``velocity`` too)."""
@@ -189,6 +204,7 @@ class ReducedState:
             F += terms.velocity_forces
         if gravity:
             g, inv = self.gravity, body.invariants
+            assert inv is not None  # made by prepare() at assembly
             F[:3] -= inv.mass * g
             F[3:6] -= cross(terms.first, g)
             F[6:] -= inv.first_modal.T @ g
@@ -205,6 +221,7 @@ class ReducedState:
 
     def potential_energy(self, body: ReducedBody) -> float:
         """½ ηᵀ K η − g·(m p + R s) [J], K the stiffness of the state (gravity potential zero at the world origin)."""
-        g = body.tree.gravity
-        centre = body.invariants.mass * self.p + self.R @ self.terms.first
+        g, inv = body.tree.gravity, body.invariants
+        assert inv is not None  # made by prepare() at assembly
+        centre = inv.mass * self.p + self.R @ self.terms.first
         return 0.5 * float(self.eta @ self.stiffness @ self.eta) - float(g @ centre)

@@ -26,6 +26,7 @@ G_xu = G(x̄, u̇), G_ku = G(ψ_k, u̇))
 
 Gravity g (frame axes) gives the generalized force [m g; s × g; S₁ᵀ g].
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -66,16 +67,22 @@ class InertiaInvariants:
     modal_mass: np.ndarray = field(repr=False)
 
     @classmethod
-    def of(cls, scalar_mass, X: np.ndarray, shapes: np.ndarray) -> "InertiaInvariants":
+    def of(cls, scalar_mass, X: np.ndarray, shapes: np.ndarray) -> InertiaInvariants:
         """From the scalar mass M_s (N, N) (sparse), reference positions X̄ (N, 3) and shapes ψ (N, 3, r)."""
         N, r = X.shape[0], shapes.shape[2]
         mu = np.asarray(scalar_mass @ np.ones(N)).ravel()
-        MX = scalar_mass @ X                                             # (N, 3)
+        MX = scalar_mass @ X  # (N, 3)
         Mpsi = (scalar_mass @ shapes.reshape(N, 3 * r)).reshape(N, 3, r)
         modal = np.einsum("aik,ajl->klij", shapes, Mpsi)
-        return cls(float(mu.sum()), X.T @ mu, np.einsum("aik,a->ik", shapes, mu), X.T @ MX,
-                   np.einsum("ai,ajk->kij", X, Mpsi), 0.5 * (modal + modal.transpose(1, 0, 3, 2)),
-                   np.einsum("klii->kl", modal))
+        return cls(
+            float(mu.sum()),
+            X.T @ mu,
+            np.einsum("aik,a->ik", shapes, mu),
+            X.T @ MX,
+            np.einsum("ai,ajk->kij", X, Mpsi),
+            0.5 * (modal + modal.transpose(1, 0, 3, 2)),
+            np.einsum("klii->kl", modal),
+        )
 
     @property
     def n_shapes(self) -> int:
@@ -96,9 +103,21 @@ def frame_terms(inv: InertiaInvariants, eta: np.ndarray, eta_dot: np.ndarray, om
     angular velocity ω (3,) [rad/s, frame axes] (one compiled call, :func:`frame_terms_into`)."""
     r = inv.n_shapes
     M, Q, s = np.empty((6 + r, 6 + r)), np.empty(6 + r), np.empty(3)
-    frame_terms_into(inv.mass, inv.first, inv.first_modal, inv.second, inv.mixed, inv.modal, inv.modal_mass,
-                 np.ascontiguousarray(eta, dtype=float), np.ascontiguousarray(eta_dot, dtype=float),
-                 np.ascontiguousarray(omega, dtype=float), M, Q, s)
+    frame_terms_into(
+        inv.mass,
+        inv.first,
+        inv.first_modal,
+        inv.second,
+        inv.mixed,
+        inv.modal,
+        inv.modal_mass,
+        np.ascontiguousarray(eta, dtype=float),
+        np.ascontiguousarray(eta_dot, dtype=float),
+        np.ascontiguousarray(omega, dtype=float),
+        M,
+        Q,
+        s,
+    )
     return FrameTerms(M, Q, s)
 
 
@@ -137,7 +156,7 @@ def _axial(G):
 def frame_terms_into(mass, first, first_modal, second, mixed, modal, modal_mass, eta, eta_dot, omega, M, Q, s):
     """M_b (6 + r, 6 + r), Q_v (6 + r,) and s (3,) into M, Q, s (formulas: module docstring)."""
     r = eta.shape[0]
-    G_xk = np.empty((r, 3, 3))                              # G_k + Σ_l η_l G_lk
+    G_xk = np.empty((r, 3, 3))  # G_k + Σ_l η_l G_lk
     G_xx = np.empty((3, 3))
     for i in range(3):
         for j in range(3):
@@ -152,7 +171,7 @@ def frame_terms_into(mass, first, first_modal, second, mixed, modal, modal_mass,
             for k in range(r):
                 x += eta[k] * (mixed[k, i, j] + G_xk[k, i, j])
             G_xx[i, j] = x
-    for i in range(3):                                      # symmetric part
+    for i in range(3):  # symmetric part
         for j in range(i + 1, 3):
             x = 0.5 * (G_xx[i, j] + G_xx[j, i])
             G_xx[i, j] = G_xx[j, i] = x
@@ -173,8 +192,8 @@ def frame_terms_into(mass, first, first_modal, second, mixed, modal, modal_mass,
             M[6 + k, i] = first_modal[i, k]
         for j in range(3):
             M[3 + i, 3 + j] = J[i, j]
-    M[0, 4], M[0, 5], M[1, 3], M[1, 5], M[2, 3], M[2, 4] = s[2], -s[1], -s[2], s[0], s[1], -s[0]   # −[s]×
-    M[4, 0], M[5, 0], M[3, 1], M[5, 1], M[3, 2], M[4, 2] = s[2], -s[1], -s[2], s[0], s[1], -s[0]   # [s]×
+    M[0, 4], M[0, 5], M[1, 3], M[1, 5], M[2, 3], M[2, 4] = s[2], -s[1], -s[2], s[0], s[1], -s[0]  # −[s]×
+    M[4, 0], M[5, 0], M[3, 1], M[5, 1], M[3, 2], M[4, 2] = s[2], -s[1], -s[2], s[0], s[1], -s[0]  # [s]×
     for k in range(r):
         a0, a1, a2 = _axial(G_xk[k])
         M[3, 6 + k], M[4, 6 + k], M[5, 6 + k] = a0, a1, a2
@@ -214,7 +233,7 @@ def frame_terms_into(mass, first, first_modal, second, mixed, modal, modal_mass,
         for i in range(3):
             for j in range(3):
                 quad += omega[i] * G[i, j] * omega[j]
-        a0 = a1 = a2 = 0.0                                  # ax(G_ku), G_ku = Σ_l η̇_l G_kl
+        a0 = a1 = a2 = 0.0  # ax(G_ku), G_ku = Σ_l η̇_l G_kl
         for l in range(r):
             Gkl = modal[k, l]
             a0 += eta_dot[l] * (Gkl[1, 2] - Gkl[2, 1])

@@ -19,6 +19,7 @@ k of the joint's motion subspace [p × w_k; w_k], w_k = R J_r(φ) e_k, and the l
 velocity-product acceleration v_λ × (S φ̇) + [p × α; α], α = R J̇_r(φ) φ̇ — the parts' own v × S q̇ terms do
 not apply, since S depends on φ; :mod:`flexbody.rigid.exponential_coordinates`).
 """
+
 from __future__ import annotations
 
 import numba as nb
@@ -148,7 +149,7 @@ def _spherical_part(i, column, parent, dof, q, v, R, p, S, vel, acc, w):
         return
     first = i - 2
     lam = parent[first]
-    joint_vel = np.empty(6)                                  # S φ̇ of the whole joint
+    joint_vel = np.empty(6)  # S φ̇ of the whole joint
     v_lam = np.zeros(6)
     for a in range(6):
         if lam >= 0:

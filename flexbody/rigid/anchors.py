@@ -12,6 +12,7 @@ The evaluation context ``ev`` passed to every method provides ``ev.kinematics(tr
 Jacobian and bias of a link point, evaluated in one batch per tree for the points an assembled system
 knows of).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -72,9 +73,11 @@ class Ground(FrameAnchor):
         self.label = f"ground{_point_text(self.origin)}"
 
     def position(self, ev):
+        """The fixed ``origin`` (3,) [m] in world coordinates, at any state."""
         return self.origin
 
     def velocity(self, ev):
+        """Zero (3,) [m/s]: the ground does not move."""
         return np.zeros(3)
 
     def jacobian(self, ev):
@@ -84,15 +87,19 @@ class Ground(FrameAnchor):
         return np.zeros(3)
 
     def rotation(self, ev):
+        """The fixed axes ``R`` (3, 3) in the world, at any state."""
         return self.R
 
     def angular_velocity(self, ev):
+        """Zero (3,) [rad/s]: the ground does not turn."""
         return np.zeros(3)
 
     def angular_jacobian(self, ev):
+        """(cols (0,), block (3, 0)): no coordinate moves the ground."""
         return _NO_COLS, np.zeros((3, 0))
 
     def angular_bias(self, ev):
+        """Zero (3,) [rad/s²] angular bias acceleration."""
         return np.zeros(3)
 
 

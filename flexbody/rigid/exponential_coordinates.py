@@ -14,6 +14,7 @@ The chart change f(φ) = φ − 2π φ/θ maps a rotation vector of length θ �
 with the same rotation; velocities and accelerations follow with its derivatives
 Df[h] = h − 2π (h − u(u·h))/θ and D²f[h, h] = 2π (2(u·h)h + (h·h)u − 3(u·h)²u)/θ², u = φ/θ.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,16 +33,22 @@ def coefficients(theta):
         t2 = theta * theta
         t4 = t2 * t2
         t6 = t4 * t2
-        return (1.0 - t2 / 6.0 + t4 / 120.0 - t6 / 5040.0,
-                0.5 - t2 / 24.0 + t4 / 720.0 - t6 / 40320.0,
-                1.0 / 6.0 - t2 / 120.0 + t4 / 5040.0 - t6 / 362880.0,
-                -1.0 / 12.0 + t2 / 180.0 - t4 / 6720.0 + t6 / 453600.0,
-                -1.0 / 60.0 + t2 / 1260.0 - t4 / 60480.0 + t6 / 4989600.0)
+        return (
+            1.0 - t2 / 6.0 + t4 / 120.0 - t6 / 5040.0,
+            0.5 - t2 / 24.0 + t4 / 720.0 - t6 / 40320.0,
+            1.0 / 6.0 - t2 / 120.0 + t4 / 5040.0 - t6 / 362880.0,
+            -1.0 / 12.0 + t2 / 180.0 - t4 / 6720.0 + t6 / 453600.0,
+            -1.0 / 60.0 + t2 / 1260.0 - t4 / 60480.0 + t6 / 4989600.0,
+        )
     c, s = math.cos(theta), math.sin(theta)
     t2 = theta * theta
-    return (s / theta, (1.0 - c) / t2, (theta - s) / (t2 * theta),
-            (theta * s - 2.0 * (1.0 - c)) / (t2 * t2),
-            (1.0 - c) / (t2 * t2) - 3.0 * (theta - s) / (t2 * t2 * theta))
+    return (
+        s / theta,
+        (1.0 - c) / t2,
+        (theta - s) / (t2 * theta),
+        (theta * s - 2.0 * (1.0 - c)) / (t2 * t2),
+        (1.0 - c) / (t2 * t2) - 3.0 * (theta - s) / (t2 * t2 * theta),
+    )
 
 
 @nb.njit(cache=True, inline="always")
@@ -67,8 +74,8 @@ def right_jacobian_column(p0, p1, p2, k, out):
     """out (3,) = column k of J_r(φ) = I − a[φ]× + b[φ]×²."""
     _, a, b, _, _ = coefficients(math.sqrt(p0 * p0 + p1 * p1 + p2 * p2))
     e0, e1, e2 = (1.0 if k == 0 else 0.0), (1.0 if k == 1 else 0.0), (1.0 if k == 2 else 0.0)
-    c0, c1, c2 = cross3(p0, p1, p2, e0, e1, e2)                  # [φ]× e_k
-    d0, d1, d2 = cross3(p0, p1, p2, c0, c1, c2)                  # [φ]×² e_k
+    c0, c1, c2 = cross3(p0, p1, p2, e0, e1, e2)  # [φ]× e_k
+    d0, d1, d2 = cross3(p0, p1, p2, c0, c1, c2)  # [φ]×² e_k
     out[0], out[1], out[2] = e0 - a * c0 + b * d0, e1 - a * c1 + b * d1, e2 - a * c2 + b * d2
 
 
@@ -77,9 +84,9 @@ def right_jacobian_rate(p0, p1, p2, r0, r1, r2, out):
     """out (3,) = J̇_r(φ) φ̇ at φ = (p0, p1, p2), φ̇ = (r0, r1, r2) (module docstring)."""
     _, _, b, da, db = coefficients(math.sqrt(p0 * p0 + p1 * p1 + p2 * p2))
     pr = p0 * r0 + p1 * r1 + p2 * r2
-    c0, c1, c2 = cross3(p0, p1, p2, r0, r1, r2)                  # φ × φ̇
-    d0, d1, d2 = cross3(p0, p1, p2, c0, c1, c2)                  # φ × (φ × φ̇)
-    e0, e1, e2 = cross3(r0, r1, r2, c0, c1, c2)                  # φ̇ × (φ × φ̇)
+    c0, c1, c2 = cross3(p0, p1, p2, r0, r1, r2)  # φ × φ̇
+    d0, d1, d2 = cross3(p0, p1, p2, c0, c1, c2)  # φ × (φ × φ̇)
+    e0, e1, e2 = cross3(r0, r1, r2, c0, c1, c2)  # φ̇ × (φ × φ̇)
     out[0] = -da * pr * c0 + db * pr * d0 + b * e0
     out[1] = -da * pr * c1 + db * pr * d1 + b * e1
     out[2] = -da * pr * c2 + db * pr * d2 + b * e2
@@ -94,6 +101,7 @@ def skew(v: np.ndarray) -> np.ndarray:
 def rotation_log(R: np.ndarray) -> np.ndarray:
     """θ (3,) [rad] with exp([θ]×) = R, ‖θ‖ ≤ π (scipy's rotation vector)."""
     from scipy.spatial.transform import Rotation
+
     return Rotation.from_matrix(R).as_rotvec()
 
 
@@ -134,15 +142,15 @@ def switched_charts(starts: np.ndarray, q: np.ndarray, v: np.ndarray, *accelerat
     """Move every rotation vector q[s:s+3] (``starts``) longer than π to its other chart, with its rate in v and
     second derivatives in ``accelerations`` (same shapes as q). Returns None when none is longer than π, else
     new arrays (q, v, *accelerations)."""
-    longer = [s for s in starts if float(np.linalg.norm(q[s:s + 3])) > np.pi]
+    longer = [s for s in starts if float(np.linalg.norm(q[s : s + 3])) > np.pi]
     if not longer:
         return None
     q, v = q.copy(), v.copy()
-    accelerations = [a.copy() for a in accelerations]
+    copies = [a.copy() for a in accelerations]
     for s in longer:
-        phi, rate = q[s:s + 3].copy(), v[s:s + 3].copy()
-        q[s:s + 3] = other_chart(phi)
-        v[s:s + 3] = chart_velocity(phi, rate)
-        for a in accelerations:
-            a[s:s + 3] = chart_acceleration(phi, rate, a[s:s + 3])
-    return (q, v, *accelerations)
+        phi, rate = q[s : s + 3].copy(), v[s : s + 3].copy()
+        q[s : s + 3] = other_chart(phi)
+        v[s : s + 3] = chart_velocity(phi, rate)
+        for a in copies:
+            a[s : s + 3] = chart_acceleration(phi, rate, a[s : s + 3])
+    return (q, v, *copies)

@@ -19,11 +19,13 @@ place (Featherstone's composite of single-degree-of-freedom joints), the last of
 - :class:`FreeFlyer` is three translations along the joint frame's axes followed by a spherical joint:
   q = (position of the link frame in the joint frame [m], φ [rad]).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import ModelError
 from .algorithms import FIXED, PRISMATIC, REVOLUTE, SPHERICAL
@@ -39,32 +41,32 @@ def _unit_axis(axis, kind: str) -> np.ndarray:
     return a / norm
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Revolute:
     """Rotation about ``axis`` (joint frame) by q [rad]; its generalized force is a torque [N·m]."""
 
-    axis: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
+    axis: np.ndarray
     code = REVOLUTE
     n_dofs = 1
-    unit = "rad"                                  # of q (and of a coupling or driver row on it)
-    force_unit = "N·m"                            # of the generalized force τ on q
+    unit = "rad"  # of q (and of a coupling or driver row on it)
+    force_unit = "N·m"  # of the generalized force τ on q
 
-    def __post_init__(self):
-        object.__setattr__(self, "axis", _unit_axis(self.axis, "Revolute"))
+    def __init__(self, axis: npt.ArrayLike = (0.0, 0.0, 1.0)):  # any (3,) array-like, kept as the unit ndarray
+        object.__setattr__(self, "axis", _unit_axis(axis, "Revolute"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Prismatic:
     """Translation along ``axis`` (joint frame) by q [m]; its generalized force is a force [N]."""
 
-    axis: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0]))
+    axis: np.ndarray
     code = PRISMATIC
     n_dofs = 1
     unit = "m"
     force_unit = "N"
 
-    def __post_init__(self):
-        object.__setattr__(self, "axis", _unit_axis(self.axis, "Prismatic"))
+    def __init__(self, axis: npt.ArrayLike = (1.0, 0.0, 0.0)):  # any (3,) array-like, kept as the unit ndarray
+        object.__setattr__(self, "axis", _unit_axis(axis, "Prismatic"))
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ class Fixed:
 
     @property
     def axis(self) -> np.ndarray:
+        """Zero (3,): a fixed joint has no motion axis."""
         return np.zeros(3)
 
 
@@ -104,18 +107,25 @@ def rotation_vector(quaternion=None, rotation=None) -> np.ndarray:
         A quaternion that is not of unit length (to 1e-9) or not finite; a matrix that is not a rotation.
     """
     from scipy.spatial.transform import Rotation
+
     if quaternion is not None and rotation is not None:
         raise ModelError("rotation_vector: give a quaternion or a rotation matrix, not both")
     if quaternion is not None:
         quat = np.asarray(quaternion, dtype=float).reshape(-1)
         if quat.shape != (4,) or not np.all(np.isfinite(quat)) or abs(np.linalg.norm(quat) - 1.0) > 1e-9:
-            raise ModelError(f"rotation_vector: the quaternion (x, y, z, w) {quaternion!r} is not a finite unit "
-                             f"quaternion (its norm is {np.linalg.norm(quat) if quat.shape == (4,) else 'undefined'})")
+            raise ModelError(
+                f"rotation_vector: the quaternion (x, y, z, w) {quaternion!r} is not a finite unit "
+                f"quaternion (its norm is {np.linalg.norm(quat) if quat.shape == (4,) else 'undefined'})"
+            )
         return Rotation.from_quat(quat).as_rotvec()
     if rotation is not None:
         R = np.asarray(rotation, dtype=float)
-        if R.shape != (3, 3) or not np.all(np.isfinite(R)) or np.abs(R @ R.T - np.eye(3)).max() > 1e-9 \
-                or np.linalg.det(R) < 0:
+        if (
+            R.shape != (3, 3)
+            or not np.all(np.isfinite(R))
+            or np.abs(R @ R.T - np.eye(3)).max() > 1e-9
+            or np.linalg.det(R) < 0
+        ):
             raise ModelError(f"rotation_vector: {rotation!r} is not a rotation matrix (orthonormal, det +1)")
         return Rotation.from_matrix(R).as_rotvec()
     return np.zeros(3)
@@ -129,6 +139,8 @@ class Spherical:
     suffixes = ("rx", "ry", "rz")
 
     def parts(self) -> tuple:
+        """The three one-coordinate parts (:class:`SphericalColumn` 0, 1, 2: φ_x, φ_y, φ_z [rad]) the joint is
+        added as."""
         return tuple(SphericalColumn(k) for k in range(3))
 
     @staticmethod
@@ -146,6 +158,8 @@ class FreeFlyer:
     suffixes = ("tx", "ty", "tz", "rx", "ry", "rz")
 
     def parts(self) -> tuple:
+        """The six one-coordinate parts the joint is added as: :class:`Prismatic` along the joint frame's x, y,
+        z [m], then the three parts of a :class:`Spherical` joint [rad]."""
         return tuple(Prismatic(np.eye(3)[k]) for k in range(3)) + Spherical().parts()
 
     @staticmethod
@@ -176,6 +190,8 @@ class Universal:
         object.__setattr__(self, "axis2", a2)
 
     def parts(self) -> tuple:
+        """The two one-coordinate parts the joint is added as: :class:`Revolute` about ``axis1``, then about
+        ``axis2`` [rad]."""
         return Revolute(self.axis1), Revolute(self.axis2)
 
 
@@ -193,12 +209,16 @@ class Planar:
         object.__setattr__(self, "normal", _unit_axis(self.normal, "Planar"))
 
     def in_plane_axes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The unit in-plane axes (t₁, t₂), each (3,) in the joint frame: t₁ = normal × e (normalised), e the
+        basis vector least aligned with the normal, and t₂ = normal × t₁."""
         n = self.normal
         t1 = np.cross(n, np.eye(3)[int(np.argmin(np.abs(n)))])
         t1 /= np.linalg.norm(t1)
         return t1, np.cross(n, t1)
 
     def parts(self) -> tuple:
+        """The three one-coordinate parts the joint is added as: :class:`Prismatic` along t₁ and t₂ [m]
+        (:meth:`in_plane_axes`), then :class:`Revolute` about the normal [rad]."""
         t1, t2 = self.in_plane_axes()
         return Prismatic(t1), Prismatic(t2), Revolute(self.normal)
 

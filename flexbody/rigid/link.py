@@ -1,6 +1,7 @@
 """Link: a rigid link of a RigidTree (a handle with its joint, placement and inertia), and the checks of
 the vectors, rotations and inertias that describe links and the anchors on them.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -41,8 +42,10 @@ def _inertia(value, what: str, physical: bool = True) -> np.ndarray:
     eig = np.linalg.eigvalsh(I)
     scale = max(1.0, eig.max())
     if eig.min() < -1e-12 * scale or eig[0] + eig[1] < eig[2] - 1e-9 * scale:
-        raise ModelError(f"{what} is not a physical rotational inertia (principal moments {eig}: must be "
-                         f"non-negative and satisfy the triangle inequality)")
+        raise ModelError(
+            f"{what} is not a physical rotational inertia (principal moments {eig}: must be "
+            f"non-negative and satisfy the triangle inequality)"
+        )
     return I
 
 
@@ -68,8 +71,22 @@ class Link:
         The coordinates of the link's whole joint (one, several, or none).
     """
 
-    def __init__(self, tree, index, name, parent, joint, placement_rotation, placement_origin, mass, com,
-                 inertia, coordinate, label=None, compound=None):
+    def __init__(
+        self,
+        tree,
+        index,
+        name,
+        parent,
+        joint,
+        placement_rotation,
+        placement_origin,
+        mass,
+        com,
+        inertia,
+        coordinate,
+        label=None,
+        compound=None,
+    ):
         self.tree, self.index, self.name, self.parent, self.joint = tree, index, name, parent, joint
         self.placement_rotation, self.placement_origin = placement_rotation, placement_origin
         self.mass, self.com, self.inertia, self.coordinate = mass, com, inertia, coordinate

@@ -9,6 +9,7 @@ world frame; a point on a link is given by its offset in the link frame. Frame J
 rows [linear velocity of the frame origin; angular velocity], both in world axes (the
 "local world aligned" convention of Pinocchio).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -44,16 +45,27 @@ class RigidTree:
         self.name = name
         self.gravity = _vector3(gravity, f"tree {name!r}: gravity")
         self.links: list[Link] = []
-        self.limits: dict = {}            # link name -> JointLimits of its joint (trees loaded from URDF)
-        self.visuals: dict = {}           # link name -> list of VisualMesh (trees loaded from URDF, for views)
+        self.limits: dict = {}  # link name -> JointLimits of its joint (trees loaded from URDF)
+        self.visuals: dict = {}  # link name -> list of VisualMesh (trees loaded from URDF, for views)
         self._by_name: dict[str, Link] = {}
-        self._arrays = None
-        self._kernel_model = None
+        self._arrays: dict | None = None
+        self._kernel_model: tuple | None = None
         self._n_dofs = 0
 
     # ------------------------------------------------------------------ building
-    def add_link(self, name: str, parent=None, joint=None, *, origin=(0.0, 0.0, 0.0), rotation=None,
-                 mass: float = 0.0, com=(0.0, 0.0, 0.0), inertia=None, check_inertia: bool = True) -> Link:
+    def add_link(
+        self,
+        name: str,
+        parent=None,
+        joint=None,
+        *,
+        origin=(0.0, 0.0, 0.0),
+        rotation=None,
+        mass: float = 0.0,
+        com=(0.0, 0.0, 0.0),
+        inertia=None,
+        check_inertia: bool = True,
+    ) -> Link:
         """Add a link connected to ``parent`` (a Link, its name, or None for the ground).
 
         Parameters
@@ -77,9 +89,11 @@ class RigidTree:
             raise ModelError(f"{where}: a link of that name already exists")
         parent_link = None if parent is None else self.link(parent)
         joint = Revolute() if joint is None else joint
-        if not isinstance(joint, (Revolute, Prismatic, Fixed) + COMPOUND_JOINTS):
-            raise ModelError(f"{where}: joint must be Revolute, Prismatic, Fixed, Spherical, FreeFlyer, Universal or "
-                             f"Planar, got {type(joint).__name__}")
+        if not isinstance(joint, (Revolute, Prismatic, Fixed, *COMPOUND_JOINTS)):
+            raise ModelError(
+                f"{where}: joint must be Revolute, Prismatic, Fixed, Spherical, FreeFlyer, Universal or "
+                f"Planar, got {type(joint).__name__}"
+            )
         mass = float(mass)
         if not np.isfinite(mass) or mass < 0:
             raise ModelError(f"{where}: mass must be finite and non-negative, got {mass}")
@@ -98,15 +112,37 @@ class RigidTree:
         link = parent_link
         for k, part in enumerate(parts):
             last = k == len(parts) - 1
-            link = self._append(name if last else names[k], link, part, placement if k == 0 else identity,
-                                body if last else massless, label=names[k], compound=joint)
+            link = self._append(
+                name if last else names[k],
+                link,
+                part,
+                placement if k == 0 else identity,
+                body if last else massless,
+                label=names[k],
+                compound=joint,
+            )
+        assert link is not None  # a compound joint has parts
         link.coordinates = tuple(l.coordinate for l in self.links[first:])
         return link
 
     def _append(self, name, parent_link, joint, placement, body, label=None, compound=None) -> Link:
         coordinate = self.n_dofs if joint.n_dofs else None
-        link = Link(self, len(self.links), name, parent_link, joint, placement[0], placement[1], *body, coordinate,
-                    label=label, compound=compound)
+        mass, com, inertia = body
+        link = Link(
+            self,
+            len(self.links),
+            name,
+            parent_link,
+            joint,
+            placement[0],
+            placement[1],
+            mass,
+            com,
+            inertia,
+            coordinate,
+            label=label,
+            compound=compound,
+        )
         self.links.append(link)
         self._by_name[name] = link
         self._n_dofs += joint.n_dofs
@@ -125,17 +161,20 @@ class RigidTree:
 
     @property
     def n_links(self) -> int:
+        """Number of links, counting the massless parts of joints with several coordinates."""
         return len(self.links)
 
     @property
     def n_dofs(self) -> int:
+        """Number of joint coordinates of the tree."""
         return self._n_dofs
 
     @property
     def rotation_vectors(self) -> np.ndarray:
         """First coordinates (k,) of the rotation vectors φ of the tree's spherical and free-flyer joints."""
-        return np.array([l.coordinate for l in self.links if l.joint.code == alg.SPHERICAL and l.joint.column == 0],
-                        dtype=np.int64)
+        return np.array(
+            [l.coordinate for l in self.links if l.joint.code == alg.SPHERICAL and l.joint.column == 0], dtype=np.int64
+        )
 
     @property
     def coordinate_links(self) -> list[Link]:
@@ -144,6 +183,8 @@ class RigidTree:
 
     @property
     def coordinate_labels(self) -> list[str]:
+        """(n_dofs,) labels of the joint coordinates in coordinate order, ``"tree.link"`` (``"tree.link.suffix"``
+        for the parts of a joint with several coordinates, e.g. ``'arm.base.rx'``)."""
         return [f"{self.name}.{link.label}" for link in self.coordinate_links]
 
     def point(self, link, offset=(0.0, 0.0, 0.0)):
@@ -152,8 +193,11 @@ class RigidTree:
 
     def frame(self, link, offset=(0.0, 0.0, 0.0), rotation=None):
         """An anchor frame on ``link``: origin ``offset`` and axes ``rotation`` relative to the link frame."""
-        return LinkFrame(self.link(link), _vector3(offset, f"frame on {link!r}: offset"),
-                         _rotation(rotation, f"frame on {link!r}: rotation"))
+        return LinkFrame(
+            self.link(link),
+            _vector3(offset, f"frame on {link!r}: offset"),
+            _rotation(rotation, f"frame on {link!r}: rotation"),
+        )
 
     # ------------------------------------------------------------------ flat arrays for the kernels
     def arrays(self) -> dict:
@@ -163,7 +207,7 @@ class RigidTree:
                 raise ModelError(f"tree {self.name!r} has no links")
             links = self.links
             dof = np.array([-1 if l.coordinate is None else l.coordinate for l in links], dtype=np.int64)
-            support = []
+            support: list[np.ndarray] = []
             for l in links:
                 chain, node = [], l
                 while node is not None:
@@ -172,18 +216,23 @@ class RigidTree:
                     node = node.parent
                 support.append(np.array(chain[::-1], dtype=np.int64))
             support_matrix = np.full((len(links), self.n_dofs), -1, dtype=np.int64)
-            for i, chain in enumerate(support):
-                support_matrix[i, dof[chain]] = chain
+            for i, supporting in enumerate(support):
+                support_matrix[i, dof[supporting]] = supporting
             self._arrays = dict(
                 parent=np.array([-1 if l.parent is None else l.parent.index for l in links], dtype=np.int64),
                 joint_type=np.array([l.joint.code for l in links], dtype=np.int64),
                 axis=np.array([l.joint.axis for l in links]),
                 R_placement=np.array([l.placement_rotation for l in links]),
                 p_placement=np.array([l.placement_origin for l in links]),
-                dof=dof, mass=np.array([l.mass for l in links]), com=np.array([l.com for l in links]),
+                dof=dof,
+                mass=np.array([l.mass for l in links]),
+                com=np.array([l.com for l in links]),
                 inertia=np.array([l.inertia for l in links]),
-                support_links=support, support_dofs=[dof[s] for s in support], support_matrix=support_matrix,
-                all_dofs=np.arange(self.n_dofs))
+                support_links=support,
+                support_dofs=[dof[s] for s in support],
+                support_matrix=support_matrix,
+                all_dofs=np.arange(self.n_dofs),
+            )
         return self._arrays
 
     # ------------------------------------------------------------------ evaluation
@@ -192,11 +241,13 @@ class RigidTree:
         if x.shape != (self.n_dofs,):
             raise StateError(f"tree {self.name!r}: {name} must have shape ({self.n_dofs},), got {x.shape}")
         if not np.all(np.isfinite(x)):
-            raise StateError(f"tree {self.name!r}: {name} contains NaN or Inf at "
-                             f"{[self.coordinate_labels[i] for i in np.flatnonzero(~np.isfinite(x))]}")
+            raise StateError(
+                f"tree {self.name!r}: {name} contains NaN or Inf at "
+                f"{[self.coordinate_labels[i] for i in np.flatnonzero(~np.isfinite(x))]}"
+            )
         return x
 
-    def kinematics(self, q, v=None) -> "Kinematics":
+    def kinematics(self, q, v=None) -> Kinematics:
         """Positions, velocities and velocity-product accelerations of all links at (q, v)."""
         q = self._check("q", q)
         v = np.zeros_like(q) if v is None else self._check("v", v)
@@ -207,8 +258,10 @@ class RigidTree:
         joint type, axis, placement rotation and origin, coordinate index, mass, centre of mass, inertia."""
         if self._kernel_model is None:
             a = self.arrays()
-            self._kernel_model = tuple(a[k] for k in ("parent", "joint_type", "axis", "R_placement", "p_placement",
-                                                      "dof", "mass", "com", "inertia"))
+            self._kernel_model = tuple(
+                a[k]
+                for k in ("parent", "joint_type", "axis", "R_placement", "p_placement", "dof", "mass", "com", "inertia")
+            )
         return self._kernel_model
 
     def _vector(self, name: str, x) -> np.ndarray:
@@ -222,8 +275,10 @@ class RigidTree:
         """The error of a kernel that declined: the first input with NaN/Inf named, else M(q) singular."""
         for name, x in inputs.items():
             self._check(name, x)
-        return StateError(f"tree {self.name!r}: the mass matrix M(q) is not positive definite (a link chain "
-                          "ending in links without mass or rotational inertia?)")
+        return StateError(
+            f"tree {self.name!r}: the mass matrix M(q) is not positive definite (a link chain "
+            "ending in links without mass or rotational inertia?)"
+        )
 
     def mass_matrix(self, q) -> np.ndarray:
         """Joint-space mass matrix M(q) (n, n) [DE-2], by the composite-rigid-body algorithm."""
@@ -254,7 +309,7 @@ class RigidTree:
         zeros = np.zeros(self.n_dofs) if v is None or a is None else None
         v = zeros if v is None else self._vector("v", v)
         a = zeros if a is None else self._vector("a", a)
-        tau = np.empty(self.n_dofs)                       # every coordinate's row is written by the kernel
+        tau = np.empty(self.n_dofs)  # every coordinate's row is written by the kernel
         if not tree_dynamics.inverse_dynamics_at(*self.kernel_model(), q, v, a, gravity, tau):
             raise self._refused(q=q, v=v, a=a)
         return tau
@@ -293,15 +348,27 @@ class Kinematics:
         n = len(a["parent"])
         self.R, self.p = np.empty((n, 3, 3)), np.empty((n, 3))
         self.S, self.vel, self.acc = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
-        alg.kinematics(a["parent"], a["joint_type"], a["axis"], a["R_placement"], a["p_placement"], a["dof"],
-                       q, v, self.R, self.p, self.S, self.vel, self.acc)
-        self._inertias = None
+        alg.kinematics(
+            a["parent"],
+            a["joint_type"],
+            a["axis"],
+            a["R_placement"],
+            a["p_placement"],
+            a["dof"],
+            q,
+            v,
+            self.R,
+            self.p,
+            self.S,
+            self.vel,
+            self.acc,
+        )
+        self._inertias: np.ndarray | None = None
 
     def _world_inertias(self) -> np.ndarray:
         if self._inertias is None:
             self._inertias = np.empty((len(self.p), 6, 6))
-            alg.world_inertias(self.R, self.p, self._a["mass"], self._a["com"], self._a["inertia"],
-                               self._inertias)
+            alg.world_inertias(self.R, self.p, self._a["mass"], self._a["com"], self._a["inertia"], self._inertias)
         return self._inertias
 
     def mass_matrix(self) -> np.ndarray:
@@ -320,8 +387,18 @@ class Kinematics:
         acc = self.acc if velocity else np.zeros_like(self.acc)
         g = self.tree.gravity if gravity else np.zeros(3)
         tau = np.zeros(n)
-        alg.inverse_dynamics(self._a["parent"], self._a["dof"], self.S, vel, acc, self._world_inertias(),
-                             a, g, np.empty((len(self.p), 6)), tau)
+        alg.inverse_dynamics(
+            self._a["parent"],
+            self._a["dof"],
+            self.S,
+            vel,
+            acc,
+            self._world_inertias(),
+            a,
+            g,
+            np.empty((len(self.p), 6)),
+            tau,
+        )
         return tau
 
     # ------------------------------------------------------------------ points and frames
@@ -331,8 +408,9 @@ class Kinematics:
         k = len(link_index)
         X, Xd, B = np.empty((k, 3)), np.empty((k, 3)), np.empty((k, 3))
         J = np.empty((k, 3, self.tree.n_dofs))
-        alg.point_terms(self.R, self.p, self.S, self.vel, self.acc, self._a["support_matrix"], link_index,
-                        offsets, X, Xd, J, B)
+        alg.point_terms(
+            self.R, self.p, self.S, self.vel, self.acc, self._a["support_matrix"], link_index, offsets, X, Xd, J, B
+        )
         return X, Xd, J, B
 
     def _point(self, link: Link, offset):

@@ -8,6 +8,7 @@ allocation of its outputs (the workspace lives inside the kernel). The model is 
 of :meth:`flexbody.RigidTree.kernel_model`. Each entry first checks that its inputs are finite and
 returns False (outputs untouched) when they are not, so the caller can name the culprit.
 """
+
 from __future__ import annotations
 
 import numba as nb
@@ -21,7 +22,7 @@ __all__ = ["mass_matrix_at", "inverse_dynamics_at", "forward_dynamics_at"]
 @nb.njit(cache=True)
 def all_finite(x) -> bool:
     """Whether every entry of the vector x is finite (the kernels' input check)."""
-    for value in x:
+    for value in x:  # noqa: SIM110 (numba compiles this loop; it has no generator expressions)
         if not np.isfinite(value):
             return False
     return True
@@ -45,50 +46,51 @@ def mass_matrix_at(parent, joint_type, axis, R_placement, p_placement, dof, mass
     """M(q) (n, n) into ``M`` by CRBA [DE-2]; False when q is not finite."""
     if not all_finite(q):
         return False
-    S, _, _, inertias = _state(parent, joint_type, axis, R_placement, p_placement, dof, mass, com, inertia, q,
-                               np.zeros(q.shape[0]))
+    S, _, _, inertias = _state(
+        parent, joint_type, axis, R_placement, p_placement, dof, mass, com, inertia, q, np.zeros(q.shape[0])
+    )
     mass_matrix(parent, dof, S, inertias, q.shape[0], np.empty_like(inertias), M)
     return True
 
 
 @nb.njit(cache=True)
-def inverse_dynamics_at(parent, joint_type, axis, R_placement, p_placement, dof, mass, com, inertia, q, v, a,
-                        gravity, tau):
+def inverse_dynamics_at(
+    parent, joint_type, axis, R_placement, p_placement, dof, mass, com, inertia, q, v, a, gravity, tau
+):
     """τ = M a + b + g (n,) into ``tau`` by RNEA [DE-2]: with v = 0 no b, with gravity = 0 no g, with
     a = 0 no M a. False when q, v or a is not finite."""
     if not (all_finite(q) and all_finite(v) and all_finite(a)):
         return False
-    S, vel, acc, inertias = _state(parent, joint_type, axis, R_placement, p_placement, dof, mass, com, inertia,
-                                   q, v)
+    S, vel, acc, inertias = _state(parent, joint_type, axis, R_placement, p_placement, dof, mass, com, inertia, q, v)
     inverse_dynamics(parent, dof, S, vel, acc, inertias, a, gravity, np.empty((parent.shape[0], 6)), tau)
     return True
 
 
 @nb.njit(cache=True)
-def forward_dynamics_at(parent, joint_type, axis, R_placement, p_placement, dof, mass, com, inertia, q, v, tau,
-                        gravity, a):
+def forward_dynamics_at(
+    parent, joint_type, axis, R_placement, p_placement, dof, mass, com, inertia, q, v, tau, gravity, a
+):
     """a = M⁻¹(τ − b − g) (n,) into ``a``: CRBA, RNEA with a = 0 and LAPACK's Cholesky of M (potrf), one
     kinematics pass for both [DE-2]. False when q, v or τ is not finite or M is not positive definite."""
     if not (all_finite(q) and all_finite(v) and all_finite(tau)):
         return False
     n_dofs, n_links = q.shape[0], parent.shape[0]
-    S, vel, acc, inertias = _state(parent, joint_type, axis, R_placement, p_placement, dof, mass, com, inertia,
-                                   q, v)
+    S, vel, acc, inertias = _state(parent, joint_type, axis, R_placement, p_placement, dof, mass, com, inertia, q, v)
     M = np.empty((n_dofs, n_dofs))
     mass_matrix(parent, dof, S, inertias, n_dofs, np.empty_like(inertias), M)
     h = np.zeros(n_dofs)
     inverse_dynamics(parent, dof, S, vel, acc, inertias, np.zeros(n_dofs), gravity, np.empty((n_links, 6)), h)
     try:
         L = np.linalg.cholesky(M)
-    except Exception:                                         # not positive definite (LinAlgError)
+    except Exception:  # not positive definite (LinAlgError)
         return False
     y = tau - h
-    for i in range(n_dofs):                                   # L y' = τ − h
+    for i in range(n_dofs):  # L y' = τ − h
         s = y[i]
         for k in range(i):
             s -= L[i, k] * y[k]
         y[i] = s / L[i, i]
-    for i in range(n_dofs - 1, -1, -1):                       # Lᵀ a = y'
+    for i in range(n_dofs - 1, -1, -1):  # Lᵀ a = y'
         s = y[i]
         for k in range(i + 1, n_dofs):
             s -= L[k, i] * a[k]

@@ -16,6 +16,7 @@ are numbered as the joints appear along the tree. Joint types: ``revolute`` and 
 independent joints (tie them with :class:`flexbody.constraints.couplings.Gear` if wanted). Limits are kept
 in ``tree.limits`` (by link name) and visual meshes in ``tree.visuals`` for views.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,8 +54,15 @@ class VisualMesh:
     scale: np.ndarray
 
 
-def load_urdf(path, *, name: str | None = None, gravity=(0.0, 0.0, -9.81), package_dirs=(),
-              visuals: bool = True, floating_base: bool = False) -> RigidTree:
+def load_urdf(
+    path,
+    *,
+    name: str | None = None,
+    gravity=(0.0, 0.0, -9.81),
+    package_dirs=(),
+    visuals: bool = True,
+    floating_base: bool = False,
+) -> RigidTree:
     """The :class:`RigidTree` of the robot described by the URDF file ``path``.
 
     Parameters
@@ -93,15 +101,16 @@ def load_urdf(path, *, name: str | None = None, gravity=(0.0, 0.0, -9.81), packa
         children.setdefault(joint.parent, []).append(joint)
         for end in (joint.parent, joint.child):
             if end not in links:
-                raise ModelError(f"URDF {path.name}: joint {joint.name!r} names link {end!r}, which the file does "
-                                 "not define")
+                raise ModelError(
+                    f"URDF {path.name}: joint {joint.name!r} names link {end!r}, which the file does not define"
+                )
     roots = [link for link in links if link not in parents]
     if len(roots) != 1:
         raise ModelError(f"URDF {path.name}: expected one root link (no parent joint), found {roots}")
     tree = RigidTree(name or robot.name or path.stem, gravity=gravity)
     search = [Path(d) for d in package_dirs] + list(path.resolve().parents)
     stack = [(roots[0], None)]
-    while stack:                                                # depth first, joints in file order
+    while stack:  # depth first, joints in file order
         link_name, joint = stack.pop()
         _add_link(tree, links[link_name], joint, path.name, floating_base)
         if visuals:
@@ -121,12 +130,12 @@ def _check_welded_inertias(tree: RigidTree, file: str) -> None:
     for link in tree.links:
         if link.mass == 0.0 and not link.inertia.any():
             continue
-        top, R, p = link, np.eye(3), np.zeros(3)                 # pose of the link in its group's top link
+        top, R, p = link, np.eye(3), np.zeros(3)  # pose of the link in its group's top link
         while isinstance(top.joint, Fixed) and top.parent is not None:
             R, p = top.placement_rotation @ R, top.placement_rotation @ p + top.placement_origin
             top = top.parent
         groups.setdefault(top.name, []).append((link, R, p))
-    for top, members in groups.items():
+    for members in groups.values():
         mass = sum(l.mass for l, _, _ in members)
         centres = [R @ l.com + p for l, R, p in members]
         c = sum(l.mass * x for (l, _, _), x in zip(members, centres)) / mass if mass > 0 else np.zeros(3)
@@ -139,25 +148,35 @@ def _check_welded_inertias(tree: RigidTree, file: str) -> None:
             _inertia(inertia, "")
         except ModelError:
             eig = np.linalg.eigvalsh(inertia)
-            raise ModelError(f"URDF {file}: link {names[0]!r}" + (f" (welded by fixed joints to {names[1:]})"
-                             if len(names) > 1 else "") + f": inertia is not physical (principal moments {eig} "
-                             "kg m² about the centre of mass: must be non-negative and satisfy the triangle "
-                             "inequality)") from None
+            raise ModelError(
+                f"URDF {file}: link {names[0]!r}"
+                + (f" (welded by fixed joints to {names[1:]})" if len(names) > 1 else "")
+                + f": inertia is not physical (principal moments {eig} "
+                "kg m² about the centre of mass: must be non-negative and satisfy the triangle "
+                "inequality)"
+            ) from None
 
 
 def _parse(path: Path):
     if not path.is_file():
         raise ModelError(f"URDF file {str(path)!r} does not exist")
     import xml.etree.ElementTree as ElementTree
-    try:                                                        # yourdfpy recovers from broken XML: refuse it first
+
+    try:  # yourdfpy recovers from broken XML: refuse it first
         ElementTree.parse(path)
     except ElementTree.ParseError as exc:
         raise ModelError(f"URDF file {path.name!r} could not be read: not well-formed XML ({exc})") from exc
     import yourdfpy
+
     try:
-        urdf = yourdfpy.URDF.load(str(path), load_meshes=False, build_scene_graph=False,
-                                  load_collision_meshes=False, build_collision_scene_graph=False)
-    except Exception as exc:                                    # yourdfpy raises several kinds on a bad file
+        urdf = yourdfpy.URDF.load(
+            str(path),
+            load_meshes=False,
+            build_scene_graph=False,
+            load_collision_meshes=False,
+            build_collision_scene_graph=False,
+        )
+    except Exception as exc:  # yourdfpy raises several kinds on a bad file
         raise ModelError(f"URDF file {path.name!r} could not be read: {type(exc).__name__}: {exc}") from exc
     return urdf.robot
 
@@ -169,21 +188,39 @@ def _add_link(tree: RigidTree, link, joint, file: str, floating_base: bool) -> N
         origin = np.eye(4) if link.inertial.origin is None else np.asarray(link.inertial.origin, dtype=float)
         R = origin[:3, :3]
         mass, com = float(link.inertial.mass or 0.0), origin[:3, 3]
-        inertia = R @ np.asarray(link.inertial.inertia, dtype=float) @ R.T        # about the com, link axes
+        inertia = R @ np.asarray(link.inertial.inertia, dtype=float) @ R.T  # about the com, link axes
     if joint is None:
-        tree.add_link(link.name, None, FreeFlyer() if floating_base else Fixed(), mass=mass, com=com,
-                      inertia=inertia, check_inertia=False)
+        tree.add_link(
+            link.name,
+            None,
+            FreeFlyer() if floating_base else Fixed(),
+            mass=mass,
+            com=com,
+            inertia=inertia,
+            check_inertia=False,
+        )
         return
     pose = np.eye(4) if joint.origin is None else np.asarray(joint.origin, dtype=float)
-    tree.add_link(link.name, joint.parent, _joint(joint, file), origin=pose[:3, 3], rotation=pose[:3, :3],
-                  mass=mass, com=com, inertia=inertia, check_inertia=False)
+    tree.add_link(
+        link.name,
+        joint.parent,
+        _joint(joint, file),
+        origin=pose[:3, 3],
+        rotation=pose[:3, :3],
+        mass=mass,
+        com=com,
+        inertia=inertia,
+        check_inertia=False,
+    )
     if joint.type not in ("fixed", "floating", "planar"):
         limit = joint.limit
         tree.limits[link.name] = JointLimits(
             joint.name,
             _number(getattr(limit, "lower", None), -np.inf) if joint.type != "continuous" else -np.inf,
             _number(getattr(limit, "upper", None), np.inf) if joint.type != "continuous" else np.inf,
-            _number(getattr(limit, "velocity", None), np.inf), _number(getattr(limit, "effort", None), np.inf))
+            _number(getattr(limit, "velocity", None), np.inf),
+            _number(getattr(limit, "effort", None), np.inf),
+        )
 
 
 def _joint(joint, file: str):
@@ -198,8 +235,10 @@ def _joint(joint, file: str):
         return FreeFlyer()
     if joint.type == "planar":
         return Planar(axis)
-    raise ModelError(f"URDF {file}: joint {joint.name!r} is of type {joint.type!r}; supported: revolute, "
-                     "continuous, prismatic, fixed, floating, planar")
+    raise ModelError(
+        f"URDF {file}: joint {joint.name!r} is of type {joint.type!r}; supported: revolute, "
+        "continuous, prismatic, fixed, floating, planar"
+    )
 
 
 def _number(value, default: float) -> float:
@@ -214,8 +253,10 @@ def _visual_meshes(link, urdf: Path, search: list[Path]) -> list[VisualMesh]:
             continue
         found = _resolve(mesh.filename, urdf, search)
         if found is None:
-            raise ModelError(f"URDF {urdf.name}: visual mesh {mesh.filename!r} of link {link.name!r} not found "
-                             "(pass package_dirs=..., or visuals=False to load without meshes)")
+            raise ModelError(
+                f"URDF {urdf.name}: visual mesh {mesh.filename!r} of link {link.name!r} not found "
+                "(pass package_dirs=..., or visuals=False to load without meshes)"
+            )
         origin = np.eye(4) if visual.origin is None else np.asarray(visual.origin, dtype=float)
         scale = np.ones(3) if mesh.scale is None else np.broadcast_to(np.asarray(mesh.scale, float), (3,)).copy()
         out.append(VisualMesh(found, origin, scale))
@@ -226,12 +267,12 @@ def _resolve(uri: str, urdf: Path, search: list[Path]) -> Path | None:
     """The file a mesh URI names: ``package://NAME/rest`` in DIR/NAME/rest or in a folder NAME among
     ``search``; ``file://`` and plain paths (relative to the URDF's folder)."""
     if uri.startswith("package://"):
-        package, _, rest = uri[len("package://"):].partition("/")
+        package, _, rest = uri[len("package://") :].partition("/")
         for folder in search:
             for candidate in (folder / package / rest, folder / rest if folder.name == package else None):
                 if candidate is not None and candidate.is_file():
                     return candidate
         return None
-    candidate = Path(uri[len("file://"):] if uri.startswith("file://") else uri)
+    candidate = Path(uri[len("file://") :] if uri.startswith("file://") else uri)
     candidate = candidate if candidate.is_absolute() else urdf.parent / candidate
     return candidate if candidate.is_file() else None

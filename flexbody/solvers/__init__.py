@@ -1,24 +1,54 @@
 """Solvers on an assembled system: statics through one entry, :func:`solve_static` (forward, with load
-stepping, for flexible-only and constrained systems with inputs; inverse statics of tasks), explicit integration (RK4, adaptive) with constraint
-stabilisation, the implicit generalized-α integrator, restarting saved runs, and the natural modes of a
-system linearised about a static state and its state-space model, and the Craig–Bampton basis of a body. They compute; results
+stepping, for flexible-only and constrained systems with inputs; inverse statics of tasks), explicit integration (RK4,
+adaptive) with constraint
+stabilisation, the implicit generalized-α integrator, restarting saved runs, and the natural modes of
+a
+system linearised about a static state and its state-space model, and the Craig–Bampton basis of a body. They compute;
+results
 go out through :class:`flexbody.io.results.Results` and the writers passed in.
 
 May import: errors, progress, fem, rigid, constraints, linalg, reduced, system, dynamics, io.
 """
+
+from ..reduced.basis import ReducedBasis, craig_bampton, free_modes
+from .alpha_settings import GeneralizedAlpha
+from .arc_length import ArcLength
 from .constrained_statics import Equilibrium, holding_inputs, static_equilibrium
 from .inverse_statics import InverseStatics, inverse_statics, quasi_static_sequence, task_sensitivity
-from .generalized_alpha import GeneralizedAlpha
 from .linearization import LinearModel, linearize
 from .modal import Modes, modal_analysis
-from ..reduced.basis import ReducedBasis, craig_bampton, free_modes
-from .run_context import RunContext
-from .simulation import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, resume, simulate
 from .newton_settings import NewtonSettings
-from .arc_length import ArcLength
+from .resumption import resume
+from .run_context import RunContext
+from .simulation import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, simulate
 from .statics import solve_static
 
-__all__ = ["Equilibrium", "InverseStatics", "holding_inputs", "inverse_statics", "quasi_static_sequence",
-           "static_equilibrium", "task_sensitivity", "GeneralizedAlpha", "RK4", "Adaptive", "Baumgarte",
-           "PositionCorrection", "RunContext", "assemble_configuration", "project_velocity", "resume", "simulate", "NewtonSettings",
-           "ArcLength", "solve_static", "Modes", "modal_analysis", "LinearModel", "linearize", "ReducedBasis", "craig_bampton", "free_modes"]
+__all__ = [
+    "Equilibrium",
+    "InverseStatics",
+    "holding_inputs",
+    "inverse_statics",
+    "quasi_static_sequence",
+    "static_equilibrium",
+    "task_sensitivity",
+    "GeneralizedAlpha",
+    "RK4",
+    "Adaptive",
+    "Baumgarte",
+    "PositionCorrection",
+    "RunContext",
+    "assemble_configuration",
+    "project_velocity",
+    "resume",
+    "simulate",
+    "NewtonSettings",
+    "ArcLength",
+    "solve_static",
+    "Modes",
+    "modal_analysis",
+    "LinearModel",
+    "linearize",
+    "ReducedBasis",
+    "craig_bampton",
+    "free_modes",
+]

@@ -17,6 +17,7 @@ the path behind a sharp turn) is retried on half the arc, down to the first arc 
 Δl ← Δl √(target / iterations), between ½ and 2 times. The path stops at the load factor 1, landed on by Newton
 at s = 1 from the secant of the step that crossed it.
 """
+
 from __future__ import annotations
 
 import logging
@@ -28,8 +29,15 @@ from ..errors import ConvergenceError, FlexbodyError
 from ..io.results import Results
 from ..linalg.validation import check_setting
 from ..system.description import System
-from .flexible_statics import (_LinearSolver, _check_held, _newton, _roundoff_floor, record_point, static_results,
-                               with_load_stiffness)
+from .flexible_statics import (
+    _check_held,
+    _LinearSolver,
+    _newton,
+    _roundoff_floor,
+    record_point,
+    static_results,
+    with_load_stiffness,
+)
 from .newton_settings import NewtonSettings
 
 log = logging.getLogger(__name__)
@@ -41,13 +49,20 @@ __all__ = ["ArcLength", "follow_path"]
 class ArcLength:
     """Settings of arc-length continuation (:func:`flexbody.solve_static` with ``path=ArcLength(...)``).
 
-    initial : first arc length Δl [m, over the free coordinates]; None: the length of the linear response to
-        the first load increment 1/load_steps.
-    psi : weight of the load factor in the arc, ψ in ‖Δq‖² + ψ²Δs²‖f‖² = Δl² (0: cylindrical, 1: spherical).
-    target_iterations : Newton iterations a step should take; Δl grows or shrinks by √(target / iterations),
-        at most by 2 and at least by ½ per step.
-    max_arc : largest Δl [m] (None: 20 × the first).
-    max_steps : most steps before the load factor 1 is reached (ConvergenceError beyond, with the path so far).
+    Parameters
+    ----------
+    initial : float, optional
+        First arc length Δl [m, over the free coordinates]; None: the length of the linear response to the
+        first load increment 1/load_steps.
+    psi : float
+        Weight of the load factor in the arc, ψ in ‖Δq‖² + ψ²Δs²‖f‖² = Δl² (0: cylindrical, 1: spherical).
+    target_iterations : int
+        Newton iterations a step should take; Δl grows or shrinks by √(target / iterations), at most by 2 and
+        at least by ½ per step.
+    max_arc : float, optional
+        Largest Δl [m] (None: 20 × the first).
+    max_steps : int
+        Most steps before the load factor 1 is reached (ConvergenceError beyond, with the path so far).
     """
 
     initial: float | None = None
@@ -72,11 +87,11 @@ class _Path:
     def __init__(self, system: System, settings: NewtonSettings):
         self.system, self.settings = system, settings
         self.fixed, values0 = system.prescribed(0.0)
-        self.u = system.prescribed(1.0)[1] - values0                  # prescribed motion per unit load factor
+        self.u = system.prescribed(1.0)[1] - values0  # prescribed motion per unit load factor
         self.values0 = values0
         self.free = np.setdiff1d(np.arange(system.n_dofs), self.fixed)
         self.linear = _LinearSolver(symmetric=not system.has_follower_loads)
-        self.load_scale = 0.0                                        # largest ‖s f_ext‖ met on the path
+        self.load_scale = 0.0  # largest ‖s f_ext‖ met on the path
 
     def place(self, q: np.ndarray, s: float) -> np.ndarray:
         """q with the prescribed coordinates at load factor s."""
@@ -99,8 +114,14 @@ class _Path:
         return r[free], K_ff, f, tolerance
 
 
-def follow_path(system: System, settings: ArcLength, *, load_steps: int = 1, newton: NewtonSettings | None = None,
-                q_start: np.ndarray | None = None) -> Results:
+def follow_path(
+    system: System,
+    settings: ArcLength,
+    *,
+    load_steps: int = 1,
+    newton: NewtonSettings | None = None,
+    q_start: np.ndarray | None = None,
+) -> Results:
     """The equilibrium path of ``system`` (flexible bodies held by Fix, loads scaled by s) from s = 0 to s = 1 by
     arc-length continuation, through limit points of load and displacement (snap-through, snap-back).
 
@@ -129,23 +150,31 @@ def follow_path(system: System, settings: ArcLength, *, load_steps: int = 1, new
     q, s = path.place(q, 0.0), 0.0
     arc = _first_arc(path, q, settings, load_steps)
     max_arc = settings.max_arc or 20.0 * arc
-    min_arc = arc / 2.0 ** newton.max_bisections
+    min_arc = arc / 2.0**newton.max_bisections
     previous = None
     while True:
         if len(results.times) - 1 >= settings.max_steps:
-            raise ConvergenceError(f"solve_static: arc-length path reached max_steps = {settings.max_steps} at load "
-                                   f"factor {s:.6g} before 1", [], last_good=results)
+            raise ConvergenceError(
+                f"solve_static: arc-length path reached max_steps = {settings.max_steps} at load "
+                f"factor {s:.6g} before 1",
+                [],
+                last_good=results,
+            )
         try:
             q_new, s_new, history, step = _arc_step(path, q, s, arc, previous, settings, newton)
-            if s < 1.0 < s_new:                                   # crossed the target: land on s = 1
+            if s < 1.0 < s_new:  # crossed the target: land on s = 1
                 secant = q + (1.0 - s) / (s_new - s) * (q_new - q)
                 q_new, history = _newton(system, secant, 1.0, path.free, path.linear, newton)
                 s_new = 1.0
         except ConvergenceError as exc:
             if 0.5 * arc < min_arc:
-                raise ConvergenceError(f"solve_static: arc-length step from load factor {s:.6g} failed on arcs "
-                                       f"down to {arc:.3e} m ({newton.max_bisections} halvings below the first): "
-                                       f"{exc.reason}", exc.residual_history, last_good=results) from None
+                raise ConvergenceError(
+                    f"solve_static: arc-length step from load factor {s:.6g} failed on arcs "
+                    f"down to {arc:.3e} m ({newton.max_bisections} halvings below the first): "
+                    f"{exc.reason}",
+                    exc.residual_history,
+                    last_good=results,
+                ) from None
             arc *= 0.5
             log.info("arc-length step from s = %.6g failed (%s); arc halved to %.3e", s, exc.reason, arc)
             continue
@@ -164,17 +193,19 @@ def _first_arc(path: _Path, q: np.ndarray, settings: ArcLength, load_steps: int)
         return float(settings.initial)
     _, K, f, _ = path.terms(q, 0.0)
     q_t = path.linear.solve(K, f)
-    length = float(np.sqrt(q_t @ q_t + settings.psi ** 2 * (f @ f))) / load_steps
+    length = float(np.sqrt(q_t @ q_t + settings.psi**2 * (f @ f))) / load_steps
     if not np.isfinite(length) or length <= 0.0:
-        raise FlexbodyError("solve_static: the arc-length path needs a load or a prescribed motion (the linear "
-                            "response to the first load increment is zero)")
+        raise FlexbodyError(
+            "solve_static: the arc-length path needs a load or a prescribed motion (the linear "
+            "response to the first load increment is zero)"
+        )
     return length
 
 
 def _arc_step(path: _Path, q, s, arc, previous, settings: ArcLength, newton: NewtonSettings):
     """One step on the arc of length ``arc`` from the converged (q, s): (q, s, residual history, (Δq, Δs)).
     ``previous`` is the step before, (Δq, Δs), or None; ConvergenceError when the step fails."""
-    free, psi2 = path.free, settings.psi ** 2
+    free, psi2 = path.free, settings.psi**2
     _, K, f, _ = path.terms(q, s)
     q_t = path.linear.solve(K, f)
     ff = float(f @ f)
@@ -197,13 +228,15 @@ def _arc_step(path: _Path, q, s, arc, previous, settings: ArcLength, newton: New
             if inverted:
                 raise ConvergenceError(f"the step reached a state where {inverted}", history)
             if previous is not None and float(previous[0] @ dq) + psi2 * previous[1] * ds * ff < 0.0:
-                raise ConvergenceError("the step turned back along the path (the arc is longer than the path's "
-                                       "turn)", history)
+                raise ConvergenceError(
+                    "the step turned back along the path (the arc is longer than the path's turn)", history
+                )
             return trial, s + ds, history, (dq, ds)
         solved = path.linear.solve(K, np.column_stack([-r, f]))
         dq, ds = _on_arc(dq, ds, solved[:, 0], solved[:, 1], arc, psi2 * float(f @ f))
-    raise ConvergenceError(f"no convergence in {newton.max_iterations} iterations on the arc from load factor "
-                           f"{s:.6g}", history)
+    raise ConvergenceError(
+        f"no convergence in {newton.max_iterations} iterations on the arc from load factor {s:.6g}", history
+    )
 
 
 def _on_arc(dq, ds, dq_r, dq_t, arc, psi2_ff):

@@ -23,6 +23,7 @@ The drivers' f(t), ḟ(t), f̈(t) are evaluated in Python once per step, at its 
 cannot take (a state that is not finite, a radial row of zero length, a matrix that cannot be factored) is
 left to the Python stepper from then on, which names the culprit as before.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -48,8 +49,7 @@ def _rows(program, drive, q, v, qdd, lam, work, out):
     """out = M q̈ + h − Φᵀλ (n,) at (q, v); φ, Φ of the state stay in ``work``. Returns the status."""
     ints, floats, support, bodies, body_floats = program
     M, h, phi, Phi, bias, phi_t, energy = work
-    status = joint_terms(ints, floats, support, bodies, body_floats, drive, q, v, M, h, phi, Phi, bias, phi_t,
-                         energy)
+    status = joint_terms(ints, floats, support, bodies, body_floats, drive, q, v, M, h, phi, Phi, bias, phi_t, energy)
     if status != OK:
         return status
     n, m = q.shape[0], lam.shape[0]
@@ -72,12 +72,12 @@ def _solve_in_place(F, piv, kind, x):
             p = piv[k]
             if p != k:
                 x[k], x[p] = x[p], x[k]
-    for i in range(n):                                          # L y = x (unit diagonal for LU)
+    for i in range(n):  # L y = x (unit diagonal for LU)
         s = x[i]
         for k in range(i):
             s -= F[i, k] * x[k]
         x[i] = s / F[i, i] if kind == CHOLESKY else s
-    for i in range(n - 1, -1, -1):                              # Lᵀ or U
+    for i in range(n - 1, -1, -1):  # Lᵀ or U
         s = x[i]
         for k in range(i + 1, n):
             s -= (F[k, i] if kind == CHOLESKY else F[i, k]) * x[k]
@@ -106,8 +106,9 @@ def _iteration_matrix(program, drive, q, v, qdd, lam, c_q, c_v, fd_step, work, A
             x[:] = base
             for side in range(2):
                 x[j] = base[j] + d if side == 0 else base[j] - d
-                status = _rows(program, drive, x if which == 0 else q, v if which == 0 else x, qdd, lam, work,
-                               rows[side])
+                status = _rows(
+                    program, drive, x if which == 0 else q, v if which == 0 else x, qdd, lam, work, rows[side]
+                )
                 if status != OK:
                     return status
             for i in range(n):
@@ -143,8 +144,9 @@ def _saddle_solve(factor, r1, r2, x, y):
 
 
 @nb.njit(cache=True)
-def alpha_iterations(program, drive, state, tau, dt, coefficients, max_iterations, loop, work, factor, matrix, out,
-                     sizes):
+def alpha_iterations(
+    program, drive, state, tau, dt, coefficients, max_iterations, loop, work, factor, matrix, out, sizes
+):
     """Newton iterations of one generalized-α step from ``state`` = (q, v, q̈, a, λ) over dt with inputs τ held,
     on the iterate ``out`` (the same five arrays). ``coefficients`` = (α_m, α_f, γ, β, β′, γ′, tol, reuse_rate,
     fd_step); ``loop`` = (iterations done, previous increment, refresh, fresh, predict): with ``predict`` set the
@@ -157,7 +159,7 @@ def alpha_iterations(program, drive, state, tau, dt, coefficients, max_iteration
     q, v, qdd, a, lam = out
     n, m = q0.shape[0], lam0.shape[0]
     if loop[4] != 0.0:
-        for i in range(n):                                      # predictor: q̈ and λ held
+        for i in range(n):  # predictor: q̈ and λ held
             qdd[i] = qdd0[i]
             a[i] = (qdd0[i] - am * a0[i]) / (1.0 - am)
             v[i] = v0[i] + dt * ((1.0 - g) * a0[i] + g * a[i])
@@ -168,8 +170,9 @@ def alpha_iterations(program, drive, state, tau, dt, coefficients, max_iteration
     c_q = bp * dt * dt
     while loop[0] < max_iterations:
         if loop[2] != 0.0:
-            status = _iteration_matrix(program, drive, q, v, qdd, lam, c_q, gp * dt, fd_step, work, matrix[0],
-                                       matrix[1])
+            status = _iteration_matrix(
+                program, drive, q, v, qdd, lam, c_q, gp * dt, fd_step, work, matrix[0], matrix[1]
+            )
             return NEED_FACTOR if status == OK else status
         status = _rows(program, drive, q, v, qdd, lam, work, r)
         if status != OK:
@@ -229,8 +232,27 @@ RECORDED = ("violation", "velocity_violation", "kinetic", "potential", "energy",
 
 
 @nb.njit(cache=True)
-def alpha_run(program, drives, times, dts, record, state, out, tau, tau_eff, coefficients, max_iterations, loop,
-              work, end_work, factor, matrix, sizes, counters, rows):
+def alpha_run(
+    program,
+    drives,
+    times,
+    dts,
+    record,
+    state,
+    out,
+    tau,
+    tau_eff,
+    coefficients,
+    max_iterations,
+    loop,
+    work,
+    end_work,
+    factor,
+    matrix,
+    sizes,
+    counters,
+    rows,
+):
     """Consecutive generalized-α steps, each by :func:`alpha_iterations`, ending at ``times`` (K,) with steps
     ``dts`` (K,) and drives ``drives`` (K, m, 3), inputs τ held, the accepted state kept in ``state`` (q, v, q̈,
     a, λ) and the iterate in ``out``.
@@ -254,15 +276,17 @@ def alpha_run(program, drives, times, dts, record, state, out, tau, tau_eff, coe
     while counters[0] < times.shape[0]:
         j = int(counters[0])
         dt = dts[j]
-        if counters[6] == 0.0:                                  # a new step: predictor; refresh for another dt
+        if counters[6] == 0.0:  # a new step: predictor; refresh for another dt
             loop[0], loop[1], loop[2], loop[3], loop[4] = 0.0, np.inf, 1.0 if counters[4] != dt else 0.0, 0.0, 1.0
             counters[6], counters[7] = 1.0, 0.0
-        status = alpha_iterations(program, drives[j], state, tau, dt, coefficients, max_iterations, loop, work,
-                                  factor, matrix, out, sizes)
+        status = alpha_iterations(
+            program, drives[j], state, tau, dt, coefficients, max_iterations, loop, work, factor, matrix, out, sizes
+        )
         if status != OK:
             return status
-        status = joint_terms(ints, floats, support, bodies, body_floats, drives[j], q, v, M, h, phi, Phi, bias,
-                             phi_t, energy)
+        status = joint_terms(
+            ints, floats, support, bodies, body_floats, drives[j], q, v, M, h, phi, Phi, bias, phi_t, energy
+        )
         if status != OK:
             return status
         iterations = int(loop[0])
@@ -316,11 +340,24 @@ class CompiledSteps:
         self.n, self.m = n, m
         self.coefficients = np.array(coefficients, dtype=float)
         self.max_iterations = int(max_iterations)
-        self.work = (np.empty((n, n)), np.empty(n), np.empty(m), np.empty((m, n)), np.empty(m), np.empty(m),
-                     np.empty(2))
-        self.factor_arrays = (np.empty((n, n)), np.zeros(n, dtype=np.int64), np.zeros(1, dtype=np.int64),
-                              np.empty((n, m)), np.empty((m, n)), np.empty((m, m)))
-        self.matrix = (np.empty((n, n)), np.empty((m, n)))             # A and Φ of a new iteration matrix
+        self.work = (
+            np.empty((n, n)),
+            np.empty(n),
+            np.empty(m),
+            np.empty((m, n)),
+            np.empty(m),
+            np.empty(m),
+            np.empty(2),
+        )
+        self.factor_arrays = (
+            np.empty((n, n)),
+            np.zeros(n, dtype=np.int64),
+            np.zeros(1, dtype=np.int64),
+            np.empty((n, m)),
+            np.empty((m, n)),
+            np.empty((m, m)),
+        )
+        self.matrix = (np.empty((n, n)), np.empty((m, n)))  # A and Φ of a new iteration matrix
         self.sizes = np.empty(self.max_iterations)
 
     @classmethod
@@ -353,17 +390,42 @@ class CompiledSteps:
         n, m, count = self.n, self.m, len(times)
         out = tuple(np.empty_like(x) for x in state)
         loop = np.zeros(5)
-        counters = np.array([0.0, 0.0, 0.0, float(easy), np.nan if factor_dt is None else float(factor_dt),
-                             float(work), 0.0, 0.0])
-        end_work = (np.empty((n, n)), np.empty(n), np.empty(m), np.empty((m, n)), np.empty(m), np.empty(m),
-                    np.empty(2))
-        rows = (np.empty(count), np.empty((count, n)), np.empty((count, n)), np.empty((count, n)),
-                np.empty((count, m)), np.empty((count, n)), np.empty((count, len(RECORDED))))
+        counters = np.array(
+            [0.0, 0.0, 0.0, float(easy), np.nan if factor_dt is None else float(factor_dt), float(work), 0.0, 0.0]
+        )
+        end_work = (np.empty((n, n)), np.empty(n), np.empty(m), np.empty((m, n)), np.empty(m), np.empty(m), np.empty(2))
+        rows = (
+            np.empty(count),
+            np.empty((count, n)),
+            np.empty((count, n)),
+            np.empty((count, n)),
+            np.empty((count, m)),
+            np.empty((count, n)),
+            np.empty((count, len(RECORDED))),
+        )
         factors, point = 0, None
         while True:
-            status = alpha_run(self.program, drives, times, dts, record, state, out, tau, tau_eff, self.coefficients,
-                               self.max_iterations, loop, self.work, end_work, self.factor_arrays, self.matrix,
-                               self.sizes, counters, rows)
+            status = alpha_run(
+                self.program,
+                drives,
+                times,
+                dts,
+                record,
+                state,
+                out,
+                tau,
+                tau_eff,
+                self.coefficients,
+                self.max_iterations,
+                loop,
+                self.work,
+                end_work,
+                self.factor_arrays,
+                self.matrix,
+                self.sizes,
+                counters,
+                rows,
+            )
             if status != NEED_FACTOR:
                 break
             status = self._factor()
@@ -373,10 +435,21 @@ class CompiledSteps:
             j = int(counters[0])
             factors, point = factors + 1, (float(times[j]), q.copy(), v.copy(), qdd.copy(), lam.copy())
             loop[2], loop[3], counters[7] = 0.0, 1.0, counters[7] + 1.0
-        failed = status != OK                                   # the step under way was not accepted
-        return Batch(status, int(counters[0]), tuple(x[:int(counters[1])] for x in rows), int(counters[2]),
-                     int(counters[3]), None if np.isnan(counters[4]) else float(counters[4]), float(counters[5]),
-                     factors, point, int(loop[0]) if failed else 0, int(counters[7]) if failed else 0, out)
+        failed = status != OK  # the step under way was not accepted
+        return Batch(
+            status,
+            int(counters[0]),
+            tuple(x[: int(counters[1])] for x in rows),
+            int(counters[2]),
+            int(counters[3]),
+            None if np.isnan(counters[4]) else float(counters[4]),
+            float(counters[5]),
+            factors,
+            point,
+            int(loop[0]) if failed else 0,
+            int(counters[7]) if failed else 0,
+            out,
+        )
 
     def drives(self, times) -> np.ndarray:
         """(K, m, 3): the drivers' f, ḟ, f̈ at each of ``times`` (K,), as :meth:`step` evaluates them."""
@@ -387,13 +460,26 @@ class CompiledSteps:
     def factor(self, t: float, q, v, qdd, lam, dt: float) -> int:
         """Form and factor the iteration matrix of step dt at (t, q, v, q̈, λ); the status."""
         point = tuple(np.array(x, dtype=float) for x in (q, v, qdd, qdd, lam))
-        loop = np.array([0.0, np.inf, 1.0, 0.0, 0.0])                 # no predictor: the matrix at ``point``
+        loop = np.array([0.0, np.inf, 1.0, 0.0, 0.0])  # no predictor: the matrix at ``point``
         status = self._iterate(self.drive(t), point, np.zeros(self.n), dt, loop, point)
         return self._factor() if status == NEED_FACTOR else status
 
     def _iterate(self, drive, state, tau, dt: float, loop, out) -> int:
-        return alpha_iterations(self.program, drive, state, tau, float(dt), self.coefficients, self.max_iterations,
-                                loop, self.work, self.factor_arrays, self.matrix, out, self.sizes)
+        return alpha_iterations(
+            self.program,
+            drive,
+            state,
+            tau,
+            float(dt),
+            self.coefficients,
+            self.max_iterations,
+            loop,
+            self.work,
+            self.factor_arrays,
+            self.matrix,
+            out,
+            self.sizes,
+        )
 
     def _factor(self) -> int:
         """Factor the saddle point of the matrix (A, Φ) the kernel left in ``matrix``."""
@@ -403,9 +489,9 @@ class CompiledSteps:
             F[:] = np.linalg.cholesky(0.5 * (A + A.T))
             kind[0] = CHOLESKY
             W[:] = scipy.linalg.cho_solve((F, True), G.T)
-        except np.linalg.LinAlgError:                           # not positive definite: LU of A itself
+        except np.linalg.LinAlgError:  # not positive definite: LU of A itself
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)     # an exactly singular A: refused below
+                warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)  # an exactly singular A: refused below
                 lu, pivots = scipy.linalg.lu_factor(A, check_finite=False)
             if not np.all(np.isfinite(lu)) or np.any(np.diag(lu) == 0.0):
                 return SINGULAR

@@ -5,10 +5,12 @@ by static equilibrium (q̈ = 0, v = 0, load factor s) and implicit dynamics (s =
                                                                               [DE-108, DE-112, DE-113]
 
 Force elements enter as −Q(t, q, v) (:mod:`flexbody.constraints.force_elements`), unscaled by s (they are
-part of the system, not of its loads). The joint rows come from the recursive Newton–Euler algorithm; their Jacobians are taken by central
+part of the system, not of its loads). The joint rows come from the recursive Newton–Euler algorithm; their Jacobians
+are taken by central
 differences (they include M_q q̈ and the constraint Hessian term −∂(Φᵀλ)/∂q of the joint rows). The
 flexible rows and their Jacobians are exact (element kernels); see :meth:`flexbody.system.flexible_stack.FlexiblePart`.
 """
+
 from __future__ import annotations
 
 import time
@@ -59,8 +61,9 @@ class EquationResidual:
         """s·(M q̈ + h) over the joint and modal coordinates (statics, q̈ None: s·(g + elastic))."""
         space, n_r = self.asm.joint_space, self.n_r
         if n_r:
-            out[:n_r] = s * (space.inverse_dynamics(ev, velocity=False) if qdd is None
-                             else space.inverse_dynamics(ev, qdd[:n_r]))
+            out[:n_r] = s * (
+                space.inverse_dynamics(ev, velocity=False) if qdd is None else space.inverse_dynamics(ev, qdd[:n_r])
+            )
 
     def rigid_rows(self, t, q, v, qdd, lam, s: float = 1.0) -> np.ndarray:
         """Rows 0..n_r of r + s·τ: s·(M q̈ + b + g) − Φ_rᵀλ (n_r,)."""
@@ -69,9 +72,9 @@ class EquationResidual:
         out = np.empty(self.n_r)
         self._joint_rows(ev, qdd, s, out)
         if asm.forces:
-            out -= asm.applied_force(ev)[:self.n_r]
+            out -= asm.applied_force(ev)[: self.n_r]
         if asm.n_constraints:
-            out -= (asm.constraint_rows(ev)[1][:, :self.n_r]).T @ lam
+            out -= (asm.constraint_rows(ev)[1][:, : self.n_r]).T @ lam
         return out
 
     def rigid_tangent(self, t, q, v, qdd, lam, s: float = 1.0, c_q: float = 1.0, c_v: float = 0.0) -> np.ndarray:
@@ -80,11 +83,13 @@ class EquationResidual:
         A = np.zeros((n_r, n_r))
         for j in range(n_r):
             if c_q:
-                A[:, j] += c_q * self._central(lambda d: self.rigid_rows(t, _shifted(q, j, d), v, qdd, lam, s),
-                                               h * max(1.0, abs(q[j])))
+                A[:, j] += c_q * self._central(
+                    lambda d, j=j: self.rigid_rows(t, _shifted(q, j, d), v, qdd, lam, s), h * max(1.0, abs(q[j]))
+                )
             if c_v:
-                A[:, j] += c_v * self._central(lambda d: self.rigid_rows(t, q, _shifted(v, j, d), qdd, lam, s),
-                                               h * max(1.0, abs(v[j])))
+                A[:, j] += c_v * self._central(
+                    lambda d, j=j: self.rigid_rows(t, q, _shifted(v, j, d), qdd, lam, s), h * max(1.0, abs(v[j]))
+                )
         return A
 
     @staticmethod

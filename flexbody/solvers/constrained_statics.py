@@ -12,6 +12,7 @@ exact; joint rows by central differences, including the constraint Hessian term 
 Inverse statics of tasks builds on this (:mod:`flexbody.solvers.inverse_statics`); the entry for all of
 them is :func:`flexbody.solve_static`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,9 +20,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..system.description import as_assembled
 from ..errors import ConstraintError, ConvergenceError, FlexbodyError, StateError
 from ..linalg.saddle_point import SaddlePointSolver
+from ..system.description import as_assembled
 from .constrained_equations import EquationResidual
 from .load_increments import LoadIncrements
 from .stabilization import worst_rows
@@ -54,12 +55,14 @@ class _Statics:
     def __init__(self, asm, t: float, hold=None):
         if np.any(getattr(asm, "velocity_rows", ())):
             labels = [lab for lab, v in zip(asm.row_labels, asm.velocity_rows) if v]
-            raise ConstraintError(f"statics: the velocity-level (Pfaffian) rows {labels} constrain motion, not "
-                                  f"positions, so they do not define an equilibrium; solve the statics without them "
-                                  f"(or hold those coordinates with holonomic rows)")
+            raise ConstraintError(
+                f"statics: the velocity-level (Pfaffian) rows {labels} constrain motion, not "
+                f"positions, so they do not define an equilibrium; solve the statics without them "
+                f"(or hold those coordinates with holonomic rows)"
+            )
         self.asm, self.t = asm, float(t)
         self.equations = EquationResidual(asm)
-        self.hold = hold                                    # (S (k, n), S q_held (k,)) or None
+        self.hold = hold  # (S (k, n), S q_held (k,)) or None
 
     def inversion(self, q) -> str | None:
         """Where a flexible body is inverted at q (det F ≤ 0 at a Gauss point), or None."""
@@ -78,7 +81,7 @@ class _Statics:
         """r (n,), φ (m,), Φ (m, n) at (q, λ) and load factor s."""
         lam_c, lam_h = self._split(lam)
         r, phi, Phi, _ = self.equations.evaluate(self.t, q, None, None, lam_c, tau, s)
-        if self.hold is not None:                          # held joints: rows S q − S q_held, τ_k = λ_h
+        if self.hold is not None:  # held joints: rows S q − S q_held, τ_k = λ_h
             S, target = self.hold
             r -= S.T @ lam_h
             phi = np.concatenate([phi, S @ q - target])
@@ -105,8 +108,10 @@ def _applied(asm, tau, tau_k) -> np.ndarray:
     if tau_k is not None:
         tau_k = np.asarray(tau_k, dtype=float)
         if tau_k.shape != (asm.S.shape[0],) or not np.all(np.isfinite(tau_k)):
-            raise StateError(f"tau_k must be {asm.S.shape[0]} finite numbers (actuators {asm.actuated_labels}), "
-                             f"got shape {tau_k.shape}")
+            raise StateError(
+                f"tau_k must be {asm.S.shape[0]} finite numbers (actuators {asm.actuated_labels}), "
+                f"got shape {tau_k.shape}"
+            )
         return asm.S.T @ tau_k
     if tau is None:
         return np.zeros(asm.n_dofs)
@@ -158,18 +163,36 @@ def _newton(stat: _Statics, solver: SaddlePointSolver, q, lam, tau, s, tol, max_
         ref = max(1.0, float(np.max(np.abs(q))))
         if size <= tol * ref and viol <= tol * ref:
             inverted = stat.inversion(q)
-            if inverted:                               # an inverted state is never an equilibrium
-                raise ConvergenceError(f"static equilibrium at load factor {s:.4g}: Newton reached a state where "
-                                       f"{inverted}", list(history))
+            if inverted:  # an inverted state is never an equilibrium
+                raise ConvergenceError(
+                    f"static equilibrium at load factor {s:.4g}: Newton reached a state where {inverted}", list(history)
+                )
             return q, lam, k, res, viol
-    rows = f"; largest constraint residuals in rows {worst_rows(stat.asm, phi[:stat.asm.n_constraints])}" \
-        if viol > tol * max(1.0, float(np.max(np.abs(q)))) and stat.asm.n_constraints else ""
-    raise ConvergenceError(f"static equilibrium at load factor {s:.4g}: no convergence in {max_iterations} "
-                           f"iterations (max|r| = {res:.3e}, max|φ| = {viol:.3e}){rows}", list(history))
+    rows = (
+        f"; largest constraint residuals in rows {worst_rows(stat.asm, phi[: stat.asm.n_constraints])}"
+        if viol > tol * max(1.0, float(np.max(np.abs(q)))) and stat.asm.n_constraints
+        else ""
+    )
+    raise ConvergenceError(
+        f"static equilibrium at load factor {s:.4g}: no convergence in {max_iterations} "
+        f"iterations (max|r| = {res:.3e}, max|φ| = {viol:.3e}){rows}",
+        list(history),
+    )
 
 
-def static_equilibrium(asm, tau=None, *, tau_k=None, q0=None, lam0=None, t: float = 0.0, load_steps: int = 1,
-                       tol: float = 1e-11, max_iterations: int = 30, max_bisections: int = 6) -> Equilibrium:
+def static_equilibrium(
+    asm,
+    tau=None,
+    *,
+    tau_k=None,
+    q0=None,
+    lam0=None,
+    t: float = 0.0,
+    load_steps: int = 1,
+    tol: float = 1e-11,
+    max_iterations: int = 30,
+    max_bisections: int = 6,
+) -> Equilibrium:
     """Static equilibrium of an assembled system under its loads, gravity and given actuator inputs.
 
     Parameters
@@ -196,7 +219,8 @@ def static_equilibrium(asm, tau=None, *, tau_k=None, q0=None, lam0=None, t: floa
         raise StateError(f"static_equilibrium: q0 must be {asm.n_dofs} finite numbers, got shape {q.shape}")
     lam = np.zeros(asm.n_constraints) if lam0 is None else np.array(lam0, dtype=float)
     stat, solver = _Statics(asm, t), SaddlePointSolver(asm.n_rigid)
-    history, factors, iterations, path = [], [], 0, []
+    history: list[float] = []  # residual norms of every iteration
+    factors, iterations, path = [], 0, []
     s_done, steps = 0.0, LoadIncrements(load_steps, max_bisections)
     last = None
     while s_done < 1.0 - 1e-12:
@@ -213,13 +237,16 @@ def static_equilibrium(asm, tau=None, *, tau_k=None, q0=None, lam0=None, t: floa
         q, lam, s_done, iterations = q_new, lam_new, s, iterations + k
         factors.append(s)
         path.append((s, q.copy(), lam.copy(), k, history[first:]))
-        last = Equilibrium(q.copy(), lam.copy(), tau.copy(), res, viol, iterations, list(history), list(factors),
-                           list(path))
+        last = Equilibrium(
+            q.copy(), lam.copy(), tau.copy(), res, viol, iterations, list(history), list(factors), list(path)
+        )
+    assert last is not None  # the loop ends after a converged step
     return last
 
 
-def holding_inputs(asm, q=None, *, t: float = 0.0, load_steps: int = 1, tol: float = 1e-11,
-                   max_iterations: int = 30) -> tuple[np.ndarray, Equilibrium]:
+def holding_inputs(
+    asm, q=None, *, t: float = 0.0, load_steps: int = 1, tol: float = 1e-11, max_iterations: int = 30
+) -> tuple[np.ndarray, Equilibrium]:
     """Actuator inputs τ_k (k,) that hold the actuated coordinates at their values in ``q`` (default
     ``asm.q0``) in static equilibrium (the flexible bodies deflect under their loads), and that
     equilibrium. The actuated coordinates are held by extra rows S q = S q_held whose multipliers are τ_k.
@@ -230,10 +257,12 @@ def holding_inputs(asm, q=None, *, t: float = 0.0, load_steps: int = 1, tol: flo
     stat = _Statics(asm, t, hold=(S, S @ q))
     solver = SaddlePointSolver(asm.n_rigid)
     lam = np.zeros(asm.n_constraints + S.shape[0])
-    history, iterations = [], 0
+    history: list[float] = []
+    iterations = 0
     for s in np.arange(1, load_steps + 1) / load_steps:
-        q, lam, k, res, viol = _newton(stat, solver, q, lam, np.zeros(asm.n_dofs), float(s), tol, max_iterations,
-                                       history)
+        q, lam, k, res, viol = _newton(
+            stat, solver, q, lam, np.zeros(asm.n_dofs), float(s), tol, max_iterations, history
+        )
         iterations += k
     m = asm.n_constraints
     return lam[m:].copy(), Equilibrium(q, lam[:m].copy(), S.T @ lam[m:], res, viol, iterations, history, [1.0])

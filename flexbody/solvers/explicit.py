@@ -2,24 +2,25 @@
 dynamics [AG-25]: the settings :class:`RK4` (fixed step) and :class:`Adaptive` (embedded Runge–Kutta with
 error control), and their stepping loops with stabilisation, recording and checkpoints.
 """
+
 from __future__ import annotations
 
-import logging
-
 import inspect
+import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any
 
 import numpy as np
 
-from ..system.assembled import State
 from ..dynamics import forward
 from ..errors import ConvergenceError, FlexbodyError, StateError
-from ..linalg.validation import check_setting
-from .stabilization import PositionCorrection, _correct, _finite, worst_rows
-from .recorder import Recorder
 from ..io.run_writer import RunWriter
+from ..linalg.validation import check_setting
+from ..system.assembled import State
+from .recorder import Recorder
+from .stabilization import PositionCorrection, _correct, _finite, worst_rows
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +54,9 @@ class Adaptive:
 
     def __post_init__(self):
         if self.method not in ("DOP853", "RK45", "RK23"):
-            raise FlexbodyError(f"Adaptive: method must be an explicit scipy method 'DOP853', 'RK45' or "
-                                f"'RK23', got {self.method!r}")
+            raise FlexbodyError(
+                f"Adaptive: method must be an explicit scipy method 'DOP853', 'RK45' or 'RK23', got {self.method!r}"
+            )
         if self.output_dt is not None:
             check_setting("Adaptive", "output_dt", self.output_dt)
         check_setting("Adaptive", "rtol", self.rtol)
@@ -81,7 +83,7 @@ def stable_rk4_step(asm, q: np.ndarray) -> float | None:
         return None
     fs = asm.flexible.slice
     K, M = asm.flexible.internal_tangent(q[fs]), asm.flexible.mass
-    x = np.cos(1.7 * np.arange(K.shape[0]))                     # a fixed start rich in every mode
+    x = np.cos(1.7 * np.arange(K.shape[0]))  # a fixed start rich in every mode
     quotient = 0.0
     for _ in range(POWER_ITERATIONS):
         y = M.solve(K @ x)
@@ -95,10 +97,12 @@ def check_rk4_step(asm, q: np.ndarray, settings: RK4) -> None:
     diverge within a few steps (energy growing by orders of magnitude per step) and end in NaN."""
     limit = stable_rk4_step(asm, q)
     if limit is not None and settings.dt > limit:
-        raise FlexbodyError(f"simulate: RK4 dt = {settings.dt:.3g} s is above the stable step {limit:.3g} s of the "
-                            f"flexible bodies (their highest mode, {RK4_STABILITY / limit / (2 * math.pi):.3g} Hz, "
-                            f"grows without bound): use RK4(dt={0.9 * limit:.2g}) or less, Adaptive, or "
-                            f"GeneralizedAlpha (implicit: any dt)")
+        raise FlexbodyError(
+            f"simulate: RK4 dt = {settings.dt:.3g} s is above the stable step {limit:.3g} s of the "
+            f"flexible bodies (their highest mode, {RK4_STABILITY / limit / (2 * math.pi):.3g} Hz, "
+            f"grows without bound): use RK4(dt={0.9 * limit:.2g}) or less, Adaptive, or "
+            f"GeneralizedAlpha (implicit: any dt)"
+        )
 
 
 # ------------------------------------------------------------------------------------- the right side
@@ -106,21 +110,24 @@ def _tau_function(tau, asm) -> Callable:
     """τ(t, q, v) from None, an array or a callable ``tau(t, q, v)`` / controller ``(t, state, asm)``."""
     n = int(asm.n_dofs)
     if tau is None:
-        return _held(np.zeros(n))
+        return _Held(np.zeros(n))
     if not callable(tau):
         value = np.asarray(tau, dtype=float)
         if value.shape != (n,):
             raise StateError(f"simulate: tau must have shape ({n},), got {value.shape}")
-        return _held(value)
-    if getattr(tau, "outputs", None) == "actuators":                  # a Controller: τ = Sᵀ τ_k
+        return _Held(value)
+    if getattr(tau, "outputs", None) == "actuators":  # a Controller: τ = Sᵀ τ_k
         S = np.asarray(asm.S, dtype=float)
 
         def applied(t, q, v):
             tau_k = np.asarray(tau(t, State(t, q, v), asm), dtype=float)
             if tau_k.shape != (S.shape[0],):
-                raise StateError(f"controller {type(tau).__name__} returned {tau_k.shape} actuator inputs at "
-                                 f"t = {t:.9g} s; the plant has {S.shape[0]} actuators {asm.actuated_labels}")
+                raise StateError(
+                    f"controller {type(tau).__name__} returned {tau_k.shape} actuator inputs at "
+                    f"t = {t:.9g} s; the plant has {S.shape[0]} actuators {asm.actuated_labels}"
+                )
             return S.T @ tau_k
+
         return applied
     try:
         names = list(inspect.signature(tau).parameters)
@@ -131,12 +138,14 @@ def _tau_function(tau, asm) -> Callable:
     return tau
 
 
-def _held(value: np.ndarray) -> Callable:
-    """τ(t, q, v) = ``value`` at every state; the function's ``held`` is ``value`` (integrators may hold it)."""
-    def tau(t, q, v):
-        return value
-    tau.held = value
-    return tau
+class _Held:
+    """τ(t, q, v) = ``value`` at every state; its ``held`` is ``value`` (integrators may hold it)."""
+
+    def __init__(self, value: np.ndarray):
+        self.held = value
+
+    def __call__(self, t, q, v) -> np.ndarray:
+        return self.held
 
 
 class _Dynamics:
@@ -158,8 +167,7 @@ class _Dynamics:
             rate = terms.Phi @ v + terms.phi_t
             bias = bias + 2.0 * self.baumgarte.alpha * rate + self.baumgarte.beta**2 * terms.phi
         _finite("h", terms.h, t)
-        res = forward(terms.M, terms.h, tau, terms.Phi, bias, method=self.formulation, rtol=self.rtol,
-                      atol=self.atol)
+        res = forward(terms.M, terms.h, tau, terms.Phi, bias, method=self.formulation, rtol=self.rtol, atol=self.atol)
         _finite("acceleration", res.a, t)
         _finite("constraint force", res.constraint_force, t)
         return res, tau, terms
@@ -169,16 +177,16 @@ class _Dynamics:
 class _Run:
     """What the stepping loops share."""
 
-    asm: object
+    asm: Any  # the model: any object with the evaluation interface (see flexbody.solvers.simulation)
     dynamics: _Dynamics
     recorder: Recorder
     correction: PositionCorrection | None
     tolerances: tuple
     record_every: int
     saver: RunWriter | None = None
-    output_dt: float | None = None                    # adaptive: the resolved output interval [s]
+    output_dt: float | None = None  # adaptive: the resolved output interval [s]
     integrator: str = "RK4"
-    report: Callable[[float, float, float], None] | None = None    # progress of the run (t, t0, t_end)
+    report: Callable[[float, float, float], None] | None = None  # progress of the run (t, t0, t_end)
 
     def start_step(self, k, t, q, v, corrections, last: bool):
         """Evaluate the dynamics at the (corrected) state, track the rank and record."""
@@ -191,7 +199,7 @@ class _Run:
         if k % self.record_every == 0 or last:
             self.recorder.record(t, q, v, res, tau, terms, corrections)
             if self.saver is not None:
-                self.saver.journal(self.recorder)           # on disk before the next step starts
+                self.saver.journal(self.recorder)  # on disk before the next step starts
         return res
 
     def end_step(self, t, q, v):
@@ -201,20 +209,23 @@ class _Run:
         _finite("v", v, t)
         switch = getattr(self.asm, "switch_charts", None)
         switched = None if switch is None else switch(q, v)
-        if switched is not None:                      # a rotation vector passed π: its other chart
+        if switched is not None:  # a rotation vector passed π: its other chart
             q, v = switched
         if self.correction is None or int(self.asm.n_constraints) == 0:
             return q, v, 0
         q, v, iterations, norm = _correct(self.asm, t, q, v, self.correction, *self.tolerances)
         if norm > self.correction.tol:
-            message = (f"position correction at t = {t:.9g} s: ‖φ‖ = {norm:.3e} > tol = "
-                       f"{self.correction.tol:.1e} after {iterations} iterations; largest residuals in rows "
-                       f"{worst_rows(self.asm, np.asarray(self.asm.constraint_value(t, q)))}")
+            message = (
+                f"position correction at t = {t:.9g} s: ‖φ‖ = {norm:.3e} > tol = "
+                f"{self.correction.tol:.1e} after {iterations} iterations; largest residuals in rows "
+                f"{worst_rows(self.asm, np.asarray(self.asm.constraint_value(t, q)))}"
+            )
             if self.correction.on_failure == "raise":
                 raise ConvergenceError(message, [norm])
             log.warning(message)
-            self.recorder.events.append({"t": float(t), "kind": "correction_not_converged", "violation": norm,
-                                         "iterations": iterations})
+            self.recorder.events.append(
+                {"t": float(t), "kind": "correction_not_converged", "violation": norm, "iterations": iterations}
+            )
         return q, v, iterations
 
     def completed(self, k, t, q, v, corrections, t0, t_end, last: bool) -> None:
@@ -223,18 +234,22 @@ class _Run:
         if self.report is not None:
             self.report(t, t0, t_end)
         if self.saver is not None and not last and self.saver.due(self.recorder):
-            state = {"integrator": self.integrator, "k": int(k), "t": float(t), "corrections": int(corrections),
-                     "output_dt": self.output_dt}
+            state = {
+                "integrator": self.integrator,
+                "k": int(k),
+                "t": float(t),
+                "corrections": int(corrections),
+                "output_dt": self.output_dt,
+            }
             self.saver.write(self.recorder, state, {"q": q, "v": v})
 
 
-def _run_rk4(run: _Run, settings: RK4, q, v, t0, t_end, k0: int = 0, t: float | None = None,
-             corrections: int = 0):
+def _run_rk4(run: _Run, settings: RK4, q, v, t0, t_end, k0: int = 0, t: float | None = None, corrections: int = 0):
     """RK4 steps from (t0, q, v), or from step ``k0`` at (t, q, v) of a run started at t0."""
-    n_steps = max(1, int(math.ceil((t_end - t0) / settings.dt - 1e-9)))
+    n_steps = max(1, math.ceil((t_end - t0) / settings.dt - 1e-9))
     t = t0 if t is None else t
     for k in range(k0, n_steps + 1):
-        res = run.start_step(k, t, q, v, corrections, k == n_steps)     # also stage 1 of the step
+        res = run.start_step(k, t, q, v, corrections, k == n_steps)  # also stage 1 of the step
         if k == n_steps:
             return
         t_next = t0 + (k + 1) * settings.dt if k + 1 < n_steps else t_end
@@ -246,21 +261,22 @@ def _run_rk4(run: _Run, settings: RK4, q, v, t0, t_end, k0: int = 0, t: float | 
         a3 = run.dynamics(t + 0.5 * dt, q + 0.5 * dt * v2, v3)[0].a
         v4 = v + dt * a3
         a4 = run.dynamics(t_next, q + dt * v3, v4)[0].a
-        q = q + dt / 6.0 * (v + 2.0 * v2 + 2.0 * v3 + v4)                    # [AG-36]
+        q = q + dt / 6.0 * (v + 2.0 * v2 + 2.0 * v3 + v4)  # [AG-36]
         v = v + dt / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
         t = t_next
         q, v, corrections = run.end_step(t, q, v)
         run.completed(k + 1, t, q, v, corrections, t0, t_end, k + 1 == n_steps)
 
 
-def _run_adaptive(run: _Run, settings: Adaptive, q, v, t0, t_end, k0: int = 0, t: float | None = None,
-                  corrections: int = 0):
+def _run_adaptive(
+    run: _Run, settings: Adaptive, q, v, t0, t_end, k0: int = 0, t: float | None = None, corrections: int = 0
+):
     """Adaptive integration between output times t0 + k·output_dt, from k = 0 or from output ``k0``."""
     from scipy.integrate import solve_ivp
 
     n = int(run.asm.n_dofs)
     output_dt = run.output_dt or settings.output_dt or (t_end - t0) / 100.0
-    n_out = max(1, int(math.ceil((t_end - t0) / output_dt - 1e-9)))
+    n_out = max(1, math.ceil((t_end - t0) / output_dt - 1e-9))
     times = np.append(t0 + output_dt * np.arange(n_out), t_end)
 
     def rhs(t, y):
@@ -271,10 +287,16 @@ def _run_adaptive(run: _Run, settings: Adaptive, q, v, t0, t_end, k0: int = 0, t
         run.start_step(k, t, q, v, corrections, k == n_out)
         if k == n_out:
             return
-        sol = solve_ivp(rhs, (t, times[k + 1]), np.concatenate([q, v]), method=settings.method,
-                        rtol=settings.rtol, atol=settings.atol, max_step=settings.max_step)
+        sol = solve_ivp(
+            rhs,
+            (t, times[k + 1]),
+            np.concatenate([q, v]),
+            method=settings.method,
+            rtol=settings.rtol,
+            atol=settings.atol,
+            max_step=settings.max_step,
+        )
         if not sol.success:
-            raise StateError(f"adaptive integration failed between t = {t:.9g} and {times[k + 1]:.9g} s: "
-                             f"{sol.message}")
+            raise StateError(f"adaptive integration failed between t = {t:.9g} and {times[k + 1]:.9g} s: {sol.message}")
         q, v, corrections = run.end_step(times[k + 1], sol.y[:n, -1], sol.y[n:, -1])
         run.completed(k + 1, times[k + 1], q, v, corrections, t0, t_end, k + 1 == n_out)

@@ -7,6 +7,7 @@ when the Jacobian is symmetric positive definite (symbolic analysis done once) a
 A step that fails is bisected; when bisection runs out, ConvergenceError carries the residual history and
 the results of all converged steps.
 """
+
 from __future__ import annotations
 
 import logging
@@ -16,7 +17,7 @@ import scipy.sparse as sp
 
 from ..errors import ConstraintError, ConvergenceError, FlexbodyError
 from ..io.results import Results
-from ..linalg.sparse_factor import NotPositiveDefinite, SparseFactor
+from ..linalg.sparse_factor import NotPositiveDefiniteError, SparseFactor
 from ..system.description import System
 from .load_increments import LoadIncrements
 from .newton_settings import NewtonSettings
@@ -42,16 +43,17 @@ class _LinearSolver:
     def solve(self, K: sp.csr_matrix, b: np.ndarray) -> np.ndarray:
         if not self.symmetric:
             return self._factor.factor_lu(K).solve(b)
-        A = sp.csc_matrix((K.data, K.indices, K.indptr), shape=K.shape)   # K symmetric: CSR(K) = CSC(K)
+        A = sp.csc_matrix((K.data, K.indices, K.indptr), shape=K.shape)  # K symmetric: CSR(K) = CSC(K)
         try:
             return self._factor.factor(A, lu_fallback=False).solve(b)
-        except NotPositiveDefinite:
+        except NotPositiveDefiniteError:
             log.info("tangent not positive definite; using LU for this iteration")
             return self._factor.factor_lu(K).solve(b)
 
 
-def solve_flexible(system: System, *, load_steps: int = 1, settings: NewtonSettings | None = None,
-                   q_start: np.ndarray | None = None) -> Results:
+def solve_flexible(
+    system: System, *, load_steps: int = 1, settings: NewtonSettings | None = None, q_start: np.ndarray | None = None
+) -> Results:
     """Static equilibrium under the system's loads, reached in ``load_steps`` equal increments.
 
     Parameters
@@ -85,26 +87,39 @@ def solve_flexible(system: System, *, load_steps: int = 1, settings: NewtonSetti
             q_new, history = _newton(system, _predictor(results, s_next), s_next, free, linear, settings)
         except ConvergenceError as exc:
             if not steps.failed(s_done):
-                raise ConvergenceError(f"solve_static: no equilibrium at load factor {s_next:.6g} after "
-                                       f"{settings.max_bisections} bisections (last converged {s_done:.6g}): {exc.reason}",
-                                       exc.residual_history, last_good=results) from None
+                raise ConvergenceError(
+                    f"solve_static: no equilibrium at load factor {s_next:.6g} after "
+                    f"{settings.max_bisections} bisections (last converged {s_done:.6g}): {exc.reason}",
+                    exc.residual_history,
+                    last_good=results,
+                ) from None
             continue
         steps.converged(len(history) - 1)
         q, s_done = q_new, s_next
         record_point(results, s_done, q, history)
-    log.info("static solve: %d steps, %d Cholesky and %d LU factorizations", len(results.times) - 1,
-             linear.n_cholesky, linear.n_lu)
+    log.info(
+        "static solve: %d steps, %d Cholesky and %d LU factorizations",
+        len(results.times) - 1,
+        linear.n_cholesky,
+        linear.n_lu,
+    )
     return results
 
 
 def static_results(system: System, q: np.ndarray) -> Results:
     """The static Results of a path that starts at q (load factor 0), with the histories of its steps:
     "newton_iterations" and "residual" (the last residual norm of each step [N])."""
-    return Results(kind="static", times=np.zeros(1), q=q[None, :].copy(),
-                   body_slices={b.name: (system.body_slice(b).start, system.body_slice(b).stop)
-                                for b in system.bodies},
-                   iterations=[0], residuals=[[]], reference=system.reference_coordinates(), system=system,
-                   histories={"newton_iterations": np.zeros(1), "residual": np.zeros(1)})
+    return Results(
+        kind="static",
+        times=np.zeros(1),
+        q=q[None, :].copy(),
+        body_slices={b.name: (system.body_slice(b).start, system.body_slice(b).stop) for b in system.bodies},
+        iterations=[0],
+        residuals=[[]],
+        reference=system.reference_coordinates(),
+        system=system,
+        histories={"newton_iterations": np.zeros(1), "residual": np.zeros(1)},
+    )
 
 
 def record_point(results: Results, s: float, q: np.ndarray, history: list, **histories) -> None:
@@ -157,8 +172,9 @@ def _newton(system, q, s, free, linear, settings):
             return q, history
         delta = linear.solve(with_load_stiffness(system, K_ff, q, s, free), -r[free])
         q = _line_search(system, q, s, free, delta, r[free], settings)
-    raise ConvergenceError(f"Newton did not converge in {settings.max_iterations} iterations at load factor {s:.6g}",
-                           history)
+    raise ConvergenceError(
+        f"Newton did not converge in {settings.max_iterations} iterations at load factor {s:.6g}", history
+    )
 
 
 def with_load_stiffness(system: System, K_ff: sp.csr_matrix, q: np.ndarray, s: float, free) -> sp.csr_matrix:
@@ -197,7 +213,7 @@ def _line_search(system, q, s, free, delta, r0, settings):
             continue
         if settings.line_search != "slope" or abs(g) <= 0.8 * abs(g0) or (g * g0 > 0 and alpha == 1.0):
             return trial
-        if g * g0 < 0:           # the slope changed sign between lo and alpha: secant (regula falsi)
+        if g * g0 < 0:  # the slope changed sign between lo and alpha: secant (regula falsi)
             new = alpha - g * (alpha - lo) / (g - g_lo)
         else:
             lo, g_lo = alpha, g
@@ -227,13 +243,18 @@ def _check_held(system, fixed: np.ndarray) -> None:
     for body in system.bodies:
         s = system.body_slice(body)
         local = fixed[(fixed >= s.start) & (fixed < s.stop)] - s.start
-        _, sigma, Vt = np.linalg.svd(rigid_motions(body)[local], full_matrices=True) if local.size else \
-            (None, np.zeros(0), np.eye(6))
+        _, sigma, Vt = (
+            np.linalg.svd(rigid_motions(body)[local], full_matrices=True)
+            if local.size
+            else (None, np.zeros(0), np.eye(6))
+        )
         free = Vt[np.concatenate([sigma, np.zeros(6 - sigma.size)]) <= 1e-8 * max(1.0, sigma.max(initial=0.0))]
         if free.size:
-            raise ConstraintError(f"solve_static: body {body.name!r} is not held: its Fix constraints leave "
-                                  f"{len(free)} rigid-body motion(s) free ({'; '.join(map(_motion, free))}), so "
-                                  f"its stiffness is singular; fix more nodes or components")
+            raise ConstraintError(
+                f"solve_static: body {body.name!r} is not held: its Fix constraints leave "
+                f"{len(free)} rigid-body motion(s) free ({'; '.join(map(_motion, free))}), so "
+                f"its stiffness is singular; fix more nodes or components"
+            )
 
 
 def _motion(w: np.ndarray) -> str:
@@ -241,5 +262,5 @@ def _motion(w: np.ndarray) -> str:
     t, r = w[:3], w[3:]
     part, axis = ("translation along", t) if np.linalg.norm(t) >= np.linalg.norm(r) else ("rotation about", r)
     axis = axis / np.linalg.norm(axis)
-    axis = np.round(axis * np.sign(axis[np.argmax(np.abs(axis))]), 2) + 0.0   # largest component positive; no "-0.00"
+    axis = np.round(axis * np.sign(axis[np.argmax(np.abs(axis))]), 2) + 0.0  # largest component positive; no "-0.00"
     return f"{part} ({axis[0]:.2f}, {axis[1]:.2f}, {axis[2]:.2f})"

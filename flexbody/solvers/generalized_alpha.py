@@ -28,97 +28,30 @@ control (dt, easy steps, patience, step count), the input of the previous step, 
 point (t, q, v, q̈, λ, dt) at which the kept iteration matrix was formed; a run resumed from the checkpoint
 forms that matrix again there, so it takes exactly the Newton iterates of the uninterrupted run.
 """
+
 from __future__ import annotations
 
 import logging
 import time
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..system.assembled import State
-from ..dynamics import ForwardResult
-from ..errors import ConvergenceError, FlexbodyError, StateError
-from ..linalg.csr_products import add_within, transposed_product
+from ..errors import ConvergenceError, StateError
+from ..linalg.csr_products import add_within
 from ..linalg.saddle_point import SaddlePointSolver
-from ..linalg.validation import check_setting
-from .compiled_alpha import NOT_CONVERGED, RECORDED, CompiledSteps
+from ..system.assembled import State
+from .alpha_records import _checkpoint, _record, _record_rows, _response, _viscous_power
+from .alpha_settings import GeneralizedAlpha
+from .alpha_start import initial_acceleration
+from .compiled_alpha import NOT_CONVERGED, CompiledSteps
 from .constrained_equations import EquationResidual
-from .stabilization import worst_rows
 
 log = logging.getLogger(__name__)
 
 __all__ = ["GeneralizedAlpha", "simulate_implicit"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class GeneralizedAlpha:
-    """Settings of the generalized-α integrator.
-
-    dt : nominal step [s]; rho_inf : spectral radius at infinity (1 = no numerical damping);
-    alpha_m, alpha_f : set both to override ρ∞ (e.g. HHT); tol : Newton tolerance on the position
-    increment β′h²‖Δq̈‖∞, relative to max(1, ‖q‖∞) [m or rad] (φ itself is not tested: the last increment
-    solves Φ Δq = −φ), and on the residual Φv + φ_t of velocity-level (Pfaffian) rows, relative to
-    max(1, ‖v‖∞); max_iterations : per attempt;
-    reuse_rate : keep the iteration matrix while ‖Δ_k‖/‖Δ_{k−1}‖ stays below it (an attempt that fails
-    with a kept matrix only is retried once with a new one before the step is halved); dt_min : smallest
-    step after halvings [s]; grow_after : consecutive easy steps (converged within half of
-    ``max_iterations``) before the step is doubled back towards ``dt`` — doubled after every halving (at
-    most 64), so a step that keeps failing is not retried over and over; fd_step : relative
-    central-difference step of the rigid Jacobian blocks.
-
-    ρ∞ = 1 (the trapezoidal rule) damps nothing, also not the multipliers of index-3 constraint rows: on closed
-    loops their error alternates in sign from step to step and grows (a four-bar at dt = 1e-3 s: |λ| 4 at 2 s,
-    2e3 at 4 s, Newton fails at 6 s; ``tests/benchmarks/bench_long_run.py``). Use ρ∞ < 1 (the default 0.9) for
-    long runs of constrained systems; a run with rows and ρ∞ = 1 logs a warning.
-    """
-
-    dt: float
-    rho_inf: float = 0.9
-    alpha_m: float | None = None
-    alpha_f: float | None = None
-    tol: float = 1e-10
-    max_iterations: int = 12
-    reuse_rate: float = 0.25
-    dt_min: float | None = None
-    grow_after: int = 4
-    fd_step: float = 1e-5
-
-    def __post_init__(self):
-        who = "GeneralizedAlpha"
-        check_setting(who, "dt", self.dt)
-        check_setting(who, "rho_inf", self.rho_inf, strict=False, high=1.0)
-        if (self.alpha_m is None) != (self.alpha_f is None):
-            raise FlexbodyError("GeneralizedAlpha: give both alpha_m and alpha_f, or neither")
-        for name in ("alpha_m", "alpha_f") if self.alpha_m is not None else ():
-            check_setting(who, name, getattr(self, name), low=-np.inf)
-            if getattr(self, name) >= 1.0:
-                raise FlexbodyError(f"{who}: {name} must be < 1, got {getattr(self, name)!r}")
-        check_setting(who, "tol", self.tol)
-        check_setting(who, "max_iterations", self.max_iterations, low=1, strict=False, integer=True)
-        check_setting(who, "reuse_rate", self.reuse_rate)
-        if self.dt_min is not None:
-            check_setting(who, "dt_min", self.dt_min, high=self.dt)
-        check_setting(who, "grow_after", self.grow_after, low=1, strict=False, integer=True)
-        check_setting(who, "fd_step", self.fd_step)
-
-    @classmethod
-    def hht(cls, dt: float, alpha: float = 0.1, **kw) -> "GeneralizedAlpha":
-        """HHT-α (α ∈ [0, ⅓], Hilber–Hughes–Taylor with α = −α_HHT): α_m = 0, α_f = α."""
-        if not 0.0 <= alpha <= 1.0 / 3.0:
-            raise FlexbodyError(f"GeneralizedAlpha.hht: alpha must be in [0, 1/3], got {alpha!r}")
-        return cls(dt=dt, alpha_m=0.0, alpha_f=float(alpha), **kw)
-
-    def parameters(self) -> tuple[float, float, float, float]:
-        """(α_m, α_f, γ, β)."""
-        if self.alpha_m is None:
-            r = self.rho_inf
-            am, af = (2.0 * r - 1.0) / (r + 1.0), r / (r + 1.0)
-        else:
-            am, af = float(self.alpha_m), float(self.alpha_f)
-        gamma = 0.5 + af - am
-        return am, af, gamma, 0.25 * (gamma + 0.5) ** 2
 
 
 def _iteration_matrix(equations: EquationResidual, t, q, v, qdd, lam, ev, c_v, c_q):
@@ -131,48 +64,13 @@ def _iteration_matrix(equations: EquationResidual, t, q, v, qdd, lam, ev, c_v, c
     if not asm.sparse:
         return A_r, sp.csr_matrix((0, 0))
     _, K, C = equations.flexible_jacobians(ev)
-    A_f = add_within(c_q * K, asm.flexible.mass.matrix)           # on the tangent's pattern, zeros kept
+    A_f = add_within(c_q * K, asm.flexible.mass.matrix)  # on the tangent's pattern, zeros kept
     A_f = A_f if C is None else add_within(A_f, C, c_v)
     forces = equations.flexible_force_jacobians(ev, c_q, c_v)
     return A_r, (A_f if forces is None else (A_f + forces).tocsr())
 
 
-def initial_acceleration(asm, t, q, v, tau, solver: SaddlePointSolver) -> tuple[np.ndarray, np.ndarray]:
-    """Consistent q̈₀ and λ₀: [[M, Φᵀ], [Φ, 0]] [q̈; −λ] = [τ − h; −bias] [DE-7], by the same sparse
-    elimination as the Newton iterations (no dense n×n matrix)."""
-    ev = asm.evaluate(t, q, v)
-    M, h = asm.mass_and_forces(ev)
-    _, Phi, bias, _ = asm.constraint_rows(ev)
-    A_r = M.rigid_block() if asm.sparse else M
-    solver.factor(A_r, asm.flexible.mass.matrix, sp.csr_matrix(Phi))
-    qdd, y = solver.solve(tau - h, -bias)
-    return qdd, -y
-
-
-def consistent_start(asm, t, q, v, tol: float = 1e-12, max_iterations: int = 20):
-    """q on φ(q, t) = 0 and v with Φv + φ_t = 0 by least-change (minimum-norm) corrections,
-    [[I, Φᵀ], [Φ, 0]] [Δ; y] = [0; −residual], through the sparse elimination (no dense SVD)."""
-    solver = SaddlePointSolver(asm.n_rigid)
-    eye_r, eye_f = np.eye(asm.n_rigid), sp.identity(asm.flexible.n_dofs, format="csr")
-    q, v = q.copy(), v.copy()
-    for _ in range(max_iterations):
-        phi, Phi, _, _ = asm.constraint_rows(asm.evaluate(t, q))
-        if not phi.size or np.max(np.abs(phi)) <= tol * max(1.0, float(np.max(np.abs(q)))):
-            break
-        solver.factor(eye_r, eye_f, sp.csr_matrix(Phi))
-        q += solver.solve(np.zeros(asm.n_dofs), -phi)[0]
-    else:
-        raise ConvergenceError(f"initial configuration: ‖φ‖∞ = {np.max(np.abs(phi)):.3e} after {max_iterations} "
-                               f"corrections; largest residuals in rows {worst_rows(asm, phi)}",
-                               [float(np.max(np.abs(phi)))])
-    _, Phi, _, phi_t = asm.constraint_rows(asm.evaluate(t, q, v))
-    if Phi.shape[0]:
-        solver.factor(eye_r, eye_f, sp.csr_matrix(Phi))
-        v += solver.solve(np.zeros(asm.n_dofs), -(Phi @ v + phi_t))[0]
-    return q, v
-
-
-class _StepFailed(Exception):
+class _StepFailedError(Exception):
     """Newton did not converge within the iterations allowed (the step is retried smaller)."""
 
 
@@ -196,19 +94,22 @@ class _Stepper:
         self.residual = EquationResidual(asm, settings.fd_step)
         self.solver = SaddlePointSolver(asm.n_rigid)
         self.am, self.af, self.gamma, self.beta = settings.parameters()
-        self.bp = self.beta * (1 - self.af) / (1 - self.am)                # β′, γ′
+        self.bp = self.beta * (1 - self.af) / (1 - self.am)  # β′, γ′
         self.gp = self.gamma * (1 - self.af) / (1 - self.am)
-        self.factor_dt = None                               # step of the kept factor (None: none kept)
-        self.factor_point = None                            # (t, q, v, q̈, λ) where it was formed
+        self.factor_dt: float | None = None  # step of the kept factor (None: none kept)
+        self.factor_point: tuple | None = None  # (t, q, v, q̈, λ) where it was formed
         self.iterations = 0
-        self.sizes = []                                     # position increments of the last attempt
-        self.used_fresh = False                             # the last attempt factored at least once
-        self.velocity_residual = 0.0                        # max |Φv + φ_t| of the Pfaffian rows at the last iterate
-        self.compiled = None                                # whole steps in one numba call, where the system allows
+        self.sizes: list[float] = []  # position increments of the last attempt
+        self.used_fresh = False  # the last attempt factored at least once
+        self.velocity_residual = 0.0  # max |Φv + φ_t| of the Pfaffian rows at the last iterate
+        self.compiled: CompiledSteps | None = None  # whole steps in one numba call, where the system allows
         if CompiledSteps.available(asm):
             s = settings
-            self.compiled = CompiledSteps(asm, (self.am, self.af, self.gamma, self.beta, self.bp, self.gp, s.tol,
-                                                s.reuse_rate, s.fd_step), s.max_iterations)
+            self.compiled = CompiledSteps(
+                asm,
+                (self.am, self.af, self.gamma, self.beta, self.bp, self.gp, s.tol, s.reuse_rate, s.fd_step),
+                s.max_iterations,
+            )
 
     def _factor(self, t, q, v, qdd, lam, ev, Phi, dt: float) -> None:
         A_r, A_f = _iteration_matrix(self.residual, t, q, v, qdd, lam, ev, self.gp * dt, self.bp * dt * dt)
@@ -220,13 +121,13 @@ class _Stepper:
         """Form the kept iteration matrix again at the point (and step dt) where a checkpointed run
         formed it: the same inputs give the same factor, so Newton continues as it would have."""
         if self.compiled is not None:
-            point = tuple(np.array(x, dtype=float) for x in (q, v, qdd, lam))
-            if self.compiled.factor(t, *point, dt) == 0:
-                self.factor_dt, self.factor_point = dt, (float(t), *point)
+            fq, fv, fqdd, flam = (np.array(x, dtype=float) for x in (q, v, qdd, lam))
+            if self.compiled.factor(t, fq, fv, fqdd, flam, dt) == 0:
+                self.factor_dt, self.factor_point = dt, (float(t), fq, fv, fqdd, flam)
                 self.solver.method = "dense (compiled step)"
                 self.solver.factorizations += 1
                 return
-            self.compiled = None                            # the Python route forms it (and names what fails)
+            self.compiled = None  # the Python route forms it (and names what fails)
         ev = self.asm.evaluate(t, q, v)
         self._factor(t, q, v, qdd, lam, ev, self.asm.constraint_rows(ev)[1], dt)
 
@@ -251,7 +152,7 @@ class _Stepper:
         am, af, g, b = self.am, self.af, self.gamma, self.beta
         bp, gp = self.bp, self.gp
         t1 = s.t + dt
-        qdd = s.qdd.copy()                                                  # predictor: q̈ and λ held
+        qdd = s.qdd.copy()  # predictor: q̈ and λ held
         a = (s.qdd - am * s.a) / (1 - am)
         v = s.v + dt * ((1 - g) * s.a + g * a)
         q = s.q + dt * s.v + dt * dt * ((0.5 - b) * s.a + b * a)
@@ -263,7 +164,7 @@ class _Stepper:
         for k in range(1, self.settings.max_iterations + 1):
             r, phi, Phi, ev = self.residual.evaluate(t1, q, v, qdd, lam, tau)
             if not (np.all(np.isfinite(r)) and np.all(np.isfinite(phi))):
-                raise _StepFailed(f"NaN/Inf in the residual at t = {t1:.9g} s")
+                raise _StepFailedError(f"NaN/Inf in the residual at t = {t1:.9g} s")
             fresh = refresh
             if refresh:
                 self._factor(t1, q, v, qdd, lam, ev, Phi, dt)
@@ -286,23 +187,27 @@ class _Stepper:
                 refresh = True
             previous = size
         self.factor_dt = None
-        raise _StepFailed(f"Newton did not converge in {self.settings.max_iterations} iterations at "
-                          f"t = {t1:.9g} s (last position increment {size:.3e}, tol {self.settings.tol * scale:.1e})")
-
+        raise _StepFailedError(
+            f"Newton did not converge in {self.settings.max_iterations} iterations at "
+            f"t = {t1:.9g} s (last position increment {size:.3e}, tol {self.settings.tol * scale:.1e})"
+        )
 
     def _compiled_step(self, s: _Step, dt: float, tau: np.ndarray):
         """The step by :class:`~flexbody.solvers.compiled_alpha.CompiledSteps` (same algorithm, one numba call), or
         None when it cannot take it: the Python route then takes this step and the following ones."""
         t1 = s.t + dt
-        status, k, made, point, out = self.compiled.step(t1, (s.q, s.v, s.qdd, s.a, s.lam), tau, dt,
-                                                         self.factor_dt != dt)
+        assert self.compiled is not None  # called while the compiled route takes the steps
+        status, k, made, point, out = self.compiled.step(
+            t1, (s.q, s.v, s.qdd, s.a, s.lam), tau, dt, self.factor_dt != dt
+        )
         return self._compiled_outcome(status, k, made, (float(t1), *point) if made else None, out, t1, dt)
 
     def _compiled_outcome(self, status: int, k: int, made: int, point, out: tuple, t1: float, dt: float):
         """The bookkeeping of a compiled step attempt that took ``k`` iterations and ``made`` factorizations (the
-        last at ``point`` = (t, q, v, q̈, λ)): the new _Step and k when accepted (status 0); _StepFailed when Newton
+        last at ``point`` = (t, q, v, q̈, λ)): the new _Step and k when accepted (status 0); _StepFailedError when Newton
         did not converge; None when the kernel declined (the Python route takes this step and the next ones)."""
         self.iterations += k
+        assert self.compiled is not None  # called while the compiled route takes the steps
         self.sizes = [float(x) for x in self.compiled.sizes[:k]]
         self.used_fresh = made > 0
         if made:
@@ -316,21 +221,38 @@ class _Stepper:
         if status == NOT_CONVERGED:
             size = self.sizes[-1] if self.sizes else float("nan")
             scale = max(1.0, float(np.max(np.abs(out[0])))) if out[0].size else 1.0
-            raise _StepFailed(f"Newton did not converge in {self.settings.max_iterations} iterations at "
-                              f"t = {t1:.9g} s (last position increment {size:.3e}, tol {self.settings.tol * scale:.1e})")
+            raise _StepFailedError(
+                f"Newton did not converge in {self.settings.max_iterations} iterations at "
+                f"t = {t1:.9g} s (last position increment {size:.3e}, tol {self.settings.tol * scale:.1e})"
+            )
         log.info("t = %.6g s: the compiled step declined (status %d); the Python route continues", t1 - dt, status)
         self.compiled = None
         return None
 
-    def batch(self, s: _Step, t_end: float, dt: float, tau: np.ndarray, tau_prev: np.ndarray, k: int, easy: int,
-              stats: dict, recorder, record_every: int):
+    def batch(
+        self,
+        s: _Step,
+        t_end: float,
+        dt: float,
+        tau: np.ndarray,
+        tau_prev: np.ndarray,
+        k: int,
+        easy: int,
+        stats: dict,
+        recorder,
+        record_every: int,
+    ):
         """Up to :data:`BATCH_STEPS` steps of dt from ``s`` (the last one shortened to end at ``t_end``) in one
         compiled call (:meth:`CompiledSteps.run`; inputs held, no controller, nothing saved as it goes), their
         rows recorded as :func:`simulate_implicit` records them. Returns (state, steps, easy steps, failure): the
-        failure is the _StepFailed of a step that did not converge, or None (also when the kernel declined a step,
+        failure is the _StepFailedError of a step that did not converge, or None (also when the kernel declined a step,
         which the Python route then takes)."""
         end = t_end - 1e-12 * max(1.0, abs(t_end))
-        times, dts, t = [], [], s.t
+        compiled = self.compiled
+        assert compiled is not None  # called while the compiled route takes the steps
+        times: list[float] = []
+        dts: list[float] = []
+        t = s.t
         while len(times) < BATCH_STEPS and t < end:
             dts.append(min(dt, t_end - t))
             t = t + dts[-1]
@@ -338,10 +260,19 @@ class _Stepper:
         record = (k + 1 + np.arange(len(times))) % record_every == 0
         record[-1] |= t >= end
         state = tuple(x.copy() for x in (s.q, s.v, s.qdd, s.a, s.lam))
-        drives = self.compiled.drives(times)
-        run = self.compiled.run(np.array(times), np.array(dts), drives, record, state, tau,
-                                (1.0 - self.gamma) * tau_prev + self.gamma * tau, self.factor_dt, easy,
-                                stats["applied_work"])
+        drives = compiled.drives(times)
+        run = compiled.run(
+            np.array(times),
+            np.array(dts),
+            drives,
+            record,
+            state,
+            tau,
+            (1.0 - self.gamma) * tau_prev + self.gamma * tau,
+            self.factor_dt,
+            easy,
+            stats["applied_work"],
+        )
         self.iterations += run.iterations
         accepted_factors = run.factorizations - run.failed_factorizations
         if accepted_factors:
@@ -359,9 +290,16 @@ class _Stepper:
             return s, k, run.easy, None
         j = run.accepted
         try:
-            self._compiled_outcome(run.status, run.failed_iterations, run.failed_factorizations,
-                                   run.point if run.failed_factorizations else None, run.iterate, times[j], dts[j])
-        except _StepFailed as exc:
+            self._compiled_outcome(
+                run.status,
+                run.failed_iterations,
+                run.failed_factorizations,
+                run.point if run.failed_factorizations else None,
+                run.iterate,
+                times[j],
+                dts[j],
+            )
+        except _StepFailedError as exc:
             return s, k, run.easy, exc
         return s, k, run.easy, None
 
@@ -370,35 +308,22 @@ BATCH_STEPS = 256
 """Steps of one compiled batch (:meth:`_Stepper.batch`)."""
 
 
-def _record_rows(recorder, rows: tuple, tau: np.ndarray, dissipated: float, moving: np.ndarray) -> None:
-    """Record the rows (t, q, v, q̈, λ, Φᵀλ, scalar columns of :data:`~flexbody.solvers.compiled_alpha.RECORDED`) of
-    compiled steps, with the columns and in the order :func:`_record` gives a step; ``moving`` (rows,) whether a
-    driver moves at each (φ_t ≠ 0, for the energy watch)."""
-    t, q, v, a, lam, force, scalars = rows
-    if not len(t):
-        return
-    count, m = len(t), lam.shape[1]
-    column = dict(zip(RECORDED, scalars.T))
-    recorder.extend({"t": t, "q": q, "v": v, "a": a, "tau": np.broadcast_to(tau, q.shape), "lam": lam,
-                     "constraint_force": force, "rank": np.full(count, float(m)),
-                     "violation": column["violation"], "velocity_violation": column["velocity_violation"],
-                     "corrections": column["corrections"], "kinetic": column["kinetic"],
-                     "potential": column["potential"], "energy": column["energy"], "dt": column["dt"],
-                     "newton_iterations": column["corrections"], "applied_work": column["applied_work"],
-                     "dissipated": np.full(count, dissipated)}, moving)
-    recorder.t_last = float(t[-1])
-
-
-class _Snapshot:
-    """What :class:`flexbody.solvers.simulation.Recorder` reads from the constraint terms at a recorded state."""
-
-    def __init__(self, phi, Phi, phi_t):
-        self.phi, self.Phi, self.phi_t = phi, Phi, phi_t
-
-
-def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_function, recorder, *, q, v,
-                      t0: float, record_every: int, controller=None, saver=None, start=None,
-                      report=None) -> dict:
+def simulate_implicit(
+    asm,
+    t_end: float,
+    settings: GeneralizedAlpha,
+    tau_function,
+    recorder,
+    *,
+    q,
+    v,
+    t0: float,
+    record_every: int,
+    controller=None,
+    saver=None,
+    start=None,
+    report=None,
+) -> dict:
     """Integrate from t0 to t_end with :class:`GeneralizedAlpha`; histories go to ``recorder`` (the
     recorder of :func:`flexbody.simulate`). Returns run statistics. Raises ConvergenceError when a step
     fails at ``dt_min`` (the recorder keeps every state recorded so far).
@@ -412,30 +337,44 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
     """
     stepper = _Stepper(asm, settings)
     dt_min = settings.dt_min if settings.dt_min is not None else settings.dt / 64.0
-    if int(asm.n_constraints) and stepper.am == stepper.af:            # γ = ½: no numerical damping at all
-        log.warning("generalized-α without numerical damping (rho_inf = 1, alpha_m = alpha_f) on %d constraint "
-                    "rows: their multipliers are not damped and may grow over a long run; use rho_inf < 1 (0.9 by "
-                    "default) for long runs", asm.n_constraints)
+    if int(asm.n_constraints) and stepper.am == stepper.af:  # γ = ½: no numerical damping at all
+        log.warning(
+            "generalized-α without numerical damping (rho_inf = 1, alpha_m = alpha_f) on %d constraint "
+            "rows: their multipliers are not damped and may grow over a long run; use rho_inf < 1 (0.9 by "
+            "default) for long runs",
+            asm.n_constraints,
+        )
     if start is None:
         tau = _checked_tau(tau_function, asm, t0, q, v)
         qdd, lam = initial_acceleration(asm, t0, q, v, tau, stepper.solver)
         state = _Step(float(t0), q.copy(), v.copy(), qdd, qdd.copy(), lam)
         tau_prev = tau
-        stats = {"steps": 0, "rejected": 0, "newton_iterations": 0, "wall_seconds": 0.0, "applied_work": 0.0,
-                 "dissipated": 0.0}
+        stats: dict[str, Any] = {
+            "steps": 0,
+            "rejected": 0,
+            "newton_iterations": 0,
+            "wall_seconds": 0.0,
+            "applied_work": 0.0,
+            "dissipated": 0.0,
+        }
         dt, easy, k, patience = settings.dt, 0, 0, settings.grow_after
         counted = {}
         _record(recorder, asm, state, tau, 0, dt, stats)
     else:
         scalars, arrays = start
-        state = _Step(float(scalars["t"]), *(np.array(arrays[key], dtype=float)
-                                             for key in ("q", "v", "qdd", "a", "lam")))
+        state = _Step(
+            float(scalars["t"]), *(np.array(arrays[key], dtype=float) for key in ("q", "v", "qdd", "a", "lam"))
+        )
         tau = _checked_tau(tau_function, asm, state.t, state.q, state.v)
         tau_prev = np.array(arrays["tau_prev"], dtype=float)
         stats = dict(scalars["stats"])
-        dt, easy, k, patience = (float(scalars["dt"]), int(scalars["easy"]), int(scalars["k"]),
-                                 int(scalars["patience"]))
-        counted = dict(scalars["counters"])                 # work counters of the run before the checkpoint
+        dt, easy, k, patience = (
+            float(scalars["dt"]),
+            int(scalars["easy"]),
+            int(scalars["k"]),
+            int(scalars["patience"]),
+        )
+        counted = dict(scalars["counters"])  # work counters of the run before the checkpoint
         if scalars.get("factor_dt") is not None:
             point = (np.array(arrays["factor_" + key], dtype=float) for key in ("q", "v", "qdd", "lam"))
             stepper.restore_factor(float(scalars["factor_dt"]), float(scalars["factor_t"]), *point)
@@ -443,34 +382,47 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
     clock = time.perf_counter()
 
     def counters() -> dict:
-        now = {"factorizations": stepper.solver.factorizations, "force_calls": stepper.residual.force_calls,
-               "jacobian_calls": stepper.residual.jacobian_calls, "force_seconds": stepper.residual.force_time,
-               "jacobian_seconds": stepper.residual.jacobian_time}
+        now = {
+            "factorizations": stepper.solver.factorizations,
+            "force_calls": stepper.residual.force_calls,
+            "jacobian_calls": stepper.residual.jacobian_calls,
+            "force_seconds": stepper.residual.force_time,
+            "jacobian_seconds": stepper.residual.jacobian_time,
+        }
         return {key: value + counted.get(key, 0) for key, value in now.items()}
 
-    def rejected(exc: _StepFailed, dt_step: float) -> tuple[float, int]:
+    def rejected(exc: _StepFailedError, dt_step: float) -> tuple[float, int]:
         """(dt, patience) after a step of dt_step from ``state`` failed; ConvergenceError below dt_min."""
         stats["rejected"] += 1
-        if not stepper.used_fresh:                       # only a kept factor was tried: retry with a new one
+        if not stepper.used_fresh:  # only a kept factor was tried: retry with a new one
             stepper.factor_dt = None
             log.info("t = %.6g s: %s; retrying with a new iteration matrix", state.t, exc)
             return dt, patience
         stepper.factor_dt = None
         if dt_step / 2.0 < dt_min:
-            raise ConvergenceError(f"generalized-α: step at t = {state.t:.9g} s failed with dt down to "
-                                   f"{dt_step:.3e} s (dt_min = {dt_min:.3e} s): {exc}", list(stepper.sizes)) from None
+            raise ConvergenceError(
+                f"generalized-α: step at t = {state.t:.9g} s failed with dt down to "
+                f"{dt_step:.3e} s (dt_min = {dt_min:.3e} s): {exc}",
+                list(stepper.sizes),
+            ) from None
         log.info("t = %.6g s: %s; retrying with dt = %.3e s", state.t, exc, dt_step / 2.0)
-        return dt_step / 2.0, min(2 * patience, 64)      # grow back more cautiously after each rejection
+        return dt_step / 2.0, min(2 * patience, 64)  # grow back more cautiously after each rejection
 
     # inputs held, nothing to call or write per step: steps in compiled batches while at the nominal step
-    batches = (stepper.compiled is not None and getattr(tau_function, "held", None) is not None
-               and controller is None and saver is None and not asm.rotation_vectors.size)
-    power = None                                             # Kelvin–Voigt power at `state`, once known
+    batches = (
+        stepper.compiled is not None
+        and getattr(tau_function, "held", None) is not None
+        and controller is None
+        and saver is None
+        and not asm.rotation_vectors.size
+    )
+    power = None  # Kelvin–Voigt power at `state`, once known
     while state.t < t_end - 1e-12 * max(1.0, abs(t_end)):
         dt_step = min(dt, t_end - state.t)
         if batches and stepper.compiled is not None and dt == settings.dt:
-            state, k, easy, failure = stepper.batch(state, t_end, dt, tau, tau_prev, k, easy, stats, recorder,
-                                                    record_every)
+            state, k, easy, failure = stepper.batch(
+                state, t_end, dt, tau, tau_prev, k, easy, stats, recorder, record_every
+            )
             tau_prev, power = tau, None
             if report is not None:
                 report(state.t, t0, t_end)
@@ -479,7 +431,7 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
             continue
         try:
             new, iterations = stepper.step(state, dt_step, tau)
-        except _StepFailed as exc:
+        except _StepFailedError as exc:
             dt, patience = rejected(exc, dt_step)
             continue
         stats["newton_iterations"] += iterations
@@ -488,16 +440,17 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
         tau_eff = (1.0 - stepper.gamma) * tau_prev + stepper.gamma * tau
         stats["applied_work"] += 0.5 * dt_step * float(tau_eff @ (state.v + new.v))
         tau_prev = tau
-        start = _viscous_power(asm, state) if power is None else power    # the end of the step before
+        start = _viscous_power(asm, state) if power is None else power  # the end of the step before
         power = _viscous_power(asm, new)
-        stats["dissipated"] += 0.5 * dt_step * start + 0.5 * dt_step * power             # trapezoid
+        stats["dissipated"] += 0.5 * dt_step * start + 0.5 * dt_step * power  # trapezoid
         state, k = new, k + 1
         switched = asm.switch_charts(state.q, state.v, state.qdd, state.a)
-        if switched is not None:                             # a rotation vector passed π: its other chart
-            state = _Step(state.t, *switched, state.lam)
+        if switched is not None:  # a rotation vector passed π: its other chart
+            q_s, v_s, qdd_s, a_s = switched
+            state = _Step(state.t, q_s, v_s, qdd_s, a_s, state.lam)
             stepper.factor_dt = None
         stats["steps"] = k
-        rows = None                                          # the constraint rows at the new state, once
+        rows = None  # the constraint rows at the new state, once
         if controller is not None and hasattr(controller, "update"):
             rows = asm.constraint_rows(asm.evaluate(state.t, state.q, state.v))
             controller.update(state.t, State(state.t, state.q, state.v), _response(asm, state, rows[1]))
@@ -514,62 +467,36 @@ def simulate_implicit(asm, t_end: float, settings: GeneralizedAlpha, tau_functio
         if saver is not None:
             saver.journal(recorder)
         if saver is not None and not last and saver.due(recorder):
-            _checkpoint(saver, recorder, stepper, state, tau_prev, stats, counters(), dt=dt, easy=easy, k=k,
-                        patience=patience, wall_seconds=wall_before + time.perf_counter() - clock)
+            _checkpoint(
+                saver,
+                recorder,
+                stepper,
+                state,
+                tau_prev,
+                stats,
+                counters(),
+                dt=dt,
+                easy=easy,
+                k=k,
+                patience=patience,
+                wall_seconds=wall_before + time.perf_counter() - clock,
+            )
     stats["wall_seconds"] = wall_before + time.perf_counter() - clock
-    stats.update(counters(), linear_solver=stepper.solver.method,
-                 mass_factorizations=asm.flexible.mass.factorizations,
-                 integrator_settings=asdict(settings),
-                 parameters=dict(zip(("alpha_m", "alpha_f", "gamma", "beta"), settings.parameters())))
+    stats.update(
+        counters(),
+        linear_solver=stepper.solver.method,
+        mass_factorizations=asm.flexible.mass.factorizations,
+        integrator_settings=asdict(settings),
+        parameters=dict(zip(("alpha_m", "alpha_f", "gamma", "beta"), settings.parameters())),
+    )
     return stats
-
-
-def _checkpoint(saver, recorder, stepper: _Stepper, state: _Step, tau_prev, stats: dict, counters: dict, *,
-                dt: float, easy: int, k: int, patience: int, wall_seconds: float) -> None:
-    """Write the rows and what continues the run after ``state`` exactly (see :func:`simulate_implicit`)."""
-    scalars = {"integrator": "GeneralizedAlpha", "t": state.t, "dt": dt, "easy": easy, "k": k,
-               "patience": patience, "counters": counters, "stats": dict(stats, wall_seconds=wall_seconds),
-               "factor_dt": stepper.factor_dt, "factor_t": None}
-    arrays = {"q": state.q, "v": state.v, "qdd": state.qdd, "a": state.a, "lam": state.lam, "tau_prev": tau_prev}
-    if stepper.factor_dt is not None:
-        scalars["factor_t"] = stepper.factor_point[0]
-        arrays.update(zip(("factor_q", "factor_v", "factor_qdd", "factor_lam"), stepper.factor_point[1:]))
-    saver.write(recorder, scalars, arrays)
 
 
 def _checked_tau(tau_function, asm, t, q, v) -> np.ndarray:
     tau = np.asarray(tau_function(t, q, v), dtype=float)
     if tau.shape != (asm.n_dofs,) or not np.all(np.isfinite(tau)):
-        raise StateError(f"applied forces at t = {t:.9g} s must be {asm.n_dofs} finite numbers, got shape "
-                         f"{tau.shape}" + ("" if tau.shape != (asm.n_dofs,) else " with NaN/Inf"))
+        raise StateError(
+            f"applied forces at t = {t:.9g} s must be {asm.n_dofs} finite numbers, got shape "
+            f"{tau.shape}" + ("" if tau.shape != (asm.n_dofs,) else " with NaN/Inf")
+        )
     return tau
-
-
-def _response(asm, s: _Step, Phi=None) -> ForwardResult:
-    """The plant's response at a step (q̈, Φᵀλ, λ); Φ evaluated here unless given."""
-    if Phi is None:
-        Phi = asm.constraint_rows(asm.evaluate(s.t, s.q, s.v))[1]
-    force = transposed_product(Phi, s.lam) if Phi.shape[0] else np.zeros(asm.n_dofs)
-    return ForwardResult(s.qdd, force, s.lam, True, Phi.shape[0], "generalized-alpha")
-
-
-def _viscous_power(asm, s: _Step) -> float:
-    """Power of the Kelvin–Voigt forces at a step, vᵀ(k(q, v) − k(q, 0)) [W], plus that of the dampers among
-    the force elements, −vᵀ(Q(q, v) − Q(q, 0)); the dissipated work of a step
-    is its trapezoid rule over the step's two ends."""
-    applied = asm.dissipated_power(asm.evaluate(s.t, s.q, s.v)) if asm.forces else 0.0
-    if not asm.sparse or not any(b.material.damping > 0 for b in asm.bodies):
-        return applied
-    fs = asm.flexible.slice
-    viscous = asm.flexible.internal_force(s.q[fs], s.v[fs]) - asm.flexible.internal_force(s.q[fs], None)
-    return applied + float(s.v[fs] @ viscous)
-
-
-def _record(recorder, asm, s: _Step, tau, iterations: int, dt: float, stats: dict, rows=None) -> None:
-    """Record the step ``s``; ``rows`` are its constraint rows when already evaluated at (s.t, s.q, s.v)."""
-    phi, Phi, _, phi_t = rows if rows is not None else asm.constraint_rows(asm.evaluate(s.t, s.q, s.v))
-    recorder.t_last = s.t
-    recorder.record(s.t, s.q, s.v, _response(asm, s, Phi), tau, _Snapshot(phi, Phi, phi_t), iterations)
-    for key, value in (("dt", dt), ("newton_iterations", iterations), ("applied_work", stats["applied_work"]),
-                       ("dissipated", stats["dissipated"])):
-        recorder.append(key, value)

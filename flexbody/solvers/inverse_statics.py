@@ -7,6 +7,7 @@ change is the minimum-norm least-squares solution of the linearised task conditi
 of τ_k from its start when the task leaves inputs free (k > m_T), the least-squares τ_k with the residual
 reported when x_d cannot be reached. Along a path of targets each solve starts from the last.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,10 +15,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..system.description import as_assembled
 from ..errors import ConvergenceError, FlexbodyError, ModelError
-from ..linalg.saddle_point import SaddlePointSolver
 from ..io.results import Results
+from ..linalg.saddle_point import SaddlePointSolver
+from ..system.description import as_assembled
 from .constrained_statics import Equilibrium, _Statics, holding_inputs, static_equilibrium
 
 __all__ = ["InverseStatics", "inverse_statics", "task_sensitivity", "quasi_static_sequence"]
@@ -79,10 +80,23 @@ def task_sensitivity(asm, task, eq: Equilibrium, t: float = 0.0) -> np.ndarray:
     return _task_terms(asm, task, eq.q, t)[1] @ D
 
 
-def inverse_statics(asm, task, target, *, tau_k0=None, q0=None, t: float = 0.0, tol: float = 1e-10,
-                    max_iterations: int = 200, load_steps: int = 1, rcond: float = 1e-10,
-                    max_step: float = 0.1, inputs: str = "least_norm", optimality_tol: float = 1e-11,
-                    max_descents: int = 100) -> InverseStatics:
+def inverse_statics(
+    asm,
+    task,
+    target,
+    *,
+    tau_k0=None,
+    q0=None,
+    t: float = 0.0,
+    tol: float = 1e-10,
+    max_iterations: int = 200,
+    load_steps: int = 1,
+    rcond: float = 1e-10,
+    max_step: float = 0.1,
+    inputs: str = "least_norm",
+    optimality_tol: float = 1e-11,
+    max_descents: int = 100,
+) -> InverseStatics:
     """Actuator inputs τ_k (k,) that hold the system in static equilibrium with ``task`` at ``target``.
 
     Newton on (q, λ, τ_k) together, bordered: with one factor of the static saddle point per iteration,
@@ -120,32 +134,44 @@ def inverse_statics(asm, task, target, *, tau_k0=None, q0=None, t: float = 0.0, 
         raise FlexbodyError(f"inverse_statics: inputs must be 'least_norm' or 'least_change', got {inputs!r}")
     target = np.asarray(target, dtype=float).ravel()
     if target.shape != (task.n_rows,) or not np.all(np.isfinite(target)):
-        raise ModelError(f"inverse_statics: target must be {task.n_rows} finite numbers for task {task.name!r} "
-                         f"(rows {task.row_labels}), got shape {target.shape}")
-    if tau_k0 is None:                                   # start: the inputs that hold the initial posture
+        raise ModelError(
+            f"inverse_statics: target must be {task.n_rows} finite numbers for task {task.name!r} "
+            f"(rows {task.row_labels}), got shape {target.shape}"
+        )
+    if tau_k0 is None:  # start: the inputs that hold the initial posture
         tau_k, eq = holding_inputs(asm, q0, t=t, load_steps=load_steps)
     else:
         tau_k = np.asarray(tau_k0, dtype=float).copy()
         eq = static_equilibrium(asm, tau_k=tau_k, q0=q0, t=t, load_steps=load_steps)
     newton = _BorderedNewton(asm, task, target, t, rcond)
-    history = []
+    history: list[float] = []
     (q, lam, tau_k), it = _restore(newton, (eq.q, eq.lam, tau_k), tol, max_iterations, max_step, history)
     reachable = _on_target(newton, (q, lam, tau_k), tol)
     descents, optimality = 0, np.nan
     if inputs == "least_norm" and reachable:
-        (q, lam, tau_k), descents, optimality = _least_norm_inputs(newton, (q, lam, tau_k), tol, max_iterations,
-                                                                   max_step, optimality_tol, max_descents)
+        (q, lam, tau_k), descents, optimality = _least_norm_inputs(
+            newton, (q, lam, tau_k), tol, max_iterations, max_step, optimality_tol, max_descents
+        )
     r, phi, _ = newton.stat.residual(q, lam, asm.S.T @ tau_k, 1.0)
-    eq = Equilibrium(q, lam, asm.S.T @ tau_k, float(np.max(np.abs(r))) if r.size else 0.0,
-                     float(np.max(np.abs(phi))) if phi.size else 0.0, it, history, [1.0])
+    eq = Equilibrium(
+        q,
+        lam,
+        asm.S.T @ tau_k,
+        float(np.max(np.abs(r))) if r.size else 0.0,
+        float(np.max(np.abs(phi))) if phi.size else 0.0,
+        it,
+        history,
+        [1.0],
+    )
     x = _task_terms(asm, task, q, t)[0]
     G = newton.G
     sv = np.linalg.svd(G, compute_uv=False) if G.size else np.zeros(0)
     rank = int(np.sum(sv > rcond * sv.max())) if sv.size and sv.max() > 0 else 0
     residual = float(np.linalg.norm(x - target))
     history.append(residual)
-    return InverseStatics(tau_k, eq, x, target, residual, residual <= tol, G, sv, rank, it, history,
-                          descents, optimality)
+    return InverseStatics(
+        tau_k, eq, x, target, residual, residual <= tol, G, sv, rank, it, history, descents, optimality
+    )
 
 
 def _restore(newton, point, tol, max_iterations, max_step, history):
@@ -165,13 +191,15 @@ def _restore(newton, point, tol, max_iterations, max_step, history):
             step *= 0.5
         q, lam, tau_k = trial
         if len(history) > 6 and history[-1] > tol and abs(history[-1] - history[-7]) <= 1e-6 * history[-1]:
-            return (q, lam, tau_k), it                   # least-squares stationary: x_d not reachable
+            return (q, lam, tau_k), it  # least-squares stationary: x_d not reachable
         ref = max(1.0, float(np.max(np.abs(q))))
-        if step * float(np.max(np.abs(dq))) <= 1e-11 * ref and step * float(np.max(np.abs(dtau))) <= \
-                1e-10 * max(1.0, float(np.max(np.abs(tau_k)))):
+        if step * float(np.max(np.abs(dq))) <= 1e-11 * ref and step * float(np.max(np.abs(dtau))) <= 1e-10 * max(
+            1.0, float(np.max(np.abs(tau_k)))
+        ):
             return (q, lam, tau_k), it
-    raise ConvergenceError(f"inverse_statics: no convergence in {max_iterations} iterations "
-                           f"(task residual {history[-1]:.3e} m)", history)
+    raise ConvergenceError(
+        f"inverse_statics: no convergence in {max_iterations} iterations (task residual {history[-1]:.3e} m)", history
+    )
 
 
 def _least_norm_inputs(newton, point, tol, max_iterations, max_step, optimality_tol, max_descents):
@@ -193,7 +221,7 @@ def _least_norm_inputs(newton, point, tol, max_iterations, max_step, optimality_
         if Z.shape[1] == 0 or np.linalg.norm(g) <= optimality_tol * scale or descent == max_descents:
             return (q, lam, tau_k), descent, float(np.linalg.norm(g)) / scale
         p = -np.linalg.solve(B, g)
-        if g @ p >= 0.0:                                 # B lost positive definiteness: restart at I
+        if g @ p >= 0.0:  # B lost positive definiteness: restart at I
             B, p = np.eye(len(g)), -g
         dtau = Z @ p
         alpha = min(1.0, max_step / max(float(np.max(np.abs(newton.D @ dtau))), 1e-300))
@@ -207,15 +235,15 @@ def _least_norm_inputs(newton, point, tol, max_iterations, max_step, optimality_
             if candidate is not None and _on_target(newton, candidate, tol):
                 f, f_new = tau_k @ tau_k, candidate[2] @ candidate[2]
                 if f_new <= f + 1e-4 * alpha * (g @ p) or -alpha * (g @ p) <= 1e-12 * f:
-                    accepted = candidate             # Armijo, or a decrease below the rounding of ‖τ_k‖²
+                    accepted = candidate  # Armijo, or a decrease below the rounding of ‖τ_k‖²
                     break
             alpha *= 0.5
-        if accepted is None:                             # no decrease along the tangent: stationary
-            newton.direction(q, lam, tau_k)              # G back at the point (the trials factored elsewhere)
+        if accepted is None:  # no decrease along the tangent: stationary
+            newton.direction(q, lam, tau_k)  # G back at the point (the trials factored elsewhere)
             return (q, lam, tau_k), descent, float(np.linalg.norm(g)) / scale
         Z_new, g_new = _reduced_gradient(newton, *accepted, Z)
         s, y = Z.T @ (accepted[2] - tau_k), g_new - g
-        if s @ y > 1e-12 * np.linalg.norm(s) * np.linalg.norm(y):       # BFGS update of B
+        if s @ y > 1e-12 * np.linalg.norm(s) * np.linalg.norm(y):  # BFGS update of B
             Bs = B @ s
             B = B - np.outer(Bs, Bs) / (s @ Bs) + np.outer(y, y) / (s @ y)
         (q, lam, tau_k), Z, g = accepted, Z_new, g_new
@@ -254,12 +282,12 @@ class _BorderedNewton:
             return None
         x, J = _task_terms(self.asm, self.task, q, self.t)
         if factor:
-            self.D, self.Y = _input_response(self.stat, self.solver, q, lam, Phi)   # dq/dτ_k (n, k)
+            self.D, self.Y = _input_response(self.stat, self.solver, q, lam, Phi)  # dq/dτ_k (n, k)
             self.J = J
-            self.G = J @ self.D                                           # dx/dτ_k (m_T, k)
+            self.G = J @ self.D  # dx/dτ_k (m_T, k)
         dq_r, y_r = self.solver.solve(-r, -phi)
         e = self.target - x
-        dtau = _min_norm_lstsq(self.G, e - self.J @ dq_r, self.rcond)   # least change of τ_k
+        dtau = _min_norm_lstsq(self.G, e - self.J @ dq_r, self.rcond)  # least change of τ_k
         return dq_r + self.D @ dtau, y_r + self.Y @ dtau, dtau, e
 
     def direction(self, q, lam, tau_k):
@@ -289,19 +317,40 @@ def quasi_static_sequence(asm, task, targets, *, tau_k0=None, q0=None, tol: floa
     """
     asm = as_assembled(asm, "quasi_static_sequence")
     targets = np.atleast_2d(np.asarray(targets, dtype=float))
-    rows = {"q": [], "tau_k": [], "task_x": [], "task_target": [], "task_residual": [], "reachable": [],
-            "G_rank": [], "lam": []}
+    rows: dict[str, list] = {
+        "q": [],
+        "tau_k": [],
+        "task_x": [],
+        "task_target": [],
+        "task_residual": [],
+        "reachable": [],
+        "G_rank": [],
+        "lam": [],
+    }
     tau_k, q = tau_k0, q0
 
     def results():
         n_done = len(rows["q"])
         q_hist = np.array(rows["q"]) if n_done else np.zeros((0, asm.n_dofs))
         hist = {key: np.array(v) for key, v in rows.items() if key != "q"}
-        return Results(kind="quasi_static", times=np.arange(n_done, dtype=float), q=q_hist,
-                       body_slices=dict(asm.body_slices), iterations=[], reference=asm.q0.copy(), system=asm,
-                       v=np.zeros_like(q_hist), histories=hist, events=[],
-                       metadata={"task": task.name, "task_labels": list(task.row_labels),
-                                 "actuated_labels": list(asm.actuated_labels)})
+        return Results(
+            kind="quasi_static",
+            times=np.arange(n_done, dtype=float),
+            q=q_hist,
+            body_slices=dict(asm.body_slices),
+            iterations=[],
+            reference=asm.q0.copy(),
+            system=asm,
+            v=np.zeros_like(q_hist),
+            histories=hist,
+            events=[],
+            metadata={
+                "task": task.name,
+                "task_labels": list(task.row_labels),
+                "actuated_labels": list(asm.actuated_labels),
+            },
+        )
+
     for target in targets:
         try:
             sol = inverse_statics(asm, task, target, tau_k0=tau_k, q0=q, tol=tol, **kw)
@@ -309,8 +358,15 @@ def quasi_static_sequence(asm, task, targets, *, tau_k0=None, q0=None, tol: floa
             exc.last_good = results()
             raise
         tau_k, q = sol.tau_k, sol.q
-        for key, value in (("q", sol.q), ("tau_k", sol.tau_k), ("task_x", sol.x), ("task_target", target),
-                           ("task_residual", sol.residual), ("reachable", float(sol.reachable)),
-                           ("G_rank", sol.rank), ("lam", sol.lam)):
+        for key, value in (
+            ("q", sol.q),
+            ("tau_k", sol.tau_k),
+            ("task_x", sol.x),
+            ("task_target", target),
+            ("task_residual", sol.residual),
+            ("reachable", float(sol.reachable)),
+            ("G_rank", sol.rank),
+            ("lam", sol.lam),
+        ):
             rows[key].append(np.array(value, dtype=float, copy=True))
     return results()

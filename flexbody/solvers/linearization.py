@@ -17,6 +17,7 @@ eigenvalues of A are ±iω of :func:`flexbody.solvers.modal.modal_analysis` when
 the actuated joint forces (B_u = Sᵀ) and, optionally, forces on flexible nodes; outputs: task coordinates.
 The model is dense (2p × 2p): meant for controller design on systems of up to a few thousand coordinates.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -59,9 +60,9 @@ class LinearModel:
     u: np.ndarray
     input_labels: list
     output_labels: list
-    mass: np.ndarray = field(default=None, repr=False)
-    damping: np.ndarray = field(default=None, repr=False)
-    stiffness: np.ndarray = field(default=None, repr=False)
+    mass: np.ndarray | None = field(default=None, repr=False)
+    damping: np.ndarray | None = field(default=None, repr=False)
+    stiffness: np.ndarray | None = field(default=None, repr=False)
     metadata: dict = field(default_factory=dict)
 
     def coordinates(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -74,8 +75,9 @@ class LinearModel:
         return np.concatenate([self.basis.T @ (np.asarray(q) - self.q), self.basis.T @ np.asarray(v)])
 
 
-def linearize(model, state=None, *, inputs=None, nodal_forces=(), outputs=(), t: float = 0.0,
-              load_steps: int = 1) -> LinearModel:
+def linearize(
+    model, state=None, *, inputs=None, nodal_forces=(), outputs=(), t: float = 0.0, load_steps: int = 1
+) -> LinearModel:
     """The linear state-space model of ``model`` about a static state.
 
     Parameters
@@ -97,8 +99,9 @@ def linearize(model, state=None, *, inputs=None, nodal_forces=(), outputs=(), t:
     k = asm.S.shape[0]
     u = np.zeros(k) if inputs is None else np.asarray(inputs, dtype=float).reshape(-1)
     if u.shape != (k,) or not np.all(np.isfinite(u)):
-        raise FlexbodyError(f"linearize: inputs must be {k} finite numbers (actuators {asm.actuated_labels}), "
-                            f"got shape {u.shape}")
+        raise FlexbodyError(
+            f"linearize: inputs must be {k} finite numbers (actuators {asm.actuated_labels}), got shape {u.shape}"
+        )
     B_u, input_labels = _input_map(asm, nodal_forces)
     q, lam, residual = _linearisation_point(asm, state, asm.S.T @ u, t, load_steps)
     K, Dm, M = _second_order_terms(asm, q, lam, t)
@@ -117,8 +120,22 @@ def linearize(model, state=None, *, inputs=None, nodal_forces=(), outputs=(), t:
     B[p:] = la.cho_solve(factor, N.T @ B_u)
     C, output_labels = _output_map(asm, ev, outputs, N)
     D = np.zeros((C.shape[0], B.shape[1]))
-    return LinearModel(A, B, C, D, N, q, lam, u, input_labels, output_labels, Mz, Dz, Kz,
-                       {"static_residual": residual, "p": int(p), "t": float(t)})
+    return LinearModel(
+        A,
+        B,
+        C,
+        D,
+        N,
+        q,
+        lam,
+        u,
+        input_labels,
+        output_labels,
+        Mz,
+        Dz,
+        Kz,
+        {"static_residual": residual, "p": int(p), "t": float(t)},
+    )
 
 
 def _second_order_terms(asm, q, lam, t):
@@ -139,7 +156,7 @@ def _second_order_terms(asm, q, lam, t):
         forces = statics.equations.flexible_force_jacobians(ev, 0.0, 1.0)
         if forces is not None:
             D[fs, fs] += forces.toarray()
-        M = M.tocsc().toarray()                              # the model is dense by design (module docstring)
+        M = M.tocsc().toarray()  # the model is dense by design (module docstring)
     if n_r:
         K[:n_r, :n_r] = K_r
         D[:n_r, :n_r] = D_r
@@ -155,15 +172,16 @@ def _input_map(asm, nodal_forces):
         except (TypeError, ValueError):
             raise FlexbodyError(f"linearize: a nodal force is (body, node index, direction), got {item!r}") from None
         if body not in asm.bodies:
-            raise FlexbodyError(f"linearize: nodal force on {getattr(body, 'name', body)!r}, not a flexible body of "
-                                f"the system")
+            raise FlexbodyError(
+                f"linearize: nodal force on {getattr(body, 'name', body)!r}, not a flexible body of the system"
+            )
         node = int(node)
         if not 0 <= node < body.n_nodes:
             raise FlexbodyError(f"linearize: body {body.name!r} has nodes 0..{body.n_nodes - 1}, not {node}")
         d = np.asarray(direction, dtype=float).reshape(3)
         column = np.zeros((asm.n_dofs, 1))
         start = asm.offsets[body] + 3 * node
-        column[start:start + 3, 0] = d
+        column[start : start + 3, 0] = d
         columns.append(column)
         labels.append(f"{body.name}.n{node}.force")
     return np.hstack(columns), labels

@@ -7,6 +7,7 @@ increment is 1/load_steps; a step whose Newton iterations fail is retried with h
 within ``easy_iterations`` iterations) a halved increment is doubled back, never above the first one. So a
 hard stretch of the path (a limit point ahead, a stiffening) costs small steps only while it lasts.
 """
+
 from __future__ import annotations
 
 import logging
@@ -26,8 +27,14 @@ class LoadIncrements:
 
     Attributes: ``size`` the current increment, ``halvings`` below the first one, ``bisections`` in all."""
 
-    def __init__(self, load_steps: int, max_bisections: int, *, grow_after: int = GROW_AFTER,
-                 easy_iterations: int = EASY_ITERATIONS):
+    def __init__(
+        self,
+        load_steps: int,
+        max_bisections: int,
+        *,
+        grow_after: int = GROW_AFTER,
+        easy_iterations: int = EASY_ITERATIONS,
+    ):
         self.first = self.size = 1.0 / int(load_steps)
         self.max_bisections, self.grow_after, self.easy_iterations = int(max_bisections), grow_after, easy_iterations
         self.halvings = self.bisections = self.easy = 0
@@ -40,8 +47,12 @@ class LoadIncrements:
         times already."""
         if self.halvings >= self.max_bisections:
             return False
-        self.size, self.halvings, self.bisections, self.easy = 0.5 * self.size, self.halvings + 1, \
-            self.bisections + 1, 0
+        self.size, self.halvings, self.bisections, self.easy = (
+            0.5 * self.size,
+            self.halvings + 1,
+            self.bisections + 1,
+            0,
+        )
         log.info("load increment halved to %.3g at load factor %.6g", self.size, s_done)
         return True
 

@@ -20,20 +20,25 @@ from its constraint force). Modes x with Φ x = 0 solve K x = ω² M x; a zero �
 
 Modes are scaled to unit modal mass, xᵀMx = 1 [kg·m² per coordinate unit²].
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 
+from ..dynamics.projection import nullspace_basis
 from ..errors import ConvergenceError, FlexbodyError, StateError
 from ..io.results import Results
-from ..dynamics.projection import nullspace_basis
 from ..linalg.saddle_point import SaddlePointSolver
 from ..system.description import as_assembled
 from .constrained_statics import _Statics, static_equilibrium
+
+if TYPE_CHECKING:
+    from ..system.assembled import AssembledSystem
 
 __all__ = ["Modes", "modal_analysis"]
 
@@ -45,7 +50,7 @@ class Modes:
     Attributes
     ----------
     frequencies : ndarray (k,)
-        Natural frequencies f = ω/2π [Hz], ascending; negative where ω² < 0 (an unstable state: −√|ω²|/2π).
+        Natural frequencies f = ω/2π [Hz], ascending; negative where ω² < 0 (an unstable state: −√(−ω²)/2π).
     eigenvalues : ndarray (k,)
         ω² [1/s²].
     shapes : ndarray (k, n)
@@ -53,7 +58,7 @@ class Modes:
     q : ndarray (n,)
         The state linearised about [m, rad]; lam : ndarray (m,), its multipliers.
     n_rigid_body : int
-        Modes with |ω²| below ``zero_tol`` (rigid-body and mechanism modes).
+        Modes with abs(ω²) below ``zero_tol`` (rigid-body and mechanism modes).
     system : AssembledSystem
     metadata : dict
         Method, shift, static residual of the state, tolerances.
@@ -65,7 +70,7 @@ class Modes:
     q: np.ndarray
     lam: np.ndarray
     n_rigid_body: int
-    system: object = field(repr=False)
+    system: AssembledSystem = field(repr=False)
     metadata: dict = field(default_factory=dict)
 
     def animation(self, mode: int, amplitude: float | None = None, frames: int = 24) -> Results:
@@ -80,10 +85,22 @@ class Modes:
         t = np.arange(int(frames)) / int(frames)
         q = self.q[None, :] + (a / np.max(np.abs(x))) * np.sin(2 * np.pi * t)[:, None] * x[None, :]
         asm = self.system
-        return Results(kind="modal", times=t, q=q, body_slices=dict(asm.body_slices),
-                       iterations=[0] * len(t), residuals=[[] for _ in t], reference=np.array(asm.q0, dtype=float),
-                       system=asm, metadata={"mode": int(mode), "frequency_hz": float(self.frequencies[mode]),
-                                             "amplitude": a, "time_unit": "period"})
+        return Results(
+            kind="modal",
+            times=t,
+            q=q,
+            body_slices=dict(asm.body_slices),
+            iterations=[0] * len(t),
+            residuals=[[] for _ in t],
+            reference=np.array(asm.q0, dtype=float),
+            system=asm,
+            metadata={
+                "mode": int(mode),
+                "frequency_hz": float(self.frequencies[mode]),
+                "amplitude": a,
+                "time_unit": "period",
+            },
+        )
 
     def _default_amplitude(self) -> float:
         asm = self.system
@@ -98,6 +115,7 @@ class Modes:
         from pathlib import Path
 
         from ..io.export import write_results
+
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         for k in range(len(self.frequencies)) if modes is None else modes:
@@ -107,8 +125,17 @@ class Modes:
         return directory
 
 
-def modal_analysis(model, state=None, n_modes: int = 10, *, tau=None, t: float = 0.0, shift: float | None = None,
-                   zero_tol: float = 1e-8, load_steps: int = 1) -> Modes:
+def modal_analysis(
+    model,
+    state=None,
+    n_modes: int = 10,
+    *,
+    tau=None,
+    t: float = 0.0,
+    shift: float | None = None,
+    zero_tol: float = 1e-8,
+    load_steps: int = 1,
+) -> Modes:
     """The lowest ``n_modes`` natural frequencies and modes of ``model`` linearised about a state.
 
     Parameters
@@ -128,7 +155,7 @@ def modal_analysis(model, state=None, n_modes: int = 10, *, tau=None, t: float =
         σ [1/s²] of the shift-invert (flexible systems): modes with ω² nearest σ come first; default a small
         negative value, −1e-6 max diag K / max diag M.
     zero_tol : float
-        |ω²| below zero_tol · max(1, max |ω²|) counts as a rigid-body mode.
+        abs(ω²) below zero_tol · max(1, max abs(ω²)) counts as a rigid-body mode.
     load_steps : int
         Load steps of the static solve (state None).
 
@@ -164,15 +191,19 @@ def _linearisation_point(asm, state, tau, t, load_steps):
     """(q, λ, static residual max|r| [N, N·m]) of the state to linearise about."""
     if state is None:
         state = static_equilibrium(asm, tau, t=t, load_steps=load_steps)
-    if hasattr(state, "lam") and hasattr(state, "residual"):          # an Equilibrium (static_equilibrium, holding_inputs)
-        return np.array(state.q, dtype=float), np.array(state.lam[:asm.n_constraints], dtype=float), float(state.residual)
+    if hasattr(state, "lam") and hasattr(state, "residual"):  # an Equilibrium (static_equilibrium, holding_inputs)
+        return (
+            np.array(state.q, dtype=float),
+            np.array(state.lam[: asm.n_constraints], dtype=float),
+            float(state.residual),
+        )
     q = np.array(getattr(state, "q", state), dtype=float)
     if q.shape != (asm.n_dofs,) or not np.all(np.isfinite(q)):
         raise StateError(f"modal_analysis: state must be {asm.n_dofs} finite coordinates, got shape {q.shape}")
     statics = _Statics(asm, t)
     r0, _, Phi = statics.residual(q, np.zeros(asm.n_constraints), tau, 1.0)
     Phi = sp.csr_matrix(Phi)
-    gram = (Phi @ Phi.T).toarray()                                # (m, m): least squares Φᵀλ ≈ r₀ without n × n
+    gram = (Phi @ Phi.T).toarray()  # (m, m): least squares Φᵀλ ≈ r₀ without n × n
     lam = np.linalg.lstsq(gram, Phi @ r0, rcond=None)[0] if Phi.shape[0] else np.zeros(0)
     residual = r0 - Phi.T @ lam if Phi.shape[0] else r0
     return q, lam, float(np.max(np.abs(residual))) if residual.size else 0.0
@@ -186,7 +217,7 @@ def _dense_modes(K, M, Phi, n_modes):
     Kc, Mc = C.T @ K @ C, C.T @ M @ C
     values, Y = la.eigh(0.5 * (Kc + Kc.T), 0.5 * (Mc + Mc.T))
     k = min(n_modes, values.size)
-    shapes = (C @ Y[:, :k]).T                                    # eigh normalises Yᵀ Mc Y = I
+    shapes = (C @ Y[:, :k]).T  # eigh normalises Yᵀ Mc Y = I
     return values[:k], shapes, {"method": "dense null space (LAPACK eigh)", "dof": int(C.shape[1])}
 
 
@@ -210,17 +241,32 @@ def _sparse_modes(asm, K_r, K_f, M, Phi, n_modes, shift):
 
     dof = n - _rank(Phi)
     k = min(n_modes, max(1, dof - 1))
-    v0 = op_inv(M_all @ np.random.default_rng(0).standard_normal(n))      # a fixed start on ker Φ
+    v0 = op_inv(M_all @ np.random.default_rng(0).standard_normal(n))  # a fixed start on ker Φ
     try:
-        values, X = eigsh(LinearOperator((n, n), matvec=lambda x: K_all @ x, dtype=float), k=k, M=M_all,
-                          sigma=shift, which="LM", OPinv=LinearOperator((n, n), matvec=op_inv, dtype=float), v0=v0)
+        values, X = eigsh(
+            LinearOperator((n, n), matvec=lambda x: K_all @ x, dtype=float),
+            k=k,
+            M=M_all,
+            sigma=shift,
+            which="LM",
+            OPinv=LinearOperator((n, n), matvec=op_inv, dtype=float),
+            v0=v0,
+        )
     except ArpackNoConvergence as exc:
         raise ConvergenceError(f"modal_analysis: the eigensolver did not converge ({exc})", []) from None
     order = np.argsort(values)
     values, X = values[order], X[:, order]
     X = X / np.sqrt(np.einsum("ij,ij->j", X, M_all @ X))
-    return values, X.T, {"method": "shift-invert Lanczos on the saddle point (ARPACK)", "shift": float(shift),
-                         "dof": int(dof), "linear_solver": solver.method}
+    return (
+        values,
+        X.T,
+        {
+            "method": "shift-invert Lanczos on the saddle point (ARPACK)",
+            "shift": float(shift),
+            "dof": int(dof),
+            "linear_solver": solver.method,
+        },
+    )
 
 
 def _rank(Phi) -> int:

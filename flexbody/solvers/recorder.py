@@ -6,17 +6,17 @@ Each history is a :class:`Column`: its rows are copied into a preallocated array
 recording a step copies each value once, and the writer (:class:`flexbody.io.run_writer.RunWriter`) and
 :meth:`Recorder.results` read contiguous views of the rows instead of stacking lists of arrays.
 """
+
 from __future__ import annotations
 
 import logging
 
-
 import numpy as np
 
-from ..fem import fields as field_data
 from ..errors import FlexbodyError, StateError
+from ..fem import fields as field_data
+from ..io.results import _INTEGER_HISTORIES, Results
 from ..linalg.rank import constraint_rank
-from ..io.results import (_INTEGER_HISTORIES, Results)
 
 log = logging.getLogger(__name__)
 
@@ -30,34 +30,34 @@ class Column:
     The shape is ``shape``, or that of the first row appended.
     """
 
-    __slots__ = ("_data", "_count", "_capacity", "shape")
+    __slots__ = ("_capacity", "_count", "_data", "shape")
 
     def __init__(self, shape: tuple | None = None, capacity: int = 64):
-        self.shape = None if shape is None else tuple(int(i) for i in shape)
-        self._capacity = max(int(capacity), 1) if shape is not None else 0
-        self._data = np.empty((self._capacity, *self.shape)) if shape is not None else None
+        self.shape: tuple[int, ...] | None = None if shape is None else tuple(int(i) for i in shape)
+        self._capacity = max(int(capacity), 1) if self.shape is not None else 0
+        self._data = np.empty((self._capacity, *self.shape)) if self.shape is not None else np.empty(0)  # no rows yet
         self._count = 0
 
     @classmethod
-    def of(cls, rows) -> "Column":
+    def of(cls, rows) -> Column:
         """A column holding the rows of ``rows`` (array-like (s, *shape), copied)."""
         rows = np.asarray(rows, dtype=float)
         column = cls(rows.shape[1:], capacity=max(64, len(rows)))
-        column._data[:len(rows)] = rows
+        column._data[: len(rows)] = rows
         column._count = len(rows)
         return column
 
     def append(self, value) -> None:
         """Copy ``value`` (its shape must be the column's) into the next row."""
         n = self._count
-        if type(value) is not float:                # a float row of shape () needs no conversion
+        if type(value) is not float:  # a float row of shape () needs no conversion
             value = np.asarray(value, dtype=float)
             if value.shape != self.shape:
                 self._make_room(value.shape)
         elif self.shape != ():
             self._make_room(())
-        if n == self._capacity:
-            self._make_room(self.shape)
+        if n == self._capacity:  # the shape is known by now (set above for a column's first row)
+            self._reserve(2 * self._capacity)
         self._data[n] = value
         self._count = n + 1
 
@@ -69,7 +69,7 @@ class Column:
             self._make_room(rows.shape[1:])
         if n + count > self._capacity:
             self._reserve(max(2 * self._capacity, n + count))
-        self._data[n:n + count] = rows
+        self._data[n : n + count] = rows
         self._count = n + count
 
     def _make_room(self, shape: tuple) -> None:
@@ -83,13 +83,14 @@ class Column:
 
     def _reserve(self, capacity: int) -> None:
         """Grow the buffer to ``capacity`` rows, keeping the rows written."""
+        assert self.shape is not None  # a buffer grows once its rows' shape is known
         grown = np.empty((capacity, *self.shape))
-        grown[:self._count] = self._data[:self._count]
+        grown[: self._count] = self._data[: self._count]
         self._data, self._capacity = grown, capacity
 
     def array(self) -> np.ndarray:
         """Every row, (rows, *shape) (a view; (0,) before the first row of a column of unknown shape)."""
-        return np.zeros(0) if self._data is None else self._data[:self._count]
+        return np.zeros(0) if self.shape is None else self._data[: self._count]
 
     def __len__(self) -> int:
         return self._count
@@ -158,12 +159,15 @@ class EnergyWatch:
         (e0, v0), content = self.first
         energy = kinetic + potential
         gain = energy - e0
-        if not np.isfinite(energy) or (gain > ENERGY_GROWTH * content
-                                       and gain > 0.5 * max(kinetic, abs(potential - v0))):
-            raise StateError(f"simulate: at t = {t:.9g} s the energy grew to {energy:.6g} J from {e0:.6g} J, more than "
-                             f"{ENERGY_GROWTH:g} times the first state's energy content ({content:.3g} J), in a run "
-                             f"without inputs: the integration is unstable; use a smaller step (RK4) or "
-                             f"GeneralizedAlpha. The results hold the states before t")
+        if not np.isfinite(energy) or (
+            gain > ENERGY_GROWTH * content and gain > 0.5 * max(kinetic, abs(potential - v0))
+        ):
+            raise StateError(
+                f"simulate: at t = {t:.9g} s the energy grew to {energy:.6g} J from {e0:.6g} J, more than "
+                f"{ENERGY_GROWTH:g} times the first state's energy content ({content:.3g} J), in a run "
+                f"without inputs: the integration is unstable; use a smaller step (RK4) or "
+                f"GeneralizedAlpha. The results hold the states before t"
+            )
 
 
 # ------------------------------------------------------------------------------------------- recording
@@ -185,7 +189,7 @@ class Recorder:
         self.rank0 = self.rank_prev = None
         self.t_last = float("nan")
         self.field_bodies = list(getattr(asm, "bodies", None) or []) if metadata.get("fields") else []
-        self.energy_watch: EnergyWatch | None = None                # set by simulate for runs without inputs
+        self.energy_watch: EnergyWatch | None = None  # set by simulate for runs without inputs
 
     def _report(self, Phi, atol):
         return constraint_rank(Phi, rtol=self.rtol, row_labels=getattr(self.asm, "row_labels", None), atol=atol)
@@ -210,14 +214,28 @@ class Recorder:
             report = self._report(Phi, self.atol)
         s = np.asarray(report.singular_values, dtype=float)
         kind = "rank_drop" if rank < self.rank_prev else ("rank_restored" if rank == self.rank0 else "rank_rise")
-        event = {"t": float(t), "kind": kind, "rank": int(rank), "previous_rank": int(self.rank_prev),
-                 "initial_rank": int(self.rank0), "redundant_rows": [int(i) for i in report.redundant_rows],
-                 "redundant_labels": list(report.redundant_labels or []),
-                 "smallest_singular_value": float(s.min()) if s.size else 0.0, "tol": float(report.tol)}
+        event = {
+            "t": float(t),
+            "kind": kind,
+            "rank": int(rank),
+            "previous_rank": int(self.rank_prev),
+            "initial_rank": int(self.rank0),
+            "redundant_rows": [int(i) for i in report.redundant_rows],
+            "redundant_labels": list(report.redundant_labels or []),
+            "smallest_singular_value": float(s.min()) if s.size else 0.0,
+            "tol": float(report.tol),
+        }
         self.events.append(event)
-        log.info("t = %.6g s: %s, rank of the constraint Jacobian %d -> %d (smallest singular value %.3e, "
-                 "redundant rows %s)", t, kind, self.rank_prev, rank, event["smallest_singular_value"],
-                 event["redundant_labels"] or event["redundant_rows"])
+        log.info(
+            "t = %.6g s: %s, rank of the constraint Jacobian %d -> %d (smallest singular value %.3e, "
+            "redundant rows %s)",
+            t,
+            kind,
+            self.rank_prev,
+            rank,
+            event["smallest_singular_value"],
+            event["redundant_labels"] or event["redundant_rows"],
+        )
         self.rank_prev = rank
 
     def record(self, t, q, v, res, tau, terms, corrections):
@@ -226,9 +244,19 @@ class Recorder:
         recorded) and the controller's diagnostics (each value is copied)."""
         asm = self.asm
         rate = terms.Phi @ v + terms.phi_t
-        values = {"t": t, "q": q, "v": v, "a": res.a, "tau": tau, "lam": res.lam,
-                  "constraint_force": res.constraint_force, "rank": res.rank,
-                  "violation": _norm(terms.phi), "velocity_violation": _norm(rate), "corrections": corrections}
+        values = {
+            "t": t,
+            "q": q,
+            "v": v,
+            "a": res.a,
+            "tau": tau,
+            "lam": res.lam,
+            "constraint_force": res.constraint_force,
+            "rank": res.rank,
+            "violation": _norm(terms.phi),
+            "velocity_violation": _norm(rate),
+            "corrections": corrections,
+        }
         if hasattr(asm, "energy"):
             kinetic, potential = asm.energy(q, v)
             if self.energy_watch is not None:
@@ -251,8 +279,9 @@ class Recorder:
         if self.energy_watch is not None and "kinetic" in columns:
             for i, (t, kinetic, potential) in enumerate(zip(columns["t"], columns["kinetic"], columns["potential"])):
                 try:
-                    self.energy_watch.check(float(t), float(kinetic), float(potential),
-                                            bool(moving is not None and moving[i]))
+                    self.energy_watch.check(
+                        float(t), float(kinetic), float(potential), bool(moving is not None and moving[i])
+                    )
                 except StateError as exc:
                     failure, count = exc, i
                     break
@@ -271,10 +300,10 @@ class Recorder:
     def _record_controller(self, count: int) -> None:
         """Controller diagnostics (task coordinates, desired values, errors, f*, τ_k, …) at the recorded
         state; a quantity missing at some step or changing shape is dropped with a log message."""
-        for key, value in self.controller.diagnostics.items():
+        for key, given in self.controller.diagnostics.items():
             if key in self.dropped:
                 continue
-            value = np.asarray(value, dtype=float)
+            value = np.asarray(given, dtype=float)
             rows = self.rows.get(key)
             rows = self.rows.setdefault(key) if rows is None else rows
             if len(rows) != count - 1 or (len(rows) and rows.shape != value.shape):
@@ -284,8 +313,10 @@ class Recorder:
             rows.append(value)
 
     def body_slices(self) -> dict:
-        return {k: ((s.start, s.stop) if isinstance(s, slice) else tuple(int(i) for i in s))
-                for k, s in dict(getattr(self.asm, "body_slices", None) or {}).items()}
+        return {
+            k: ((s.start, s.stop) if isinstance(s, slice) else tuple(int(i) for i in s))
+            for k, s in dict(getattr(self.asm, "body_slices", None) or {}).items()
+        }
 
     def restore(self, arrays: dict, histories: dict, state: dict) -> None:
         """Continue after the rows of a saved run (``arrays`` "times", "q", "v" and ``histories``, as read
@@ -308,9 +339,17 @@ class Recorder:
         for key in _INTEGER_HISTORIES:
             if key in histories:
                 histories[key] = histories[key].astype(np.int64)
-        return Results(kind="dynamic", times=rows["t"].astype(float), q=q, body_slices=slices,
-                       iterations=[int(c) for c in histories.get("corrections", [])],
-                       reference=q[0].copy() if len(q) else np.zeros(n), system=self.asm,
-                       v=rows["v"],
-                       histories=histories, fields=recorded_fields, events=list(self.events),
-                       metadata=dict(self.metadata))
+        return Results(
+            kind="dynamic",
+            times=rows["t"].astype(float),
+            q=q,
+            body_slices=slices,
+            iterations=[int(c) for c in histories.get("corrections", [])],
+            reference=q[0].copy() if len(q) else np.zeros(n),
+            system=self.asm,
+            v=rows["v"],
+            histories=histories,
+            fields=recorded_fields,
+            events=list(self.events),
+            metadata=dict(self.metadata),
+        )

@@ -16,6 +16,7 @@ must build the same ones (``flexbody run --resume`` re-runs the case with the pa
 This is how ``flexbody run CASE --resume`` continues a killed case: the case passes the context it is given
 to its runs.
 """
+
 from __future__ import annotations
 
 import json
@@ -44,13 +45,15 @@ class RestartLog:
 _COMPARED = ("integrator", "integrator_settings", "t0", "record_every", "formulation")
 
 
-def continue_saved(asm, directory, t_end: float, metadata: dict, resume, context, tau=None,
-                   controller=None) -> Results | None:
+def continue_saved(
+    asm, directory, t_end: float, metadata: dict, resume, context, tau=None, controller=None
+) -> Results | None:
     """The results of the run saved in ``directory`` (continued or reused), or None to start afresh.
 
     ``metadata`` holds the settings of the requested run as :func:`flexbody.solvers.simulation.simulate` records
     them ("integrator", "integrator_settings", "t0", "record_every", "formulation", "fields"); ``resume``
-    is :func:`flexbody.solvers.simulation.resume`, which continues a stopped run; ``context`` (a :class:`flexbody.RunContext`) holds the log of what was
+    is :func:`flexbody.solvers.simulation.resume`, which continues a stopped run; ``context`` (a
+    :class:`flexbody.RunContext`) holds the log of what was
     done and the progress callback of the continued run."""
     record = context.restarts
 
@@ -64,8 +67,10 @@ def continue_saved(asm, directory, t_end: float, metadata: dict, resume, context
         results = Results.load(path)
         _check_same_run(path, results.metadata, metadata, int(asm.n_dofs), results.q.shape[1])
         if not np.isclose(results.times[-1], t_end, rtol=0.0, atol=1e-12 * max(1.0, abs(t_end))):
-            raise FlexbodyError(f"resume: the complete run in {str(path)!r} ends at t = {results.times[-1]:.9g} s, "
-                                f"not at the requested t_end = {t_end:.9g} s; run without --resume to redo it")
+            raise FlexbodyError(
+                f"resume: the complete run in {str(path)!r} ends at t = {results.times[-1]:.9g} s, "
+                f"not at the requested t_end = {t_end:.9g} s; run without --resume to redo it"
+            )
         results.system = asm
         log.info("the run in %s is already complete: its results are reused", path)
         record.reused.append(str(path))
@@ -94,12 +99,16 @@ def _checkpoint_n_dofs(path: Path) -> int:
 def _check_same_run(path: Path, saved: dict, requested: dict, n_dofs: int, saved_n_dofs: int) -> None:
     """FlexbodyError naming the first setting in which the saved run differs from the requested one."""
     if saved_n_dofs != n_dofs:
-        raise FlexbodyError(f"resume: the run in {str(path)!r} has {saved_n_dofs} coordinates, the model "
-                            f"{n_dofs}: build the model of the saved run (same parameters) or run without --resume")
-    for key in _COMPARED + ("fields",):
+        raise FlexbodyError(
+            f"resume: the run in {str(path)!r} has {saved_n_dofs} coordinates, the model "
+            f"{n_dofs}: build the model of the saved run (same parameters) or run without --resume"
+        )
+    for key in (*_COMPARED, "fields"):
         was, now = saved.get(key), requested.get(key)
         if key == "fields":
             was, now = bool(was), bool(now)
         if json.dumps(was, sort_keys=True) != json.dumps(now, sort_keys=True):
-            raise FlexbodyError(f"resume: the run in {str(path)!r} was made with {key} = {was!r}, this one "
-                                f"asks for {now!r}: give the saved run's parameters or run without --resume")
+            raise FlexbodyError(
+                f"resume: the run in {str(path)!r} was made with {key} = {was!r}, this one "
+                f"asks for {now!r}: give the saved run's parameters or run without --resume"
+            )

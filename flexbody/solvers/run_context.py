@@ -2,6 +2,7 @@
 continued. ``flexbody run`` makes one and passes it to the case's ``main(out_dir, context=...)``, which
 passes it on to every :func:`flexbody.simulate` it calls; nothing is installed globally.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -36,7 +37,7 @@ class RunContext:
             self.progress(float(t), float(t0), float(t_end))
 
     @classmethod
-    def resuming(cls, progress: Callable[[float, float, float], None] | None = None) -> "RunContext":
+    def resuming(cls, progress: Callable[[float, float, float], None] | None = None) -> RunContext:
         """A context whose runs continue or reuse what their ``save_to`` directories hold."""
         return cls(progress=progress, restarts=RestartLog())
 

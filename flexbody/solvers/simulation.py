@@ -22,63 +22,65 @@ With ``simulate(..., save_to=directory)`` the run is written while it runs (layo
 ``results.json`` and ``checkpoint.npz``, the state from which :func:`resume` continues the run step for
 step as if it had not been stopped.
 """
+
 from __future__ import annotations
 
-import json
-import logging
 from dataclasses import asdict
-from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
-from ..fem import fields as field_data
-from . import restart
-from .run_context import NO_CONTEXT, RunContext
-from ..system.description import as_assembled
-from ..linalg.rank import resolve_tolerances as _tolerances
 from ..errors import FlexbodyError, StateError
-from ..io.results import (CHECKPOINT, RESULTS_JSON, RESULTS_NPZ, Results, part_name, read_parts)
-from .stabilization import Baumgarte, PositionCorrection, _finite, assemble_configuration, project_velocity
-from .recorder import EnergyWatch, Recorder
+from ..fem import fields as field_data
+from ..io.results import Results
 from ..io.run_writer import RunWriter
-from .explicit import Adaptive, RK4, _Dynamics, _Run, _run_adaptive, _run_rk4, _tau_function, check_rk4_step
+from ..linalg.rank import resolve_tolerances as _tolerances
+from ..system.description import as_assembled
+from . import restart
+from .explicit import RK4, Adaptive, check_rk4_step
+from .recorder import Recorder
+from .resumption import resume
+from .run_body import _control_inputs, _energy_watch, _execute, _explicit_body, _implicit_body, _with_labels
+from .run_context import NO_CONTEXT, RunContext
+from .stabilization import Baumgarte, PositionCorrection, _finite, assemble_configuration, project_velocity
 
-log = logging.getLogger(__name__)
+__all__ = [
+    "RK4",
+    "Adaptive",
+    "Baumgarte",
+    "PositionCorrection",
+    "simulate",
+    "assemble_configuration",
+    "project_velocity",
+    "resume",
+]
 
-__all__ = ["RK4", "Adaptive", "Baumgarte", "PositionCorrection", "simulate", "assemble_configuration",
-           "project_velocity", "resume"]
 
-
-IMPLICIT_FORMULATION = "index-3 generalized-alpha"          # the "formulation" recorded by generalized-α runs
-
-
-def _execute(recorder: Recorder, saver: RunWriter | None, body: Callable[[], None]) -> Results:
-    """Run ``body`` (the stepping loop); on failure attach (and write) what was recorded, else return
-    (and write) the results."""
-    try:
-        body()
-    except FlexbodyError as exc:
-        _attach_partial(recorder, exc)
-        if saver is not None:
-            saver.fail(recorder)
-        raise
-    except KeyboardInterrupt:
-        if saver is not None:
-            saver.fail(recorder)
-        raise
-    results = recorder.results()
-    if saver is not None:
-        saver.finish(results)
-    return results
+IMPLICIT_FORMULATION = "index-3 generalized-alpha"  # the "formulation" recorded by generalized-α runs
 
 
 # ----------------------------------------------------------------------------------------- simulation
-def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulation: str = "projection",
-             stabilization=PositionCorrection(), q0=None, v0=None, t0: float = 0.0, record_every: int = 1,
-             consistent_initial: bool = True, rtol: float | None = None, atol: float | None = None,
-             singular_tol: float | None = None, controller=None, save_to=None, save_every: int = 50,
-             fields: bool = False, context: RunContext | None = None) -> Results:
+def simulate(
+    asm,
+    t_end: float,
+    *,
+    integrator=RK4(dt=1e-3),
+    tau=None,
+    formulation: str = "projection",
+    stabilization=PositionCorrection(),
+    q0=None,
+    v0=None,
+    t0: float = 0.0,
+    record_every: int = 1,
+    consistent_initial: bool = True,
+    rtol: float | None = None,
+    atol: float | None = None,
+    singular_tol: float | None = None,
+    controller=None,
+    save_to=None,
+    save_every: int = 50,
+    fields: bool = False,
+    context: RunContext | None = None,
+) -> Results:
     """Integrate the constrained equations of motion from ``t0`` to ``t_end`` [s].
 
     Parameters
@@ -157,7 +159,8 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
         multiplier form at a singular configuration, …) is re-raised with the results recorded up to
         the failure attached as ``exc.last_good``; with ``save_to`` they are written there too.
     """
-    from .generalized_alpha import GeneralizedAlpha
+    from .alpha_settings import GeneralizedAlpha
+
     asm = as_assembled(asm, "simulate")
     context = NO_CONTEXT if context is None else context
     if not isinstance(integrator, (RK4, Adaptive, GeneralizedAlpha)):
@@ -173,37 +176,77 @@ def simulate(asm, t_end: float, *, integrator=RK4(dt=1e-3), tau=None, formulatio
         raise FlexbodyError(f"simulate: save_every must be a positive integer, got {save_every!r}")
     tau, controller = _control_inputs(tau, controller, "simulate")
     implicit = isinstance(integrator, GeneralizedAlpha)
-    facts = {"integrator": type(integrator).__name__, "integrator_settings": asdict(integrator),
-             "formulation": IMPLICIT_FORMULATION if implicit else formulation,
-             "t0": float(t0), "t_end": float(t_end), "record_every": int(record_every)}
+    facts = {
+        "integrator": type(integrator).__name__,
+        "integrator_settings": asdict(integrator),
+        "formulation": IMPLICIT_FORMULATION if implicit else formulation,
+        "t0": float(t0),
+        "t_end": float(t_end),
+        "record_every": int(record_every),
+    }
     if fields:
         _check_field_bodies(asm)
         facts["fields"] = True
-    if save_to is not None and context.restarts is not None:        # flexbody run --resume
-        saved = restart.continue_saved(asm, save_to, float(t_end), facts, resume, context,
-                                       tau=None if controller is not None else tau, controller=controller)
+    if save_to is not None and context.restarts is not None:  # flexbody run --resume
+        saved = restart.continue_saved(
+            asm,
+            save_to,
+            float(t_end),
+            facts,
+            resume,
+            context,
+            tau=None if controller is not None else tau,
+            controller=controller,
+        )
         if saved is not None:
             return saved
     if save_to is not None:
         facts["save_every"] = int(save_every)
-    saver = None if save_to is None else RunWriter.create(
-        save_to, save_every, _bytes_to_write(asm, integrator, float(t0), float(t_end), record_every, fields))
+    saver = (
+        None
+        if save_to is None
+        else RunWriter.create(
+            save_to, save_every, _bytes_to_write(asm, integrator, float(t0), float(t_end), record_every, fields)
+        )
+    )
     if implicit:
-        return _simulate_implicit(asm, t_end, integrator, tau, controller, q0, v0, t0, record_every,
-                                  consistent_initial, facts, saver, context)
+        return _simulate_implicit(
+            asm, t_end, integrator, tau, controller, q0, v0, t0, record_every, consistent_initial, facts, saver, context
+        )
     correction, baumgarte = _split_stabilization(stabilization)
     tolerances = _tolerances(rtol, atol)
     q, v = _initial_state(asm, q0, v0, t0, consistent_initial, tolerances)
     if isinstance(integrator, RK4):
         check_rk4_step(asm, q, integrator)
-    metadata = {**facts, "position_correction": asdict(correction) if correction else None,
-                "baumgarte": asdict(baumgarte) if baumgarte else None, "rtol": tolerances[0],
-                "atol": tolerances[1], "singular_tol": singular_tol}
+    metadata = {
+        **facts,
+        "position_correction": asdict(correction) if correction else None,
+        "baumgarte": asdict(baumgarte) if baumgarte else None,
+        "rtol": tolerances[0],
+        "atol": tolerances[1],
+        "singular_tol": singular_tol,
+    }
     recorder = Recorder(asm, tolerances, singular_tol, _with_labels(metadata, asm, controller), controller)
     recorder.t_last = float(t0)
     recorder.energy_watch = _energy_watch(asm, tau, controller)
-    body = _explicit_body(asm, integrator, tau, formulation, correction, baumgarte, tolerances, recorder,
-                          record_every, saver, q, v, float(t0), float(t_end), {}, context)
+    body = _explicit_body(
+        asm,
+        integrator,
+        tau,
+        formulation,
+        correction,
+        baumgarte,
+        tolerances,
+        recorder,
+        record_every,
+        saver,
+        q,
+        v,
+        float(t0),
+        float(t_end),
+        {},
+        context,
+    )
     return _execute(recorder, saver, body)
 
 
@@ -226,224 +269,24 @@ def _check_field_bodies(asm) -> None:
         field_data.check_body_name(body.name)
 
 
-def _control_inputs(tau, controller, caller: str):
-    """(tau, controller): the controller (if any) becomes tau; a Controller given as tau is recognised;
-    the controller is reset."""
-    if controller is not None:
-        if tau is not None:
-            raise FlexbodyError(f"{caller}: give either tau or controller, not both")
-        if getattr(controller, "outputs", None) != "actuators":
-            raise FlexbodyError(f"{caller}: controller must be a flexbody.control.Controller, got {controller!r}")
-        tau = controller
-    controller = tau if getattr(tau, "outputs", None) == "actuators" else None
-    if controller is not None and hasattr(controller, "reset"):
-        controller.reset()
-    return tau, controller
-
-
-def _explicit_body(asm, integrator, tau, formulation, correction, baumgarte, tolerances, recorder,
-                   record_every, saver, q, v, t0, t_end, start: dict, context: RunContext) -> Callable[[], None]:
-    """The RK4 or adaptive loop from (t0, q, v), or from a checkpoint's ``start`` (k, t, corrections,
-    output_dt), as a function of no arguments."""
-    dynamics = _Dynamics(asm, tau, formulation, baumgarte, *tolerances)
-    output_dt = None
-    if isinstance(integrator, Adaptive):
-        output_dt = start.get("output_dt") or integrator.output_dt or (t_end - t0) / 100.0
-    run = _Run(asm, dynamics, recorder, correction, tolerances, record_every, saver, output_dt,
-               type(integrator).__name__, context.report)
-    loop = _run_rk4 if isinstance(integrator, RK4) else _run_adaptive
-    kw = {"k0": int(start["k"]), "t": float(start["t"]), "corrections": int(start["corrections"])} if start else {}
-
-    def body():
-        loop(run, integrator, q, v, t0, t_end, **kw)
-        log.info("simulated to t = %.6g s: %d steps recorded, %d dynamics evaluations, %d events", t_end,
-                 len(recorder.rows["t"]), dynamics.n_evaluations, len(recorder.events))
-    return body
-
-
-def resume(asm, directory, t_end: float | None = None, *, tau=None, controller=None,
-           context: RunContext | None = None) -> Results:
-    """Continue a run written with ``simulate(..., save_to=directory)`` that was stopped (killed,
-    interrupted) or failed, from its last checkpoint to ``t_end``, and return the complete results.
-
-    The integrator, its settings, the formulation, the stabilisation, tolerances, ``record_every`` and
-    ``save_every`` are those of the saved run; the run keeps writing into ``directory`` as it goes, and at
-    the end writes the complete results there. The returned :class:`Results` holds the saved rows up to
-    the checkpoint plus the new ones (times strictly increasing, no step twice); rows written after the
-    checkpoint (e.g. up to a failure) are computed again. The continuation repeats the uninterrupted run
-    exactly (same inputs, same machine): for RK4 and Adaptive (restarted at every output time anyway) the
-    checkpoint holds the step index, t, q, v and the correction count; for generalized-α the integrator
-    state (t, q, v, q̈, a, λ), the step-size control, the previous step's input, the statistics and the
-    point where the kept Newton iteration matrix was formed, which the resumed run forms again (its
-    ``statistics["factorizations"]`` counts that one extra factorization).
-
-    Parameters
-    ----------
-    asm : System, AssembledSystem or model
-        The model of the saved run (functions and models are not saved; its ``n_dofs`` is checked).
-    directory : str or Path
-        The ``save_to`` directory of the run.
-    t_end : float, optional
-        End time [s] (default: the saved run's), after the checkpoint's time.
-    tau, controller :
-        The applied forces or controller of the saved run, given again (as for :func:`simulate`): they
-        are functions and are not saved. A controller is reset first, so internal state such as an
-        integral term restarts from its reset value at the checkpoint (the continuation then differs
-        from the uninterrupted run).
-    context : RunContext, optional
-        Its progress callback is called once per step of the continued run.
-
-    Returns
-    -------
-    Results
-        As :func:`simulate`; ``metadata["resumed_at"]`` lists the checkpoint times resumed from.
-
-    Raises
-    ------
-    FlexbodyError
-        No checkpoint in ``directory``; the run there is already complete; the model's ``n_dofs`` differs
-        from the saved run's; the saved integrator cannot resume; ``t_end`` not after the checkpoint.
-        Failures of the continued run as in :func:`simulate` (with ``last_good``).
-    """
-    from .generalized_alpha import GeneralizedAlpha
-    asm = as_assembled(asm, "resume")
-    context = NO_CONTEXT if context is None else context
-    path = Path(directory)
-    if (path / RESULTS_NPZ).exists():
-        raise FlexbodyError(f"resume: the run in {str(path)!r} is already complete ({RESULTS_NPZ} exists); "
-                            f"read it with Results.load")
-    if not (path / CHECKPOINT).is_file():
-        raise FlexbodyError(f"resume: no checkpoint ({CHECKPOINT}) in {str(path)!r}: not a directory written "
-                            f"by simulate(..., save_to=...), or stopped before its first save")
-    try:
-        with np.load(path / CHECKPOINT) as data:
-            arrays = {key: data[key] for key in data.files}
-        state = json.loads(str(arrays.pop("state")))
-        metadata = json.loads((path / RESULTS_JSON).read_text())["metadata"]
-    except (OSError, ValueError, KeyError) as exc:
-        raise FlexbodyError(f"resume: cannot read the checkpoint in {str(path)!r}: {exc}") from exc
-    kinds = {"RK4": RK4, "Adaptive": Adaptive, "GeneralizedAlpha": GeneralizedAlpha}
-    name = metadata.get("integrator")
-    if name not in kinds or state.get("integrator") != name:
-        raise FlexbodyError(f"resume: the run in {str(path)!r} used integrator {name!r} (checkpoint of "
-                            f"{state.get('integrator')!r}), which cannot resume; resumable: {sorted(kinds)}")
-    integrator = kinds[name](**metadata["integrator_settings"])
-    n = int(asm.n_dofs)
-    if arrays["q"].shape != (n,):
-        raise FlexbodyError(f"resume: the model has n_dofs = {n} but the run in {str(path)!r} has "
-                            f"{arrays['q'].size} coordinates; give the model of the saved run")
-    t_start = float(state["t"])
-    t_end = float(metadata["t_end"] if t_end is None else t_end)
-    if not (np.isfinite(t_end) and t_end > t_start):
-        raise FlexbodyError(f"resume: t_end must be finite and after the checkpoint's t = {t_start!r} s, "
-                            f"got {t_end!r}")
-    tau, controller = _control_inputs(tau, controller, "resume")
-    try:
-        rows, histories = read_parts(path, [part_name(i) for i in range(1, state["n_parts"] + 1)], n)
-    except (OSError, ValueError, KeyError) as exc:
-        raise FlexbodyError(f"resume: cannot read the parts in {str(path)!r}: {exc}") from exc
-    if len(rows["times"]) != state["rows"]:
-        raise FlexbodyError(f"resume: {str(path)!r} is inconsistent: the checkpoint continues {state['rows']} "
-                            f"rows, its parts hold {len(rows['times'])}")
-    saver = RunWriter(path, metadata.get("save_every", 50), state["n_parts"], state["rows"])
-    metadata.pop("statistics", None)
-    metadata.update(t_end=t_end, resumed_at=list(metadata.get("resumed_at", [])) + [t_start])
-    t0, record_every = float(metadata["t0"]), int(metadata["record_every"])
-    q, v = arrays["q"], arrays["v"]
-    log.info("resuming the %s run in %s at t = %.6g s (%d rows saved) to t = %.6g s", name, path, t_start,
-             state["rows"], t_end)
-    if isinstance(integrator, GeneralizedAlpha):
-        tolerances = _tolerances(None, None)
-        recorder = Recorder(asm, tolerances, None, _with_labels(metadata, asm, controller), controller)
-        recorder.restore(rows, histories, state)
-        saver.forget_after_checkpoint(recorder)
-        recorder.energy_watch = _energy_watch(asm, tau, controller, recorder.rows)
-        body = _implicit_body(asm, t_end, integrator, tau, controller, recorder, saver, q, v, t0, record_every,
-                              (state, arrays), context)
-    else:
-        tolerances = _tolerances(metadata["rtol"], metadata["atol"])
-        pc, bg = metadata.get("position_correction"), metadata.get("baumgarte")
-        correction = PositionCorrection(**pc) if pc else None
-        baumgarte = Baumgarte(**bg) if bg else None
-        recorder = Recorder(asm, tolerances, metadata.get("singular_tol"), _with_labels(metadata, asm, controller),
-                             controller)
-        recorder.restore(rows, histories, state)
-        saver.forget_after_checkpoint(recorder)
-        recorder.energy_watch = _energy_watch(asm, tau, controller, recorder.rows)
-        body = _explicit_body(asm, integrator, tau, metadata["formulation"], correction, baumgarte, tolerances,
-                              recorder, record_every, saver, q, v, t0, t_end, state, context)
-    return _execute(recorder, saver, body)
-
-
-def _with_labels(metadata: dict, asm, controller) -> dict:
-    """Run metadata plus the model's labels and units and the controller's name, labels and task units
-    ("coordinate_units", "row_units" (of φ), "actuated_units", "task_units"; see docs/conventions.md)."""
-    for key in ("coordinate_labels", "row_labels", "actuated_labels",
-                "coordinate_units", "row_units", "actuated_units"):
-        if hasattr(asm, key):
-            metadata[key] = list(getattr(asm, key))
-    if controller is not None:
-        metadata.update(controller=type(controller).__name__, **getattr(controller, "labels", {}))
-        task = getattr(controller, "task", None)
-        if hasattr(task, "units_in"):
-            metadata["task_units"] = list(task.units_in(asm) if hasattr(asm, "coordinate_units") else task.units)
-    return metadata
-
-
-def _attach_partial(recorder: Recorder, exc: FlexbodyError) -> None:
-    """Log the failure as an event and attach the results recorded so far to ``exc.last_good`` (a state
-    the error carried before moves to ``exc.last_state``)."""
-    recorder.events.append({"t": recorder.t_last, "kind": "failure", "error": type(exc).__name__,
-                            "message": str(exc)})
-    partial = recorder.results()
-    if getattr(exc, "last_good", None) is not None and not isinstance(exc.last_good, Results):
-        exc.last_state = exc.last_good
-    exc.last_good = partial
-    log.info("simulation stopped at t = %.6g s: %s (%d steps recorded)", recorder.t_last, exc, partial.n_steps)
-
-
-def _simulate_implicit(asm, t_end, settings, tau, controller, q0, v0, t0, record_every, consistent, facts,
-                       saver, context):
+def _simulate_implicit(
+    asm, t_end, settings, tau, controller, q0, v0, t0, record_every, consistent, facts, saver, context
+):
     """The generalized-α branch of :func:`simulate` (:mod:`flexbody.solvers.generalized_alpha`); same Results layout."""
-    from .generalized_alpha import consistent_start
+    from .alpha_start import consistent_start
+
     tolerances = _tolerances(None, None)
-    q, v = _initial_state(asm, q0, v0, t0, False, tolerances)         # validated; made consistent below
+    q, v = _initial_state(asm, q0, v0, t0, False, tolerances)  # validated; made consistent below
     if consistent and int(asm.n_constraints) > 0:
         q, v = consistent_start(asm, t0, q, v)
-    metadata = dict(facts)                                            # integrator, settings, t0, t_end, …
+    metadata = dict(facts)  # integrator, settings, t0, t_end, …
     recorder = Recorder(asm, tolerances, None, _with_labels(metadata, asm, controller), controller)
     recorder.t_last = float(t0)
     recorder.energy_watch = _energy_watch(asm, tau, controller)
-    body = _implicit_body(asm, t_end, settings, tau, controller, recorder, saver, q, v, float(t0), record_every,
-                          None, context)
+    body = _implicit_body(
+        asm, t_end, settings, tau, controller, recorder, saver, q, v, float(t0), record_every, None, context
+    )
     return _execute(recorder, saver, body)
-
-
-def _implicit_body(asm, t_end, settings, tau, controller, recorder, saver, q, v, t0, record_every, start, context):
-    """The generalized-α loop as a function of no arguments; its statistics go to the metadata."""
-    from .generalized_alpha import simulate_implicit
-    tau_function = _tau_function(tau, asm)
-
-    def body():
-        recorder.metadata["statistics"] = simulate_implicit(
-            asm, float(t_end), settings, tau_function, recorder, q=q, v=v, t0=float(t0),
-            record_every=record_every, controller=controller, saver=saver, start=start, report=context.report)
-    return body
-
-
-def _energy_watch(asm, tau, controller, rows: dict | None = None) -> EnergyWatch | None:
-    """The energy watch of a run without inputs (no controller, τ None or zero, no user force without a potential),
-    continued after ``rows`` when resumed; None for other runs, whose inputs may add energy."""
-    held_zero = tau is None or (not callable(tau) and not np.any(np.asarray(tau, dtype=float)))
-    forces = getattr(getattr(asm, "forces", None), "elements", ())
-    unknown_work = any(getattr(f, "kind", None) == "generalized_force" and getattr(f, "_potential", None) is None
-                       for f in forces)
-    if controller is not None or not held_zero or unknown_work or not hasattr(asm, "energy"):
-        return None
-    watch = EnergyWatch()
-    if rows is not None:
-        watch.restore(rows)
-    return watch
 
 
 def _split_stabilization(stabilization):
@@ -455,8 +298,9 @@ def _split_stabilization(stabilization):
         elif isinstance(item, Baumgarte):
             baumgarte = item
         elif item is not None:
-            raise FlexbodyError(f"simulate: stabilization must be PositionCorrection, Baumgarte, a tuple of "
-                                f"them or None, got {item!r}")
+            raise FlexbodyError(
+                f"simulate: stabilization must be PositionCorrection, Baumgarte, a tuple of them or None, got {item!r}"
+            )
     return correction, baumgarte
 
 

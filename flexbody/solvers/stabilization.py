@@ -3,6 +3,7 @@ q ← q − Φ⁺φ(q) and the velocity projection v ← v − Φ⁺(Φ v + φ_t
 convention of :mod:`flexbody.linalg.rank`, so both work at singular configurations and with redundant
 rows), Baumgarte's φ̈ + 2α φ̇ + β² φ = 0, and the assembly of a configuration that satisfies φ(q, t) = 0.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,10 +11,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..system.description import as_assembled
+from ..errors import ConvergenceError, FlexbodyError, StateError
 from ..linalg.rank import DENSE_LIMIT, GRAM_RTOL_FLOOR, constraint_svd, dense_jacobian
 from ..linalg.rank import resolve_tolerances as _tolerances
-from ..errors import ConvergenceError, FlexbodyError, StateError
+from ..system.description import as_assembled
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,8 +51,9 @@ class PositionCorrection:
         if self.on_failure not in ("raise", "warn"):
             raise FlexbodyError(f"PositionCorrection: on_failure must be 'raise' or 'warn', got {self.on_failure!r}")
         if not (self.tol > 0 and self.max_iterations >= 1 and 0 <= self.min_iterations <= self.max_iterations):
-            raise FlexbodyError("PositionCorrection: need tol > 0 and 0 <= min_iterations <= max_iterations, "
-                                "max_iterations >= 1")
+            raise FlexbodyError(
+                "PositionCorrection: need tol > 0 and 0 <= min_iterations <= max_iterations, max_iterations >= 1"
+            )
 
 
 # ------------------------------------------------------------------------------------- linear algebra
@@ -106,9 +108,17 @@ def _position_jacobian(asm, t, q):
     return Phi if rows is None else Phi[rows]
 
 
-def assemble_configuration(asm, q_guess, t: float = 0.0, fixed=None, tol: float = 1e-12,
-                           max_iterations: int = 50, *, rtol: float | None = None,
-                           atol: float | None = None) -> np.ndarray:
+def assemble_configuration(
+    asm,
+    q_guess,
+    t: float = 0.0,
+    fixed=None,
+    tol: float = 1e-12,
+    max_iterations: int = 50,
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+) -> np.ndarray:
     """Coordinates q near ``q_guess`` with φ(q, t) = 0, by Newton iteration q ← q − Φ⁺φ(q) [AG-37] (on the
     position rows: velocity-level Pfaffian rows constrain velocities only).
 
@@ -157,9 +167,9 @@ def assemble_configuration(asm, q_guess, t: float = 0.0, fixed=None, tol: float 
         if history[-1] <= tol:
             return q
         Phi = _position_jacobian(asm, t, q)
-        dq, _ = _min_norm_step(Phi[:, free] if len(free) < n else Phi, phi, rtol, atol)   # [AG-37]
+        dq, _ = _min_norm_step(Phi[:, free] if len(free) < n else Phi, phi, rtol, atol)  # [AG-37]
         if not np.all(np.isfinite(dq)) or np.linalg.norm(dq) <= 1e-15 * (1.0 + np.linalg.norm(q)):
-            break                                        # Gauss–Newton stationary point with φ ≠ 0
+            break  # Gauss–Newton stationary point with φ ≠ 0
         q = q.copy()
         q[free] -= dq
         phi = _position_value(asm, t, q)
@@ -168,14 +178,17 @@ def assemble_configuration(asm, q_guess, t: float = 0.0, fixed=None, tol: float 
             q_best, best = q.copy(), history[-1]
     if history[-1] <= tol:
         return q
-    phi_best = np.asarray(asm.constraint_value(t, q_best), dtype=float)     # all rows: labels line up
-    raise ConvergenceError(f"assemble_configuration: constraints not satisfied to ‖φ‖ ≤ {tol:.1e} (best ‖φ‖ = "
-                           f"{best:.3e} after {len(history) - 1} iterations); largest residuals in rows "
-                           f"{worst_rows(asm, phi_best)}", history, last_good=q_best)
+    phi_best = np.asarray(asm.constraint_value(t, q_best), dtype=float)  # all rows: labels line up
+    raise ConvergenceError(
+        f"assemble_configuration: constraints not satisfied to ‖φ‖ ≤ {tol:.1e} (best ‖φ‖ = "
+        f"{best:.3e} after {len(history) - 1} iterations); largest residuals in rows "
+        f"{worst_rows(asm, phi_best)}",
+        history,
+        last_good=q_best,
+    )
 
 
-def project_velocity(asm, q, v, t: float = 0.0, *, rtol: float | None = None,
-                     atol: float | None = None) -> np.ndarray:
+def project_velocity(asm, q, v, t: float = 0.0, *, rtol: float | None = None, atol: float | None = None) -> np.ndarray:
     """Velocities (n_dofs,) satisfying Φ v + φ_t = 0 with the minimum-norm change v ← v − Φ⁺(Φ v + φ_t)."""
     asm = as_assembled(asm, "project_velocity")
     rtol, atol = _tolerances(rtol, atol)
@@ -192,9 +205,9 @@ def _correct(asm, t, q, v, settings: PositionCorrection, rtol, atol):
     phi = _position_value(asm, t, q)
     norm, iterations = float(np.linalg.norm(phi)), 0
     while (iterations < settings.min_iterations or norm > settings.tol) and iterations < settings.max_iterations:
-        dq, _ = _min_norm_step(_position_jacobian(asm, t, q), phi, rtol, atol)      # [AG-37]
+        dq, _ = _min_norm_step(_position_jacobian(asm, t, q), phi, rtol, atol)  # [AG-37]
         if not np.any(dq):
-            break                                   # Φ⁺ = 0 (rank 0): nothing to correct with
+            break  # Φ⁺ = 0 (rank 0): nothing to correct with
         q = q - dq
         phi = _position_value(asm, t, q)
         norm, iterations = float(np.linalg.norm(phi)), iterations + 1

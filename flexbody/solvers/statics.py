@@ -8,9 +8,11 @@ Which solver runs follows from the model, not from the caller's choice of functi
   coordinates are eliminated and r(q, s) = k(q) − s f_ext(q) is solved by Newton–Raphson with load
   stepping and line search (:mod:`flexbody.solvers.flexible_statics`, the static form of [DE-105]);
 - anything else (rigid trees, closures, attachments, actuator inputs): the bordered Newton iteration on
-  (q, λ) of Mq̈ = 0 in [DE-7], τ = h(q) − Φᵀλ, φ(q) = 0 (:func:`flexbody.solvers.constrained_statics.static_equilibrium`);
+  (q, λ) of Mq̈ = 0 in [DE-7], τ = h(q) − Φᵀλ, φ(q) = 0
+  (:func:`flexbody.solvers.constrained_statics.static_equilibrium`);
 - with ``task`` and ``target``: inverse statics [DE 6.3] (:func:`flexbody.solvers.inverse_statics.inverse_statics`).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,18 +21,28 @@ from ..constraints.base import Fix
 from ..errors import FlexbodyError
 from ..io.results import Results
 from ..system.description import System, as_assembled
-from .constrained_statics import Equilibrium, static_equilibrium
-from .inverse_statics import InverseStatics, inverse_statics
 from .arc_length import ArcLength, follow_path
+from .constrained_statics import Equilibrium, static_equilibrium
 from .flexible_statics import solve_flexible
+from .inverse_statics import InverseStatics, inverse_statics
 from .newton_settings import NewtonSettings
 
 __all__ = ["solve_static", "NewtonSettings", "ArcLength"]
 
 
-def solve_static(model, *, load_steps: int = 1, settings: NewtonSettings | None = None, q_start=None, tau=None,
-                 tau_k=None, task=None, target=None, t: float = 0.0,
-                 path: ArcLength | None = None) -> Results | InverseStatics:
+def solve_static(
+    model,
+    *,
+    load_steps: int = 1,
+    settings: NewtonSettings | None = None,
+    q_start=None,
+    tau=None,
+    tau_k=None,
+    task=None,
+    target=None,
+    t: float = 0.0,
+    path: ArcLength | None = None,
+) -> Results | InverseStatics:
     """Static equilibrium of ``model`` under its loads and gravity, reached in ``load_steps`` equal load
     increments (a failing increment is bisected); or, with ``task`` and ``target``, the actuator inputs
     that hold the task there.
@@ -88,27 +100,43 @@ def solve_static(model, *, load_steps: int = 1, settings: NewtonSettings | None 
         raise FlexbodyError("solve_static: inverse statics needs both task and target")
     if task is not None:
         asm = as_assembled(model, "solve_static")
-        return inverse_statics(asm, task, target, tau_k0=tau_k, q0=q_start, t=t, load_steps=load_steps,
-                               **_constrained_settings(settings, inverse=True))
+        return inverse_statics(
+            asm,
+            task,
+            target,
+            tau_k0=tau_k,
+            q0=q_start,
+            t=t,
+            load_steps=load_steps,
+            **_constrained_settings(settings, inverse=True),
+        )
     if path is not None:
         if not isinstance(path, ArcLength):
             raise FlexbodyError(f"solve_static: path must be an ArcLength, got {type(path).__name__}")
         if task is not None or tau is not None or tau_k is not None or not _flexible_only(model):
-            raise FlexbodyError("solve_static: arc-length paths are followed for flexible bodies held by Fix "
-                                "only, under their loads (no rigid trees, other constraints, inputs or tasks)")
+            raise FlexbodyError(
+                "solve_static: arc-length paths are followed for flexible bodies held by Fix "
+                "only, under their loads (no rigid trees, other constraints, inputs or tasks)"
+            )
         return follow_path(model, path, load_steps=load_steps, newton=settings, q_start=q_start)
     if _flexible_only(model) and tau is None and tau_k is None:
         return solve_flexible(model, load_steps=load_steps, settings=settings, q_start=q_start)
     asm = as_assembled(model, "solve_static")
-    equilibrium = static_equilibrium(asm, tau, tau_k=tau_k, q0=q_start, t=t, load_steps=load_steps,
-                                     **_constrained_settings(settings))
+    equilibrium = static_equilibrium(
+        asm, tau, tau_k=tau_k, q0=q_start, t=t, load_steps=load_steps, **_constrained_settings(settings)
+    )
     return _as_results(asm, equilibrium, q_start)
 
 
 def _flexible_only(model) -> bool:
     """A System of flexible bodies held by Fix only: the eliminating solver's domain."""
-    return (isinstance(model, System) and not model.trees and bool(model.bodies) and not model.forces
-            and all(isinstance(c, Fix) for c in model.constraints))
+    return (
+        isinstance(model, System)
+        and not model.trees
+        and bool(model.bodies)
+        and not model.forces
+        and all(isinstance(c, Fix) for c in model.constraints)
+    )
 
 
 def _constrained_settings(settings: NewtonSettings | None, inverse: bool = False) -> dict:
@@ -130,9 +158,25 @@ def _as_results(asm, eq: Equilibrium, q_start) -> Results:
     tau = np.vstack([np.zeros(asm.n_dofs)] + [step[0] * eq.tau for step in eq.path])
     iterations = [0] + [step[3] for step in eq.path]
     residuals = [[]] + [list(step[4]) for step in eq.path]
-    return Results(kind="static", times=np.array(factors), q=q, body_slices=dict(asm.body_slices),
-                   iterations=iterations, residuals=residuals, reference=np.array(asm.q0, dtype=float), system=asm,
-                   histories={"lam": lam, "tau": tau, "newton_iterations": np.array(iterations, dtype=float),
-                              "residual": np.array([h[-1] if h else 0.0 for h in residuals])},
-                   metadata={"solver": "bordered Newton on (q, λ)", "residual": float(eq.residual),
-                             "violation": float(eq.violation), "iterations": int(eq.iterations)})
+    return Results(
+        kind="static",
+        times=np.array(factors),
+        q=q,
+        body_slices=dict(asm.body_slices),
+        iterations=iterations,
+        residuals=residuals,
+        reference=np.array(asm.q0, dtype=float),
+        system=asm,
+        histories={
+            "lam": lam,
+            "tau": tau,
+            "newton_iterations": np.array(iterations, dtype=float),
+            "residual": np.array([h[-1] if h else 0.0 for h in residuals]),
+        },
+        metadata={
+            "solver": "bordered Newton on (q, λ)",
+            "residual": float(eq.residual),
+            "violation": float(eq.violation),
+            "iterations": int(eq.iterations),
+        },
+    )

@@ -5,7 +5,9 @@ sparsity patterns, the constant flexible mass factored once) with its :class:`St
 
 May import: errors, fem, rigid, constraints, linalg, reduced.
 """
-from .assembled import AssembledSystem, Evaluation, State, Terms
+
+from .assembled import AssembledSystem
 from .description import System, as_assembled
+from .evaluation import Evaluation, State, Terms
 
 __all__ = ["System", "AssembledSystem", "State", "Terms", "Evaluation", "as_assembled"]

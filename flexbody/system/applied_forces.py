@@ -4,6 +4,7 @@ Q(t, q, 0), the Jacobians ∂Q/∂q and ∂Q/∂v (sparse n × n) and the stored
 They enter h = b + g as h ← h − Q (:mod:`flexbody.constraints.force_elements`): g ← g − Q(t, q, 0) and
 b ← b − (Q(t, q, v) − Q(t, q, 0)).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -42,11 +43,14 @@ class AppliedForces:
     def jacobians(self, ev, columns: slice | None = None) -> tuple[sp.csr_matrix, sp.csr_matrix]:
         """(∂Q/∂q, ∂Q/∂v) as CSR matrices (n, n), or their block on ``columns`` × ``columns``; elements
         without Jacobians contribute nothing."""
-        rows, cols, k_vals, c_vals = [], [], [], []
+        rows: list[np.ndarray] = []
+        cols: list[np.ndarray] = []
+        k_vals: list[np.ndarray] = []
+        c_vals: list[np.ndarray] = []
         for element in self.elements:
             piece = element.evaluate(ev, jacobians=True)
             for values, block in ((k_vals, piece.stiffness), (c_vals, piece.damping)):
-                values.append(np.zeros(piece.cols.size ** 2) if block is None else np.asarray(block).ravel())
+                values.append(np.zeros(piece.cols.size**2) if block is None else np.asarray(block).ravel())
             rows.append(np.repeat(piece.cols, piece.cols.size))
             cols.append(np.tile(piece.cols, piece.cols.size))
         n = self.n_dofs

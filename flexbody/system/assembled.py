@@ -10,113 +10,24 @@ return dense M and Φ; systems with flexible bodies return a :class:`~flexbody.l
 and a sparse CSR Φ, so no n×n dense matrix is formed. Solvers and controllers see only these pure
 functions of (t, q, v) (see ``docs/architecture.md``).
 """
+
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
-
 import scipy.sparse as sp
 
-from ..linalg.block_mass import BlockMass
 from ..errors import StateError
-from .applied_forces import AppliedForces
-from .flexible_stack import FlexiblePart
-from .joint_space import JointSpace
-from .joint_program import compile_joint_terms
-from .row_pattern import RowPattern
+from ..linalg.block_mass import BlockMass
 from ..rigid.exponential_coordinates import switched_charts
 from ..rigid.tree import Kinematics
-
-
-@dataclass(frozen=True)
-class State:
-    """Time t [s], coordinates q (n,) and velocities v (n,) of an assembled system."""
-
-    t: float
-    q: np.ndarray
-    v: np.ndarray
-
-
-@dataclass(frozen=True)
-class Terms:
-    """The terms of the constrained equations at one state (shapes: n coordinates, m constraint rows).
-
-    M (n, n), h (n,) = b + g, Phi (m, n), bias (m,) with Φa + bias = 0, phi (m,) = φ(q, t),
-    phi_t (m,) with Φv + φ_t = 0.
-    """
-
-    M: np.ndarray
-    h: np.ndarray
-    Phi: np.ndarray
-    bias: np.ndarray
-    phi: np.ndarray
-    phi_t: np.ndarray
-
-
-_MISSING = object()
-"""Marks a term an Evaluation has not computed yet."""
-
-
-class Evaluation:
-    """Every term of one state (t, q, v), each computed on first use and then kept: the kinematics of
-    every tree, the anchor points, M and h, b and g, the constraint rows (φ, Φ, bias, φ_t), the energies
-    and the flexible Jacobians. :meth:`AssembledSystem.evaluate` hands out the same Evaluation for the
-    same state, so the dynamics, the controller, the recorder and the integrator's own checks of one state
-    share one set of terms. Its arrays are read-only: a consumer that needs to change one copies it.
-    """
-
-    def __init__(self, asm: "AssembledSystem", t: float, q: np.ndarray, v: np.ndarray):
-        self.asm, self.t, self.q, self.v = asm, float(t), q, v
-        self._kin, self._batches, self._single = {}, {}, {}
-        self._terms: dict = {}
-
-    def is_at(self, t: float | None, q: np.ndarray, v: np.ndarray) -> bool:
-        """Whether this is the state (t, q, v) (``t`` None: any time, for time-independent terms)."""
-        return (t is None or t == self.t) and _same_values(q, self.q) and _same_values(v, self.v)
-
-    def memo(self, key, compute):
-        """The term ``key`` of this state: ``compute()`` the first time (its arrays made read-only), the
-        kept value afterwards."""
-        value = self._terms.get(key, _MISSING)
-        if value is _MISSING:
-            value = self._terms[key] = compute()
-            _read_only(value)
-        return value
-
-    def offset(self, tree) -> int:
-        return self.asm.offsets[tree]
-
-    def body_offset(self, body) -> int:
-        """First global column of a flexible body (its nodal coordinates follow, node-major)."""
-        return self.asm.offsets[body]
-
-    def columns(self, tree) -> np.ndarray:
-        return self.asm.columns[tree]
-
-    def point(self, anchor):
-        """(x (3,), ẋ (3,), J (3, n_tree), J̇v (3,)) of a link point anchor; one numba pass per tree."""
-        tree = anchor.link.tree
-        slot = self.asm.point_slots[tree][0].get(anchor) if tree in self.asm.point_slots else None
-        if slot is None:
-            out = self._single.get(anchor)
-            if out is None:
-                X, Xd, J, B = self.kinematics(tree)._point(anchor.link, anchor.offset)
-                out = self._single[anchor] = (X[0], Xd[0], J[0], B[0])
-            return out
-        batch = self._batches.get(tree)
-        if batch is None:
-            _, index, offsets = self.asm.point_slots[tree]
-            batch = self._batches[tree] = self.kinematics(tree).points(index, offsets)
-        return batch[0][slot], batch[1][slot], batch[2][slot], batch[3][slot]
-
-    def kinematics(self, tree):
-        kin = self._kin.get(tree)
-        if kin is None:
-            s = self.asm.slices[tree]
-            kin = self._kin[tree] = Kinematics(tree, self.q[s], self.v[s])     # q, v validated once
-        return kin
+from .applied_forces import AppliedForces
+from .evaluation import _MISSING, Evaluation, State, Terms, _read_only
+from .flexible_stack import FlexiblePart
+from .joint_program import compile_joint_terms
+from .joint_space import JointSpace
+from .row_pattern import RowPattern
 
 
 class AssembledSystem:
@@ -124,19 +35,32 @@ class AssembledSystem:
 
     Attributes
     ----------
-    trees : list of RigidTree; bodies : list of FlexibleBody; reduced : list of ReducedBody
-    offsets : dict tree or body -> first column; slices : dict tree or body -> slice
-    n_joints : int, number of joint coordinates (they come first); n_rigid : int, joint and then modal
-    coordinates of the reduced bodies (the dense part, :class:`~flexbody.system.joint_space.JointSpace`
-    ``joint_space``); flexible : FlexiblePart
-    constraints : list of Constraint; n_dofs, n_constraints : int
-    coordinate_labels : list[str] (n); row_labels : list[str] (m)
-    coordinate_units : list[str] (n), "rad" (revolute joint), "m" (prismatic joint, nodal coordinate) or "-"
-    (modal coordinate);
-    row_units : list[str] (m), unit of each constraint row's value φ (:attr:`Constraint.units`)
-    velocity_rows : bool array (m), the velocity-level (Pfaffian) rows; holonomic_rows : their complement's indices
-    S : (k, n) actuation (selection) matrix of the actuated joint coordinates; actuated_labels (k),
-    actuated_units (k)
+    trees, bodies, reduced : list
+        The rigid trees (RigidTree), flexible bodies (FlexibleBody) and reduced bodies (ReducedBody).
+    offsets, slices : dict
+        Tree or body -> its first column, its slice of the coordinates.
+    n_joints : int
+        Number of joint coordinates (they come first).
+    n_rigid : int
+        Joint and then modal coordinates of the reduced bodies (the dense part, ``joint_space``, a
+        :class:`~flexbody.system.joint_space.JointSpace`).
+    flexible : FlexiblePart
+        The flexible bodies' stacked part.
+    constraints : list of Constraint
+        The holonomic and velocity-level constraints.
+    n_dofs, n_constraints : int
+        Number of coordinates n and of constraint rows m.
+    coordinate_labels, row_labels : list of str
+        (n) labels of the coordinates, (m) labels of the constraint rows.
+    coordinate_units : list of str
+        (n) "rad" (revolute joint), "m" (prismatic joint, nodal coordinate) or "-" (modal coordinate).
+    row_units : list of str
+        (m) unit of each constraint row's value φ (:attr:`Constraint.units`).
+    velocity_rows : ndarray of bool
+        (m) the velocity-level (Pfaffian) rows; ``holonomic_rows``: their complement's indices.
+    S : scipy.sparse matrix
+        (k, n) actuation (selection) matrix of the actuated joint coordinates, labelled by ``actuated_labels``
+        (k) with ``actuated_units`` (k).
     """
 
     def __init__(self, trees, constraints, actuated_links=None, q0=None, bodies=(), loads=(), forces=(), reduced=()):
@@ -160,8 +84,8 @@ class AssembledSystem:
         self._prepare_reduced()
         self.constraints = list(constraints)
         self.forces = AppliedForces(forces, self.n_dofs)
-        self._pattern = None                              # CSR structure of Φ (RowPattern), reused while it fits
-        self._evaluations: list[Evaluation] = []         # the last states evaluated, newest first
+        self._pattern = None  # CSR structure of Φ (RowPattern), reused while it fits
+        self._evaluations: list[Evaluation] = []  # the last states evaluated, newest first
         self._prepare_attachments()
         self.row_slices, row = [], 0
         for c in self.constraints:
@@ -169,12 +93,15 @@ class AssembledSystem:
             row += c.n_rows
         self.n_constraints = row
         velocity = [flag for c in self.constraints for flag in c.velocity_rows]
-        self.velocity_rows = np.array(velocity, dtype=bool)          # Pfaffian rows A v = b: no position value
-        self.holonomic_rows = np.flatnonzero(~self.velocity_rows)     # the rows position corrections use
+        self.velocity_rows = np.array(velocity, dtype=bool)  # Pfaffian rows A v = b: no position value
+        self.holonomic_rows = np.flatnonzero(~self.velocity_rows)  # the rows position corrections use
         self.columns = {tree: np.arange(s.start, s.stop) for tree, s in self.slices.items()}
         self.point_slots = self._register_points()
-        self._program = None if self.sparse else compile_joint_terms(self.trees, self.reduced, self.constraints,
-                                                                      self.offsets, self.n_rigid)
+        self._program = (
+            None
+            if self.sparse
+            else compile_joint_terms(self.trees, self.reduced, self.constraints, self.offsets, self.n_rigid)
+        )
         if self.forces:
             self.forces.prepare(Evaluation(self, 0.0, self.q0, np.zeros(self.n_dofs)))
         self.coordinate_labels = [lab for item in self.trees + self.reduced for lab in item.coordinate_labels]
@@ -185,9 +112,10 @@ class AssembledSystem:
         self.coordinate_units += ["m"] * self.flexible.n_dofs
         self.row_units = [unit for c in self.constraints for unit in getattr(c, "units", ("-",) * c.n_rows)]
         self.body_slices = {item.name: (s.start, s.stop) for item, s in self.slices.items()}
-        self.rotation_vectors = np.concatenate([self.offsets[t] + t.rotation_vectors for t in self.trees]
-                                               or [np.zeros(0, np.int64)]).astype(np.int64)
-        if actuated_links is None:                       # every joint; flexible nodes are passive [DE 6.3]
+        self.rotation_vectors = np.concatenate(
+            [self.offsets[t] + t.rotation_vectors for t in self.trees] or [np.zeros(0, np.int64)]
+        ).astype(np.int64)
+        if actuated_links is None:  # every joint; flexible nodes are passive [DE 6.3]
             cols = np.arange(self.n_joints)
         else:
             cols = np.array([self.offsets[l.tree] + l.coordinate for l in actuated_links], dtype=np.int64)
@@ -203,14 +131,16 @@ class AssembledSystem:
         if q0 is not None:
             q0 = np.asarray(q0, dtype=float)
             if q0.shape == (self.n_joints,):
-                q[:self.n_joints] = q0
+                q[: self.n_joints] = q0
             elif q0.shape == (self.n_rigid,):
-                q[:self.n_rigid] = q0
+                q[: self.n_rigid] = q0
             elif q0.shape == (self.n_dofs,):
                 q = q0.copy()
             else:
-                raise StateError(f"q0 must have shape ({self.n_joints},) (joints), ({self.n_rigid},) (joints and modal "
-                                 f"coordinates) or ({self.n_dofs},), got {q0.shape}")
+                raise StateError(
+                    f"q0 must have shape ({self.n_joints},) (joints), ({self.n_rigid},) (joints and modal "
+                    f"coordinates) or ({self.n_dofs},), got {q0.shape}"
+                )
         return q
 
     def _prepare_reduced(self) -> None:
@@ -232,15 +162,21 @@ class AssembledSystem:
     def _register_points(self) -> dict:
         """Link-point anchors of the constraints, per tree: ({anchor: slot}, link indices, offsets)."""
         from ..rigid.anchors import LinkPoint
-        slots = {}
+
+        slots: dict = {}
         for c in self.constraints + self.forces.elements:
             for a in c.anchors:
                 if isinstance(a, LinkPoint):
                     table = slots.setdefault(a.link.tree, {})
                     table.setdefault(a, len(table))
-        return {tree: (table, np.array([a.link.index for a in table], dtype=np.int64),
-                       np.array([a.offset for a in table], dtype=float).reshape(-1, 3))
-                for tree, table in slots.items()}
+        return {
+            tree: (
+                table,
+                np.array([a.link.index for a in table], dtype=np.int64),
+                np.array([a.offset for a in table], dtype=float).reshape(-1, 3),
+            )
+            for tree, table in slots.items()
+        }
 
     # ------------------------------------------------------------------ validation
     def _state(self, q, v=None) -> tuple[np.ndarray, np.ndarray]:
@@ -269,7 +205,7 @@ class AssembledSystem:
         return None
 
     def _keep(self, ev: Evaluation) -> Evaluation:
-        self._evaluations = [ev] + self._evaluations[:KEPT_EVALUATIONS - 1]
+        self._evaluations = [ev, *self._evaluations[: KEPT_EVALUATIONS - 1]]
         return ev
 
     # ------------------------------------------------------------------ terms
@@ -291,7 +227,7 @@ class AssembledSystem:
         compiled integrator step), as the terms of ``ev`` (made read-only)."""
         _read_only(value)
         ev._terms["compiled"] = value
-        if not self.forces:                             # with force elements: h − Q, and their potential, when asked for
+        if not self.forces:  # with force elements: h − Q, and their potential, when asked for
             ev._terms["mass_and_forces"] = value[:2]
             ev._terms["energy"] = (float(value[6][0]), float(value[6][1]))
         ev._terms["rows"] = value[2:6]
@@ -321,7 +257,7 @@ class AssembledSystem:
 
     def _mass_and_forces(self, ev: Evaluation):
         h = np.empty(self.n_dofs)
-        h[:self.n_rigid] = self.joint_space.inverse_dynamics(ev)
+        h[: self.n_rigid] = self.joint_space.inverse_dynamics(ev)
         if self.sparse:
             h[self.flexible.slice] = self.flexible.forces(*self._flexible_state(ev))
         return self._mass_matrix(ev), self._with_applied_forces(ev, h)
@@ -348,8 +284,8 @@ class AssembledSystem:
 
     def _mass_bias_gravity(self, ev: Evaluation):
         b, g = np.empty(self.n_dofs), np.empty(self.n_dofs)
-        b[:self.n_rigid] = self.joint_space.inverse_dynamics(ev, gravity=False)
-        g[:self.n_rigid] = self.joint_space.inverse_dynamics(ev, velocity=False, elastic=False)
+        b[: self.n_rigid] = self.joint_space.inverse_dynamics(ev, gravity=False)
+        g[: self.n_rigid] = self.joint_space.inverse_dynamics(ev, velocity=False, elastic=False)
         if self.sparse:
             q_f, v_f = self._flexible_state(ev)
             b[self.flexible.slice] = self.flexible.internal_force(q_f, v_f)
@@ -366,7 +302,7 @@ class AssembledSystem:
 
     def _gravity_force(self, ev: Evaluation) -> np.ndarray:
         g = np.empty(self.n_dofs)
-        g[:self.n_rigid] = self.joint_space.inverse_dynamics(ev, velocity=False, elastic=False)
+        g[: self.n_rigid] = self.joint_space.inverse_dynamics(ev, velocity=False, elastic=False)
         if self.sparse:
             g[self.flexible.slice] = -self.flexible.external_force(ev.q[self.flexible.slice])
         if self.forces:
@@ -388,19 +324,19 @@ class AssembledSystem:
         phi, bias, phi_t = np.empty(m), np.empty(m), np.zeros(m)
         dense = jacobian and not self.sparse
         Phi = np.zeros((m, self.n_dofs)) if dense else None
-        pieces = [] if jacobian and self.sparse else None
+        pieces: list | None = [] if jacobian and self.sparse else None
         for c, rs in zip(self.constraints, self.row_slices):
             rows = c.evaluate(ev)
             phi[rs] = rows.phi
             bias[rs] = rows.bias
             if rows.phi_t is not None:
                 phi_t[rs] = rows.phi_t
-            for cols, block in (rows.pieces if jacobian else ()):
+            for cols, block in rows.pieces if jacobian else ():
                 if not len(cols):
                     continue
-                if dense:
+                if Phi is not None:  # dense
                     Phi[rs, cols] += block.toarray() if sp.issparse(block) else block
-                else:
+                elif pieces is not None:
                     pieces.append((rs.start, cols, block))
         if pieces is not None:
             if self._pattern is None or not self._pattern.fits(pieces):
@@ -412,7 +348,7 @@ class AssembledSystem:
         """All terms of the constrained equations at (t, q, v)."""
         ev = self.evaluate(t, q, v)
         kept = ev._terms.get("terms")
-        if kept is None:                  # made of kept (read-only) terms: stored as it is
+        if kept is None:  # made of kept (read-only) terms: stored as it is
             compiled = self._compiled(ev)
             if compiled is not None:
                 M, h, phi, Phi, bias, phi_t, _ = compiled
@@ -423,20 +359,27 @@ class AssembledSystem:
         return kept
 
     def constraint_value(self, t: float, q) -> np.ndarray:
+        """Constraint value φ(q, t) (m,) at time ``t`` [s] and coordinates ``q`` (n,), in each row's unit
+        (:attr:`row_units`); zero on the velocity-level rows."""
         return self.constraint_rows(self.evaluate(t, q), jacobian=False)[0]
 
     def constraint_jacobian(self, t: float, q) -> np.ndarray:
+        """Constraint Jacobian Φ = ∂φ/∂q (m, n) at ``t`` [s] and ``q`` (n,): dense for rigid-only systems,
+        sparse CSR with flexible bodies."""
         return self.constraint_rows(self.evaluate(t, q))[1]
 
     def constraint_rate(self, t: float, q) -> np.ndarray:
+        """Rheonomic rate φ_t = ∂φ/∂t (m,) at ``t`` [s] and ``q`` (n,), so that Φ v + φ_t = 0 (zero for
+        scleronomic rows)."""
         return self.constraint_rows(self.evaluate(t, q), jacobian=False)[3]
 
     def energy(self, q, v) -> tuple[float, float]:
         """Kinetic and potential energy [J]: gravity of the trees and reduced bodies, strain energy of the
-        flexible and reduced bodies and the potential −f·q of the flexible bodies' dead loads (follower loads are not conservative and have none)."""
+        flexible and reduced bodies and the potential −f·q of the flexible bodies' dead loads (follower loads are not
+        conservative and have none)."""
         q, v = self._state(q, v)
-        ev = self._kept(None, q, v) or self._keep(Evaluation(self, 0.0, q.copy(), v.copy()))   # energies: any t
-        if not self.forces and "energy" not in ev._terms:        # the program keeps them (without force elements)
+        ev = self._kept(None, q, v) or self._keep(Evaluation(self, 0.0, q.copy(), v.copy()))  # energies: any t
+        if not self.forces and "energy" not in ev._terms:  # the program keeps them (without force elements)
             self._compiled(ev)
         return ev.memo("energy", lambda: self._energy(ev))
 
@@ -478,7 +421,7 @@ class AssembledSystem:
             if nodes is not None:
                 raise StateError(f"coordinates: tree {item.name!r} has no nodes")
             return block
-        positions = block.reshape(q.shape[:-1] + (-1, 3))
+        positions = block.reshape((*q.shape[:-1], -1, 3))
         return positions if nodes is None else positions[..., item.nodes(nodes), :]
 
     def nodal_state(self, body, q, v=None) -> tuple[np.ndarray, np.ndarray | None]:
@@ -495,7 +438,7 @@ class AssembledSystem:
         x = body.nodal_positions(kin.R[i], kin.p[i], q[e])
         if v is None:
             return x, None
-        twist = kin.frame_terms(body.link)[0] @ v_t                     # [v_o; ω] world axes
+        twist = kin.frame_terms(body.link)[0] @ v_t  # [v_o; ω] world axes
         y = x - kin.p[i]
         xdot = twist[:3] + np.cross(twist[3:], y) + (body.frame_shapes @ np.asarray(v, dtype=float)[e]) @ kin.R[i].T
         return x, xdot
@@ -512,43 +455,38 @@ class AssembledSystem:
         for known in self.slices:
             if known.name == item:
                 return known
-        raise StateError(f"{item!r} is not a tree or body of this system; it has "
-                         f"{sorted(known.name for known in self.slices)}")
+        raise StateError(
+            f"{item!r} is not a tree or body of this system; it has {sorted(known.name for known in self.slices)}"
+        )
 
     def switch_charts(self, q, v, *accelerations):
         """The state in the other chart of every rotation vector longer than π (spherical and free-flyer
-        joints, :mod:`flexbody.rigid.exponential_coordinates`): new (q, v, *accelerations), or None when
+        joints, :mod:`flexbody.rigid.exponential_coordinates`): new ``(q, v, *accelerations)``, or None when
         none is. Integrators call it after each step, so no joint reaches the singular ‖φ‖ = 2π."""
         if not self.rotation_vectors.size:
             return None
         return switched_charts(self.rotation_vectors, q, v, *accelerations)
 
     def initial_state(self) -> State:
+        """The :class:`State` at t = 0 s with the initial coordinates ``q0`` (n,) and zero velocities."""
         return State(0.0, self.q0.copy(), np.zeros(self.n_dofs))
 
     def flexible_jacobians(self, ev: Evaluation, *, damping: bool = True):
         """Flexible rows of h and their Jacobians ∂h_f/∂q, ∂h_f/∂v (sparse, flexible columns only)."""
-        return ev.memo(("flexible_jacobians", damping),
-                       lambda: self.flexible.jacobians(*self._flexible_state(ev), damping=damping))
+        return ev.memo(
+            ("flexible_jacobians", damping), lambda: self.flexible.jacobians(*self._flexible_state(ev), damping=damping)
+        )
 
     def rank_report(self, t: float, q, rtol=None):
         """Rank of Φ(q) with singular values, tolerance and redundant rows (:func:`analysis.constraint_rank`)."""
         from ..linalg.rank import constraint_rank
+
         return constraint_rank(self.constraint_jacobian(t, q), rtol=rtol, row_labels=self.row_labels)
 
 
 KEPT_EVALUATIONS = 3
 """Evaluations an assembled system keeps (newest first): enough for the state of a step, its correction and
 its start, which the dynamics, controller and recorder all read."""
-
-
-def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether the float vectors a and b hold the same values: their bytes for short vectors (a tenth of
-    :func:`numpy.array_equal`'s cost there; −0.0 and 0.0 then differ, which only costs a new evaluation),
-    :func:`numpy.array_equal` for long ones."""
-    if a.shape != b.shape:
-        return False
-    return a.tobytes() == b.tobytes() if a.size <= 512 else bool(np.array_equal(a, b))
 
 
 def _all_finite(x: np.ndarray) -> bool:
@@ -561,13 +499,3 @@ def _reordered(rows):
     """(Φ, bias, φ, φ_t) in the order of :class:`Terms` from (φ, Φ, bias, φ_t)."""
     phi, Phi, bias, phi_t = rows
     return Phi, bias, phi, phi_t
-
-
-def _read_only(value):
-    """``value`` (an array, a sparse matrix, or a tuple of them) with its arrays made read-only, so a kept
-    term cannot be changed by one of its consumers; other objects are left as they are."""
-    for item in (value if type(value) is tuple else (value,)):
-        if type(item) is np.ndarray:
-            item.setflags(write=False)
-        elif isinstance(item, sp.spmatrix | sp.sparray):
-            item.data.setflags(write=False)

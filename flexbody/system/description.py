@@ -2,12 +2,14 @@
 
 :meth:`System.assemble` freezes rigid trees, flexible bodies, holonomic constraints (loop closures,
 couplings, attachments of nodes, pins, ties; a :class:`~flexbody.constraints.base.Fix` becomes a
-:class:`~flexbody.constraints.attachments.FixNodes`) and loads into an :class:`~flexbody.system.assembled.AssembledSystem`
+:class:`~flexbody.constraints.attachments.FixNodes`) and loads into an
+:class:`~flexbody.system.assembled.AssembledSystem`
 whose global coordinates stack the trees' joint coordinates and then each body's absolute nodal
 coordinates, q = [q₁; …; q_y; d₁; …; d_z] [DE-110], for dynamics, implicit integration, statics and
 control. The flexible-only static solver (:func:`flexbody.solve_static`) uses this description directly:
 stacked nodal coordinates, block-diagonal constant mass, stacked internal forces and tangents, summed loads.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -15,7 +17,6 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .assembled import AssembledSystem
 from ..constraints.base import Constraint, Fix
 from ..constraints.force_elements import ForceElement
 from ..errors import ConstraintError, FlexbodyError, LoadError, ModelError
@@ -23,6 +24,7 @@ from ..fem.flexible_body import FlexibleBody
 from ..fem.loads import Load
 from ..reduced.body import ReducedBody
 from ..rigid.tree import Link, RigidTree
+from .assembled import AssembledSystem
 
 
 class System:
@@ -46,11 +48,20 @@ class System:
         coordinates (default zero), or all coordinates (nodes default to their reference positions).
     """
 
-    def __init__(self, bodies: Sequence, constraints: Sequence = (), loads: Sequence[Load] = (),
-                 actuators: Sequence[Link] | None = None, q0=None, forces: Sequence = ()):
+    def __init__(
+        self,
+        bodies: Sequence,
+        constraints: Sequence = (),
+        loads: Sequence[Load] = (),
+        actuators: Sequence[Link] | None = None,
+        q0=None,
+        forces: Sequence = (),
+    ):
         if isinstance(bodies, (FlexibleBody, RigidTree, ReducedBody)):
-            raise FlexbodyError(f"System: bodies must be a list, e.g. System([{bodies.name!r} body, ...]); "
-                                f"got the single {type(bodies).__name__} {bodies.name!r}")
+            raise FlexbodyError(
+                f"System: bodies must be a list, e.g. System([{bodies.name!r} body, ...]); "
+                f"got the single {type(bodies).__name__} {bodies.name!r}"
+            )
         items = _listed(bodies, "bodies", FlexbodyError)
         constraints = _listed(constraints, "constraints", ConstraintError)
         loads = _listed(loads, "loads", LoadError)
@@ -69,24 +80,31 @@ class System:
         self.reduced = [b for b in items if isinstance(b, ReducedBody)]
         for body in self.reduced:
             if body.tree not in self.trees:
-                raise ModelError(f"System: reduced body {body.name!r} rides on link {body.link.name!r} of tree "
-                                 f"{body.tree.name!r}, which is not in the system")
+                raise ModelError(
+                    f"System: reduced body {body.name!r} rides on link {body.link.name!r} of tree "
+                    f"{body.tree.name!r}, which is not in the system"
+                )
         self.constraints = list(constraints)
         self.loads = list(loads)
         for c in self.constraints:
             if isinstance(c, Fix):
                 if c.body not in self.bodies:
-                    raise ConstraintError(f"System: constraint {c.name!r} (Fix {c.label!r}) refers to body "
-                                          f"{c.body.name!r}, which is not in the system")
+                    raise ConstraintError(
+                        f"System: constraint {c.name!r} (Fix {c.label!r}) refers to body "
+                        f"{c.body.name!r}, which is not in the system"
+                    )
             elif isinstance(c, Constraint):
                 for tree in c.trees:
                     if tree not in self.trees:
-                        raise ConstraintError(f"System: constraint {c.name!r} refers to tree {tree.name!r}, "
-                                              f"which is not in the system")
+                        raise ConstraintError(
+                            f"System: constraint {c.name!r} refers to tree {tree.name!r}, which is not in the system"
+                        )
                 for body in c.bodies:
                     if body not in self.bodies:
-                        raise ConstraintError(f"System: constraint {c.name!r} refers to flexible body "
-                                              f"{body.name!r}, which is not in the system")
+                        raise ConstraintError(
+                            f"System: constraint {c.name!r} refers to flexible body "
+                            f"{body.name!r}, which is not in the system"
+                        )
             else:
                 raise ConstraintError(f"System: unsupported constraint {type(c).__name__}")
         _check_fix_overlaps([c for c in self.constraints if isinstance(c, Fix)])
@@ -99,8 +117,9 @@ class System:
             if not isinstance(load, Load):
                 raise LoadError(f"System: {load!r} is not a flexbody Load")
             if load.body not in self.bodies:
-                raise LoadError(f"System: a {type(load).__name__} refers to body {load.body.name!r}, "
-                                f"which is not in the system")
+                raise LoadError(
+                    f"System: a {type(load).__name__} refers to body {load.body.name!r}, which is not in the system"
+                )
         self.forces = list(forces)
         _check_forces(self.forces, self.trees, self.bodies)
         _check_reduced_anchors(self.forces, self.reduced)
@@ -117,6 +136,7 @@ class System:
     def assemble(self) -> AssembledSystem:
         """Freeze bodies, constraints, loads and actuators into an :class:`AssembledSystem` [DE-107..113]."""
         from ..constraints.attachments import FixNodes
+
         n_joints = sum(t.n_dofs for t in self.trees)
         n_rigid = n_joints + sum(b.n_dofs for b in self.reduced)
         n = n_rigid + self.n_dofs
@@ -124,16 +144,29 @@ class System:
         if self.q0 is not None:
             q0 = np.asarray(self.q0, dtype=float)
             if q0.shape not in ((n_joints,), (n_rigid,), (n,)) or not np.all(np.isfinite(q0)):
-                raise ModelError(f"System: q0 must be {n_joints} (joints), {n_rigid} (joints and modal coordinates) or "
-                                 f"{n} finite numbers, got shape {q0.shape}")
+                raise ModelError(
+                    f"System: q0 must be {n_joints} (joints), {n_rigid} (joints and modal coordinates) or "
+                    f"{n} finite numbers, got shape {q0.shape}"
+                )
         rows = [FixNodes.from_fix(c) if isinstance(c, Fix) else c for c in self.constraints]
         _check_overlaps(rows)
-        return AssembledSystem(self.trees, rows, self.actuators, q0, bodies=self.bodies, loads=self.loads,
-                               forces=self.forces, reduced=self.reduced)
+        return AssembledSystem(
+            self.trees,
+            rows,
+            self.actuators,
+            q0,
+            bodies=self.bodies,
+            loads=self.loads,
+            forces=self.forces,
+            reduced=self.reduced,
+        )
 
     # ------------------------------------------------------------------ coordinates
     @property
     def n_dofs(self) -> int:
+        """Number of stacked nodal coordinates of the flexible bodies (3 per node), the coordinates of the
+        flexible-only static solver; joint and modal coordinates are not counted (see
+        :attr:`AssembledSystem.n_dofs`)."""
         return int(self._offsets[-1])
 
     def body_slice(self, body: FlexibleBody) -> slice:
@@ -153,14 +186,15 @@ class System:
 
     def prescribed(self, factor: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
         """Global indices and values of all prescribed coordinates at load factor ``factor``."""
-        dofs, vals = [], []
+        dof_parts: list[np.ndarray] = []
+        value_parts: list[np.ndarray] = []
         for c in self.constraints:
             offset = self.body_slice(c.body).start
-            dofs.append(offset + c.dofs())
-            vals.append(c.values(factor))
-        if not dofs:
+            dof_parts.append(offset + c.dofs())
+            value_parts.append(c.values(factor))
+        if not dof_parts:
             return np.zeros(0, int), np.zeros(0)
-        dofs, vals = np.concatenate(dofs), np.concatenate(vals)
+        dofs, vals = np.concatenate(dof_parts), np.concatenate(value_parts)
         unique, first = np.unique(dofs, return_index=True)
         return unique, vals[first]
 
@@ -171,8 +205,9 @@ class System:
 
     def internal_force(self, q: np.ndarray, v: np.ndarray | None = None) -> np.ndarray:
         """Stacked internal forces k(q, v) (n_dofs,) [N]."""
-        return np.concatenate([b.internal_force(q[self.body_slice(b)], None if v is None else v[self.body_slice(b)])
-                               for b in self.bodies])
+        return np.concatenate(
+            [b.internal_force(q[self.body_slice(b)], None if v is None else v[self.body_slice(b)]) for b in self.bodies]
+        )
 
     def force_and_tangent(self, q: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
         """Internal force (n_dofs,) and its Jacobian ∂k/∂q (sparse, block diagonal)."""
@@ -191,6 +226,7 @@ class System:
 
     @property
     def has_follower_loads(self) -> bool:
+        """True if a load depends on the deformed configuration (a follower load, e.g. :class:`~flexbody.Pressure`)."""
         return any(load.follower for load in self.loads)
 
     def inversion(self, q: np.ndarray) -> str | None:
@@ -222,8 +258,15 @@ def _listed(items, what: str, error: type) -> list:
         return []
     if isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
         name, body = getattr(items, "name", None), getattr(getattr(items, "body", None), "name", None)
-        label = (f" {name!r}" if isinstance(name, str) else f" on body {body!r}" if isinstance(body, str)
-                 else f" {items!r}" if isinstance(items, (str, bytes, int, float)) else "")
+        label = (
+            f" {name!r}"
+            if isinstance(name, str)
+            else f" on body {body!r}"
+            if isinstance(body, str)
+            else f" {items!r}"
+            if isinstance(items, (str, bytes, int, float))
+            else ""
+        )
         raise error(f"System: {what} must be a list (e.g. {what}=[...]), got the single {type(items).__name__}{label}")
     return list(items)
 
@@ -232,16 +275,18 @@ def _check_fix_overlaps(fixes) -> None:
     """Refuse two Fix that prescribe different displacements to the same nodal coordinate: the flexible-only static
     solver, which eliminates the prescribed coordinates, would keep one of the two values and drop the other
     without a word. The same displacement twice (a clamped edge on a symmetry plane) is consistent."""
-    owner = {}
+    owner: dict = {}
     for c in fixes:
         displacement = c.values(1.0) - c.values(0.0)
         for dof, u in zip(c.dofs(), displacement):
             key = (id(c.body), int(dof))
             if key in owner and owner[key][1] != u:
                 node, comp = divmod(int(dof), 3)
-                raise ConstraintError(f"System: node {node} of body {c.body.name!r} ({'xyz'[comp]}) is prescribed "
-                                      f"{owner[key][1]:.6g} m by {owner[key][0]!r} and {u:.6g} m by {c.name!r}; "
-                                      f"remove one of them")
+                raise ConstraintError(
+                    f"System: node {node} of body {c.body.name!r} ({'xyz'[comp]}) is prescribed "
+                    f"{owner[key][1]:.6g} m by {owner[key][0]!r} and {u:.6g} m by {c.name!r}; "
+                    f"remove one of them"
+                )
             owner.setdefault(key, (c.name, u))
 
 
@@ -252,6 +297,7 @@ def _held_node_coordinates(c) -> list:
     from ..constraints.closures import PointToPoint
     from ..constraints.nodes import Node
     from ..rigid.anchors import Ground
+
     if isinstance(c, _NodeRows) and not isinstance(c, TieNodes):
         return [(c.body, int(a), int(comp)) for a in c.nodes for comp in c.components]
     if isinstance(c, PointToPoint):
@@ -264,13 +310,15 @@ def _held_node_coordinates(c) -> list:
 def _check_overlaps(constraints) -> None:
     """Refuse two node constraints that hold the same nodal coordinate (redundant and incompatible in
     general, e.g. a node fixed to the ground and attached to a moving link, or pinned to two ground points)."""
-    owner = {}
+    owner: dict = {}
     for c in constraints:
         for body, a, comp in _held_node_coordinates(c):
             key = (id(body), a, comp)
             if key in owner:
-                raise ConstraintError(f"System: node {a} of body {body.name!r} ({'xyz'[comp]}) is held by both "
-                                      f"{owner[key]!r} and {c.name!r}; remove one of them")
+                raise ConstraintError(
+                    f"System: node {a} of body {body.name!r} ({'xyz'[comp]}) is held by both "
+                    f"{owner[key]!r} and {c.name!r}; remove one of them"
+                )
             owner[key] = c.name
 
 
@@ -285,8 +333,9 @@ def as_assembled(model, who: str):
         return model.assemble()
     if isinstance(model, AssembledSystem) or hasattr(model, "n_dofs"):
         return model
-    raise ModelError(f"{who}: expected a flexbody.System or the AssembledSystem of system.assemble(), "
-                     f"got {type(model).__name__}")
+    raise ModelError(
+        f"{who}: expected a flexbody.System or the AssembledSystem of system.assemble(), got {type(model).__name__}"
+    )
 
 
 def _check_forces(forces, trees, bodies) -> None:
@@ -294,19 +343,23 @@ def _check_forces(forces, trees, bodies) -> None:
     names = set()
     for f in forces:
         if not isinstance(f, ForceElement):
-            raise FlexbodyError(f"System: {f!r} in forces is not a force element (SpringDamper, JointSpringDamper, "
-                                f"Bushing, GeneralizedForce)")
+            raise FlexbodyError(
+                f"System: {f!r} in forces is not a force element (SpringDamper, JointSpringDamper, "
+                f"Bushing, GeneralizedForce)"
+            )
         if f.name in names:
             raise FlexbodyError(f"System: two force elements are named {f.name!r}")
         names.add(f.name)
         for tree in f.trees:
             if tree not in trees:
-                raise FlexbodyError(f"System: force element {f.name!r} acts on tree {tree.name!r}, which is not in "
-                                    f"the system")
+                raise FlexbodyError(
+                    f"System: force element {f.name!r} acts on tree {tree.name!r}, which is not in the system"
+                )
         for body in f.bodies:
             if body not in bodies:
-                raise FlexbodyError(f"System: force element {f.name!r} acts on flexible body {body.name!r}, which "
-                                    f"is not in the system")
+                raise FlexbodyError(
+                    f"System: force element {f.name!r} acts on flexible body {body.name!r}, which is not in the system"
+                )
 
 
 def _check_reduced_anchors(items, reduced) -> None:
@@ -315,5 +368,7 @@ def _check_reduced_anchors(items, reduced) -> None:
         for anchor in getattr(item, "anchors", ()):
             for body in getattr(anchor, "reduced", ()):
                 if body not in reduced:
-                    raise ConstraintError(f"System: {getattr(item, 'name', item)!r} uses a point of reduced body "
-                                          f"{body.name!r}, which is not in the system")
+                    raise ConstraintError(
+                        f"System: {getattr(item, 'name', item)!r} uses a point of reduced body "
+                        f"{body.name!r}, which is not in the system"
+                    )

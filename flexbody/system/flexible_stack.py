@@ -4,6 +4,7 @@ one factorization, and the flexible force terms with their Jacobians [DE-104..10
 In the sign of [DE-109] the flexible rows of h = b + g are k(q, v) + g_f with g_f = −f_ext, the
 generalized force of the loads (gravity, body and surface forces, follower pressure) with a minus sign.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -78,8 +79,15 @@ class FlexiblePart:
         for b in self.bodies:
             s = self._local[b]
             with_c = damping and b.material.damping > 0.0
-            parts.append(b._assemble(b._positions(q_f[s]), b._velocities(None if v_f is None else v_f[s]),
-                                     force=True, tangent=True, damping=with_c))
+            parts.append(
+                b._assemble(
+                    b._positions(q_f[s]),
+                    b._velocities(None if v_f is None else v_f[s]),
+                    force=True,
+                    tangent=True,
+                    damping=with_c,
+                )
+            )
         f = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0)
         K = parts[0][1] if len(parts) == 1 else sp.block_diag([p[1] for p in parts], format="csr")
         f = f - self.external_force(q_f)

@@ -32,6 +32,7 @@ The energies are ½ vᵀ M v and −Σ m g·c of the links plus ½ ηᵀ K η �
 formulas are those of the constraints' and bodies' own code; a system with any other constraint, a force element
 or a flexible body keeps the general route (:meth:`AssembledSystem._constraint_rows`).
 """
+
 from __future__ import annotations
 
 import numba as nb
@@ -67,26 +68,47 @@ def joint_terms(ints, floats, support, bodies, body_floats, drive, q, v, M, h, p
     if not (all_finite(q) and all_finite(v)):
         return NOT_FINITE
     n_links, n, m, k = support.shape[0], q.shape[0], phi.shape[0], ints[0]
-    parent, joint_type, dof = ints[1:1 + n_links], ints[1 + n_links:1 + 2 * n_links], ints[1 + 2 * n_links:1 + 3 * n_links]
+    parent, joint_type, dof = (
+        ints[1 : 1 + n_links],
+        ints[1 + n_links : 1 + 2 * n_links],
+        ints[1 + 2 * n_links : 1 + 3 * n_links],
+    )
     o = 1 + 3 * n_links
-    point_link, row_kind, row_a, row_b = ints[o:o + k], ints[o + k:o + k + m], ints[o + k + m:o + k + 2 * m], \
-        ints[o + k + 2 * m:o + k + 3 * m]
-    sizes = (3 * n_links, 9 * n_links, 3 * n_links, n_links, 3 * n_links, 9 * n_links, 3 * k, 3 * m, 9 * m, 3 * m, m,
-             m * n, 3)
+    point_link, row_kind, row_a, row_b = (
+        ints[o : o + k],
+        ints[o + k : o + k + m],
+        ints[o + k + m : o + k + 2 * m],
+        ints[o + k + 2 * m : o + k + 3 * m],
+    )
+    sizes = (
+        3 * n_links,
+        9 * n_links,
+        3 * n_links,
+        n_links,
+        3 * n_links,
+        9 * n_links,
+        3 * k,
+        3 * m,
+        9 * m,
+        3 * m,
+        m,
+        m * n,
+        3,
+    )
     ends = np.cumsum(np.array(sizes))
-    axis = floats[0:ends[0]].reshape((n_links, 3))
-    R_placement = floats[ends[0]:ends[1]].reshape((n_links, 3, 3))
-    p_placement = floats[ends[1]:ends[2]].reshape((n_links, 3))
-    mass = floats[ends[2]:ends[3]]
-    com = floats[ends[3]:ends[4]].reshape((n_links, 3))
-    inertia = floats[ends[4]:ends[5]].reshape((n_links, 3, 3))
-    point_offset = floats[ends[5]:ends[6]].reshape((k, 3))
-    row_n = floats[ends[6]:ends[7]].reshape((m, 3))
-    row_P = floats[ends[7]:ends[8]].reshape((m, 3, 3))
-    row_offset = floats[ends[8]:ends[9]].reshape((m, 3))
-    row_const = floats[ends[9]:ends[10]]
-    row_coef = floats[ends[10]:ends[11]].reshape((m, n))
-    gravity = floats[ends[11]:ends[12]]
+    axis = floats[0 : ends[0]].reshape((n_links, 3))
+    R_placement = floats[ends[0] : ends[1]].reshape((n_links, 3, 3))
+    p_placement = floats[ends[1] : ends[2]].reshape((n_links, 3))
+    mass = floats[ends[2] : ends[3]]
+    com = floats[ends[3] : ends[4]].reshape((n_links, 3))
+    inertia = floats[ends[4] : ends[5]].reshape((n_links, 3, 3))
+    point_offset = floats[ends[5] : ends[6]].reshape((k, 3))
+    row_n = floats[ends[6] : ends[7]].reshape((m, 3))
+    row_P = floats[ends[7] : ends[8]].reshape((m, 3, 3))
+    row_offset = floats[ends[8] : ends[9]].reshape((m, 3))
+    row_const = floats[ends[9] : ends[10]]
+    row_coef = floats[ends[10] : ends[11]].reshape((m, n))
+    gravity = floats[ends[11] : ends[12]]
     R, p = np.empty((n_links, 3, 3)), np.empty((n_links, 3))
     S, vel, acc = np.empty((n_links, 6)), np.empty((n_links, 6)), np.empty((n_links, 6))
     kinematics(parent, joint_type, axis, R_placement, p_placement, dof, q, v, R, p, S, vel, acc)
@@ -101,8 +123,23 @@ def joint_terms(ints, floats, support, bodies, body_floats, drive, q, v, M, h, p
             x = p[i, c] + R[i, c, 0] * com[i, 0] + R[i, c, 1] * com[i, 1] + R[i, c, 2] * com[i, 2]
             potential -= mass[i] * gravity[c] * x
     for b in range(bodies.shape[0]):
-        potential += _reduced_terms(bodies[b, 0], bodies[b, 1], bodies[b, 2], body_floats[bodies[b, 3]:], R, p, S,
-                                    vel, acc, support, gravity, q, v, M, h)
+        potential += _reduced_terms(
+            bodies[b, 0],
+            bodies[b, 1],
+            bodies[b, 2],
+            body_floats[bodies[b, 3] :],
+            R,
+            p,
+            S,
+            vel,
+            acc,
+            support,
+            gravity,
+            q,
+            v,
+            M,
+            h,
+        )
     kinetic = 0.0
     for i in range(n):
         s = 0.0
@@ -132,7 +169,7 @@ def joint_terms(ints, floats, support, bodies, body_floats, drive, q, v, M, h, p
             e0, e1, e2 = row_n[r, 0], row_n[r, 1], row_n[r, 2]
             phi[r] = e0 * d[0] + e1 * d[1] + e2 * d[2]
             bias[r] = e0 * bd[0] + e1 * bd[1] + e2 * bd[2]
-        else:                                                             # RADIAL
+        else:  # RADIAL
             P = row_P[r]
             pd0 = P[0, 0] * d[0] + P[0, 1] * d[1] + P[0, 2] * d[2]
             pd1 = P[1, 0] * d[0] + P[1, 1] * d[1] + P[1, 2] * d[2]
@@ -166,20 +203,20 @@ def _reduced_terms(i, col, r, fl, R, p, S, vel, acc, support, gravity, q, v, M, 
     n = q.shape[0]
     o = 4 + 3 * r
     first_modal = fl[4:o].reshape((3, r))
-    second = fl[o:o + 9].reshape((3, 3))
+    second = fl[o : o + 9].reshape((3, 3))
     o += 9
-    mixed = fl[o:o + 9 * r].reshape((r, 3, 3))
+    mixed = fl[o : o + 9 * r].reshape((r, 3, 3))
     o += 9 * r
-    modal = fl[o:o + 9 * r * r].reshape((r, r, 3, 3))
+    modal = fl[o : o + 9 * r * r].reshape((r, r, 3, 3))
     o += 9 * r * r
-    modal_mass = fl[o:o + r * r].reshape((r, r))
-    stiffness = fl[o + r * r:o + 2 * r * r].reshape((r, r))
-    damping = fl[o + 2 * r * r:o + 3 * r * r].reshape((r, r))
-    stiffening = fl[o + 3 * r * r:o + 12 * r * r].reshape((9, r, r))
-    J, bias = np.zeros((6, n)), np.empty(6)                     # the link origin's frame Jacobian and J̇v, world axes
+    modal_mass = fl[o : o + r * r].reshape((r, r))
+    stiffness = fl[o + r * r : o + 2 * r * r].reshape((r, r))
+    damping = fl[o + 2 * r * r : o + 3 * r * r].reshape((r, r))
+    stiffening = fl[o + 3 * r * r : o + 12 * r * r].reshape((9, r, r))
+    J, bias = np.zeros((6, n)), np.empty(6)  # the link origin's frame Jacobian and J̇v, world axes
     w0, w1, w2 = vel[i, 3], vel[i, 4], vel[i, 5]
     x0, x1, x2 = p[i, 0], p[i, 1], p[i, 2]
-    s0, s1, s2 = cross3(w0, w1, w2, x0, x1, x2)                 # velocity of the frame origin
+    s0, s1, s2 = cross3(w0, w1, w2, x0, x1, x2)  # velocity of the frame origin
     a0, a1, a2 = cross3(acc[i, 3], acc[i, 4], acc[i, 5], x0, x1, x2)
     b0, b1, b2 = cross3(w0, w1, w2, vel[i, 0] + s0, vel[i, 1] + s1, vel[i, 2] + s2)
     bias[0], bias[1], bias[2] = acc[i, 0] + a0 + b0, acc[i, 1] + a1 + b1, acc[i, 2] + a2 + b2
@@ -192,15 +229,16 @@ def _reduced_terms(i, col, r, fl, R, p, S, vel, acc, support, gravity, q, v, M, 
             J[3, j], J[4, j], J[5, j] = S[l, 3], S[l, 4], S[l, 5]
     T, c, w, g = np.empty((6, n)), np.empty(6), np.empty(6), np.empty(3)
     frame_state(R[i], J, bias, v, gravity, T, c, w, g)
-    eta, eta_dot = q[col:col + r].copy(), v[col:col + r].copy()
+    eta, eta_dot = q[col : col + r].copy(), v[col : col + r].copy()
     Mb, Q, s = np.empty((6 + r, 6 + r)), np.empty(6 + r), np.empty(3)
-    frame_terms_into(fl[0], fl[1:4].copy(), first_modal, second, mixed, modal, modal_mass, eta, eta_dot, w[3:].copy(),
-                     Mb, Q, s)
+    frame_terms_into(
+        fl[0], fl[1:4].copy(), first_modal, second, mixed, modal, modal_mass, eta, eta_dot, w[3:].copy(), Mb, Q, s
+    )
     load = (g[0], g[1], g[2], w[3] * w[3], w[4] * w[4], w[5] * w[5], w[3] * w[4], w[3] * w[5], w[4] * w[5])
     K = stiffness.copy()
     for f in range(9):
         K += load[f] * stiffening[f]
-    F = Q.copy()                                                # M_b [c; 0] + Q_v − Q_g + [0; K η + D η̇]
+    F = Q.copy()  # M_b [c; 0] + Q_v − Q_g + [0; K η + D η̇]
     for a in range(6 + r):
         for b in range(6):
             F[a] += Mb[a, b] * c[b]
@@ -218,7 +256,7 @@ def _reduced_terms(i, col, r, fl, R, p, S, vel, acc, support, gravity, q, v, M, 
         F[6 + k] += Ke
         strain += 0.5 * eta[k] * Ke
         h[col + k] += F[6 + k]
-    MT = np.zeros((6, n))                                       # M_b,ff T
+    MT = np.zeros((6, n))  # M_b,ff T
     for a in range(6):
         for j in range(n):
             if support[i, j] >= 0:
@@ -260,8 +298,18 @@ class JointProgram:
     ``drivers`` are the (row, JointDriver) pairs whose f(t), ḟ(t), f̈(t) :meth:`drive` evaluates.
     """
 
-    def __init__(self, forest: tuple, gravity: np.ndarray, points: tuple, rows: tuple, n: int, m: int,
-                 bodies: np.ndarray, body_floats: np.ndarray, drivers: list):
+    def __init__(
+        self,
+        forest: tuple,
+        gravity: np.ndarray,
+        points: tuple,
+        rows: tuple,
+        n: int,
+        m: int,
+        bodies: np.ndarray,
+        body_floats: np.ndarray,
+        drivers: list,
+    ):
         self.n, self.m = n, m
         self.ints, self.floats = self.pack(forest, gravity, points, rows)
         self.support = forest[-1]
@@ -274,19 +322,48 @@ class JointProgram:
         point_link, point_offset = points
         kind, a, b, normal, P, offset, const, coef = rows
         ints = np.concatenate([[len(point_link)], parent, joint_type, dof, point_link, kind, a, b]).astype(np.int64)
-        floats = np.concatenate([x.ravel() for x in (axis, R_placement, p_placement, mass, com, inertia,
-                                                     point_offset, normal, P, offset, const, coef, gravity)])
+        floats = np.concatenate(
+            [
+                x.ravel()
+                for x in (
+                    axis,
+                    R_placement,
+                    p_placement,
+                    mass,
+                    com,
+                    inertia,
+                    point_offset,
+                    normal,
+                    P,
+                    offset,
+                    const,
+                    coef,
+                    gravity,
+                )
+            ]
+        )
         return ints, floats.astype(float)
 
     @staticmethod
-    def body_floats(body) -> np.ndarray:
+    def pack_body(body) -> np.ndarray:
         """A prepared reduced body's invariants, stiffness, damping and geometric stiffness, end to end in the
         order :func:`_reduced_terms` reads them."""
         inv, r = body.invariants, body.n_dofs
         stiffening = body.stiffening if body.stiffening is not None else np.zeros((9, r, r))
-        return np.concatenate([[inv.mass], inv.first, inv.first_modal.ravel(), inv.second.ravel(), inv.mixed.ravel(),
-                               inv.modal.ravel(), inv.modal_mass.ravel(), body.stiffness.ravel(), body.damping.ravel(),
-                               np.asarray(stiffening, dtype=float).ravel()]).astype(float)
+        return np.concatenate(
+            [
+                [inv.mass],
+                inv.first,
+                inv.first_modal.ravel(),
+                inv.second.ravel(),
+                inv.mixed.ravel(),
+                inv.modal.ravel(),
+                inv.modal_mass.ravel(),
+                body.stiffness.ravel(),
+                body.damping.ravel(),
+                np.asarray(stiffening, dtype=float).ravel(),
+            ]
+        ).astype(float)
 
     def drive(self, t: float) -> np.ndarray:
         """(m, 3): f(t), ḟ(t), f̈(t) of the driven rows at t, zero on the others."""
@@ -299,8 +376,26 @@ class JointProgram:
         n, m = self.n, self.m
         M, h, phi, Phi, bias = np.empty((n, n)), np.empty(n), np.empty(m), np.empty((m, n)), np.empty(m)
         phi_t, energy = np.empty(m), np.empty(2)
-        if joint_terms(self.ints, self.floats, self.support, self.bodies, self.body_floats, self.drive(t), q, v,
-                       M, h, phi, Phi, bias, phi_t, energy) != OK:
+        if (
+            joint_terms(
+                self.ints,
+                self.floats,
+                self.support,
+                self.bodies,
+                self.body_floats,
+                self.drive(t),
+                q,
+                v,
+                M,
+                h,
+                phi,
+                Phi,
+                bias,
+                phi_t,
+                energy,
+            )
+            != OK
+        ):
             return None
         return M, h, phi, Phi, bias, phi_t, energy
 
@@ -312,7 +407,8 @@ def compile_joint_terms(trees, reduced, constraints, offsets, n: int) -> JointPr
     if not trees or any(not np.array_equal(t.gravity, trees[0].gravity) for t in trees):
         return None
     slots: dict = {}
-    rows, drivers = [], []
+    rows: list = []
+    drivers: list = []
     for c in constraints:
         described = _rows_of(c, slots, offsets, n)
         if described is None:
@@ -324,17 +420,34 @@ def compile_joint_terms(trees, reduced, constraints, offsets, n: int) -> JointPr
     point_link = np.array([link_offsets[a.link.tree] + a.link.index for a in slots], dtype=np.int64)
     point_offset = np.array([a.offset for a in slots], dtype=float).reshape(-1, 3)
     fields = list(zip(*rows)) if rows else [()] * 8
-    row_arrays = (np.array(fields[0], dtype=np.int64).reshape(-1), np.array(fields[1], dtype=np.int64).reshape(-1),
-                  np.array(fields[2], dtype=np.int64).reshape(-1), np.array(fields[3], dtype=float).reshape(-1, 3),
-                  np.array(fields[4], dtype=float).reshape(-1, 3, 3), np.array(fields[5], dtype=float).reshape(-1, 3),
-                  np.array(fields[6], dtype=float).reshape(-1), np.array(fields[7], dtype=float).reshape(-1, n))
-    pieces = [JointProgram.body_floats(b) for b in reduced]
+    row_arrays = (
+        np.array(fields[0], dtype=np.int64).reshape(-1),
+        np.array(fields[1], dtype=np.int64).reshape(-1),
+        np.array(fields[2], dtype=np.int64).reshape(-1),
+        np.array(fields[3], dtype=float).reshape(-1, 3),
+        np.array(fields[4], dtype=float).reshape(-1, 3, 3),
+        np.array(fields[5], dtype=float).reshape(-1, 3),
+        np.array(fields[6], dtype=float).reshape(-1),
+        np.array(fields[7], dtype=float).reshape(-1, n),
+    )
+    pieces = [JointProgram.pack_body(b) for b in reduced]
     starts = np.cumsum([0] + [x.size for x in pieces])[:-1]
-    bodies = np.array([[link_offsets[b.tree] + b.link.index, offsets[b], b.n_dofs, start]
-                       for b, start in zip(reduced, starts)], dtype=np.int64).reshape(-1, 4)
+    bodies = np.array(
+        [[link_offsets[b.tree] + b.link.index, offsets[b], b.n_dofs, start] for b, start in zip(reduced, starts)],
+        dtype=np.int64,
+    ).reshape(-1, 4)
     body_floats = np.concatenate(pieces) if pieces else np.zeros(0)
-    return JointProgram(forest, np.asarray(trees[0].gravity, dtype=float), (point_link, point_offset), row_arrays,
-                        n, len(rows), bodies, body_floats, drivers)
+    return JointProgram(
+        forest,
+        np.asarray(trees[0].gravity, dtype=float),
+        (point_link, point_offset),
+        row_arrays,
+        n,
+        len(rows),
+        bodies,
+        body_floats,
+        drivers,
+    )
 
 
 def _forest(trees, offsets, n: int):
@@ -351,11 +464,17 @@ def _forest(trees, offsets, n: int):
     for t in trees:
         block = t.arrays()["support_matrix"]
         rows, cols = link_offsets[t], offsets[t]
-        support[rows:rows + t.n_links, cols:cols + t.n_dofs] = np.where(block < 0, -1, block + rows)
+        support[rows : rows + t.n_links, cols : cols + t.n_dofs] = np.where(block < 0, -1, block + rows)
     pieces = [np.concatenate([m[i] for m in models]) for i in (1, 2, 3, 4)]
     rest = [np.concatenate([m[i] for m in models]) for i in (6, 7, 8)]
-    forest = (parent.astype(np.int64), pieces[0].astype(np.int64), *[x.astype(float) for x in pieces[1:]],
-              dof.astype(np.int64), *[x.astype(float) for x in rest], support)
+    forest = (
+        parent.astype(np.int64),
+        pieces[0].astype(np.int64),
+        *[x.astype(float) for x in pieces[1:]],
+        dof.astype(np.int64),
+        *[x.astype(float) for x in rest],
+        support,
+    )
     return forest, link_offsets
 
 

@@ -5,6 +5,7 @@ Each tree gives its M (composite rigid body) and M a + h (recursive Newton–Eul
 share on its tree's columns and its own (:mod:`flexbody.reduced.body`), which couples the two, so with reduced
 bodies the whole dense part is one block of the mass matrix; without, each tree is its own block.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,28 +38,38 @@ class JointSpace:
             return [(slice(0, self.n), self.mass_matrix(ev))]
         return [(self.slices[tree], ev.kinematics(tree).mass_matrix()) for tree in self.trees]
 
-    def inverse_dynamics(self, ev, a=None, *, velocity: bool = True, gravity: bool = True,
-                         elastic: bool = True) -> np.ndarray:
+    def inverse_dynamics(
+        self, ev, a=None, *, velocity: bool = True, gravity: bool = True, elastic: bool = True
+    ) -> np.ndarray:
         """M a + h over the dense part (n,): velocity products (``velocity``), gravity (``gravity``) and the
         reduced bodies' elastic forces (``elastic``); a (n,) or None (zero)."""
         out = np.empty(self.n)
         for tree in self.trees:
             s = self.slices[tree]
-            out[s] = ev.kinematics(tree).inverse_dynamics(None if a is None else a[s], gravity=gravity,
-                                                          velocity=velocity)
+            out[s] = ev.kinematics(tree).inverse_dynamics(
+                None if a is None else a[s], gravity=gravity, velocity=velocity
+            )
         for body in self.reduced:
             t, e = self.slices[body.tree], self.slices[body]
-            on_tree, on_modes = body.state(ev).forces(body, None if a is None else a[t], None if a is None else a[e],
-                                                      velocity=velocity, gravity=gravity, elastic=elastic)
+            on_tree, on_modes = body.state(ev).forces(
+                body,
+                None if a is None else a[t],
+                None if a is None else a[e],
+                velocity=velocity,
+                gravity=gravity,
+                elastic=elastic,
+            )
             out[t] += on_tree
             out[e] = on_modes
         return out
 
     def kinetic_energy(self, ev) -> float:
-        return sum(ev.kinematics(t).kinetic_energy() for t in self.trees) + \
-            sum(b.state(ev).kinetic_energy() for b in self.reduced)
+        return sum(ev.kinematics(t).kinetic_energy() for t in self.trees) + sum(
+            b.state(ev).kinetic_energy() for b in self.reduced
+        )
 
     def potential_energy(self, ev) -> float:
         """Gravity of the trees and reduced bodies and the reduced bodies' strain energy [J]."""
-        return sum(ev.kinematics(t).potential_energy() for t in self.trees) + \
-            sum(b.state(ev).potential_energy(b) for b in self.reduced)
+        return sum(ev.kinematics(t).potential_energy() for t in self.trees) + sum(
+            b.state(ev).potential_energy(b) for b in self.reduced
+        )

@@ -12,6 +12,7 @@ from the pieces' triplets with their zeros dropped, at a fraction of the cost.
 The pieces are recognised by their column arrays and blocks: identity first (the constraints hand out the
 same arrays at every state), then content, and only a change of content or shape builds a new pattern.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,18 +24,19 @@ class RowPattern:
 
     def __init__(self, pieces: list, shape: tuple[int, int]):
         self.shape = shape
-        self.pieces = [(row0, cols, _structure(block)) for row0, cols, block in pieces]    # kept: ids stay valid
-        rows, columns = [], []
+        self.pieces = [(row0, cols, _structure(block)) for row0, cols, block in pieces]  # kept: ids stay valid
+        row_parts: list[np.ndarray] = []
+        column_parts: list[np.ndarray] = []
         for row0, cols, block in pieces:
             r, c = _positions(block)
-            rows.append(r + row0)
-            columns.append(np.asarray(cols)[c])
-        rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-        columns = np.concatenate(columns) if columns else np.zeros(0, np.int64)
+            row_parts.append(r + row0)
+            column_parts.append(np.asarray(cols)[c])
+        rows = np.concatenate(row_parts) if row_parts else np.zeros(0, np.int64)
+        columns = np.concatenate(column_parts) if column_parts else np.zeros(0, np.int64)
         unique, self.slot = np.unique(rows.astype(np.int64) * shape[1] + columns, return_inverse=True)
         self.slot = self.slot.ravel()
         self.unique_rows, self.unique_cols = unique // shape[1], (unique % shape[1]).astype(np.int32)
-        self._stored: dict[bytes, tuple] = {}               # pattern of non-zeros -> (keep, indices, indptr)
+        self._stored: dict[bytes, tuple] = {}  # pattern of non-zeros -> (keep, indices, indptr)
 
     def fits(self, pieces: list) -> bool:
         """Whether ``pieces`` (row0, cols, block) have this pattern's positions: the same arrays, or arrays
@@ -54,8 +56,9 @@ class RowPattern:
     def matrix(self, pieces: list) -> sp.csr_matrix:
         """Φ as CSR from the values of ``pieces`` (which :meth:`fits`), zeros not stored."""
         values = [_values(block) for _, _, block in pieces]
-        full = np.bincount(self.slot, weights=np.concatenate(values) if values else np.zeros(0),
-                           minlength=len(self.unique_cols))
+        full = np.bincount(
+            self.slot, weights=np.concatenate(values) if values else np.zeros(0), minlength=len(self.unique_cols)
+        )
         nonzero = full != 0.0
         key = nonzero.tobytes()
         stored = self._stored.get(key)
@@ -63,11 +66,11 @@ class RowPattern:
             keep = np.flatnonzero(nonzero)
             indptr = np.searchsorted(self.unique_rows[keep], np.arange(self.shape[0] + 1)).astype(np.int32)
             indices = self.unique_cols[keep]
-            indices.flags.writeable = indptr.flags.writeable = False            # shared by every Φ made here
+            indices.flags.writeable = indptr.flags.writeable = False  # shared by every Φ made here
             stored = self._stored[key] = (keep, indices, indptr)
         keep, indices, indptr = stored
         Phi = sp.csr_matrix((full[keep], indices, indptr), shape=self.shape, copy=False)
-        Phi.has_canonical_format = True                                         # sorted, no duplicates
+        Phi.has_canonical_format = True  # sorted, no duplicates
         return Phi
 
 

@@ -17,6 +17,7 @@ Usage::
     python tests/benchmarks/bench_assembly.py [--quick] [--max-elements N] [--repeat N]
                                               [--skfem-threads T] [--skfem-timeout S]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,17 +30,18 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))                       # tests/ (skfem_oracle)
-from skfem_oracle import (Material, SkfemHyperelastic, box_mesh, smooth_deformation,  # noqa: E402
-                          vector_basis)
+sys.path.insert(0, str(HERE.parent))  # tests/ (skfem_oracle)
+from skfem_oracle import Material, SkfemHyperelastic, box_mesh, smooth_deformation, vector_basis  # noqa: E402
 
 try:
     import flexbody as fb
+
     FB_ERROR = None if hasattr(fb, "FlexibleBody") else "flexbody.FlexibleBody missing"
-except Exception as exc:                                    # report, do not crash the skfem half
+except Exception as exc:  # report, do not crash the skfem half
     sys.path.insert(0, str(HERE.parent.parent))
     try:
         import flexbody as fb
+
         FB_ERROR = None
     except Exception:
         fb, FB_ERROR = None, f"flexbody not importable: {exc}"
@@ -50,8 +52,7 @@ ELEMENTS = {"H8": 1, "H27": 2}
 MATERIALS = {"svk": "StVenantKirchhoff", "neohookean": "NeoHookean"}
 
 
-def best_of(fn, repeat: int, slow_call: float | None = None, min_total: float = 1.0,
-            max_repeat: int = 50) -> float:
+def best_of(fn, repeat: int, slow_call: float | None = None, min_total: float = 1.0, max_repeat: int = 50) -> float:
     """Best wall time after one warm-up call: at least ``repeat`` calls, more (up to ``max_repeat``)
     while their total is below ``min_total`` seconds, so fast calls are not timed from a few samples.
 
@@ -86,7 +87,7 @@ def skfem_memory_estimate(order: int, n_elements: int) -> float:
     """Bytes for skfem's vector Basis (value + gradient per basis function) plus the tangent's COO data."""
     n_bfun, n_qp = 3 * (8 if order == 1 else 27), (order + 1) ** 3
     basis = n_bfun * n_elements * n_qp * 12 * 8
-    coo = n_bfun ** 2 * n_elements * (8 + 4 + 4)
+    coo = n_bfun**2 * n_elements * (8 + 4 + 4)
     return basis + coo
 
 
@@ -149,13 +150,22 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="only ~1e3 and ~1e4 elements")
     p.add_argument("--max-elements", type=int, default=None, help="largest mesh size to run")
-    p.add_argument("--repeat", type=int, default=3,
-                   help="at least this many timed calls after the warm-up (more while < 1 s in total); best of")
-    p.add_argument("--skfem-threads", type=int, default=0,
-                   help="BilinearForm(nthreads=...) for skfem's tangent (0 = skfem's default serial loop)")
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="at least this many timed calls after the warm-up (more while < 1 s in total); best of",
+    )
+    p.add_argument(
+        "--skfem-threads",
+        type=int,
+        default=0,
+        help="BilinearForm(nthreads=...) for skfem's tangent (0 = skfem's default serial loop)",
+    )
     p.add_argument("--skfem-timeout", type=float, default=60.0, help="skip skfem calls estimated above (s)")
-    p.add_argument("--slow-call", type=float, default=5.0,
-                   help="do not repeat a skfem call whose warm-up took longer (s)")
+    p.add_argument(
+        "--slow-call", type=float, default=5.0, help="do not repeat a skfem call whose warm-up took longer (s)"
+    )
     p.add_argument("--elements", nargs="+", default=list(ELEMENTS), choices=list(ELEMENTS))
     p.add_argument("--materials", nargs="+", default=list(MATERIALS), choices=list(MATERIALS))
     args = p.parse_args(argv)
@@ -163,20 +173,33 @@ def main(argv=None) -> int:
     import numba
     import scipy
     import skfem
-    sizes = [n for n in SIZES if not (args.quick and n > 10_000)
-             and (args.max_elements is None or n <= args.max_elements)]
-    print(f"numba threads: {numba.get_num_threads()}   CPUs: {os.cpu_count()} "
-          f"(affinity {len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else '?'})   "
-          f"skfem {skfem.__version__} (tangent nthreads={args.skfem_threads})   numpy {np.__version__}   "
-          f"scipy {scipy.__version__}   numba {numba.__version__}")
+
+    sizes = [
+        n for n in SIZES if not (args.quick and n > 10_000) and (args.max_elements is None or n <= args.max_elements)
+    ]
+    print(
+        f"numba threads: {numba.get_num_threads()}   CPUs: {os.cpu_count()} "
+        f"(affinity {len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else '?'})   "
+        f"skfem {skfem.__version__} (tangent nthreads={args.skfem_threads})   numpy {np.__version__}   "
+        f"scipy {scipy.__version__}   numba {numba.__version__}"
+    )
     if FB_ERROR:
         print(f"flexbody: {FB_ERROR}")
     print(f"best of >= {args.repeat} calls (>= 1 s or 50 calls) after a warm-up; meshes: unit box, sizes {sizes}\n")
 
-    header = ("element", "material", "n_elements", "flexbody force [el/s]", "skfem force [el/s]", "ratio",
-              "flexbody tangent [el/s]", "skfem tangent [el/s]", "ratio")
+    header = (
+        "element",
+        "material",
+        "n_elements",
+        "flexbody force [el/s]",
+        "skfem force [el/s]",
+        "ratio",
+        "flexbody tangent [el/s]",
+        "skfem tangent [el/s]",
+        "ratio",
+    )
     widths = (7, 10, 10, 21, 26, 7, 23, 26, 7)
-    line = lambda cells: "  ".join(f"{str(c):>{w}}" for c, w in zip(cells, widths))  # noqa: E731
+    line = lambda cells: "  ".join(f"{c!s:>{w}}" for c, w in zip(cells, widths))  # noqa: E731
     print(line(header))
     print(line(["-" * w for w in widths]))
     rows, basis_times = [], []
@@ -188,15 +211,28 @@ def main(argv=None) -> int:
             for n in sizes:
                 divisions = SIZES[n]
                 t_basis, sk_force, sk_tangent = run_skfem(order, kind, divisions, args.repeat, args, estimate)
-                gc.collect()                                # free skfem's Basis before timing flexbody
+                gc.collect()  # free skfem's Basis before timing flexbody
                 fb_force, fb_tangent = run_flexbody(order, kind, divisions, args.repeat)
                 gc.collect()
                 row = (el, kind, n, fb_force, sk_force, fb_tangent, sk_tangent)
                 rows.append(row)
                 basis_times.append((el, kind, n, t_basis))
-                print(line([el, kind, n, fmt_rate(fb_force), fmt_rate(sk_force), ratio(fb_force, sk_force),
-                            fmt_rate(fb_tangent), fmt_rate(sk_tangent), ratio(fb_tangent, sk_tangent)]),
-                      flush=True)
+                print(
+                    line(
+                        [
+                            el,
+                            kind,
+                            n,
+                            fmt_rate(fb_force),
+                            fmt_rate(sk_force),
+                            ratio(fb_force, sk_force),
+                            fmt_rate(fb_tangent),
+                            fmt_rate(sk_tangent),
+                            ratio(fb_tangent, sk_tangent),
+                        ]
+                    ),
+                    flush=True,
+                )
 
     print("\nskfem Basis build (not included above) [s]:")
     for el, kind, n, t in basis_times:
@@ -208,7 +244,9 @@ def main(argv=None) -> int:
     measured = [r for r in h8 if isinstance(r[3], float)]
     if measured:
         r = measured[-1]
-        print(f"  {'H8 SVK internal force >= 2e6 el/s':<37} (n={r[2]}): {r[3]:.3g}  {'PASS' if r[3] >= 2e6 else 'MISS'}")
+        print(
+            f"  {'H8 SVK internal force >= 2e6 el/s':<37} (n={r[2]}): {r[3]:.3g}  {'PASS' if r[3] >= 2e6 else 'MISS'}"
+        )
     else:
         print("  H8 SVK internal force >= 2e6 el/s: not measured")
     for label, fi, si, target in (("internal force", 3, 4, 10.0), ("tangent", 5, 6, 5.0)):
@@ -216,15 +254,18 @@ def main(argv=None) -> int:
         if both:
             r = both[-1]
             x = r[fi] / r[si]
-            print(f"  {'H8 SVK ' + label + f' >= {target:.0f}x skfem':<37} (n={r[2]}): {x:.1f}x  "
-                  f"{'PASS' if x >= target else 'MISS'}")
+            print(
+                f"  {'H8 SVK ' + label + f' >= {target:.0f}x skfem':<37} (n={r[2]}): {x:.1f}x  "
+                f"{'PASS' if x >= target else 'MISS'}"
+            )
         else:
             print(f"  H8 SVK {label} >= {target:.0f}x skfem: not measured")
     all_t = [(r[5] / r[6], r) for r in rows if isinstance(r[5], float) and isinstance(r[6], float)]
     if all_t:
         x, r = min(all_t, key=lambda t: t[0])
-        print(f"  (all cells) tangent >= 5x skfem, worst {r[0]} {r[1]} n={r[2]}: {x:.1f}x  "
-              f"{'PASS' if x >= 5 else 'MISS'}")
+        print(
+            f"  (all cells) tangent >= 5x skfem, worst {r[0]} {r[1]} n={r[2]}: {x:.1f}x  {'PASS' if x >= 5 else 'MISS'}"
+        )
     return 0
 
 

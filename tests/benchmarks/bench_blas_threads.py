@@ -14,6 +14,7 @@ Usage::
 
     python tests/benchmarks/bench_blas_threads.py [--rounds N] [--no-load]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,10 +28,10 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(HERE.parent.parent))
 import numpy as np  # noqa: E402
 import scipy.linalg.lapack as lapack  # noqa: E402
+from bench_kernel_threads import cpu_load, load_line  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 import flexbody as fb  # noqa: E402
-from bench_kernel_threads import cpu_load, load_line  # noqa: E402
 from flexbody.linalg.sparse_factor import SparseFactor  # noqa: E402
 
 
@@ -44,9 +45,11 @@ def problems() -> dict:
     K = (body.tangent(q, np.zeros_like(q)) + 1e3 * body.mass_matrix()).tocsc()
     K = ((K + K.T) * 0.5).tocsc()
     K.sort_indices()
-    return {"dense Cholesky 353": lambda: lapack.dpotrf(S, lower=1),
-            "dense SVD 353": lambda: np.linalg.svd(S),
-            "CHOLMOD 9075": lambda: SparseFactor().factor(K, lu_fallback=False)}
+    return {
+        "dense Cholesky 353": lambda: lapack.dpotrf(S, lower=1),
+        "dense SVD 353": lambda: np.linalg.svd(S),
+        "CHOLMOD 9075": lambda: SparseFactor().factor(K, lu_fallback=False),
+    }
 
 
 def per_call(call, seconds: float = 0.2) -> float:

@@ -33,6 +33,7 @@ Usage::
     python tests/benchmarks/bench_constrained_dynamics.py [--repeat N] [--min-time S] [--seed K]
                                                           [--mechanisms ...] [--methods ...]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,32 +46,34 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))                       # tests/ (pinocchio_oracle)
-sys.path.insert(1, str(HERE.parent.parent))                # repository root, if flexbody is not installed
+sys.path.insert(0, str(HERE.parent))  # tests/ (pinocchio_oracle)
+sys.path.insert(1, str(HERE.parent.parent))  # repository root, if flexbody is not installed
+
+from timing import rel  # noqa: E402
 
 from flexbody import mechanisms  # noqa: E402
-from flexbody.rigid.anchors import Ground, LinkPoint  # noqa: E402
 from flexbody.constraints.closures import OnSurface, PointToPoint  # noqa: E402
-from flexbody.dynamics import METHODS, forward  # noqa: E402
 from flexbody.constraints.surfaces import Plane  # noqa: E402
-from timing import rel  # noqa: E402
+from flexbody.dynamics import METHODS, forward  # noqa: E402
+from flexbody.rigid.anchors import Ground, LinkPoint  # noqa: E402
 
 try:
     import pinocchio as pin
     from pinocchio_oracle import to_pinocchio
+
     PIN_ERROR = None
-except Exception as exc:                                    # report, do not crash the flexbody half
+except Exception as exc:  # report, do not crash the flexbody half
     pin, to_pinocchio, PIN_ERROR = None, None, f"pinocchio not importable: {exc}"
 
 MECHANISMS = {"slider-crank": mechanisms.slider_crank, "branching-34": mechanisms.branching_loops}
 T0 = 0.0
-GOAL = 2.0                                                  # flexbody / Pinocchio, the performance issue's goal
+GOAL = 2.0  # flexbody / Pinocchio, the performance issue's goal
 
 
 # ---------------------------------------------------------------------------- timing
 def best_us(fn, repeat: int, min_time: float) -> float:
     """Best of ``repeat`` repeats, µs per call; loops per repeat chosen so a repeat lasts >= ``min_time``."""
-    fn()                                                    # warm-up (numba compilation, caches)
+    fn()  # warm-up (numba compilation, caches)
     timer = timeit.Timer(fn)
     loops = 1
     while True:
@@ -78,7 +81,7 @@ def best_us(fn, repeat: int, min_time: float) -> float:
         if t >= min_time:
             break
         loops = max(loops * 2, int(np.ceil(loops * min_time / max(t, 1e-9) * 1.1)))
-    times = [t] + timer.repeat(repeat=max(repeat - 1, 0), number=loops)
+    times = [t, *timer.repeat(repeat=max(repeat - 1, 0), number=loops)]
     return 1e6 * min(times) / loops
 
 
@@ -108,7 +111,9 @@ def constraint_points(system):
         elif isinstance(c, OnSurface) and isinstance(c.point, LinkPoint) and isinstance(c.surface, Plane):
             out.append((c.point.link, np.asarray(c.point.offset, float), c.surface.normal[None, :].copy(), None))
         else:
-            raise NotImplementedError(f"benchmark: no Pinocchio equivalent for constraint {c.name!r} ({type(c).__name__})")
+            raise NotImplementedError(
+                f"benchmark: no Pinocchio equivalent for constraint {c.name!r} ({type(c).__name__})"
+            )
     return out
 
 
@@ -122,17 +127,18 @@ class PinocchioProblem:
         self.data = self.model.createData()
         self.q, self.v, self.tau = q[self.perm].copy(), v[self.perm].copy(), tau[self.perm].copy()
         self.a0 = np.zeros(self.model.nv)
-        self.points = []                                    # (frame_id, S)
-        self.contacts = []                                  # (joint_id, placement in joint, target) or None
+        self.points = []  # (frame_id, S)
+        self.contacts = []  # (joint_id, placement in joint, target) or None
         for k, (link, offset, S, target) in enumerate(constraint_points(system)):
             lm = frames[link.name]
             placement = lm.placement * pin.SE3(np.eye(3), offset)
-            fid = self.model.addFrame(pin.Frame(f"bench_point_{k}", lm.joint_id, placement, pin.FrameType.OP_FRAME),
-                                      False)
+            fid = self.model.addFrame(
+                pin.Frame(f"bench_point_{k}", lm.joint_id, placement, pin.FrameType.OP_FRAME), False
+            )
             self.points.append((fid, S))
             full = target is not None and S.shape[0] == 3 and np.array_equal(S, np.eye(3))
             self.contacts.append((lm.joint_id, placement, target) if full else None)
-        self.data = self.model.createData()                 # after adding the frames
+        self.data = self.model.createData()  # after adding the frames
         self.m = sum(S.shape[0] for _, S in self.points)
 
     def to_flexbody(self, x):
@@ -148,8 +154,8 @@ class PinocchioProblem:
         r = 0
         for fid, S in self.points:
             k = S.shape[0]
-            J[r:r + k] = S @ pin.getFrameJacobian(model, data, fid, LWA)[:3]
-            gamma[r:r + k] = S @ pin.getFrameClassicalAcceleration(model, data, fid, LWA).linear
+            J[r : r + k] = S @ pin.getFrameJacobian(model, data, fid, LWA)[:3]
+            gamma[r : r + k] = S @ pin.getFrameClassicalAcceleration(model, data, fid, LWA).linear
             r += k
         return J, gamma
 
@@ -178,28 +184,38 @@ class PinocchioProblem:
         self.reference_frame = reference_frame
         self.cmodels = []
         for joint_id, placement, target in self.contacts:
-            self.cmodels.append(pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, self.model, joint_id, placement,
-                                                         0, pin.SE3(np.eye(3), target), reference_frame))
+            self.cmodels.append(
+                pin.RigidConstraintModel(
+                    pin.ContactType.CONTACT_3D,
+                    self.model,
+                    joint_id,
+                    placement,
+                    0,
+                    pin.SE3(np.eye(3), target),
+                    reference_frame,
+                )
+            )
         self.cmodel_vec = pin.StdVec_RigidConstraintModel()
         self.cdata_vec = pin.StdVec_RigidConstraintData()
         for cm in self.cmodels:
             self.cmodel_vec.append(cm)
             self.cdata_vec.append(cm.createData())
-        self.prox = pin.ProximalSettings()               # defaults: mu = 0, one iteration (exact solve)
+        self.prox = pin.ProximalSettings()  # defaults: mu = 0, one iteration (exact solve)
         pin.initConstraintDynamics(self.model, self.data, self.cmodel_vec, self.cdata_vec)
 
     def constraint_dynamics(self):
-        return pin.constraintDynamics(self.model, self.data, self.q, self.v, self.tau, self.cmodel_vec,
-                                      self.cdata_vec, self.prox)
+        return pin.constraintDynamics(
+            self.model, self.data, self.q, self.v, self.tau, self.cmodel_vec, self.cdata_vec, self.prox
+        )
 
     def constraint_lambda(self):
         """Multipliers of the last constraintDynamics call in world axes (flexbody's λ of each closure)."""
         lam = np.asarray(self.data.lambda_c, dtype=float).copy()
-        if self.reference_frame == pin.LOCAL:               # contact-frame axes → world axes
+        if self.reference_frame == pin.LOCAL:  # contact-frame axes → world axes
             pin.forwardKinematics(self.model, self.data, self.q)
             for k, (joint_id, placement, _) in enumerate(self.contacts):
                 R = (self.data.oMi[joint_id] * placement).rotation
-                lam[3 * k:3 * k + 3] = R @ lam[3 * k:3 * k + 3]
+                lam[3 * k : 3 * k + 3] = R @ lam[3 * k : 3 * k + 3]
         return lam
 
 
@@ -215,8 +231,10 @@ def run(name, args, methods):
     fb = {meth: forward(T.M, T.h, tau, T.Phi, T.bias, method=meth) for meth in methods}
     a_ref = fb[methods[0]].a
     fb_spread = max(rel(r.a, a_ref) for r in fb.values())
-    notes = [f"{name}: ‖φ(q)‖∞ = {np.max(np.abs(T.phi)) if m else 0.0:.1e}, ‖Φv‖∞ = "
-             f"{np.max(np.abs(T.Phi @ v)) if m else 0.0:.1e}, spread of a over flexbody methods {fb_spread:.1e}"]
+    notes = [
+        f"{name}: ‖φ(q)‖∞ = {np.max(np.abs(T.phi)) if m else 0.0:.1e}, ‖Φv‖∞ = "
+        f"{np.max(np.abs(T.Phi @ v)) if m else 0.0:.1e}, spread of a over flexbody methods {fb_spread:.1e}"
+    ]
 
     # ---- Pinocchio: check, then time only what agrees
     pin_t = {"cd": "n/a", "kkt": "n/a", "kkt1": "n/a"}
@@ -260,16 +278,19 @@ def run(name, args, methods):
     # states, so repeating one state would time a look-up): each call is at its own time t (the models are
     # scleronomic, so the terms are those of the same state)
     ticks = itertools.count(1)
-    fresh_t = lambda: T0 + 1e-12 * next(ticks)             # noqa: E731
+    fresh_t = lambda: T0 + 1e-12 * next(ticks)  # noqa: E731
     t_terms = best_us(lambda: asm.terms(fresh_t(), q, v), args.repeat, args.min_time)
     rows = []
     for meth in methods:
+
         def call(meth=meth):
             T = asm.terms(fresh_t(), q, v)
             return forward(T.M, T.h, tau, T.Phi, T.bias, method=meth)
+
         t_fb = best_us(call, args.repeat, args.min_time)
-        t_fwd = best_us(lambda meth=meth: forward(T.M, T.h, tau, T.Phi, T.bias, method=meth), args.repeat,
-                        args.min_time)
+        t_fwd = best_us(
+            lambda meth=meth: forward(T.M, T.h, tau, T.Phi, T.bias, method=meth), args.repeat, args.min_time
+        )
         rows.append((name, n, m, meth, t_fb, t_terms, t_fwd))
     return rows, pin_t, agree, notes
 
@@ -284,25 +305,46 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=7, help="timing repeats; the best is reported")
     p.add_argument("--min-time", type=float, default=0.1, help="minimum duration of one repeat (s)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random v and τ")
-    p.add_argument("--agree-tol", type=float, default=1e-9,
-                   help="largest relative difference of a and λ for a Pinocchio variant to be timed")
+    p.add_argument(
+        "--agree-tol",
+        type=float,
+        default=1e-9,
+        help="largest relative difference of a and λ for a Pinocchio variant to be timed",
+    )
     p.add_argument("--mechanisms", nargs="+", default=list(MECHANISMS), choices=list(MECHANISMS))
     p.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     args = p.parse_args(argv)
 
     import scipy
-    print(f"numpy {np.__version__}   scipy {scipy.__version__}   "
-          f"pinocchio {pin.__version__ if pin is not None else '-'}   Python {sys.version.split()[0]}   "
-          f"CPUs: {os.cpu_count()}")
+
+    print(
+        f"numpy {np.__version__}   scipy {scipy.__version__}   "
+        f"pinocchio {pin.__version__ if pin is not None else '-'}   Python {sys.version.split()[0]}   "
+        f"CPUs: {os.cpu_count()}"
+    )
     if PIN_ERROR:
         print(PIN_ERROR)
-    print(f"µs per call, best of {args.repeat} repeats of >= {args.min_time} s each (timeit); "
-          f"flexbody call = asm.terms + dynamics.forward\n")
+    print(
+        f"µs per call, best of {args.repeat} repeats of >= {args.min_time} s each (timeit); "
+        f"flexbody call = asm.terms + dynamics.forward\n"
+    )
 
-    header = ("mechanism", "n", "m", "method", "flexbody [µs]", "terms [µs]", "forward [µs]",
-              "pin constraintDyn [µs]", "pin KKT [µs]", "pin KKT 1-pass [µs]", "ratio fb/pin", "max rel diff a,λ")
+    header = (
+        "mechanism",
+        "n",
+        "m",
+        "method",
+        "flexbody [µs]",
+        "terms [µs]",
+        "forward [µs]",
+        "pin constraintDyn [µs]",
+        "pin KKT [µs]",
+        "pin KKT 1-pass [µs]",
+        "ratio fb/pin",
+        "max rel diff a,λ",
+    )
     widths = (12, 3, 3, 10, 13, 10, 12, 22, 12, 19, 12, 16)
-    line = lambda cells: "  ".join(f"{str(c):>{w}}" for c, w in zip(cells, widths))  # noqa: E731
+    line = lambda cells: "  ".join(f"{c!s:>{w}}" for c, w in zip(cells, widths))  # noqa: E731
     print(line(header))
     print(line(["-" * w for w in widths]))
     all_notes, summary = [], []
@@ -312,20 +354,41 @@ def main(argv=None) -> int:
         timed = [pin_t[k] for k in ("cd", "kkt", "kkt1") if isinstance(pin_t[k], float)]
         best_pin = min(timed) if timed else None
         diff = max(agree.values()) if agree else None
-        for (mech, n, m, meth, t_fb, t_terms, t_fwd) in rows:
+        for mech, n, m, meth, t_fb, t_terms, t_fwd in rows:
             ratio = f"{t_fb / best_pin:.1f}x" if best_pin else "-"
-            print(line([mech, n, m, meth, fmt(t_fb), fmt(t_terms), fmt(t_fwd), fmt(pin_t["cd"]), fmt(pin_t["kkt"]),
-                        fmt(pin_t["kkt1"]), ratio, fmt(diff, ".1e") if diff is not None else "-"]), flush=True)
+            print(
+                line(
+                    [
+                        mech,
+                        n,
+                        m,
+                        meth,
+                        fmt(t_fb),
+                        fmt(t_terms),
+                        fmt(t_fwd),
+                        fmt(pin_t["cd"]),
+                        fmt(pin_t["kkt"]),
+                        fmt(pin_t["kkt1"]),
+                        ratio,
+                        fmt(diff, ".1e") if diff is not None else "-",
+                    ]
+                ),
+                flush=True,
+            )
             if best_pin:
                 summary.append((mech, meth, t_fb / best_pin))
 
     print("\nNotes:")
     for note in all_notes:
         print(f"  {note}")
-    print("  ratio = flexbody (terms + forward) / fastest Pinocchio variant that agrees; "
-          "max rel diff = ‖·_pin − ·_fb‖∞/‖·_fb‖∞ over all timed Pinocchio variants and flexbody methods")
-    print(f"\nGoal of the performance issue: within {GOAL:g}x of Pinocchio (load average at end: "
-          f"{os.getloadavg()[0]:.2f})")
+    print(
+        "  ratio = flexbody (terms + forward) / fastest Pinocchio variant that agrees; "
+        "max rel diff = ‖·_pin − ·_fb‖∞/‖·_fb‖∞ over all timed Pinocchio variants and flexbody methods"
+    )
+    print(
+        f"\nGoal of the performance issue: within {GOAL:g}x of Pinocchio (load average at end: "
+        f"{os.getloadavg()[0]:.2f})"
+    )
     for mech, meth, x in summary:
         print(f"  {mech:<12} {meth:<10}: {x:6.2f}x  {'met' if x <= GOAL else 'not met'}")
     return 0

@@ -41,6 +41,7 @@ Usage::
     python tests/benchmarks/bench_dense_factorisations.py [--rounds N] [--min-time S] [--quick]
                                                           [--methods ...] [--seed K]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,22 +53,40 @@ import time
 from pathlib import Path
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")                       # one BLAS thread, before numpy/scipy load BLAS
+    os.environ.setdefault(_var, "1")  # one BLAS thread, before numpy/scipy load BLAS
 
-import numba as nb
-import numpy as np
-from scipy.linalg import lapack
+import numba as nb  # noqa: E402 (after the thread variables above)
+import numpy as np  # noqa: E402 (after the thread variables above)
+from scipy.linalg import lapack  # noqa: E402 (after the thread variables above)
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent.parent))                # repository root, if flexbody is not installed
+sys.path.insert(0, str(HERE.parent.parent))  # repository root, if flexbody is not installed
+
+from timing import batch_seconds, loops_for, rel  # noqa: E402
 
 from flexbody import mechanisms  # noqa: E402
 from flexbody.dynamics import INERTIA_KINDS, METHODS, compiled, forward  # noqa: E402
-from flexbody.dynamics.compiled import (_FAST_BAD_INPUT, _FAST_FAILED, _FAST_MAX_COND, _FAST_MIN_PIVOT,  # noqa: E402
-                                        _FAST_OK, _FM, _RANK_SLACK, _nb_axpy, _nb_cho_solve, _nb_cholesky,
-                                        _nb_dot, _nb_finite, _nb_full_row_rank, _nb_house_qr, _nb_lu_solve,
-                                        _nb_constraint_inertia, _nb_q_transpose, _nb_usolve, _nb_utsolve)
-from timing import batch_seconds, loops_for, rel  # noqa: E402
+from flexbody.dynamics.compiled import (  # noqa: E402
+    _FAST_BAD_INPUT,
+    _FAST_FAILED,
+    _FAST_MAX_COND,
+    _FAST_MIN_PIVOT,
+    _FAST_OK,
+    _FM,
+    _RANK_SLACK,
+    _nb_axpy,
+    _nb_cho_solve,
+    _nb_cholesky,
+    _nb_constraint_inertia,
+    _nb_dot,
+    _nb_finite,
+    _nb_full_row_rank,
+    _nb_house_qr,
+    _nb_lu_solve,
+    _nb_q_transpose,
+    _nb_usolve,
+    _nb_utsolve,
+)
 
 RANDOM_SIZES = ((3, 2), (12, 5), (34, 12))
 
@@ -85,7 +104,7 @@ def _hand_factor_rows(W, n):
             return k + 1
         d = np.sqrt(piv)
         W[k, k] = d
-        wk = W[k, k + 1:]
+        wk = W[k, k + 1 :]
         r = 1.0 / d
         for t in range(wk.shape[0]):
             wk[t] *= r
@@ -116,7 +135,7 @@ def _hand_kkt(M, h, tau, Phi, bias, rtol, atol):
     for k in range(m):
         if not _nb_dot(Phi[k], Phi[k]) > 2.0 * atol * atol:
             return _FAST_FAILED, a, force, lam
-    W = np.zeros((n, n + m + 1))                               # [M | Φᵀ | τ − h], upper part
+    W = np.zeros((n, n + m + 1))  # [M | Φᵀ | τ − h], upper part
     for i in range(n):
         Wi = W[i]
         for j in range(i, n):
@@ -124,11 +143,11 @@ def _hand_kkt(M, h, tau, Phi, bias, rtol, atol):
         for k in range(m):
             Wi[n + k] = Phi[k, i]
         Wi[n + m] = tau[i] - h[i]
-    if _hand_factor_rows(W, n):                                # M = UᵀU; [Ytᵀ | w] = U⁻ᵀ[Φᵀ | τ − h]
+    if _hand_factor_rows(W, n):  # M = UᵀU; [Ytᵀ | w] = U⁻ᵀ[Φᵀ | τ − h]
         return _FAST_FAILED, a, force, lam
     B = W[:, n:].copy()
     G = np.dot(B.T, B)
-    S = G[:m, :m].copy()                                       # S = ΦM⁻¹Φᵀ  [DE-34]
+    S = G[:m, :m].copy()  # S = ΦM⁻¹Φᵀ  [DE-34]
     Us = np.zeros((m, m))
     if _hand_chol(S, Us) != 0:
         return _FAST_FAILED, a, force, lam
@@ -136,15 +155,15 @@ def _hand_kkt(M, h, tau, Phi, bias, rtol, atol):
     for k in range(m):
         if not Us[k, k] * Us[k, k] > floor * S[k, k]:
             return _FAST_FAILED, a, force, lam
-    for k in range(m):                                         # λ = −S⁻¹(Φ a_u + bias)  [DE-33]
+    for k in range(m):  # λ = −S⁻¹(Φ a_u + bias)  [DE-33]
         lam[k] = -(G[k, m] + bias[k])
     _nb_utsolve(Us, lam)
     _nb_usolve(Us, lam)
-    for i in range(n):                                         # a = U⁻¹(w + Ytᵀλ)
+    for i in range(n):  # a = U⁻¹(w + Ytᵀλ)
         a[i] = B[i, m] + _nb_dot(B[i, :m], lam)
     U = W[:, :n]
     for i in range(n - 1, -1, -1):
-        a[i] = (a[i] - _nb_dot(U[i, i + 1:], a[i + 1:])) / U[i, i]
+        a[i] = (a[i] - _nb_dot(U[i, i + 1 :], a[i + 1 :])) / U[i, i]
     for k in range(m):
         _nb_axpy(-lam[k], Phi[k], force)
     return _FAST_OK, a, force, lam
@@ -170,10 +189,10 @@ def _hand_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
     QT = _nb_q_transpose(V, beta, mode == 0)
     Qt = QT[:m]
     y = bias.copy()
-    _nb_utsolve(R, y)                                          # R⁻ᵀ bias
-    a_perp = -np.dot(Qt.T, y)                                  # [AG-16]
+    _nb_utsolve(R, y)  # R⁻ᵀ bias
+    a_perp = -np.dot(Qt.T, y)  # [AG-16]
     f = tau - h
-    if mode == 0:                                              # nullspace [DE-10..15]
+    if mode == 0:  # nullspace [DE-10..15]
         p = n - m
         Ct = QT[m:]
         Mp = np.dot(np.dot(Ct, M), Ct.T)
@@ -184,8 +203,8 @@ def _hand_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
         _nb_utsolve(Up, z)
         _nb_usolve(Up, z)
         a[:] = a_perp + np.dot(Ct.T, z)
-    else:                                                      # projection [AG-22..29]
-        Mc, rhs = _nb_constraint_inertia(M, Qt, f, a_perp, mode, gamma)   # shared: not a factorisation
+    else:  # projection [AG-22..29]
+        Mc, rhs = _nb_constraint_inertia(M, Qt, f, a_perp, mode, gamma)  # shared: not a factorisation
         a[:] = rhs
         solved = False
         if mode == 2:
@@ -197,7 +216,7 @@ def _hand_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
         if not solved and not _nb_lu_solve(Mc, a):
             return _FAST_FAILED, a, force, lam
     u = np.dot(Qt, np.dot(M, a) - f)
-    force[:] = np.dot(Qt.T, u)                                 # [AG-32]
+    force[:] = np.dot(Qt.T, u)  # [AG-32]
     lam[:] = u
     _nb_usolve(R, lam)
     return _FAST_OK, a, force, lam
@@ -245,10 +264,10 @@ def _lapack_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
         return _FAST_FAILED, a, force, lam
     Qt = QT[:m]
     y = bias.copy()
-    _nb_utsolve(R, y)                                          # R⁻ᵀ bias
-    a_perp = -np.dot(Qt.T, y)                                  # [AG-16]
+    _nb_utsolve(R, y)  # R⁻ᵀ bias
+    a_perp = -np.dot(Qt.T, y)  # [AG-16]
     f = tau - h
-    if mode == 0:                                              # nullspace [DE-10..15]
+    if mode == 0:  # nullspace [DE-10..15]
         Ct = QT[m:]
         ok, Lp = _nb_cholesky(np.dot(np.dot(Ct, M), Ct.T))
         if not ok:
@@ -256,8 +275,8 @@ def _lapack_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
         z = np.dot(Ct, f - np.dot(M, a_perp))
         _nb_cho_solve(Lp, z)
         a[:] = a_perp + np.dot(Ct.T, z)
-    else:                                                      # projection [AG-22..29]
-        Mc, rhs = _nb_constraint_inertia(M, Qt, f, a_perp, mode, gamma)   # shared: not a factorisation
+    else:  # projection [AG-22..29]
+        Mc, rhs = _nb_constraint_inertia(M, Qt, f, a_perp, mode, gamma)  # shared: not a factorisation
         a[:] = rhs
         solved = False
         if mode == 2:
@@ -268,7 +287,7 @@ def _lapack_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
         if not solved and not _lapack_solve(Mc, a):
             return _FAST_FAILED, a, force, lam
     u = np.dot(Qt, np.dot(M, a) - f)
-    force[:] = np.dot(Qt.T, u)                                 # [AG-32]
+    force[:] = np.dot(Qt.T, u)  # [AG-32]
     lam[:] = u
     _nb_usolve(R, lam)
     return _FAST_OK, a, force, lam
@@ -299,22 +318,22 @@ def _scipy_kkt(M, h, tau, Phi, bias, rtol, atol):
     n, m = M.shape[0], Phi.shape[0]
     zeros = (np.zeros(n), np.zeros(n), np.zeros(m))
     if not _finite(M, h, tau, Phi, bias):
-        return (_FAST_BAD_INPUT,) + zeros
+        return (_FAST_BAD_INPUT, *zeros)
     if not np.all(np.einsum("ij,ij->i", Phi, Phi) > 2.0 * atol * atol):
-        return (_FAST_FAILED,) + zeros
-    L, info = lapack.dpotrf(M, lower=1, clean=1)               # M = LLᵀ from M's lower triangle
+        return (_FAST_FAILED, *zeros)
+    L, info = lapack.dpotrf(M, lower=1, clean=1)  # M = LLᵀ from M's lower triangle
     if info != 0:
-        return (_FAST_FAILED,) + zeros
+        return (_FAST_FAILED, *zeros)
     B = np.empty((n, m + 1))
     B[:, :m] = Phi.T
     B[:, m] = tau - h
-    B, _ = lapack.dtrtrs(L, B, lower=1)                        # [Ytᵀ | w] = L⁻¹[Φᵀ | τ − h]
+    B, _ = lapack.dtrtrs(L, B, lower=1)  # [Ytᵀ | w] = L⁻¹[Φᵀ | τ − h]
     G = B.T @ B
     S = G[:m, :m]
     Ls, info = lapack.dpotrf(S, lower=1, clean=1)
     if info != 0 or not np.all(np.diag(Ls) ** 2 > max(2.0 * rtol, _FAST_MIN_PIVOT) * np.diag(S)):
-        return (_FAST_FAILED,) + zeros
-    lam, _ = lapack.dpotrs(Ls, -(G[:m, m] + bias), lower=1)   # [DE-33]
+        return (_FAST_FAILED, *zeros)
+    lam, _ = lapack.dpotrs(Ls, -(G[:m, m] + bias), lower=1)  # [DE-33]
     a, _ = lapack.dtrtrs(L, B[:, m] + B[:, :m] @ lam, lower=1, trans=1)
     return _FAST_OK, a, Phi.T @ lam, lam
 
@@ -350,37 +369,37 @@ def _scipy_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
     n, m = M.shape[0], Phi.shape[0]
     zeros = (np.zeros(n), np.zeros(n), np.zeros(m))
     if not _finite(M, h, tau, Phi, bias):
-        return (_FAST_BAD_INPUT,) + zeros
+        return (_FAST_BAD_INPUT, *zeros)
     if m > n:
-        return (_FAST_FAILED,) + zeros
+        return (_FAST_FAILED, *zeros)
     Q, R = _scipy_qr_of_phi_t(Phi, mode == 0)
     if not _scipy_full_row_rank(R, rtol, atol, n):
-        return (_FAST_FAILED,) + zeros
+        return (_FAST_FAILED, *zeros)
     Q1 = Q[:, :m]
-    y, _ = lapack.dtrtrs(R, bias, lower=0, trans=1)            # R⁻ᵀ bias
-    a_perp = -(Q1 @ y)                                         # [AG-16]
+    y, _ = lapack.dtrtrs(R, bias, lower=0, trans=1)  # R⁻ᵀ bias
+    a_perp = -(Q1 @ y)  # [AG-16]
     f = tau - h
-    if mode == 0:                                              # [DE-10..15]
+    if mode == 0:  # [DE-10..15]
         C = Q[:, m:]
         Lp, info = lapack.dpotrf(C.T @ M @ C, lower=1, clean=1)
         if info != 0:
-            return (_FAST_FAILED,) + zeros
+            return (_FAST_FAILED, *zeros)
         z, _ = lapack.dpotrs(Lp, C.T @ (f - M @ a_perp), lower=1)
         a = a_perp + C @ z
     else:
         Mc, rhs = _scipy_projected_inertia(M, Q1.T, f, a_perp, mode, gamma)
         info = 1
-        if mode == 2:                                          # M_c′ is SPD [AG Prop. 1]
+        if mode == 2:  # M_c′ is SPD [AG Prop. 1]
             Lc, info = lapack.dpotrf(Mc, lower=1, clean=1)
             if info == 0:
                 a, _ = lapack.dpotrs(Lc, rhs, lower=1)
         if info != 0:
             _, _, a, info = lapack.dgesv(Mc, rhs)
             if info != 0:
-                return (_FAST_FAILED,) + zeros
+                return (_FAST_FAILED, *zeros)
     u = Q1.T @ (M @ a - f)
     lam, _ = lapack.dtrtrs(R, u, lower=0)
-    return _FAST_OK, a, Q1 @ u, lam                            # [AG-32]
+    return _FAST_OK, a, Q1 @ u, lam  # [AG-32]
 
 
 # ---------------------------------------------------------------------------- variants and problems
@@ -435,7 +454,7 @@ def check_agreement(probs, methods, tol):
     worst = 0.0
     for name, (M, h, tau, Phi, bias) in probs.items():
         for method in methods:
-            for kind in (INERTIA_KINDS if method == "projection" else ("Mc",)):
+            for kind in INERTIA_KINDS if method == "projection" else ("Mc",):
                 results = {}
                 for variant in VARIANTS:
                     with kernels(variant):
@@ -452,10 +471,6 @@ def check_agreement(probs, methods, tol):
     return worst
 
 
-
-
-
-
 def time_row(problem, method, rounds, min_time):
     """{variant: [µs per call per round]} for forward(*problem, method=method), variants interleaved."""
     M, h, tau, Phi, bias = problem
@@ -465,7 +480,7 @@ def time_row(problem, method, rounds, min_time):
         loops = loops_for(call, min_time)
     samples = {v: [] for v in names}
     for r in range(rounds):
-        for variant in names[r % len(names):] + names[:r % len(names)]:
+        for variant in names[r % len(names) :] + names[: r % len(names)]:
             with kernels(variant):
                 call()
                 samples[variant].append(1e6 * batch_seconds(call, loops) / loops)
@@ -481,7 +496,7 @@ def first_call_seconds(probs, methods):
         start = time.perf_counter()
         with kernels(variant):
             for method in methods:
-                for kind in (INERTIA_KINDS if method == "projection" else ("Mc",)):
+                for kind in INERTIA_KINDS if method == "projection" else ("Mc",):
                     compiled._forward_fast(M, h, tau, Phi, bias, method, None, None, kind, None)
         out[variant] = time.perf_counter() - start
     return out
@@ -502,22 +517,40 @@ def main(argv=None) -> int:
 
     nb.set_num_threads(1)
     import scipy
-    print(f"numpy {np.__version__}   scipy {scipy.__version__}   numba {nb.__version__}   "
-          f"Python {sys.version.split()[0]}   CPUs: {os.cpu_count()}   numba threads: {nb.get_num_threads()}   "
-          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
+
+    print(
+        f"numpy {np.__version__}   scipy {scipy.__version__}   numba {nb.__version__}   "
+        f"Python {sys.version.split()[0]}   CPUs: {os.cpu_count()}   numba threads: {nb.get_num_threads()}   "
+        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}"
+    )
     probs = problems(args.seed)
     first = first_call_seconds(probs, args.methods)
-    print("first calls (compilation, or numba's cache for compiled.py): "
-          + ", ".join(f"{v} {t:.1f} s" for v, t in first.items()))
+    print(
+        "first calls (compilation, or numba's cache for compiled.py): "
+        + ", ".join(f"{v} {t:.1f} s" for v, t in first.items())
+    )
     worst = check_agreement(probs, args.methods, args.agree_tol)
     print(f"agreement with hand-written (a, λ; every method and inertia kind): max rel. diff {worst:.1e}")
-    print(f"µs per forward() call, median of {args.rounds} interleaved rounds of >= {args.min_time} s batches; "
-          f"ratio = median over rounds of variant / hand-written\n")
+    print(
+        f"µs per forward() call, median of {args.rounds} interleaved rounds of >= {args.min_time} s batches; "
+        f"ratio = median over rounds of variant / hand-written\n"
+    )
 
-    header = ("problem", "n", "m", "method", "(a) hand [µs]", "(b′) chol [µs]", "(b) numba [µs]",
-              "(c) scipy [µs]", "b′/a", "b/a", "c/a")
+    header = (
+        "problem",
+        "n",
+        "m",
+        "method",
+        "(a) hand [µs]",
+        "(b′) chol [µs]",
+        "(b) numba [µs]",
+        "(c) scipy [µs]",
+        "b′/a",
+        "b/a",
+        "c/a",
+    )
     widths = (14, 3, 3, 10, 13, 14, 14, 14, 5, 5, 5)
-    line = lambda cells: "  ".join(f"{str(c):>{w}}" for c, w in zip(cells, widths))  # noqa: E731
+    line = lambda cells: "  ".join(f"{c!s:>{w}}" for c, w in zip(cells, widths))  # noqa: E731
     print(line(header))
     print(line(["-" * w for w in widths]))
     gc_was_enabled = gc.isenabled()
@@ -532,16 +565,24 @@ def main(argv=None) -> int:
                 r = {v: float(np.median(t / ref)) for v, t in s.items()}
                 for v in VARIANTS:
                     ratios[v].append(r[v])
-                print(line([name, n, m, method] + [f"{np.median(t):.2f}" for t in s.values()]
-                           + [f"{r[v]:.2f}" for v in list(VARIANTS)[1:]]), flush=True)
+                print(
+                    line(
+                        [name, n, m, method]
+                        + [f"{np.median(t):.2f}" for t in s.values()]
+                        + [f"{r[v]:.2f}" for v in list(VARIANTS)[1:]]
+                    ),
+                    flush=True,
+                )
     finally:
         if gc_was_enabled:
             gc.enable()
     print()
     for v in list(VARIANTS)[1:]:
         x = ratios[v]
-        print(f"{v:>15} / hand-written over all rows: min {min(x):.2f}, median {np.median(x):.2f}, "
-              f"max {max(x):.2f}; rows within 1.1x: {sum(1 for y in x if y <= 1.1)} of {len(x)}")
+        print(
+            f"{v:>15} / hand-written over all rows: min {min(x):.2f}, median {np.median(x):.2f}, "
+            f"max {max(x):.2f}; rows within 1.1x: {sum(1 for y in x if y <= 1.1)} of {len(x)}"
+        )
     return 0
 
 

@@ -40,6 +40,7 @@ Every run is its own subprocess (``--threads 1`` by default: numba/BLAS threads 
 
 Usage: ``python tests/benchmarks/bench_flexible_vs_exudyn.py [--sizes 1e3,1e4] [--bound 2e-6] [--limit 180]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,81 +52,139 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from timing import fmt, markdown_table, print_worker_result, run_worker
 
 HERE = Path(__file__).resolve().parent
-SIZES = {"1e3": {"divisions": (40, 2, 2), "elements": 276, "static_tol": 1e-8},
-         "1e4": {"divisions": (120, 4, 4), "elements": 2268, "static_tol": 1e-4}}
-COLUMNS = ["case", "n_dofs", "dt", "dt min", "steps", "rejected", "Newton", "wall s", "s/sim s", "t end/T1",
-           "drift", "T/T1-1", "z0/lin", "RSS MB", "load"]
+SIZES = {
+    "1e3": {"divisions": (40, 2, 2), "elements": 276, "static_tol": 1e-8},
+    "1e4": {"divisions": (120, 4, 4), "elements": 2268, "static_tol": 1e-4},
+}
+COLUMNS = [
+    "case",
+    "n_dofs",
+    "dt",
+    "dt min",
+    "steps",
+    "rejected",
+    "Newton",
+    "wall s",
+    "s/sim s",
+    "t end/T1",
+    "drift",
+    "T/T1-1",
+    "z0/lin",
+    "RSS MB",
+    "load",
+]
 
 
 def _setup_path():
-    sys.path.insert(0, str(HERE))                                  # exudyn_cantilever, bench_flexible_dynamics
-    sys.path.insert(1, str(HERE.parent.parent))                    # repository root
+    sys.path.insert(0, str(HERE))  # exudyn_cantilever, bench_flexible_dynamics
+    sys.path.insert(1, str(HERE.parent.parent))  # repository root
 
 
 # ---------------------------------------------------------------------------- workers
 def work_static(divisions, path) -> dict:
     from bench_flexible_dynamics import work_static as static
+
     return static(divisions, path)
 
 
 def work_flexbody(divisions, per_period, window, sample_period, q_path) -> dict:
     """flexbody on [0, window·T1] at dt = T1/per_period from the static deflection in ``q_path``."""
-    import flexbody as fb
     from bench_flexible_dynamics import _drift, _node
     from exudyn_cantilever import first_period, measured_period, section
+
+    import flexbody as fb
     from flexbody.errors import FlexbodyError
     from flexbody.mechanisms.flexible import cantilever
+
     system = cantilever(divisions=tuple(divisions))
     asm, beam, period = system.assemble(), system.bodies[0], first_period()
     dt = period / per_period
-    n_steps = int(round(window * period / dt))
-    every = max(1, int(round(sample_period / dt)))
+    n_steps = round(window * period / dt)
+    every = max(1, round(sample_period / dt))
     t0 = time.perf_counter()
     try:
-        res = fb.simulate(asm, n_steps * dt, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=1.0),
-                          record_every=every, q0=np.load(q_path), v0=np.zeros(asm.n_dofs))
+        res = fb.simulate(
+            asm,
+            n_steps * dt,
+            integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=1.0),
+            record_every=every,
+            q0=np.load(q_path),
+            v0=np.zeros(asm.n_dofs),
+        )
     except FlexbodyError as exc:
-        return {"n_dofs": asm.n_dofs, "dt": dt, "failed": f"{type(exc).__name__}: {str(exc)[:120]}",
-                "wall s": time.perf_counter() - t0}
+        return {
+            "n_dofs": asm.n_dofs,
+            "dt": dt,
+            "failed": f"{type(exc).__name__}: {str(exc)[:120]}",
+            "wall s": time.perf_counter() - t0,
+        }
     wall = time.perf_counter() - t0
     s = res.metadata["statistics"]
     tip = _node(beam, (1.0, 0.0, 0.0))
     z = res.q[:, 3 * tip + 2] - beam.mesh.points[tip, 2]
     t_sim = float(res.times[-1] - res.times[0])
     sec = section()
-    return {"n_dofs": asm.n_dofs, "dt": dt, "dt min": float(np.min(np.asarray(res.histories["dt"], float)[1:])),
-            "steps": s["steps"], "rejected": s["rejected"], "Newton": s["newton_iterations"],
-            "factor.": s["factorizations"], "wall s": wall, "s/sim s": wall / t_sim, "t end/T1": t_sim / period,
-            "drift": _drift(res.histories["energy"], res.histories["kinetic"]),
-            "T/T1-1": measured_period(res.times, z) / period - 1.0,
-            "z0/lin": float(z[0] / (-sec["F"] / (3.0 * sec["EI"]))), "samples": len(res.times)}
+    return {
+        "n_dofs": asm.n_dofs,
+        "dt": dt,
+        "dt min": float(np.min(np.asarray(res.histories["dt"], float)[1:])),
+        "steps": s["steps"],
+        "rejected": s["rejected"],
+        "Newton": s["newton_iterations"],
+        "factor.": s["factorizations"],
+        "wall s": wall,
+        "s/sim s": wall / t_sim,
+        "t end/T1": t_sim / period,
+        "drift": _drift(res.histories["energy"], res.histories["kinetic"]),
+        "T/T1-1": measured_period(res.times, z) / period - 1.0,
+        "z0/lin": float(z[0] / (-sec["F"] / (3.0 * sec["EI"]))),
+        "samples": len(res.times),
+    }
 
 
-def work_exudyn(n_elements, per_period, t_end, sample_period, adaptive, static_tol, wall_limit,
-                every_step=False) -> dict:
+def work_exudyn(
+    n_elements, per_period, t_end, sample_period, adaptive, static_tol, wall_limit, every_step=False
+) -> dict:
     """Exudyn's Cable2D cantilever on [0, t_end] (largest step T1/per_period when adaptive)."""
     from bench_flexible_dynamics import _drift
     from exudyn_cantilever import first_period, run_exudyn_cantilever
+
     period = first_period()
     dt = period / per_period
     t0 = time.perf_counter()
     try:
-        r = run_exudyn_cantilever(n_elements, dt, t_end=t_end, sample_period=0.0 if every_step else sample_period,
-                                  sparse_mass=not every_step, adaptive=adaptive, static_tolerance=static_tol,
-                                  wall_limit=wall_limit)
+        r = run_exudyn_cantilever(
+            n_elements,
+            dt,
+            t_end=t_end,
+            sample_period=0.0 if every_step else sample_period,
+            sparse_mass=not every_step,
+            adaptive=adaptive,
+            static_tolerance=static_tol,
+            wall_limit=wall_limit,
+        )
     except RuntimeError as exc:
-        return {"n_dofs": 4 * (n_elements + 1), "dt": dt, "failed": str(exc)[:120],
-                "wall s": time.perf_counter() - t0}
-    return {"n_dofs": r["n_coordinates"], "dt": dt, "dt min": r["dt_min"], "steps": r["n_steps"], "rejected": 0,
-            "Newton": r["newton_iterations"], "factor.": r["jacobian_evaluations"], "wall s": r["wall_seconds"],
-            "s/sim s": r["seconds_per_simulated_second"], "t end/T1": r["t_end"] / period,
-            "drift": _drift(r["energy"], r["kinetic"]), "stopped": r["stopped"],
-            "T/T1-1": r["period_measured"] / period - 1.0,
-            "z0/lin": r["tip_deflection_initial"] / r["tip_deflection_linear"], "samples": len(r["t"])}
+        return {"n_dofs": 4 * (n_elements + 1), "dt": dt, "failed": str(exc)[:120], "wall s": time.perf_counter() - t0}
+    return {
+        "n_dofs": r["n_coordinates"],
+        "dt": dt,
+        "dt min": r["dt_min"],
+        "steps": r["n_steps"],
+        "rejected": 0,
+        "Newton": r["newton_iterations"],
+        "factor.": r["jacobian_evaluations"],
+        "wall s": r["wall_seconds"],
+        "s/sim s": r["seconds_per_simulated_second"],
+        "t end/T1": r["t_end"] / period,
+        "drift": _drift(r["energy"], r["kinetic"]),
+        "stopped": r["stopped"],
+        "T/T1-1": r["period_measured"] / period - 1.0,
+        "z0/lin": r["tip_deflection_initial"] / r["tip_deflection_linear"],
+        "samples": len(r["t"]),
+    }
 
 
 WORKERS = {"static": work_static, "flexbody": work_flexbody, "exudyn": work_exudyn}
@@ -141,14 +200,18 @@ def worker_main(spec: str) -> None:
 # ---------------------------------------------------------------------------- driver
 def spawn(args, **job) -> dict:
     """Run one job in a fresh interpreter, killed well after Exudyn's own wall limit."""
-    return run_worker(Path(__file__).resolve(), job, args.threads, timeout=2.0 * args.limit + 120.0, quiet=True,
-                      failure_key="failed")
+    return run_worker(
+        Path(__file__).resolve(), job, args.threads, timeout=2.0 * args.limit + 120.0, quiet=True, failure_key="failed"
+    )
 
 
 def table(title, rows, columns) -> None:
-    markdown_table(f"{title} (load {os.getloadavg()[0]:.2f})", rows, columns,
-                   lambda r: f"failed after {r.get('wall s', float('nan')):.2f} s: {r['failed']}" if "failed" in r
-                   else None)
+    markdown_table(
+        f"{title} (load {os.getloadavg()[0]:.2f})",
+        rows,
+        columns,
+        lambda r: f"failed after {r.get('wall s', float('nan')):.2f} s: {r['failed']}" if "failed" in r else None,
+    )
 
 
 def _ok(r, bound) -> bool:
@@ -167,9 +230,16 @@ def flexbody_ladder(args, size, window, sample, q_path, log) -> dict | None:
     for k in range(args.k_max_flexbody + 1):
         if good and k > 2:
             break
-        per = 100 * 2 ** k
-        r = spawn(args, kind="flexbody", divisions=SIZES[size]["divisions"], per_period=per, window=window,
-                  sample_period=sample, q_path=q_path)
+        per = 100 * 2**k
+        r = spawn(
+            args,
+            kind="flexbody",
+            divisions=SIZES[size]["divisions"],
+            per_period=per,
+            window=window,
+            sample_period=sample,
+            q_path=q_path,
+        )
         r.update(case=f"flexbody {size} {SIZES[size]['divisions']}, {_dt_label(per)}", per=per)
         log.append(r)
         if _ok(r, args.bound):
@@ -181,27 +251,56 @@ def exudyn_ladder(args, size, window, sample, fb_per, log) -> dict | None:
     """Exudyn's cheapest run with drift ≤ bound: the fixed-step ladder (probe, then the window), then the
     adaptive step (largest step T1/fb_per); the lower s/sim s of the two that qualify."""
     from exudyn_cantilever import first_period
+
     period, n_el, tol = first_period(), SIZES[size]["elements"], SIZES[size]["static_tol"]
     fixed = None
     for k in range(args.k_max_exudyn + 1):
-        per = 100 * 2 ** k
+        per = 100 * 2**k
         dt = period / per
-        probe = spawn(args, kind="exudyn", n_elements=n_el, per_period=per, t_end=args.probe_steps * dt,
-                      sample_period=args.probe_steps * dt, adaptive=False, static_tol=tol, wall_limit=args.limit)
+        probe = spawn(
+            args,
+            kind="exudyn",
+            n_elements=n_el,
+            per_period=per,
+            t_end=args.probe_steps * dt,
+            sample_period=args.probe_steps * dt,
+            adaptive=False,
+            static_tol=tol,
+            wall_limit=args.limit,
+        )
         if "failed" in probe:
             log.append(dict(probe, case=f"Exudyn {n_el} el, {_dt_label(per)}, {args.probe_steps}-step probe"))
             continue
-        r = spawn(args, kind="exudyn", n_elements=n_el, per_period=per, t_end=window * period, sample_period=sample,
-                  adaptive=False, static_tol=tol, wall_limit=args.limit)
+        r = spawn(
+            args,
+            kind="exudyn",
+            n_elements=n_el,
+            per_period=per,
+            t_end=window * period,
+            sample_period=sample,
+            adaptive=False,
+            static_tol=tol,
+            wall_limit=args.limit,
+        )
         r.update(case=f"Exudyn {n_el} el, {_dt_label(per)}" + (", stopped" if r.get("stopped") else ""), per=per)
         log.append(r)
         if _ok(r, args.bound) or r.get("stopped"):
             fixed = r
             break
-    r = spawn(args, kind="exudyn", n_elements=n_el, per_period=fb_per, t_end=window * period, sample_period=sample,
-              adaptive=True, static_tol=tol, wall_limit=args.limit)
-    r.update(case=f"Exudyn {n_el} el, {_dt_label(fb_per, True)}" + (", stopped" if r.get("stopped") else ""),
-             per=fb_per)
+    r = spawn(
+        args,
+        kind="exudyn",
+        n_elements=n_el,
+        per_period=fb_per,
+        t_end=window * period,
+        sample_period=sample,
+        adaptive=True,
+        static_tol=tol,
+        wall_limit=args.limit,
+    )
+    r.update(
+        case=f"Exudyn {n_el} el, {_dt_label(fb_per, True)}" + (", stopped" if r.get("stopped") else ""), per=fb_per
+    )
     log.append(r)
     candidates = [c for c in (fixed, r) if c is not None and (_ok(c, args.bound) or c.get("stopped"))]
     return min(candidates, key=lambda c: c["s/sim s"]) if candidates else None
@@ -224,11 +323,14 @@ def main() -> None:
         return worker_main(args.worker)
     _setup_path()
     from exudyn_cantilever import first_period
+
     period, t_start = first_period(), time.perf_counter()
     sizes = [s.strip() for s in args.sizes.split(",")]
-    print(f"# flexbody vs Exudyn, cantilever at equal size and equal drift\n\nthreads: {args.threads or 'environment'}, "
-          f"cpus: {os.cpu_count()}, T1 = {period:.6f} s, drift bound D = {args.bound:.1e}, "
-          f"load at start: {os.getloadavg()[0]:.2f}")
+    print(
+        f"# flexbody vs Exudyn, cantilever at equal size and equal drift\n\nthreads: {args.threads or 'environment'}, "
+        f"cpus: {os.cpu_count()}, T1 = {period:.6f} s, drift bound D = {args.bound:.1e}, "
+        f"load at start: {os.getloadavg()[0]:.2f}"
+    )
     summary = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
@@ -238,17 +340,33 @@ def main() -> None:
             log = []
             fb = flexbody_ladder(args, size, window, period / 400.0, q_path, log)
             fb_per = fb["per"] if fb else 400
-            sample = period / 400.0                        # flexbody at dt > T1/400: its own steps
+            sample = period / 400.0  # flexbody at dt > T1/400: its own steps
             ex = exudyn_ladder(args, size, window, sample, fb_per, log)
-            table(f"{size}: every run of the ladders, window {window} T1, drift from samples every T1/400 "
-                  f"(flexbody static deflection {static.get('static s', float('nan')):.2f} s)", log, COLUMNS)
+            table(
+                f"{size}: every run of the ladders, window {window} T1, drift from samples every T1/400 "
+                f"(flexbody static deflection {static.get('static s', float('nan')):.2f} s)",
+                log,
+                COLUMNS,
+            )
             summary.append((size, window, fb, ex))
-    eq = spawn(args, kind="exudyn", n_elements=16, per_period=400, t_end=2.0 * period, sample_period=0.0,
-               adaptive=False, static_tol=1e-8, wall_limit=None, every_step=True)
+    eq = spawn(
+        args,
+        kind="exudyn",
+        n_elements=16,
+        per_period=400,
+        t_end=2.0 * period,
+        sample_period=0.0,
+        adaptive=False,
+        static_tol=1e-8,
+        wall_limit=None,
+        every_step=True,
+    )
     eq.update(case="Exudyn 16 el, T1/400, two periods (equal accuracy)")
     table("Equal accuracy: Exudyn's 16-element cable (drift from every step)", [eq], COLUMNS)
 
-    print(f"\n### Equal size, equal drift (D = {args.bound:.1e}): chosen runs and ratio (load {os.getloadavg()[0]:.2f})\n")
+    print(
+        f"\n### Equal size, equal drift (D = {args.bound:.1e}): chosen runs and ratio (load {os.getloadavg()[0]:.2f})\n"
+    )
     print("| size | flexbody | s/sim s | drift | Exudyn | s/sim s | drift | flexbody / Exudyn | target ≤ 10 |")
     print("|---|---|---|---|---|---|---|---|---|")
     for size, window, fb, ex in summary:
@@ -257,23 +375,31 @@ def main() -> None:
         if fb and ex:
             ratio = fb["s/sim s"] / ex["s/sim s"]
             note = ""
-            if ex.get("stopped"):             # the wall already spent bounds Exudyn's cost of the whole window
+            if ex.get("stopped"):  # the wall already spent bounds Exudyn's cost of the whole window
                 floor = ex["wall s"] / (window * period)
-                note = (f" (Exudyn stopped: s/sim s over [0, t reached]; over the whole window >= {fmt(floor)}, "
-                        f"so flexbody / Exudyn <= {fmt(fb['s/sim s'] / floor)})")
+                note = (
+                    f" (Exudyn stopped: s/sim s over [0, t reached]; over the whole window >= {fmt(floor)}, "
+                    f"so flexbody / Exudyn <= {fmt(fb['s/sim s'] / floor)})"
+                )
             verdict = ("PASS" if ratio <= 10 else "FAIL") + note
-            print(f"| {size} ({window} T1) | {f_txt} | {fmt(fb['s/sim s'])} | {fmt(fb['drift'])} | {e_txt} | "
-                  f"{fmt(ex['s/sim s'])} | {fmt(ex['drift'])} | {fmt(ratio)} | {verdict} |")
+            print(
+                f"| {size} ({window} T1) | {f_txt} | {fmt(fb['s/sim s'])} | {fmt(fb['drift'])} | {e_txt} | "
+                f"{fmt(ex['s/sim s'])} | {fmt(ex['drift'])} | {fmt(ratio)} | {verdict} |"
+            )
         else:
-            print(f"| {size} ({window} T1) | {f_txt} | {fmt(fb['s/sim s']) if fb else 'n/a'} | "
-                  f"{fmt(fb['drift']) if fb else 'n/a'} | {e_txt} | {fmt(ex['s/sim s']) if ex else 'n/a'} | "
-                  f"{fmt(ex['drift']) if ex else 'n/a'} | n/a | not measurable |")
+            print(
+                f"| {size} ({window} T1) | {f_txt} | {fmt(fb['s/sim s']) if fb else 'n/a'} | "
+                f"{fmt(fb['drift']) if fb else 'n/a'} | {e_txt} | {fmt(ex['s/sim s']) if ex else 'n/a'} | "
+                f"{fmt(ex['drift']) if ex else 'n/a'} | n/a | not measurable |"
+            )
     if "failed" not in eq:
-        for size, window, fb, ex in summary:
+        for size, _window, fb, _ex in summary:
             if fb:
-                print(f"\nflexbody {size} / Exudyn 16 el (equal accuracy is not equal size): s/sim s "
-                      f"{fmt(fb['s/sim s'])} / {fmt(eq['s/sim s'])} = {fmt(fb['s/sim s'] / eq['s/sim s'])}; "
-                      f"T/T1-1 {fmt(fb.get('T/T1-1'))} against {fmt(eq['T/T1-1'])}")
+                print(
+                    f"\nflexbody {size} / Exudyn 16 el (equal accuracy is not equal size): s/sim s "
+                    f"{fmt(fb['s/sim s'])} / {fmt(eq['s/sim s'])} = {fmt(fb['s/sim s'] / eq['s/sim s'])}; "
+                    f"T/T1-1 {fmt(fb.get('T/T1-1'))} against {fmt(eq['T/T1-1'])}"
+                )
     print(f"\nwall time of the benchmark: {time.perf_counter() - t_start:.1f} s")
 
 

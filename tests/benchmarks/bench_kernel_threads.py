@@ -25,6 +25,7 @@ Usage::
 
     python tests/benchmarks/bench_kernel_threads.py [--rounds N] [--min-time S] [--no-load] [--quick]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,20 +37,21 @@ import time
 from pathlib import Path
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")                       # one BLAS thread, before numpy loads BLAS
+    os.environ.setdefault(_var, "1")  # one BLAS thread, before numpy loads BLAS
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))                              # timing
-sys.path.insert(1, str(HERE.parent.parent))                # the repository's flexbody
-import flexbody as fb  # noqa: E402  (first: its OpenMP wait policy must precede the OpenMP runtime)
+sys.path.insert(0, str(HERE))  # timing
+sys.path.insert(1, str(HERE.parent.parent))  # the repository's flexbody
 import numba as nb  # noqa: E402
 import numpy as np  # noqa: E402
-from flexbody.fem.flexible_body import kernel_threads  # noqa: E402
 from timing import batch_seconds, loops_for, rel  # noqa: E402
+
+import flexbody as fb  # noqa: E402  (first: its OpenMP wait policy must precede the OpenMP runtime)
+from flexbody.fem.flexible_body import kernel_threads  # noqa: E402
 
 MESHES = {8_000: (20, 20, 20), 100_000: (40, 50, 50)}
 THREADS = (1, 2)
-GOAL = 3e6                                                 # elements/s on one thread
+GOAL = 3e6  # elements/s on one thread
 AGREE_TOL = 1e-12
 YOUNG, POISSON, DENSITY = 2.0e5, 0.3, 1000.0
 
@@ -77,7 +79,7 @@ def cpu_load(n_processes: int):
     """One busy-loop Python process per CPU while the block runs; killed (and reaped) after it."""
     processes = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n_processes)]
     try:
-        time.sleep(0.5)                                    # let them start and spread over the CPUs
+        time.sleep(0.5)  # let them start and spread over the CPUs
         yield
     finally:
         for process in processes:
@@ -113,9 +115,11 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--rounds must be >= 1, --min-time > 0")
 
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"numpy {np.__version__}   numba {nb.__version__}   Python {sys.version.split()[0]}   "
-          f"CPUs: {os.cpu_count()} (affinity {cpus})   numba thread pool: {nb.config.NUMBA_NUM_THREADS}   "
-          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
+    print(
+        f"numpy {np.__version__}   numba {nb.__version__}   Python {sys.version.split()[0]}   "
+        f"CPUs: {os.cpu_count()} (affinity {cpus})   numba thread pool: {nb.config.NUMBA_NUM_THREADS}   "
+        f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}"
+    )
 
     bodies = {m: body_and_state(div) for m, div in MESHES.items()}
     calls, used, ok = {}, {}, True
@@ -124,13 +128,15 @@ def main(argv: list[str] | None = None) -> int:
         for n in THREADS:
             set_threads(n)
             used[m, n] = kernel_threads(body.n_elements)
-            calls[m, n] = (lambda body=body, q=q: body.internal_force(q))
-            forces[n] = calls[m, n]()                      # compiles (or loads) the kernels
+            calls[m, n] = lambda body=body, q=q: body.internal_force(q)
+            forces[n] = calls[m, n]()  # compiles (or loads) the kernels
         diff = rel(forces[2], forces[1])
         ok &= diff <= AGREE_TOL
-        print(f"check, {m} elements: |f(2 threads) - f(1 thread)|_inf / |f|_inf = {diff:.1e} "
-              f"({'ok' if diff <= AGREE_TOL else 'FAILED'}, tolerance {AGREE_TOL:g}; bitwise equal: "
-              f"{np.array_equal(forces[1], forces[2])})")
+        print(
+            f"check, {m} elements: |f(2 threads) - f(1 thread)|_inf / |f|_inf = {diff:.1e} "
+            f"({'ok' if diff <= AGREE_TOL else 'FAILED'}, tolerance {AGREE_TOL:g}; bitwise equal: "
+            f"{np.array_equal(forces[1], forces[2])})"
+        )
     print(f"threading layer: {nb.threading_layer()}")
     loops = {}
     for key, call in calls.items():
@@ -150,8 +156,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{condition}: after, {load_line()}")
     set_threads(nb.config.NUMBA_NUM_THREADS)
 
-    print(f"\nH8 SVK internal force, elements/s (median of {args.rounds} interleaved rounds, batches of "
-          f">= {args.min_time:g} s)")
+    print(
+        f"\nH8 SVK internal force, elements/s (median of {args.rounds} interleaved rounds, batches of "
+        f">= {args.min_time:g} s)"
+    )
     print(f"{'condition':<10}{'elements':>10}{'threads used':>14}{'1 thread':>12}{'2 threads':>12}{'2t / 1t':>9}")
     for condition, times in results.items():
         for m in MESHES:

@@ -49,6 +49,7 @@ Run: ``NUMBA_NUM_THREADS=1 python tests/benchmarks/bench_long_run.py [--steps 10
 [--flexible-rk4-steps 10000] [--record-every 10] [--no-alternatives] [--same-time] [--quick]``; about 10 minutes on
 one free core (5 for the first table).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,29 +59,31 @@ import time
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import numpy as np                                                              # noqa: E402
+import numpy as np
 
-import flexbody as fb                                                           # noqa: E402
+import flexbody as fb
 
-DT_RIGID = 1e-3                 # s, every rigid run
-DT_FLEXIBLE_ALPHA = 1e-3        # s, generalized-α on the arm with its beam
-DT_FLEXIBLE_RK4 = 1e-5          # s, RK4 on the arm with its beam (stable step 1.46e-5 s)
-CHECKPOINT = 10_000             # steps, the intermediate drift
-VIOLATION_BOUND = 1e-10         # ‖φ‖
-ENERGY_BOUND = 1e-6             # relative energy drift
+DT_RIGID = 1e-3  # s, every rigid run
+DT_FLEXIBLE_ALPHA = 1e-3  # s, generalized-α on the arm with its beam
+DT_FLEXIBLE_RK4 = 1e-5  # s, RK4 on the arm with its beam (stable step 1.46e-5 s)
+CHECKPOINT = 10_000  # steps, the intermediate drift
+VIOLATION_BOUND = 1e-10  # ‖φ‖
+ENERGY_BOUND = 1e-6  # relative energy drift
 
 MODELS = {
-    "four-bar": lambda: fb.mechanisms.four_bar(),
-    "RSSR": lambda: fb.mechanisms.rssr_loop(),
-    "arm on sphere": lambda: fb.mechanisms.spatial_arm_on_sphere(),
+    "four-bar": fb.mechanisms.four_bar,
+    "RSSR": fb.mechanisms.rssr_loop,
+    "arm on sphere": fb.mechanisms.spatial_arm_on_sphere,
     "arm + beam 4x1x1": lambda: fb.mechanisms.arm_with_beam(divisions=(4, 1, 1)),
 }
 FLEXIBLE = {"arm + beam 4x1x1"}
 
 ALTERNATIVES = {
     "RK4": lambda dt: [fb.RK4(dt=dt / 2)],
-    "GeneralizedAlpha": lambda dt: [fb.GeneralizedAlpha(dt=dt / 20, rho_inf=0.99, tol=1e-13),
-                                    fb.GeneralizedAlpha(dt=dt / 40, rho_inf=0.99, tol=1e-13)],
+    "GeneralizedAlpha": lambda dt: [
+        fb.GeneralizedAlpha(dt=dt / 20, rho_inf=0.99, tol=1e-13),
+        fb.GeneralizedAlpha(dt=dt / 40, rho_inf=0.99, tol=1e-13),
+    ],
 }
 """Settings tried for a (model, integrator) that failed, as functions of the failed run's dt. They run the same
 number of steps as the failed run (a shorter simulated time); with ``--same-time`` RK4 at dt/2 runs twice the
@@ -100,16 +103,18 @@ def drifts(results: fb.Results, t_limit: float) -> dict:
     h = results.histories
     keep = results.times <= t_limit * (1 + 1e-12)
     E, K = h["energy"][keep], h["kinetic"][keep]
-    return {"violation": float(h["violation"][keep].max()),
-            "velocity": float(h["velocity_violation"][keep].max()),
-            "energy": float(np.abs(E - E[0]).max() / max(abs(E[0]), K.max()))}
+    return {
+        "violation": float(h["violation"][keep].max()),
+        "velocity": float(h["velocity_violation"][keep].max()),
+        "energy": float(np.abs(E - E[0]).max() / max(abs(E[0]), K.max())),
+    }
 
 
 def run(model: str, integrator, steps: int, record_every: int, also: int | None = None) -> dict:
     """Simulate ``steps`` steps of ``integrator`` on ``model`` from rest; the drifts at CHECKPOINT and at the end
     (and, given ``also`` < ``steps``, after ``also`` steps, in the note)."""
     asm = MODELS[model]().assemble()
-    fb.simulate(asm, 10 * integrator.dt, integrator=integrator)                    # warm-up (compiled kernels)
+    fb.simulate(asm, 10 * integrator.dt, integrator=integrator)  # warm-up (compiled kernels)
     t_end = steps * integrator.dt
     note = ""
     start = time.perf_counter()
@@ -127,13 +132,24 @@ def run(model: str, integrator, steps: int, record_every: int, also: int | None 
     early = drifts(res, min(CHECKPOINT, steps) * integrator.dt)
     if also is not None and also < steps:
         mid = drifts(res, also * integrator.dt)
-        note = (note + "; " if note else "") + (f"after {also} steps: ‖φ‖ {mid['violation']:.2e}, energy drift "
-                                                f"{mid['energy']:.2e}")
+        note = (note + "; " if note else "") + (
+            f"after {also} steps: ‖φ‖ {mid['violation']:.2e}, energy drift {mid['energy']:.2e}"
+        )
     ok = not failed
-    return {"model": model, "integrator": describe(integrator), "dt": integrator.dt, "steps": steps,
-            "simulated": float(res.times[-1]), "wall": wall, "early": early, "end": end, "note": note,
-            "violation_ok": ok and end["violation"] <= VIOLATION_BOUND,
-            "energy_ok": ok and end["energy"] <= ENERGY_BOUND, "kind": type(integrator).__name__}
+    return {
+        "model": model,
+        "integrator": describe(integrator),
+        "dt": integrator.dt,
+        "steps": steps,
+        "simulated": float(res.times[-1]),
+        "wall": wall,
+        "early": early,
+        "end": end,
+        "note": note,
+        "violation_ok": ok and end["violation"] <= VIOLATION_BOUND,
+        "energy_ok": ok and end["energy"] <= ENERGY_BOUND,
+        "kind": type(integrator).__name__,
+    }
 
 
 def verdict(flag: bool) -> str:
@@ -142,15 +158,20 @@ def verdict(flag: bool) -> str:
 
 def print_table(title: str, rows: list) -> None:
     print(f"\n### {title}\n")
-    print("| model | integrator | dt [s] | steps | simulated [s] | wall [s] | max ‖φ‖ 1e4 / end | "
-          "max ‖Φv+φ_t‖ end | energy drift 1e4 / end | ‖φ‖ ≤ 1e-10 | drift ≤ 1e-6 | note |")
+    print(
+        "| model | integrator | dt [s] | steps | simulated [s] | wall [s] | max ‖φ‖ 1e4 / end | "
+        "max ‖Φv+φ_t‖ end | energy drift 1e4 / end | ‖φ‖ ≤ 1e-10 | drift ≤ 1e-6 | note |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         e, f = r["early"], r["end"]
-        print(f"| {r['model']} | {r['integrator']} | {r['dt']:.3g} | {r['steps']} | {r['simulated']:.4g} | "
-              f"{r['wall']:.1f} | {e['violation']:.2e} / {f['violation']:.2e} | {f['velocity']:.2e} | "
-              f"{e['energy']:.2e} / {f['energy']:.2e} | {verdict(r['violation_ok'])} | {verdict(r['energy_ok'])} | "
-              f"{r['note']} |", flush=True)
+        print(
+            f"| {r['model']} | {r['integrator']} | {r['dt']:.3g} | {r['steps']} | {r['simulated']:.4g} | "
+            f"{r['wall']:.1f} | {e['violation']:.2e} / {f['violation']:.2e} | {f['velocity']:.2e} | "
+            f"{e['energy']:.2e} / {f['energy']:.2e} | {verdict(r['violation_ok'])} | {verdict(r['energy_ok'])} | "
+            f"{r['note']} |",
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -160,33 +181,47 @@ def main() -> None:
     parser.add_argument("--flexible-rk4-steps", type=int, default=10_000, help="RK4 steps of the arm + beam")
     parser.add_argument("--record-every", type=int, default=10)
     parser.add_argument("--no-alternatives", action="store_true", help="skip the table of other settings")
-    parser.add_argument("--same-time", action="store_true",
-                        help="RK4 alternatives over the failed run's simulated time (twice the steps)")
+    parser.add_argument(
+        "--same-time",
+        action="store_true",
+        help="RK4 alternatives over the failed run's simulated time (twice the steps)",
+    )
     parser.add_argument("--quick", action="store_true", help="1e4 rigid, 1e3 flexible steps (a smoke test)")
     args = parser.parse_args()
     if args.quick:
         args.steps, args.flexible_steps, args.flexible_rk4_steps = 10_000, 1_000, 1_000
-    print(f"load average at start: {os.getloadavg()[0]:.2f}; NUMBA_NUM_THREADS={os.environ['NUMBA_NUM_THREADS']}; "
-          f"recorded every {args.record_every} steps")
-    print("energy drift = max|E(t) − E(0)| / max(|E(0)|, max K(t)) over the recorded states (t ≤ 1e4·dt for the "
-          "'1e4' value); ‖φ‖, ‖Φv+φ_t‖ the 2-norms of the position and velocity constraint residuals")
+    print(
+        f"load average at start: {os.getloadavg()[0]:.2f}; NUMBA_NUM_THREADS={os.environ['NUMBA_NUM_THREADS']}; "
+        f"recorded every {args.record_every} steps"
+    )
+    print(
+        "energy drift = max|E(t) − E(0)| / max(|E(0)|, max K(t)) over the recorded states (t ≤ 1e4·dt for the "
+        "'1e4' value); ‖φ‖, ‖Φv+φ_t‖ the 2-norms of the position and velocity constraint residuals"
+    )
     jobs = []
     for model in MODELS:
         if model in FLEXIBLE:
-            jobs += [(model, fb.RK4(dt=DT_FLEXIBLE_RK4), args.flexible_rk4_steps),
-                     (model, fb.GeneralizedAlpha(dt=DT_FLEXIBLE_ALPHA, rho_inf=1.0), args.flexible_steps)]
+            jobs += [
+                (model, fb.RK4(dt=DT_FLEXIBLE_RK4), args.flexible_rk4_steps),
+                (model, fb.GeneralizedAlpha(dt=DT_FLEXIBLE_ALPHA, rho_inf=1.0), args.flexible_steps),
+            ]
         else:
-            jobs += [(model, fb.RK4(dt=DT_RIGID), args.steps),
-                     (model, fb.GeneralizedAlpha(dt=DT_RIGID, rho_inf=1.0), args.steps)]
+            jobs += [
+                (model, fb.RK4(dt=DT_RIGID), args.steps),
+                (model, fb.GeneralizedAlpha(dt=DT_RIGID, rho_inf=1.0), args.steps),
+            ]
     rows = [run(model, integrator, steps, args.record_every) for model, integrator, steps in jobs]
     print_table("Defaults", rows)
     reduced = [r for r in rows if r["steps"] < args.steps]
     for r in reduced:
-        print(f"(note: {r['model']} with {r['integrator']}: {r['steps']} steps instead of {args.steps}, "
-              f"to keep the run short)")
+        print(
+            f"(note: {r['model']} with {r['integrator']}: {r['steps']} steps instead of {args.steps}, "
+            f"to keep the run short)"
+        )
     if not args.no_alternatives:
-        failed = [(r, integrator) for r, (_, integrator, _) in zip(rows, jobs)
-                  if not (r["violation_ok"] and r["energy_ok"])]
+        failed = [
+            (r, integrator) for r, (_, integrator, _) in zip(rows, jobs) if not (r["violation_ok"] and r["energy_ok"])
+        ]
         others = []
         for r, integrator in failed:
             for alternative in ALTERNATIVES[r["kind"]](integrator.dt):

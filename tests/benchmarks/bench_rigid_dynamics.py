@@ -41,6 +41,7 @@ Usage::
     python tests/benchmarks/bench_rigid_dynamics.py [--dofs N] [--seed K] [--rounds N] [--min-time S]
                                                     [--quick] [--agree-tol TOL] [--figures ...]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,27 +52,29 @@ import time
 from pathlib import Path
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")                       # one BLAS thread, before numpy loads BLAS
+    os.environ.setdefault(_var, "1")  # one BLAS thread, before numpy loads BLAS
 
 import numba as nb  # noqa: E402
 import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))                       # tests/ (pinocchio_oracle)
-sys.path.insert(1, str(HERE.parent.parent))                # repository root, if flexbody is not installed
+sys.path.insert(0, str(HERE.parent))  # tests/ (pinocchio_oracle)
+sys.path.insert(1, str(HERE.parent.parent))  # repository root, if flexbody is not installed
+
+from timing import batch_seconds, loops_for, rel  # noqa: E402
 
 import flexbody as fb  # noqa: E402
-from timing import batch_seconds, loops_for, rel  # noqa: E402
 
 try:
     import pinocchio as pin
     from pinocchio_oracle import PinocchioOracle
+
     PIN_ERROR = None
-except Exception as exc:                                    # reported by main (exit code 2)
+except Exception as exc:  # reported by main (exit code 2)
     pin, PinocchioOracle, PIN_ERROR = None, None, f"pinocchio not importable: {exc}"
 
 FIGURES = ("mass-matrix", "inverse-dynamics", "nonlinear-effects", "forward-dynamics")
-GOALS = {"mass-matrix": 1.5, "inverse-dynamics": 1.5, "forward-dynamics": 1.5}   # × Pinocchio; others: none
+GOALS = {"mass-matrix": 1.5, "inverse-dynamics": 1.5, "forward-dynamics": 1.5}  # × Pinocchio; others: none
 
 
 # ---------------------------------------------------------------------------- the problem
@@ -92,9 +95,16 @@ def random_chain(n: int, seed: int):
     for i in range(n):
         axis = rng.normal(size=3)
         axis /= np.linalg.norm(axis)
-        parent = tree.add_link(f"l{i}", parent, fb.Revolute(axis), origin=rng.uniform(-0.3, 0.3, 3),
-                               rotation=random_rotation(rng), mass=rng.uniform(0.5, 2.0),
-                               com=rng.uniform(-0.1, 0.1, 3), inertia=rng.uniform(0.04, 0.06, 3))
+        parent = tree.add_link(
+            f"l{i}",
+            parent,
+            fb.Revolute(axis),
+            origin=rng.uniform(-0.3, 0.3, 3),
+            rotation=random_rotation(rng),
+            mass=rng.uniform(0.5, 2.0),
+            com=rng.uniform(-0.1, 0.1, 3),
+            inertia=rng.uniform(0.04, 0.06, 3),
+        )
     q = rng.uniform(-np.pi, np.pi, n)
     v, a, tau = rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)
     return tree, q, v, a, tau
@@ -125,21 +135,26 @@ def figures(tree, oracle, q, v, a, tau, notes):
         return out
 
     return {
-        "mass-matrix": Figure("mass matrix", lambda: tree.mass_matrix(q),
-                              lambda: pin.crba(model, data, qp), matrix),
-        "inverse-dynamics": Figure("inverse dynamics", lambda: tree.inverse_dynamics(q, v, a),
-                                   lambda: pin.rnea(model, data, qp, vp, ap), vector),
-        "nonlinear-effects": Figure("nonlinear effects", lambda: tree.nonlinear_effects(q, v),
-                                    lambda: pin.nonLinearEffects(model, data, qp, vp), vector),
-        "forward-dynamics": Figure("forward dynamics", lambda: tree.forward_dynamics(q, v, tau),
-                                   lambda: pin.aba(model, data, qp, vp, taup), vector),
+        "mass-matrix": Figure("mass matrix", lambda: tree.mass_matrix(q), lambda: pin.crba(model, data, qp), matrix),
+        "inverse-dynamics": Figure(
+            "inverse dynamics",
+            lambda: tree.inverse_dynamics(q, v, a),
+            lambda: pin.rnea(model, data, qp, vp, ap),
+            vector,
+        ),
+        "nonlinear-effects": Figure(
+            "nonlinear effects",
+            lambda: tree.nonlinear_effects(q, v),
+            lambda: pin.nonLinearEffects(model, data, qp, vp),
+            vector,
+        ),
+        "forward-dynamics": Figure(
+            "forward dynamics",
+            lambda: tree.forward_dynamics(q, v, tau),
+            lambda: pin.aba(model, data, qp, vp, taup),
+            vector,
+        ),
     }
-
-
-
-
-
-
 
 
 def time_figure(fig: Figure, rounds: int, min_time: float):
@@ -148,7 +163,7 @@ def time_figure(fig: Figure, rounds: int, min_time: float):
     loops = {k: loops_for(c, min_time) for k, c in calls.items()}
     samples = {k: [] for k in calls}
     for r in range(rounds):
-        for k in (("fb", "pin") if r % 2 == 0 else ("pin", "fb")):
+        for k in ("fb", "pin") if r % 2 == 0 else ("pin", "fb"):
             samples[k].append(1e6 * batch_seconds(calls[k], loops[k]) / loops[k])
     return np.array(samples["fb"]), np.array(samples["pin"])
 
@@ -165,8 +180,12 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=21, help="interleaved rounds; medians are reported")
     p.add_argument("--min-time", type=float, default=0.02, help="minimum duration of one batch (s)")
     p.add_argument("--quick", action="store_true", help="5 rounds of >= 5 ms batches (a smoke run)")
-    p.add_argument("--agree-tol", type=float, default=1e-9,
-                   help="largest relative difference flexbody/Pinocchio for a figure to be timed")
+    p.add_argument(
+        "--agree-tol",
+        type=float,
+        default=1e-9,
+        help="largest relative difference flexbody/Pinocchio for a figure to be timed",
+    )
     p.add_argument("--figures", nargs="+", default=list(FIGURES), choices=list(FIGURES))
     args = p.parse_args(argv)
     if args.quick:
@@ -178,10 +197,12 @@ def main(argv=None) -> int:
         return 2
 
     nb.set_num_threads(1)
-    print(f"numpy {np.__version__}   numba {nb.__version__}   pinocchio {pin.__version__}   "
-          f"Python {sys.version.split()[0]}   CPUs: {os.cpu_count()}   numba threads: {nb.get_num_threads()}   "
-          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}   "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
+    print(
+        f"numpy {np.__version__}   numba {nb.__version__}   pinocchio {pin.__version__}   "
+        f"Python {sys.version.split()[0]}   CPUs: {os.cpu_count()}   numba threads: {nb.get_num_threads()}   "
+        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}   "
+        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}"
+    )
     print(f"load average at start: {load()}")
 
     tree, q, v, a, tau = random_chain(args.dofs, args.seed)
@@ -202,21 +223,42 @@ def main(argv=None) -> int:
         diffs[key] = rel(x_pin, x_fb) if x_pin.shape == x_fb.shape else np.inf
         ok[key] = bool(diffs[key] <= args.agree_tol)
         if not ok[key]:
-            print(f"{fig.name}: flexbody and Pinocchio disagree (rel. diff {diffs[key]:.1e} > --agree-tol "
-                  f"{args.agree_tol:.0e}, shapes {x_fb.shape} / {x_pin.shape}); not timed")
-    print("first flexbody calls (numba compilation or cache): "
-          + ", ".join(f"{figs[k].name} {t:.2f} s" for k, t in first.items()))
-    print(f"\nrandom revolute chain, n = {tree.n_dofs}, seed {args.seed}; µs per call, median of {args.rounds} "
-          f"interleaved rounds of >= {args.min_time} s batches; ratio = median over rounds of flexbody / Pinocchio\n")
+            print(
+                f"{fig.name}: flexbody and Pinocchio disagree (rel. diff {diffs[key]:.1e} > --agree-tol "
+                f"{args.agree_tol:.0e}, shapes {x_fb.shape} / {x_pin.shape}); not timed"
+            )
+    print(
+        "first flexbody calls (numba compilation or cache): "
+        + ", ".join(f"{figs[k].name} {t:.2f} s" for k, t in first.items())
+    )
+    print(
+        f"\nrandom revolute chain, n = {tree.n_dofs}, seed {args.seed}; µs per call, median of {args.rounds} "
+        f"interleaved rounds of >= {args.min_time} s batches; ratio = median over rounds of flexbody / Pinocchio\n"
+    )
 
-    header = ("figure", "flexbody call", "Pinocchio call", "flexbody [µs]", "Pinocchio [µs]", "ratio fb/pin",
-              "rel diff")
-    pin_names = {"mass-matrix": "crba", "inverse-dynamics": "rnea", "nonlinear-effects": "nonLinearEffects",
-                 "forward-dynamics": "aba"}
-    fb_names = {"mass-matrix": "mass_matrix", "inverse-dynamics": "inverse_dynamics",
-                "nonlinear-effects": "nonlinear_effects", "forward-dynamics": "forward_dynamics"}
+    header = (
+        "figure",
+        "flexbody call",
+        "Pinocchio call",
+        "flexbody [µs]",
+        "Pinocchio [µs]",
+        "ratio fb/pin",
+        "rel diff",
+    )
+    pin_names = {
+        "mass-matrix": "crba",
+        "inverse-dynamics": "rnea",
+        "nonlinear-effects": "nonLinearEffects",
+        "forward-dynamics": "aba",
+    }
+    fb_names = {
+        "mass-matrix": "mass_matrix",
+        "inverse-dynamics": "inverse_dynamics",
+        "nonlinear-effects": "nonlinear_effects",
+        "forward-dynamics": "forward_dynamics",
+    }
     widths = (17, 17, 16, 13, 14, 12, 8)
-    line = lambda cells: "  ".join(f"{str(c):>{w}}" for c, w in zip(cells, widths))  # noqa: E731
+    line = lambda cells: "  ".join(f"{c!s:>{w}}" for c, w in zip(cells, widths))  # noqa: E731
     print(line(header))
     print(line(["-" * w for w in widths]))
     ratios = {}
@@ -226,12 +268,22 @@ def main(argv=None) -> int:
         for key, fig in figs.items():
             cells = [fig.name, fb_names[key], pin_names[key]]
             if not ok[key]:
-                print(line(cells + ["-", "-", "mismatch", f"{diffs[key]:.1e}"]), flush=True)
+                print(line([*cells, "-", "-", "mismatch", f"{diffs[key]:.1e}"]), flush=True)
                 continue
             t_fb, t_pin = time_figure(fig, args.rounds, args.min_time)
             ratios[key] = float(np.median(t_fb / t_pin))
-            print(line(cells + [f"{np.median(t_fb):.2f}", f"{np.median(t_pin):.2f}", f"{ratios[key]:.2f}",
-                                f"{diffs[key]:.1e}"]), flush=True)
+            print(
+                line(
+                    [
+                        *cells,
+                        f"{np.median(t_fb):.2f}",
+                        f"{np.median(t_pin):.2f}",
+                        f"{ratios[key]:.2f}",
+                        f"{diffs[key]:.1e}",
+                    ]
+                ),
+                flush=True,
+            )
     finally:
         if gc_was_enabled:
             gc.enable()

@@ -25,6 +25,7 @@ a full Newton iteration ≤ 2 s, peak memory ≤ 4 GB.
 
 Usage: ``python tests/benchmarks/bench_scaling.py [--sizes 1e3,3e3,1e4,3e4,1e5] [--threads 1]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,10 +57,12 @@ def _median(fn, repeat: int, warm: bool = True) -> float:
 
 def work(divisions, big: bool) -> dict:
     import scipy.sparse as sp
+
     sys.path.insert(0, str(HERE))
     sys.path.insert(1, str(HERE.parent.parent))
-    import flexbody as fb
     from exudyn_cantilever import first_period
+
+    import flexbody as fb
     from flexbody.linalg.sparse_factor import SparseFactor
     from flexbody.mechanisms.flexible import cantilever
     from flexbody.solvers.generalized_alpha import _iteration_matrix, _Stepper
@@ -69,10 +72,10 @@ def work(divisions, big: bool) -> dict:
     asm, beam = system.assemble(), system.bodies[0]
     n = asm.n_dofs
     X = beam.mesh.points
-    L, d = 1.0, 0.05 * 1.0                                         # tip deflection 5 % of L
+    L, d = 1.0, 0.05 * 1.0  # tip deflection 5 % of L
     x, z = X[:, 0], X[:, 2]
-    w = -d * (3.0 * x ** 2 * L - x ** 3) / (2.0 * L ** 3)
-    dw = -d * (6.0 * x * L - 3.0 * x ** 2) / (2.0 * L ** 3)
+    w = -d * (3.0 * x**2 * L - x**3) / (2.0 * L**3)
+    dw = -d * (6.0 * x * L - 3.0 * x**2) / (2.0 * L**3)
     u = np.zeros_like(X)
     u[:, 0], u[:, 2] = -z * dw, w
     q = (X + u).reshape(-1)
@@ -100,28 +103,28 @@ def work(divisions, big: bool) -> dict:
     out["factor 1st"] = time.perf_counter() - t0
     out["factor"] = _median(lambda: solver.factor(A_r, A_f, Phi), rep, warm=False)
     out["method"] = solver.method
-    K = (solver.T.T @ (sp.csr_matrix(A_f) @ solver.T)).tocsc()        # the reduced matrix (no rigid part here)
+    K = (solver.T.T @ (sp.csr_matrix(A_f) @ solver.T)).tocsc()  # the reduced matrix (no rigid part here)
     K_sym = ((K + K.T) * 0.5).tocsc()
     K_sym.sort_indices()
     chol = SparseFactor()
     out["cholmod"] = _median(lambda: chol.factor(K_sym, lu_fallback=False), rep)
     out["n reduced"] = int(K.shape[0])
 
-    r, phi, Phi_e, ev = stepper.residual.evaluate(t1, q, v, qdd, lam, tau)
+    r, phi, _Phi_e, ev = stepper.residual.evaluate(t1, q, v, qdd, lam, tau)
     out["solve"] = _median(lambda: solver.solve(-r, -phi / (bp * dt * dt)), 5)
 
     counter = [0]
 
     def newton(full: bool):
         counter[0] += 1
-        q_i = q + 1e-12 * counter[0]                             # a new state: no cached evaluation
+        q_i = q + 1e-12 * counter[0]  # a new state: no cached evaluation
         r, phi, Phi_i, ev_i = stepper.residual.evaluate(t1, q_i, v, qdd, lam, tau)
         if full:
             stepper._factor(t1, q_i, v, qdd, lam, ev_i, Phi_i, dt)
         return solver.solve(-r, -phi / (bp * dt * dt))
 
     out["Newton kept"] = _median(lambda: newton(False), 3 if big else 5)
-    out["Newton full"] = _median(lambda: newton(True), rep, warm=False)     # the factor pattern is analysed already
+    out["Newton full"] = _median(lambda: newton(True), rep, warm=False)  # the factor pattern is analysed already
     out["factorizations"] = solver.factorizations
     out["RSS MB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     return out
@@ -132,8 +135,13 @@ def spawn(args, **job) -> dict:
     if args.threads:
         for key in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[key] = str(args.threads)
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(job)],
-                          stdout=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(job)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        check=False,
+    )
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     return json.loads(lines[-1][7:]) if lines and not proc.returncode else {"error": f"exit {proc.returncode}"}
 
@@ -158,8 +166,10 @@ def main() -> None:
         return
     t_start = time.perf_counter()
     sizes = [s.strip() for s in args.sizes.split(",")]
-    print(f"# flexbody scaling of implicit flexible dynamics (cantilever)\n\nthreads: {args.threads or 'environment'}, "
-          f"cpus: {os.cpu_count()}, load at start: {os.getloadavg()[0]:.2f}")
+    print(
+        f"# flexbody scaling of implicit flexible dynamics (cantilever)\n\nthreads: {args.threads or 'environment'}, "
+        f"cpus: {os.cpu_count()}, load at start: {os.getloadavg()[0]:.2f}"
+    )
     rows = []
     for size in sizes:
         r = spawn(args, divisions=SIZES[size], big=size == "1e5")
@@ -168,7 +178,7 @@ def main() -> None:
         print(f"- {r['case']}: done (load {os.getloadavg()[0]:.2f})", flush=True)
     ok = [r for r in rows if "error" not in r]
     print(f"\n### Median wall time per call, seconds (1 thread; load {os.getloadavg()[0]:.2f})\n")
-    cols = ["case", "n_dofs", "n_el", "nnz A"] + QUANTITIES + ["RSS MB", "load"]
+    cols = ["case", "n_dofs", "n_el", "nnz A", *QUANTITIES, "RSS MB", "load"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for r in rows:
@@ -183,14 +193,16 @@ def main() -> None:
         print("\n### Fitted exponents p of t ∝ n^p (least squares, log-log, all sizes above)\n")
         print("| quantity | p | t at the largest n, s |")
         print("|---|---|---|")
-        for c in QUANTITIES + ["RSS MB"]:
+        for c in [*QUANTITIES, "RSS MB"]:
             t = np.array([r[c] for r in ok], float)
             print(f"| {c} | {fit_exponent(n, t):.2f} | {t[-1]:.4g} |")
     big = [r for r in ok if r["n_dofs"] >= 50_000]
     print("\n### Targets at 1e5 coordinates\n")
     for r in big:
-        print(f"- {r['case']} ({r['n_dofs']} coordinates): full Newton iteration <= 2 s: "
-              f"{'PASS' if r['Newton full'] <= 2.0 else 'FAIL'} ({r['Newton full']:.3f} s)")
+        print(
+            f"- {r['case']} ({r['n_dofs']} coordinates): full Newton iteration <= 2 s: "
+            f"{'PASS' if r['Newton full'] <= 2.0 else 'FAIL'} ({r['Newton full']:.3f} s)"
+        )
         print(f"- {r['case']}: peak RSS <= 4 GB: {'PASS' if r['RSS MB'] <= 4096 else 'FAIL'} ({r['RSS MB']:.0f} MB)")
     if not big:
         print("- no 1e5 size in this selection")

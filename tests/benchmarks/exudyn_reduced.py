@@ -68,28 +68,27 @@ Statistics: ``mbs.sys['dynamicSolver'].it.newtonStepsCount`` (total Newton itera
 ``wall_seconds`` is ``time.perf_counter`` around ``SolveDynamic`` only (includes its set-up, the initial
 accelerations and the sensor evaluations; excludes building the FE model, the modes and the system).
 """
+
 from __future__ import annotations
 
 import functools
 import math
 import statistics
-import time
 
 import numpy as np
-
 from exudyn_cantilever import timed_solve
 
-LENGTH = 1.0                  # m, beam length along x
-WIDTH = HEIGHT = 0.05         # m, square section (y, z), centred on the x axis
-YOUNG = 5.0e8                 # Pa
-POISSON = 0.3                 # -
-DENSITY = 1000.0              # kg/m³
-DIVISIONS = (10, 1, 1)        # hexahedra along x, y, z
-ORDER = 2                     # 27-node hexahedra
-N_MODES = 6                   # fixed-interface normal modes
-GRAVITY = 9.81                # m/s², problem A, along -z
-OMEGA = 2.0                   # rad/s, problem B final hub rate
-SPIN_UP_TIME = 1.0            # s, problem B spin-up duration T
+LENGTH = 1.0  # m, beam length along x
+WIDTH = HEIGHT = 0.05  # m, square section (y, z), centred on the x axis
+YOUNG = 5.0e8  # Pa
+POISSON = 0.3  # -
+DENSITY = 1000.0  # kg/m³
+DIVISIONS = (10, 1, 1)  # hexahedra along x, y, z
+ORDER = 2  # 27-node hexahedra
+N_MODES = 6  # fixed-interface normal modes
+GRAVITY = 9.81  # m/s², problem A, along -z
+OMEGA = 2.0  # rad/s, problem B final hub rate
+SPIN_UP_TIME = 1.0  # s, problem B spin-up duration T
 
 
 @functools.lru_cache(maxsize=4)
@@ -99,12 +98,19 @@ def fe_model(young: float = YOUNG, divisions: tuple = DIVISIONS) -> dict:
     Returns ``points`` (N, 3) [m], ``mass`` and ``stiffness`` (scipy CSR, 3N × 3N, node-major x, y, z),
     ``clamp`` / ``tip`` node indices of the faces x = 0 / x = L and the flexbody ``body``."""
     import flexbody as fb
-    mesh = fb.mesh.box(size=(LENGTH, WIDTH, HEIGHT), divisions=tuple(divisions), order=ORDER,
-                       origin=(0.0, -0.5 * WIDTH, -0.5 * HEIGHT))
+
+    mesh = fb.mesh.box(
+        size=(LENGTH, WIDTH, HEIGHT), divisions=tuple(divisions), order=ORDER, origin=(0.0, -0.5 * WIDTH, -0.5 * HEIGHT)
+    )
     bar = fb.FlexibleBody("bar", mesh, fb.StVenantKirchhoff(young=young, poisson=POISSON, density=DENSITY))
-    return {"body": bar, "points": np.asarray(mesh.points, dtype=float),
-            "mass": bar.mass_matrix().tocsr(), "stiffness": bar.tangent(bar.reference_coordinates()).tocsr(),
-            "clamp": np.asarray(bar.nodes("x0")), "tip": np.asarray(bar.nodes("x1"))}
+    return {
+        "body": bar,
+        "points": np.asarray(mesh.points, dtype=float),
+        "mass": bar.mass_matrix().tocsr(),
+        "stiffness": bar.tangent(bar.reference_coordinates()).tocsr(),
+        "clamp": np.asarray(bar.nodes("x0")),
+        "tip": np.asarray(bar.nodes("x1")),
+    }
 
 
 def _triplets(matrix) -> np.ndarray:
@@ -117,6 +123,7 @@ def fem_interface(n_modes: int = N_MODES, young: float = YOUNG, divisions: tuple
     """An ``exudyn.FEM.FEMinterface`` with flexbody's nodes and matrices and the Craig-Bampton basis
     (RBE2 interface x = 0, its rigid-body static modes excluded: ``n_modes`` fixed-interface modes)."""
     from exudyn.FEM import FEMinterface, HCBstaticModeSelection, SparseTripletsToScipySparseCSR
+
     model = fe_model(young, divisions)
     n = model["mass"].shape[0]
     fem = FEMinterface()
@@ -125,9 +132,13 @@ def fem_interface(n_modes: int = N_MODES, young: float = YOUNG, divisions: tuple
     fem.stiffnessMatrix = SparseTripletsToScipySparseCSR(_triplets(model["stiffness"]))
     if fem.massMatrix.shape != (n, n) or fem.stiffnessMatrix.shape != (n, n):
         raise RuntimeError("FEMinterface matrices lost their size in the triplet conversion")
-    fem.ComputeHurtyCraigBamptonModes(boundaryNodesList=[list(map(int, model["clamp"]))], nEigenModes=n_modes,
-                                      useSparseSolver=True, computationMode=HCBstaticModeSelection.RBE2,
-                                      excludeRigidBodyMotion=True)
+    fem.ComputeHurtyCraigBamptonModes(
+        boundaryNodesList=[list(map(int, model["clamp"]))],
+        nEigenModes=n_modes,
+        useSparseSolver=True,
+        computationMode=HCBstaticModeSelection.RBE2,
+        excludeRigidBodyMotion=True,
+    )
     basis = fem.modeBasis["matrix"]
     if basis.shape != (n, n_modes):
         raise RuntimeError(f"expected {n_modes} fixed-interface modes, Exudyn built {basis.shape[1]} shapes")
@@ -139,9 +150,11 @@ def fem_interface(n_modes: int = N_MODES, young: float = YOUNG, divisions: tuple
 def fixed_interface_frequencies(n_modes: int = N_MODES) -> dict:
     """Exudyn's and flexbody's fixed-interface eigenfrequencies [Hz] (sorted) and their relative difference."""
     import flexbody as fb
+
     exu_hz = np.sort(np.asarray(fem_interface(n_modes).GetEigenFrequenciesHz(), dtype=float))
-    fb_hz = np.sort(np.asarray(fb.solvers.craig_bampton(fe_model()["body"], "x0", n_modes)
-                               .fixed_interface_frequencies, dtype=float))
+    fb_hz = np.sort(
+        np.asarray(fb.solvers.craig_bampton(fe_model()["body"], "x0", n_modes).fixed_interface_frequencies, dtype=float)
+    )
     return {"exudyn": exu_hz, "flexbody": fb_hz, "relative_difference": (exu_hz - fb_hz) / fb_hz}
 
 
@@ -157,27 +170,56 @@ def _build(n_modes: int, young: float, gravity: tuple[float, float, float], divi
     """System with the reduced body, a ground marker at the origin, the frame-node marker and tip sensors."""
     import exudyn as exu
     from exudyn.FEM import ObjectFFRFreducedOrderInterface
-    from exudyn.itemInterface import (MarkerBodyRigid, MarkerNodeRigid, MarkerSuperElementPosition, ObjectGround,
-                                      SensorMarker, SensorNode)
+    from exudyn.itemInterface import (
+        MarkerBodyRigid,
+        MarkerNodeRigid,
+        MarkerSuperElementPosition,
+        ObjectGround,
+        SensorMarker,
+        SensorNode,
+    )
+
     fem = fem_interface(n_modes, young, divisions)
     tip = [int(k) for k in fe_model(young, divisions)["tip"]]
     sc = exu.SystemContainer()
     mbs = sc.AddSystem()
     cms = ObjectFFRFreducedOrderInterface(fem)
-    rom = cms.AddObjectFFRFreducedOrder(mbs, positionRef=[0.0, 0.0, 0.0], rotationMatrixRef=np.eye(3),
-                                        gravity=list(gravity))
+    rom = cms.AddObjectFFRFreducedOrder(
+        mbs, positionRef=[0.0, 0.0, 0.0], rotationMatrixRef=np.eye(3), gravity=list(gravity)
+    )
     ground = mbs.AddObject(ObjectGround(referencePosition=[0.0, 0.0, 0.0]))
     m_ground = mbs.AddMarker(MarkerBodyRigid(bodyNumber=ground, localPosition=[0.0, 0.0, 0.0]))
     m_frame = mbs.AddMarker(MarkerNodeRigid(nodeNumber=rom["nRigidBody"]))
-    m_tip = mbs.AddMarker(MarkerSuperElementPosition(bodyNumber=rom["oFFRFreducedOrder"], meshNodeNumbers=tip,
-                                                     weightingFactors=[1.0 / len(tip)] * len(tip)))
+    m_tip = mbs.AddMarker(
+        MarkerSuperElementPosition(
+            bodyNumber=rom["oFFRFreducedOrder"], meshNodeNumbers=tip, weightingFactors=[1.0 / len(tip)] * len(tip)
+        )
+    )
     sensors = {
-        "tip": mbs.AddSensor(SensorMarker(markerNumber=m_tip, outputVariableType=exu.OutputVariableType.Position,
-                                          storeInternal=True, writeToFile=False)),
-        "rotation": mbs.AddSensor(SensorNode(nodeNumber=rom["nRigidBody"], storeInternal=True, writeToFile=False,
-                                             outputVariableType=exu.OutputVariableType.RotationMatrix)),
-        "omega": mbs.AddSensor(SensorNode(nodeNumber=rom["nRigidBody"], storeInternal=True, writeToFile=False,
-                                          outputVariableType=exu.OutputVariableType.AngularVelocity)),
+        "tip": mbs.AddSensor(
+            SensorMarker(
+                markerNumber=m_tip,
+                outputVariableType=exu.OutputVariableType.Position,
+                storeInternal=True,
+                writeToFile=False,
+            )
+        ),
+        "rotation": mbs.AddSensor(
+            SensorNode(
+                nodeNumber=rom["nRigidBody"],
+                storeInternal=True,
+                writeToFile=False,
+                outputVariableType=exu.OutputVariableType.RotationMatrix,
+            )
+        ),
+        "omega": mbs.AddSensor(
+            SensorNode(
+                nodeNumber=rom["nRigidBody"],
+                storeInternal=True,
+                writeToFile=False,
+                outputVariableType=exu.OutputVariableType.AngularVelocity,
+            )
+        ),
     }
     return sc, mbs, m_ground, m_frame, sensors
 
@@ -185,10 +227,11 @@ def _build(n_modes: int, young: float, gravity: tuple[float, float, float], divi
 def _solve(mbs, dt: float, t_end: float, rho_inf: float, sensors: dict) -> dict:
     """Generalized-alpha at fixed dt with full Newton; the sensor histories and statistics."""
     import exudyn as exu
-    n_steps = max(1, int(round(t_end / dt)))
+
+    n_steps = max(1, round(t_end / dt))
     ss = exu.SimulationSettings()
     ss.solution.file.write = False
-    ss.solution.sensors.writePeriod = 0.0                   # record every step
+    ss.solution.sensors.writePeriod = 0.0  # record every step
     ti = ss.timeIntegration
     ti.numberOfSteps, ti.endTime, ti.verboseMode = n_steps, n_steps * dt, 0
     ti.adaptiveStep = False
@@ -202,17 +245,34 @@ def _solve(mbs, dt: float, t_end: float, rho_inf: float, sensors: dict) -> dict:
     times = tip[:, 0]
     if len(times) != n_steps + 1 or abs(times[-1] - n_steps * dt) > 1e-9 * max(1.0, n_steps * dt):
         raise RuntimeError(f"Exudyn did not record {n_steps} steps of {dt} to t = {n_steps * dt}")
-    return {"times": times, "tip": tip[:, 1:4],
-            "rotation": mbs.GetSensorStoredData(sensors["rotation"])[:, 1:10].reshape(-1, 3, 3),
-            "omega": mbs.GetSensorStoredData(sensors["omega"])[:, 1:4],
-            "wall_seconds": wall, "steps": n_steps, "newton_iterations": int(solver.it.newtonStepsCount),
-            "jacobian_evaluations": int(solver.it.newtonJacobiCount),
-            "solver": {"alphaM": solver.alphaM, "alphaF": solver.alphaF, "beta": solver.newmarkBeta,
-                       "gamma": solver.newmarkGamma, "spectral_radius": solver.spectralRadius}}
+    return {
+        "times": times,
+        "tip": tip[:, 1:4],
+        "rotation": mbs.GetSensorStoredData(sensors["rotation"])[:, 1:10].reshape(-1, 3, 3),
+        "omega": mbs.GetSensorStoredData(sensors["omega"])[:, 1:4],
+        "wall_seconds": wall,
+        "steps": n_steps,
+        "newton_iterations": int(solver.it.newtonStepsCount),
+        "jacobian_evaluations": int(solver.it.newtonJacobiCount),
+        "solver": {
+            "alphaM": solver.alphaM,
+            "alphaF": solver.alphaF,
+            "beta": solver.newmarkBeta,
+            "gamma": solver.newmarkGamma,
+            "spectral_radius": solver.spectralRadius,
+        },
+    }
 
 
-def pendulum(n_modes: int = N_MODES, dt: float = 1e-3, t_end: float = 1.0, rho_inf: float = 1.0, *,
-             young: float = YOUNG, divisions: tuple = DIVISIONS) -> dict:
+def pendulum(
+    n_modes: int = N_MODES,
+    dt: float = 1e-3,
+    t_end: float = 1.0,
+    rho_inf: float = 1.0,
+    *,
+    young: float = YOUNG,
+    divisions: tuple = DIVISIONS,
+) -> dict:
     """Problem A: the bar clamped to a hinge about world y at the origin, falling under gravity from rest.
 
     Returns ``times`` (s,), ``tip`` (s, 3) world tip position [m], ``angle`` (s,) hinge angle [rad]
@@ -220,9 +280,15 @@ def pendulum(n_modes: int = N_MODES, dt: float = 1e-3, t_end: float = 1.0, rho_i
     ``newton_iterations``, ``jacobian_evaluations`` and the generalized-alpha parameters ``solver``.
     ``young`` [Pa] scales the stiffness (e.g. 1000 × for the nearly rigid check)."""
     from exudyn.itemInterface import GenericJoint, VGenericJoint
-    sc, mbs, m_ground, m_frame, sensors = _build(n_modes, young, (0.0, 0.0, -GRAVITY), divisions)
-    mbs.AddObject(GenericJoint(markerNumbers=[m_ground, m_frame], constrainedAxes=[1, 1, 1, 1, 0, 1],
-                               visualization=VGenericJoint(show=False)))
+
+    _sc, mbs, m_ground, m_frame, sensors = _build(n_modes, young, (0.0, 0.0, -GRAVITY), divisions)
+    mbs.AddObject(
+        GenericJoint(
+            markerNumbers=[m_ground, m_frame],
+            constrainedAxes=[1, 1, 1, 1, 0, 1],
+            visualization=VGenericJoint(show=False),
+        )
+    )
     mbs.Assemble()
     r = _solve(mbs, dt, t_end, rho_inf, sensors)
     rot = r.pop("rotation")
@@ -231,8 +297,9 @@ def pendulum(n_modes: int = N_MODES, dt: float = 1e-3, t_end: float = 1.0, rho_i
     return r
 
 
-def spin_up(n_modes: int = N_MODES, dt: float = 1e-3, t_end: float = 2.0, rho_inf: float = 1.0, *,
-            divisions: tuple = DIVISIONS) -> dict:
+def spin_up(
+    n_modes: int = N_MODES, dt: float = 1e-3, t_end: float = 2.0, rho_inf: float = 1.0, *, divisions: tuple = DIVISIONS
+) -> dict:
     """Problem B: the bar clamped to a hub about world z whose angle θ(t) is prescribed, no gravity.
 
     Returns ``times``, ``tip`` (s, 3) world tip position [m], ``deflection`` (s,) transverse tip deflection
@@ -240,12 +307,18 @@ def spin_up(n_modes: int = N_MODES, dt: float = 1e-3, t_end: float = 2.0, rho_in
     angle - θ| [rad], ``wall_seconds``, ``steps``, ``newton_iterations``, ``jacobian_evaluations``, ``solver``."""
     from exudyn.itemInterface import GenericJoint, VGenericJoint
 
-    def offset(mbs_, t, item, parameters):                 # joint coordinates' prescribed offsets
+    def offset(mbs_, t, item, parameters):  # joint coordinates' prescribed offsets
         return [0.0, 0.0, 0.0, 0.0, 0.0, spin_angle(t)]
 
-    sc, mbs, m_ground, m_frame, sensors = _build(n_modes, YOUNG, (0.0, 0.0, 0.0), divisions)
-    mbs.AddObject(GenericJoint(markerNumbers=[m_ground, m_frame], constrainedAxes=[1, 1, 1, 1, 1, 1],
-                               offsetUserFunction=offset, visualization=VGenericJoint(show=False)))
+    _sc, mbs, m_ground, m_frame, sensors = _build(n_modes, YOUNG, (0.0, 0.0, 0.0), divisions)
+    mbs.AddObject(
+        GenericJoint(
+            markerNumbers=[m_ground, m_frame],
+            constrainedAxes=[1, 1, 1, 1, 1, 1],
+            offsetUserFunction=offset,
+            visualization=VGenericJoint(show=False),
+        )
+    )
     mbs.Assemble()
     r = _solve(mbs, dt, t_end, rho_inf, sensors)
     rot, _ = r.pop("rotation"), r.pop("omega")
@@ -264,8 +337,9 @@ def rigid_half_period(theta0: float = 0.5 * math.pi) -> float:
     the rigid bar as a compound pendulum about the hinge: 2 K(sin²(θ0/2)) sqrt(J/(m g d)), d = L/2,
     J = m (L²/3 + h²/12) about the y axis through the face centre (the section is centred on the axis)."""
     from scipy.special import ellipk
+
     m = DENSITY * LENGTH * WIDTH * HEIGHT
-    inertia = m * (LENGTH ** 2 / 3.0 + HEIGHT ** 2 / 12.0)
+    inertia = m * (LENGTH**2 / 3.0 + HEIGHT**2 / 12.0)
     return 2.0 * float(ellipk(math.sin(0.5 * theta0) ** 2)) * math.sqrt(inertia / (m * GRAVITY * 0.5 * LENGTH))
 
 
@@ -278,7 +352,7 @@ def first_turning_time(times: np.ndarray, rate: np.ndarray, fit_window: float | 
     if positive.size == 0:
         return float("nan")
     k0 = positive[0]
-    idx = np.nonzero((rate[k0:-1] > 0.0) & (rate[k0 + 1:] <= 0.0))[0]
+    idx = np.nonzero((rate[k0:-1] > 0.0) & (rate[k0 + 1 :] <= 0.0))[0]
     if idx.size == 0:
         return float("nan")
     k = k0 + idx[0]
@@ -301,25 +375,31 @@ def main() -> None:
     print(f"  max relative difference {np.max(np.abs(f['relative_difference'])):.2e}")
 
     a = pendulum()
-    print(f"A pendulum: {a['steps']} steps, {a['newton_iterations']} Newton iterations, "
-          f"{a['wall_seconds']:.3f} s; angle(1 s) = {a['angle'][-1]:.6f} rad, "
-          f"tip(1 s) = {np.array2string(a['tip'][-1], precision=6)} m, first turning point "
-          f"{first_turning_time(a['times'], a['angular_rate']):.6f} s")
+    print(
+        f"A pendulum: {a['steps']} steps, {a['newton_iterations']} Newton iterations, "
+        f"{a['wall_seconds']:.3f} s; angle(1 s) = {a['angle'][-1]:.6f} rad, "
+        f"tip(1 s) = {np.array2string(a['tip'][-1], precision=6)} m, first turning point "
+        f"{first_turning_time(a['times'], a['angular_rate']):.6f} s"
+    )
     t_ref = rigid_half_period()
     print(f"A with E x 1000, first turning point; rigid compound pendulum {t_ref:.6f} s:")
     for rho in (1.0, 0.9):
         stiff = pendulum(t_end=1.1, rho_inf=rho, young=1000.0 * YOUNG)
         for window in (None, 0.025):
             t_num = first_turning_time(stiff["times"], stiff["angular_rate"], window)
-            print(f"  rho_inf {rho}, {'sign change' if window is None else 'cubic fit +-25 ms'}: {t_num:.6f} s, "
-                  f"relative difference {(t_num - t_ref) / t_ref:+.2e}")
+            print(
+                f"  rho_inf {rho}, {'sign change' if window is None else 'cubic fit +-25 ms'}: {t_num:.6f} s, "
+                f"relative difference {(t_num - t_ref) / t_ref:+.2e}"
+            )
 
     b = spin_up()
     k = int(np.argmax(np.abs(b["deflection"])))
-    print(f"B spin-up: {b['steps']} steps, {b['newton_iterations']} Newton iterations, "
-          f"{b['wall_seconds']:.3f} s; peak deflection {1e3 * b['deflection'][k]:.4f} mm at t = "
-          f"{b['times'][k]:.3f} s, deflection(2 s) = {1e3 * b['deflection'][-1]:.4f} mm, "
-          f"max |angle - theta| = {b['angle_error']:.1e} rad")
+    print(
+        f"B spin-up: {b['steps']} steps, {b['newton_iterations']} Newton iterations, "
+        f"{b['wall_seconds']:.3f} s; peak deflection {1e3 * b['deflection'][k]:.4f} mm at t = "
+        f"{b['times'][k]:.3f} s, deflection(2 s) = {1e3 * b['deflection'][-1]:.4f} mm, "
+        f"max |angle - theta| = {b['angle_error']:.1e} rad"
+    )
 
     wall_a = statistics.median(pendulum()["wall_seconds"] for _ in range(3))
     wall_b = statistics.median(spin_up()["wall_seconds"] for _ in range(3))

@@ -1,5 +1,6 @@
 """What the benchmark scripts share: the relative difference used for their agreement checks and batches of
 calls sized to last a minimum time (the scripts interleave such batches of flexbody and the peer)."""
+
 from __future__ import annotations
 
 import json
@@ -74,8 +75,15 @@ def print_worker_result(out: dict, load: float) -> None:
     print("RESULT " + json.dumps(out, default=float), flush=True)
 
 
-def run_worker(script, job: dict, threads: int = 0, *, timeout: float | None = None, quiet: bool = False,
-               failure_key: str = "error") -> dict:
+def run_worker(
+    script,
+    job: dict,
+    threads: int = 0,
+    *,
+    timeout: float | None = None,
+    quiet: bool = False,
+    failure_key: str = "error",
+) -> dict:
     """Run ``script --worker JOB`` in a fresh interpreter (``threads`` > 0: that many numba/BLAS threads) and
     return the dict it printed with :func:`print_worker_result`, or {failure_key: why} (a non-zero exit or
     the timeout). ``quiet``: drop the worker's stderr."""
@@ -84,8 +92,15 @@ def run_worker(script, job: dict, threads: int = 0, *, timeout: float | None = N
         for key in THREAD_VARIABLES:
             env[key] = str(threads)
     try:
-        proc = subprocess.run([sys.executable, str(script), "--worker", json.dumps(job)], stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL if quiet else None, text=True, env=env, timeout=timeout)
+        proc = subprocess.run(
+            [sys.executable, str(script), "--worker", json.dumps(job)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL if quiet else None,
+            text=True,
+            env=env,
+            timeout=timeout,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return {failure_key: f"killed after {timeout:.0f} s"}
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]

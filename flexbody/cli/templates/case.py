@@ -26,6 +26,7 @@ shear and Poisson's effects that Euler–Bernoulli theory leaves out):
 Outputs in out_dir: static/ and vibration/ (results and ParaView series beam.pvd: open them in ParaView or
 with ``flexbody view``), tip.png (tip displacement against time) and summary.txt (JSON).
 """
+
 import json
 import math
 from pathlib import Path
@@ -35,27 +36,28 @@ import numpy as np
 import flexbody as fb
 from flexbody import plots
 
-LENGTH = 0.5                     # m, beam length L
-WIDTH = 0.02                     # m, section along y
-HEIGHT = 0.0127                  # m, section along z (the bending direction)
-YOUNG = 71.7e9                   # Pa, Young's modulus
-POISSON = 0.33                   # -, Poisson's ratio
-DENSITY = 2810.0                 # kg/m³, density
-TIP_FORCE = 20.0                 # N, end load along +z, spread over the end face
-DIVISIONS = (10, 1, 1)           # -, elements along x, y, z
-LOAD_STEPS = 2                   # -, Newton–Raphson load increments of the static solve
-DT = 5e-4                        # s, generalized-α time step (about 50 steps per period of the first mode)
-T_END = 0.06                     # s, length of the free vibration (about two and a half periods)
+LENGTH = 0.5  # m, beam length L
+WIDTH = 0.02  # m, section along y
+HEIGHT = 0.0127  # m, section along z (the bending direction)
+YOUNG = 71.7e9  # Pa, Young's modulus
+POISSON = 0.33  # -, Poisson's ratio
+DENSITY = 2810.0  # kg/m³, density
+TIP_FORCE = 20.0  # N, end load along +z, spread over the end face
+DIVISIONS = (10, 1, 1)  # -, elements along x, y, z
+LOAD_STEPS = 2  # -, Newton–Raphson load increments of the static solve
+DT = 5e-4  # s, generalized-α time step (about 50 steps per period of the first mode)
+T_END = 0.06  # s, length of the free vibration (about two and a half periods)
 
-SECOND_MOMENT = WIDTH * HEIGHT**3 / 12                                        # m⁴, I about y
-EXPECTED_TIP = TIP_FORCE * LENGTH**3 / (3 * YOUNG * SECOND_MOMENT)            # m, Euler–Bernoulli P L³/(3 E I)
-EXPECTED_F1 = 1.87510**2 / (2 * math.pi * LENGTH**2) * math.sqrt(
-    YOUNG * SECOND_MOMENT / (DENSITY * WIDTH * HEIGHT))                      # Hz, first bending frequency
+SECOND_MOMENT = WIDTH * HEIGHT**3 / 12  # m⁴, I about y
+EXPECTED_TIP = TIP_FORCE * LENGTH**3 / (3 * YOUNG * SECOND_MOMENT)  # m, Euler–Bernoulli P L³/(3 E I)
+EXPECTED_F1 = (
+    1.87510**2 / (2 * math.pi * LENGTH**2) * math.sqrt(YOUNG * SECOND_MOMENT / (DENSITY * WIDTH * HEIGHT))
+)  # Hz, first bending frequency
 
 
 def build(divisions=DIVISIONS, tip_force=TIP_FORCE) -> fb.System:
     """The clamped beam with its end load (tip_force = 0: unloaded)."""
-    mesh = fb.mesh.box((LENGTH, WIDTH, HEIGHT), tuple(divisions), order=2)        # 27-node cells
+    mesh = fb.mesh.box((LENGTH, WIDTH, HEIGHT), tuple(divisions), order=2)  # 27-node cells
     material = fb.StVenantKirchhoff(young=YOUNG, poisson=POISSON, density=DENSITY)
     beam = fb.FlexibleBody("beam", mesh, material)
     # node sets of a box: "x0" (x = 0) ... "z1"; any other: mesh.nodes_where(lambda p: p[:, 0] > 0.4)
@@ -84,26 +86,41 @@ def plot_tip(path, times, z) -> None:
     plots.save(fig, path)
 
 
-def main(out_dir="out/{name}", divisions=DIVISIONS, tip_force=TIP_FORCE, load_steps=LOAD_STEPS, dt=DT,
-         t_end=T_END, context=None) -> dict:
+def main(
+    out_dir="out/{name}",
+    divisions=DIVISIONS,
+    tip_force=TIP_FORCE,
+    load_steps=LOAD_STEPS,
+    dt=DT,
+    t_end=T_END,
+    context=None,
+) -> dict:
     out = Path(out_dir)
     static = fb.solve_static(build(divisions, tip_force), load_steps=load_steps)
+    assert isinstance(static, fb.Results)  # no task given: the load path (with a task: its InverseStatics)
     fb.io.write_results(out / "static", static)
     tip = float(tip_z(static)[-1])
 
-    free = build(divisions, tip_force=0.0)                                     # the same beam, unloaded
-    q0 = static.q[-1]                                                          # released from the deflection
-    run = fb.simulate(free, t_end, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=1.0), q0=q0, v0=np.zeros_like(q0), context=context)
+    free = build(divisions, tip_force=0.0)  # the same beam, unloaded
+    q0 = static.q[-1]  # released from the deflection
+    run = fb.simulate(
+        free, t_end, integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=1.0), q0=q0, v0=np.zeros_like(q0), context=context
+    )
     fb.io.write_results(out / "vibration", run)
     z = tip_z(run)
     plot_tip(out / "tip.png", run.times, z)
 
     expected_tip = EXPECTED_TIP * tip_force / TIP_FORCE
     f1 = 1.0 / period(run.times, z)
-    summary = {"tip_deflection": tip, "expected_tip_deflection": expected_tip,
-               "tip_ratio": tip / expected_tip if expected_tip else math.nan,
-               "first_frequency": f1, "expected_first_frequency": EXPECTED_F1, "frequency_ratio": f1 / EXPECTED_F1,
-               "steps": run.n_steps - 1}
+    summary = {
+        "tip_deflection": tip,
+        "expected_tip_deflection": expected_tip,
+        "tip_ratio": tip / expected_tip if expected_tip else math.nan,
+        "first_frequency": f1,
+        "expected_first_frequency": EXPECTED_F1,
+        "frequency_ratio": f1 / EXPECTED_F1,
+        "steps": run.n_steps - 1,
+    }
     (out / "summary.txt").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
 

@@ -1,0 +1,134 @@
+"""What a generalized-α run (:mod:`flexbody.solvers.generalized_alpha`) records and saves: the rows of a step or
+of a compiled batch of steps for :class:`flexbody.solvers.recorder.Recorder`, the plant's response at a step
+(q̈, Φᵀλ, λ), the dissipated power and the checkpoint of a run saved as it goes.
+
+The dissipated work of a step is the trapezoid rule over the power at its two ends,
+
+    P = vᵀ(k(q, v) − k(q, 0)) − vᵀ(Q(q, v) − Q(q, 0)),
+
+the Kelvin–Voigt forces of the flexible bodies and the dampers among the force elements.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..dynamics import ForwardResult
+from ..linalg.csr_products import transposed_product
+from .compiled_alpha import RECORDED
+
+if TYPE_CHECKING:
+    from .generalized_alpha import _Step, _Stepper
+
+
+def _record_rows(recorder, rows: tuple, tau: np.ndarray, dissipated: float, moving: np.ndarray) -> None:
+    """Record the rows (t, q, v, q̈, λ, Φᵀλ, scalar columns of :data:`~flexbody.solvers.compiled_alpha.RECORDED`) of
+    compiled steps, with the columns and in the order :func:`_record` gives a step; ``moving`` (rows,) whether a
+    driver moves at each (φ_t ≠ 0, for the energy watch)."""
+    t, q, v, a, lam, force, scalars = rows
+    if not len(t):
+        return
+    count, m = len(t), lam.shape[1]
+    column = dict(zip(RECORDED, scalars.T))
+    recorder.extend(
+        {
+            "t": t,
+            "q": q,
+            "v": v,
+            "a": a,
+            "tau": np.broadcast_to(tau, q.shape),
+            "lam": lam,
+            "constraint_force": force,
+            "rank": np.full(count, float(m)),
+            "violation": column["violation"],
+            "velocity_violation": column["velocity_violation"],
+            "corrections": column["corrections"],
+            "kinetic": column["kinetic"],
+            "potential": column["potential"],
+            "energy": column["energy"],
+            "dt": column["dt"],
+            "newton_iterations": column["corrections"],
+            "applied_work": column["applied_work"],
+            "dissipated": np.full(count, dissipated),
+        },
+        moving,
+    )
+    recorder.t_last = float(t[-1])
+
+
+class _Snapshot:
+    """What :class:`flexbody.solvers.simulation.Recorder` reads from the constraint terms at a recorded state."""
+
+    def __init__(self, phi, Phi, phi_t):
+        self.phi, self.Phi, self.phi_t = phi, Phi, phi_t
+
+
+def _record(recorder, asm, s: _Step, tau, iterations: int, dt: float, stats: dict, rows=None) -> None:
+    """Record the step ``s``; ``rows`` are its constraint rows when already evaluated at (s.t, s.q, s.v)."""
+    phi, Phi, _, phi_t = rows if rows is not None else asm.constraint_rows(asm.evaluate(s.t, s.q, s.v))
+    recorder.t_last = s.t
+    recorder.record(s.t, s.q, s.v, _response(asm, s, Phi), tau, _Snapshot(phi, Phi, phi_t), iterations)
+    for key, value in (
+        ("dt", dt),
+        ("newton_iterations", iterations),
+        ("applied_work", stats["applied_work"]),
+        ("dissipated", stats["dissipated"]),
+    ):
+        recorder.append(key, value)
+
+
+def _response(asm, s: _Step, Phi=None) -> ForwardResult:
+    """The plant's response at a step (q̈, Φᵀλ, λ); Φ evaluated here unless given."""
+    if Phi is None:
+        Phi = asm.constraint_rows(asm.evaluate(s.t, s.q, s.v))[1]
+    force = transposed_product(Phi, s.lam) if Phi.shape[0] else np.zeros(asm.n_dofs)
+    return ForwardResult(s.qdd, force, s.lam, True, Phi.shape[0], "generalized-alpha")
+
+
+def _viscous_power(asm, s: _Step) -> float:
+    """Power of the Kelvin–Voigt forces at a step, vᵀ(k(q, v) − k(q, 0)) [W], plus that of the dampers among
+    the force elements, −vᵀ(Q(q, v) − Q(q, 0)); the dissipated work of a step
+    is its trapezoid rule over the step's two ends."""
+    applied = asm.dissipated_power(asm.evaluate(s.t, s.q, s.v)) if asm.forces else 0.0
+    if not asm.sparse or not any(b.material.damping > 0 for b in asm.bodies):
+        return applied
+    fs = asm.flexible.slice
+    viscous = asm.flexible.internal_force(s.q[fs], s.v[fs]) - asm.flexible.internal_force(s.q[fs], None)
+    return applied + float(s.v[fs] @ viscous)
+
+
+def _checkpoint(
+    saver,
+    recorder,
+    stepper: _Stepper,
+    state: _Step,
+    tau_prev,
+    stats: dict,
+    counters: dict,
+    *,
+    dt: float,
+    easy: int,
+    k: int,
+    patience: int,
+    wall_seconds: float,
+) -> None:
+    """Write the rows and what continues the run after ``state`` exactly (see :func:`simulate_implicit`)."""
+    scalars = {
+        "integrator": "GeneralizedAlpha",
+        "t": state.t,
+        "dt": dt,
+        "easy": easy,
+        "k": k,
+        "patience": patience,
+        "counters": counters,
+        "stats": dict(stats, wall_seconds=wall_seconds),
+        "factor_dt": stepper.factor_dt,
+        "factor_t": None,
+    }
+    arrays = {"q": state.q, "v": state.v, "qdd": state.qdd, "a": state.a, "lam": state.lam, "tau_prev": tau_prev}
+    if stepper.factor_dt is not None and stepper.factor_point is not None:  # set together
+        scalars["factor_t"] = stepper.factor_point[0]
+        arrays.update(zip(("factor_q", "factor_v", "factor_qdd", "factor_lam"), stepper.factor_point[1:]))
+    saver.write(recorder, scalars, arrays)
