@@ -19,10 +19,13 @@ implicit integrator eliminate them (:mod:`flexbody.linalg.saddle_point`).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numba as nb
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError
 from ..fem.flexible_body import FlexibleBody
@@ -31,6 +34,9 @@ from ..rigid.link import Link
 from .base import Constraint, ConstraintRows, Fix, _node_selection
 from .closures import PointToPoint
 from .nodes import Node
+
+if TYPE_CHECKING:
+    from ..system.evaluation import Evaluation
 
 __all__ = ["FixNodes", "AttachNodes", "TieNodes", "pin"]
 
@@ -46,7 +52,7 @@ def _body_nodes(body, nodes, who: str) -> np.ndarray:
     return idx
 
 
-def _node_columns(ev, body, nodes: np.ndarray, components=None) -> np.ndarray:
+def _node_columns(ev: Evaluation, body, nodes: np.ndarray, components=None) -> np.ndarray:
     comps = np.arange(3) if components is None else components
     return (ev.body_offset(body) + 3 * nodes[:, None] + comps[None, :]).ravel()
 
@@ -102,7 +108,7 @@ class _NodeRows(Constraint):
         """The flexible bodies whose nodes the rows hold (one, or two for nodes tied across bodies)."""
         return self._bodies
 
-    def _columns(self, ev, body, nodes, components=None) -> np.ndarray:
+    def _columns(self, ev: Evaluation, body, nodes, components=None) -> np.ndarray:
         """The global columns of ``nodes`` of ``body`` (these rows' own node set on that body), made once per
         placement of the body: the same array at every state."""
         key = (id(body), ev.body_offset(body))
@@ -129,7 +135,15 @@ class FixNodes(_NodeRows):
 
     kind = "fix"
 
-    def __init__(self, body: FlexibleBody, nodes, displacement=None, *, components=(0, 1, 2), name: str | None = None):
+    def __init__(
+        self,
+        body: FlexibleBody,
+        nodes: str | ArrayLike,
+        displacement: ArrayLike | Callable[[np.ndarray], ArrayLike] | None = None,
+        *,
+        components: Sequence[int] = (0, 1, 2),
+        name: str | None = None,
+    ):
         spec = Fix(body, nodes, displacement, components=components, name=name)  # validation shared with statics
         super().__init__(spec.name)
         self._set_rows(body, spec.nodes, spec.components)
@@ -143,7 +157,7 @@ class FixNodes(_NodeRows):
         out.target = fix.values(1.0)
         return out
 
-    def evaluate(self, ev) -> ConstraintRows:
+    def evaluate(self, ev: Evaluation) -> ConstraintRows:
         cols = self._columns(ev, self.body, self.nodes, self.components)
         return ConstraintRows(ev.q[cols] - self.target, [(cols, _identity(self.n_rows))], np.zeros(self.n_rows))
 
@@ -165,7 +179,7 @@ class AttachNodes(_NodeRows):
 
     kind = "attach"
 
-    def __init__(self, body: FlexibleBody, nodes, link, name: str | None = None):
+    def __init__(self, body: FlexibleBody, nodes: str | ArrayLike, link: Link | Ground, name: str | None = None):
         who = f"attachment {name!r}" if name else "attachment"
         idx = _body_nodes(body, nodes, who)
         if not isinstance(link, (Link, Ground)):
@@ -187,7 +201,7 @@ class AttachNodes(_NodeRows):
             R, p = kin.R[self.link.index], kin.p[self.link.index]
         self.offsets = (x_nodes - p) @ R  # r_a = Rᵀ(x_a − p)
 
-    def evaluate(self, ev) -> ConstraintRows:
+    def evaluate(self, ev: Evaluation) -> ConstraintRows:
         if self.offsets is None:
             raise ConstraintError(f"attachment {self.name!r}: not prepared (assemble the system first)")
         cols = self._columns(ev, self.body, self.nodes)
@@ -220,9 +234,9 @@ class TieNodes(_NodeRows):
     def __init__(
         self,
         body_a: FlexibleBody,
-        nodes_a,
+        nodes_a: str | ArrayLike,
         body_b: FlexibleBody,
-        nodes_b=None,
+        nodes_b: str | ArrayLike | None = None,
         *,
         tol: float = 1e-8,
         name: str | None = None,
@@ -255,14 +269,20 @@ class TieNodes(_NodeRows):
         self.body_b, self.nodes_b = body_b, ib[j]
         self._bodies = (body_a, body_b)
 
-    def evaluate(self, ev) -> ConstraintRows:
+    def evaluate(self, ev: Evaluation) -> ConstraintRows:
         ca = self._columns(ev, self.body, self.nodes)
         cb = self._columns(ev, self.body_b, self.nodes_b)
         r = len(ca)
         return ConstraintRows(ev.q[ca] - ev.q[cb], [(ca, _identity(r)), (cb, _identity(r, -1.0))], np.zeros(r))
 
 
-def pin(body: FlexibleBody, node, anchor: Anchor, components=(0, 1, 2), name: str | None = None) -> PointToPoint:
+def pin(
+    body: FlexibleBody,
+    node: int | str | Node,
+    anchor: Anchor,
+    components: Sequence[int] = (0, 1, 2),
+    name: str | None = None,
+) -> PointToPoint:
     """A spherical joint: node ``node`` (index or one-node set) of ``body`` coincides with ``anchor``
     (Ground, a link point, or another body's Node)."""
     from .nodes import node as make_node

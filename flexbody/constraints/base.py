@@ -11,12 +11,18 @@ coordinates), :mod:`flexbody.constraints.closures` (between anchors: loop closur
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError, MeshError
 from ..fem.flexible_body import FlexibleBody
+
+if TYPE_CHECKING:
+    from ..system.evaluation import Evaluation
 
 
 @dataclass(frozen=True)
@@ -37,7 +43,7 @@ class ConstraintRows:
     phi_t: np.ndarray | None = None
 
 
-def global_columns(columns, who: str) -> np.ndarray:
+def global_columns(columns: ArrayLike, who: str) -> np.ndarray:
     """``columns`` as distinct non-negative int64 indices (k ≥ 1) of the global coordinates; ConstraintError
     naming ``who`` otherwise."""
     cols = np.asarray(columns)
@@ -52,7 +58,7 @@ def global_columns(columns, who: str) -> np.ndarray:
     return cols.astype(np.int64)
 
 
-def _node_selection(body: FlexibleBody, nodes, who: str) -> np.ndarray:
+def _node_selection(body: FlexibleBody, nodes: str | ArrayLike, who: str) -> np.ndarray:
     """Sorted unique node indices of ``body`` from a node-set or face-set name or integer node indices
     (:meth:`FlexibleBody.nodes`); a ConstraintError naming ``who`` for an unknown set, an index out of range, or
     indices that are not integers."""
@@ -62,7 +68,7 @@ def _node_selection(body: FlexibleBody, nodes, who: str) -> np.ndarray:
         raise ConstraintError(f"{who}: {exc}") from exc
 
 
-def _checked_components(components, who: str, distinct: bool = True) -> np.ndarray:
+def _checked_components(components: ArrayLike, who: str, distinct: bool = True) -> np.ndarray:
     """World components (0 = x, 1 = y, 2 = z) as int64 in the order given; ConstraintError naming ``who`` when
     they are not integers 0, 1, 2 (none, a text, 0.5, True) or, with ``distinct``, repeat one."""
     try:
@@ -140,7 +146,7 @@ class Constraint:
         """Flexible bodies whose nodes the rows involve (from the anchors)."""
         return tuple({b: None for a in self.anchors for b in getattr(a, "bodies", ())})
 
-    def evaluate(self, ev) -> ConstraintRows:
+    def evaluate(self, ev: Evaluation) -> ConstraintRows:
         """Value, Jacobian pieces, bias and rate at the evaluation context ``ev``."""
         raise NotImplementedError
 
@@ -169,7 +175,15 @@ class Fix:
     :class:`~flexbody.constraints.attachments.FixNodes` (x_a − X_a − u_a = 0 [DE-112]).
     """
 
-    def __init__(self, body: FlexibleBody, nodes, displacement=None, *, components=(0, 1, 2), name: str | None = None):
+    def __init__(
+        self,
+        body: FlexibleBody,
+        nodes: str | ArrayLike,
+        displacement: ArrayLike | Callable[[np.ndarray], ArrayLike] | None = None,
+        *,
+        components: Sequence[int] = (0, 1, 2),
+        name: str | None = None,
+    ):
         if not isinstance(body, FlexibleBody):
             raise ConstraintError(f"Fix: body must be a FlexibleBody, got {type(body).__name__}")
         self.body = body

@@ -18,13 +18,19 @@ Its Jacobians are left to the solvers' differences of the joint rows (the frames
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import FlexbodyError
 from ..rigid.anchors import FrameAnchor
 from ..rigid.exponential_coordinates import left_jacobian_inverse, rotation_log
 from .base import merge_pieces
 from .force_elements import ForceElement, ForcePiece
+
+if TYPE_CHECKING:
+    from ..system.evaluation import Evaluation
 
 __all__ = ["Bushing"]
 
@@ -57,7 +63,9 @@ class Bushing(ForceElement):
 
     kind = "bushing"
 
-    def __init__(self, a: FrameAnchor, b: FrameAnchor, stiffness, damping=0.0, *, name: str | None = None):
+    def __init__(
+        self, a: FrameAnchor, b: FrameAnchor, stiffness: ArrayLike, damping: ArrayLike = 0.0, *, name: str | None = None
+    ):
         super().__init__(name)
         who = f"bushing {self.name!r}"
         for label, anchor in (("a", a), ("b", b)):
@@ -74,7 +82,7 @@ class Bushing(ForceElement):
             raise FlexbodyError(f"{who}: stiffness and damping are all zero")
         self.p0 = self.R0 = None
 
-    def prepare(self, ev) -> None:
+    def prepare(self, ev: Evaluation) -> None:
         R_a = self.a.rotation(ev)
         self.p0 = R_a.T @ (self.b.position(ev) - self.a.position(ev))
         self.R0 = R_a.T @ self.b.rotation(ev)
@@ -85,7 +93,7 @@ class Bushing(ForceElement):
         theta = rotation_log(R_a.T @ self.b.rotation(ev) @ self.R0.T)
         return R_a, d, R_a.T @ d - self.p0, theta
 
-    def evaluate(self, ev, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
+    def evaluate(self, ev: Evaluation, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
         R_a, d, dp, theta = self._deflection(ev)
         f = self.K[:3] * dp
         mu = left_jacobian_inverse(theta).T @ (self.K[3:] * theta)
@@ -104,6 +112,6 @@ class Bushing(ForceElement):
         cols, Q = merge_pieces([(c, (load @ J)[None, :]) for (c, J), load in parts])
         return ForcePiece(cols, Q[0])
 
-    def potential(self, ev) -> float:
+    def potential(self, ev: Evaluation) -> float:
         _, _, dp, theta = self._deflection(ev)
         return 0.5 * float(dp @ (self.K[:3] * dp) + theta @ (self.K[3:] * theta))

@@ -16,12 +16,18 @@ With anchor positions x, velocities ẋ = J v and bias accelerations J̇v (:mod:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import ConstraintError
 from ..rigid.anchors import Anchor, FrameAnchor
 from .base import Constraint, ConstraintRows, _checked_components
 from .surfaces import Cylinder, Plane, Sphere, Surface
+
+if TYPE_CHECKING:
+    from ..system.evaluation import Evaluation
 
 _AXES = np.eye(3)
 
@@ -45,7 +51,7 @@ class PointToPoint(Constraint):
 
     kind = "loop"
 
-    def __init__(self, a: Anchor, b: Anchor, components=(0, 1, 2), name: str | None = None):
+    def __init__(self, a: Anchor, b: Anchor, components: Sequence[int] = (0, 1, 2), name: str | None = None):
         super().__init__(name)
         who = f"point-to-point {self.name!r}"
         self.a, self.b = _anchor(a, who), _anchor(b, who)
@@ -59,7 +65,7 @@ class PointToPoint(Constraint):
         """Every row is a position [m] (multipliers [N])."""
         return ("m",) * self.n_rows
 
-    def evaluate(self, ev) -> ConstraintRows:
+    def evaluate(self, ev: Evaluation) -> ConstraintRows:
         c = self.components
         ca, Ja = self.a.jacobian(ev)
         cb, Jb = self.b.jacobian(ev)
@@ -90,7 +96,7 @@ class Distance(Constraint):
         """The distance error [m] (multiplier: the rod force [N])."""
         return ("m",)
 
-    def evaluate(self, ev) -> ConstraintRows:
+    def evaluate(self, ev: Evaluation) -> ConstraintRows:
         d = self.a.position(ev) - self.b.position(ev)
         r = np.linalg.norm(d)
         if r < 1e-14:
@@ -139,7 +145,7 @@ class _FrameConstraint(Constraint):
         """Position rows [m]; axis rows u·w [rad] (the small angle between the axes and their 90°)."""
         return ("m",) * 3 + ("rad",) * len(self.pairs)
 
-    def evaluate(self, ev) -> ConstraintRows:
+    def evaluate(self, ev: Evaluation) -> ConstraintRows:
         ca, Ja = self.a.jacobian(ev)
         cb, Jb = self.b.jacobian(ev)
         phi_r, pieces_r, bias_r = _dot_rows(self.a, self.b, self.pairs, ev)
@@ -192,7 +198,7 @@ class OnSurface(Constraint):
         metric = isinstance(self.surface, (Plane, Sphere, Cylinder))
         return ("m" if metric else "-",) * self.n_rows
 
-    def evaluate(self, ev) -> ConstraintRows:
+    def evaluate(self, ev: Evaluation) -> ConstraintRows:
         x = self.point.position(ev)
         xd = self.point.velocity(ev)
         D = self.surface.gradient(x)
@@ -201,7 +207,7 @@ class OnSurface(Constraint):
         bias = D @ self.point.bias(ev) + (H @ xd) @ xd
         return ConstraintRows(self.surface.value(x), [(cols, D @ J)], bias)
 
-    def contact_force(self, ev, lam: np.ndarray) -> np.ndarray:
+    def contact_force(self, ev: Evaluation, lam: np.ndarray) -> np.ndarray:
         """World contact force f = Dᵀλ (3,) [N] on the point for this constraint's multipliers [MH-13].
 
         With the convention τ = M a + h − Φᵀλ, f is the force the surface exerts on the point.

@@ -12,12 +12,17 @@ couplings and −f̈(t) for drivers, so that Φ a + bias = 0 [DE-4].
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError
 from ..rigid.link import Link
 from .base import Constraint, ConstraintRows
+
+if TYPE_CHECKING:
+    from ..system.evaluation import Evaluation
 
 
 def _coordinate_link(link, who: str) -> Link:
@@ -28,7 +33,7 @@ def _coordinate_link(link, who: str) -> Link:
     return link
 
 
-def _column(ev, link: Link) -> int:
+def _column(ev: Evaluation, link: Link) -> int:
     return ev.offset(link.tree) + link.coordinate
 
 
@@ -63,7 +68,7 @@ class LinearCoupling(Constraint):
         units = {link.joint.unit for link in self.links}
         return (units.pop() if len(units) == 1 else "-",)
 
-    def evaluate(self, ev) -> ConstraintRows:
+    def evaluate(self, ev: Evaluation) -> ConstraintRows:
         cols = np.array([_column(ev, link) for link in self.links])
         phi = np.array([self.coefficients @ ev.q[cols] + self.constant])
         return ConstraintRows(phi, [(cols, self.coefficients[None, :])], np.zeros(1))
@@ -123,7 +128,7 @@ class FunctionCoupling(Constraint):
         """The dependent joint's unit."""
         return (self.dependent.joint.unit,)
 
-    def evaluate(self, ev) -> ConstraintRows:
+    def evaluate(self, ev: Evaluation) -> ConstraintRows:
         i, j = _column(ev, self.dependent), _column(ev, self.independent)
         x, xd = ev.q[j], ev.v[j]
         phi = np.array([ev.q[i] - self.f(x)])
@@ -134,7 +139,7 @@ class FunctionCoupling(Constraint):
 class PolynomialCoupling(FunctionCoupling):
     """q_dep = Σₖ cₖ q_indᵏ (coefficients in increasing powers), e.g. a knee's tibial translation."""
 
-    def __init__(self, dependent: Link, independent: Link, coefficients, name: str | None = None):
+    def __init__(self, dependent: Link, independent: Link, coefficients: ArrayLike, name: str | None = None):
         c = np.asarray(coefficients, dtype=float).ravel()
         if c.size == 0 or not np.all(np.isfinite(c)):
             raise ConstraintError(f"polynomial coupling {name!r}: coefficients must be finite and non-empty")
@@ -161,7 +166,7 @@ class JointDriver(Constraint):
     def __init__(
         self,
         link: Link,
-        position,
+        position: float | Callable[[float], float],
         velocity: Callable | None = None,
         acceleration: Callable | None = None,
         name: str | None = None,
@@ -186,7 +191,7 @@ class JointDriver(Constraint):
         """The driven joint's unit."""
         return (self.link.joint.unit,)
 
-    def evaluate(self, ev) -> ConstraintRows:
+    def evaluate(self, ev: Evaluation) -> ConstraintRows:
         i = _column(ev, self.link)
         t = ev.t
         return ConstraintRows(

@@ -11,11 +11,17 @@ the arrays ``ev.q``, ``ev.v``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import MeshError
 from ..fem.flexible_body import FlexibleBody
 from ..rigid.anchors import Anchor
+
+if TYPE_CHECKING:
+    from ..system.evaluation import Evaluation
 
 __all__ = ["Node", "node", "nearest_node"]
 
@@ -41,26 +47,26 @@ class Node(Anchor):
         self.bodies = (body,)
         self.label = f"{body.name}.node{index}"
 
-    def columns(self, ev) -> np.ndarray:
+    def columns(self, ev: Evaluation) -> np.ndarray:
         """The node's three global coordinate indices (3,) (x, y, z) in the evaluation context ``ev``."""
         start = ev.body_offset(self.body) + 3 * self.index
         return np.arange(start, start + 3)
 
-    def position(self, ev) -> np.ndarray:
+    def position(self, ev: Evaluation) -> np.ndarray:
         """Position (3,) [m] of the node in world coordinates at ``ev.q``."""
         return ev.q[self.columns(ev)]
 
-    def velocity(self, ev) -> np.ndarray:
+    def velocity(self, ev: Evaluation) -> np.ndarray:
         """Velocity (3,) [m/s] of the node in world coordinates at ``ev.v``."""
         return ev.v[self.columns(ev)]
 
-    def jacobian(self, ev):
+    def jacobian(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         return self.columns(ev), _EYE3
 
-    def bias(self, ev) -> np.ndarray:
+    def bias(self, ev: Evaluation) -> np.ndarray:
         return np.zeros(3)
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Node) and other.body is self.body and other.index == self.index
 
     def __hash__(self) -> int:
@@ -70,7 +76,7 @@ class Node(Anchor):
         return f"Node({self.body.name!r}, {self.index})"
 
 
-def node(body: FlexibleBody, which) -> Node:
+def node(body: FlexibleBody, which: int | str) -> Node:
     """The node anchor of ``body`` given by an index or a one-node set name."""
     if isinstance(which, str):
         idx = body.nodes(which)
@@ -80,7 +86,7 @@ def node(body: FlexibleBody, which) -> Node:
     return Node(body, which)
 
 
-def nearest_node(body: FlexibleBody, point) -> Node:
+def nearest_node(body: FlexibleBody, point: ArrayLike) -> Node:
     """The node of ``body`` nearest to ``point`` (3,) [m] in the reference configuration."""
     p = np.asarray(point, dtype=float).reshape(3)
     return Node(body, int(np.argmin(np.linalg.norm(body.mesh.points - p, axis=1))))

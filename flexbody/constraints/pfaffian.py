@@ -23,13 +23,18 @@ is the multiplier form with these rows.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError
 from ..rigid.anchors import FrameAnchor
 from ..rigid.exponential_coordinates import skew
 from .base import Constraint, ConstraintRows, global_columns, merge_pieces
+
+if TYPE_CHECKING:
+    from ..system.evaluation import Evaluation
 
 __all__ = ["KnifeEdge", "RollingDisc", "PfaffianRows"]
 
@@ -66,7 +71,7 @@ class KnifeEdge(Constraint):
     n_rows = 1
     row_names = ("lateral",)
 
-    def __init__(self, frame: FrameAnchor, axis=(0.0, 1.0, 0.0), name: str | None = None):
+    def __init__(self, frame: FrameAnchor, axis: ArrayLike = (0.0, 1.0, 0.0), name: str | None = None):
         super().__init__(name)
         who = f"knife edge {self.name!r}"
         self.frame = _frame(frame, who)
@@ -83,7 +88,7 @@ class KnifeEdge(Constraint):
         """(True,): the one row is velocity-level (no lateral slip)."""
         return (True,)
 
-    def evaluate(self, ev) -> ConstraintRows:
+    def evaluate(self, ev: Evaluation) -> ConstraintRows:
         f = self.frame
         n = f.rotation(ev) @ self.axis
         cols, J = f.jacobian(ev)
@@ -116,9 +121,9 @@ class RollingDisc(Constraint):
         self,
         frame: FrameAnchor,
         radius: float,
-        axis=(0.0, 0.0, 1.0),
-        normal=(0.0, 0.0, 1.0),
-        point=(0.0, 0.0, 0.0),
+        axis: ArrayLike = (0.0, 0.0, 1.0),
+        normal: ArrayLike = (0.0, 0.0, 1.0),
+        point: ArrayLike = (0.0, 0.0, 0.0),
         name: str | None = None,
     ):
         super().__init__(name)
@@ -147,7 +152,7 @@ class RollingDisc(Constraint):
         (holonomic)."""
         return (True, True, False)
 
-    def evaluate(self, ev) -> ConstraintRows:
+    def evaluate(self, ev: Evaluation) -> ConstraintRows:
         f, n, r = self.frame, self.normal, self.radius
         w = f.rotation(ev) @ self.axis
         m = n - (n @ w) * w
@@ -194,7 +199,7 @@ class PfaffianRows(Constraint):
 
     def __init__(
         self,
-        columns,
+        columns: ArrayLike,
         n_rows: int,
         matrix: Callable,
         rhs: Callable | None = None,
@@ -242,7 +247,7 @@ class PfaffianRows(Constraint):
             )
         return b
 
-    def evaluate(self, ev) -> ConstraintRows:
+    def evaluate(self, ev: Evaluation) -> ConstraintRows:
         t, q, v = ev.t, ev.q, ev.v
         A, b = self._A(t, q), self._b(t, q)
         if self._bias is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from ..rigid.anchors import Anchor
 from ..rigid.tree import Link
 from .base import merge_pieces
 from .force_elements import ForceElement, ForcePiece
+
+if TYPE_CHECKING:
+    from ..system.evaluation import Evaluation
 
 __all__ = ["SpringDamper", "JointSpringDamper"]
 
@@ -136,7 +140,7 @@ class SpringDamper(ForceElement):
         )
 
     # ------------------------------------------------------------------ state
-    def prepare(self, ev) -> None:
+    def prepare(self, ev: Evaluation) -> None:
         length = float(np.linalg.norm(self.b.position(ev) - self.a.position(ev)))
         if length == 0.0:
             raise FlexbodyError(
@@ -146,7 +150,7 @@ class SpringDamper(ForceElement):
         if self.rest_length is None:
             self.rest_length = length
 
-    def _geometry(self, ev):
+    def _geometry(self, ev: Evaluation):
         d = self.b.position(ev) - self.a.position(ev)
         length = float(np.linalg.norm(d))
         if not length > 1e-12 * max(1.0, self.rest_length or 0.0):
@@ -156,13 +160,13 @@ class SpringDamper(ForceElement):
             )
         return d, length, d / length
 
-    def _relative_jacobian(self, ev):
+    def _relative_jacobian(self, ev: Evaluation):
         """(cols (k,), D (3, k)) with D = J_b − J_a on the union of the ends' columns."""
         cols_a, Ja = self.a.jacobian(ev)
         cols_b, Jb = self.b.jacobian(ev)
         return merge_pieces([(cols_b, Jb), (cols_a, -Ja)])
 
-    def evaluate(self, ev, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
+    def evaluate(self, ev: Evaluation, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
         _d, length, e = self._geometry(ev)
         cols, D = self._relative_jacobian(ev)
         s = length - self.rest_length
@@ -178,7 +182,7 @@ class SpringDamper(ForceElement):
         K_point = T_s * np.outer(e, e) + (T / length) * transverse + T_rate * np.outer(e, transverse @ rel_v / length)
         return ForcePiece(cols, Q, -D.T @ K_point @ D, -T_rate * np.outer(De, De))
 
-    def potential(self, ev) -> float:
+    def potential(self, ev: Evaluation) -> float:
         rest = self.rest_length
         assert rest is not None  # set by prepare() at assembly
         s = float(np.linalg.norm(self.b.position(ev) - self.a.position(ev))) - rest
@@ -225,10 +229,10 @@ class JointSpringDamper(ForceElement):
         if self.k == 0.0 and self.c == 0.0:
             raise FlexbodyError(f"{who}: give a stiffness or a damping (both are zero)")
 
-    def _column(self, ev) -> np.ndarray:
+    def _column(self, ev: Evaluation) -> np.ndarray:
         return np.array([ev.offset(self.link.tree) + self.link.coordinate], dtype=np.int64)
 
-    def evaluate(self, ev, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
+    def evaluate(self, ev: Evaluation, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
         col = self._column(ev)
         q_j, v_j = float(ev.q[col[0]]), float(ev.v[col[0]]) if velocity else 0.0
         Q = np.array([-self.k * (q_j - self.rest) - self.c * v_j])
@@ -236,6 +240,6 @@ class JointSpringDamper(ForceElement):
             return ForcePiece(col, Q)
         return ForcePiece(col, Q, np.array([[-self.k]]), np.array([[-self.c]]))
 
-    def potential(self, ev) -> float:
+    def potential(self, ev: Evaluation) -> float:
         x = float(ev.q[self._column(ev)[0]]) - self.rest
         return 0.5 * self.k * x * x

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError
 
@@ -47,19 +48,19 @@ class Surface:
 class Plane(Surface):
     """s = n·(x − x₀) with unit normal n (a line in a planar mechanism is a plane containing z)."""
 
-    def __init__(self, normal, point=(0.0, 0.0, 0.0)):
+    def __init__(self, normal: ArrayLike, point: ArrayLike = (0.0, 0.0, 0.0)):
         self.normal = _unit(normal, "Plane: normal")
         self.point = _vec(point, "Plane: point")
 
-    def value(self, x):
+    def value(self, x: np.ndarray) -> np.ndarray:
         """Signed distance s = n·(x − x₀) (1,) [m] of the point x (3,) [m, world] from the plane."""
         return np.array([self.normal @ (x - self.point)])
 
-    def gradient(self, x):
+    def gradient(self, x: np.ndarray) -> np.ndarray:
         """D = nᵀ (1, 3), the unit normal, the same at every x."""
         return self.normal[None, :]
 
-    def hessian(self, x):
+    def hessian(self, x: np.ndarray) -> np.ndarray:
         """Zero (1, 3, 3) [1/m]: the plane is flat."""
         return np.zeros((1, 3, 3))
 
@@ -67,7 +68,7 @@ class Plane(Surface):
 class Sphere(Surface):
     """s = ‖x − c‖ − r (a distance, so s is in metres and D is the unit normal)."""
 
-    def __init__(self, center, radius: float):
+    def __init__(self, center: ArrayLike, radius: float):
         self.center = _vec(center, "Sphere: center")
         self.radius = float(radius)
         if not np.isfinite(self.radius) or self.radius <= 0:
@@ -80,17 +81,17 @@ class Sphere(Surface):
             raise ConstraintError("Sphere: the point is at the centre, where the normal is undefined")
         return d, r
 
-    def value(self, x):
+    def value(self, x: np.ndarray) -> np.ndarray:
         """Signed distance s = ‖x − c‖ − r (1,) [m] of the point x (3,) [m, world] from the sphere."""
         return np.array([np.linalg.norm(x - self.center) - self.radius])
 
-    def gradient(self, x):
+    def gradient(self, x: np.ndarray) -> np.ndarray:
         """D (1, 3), the outward unit normal at x (3,) [m]; ConstraintError where the normal is undefined (x
         at the centre, or on the axis of a :class:`Cylinder`)."""
         d, r = self._d(x)
         return (d / r)[None, :]
 
-    def hessian(self, x):
+    def hessian(self, x: np.ndarray) -> np.ndarray:
         """∂²s/∂x² = (I − n nᵀ)/‖x − c‖ (1, 3, 3) [1/m] at x (3,) [m], n the unit normal."""
         d, r = self._d(x)
         n = d / r
@@ -103,7 +104,7 @@ class Cylinder(Sphere):
     In a planar mechanism (axis = z) it is the circle of radius r, e.g. the particle of [AG Fig. 2].
     """
 
-    def __init__(self, center, radius: float, axis=(0.0, 0.0, 1.0)):
+    def __init__(self, center: ArrayLike, radius: float, axis: ArrayLike = (0.0, 0.0, 1.0)):
         super().__init__(center, radius)
         self.axis = _unit(axis, "Cylinder: axis")
         self._perp = np.eye(3) - np.outer(self.axis, self.axis)
@@ -115,12 +116,12 @@ class Cylinder(Sphere):
             raise ConstraintError("Cylinder: the point is on the axis, where the normal is undefined")
         return d, r
 
-    def value(self, x):
+    def value(self, x: np.ndarray) -> np.ndarray:
         """Signed distance s = ‖(I − aaᵀ)(x − c)‖ − r (1,) [m] of the point x (3,) [m, world] from the
         cylinder."""
         return np.array([np.linalg.norm(self._perp @ (x - self.center)) - self.radius])
 
-    def hessian(self, x):
+    def hessian(self, x: np.ndarray) -> np.ndarray:
         """∂²s/∂x² = (I − aaᵀ − n nᵀ)/ρ (1, 3, 3) [1/m] at x (3,) [m], n the unit normal and ρ the distance
         from the axis."""
         d, r = self._d(x)
@@ -138,14 +139,14 @@ class ImplicitSurface(Surface):
         self._f, self._g, self._h = function, gradient, hessian
         self.n_rows = int(n_rows)
 
-    def value(self, x):
+    def value(self, x: np.ndarray) -> np.ndarray:
         """The user's s(x) (k,) at the point x (3,) [m, world], k = ``n_rows``."""
         return np.asarray(self._f(x), dtype=float).reshape(self.n_rows)
 
-    def gradient(self, x):
+    def gradient(self, x: np.ndarray) -> np.ndarray:
         """The user's D(x) = ∂s/∂x (k, 3) at x (3,) [m]."""
         return np.asarray(self._g(x), dtype=float).reshape(self.n_rows, 3)
 
-    def hessian(self, x):
+    def hessian(self, x: np.ndarray) -> np.ndarray:
         """The user's H(x) = ∂²s/∂x² (k, 3, 3) at x (3,) [m]."""
         return np.asarray(self._h(x), dtype=float).reshape(self.n_rows, 3, 3)

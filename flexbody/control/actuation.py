@@ -42,10 +42,11 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..errors import ActuationError, FlexbodyError
 from ..linalg.rank import on_columns, stored_columns, symmetric_eigen
@@ -60,6 +61,10 @@ from .maps import (
     passive_map,
     stacked_jacobian,
 )
+
+if TYPE_CHECKING:
+    from ..system import AssembledSystem, System
+    from .tasks import Task
 
 __all__ = [
     "MAP_RTOL",
@@ -453,15 +458,22 @@ def _aghili(ctx) -> MapCheck:
 
 
 def actuation_report(
-    model, q, v=None, task=None, *, t: float = 0.0, rtol: float | None = None, atol: float | None = None
+    model: System | AssembledSystem,
+    q: ArrayLike,
+    v: ArrayLike | None = None,
+    task: Task | None = None,
+    *,
+    t: float = 0.0,
+    rtol: float | None = None,
+    atol: float | None = None,
 ) -> ActuationReport:
     """:class:`ActuationReport` of ``model`` (an assembled system with actuation matrix S) at (t, q, v),
     for ``task`` (a :class:`flexbody.control.tasks.Task`) if given. Never raises for rank deficiency; it reports.
     A :class:`flexbody.System` is assembled first."""
-    model = as_assembled(model, "actuation_report")
-    ctx = ControlContext(model, t, q, v, rtol, atol)
+    asm: AssembledSystem = as_assembled(model, "actuation_report")
+    ctx = ControlContext(asm, t, q, v, rtol, atol)
     n, k, r = ctx.n, ctx.S.shape[0], ctx.rank
-    p, labels = n - r, list(model.coordinate_labels)
+    p, labels = n - r, list(asm.coordinate_labels)
     maps, skipped = {}, {}
     n_pass = len(ctx.passive)
     # (S̃Φᵀ is reported with the raw rows of Φ, as DE states it; the controllers use Φ̂ with scale 1)
@@ -484,9 +496,9 @@ def actuation_report(
         maps.update(_task_maps(ctx, terms, n_pass, skipped))
     nodal = {
         body.name: int(
-            np.count_nonzero((ctx.passive >= model.offsets[body]) & (ctx.passive < model.offsets[body] + body.n_dofs))
+            np.count_nonzero((ctx.passive >= asm.offsets[body]) & (ctx.passive < asm.offsets[body] + body.n_dofs))
         )
-        for body in getattr(model, "bodies", ())
+        for body in getattr(asm, "bodies", ())
     }
     return ActuationReport(
         n,
@@ -498,7 +510,7 @@ def actuation_report(
         k >= p,
         (k >= m_T) if task is not None else None,
         maps,
-        tuple(model.actuated_labels),
+        tuple(asm.actuated_labels),
         tuple(labels[i] for i in ctx.passive),
         skipped,
         {name: count for name, count in nodal.items() if count},

@@ -14,8 +14,10 @@ coordinates, desired values, errors, the commanded task acceleration f*, …) as
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ActuationError, ModelError, StateError
 from ..system.description import as_assembled
@@ -24,6 +26,13 @@ from .context import ControlContext
 from .references import Setpoint, flat_desired
 from .tasks import Task, task_history
 from .workspace import ControlWorkspace
+
+if TYPE_CHECKING:
+    from ..dynamics.results import ForwardResult
+    from ..io.results import Results
+    from ..system import AssembledSystem, State, System
+    from .references import Reference
+    from .tasks import Desired, TaskTerms
 
 __all__ = [
     "Controller",
@@ -38,7 +47,7 @@ PASSIVE_RTOL = 1e-8
 """Largest ‖S̃τ‖ / ‖τ‖ accepted as zero torque at the passive joints."""
 
 
-def _gain(value, m: int, name: str) -> np.ndarray:
+def _gain(value: ArrayLike, m: int, name: str) -> np.ndarray:
     """A gain as an (m, m) matrix from a scalar, a diagonal (m,) or a matrix (m, m)."""
     K = np.asarray(value, dtype=float)
     if K.ndim == 0:
@@ -68,18 +77,25 @@ class Controller:
     kind = "controller"
 
     def __init__(
-        self, model=None, *, rtol: float | None = None, atol: float | None = None, on_deficient: str = "raise"
-    ):
+        self,
+        model: System | AssembledSystem | None = None,
+        *,
+        rtol: float | None = None,
+        atol: float | None = None,
+        on_deficient: str = "raise",
+    ) -> None:
         if on_deficient not in ("raise", "warn"):
             raise ModelError(f"on_deficient must be 'raise' or 'warn', got {on_deficient!r}")
-        model = None if model is None else as_assembled(model, f"{type(self).__name__}(model=...)")
-        self.model, self.rtol, self.atol, self.on_deficient = model, rtol, atol, on_deficient
+        self.model: AssembledSystem | None = (
+            None if model is None else as_assembled(model, f"{type(self).__name__}(model=...)")
+        )
+        self.rtol, self.atol, self.on_deficient = rtol, atol, on_deficient
         self.workspace = ControlWorkspace(mass_columns=True)  # pattern-dependent structures kept between calls
-        self.diagnostics: dict = {}
-        self.labels: dict = {}
+        self.diagnostics: dict[str, Any] = {}
+        self.labels: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ protocol
-    def __call__(self, t: float, state, system=None) -> np.ndarray:
+    def __call__(self, t: float, state: State, system: AssembledSystem | None = None) -> np.ndarray:
         model = self.model if self.model is not None else system
         if model is None:
             raise ModelError(f"{type(self).__name__}: no model (give model= or call with the system)")
@@ -100,12 +116,12 @@ class Controller:
         self.labels.setdefault("actuated_labels", list(model.actuated_labels))
         return tau_k
 
-    def compute(self, ctx) -> np.ndarray:
+    def compute(self, ctx: ControlContext) -> np.ndarray:
         """Generalized force τ (n,) at the state of the :class:`~flexbody.control.context.ControlContext`
         ``ctx``, zero at the passive coordinates; subclasses implement it."""
         raise NotImplementedError
 
-    def update(self, t: float, state, measurement) -> None:
+    def update(self, t: float, state: State, measurement: ForwardResult) -> None:
         """Called once per accepted step with the plant's response (``measurement.constraint_force``,
         ``.lam``, ``.a``) to the torque just returned; default: nothing."""
 
@@ -113,7 +129,7 @@ class Controller:
         """Forget internal state (integrals) before a new run."""
 
     # ------------------------------------------------------------------ helpers
-    def _check_passive(self, ctx, tau) -> None:
+    def _check_passive(self, ctx: ControlContext, tau: np.ndarray) -> None:
         if not len(ctx.passive):
             return
         passive = tau[ctx.passive]
@@ -151,17 +167,25 @@ class TaskController(Controller):
         Position and velocity gains [1/s², 1/s].
     """
 
-    def __init__(self, task: Task, reference, kp, kv, model=None, **kwargs):
+    def __init__(
+        self,
+        task: Task,
+        reference: Reference | Desired,
+        kp: ArrayLike,
+        kv: ArrayLike,
+        model: System | AssembledSystem | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(model, **kwargs)
         if not isinstance(task, Task):
             raise ModelError(f"{type(self).__name__}: task must be a flexbody Task, got {task!r}")
         self.task = task
-        self.reference = reference if callable(reference) else Setpoint(reference)
+        self.reference: Reference = reference if callable(reference) else Setpoint(reference)
         m = task.n_rows
         self.kp, self.kv = _gain(kp, m, "kp"), _gain(kv, m, "kv")
         self.labels["task_labels"] = list(task.row_labels)
 
-    def command(self, ctx):
+    def command(self, ctx: ControlContext) -> tuple[TaskTerms, np.ndarray]:
         """(task terms, f*) at the context's state [DE-71]; records x, x_d, e and f*."""
         terms = ctx.task(self.task)
         desired, xd_d, xdd_d = self.reference(ctx.t)
@@ -183,17 +207,17 @@ class GravityEffort:
     controller applies τ₀ through the task's null-space projector, so it does not disturb the task.
     """
 
-    def __init__(self, gain: float, damping: float = 0.0, step: float = 1e-6):
+    def __init__(self, gain: float, damping: float = 0.0, step: float = 1e-6) -> None:
         self.gain, self.damping, self.step = float(gain), float(damping), float(step)
         if not (np.isfinite(self.gain) and np.isfinite(self.damping) and self.step > 0):
             raise ModelError("GravityEffort: gain and damping must be finite and step > 0")
 
     @staticmethod
-    def effort(model, q) -> float:
+    def effort(model: AssembledSystem, q: ArrayLike) -> float:
         """U = ‖g(q)‖² [N²·m²]."""
         return float(np.sum(model.gravity_force(model.evaluate(0.0, q)) ** 2))
 
-    def gradient(self, ctx) -> np.ndarray:
+    def gradient(self, ctx: ControlContext) -> np.ndarray:
         """∂U/∂q (n,) = 2 (∂g/∂q)ᵀ g at the context's q."""
         q, g = ctx.q, ctx.g
         dg = np.empty((ctx.n, ctx.n))
@@ -207,21 +231,21 @@ class GravityEffort:
             dg[:, i] = (gp - gm) / (2.0 * hstep)
         return 2.0 * dg.T @ g
 
-    def __call__(self, ctx) -> np.ndarray:
+    def __call__(self, ctx: ControlContext) -> np.ndarray:
         return -self.gain * self.gradient(ctx) - self.damping * ctx.v
 
 
 class NullSpaceDamping:
     """Null-space posture torque τ₀ = −D v (damps self-motion only, once projected)."""
 
-    def __init__(self, damping: float):
+    def __init__(self, damping: float) -> None:
         self.damping = float(damping)
 
-    def __call__(self, ctx) -> np.ndarray:
+    def __call__(self, ctx: ControlContext) -> np.ndarray:
         return -self.damping * ctx.v
 
 
-def task_acceleration_error(asm, task: Task, results) -> np.ndarray:
+def task_acceleration_error(asm: System | AssembledSystem, task: Task, results: Results) -> np.ndarray:
     """Per recorded step (s,): ‖ẍ − f*‖_∞ / max(1, ‖f*‖_∞) with ẍ = J a + J̇v the plant's task acceleration
     and f* the controller's command (history "task_command") — zero to round-off for an exact model."""
     if "task_command" not in results.histories:

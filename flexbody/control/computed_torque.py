@@ -12,12 +12,22 @@ kinematics of the model's task and constraints.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ActuationError, ConvergenceError, ModelError
 from .base import Controller, _gain
 from .references import Setpoint
 from .tasks import Task
+
+if TYPE_CHECKING:
+    from ..system import AssembledSystem, Evaluation, System
+    from .context import ControlContext
+    from .references import Reference
+    from .tasks import Desired, TaskTerms
 
 __all__ = ["ComputedTorqueControl", "JointReferenceFromTask"]
 
@@ -30,9 +40,18 @@ class JointReferenceFromTask:
     square and regular (the task completes a set of independent coordinates, as in [AG-38]).
     """
 
-    def __init__(self, model, task: Task, reference, q_guess, *, tol: float = 1e-12, max_iterations: int = 50):
+    def __init__(
+        self,
+        model: AssembledSystem,
+        task: Task,
+        reference: Reference | Desired,
+        q_guess: ArrayLike,
+        *,
+        tol: float = 1e-12,
+        max_iterations: int = 50,
+    ) -> None:
         self.model, self.task = model, task
-        self.reference = reference if callable(reference) else Setpoint(reference)
+        self.reference: Reference = reference if callable(reference) else Setpoint(reference)
         self.q_guess = np.asarray(q_guess, dtype=float).copy()
         self.tol, self.max_iterations = float(tol), int(max_iterations)
         self.reset()
@@ -41,13 +60,15 @@ class JointReferenceFromTask:
         """Warm-start the next inverse kinematics from ``q_guess`` again (forget the last solution)."""
         self._q = self.q_guess.copy()
 
-    def _stack(self, t, q, v=None):
+    def _stack(
+        self, t: float, q: np.ndarray, v: np.ndarray | None = None
+    ) -> tuple[Evaluation, TaskTerms, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         ev = self.model.evaluate(t, q, v)
         terms = self.task.evaluate(ev)
         phi, Phi, bias, phi_t = self.model.constraint_rows(ev)
         return ev, terms, np.vstack([terms.J, Phi]), phi, bias, phi_t
 
-    def __call__(self, t: float):
+    def __call__(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         desired, xd, xdd = self.reference(t)
         q, history = self._q.copy(), []
         for _ in range(self.max_iterations):
@@ -82,7 +103,16 @@ class ComputedTorqueControl(Controller):
 
     kind = "idc"
 
-    def __init__(self, joint_reference, kp, kd, model=None, *, task: Task | None = None, **kwargs):
+    def __init__(
+        self,
+        joint_reference: Callable[[float], tuple[ArrayLike, ArrayLike, ArrayLike]],
+        kp: ArrayLike,
+        kd: ArrayLike,
+        model: System | AssembledSystem | None = None,
+        *,
+        task: Task | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(model, **kwargs)
         if not callable(joint_reference):
             raise ModelError(f"joint_reference must be callable t -> (q_d, v_d, a_d), got {joint_reference!r}")
@@ -95,7 +125,7 @@ class ComputedTorqueControl(Controller):
         if hasattr(self.joint_reference, "reset"):
             self.joint_reference.reset()
 
-    def compute(self, ctx) -> np.ndarray:
+    def compute(self, ctx: ControlContext) -> np.ndarray:
         """τ = M(q̈_d + K_D(q̇_d − q̇) + K_P(q_d − q)) + h (n,) at ``ctx``; ActuationError unless every coordinate
         is actuated."""
         n = ctx.n

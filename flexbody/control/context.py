@@ -24,9 +24,11 @@ passive selection S̃ as a matrix (minimal-coordinate, partitioned, PIDC) refuse
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError, FlexbodyError, StateError
 from ..linalg.block_mass import DENSE_MASS_LIMIT, BlockMass
@@ -41,6 +43,10 @@ from ..linalg.rank import (
 )
 from ..linalg.validation import MassSolver, potrf, potrs
 from .workspace import ControlWorkspace, rigid_factor
+
+if TYPE_CHECKING:
+    from ..system import AssembledSystem
+    from .tasks import Task, TaskTerms
 
 
 class ControlContext:
@@ -60,21 +66,21 @@ class ControlContext:
 
     def __init__(
         self,
-        model,
+        model: AssembledSystem,
         t: float,
-        q,
-        v,
+        q: ArrayLike,
+        v: ArrayLike | None,
         rtol: float | None = None,
         atol: float | None = None,
         workspace: ControlWorkspace | None = None,
-    ):
+    ) -> None:
         self.model = model
         self.t = float(t)
         self.ev = model.evaluate(t, q, v)
         self.q, self.v = self.ev.q, self.ev.v
         self.rtol, self.atol = resolve_tolerances(rtol, atol)
         self.workspace = workspace if workspace is not None else ControlWorkspace()
-        self._tasks: dict = {}
+        self._tasks: dict[Task, TaskTerms] = {}
 
     @property
     def n(self) -> int:
@@ -349,7 +355,7 @@ class ControlContext:
         """P x = x − Φ̂ᵀ(Φ̂ x), P = I − A⁺A the projector onto ker Φ [AG-15]."""
         return x - self.Phi_hat_T_dot(self.Phi_hat_dot(x))
 
-    def lam_hat(self, lam) -> np.ndarray:
+    def lam_hat(self, lam: ArrayLike) -> np.ndarray:
         """Multipliers λ (m,) of the original rows as λ̂ (r,) of Φ̂: Φ̂ᵀλ̂ = (the row-space part of) Φᵀλ."""
         lam = np.asarray(lam, dtype=float)
         if lam.shape != (self.Phi.shape[0],) or not np.all(np.isfinite(lam)):
@@ -379,7 +385,7 @@ class ControlContext:
         return out
 
     # ------------------------------------------------------------------ tasks
-    def task(self, task):
+    def task(self, task: Task) -> TaskTerms:
         """TaskTerms of ``task`` at this state (evaluated once)."""
         terms = self._tasks.get(task)
         if terms is None:

@@ -9,12 +9,23 @@ norm; B = J̄ᵀΘᵀSᵀ or J̄_pᵀCᵀSᵀ), the partitioning by τ = Jᵀf +
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ActuationError, ModelError
 from .actuation import check_independent, check_passive_map, check_task_map, enforce
 from .base import TaskController
-from .maps import direct_mapping, minimal_mapping, partition, passive_map
+from .maps import DirectMapping, MinimalMapping, direct_mapping, minimal_mapping, partition, passive_map
+
+if TYPE_CHECKING:
+    from ..system import AssembledSystem, System
+    from .context import ControlContext
+    from .operational_space import OperationalSpace
+    from .references import Reference
+    from .tasks import Desired, Task, TaskTerms
 
 __all__ = ["DirectMappingControl", "MinimalMappingControl", "PartitionedControl", "pinv_solve"]
 
@@ -37,16 +48,26 @@ class _MappedControl(TaskController):
     map_name = ""
     source = ""
 
-    def __init__(self, task, reference, kp, kv, model=None, *, null_space=None, **kwargs):
+    def __init__(
+        self,
+        task: Task,
+        reference: Reference | Desired,
+        kp: ArrayLike,
+        kv: ArrayLike,
+        model: System | AssembledSystem | None = None,
+        *,
+        null_space: Callable[[ControlContext], ArrayLike] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(task, reference, kp, kv, model, **kwargs)
         if null_space is not None and not callable(null_space):
             raise ModelError(f"{type(self).__name__}: null_space must be callable ctx -> τ₀ (n,), got {null_space!r}")
         self.null_space = null_space
 
-    def mapping(self, ctx, terms):
+    def mapping(self, ctx: ControlContext, terms: TaskTerms) -> DirectMapping | MinimalMapping:
         raise NotImplementedError
 
-    def compute(self, ctx) -> np.ndarray:
+    def compute(self, ctx: ControlContext) -> np.ndarray:
         terms, f_star = self.command(ctx)
         mapping = self.mapping(ctx, terms)
         check = check_task_map(self.map_name, self.source, mapping, terms.J.shape[0])
@@ -75,7 +96,7 @@ class DirectMappingControl(_MappedControl):
     map_name = "J̄ᵀΘᵀSᵀ"
     source = "DE-69, DE 5.3"
 
-    def mapping(self, ctx, terms):
+    def mapping(self, ctx: ControlContext, terms: TaskTerms) -> DirectMapping:
         """The :class:`~flexbody.control.maps.DirectMapping` (B = J̄ᵀΘᵀSᵀ (m_T, k), γ, ...) of the task
         ``terms`` at ``ctx`` [DE-65..69]."""
         return direct_mapping(ctx, terms)
@@ -89,7 +110,7 @@ class MinimalMappingControl(_MappedControl):
     map_name = "J̄_pᵀCᵀSᵀ"
     source = "DE-78, DE 5.3"
 
-    def mapping(self, ctx, terms):
+    def mapping(self, ctx: ControlContext, terms: TaskTerms) -> MinimalMapping:
         """The :class:`~flexbody.control.maps.MinimalMapping` (B = J̄_pᵀCᵀSᵀ (m_T, k), C (n, p), ...) of the
         task ``terms`` at ``ctx`` [DE-72..78]."""
         return minimal_mapping(ctx, terms)
@@ -114,13 +135,24 @@ class PartitionedControl(TaskController):
 
     kind = "partitioned"
 
-    def __init__(self, task, reference, kp, kv, model=None, *, null_space=None, constraint_force=None, **kwargs):
+    def __init__(
+        self,
+        task: Task,
+        reference: Reference | Desired,
+        kp: ArrayLike,
+        kv: ArrayLike,
+        model: System | AssembledSystem | None = None,
+        *,
+        null_space: Callable[[ControlContext], ArrayLike] | None = None,
+        constraint_force: ArrayLike | Callable[[float], ArrayLike] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(task, reference, kp, kv, model, **kwargs)
         if null_space is not None and not callable(null_space):
             raise ModelError(f"PartitionedControl: null_space must be callable ctx -> τ₀ (n,), got {null_space!r}")
         self.null_space, self.constraint_force = null_space, constraint_force
 
-    def compute(self, ctx) -> np.ndarray:
+    def compute(self, ctx: ControlContext) -> np.ndarray:
         """τ = Jᵀf + Φ̂ᵀf_C + Ňᵀτ₀ (n,) at ``ctx`` [DE-84], f_C and τ₀ corrected for the passive coordinates;
         ActuationError when the task and constraint rows are not independent."""
         terms, f_star = self.command(ctx)
@@ -146,11 +178,19 @@ class PartitionedControl(TaskController):
         )
         return tau
 
-    def _lam_d(self, t):
+    def _lam_d(self, t: float) -> np.ndarray:
         lam = self.constraint_force(t) if callable(self.constraint_force) else self.constraint_force
         return np.asarray(lam, dtype=float)
 
-    def _passive(self, ctx, osp, J, f, f_C, tau0):
+    def _passive(
+        self,
+        ctx: ControlContext,
+        osp: OperationalSpace,
+        J: np.ndarray,
+        f: np.ndarray,
+        f_C: np.ndarray,
+        tau0: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Smallest change of z = [f_C; τ₀] with S̃[Φ̂ᵀ, Ňᵀ] z = −S̃Jᵀf [DE-91]."""
         St, r = ctx.S_tilde, len(f_C)
         B = passive_map(ctx, osp)  # S̃[Φ̂ᵀ, Ňᵀ]

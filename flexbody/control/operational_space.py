@@ -10,9 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from math import isfinite, sqrt
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..errors import FlexbodyError, ModelError, StateError
 from ..linalg.rank import symmetric_eigen
@@ -21,6 +23,10 @@ from ..linalg.validation import as_mass as _mass
 from ..linalg.validation import as_vector as _vector
 from ..system.description import as_assembled
 from .tasks import DEFAULT_ATOL, DEFAULT_RTOL, Task, TaskTerms
+
+if TYPE_CHECKING:
+    from ..linalg.block_mass import BlockMass
+    from ..system import AssembledSystem, System
 
 logger = logging.getLogger(__name__)
 
@@ -81,16 +87,16 @@ class OperationalSpace:
         """N z = z − J̄(J z) (n,) or (n, k): the self-motion part of a velocity or acceleration [DE-46]."""
         return z - self.J_bar @ (self.J @ z)
 
-    def force(self, xdd) -> np.ndarray:
+    def force(self, xdd: ArrayLike) -> np.ndarray:
         """Task force f = Λ ẍ + μ + p (m,) that produces the task acceleration ẍ (m,) [DE-52]."""
         return self.Lambda @ _vector(xdd, "xdd", self.n_rows) + self.mu + self.p
 
-    def torque(self, f, tau0=None) -> np.ndarray:
+    def torque(self, f: ArrayLike, tau0: ArrayLike | None = None) -> np.ndarray:
         """Generalized force τ = Jᵀ f + Nᵀ τ₀ (n,) [DE-47]; τ₀ (n,) defaults to zero."""
         tau = self.J.T @ _vector(f, "f", self.n_rows)
         return tau if tau0 is None else tau + self.apply_null(_vector(tau0, "tau0", self.n_dofs))
 
-    def acceleration(self, f) -> np.ndarray:
+    def acceleration(self, f: ArrayLike) -> np.ndarray:
         """Task acceleration ẍ = Λ⁻¹(f − μ − p) (m,) produced by τ = Jᵀf + Nᵀτ₀ for any τ₀ [DE-51]."""
         return self.inverse_Lambda @ (_vector(f, "f", self.n_rows) - self.mu - self.p)
 
@@ -121,18 +127,18 @@ def _null_combinations(w: np.ndarray, V: np.ndarray, tol: float, labels) -> list
 
 
 def operational_space(
-    M,
-    J,
-    b,
-    g,
-    Jdot_v,
-    v=None,
+    M: ArrayLike | sp.spmatrix | sp.sparray | BlockMass,
+    J: ArrayLike | sp.spmatrix | sp.sparray,
+    b: ArrayLike | None,
+    g: ArrayLike | None,
+    Jdot_v: ArrayLike | None,
+    v: ArrayLike | None = None,
     *,
     rtol: float | None = None,
     atol: float | None = None,
     allow_singular: bool = False,
     row_labels: Sequence[str] | None = None,
-    solver=None,
+    solver: _MassSolver | None = None,
 ) -> OperationalSpace:
     """Λ, μ, p, J̄ and Nᵀ of a task [DE-49..53], for redundant (m < n) and non-redundant (m = n) tasks.
 
@@ -240,11 +246,11 @@ def operational_space_of(
 
 
 def operational_space_at(
-    asm,
+    asm: System | AssembledSystem,
     task: Task,
     t: float,
-    q,
-    v=None,
+    q: ArrayLike,
+    v: ArrayLike | None = None,
     *,
     rtol: float | None = None,
     atol: float | None = None,
@@ -257,18 +263,18 @@ def operational_space_at(
     unless ``ignore_constraints=True`` (constrained task-level control, [DE-65..93], uses them with
     the constraint projection). The task terms are returned in ``.terms``.
     """
-    asm = as_assembled(asm, "operational_space_at")
+    model: AssembledSystem = as_assembled(asm, "operational_space_at")
     if not isinstance(task, Task):
         raise ModelError(f"operational_space_at: expected a Task, got {task!r}")
-    if asm.n_constraints and not ignore_constraints:
+    if model.n_constraints and not ignore_constraints:
         raise ModelError(
-            f"operational_space_at: the system has {asm.n_constraints} constraint rows "
-            f"{asm.row_labels[:6]}{'…' if asm.n_constraints > 6 else ''}; these quantities "
+            f"operational_space_at: the system has {model.n_constraints} constraint rows "
+            f"{model.row_labels[:6]}{'…' if model.n_constraints > 6 else ''}; these quantities "
             "are for unconstrained systems [DE-43..64] (pass ignore_constraints=True to use them anyway)"
         )
-    ev = asm.evaluate(t, q, v)
+    ev = model.evaluate(t, q, v)
     terms = task.evaluate(ev)
-    M, b, g = asm.mass_bias_gravity(ev)
+    M, b, g = model.mass_bias_gravity(ev)
     osp = operational_space(
         M,
         terms.J,

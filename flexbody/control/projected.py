@@ -30,7 +30,11 @@ force error obeys (G_F + 1)ė_f + G_I e_f = 0 as in [AG-51].
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..dynamics import inverse
 from ..errors import ActuationError, ModelError
@@ -38,6 +42,13 @@ from .actuation import _aghili, check_independent, enforce
 from .base import TaskController
 from .maps import partition
 from .operational import pinv_solve
+
+if TYPE_CHECKING:
+    from ..dynamics.results import ForwardResult
+    from ..system import AssembledSystem, State, System
+    from .context import ControlContext
+    from .references import Reference
+    from .tasks import Desired, Task
 
 __all__ = ["ProjectedInverseDynamicsControl", "HybridMotionForceControl"]
 
@@ -56,13 +67,23 @@ class ProjectedInverseDynamicsControl(TaskController):
 
     kind = "pidc"
 
-    def __init__(self, task, reference, kp, kv, model=None, *, W=None, **kwargs):
+    def __init__(
+        self,
+        task: Task,
+        reference: Reference | Desired,
+        kp: ArrayLike,
+        kv: ArrayLike,
+        model: System | AssembledSystem | None = None,
+        *,
+        W: ArrayLike | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(task, reference, kp, kv, model, **kwargs)
         self.W = None if W is None else np.asarray(W, dtype=float)
         if self.W is not None and (self.W.ndim != 2 or self.W.shape[0] != self.W.shape[1]):
             raise ModelError(f"W must be a square (n, n) matrix, got shape {self.W.shape}")
 
-    def motion(self, ctx):
+    def motion(self, ctx: ControlContext) -> tuple[np.ndarray, np.ndarray]:
         """u_p (n,) and f∥ (n,) at the context's state [AG-43, AG-44]."""
         terms, f_star = self.command(ctx)
         m_T, r = terms.J.shape[0], ctx.rank
@@ -77,7 +98,7 @@ class ProjectedInverseDynamicsControl(TaskController):
             f_par = inverse(ctx.M, ctx.h, u_p, ctx.Phi_hat, W=self.W, rtol=ctx.rtol, atol=ctx.atol).tau  # [AG-47]
         return u_p, f_par
 
-    def compute(self, ctx) -> np.ndarray:
+    def compute(self, ctx: ControlContext) -> np.ndarray:
         """f = f∥ (n,) at ``ctx`` [AG-46], or with passive coordinates f = (I + H)f∥ = f∥ + Φ̂ᵀw, zero at the
         passive coordinates [AG-55..60]."""
         _, f_par = self.motion(ctx)
@@ -102,7 +123,18 @@ class HybridMotionForceControl(ProjectedInverseDynamicsControl):
 
     kind = "hybrid"
 
-    def __init__(self, task, reference, kp, kv, lam_desired, gf: float, gi: float, model=None, **kwargs):
+    def __init__(
+        self,
+        task: Task,
+        reference: Reference | Desired,
+        kp: ArrayLike,
+        kv: ArrayLike,
+        lam_desired: ArrayLike | Callable[[float], ArrayLike],
+        gf: float,
+        gi: float,
+        model: System | AssembledSystem | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(task, reference, kp, kv, model, **kwargs)
         self.lam_desired, self.gf, self.gi = lam_desired, float(gf), float(gi)
         if not (self.gf >= 0 and self.gi >= 0 and np.isfinite(self.gf + self.gi)):
@@ -116,7 +148,7 @@ class HybridMotionForceControl(ProjectedInverseDynamicsControl):
         self._F_d: np.ndarray | None = None
         self._t_last: float | None = None
 
-    def _F_desired(self, ctx) -> np.ndarray:
+    def _F_desired(self, ctx: ControlContext) -> np.ndarray:
         lam = self.lam_desired(ctx.t) if callable(self.lam_desired) else self.lam_desired
         lam = np.asarray(lam, dtype=float)
         if lam.shape != (ctx.Phi.shape[0],) or not np.all(np.isfinite(lam)):
@@ -124,7 +156,7 @@ class HybridMotionForceControl(ProjectedInverseDynamicsControl):
         self.diagnostics["lam_desired"] = lam
         return -ctx.Phi.T @ lam  # 𝓕_d = Aᵀλ_d,AG = −Φᵀλ_d
 
-    def compute(self, ctx) -> np.ndarray:
+    def compute(self, ctx: ControlContext) -> np.ndarray:
         """f = f∥ + f⊥ = M u_p + h + (I − P)u_F (n,) at ``ctx`` [AG-52]: PIDC motion plus the commanded
         constraint force; records the predicted multipliers."""
         u_p, _ = self.motion(ctx)
@@ -139,7 +171,7 @@ class HybridMotionForceControl(ProjectedInverseDynamicsControl):
         self.diagnostics["lam_predicted"] = lam_pred
         return ctx.M @ u_p + ctx.h + F_pred  # f∥ + f⊥ [AG-52]
 
-    def update(self, t: float, state, measurement) -> None:
+    def update(self, t: float, state: State, measurement: ForwardResult) -> None:
         """Integrate e_f = 𝓕_d − 𝓕 with the plant's measured 𝓕 = −Φᵀλ (the response to the torque computed
         at this same state) and keep the prediction error δ = 𝓕 − 𝓕_predicted."""
         if self._F_pred is None or self._F_d is None:  # both made by compute()

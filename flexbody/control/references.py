@@ -7,23 +7,28 @@ these for a StackedTask), ``velocity`` and ``acceleration`` are (m,) arrays or N
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeAlias, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ModelError
-from .tasks import OrientationTask, StackedTask, rotation_vector
+from .tasks import Desired, OrientationTask, StackedTask, Task, rotation_vector
 
 __all__ = ["Setpoint", "Trajectory", "Sinusoid", "CircleAfterStep", "flat_desired"]
+
+Reference: TypeAlias = "Callable[[float], tuple[Desired, ArrayLike | None, ArrayLike | None]]"
+"""A reference t -> (desired, velocity, acceleration) (module docstring)."""
 
 
 class Setpoint:
     """A constant goal (a "goal position command" [DE 5.4]): ẋ_d = ẍ_d = 0."""
 
-    def __init__(self, desired):
+    def __init__(self, desired: Desired) -> None:
         self.desired = desired
 
-    def __call__(self, t: float):
+    def __call__(self, t: float) -> tuple[Desired, None, None]:
         return self.desired, None, None
 
     def __repr__(self) -> str:
@@ -33,13 +38,18 @@ class Setpoint:
 class Trajectory:
     """x_d(t) given by callables; ``velocity`` and ``acceleration`` may be None (then zero)."""
 
-    def __init__(self, position: Callable, velocity: Callable | None = None, acceleration: Callable | None = None):
+    def __init__(
+        self,
+        position: Callable[[float], Desired],
+        velocity: Callable[[float], ArrayLike] | None = None,
+        acceleration: Callable[[float], ArrayLike] | None = None,
+    ) -> None:
         for name, f in (("position", position), ("velocity", velocity), ("acceleration", acceleration)):
             if f is not None and not callable(f):
                 raise ModelError(f"Trajectory: {name} must be callable t -> value, got {f!r}")
         self.position, self.velocity, self.acceleration = position, velocity, acceleration
 
-    def __call__(self, t: float):
+    def __call__(self, t: float) -> tuple[Desired, np.ndarray | None, np.ndarray | None]:
         vel = None if self.velocity is None else np.atleast_1d(np.asarray(self.velocity(t), dtype=float))
         acc = None if self.acceleration is None else np.atleast_1d(np.asarray(self.acceleration(t), dtype=float))
         return self.position(t), vel, acc
@@ -49,7 +59,7 @@ class Sinusoid:
     """x_d(t) = offset + amplitude·sin(ω t + phase) per component, with exact derivatives (e.g. AG IX:
     x_d = −0.075 + 0.225 sin(πt + π/9))."""
 
-    def __init__(self, offset, amplitude, omega, phase=0.0):
+    def __init__(self, offset: ArrayLike, amplitude: ArrayLike, omega: ArrayLike, phase: ArrayLike = 0.0) -> None:
         self.offset, self.amplitude, self.omega, self.phase = (
             np.atleast_1d(np.asarray(x, dtype=float)) for x in (offset, amplitude, omega, phase)
         )
@@ -59,7 +69,7 @@ class Sinusoid:
         ):
             raise ModelError("Sinusoid: offset, amplitude, omega and phase must be finite and of one length")
 
-    def __call__(self, t: float):
+    def __call__(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         arg = self.omega * t + self.phase
         s, c = np.sin(arg), np.cos(arg)
         return (self.offset + self.amplitude * s, self.amplitude * self.omega * c, -self.amplitude * self.omega**2 * s)
@@ -71,7 +81,7 @@ class CircleAfterStep:
     angle θ(τ), τ = t − t_settle, whose rate rises as Ω·smoothstep(τ/``t_ramp``) to Ω = 2π·``frequency``; exact
     ẋ_d and ẍ_d (cases 16 and 24)."""
 
-    def __init__(self, goal, t_settle: float, radius: float, frequency: float, t_ramp: float):
+    def __init__(self, goal: ArrayLike, t_settle: float, radius: float, frequency: float, t_ramp: float) -> None:
         self.goal, self.t_settle = np.asarray(goal, dtype=float), float(t_settle)
         if self.goal.shape != (2,) or not np.all(np.isfinite(self.goal)):
             raise ModelError(f"CircleAfterStep: goal must be 2 finite numbers, got {goal!r}")
@@ -88,7 +98,7 @@ class CircleAfterStep:
             return theta, self.rate * (3 * u**2 - 2 * u**3), self.rate * 6 * u * (1 - u) / self.t_ramp
         return self.rate * (0.5 * self.t_ramp + tau - self.t_ramp), self.rate, 0.0
 
-    def __call__(self, t: float):
+    def __call__(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if t < self.t_settle:
             return self.goal.copy(), np.zeros(2), np.zeros(2)
         theta, rate, accel = self.angle(t - self.t_settle)
@@ -101,11 +111,12 @@ class CircleAfterStep:
         )
 
 
-def flat_desired(desired, task) -> np.ndarray:
+def flat_desired(desired: Desired, task: Task) -> np.ndarray:
     """The desired value as a flat (m,) array for recording: rotation matrices become rotation
     vectors, stacked desired values are concatenated."""
     if isinstance(task, StackedTask):
-        return np.concatenate([flat_desired(d, t) for d, t in zip(desired, task.tasks)])
+        stacked = cast(Sequence[Desired], desired)  # a stacked task's desired values: one per task
+        return np.concatenate([flat_desired(d, t) for d, t in zip(stacked, task.tasks)])
     if isinstance(task, OrientationTask):
         return rotation_vector(np.asarray(desired, dtype=float))
     return np.atleast_1d(np.asarray(desired, dtype=float)).reshape(-1)

@@ -9,15 +9,22 @@ AᵀP + PA − PBR⁻¹BᵀP + Q = 0 (scipy's :func:`~scipy.linalg.solve_continu
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ModelError
 from .base import Controller
 
+if TYPE_CHECKING:
+    from ..solvers.linearization import LinearModel
+    from .context import ControlContext
+
 __all__ = ["StateFeedback", "lqr_gain"]
 
 
-def lqr_gain(model, Q, R) -> np.ndarray:
+def lqr_gain(model: LinearModel, Q: ArrayLike, R: ArrayLike) -> np.ndarray:
     """K (k, 2p) of the LQR for the actuator inputs of the linear ``model`` (the first k columns of B);
     Q (2p, 2p) or its diagonal, R (k, k) or its diagonal."""
     import scipy.linalg as la
@@ -42,7 +49,7 @@ class StateFeedback(Controller):
         K, e.g. :func:`lqr_gain` [N or N·m per state unit].
     """
 
-    def __init__(self, model, gain, **kwargs):
+    def __init__(self, model: LinearModel, gain: ArrayLike, **kwargs: Any) -> None:
         super().__init__(None, **kwargs)
         self.linear = model
         self.gain = np.asarray(gain, dtype=float)
@@ -50,7 +57,7 @@ class StateFeedback(Controller):
         if self.gain.shape != (k, n_x):
             raise ModelError(f"StateFeedback: gain must be ({k}, {n_x}) (actuators × states), got {self.gain.shape}")
 
-    def compute(self, ctx) -> np.ndarray:
+    def compute(self, ctx: ControlContext) -> np.ndarray:
         """τ = Sᵀ(u* − K x) (n,) with x (2p,) the linear model's state of the measured (q, v) at ``ctx``."""
         x = self.linear.state(ctx.q, ctx.v)
         tau_k = self.linear.u - self.gain @ x

@@ -28,13 +28,19 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import isfinite
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ModelError, StateError
 from ..rigid.anchors import Anchor, FrameAnchor
 from ..rigid.link import Link
 from ..system.description import as_assembled
+
+if TYPE_CHECKING:
+    from ..io.results import Results
+    from ..system import AssembledSystem, Evaluation, System
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +70,10 @@ DEFAULT_ATOL = 1e-12
 """Rows of J with a norm ≤ atol (units of the task row per unit of q) are zero rows: rank 0 if all are."""
 
 _XYZ = "xyz"
+
+Desired: TypeAlias = "ArrayLike | Sequence[ArrayLike]"
+"""A task's desired value, what :meth:`Task.error` takes: an (m,) array, a 3×3 rotation matrix (OrientationTask)
+or a sequence of these, one per stacked task (StackedTask)."""
 
 
 def wrap_angle(angle, reference=0.0):
@@ -126,7 +136,7 @@ class Task:
     row_names: tuple = ()
     trees: tuple = ()
 
-    def __init__(self, name: str | None):
+    def __init__(self, name: str | None) -> None:
         if name is not None and (not isinstance(name, str) or not name):
             raise ModelError(f"{type(self).__name__}: name must be a non-empty string, got {name!r}")
         self.name = name if name is not None else self._default_name()
@@ -144,16 +154,16 @@ class Task:
         """Unit of each task coordinate (m,), also of its error; "-" unless the subclass says."""
         return ("-",) * self.n_rows
 
-    def units_in(self, asm) -> tuple[str, ...]:
+    def units_in(self, asm: AssembledSystem) -> tuple[str, ...]:
         """:attr:`units` with coordinates named by label resolved against the assembled system ``asm``."""
         return self.units
 
-    def evaluate(self, ev) -> TaskTerms:
+    def evaluate(self, ev: Evaluation) -> TaskTerms:
         """The task's :class:`TaskTerms` (x (m,), J (m, n), bias J̇v (m,), ẋ (m,)) at the evaluation context
         ``ev`` of :meth:`AssembledSystem.evaluate`; subclasses implement it."""
         raise NotImplementedError
 
-    def error(self, desired, ev, terms: TaskTerms | None = None) -> np.ndarray:
+    def error(self, desired: Desired, ev: Evaluation, terms: TaskTerms | None = None) -> np.ndarray:
         """Task error x_desired − x (m,) at ``ev`` (angles wrapped, rotations as rotation vectors); ``terms``
         are this task's terms at ``ev`` when already evaluated."""
         desired = np.asarray(desired, dtype=float)
@@ -163,7 +173,7 @@ class Task:
             )
         return desired - (self.evaluate(ev) if terms is None else terms).x
 
-    def _n_dofs(self, ev) -> int:
+    def _n_dofs(self, ev: Evaluation) -> int:
         asm = ev.asm
         for tree in self.trees:
             if tree not in asm.offsets:
@@ -217,7 +227,7 @@ class PointTask(Task):
 
     kind = "point"
 
-    def __init__(self, anchor: Anchor, components=(0, 1, 2), name: str | None = None):
+    def __init__(self, anchor: Anchor, components: Sequence[int] = (0, 1, 2), name: str | None = None) -> None:
         self.anchor = _anchor(anchor, f"PointTask {name!r}" if name else "PointTask")
         super().__init__(name)
         comps = np.asarray(components).ravel()
@@ -243,7 +253,7 @@ class PointTask(Task):
     def _default_name(self) -> str:
         return self.anchor.label
 
-    def evaluate(self, ev) -> TaskTerms:
+    def evaluate(self, ev: Evaluation) -> TaskTerms:
         """:class:`TaskTerms` at ``ev``: the selected world components of the anchor's position x (m,) [m],
         the rows of its point Jacobian J (m, n), bias J̇v (m,) [m/s²] and velocity ẋ (m,) [m/s]."""
         n, c = self._n_dofs(ev), self.components
@@ -268,7 +278,9 @@ class PlanarOrientationTask(Task):
 
     kind = "angle"
 
-    def __init__(self, frame: FrameAnchor, name: str | None = None, *, reference: float = 0.0, tracking: bool = False):
+    def __init__(
+        self, frame: FrameAnchor, name: str | None = None, *, reference: float = 0.0, tracking: bool = False
+    ) -> None:
         self.frame = _anchor(frame, f"PlanarOrientationTask {name!r}" if name else "PlanarOrientationTask", True)
         super().__init__(name)
         reference = float(reference)
@@ -286,7 +298,7 @@ class PlanarOrientationTask(Task):
     def _default_name(self) -> str:
         return self.frame.label
 
-    def evaluate(self, ev) -> TaskTerms:
+    def evaluate(self, ev: Evaluation) -> TaskTerms:
         """:class:`TaskTerms` at ``ev``: θ (1,) [rad] (wrapped about the reference, which it updates with
         ``tracking``), J (1, n), bias J̇v (1,) [rad/s²] and θ̇ (1,) [rad/s]; StateError when the frame's x axis
         is parallel to world z."""
@@ -311,7 +323,7 @@ class PlanarOrientationTask(Task):
         J = _scatter(1, n, cols, (c @ Jw)[None, :])
         return self._terms(np.array([theta]), J, np.array([bias]), np.array([theta_dot]))
 
-    def error(self, desired, ev, terms: TaskTerms | None = None) -> np.ndarray:
+    def error(self, desired: Desired, ev: Evaluation, terms: TaskTerms | None = None) -> np.ndarray:
         d = np.asarray(desired, dtype=float).reshape(-1)
         if d.shape != (1,) or not np.isfinite(d[0]):
             raise StateError(f"task {self.name!r}: desired angle must be one finite number, got {desired!r}")
@@ -329,7 +341,7 @@ class OrientationTask(Task):
 
     kind = "orientation"
 
-    def __init__(self, frame: FrameAnchor, name: str | None = None):
+    def __init__(self, frame: FrameAnchor, name: str | None = None) -> None:
         self.frame = _anchor(frame, f"OrientationTask {name!r}" if name else "OrientationTask", True)
         super().__init__(name)
         self.n_rows, self.row_names = 3, ("rx", "ry", "rz")
@@ -343,7 +355,7 @@ class OrientationTask(Task):
     def _default_name(self) -> str:
         return self.frame.label
 
-    def evaluate(self, ev) -> TaskTerms:
+    def evaluate(self, ev: Evaluation) -> TaskTerms:
         """:class:`TaskTerms` at ``ev``: x (3,) the rotation vector of R [rad], J (3, n) the angular Jacobian
         (world axes), bias (3,) the angular bias acceleration [rad/s²] and ẋ (3,) = ω [rad/s]."""
         n = self._n_dofs(ev)
@@ -355,7 +367,7 @@ class OrientationTask(Task):
             np.array(self.frame.angular_velocity(ev), dtype=float),
         )
 
-    def error(self, desired, ev, terms: TaskTerms | None = None) -> np.ndarray:
+    def error(self, desired: Desired, ev: Evaluation, terms: TaskTerms | None = None) -> np.ndarray:
         """Rotation vector (3,) of R_desired Rᵀ [rad], world axes; ``desired`` is a rotation matrix."""
         R_d = np.asarray(desired, dtype=float)
         if R_d.shape != (3, 3) or not np.all(np.isfinite(R_d)) or np.abs(R_d.T @ R_d - np.eye(3)).max() > 1e-9:
@@ -376,7 +388,7 @@ class JointTask(Task):
 
     kind = "joints"
 
-    def __init__(self, links, name: str | None = None):
+    def __init__(self, links: Link | str | Sequence[Link | str], name: str | None = None) -> None:
         super().__init__(name)
         items = [links] if isinstance(links, (Link, str)) else list(links) if isinstance(links, Sequence) else None
         if not items:
@@ -408,7 +420,7 @@ class JointTask(Task):
         """Each joint's unit, "rad" or "m"; "rad or m" for a joint given by label (see :meth:`units_in`)."""
         return tuple(item.joint.unit if isinstance(item, Link) else "rad or m" for item in self.items)
 
-    def units_in(self, asm) -> tuple[str, ...]:
+    def units_in(self, asm: AssembledSystem) -> tuple[str, ...]:
         """Each joint's unit, a joint given by label looked up in ``asm.coordinate_labels`` ("rad or m" if
         it is not there)."""
         labels, units = list(asm.coordinate_labels), list(asm.coordinate_units)
@@ -417,7 +429,7 @@ class JointTask(Task):
             for item, label in zip(self.items, self.row_names)
         )
 
-    def indices(self, asm) -> np.ndarray:
+    def indices(self, asm: AssembledSystem) -> np.ndarray:
         """Global coordinate indices (m,) of the task's joints in ``asm``."""
         out = []
         for item, label in zip(self.items, self.row_names):
@@ -436,7 +448,7 @@ class JointTask(Task):
                 )
         return np.array(out, dtype=np.int64)
 
-    def evaluate(self, ev) -> TaskTerms:
+    def evaluate(self, ev: Evaluation) -> TaskTerms:
         """:class:`TaskTerms` at ``ev``: the selected joint coordinates x (m,) [rad or m], unit rows J (m, n),
         zero bias (m,) and their velocities ẋ (m,)."""
         idx = self.indices(ev.asm)
@@ -453,7 +465,7 @@ class StackedTask(Task):
 
     kind = "stack"
 
-    def __init__(self, tasks: Sequence[Task], name: str | None = None):
+    def __init__(self, tasks: Sequence[Task], name: str | None = None) -> None:
         super().__init__(name)
         tasks = list(tasks) if isinstance(tasks, Sequence) else None
         if not tasks:
@@ -481,11 +493,11 @@ class StackedTask(Task):
         """The stacked tasks' units, in order."""
         return tuple(u for task in self.tasks for u in task.units)
 
-    def units_in(self, asm) -> tuple[str, ...]:
+    def units_in(self, asm: AssembledSystem) -> tuple[str, ...]:
         """The stacked tasks' units against ``asm``, in order."""
         return tuple(u for task in self.tasks for u in task.units_in(asm))
 
-    def evaluate(self, ev) -> TaskTerms:
+    def evaluate(self, ev: Evaluation) -> TaskTerms:
         """:class:`TaskTerms` at ``ev`` with x, J, bias, ẋ and row labels of the stacked tasks concatenated
         in order (m = the sum of their rows)."""
         parts = [task.evaluate(ev) for task in self.tasks]
@@ -497,7 +509,7 @@ class StackedTask(Task):
             tuple(self._labels),
         )
 
-    def error(self, desired, ev, terms: TaskTerms | None = None) -> np.ndarray:
+    def error(self, desired: Desired, ev: Evaluation, terms: TaskTerms | None = None) -> np.ndarray:
         if not isinstance(desired, Sequence) or len(desired) != len(self.tasks):
             raise StateError(
                 f"task {self.name!r}: desired must be a sequence of {len(self.tasks)} values, one per stacked task"
@@ -505,18 +517,20 @@ class StackedTask(Task):
         return np.concatenate([task.error(d, ev) for task, d in zip(self.tasks, desired)])
 
 
-def task_history(asm, task: Task, results) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def task_history(
+    asm: System | AssembledSystem, task: Task, results: Results
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """x, ẋ and ẍ = J a + J̇v (each (s, m)) of ``task`` along a dynamic run of ``asm`` (Results with
     ``q``, ``v`` and the accelerations ``histories["a"]``): the task as the plant moved, e.g. to compare
     ẍ with a controller's commanded f* ("task_command")."""
-    asm = as_assembled(asm, "task_history")
+    model: AssembledSystem = as_assembled(asm, "task_history")
     if not isinstance(task, Task):
         raise ModelError(f"task_history: expected a Task, got {task!r}")
     if "a" not in results.histories or results.v is None:
         raise StateError("task_history needs a dynamic run with velocities and the history 'a'")
     x, xd, xdd = [], [], []
     for t, q, v, a in zip(results.times, results.q, results.v, results.histories["a"]):
-        terms = task.evaluate(asm.evaluate(t, q, v))
+        terms = task.evaluate(model.evaluate(t, q, v))
         x.append(terms.x)
         xd.append(terms.xdot)
         xdd.append(terms.J @ a + terms.bias)

@@ -32,9 +32,12 @@ every rank decision and raises every error.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError, FlexbodyError, StateError
 from ..linalg.block_mass import BlockMass
@@ -48,16 +51,19 @@ from .projection import _a_perp, _min_norm_lam, _projection_dense, _projection_s
 from .results import INERTIA_KINDS, METHODS, NULLSPACE_SPARSE_LIMIT, ForwardResult
 from .schur import _chol, _constraints, _phi_bar, _schur_factor, _unpack
 
+if TYPE_CHECKING:
+    from ..system import AssembledSystem, State, System
+
 __all__ = ["forward"]
 
 
 # ----------------------------------------------------------------------------------------- forward
 def forward(
-    M,
-    h,
-    tau,
-    Phi=None,
-    bias=None,
+    M: ArrayLike | sp.spmatrix | sp.sparray | BlockMass | System | AssembledSystem,
+    h: ArrayLike | State,
+    tau: ArrayLike,
+    Phi: ArrayLike | sp.spmatrix | sp.sparray | str | None = None,
+    bias: ArrayLike | None = None,
     method: str = "projection",
     *,
     rtol: float | None = None,
@@ -73,7 +79,7 @@ def forward(
 
     Parameters
     ----------
-    M : ndarray or scipy.sparse (n, n)
+    M : ndarray, scipy.sparse or BlockMass (n, n)
         Symmetric positive-definite mass matrix [kg, kg·m²]; symmetry is assumed, not checked.
     h : ndarray (n,)
         Non-inertial generalized forces on the left side, h = b + g [N or N·m].

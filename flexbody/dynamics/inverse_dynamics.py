@@ -4,8 +4,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError, FlexbodyError, StateError
 from ..linalg.rank import constraint_svd
@@ -15,10 +19,23 @@ from .projection import _min_norm_lam
 from .results import CONSISTENCY_RTOL, InverseResult
 from .schur import _constraints, _unpack
 
+if TYPE_CHECKING:
+    from ..linalg.block_mass import BlockMass
+    from ..system import AssembledSystem, State, System
+
 
 # ----------------------------------------------------------------------------------------- inverse
 def inverse(
-    M, h, a, Phi=None, *, lam=None, W=None, bias=None, rtol: float | None = None, atol: float | None = None
+    M: ArrayLike | sp.spmatrix | sp.sparray | BlockMass | System | AssembledSystem,
+    h: ArrayLike | State,
+    a: ArrayLike,
+    Phi: ArrayLike | sp.spmatrix | sp.sparray | None = None,
+    *,
+    lam: ArrayLike | None = None,
+    W: ArrayLike | sp.spmatrix | sp.sparray | None = None,
+    bias: ArrayLike | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
 ) -> InverseResult:
     """Constrained inverse dynamics: τ giving the motion a with τ = M a + h − Φᵀλ.
 
@@ -37,7 +54,7 @@ def inverse(
 
     Parameters
     ----------
-    M : ndarray or scipy.sparse (n, n)
+    M : ndarray, scipy.sparse or BlockMass (n, n)
     h : ndarray (n,)
     a : ndarray (n,)
         Desired accelerations.
@@ -75,12 +92,12 @@ def inverse(
         force = svd.Vt.T @ (svd.Vt @ tau0)  # (I − P)(M a + h)
         tau = tau0 - force  # τ = P(M a + h)  [AG-21]
     else:
-        W, nw, w_sparse = _mass(W, "W")
+        W_checked, nw, w_sparse = _mass(W, "W")
         if nw != n:
-            raise StateError(f"W must have shape ({n}, {n}), got {W.shape}")
-        W = W.toarray() if w_sparse else W
+            raise StateError(f"W must have shape ({n}, {n}), got {W_checked.shape}")
+        W_dense = W_checked.toarray() if w_sparse else W_checked
         try:
-            L = np.linalg.cholesky(W)  # W = L Lᵀ
+            L = np.linalg.cholesky(W_dense)  # W = L Lᵀ
         except np.linalg.LinAlgError as exc:
             raise StateError("W is not symmetric positive definite") from exc
         A_W = sla.solve_triangular(L, Phi.T, lower=True).T  # A_W = Φ L⁻ᵀ  [AG-47]

@@ -7,9 +7,12 @@ sparse without n×n matrices), and the range- and null-space helpers: an orthono
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError, FlexbodyError, StateError
 from ..linalg.rank import ConstraintSVD, constraint_svd, dense_jacobian, resolve_tolerances
@@ -19,6 +22,9 @@ from ..linalg.validation import as_vector as _vector
 from ..linalg.validation import potrs as _potrs
 from .results import INERTIA_KINDS, ForwardResult, GeneralizedConstrainedTerms, Projection
 from .schur import _chol, _constraints, _phi_bar
+
+if TYPE_CHECKING:
+    from ..linalg.block_mass import BlockMass
 
 
 def _min_norm_lam(svd: ConstraintSVD, force: np.ndarray) -> np.ndarray:
@@ -97,7 +103,9 @@ def _projection_sparse(M, f, Phi, bias, rtol, atol) -> ForwardResult:
 
 
 # ------------------------------------------------------------------------------------------- helpers
-def projector(Phi, rtol: float | None = None, atol: float | None = None) -> Projection:
+def projector(
+    Phi: ArrayLike | sp.spmatrix | sp.sparray, rtol: float | None = None, atol: float | None = None
+) -> Projection:
     """P = I − A⁺A from a rank-revealing SVD of Φ (m, n) [AG-4, AG-15], as an operator.
 
     Singular values ≤ tol = max(rtol·σ_max, atol) are dropped, so P is the projector onto the numerical
@@ -106,7 +114,12 @@ def projector(Phi, rtol: float | None = None, atol: float | None = None) -> Proj
     return Projection(constraint_svd(dense_jacobian(Phi), rtol, atol)[0])
 
 
-def constraint_inertia(M, P, kind: str = "Mc", gamma: float | None = None) -> np.ndarray:
+def constraint_inertia(
+    M: ArrayLike | sp.spmatrix | sp.sparray | BlockMass,
+    P: Projection | ArrayLike,
+    kind: str = "Mc",
+    gamma: float | None = None,
+) -> np.ndarray:
     """Dense constraint inertia matrix: M_c = M + PM − MP [AG-23, 24], M_c′ = PMP + (I−P)M(I−P)
     [AG-28] or M_c″ = PM + γ(I − P) [AG-29] (γ default trace(M)/n).
 
@@ -122,12 +135,18 @@ def constraint_inertia(M, P, kind: str = "Mc", gamma: float | None = None) -> np
     return _inertia_terms(M, P, np.zeros(n), kind, gamma)[0]
 
 
-def nullspace_basis(Phi, rtol: float | None = None, atol: float | None = None) -> np.ndarray:
+def nullspace_basis(
+    Phi: ArrayLike | sp.spmatrix | sp.sparray, rtol: float | None = None, atol: float | None = None
+) -> np.ndarray:
     """Orthonormal basis C (n, n − r) of ker Φ from a rank-revealing SVD [DE-11, AG-4 V₂]."""
     return constraint_svd(dense_jacobian(Phi), rtol, atol, full=True)[1]
 
 
-def mass_weighted_inverse(M, Phi, rtol: float | None = None) -> np.ndarray:
+def mass_weighted_inverse(
+    M: ArrayLike | sp.spmatrix | sp.sparray | BlockMass,
+    Phi: ArrayLike | sp.spmatrix | sp.sparray | None,
+    rtol: float | None = None,
+) -> np.ndarray:
     """Φ̄ = M⁻¹Φᵀ(ΦM⁻¹Φᵀ)⁻¹ (n, m) [DE-28], with ΦΦ̄ = I. Raises ConstraintError if ΦM⁻¹Φᵀ is singular."""
     M, n, sparse = _mass(M)
     Phi = dense_jacobian(Phi, n)
@@ -137,7 +156,14 @@ def mass_weighted_inverse(M, Phi, rtol: float | None = None) -> np.ndarray:
     return _phi_bar(_MassSolver(M, sparse), Phi, rtol, atol, "gauss")[0]
 
 
-def generalized_constrained_terms(M, b, g, Phi, bias, rtol: float | None = None) -> GeneralizedConstrainedTerms:
+def generalized_constrained_terms(
+    M: ArrayLike | sp.spmatrix | sp.sparray | BlockMass,
+    b: ArrayLike,
+    g: ArrayLike,
+    Phi: ArrayLike | sp.spmatrix | sp.sparray | None,
+    bias: ArrayLike | None,
+    rtol: float | None = None,
+) -> GeneralizedConstrainedTerms:
     """Θᵀ, α, ρ of the generalized constrained equation Θᵀτ = M a + b + g − Φᵀ(α + ρ) [DE-36..39].
 
     Θᵀ = I − ΦᵀΦ̄ᵀ [DE-38] is returned dense for dense M and as a LinearOperator for sparse M.

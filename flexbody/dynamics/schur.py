@@ -5,9 +5,10 @@ is singular, and Φ̄ = M⁻¹Φᵀ(ΦM⁻¹Φᵀ)⁻¹ [DE-28].
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError, StateError
 from ..linalg.rank import constraint_rank, dense_jacobian
@@ -38,7 +39,9 @@ def _unpack(M, h, third, Phi, method):
     return terms.M, terms.h, third, terms.Phi, terms.bias, method
 
 
-def _constraints(Phi, bias, n: int, bias_required: bool = True):
+def _constraints(
+    Phi: Any, bias: ArrayLike | None, n: int, bias_required: bool = True
+) -> tuple[np.ndarray, np.ndarray | None]:
     Phi = dense_jacobian(Phi, n)
     m = Phi.shape[0]
     if bias is None:

@@ -25,6 +25,7 @@ import os
 import numba as nb
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..errors import ConvergenceError, ElementError, FlexbodyError, MeshError, StateError
 from . import energy_kernels, kernels, patterns
@@ -167,7 +168,7 @@ class FlexibleBody:
         """Reference nodal positions q₀ (3n,) [m], node-major."""
         return self.mesh.points.ravel().copy()
 
-    def nodes(self, which) -> np.ndarray:
+    def nodes(self, which: str | ArrayLike) -> np.ndarray:
         """Node indices from a node-set name, a face-set name, or an index array."""
         if isinstance(which, str):
             if which in self.mesh.node_sets:
@@ -192,7 +193,7 @@ class FlexibleBody:
             )
         return idx
 
-    def dofs(self, nodes) -> np.ndarray:
+    def dofs(self, nodes: str | ArrayLike) -> np.ndarray:
         """Coordinate indices (3k,) of nodes (set name or indices), node-major."""
         idx = self.nodes(nodes)
         return (3 * idx[:, None] + np.arange(3)).ravel()
@@ -272,7 +273,7 @@ class FlexibleBody:
         """Reference volume [m³] (by the mass matrix's quadrature)."""
         return float(self._mass_weights()[1].sum())
 
-    def body_force(self, acceleration) -> np.ndarray:
+    def body_force(self, acceleration: ArrayLike) -> np.ndarray:
         """Generalized force (3n,) [N] of a uniform body-force field per unit mass (e.g. gravity, m/s²)."""
         b = np.asarray(acceleration, dtype=float).reshape(3)
         return self.mass_matrix() @ np.tile(b, self.n_nodes)
@@ -305,7 +306,7 @@ class FlexibleBody:
             self._kernel_material = (m, args)
         return args
 
-    def internal_force(self, q, v=None) -> np.ndarray:
+    def internal_force(self, q: ArrayLike, v: ArrayLike | None = None) -> np.ndarray:
         """Internal force k(q, v) (3n,) [N] at positions q (3n,) and velocities v (3n,) [DE-104].
 
         ``v=None`` is zero velocity: the elastic force k(q, 0), without the Kelvin–Voigt stress β D₀ : Ė (which
@@ -340,15 +341,15 @@ class FlexibleBody:
         )
         return f.ravel()
 
-    def tangent(self, q, v=None) -> sp.csr_matrix:
+    def tangent(self, q: ArrayLike, v: ArrayLike | None = None) -> sp.csr_matrix:
         """Jacobian ∂k/∂q (3n, 3n) [N/m] at (q, v): material, geometric and viscous terms."""
         return self._assemble(self._positions(q), self._velocities(v), tangent=True)[1]
 
-    def damping_matrix(self, q, v=None) -> sp.csr_matrix:
+    def damping_matrix(self, q: ArrayLike, v: ArrayLike | None = None) -> sp.csr_matrix:
         """Jacobian ∂k/∂v (3n, 3n) [N s/m] of the Kelvin–Voigt internal force at (q, v)."""
         return self._assemble(self._positions(q), self._velocities(v), damping=True)[2]
 
-    def force_and_tangent(self, q, v=None) -> tuple[np.ndarray, sp.csr_matrix]:
+    def force_and_tangent(self, q: ArrayLike, v: ArrayLike | None = None) -> tuple[np.ndarray, sp.csr_matrix]:
         """Internal force (3n,) and its Jacobian ∂k/∂q in one pass over the elements."""
         f, K, _ = self._assemble(self._positions(q), self._velocities(v), force=True, tangent=True)
         return f, K
@@ -404,7 +405,7 @@ class FlexibleBody:
         return f.ravel(), K, C
 
     # ------------------------------------------------------------------ strain and stress fields
-    def gauss_point_fields(self, q) -> dict[str, np.ndarray]:
+    def gauss_point_fields(self, q: ArrayLike) -> dict[str, np.ndarray]:
         """Kinematic and stress fields at Gauss points, each (m, nq, 3, 3) except ``J`` and ``von_mises`` (m, nq).
 
         Keys: ``F`` deformation gradient, ``green_lagrange_strain`` E, ``pk2_stress`` S [Pa],
@@ -427,7 +428,7 @@ class FlexibleBody:
             xe = np.concatenate([x[self._cells], alpha], axis=1)
         return np.einsum("eai,egak->egik", xe, self._G, optimize=True)
 
-    def inversion(self, q) -> str | None:
+    def inversion(self, q: ArrayLike) -> str | None:
         """Where the body at coordinates q (n,) is inverted, as text naming the element and Gauss point of the
         smallest det F ≤ 0, or None when det F > 0 at every Gauss point (a state that can be an equilibrium)."""
         J = np.linalg.det(self._deformation_gradients(q))
@@ -450,7 +451,7 @@ class FlexibleBody:
         cols = np.tile(self._cells, (1, nn)).ravel()
         return sp.csr_matrix((Ke.ravel(), (rows, cols)), shape=(self.n_nodes,) * 2)
 
-    def cell_fields(self, q) -> dict[str, np.ndarray]:
+    def cell_fields(self, q: ArrayLike) -> dict[str, np.ndarray]:
         """Volume averages over each element of :meth:`gauss_point_fields` ((m, 3, 3) or (m,))."""
         weights = self._wdv / self._wdv.sum(axis=1, keepdims=True)
         out = {}
@@ -458,7 +459,7 @@ class FlexibleBody:
             out[key] = np.einsum("eg,eg...->e...", weights, val)
         return out
 
-    def point_fields(self, q) -> dict[str, np.ndarray]:
+    def point_fields(self, q: ArrayLike) -> dict[str, np.ndarray]:
         """Element averages of :meth:`cell_fields` averaged again at the nodes ((n, 3, 3) or (n,))."""
         return {key: self.nodal_average(val) for key, val in self.cell_fields(q).items()}
 
@@ -470,7 +471,7 @@ class FlexibleBody:
         count = np.bincount(self._cells.ravel(), minlength=self.n_nodes).astype(float)
         return (acc / count[:, None]).reshape((self.n_nodes, *values.shape[1:]))
 
-    def strain_energy(self, q) -> float:
+    def strain_energy(self, q: ArrayLike) -> float:
         """Elastic strain energy U(q) = ∫ W(F) dV [J] at positions q (3n,), W of :func:`strain_energy_density`.
 
         Its gradient ∂U/∂q is the elastic internal force k(q, 0). For the incompatible-mode element F includes
@@ -482,7 +483,7 @@ class FlexibleBody:
         """
         return float(np.sum(self.element_strain_energies(q)))
 
-    def element_strain_energies(self, q) -> np.ndarray:
+    def element_strain_energies(self, q: ArrayLike) -> np.ndarray:
         """Strain energy ∫_e W(F) dV [J] of every element (m,) at positions q (3n,); see :meth:`strain_energy`."""
         x = self._positions(q)
         kind, params = self._material_args()[:2]

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import MeshError
 from .elements import FACE_AXIS_SIDE, HEX8_NODES, HEX27_NODES, reference_hex
@@ -59,8 +60,8 @@ class HexMesh:
 
     def __init__(
         self,
-        points,
-        cells,
+        points: ArrayLike,
+        cells: ArrayLike,
         node_sets: Mapping | None = None,
         face_sets: Mapping | None = None,
         element_sets: Mapping | None = None,
@@ -132,7 +133,7 @@ class HexMesh:
             )
         return np.flatnonzero(mask)
 
-    def with_points(self, points) -> HexMesh:
+    def with_points(self, points: ArrayLike) -> HexMesh:
         """The same topology and sets with new node positions (n_nodes, 3) in m."""
         points = np.asarray(points, dtype=float)
         if points.shape != self.points.shape:

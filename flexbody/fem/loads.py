@@ -8,8 +8,11 @@ current surface and also provides its load stiffness ∂f_ext/∂q (non-symmetri
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..errors import LoadError, MeshError
 from .elements import FACE_AXIS_SIDE, FACE_TANGENT_AXES, gauss_quad
@@ -138,12 +141,12 @@ class Load:
 class BodyForce(Load):
     """Uniform body force per unit mass (acceleration field b, m/s²): f = ∫ ρ₀ Nᵀ b dV = M [b; b; …]."""
 
-    def __init__(self, body: FlexibleBody, acceleration):
+    def __init__(self, body: FlexibleBody, acceleration: ArrayLike):
         self.body = _check_body(body, "BodyForce")
         self.acceleration = _finite_vector(acceleration, (3,), f"BodyForce on body {body.name!r}")
         self._f: np.ndarray | None = None
 
-    def force(self, q=None) -> np.ndarray:
+    def force(self, q: np.ndarray | None = None) -> np.ndarray:
         if self._f is None:
             self._f = self.body.body_force(self.acceleration)
         return self._f
@@ -152,14 +155,21 @@ class BodyForce(Load):
 class Gravity(BodyForce):
     """Gravity, a body force with acceleration g (default (0, 0, −9.81) m/s²)."""
 
-    def __init__(self, body: FlexibleBody, g=(0.0, 0.0, -9.81)):
+    def __init__(self, body: FlexibleBody, g: ArrayLike = (0.0, 0.0, -9.81)):
         super().__init__(body, g)
 
 
 class NodalForce(Load):
     """Point forces on nodes: ``force`` (3,) applied to each node, or (k, 3) one per node; ``total`` splits evenly."""
 
-    def __init__(self, body: FlexibleBody, nodes, force=None, *, total=None):
+    def __init__(
+        self,
+        body: FlexibleBody,
+        nodes: str | ArrayLike,
+        force: ArrayLike | None = None,
+        *,
+        total: ArrayLike | None = None,
+    ):
         self.body = _check_body(body, "NodalForce")
         try:
             self.nodes = body.nodes(nodes)
@@ -173,7 +183,7 @@ class NodalForce(Load):
             force = _finite_vector(total, (3,), f"NodalForce on body {body.name!r}") / len(self.nodes)
         self.values = _finite_vector(force, (len(self.nodes), 3), f"NodalForce on body {body.name!r}")
 
-    def force(self, q=None) -> np.ndarray:
+    def force(self, q: np.ndarray | None = None) -> np.ndarray:
         f = np.zeros((self.body.n_nodes, 3))
         np.add.at(f, self.nodes, self.values)
         return f.ravel()
@@ -186,7 +196,14 @@ class SurfaceTraction(Load):
     or ``total`` (3,) [N] spread uniformly over the reference area of the faces.
     """
 
-    def __init__(self, body: FlexibleBody, faces, traction=None, *, total=None):
+    def __init__(
+        self,
+        body: FlexibleBody,
+        faces: str | ArrayLike,
+        traction: ArrayLike | Callable[[np.ndarray], ArrayLike] | None = None,
+        *,
+        total: ArrayLike | None = None,
+    ):
         self.body = _check_body(body, "SurfaceTraction")
         self.label, rows = _faces(body, faces, "SurfaceTraction")
         if (traction is None) == (total is None):
@@ -210,7 +227,7 @@ class SurfaceTraction(Load):
         nodal = np.einsum("kga,kg,kgi->kai", self.quad.N, dA, t)
         self._f = self.quad.scatter(body.n_nodes, nodal)
 
-    def force(self, q=None) -> np.ndarray:
+    def force(self, q: np.ndarray | None = None) -> np.ndarray:
         return self._f
 
 
@@ -222,7 +239,7 @@ class SurfaceMoment(SurfaceTraction):
     linear shear distribution t = T n × r / I_p).
     """
 
-    def __init__(self, body: FlexibleBody, faces, moment):
+    def __init__(self, body: FlexibleBody, faces: str | ArrayLike, moment: ArrayLike):
         what = f"SurfaceMoment on body {_check_body(body, 'SurfaceMoment').name!r}"
         M = _finite_vector(moment, (3,), what)
         _label, rows = _faces(body, faces, "SurfaceMoment")
@@ -246,7 +263,7 @@ class Pressure(Load):
 
     follower = True
 
-    def __init__(self, body: FlexibleBody, faces, pressure: float):
+    def __init__(self, body: FlexibleBody, faces: str | ArrayLike, pressure: float):
         self.body = _check_body(body, "Pressure")
         self.label, rows = _faces(body, faces, "Pressure")
         self.pressure = float(_finite_vector(pressure, (), f"Pressure on {self.label!r} of body {body.name!r}"))
@@ -255,13 +272,13 @@ class Pressure(Load):
         self._rows = np.repeat(self.quad.nodes, nn, axis=1)
         self._cols = np.tile(self.quad.nodes, (1, nn))
 
-    def force(self, q) -> np.ndarray:
+    def force(self, q: np.ndarray) -> np.ndarray:
         x = np.asarray(q, dtype=float).reshape(-1, 3)
         nda = self.quad.area_vectors(x) * self.quad.w[None, :, None]
         nodal = -self.pressure * np.einsum("kga,kgi->kai", self.quad.N, nda)
         return self.quad.scatter(self.body.n_nodes, nodal)
 
-    def stiffness(self, q) -> sp.csr_matrix:
+    def stiffness(self, q: np.ndarray) -> sp.csr_matrix:
         """Load stiffness ∂f/∂q (3n, 3n): ∂f_a/∂x_b = −p Σ_g w σ N_a (N_b,t [x_s]× − N_b,s [x_t]×)."""
         x = np.asarray(q, dtype=float).reshape(-1, 3)
         xs, xt = self.quad.tangents(x)

@@ -11,12 +11,16 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import MeshError
 from .elements import reference_hex
 from .hex_mesh import _CELL_TYPE, _HEX_TYPES, HexMesh, face_quads
+
+if TYPE_CHECKING:
+    import meshio
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +102,7 @@ def _meshio_read(path: Path):
     raise MeshError(f"cannot read mesh file '{path}': " + "; ".join(errors)) from last
 
 
-def from_meshio(raw, source: str = "<meshio.Mesh>") -> HexMesh:
+def from_meshio(raw: meshio.Mesh, source: str = "<meshio.Mesh>") -> HexMesh:
     """Convert a ``meshio.Mesh`` to a :class:`HexMesh` (see :func:`read`); ``source`` names it in errors."""
     blocks = list(raw.cells)
     hex_ids = _hex_block_ids(blocks, source)

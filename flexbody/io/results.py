@@ -31,15 +31,21 @@ import os
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import FlexbodyError
 from ..fem import fields as fields_module
+
+if TYPE_CHECKING:
+    from ..fem.flexible_body import FlexibleBody
+    from ..reduced.body import ReducedBody
 
 
 @dataclass
@@ -107,7 +113,7 @@ class Results:
         start, stop = self.body_slices[name]
         return slice(start, stop)
 
-    def positions(self, body, step: int = -1) -> np.ndarray:
+    def positions(self, body: FlexibleBody | ReducedBody | str, step: int = -1) -> np.ndarray:
         """Nodal positions (n, 3) [m] of ``body`` (object or name) at ``step`` (a reduced body's from its frame
         and modal coordinates, through ``system``)."""
         reduced = self._reduced(body)
@@ -125,7 +131,9 @@ class Results:
         name = body if isinstance(body, str) else body.name
         return next((b for b in getattr(self.system, "reduced", None) or [] if b.name == name), None)
 
-    def body_state(self, body, step: int = -1, velocity: bool = True):
+    def body_state(
+        self, body: FlexibleBody | ReducedBody | str, step: int = -1, velocity: bool = True
+    ) -> tuple[FlexibleBody, np.ndarray, np.ndarray | None]:
         """(FlexibleBody, nodal positions (3N,), nodal velocities (3N,) or None) of a flexible or reduced ``body``
         at ``step``: what its fields are computed from (a reduced body's underlying FlexibleBody)."""
         v = self.v if velocity and self.v is not None and len(self.v) == self.n_steps else None
@@ -137,13 +145,13 @@ class Results:
         name = body if isinstance(body, str) else body.name
         return self._body(name), self.q[step, part], None if v is None else v[step, part]
 
-    def displacements(self, body, step: int = -1) -> np.ndarray:
+    def displacements(self, body: FlexibleBody | ReducedBody | str, step: int = -1) -> np.ndarray:
         """Nodal displacements (n, 3) [m] of ``body`` at ``step`` relative to :attr:`reference` (static
         runs: the system's initial coordinates; dynamic runs: the first recorded q). The "displacement"
         field (:meth:`field`, the ParaView export) measures from the mesh points instead."""
         return self.positions(body, step) - self._reference()[self._slice(body)].reshape(-1, 3)
 
-    def node_displacements(self, body, nodes) -> np.ndarray:
+    def node_displacements(self, body: FlexibleBody, nodes: str | ArrayLike) -> np.ndarray:
         """Displacements (s, k, 3) [m] of the ``nodes`` (a node- or face-set name or indices, as
         :meth:`FlexibleBody.nodes` takes them) of the flexible ``body`` at every recorded step, relative to
         :attr:`reference`: with ``times`` the load factors of a static path, its load–displacement curves."""
@@ -154,7 +162,7 @@ class Results:
         steps = (self.q[:, part] - self._reference()[part]).reshape(self.n_steps, -1, 3)
         return steps[:, index]
 
-    def field(self, body, name: str, step: int = -1) -> np.ndarray:
+    def field(self, body: FlexibleBody | ReducedBody | str, name: str, step: int = -1) -> np.ndarray:
         """The field ``name`` of ``body`` (object or name) at recorded ``step``: the recorded value, or,
         when the fields were not recorded, computed from q (and v) through ``system`` (names, shapes and
         units: :mod:`flexbody.fem.fields`)."""
@@ -170,7 +178,7 @@ class Results:
         flexible, x, xdot = self.body_state(body_name, step, velocity=name == "velocity")
         return fields_module.body_fields(flexible, x, xdot)[name]
 
-    def store_fields(self, bodies=None) -> Results:
+    def store_fields(self, bodies: Iterable[FlexibleBody | str] | None = None) -> Results:
         """Compute the fields of every flexible body (or of ``bodies``, objects or names) at every recorded
         step into :attr:`fields` (saved with the results); returns self."""
         if self.system is None:
@@ -200,7 +208,7 @@ class Results:
             )
         return bodies[name]
 
-    def save(self, directory) -> Path:
+    def save(self, directory: str | Path) -> Path:
         """Write ``results.npz`` (arrays; only the histories that compress well are compressed, see the
         module) and ``results.json`` (metadata, ``"complete": true``) into ``directory``, each atomically."""
         path = writable_folder(directory, "Results.save")
@@ -224,7 +232,7 @@ class Results:
         return path
 
     @classmethod
-    def load(cls, directory) -> Results:
+    def load(cls, directory: str | Path) -> Results:
         """Read results written by :meth:`save`, or the rows written so far by an incremental run
         (``simulate(..., save_to=directory)``) that is still running, was stopped or failed.
 

@@ -28,11 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from math import isfinite
-from typing import Literal, overload
+from typing import Literal, TypeGuard, overload
 
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError
 
@@ -162,6 +163,11 @@ def resolve_tolerances(rtol, atol) -> tuple[float, float]:
     if not (isfinite(atol) and atol >= 0.0):
         raise ConstraintError(f"atol must be a finite non-negative number, got {atol!r}")
     return rtol, atol
+
+
+def _is_sparse(x: object) -> TypeGuard[sp.spmatrix | sp.sparray]:
+    """Whether ``x`` is a scipy sparse matrix or array (:func:`scipy.sparse.issparse`), narrowing its type."""
+    return sp.issparse(x)
 
 
 def dense_jacobian(Phi, n: int | None = None, name: str = "Phi") -> np.ndarray:
@@ -469,7 +475,11 @@ def _gram_singular_values(Phi_sparse) -> tuple[np.ndarray, np.ndarray]:
 
 
 def constraint_rank(
-    Phi, rtol: float | None = None, row_labels: Sequence[str] | None = None, *, atol: float | None = None
+    Phi: ArrayLike | sp.spmatrix | sp.sparray,
+    rtol: float | None = None,
+    row_labels: Sequence[str] | None = None,
+    *,
+    atol: float | None = None,
 ) -> RankReport:
     """Numerical rank and redundant rows of a constraint Jacobian [AG Remark 4, DE 5.3].
 
@@ -494,7 +504,7 @@ def constraint_rank(
     """
     rtol, atol = resolve_tolerances(rtol, atol)
     source = "svd"
-    if sp.issparse(Phi) and Phi.shape[0] * Phi.shape[1] > DENSE_LIMIT:
+    if _is_sparse(Phi) and Phi.shape[0] * Phi.shape[1] > DENSE_LIMIT:
         Phi = Phi.tocsr().astype(float)
         if not np.isfinite(Phi.data).all():
             raise ConstraintError("Phi contains NaN/Inf")

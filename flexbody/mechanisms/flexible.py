@@ -9,7 +9,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..constraints.attachments import AttachNodes, pin
 from ..constraints.base import Constraint, Fix
@@ -34,15 +37,15 @@ def _material(young, poisson, density, damping):
 
 
 def flexible_pendulum(
-    size=(1.0, 0.05, 0.05),
-    divisions=(10, 1, 1),
+    size: Sequence[float] = (1.0, 0.05, 0.05),
+    divisions: Sequence[int] = (10, 1, 1),
     *,
     order: int = 1,
     young: float = 5e7,
     poisson: float = 0.3,
     density: float = 1000.0,
     damping: float = 0.0,
-    gravity=_GRAVITY,
+    gravity: ArrayLike = _GRAVITY,
 ) -> System:
     """A bar along +x (corner at the origin) pinned at node 0 to the ground, starting horizontal at rest.
 
@@ -54,15 +57,15 @@ def flexible_pendulum(
 
 
 def plate_pendulum(
-    size=(0.6, 0.3, 0.01),
-    divisions=(8, 4, 1),
+    size: Sequence[float] = (0.6, 0.3, 0.01),
+    divisions: Sequence[int] = (8, 4, 1),
     *,
     order: int = 1,
     young: float = 1e5,
     poisson: float = 0.3,
     density: float = 7810.0,
     damping: float = 0.01,
-    gravity=_GRAVITY,
+    gravity: ArrayLike = _GRAVITY,
 ) -> System:
     """A horizontal plate (xy-plane, corner at the origin) pinned by a spherical joint at the corner node 0
     and released under gravity (−z): the ANCF-brick plate pendulum (0.6 × 0.3 × 0.01 m, 8 × 4 × 1,
@@ -73,16 +76,16 @@ def plate_pendulum(
 
 
 def cantilever(
-    size=(1.0, 0.05, 0.05),
-    divisions=(20, 2, 2),
+    size: Sequence[float] = (1.0, 0.05, 0.05),
+    divisions: Sequence[int] = (20, 2, 2),
     *,
     order: int = 1,
     young: float = 2e9,
     poisson: float = 0.0,
     density: float = 7800.0,
     damping: float = 0.0,
-    tip_force=None,
-    gravity=None,
+    tip_force: ArrayLike | None = None,
+    gravity: ArrayLike | None = None,
     locking: str | None = None,
 ) -> System:
     """A beam along +x clamped on its face x = 0 (``Fix`` on set "x0"), optional total tip force
@@ -99,18 +102,18 @@ def cantilever(
 
 def arm_with_beam(
     *,
-    lengths=(0.5, 0.4),
-    masses=(2.0, 1.0),
-    beam_size=(0.6, 0.04, 0.04),
-    divisions=(12, 2, 2),
+    lengths: Sequence[float] = (0.5, 0.4),
+    masses: Sequence[float] = (2.0, 1.0),
+    beam_size: Sequence[float] = (0.6, 0.04, 0.04),
+    divisions: Sequence[int] = (12, 2, 2),
     order: int = 1,
     young: float = 7e9,
     poisson: float = 0.3,
     density: float = 2700.0,
     damping: float = 0.0,
-    q0=(0.0, 0.0),
+    q0: ArrayLike = (0.0, 0.0),
     locked: bool = False,
-    gravity=_GRAVITY,
+    gravity: ArrayLike = _GRAVITY,
 ) -> System:
     """A two-link arm moving in the vertical xz-plane (revolute joints about y, tree ``"arm"``, links
     ``"l1"``, ``"l2"``) with a flexible beam (body ``"beam"``) whose face x = 0 is attached rigidly to the

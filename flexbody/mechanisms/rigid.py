@@ -11,7 +11,10 @@ an underactuated chain.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..constraints.closures import OnSurface, PointToPoint
 from ..constraints.couplings import LinearCoupling
@@ -32,7 +35,9 @@ def _rod_inertia(mass: float, length: float, axis: int = 0) -> np.ndarray:
     return np.diag(I)
 
 
-def particle_on_circle(mass: float = 1.0, radius: float = 1.0, gravity=(0.0, -9.81, 0.0), angle: float = 0.0) -> System:
+def particle_on_circle(
+    mass: float = 1.0, radius: float = 1.0, gravity: ArrayLike = (0.0, -9.81, 0.0), angle: float = 0.0
+) -> System:
     """A point mass on a circle of ``radius`` in the xy plane [AG Fig. 2]: q = (x, y), φ = ‖q‖ − ρ."""
     tree = RigidTree("particle", gravity=gravity)
     x = tree.add_link("x", joint=Prismatic((1, 0, 0)))
@@ -42,7 +47,11 @@ def particle_on_circle(mass: float = 1.0, radius: float = 1.0, gravity=(0.0, -9.
 
 
 def slider_crank(
-    length: float = 1.0, mass: float = 1.0, gravity: float = 9.81, crank: float = 2 * np.pi / 3, actuated=(0, 1)
+    length: float = 1.0,
+    mass: float = 1.0,
+    gravity: float = 9.81,
+    crank: float = 2 * np.pi / 3,
+    actuated: Sequence[int] = (0, 1),
 ) -> System:
     """Aghili's slider-crank [AG VIII-A]: a two-link arm of point masses m at the distal ends of links of
     length l, with its end point C held on the line y = 0 [AG-65]; q₂ = 2π − 2q₁ on the loop.
@@ -63,7 +72,7 @@ def four_bar(
     rocker: float = 0.8,
     ground: float = 1.0,
     density: float = 1.0,
-    gravity=(0.0, -9.81, 0.0),
+    gravity: ArrayLike = (0.0, -9.81, 0.0),
     closure: str = "planar",
     angle: float = 1.0,
 ) -> System:
@@ -121,7 +130,7 @@ def four_bar(
     return System([tree], cons, q0=q0)
 
 
-def rssr_loop(gravity=(0.0, 0.0, -9.81)) -> System:
+def rssr_loop(gravity: ArrayLike = (0.0, 0.0, -9.81)) -> System:
     """Spatial RSSR loop: crank about z at the origin, coupler joined to it by a spherical joint (three
     revolutes with intersecting axes), rocker about x at (0.3, 1.0, 0.2); the coupler tip is joined to
     the rocker tip by a spatial point-to-point closure (3 rows). n = 5, p = 2 (one is the coupler spin).
@@ -146,9 +155,14 @@ def rssr_loop(gravity=(0.0, 0.0, -9.81)) -> System:
 
 
 def planar_arm_on_line(
-    lengths=(1.0, 0.8, 0.6), masses=(1.0, 0.8, 0.6), line_y: float = -0.5, gravity=(0.0, -9.81, 0.0)
+    lengths: Sequence[float] = (1.0, 0.8, 0.6),
+    masses: Sequence[float] = (1.0, 0.8, 0.6),
+    line_y: float = -0.5,
+    gravity: ArrayLike = (0.0, -9.81, 0.0),
 ) -> System:
     """A planar 3-link arm whose end point is held on the line y = ``line_y`` [MH]."""
+    if len(lengths) != 3 or len(masses) != 3:
+        raise ModelError(f"planar_arm_on_line: 3 lengths and 3 masses, got {len(lengths)} and {len(masses)}")
     tree = RigidTree("arm3", gravity=gravity)
     parent, origin = None, (0.0, 0.0, 0.0)
     for i, (L, m) in enumerate(zip(lengths, masses)):
@@ -156,13 +170,17 @@ def planar_arm_on_line(
             f"l{i + 1}", parent, Revolute(Z), origin=origin, mass=m, com=(L / 2, 0, 0), inertia=_rod_inertia(m, L)
         )
         origin = (L, 0.0, 0.0)
-    tip = tree.point(parent, (lengths[-1], 0, 0))
+    offset = (lengths[-1], 0, 0)
+    assert parent is not None  # three links were made
+    tip = tree.point(parent, offset)
     return System(
         [tree], [OnSurface(tip, Plane((0, 1, 0), (0, line_y, 0)), name="line")], q0=np.array([-0.3, 0.2, -0.5])
     )
 
 
-def spatial_arm_on_sphere(radius: float = 0.6, center=(0.4, 0.0, 0.3), gravity=(0.0, 0.0, -9.81)) -> System:
+def spatial_arm_on_sphere(
+    radius: float = 0.6, center: ArrayLike = (0.4, 0.0, 0.3), gravity: ArrayLike = (0.0, 0.0, -9.81)
+) -> System:
     """A 4-dof spatial arm (yaw, pitch, pitch, roll) whose end point is held on a sphere [MH]."""
     tree = RigidTree("arm4", gravity=gravity)
     base = tree.add_link("yaw", joint=Revolute(Z), mass=1.0, com=(0, 0, 0.1), inertia=(0.01, 0.01, 0.005))
@@ -243,7 +261,12 @@ def _planar_chain(tree: RigidTree, lengths, masses) -> list:
     return links
 
 
-def coupled_chain(lengths=(0.4,) * 6, masses=(1.0,) * 6, gravity=(0.0, -9.81, 0.0), q0=None) -> System:
+def coupled_chain(
+    lengths: Sequence[float] = (0.4,) * 6,
+    masses: Sequence[float] = (1.0,) * 6,
+    gravity: ArrayLike = (0.0, -9.81, 0.0),
+    q0: ArrayLike | None = None,
+) -> System:
     """Redundant planar chain with internal joint couplings [DE 5.4.1, Fig. 9].
 
     Six revolute joints about world z (tree ``"chain"``, links ``"l1"`` to ``"l6"``), uniform rods, each
@@ -280,8 +303,8 @@ def parallel_platform(
     lower: float = 0.7,
     platform_mass: float = 1.0,
     link_mass: float = 0.5,
-    gravity=(0.0, -9.81, 0.0),
-    q0=None,
+    gravity: ArrayLike = (0.0, -9.81, 0.0),
+    q0: ArrayLike | None = None,
     *,
     twist: float = np.pi / 3,
 ) -> System:
@@ -372,7 +395,10 @@ def parallel_platform(
 
 
 def underactuated_chain(
-    lengths=(0.5, 0.5, 0.5), masses=(1.0, 1.0, 1.0), gravity=(0.0, -9.81, 0.0), q0=(0.3, 0.6, 0.4)
+    lengths: Sequence[float] = (0.5, 0.5, 0.5),
+    masses: Sequence[float] = (1.0, 1.0, 1.0),
+    gravity: ArrayLike = (0.0, -9.81, 0.0),
+    q0: ArrayLike = (0.3, 0.6, 0.4),
 ) -> System:
     """Underactuated redundant planar chain [DE 5.4.3, Fig. 14].
 

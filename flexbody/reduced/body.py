@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import FlexbodyError, ModelError
 from ..fem.flexible_body import FlexibleBody
@@ -32,6 +33,7 @@ from .invariants import InertiaInvariants, cross, frame_state, frame_terms
 from .stiffening import geometric_stiffness, load_coefficients
 
 if TYPE_CHECKING:
+    from ..system.evaluation import Evaluation
     from .anchors import ReducedPoint
 
 SINGULAR_MASS = 1e-9
@@ -70,7 +72,13 @@ class ReducedBody:
     """
 
     def __init__(
-        self, name: str, basis: ReducedBasis, link: Link, *, clamp=None, geometric_stiffening: bool | None = None
+        self,
+        name: str,
+        basis: ReducedBasis,
+        link: Link,
+        *,
+        clamp: str | ArrayLike | None = None,
+        geometric_stiffening: bool | None = None,
     ):
         if not isinstance(name, str) or not name:
             raise ModelError("ReducedBody: name must be a non-empty string")
@@ -145,11 +153,11 @@ class ReducedBody:
         return f"ReducedBody({self.name!r}, {self.n_dofs} coordinates on link {self.link.name!r})"
 
     # ------------------------------------------------------------------ one state
-    def state(self, ev) -> ReducedState:
+    def state(self, ev: Evaluation) -> ReducedState:
         """The frame, modal state and M_b, Q_v of this body at the evaluation ``ev`` (kept with it)."""
         return ev.memo(("reduced", self.name), lambda: ReducedState(self, ev))
 
-    def point(self, nodes) -> ReducedPoint:
+    def point(self, nodes: str | ArrayLike) -> ReducedPoint:
         """The anchor at the mean of ``nodes`` (a node or face set name, or node indices) of this body."""
         from .anchors import ReducedPoint
 

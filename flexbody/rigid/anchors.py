@@ -15,9 +15,15 @@ knows of).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .link import Link, _rotation, _vector3
+
+if TYPE_CHECKING:
+    from ..system.evaluation import Evaluation
 
 _NO_COLS = np.zeros(0, dtype=np.int64)
 
@@ -28,17 +34,17 @@ class Anchor:
     trees: tuple = ()
     label = "anchor"
 
-    def position(self, ev) -> np.ndarray:
+    def position(self, ev: Evaluation) -> np.ndarray:
         raise NotImplementedError
 
-    def velocity(self, ev) -> np.ndarray:
+    def velocity(self, ev: Evaluation) -> np.ndarray:
         raise NotImplementedError
 
-    def jacobian(self, ev) -> tuple[np.ndarray, np.ndarray]:
+    def jacobian(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         """(cols (k,), block (3, k)) with ẋ = block @ v[cols]."""
         raise NotImplementedError
 
-    def bias(self, ev) -> np.ndarray:
+    def bias(self, ev: Evaluation) -> np.ndarray:
         """J̇v (3,) [m/s²]: the acceleration of the point when the global accelerations are zero."""
         raise NotImplementedError
 
@@ -46,20 +52,20 @@ class Anchor:
 class FrameAnchor(Anchor):
     """A point that also carries axes: adds rotation, angular velocity, angular Jacobian and bias."""
 
-    def rotation(self, ev) -> np.ndarray:
+    def rotation(self, ev: Evaluation) -> np.ndarray:
         raise NotImplementedError
 
-    def angular_velocity(self, ev) -> np.ndarray:
+    def angular_velocity(self, ev: Evaluation) -> np.ndarray:
         raise NotImplementedError
 
-    def angular_jacobian(self, ev) -> tuple[np.ndarray, np.ndarray]:
+    def angular_jacobian(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
 
-    def angular_bias(self, ev) -> np.ndarray:
+    def angular_bias(self, ev: Evaluation) -> np.ndarray:
         raise NotImplementedError
 
 
-def _point_text(x) -> str:
+def _point_text(x: np.ndarray) -> str:
     """A point as it reads in labels: "(0.4, 0, 0)" (6 significant decimals, no numpy reprs)."""
     return "(" + ", ".join(f"{float(c):.6g}" for c in np.round(x, 6)) + ")"
 
@@ -67,38 +73,38 @@ def _point_text(x) -> str:
 class Ground(FrameAnchor):
     """A fixed point/frame of the world: ``origin`` (3,) [m] with axes ``rotation`` (3, 3)."""
 
-    def __init__(self, origin=(0.0, 0.0, 0.0), rotation=None):
+    def __init__(self, origin: ArrayLike = (0.0, 0.0, 0.0), rotation: ArrayLike | None = None):
         self.origin = _vector3(origin, "Ground: origin")
         self.R = _rotation(rotation, "Ground: rotation")
         self.label = f"ground{_point_text(self.origin)}"
 
-    def position(self, ev):
+    def position(self, ev: Evaluation) -> np.ndarray:
         """The fixed ``origin`` (3,) [m] in world coordinates, at any state."""
         return self.origin
 
-    def velocity(self, ev):
+    def velocity(self, ev: Evaluation) -> np.ndarray:
         """Zero (3,) [m/s]: the ground does not move."""
         return np.zeros(3)
 
-    def jacobian(self, ev):
+    def jacobian(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         return _NO_COLS, np.zeros((3, 0))
 
-    def bias(self, ev):
+    def bias(self, ev: Evaluation) -> np.ndarray:
         return np.zeros(3)
 
-    def rotation(self, ev):
+    def rotation(self, ev: Evaluation) -> np.ndarray:
         """The fixed axes ``R`` (3, 3) in the world, at any state."""
         return self.R
 
-    def angular_velocity(self, ev):
+    def angular_velocity(self, ev: Evaluation) -> np.ndarray:
         """Zero (3,) [rad/s]: the ground does not turn."""
         return np.zeros(3)
 
-    def angular_jacobian(self, ev):
+    def angular_jacobian(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         """(cols (0,), block (3, 0)): no coordinate moves the ground."""
         return _NO_COLS, np.zeros((3, 0))
 
-    def angular_bias(self, ev):
+    def angular_bias(self, ev: Evaluation) -> np.ndarray:
         """Zero (3,) [rad/s²] angular bias acceleration."""
         return np.zeros(3)
 
@@ -111,17 +117,17 @@ class LinkPoint(Anchor):
         self.trees = (link.tree,)
         self.label = f"{link.tree.name}.{link.name}{_point_text(offset)}"
 
-    def position(self, ev):
+    def position(self, ev: Evaluation) -> np.ndarray:
         return ev.point(self)[0]
 
-    def velocity(self, ev):
+    def velocity(self, ev: Evaluation) -> np.ndarray:
         return ev.point(self)[1]
 
-    def jacobian(self, ev):
+    def jacobian(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         J = ev.point(self)[2]
         return ev.columns(self.link.tree), J
 
-    def bias(self, ev):
+    def bias(self, ev: Evaluation) -> np.ndarray:
         return ev.point(self)[3]
 
 
@@ -132,15 +138,16 @@ class LinkFrame(LinkPoint, FrameAnchor):
         super().__init__(link, offset)
         self.R_link = rotation
 
-    def rotation(self, ev):
+    def rotation(self, ev: Evaluation) -> np.ndarray:
         return ev.kinematics(self.link.tree).R[self.link.index] @ self.R_link
 
-    def angular_velocity(self, ev):
+    def angular_velocity(self, ev: Evaluation) -> np.ndarray:
         return ev.kinematics(self.link.tree).angular_velocity(self.link)
 
-    def angular_jacobian(self, ev):
+    def angular_jacobian(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         cols, block = ev.kinematics(self.link.tree).angular_jacobian(self.link)
         return cols + ev.offset(self.link.tree), block
 
-    def angular_bias(self, ev):
+    def angular_bias(self, ev: Evaluation) -> np.ndarray:
+
         return ev.kinematics(self.link.tree).angular_bias_acceleration(self.link)

@@ -97,7 +97,7 @@ class SphericalColumn:
         return np.eye(3)[self.column]
 
 
-def rotation_vector(quaternion=None, rotation=None) -> np.ndarray:
+def rotation_vector(quaternion: npt.ArrayLike | None = None, rotation: npt.ArrayLike | None = None) -> np.ndarray:
     """The rotation vector φ (3,) [rad], ‖φ‖ ≤ π, of a unit quaternion (x, y, z, w) — Pinocchio's and scipy's
     order — or of a rotation matrix (3, 3); the identity when neither is given.
 
@@ -144,7 +144,7 @@ class Spherical:
         return tuple(SphericalColumn(k) for k in range(3))
 
     @staticmethod
-    def coordinates(quaternion=None, rotation=None) -> np.ndarray:
+    def coordinates(quaternion: npt.ArrayLike | None = None, rotation: npt.ArrayLike | None = None) -> np.ndarray:
         """φ (3,) [rad] of an orientation given as a unit quaternion (x, y, z, w) or a rotation matrix."""
         return rotation_vector(quaternion, rotation)
 
@@ -163,7 +163,11 @@ class FreeFlyer:
         return tuple(Prismatic(np.eye(3)[k]) for k in range(3)) + Spherical().parts()
 
     @staticmethod
-    def coordinates(position=(0.0, 0.0, 0.0), quaternion=None, rotation=None) -> np.ndarray:
+    def coordinates(
+        position: npt.ArrayLike = (0.0, 0.0, 0.0),
+        quaternion: npt.ArrayLike | None = None,
+        rotation: npt.ArrayLike | None = None,
+    ) -> np.ndarray:
         """q (6,) of a pose: ``position`` (3,) [m] and orientation (unit quaternion (x, y, z, w) or rotation
         matrix) of the link frame in the joint frame; ModelError for a non-unit quaternion."""
         p = np.asarray(position, dtype=float).reshape(-1)

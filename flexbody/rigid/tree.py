@@ -12,14 +12,20 @@ rows [linear velocity of the frame origin; angular velocity], both in world axes
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ModelError, StateError
 from . import algorithms as alg
 from . import tree_dynamics
 from .anchors import LinkFrame, LinkPoint
-from .joints import COMPOUND_JOINTS, Fixed, Prismatic, Revolute
+from .joints import COMPOUND_JOINTS, Fixed, FreeFlyer, Planar, Prismatic, Revolute, Spherical, Universal
 from .link import Link, _inertia, _rotation, _vector3
+
+Joint: TypeAlias = Revolute | Prismatic | Fixed | Spherical | FreeFlyer | Universal | Planar
+"""The joints a link can be added with (:meth:`RigidTree.add_link`)."""
 
 
 class RigidTree:
@@ -39,7 +45,7 @@ class RigidTree:
     >>> l2 = arm.add_link("l2", parent=l1, joint=Revolute((0, 0, 1)), origin=(1, 0, 0), mass=1.0)
     """
 
-    def __init__(self, name: str, gravity=(0.0, 0.0, -9.81)):
+    def __init__(self, name: str, gravity: ArrayLike = (0.0, 0.0, -9.81)):
         if not isinstance(name, str) or not name:
             raise ModelError("RigidTree: name must be a non-empty string")
         self.name = name
@@ -56,14 +62,14 @@ class RigidTree:
     def add_link(
         self,
         name: str,
-        parent=None,
-        joint=None,
+        parent: Link | str | None = None,
+        joint: Joint | None = None,
         *,
-        origin=(0.0, 0.0, 0.0),
-        rotation=None,
+        origin: ArrayLike = (0.0, 0.0, 0.0),
+        rotation: ArrayLike | None = None,
         mass: float = 0.0,
-        com=(0.0, 0.0, 0.0),
-        inertia=None,
+        com: ArrayLike = (0.0, 0.0, 0.0),
+        inertia: ArrayLike | None = None,
         check_inertia: bool = True,
     ) -> Link:
         """Add a link connected to ``parent`` (a Link, its name, or None for the ground).
@@ -149,7 +155,7 @@ class RigidTree:
         self._arrays = self._kernel_model = None
         return link
 
-    def link(self, key) -> Link:
+    def link(self, key: Link | str) -> Link:
         """The link named ``key`` (or ``key`` itself if it is one of this tree's links)."""
         if isinstance(key, Link):
             if key.tree is not self:
@@ -187,11 +193,13 @@ class RigidTree:
         for the parts of a joint with several coordinates, e.g. ``'arm.base.rx'``)."""
         return [f"{self.name}.{link.label}" for link in self.coordinate_links]
 
-    def point(self, link, offset=(0.0, 0.0, 0.0)):
+    def point(self, link: Link | str, offset: ArrayLike = (0.0, 0.0, 0.0)) -> LinkPoint:
         """An anchor at ``offset`` [m] (link frame) on ``link``, for constraints and tasks."""
         return LinkPoint(self.link(link), _vector3(offset, f"point on {link!r}: offset"))
 
-    def frame(self, link, offset=(0.0, 0.0, 0.0), rotation=None):
+    def frame(
+        self, link: Link | str, offset: ArrayLike = (0.0, 0.0, 0.0), rotation: ArrayLike | None = None
+    ) -> LinkFrame:
         """An anchor frame on ``link``: origin ``offset`` and axes ``rotation`` relative to the link frame."""
         return LinkFrame(
             self.link(link),
@@ -247,7 +255,7 @@ class RigidTree:
             )
         return x
 
-    def kinematics(self, q, v=None) -> Kinematics:
+    def kinematics(self, q: ArrayLike, v: ArrayLike | None = None) -> Kinematics:
         """Positions, velocities and velocity-product accelerations of all links at (q, v)."""
         q = self._check("q", q)
         v = np.zeros_like(q) if v is None else self._check("v", v)
@@ -280,7 +288,7 @@ class RigidTree:
             "ending in links without mass or rotational inertia?)"
         )
 
-    def mass_matrix(self, q) -> np.ndarray:
+    def mass_matrix(self, q: ArrayLike) -> np.ndarray:
         """Joint-space mass matrix M(q) (n, n) [DE-2], by the composite-rigid-body algorithm."""
         q = self._vector("q", q)
         M = np.empty((self.n_dofs, self.n_dofs))
@@ -288,19 +296,19 @@ class RigidTree:
             raise self._refused(q=q)
         return M
 
-    def inverse_dynamics(self, q, v, a) -> np.ndarray:
+    def inverse_dynamics(self, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> np.ndarray:
         """τ = M a + b + g (n,) by recursive Newton–Euler [DE-2]."""
         return self._rnea(q, v, a, self.gravity)
 
-    def nonlinear_effects(self, q, v) -> np.ndarray:
+    def nonlinear_effects(self, q: ArrayLike, v: ArrayLike) -> np.ndarray:
         """h = b(q, v) + g(q) (n,)."""
         return self._rnea(q, v, None, self.gravity)
 
-    def bias_force(self, q, v) -> np.ndarray:
+    def bias_force(self, q: ArrayLike, v: ArrayLike) -> np.ndarray:
         """Centrifugal and Coriolis vector b(q, v) (n,) [DE-2]."""
         return self._rnea(q, v, None, np.zeros(3))
 
-    def gravity_force(self, q) -> np.ndarray:
+    def gravity_force(self, q: ArrayLike) -> np.ndarray:
         """Gravity vector g(q) (n,) [DE-2] (the joint forces that hold the tree still)."""
         return self._rnea(q, None, None, self.gravity)
 
@@ -314,7 +322,7 @@ class RigidTree:
             raise self._refused(q=q, v=v, a=a)
         return tau
 
-    def forward_dynamics(self, q, v, tau) -> np.ndarray:
+    def forward_dynamics(self, q: ArrayLike, v: ArrayLike, tau: ArrayLike) -> np.ndarray:
         """Unconstrained joint accelerations a = M⁻¹(τ − b − g) (n,): CRBA, RNEA and a Cholesky solve in
         one compiled call."""
         q, v, tau = self._vector("q", q), self._vector("v", v), self._vector("tau", tau)

@@ -19,10 +19,13 @@ in ``tree.limits`` (by link name) and visual meshes in ``tree.visuals`` for view
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ModelError
 from .joints import Fixed, FreeFlyer, Planar, Prismatic, Revolute
@@ -55,11 +58,11 @@ class VisualMesh:
 
 
 def load_urdf(
-    path,
+    path: str | os.PathLike[str],
     *,
     name: str | None = None,
-    gravity=(0.0, 0.0, -9.81),
-    package_dirs=(),
+    gravity: ArrayLike = (0.0, 0.0, -9.81),
+    package_dirs: Sequence[str | os.PathLike[str]] = (),
     visuals: bool = True,
     floating_base: bool = False,
 ) -> RigidTree:

@@ -24,6 +24,7 @@ import logging
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ConvergenceError, FlexbodyError
 from ..io.results import Results
@@ -120,7 +121,7 @@ def follow_path(
     *,
     load_steps: int = 1,
     newton: NewtonSettings | None = None,
-    q_start: np.ndarray | None = None,
+    q_start: ArrayLike | None = None,
 ) -> Results:
     """The equilibrium path of ``system`` (flexible bodies held by Fix, loads scaled by s) from s = 0 to s = 1 by
     arc-length continuation, through limit points of load and displacement (snap-through, snap-back).

@@ -16,9 +16,11 @@ them is :func:`flexbody.solve_static`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError, ConvergenceError, FlexbodyError, StateError
 from ..linalg.saddle_point import SaddlePointSolver
@@ -26,6 +28,9 @@ from ..system.description import as_assembled
 from .constrained_equations import EquationResidual
 from .load_increments import LoadIncrements
 from .stabilization import worst_rows
+
+if TYPE_CHECKING:
+    from ..system import AssembledSystem, System
 
 __all__ = ["Equilibrium", "static_equilibrium", "holding_inputs"]
 
@@ -125,7 +130,9 @@ DIVERGING = 3
 """Consecutive growing Newton corrections after which a load step's iterations are damped."""
 
 
-def _newton(stat: _Statics, solver: SaddlePointSolver, q, lam, tau, s, tol, max_iterations, history):
+def _newton(
+    stat: _Statics, solver: SaddlePointSolver, q, lam, tau, s, tol, max_iterations, history
+) -> tuple[np.ndarray, np.ndarray, int, float, float]:
     """Newton at load factor s; returns (q, λ, iterations, max|r|, max|φ|) or raises.
 
     Full Newton steps (halved only while the residual at the trial point is not finite), so the iterations keep
@@ -245,24 +252,30 @@ def static_equilibrium(
 
 
 def holding_inputs(
-    asm, q=None, *, t: float = 0.0, load_steps: int = 1, tol: float = 1e-11, max_iterations: int = 30
+    asm: System | AssembledSystem,
+    q: ArrayLike | None = None,
+    *,
+    t: float = 0.0,
+    load_steps: int = 1,
+    tol: float = 1e-11,
+    max_iterations: int = 30,
 ) -> tuple[np.ndarray, Equilibrium]:
     """Actuator inputs τ_k (k,) that hold the actuated coordinates at their values in ``q`` (default
     ``asm.q0``) in static equilibrium (the flexible bodies deflect under their loads), and that
     equilibrium. The actuated coordinates are held by extra rows S q = S q_held whose multipliers are τ_k.
     ``asm`` is an AssembledSystem or a System (assembled here)."""
-    asm = as_assembled(asm, "holding_inputs")
-    q = np.array(asm.q0 if q is None else q, dtype=float)
-    S = np.asarray(asm.S, dtype=float)
-    stat = _Statics(asm, t, hold=(S, S @ q))
-    solver = SaddlePointSolver(asm.n_rigid)
-    lam = np.zeros(asm.n_constraints + S.shape[0])
+    model: AssembledSystem = as_assembled(asm, "holding_inputs")
+    q = np.array(model.q0 if q is None else q, dtype=float)
+    S = np.asarray(model.S, dtype=float)
+    stat = _Statics(model, t, hold=(S, S @ q))
+    solver = SaddlePointSolver(model.n_rigid)
+    lam = np.zeros(model.n_constraints + S.shape[0])
     history: list[float] = []
     iterations = 0
     for s in np.arange(1, load_steps + 1) / load_steps:
         q, lam, k, res, viol = _newton(
-            stat, solver, q, lam, np.zeros(asm.n_dofs), float(s), tol, max_iterations, history
+            stat, solver, q, lam, np.zeros(model.n_dofs), float(s), tol, max_iterations, history
         )
         iterations += k
-    m = asm.n_constraints
+    m = model.n_constraints
     return lam[m:].copy(), Equilibrium(q, lam[:m].copy(), S.T @ lam[m:], res, viol, iterations, history, [1.0])

@@ -14,6 +14,7 @@ import logging
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError, ConvergenceError, FlexbodyError
 from ..io.results import Results
@@ -52,7 +53,7 @@ class _LinearSolver:
 
 
 def solve_flexible(
-    system: System, *, load_steps: int = 1, settings: NewtonSettings | None = None, q_start: np.ndarray | None = None
+    system: System, *, load_steps: int = 1, settings: NewtonSettings | None = None, q_start: ArrayLike | None = None
 ) -> Results:
     """Static equilibrium under the system's loads, reached in ``load_steps`` equal increments.
 

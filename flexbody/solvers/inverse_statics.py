@@ -11,15 +11,21 @@ reported when x_d cannot be reached. Along a path of targets each solve starts f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..errors import ConvergenceError, FlexbodyError, ModelError
 from ..io.results import Results
 from ..linalg.saddle_point import SaddlePointSolver
 from ..system.description import as_assembled
 from .constrained_statics import Equilibrium, _Statics, holding_inputs, static_equilibrium
+
+if TYPE_CHECKING:
+    from ..control.tasks import Task
+    from ..system import AssembledSystem, System
 
 __all__ = ["InverseStatics", "inverse_statics", "task_sensitivity", "quasi_static_sequence"]
 
@@ -71,22 +77,22 @@ def _input_response(stat: _Statics, solver: SaddlePointSolver, q, lam, Phi):
     return np.column_stack([c[0] for c in cols]), np.column_stack([c[1] for c in cols])
 
 
-def task_sensitivity(asm, task, eq: Equilibrium, t: float = 0.0) -> np.ndarray:
+def task_sensitivity(asm: System | AssembledSystem, task: Task, eq: Equilibrium, t: float = 0.0) -> np.ndarray:
     """G = dx/dτ_k (m_T, k) at an equilibrium: J dq with [[K, Φᵀ], [Φ, 0]] [dq; −dλ] = [Sᵀ; 0]."""
-    asm = as_assembled(asm, "task_sensitivity")
-    stat = _Statics(asm, t)
+    model: AssembledSystem = as_assembled(asm, "task_sensitivity")
+    stat = _Statics(model, t)
     _, _, Phi = stat.residual(eq.q, eq.lam, eq.tau, 1.0)
-    D, _ = _input_response(stat, SaddlePointSolver(asm.n_rigid), eq.q, eq.lam, Phi)
-    return _task_terms(asm, task, eq.q, t)[1] @ D
+    D, _ = _input_response(stat, SaddlePointSolver(model.n_rigid), eq.q, eq.lam, Phi)
+    return _task_terms(model, task, eq.q, t)[1] @ D
 
 
 def inverse_statics(
-    asm,
-    task,
-    target,
+    asm: System | AssembledSystem,
+    task: Task,
+    target: ArrayLike,
     *,
-    tau_k0=None,
-    q0=None,
+    tau_k0: ArrayLike | None = None,
+    q0: ArrayLike | None = None,
     t: float = 0.0,
     tol: float = 1e-10,
     max_iterations: int = 200,
@@ -129,7 +135,7 @@ def inverse_statics(
     inputs : "least_norm" (default) or "least_change", see above.
     optimality_tol, max_descents : stopping test and budget of the least-norm descent.
     """
-    asm = as_assembled(asm, "inverse_statics")
+    model: AssembledSystem = as_assembled(asm, "inverse_statics")
     if inputs not in ("least_norm", "least_change"):
         raise FlexbodyError(f"inverse_statics: inputs must be 'least_norm' or 'least_change', got {inputs!r}")
     target = np.asarray(target, dtype=float).ravel()
@@ -139,11 +145,11 @@ def inverse_statics(
             f"(rows {task.row_labels}), got shape {target.shape}"
         )
     if tau_k0 is None:  # start: the inputs that hold the initial posture
-        tau_k, eq = holding_inputs(asm, q0, t=t, load_steps=load_steps)
+        tau_k, eq = holding_inputs(model, q0, t=t, load_steps=load_steps)
     else:
         tau_k = np.asarray(tau_k0, dtype=float).copy()
-        eq = static_equilibrium(asm, tau_k=tau_k, q0=q0, t=t, load_steps=load_steps)
-    newton = _BorderedNewton(asm, task, target, t, rcond)
+        eq = static_equilibrium(model, tau_k=tau_k, q0=q0, t=t, load_steps=load_steps)
+    newton = _BorderedNewton(model, task, target, t, rcond)
     history: list[float] = []
     (q, lam, tau_k), it = _restore(newton, (eq.q, eq.lam, tau_k), tol, max_iterations, max_step, history)
     reachable = _on_target(newton, (q, lam, tau_k), tol)
@@ -152,18 +158,18 @@ def inverse_statics(
         (q, lam, tau_k), descents, optimality = _least_norm_inputs(
             newton, (q, lam, tau_k), tol, max_iterations, max_step, optimality_tol, max_descents
         )
-    r, phi, _ = newton.stat.residual(q, lam, asm.S.T @ tau_k, 1.0)
+    r, phi, _ = newton.stat.residual(q, lam, model.S.T @ tau_k, 1.0)
     eq = Equilibrium(
         q,
         lam,
-        asm.S.T @ tau_k,
+        model.S.T @ tau_k,
         float(np.max(np.abs(r))) if r.size else 0.0,
         float(np.max(np.abs(phi))) if phi.size else 0.0,
         it,
         history,
         [1.0],
     )
-    x = _task_terms(asm, task, q, t)[0]
+    x = _task_terms(model, task, q, t)[0]
     G = newton.G
     sv = np.linalg.svd(G, compute_uv=False) if G.size else np.zeros(0)
     rank = int(np.sum(sv > rcond * sv.max())) if sv.size and sv.max() > 0 else 0
@@ -307,7 +313,16 @@ def _min_norm_lstsq(G: np.ndarray, b: np.ndarray, rcond: float) -> np.ndarray:
     return np.linalg.lstsq(G, b, rcond=rcond)[0]
 
 
-def quasi_static_sequence(asm, task, targets, *, tau_k0=None, q0=None, tol: float = 1e-10, **kw) -> Results:
+def quasi_static_sequence(
+    asm: System | AssembledSystem,
+    task: Task,
+    targets: ArrayLike,
+    *,
+    tau_k0: ArrayLike | None = None,
+    q0: ArrayLike | None = None,
+    tol: float = 1e-10,
+    **kw: Any,
+) -> Results:
     """Inverse statics along a path of targets (N, m_T): successive equilibria, each started from the last.
 
     Returns Results (kind "quasi_static", ``times`` = path index 0..N−1) with ``q`` and histories

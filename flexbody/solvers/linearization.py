@@ -20,17 +20,26 @@ The model is dense (2p × 2p): meant for controller design on systems of up to a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..dynamics.projection import nullspace_basis
 from ..errors import FlexbodyError
 from ..system.description import as_assembled
 from .constrained_statics import _Statics
 from .modal import _linearisation_point
+
+if TYPE_CHECKING:
+    from ..control.tasks import Task
+    from ..fem.flexible_body import FlexibleBody
+    from ..system import AssembledSystem, State, System
+    from .constrained_statics import Equilibrium
 
 __all__ = ["LinearModel", "linearize"]
 
@@ -76,17 +85,24 @@ class LinearModel:
 
 
 def linearize(
-    model, state=None, *, inputs=None, nodal_forces=(), outputs=(), t: float = 0.0, load_steps: int = 1
+    model: System | AssembledSystem,
+    state: Equilibrium | State | ArrayLike | None = None,
+    *,
+    inputs: ArrayLike | None = None,
+    nodal_forces: Sequence[tuple[FlexibleBody, int, ArrayLike]] = (),
+    outputs: Sequence[Task] = (),
+    t: float = 0.0,
+    load_steps: int = 1,
 ) -> LinearModel:
     """The linear state-space model of ``model`` about a static state.
 
     Parameters
     ----------
     model : System or AssembledSystem
-    state : None or array (n,)
-        None: the static equilibrium under the loads, gravity and the inputs ``inputs``; else the
-        coordinates to linearise about (multipliers from the static balance, see
-        :func:`~flexbody.solvers.modal.modal_analysis`).
+    state : None, Equilibrium, array (n,) or State
+        None: the static equilibrium under the loads, gravity and the inputs ``inputs``; an Equilibrium: that
+        one, with its multipliers; else the coordinates to linearise about (multipliers from the static
+        balance, see :func:`~flexbody.solvers.modal.modal_analysis`).
     inputs : array (k,), optional
         The actuator inputs u* held at the state [N, N·m] (default zero; ``fb.holding_inputs`` gives the
         ones that hold a posture).

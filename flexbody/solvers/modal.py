@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..dynamics.projection import nullspace_basis
 from ..errors import ConvergenceError, FlexbodyError, StateError
@@ -38,7 +39,9 @@ from ..system.description import as_assembled
 from .constrained_statics import _Statics, static_equilibrium
 
 if TYPE_CHECKING:
+    from ..system import State, System
     from ..system.assembled import AssembledSystem
+    from .constrained_statics import Equilibrium
 
 __all__ = ["Modes", "modal_analysis"]
 
@@ -126,11 +129,11 @@ class Modes:
 
 
 def modal_analysis(
-    model,
-    state=None,
+    model: System | AssembledSystem,
+    state: Equilibrium | State | ArrayLike | None = None,
     n_modes: int = 10,
     *,
-    tau=None,
+    tau: ArrayLike | None = None,
     t: float = 0.0,
     shift: float | None = None,
     zero_tol: float = 1e-8,

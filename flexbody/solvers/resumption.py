@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import FlexbodyError
 from ..io.results import CHECKPOINT, RESULTS_JSON, RESULTS_NPZ, Results, part_name, read_parts
@@ -24,13 +27,23 @@ from .run_body import _control_inputs, _energy_watch, _execute, _explicit_body, 
 from .run_context import NO_CONTEXT, RunContext
 from .stabilization import Baumgarte, PositionCorrection
 
+if TYPE_CHECKING:
+    from ..control.base import Controller
+    from ..system import AssembledSystem, System
+
 log = logging.getLogger(__name__)
 
 __all__ = ["resume"]
 
 
 def resume(
-    asm, directory, t_end: float | None = None, *, tau=None, controller=None, context: RunContext | None = None
+    asm: System | AssembledSystem,
+    directory: str | Path,
+    t_end: float | None = None,
+    *,
+    tau: ArrayLike | Callable[..., ArrayLike] | None = None,
+    controller: Controller | None = None,
+    context: RunContext | None = None,
 ) -> Results:
     """Continue a run written with ``simulate(..., save_to=directory)`` that was stopped (killed,
     interrupted) or failed, from its last checkpoint to ``t_end``, and return the complete results.

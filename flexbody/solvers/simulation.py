@@ -25,9 +25,12 @@ step as if it had not been stopped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import FlexbodyError, StateError
 from ..fem import fields as field_data
@@ -42,6 +45,13 @@ from .resumption import resume
 from .run_body import _control_inputs, _energy_watch, _execute, _explicit_body, _implicit_body, _with_labels
 from .run_context import NO_CONTEXT, RunContext
 from .stabilization import Baumgarte, PositionCorrection, _finite, assemble_configuration, project_velocity
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..control.base import Controller
+    from ..system import AssembledSystem, System
+    from .alpha_settings import GeneralizedAlpha
 
 __all__ = [
     "RK4",
@@ -60,23 +70,26 @@ IMPLICIT_FORMULATION = "index-3 generalized-alpha"  # the "formulation" recorded
 
 # ----------------------------------------------------------------------------------------- simulation
 def simulate(
-    asm,
+    asm: System | AssembledSystem,
     t_end: float,
     *,
-    integrator=RK4(dt=1e-3),
-    tau=None,
+    integrator: RK4 | Adaptive | GeneralizedAlpha = RK4(dt=1e-3),
+    tau: ArrayLike | Callable[..., ArrayLike] | None = None,
     formulation: str = "projection",
-    stabilization=PositionCorrection(),
-    q0=None,
-    v0=None,
+    stabilization: PositionCorrection
+    | Baumgarte
+    | tuple[PositionCorrection | Baumgarte, ...]
+    | None = PositionCorrection(),
+    q0: ArrayLike | None = None,
+    v0: ArrayLike | None = None,
     t0: float = 0.0,
     record_every: int = 1,
     consistent_initial: bool = True,
     rtol: float | None = None,
     atol: float | None = None,
     singular_tol: float | None = None,
-    controller=None,
-    save_to=None,
+    controller: Controller | None = None,
+    save_to: str | Path | None = None,
     save_every: int = 50,
     fields: bool = False,
     context: RunContext | None = None,
@@ -89,7 +102,8 @@ def simulate(
         A System is assembled here (``system.assemble()``); ``Results.system`` is that assembly.
     t_end : float
         End time [s].
-    integrator : RK4 or Adaptive
+    integrator : RK4, Adaptive or GeneralizedAlpha
+        The explicit (with a constraint stabilisation) or the implicit (index-3) integrator and its settings.
     tau : None (zero), array (n_dofs,) or callable
         Generalized applied forces [N or N·m]: ``tau(t, q, v)`` or a controller ``tau(t, state, asm)``
         (recognised by its parameter names ``state`` or ``asm``/``system``).

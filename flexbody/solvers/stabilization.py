@@ -6,15 +6,21 @@ rows), Baumgarte's φ̈ + 2α φ̇ + β² φ = 0, and the assembly of a configur
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..errors import ConvergenceError, FlexbodyError, StateError
 from ..linalg.rank import DENSE_LIMIT, GRAM_RTOL_FLOOR, constraint_svd, dense_jacobian
 from ..linalg.rank import resolve_tolerances as _tolerances
 from ..system.description import as_assembled
+
+if TYPE_CHECKING:
+    from ..system import AssembledSystem, System
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,10 +115,10 @@ def _position_jacobian(asm, t, q):
 
 
 def assemble_configuration(
-    asm,
-    q_guess,
+    asm: System | AssembledSystem,
+    q_guess: ArrayLike,
     t: float = 0.0,
-    fixed=None,
+    fixed: Sequence[int] | None = None,
     tol: float = 1e-12,
     max_iterations: int = 50,
     *,
@@ -153,47 +159,55 @@ def assemble_configuration(
         the guess); the message names the constraint rows with the largest residual, ``residual_history``
         holds ‖φ‖ per iteration and ``last_good`` the coordinates with the smallest residual.
     """
-    asm = as_assembled(asm, "assemble_configuration")
-    n = int(asm.n_dofs)
+    model: AssembledSystem = as_assembled(asm, "assemble_configuration")
+    n = int(model.n_dofs)
     q = _finite("q_guess", np.array(q_guess, dtype=float), t)
     if q.shape != (n,):
         raise StateError(f"assemble_configuration: q_guess must have shape ({n},), got {q.shape}")
     rtol, atol = _tolerances(rtol, atol)
     free = np.setdiff1d(np.arange(n), np.asarray([] if fixed is None else fixed, dtype=int))
-    phi = _position_value(asm, t, q)
+    phi = _position_value(model, t, q)
     history = [float(np.linalg.norm(phi))]
     q_best, best = q.copy(), history[0]
     for _ in range(max_iterations):
         if history[-1] <= tol:
             return q
-        Phi = _position_jacobian(asm, t, q)
+        Phi = _position_jacobian(model, t, q)
         dq, _ = _min_norm_step(Phi[:, free] if len(free) < n else Phi, phi, rtol, atol)  # [AG-37]
         if not np.all(np.isfinite(dq)) or np.linalg.norm(dq) <= 1e-15 * (1.0 + np.linalg.norm(q)):
             break  # Gauss–Newton stationary point with φ ≠ 0
         q = q.copy()
         q[free] -= dq
-        phi = _position_value(asm, t, q)
+        phi = _position_value(model, t, q)
         history.append(float(np.linalg.norm(phi)))
         if history[-1] < best:
             q_best, best = q.copy(), history[-1]
     if history[-1] <= tol:
         return q
-    phi_best = np.asarray(asm.constraint_value(t, q_best), dtype=float)  # all rows: labels line up
+    phi_best = np.asarray(model.constraint_value(t, q_best), dtype=float)  # all rows: labels line up
     raise ConvergenceError(
         f"assemble_configuration: constraints not satisfied to ‖φ‖ ≤ {tol:.1e} (best ‖φ‖ = "
         f"{best:.3e} after {len(history) - 1} iterations); largest residuals in rows "
-        f"{worst_rows(asm, phi_best)}",
+        f"{worst_rows(model, phi_best)}",
         history,
         last_good=q_best,
     )
 
 
-def project_velocity(asm, q, v, t: float = 0.0, *, rtol: float | None = None, atol: float | None = None) -> np.ndarray:
+def project_velocity(
+    asm: System | AssembledSystem,
+    q: ArrayLike,
+    v: ArrayLike,
+    t: float = 0.0,
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+) -> np.ndarray:
     """Velocities (n_dofs,) satisfying Φ v + φ_t = 0 with the minimum-norm change v ← v − Φ⁺(Φ v + φ_t)."""
-    asm = as_assembled(asm, "project_velocity")
+    model: AssembledSystem = as_assembled(asm, "project_velocity")
     rtol, atol = _tolerances(rtol, atol)
-    Phi = asm.constraint_jacobian(t, q)
-    r = Phi @ v + np.asarray(asm.constraint_rate(t, q), dtype=float)
+    Phi = model.constraint_jacobian(t, q)
+    r = Phi @ v + np.asarray(model.constraint_rate(t, q), dtype=float)
     dv, _ = _min_norm_step(Phi, r, rtol, atol)
     return np.asarray(v, dtype=float) - dv
 

@@ -15,7 +15,10 @@ Which solver runs follows from the model, not from the caller's choice of functi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypeGuard
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..constraints.base import Fix
 from ..errors import FlexbodyError
@@ -27,19 +30,23 @@ from .flexible_statics import solve_flexible
 from .inverse_statics import InverseStatics, inverse_statics
 from .newton_settings import NewtonSettings
 
+if TYPE_CHECKING:
+    from ..control.tasks import Task
+    from ..system import AssembledSystem
+
 __all__ = ["solve_static", "NewtonSettings", "ArcLength"]
 
 
 def solve_static(
-    model,
+    model: System | AssembledSystem,
     *,
     load_steps: int = 1,
     settings: NewtonSettings | None = None,
-    q_start=None,
-    tau=None,
-    tau_k=None,
-    task=None,
-    target=None,
+    q_start: ArrayLike | None = None,
+    tau: ArrayLike | None = None,
+    tau_k: ArrayLike | None = None,
+    task: Task | None = None,
+    target: ArrayLike | None = None,
     t: float = 0.0,
     path: ArcLength | None = None,
 ) -> Results | InverseStatics:
@@ -99,6 +106,7 @@ def solve_static(
     if (task is None) != (target is None):
         raise FlexbodyError("solve_static: inverse statics needs both task and target")
     if task is not None:
+        assert target is not None  # both or neither (checked above)
         asm = as_assembled(model, "solve_static")
         return inverse_statics(
             asm,
@@ -128,7 +136,7 @@ def solve_static(
     return _as_results(asm, equilibrium, q_start)
 
 
-def _flexible_only(model) -> bool:
+def _flexible_only(model: object) -> TypeGuard[System]:
     """A System of flexible bodies held by Fix only: the eliminating solver's domain."""
     return (
         isinstance(model, System)

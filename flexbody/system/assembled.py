@@ -14,9 +14,12 @@ functions of (t, q, v) (see ``docs/architecture.md``).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal, cast, overload
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..errors import StateError
 from ..linalg.block_mass import BlockMass
@@ -28,6 +31,17 @@ from .flexible_stack import FlexiblePart
 from .joint_program import compile_joint_terms
 from .joint_space import JointSpace
 from .row_pattern import RowPattern
+
+if TYPE_CHECKING:
+    from ..constraints.attachments import AttachNodes
+    from ..constraints.base import Constraint
+    from ..constraints.force_elements import ForceElement
+    from ..fem.flexible_body import FlexibleBody
+    from ..fem.loads import Load
+    from ..linalg.rank import RankReport
+    from ..reduced.body import ReducedBody
+    from ..rigid.link import Link
+    from ..rigid.tree import RigidTree
 
 
 class AssembledSystem:
@@ -58,14 +72,26 @@ class AssembledSystem:
         (m) unit of each constraint row's value φ (:attr:`Constraint.units`).
     velocity_rows : ndarray of bool
         (m) the velocity-level (Pfaffian) rows; ``holonomic_rows``: their complement's indices.
-    S : scipy.sparse matrix
+    S : ndarray
         (k, n) actuation (selection) matrix of the actuated joint coordinates, labelled by ``actuated_labels``
         (k) with ``actuated_units`` (k).
     """
 
-    def __init__(self, trees, constraints, actuated_links=None, q0=None, bodies=(), loads=(), forces=(), reduced=()):
+    def __init__(
+        self,
+        trees: Iterable[RigidTree],
+        constraints: Iterable[Constraint],
+        actuated_links: Iterable[Link] | None = None,
+        q0: ArrayLike | None = None,
+        bodies: Iterable[FlexibleBody] = (),
+        loads: Iterable[Load] = (),
+        forces: Iterable[ForceElement] = (),
+        reduced: Iterable[ReducedBody] = (),
+    ):
         self.trees, self.reduced = list(trees), list(reduced)
-        self.offsets, self.slices, start = {}, {}, 0
+        self.offsets: dict[RigidTree | ReducedBody | FlexibleBody, int] = {}
+        self.slices: dict[RigidTree | ReducedBody | FlexibleBody, slice] = {}
+        start = 0
         for item in self.trees + self.reduced:
             self.offsets[item] = start
             self.slices[item] = slice(start, start + item.n_dofs)
@@ -84,7 +110,7 @@ class AssembledSystem:
         self._prepare_reduced()
         self.constraints = list(constraints)
         self.forces = AppliedForces(forces, self.n_dofs)
-        self._pattern = None  # CSR structure of Φ (RowPattern), reused while it fits
+        self._pattern: RowPattern | None = None  # CSR structure of Φ (RowPattern), reused while it fits
         self._evaluations: list[Evaluation] = []  # the last states evaluated, newest first
         self._prepare_attachments()
         self.row_slices, row = [], 0
@@ -154,10 +180,11 @@ class AssembledSystem:
         """Let attachments record their node offsets in the carrier frame at q0."""
         for c in self.constraints:
             if hasattr(c, "prepare"):
-                tree = c.trees[0] if c.trees else None
+                attachment = cast("AttachNodes", c)  # the one constraint with prepare(q_tree, x_nodes)
+                tree = attachment.trees[0] if attachment.trees else None
                 q_tree = self.q0[self.slices[tree]] if tree is not None else None
-                cols = self.offsets[c.body] + 3 * c.nodes[:, None] + np.arange(3)
-                c.prepare(q_tree, self.q0[cols])
+                cols = self.offsets[attachment.body] + 3 * attachment.nodes[:, None] + np.arange(3)
+                attachment.prepare(q_tree, self.q0[cols])
 
     def _register_points(self) -> dict:
         """Link-point anchors of the constraints, per tree: ({anchor: slot}, link indices, offsets)."""
@@ -192,7 +219,7 @@ class AssembledSystem:
                     raise StateError(f"{name} contains NaN or Inf at {bad}")
         return q, v
 
-    def evaluate(self, t: float, q, v=None) -> Evaluation:
+    def evaluate(self, t: float, q: ArrayLike, v: ArrayLike | None = None) -> Evaluation:
         """The :class:`Evaluation` of the state (t, q, v) (v None: at rest). The last few are kept, so
         every consumer of one state gets the same one and each term is computed once per state."""
         q, v = self._state(q, v)
@@ -232,7 +259,7 @@ class AssembledSystem:
             ev._terms["energy"] = (float(value[6][0]), float(value[6][1]))
         ev._terms["rows"] = value[2:6]
 
-    def mass_matrix(self, ev: Evaluation):
+    def mass_matrix(self, ev: Evaluation) -> np.ndarray | BlockMass:
         """M (n, n): dense for rigid-only systems, a :class:`BlockMass` with flexible bodies [DE-110]."""
         compiled = self._compiled(ev)
         if compiled is not None:
@@ -248,7 +275,7 @@ class AssembledSystem:
         fs = self.flexible.slice
         return ev.q[fs], ev.v[fs]
 
-    def mass_and_forces(self, ev: Evaluation):
+    def mass_and_forces(self, ev: Evaluation) -> tuple[np.ndarray | BlockMass, np.ndarray]:
         """Block-diagonal M (n, n) and h = b + g (n,) [DE-109, DE-110]."""
         compiled = self._compiled(ev)
         if compiled is not None:
@@ -277,7 +304,7 @@ class AssembledSystem:
             return 0.0
         return -float(ev.v @ (self.applied_force(ev) - self.applied_force(ev, velocity=False)))
 
-    def mass_bias_gravity(self, ev: Evaluation):
+    def mass_bias_gravity(self, ev: Evaluation) -> tuple[np.ndarray | BlockMass, np.ndarray, np.ndarray]:
         """M (n, n), b (n,) and g (n,) separately [DE-2, DE-110]: flexible b = k(q, v), g = −f_ext; a reduced
         body's elastic and damping forces are in b, like a flexible body's."""
         return ev.memo("mass_bias_gravity", lambda: self._mass_bias_gravity(ev))
@@ -309,7 +336,19 @@ class AssembledSystem:
             g -= self.applied_force(ev, velocity=False)
         return g
 
-    def constraint_rows(self, ev: Evaluation, jacobian: bool = True):
+    @overload
+    def constraint_rows(
+        self, ev: Evaluation, jacobian: Literal[True] = ...
+    ) -> tuple[np.ndarray, np.ndarray | sp.csr_matrix, np.ndarray, np.ndarray]: ...
+
+    @overload
+    def constraint_rows(
+        self, ev: Evaluation, jacobian: bool
+    ) -> tuple[np.ndarray, np.ndarray | sp.csr_matrix | None, np.ndarray, np.ndarray]: ...
+
+    def constraint_rows(
+        self, ev: Evaluation, jacobian: bool = True
+    ) -> tuple[np.ndarray, np.ndarray | sp.csr_matrix | None, np.ndarray, np.ndarray]:
         """φ (m,), Φ (m, n) (or None), bias (m,), φ_t (m,); Φ is dense for rigid-only systems and
         sparse CSR with flexible bodies."""
         if not jacobian and "rows" in ev._terms:
@@ -344,7 +383,7 @@ class AssembledSystem:
             Phi = self._pattern.matrix(pieces)
         return phi, Phi, bias, phi_t
 
-    def terms(self, t: float, q, v=None) -> Terms:
+    def terms(self, t: float, q: ArrayLike, v: ArrayLike | None = None) -> Terms:
         """All terms of the constrained equations at (t, q, v)."""
         ev = self.evaluate(t, q, v)
         kept = ev._terms.get("terms")
@@ -358,22 +397,22 @@ class AssembledSystem:
             ev._terms["terms"] = kept
         return kept
 
-    def constraint_value(self, t: float, q) -> np.ndarray:
+    def constraint_value(self, t: float, q: ArrayLike) -> np.ndarray:
         """Constraint value φ(q, t) (m,) at time ``t`` [s] and coordinates ``q`` (n,), in each row's unit
         (:attr:`row_units`); zero on the velocity-level rows."""
         return self.constraint_rows(self.evaluate(t, q), jacobian=False)[0]
 
-    def constraint_jacobian(self, t: float, q) -> np.ndarray:
+    def constraint_jacobian(self, t: float, q: ArrayLike) -> np.ndarray | sp.csr_matrix:
         """Constraint Jacobian Φ = ∂φ/∂q (m, n) at ``t`` [s] and ``q`` (n,): dense for rigid-only systems,
         sparse CSR with flexible bodies."""
         return self.constraint_rows(self.evaluate(t, q))[1]
 
-    def constraint_rate(self, t: float, q) -> np.ndarray:
+    def constraint_rate(self, t: float, q: ArrayLike) -> np.ndarray:
         """Rheonomic rate φ_t = ∂φ/∂t (m,) at ``t`` [s] and ``q`` (n,), so that Φ v + φ_t = 0 (zero for
         scleronomic rows)."""
         return self.constraint_rows(self.evaluate(t, q), jacobian=False)[3]
 
-    def energy(self, q, v) -> tuple[float, float]:
+    def energy(self, q: ArrayLike, v: ArrayLike) -> tuple[float, float]:
         """Kinetic and potential energy [J]: gravity of the trees and reduced bodies, strain energy of the
         flexible and reduced bodies and the potential −f·q of the flexible bodies' dead loads (follower loads are not
         conservative and have none)."""
@@ -391,7 +430,9 @@ class AssembledSystem:
             potential += self.flexible.strain_energy(q_f) + self.flexible.load_potential(q_f)
         return kinetic, potential + self.forces.potential(ev)
 
-    def coordinates(self, item, q, nodes=None) -> np.ndarray:
+    def coordinates(
+        self, item: RigidTree | FlexibleBody | ReducedBody | str, q: ArrayLike, nodes: str | ArrayLike | None = None
+    ) -> np.ndarray:
         """The coordinates of one rigid tree or flexible body in q (n,) or in the rows of q (s, n), without
         index arithmetic (coordinate order [DE-110]).
 
@@ -422,12 +463,15 @@ class AssembledSystem:
                 raise StateError(f"coordinates: tree {item.name!r} has no nodes")
             return block
         positions = block.reshape((*q.shape[:-1], -1, 3))
-        return positions if nodes is None else positions[..., item.nodes(nodes), :]
+        body = cast("FlexibleBody", item)  # neither a reduced body nor a tree
+        return positions if nodes is None else positions[..., body.nodes(nodes), :]
 
-    def nodal_state(self, body, q, v=None) -> tuple[np.ndarray, np.ndarray | None]:
+    def nodal_state(
+        self, body: FlexibleBody | ReducedBody | str, q: ArrayLike, v: ArrayLike | None = None
+    ) -> tuple[np.ndarray, np.ndarray | None]:
         """World positions (N, 3) [m] and, with v, velocities (N, 3) [m/s] of every node of a flexible or
         reduced ``body`` (object or name) at the state (q, v) (n,); a reduced body's from its frame and modes."""
-        body = self._item(body)
+        body = cast("FlexibleBody | ReducedBody", self._item(body))  # a body: a tree's coordinates are no nodes
         q = np.asarray(q, dtype=float)
         if body not in self.reduced:
             s = self.slices[body]
@@ -448,7 +492,7 @@ class AssembledSystem:
         out = np.array([self.nodal_state(body, row)[0] for row in q.reshape(-1, self.n_dofs)])
         return out.reshape(q.shape[:-1] + out.shape[1:])
 
-    def _item(self, item):
+    def _item(self, item: object) -> RigidTree | FlexibleBody | ReducedBody:
         """The tree or body ``item`` (or named ``item``) of this system; StateError naming the choices."""
         if item in self.slices:
             return item
@@ -459,7 +503,7 @@ class AssembledSystem:
             f"{item!r} is not a tree or body of this system; it has {sorted(known.name for known in self.slices)}"
         )
 
-    def switch_charts(self, q, v, *accelerations):
+    def switch_charts(self, q: np.ndarray, v: np.ndarray, *accelerations: np.ndarray) -> tuple[np.ndarray, ...] | None:
         """The state in the other chart of every rotation vector longer than π (spherical and free-flyer
         joints, :mod:`flexbody.rigid.exponential_coordinates`): new ``(q, v, *accelerations)``, or None when
         none is. Integrators call it after each step, so no joint reaches the singular ‖φ‖ = 2π."""
@@ -471,13 +515,15 @@ class AssembledSystem:
         """The :class:`State` at t = 0 s with the initial coordinates ``q0`` (n,) and zero velocities."""
         return State(0.0, self.q0.copy(), np.zeros(self.n_dofs))
 
-    def flexible_jacobians(self, ev: Evaluation, *, damping: bool = True):
+    def flexible_jacobians(
+        self, ev: Evaluation, *, damping: bool = True
+    ) -> tuple[np.ndarray, sp.csr_matrix, sp.csr_matrix | None]:
         """Flexible rows of h and their Jacobians ∂h_f/∂q, ∂h_f/∂v (sparse, flexible columns only)."""
         return ev.memo(
             ("flexible_jacobians", damping), lambda: self.flexible.jacobians(*self._flexible_state(ev), damping=damping)
         )
 
-    def rank_report(self, t: float, q, rtol=None):
+    def rank_report(self, t: float, q: ArrayLike, rtol: float | None = None) -> RankReport:
         """Rank of Φ(q) with singular values, tolerance and redundant rows (:func:`analysis.constraint_rank`)."""
         from ..linalg.rank import constraint_rank
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..constraints.base import Constraint, Fix
 from ..constraints.force_elements import ForceElement
@@ -54,7 +55,7 @@ class System:
         constraints: Sequence = (),
         loads: Sequence[Load] = (),
         actuators: Sequence[Link] | None = None,
-        q0=None,
+        q0: ArrayLike | None = None,
         forces: Sequence = (),
     ):
         if isinstance(bodies, (FlexibleBody, RigidTree, ReducedBody)):

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from ..rigid.tree import Kinematics
 
 if TYPE_CHECKING:
+    from ..linalg.block_mass import BlockMass
     from .assembled import AssembledSystem
 
 
@@ -39,9 +40,9 @@ class Terms:
     phi_t (m,) with Φv + φ_t = 0.
     """
 
-    M: np.ndarray
+    M: np.ndarray | BlockMass
     h: np.ndarray
-    Phi: np.ndarray
+    Phi: np.ndarray | sp.csr_matrix
     bias: np.ndarray
     phi: np.ndarray
     phi_t: np.ndarray
