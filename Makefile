@@ -16,33 +16,25 @@ PYTEST  := $(VENV)/bin/python -m pytest -q -n auto --dist worksteal
 
 .PHONY: setup run lint test test-slow test-all bench docs docs-check clean
 
-# Debian's system packages, when missing
-SYSTEM_SETUP = if command -v apt-get >/dev/null 2>&1 && ! dpkg -s $(SYSTEM_PACKAGES) >/dev/null 2>&1; then \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(SYSTEM_PACKAGES); fi
-NEW_VENV = [ -x $(VENV)/bin/python ] || $(PYTHON) -m venv $$($(HOST_PIP) && echo --without-pip) $(VENV)
-PURELIB  = $$($(VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
-
 ## the package and what it needs to run, with the numba kernels a run needs compiled into the on-disk cache
 ## (pip does not byte-compile every module of every dependency; the modules a run imports are byte-compiled
 ## while the kernels compile, also where PYTHONDONTWRITEBYTECODE is set, so no run parses them again)
 $(RUNTIME): pyproject.toml
-	@$(SYSTEM_SETUP)
-	$(NEW_VENV)
+	@if command -v apt-get >/dev/null 2>&1 && ! dpkg -s $(SYSTEM_PACKAGES) >/dev/null 2>&1; then \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(SYSTEM_PACKAGES); fi
+	$(PYTHON) -m venv $$($(HOST_PIP) && echo --without-pip) $(VENV)
 	$(PIP) install -q --no-compile -e .
 	env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -c "import matplotlib.pyplot, pyvista, flexbody" & \
 		env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -m flexbody.precompile --stages run && wait
 	touch $(RUNTIME)
 
-## ... or all of that with the test extras (independent libraries the tests compare with, pytest and
-## pytest-xdist) and the linters (ruff, mypy), in one pip run, every module byte-compiled while every kernel
-## compiles (half a minute less than the runtime first and then the rest, on a fresh clone)
-$(STAMP): pyproject.toml
-	@$(SYSTEM_SETUP)
-	$(NEW_VENV)
-	$(PIP) install -q --no-compile -e ".[test,lint]"
-	$(VENV)/bin/python -m compileall -q -j 0 flexbody $(PURELIB) > /dev/null & \
-		$(VENV)/bin/python -m flexbody.precompile --stages all && wait
-	touch $(RUNTIME) $(STAMP)
+## ... and the test extras (independent libraries the tests compare with, pytest and pytest-xdist) and the
+## linters (ruff, mypy)
+$(STAMP): $(RUNTIME)
+	$(PIP) install -q -e ".[test,lint]"
+	$(VENV)/bin/python -m compileall -q -j 0 flexbody $$($(VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") > /dev/null
+	$(VENV)/bin/python -m flexbody.precompile --stages all
+	touch $(STAMP)
 
 setup: $(STAMP)
 
