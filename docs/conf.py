@@ -73,6 +73,7 @@ sphinx_gallery_conf = {
     "image_scrapers": ("matplotlib", "pyvista"),
     "within_subsection_order": "FileNameSortKey",
     "abort_on_example_error": True,
+    "run_stale_examples": True,  # every build runs every example: the pages show what this version computes
     "download_all_examples": False,
     "remove_config_comments": True,
     "show_memory": False,

@@ -166,6 +166,8 @@ def test_case_11_arm_on_slider(tmp_path):
         assert wr["table"][name]["rms"] > 0 and wr["table"][name]["peak"] >= wr["table"][name]["rms"] / np.sqrt(3)
 
 
+# 7 s; running cases from the command line is tested fast with cases 09 and 12, the view in test_export_view
+@pytest.mark.slow
 def test_case_10_runs_from_the_cli(tmp_path):
     out = tmp_path / "cli10"
     code = cli.main(["run", str(CASES / "10_slider_crank_control.py"), "--set", "T_END=0.5", "--out", str(out)])

@@ -326,6 +326,7 @@ def same(x, y) -> bool:
     return x == y
 
 
+@pytest.mark.slow  # 15 s for a Dask cluster of two processes; the sweep itself runs fast in the test below
 def test_sweep_on_two_workers_equals_the_variants_run_one_by_one(tmp_path, capsys):
     out = tmp_path / "sweep"
     grid = {"theta0": [1.0, 2.0], "radius": [0.5, 1.0]}
