@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from public_api import ROOMS, callables_of
 
 import flexbody as fb
 
 ROOT = Path(__file__).resolve().parents[1]
-ROOMS = {"fem", "reduced", "rigid", "constraints", "system", "linalg", "solvers", "io", "progress", "__version__"}
 
 
 def _api_index_names() -> list[str]:
@@ -35,20 +35,6 @@ def test_api_reference_lists_the_public_api_once():
     assert set(names) == set(fb.__all__) - ROOMS
 
 
-def _public_members(cls) -> list[tuple[str, object]]:
-    """Public methods and properties that flexbody defines on ``cls`` (or its flexbody base classes)."""
-    members = []
-    for klass in cls.__mro__:
-        if not klass.__module__.startswith("flexbody"):
-            continue
-        for name, value in vars(klass).items():
-            if name.startswith("_") or name in dict(members):
-                continue
-            if isinstance(value, (property, staticmethod, classmethod)) or inspect.isfunction(value):
-                members.append((name, getattr(cls, name, value)))
-    return members
-
-
 def test_every_public_name_has_a_docstring():
     missing = []
     for name in _api_index_names():
@@ -56,9 +42,8 @@ def test_every_public_name_has_a_docstring():
         if not inspect.getdoc(obj):
             missing.append(name)
         if inspect.isclass(obj):
-            for member, value in _public_members(obj):
-                doc = inspect.getdoc(getattr(obj, member)) if not isinstance(value, property) else value.__doc__
-                if not (doc or "").strip():
+            for member, func in callables_of(obj):
+                if member != "__init__" and not (inspect.getdoc(func) or "").strip():
                     missing.append(f"{name}.{member}")
     assert not missing, f"{len(missing)} public names without a docstring: {missing}"
 
