@@ -98,8 +98,7 @@ def _anchors(driver, page_url: str, cache: dict[str, set[str]]) -> set[str]:
 def check_page(driver, base: str, page: str, screenshot: Path, seen: dict, anchors: dict) -> tuple[list[str], dict]:
     """Open ``page`` (relative to ``base``), save its screenshot and return (problems, counts)."""
     url = urllib.parse.urljoin(base, page)
-    driver.get(url)
-    driver.get_log("browser")  # what earlier pages left
+    driver.get_log("browser")  # drop what earlier pages left in the log
     driver.get(url)
     problems = []
     if driver.execute_script("return document.readyState") != "complete":
@@ -126,8 +125,7 @@ def check_page(driver, base: str, page: str, screenshot: Path, seen: dict, ancho
             ids = own_ids if target == url.partition("#")[0] else _anchors(driver, target, anchors)
             if urllib.parse.unquote(fragment) not in ids:
                 problems.append(f"{page}: link to a missing anchor: {link}")
-    driver.get(url)
-    screenshot.parent.mkdir(parents=True, exist_ok=True)
+    screenshot.parent.mkdir(parents=True, exist_ok=True)  # (_anchors came back to this page)
     size = driver.get_window_size()
     height = driver.execute_script("return document.documentElement.scrollHeight;")
     driver.set_window_size(size["width"], min(max(height, size["height"]), FULL_PAGE_LIMIT))  # the whole page

@@ -91,6 +91,8 @@ html_theme_options = {
     "secondary_sidebar_items": ["page-toc", "sourcelink"],
 }
 html_show_sourcelink = True
+# the theme reads its light/dark mode from here on a first visit (left empty, it logs an error in the console)
+html_context = {"default_mode": "auto"}
 
 _logger = logging.getLogger("flexbody.docs")
 
