@@ -7,7 +7,7 @@ listed in its docstring (docs/architecture.md draws the arrows):
 - :mod:`flexbody.rigid` joints, rigid trees, their recursive algorithms, anchors on links and the ground;
 - :mod:`flexbody.reduced` reduced-order flexible bodies on a floating frame (:class:`ReducedBody`), their bases;
 - :mod:`flexbody.constraints` closures, couplings, surfaces, node anchors and attachments;
-- :mod:`flexbody.system` :class:`System` → :class:`AssembledSystem` + :class:`State`, one evaluation per state;
+- :mod:`flexbody.system` :class:`System` → :class:`AssembledSystem` + :class:`State`, one workspace per state;
 - :mod:`flexbody.linalg` mass solves, the block mass matrix, the saddle-point solver, rank tools;
 - :mod:`flexbody.dynamics` constrained forward and inverse dynamics in every form;
 - :mod:`flexbody.solvers` statics, explicit and implicit integrators, restart;
@@ -16,118 +16,23 @@ listed in its docstring (docs/architecture.md draws the arrows):
 - :mod:`flexbody.mechanisms` ready-made systems of the sources; :mod:`flexbody.cli` the ``flexbody`` command;
 - :mod:`flexbody.errors` and :mod:`flexbody.progress`.
 
-Everything a case needs is re-exported here: ``import flexbody as fb``.
+Everything a case needs is re-exported here: ``import flexbody as fb``. ``__all__`` groups the names by
+concept, one comment line per group, in the order data flows through them (description → assembled system and
+state → solvers → results). Importing flexbody loads none of its rooms and changes nothing in the process (no
+thread limits, no environment variables): a name is imported from its room when it is first used (PEP 562).
 """
 
-import os as _os
+from __future__ import annotations
 
-# Idle OpenMP threads sleep instead of spinning, unless the user chose a policy: the parallel element kernels run
-# in numba's OpenMP team, and when other processes keep the cores busy a spinning idle thread costs every
-# parallel region a scheduler time slice (measured: the 8000-element force 5 times slower on 2 threads than on
-# 1 with two busy processes on two cores; with passive waits, faster). Set before an OpenMP runtime is loaded,
-# which importing sksparse already does.
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+import contextlib
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from . import constraints, control, dynamics, fem, io, linalg, mechanisms, progress, reduced, rigid, solvers, system
 from ._version import __version__
-from .constraints import (
-    AttachNodes,
-    Bushing,
-    Cylinder,
-    Distance,
-    Fix,
-    FunctionCoupling,
-    Gear,
-    GeneralizedForce,
-    Hinge,
-    ImplicitSurface,
-    JointDriver,
-    JointSpringDamper,
-    KnifeEdge,
-    LinearCoupling,
-    Node,
-    OnSurface,
-    PfaffianRows,
-    Plane,
-    PointToPoint,
-    PolynomialCoupling,
-    RollingDisc,
-    Sphere,
-    SpringDamper,
-    TieNodes,
-    Weld,
-    nearest_node,
-    pin,
-)
-from .control import (
-    JointTask,
-    OrientationTask,
-    PlanarOrientationTask,
-    PointTask,
-    StackedTask,
-    operational_space,
-    operational_space_at,
-    task_history,
-)
-from .errors import (
-    ActuationError,
-    ConstraintError,
-    ConvergenceError,
-    ElementError,
-    FlexbodyError,
-    LoadError,
-    MaterialError,
-    MeshError,
-    ModelError,
-    StateError,
-)
-from .fem import (
-    BodyForce,
-    FlexibleBody,
-    Gravity,
-    HexMesh,
-    Hyperelastic,
-    MooneyRivlin,
-    NeoHookean,
-    NodalForce,
-    Pressure,
-    StVenantKirchhoff,
-    SurfaceMoment,
-    SurfaceTraction,
-    mesh,
-)
-from .io import Results, plots, view
-from .linalg import constraint_rank
-from .linalg.blas_threads import limit_blas_threads
-from .reduced import ReducedBody
-from .rigid import Fixed, FreeFlyer, Ground, Planar, Prismatic, Revolute, RigidTree, Spherical, Universal, load_urdf
-from .solvers import (
-    RK4,
-    Adaptive,
-    ArcLength,
-    Baumgarte,
-    GeneralizedAlpha,
-    NewtonSettings,
-    PositionCorrection,
-    RunContext,
-    assemble_configuration,
-    holding_inputs,
-    linearize,
-    modal_analysis,
-    project_velocity,
-    quasi_static_sequence,
-    resume,
-    simulate,
-    solve_static,
-    task_sensitivity,
-)
-from .system import AssembledSystem, State, System
-
-limit_blas_threads()  # one BLAS thread unless the user chose (flexbody.linalg.blas_threads says why)
-
 
 __all__ = [
     "__version__",
+    # Meshes, materials and flexible bodies: hexahedral meshes, materials, ANCF solids, reduced-order bodies.
     "mesh",
     "HexMesh",
     "StVenantKirchhoff",
@@ -135,27 +40,15 @@ __all__ = [
     "MooneyRivlin",
     "Hyperelastic",
     "FlexibleBody",
-    "Fix",
+    "ReducedBody",
+    # Loads on flexible bodies, dead or follower.
     "BodyForce",
     "Gravity",
     "NodalForce",
     "SurfaceTraction",
     "SurfaceMoment",
     "Pressure",
-    "System",
-    "solve_static",
-    "NewtonSettings",
-    "ArcLength",
-    "Results",
-    "FlexbodyError",
-    "MeshError",
-    "ElementError",
-    "MaterialError",
-    "LoadError",
-    "ConstraintError",
-    "ConvergenceError",
-    "StateError",
-    "ModelError",
+    # Rigid trees: kinematic trees in joint coordinates, their joints, and robots from URDF files.
     "RigidTree",
     "Revolute",
     "Prismatic",
@@ -166,8 +59,8 @@ __all__ = [
     "Planar",
     "Ground",
     "load_urdf",
-    "AssembledSystem",
-    "State",
+    # Constraints on anchors (link frames and points, flexible nodes, the ground), couplings, drivers, Pfaffian rows.
+    "Fix",
     "PointToPoint",
     "Distance",
     "Weld",
@@ -182,17 +75,46 @@ __all__ = [
     "FunctionCoupling",
     "PolynomialCoupling",
     "JointDriver",
-    "dynamics",
+    "AttachNodes",
+    "TieNodes",
+    "pin",
+    "Node",
+    "nearest_node",
+    "KnifeEdge",
+    "RollingDisc",
+    "PfaffianRows",
+    # Force elements on the same anchors: springs, dampers, bushings and user forces.
+    "SpringDamper",
+    "JointSpringDamper",
+    "Bushing",
+    "GeneralizedForce",
+    # Systems and states: the description, the assembled system it freezes into, a state, the constraints' rank.
+    "System",
+    "AssembledSystem",
+    "State",
     "constraint_rank",
-    "mechanisms",
+    # Statics: static equilibrium with load steps or arc length, constrained statics and inverse statics.
+    "solve_static",
+    "NewtonSettings",
+    "ArcLength",
+    "quasi_static_sequence",
+    "task_sensitivity",
+    # Dynamics and integration: explicit and implicit integrators, constraint stabilisation, restart.
     "simulate",
     "RK4",
     "Adaptive",
+    "GeneralizedAlpha",
     "Baumgarte",
     "PositionCorrection",
     "assemble_configuration",
     "project_velocity",
-    "task_history",
+    "resume",
+    "RunContext",
+    "holding_inputs",
+    # Modes and linear models about a static state.
+    "modal_analysis",
+    "linearize",
+    # Tasks, operational space and the constrained task-level controllers (``fb.control``).
     "PointTask",
     "PlanarOrientationTask",
     "OrientationTask",
@@ -200,32 +122,30 @@ __all__ = [
     "StackedTask",
     "operational_space",
     "operational_space_at",
-    "control",
-    "plots",
+    "task_history",
+    # Results: recorded runs and static paths, their files, plots and views.
+    "Results",
+    # Errors: every error flexbody raises is a FlexbodyError.
+    "FlexbodyError",
+    "MeshError",
+    "ElementError",
+    "MaterialError",
+    "LoadError",
+    "ConstraintError",
+    "ConvergenceError",
+    "StateError",
+    "ModelError",
     "ActuationError",
-    "AttachNodes",
-    "TieNodes",
-    "pin",
-    "Node",
-    "nearest_node",
-    "GeneralizedAlpha",
+    # Threads: runs limit BLAS to one thread per call; process-wide limits are this explicit opt-in.
+    "limit_threads",
+    # Namespaces reached as attributes of ``fb``; their pages list their own names.
+    "dynamics",
+    "control",
+    "mechanisms",
     "progress",
+    "plots",
     "view",
-    "resume",
-    "RunContext",
-    "holding_inputs",
-    "task_sensitivity",
-    "quasi_static_sequence",
-    "SpringDamper",
-    "JointSpringDamper",
-    "Bushing",
-    "GeneralizedForce",
-    "KnifeEdge",
-    "RollingDisc",
-    "PfaffianRows",
-    "modal_analysis",
-    "linearize",
-    "ReducedBody",
+    # The rooms, documented by their own pages.
     "fem",
     "reduced",
     "rigid",
@@ -235,3 +155,119 @@ __all__ = [
     "solvers",
     "io",
 ]
+
+ROOMS = ("errors", "fem", "reduced", "rigid", "constraints", "system", "linalg", "solvers", "control", "io", "threads")
+"""The rooms a public name is looked up in on first use, in the order data flows through them."""
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name``, imported from its room on first use (a room or namespace by its own name)."""
+    if name in __all__:
+        for room in ROOMS:
+            found = getattr(importlib.import_module(f"flexbody.{room}"), name, None)
+            if found is not None:
+                return found
+        for module in (f"flexbody.{name}", f"flexbody.io.{name}"):
+            with contextlib.suppress(ModuleNotFoundError):
+                return importlib.import_module(module)
+    raise AttributeError(f"module 'flexbody' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return list(__all__)
+
+
+if TYPE_CHECKING:  # what the names are, for type checkers and editors
+    from . import constraints, control, dynamics, fem, io, linalg, mechanisms, progress, reduced, rigid, solvers, system
+    from .constraints import (
+        AttachNodes,
+        Bushing,
+        Cylinder,
+        Distance,
+        Fix,
+        FunctionCoupling,
+        Gear,
+        GeneralizedForce,
+        Hinge,
+        ImplicitSurface,
+        JointDriver,
+        JointSpringDamper,
+        KnifeEdge,
+        LinearCoupling,
+        Node,
+        OnSurface,
+        PfaffianRows,
+        Plane,
+        PointToPoint,
+        PolynomialCoupling,
+        RollingDisc,
+        Sphere,
+        SpringDamper,
+        TieNodes,
+        Weld,
+        nearest_node,
+        pin,
+    )
+    from .control import (
+        JointTask,
+        OrientationTask,
+        PlanarOrientationTask,
+        PointTask,
+        StackedTask,
+        operational_space,
+        operational_space_at,
+        task_history,
+    )
+    from .errors import (
+        ActuationError,
+        ConstraintError,
+        ConvergenceError,
+        ElementError,
+        FlexbodyError,
+        LoadError,
+        MaterialError,
+        MeshError,
+        ModelError,
+        StateError,
+    )
+    from .fem import (
+        BodyForce,
+        FlexibleBody,
+        Gravity,
+        HexMesh,
+        Hyperelastic,
+        MooneyRivlin,
+        NeoHookean,
+        NodalForce,
+        Pressure,
+        StVenantKirchhoff,
+        SurfaceMoment,
+        SurfaceTraction,
+        mesh,
+    )
+    from .io import Results, plots, view
+    from .linalg import constraint_rank
+    from .reduced import ReducedBody
+    from .rigid import Fixed, FreeFlyer, Ground, Planar, Prismatic, Revolute, RigidTree, Spherical, Universal, load_urdf
+    from .solvers import (
+        RK4,
+        Adaptive,
+        ArcLength,
+        Baumgarte,
+        GeneralizedAlpha,
+        NewtonSettings,
+        PositionCorrection,
+        RunContext,
+        assemble_configuration,
+        holding_inputs,
+        linearize,
+        modal_analysis,
+        project_velocity,
+        quasi_static_sequence,
+        resume,
+        simulate,
+        solve_static,
+        task_sensitivity,
+    )
+    from .system import AssembledSystem, State, System
+    from .threads import limit_threads

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from .._version import __version__
 from ..errors import FlexbodyError
+from ..threads import limit_threads
 from .bench import _script_title, _select_scripts, benchmark_scripts
 from .cases import _case_failure, _case_line, _keywords, load_case, parse_grid, parse_overrides
 from .info import describe_case
@@ -375,7 +376,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``flexbody`` command; returns the exit code."""
+    """Entry point of the ``flexbody`` command; returns the exit code. Started from the command line (``argv``
+    None), the process is the command's own, so it opts in to :func:`flexbody.limit_threads` (one BLAS thread,
+    sleeping idle OpenMP threads) before anything runs."""
+    if argv is None:
+        limit_threads()
     argv = list(sys.argv[1:] if argv is None else argv)
     extra = []
     if argv and argv[0] == "bench" and "--" in argv:

@@ -25,6 +25,7 @@ from numpy.typing import ArrayLike
 from ..errors import ConstraintError, ConvergenceError, FlexbodyError, StateError
 from ..linalg.saddle_point import SaddlePointSolver
 from ..system.description import as_assembled
+from ..threads import one_blas_thread
 from .constrained_equations import EquationResidual
 from .load_increments import LoadIncrements
 from .stabilization import worst_rows
@@ -251,6 +252,7 @@ def static_equilibrium(
     return last
 
 
+@one_blas_thread
 def holding_inputs(
     asm: System | AssembledSystem,
     q: ArrayLike | None = None,

@@ -21,6 +21,7 @@ from ..errors import ConvergenceError, FlexbodyError, ModelError
 from ..io.results import Results
 from ..linalg.saddle_point import SaddlePointSolver
 from ..system.description import as_assembled
+from ..threads import one_blas_thread
 from .constrained_statics import Equilibrium, _Statics, holding_inputs, static_equilibrium
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ def _input_response(stat: _Statics, solver: SaddlePointSolver, q, lam, Phi):
     return np.column_stack([c[0] for c in cols]), np.column_stack([c[1] for c in cols])
 
 
+@one_blas_thread
 def task_sensitivity(asm: System | AssembledSystem, task: Task, eq: Equilibrium, t: float = 0.0) -> np.ndarray:
     """G = dx/dτ_k (m_T, k) at an equilibrium: J dq with [[K, Φᵀ], [Φ, 0]] [dq; −dλ] = [Sᵀ; 0]."""
     model: AssembledSystem = as_assembled(asm, "task_sensitivity")
@@ -313,6 +315,7 @@ def _min_norm_lstsq(G: np.ndarray, b: np.ndarray, rcond: float) -> np.ndarray:
     return np.linalg.lstsq(G, b, rcond=rcond)[0]
 
 
+@one_blas_thread
 def quasi_static_sequence(
     asm: System | AssembledSystem,
     task: Task,

@@ -32,6 +32,7 @@ from numpy.typing import ArrayLike
 from ..dynamics.projection import nullspace_basis
 from ..errors import FlexbodyError
 from ..system.description import as_assembled
+from ..threads import one_blas_thread
 from .constrained_statics import _Statics
 from .modal import _linearisation_point
 
@@ -84,6 +85,7 @@ class LinearModel:
         return np.concatenate([self.basis.T @ (np.asarray(q) - self.q), self.basis.T @ np.asarray(v)])
 
 
+@one_blas_thread
 def linearize(
     model: System | AssembledSystem,
     state: Equilibrium | State | ArrayLike | None = None,

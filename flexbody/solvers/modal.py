@@ -36,6 +36,7 @@ from ..errors import ConvergenceError, FlexbodyError, StateError
 from ..io.results import Results
 from ..linalg.saddle_point import SaddlePointSolver
 from ..system.description import as_assembled
+from ..threads import one_blas_thread
 from .constrained_statics import _Statics, static_equilibrium
 
 if TYPE_CHECKING:
@@ -128,6 +129,7 @@ class Modes:
         return directory
 
 
+@one_blas_thread
 def modal_analysis(
     model: System | AssembledSystem,
     state: Equilibrium | State | ArrayLike | None = None,

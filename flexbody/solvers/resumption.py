@@ -21,6 +21,7 @@ from ..io.results import CHECKPOINT, RESULTS_JSON, RESULTS_NPZ, Results, part_na
 from ..io.run_writer import RunWriter
 from ..linalg.rank import resolve_tolerances as _tolerances
 from ..system.description import as_assembled
+from ..threads import one_blas_thread
 from .explicit import RK4, Adaptive
 from .recorder import Recorder
 from .run_body import _control_inputs, _energy_watch, _execute, _explicit_body, _implicit_body, _with_labels
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 __all__ = ["resume"]
 
 
+@one_blas_thread
 def resume(
     asm: System | AssembledSystem,
     directory: str | Path,

@@ -38,6 +38,7 @@ from ..io.results import Results
 from ..io.run_writer import RunWriter
 from ..linalg.rank import resolve_tolerances as _tolerances
 from ..system.description import as_assembled
+from ..threads import one_blas_thread
 from . import restart
 from .explicit import RK4, Adaptive, check_rk4_step
 from .recorder import Recorder
@@ -69,6 +70,7 @@ IMPLICIT_FORMULATION = "index-3 generalized-alpha"  # the "formulation" recorded
 
 
 # ----------------------------------------------------------------------------------------- simulation
+@one_blas_thread
 def simulate(
     asm: System | AssembledSystem,
     t_end: float,

@@ -24,6 +24,7 @@ from ..constraints.base import Fix
 from ..errors import FlexbodyError
 from ..io.results import Results
 from ..system.description import System, as_assembled
+from ..threads import one_blas_thread
 from .arc_length import ArcLength, follow_path
 from .constrained_statics import Equilibrium, static_equilibrium
 from .flexible_statics import solve_flexible
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["solve_static", "NewtonSettings", "ArcLength"]
 
 
+@one_blas_thread
 def solve_static(
     model: System | AssembledSystem,
     *,

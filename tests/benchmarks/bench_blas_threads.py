@@ -1,5 +1,5 @@
-"""Benchmark: BLAS on 1 and on 2 threads, idle and under a concurrent CPU load — why importing flexbody limits
-the BLAS libraries to one thread (``flexbody.linalg.blas_threads``, issue 18: nothing may get slower with more
+"""Benchmark: BLAS on 1 and on 2 threads, idle and under a concurrent CPU load — why flexbody's runs limit the
+BLAS libraries to one thread for their duration (``flexbody.threads``, issue 18: nothing may get slower with more
 threads under load).
 
 Per call, median over interleaved rounds: LAPACK's Cholesky (``scipy.linalg.lapack.dpotrf``) and an SVD

@@ -18,8 +18,9 @@ Correctness check (independent of scikit-fem): on each mesh the 2-thread force e
 1e-12 relative in the infinity norm (they are bitwise equal by construction: blocks of a colour share no node);
 a failed check sets the exit code to 1. Missed goals do not change the exit code: this is a measurement.
 
-flexbody is imported before any numba threading call, so its default OpenMP wait policy (``OMP_WAIT_POLICY``
-PASSIVE unless set) is the one measured; OMP/OPENBLAS/MKL_NUM_THREADS=1 unless set (BLAS plays no part here).
+The script opts in to ``fb.limit_threads()`` before any numba threading call, so the OpenMP wait policy that
+call sets (``OMP_WAIT_POLICY`` PASSIVE unless set; the ``flexbody`` command sets the same) is the one measured;
+OMP/OPENBLAS/MKL_NUM_THREADS=1 unless set (BLAS plays no part here).
 
 Usage::
 
@@ -46,7 +47,9 @@ import numba as nb  # noqa: E402
 import numpy as np  # noqa: E402
 from timing import batch_seconds, loops_for, rel  # noqa: E402
 
-import flexbody as fb  # noqa: E402  (first: its OpenMP wait policy must precede the OpenMP runtime)
+import flexbody as fb  # noqa: E402
+
+fb.limit_threads()  # the OpenMP wait policy must precede the OpenMP runtime (loaded by the next import)
 from flexbody.fem.flexible_body import kernel_threads  # noqa: E402
 
 MESHES = {8_000: (20, 20, 20), 100_000: (40, 50, 50)}
