@@ -131,7 +131,7 @@ def _rigid() -> None:
         state = asm.initial_state()
         asm.terms(state.t, state.q, state.q * 0.0 + 0.1)  # the compiled terms (joint_program)
         asm.energy(state.q, state.v)
-        kin = asm.evaluate(state.t, state.q).kinematics(asm.trees[0])  # the general route (controllers)
+        kin = asm.workspace(state.t, state.q).kinematics(asm.trees[0])  # the general route (controllers)
         kin.points(np.zeros(1, np.int64), np.zeros((1, 3)))
         kin.mass_matrix()
         kin.inverse_dynamics()

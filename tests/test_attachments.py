@@ -166,7 +166,7 @@ def random_state(asm, seed):
 def test_rows_match_finite_differences_and_are_sparse(kind):
     asm, pattern, closed_form = CASES[kind]()
     q, v = random_state(asm, seed=len(kind))
-    phi, Phi, bias, phi_t = asm.constraint_rows(asm.evaluate(0.0, q, v))
+    phi, Phi, bias, phi_t = asm.workspace(0.0, q, v).constraint_rows()
     assert sp.isspmatrix_csr(Phi) and Phi.shape == (asm.n_constraints, asm.n_dofs) == (len(pattern), asm.n_dofs)
     assert np.all(phi_t == 0.0)  # scleronomic
     if closed_form is not None:
@@ -207,7 +207,7 @@ def test_pin_rows_store_no_explicit_zeros_and_are_eliminated():
     from flexbody.linalg.saddle_point import SaddlePointSolver
 
     asm = fm.flexible_pendulum(divisions=(4, 1, 1)).assemble()  # one pin(bar, 0, Ground) = 3 rows
-    _, Phi, _, _ = asm.constraint_rows(asm.evaluate(0.0, asm.q0))
+    _, Phi, _, _ = asm.workspace(0.0, asm.q0).constraint_rows()
     solver = SaddlePointSolver(asm.n_rigid)
     solver.factor(np.zeros((0, 0)), asm.flexible.mass.matrix, Phi)
     # kkt/attachments docstrings: node pins are eliminated like clamps (each node coordinate in one row)
@@ -222,7 +222,7 @@ def test_fix_in_a_system_becomes_fix_node_rows():
     assert isinstance(c, fb.constraints.FixNodes) and c.n_rows == beam.nodes("y1").size == asm.n_constraints
     ref = fb.System([beam], [fb.constraints.FixNodes(beam, "y1", (0.0, 0.01, 0.0), components=(1,))]).assemble()
     q, v = random_state(asm, seed=4)
-    a, b = asm.constraint_rows(asm.evaluate(0.0, q, v)), ref.constraint_rows(ref.evaluate(0.0, q, v))
+    a, b = asm.workspace(0.0, q, v).constraint_rows(), ref.workspace(0.0, q, v).constraint_rows()
     assert np.array_equal(a[0], b[0]) and (a[1] != b[1]).nnz == 0
     cols = node_cols(asm, beam, beam.nodes("y1"))[:, 1]
     assert np.allclose(a[0], q[cols] - (beam.mesh.points[beam.nodes("y1"), 1] + 0.01), atol=1e-15)
@@ -238,7 +238,7 @@ def test_nodes_and_nearest_node():
     assert fb.Node(beam, 3) != fb.Node(bar("other"), 3)
     asm = fb.System([beam], []).assemble()
     q, v = random_state(asm, seed=1)
-    ev = asm.evaluate(0.0, q, v)
+    ev = asm.workspace(0.0, q, v)
     n = fb.Node(beam, 7)
     assert np.array_equal(n.position(ev), q[21:24]) and np.array_equal(n.velocity(ev), v[21:24])
     cols, block = n.jacobian(ev)

@@ -117,7 +117,7 @@ def test_surface_contact_force_is_normal():
     y = tree.add_link("y", x, fb.Prismatic((0, 1, 0)), mass=1.0)
     c = fb.OnSurface(tree.point(y), fb.Cylinder((0, 0, 0), 2.0), name="circle")
     asm = fb.System([tree], [c]).assemble()
-    ev = asm.evaluate(0.0, np.array([2 * np.cos(0.3), 2 * np.sin(0.3)]))
+    ev = asm.workspace(0.0, np.array([2 * np.cos(0.3), 2 * np.sin(0.3)]))
     f = c.contact_force(ev, np.array([1.5]))
     np.testing.assert_allclose(f, 1.5 * np.array([np.cos(0.3), np.sin(0.3), 0.0]), atol=1e-15)
 

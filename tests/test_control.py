@@ -105,7 +105,7 @@ def random_state(asm, rng, spread=0.15, t=0.0):
 def plant_task_acceleration(asm, task, t, q, v, tau):
     terms = asm.terms(t, q, v)
     res = forward(terms.M, terms.h, tau, terms.Phi, terms.bias)
-    tt = task.evaluate(asm.evaluate(t, q, v))
+    tt = task.evaluate(asm.workspace(t, q, v))
     return tt.J @ res.a + tt.bias, res, terms
 
 
@@ -253,7 +253,7 @@ def test_estimated_model_is_used_and_tracking_still_converges():
         res.histories["task_command"]
         - np.array(
             [
-                task.evaluate(model.evaluate(t, q, v)).J @ a + task.evaluate(model.evaluate(t, q, v)).bias
+                task.evaluate(model.workspace(t, q, v)).J @ a + task.evaluate(model.workspace(t, q, v)).bias
                 for t, q, v, a in zip(res.times, res.q, res.v, res.histories["a"])
             ]
         )
@@ -439,7 +439,7 @@ def test_approaching_a_singular_passive_map_warns_before_the_run_fails():
     asm = mech.underactuated_chain().assemble()
     tip = asm.trees[0].point(asm.trees[0].link("l3"), (0.5, 0, 0))
     task = PointTask(tip, components=(0, 1))
-    x0 = task.evaluate(asm.evaluate(0.0, asm.q0)).x
+    x0 = task.evaluate(asm.workspace(0.0, asm.q0)).x
     c = ctl.PartitionedControl(task, x0 + np.array([-0.1, 0.0]), 100.0, 20.0)
     with pytest.warns(ctl.ActuationWarning, match="S̃\\[Φᵀ, Ňᵀ\\]"), pytest.raises(FlexbodyError) as info:
         fb.simulate(asm, 0.1, integrator=fb.RK4(dt=1e-3), controller=c)

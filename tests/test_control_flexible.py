@@ -46,7 +46,7 @@ def _consistent(asm, q, v):
 def _task_acceleration_error(asm, task, controller, q, v):
     tau_k = controller(0.0, State(0.0, q, v), asm)
     a = forward(asm, State(0.0, q, v), asm.S.T @ tau_k).a
-    terms = task.evaluate(asm.evaluate(0.0, q, v))
+    terms = task.evaluate(asm.workspace(0.0, q, v))
     f_star = controller.diagnostics["task_command"]
     return np.abs(terms.J @ a + terms.bias - f_star).max() / max(1.0, np.abs(f_star).max())
 
@@ -69,8 +69,8 @@ def test_direct_map_equals_a_brute_force_dense_evaluation(small):
     asm, task, q, v = small
     ctx = ControlContext(asm, 0.0, q, v)
     mapping = direct_mapping(ctx, ctx.task(task))
-    ev = asm.evaluate(0.0, q, v)
-    M, b, g = asm.mass_bias_gravity(ev)
+    ev = asm.workspace(0.0, q, v)
+    M, b, g = ev.mass_bias_gravity()
     M = M.toarray()
     t = asm.terms(0.0, q, v)
     Phi, S, J = t.Phi.toarray(), np.asarray(asm.S, float), task.evaluate(ev).J
@@ -128,7 +128,7 @@ def test_report_on_a_large_model_checks_the_direct_map_and_names_what_it_skips(l
 def test_small_and_large_paths_agree_on_the_direct_map(small, monkeypatch):
     """The sparse row space (large path) and the dense one give the same map on the same model."""
     asm, task, q, v = small
-    dense = direct_mapping(ControlContext(asm, 0.0, q, v), task.evaluate(asm.evaluate(0.0, q, v)))
+    dense = direct_mapping(ControlContext(asm, 0.0, q, v), task.evaluate(asm.workspace(0.0, q, v)))
     monkeypatch.setattr("flexbody.control.context.DENSE_MASS_LIMIT", 10)
     ctx = ControlContext(asm, 0.0, q, v)
     assert ctx.large

@@ -156,7 +156,7 @@ def test_controller_keeps_one_workspace_and_gives_the_commanded_acceleration(arm
     for dq in (0.0, 1e-3):
         tau_k = controller(0.0, State(0.0, q + dq, v), asm)
         a = forward(asm, State(0.0, q + dq, v), asm.S.T @ tau_k).a
-        terms = task.evaluate(asm.evaluate(0.0, q + dq, v))
+        terms = task.evaluate(asm.workspace(0.0, q + dq, v))
         f_star = controller.diagnostics["task_command"]
         assert np.abs(terms.J @ a + terms.bias - f_star).max() < 1e-10 * max(1.0, np.abs(f_star).max())
     assert controller.workspace.keeps_mass_columns and controller.workspace._columns is not None

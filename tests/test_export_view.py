@@ -88,7 +88,7 @@ def test_link_origins_and_frames_equal_the_tree_kinematics(arm):
     worst = 0.0
     for (t, mesh), step in zip(meshes, expected):
         assert t == pytest.approx(res.times[step], abs=1e-12)
-        kin = asm.evaluate(res.times[step], res.q[step]).kinematics(tree)
+        kin = asm.workspace(res.times[step], res.q[step]).kinematics(tree)
         R = np.stack([mesh.point_data[k][: tree.n_links] for k in ("frame_x", "frame_y", "frame_z")], axis=2)
         worst = max(worst, np.abs(mesh.points[: tree.n_links] - kin.p).max(), np.abs(R - kin.R).max())
         # the leaf link l2 is drawn to the flange (centroid of the attached beam face), 0.4 m along its x

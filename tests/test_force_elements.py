@@ -109,16 +109,16 @@ def test_force_elements_are_minus_the_gradient_of_their_potential():
     rng = np.random.default_rng(4)
     for _ in range(5):
         q = asm.q0 + 0.5 * rng.standard_normal(asm.n_dofs)
-        Q = asm.applied_force(asm.evaluate(0.0, q), velocity=False)
+        Q = asm.workspace(0.0, q).applied_force(velocity=False)
         grad = np.empty(asm.n_dofs)
         for j in range(asm.n_dofs):
             h = 1e-6
             up, down = q.copy(), q.copy()
             up[j] += h
             down[j] -= h
-            grad[j] = (asm.forces.potential(asm.evaluate(0.0, up)) - asm.forces.potential(asm.evaluate(0.0, down))) / (
-                2 * h
-            )
+            grad[j] = (
+                asm.forces.potential(asm.workspace(0.0, up)) - asm.forces.potential(asm.workspace(0.0, down))
+            ) / (2 * h)
         assert np.max(np.abs(Q + grad)) < 1e-6 * max(1.0, np.max(np.abs(Q)))
 
 
@@ -130,7 +130,7 @@ def test_bushing_and_spring_conserve_energy_and_dampers_dissipate():
     asm = _bushing_system(damping=(2, 2, 2, 0.05, 0.05, 0.05)).assemble()
     damped = fb.simulate(asm, 0.25, integrator=fb.RK4(dt=2.5e-4), v0=v0)
     energy = damped.histories["energy"]
-    power = np.array([asm.dissipated_power(asm.evaluate(t, q, v)) for t, q, v in zip(damped.times, damped.q, damped.v)])
+    power = np.array([asm.workspace(t, q, v).dissipated_power() for t, q, v in zip(damped.times, damped.q, damped.v)])
     dissipated = cumulative_simpson(power, x=damped.times, initial=0.0)  # ∫ P dt, O(dt⁴)
     assert np.all(power >= 0.0) and dissipated[-1] > 0.1 * (energy[0] - np.min(res.histories["potential"]))
     assert np.max(np.abs(energy + dissipated - energy[0])) < 1e-6 * dissipated[-1]
@@ -144,10 +144,10 @@ def test_nonlinear_spring_law_potential_and_derivatives():
         fb.Ground((-0.3, 0, 0)), tree.point(cart), rest_length=0.3, tension=lambda s, s_dot: k * s + k3 * s**3
     )
     asm = fb.System([tree], forces=[spring], q0=[0.05]).assemble()
-    assert asm.forces.potential(asm.evaluate(0.0, asm.q0)) == pytest.approx(
+    assert asm.forces.potential(asm.workspace(0.0, asm.q0)) == pytest.approx(
         0.5 * k * 0.05**2 + 0.25 * k3 * 0.05**4, rel=1e-13
     )
-    piece = spring.evaluate(asm.evaluate(0.0, asm.q0), jacobians=True)
+    piece = spring.evaluate(asm.workspace(0.0, asm.q0), jacobians=True)
     assert piece.stiffness[0, 0] == pytest.approx(-(k + 3 * k3 * 0.05**2), rel=1e-6)
     res = fb.simulate(asm, 0.5, integrator=fb.RK4(dt=1e-4))
     energy = res.histories["energy"]
@@ -192,7 +192,7 @@ def test_flexible_jacobians_of_node_springs_match_finite_differences():
     rng = np.random.default_rng(1)
     q = asm.q0 + 1e-2 * rng.standard_normal(asm.n_dofs)
     v = rng.standard_normal(asm.n_dofs)
-    K, C = asm.forces.jacobians(asm.evaluate(0.0, q, v))
+    K, C = asm.forces.jacobians(asm.workspace(0.0, q, v))
     for j in rng.choice(asm.n_dofs, 6, replace=False):
         for x, matrix in ((q, K), (v, C)):
             h = 1e-6
@@ -201,7 +201,7 @@ def test_flexible_jacobians_of_node_springs_match_finite_differences():
             down[j] -= h
             args_up = (up, v) if x is q else (q, up)
             args_down = (down, v) if x is q else (q, down)
-            fd = (asm.forces.force(asm.evaluate(0.0, *args_up)) - asm.forces.force(asm.evaluate(0.0, *args_down))) / (
+            fd = (asm.forces.force(asm.workspace(0.0, *args_up)) - asm.forces.force(asm.workspace(0.0, *args_down))) / (
                 2 * h
             )
             assert np.max(np.abs(matrix[:, j].toarray().ravel() - fd)) < 1e-5 * max(1.0, np.max(np.abs(fd)))

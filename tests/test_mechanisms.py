@@ -136,7 +136,7 @@ def test_end_effector_on_surface(build):
     tau = rng.normal(size=asm.n_dofs)
     T = asm.terms(0.0, q, v)
     r = forward(T.M, T.h, tau, T.Phi, T.bias, method="projection")
-    ev = asm.evaluate(0.0, q, v)
+    ev = asm.workspace(0.0, q, v)
     f = surface.contact_force(ev, r.lam)  # [MH-13] f = Dᵀλ
     normal = surface.surface.gradient(surface.point.position(ev))[0]
     normal /= np.linalg.norm(normal)

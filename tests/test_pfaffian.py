@@ -128,7 +128,7 @@ def test_rows_and_biases_match_finite_differences():
     _finite_difference_checks(sl, sl.q0 + 0.1, rng.standard_normal(3), rows=[])
     # the disc's rows are the contact point's material velocity: x_c + ω × r d with the disc's points fixed
     q, v = disc.q0, rng.standard_normal(6)
-    ev = disc.evaluate(0.0, q, v)
+    ev = disc.workspace(0.0, q, v)
     tree = disc.trees[0]
     frame = disc.constraints[0].frame
     R, c = frame.rotation(ev), frame.position(ev)
@@ -137,7 +137,7 @@ def test_rows_and_biases_match_finite_differences():
     contact_body = R.T @ (-0.15 * m_ / np.linalg.norm(m_))  # contact point in disc axes
 
     def material_point(qq):
-        e = disc.evaluate(0.0, qq)
+        e = disc.workspace(0.0, qq)
         return frame.position(e) + frame.rotation(e) @ contact_body
 
     h = 1e-6

@@ -23,8 +23,8 @@ def test_phi_of_an_arm_with_a_beam_is_the_sum_of_its_pieces_with_zeros_dropped()
     patterns = set()
     for k in range(3):
         q = asm.q0 + 0.01 * rng.normal(size=asm.n_dofs)
-        ev = asm.evaluate(float(k), q, rng.normal(size=asm.n_dofs))
-        Phi = asm.constraint_rows(ev)[1]
+        ev = asm.workspace(float(k), q, rng.normal(size=asm.n_dofs))
+        Phi = ev.constraint_rows()[1]
         D = _dense_phi(asm, ev)
         assert sp.isspmatrix_csr(Phi) and Phi.has_canonical_format
         assert Phi.nnz == np.count_nonzero(D)  # exact zeros (a planar arm's y rows) not stored

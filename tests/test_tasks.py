@@ -67,11 +67,11 @@ def two_trees():
 
 def _fd_check(asm, task, q, v, a, key, h=1e-4):
     """Compare J v, ẋ and J a + J̇v with central differences of x(q(s)) (or of R(s), ω(s) for orientation)."""
-    terms = task.evaluate(asm.evaluate(0.0, q, v))
+    terms = task.evaluate(asm.workspace(0.0, q, v))
     np.testing.assert_allclose(terms.xdot, terms.J @ v, atol=1e-12 * max(1, np.abs(terms.xdot).max()))
 
     def at(s):
-        return asm.evaluate(0.0, q + v * s + 0.5 * a * s * s, v + a * s)
+        return asm.workspace(0.0, q + v * s + 0.5 * a * s * s, v + a * s)
 
     xdd = terms.J @ a + terms.bias
     if isinstance(task, tasks.OrientationTask):
@@ -95,7 +95,7 @@ def _fd_check(asm, task, q, v, a, key, h=1e-4):
         for j in range(asm.n_dofs):
             e = np.zeros(asm.n_dofs)
             e[j] = 1e-6
-            col = (task.evaluate(asm.evaluate(0, q + e)).x - task.evaluate(asm.evaluate(0, q - e)).x) / 2e-6
+            col = (task.evaluate(asm.workspace(0, q + e)).x - task.evaluate(asm.workspace(0, q - e)).x) / 2e-6
             _record(f"FD J columns ({key})", np.abs(terms.J[:, j] - col).max())
             np.testing.assert_allclose(terms.J[:, j], col, atol=1e-7)
 
@@ -117,7 +117,7 @@ def test_rows_and_labels(two_trees):
     assert stack.row_labels[:5] == ["pb.x", "pb.y", "pb.z", "pa.z", "pa.x"]
     assert stack.row_labels[5:9] == ["yaw.rz", "ori.rx", "ori.ry", "ori.rz"]
     assert stack.row_labels[9:] == ["q.tb.l2", "q.ta.l1", "q.tb.l0"]
-    terms = stack.evaluate(asm.evaluate(0.0, np.full(asm.n_dofs, 0.1)))
+    terms = stack.evaluate(asm.workspace(0.0, np.full(asm.n_dofs, 0.1)))
     assert terms.J.shape == (12, asm.n_dofs) and terms.row_labels == tuple(stack.row_labels)
     # Joint rows are unit rows on the global columns (tree tb starts at column 6).
     np.testing.assert_array_equal(np.argmax(terms.J[9:], axis=1), [6 + 2, 1, 6])
@@ -171,13 +171,13 @@ def test_planar_angle_wraps_and_tracks():
     angles = np.linspace(0.0, 5 * np.pi, 200)  # steps of 0.08 rad, 2.5 turns
     got_fixed, got_tracked = [], []
     for th in angles:
-        ev = asm.evaluate(0.0, np.array([0.4 * th, 0.6 * th]))
+        ev = asm.workspace(0.0, np.array([0.4 * th, 0.6 * th]))
         got_fixed.append(fixed.evaluate(ev).x[0])
         got_tracked.append(tracked.evaluate(ev).x[0])
     np.testing.assert_allclose(got_tracked, angles, atol=1e-12)
     assert np.all(np.array(got_fixed) >= -np.pi) and np.all(np.array(got_fixed) < np.pi)
     np.testing.assert_allclose(tasks.wrap_angle(np.array(got_fixed) - angles), 0, atol=1e-12)
-    ev = asm.evaluate(0.0, np.array([np.pi - 0.1, 0.0]))
+    ev = asm.workspace(0.0, np.array([np.pi - 0.1, 0.0]))
     np.testing.assert_allclose(fixed.error([-np.pi + 0.1], ev), [0.2], atol=1e-12)  # short way round
 
 
@@ -223,7 +223,7 @@ def test_operational_space_identities(case):
     rng = np.random.default_rng(8)
     v = rng.normal(size=asm.n_dofs)
     osp = fb.operational_space_at(asm, task, 0.0, q, v)
-    M, b, g = asm.mass_bias_gravity(asm.evaluate(0.0, q, v))
+    M, b, g = asm.workspace(0.0, q, v).mass_bias_gravity()
     tree = asm.trees[0]
     np.testing.assert_allclose(b, tree.bias_force(q, v), atol=1e-12)
     np.testing.assert_allclose(g, tree.gravity_force(q), atol=1e-12)
@@ -263,7 +263,7 @@ def test_energy_minimisation(case):
     asm, task, q = REDUNDANT[case]
     rng = np.random.default_rng(9)
     osp = fb.operational_space_at(asm, task, 0.0, q)
-    M = asm.mass_bias_gravity(asm.evaluate(0.0, q))[0]
+    M = asm.workspace(0.0, q).mass_bias_gravity()[0]
     J, Jb = osp.J, osp.J_bar
     m, n = J.shape
     xd = rng.normal(size=m)
@@ -395,7 +395,7 @@ def test_non_redundant_matches_modern_robotics():
     for asm, task, q in cases:
         v = rng.normal(size=asm.n_dofs)
         osp = fb.operational_space_at(asm, task, 0.0, q, v)
-        M, b, g = asm.mass_bias_gravity(asm.evaluate(0.0, q, v))
+        M, b, g = asm.workspace(0.0, q, v).mass_bias_gravity()
         J = osp.J
         assert J.shape[0] == J.shape[1] == asm.n_dofs
         Jinv = np.linalg.inv(J)
@@ -494,11 +494,11 @@ def test_bad_input():
     with pytest.raises(ModelError, match="repeated"):
         tasks.JointTask([links[0], "bad.l0"])
     with pytest.raises(ModelError, match=r"'bad.nope'"):
-        tasks.JointTask(["bad.nope"]).evaluate(asm.evaluate(0.0, q))
+        tasks.JointTask(["bad.nope"]).evaluate(asm.workspace(0.0, q))
     with pytest.raises(ModelError, match="tree 'other'"):
-        tasks.PointTask(other.point(olinks[1]), name="elsewhere").evaluate(asm.evaluate(0.0, q))
+        tasks.PointTask(other.point(olinks[1]), name="elsewhere").evaluate(asm.workspace(0.0, q))
     with pytest.raises(ModelError, match="tree 'other'"):
-        tasks.JointTask(olinks[0]).evaluate(asm.evaluate(0.0, q))
+        tasks.JointTask(olinks[0]).evaluate(asm.workspace(0.0, q))
     with pytest.raises(ModelError, match="non-empty"):
         tasks.StackedTask([])
     with pytest.raises(ModelError, match=r"repeated row labels.*p.x"):
@@ -513,7 +513,7 @@ def test_bad_input():
         straight = fb.RigidTree("up")
         up = straight.add_link("u", joint=fb.Revolute((0, 0, 1)), rotation=[[0, 0, 1], [0, 1, 0], [-1, 0, 0]], mass=1.0)
         tasks.PlanarOrientationTask(straight.frame(up), name="yaw").evaluate(
-            fb.System([straight]).assemble().evaluate(0.0, [0.0])
+            fb.System([straight]).assemble().workspace(0.0, [0.0])
         )
     # Constrained systems need an explicit opt-in.
     cons = fb.mechanisms.four_bar().assemble()
@@ -546,7 +546,7 @@ def test_bad_input():
     with pytest.raises(ModelError, match="rtol"):
         fb.operational_space(M, np.eye(4)[:2], None, None, None, rtol=2.0)
     with pytest.raises(StateError, match="desired"):
-        tasks.PointTask(tree.point(links[1]), name="p").error([1.0, 2.0], asm.evaluate(0.0, q))
+        tasks.PointTask(tree.point(links[1]), name="p").error([1.0, 2.0], asm.workspace(0.0, q))
 
 
 def test_zz_report():

@@ -111,7 +111,7 @@ print(
 
 T_MOVE, T_END, LIFT, YAW, OMEGA, DT = 0.5, 1.2, np.array([0.0, 0.0, 0.15]), 0.5, 15.0, 2e-3
 frame = tree.frame("tool0")
-start = asm.evaluate(0.0, equilibrium.q)
+start = asm.workspace(0.0, equilibrium.q)
 p_start, R_start = frame.position(start), frame.rotation(start)
 
 

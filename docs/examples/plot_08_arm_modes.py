@@ -89,7 +89,7 @@ run = fb.simulate(
     q0=modes.q + 1e-4 * modes.shapes[0],
     v0=np.zeros(asm.n_dofs),
 )
-M = asm.mass_matrix(asm.evaluate(0.0, modes.q))
+M = asm.workspace(0.0, modes.q).mass_matrix()
 eta = np.array([modes.shapes @ (M @ (q - modes.q)) for q in run.q])  # (steps, 8)
 y, t = eta[:, 0], run.times
 i = np.flatnonzero(np.sign(y[:-1]) * np.sign(y[1:]) < 0)

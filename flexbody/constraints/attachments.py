@@ -36,7 +36,7 @@ from .closures import PointToPoint
 from .nodes import Node
 
 if TYPE_CHECKING:
-    from ..system.evaluation import Evaluation
+    from ..rigid.state_view import StateView
 
 __all__ = ["FixNodes", "AttachNodes", "TieNodes", "pin"]
 
@@ -52,7 +52,7 @@ def _body_nodes(body, nodes, who: str) -> np.ndarray:
     return idx
 
 
-def _node_columns(ev: Evaluation, body, nodes: np.ndarray, components=None) -> np.ndarray:
+def _node_columns(ev: StateView, body, nodes: np.ndarray, components=None) -> np.ndarray:
     comps = np.arange(3) if components is None else components
     return (ev.body_offset(body) + 3 * nodes[:, None] + comps[None, :]).ravel()
 
@@ -108,7 +108,7 @@ class _NodeRows(Constraint):
         """The flexible bodies whose nodes the rows hold (one, or two for nodes tied across bodies)."""
         return self._bodies
 
-    def _columns(self, ev: Evaluation, body, nodes, components=None) -> np.ndarray:
+    def _columns(self, ev: StateView, body, nodes, components=None) -> np.ndarray:
         """The global columns of ``nodes`` of ``body`` (these rows' own node set on that body), made once per
         placement of the body: the same array at every state."""
         key = (id(body), ev.body_offset(body))
@@ -157,7 +157,7 @@ class FixNodes(_NodeRows):
         out.target = fix.values(1.0)
         return out
 
-    def evaluate(self, ev: Evaluation) -> ConstraintRows:
+    def evaluate(self, ev: StateView) -> ConstraintRows:
         cols = self._columns(ev, self.body, self.nodes, self.components)
         return ConstraintRows(ev.q[cols] - self.target, [(cols, _identity(self.n_rows))], np.zeros(self.n_rows))
 
@@ -201,7 +201,7 @@ class AttachNodes(_NodeRows):
             R, p = kin.R[self.link.index], kin.p[self.link.index]
         self.offsets = (x_nodes - p) @ R  # r_a = Rᵀ(x_a − p)
 
-    def evaluate(self, ev: Evaluation) -> ConstraintRows:
+    def evaluate(self, ev: StateView) -> ConstraintRows:
         if self.offsets is None:
             raise ConstraintError(f"attachment {self.name!r}: not prepared (assemble the system first)")
         cols = self._columns(ev, self.body, self.nodes)
@@ -269,7 +269,7 @@ class TieNodes(_NodeRows):
         self.body_b, self.nodes_b = body_b, ib[j]
         self._bodies = (body_a, body_b)
 
-    def evaluate(self, ev: Evaluation) -> ConstraintRows:
+    def evaluate(self, ev: StateView) -> ConstraintRows:
         ca = self._columns(ev, self.body, self.nodes)
         cb = self._columns(ev, self.body_b, self.nodes_b)
         r = len(ca)

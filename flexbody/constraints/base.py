@@ -22,7 +22,7 @@ from ..errors import ConstraintError, MeshError
 from ..fem.flexible_body import FlexibleBody
 
 if TYPE_CHECKING:
-    from ..system.evaluation import Evaluation
+    from ..rigid.state_view import StateView
 
 
 @dataclass(frozen=True)
@@ -146,8 +146,9 @@ class Constraint:
         """Flexible bodies whose nodes the rows involve (from the anchors)."""
         return tuple({b: None for a in self.anchors for b in getattr(a, "bodies", ())})
 
-    def evaluate(self, ev: Evaluation) -> ConstraintRows:
-        """Value, Jacobian pieces, bias and rate at the evaluation context ``ev``."""
+    def evaluate(self, ev: StateView) -> ConstraintRows:
+        """Value, Jacobian pieces, bias and rate at the state ``ev``
+        (a :class:`~flexbody.rigid.state_view.StateView`)."""
         raise NotImplementedError
 
     def __repr__(self) -> str:

@@ -30,7 +30,7 @@ from .base import merge_pieces
 from .force_elements import ForceElement, ForcePiece
 
 if TYPE_CHECKING:
-    from ..system.evaluation import Evaluation
+    from ..rigid.state_view import StateView
 
 __all__ = ["Bushing"]
 
@@ -82,7 +82,7 @@ class Bushing(ForceElement):
             raise FlexbodyError(f"{who}: stiffness and damping are all zero")
         self.p0 = self.R0 = None
 
-    def prepare(self, ev: Evaluation) -> None:
+    def prepare(self, ev: StateView) -> None:
         R_a = self.a.rotation(ev)
         self.p0 = R_a.T @ (self.b.position(ev) - self.a.position(ev))
         self.R0 = R_a.T @ self.b.rotation(ev)
@@ -93,7 +93,7 @@ class Bushing(ForceElement):
         theta = rotation_log(R_a.T @ self.b.rotation(ev) @ self.R0.T)
         return R_a, d, R_a.T @ d - self.p0, theta
 
-    def evaluate(self, ev: Evaluation, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
+    def evaluate(self, ev: StateView, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
         R_a, d, dp, theta = self._deflection(ev)
         f = self.K[:3] * dp
         mu = left_jacobian_inverse(theta).T @ (self.K[3:] * theta)
@@ -112,6 +112,6 @@ class Bushing(ForceElement):
         cols, Q = merge_pieces([(c, (load @ J)[None, :]) for (c, J), load in parts])
         return ForcePiece(cols, Q[0])
 
-    def potential(self, ev: Evaluation) -> float:
+    def potential(self, ev: StateView) -> float:
         _, _, dp, theta = self._deflection(ev)
         return 0.5 * float(dp @ (self.K[:3] * dp) + theta @ (self.K[3:] * theta))

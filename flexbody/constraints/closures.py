@@ -27,7 +27,7 @@ from .base import Constraint, ConstraintRows, _checked_components
 from .surfaces import Cylinder, Plane, Sphere, Surface
 
 if TYPE_CHECKING:
-    from ..system.evaluation import Evaluation
+    from ..rigid.state_view import StateView
 
 _AXES = np.eye(3)
 
@@ -65,7 +65,7 @@ class PointToPoint(Constraint):
         """Every row is a position [m] (multipliers [N])."""
         return ("m",) * self.n_rows
 
-    def evaluate(self, ev: Evaluation) -> ConstraintRows:
+    def evaluate(self, ev: StateView) -> ConstraintRows:
         c = self.components
         ca, Ja = self.a.jacobian(ev)
         cb, Jb = self.b.jacobian(ev)
@@ -96,7 +96,7 @@ class Distance(Constraint):
         """The distance error [m] (multiplier: the rod force [N])."""
         return ("m",)
 
-    def evaluate(self, ev: Evaluation) -> ConstraintRows:
+    def evaluate(self, ev: StateView) -> ConstraintRows:
         d = self.a.position(ev) - self.b.position(ev)
         r = np.linalg.norm(d)
         if r < 1e-14:
@@ -106,7 +106,8 @@ class Distance(Constraint):
         ca, Ja = self.a.jacobian(ev)
         cb, Jb = self.b.jacobian(ev)
         bias = e @ (self.a.bias(ev) - self.b.bias(ev)) + (dd @ dd - (e @ dd) ** 2) / r
-        return ConstraintRows(np.array([r - self.length]), [(ca, e @ Ja), (cb, -(e @ Jb))], np.array([bias]))
+        pieces = [(ca, (e @ Ja)[None, :]), (cb, -(e @ Jb)[None, :])]  # one row: (1, k) blocks
+        return ConstraintRows(np.array([r - self.length]), pieces, np.array([bias]))
 
 
 def _dot_rows(a: FrameAnchor, b: FrameAnchor, pairs, ev):
@@ -145,7 +146,7 @@ class _FrameConstraint(Constraint):
         """Position rows [m]; axis rows u·w [rad] (the small angle between the axes and their 90°)."""
         return ("m",) * 3 + ("rad",) * len(self.pairs)
 
-    def evaluate(self, ev: Evaluation) -> ConstraintRows:
+    def evaluate(self, ev: StateView) -> ConstraintRows:
         ca, Ja = self.a.jacobian(ev)
         cb, Jb = self.b.jacobian(ev)
         phi_r, pieces_r, bias_r = _dot_rows(self.a, self.b, self.pairs, ev)
@@ -198,7 +199,7 @@ class OnSurface(Constraint):
         metric = isinstance(self.surface, (Plane, Sphere, Cylinder))
         return ("m" if metric else "-",) * self.n_rows
 
-    def evaluate(self, ev: Evaluation) -> ConstraintRows:
+    def evaluate(self, ev: StateView) -> ConstraintRows:
         x = self.point.position(ev)
         xd = self.point.velocity(ev)
         D = self.surface.gradient(x)
@@ -207,7 +208,7 @@ class OnSurface(Constraint):
         bias = D @ self.point.bias(ev) + (H @ xd) @ xd
         return ConstraintRows(self.surface.value(x), [(cols, D @ J)], bias)
 
-    def contact_force(self, ev: Evaluation, lam: np.ndarray) -> np.ndarray:
+    def contact_force(self, ev: StateView, lam: np.ndarray) -> np.ndarray:
         """World contact force f = Dᵀλ (3,) [N] on the point for this constraint's multipliers [MH-13].
 
         With the convention τ = M a + h − Φᵀλ, f is the force the surface exerts on the point.

@@ -22,7 +22,7 @@ from ..rigid.link import Link
 from .base import Constraint, ConstraintRows
 
 if TYPE_CHECKING:
-    from ..system.evaluation import Evaluation
+    from ..rigid.state_view import StateView
 
 
 def _coordinate_link(link, who: str) -> Link:
@@ -33,7 +33,7 @@ def _coordinate_link(link, who: str) -> Link:
     return link
 
 
-def _column(ev: Evaluation, link: Link) -> int:
+def _column(ev: StateView, link: Link) -> int:
     return ev.offset(link.tree) + link.coordinate
 
 
@@ -68,7 +68,7 @@ class LinearCoupling(Constraint):
         units = {link.joint.unit for link in self.links}
         return (units.pop() if len(units) == 1 else "-",)
 
-    def evaluate(self, ev: Evaluation) -> ConstraintRows:
+    def evaluate(self, ev: StateView) -> ConstraintRows:
         cols = np.array([_column(ev, link) for link in self.links])
         phi = np.array([self.coefficients @ ev.q[cols] + self.constant])
         return ConstraintRows(phi, [(cols, self.coefficients[None, :])], np.zeros(1))
@@ -128,7 +128,7 @@ class FunctionCoupling(Constraint):
         """The dependent joint's unit."""
         return (self.dependent.joint.unit,)
 
-    def evaluate(self, ev: Evaluation) -> ConstraintRows:
+    def evaluate(self, ev: StateView) -> ConstraintRows:
         i, j = _column(ev, self.dependent), _column(ev, self.independent)
         x, xd = ev.q[j], ev.v[j]
         phi = np.array([ev.q[i] - self.f(x)])
@@ -191,7 +191,7 @@ class JointDriver(Constraint):
         """The driven joint's unit."""
         return (self.link.joint.unit,)
 
-    def evaluate(self, ev: Evaluation) -> ConstraintRows:
+    def evaluate(self, ev: StateView) -> ConstraintRows:
         i = _column(ev, self.link)
         t = ev.t
         return ConstraintRows(

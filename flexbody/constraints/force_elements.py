@@ -30,7 +30,7 @@ from ..errors import FlexbodyError
 from .base import global_columns
 
 if TYPE_CHECKING:
-    from ..system.evaluation import Evaluation
+    from ..rigid.state_view import StateView
 
 __all__ = ["ForceElement", "ForcePiece", "GeneralizedForce"]
 
@@ -71,15 +71,15 @@ class ForceElement:
         """Flexible bodies whose nodes the element acts on (from the anchors)."""
         return tuple({b: None for a in self.anchors for b in getattr(a, "bodies", ())})
 
-    def prepare(self, ev: Evaluation) -> None:
+    def prepare(self, ev: StateView) -> None:
         """Record what the element takes from the initial state ``ev`` (rest lengths, rest poses)."""
 
-    def evaluate(self, ev: Evaluation, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
+    def evaluate(self, ev: StateView, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
         """The generalized force at ``ev``; ``velocity=False`` gives Q(t, q, 0), ``jacobians`` adds ∂Q/∂q
         and ∂Q/∂v."""
         raise NotImplementedError
 
-    def potential(self, ev: Evaluation) -> float:
+    def potential(self, ev: StateView) -> float:
         """Energy stored in the element [J] (0 for elements that store none)."""
         return 0.0
 
@@ -127,14 +127,14 @@ class GeneralizedForce(ForceElement):
         self.function, self.jacobian, self._potential = function, jacobian, potential
         self.cols = global_columns(columns, f"generalized force {self.name!r}")
 
-    def prepare(self, ev: Evaluation) -> None:
+    def prepare(self, ev: StateView) -> None:
         if self.cols.max() >= ev.q.size:
             raise FlexbodyError(
                 f"generalized force {self.name!r}: column {int(self.cols.max())} is outside the "
                 f"system's {ev.q.size} coordinates"
             )
 
-    def evaluate(self, ev: Evaluation, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
+    def evaluate(self, ev: StateView, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
         v = ev.v if velocity else np.zeros_like(ev.v)
         Q = self._checked(self.function(ev.t, ev.q, v), (self.cols.size,), "function")
         K = C = None
@@ -144,7 +144,7 @@ class GeneralizedForce(ForceElement):
             C = None if C is None else self._checked(C, (self.cols.size,) * 2, "jacobian C")
         return ForcePiece(self.cols, Q, K, C)
 
-    def potential(self, ev: Evaluation) -> float:
+    def potential(self, ev: StateView) -> float:
         return 0.0 if self._potential is None else float(self._potential(ev.t, ev.q))
 
     def _checked(self, value, shape, what: str) -> np.ndarray:

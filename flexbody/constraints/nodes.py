@@ -5,8 +5,8 @@ is the identity on those columns and its bias acceleration is zero. Constraints 
 :class:`~flexbody.rigid.anchors.Anchor` (point-to-point pins, distances, surfaces, point tasks) therefore
 work on flexible nodes unchanged; :mod:`flexbody.constraints.attachments` adds the multi-node attachments.
 
-The evaluation context must provide ``ev.body_offset(body)`` (first global column of the body) and
-the arrays ``ev.q``, ``ev.v``.
+The state (:class:`~flexbody.rigid.state_view.StateView`) provides ``ev.body_offset(body)`` (first global column
+of the body) and the arrays ``ev.q``, ``ev.v``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ..fem.flexible_body import FlexibleBody
 from ..rigid.anchors import Anchor
 
 if TYPE_CHECKING:
-    from ..system.evaluation import Evaluation
+    from ..rigid.state_view import StateView
 
 __all__ = ["Node", "node", "nearest_node"]
 
@@ -47,23 +47,23 @@ class Node(Anchor):
         self.bodies = (body,)
         self.label = f"{body.name}.node{index}"
 
-    def columns(self, ev: Evaluation) -> np.ndarray:
-        """The node's three global coordinate indices (3,) (x, y, z) in the evaluation context ``ev``."""
+    def columns(self, ev: StateView) -> np.ndarray:
+        """The node's three global coordinate indices (3,) (x, y, z) at the state ``ev``."""
         start = ev.body_offset(self.body) + 3 * self.index
         return np.arange(start, start + 3)
 
-    def position(self, ev: Evaluation) -> np.ndarray:
+    def position(self, ev: StateView) -> np.ndarray:
         """Position (3,) [m] of the node in world coordinates at ``ev.q``."""
         return ev.q[self.columns(ev)]
 
-    def velocity(self, ev: Evaluation) -> np.ndarray:
+    def velocity(self, ev: StateView) -> np.ndarray:
         """Velocity (3,) [m/s] of the node in world coordinates at ``ev.v``."""
         return ev.v[self.columns(ev)]
 
-    def jacobian(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
+    def jacobian(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
         return self.columns(ev), _EYE3
 
-    def bias(self, ev: Evaluation) -> np.ndarray:
+    def bias(self, ev: StateView) -> np.ndarray:
         return np.zeros(3)
 
     def __eq__(self, other: object) -> bool:

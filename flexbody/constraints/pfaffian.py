@@ -34,7 +34,7 @@ from ..rigid.exponential_coordinates import skew
 from .base import Constraint, ConstraintRows, global_columns, merge_pieces
 
 if TYPE_CHECKING:
-    from ..system.evaluation import Evaluation
+    from ..rigid.state_view import StateView
 
 __all__ = ["KnifeEdge", "RollingDisc", "PfaffianRows"]
 
@@ -88,7 +88,7 @@ class KnifeEdge(Constraint):
         """(True,): the one row is velocity-level (no lateral slip)."""
         return (True,)
 
-    def evaluate(self, ev: Evaluation) -> ConstraintRows:
+    def evaluate(self, ev: StateView) -> ConstraintRows:
         f = self.frame
         n = f.rotation(ev) @ self.axis
         cols, J = f.jacobian(ev)
@@ -152,7 +152,7 @@ class RollingDisc(Constraint):
         (holonomic)."""
         return (True, True, False)
 
-    def evaluate(self, ev: Evaluation) -> ConstraintRows:
+    def evaluate(self, ev: StateView) -> ConstraintRows:
         f, n, r = self.frame, self.normal, self.radius
         w = f.rotation(ev) @ self.axis
         m = n - (n @ w) * w
@@ -247,7 +247,7 @@ class PfaffianRows(Constraint):
             )
         return b
 
-    def evaluate(self, ev: Evaluation) -> ConstraintRows:
+    def evaluate(self, ev: StateView) -> ConstraintRows:
         t, q, v = ev.t, ev.q, ev.v
         A, b = self._A(t, q), self._b(t, q)
         if self._bias is not None:

@@ -28,7 +28,7 @@ from .base import merge_pieces
 from .force_elements import ForceElement, ForcePiece
 
 if TYPE_CHECKING:
-    from ..system.evaluation import Evaluation
+    from ..rigid.state_view import StateView
 
 __all__ = ["SpringDamper", "JointSpringDamper"]
 
@@ -140,7 +140,7 @@ class SpringDamper(ForceElement):
         )
 
     # ------------------------------------------------------------------ state
-    def prepare(self, ev: Evaluation) -> None:
+    def prepare(self, ev: StateView) -> None:
         length = float(np.linalg.norm(self.b.position(ev) - self.a.position(ev)))
         if length == 0.0:
             raise FlexbodyError(
@@ -150,7 +150,7 @@ class SpringDamper(ForceElement):
         if self.rest_length is None:
             self.rest_length = length
 
-    def _geometry(self, ev: Evaluation):
+    def _geometry(self, ev: StateView):
         d = self.b.position(ev) - self.a.position(ev)
         length = float(np.linalg.norm(d))
         if not length > 1e-12 * max(1.0, self.rest_length or 0.0):
@@ -160,13 +160,13 @@ class SpringDamper(ForceElement):
             )
         return d, length, d / length
 
-    def _relative_jacobian(self, ev: Evaluation):
+    def _relative_jacobian(self, ev: StateView):
         """(cols (k,), D (3, k)) with D = J_b − J_a on the union of the ends' columns."""
         cols_a, Ja = self.a.jacobian(ev)
         cols_b, Jb = self.b.jacobian(ev)
         return merge_pieces([(cols_b, Jb), (cols_a, -Ja)])
 
-    def evaluate(self, ev: Evaluation, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
+    def evaluate(self, ev: StateView, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
         _d, length, e = self._geometry(ev)
         cols, D = self._relative_jacobian(ev)
         s = length - self.rest_length
@@ -182,7 +182,7 @@ class SpringDamper(ForceElement):
         K_point = T_s * np.outer(e, e) + (T / length) * transverse + T_rate * np.outer(e, transverse @ rel_v / length)
         return ForcePiece(cols, Q, -D.T @ K_point @ D, -T_rate * np.outer(De, De))
 
-    def potential(self, ev: Evaluation) -> float:
+    def potential(self, ev: StateView) -> float:
         rest = self.rest_length
         assert rest is not None  # set by prepare() at assembly
         s = float(np.linalg.norm(self.b.position(ev) - self.a.position(ev))) - rest
@@ -229,10 +229,10 @@ class JointSpringDamper(ForceElement):
         if self.k == 0.0 and self.c == 0.0:
             raise FlexbodyError(f"{who}: give a stiffness or a damping (both are zero)")
 
-    def _column(self, ev: Evaluation) -> np.ndarray:
+    def _column(self, ev: StateView) -> np.ndarray:
         return np.array([ev.offset(self.link.tree) + self.link.coordinate], dtype=np.int64)
 
-    def evaluate(self, ev: Evaluation, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
+    def evaluate(self, ev: StateView, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
         col = self._column(ev)
         q_j, v_j = float(ev.q[col[0]]), float(ev.v[col[0]]) if velocity else 0.0
         Q = np.array([-self.k * (q_j - self.rest) - self.c * v_j])
@@ -240,6 +240,6 @@ class JointSpringDamper(ForceElement):
             return ForcePiece(col, Q)
         return ForcePiece(col, Q, np.array([[-self.k]]), np.array([[-self.c]]))
 
-    def potential(self, ev: Evaluation) -> float:
+    def potential(self, ev: StateView) -> float:
         x = float(ev.q[self._column(ev)[0]]) - self.rest
         return 0.5 * self.k * x * x

@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 
 from ..errors import ActuationError, ModelError, StateError
 from ..system.description import as_assembled
+from ..system.workspace import Workspace
 from .actuation import ActuationWarning
 from .context import ControlContext
 from .references import Setpoint, flat_desired
@@ -103,7 +104,9 @@ class Controller:
             raise ModelError(
                 f"{type(self).__name__}: the model has {model.n_dofs} coordinates, the plant {system.n_dofs}"
             )
-        ctx = ControlContext(model, t, state.q, state.v, self.rtol, self.atol, getattr(self, "workspace", None))
+        ctx = ControlContext(
+            model, t, state.q, state.v, self.rtol, self.atol, getattr(self, "workspace", None), state=_workspace(state)
+        )
         self.diagnostics = {}
         tau = np.asarray(self.compute(ctx), dtype=float)
         if tau.shape != (ctx.n,) or not np.isfinite(tau).all():
@@ -215,7 +218,7 @@ class GravityEffort:
     @staticmethod
     def effort(model: AssembledSystem, q: ArrayLike) -> float:
         """U = ‖g(q)‖² [N²·m²]."""
-        return float(np.sum(model.gravity_force(model.evaluate(0.0, q)) ** 2))
+        return float(np.sum(model.workspace(0.0, q).gravity_force() ** 2))
 
     def gradient(self, ctx: ControlContext) -> np.ndarray:
         """∂U/∂q (n,) = 2 (∂g/∂q)ᵀ g at the context's q."""
@@ -226,8 +229,8 @@ class GravityEffort:
             qp, qm = q.copy(), q.copy()
             qp[i] += hstep
             qm[i] -= hstep
-            gp = ctx.model.gravity_force(ctx.model.evaluate(ctx.t, qp))
-            gm = ctx.model.gravity_force(ctx.model.evaluate(ctx.t, qm))
+            gp = ctx.model.workspace(ctx.t, qp).gravity_force()
+            gm = ctx.model.workspace(ctx.t, qm).gravity_force()
             dg[:, i] = (gp - gm) / (2.0 * hstep)
         return 2.0 * dg.T @ g
 
@@ -253,3 +256,8 @@ def task_acceleration_error(asm: System | AssembledSystem, task: Task, results: 
     f_star = results.histories["task_command"]
     xdd = task_history(asm, task, results)[2]
     return np.abs(xdd - f_star).max(axis=1) / np.maximum(1.0, np.abs(f_star).max(axis=1))
+
+
+def _workspace(state: object) -> Workspace | None:
+    """``state`` when it is the :class:`~flexbody.system.Workspace` of the state (a run passes its own), else None."""
+    return state if isinstance(state, Workspace) else None

@@ -24,7 +24,7 @@ from .references import Setpoint
 from .tasks import Task
 
 if TYPE_CHECKING:
-    from ..system import AssembledSystem, Evaluation, System
+    from ..system import AssembledSystem, System, Workspace
     from .context import ControlContext
     from .references import Reference
     from .tasks import Desired, TaskTerms
@@ -62,10 +62,10 @@ class JointReferenceFromTask:
 
     def _stack(
         self, t: float, q: np.ndarray, v: np.ndarray | None = None
-    ) -> tuple[Evaluation, TaskTerms, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        ev = self.model.evaluate(t, q, v)
+    ) -> tuple[Workspace, TaskTerms, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        ev = self.model.workspace(t, q, v)
         terms = self.task.evaluate(ev)
-        phi, Phi, bias, phi_t = self.model.constraint_rows(ev)
+        phi, Phi, bias, phi_t = ev.constraint_rows()
         return ev, terms, np.vstack([terms.J, Phi]), phi, bias, phi_t
 
     def __call__(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

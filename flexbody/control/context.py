@@ -45,7 +45,7 @@ from ..linalg.validation import MassSolver, potrf, potrs
 from .workspace import ControlWorkspace, rigid_factor
 
 if TYPE_CHECKING:
-    from ..system import AssembledSystem
+    from ..system import AssembledSystem, Workspace
     from .tasks import Task, TaskTerms
 
 
@@ -61,7 +61,8 @@ class ControlContext:
     S (k, n) actuation matrix; passive (n − k,) indices of unactuated coordinates; S_tilde (n − k, n).
 
     ``workspace`` (a :class:`ControlWorkspace`) keeps pattern-dependent structures between the calls of
-    one controller; a fresh one is made if not given.
+    one controller; a fresh one is made if not given. ``state``: the :class:`~flexbody.system.Workspace` of the
+    state (t, q, v) when the caller has one for ``model`` (its terms are then read from it, not computed again).
     """
 
     def __init__(
@@ -73,10 +74,12 @@ class ControlContext:
         rtol: float | None = None,
         atol: float | None = None,
         workspace: ControlWorkspace | None = None,
+        *,
+        state: Workspace | None = None,
     ) -> None:
         self.model = model
         self.t = float(t)
-        self.ev = model.evaluate(t, q, v)
+        self.ev = state if state is not None and state.asm is model else model.workspace(t, q, v)
         self.q, self.v = self.ev.q, self.ev.v
         self.rtol, self.atol = resolve_tolerances(rtol, atol)
         self.workspace = workspace if workspace is not None else ControlWorkspace()
@@ -90,7 +93,7 @@ class ControlContext:
     # ------------------------------------------------------------------ dynamics
     @cached_property
     def _mbg(self):
-        return self.model.mass_bias_gravity(self.ev)
+        return self.ev.mass_bias_gravity()
 
     @property
     def M(self) -> np.ndarray | BlockMass:
@@ -165,7 +168,7 @@ class ControlContext:
     # ------------------------------------------------------------------ constraints
     @cached_property
     def _rows(self):
-        return self.model.constraint_rows(self.ev)
+        return self.ev.constraint_rows()
 
     @property
     def phi(self) -> np.ndarray:

@@ -272,9 +272,9 @@ def operational_space_at(
             f"{model.row_labels[:6]}{'…' if model.n_constraints > 6 else ''}; these quantities "
             "are for unconstrained systems [DE-43..64] (pass ignore_constraints=True to use them anyway)"
         )
-    ev = model.evaluate(t, q, v)
+    ev = model.workspace(t, q, v)
     terms = task.evaluate(ev)
-    M, b, g = model.mass_bias_gravity(ev)
+    M, b, g = ev.mass_bias_gravity()
     osp = operational_space(
         M,
         terms.J,

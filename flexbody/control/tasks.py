@@ -40,7 +40,7 @@ from ..system.description import as_assembled
 
 if TYPE_CHECKING:
     from ..io.results import Results
-    from ..system import AssembledSystem, Evaluation, System
+    from ..system import AssembledSystem, System, Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -127,8 +127,8 @@ class TaskTerms:
 class Task:
     """Base class of tasks (subclasses set ``n_rows``, ``row_names``, ``trees`` and ``evaluate``).
 
-    ``evaluate(ev)`` takes the evaluation context of :meth:`AssembledSystem.evaluate` and returns
-    :class:`TaskTerms`; ``row_labels`` are ``"name.row"``.
+    ``evaluate(ev)`` takes the :class:`~flexbody.system.Workspace` of a state (:meth:`AssembledSystem.workspace`)
+    and returns :class:`TaskTerms`; ``row_labels`` are ``"name.row"``.
     """
 
     kind = "task"
@@ -158,12 +158,12 @@ class Task:
         """:attr:`units` with coordinates named by label resolved against the assembled system ``asm``."""
         return self.units
 
-    def evaluate(self, ev: Evaluation) -> TaskTerms:
+    def evaluate(self, ev: Workspace) -> TaskTerms:
         """The task's :class:`TaskTerms` (x (m,), J (m, n), bias J̇v (m,), ẋ (m,)) at the evaluation context
-        ``ev`` of :meth:`AssembledSystem.evaluate`; subclasses implement it."""
+        ``ev`` (:meth:`AssembledSystem.workspace`); subclasses implement it."""
         raise NotImplementedError
 
-    def error(self, desired: Desired, ev: Evaluation, terms: TaskTerms | None = None) -> np.ndarray:
+    def error(self, desired: Desired, ev: Workspace, terms: TaskTerms | None = None) -> np.ndarray:
         """Task error x_desired − x (m,) at ``ev`` (angles wrapped, rotations as rotation vectors); ``terms``
         are this task's terms at ``ev`` when already evaluated."""
         desired = np.asarray(desired, dtype=float)
@@ -173,7 +173,7 @@ class Task:
             )
         return desired - (self.evaluate(ev) if terms is None else terms).x
 
-    def _n_dofs(self, ev: Evaluation) -> int:
+    def _n_dofs(self, ev: Workspace) -> int:
         asm = ev.asm
         for tree in self.trees:
             if tree not in asm.offsets:
@@ -253,7 +253,7 @@ class PointTask(Task):
     def _default_name(self) -> str:
         return self.anchor.label
 
-    def evaluate(self, ev: Evaluation) -> TaskTerms:
+    def evaluate(self, ev: Workspace) -> TaskTerms:
         """:class:`TaskTerms` at ``ev``: the selected world components of the anchor's position x (m,) [m],
         the rows of its point Jacobian J (m, n), bias J̇v (m,) [m/s²] and velocity ẋ (m,) [m/s]."""
         n, c = self._n_dofs(ev), self.components
@@ -298,7 +298,7 @@ class PlanarOrientationTask(Task):
     def _default_name(self) -> str:
         return self.frame.label
 
-    def evaluate(self, ev: Evaluation) -> TaskTerms:
+    def evaluate(self, ev: Workspace) -> TaskTerms:
         """:class:`TaskTerms` at ``ev``: θ (1,) [rad] (wrapped about the reference, which it updates with
         ``tracking``), J (1, n), bias J̇v (1,) [rad/s²] and θ̇ (1,) [rad/s]; StateError when the frame's x axis
         is parallel to world z."""
@@ -323,7 +323,7 @@ class PlanarOrientationTask(Task):
         J = _scatter(1, n, cols, (c @ Jw)[None, :])
         return self._terms(np.array([theta]), J, np.array([bias]), np.array([theta_dot]))
 
-    def error(self, desired: Desired, ev: Evaluation, terms: TaskTerms | None = None) -> np.ndarray:
+    def error(self, desired: Desired, ev: Workspace, terms: TaskTerms | None = None) -> np.ndarray:
         d = np.asarray(desired, dtype=float).reshape(-1)
         if d.shape != (1,) or not np.isfinite(d[0]):
             raise StateError(f"task {self.name!r}: desired angle must be one finite number, got {desired!r}")
@@ -355,7 +355,7 @@ class OrientationTask(Task):
     def _default_name(self) -> str:
         return self.frame.label
 
-    def evaluate(self, ev: Evaluation) -> TaskTerms:
+    def evaluate(self, ev: Workspace) -> TaskTerms:
         """:class:`TaskTerms` at ``ev``: x (3,) the rotation vector of R [rad], J (3, n) the angular Jacobian
         (world axes), bias (3,) the angular bias acceleration [rad/s²] and ẋ (3,) = ω [rad/s]."""
         n = self._n_dofs(ev)
@@ -367,7 +367,7 @@ class OrientationTask(Task):
             np.array(self.frame.angular_velocity(ev), dtype=float),
         )
 
-    def error(self, desired: Desired, ev: Evaluation, terms: TaskTerms | None = None) -> np.ndarray:
+    def error(self, desired: Desired, ev: Workspace, terms: TaskTerms | None = None) -> np.ndarray:
         """Rotation vector (3,) of R_desired Rᵀ [rad], world axes; ``desired`` is a rotation matrix."""
         R_d = np.asarray(desired, dtype=float)
         if R_d.shape != (3, 3) or not np.all(np.isfinite(R_d)) or np.abs(R_d.T @ R_d - np.eye(3)).max() > 1e-9:
@@ -448,7 +448,7 @@ class JointTask(Task):
                 )
         return np.array(out, dtype=np.int64)
 
-    def evaluate(self, ev: Evaluation) -> TaskTerms:
+    def evaluate(self, ev: Workspace) -> TaskTerms:
         """:class:`TaskTerms` at ``ev``: the selected joint coordinates x (m,) [rad or m], unit rows J (m, n),
         zero bias (m,) and their velocities ẋ (m,)."""
         idx = self.indices(ev.asm)
@@ -497,7 +497,7 @@ class StackedTask(Task):
         """The stacked tasks' units against ``asm``, in order."""
         return tuple(u for task in self.tasks for u in task.units_in(asm))
 
-    def evaluate(self, ev: Evaluation) -> TaskTerms:
+    def evaluate(self, ev: Workspace) -> TaskTerms:
         """:class:`TaskTerms` at ``ev`` with x, J, bias, ẋ and row labels of the stacked tasks concatenated
         in order (m = the sum of their rows)."""
         parts = [task.evaluate(ev) for task in self.tasks]
@@ -509,7 +509,7 @@ class StackedTask(Task):
             tuple(self._labels),
         )
 
-    def error(self, desired: Desired, ev: Evaluation, terms: TaskTerms | None = None) -> np.ndarray:
+    def error(self, desired: Desired, ev: Workspace, terms: TaskTerms | None = None) -> np.ndarray:
         if not isinstance(desired, Sequence) or len(desired) != len(self.tasks):
             raise StateError(
                 f"task {self.name!r}: desired must be a sequence of {len(self.tasks)} values, one per stacked task"
@@ -530,7 +530,7 @@ def task_history(
         raise StateError("task_history needs a dynamic run with velocities and the history 'a'")
     x, xd, xdd = [], [], []
     for t, q, v, a in zip(results.times, results.q, results.v, results.histories["a"]):
-        terms = task.evaluate(model.evaluate(t, q, v))
+        terms = task.evaluate(model.workspace(t, q, v))
         x.append(terms.x)
         xd.append(terms.xdot)
         xdd.append(terms.J @ a + terms.bias)

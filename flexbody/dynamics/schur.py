@@ -35,7 +35,8 @@ def _unpack(M, h, third, Phi, method):
     for attr in ("t", "q", "v"):
         if not hasattr(state, attr):
             raise StateError(f"state must have attributes t, q, v; missing {attr!r}")
-    terms = asm.terms(state.t, state.q, state.v)
+    own = getattr(state, "asm", None) is asm and callable(getattr(state, "terms", None))  # the state's workspace
+    terms = state.terms() if own else asm.terms(state.t, state.q, state.v)
     return terms.M, terms.h, third, terms.Phi, terms.bias, method
 
 

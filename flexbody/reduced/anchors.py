@@ -29,7 +29,7 @@ class ReducedPoint(Anchor):
         self.label = f"{body.name}[{nodes if isinstance(nodes, str) else f'{picked.size} nodes'}]"
 
     def _terms(self, ev):
-        """(y, RΨ_w, world [v_o; ω], state) of the point at ``ev``, kept with the evaluation."""
+        """(y, RΨ_w, world [v_o; ω], state) of the point at ``ev``, kept with its workspace."""
         return ev.memo(("reduced point", self), lambda: self._compute(ev))
 
     def _compute(self, ev):

@@ -33,7 +33,7 @@ from .invariants import InertiaInvariants, cross, frame_state, frame_terms
 from .stiffening import geometric_stiffness, load_coefficients
 
 if TYPE_CHECKING:
-    from ..system.evaluation import Evaluation
+    from ..rigid.state_view import StateView
     from .anchors import ReducedPoint
 
 SINGULAR_MASS = 1e-9
@@ -153,8 +153,8 @@ class ReducedBody:
         return f"ReducedBody({self.name!r}, {self.n_dofs} coordinates on link {self.link.name!r})"
 
     # ------------------------------------------------------------------ one state
-    def state(self, ev: Evaluation) -> ReducedState:
-        """The frame, modal state and M_b, Q_v of this body at the evaluation ``ev`` (kept with it)."""
+    def state(self, ev: StateView) -> ReducedState:
+        """The frame, modal state and M_b, Q_v of this body at the state ``ev`` (kept with its workspace)."""
         return ev.memo(("reduced", self.name), lambda: ReducedState(self, ev))
 
     def point(self, nodes: str | ArrayLike) -> ReducedPoint:
@@ -178,10 +178,10 @@ class ReducedState:
         i = body.link.index
         self.R, self.p = kin.R[i], kin.p[i]
         J, bias = kin.frame_terms(body.link)
-        s = ev.asm.slices[body.tree]
+        s = ev.slice_of(body.tree)
         self.T, self.c, self.frame_velocity, self.gravity = np.empty(J.shape), np.empty(6), np.empty(6), np.empty(3)
         frame_state(self.R, J, bias, ev.v[s], body.tree.gravity, self.T, self.c, self.frame_velocity, self.gravity)
-        cols = ev.asm.slices[body]
+        cols = ev.slice_of(body)
         self.tree_columns, self.columns = np.arange(s.start, s.stop), np.arange(cols.start, cols.stop)
         self.eta, self.eta_dot = ev.q[cols], ev.v[cols]
         assert body.invariants is not None  # made by prepare() at assembly

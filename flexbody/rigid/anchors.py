@@ -6,7 +6,8 @@ acceleration when v̇ = 0); frames add the rotation R (3, 3) and the angular vel
 Constraints combine anchors, so a loop closure, weld or pin is written once for every pair of anchor
 kinds: the ground, a point or frame on a rigid link, and (with flexible bodies) nodes.
 
-The evaluation context ``ev`` passed to every method provides ``ev.kinematics(tree)`` (a
+The state ``ev`` passed to every method is a :class:`~flexbody.rigid.state_view.StateView` (a workspace); it
+provides ``ev.kinematics(tree)`` (a
 :class:`flexbody.rigid.Kinematics`), ``ev.offset(tree)`` (the tree's first column in the global q),
 ``ev.columns(tree)`` (all its columns) and ``ev.point(anchor)`` (position, velocity, (3, n_tree)
 Jacobian and bias of a link point, evaluated in one batch per tree for the points an assembled system
@@ -23,7 +24,7 @@ from numpy.typing import ArrayLike
 from .link import Link, _rotation, _vector3
 
 if TYPE_CHECKING:
-    from ..system.evaluation import Evaluation
+    from .state_view import StateView
 
 _NO_COLS = np.zeros(0, dtype=np.int64)
 
@@ -34,17 +35,17 @@ class Anchor:
     trees: tuple = ()
     label = "anchor"
 
-    def position(self, ev: Evaluation) -> np.ndarray:
+    def position(self, ev: StateView) -> np.ndarray:
         raise NotImplementedError
 
-    def velocity(self, ev: Evaluation) -> np.ndarray:
+    def velocity(self, ev: StateView) -> np.ndarray:
         raise NotImplementedError
 
-    def jacobian(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
+    def jacobian(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
         """(cols (k,), block (3, k)) with ẋ = block @ v[cols]."""
         raise NotImplementedError
 
-    def bias(self, ev: Evaluation) -> np.ndarray:
+    def bias(self, ev: StateView) -> np.ndarray:
         """J̇v (3,) [m/s²]: the acceleration of the point when the global accelerations are zero."""
         raise NotImplementedError
 
@@ -52,16 +53,16 @@ class Anchor:
 class FrameAnchor(Anchor):
     """A point that also carries axes: adds rotation, angular velocity, angular Jacobian and bias."""
 
-    def rotation(self, ev: Evaluation) -> np.ndarray:
+    def rotation(self, ev: StateView) -> np.ndarray:
         raise NotImplementedError
 
-    def angular_velocity(self, ev: Evaluation) -> np.ndarray:
+    def angular_velocity(self, ev: StateView) -> np.ndarray:
         raise NotImplementedError
 
-    def angular_jacobian(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
+    def angular_jacobian(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
 
-    def angular_bias(self, ev: Evaluation) -> np.ndarray:
+    def angular_bias(self, ev: StateView) -> np.ndarray:
         raise NotImplementedError
 
 
@@ -78,33 +79,33 @@ class Ground(FrameAnchor):
         self.R = _rotation(rotation, "Ground: rotation")
         self.label = f"ground{_point_text(self.origin)}"
 
-    def position(self, ev: Evaluation) -> np.ndarray:
+    def position(self, ev: StateView) -> np.ndarray:
         """The fixed ``origin`` (3,) [m] in world coordinates, at any state."""
         return self.origin
 
-    def velocity(self, ev: Evaluation) -> np.ndarray:
+    def velocity(self, ev: StateView) -> np.ndarray:
         """Zero (3,) [m/s]: the ground does not move."""
         return np.zeros(3)
 
-    def jacobian(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
+    def jacobian(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
         return _NO_COLS, np.zeros((3, 0))
 
-    def bias(self, ev: Evaluation) -> np.ndarray:
+    def bias(self, ev: StateView) -> np.ndarray:
         return np.zeros(3)
 
-    def rotation(self, ev: Evaluation) -> np.ndarray:
+    def rotation(self, ev: StateView) -> np.ndarray:
         """The fixed axes ``R`` (3, 3) in the world, at any state."""
         return self.R
 
-    def angular_velocity(self, ev: Evaluation) -> np.ndarray:
+    def angular_velocity(self, ev: StateView) -> np.ndarray:
         """Zero (3,) [rad/s]: the ground does not turn."""
         return np.zeros(3)
 
-    def angular_jacobian(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
+    def angular_jacobian(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
         """(cols (0,), block (3, 0)): no coordinate moves the ground."""
         return _NO_COLS, np.zeros((3, 0))
 
-    def angular_bias(self, ev: Evaluation) -> np.ndarray:
+    def angular_bias(self, ev: StateView) -> np.ndarray:
         """Zero (3,) [rad/s²] angular bias acceleration."""
         return np.zeros(3)
 
@@ -117,17 +118,17 @@ class LinkPoint(Anchor):
         self.trees = (link.tree,)
         self.label = f"{link.tree.name}.{link.name}{_point_text(offset)}"
 
-    def position(self, ev: Evaluation) -> np.ndarray:
+    def position(self, ev: StateView) -> np.ndarray:
         return ev.point(self)[0]
 
-    def velocity(self, ev: Evaluation) -> np.ndarray:
+    def velocity(self, ev: StateView) -> np.ndarray:
         return ev.point(self)[1]
 
-    def jacobian(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
+    def jacobian(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
         J = ev.point(self)[2]
         return ev.columns(self.link.tree), J
 
-    def bias(self, ev: Evaluation) -> np.ndarray:
+    def bias(self, ev: StateView) -> np.ndarray:
         return ev.point(self)[3]
 
 
@@ -138,16 +139,16 @@ class LinkFrame(LinkPoint, FrameAnchor):
         super().__init__(link, offset)
         self.R_link = rotation
 
-    def rotation(self, ev: Evaluation) -> np.ndarray:
+    def rotation(self, ev: StateView) -> np.ndarray:
         return ev.kinematics(self.link.tree).R[self.link.index] @ self.R_link
 
-    def angular_velocity(self, ev: Evaluation) -> np.ndarray:
+    def angular_velocity(self, ev: StateView) -> np.ndarray:
         return ev.kinematics(self.link.tree).angular_velocity(self.link)
 
-    def angular_jacobian(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
+    def angular_jacobian(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
         cols, block = ev.kinematics(self.link.tree).angular_jacobian(self.link)
         return cols + ev.offset(self.link.tree), block
 
-    def angular_bias(self, ev: Evaluation) -> np.ndarray:
+    def angular_bias(self, ev: StateView) -> np.ndarray:
 
         return ev.kinematics(self.link.tree).angular_bias_acceleration(self.link)

@@ -6,7 +6,8 @@ The dissipated work of a step is the trapezoid rule over the power at its two en
 
     P = vᵀ(k(q, v) − k(q, 0)) − vᵀ(Q(q, v) − Q(q, 0)),
 
-the Kelvin–Voigt forces of the flexible bodies and the dampers among the force elements.
+the Kelvin–Voigt forces of the flexible bodies and the dampers among the force elements
+(:meth:`flexbody.system.Workspace.viscous_power`).
 """
 
 from __future__ import annotations
@@ -65,11 +66,11 @@ class _Snapshot:
         self.phi, self.Phi, self.phi_t = phi, Phi, phi_t
 
 
-def _record(recorder, asm, s: _Step, tau, iterations: int, dt: float, stats: dict, rows=None) -> None:
-    """Record the step ``s``; ``rows`` are its constraint rows when already evaluated at (s.t, s.q, s.v)."""
-    phi, Phi, _, phi_t = rows if rows is not None else asm.constraint_rows(asm.evaluate(s.t, s.q, s.v))
+def _record(recorder, ws, s: _Step, tau, iterations: int, dt: float, stats: dict) -> None:
+    """Record the step ``s``, whose terms are read from its workspace ``ws``."""
+    phi, Phi, _, phi_t = ws.constraint_rows()
     recorder.t_last = s.t
-    recorder.record(s.t, s.q, s.v, _response(asm, s, Phi), tau, _Snapshot(phi, Phi, phi_t), iterations)
+    recorder.record(s.t, s.q, s.v, _response(ws, s), tau, _Snapshot(phi, Phi, phi_t), iterations, ws)
     for key, value in (
         ("dt", dt),
         ("newton_iterations", iterations),
@@ -79,24 +80,11 @@ def _record(recorder, asm, s: _Step, tau, iterations: int, dt: float, stats: dic
         recorder.append(key, value)
 
 
-def _response(asm, s: _Step, Phi=None) -> ForwardResult:
-    """The plant's response at a step (q̈, Φᵀλ, λ); Φ evaluated here unless given."""
-    if Phi is None:
-        Phi = asm.constraint_rows(asm.evaluate(s.t, s.q, s.v))[1]
-    force = transposed_product(Phi, s.lam) if Phi.shape[0] else np.zeros(asm.n_dofs)
+def _response(ws, s: _Step) -> ForwardResult:
+    """The plant's response at a step (q̈, Φᵀλ, λ), with Φ from the step's workspace ``ws``."""
+    Phi = ws.constraint_rows()[1]
+    force = transposed_product(Phi, s.lam) if Phi.shape[0] else np.zeros(ws.asm.n_dofs)
     return ForwardResult(s.qdd, force, s.lam, True, Phi.shape[0], "generalized-alpha")
-
-
-def _viscous_power(asm, s: _Step) -> float:
-    """Power of the Kelvin–Voigt forces at a step, vᵀ(k(q, v) − k(q, 0)) [W], plus that of the dampers among
-    the force elements, −vᵀ(Q(q, v) − Q(q, 0)); the dissipated work of a step
-    is its trapezoid rule over the step's two ends."""
-    applied = asm.dissipated_power(asm.evaluate(s.t, s.q, s.v)) if asm.forces else 0.0
-    if not asm.sparse or not any(b.material.damping > 0 for b in asm.bodies):
-        return applied
-    fs = asm.flexible.slice
-    viscous = asm.flexible.internal_force(s.q[fs], s.v[fs]) - asm.flexible.internal_force(s.q[fs], None)
-    return applied + float(s.v[fs] @ viscous)
 
 
 def _checkpoint(

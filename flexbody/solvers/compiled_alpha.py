@@ -2,7 +2,7 @@
 
 A system whose terms come from a :class:`~flexbody.system.joint_program.JointProgram` (rigid trees and reduced
 bodies; closures, couplings, surfaces and joint drivers; no force elements) has a small dense set of equations,
-and the Python loop around them (an ``Evaluation`` per iterate, the residual, the saddle-point solve) costs far
+and the Python loop around them (an ``Workspace`` per iterate, the residual, the saddle-point solve) costs far
 more than the terms themselves. :class:`CompiledSteps` runs the Newton iterations of a step of
 :class:`~flexbody.solvers.generalized_alpha.GeneralizedAlpha` in one numba call (:func:`alpha_iterations`), by
 the same algorithm as its Python stepper:
@@ -333,7 +333,7 @@ class CompiledSteps:
     :meth:`factor` are called by the generalized-α stepper."""
 
     def __init__(self, asm, coefficients: tuple, max_iterations: int):
-        p = asm._program
+        p = asm.program
         self.program = (p.ints, p.floats, p.support, p.bodies, p.body_floats)
         self.drive, self.has_drivers = p.drive, bool(p.drivers)
         n, m = asm.n_dofs, asm.n_constraints
@@ -364,7 +364,7 @@ class CompiledSteps:
     def available(cls, asm) -> bool:
         """Whether ``asm``'s steps can be compiled: its terms have a program (so it has no velocity-level rows) and it
         has no force elements."""
-        return getattr(asm, "_program", None) is not None and not asm.forces
+        return getattr(asm, "program", None) is not None and not asm.forces
 
     def step(self, t1: float, state: tuple, tau: np.ndarray, dt: float, refresh: bool):
         """(status, iterations, factorizations, point of the last factor or None, (q, v, q̈, a, λ) new arrays) of

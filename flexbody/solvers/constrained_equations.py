@@ -36,45 +36,53 @@ class EquationResidual:
         self.force_calls = self.jacobian_calls = 0
         self.force_time = self.jacobian_time = 0.0
 
-    def evaluate(self, t, q, v, qdd, lam, tau, s: float = 1.0):
-        """r (n,), φ (m,), Φ (m, n) and the evaluation at the state; v = None and q̈ = None for statics."""
+    def evaluate(self, ws, qdd, lam, tau, s: float = 1.0):
+        """r (n,), φ (m,) and Φ (m, n) at the state of the workspace ``ws`` (a statics workspace is at rest:
+        q̈ = None)."""
         asm = self.asm
-        ev = asm.evaluate(t, q, v)
         r = np.empty(asm.n_dofs)
-        self._joint_rows(ev, qdd, s, r)
+        self._joint_rows(ws, qdd, s, r)
         if asm.sparse:
             fs = asm.flexible.slice
-            t0 = time.perf_counter()
-            h_f = asm.flexible.internal_force(q[fs], None if v is None else v[fs])
-            self.force_time += time.perf_counter() - t0
-            self.force_calls += 1
-            h_f -= s * asm.flexible.external_force(q[fs])
+            h_f = self.internal_force(ws) - s * ws.external_force()
             r[fs] = h_f if qdd is None else product(asm.flexible.mass.matrix, qdd[fs]) + h_f
         if asm.forces:
-            r -= asm.applied_force(ev)
-        phi, Phi, _, _ = asm.constraint_rows(ev)
+            r -= ws.applied_force()
+        phi, Phi, _, _ = ws.constraint_rows()
         if Phi.shape[0]:
             r -= transposed_product(Phi, lam)
-        return r - s * tau, phi, Phi, ev
+        return r - s * tau, phi, Phi
 
-    def _joint_rows(self, ev, qdd, s, out):
+    def internal_force(self, ws) -> np.ndarray:
+        """k(q, v) of the flexible bodies at ``ws``, counted and timed when computed here (a Newton iteration that
+        formed its matrix at ``ws`` has it from the Jacobians' pass)."""
+        if ws.has("internal_force"):
+            return ws.internal_force()
+        t0 = time.perf_counter()
+        k = ws.internal_force()
+        self.force_time += time.perf_counter() - t0
+        self.force_calls += 1
+        return k
+
+    def _joint_rows(self, ws, qdd, s, out):
         """s·(M q̈ + h) over the joint and modal coordinates (statics, q̈ None: s·(g + elastic))."""
         space, n_r = self.asm.joint_space, self.n_r
         if n_r:
             out[:n_r] = s * (
-                space.inverse_dynamics(ev, velocity=False) if qdd is None else space.inverse_dynamics(ev, qdd[:n_r])
+                space.inverse_dynamics(ws, velocity=False) if qdd is None else space.inverse_dynamics(ws, qdd[:n_r])
             )
 
     def rigid_rows(self, t, q, v, qdd, lam, s: float = 1.0) -> np.ndarray:
-        """Rows 0..n_r of r + s·τ: s·(M q̈ + b + g) − Φ_rᵀλ (n_r,)."""
+        """Rows 0..n_r of r + s·τ: s·(M q̈ + b + g) − Q_r − Φ_rᵀλ (n_r,), from the trees, the reduced bodies and
+        the constraints and force elements on their columns alone (no flexible force, no flexible-only row)."""
         asm = self.asm
-        ev = asm.evaluate(t, q, v)
+        ws = asm.workspace(t, q, v)
         out = np.empty(self.n_r)
-        self._joint_rows(ev, qdd, s, out)
-        if asm.forces:
-            out -= asm.applied_force(ev)[: self.n_r]
-        if asm.n_constraints:
-            out -= (asm.constraint_rows(ev)[1][:, : self.n_r]).T @ lam
+        self._joint_rows(ws, qdd, s, out)
+        if asm.joint_forces:
+            out -= ws.joint_applied_force()
+        if asm.joint_constraints:
+            out -= ws.joint_constraint_jacobian().T @ lam
         return out
 
     def rigid_tangent(self, t, q, v, qdd, lam, s: float = 1.0, c_q: float = 1.0, c_v: float = 0.0) -> np.ndarray:
@@ -96,21 +104,21 @@ class EquationResidual:
     def _central(f, d):
         return (f(d) - f(-d)) / (2.0 * d)
 
-    def flexible_jacobians(self, ev):
-        """(h_f, ∂h_f/∂q, ∂h_f/∂v or None) at the evaluation, timed and counted."""
+    def flexible_jacobians(self, ws):
+        """(h_f, ∂h_f/∂q, ∂h_f/∂v or None) at the workspace ``ws``, timed and counted."""
         t0 = time.perf_counter()
-        out = self.asm.flexible_jacobians(ev)
+        out = ws.flexible_jacobians()
         self.jacobian_time += time.perf_counter() - t0
         self.jacobian_calls += 1
         return out
 
-    def flexible_force_jacobians(self, ev, c_q: float, c_v: float):
+    def flexible_force_jacobians(self, ws, c_q: float, c_v: float):
         """c_q ∂(−Q)/∂q + c_v ∂(−Q)/∂v of the force elements on the flexible columns (CSR, n_f × n_f), or
         None without force elements on flexible bodies; the joint rows get theirs from :meth:`rigid_tangent`."""
         asm = self.asm
         if not asm.sparse or not any(f.bodies for f in asm.forces.elements):
             return None
-        K, C = asm.forces.jacobians(ev, asm.flexible.slice)
+        K, C = asm.forces.jacobians(ws, asm.flexible.slice)
         return (-c_q) * K - c_v * C
 
 

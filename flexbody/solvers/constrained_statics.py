@@ -83,10 +83,15 @@ class _Statics:
         m = self.asm.n_constraints
         return lam[:m], lam[m:]
 
-    def residual(self, q, lam, tau, s):
-        """r (n,), φ (m,), Φ (m, n) at (q, λ) and load factor s."""
+    def workspace(self, q):
+        """The workspace of the static state q (at rest, at the statics' time)."""
+        return self.asm.workspace(self.t, q)
+
+    def residual(self, q, lam, tau, s, ws=None):
+        """r (n,), φ (m,), Φ (m, n) at (q, λ) and load factor s (in the workspace ``ws`` of q when given)."""
         lam_c, lam_h = self._split(lam)
-        r, phi, Phi, _ = self.equations.evaluate(self.t, q, None, None, lam_c, tau, s)
+        ws = self.workspace(q) if ws is None else ws
+        r, phi, Phi = self.equations.evaluate(ws, None, lam_c, tau, s)
         if self.hold is not None:  # held joints: rows S q − S q_held, τ_k = λ_h
             S, target = self.hold
             r -= S.T @ lam_h
@@ -94,8 +99,8 @@ class _Statics:
             Phi = sp.vstack([sp.csr_matrix(Phi), sp.csr_matrix(S)], format="csr")
         return r, phi, Phi
 
-    def tangent(self, q, lam, s):
-        """(A_r (n_r, n_r) by central differences, A_f sparse) of ∂r/∂q."""
+    def tangent(self, q, lam, s, ws=None):
+        """(A_r (n_r, n_r) by central differences, A_f sparse) of ∂r/∂q (in the workspace ``ws`` of q when given)."""
         A_r = self.equations.rigid_tangent(self.t, q, None, None, self._split(lam)[0], s)
         asm = self.asm
         if not asm.sparse:
@@ -104,7 +109,7 @@ class _Statics:
         K = asm.flexible.internal_tangent(q[fs])
         K_load = asm.flexible.load_stiffness(q[fs])
         K = K if K_load is None else K - s * K_load
-        forces = self.equations.flexible_force_jacobians(asm.evaluate(self.t, q, None), 1.0, 0.0)
+        forces = self.equations.flexible_force_jacobians(self.workspace(q) if ws is None else ws, 1.0, 0.0)
         return A_r, (K if forces is None else (K + forces).tocsr())
 
 
@@ -142,11 +147,12 @@ def _newton(
     at the trial point, with the same factor, satisfies ‖Δ̄‖ ≤ (1 − t/4)‖Δ‖, otherwise t is halved (affine
     invariant: no scaling of r against φ needed). A load step that still fails is bisected by the caller."""
     q, lam = q.copy(), lam.copy()
-    r, phi, Phi = stat.residual(q, lam, tau, s)
+    ws = stat.workspace(q)
+    r, phi, Phi = stat.residual(q, lam, tau, s, ws)
     res = viol = np.inf
     damped, growing, previous = False, 0, np.inf
     for k in range(1, max_iterations + 1):
-        A_r, A_f = stat.tangent(q, lam, s)
+        A_r, A_f = stat.tangent(q, lam, s, ws)
         solver.factor(A_r, A_f, sp.csr_matrix(Phi))
         dq, y = solver.solve(-r, -phi)
         norm = float(np.linalg.norm(dq))
@@ -155,7 +161,8 @@ def _newton(
         step = 1.0
         for _ in range(10):
             q_try, lam_try = q + step * dq, lam - step * y
-            r_try, phi_try, Phi_try = stat.residual(q_try, lam_try, tau, s)
+            ws = stat.workspace(q_try)
+            r_try, phi_try, Phi_try = stat.residual(q_try, lam_try, tau, s, ws)
             if np.all(np.isfinite(r_try)) and np.all(np.isfinite(phi_try)):
                 if not damped or norm <= tol:
                     break

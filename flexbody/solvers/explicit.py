@@ -18,9 +18,9 @@ from ..dynamics import forward
 from ..errors import ConvergenceError, FlexbodyError, StateError
 from ..io.run_writer import RunWriter
 from ..linalg.validation import check_setting
-from ..system.assembled import State
 from .recorder import Recorder
-from .stabilization import PositionCorrection, _correct, _finite, worst_rows
+from .stabilization import PositionCorrection, correct, finite, worst_rows
+from .workspaces import workspace_of
 
 log = logging.getLogger(__name__)
 
@@ -106,25 +106,26 @@ def check_rk4_step(asm, q: np.ndarray, settings: RK4) -> None:
 
 
 # ------------------------------------------------------------------------------------- the right side
-def _tau_function(tau, asm) -> Callable:
-    """τ(t, q, v) from None, an array or a callable ``tau(t, q, v)`` / controller ``(t, state, asm)``."""
+def tau_function(tau, asm) -> Callable:
+    """τ at a state, ``tau_at(ws)`` of its workspace, from None, an array or a callable ``tau(t, q, v)`` /
+    controller ``(t, state, asm)`` (which gets the workspace as the state)."""
     n = int(asm.n_dofs)
     if tau is None:
-        return _Held(np.zeros(n))
+        return Held(np.zeros(n))
     if not callable(tau):
         value = np.asarray(tau, dtype=float)
         if value.shape != (n,):
             raise StateError(f"simulate: tau must have shape ({n},), got {value.shape}")
-        return _Held(value)
+        return Held(value)
     if getattr(tau, "outputs", None) == "actuators":  # a Controller: τ = Sᵀ τ_k
         S = np.asarray(asm.S, dtype=float)
 
-        def applied(t, q, v):
-            tau_k = np.asarray(tau(t, State(t, q, v), asm), dtype=float)
+        def applied(ws):
+            tau_k = np.asarray(tau(ws.t, ws, asm), dtype=float)
             if tau_k.shape != (S.shape[0],):
                 raise StateError(
                     f"controller {type(tau).__name__} returned {tau_k.shape} actuator inputs at "
-                    f"t = {t:.9g} s; the plant has {S.shape[0]} actuators {asm.actuated_labels}"
+                    f"t = {ws.t:.9g} s; the plant has {S.shape[0]} actuators {asm.actuated_labels}"
                 )
             return S.T @ tau_k
 
@@ -134,51 +135,53 @@ def _tau_function(tau, asm) -> Callable:
     except (TypeError, ValueError):
         names = []
     if len(names) >= 2 and (names[1] == "state" or (len(names) >= 3 and names[2] in ("asm", "system"))):
-        return lambda t, q, v: tau(t, State(t, q, v), asm)
-    return tau
+        return lambda ws: tau(ws.t, ws, asm)
+    return lambda ws: tau(ws.t, ws.q, ws.v)
 
 
-class _Held:
-    """τ(t, q, v) = ``value`` at every state; its ``held`` is ``value`` (integrators may hold it)."""
+class Held:
+    """τ = ``value`` at every state; its ``held`` is ``value`` (integrators may hold it)."""
 
     def __init__(self, value: np.ndarray):
         self.held = value
 
-    def __call__(self, t, q, v) -> np.ndarray:
+    def __call__(self, ws) -> np.ndarray:
         return self.held
 
 
-class _Dynamics:
+class Dynamics:
     """Forward dynamics at a state [AG-25], with Baumgarte terms and checks of every input and output."""
 
     def __init__(self, asm, tau, formulation, baumgarte, rtol, atol):
-        self.asm, self.tau = asm, _tau_function(tau, asm)
+        self.asm, self.tau = asm, tau_function(tau, asm)
         self.formulation, self.baumgarte, self.rtol, self.atol = formulation, baumgarte, rtol, atol
         self.n_evaluations = 0
 
-    def __call__(self, t, q, v):
+    def __call__(self, t, q, v, ws=None):
+        """(response, τ, terms, workspace) at (t, q, v), in the workspace ``ws`` of that state when given."""
         self.n_evaluations += 1
-        tau = _finite("tau", self.tau(t, q, v), t)
+        ws = workspace_of(self.asm, t, q, v) if ws is None else ws
+        tau = finite("tau", self.tau(ws), t)
         if tau.shape != (self.asm.n_dofs,):
             raise StateError(f"tau at t = {t:.9g} s has shape {tau.shape}, expected ({self.asm.n_dofs},)")
-        terms = self.asm.terms(t, q, v)
-        bias = _finite("constraint bias", terms.bias, t)
+        terms = ws.terms()
+        bias = finite("constraint bias", terms.bias, t)
         if self.baumgarte is not None and bias.size:
             rate = terms.Phi @ v + terms.phi_t
             bias = bias + 2.0 * self.baumgarte.alpha * rate + self.baumgarte.beta**2 * terms.phi
-        _finite("h", terms.h, t)
+        finite("h", terms.h, t)
         res = forward(terms.M, terms.h, tau, terms.Phi, bias, method=self.formulation, rtol=self.rtol, atol=self.atol)
-        _finite("acceleration", res.a, t)
-        _finite("constraint force", res.constraint_force, t)
-        return res, tau, terms
+        finite("acceleration", res.a, t)
+        finite("constraint force", res.constraint_force, t)
+        return res, tau, terms, ws
 
 
 @dataclass
-class _Run:
+class Run:
     """What the stepping loops share."""
 
     asm: Any  # the model: any object with the evaluation interface (see flexbody.solvers.simulation)
-    dynamics: _Dynamics
+    dynamics: Dynamics
     recorder: Recorder
     correction: PositionCorrection | None
     tolerances: tuple
@@ -188,37 +191,39 @@ class _Run:
     integrator: str = "RK4"
     report: Callable[[float, float, float], None] | None = None  # progress of the run (t, t0, t_end)
 
-    def start_step(self, k, t, q, v, corrections, last: bool):
-        """Evaluate the dynamics at the (corrected) state, track the rank and record."""
-        res, tau, terms = self.dynamics(t, q, v)
+    def start_step(self, k, t, q, v, corrections, last: bool, ws=None):
+        """Evaluate the dynamics at the (corrected) state, in its workspace ``ws`` when the correction made it,
+        track the rank and record."""
+        res, tau, terms, ws = self.dynamics(t, q, v, ws)
         self.recorder.t_last = float(t)
         controller = self.recorder.controller
         if controller is not None and hasattr(controller, "update"):
-            controller.update(t, State(t, q, v), res)
+            controller.update(t, ws, res)
         self.recorder.track_rank(t, res.rank, terms.Phi)
         if k % self.record_every == 0 or last:
-            self.recorder.record(t, q, v, res, tau, terms, corrections)
+            self.recorder.record(t, q, v, res, tau, terms, corrections, ws)
             if self.saver is not None:
                 self.saver.journal(self.recorder)  # on disk before the next step starts
         return res
 
     def end_step(self, t, q, v):
         """Check the new state, move rotation vectors longer than π to their other chart and apply the
-        position correction; returns q, v, iterations."""
-        _finite("q", q, t)
-        _finite("v", v, t)
+        position correction; returns q, v, iterations and the workspace of the corrected state (None when
+        nothing was corrected)."""
+        finite("q", q, t)
+        finite("v", v, t)
         switch = getattr(self.asm, "switch_charts", None)
         switched = None if switch is None else switch(q, v)
         if switched is not None:  # a rotation vector passed π: its other chart
             q, v = switched
         if self.correction is None or int(self.asm.n_constraints) == 0:
-            return q, v, 0
-        q, v, iterations, norm = _correct(self.asm, t, q, v, self.correction, *self.tolerances)
+            return q, v, 0, None
+        q, v, iterations, norm, ws = correct(self.asm, t, q, v, self.correction, *self.tolerances)
         if norm > self.correction.tol:
             message = (
                 f"position correction at t = {t:.9g} s: ‖φ‖ = {norm:.3e} > tol = "
                 f"{self.correction.tol:.1e} after {iterations} iterations; largest residuals in rows "
-                f"{worst_rows(self.asm, np.asarray(self.asm.constraint_value(t, q)))}"
+                f"{worst_rows(self.asm, np.asarray(ws.constraint_rows(jacobian=False)[0]))}"
             )
             if self.correction.on_failure == "raise":
                 raise ConvergenceError(message, [norm])
@@ -226,7 +231,7 @@ class _Run:
             self.recorder.events.append(
                 {"t": float(t), "kind": "correction_not_converged", "violation": norm, "iterations": iterations}
             )
-        return q, v, iterations
+        return q, v, iterations, ws
 
     def completed(self, k, t, q, v, corrections, t0, t_end, last: bool) -> None:
         """After a step that reached state k: report progress and, when enough rows wait, write them with
@@ -244,12 +249,15 @@ class _Run:
             self.saver.write(self.recorder, state, {"q": q, "v": v})
 
 
-def _run_rk4(run: _Run, settings: RK4, q, v, t0, t_end, k0: int = 0, t: float | None = None, corrections: int = 0):
-    """RK4 steps from (t0, q, v), or from step ``k0`` at (t, q, v) of a run started at t0."""
+def run_rk4(
+    run: Run, settings: RK4, q, v, t0, t_end, k0: int = 0, t: float | None = None, corrections: int = 0, ws=None
+):
+    """RK4 steps from (t0, q, v) (in its workspace ``ws`` when the start made one), or from step ``k0`` at
+    (t, q, v) of a run started at t0."""
     n_steps = max(1, math.ceil((t_end - t0) / settings.dt - 1e-9))
     t = t0 if t is None else t
     for k in range(k0, n_steps + 1):
-        res = run.start_step(k, t, q, v, corrections, k == n_steps)  # also stage 1 of the step
+        res = run.start_step(k, t, q, v, corrections, k == n_steps, ws)  # also stage 1 of the step
         if k == n_steps:
             return
         t_next = t0 + (k + 1) * settings.dt if k + 1 < n_steps else t_end
@@ -264,14 +272,15 @@ def _run_rk4(run: _Run, settings: RK4, q, v, t0, t_end, k0: int = 0, t: float | 
         q = q + dt / 6.0 * (v + 2.0 * v2 + 2.0 * v3 + v4)  # [AG-36]
         v = v + dt / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
         t = t_next
-        q, v, corrections = run.end_step(t, q, v)
+        q, v, corrections, ws = run.end_step(t, q, v)
         run.completed(k + 1, t, q, v, corrections, t0, t_end, k + 1 == n_steps)
 
 
-def _run_adaptive(
-    run: _Run, settings: Adaptive, q, v, t0, t_end, k0: int = 0, t: float | None = None, corrections: int = 0
+def run_adaptive(
+    run: Run, settings: Adaptive, q, v, t0, t_end, k0: int = 0, t: float | None = None, corrections: int = 0, ws=None
 ):
-    """Adaptive integration between output times t0 + k·output_dt, from k = 0 or from output ``k0``."""
+    """Adaptive integration between output times t0 + k·output_dt, from k = 0 (in the start's workspace ``ws``
+    when it made one) or from output ``k0``."""
     from scipy.integrate import solve_ivp
 
     n = int(run.asm.n_dofs)
@@ -284,7 +293,7 @@ def _run_adaptive(
 
     for k in range(k0, n_out + 1):
         t = times[k]
-        run.start_step(k, t, q, v, corrections, k == n_out)
+        run.start_step(k, t, q, v, corrections, k == n_out, ws)
         if k == n_out:
             return
         sol = solve_ivp(
@@ -298,5 +307,5 @@ def _run_adaptive(
         )
         if not sol.success:
             raise StateError(f"adaptive integration failed between t = {t:.9g} and {times[k + 1]:.9g} s: {sol.message}")
-        q, v, corrections = run.end_step(times[k + 1], sol.y[:n, -1], sol.y[n:, -1])
+        q, v, corrections, ws = run.end_step(times[k + 1], sol.y[:n, -1], sol.y[n:, -1])
         run.completed(k + 1, times[k + 1], q, v, corrections, t0, t_end, k + 1 == n_out)

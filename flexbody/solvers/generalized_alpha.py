@@ -42,8 +42,7 @@ import scipy.sparse as sp
 from ..errors import ConvergenceError, StateError
 from ..linalg.csr_products import add_within
 from ..linalg.saddle_point import SaddlePointSolver
-from ..system.assembled import State
-from .alpha_records import _checkpoint, _record, _record_rows, _response, _viscous_power
+from .alpha_records import _checkpoint, _record, _record_rows, _response
 from .alpha_settings import GeneralizedAlpha
 from .alpha_start import initial_acceleration
 from .compiled_alpha import NOT_CONVERGED, CompiledSteps
@@ -54,19 +53,21 @@ log = logging.getLogger(__name__)
 __all__ = ["GeneralizedAlpha", "simulate_implicit"]
 
 
-def _iteration_matrix(equations: EquationResidual, t, q, v, qdd, lam, ev, c_v, c_q):
-    """(A_r dense (n_r, n_r), A_f sparse) of A = M + c_v C + c_q K (c_v = γ′h, c_q = β′h²)."""
+def _iteration_matrix(equations: EquationResidual, ws, qdd, lam, c_v, c_q):
+    """(A_r dense (n_r, n_r), A_f sparse) of A = M + c_v C + c_q K (c_v = γ′h, c_q = β′h²) at the workspace ``ws``
+    of the iterate."""
     asm, n_r = equations.asm, equations.n_r
     A_r = np.zeros((n_r, n_r))
     if n_r:
-        A_r += asm.joint_space.mass_matrix(ev)
-        A_r += equations.rigid_tangent(t, q, v, qdd, lam, c_q=c_q, c_v=c_v)
+        M = ws.mass_matrix()
+        A_r += M.rigid_block() if asm.sparse else M
+        A_r += equations.rigid_tangent(ws.t, ws.q, ws.v, qdd, lam, c_q=c_q, c_v=c_v)
     if not asm.sparse:
         return A_r, sp.csr_matrix((0, 0))
-    _, K, C = equations.flexible_jacobians(ev)
+    _, K, C = equations.flexible_jacobians(ws)
     A_f = add_within(c_q * K, asm.flexible.mass.matrix)  # on the tangent's pattern, zeros kept
     A_f = A_f if C is None else add_within(A_f, C, c_v)
-    forces = equations.flexible_force_jacobians(ev, c_q, c_v)
+    forces = equations.flexible_force_jacobians(ws, c_q, c_v)
     return A_r, (A_f if forces is None else (A_f + forces).tocsr())
 
 
@@ -111,11 +112,13 @@ class _Stepper:
                 s.max_iterations,
             )
 
-    def _factor(self, t, q, v, qdd, lam, ev, Phi, dt: float) -> None:
-        A_r, A_f = _iteration_matrix(self.residual, t, q, v, qdd, lam, ev, self.gp * dt, self.bp * dt * dt)
-        self.solver.factor(A_r, A_f, sp.csr_matrix(Phi))
+    def _factor(self, ws, qdd, lam, dt: float) -> None:
+        """Form and factor the iteration matrix of step dt at the iterate of workspace ``ws`` (its flexible
+        Jacobians' pass also gives the iterate's internal force, which the residual then reads)."""
+        A_r, A_f = _iteration_matrix(self.residual, ws, qdd, lam, self.gp * dt, self.bp * dt * dt)
+        self.solver.factor(A_r, A_f, sp.csr_matrix(ws.constraint_rows()[1]))
         self.factor_dt = dt
-        self.factor_point = (float(t), q.copy(), v.copy(), qdd.copy(), lam.copy())
+        self.factor_point = (ws.t, ws.q.copy(), ws.v.copy(), qdd.copy(), lam.copy())
 
     def restore_factor(self, dt: float, t: float, q, v, qdd, lam) -> None:
         """Form the kept iteration matrix again at the point (and step dt) where a checkpointed run
@@ -128,17 +131,16 @@ class _Stepper:
                 self.solver.factorizations += 1
                 return
             self.compiled = None  # the Python route forms it (and names what fails)
-        ev = self.asm.evaluate(t, q, v)
-        self._factor(t, q, v, qdd, lam, ev, self.asm.constraint_rows(ev)[1], dt)
+        self._factor(self.asm.workspace(t, q, v), np.array(qdd, dtype=float), np.array(lam, dtype=float), dt)
 
-    def _constraint_rhs(self, phi, Phi, ev, v, dt: float) -> np.ndarray:
+    def _constraint_rhs(self, phi, Phi, ws, v, dt: float) -> np.ndarray:
         """−φ/(β′h²) of the position rows (Φ Δq = −φ with Δq = β′h² Δq̈); −(Φv + φ_t)/(γ′h) of the
         velocity-level (Pfaffian) rows (Φ Δv = −(Φv + φ_t) with Δv = γ′h Δq̈, the index-2 form)."""
         rhs = -phi / (self.bp * dt * dt)
         rows = self.asm.velocity_rows
         self.velocity_residual = 0.0
         if rows.any():
-            phi_t = self.asm.constraint_rows(ev)[3]
+            phi_t = ws.constraint_rows()[3]
             residual = (Phi @ v)[rows] + phi_t[rows]
             self.velocity_residual = float(np.max(np.abs(residual)))
             rhs[rows] = -residual / (self.gp * dt)
@@ -162,14 +164,15 @@ class _Stepper:
         previous = np.inf
         self.sizes = []
         for k in range(1, self.settings.max_iterations + 1):
-            r, phi, Phi, ev = self.residual.evaluate(t1, q, v, qdd, lam, tau)
+            ws = self._workspace(t1, q, v)
+            fresh = refresh
+            if refresh:  # first the matrix: its pass over the elements gives the internal force too
+                self._factor(ws, qdd, lam, dt)
+                refresh, self.used_fresh = False, True
+            r, phi, Phi = self.residual.evaluate(ws, qdd, lam, tau)
             if not (np.all(np.isfinite(r)) and np.all(np.isfinite(phi))):
                 raise _StepFailedError(f"NaN/Inf in the residual at t = {t1:.9g} s")
-            fresh = refresh
-            if refresh:
-                self._factor(t1, q, v, qdd, lam, ev, Phi, dt)
-                refresh, self.used_fresh = False, True
-            dqdd, y = self.solver.solve(-r, self._constraint_rhs(phi, Phi, ev, v, dt))
+            dqdd, y = self.solver.solve(-r, self._constraint_rhs(phi, Phi, ws, v, dt))
             qdd += dqdd
             a += (1 - af) / (1 - am) * dqdd
             v += gp * dt * dqdd
@@ -191,6 +194,12 @@ class _Stepper:
             f"Newton did not converge in {self.settings.max_iterations} iterations at "
             f"t = {t1:.9g} s (last position increment {size:.3e}, tol {self.settings.tol * scale:.1e})"
         )
+
+    def _workspace(self, t: float, q: np.ndarray, v: np.ndarray):
+        """The workspace of a Newton iterate; a state that is not finite fails the step (it is retried smaller)."""
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+            raise _StepFailedError(f"NaN/Inf in the iterate at t = {t:.9g} s")
+        return self.asm.workspace(t, q, v)
 
     def _compiled_step(self, s: _Step, dt: float, tau: np.ndarray):
         """The step by :class:`~flexbody.solvers.compiled_alpha.CompiledSteps` (same algorithm, one numba call), or
@@ -323,6 +332,7 @@ def simulate_implicit(
     saver=None,
     start=None,
     report=None,
+    workspace=None,
 ) -> dict:
     """Integrate from t0 to t_end with :class:`GeneralizedAlpha`; histories go to ``recorder`` (the
     recorder of :func:`flexbody.simulate`). Returns run statistics. Raises ConvergenceError when a step
@@ -345,8 +355,9 @@ def simulate_implicit(
             asm.n_constraints,
         )
     if start is None:
-        tau = _checked_tau(tau_function, asm, t0, q, v)
-        qdd, lam = initial_acceleration(asm, t0, q, v, tau, stepper.solver)
+        ws = asm.workspace(t0, q, v) if workspace is None else workspace  # the consistent start's, when it made one
+        tau = _checked_tau(tau_function, ws)
+        qdd, lam = initial_acceleration(ws, tau, stepper.solver)
         state = _Step(float(t0), q.copy(), v.copy(), qdd, qdd.copy(), lam)
         tau_prev = tau
         stats: dict[str, Any] = {
@@ -359,13 +370,14 @@ def simulate_implicit(
         }
         dt, easy, k, patience = settings.dt, 0, 0, settings.grow_after
         counted = {}
-        _record(recorder, asm, state, tau, 0, dt, stats)
+        _record(recorder, ws, state, tau, 0, dt, stats)
     else:
         scalars, arrays = start
         state = _Step(
             float(scalars["t"]), *(np.array(arrays[key], dtype=float) for key in ("q", "v", "qdd", "a", "lam"))
         )
-        tau = _checked_tau(tau_function, asm, state.t, state.q, state.v)
+        ws = asm.workspace(state.t, state.q, state.v)
+        tau = _checked_tau(tau_function, ws)
         tau_prev = np.array(arrays["tau_prev"], dtype=float)
         stats = dict(scalars["stats"])
         dt, easy, k, patience = (
@@ -423,7 +435,7 @@ def simulate_implicit(
             state, k, easy, failure = stepper.batch(
                 state, t_end, dt, tau, tau_prev, k, easy, stats, recorder, record_every
             )
-            tau_prev, power = tau, None
+            tau_prev, power, ws = tau, None, None
             if report is not None:
                 report(state.t, t0, t_end)
             if failure is not None:
@@ -440,8 +452,10 @@ def simulate_implicit(
         tau_eff = (1.0 - stepper.gamma) * tau_prev + stepper.gamma * tau
         stats["applied_work"] += 0.5 * dt_step * float(tau_eff @ (state.v + new.v))
         tau_prev = tau
-        start = _viscous_power(asm, state) if power is None else power  # the end of the step before
-        power = _viscous_power(asm, new)
+        if power is None:  # the power at the end of the step before, unless known
+            power = (ws if ws is not None else asm.workspace(state.t, state.q, state.v)).viscous_power()
+        start, ws = power, asm.workspace(new.t, new.q, new.v)  # the new state's workspace: its every consumer
+        power = ws.viscous_power()
         stats["dissipated"] += 0.5 * dt_step * start + 0.5 * dt_step * power  # trapezoid
         state, k = new, k + 1
         switched = asm.switch_charts(state.q, state.v, state.qdd, state.a)
@@ -449,19 +463,18 @@ def simulate_implicit(
             q_s, v_s, qdd_s, a_s = switched
             state = _Step(state.t, q_s, v_s, qdd_s, a_s, state.lam)
             stepper.factor_dt = None
+            ws = asm.workspace(state.t, state.q, state.v)
         stats["steps"] = k
-        rows = None  # the constraint rows at the new state, once
         if controller is not None and hasattr(controller, "update"):
-            rows = asm.constraint_rows(asm.evaluate(state.t, state.q, state.v))
-            controller.update(state.t, State(state.t, state.q, state.v), _response(asm, state, rows[1]))
+            controller.update(state.t, ws, _response(ws, state))
         easy = easy + 1 if iterations <= settings.max_iterations // 2 else 0
         if easy >= patience and dt < settings.dt:
             dt, easy = min(2.0 * dt, settings.dt), 0
         last = state.t >= t_end - 1e-12 * max(1.0, abs(t_end))
         if not last:
-            tau = _checked_tau(tau_function, asm, state.t, state.q, state.v)
+            tau = _checked_tau(tau_function, ws)
         if k % record_every == 0 or last:
-            _record(recorder, asm, state, tau, iterations, dt_step, stats, rows)
+            _record(recorder, ws, state, tau, iterations, dt_step, stats)
         if report is not None:
             report(state.t, t0, t_end)
         if saver is not None:
@@ -492,11 +505,13 @@ def simulate_implicit(
     return stats
 
 
-def _checked_tau(tau_function, asm, t, q, v) -> np.ndarray:
-    tau = np.asarray(tau_function(t, q, v), dtype=float)
-    if tau.shape != (asm.n_dofs,) or not np.all(np.isfinite(tau)):
+def _checked_tau(tau_at, ws) -> np.ndarray:
+    """τ (n,) of the run at the state of workspace ``ws``; StateError naming the time when it is not n finite
+    numbers."""
+    tau, n = np.asarray(tau_at(ws), dtype=float), ws.asm.n_dofs
+    if tau.shape != (n,) or not np.all(np.isfinite(tau)):
         raise StateError(
-            f"applied forces at t = {t:.9g} s must be {asm.n_dofs} finite numbers, got shape "
-            f"{tau.shape}" + ("" if tau.shape != (asm.n_dofs,) else " with NaN/Inf")
+            f"applied forces at t = {ws.t:.9g} s must be {n} finite numbers, got shape "
+            f"{tau.shape}" + ("" if tau.shape != (n,) else " with NaN/Inf")
         )
     return tau

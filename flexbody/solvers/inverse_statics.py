@@ -64,7 +64,7 @@ class InverseStatics:
 
 # ------------------------------------------------------------------------------------- inverse statics
 def _task_terms(asm, task, q, t):
-    terms = task.evaluate(asm.evaluate(t, q))
+    terms = task.evaluate(asm.workspace(t, q))
     return np.asarray(terms.x, dtype=float), np.asarray(terms.J, dtype=float)
 
 

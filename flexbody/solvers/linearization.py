@@ -122,9 +122,9 @@ def linearize(
         )
     B_u, input_labels = _input_map(asm, nodal_forces)
     q, lam, residual = _linearisation_point(asm, state, asm.S.T @ u, t, load_steps)
-    K, Dm, M = _second_order_terms(asm, q, lam, t)
-    ev = asm.evaluate(t, q)
-    Phi = asm.constraint_rows(ev)[1]
+    ws = asm.workspace(t, q)
+    K, Dm, M = _second_order_terms(ws, lam)
+    Phi = ws.constraint_rows()[1]
     N = nullspace_basis(Phi)
     p = N.shape[1]
     Mz, Kz, Dz = N.T @ (M @ N), N.T @ (K @ N), N.T @ (Dm @ N)
@@ -136,7 +136,7 @@ def linearize(
     A[p:, p:] = -la.cho_solve(factor, Dz)
     B = np.zeros((2 * p, B_u.shape[1]))
     B[p:] = la.cho_solve(factor, N.T @ B_u)
-    C, output_labels = _output_map(asm, ev, outputs, N)
+    C, output_labels = _output_map(asm, ws, outputs, N)
     D = np.zeros((C.shape[0], B.shape[1]))
     return LinearModel(
         A,
@@ -156,22 +156,22 @@ def linearize(
     )
 
 
-def _second_order_terms(asm, q, lam, t):
-    """(K = ∂r/∂q, D = ∂r/∂v, M) at (q, v = 0) as dense (n, n) arrays."""
+def _second_order_terms(ws, lam):
+    """(K = ∂r/∂q, D = ∂r/∂v, M) at the static state of workspace ``ws`` (v = 0) as dense (n, n) arrays."""
+    asm, t, q = ws.asm, ws.t, ws.q
     statics = _Statics(asm, t)
-    K_r, K_f = statics.tangent(q, lam, 1.0)
+    K_r, K_f = statics.tangent(q, lam, 1.0, ws)
     n, n_r = asm.n_dofs, asm.n_rigid
-    ev = asm.evaluate(t, q, np.zeros(n))
     D_r = statics.equations.rigid_tangent(t, q, np.zeros(n), np.zeros(n), lam, c_q=0.0, c_v=1.0) if n_r else None
     K, D = np.zeros((n, n)), np.zeros((n, n))
-    M = asm.mass_matrix(ev)
+    M = ws.mass_matrix()
     if asm.sparse:
         fs = asm.flexible.slice
         K[fs, fs] = K_f.toarray()
-        _, _, C_f = asm.flexible_jacobians(ev)
+        _, _, C_f = asm.workspace(t, q, np.zeros(n)).flexible_jacobians()  # the damping matrix: at v = 0, not at rest
         if C_f is not None:
             D[fs, fs] = C_f.toarray()
-        forces = statics.equations.flexible_force_jacobians(ev, 0.0, 1.0)
+        forces = statics.equations.flexible_force_jacobians(ws, 0.0, 1.0)
         if forces is not None:
             D[fs, fs] += forces.toarray()
         M = M.tocsc().toarray()  # the model is dense by design (module docstring)

@@ -177,10 +177,10 @@ def modal_analysis(
     tau_vec = np.zeros(asm.n_dofs) if tau is None else np.asarray(tau, dtype=float)
     q, lam, residual = _linearisation_point(asm, state, tau_vec, t, load_steps)
     statics = _Statics(asm, t)
-    K_r, K_f = statics.tangent(q, lam, 1.0)
-    ev = asm.evaluate(t, q)
-    M = asm.mass_matrix(ev)
-    Phi = asm.constraint_rows(ev)[1]
+    ws = asm.workspace(t, q)
+    K_r, K_f = statics.tangent(q, lam, 1.0, ws)
+    M = ws.mass_matrix()
+    Phi = ws.constraint_rows()[1]
     if not asm.sparse:
         values, shapes, meta = _dense_modes(0.5 * (K_r + K_r.T), np.asarray(M), np.asarray(Phi), n_modes)
     else:

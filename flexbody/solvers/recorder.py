@@ -238,10 +238,10 @@ class Recorder:
         )
         self.rank_prev = rank
 
-    def record(self, t, q, v, res, tau, terms, corrections):
+    def record(self, t, q, v, res, tau, terms, corrections, ws=None):
         """Append the row of the state (t, q, v): its response ``res`` (a, λ, Φᵀλ, rank), the input τ,
-        the constraint ``terms`` (φ, Φ, φ_t), the correction count, the energies, the fields (when
-        recorded) and the controller's diagnostics (each value is copied)."""
+        the constraint ``terms`` (φ, Φ, φ_t), the correction count, the energies (from the state's workspace
+        ``ws``), the fields (when recorded) and the controller's diagnostics (each value is copied)."""
         asm = self.asm
         rate = terms.Phi @ v + terms.phi_t
         values = {
@@ -258,7 +258,7 @@ class Recorder:
             "corrections": corrections,
         }
         if hasattr(asm, "energy"):
-            kinetic, potential = asm.energy(q, v)
+            kinetic, potential = asm.energy(q, v) if ws is None else ws.energy()
             if self.energy_watch is not None:
                 self.energy_watch.check(t, kinetic, potential, bool(np.any(terms.phi_t)))
             values.update(kinetic=kinetic, potential=potential, energy=kinetic + potential)

@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import FlexbodyError
 from ..io.results import Results
 from ..io.run_writer import RunWriter
-from .explicit import RK4, Adaptive, _Dynamics, _Run, _run_adaptive, _run_rk4, _tau_function
+from .explicit import RK4, Adaptive, Dynamics, Run, run_adaptive, run_rk4, tau_function
 from .recorder import EnergyWatch, Recorder
 from .run_context import RunContext
 
@@ -125,11 +125,11 @@ def _explicit_body(
 ) -> Callable[[], None]:
     """The RK4 or adaptive loop from (t0, q, v), or from a checkpoint's ``start`` (k, t, corrections,
     output_dt), as a function of no arguments."""
-    dynamics = _Dynamics(asm, tau, formulation, baumgarte, *tolerances)
+    dynamics = Dynamics(asm, tau, formulation, baumgarte, *tolerances)
     output_dt = None
     if isinstance(integrator, Adaptive):
         output_dt = start.get("output_dt") or integrator.output_dt or (t_end - t0) / 100.0
-    run = _Run(
+    run = Run(
         asm,
         dynamics,
         recorder,
@@ -141,8 +141,12 @@ def _explicit_body(
         type(integrator).__name__,
         context.report,
     )
-    loop = _run_rk4 if isinstance(integrator, RK4) else _run_adaptive
-    kw = {"k0": int(start["k"]), "t": float(start["t"]), "corrections": int(start["corrections"])} if start else {}
+    loop = run_rk4 if isinstance(integrator, RK4) else run_adaptive
+    kw = (
+        {"k0": int(start["k"]), "t": float(start["t"]), "corrections": int(start["corrections"])}
+        if "k" in start
+        else {"ws": start.get("workspace")}
+    )
 
     def body():
         loop(run, integrator, q, v, t0, t_end, **kw)
@@ -157,18 +161,20 @@ def _explicit_body(
     return body
 
 
-def _implicit_body(asm, t_end, settings, tau, controller, recorder, saver, q, v, t0, record_every, start, context):
+def _implicit_body(
+    asm, t_end, settings, tau, controller, recorder, saver, q, v, t0, record_every, start, context, workspace=None
+):
     """The generalized-α loop as a function of no arguments; its statistics go to the metadata."""
     from .generalized_alpha import simulate_implicit
 
-    tau_function = _tau_function(tau, asm)
+    tau_at = tau_function(tau, asm)
 
     def body():
         recorder.metadata["statistics"] = simulate_implicit(
             asm,
             float(t_end),
             settings,
-            tau_function,
+            tau_at,
             recorder,
             q=q,
             v=v,
@@ -178,6 +184,7 @@ def _implicit_body(asm, t_end, settings, tau, controller, recorder, saver, q, v,
             saver=saver,
             start=start,
             report=context.report,
+            workspace=workspace,
         )
 
     return body

@@ -45,7 +45,15 @@ from .recorder import Recorder
 from .resumption import resume
 from .run_body import _control_inputs, _energy_watch, _execute, _explicit_body, _implicit_body, _with_labels
 from .run_context import NO_CONTEXT, RunContext
-from .stabilization import Baumgarte, PositionCorrection, _finite, assemble_configuration, project_velocity
+from .stabilization import (
+    Baumgarte,
+    PositionCorrection,
+    assemble_configuration,
+    assembled_configuration,
+    finite,
+    project_velocity,
+    projected_velocity,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -231,7 +239,7 @@ def simulate(
         )
     correction, baumgarte = _split_stabilization(stabilization)
     tolerances = _tolerances(rtol, atol)
-    q, v = _initial_state(asm, q0, v0, t0, consistent_initial, tolerances)
+    q, v, ws = _initial_state(asm, q0, v0, t0, consistent_initial, tolerances)
     if isinstance(integrator, RK4):
         check_rk4_step(asm, q, integrator)
     metadata = {
@@ -260,7 +268,7 @@ def simulate(
         v,
         float(t0),
         float(t_end),
-        {},
+        {"workspace": ws},
         context,
     )
     return _execute(recorder, saver, body)
@@ -292,15 +300,16 @@ def _simulate_implicit(
     from .alpha_start import consistent_start
 
     tolerances = _tolerances(None, None)
-    q, v = _initial_state(asm, q0, v0, t0, False, tolerances)  # validated; made consistent below
+    q, v, _ = _initial_state(asm, q0, v0, t0, False, tolerances)  # validated; made consistent below
+    start_ws = None
     if consistent and int(asm.n_constraints) > 0:
-        q, v = consistent_start(asm, t0, q, v)
+        q, v, start_ws = consistent_start(asm, t0, q, v)
     metadata = dict(facts)  # integrator, settings, t0, t_end, …
     recorder = Recorder(asm, tolerances, None, _with_labels(metadata, asm, controller), controller)
     recorder.t_last = float(t0)
     recorder.energy_watch = _energy_watch(asm, tau, controller)
     body = _implicit_body(
-        asm, t_end, settings, tau, controller, recorder, saver, q, v, float(t0), record_every, None, context
+        asm, t_end, settings, tau, controller, recorder, saver, q, v, float(t0), record_every, None, context, start_ws
     )
     return _execute(recorder, saver, body)
 
@@ -321,6 +330,8 @@ def _split_stabilization(stabilization):
 
 
 def _initial_state(asm, q0, v0, t0, consistent, tolerances):
+    """(q, v, workspace of the start or None): the initial state checked and, with ``consistent``, made
+    consistent (the workspace of its last correction, at the projected velocities, goes to the first step)."""
     n = int(asm.n_dofs)
     if q0 is None or v0 is None:
         if not hasattr(asm, "initial_state"):
@@ -332,9 +343,9 @@ def _initial_state(asm, q0, v0, t0, consistent, tolerances):
     for name, x in (("q0", q), ("v0", v)):
         if x.shape != (n,):
             raise StateError(f"simulate: {name} must have shape ({n},), got {x.shape}")
-        _finite(name, x, t0)
+        finite(name, x, t0)
     if consistent and int(asm.n_constraints) > 0:
-        rtol, atol = tolerances
-        q = assemble_configuration(asm, q, t0, rtol=rtol, atol=atol)
-        v = project_velocity(asm, q, v, t0, rtol=rtol, atol=atol)
-    return q, v
+        q, ws = assembled_configuration(asm, q, t0, None, 1e-12, 50, *tolerances)
+        v = projected_velocity(ws, v, *tolerances)
+        return q, v, ws.with_velocity(v)
+    return q, v, None

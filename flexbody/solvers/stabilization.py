@@ -18,6 +18,7 @@ from ..errors import ConvergenceError, FlexbodyError, StateError
 from ..linalg.rank import DENSE_LIMIT, GRAM_RTOL_FLOOR, constraint_svd, dense_jacobian
 from ..linalg.rank import resolve_tolerances as _tolerances
 from ..system.description import as_assembled
+from .workspaces import workspace_of
 
 if TYPE_CHECKING:
     from ..system import AssembledSystem, System
@@ -78,7 +79,7 @@ def _min_norm_step(Phi, r: np.ndarray, rtol: float, atol: float) -> tuple[np.nda
     return svd.Vt.T @ ((svd.U.T @ r) / svd.s), svd.rank
 
 
-def _finite(name: str, value, t: float) -> np.ndarray:
+def finite(name: str, value, t: float) -> np.ndarray:
     arr = np.asarray(value, dtype=float)
     if not np.isfinite(arr).all():
         bad = np.flatnonzero(~np.isfinite(arr.ravel()))
@@ -94,23 +95,23 @@ def worst_rows(asm, phi: np.ndarray, count: int = 3) -> str:
 
 
 # -------------------------------------------------------------------------- consistent configurations
-def _position_rows(asm):
+def _position_rows(model):
     """Indices of the rows with a position value (all but the Pfaffian ones), or None for all rows."""
-    velocity = getattr(asm, "velocity_rows", None)
-    return None if velocity is None or not np.any(velocity) else asm.holonomic_rows
+    velocity = getattr(model, "velocity_rows", None)
+    return None if velocity is None or not np.any(velocity) else model.holonomic_rows
 
 
-def _position_value(asm, t, q) -> np.ndarray:
-    """φ(q, t) of the position rows."""
-    phi = np.asarray(asm.constraint_value(t, q), dtype=float)
-    rows = _position_rows(asm)
+def position_value(ws) -> np.ndarray:
+    """φ(q, t) of the position rows at the workspace ``ws``."""
+    phi = np.asarray(ws.constraint_rows(jacobian=False)[0], dtype=float)
+    rows = _position_rows(ws.asm)
     return phi if rows is None else phi[rows]
 
 
-def _position_jacobian(asm, t, q):
-    """Φ of the position rows (velocity-level rows say nothing about positions)."""
-    Phi = asm.constraint_jacobian(t, q)
-    rows = _position_rows(asm)
+def _position_jacobian(ws):
+    """Φ of the position rows at ``ws`` (velocity-level rows say nothing about positions)."""
+    Phi = ws.constraint_rows()[1]
+    rows = _position_rows(ws.asm)
     return Phi if rows is None else Phi[rows]
 
 
@@ -160,31 +161,38 @@ def assemble_configuration(
         holds ‖φ‖ per iteration and ``last_good`` the coordinates with the smallest residual.
     """
     model: AssembledSystem = as_assembled(asm, "assemble_configuration")
+    return assembled_configuration(model, q_guess, t, fixed, tol, max_iterations, *_tolerances(rtol, atol))[0]
+
+
+def assembled_configuration(model, q_guess, t, fixed, tol, max_iterations, rtol, atol):
+    """(q, workspace of q at rest) of :func:`assemble_configuration` (its arguments checked, the tolerances
+    resolved)."""
     n = int(model.n_dofs)
-    q = _finite("q_guess", np.array(q_guess, dtype=float), t)
+    q = finite("q_guess", np.array(q_guess, dtype=float), t)
     if q.shape != (n,):
         raise StateError(f"assemble_configuration: q_guess must have shape ({n},), got {q.shape}")
-    rtol, atol = _tolerances(rtol, atol)
     free = np.setdiff1d(np.arange(n), np.asarray([] if fixed is None else fixed, dtype=int))
-    phi = _position_value(model, t, q)
+    ws = workspace_of(model, t, q)
+    phi = position_value(ws)
     history = [float(np.linalg.norm(phi))]
-    q_best, best = q.copy(), history[0]
+    q_best, best, ws_best = q.copy(), history[0], ws
     for _ in range(max_iterations):
         if history[-1] <= tol:
-            return q
-        Phi = _position_jacobian(model, t, q)
+            return q, ws
+        Phi = _position_jacobian(ws)
         dq, _ = _min_norm_step(Phi[:, free] if len(free) < n else Phi, phi, rtol, atol)  # [AG-37]
         if not np.all(np.isfinite(dq)) or np.linalg.norm(dq) <= 1e-15 * (1.0 + np.linalg.norm(q)):
             break  # Gauss–Newton stationary point with φ ≠ 0
         q = q.copy()
         q[free] -= dq
-        phi = _position_value(model, t, q)
+        ws = workspace_of(model, t, q)
+        phi = position_value(ws)
         history.append(float(np.linalg.norm(phi)))
         if history[-1] < best:
-            q_best, best = q.copy(), history[-1]
+            q_best, best, ws_best = q.copy(), history[-1], ws
     if history[-1] <= tol:
-        return q
-    phi_best = np.asarray(model.constraint_value(t, q_best), dtype=float)  # all rows: labels line up
+        return q, ws
+    phi_best = np.asarray(ws_best.constraint_rows(jacobian=False)[0], dtype=float)  # all rows: labels line up
     raise ConvergenceError(
         f"assemble_configuration: constraints not satisfied to ‖φ‖ ≤ {tol:.1e} (best ‖φ‖ = "
         f"{best:.3e} after {len(history) - 1} iterations); largest residuals in rows "
@@ -206,24 +214,37 @@ def project_velocity(
     """Velocities (n_dofs,) satisfying Φ v + φ_t = 0 with the minimum-norm change v ← v − Φ⁺(Φ v + φ_t)."""
     model: AssembledSystem = as_assembled(asm, "project_velocity")
     rtol, atol = _tolerances(rtol, atol)
-    Phi = model.constraint_jacobian(t, q)
-    r = Phi @ v + np.asarray(model.constraint_rate(t, q), dtype=float)
+    return projected_velocity(workspace_of(model, t, np.asarray(q, dtype=float)), v, rtol, atol)
+
+
+def projected_velocity(ws, v: ArrayLike, rtol: float, atol: float) -> np.ndarray:
+    """v (n,) with the minimum-norm change v − Φ⁺(Φ v + φ_t) that satisfies Φ v + φ_t = 0, from the rows of the
+    workspace ``ws`` (its q; its v is not used)."""
+    _, Phi, _, phi_t = ws.constraint_rows()
+    r = Phi @ v + np.asarray(phi_t, dtype=float)
     dv, _ = _min_norm_step(Phi, r, rtol, atol)
     return np.asarray(v, dtype=float) - dv
 
 
-def _correct(asm, t, q, v, settings: PositionCorrection, rtol, atol):
+def correct(model, t, q, v, settings: PositionCorrection, rtol, atol):
     """[AG-37] Newton projection of q onto φ = 0, then velocity projection.
 
-    Returns q, v, iterations, ‖φ‖ after the correction."""
-    phi = _position_value(asm, t, q)
+    Returns q, v, iterations, ‖φ‖ after the correction and the workspace of the corrected state (its terms of
+    (t, q) — Φ among them — are those the corrections computed)."""
+    ws = workspace_of(model, t, q)
+    phi = position_value(ws)
     norm, iterations = float(np.linalg.norm(phi)), 0
     while (iterations < settings.min_iterations or norm > settings.tol) and iterations < settings.max_iterations:
-        dq, _ = _min_norm_step(_position_jacobian(asm, t, q), phi, rtol, atol)  # [AG-37]
+        dq, _ = _min_norm_step(_position_jacobian(ws), phi, rtol, atol)  # [AG-37]
         if not np.any(dq):
             break  # Φ⁺ = 0 (rank 0): nothing to correct with
-        q = q - dq
-        phi = _position_value(asm, t, q)
+        corrected = q - dq
+        if np.array_equal(corrected, q):  # a step below the round-off of q: taken, nothing changes
+            iterations += 1
+            break
+        q = corrected
+        ws = workspace_of(model, t, q)
+        phi = position_value(ws)
         norm, iterations = float(np.linalg.norm(phi)), iterations + 1
-    v = project_velocity(asm, q, v, t, rtol=rtol, atol=atol)
-    return q, v, iterations, norm
+    v = projected_velocity(ws, v, rtol, atol)
+    return q, v, iterations, norm, ws.with_velocity(v)

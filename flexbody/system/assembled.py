@@ -1,21 +1,20 @@
-"""AssembledSystem: a frozen system that evaluates the terms of the constrained equations at a state.
+"""AssembledSystem: a frozen system — coordinates, fixed sparsity patterns, the constant flexible mass factored
+once, the compiled program of its terms — and the workspaces of its states.
 
     τ = M(q) a + h(q, v) − Φᵀλ,    Φ a + bias = 0,    Φ v + φ_t = 0,    φ(q, t) = 0        [DE-2..7, DE-112, 113]
 
-Global coordinates stack the joint coordinates of each rigid tree in the order given, then the absolute
-nodal coordinates of each flexible body [DE-110]; M is block diagonal with one dense block per tree and
-the constant sparse flexible block [DE-110], h = b + g per tree and k + g_f for the flexible bodies
-(:mod:`flexbody.system.flexible_stack`), and Φ stacks the rows of every constraint in order. Rigid-only systems
-return dense M and Φ; systems with flexible bodies return a :class:`~flexbody.linalg.block_mass.BlockMass`
-and a sparse CSR Φ, so no n×n dense matrix is formed. Solvers and controllers see only these pure
-functions of (t, q, v) (see ``docs/architecture.md``).
+Global coordinates stack the joint coordinates of each rigid tree in the order given, the modal coordinates of the
+reduced bodies, then the absolute nodal coordinates of each flexible body [DE-110]. The system is constant: the terms
+of a state live in its :class:`~flexbody.system.workspace.Workspace` (:meth:`AssembledSystem.workspace`), which the
+code that visits the state creates and passes on; nothing is cached here (see ``docs/architecture.md``).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Literal, cast, overload
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,11 +25,12 @@ from ..linalg.block_mass import BlockMass
 from ..rigid.exponential_coordinates import switched_charts
 from ..rigid.tree import Kinematics
 from .applied_forces import AppliedForces
-from .evaluation import _MISSING, Evaluation, State, Terms, _read_only
 from .flexible_stack import FlexiblePart
 from .joint_program import compile_joint_terms
 from .joint_space import JointSpace
 from .row_pattern import RowPattern
+from .state import State, Terms
+from .workspace import Workspace
 
 if TYPE_CHECKING:
     from ..constraints.attachments import AttachNodes
@@ -75,6 +75,15 @@ class AssembledSystem:
     S : ndarray
         (k, n) actuation (selection) matrix of the actuated joint coordinates, labelled by ``actuated_labels``
         (k) with ``actuated_units`` (k).
+    joint_constraints : list of (Constraint, slice)
+        The constraints that act on joint or modal columns, with their rows.
+    joint_forces : AppliedForces
+        The force elements that act on joint or modal columns.
+    program : JointProgram or None
+        The compiled program of the terms of a system without flexible nodes whose constraints all have a compiled
+        form (:mod:`flexbody.system.joint_program`), else None.
+
+    The terms of a state are read from its :meth:`workspace`.
     """
 
     def __init__(
@@ -111,7 +120,6 @@ class AssembledSystem:
         self.constraints = list(constraints)
         self.forces = AppliedForces(forces, self.n_dofs)
         self._pattern: RowPattern | None = None  # CSR structure of Φ (RowPattern), reused while it fits
-        self._evaluations: list[Evaluation] = []  # the last states evaluated, newest first
         self._prepare_attachments()
         self.row_slices, row = [], 0
         for c in self.constraints:
@@ -123,13 +131,13 @@ class AssembledSystem:
         self.holonomic_rows = np.flatnonzero(~self.velocity_rows)  # the rows position corrections use
         self.columns = {tree: np.arange(s.start, s.stop) for tree, s in self.slices.items()}
         self.point_slots = self._register_points()
-        self._program = (
+        self.joint_constraints = [(c, rs) for c, rs in zip(self.constraints, self.row_slices) if self._on_joints(c)]
+        self.joint_forces = AppliedForces([f for f in self.forces.elements if self._on_joints(f)], self.n_dofs)
+        self.program = (
             None
             if self.sparse
             else compile_joint_terms(self.trees, self.reduced, self.constraints, self.offsets, self.n_rigid)
         )
-        if self.forces:
-            self.forces.prepare(Evaluation(self, 0.0, self.q0, np.zeros(self.n_dofs)))
         self.coordinate_labels = [lab for item in self.trees + self.reduced for lab in item.coordinate_labels]
         self.coordinate_labels += self.flexible.labels()
         self.row_labels = [lab for c in self.constraints for lab in c.row_labels]
@@ -149,6 +157,8 @@ class AssembledSystem:
         self.S[np.arange(len(cols)), cols] = 1.0
         self.actuated_labels = [self.coordinate_labels[c] for c in cols]
         self.actuated_units = [self.coordinate_units[c] for c in cols]
+        if self.forces:
+            self.forces.prepare(self.workspace(0.0, self.q0))
 
     def _initial_coordinates(self, q0) -> np.ndarray:
         """q0 (n,) from joint coordinates (n_joints,), joint and modal coordinates (n_rigid,) or all coordinates
@@ -186,6 +196,14 @@ class AssembledSystem:
                 cols = self.offsets[attachment.body] + 3 * attachment.nodes[:, None] + np.arange(3)
                 attachment.prepare(q_tree, self.q0[cols])
 
+    def _on_joints(self, item) -> bool:
+        """Whether a constraint or force element acts on joint or modal columns: it is written on a tree (or a
+        reduced body on one), or on given columns among the first n_rigid."""
+        columns = getattr(item, "cols", None)
+        if columns is not None:
+            return bool(np.any(np.asarray(columns) < self.n_rigid))
+        return bool(item.trees)
+
     def _register_points(self) -> dict:
         """Link-point anchors of the constraints, per tree: ({anchor: slot}, link indices, offsets)."""
         from ..rigid.anchors import LinkPoint
@@ -205,230 +223,103 @@ class AssembledSystem:
             for tree, table in slots.items()
         }
 
-    # ------------------------------------------------------------------ validation
-    def _state(self, q, v=None) -> tuple[np.ndarray, np.ndarray]:
-        """q and v as float vectors of n entries; StateError naming the coordinates where one is not finite."""
-        q = np.asarray(q, dtype=float)
-        v = np.zeros(self.n_dofs) if v is None else np.asarray(v, dtype=float)
-        if q.shape != (self.n_dofs,) or v.shape != (self.n_dofs,) or not (_all_finite(q) and _all_finite(v)):
-            for name, x in (("q", q), ("v", v)):
-                if x.shape != (self.n_dofs,):
-                    raise StateError(f"{name} must have shape ({self.n_dofs},), got {x.shape}")
-                if not np.all(np.isfinite(x)):
-                    bad = [self.coordinate_labels[i] for i in np.flatnonzero(~np.isfinite(x))]
-                    raise StateError(f"{name} contains NaN or Inf at {bad}")
-        return q, v
+    # ------------------------------------------------------------------ states and their workspaces
+    def checked_vector(self, name: str, x: ArrayLike) -> np.ndarray:
+        """``x`` as a new float vector of n entries; StateError naming the coordinates where it is not finite."""
+        x = np.array(x, dtype=float)
+        if x.shape != (self.n_dofs,):
+            raise StateError(f"{name} must have shape ({self.n_dofs},), got {x.shape}")
+        if not _all_finite(x):
+            bad = [self.coordinate_labels[i] for i in np.flatnonzero(~np.isfinite(x))]
+            raise StateError(f"{name} contains NaN or Inf at {bad}")
+        return x
 
-    def evaluate(self, t: float, q: ArrayLike, v: ArrayLike | None = None) -> Evaluation:
-        """The :class:`Evaluation` of the state (t, q, v) (v None: at rest). The last few are kept, so
-        every consumer of one state gets the same one and each term is computed once per state."""
-        q, v = self._state(q, v)
-        return self._kept(t, q, v) or self._keep(Evaluation(self, t, q.copy(), v.copy()))
+    def workspace(self, t: float, q: ArrayLike, v: ArrayLike | None = None) -> Workspace:
+        """A new :class:`~flexbody.system.workspace.Workspace` of the state (t [s], q (n,), v (n,); v None: at
+        rest), in which every term of the state is computed once, on first use. The code that visits a state
+        makes its workspace once and passes it to every consumer of that state."""
+        q = self.checked_vector("q", q)
+        if v is None:
+            return Workspace(self, t, q, np.zeros(self.n_dofs), at_rest=True)
+        return Workspace(self, t, q, self.checked_vector("v", v))
 
-    def _kept(self, t, q, v) -> Evaluation | None:
-        for ev in self._evaluations:
-            if ev.is_at(t, q, v):
-                return ev
-        return None
+    def row_pattern(self, pieces: list) -> RowPattern:
+        """The CSR structure of Φ for the constraints' ``pieces`` (row, columns, block): the kept one while the pieces
+        keep their positions, a new one otherwise (:mod:`flexbody.system.row_pattern`)."""
+        if self._pattern is None or not self._pattern.fits(pieces):
+            self._pattern = RowPattern(pieces, (self.n_constraints, self.n_dofs))
+        return self._pattern
 
-    def _keep(self, ev: Evaluation) -> Evaluation:
-        self._evaluations = [ev, *self._evaluations[: KEPT_EVALUATIONS - 1]]
-        return ev
-
-    # ------------------------------------------------------------------ terms
-    def _compiled(self, ev: Evaluation):
-        """(M, h, φ, Φ, bias, φ_t, energy) of a system without flexible nodes in one compiled call
-        (:mod:`.joint_program`), or None where there is no program or it leaves the state to the general route.
-        The call also keeps M and h, the rows and the energies as the terms of ``ev``."""
-        if self._program is None:
-            return None
-        value = ev._terms.get("compiled", _MISSING)
-        if value is _MISSING:
-            value = ev._terms["compiled"] = self._program.evaluate(ev.t, ev.q, ev.v)
-            if value is not None:
-                self.keep_compiled(ev, value)
-        return value
-
-    def keep_compiled(self, ev: Evaluation, value: tuple) -> None:
-        """Keep ``value`` = (M, h, φ, Φ, bias, φ_t, energy), computed by the program at ``ev``'s state (here or by a
-        compiled integrator step), as the terms of ``ev`` (made read-only)."""
-        _read_only(value)
-        ev._terms["compiled"] = value
-        if not self.forces:  # with force elements: h − Q, and their potential, when asked for
-            ev._terms["mass_and_forces"] = value[:2]
-            ev._terms["energy"] = (float(value[6][0]), float(value[6][1]))
-        ev._terms["rows"] = value[2:6]
-
-    def mass_matrix(self, ev: Evaluation) -> np.ndarray | BlockMass:
-        """M (n, n): dense for rigid-only systems, a :class:`BlockMass` with flexible bodies [DE-110]."""
-        compiled = self._compiled(ev)
-        if compiled is not None:
-            return compiled[0]
-        return ev.memo("mass_matrix", lambda: self._mass_matrix(ev))
-
-    def _mass_matrix(self, ev: Evaluation):
-        if not self.sparse:
-            return self.joint_space.mass_matrix(ev)
-        return BlockMass(self.joint_space.blocks(ev), self.flexible.mass, self.flexible.slice, self.n_dofs)
-
-    def _flexible_state(self, ev: Evaluation):
-        fs = self.flexible.slice
-        return ev.q[fs], ev.v[fs]
-
-    def mass_and_forces(self, ev: Evaluation) -> tuple[np.ndarray | BlockMass, np.ndarray]:
-        """Block-diagonal M (n, n) and h = b + g (n,) [DE-109, DE-110]."""
-        compiled = self._compiled(ev)
-        if compiled is not None:
-            return ev.memo("mass_and_forces", lambda: (compiled[0], self._with_applied_forces(ev, compiled[1])))
-        return ev.memo("mass_and_forces", lambda: self._mass_and_forces(ev))
-
-    def _mass_and_forces(self, ev: Evaluation):
-        h = np.empty(self.n_dofs)
-        h[: self.n_rigid] = self.joint_space.inverse_dynamics(ev)
-        if self.sparse:
-            h[self.flexible.slice] = self.flexible.forces(*self._flexible_state(ev))
-        return self._mass_matrix(ev), self._with_applied_forces(ev, h)
-
-    def _with_applied_forces(self, ev: Evaluation, h: np.ndarray) -> np.ndarray:
-        """h − Q of the force elements [DE-7] (h itself when there are none)."""
-        return h - self.applied_force(ev) if self.forces else h
-
-    def applied_force(self, ev: Evaluation, *, velocity: bool = True) -> np.ndarray:
-        """Q (n,) of the force elements at ``ev`` (``velocity=False``: the elastic part Q(t, q, 0))."""
-        return ev.memo(("applied_force", velocity), lambda: self.forces.force(ev, velocity=velocity))
-
-    def dissipated_power(self, ev: Evaluation) -> float:
-        """Power the force elements' velocity-dependent part takes out at ``ev``, −vᵀ(Q(t, q, v) − Q(t, q, 0))
-        [W] (≥ 0 for dampers; 0 without force elements)."""
-        if not self.forces:
-            return 0.0
-        return -float(ev.v @ (self.applied_force(ev) - self.applied_force(ev, velocity=False)))
-
-    def mass_bias_gravity(self, ev: Evaluation) -> tuple[np.ndarray | BlockMass, np.ndarray, np.ndarray]:
-        """M (n, n), b (n,) and g (n,) separately [DE-2, DE-110]: flexible b = k(q, v), g = −f_ext; a reduced
-        body's elastic and damping forces are in b, like a flexible body's."""
-        return ev.memo("mass_bias_gravity", lambda: self._mass_bias_gravity(ev))
-
-    def _mass_bias_gravity(self, ev: Evaluation):
-        b, g = np.empty(self.n_dofs), np.empty(self.n_dofs)
-        b[: self.n_rigid] = self.joint_space.inverse_dynamics(ev, gravity=False)
-        g[: self.n_rigid] = self.joint_space.inverse_dynamics(ev, velocity=False, elastic=False)
-        if self.sparse:
-            q_f, v_f = self._flexible_state(ev)
-            b[self.flexible.slice] = self.flexible.internal_force(q_f, v_f)
-            g[self.flexible.slice] = -self.flexible.external_force(q_f)
-        if self.forces:
-            elastic = self.applied_force(ev, velocity=False)
-            g -= elastic
-            b -= self.applied_force(ev) - elastic
-        return self.mass_matrix(ev), b, g
-
-    def gravity_force(self, ev: Evaluation) -> np.ndarray:
-        """g (n,), the forces that hold the system still against gravity and loads [DE-2, DE-110]."""
-        return ev.memo("gravity_force", lambda: self._gravity_force(ev))
-
-    def _gravity_force(self, ev: Evaluation) -> np.ndarray:
-        g = np.empty(self.n_dofs)
-        g[: self.n_rigid] = self.joint_space.inverse_dynamics(ev, velocity=False, elastic=False)
-        if self.sparse:
-            g[self.flexible.slice] = -self.flexible.external_force(ev.q[self.flexible.slice])
-        if self.forces:
-            g -= self.applied_force(ev, velocity=False)
-        return g
-
-    @overload
-    def constraint_rows(
-        self, ev: Evaluation, jacobian: Literal[True] = ...
-    ) -> tuple[np.ndarray, np.ndarray | sp.csr_matrix, np.ndarray, np.ndarray]: ...
-
-    @overload
-    def constraint_rows(
-        self, ev: Evaluation, jacobian: bool
-    ) -> tuple[np.ndarray, np.ndarray | sp.csr_matrix | None, np.ndarray, np.ndarray]: ...
-
-    def constraint_rows(
-        self, ev: Evaluation, jacobian: bool = True
-    ) -> tuple[np.ndarray, np.ndarray | sp.csr_matrix | None, np.ndarray, np.ndarray]:
-        """φ (m,), Φ (m, n) (or None), bias (m,), φ_t (m,); Φ is dense for rigid-only systems and
-        sparse CSR with flexible bodies."""
-        if not jacobian and "rows" in ev._terms:
-            return ev._terms["rows"]
-        compiled = self._compiled(ev)
-        if compiled is not None:
-            return ev._terms["rows"]
-        return ev.memo("rows" if jacobian else "rows_without_jacobian", lambda: self._constraint_rows(ev, jacobian))
-
-    def _constraint_rows(self, ev: Evaluation, jacobian: bool):
-        m = self.n_constraints
-        phi, bias, phi_t = np.empty(m), np.empty(m), np.zeros(m)
-        dense = jacobian and not self.sparse
-        Phi = np.zeros((m, self.n_dofs)) if dense else None
-        pieces: list | None = [] if jacobian and self.sparse else None
-        for c, rs in zip(self.constraints, self.row_slices):
-            rows = c.evaluate(ev)
-            phi[rs] = rows.phi
-            bias[rs] = rows.bias
-            if rows.phi_t is not None:
-                phi_t[rs] = rows.phi_t
-            for cols, block in rows.pieces if jacobian else ():
-                if not len(cols):
-                    continue
-                if Phi is not None:  # dense
-                    Phi[rs, cols] += block.toarray() if sp.issparse(block) else block
-                elif pieces is not None:
-                    pieces.append((rs.start, cols, block))
-        if pieces is not None:
-            if self._pattern is None or not self._pattern.fits(pieces):
-                self._pattern = RowPattern(pieces, (m, self.n_dofs))
-            Phi = self._pattern.matrix(pieces)
-        return phi, Phi, bias, phi_t
-
+    # ------------------------------------------------------------------ terms of one state, each call a new state
     def terms(self, t: float, q: ArrayLike, v: ArrayLike | None = None) -> Terms:
-        """All terms of the constrained equations at (t, q, v)."""
-        ev = self.evaluate(t, q, v)
-        kept = ev._terms.get("terms")
-        if kept is None:  # made of kept (read-only) terms: stored as it is
-            compiled = self._compiled(ev)
-            if compiled is not None:
-                M, h, phi, Phi, bias, phi_t, _ = compiled
-                kept = Terms(M, self._with_applied_forces(ev, h) if self.forces else h, Phi, bias, phi, phi_t)
-            else:
-                kept = Terms(*self.mass_and_forces(ev), *_reordered(self.constraint_rows(ev)))
-            ev._terms["terms"] = kept
-        return kept
+        """All terms of the constrained equations at (t, q, v) (a new workspace each call: make one with
+        :meth:`workspace` to read several terms of a state)."""
+        return self.workspace(t, q, v).terms()
 
     def constraint_value(self, t: float, q: ArrayLike) -> np.ndarray:
         """Constraint value φ(q, t) (m,) at time ``t`` [s] and coordinates ``q`` (n,), in each row's unit
         (:attr:`row_units`); zero on the velocity-level rows."""
-        return self.constraint_rows(self.evaluate(t, q), jacobian=False)[0]
+        return self.workspace(t, q).constraint_rows(jacobian=False)[0]
 
     def constraint_jacobian(self, t: float, q: ArrayLike) -> np.ndarray | sp.csr_matrix:
         """Constraint Jacobian Φ = ∂φ/∂q (m, n) at ``t`` [s] and ``q`` (n,): dense for rigid-only systems,
         sparse CSR with flexible bodies."""
-        return self.constraint_rows(self.evaluate(t, q))[1]
+        return self.workspace(t, q).constraint_rows()[1]
 
     def constraint_rate(self, t: float, q: ArrayLike) -> np.ndarray:
         """Rheonomic rate φ_t = ∂φ/∂t (m,) at ``t`` [s] and ``q`` (n,), so that Φ v + φ_t = 0 (zero for
         scleronomic rows)."""
-        return self.constraint_rows(self.evaluate(t, q), jacobian=False)[3]
+        return self.workspace(t, q).constraint_rows(jacobian=False)[3]
 
     def energy(self, q: ArrayLike, v: ArrayLike) -> tuple[float, float]:
-        """Kinetic and potential energy [J]: gravity of the trees and reduced bodies, strain energy of the
-        flexible and reduced bodies and the potential −f·q of the flexible bodies' dead loads (follower loads are not
-        conservative and have none)."""
-        q, v = self._state(q, v)
-        ev = self._kept(None, q, v) or self._keep(Evaluation(self, 0.0, q.copy(), v.copy()))  # energies: any t
-        if not self.forces and "energy" not in ev._terms:  # the program keeps them (without force elements)
-            self._compiled(ev)
-        return ev.memo("energy", lambda: self._energy(ev))
+        """Kinetic and potential energy [J] at (q, v) (:meth:`Workspace.energy`)."""
+        return self.workspace(0.0, q, v).energy()
 
-    def _energy(self, ev: Evaluation) -> tuple[float, float]:
-        kinetic, potential = self.joint_space.kinetic_energy(ev), self.joint_space.potential_energy(ev)
-        if self.sparse:
-            q_f, v_f = self._flexible_state(ev)
-            kinetic += self.flexible.kinetic_energy(v_f)
-            potential += self.flexible.strain_energy(q_f) + self.flexible.load_potential(q_f)
-        return kinetic, potential + self.forces.potential(ev)
+    # ------------------------------------------------------------------ deprecated (0.3.0): read the workspace
+    def evaluate(self, t: float, q: ArrayLike, v: ArrayLike | None = None) -> Workspace:
+        """Deprecated alias of :meth:`workspace` (0.3.0; removed in 0.4.0)."""
+        _deprecated("asm.evaluate(t, q, v)", "asm.workspace(t, q, v)")
+        return self.workspace(t, q, v)
+
+    def mass_matrix(self, ev: Workspace) -> np.ndarray | BlockMass:
+        """Deprecated (0.3.0; removed in 0.4.0): ``ws.mass_matrix()``."""
+        _deprecated("asm.mass_matrix(ws)", "ws.mass_matrix()")
+        return ev.mass_matrix()
+
+    def mass_and_forces(self, ev: Workspace) -> tuple[np.ndarray | BlockMass, np.ndarray]:
+        """Deprecated (0.3.0; removed in 0.4.0): ``ws.mass_and_forces()``."""
+        _deprecated("asm.mass_and_forces(ws)", "ws.mass_and_forces()")
+        return ev.mass_and_forces()
+
+    def mass_bias_gravity(self, ev: Workspace) -> tuple[np.ndarray | BlockMass, np.ndarray, np.ndarray]:
+        """Deprecated (0.3.0; removed in 0.4.0): ``ws.mass_bias_gravity()``."""
+        _deprecated("asm.mass_bias_gravity(ws)", "ws.mass_bias_gravity()")
+        return ev.mass_bias_gravity()
+
+    def gravity_force(self, ev: Workspace) -> np.ndarray:
+        """Deprecated (0.3.0; removed in 0.4.0): ``ws.gravity_force()``."""
+        _deprecated("asm.gravity_force(ws)", "ws.gravity_force()")
+        return ev.gravity_force()
+
+    def applied_force(self, ev: Workspace, *, velocity: bool = True) -> np.ndarray:
+        """Deprecated (0.3.0; removed in 0.4.0): ``ws.applied_force()``."""
+        _deprecated("asm.applied_force(ws)", "ws.applied_force()")
+        return ev.applied_force(velocity=velocity)
+
+    def dissipated_power(self, ev: Workspace) -> float:
+        """Deprecated (0.3.0; removed in 0.4.0): ``ws.dissipated_power()``."""
+        _deprecated("asm.dissipated_power(ws)", "ws.dissipated_power()")
+        return ev.dissipated_power()
+
+    def constraint_rows(self, ev: Workspace, jacobian: bool = True) -> tuple:
+        """Deprecated (0.3.0; removed in 0.4.0): ``ws.constraint_rows()``."""
+        _deprecated("asm.constraint_rows(ws)", "ws.constraint_rows()")
+        return ev.constraint_rows(jacobian=jacobian)
+
+    def flexible_jacobians(self, ev: Workspace, *, damping: bool = True) -> tuple:
+        """Deprecated (0.3.0; removed in 0.4.0): ``ws.flexible_jacobians()``."""
+        _deprecated("asm.flexible_jacobians(ws)", "ws.flexible_jacobians()")
+        return ev.flexible_jacobians(damping=damping)
 
     def coordinates(
         self, item: RigidTree | FlexibleBody | ReducedBody | str, q: ArrayLike, nodes: str | ArrayLike | None = None
@@ -515,24 +406,11 @@ class AssembledSystem:
         """The :class:`State` at t = 0 s with the initial coordinates ``q0`` (n,) and zero velocities."""
         return State(0.0, self.q0.copy(), np.zeros(self.n_dofs))
 
-    def flexible_jacobians(
-        self, ev: Evaluation, *, damping: bool = True
-    ) -> tuple[np.ndarray, sp.csr_matrix, sp.csr_matrix | None]:
-        """Flexible rows of h and their Jacobians ∂h_f/∂q, ∂h_f/∂v (sparse, flexible columns only)."""
-        return ev.memo(
-            ("flexible_jacobians", damping), lambda: self.flexible.jacobians(*self._flexible_state(ev), damping=damping)
-        )
-
     def rank_report(self, t: float, q: ArrayLike, rtol: float | None = None) -> RankReport:
         """Rank of Φ(q) with singular values, tolerance and redundant rows (:func:`analysis.constraint_rank`)."""
         from ..linalg.rank import constraint_rank
 
         return constraint_rank(self.constraint_jacobian(t, q), rtol=rtol, row_labels=self.row_labels)
-
-
-KEPT_EVALUATIONS = 3
-"""Evaluations an assembled system keeps (newest first): enough for the state of a step, its correction and
-its start, which the dynamics, controller and recorder all read."""
 
 
 def _all_finite(x: np.ndarray) -> bool:
@@ -541,7 +419,9 @@ def _all_finite(x: np.ndarray) -> bool:
     return math.isfinite(x.dot(x)) or bool(np.isfinite(x).all())
 
 
-def _reordered(rows):
-    """(Φ, bias, φ, φ_t) in the order of :class:`Terms` from (φ, Φ, bias, φ_t)."""
-    phi, Phi, bias, phi_t = rows
-    return Phi, bias, phi, phi_t
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(
+        f"{old} is deprecated since flexbody 0.3.0 and will be removed in 0.4.0: use {new}",
+        DeprecationWarning,
+        stacklevel=3,
+    )

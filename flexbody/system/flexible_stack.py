@@ -74,7 +74,8 @@ class FlexiblePart:
         return self.internal_force(q_f, v_f) - self.external_force(q_f)
 
     def jacobians(self, q_f: np.ndarray, v_f: np.ndarray | None, *, damping: bool = True):
-        """h_f (n_f,), ∂h_f/∂q (csr) and ∂h_f/∂v (csr, or None without damping), in one kernel pass per body."""
+        """k(q, v) (n_f,) [N], and the Jacobians of h_f = k − f_ext: ∂h_f/∂q (csr, the follower loads' stiffness
+        included) and ∂h_f/∂v (csr, or None without damping), in one kernel pass per body."""
         parts = []
         for b in self.bodies:
             s = self._local[b]
@@ -90,7 +91,6 @@ class FlexiblePart:
             )
         f = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0)
         K = parts[0][1] if len(parts) == 1 else sp.block_diag([p[1] for p in parts], format="csr")
-        f = f - self.external_force(q_f)
         K_load = self.load_stiffness(q_f)
         if K_load is not None:
             K = K - K_load
