@@ -85,6 +85,35 @@ def test_rk4_assembles_the_constraint_jacobian_once_per_stage_state(made, assemb
     assert len(made) == len(set(made)) == len(assembled) + STEPS  # the first stage of steps 1..STEPS shares
 
 
+def test_rk4_decomposes_the_constraint_jacobian_once_per_stage_state(monkeypatch):
+    """Projection formulation with position correction: each Φ an RK4 run meets is decomposed once — the
+    correction and the velocity projection by the workspace's independent rows, which the next step's first stage
+    reuses in the forward dynamics (and its controller would); the other stages by the forward dynamics' kernel."""
+    from flexbody.dynamics import compiled
+
+    decomposed = []
+    rows, kernel = workspace.independent_rows, compiled._nb_ortho
+
+    def counted_rows(Phi, rtol, atol):
+        decomposed.append(np.asarray(Phi).tobytes())
+        return rows(Phi, rtol, atol)
+
+    def counted_kernel(M, h, tau, Phi, *args):
+        decomposed.append(Phi.tobytes())
+        return kernel(M, h, tau, Phi, *args)
+
+    monkeypatch.setattr(workspace, "independent_rows", counted_rows)
+    monkeypatch.setattr(compiled, "_nb_ortho", counted_kernel)
+    asm = fb.mechanisms.slider_crank().assemble()
+    moving = np.ones(asm.n_dofs)  # so that no two stages share a configuration (at rest, stage 2 would not move)
+    res = fb.simulate(asm, STEPS * 1e-3, integrator=fb.RK4(dt=1e-3), formulation="projection", v0=moving)
+    assert sum(res.histories["corrections"]) > 0
+    assert len(decomposed) == len(set(decomposed))  # no Φ decomposed twice
+    # per step: 3 stages in the kernel, the correction's configurations and the projected one in the workspace;
+    # the first stage of each step (the projected configuration) reuses the workspace's decomposition
+    assert len(decomposed) >= 4 * STEPS + 1
+
+
 def test_generalized_alpha_makes_one_workspace_per_newton_iteration(made):
     """One workspace per Newton iteration, one per accepted step for its record, its power and its controller
     (the converged state), and one for the consistent start (which the initial acceleration and the first record

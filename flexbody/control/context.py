@@ -244,7 +244,10 @@ class ControlContext:
     def basis(self):
         """Independent rows of Φ on :attr:`constraint_columns` [AG-4]: ``Vt`` (r, n_c) orthonormal, ``rank``,
         ``coordinates(bias)`` → β and ``multipliers(λ̂)`` → λ; a certified QR, else the SVD
-        (:func:`~flexbody.linalg.rank.independent_rows`: the rank is the SVD's)."""
+        (:func:`~flexbody.linalg.rank.independent_rows`: the rank is the SVD's). A dense Φ's are the state's
+        workspace's (one decomposition per configuration, shared with the dynamics of the state)."""
+        if self._stored is None:
+            return self.ev.independent_rows(self.rtol, self.atol)
         return independent_rows(self.Phi_c, self.rtol, self.atol)
 
     @property

@@ -17,8 +17,9 @@ Householder QR of Φᵀ and the LU of M_c stay hand-written: with numba's ``np.l
 place "nullspace"/"projection" take 1.04–1.12× at n ≤ 3, 1.23–1.26× at (12, 5) and 1.13–1.57× at (34, 12)
 (numba's qr has no complete mode, so the basis of ker Φ costs the QR of an n × n matrix). The same algebra
 through ``scipy.linalg.lapack`` from Python takes 3.0–8.0× (32–69 µs). The certification rules
-(_FAST_MIN_PIVOT, _FAST_MAX_COND, _RANK_SLACK) are unchanged; potrf declines at a non-positive pivot, as the
-hand-written factorisation did.
+(_FAST_MIN_PIVOT and those of :mod:`flexbody.linalg.dense_kernels`) are unchanged; potrf declines at a
+non-positive pivot, as the hand-written factorisation did. The dense algebra (Cholesky, triangular solves, LU, the
+certified Householder QR of Φᵀ) is that of :mod:`flexbody.linalg.dense_kernels`, shared with the rank tools.
 """
 
 from __future__ import annotations
@@ -29,6 +30,20 @@ import numba as nb
 import numpy as np
 
 from ..errors import ConstraintError
+from ..linalg.dense_kernels import (
+    FM,
+    axpy,
+    certified_row_factor,
+    cho_solve,
+    cholesky,
+    dot,
+    lsolve_rows,
+    ltsolve,
+    lu_solve,
+    q_transpose,
+    usolve,
+    utsolve,
+)
 from ..linalg.rank import DEFAULT_ATOL, DEFAULT_RTOL, resolve_tolerances
 from ..linalg.tree_factor import ltl_factor, ltl_lower_solve, ltl_transposed_solve_rows, tree_parents
 from .results import INERTIA_KINDS, METHODS, ForwardResult
@@ -45,17 +60,10 @@ from .results import INERTIA_KINDS, METHODS, ForwardResult
 _FAST_OK, _FAST_BAD_INPUT, _FAST_FAILED = 0, 1, 2
 _FAST_MODES = {"nullspace": 0, "Mc": 1, "symmetric": 2, "gamma": 3}
 _FLOAT64 = np.dtype(np.float64)
-_FM = {"reassoc", "contract"}  # reassociation and FMA only (no nnan/ninf): vectorised reductions
-_RANK_SLACK = 8.0 * np.finfo(float).eps
-"""Perturbation of singular values, relative to ‖Φ‖_F and per unit of m + n, allowed for the round-off
-of the fast path's QR and of LAPACK's SVD when full row rank is certified without an SVD."""
 _FAST_MIN_PIVOT = 1e-6
 """Smallest relative Schur pivot (sin² of a row's M⁻¹-angle to the earlier rows) the multiplier/Gauss
 kernel accepts; also ≥ 2·rtol. Below it (nearly dependent rows) the reference route decides and solves,
 so that round-off alone (∝ the conditioning of ΦM⁻¹Φᵀ) never makes the two routes differ noticeably."""
-_FAST_MAX_COND = 1e6
-"""Largest ‖Φ‖_F‖R⁻¹‖_F (a bound on the condition number of Φ) the QR kernel accepts, for the same
-reason: beyond it the SVD route of the reference code decides and solves."""
 
 
 @nb.njit(cache=True)
@@ -77,92 +85,7 @@ def _nb_finite(M, h, tau, Phi, bias):
     return s == 0.0
 
 
-@nb.njit(cache=True, fastmath=_FM)
-def _nb_dot(x, y):
-    s = 0.0
-    for t in range(x.shape[0]):
-        s += x[t] * y[t]
-    return s
-
-
-@nb.njit(cache=True, fastmath=_FM)
-def _nb_axpy(c, x, y):
-    """y ← y − c·x."""
-    for t in range(y.shape[0]):
-        y[t] -= c * x[t]
-
-
-@nb.njit(cache=True)
-def _nb_cholesky(A):
-    """(True, L) with LLᵀ = A, L lower triangular, by LAPACK potrf on the lower triangle of A (numba's
-    np.linalg.cholesky); (False, ·) at the first non-positive pivot."""
-    ok = True
-    L = np.zeros((0, 0))
-    try:
-        L = np.linalg.cholesky(A)
-    except Exception:  # LinAlgError: not positive definite
-        ok = False
-    return ok, L
-
-
-@nb.njit(cache=True, fastmath=_FM)
-def _nb_lsolve(L, b):
-    """b ← L⁻¹ b (forward substitution, row-oriented)."""
-    for i in range(L.shape[0]):
-        b[i] = (b[i] - _nb_dot(L[i, :i], b[:i])) / L[i, i]
-
-
-@nb.njit(cache=True, fastmath=_FM)
-def _nb_ltsolve(L, b):
-    """b ← L⁻ᵀ b (back substitution with U = Lᵀ, column-oriented)."""
-    for i in range(L.shape[0] - 1, -1, -1):
-        xi = b[i] / L[i, i]
-        b[i] = xi
-        _nb_axpy(xi, L[i, :i], b[:i])
-
-
-@nb.njit(cache=True, fastmath=_FM)
-def _nb_lsolve_rows(L, B):
-    """B ← L⁻¹ B for a matrix B (forward substitution by row operations on B's rows; the inner loop is
-    written out: through _nb_axpy it takes twice as long)."""
-    for i in range(L.shape[0]):
-        Bi = B[i]
-        for j in range(i):
-            Bj = B[j]
-            c = L[i, j]
-            for t in range(Bi.shape[0]):
-                Bi[t] -= c * Bj[t]
-        r = 1.0 / L[i, i]
-        for t in range(Bi.shape[0]):
-            Bi[t] *= r
-
-
-@nb.njit(cache=True, fastmath=_FM)
-def _nb_cho_solve(L, b):
-    """b ← (LLᵀ)⁻¹ b."""
-    _nb_lsolve(L, b)
-    _nb_ltsolve(L, b)
-
-
-@nb.njit(cache=True, fastmath=_FM)
-def _nb_utsolve(U, b):
-    """b ← U⁻ᵀ b (forward substitution with L = Uᵀ, column-oriented)."""
-    n = U.shape[0]
-    for i in range(n):
-        xi = b[i] / U[i, i]
-        b[i] = xi
-        _nb_axpy(xi, U[i, i + 1 :], b[i + 1 :])
-
-
-@nb.njit(cache=True, fastmath=_FM)
-def _nb_usolve(U, b):
-    """b ← U⁻¹ b (back substitution, row-oriented)."""
-    n = U.shape[0]
-    for i in range(n - 1, -1, -1):
-        b[i] = (b[i] - _nb_dot(U[i, i + 1 :], b[i + 1 :])) / U[i, i]
-
-
-@nb.njit(cache=True, fastmath=_FM)
+@nb.njit(cache=True, fastmath=FM)
 def _nb_kkt(M, h, tau, Phi, bias, rtol, atol):
     """Dense "multiplier" and "gauss" forward dynamics for m ≥ 1 (Cholesky factors only).
 
@@ -184,14 +107,14 @@ def _nb_kkt(M, h, tau, Phi, bias, rtol, atol):
     if not _nb_finite(M, h, tau, Phi, bias):
         return _FAST_BAD_INPUT, a, force, lam
     for k in range(m):
-        if not _nb_dot(Phi[k], Phi[k]) > 2.0 * atol * atol:  # a (numerically) zero row of Φ
+        if not dot(Phi[k], Phi[k]) > 2.0 * atol * atol:  # a (numerically) zero row of Φ
             return _FAST_FAILED, a, force, lam
     tree, parent, entries = tree_parents(M)  # branch-induced sparsity of a tree's M
     sparse = tree and 4 * entries < n * (n - 1)  # under half the entries of a dense factor
     if sparse:
         ok, L = ltl_factor(M, parent)  # M = LᵀL: the same algebra with L⁻ᵀ for L⁻¹
     else:
-        ok, L = _nb_cholesky(M)  # M = LLᵀ (M's lower triangle)
+        ok, L = cholesky(M)  # M = LLᵀ (M's lower triangle)
     if not ok:
         return _FAST_FAILED, a, force, lam
     B = np.empty((n, m + 1))  # [Φᵀ | τ − h] → L⁻¹[Φᵀ | τ − h] = [Ytᵀ | w]
@@ -203,10 +126,10 @@ def _nb_kkt(M, h, tau, Phi, bias, rtol, atol):
     if sparse:
         ltl_transposed_solve_rows(L, parent, B)
     else:
-        _nb_lsolve_rows(L, B)
+        lsolve_rows(L, B)
     G = np.dot(B.T, B)  # [[S, Φ a_u], [., .]], S = Yt Ytᵀ
     S = G[:m, :m].copy()
-    ok, Ls = _nb_cholesky(S)
+    ok, Ls = cholesky(S)
     if not ok:
         return _FAST_FAILED, a, force, lam
     floor = max(2.0 * rtol, _FAST_MIN_PIVOT)  # margins over _schur_factor's test
@@ -215,138 +138,19 @@ def _nb_kkt(M, h, tau, Phi, bias, rtol, atol):
             return _FAST_FAILED, a, force, lam
     for k in range(m):  # λ = −S⁻¹(Φ a_u + bias)
         lam[k] = -(G[k, m] + bias[k])
-    _nb_cho_solve(Ls, lam)
+    cho_solve(Ls, lam)
     for i in range(n):  # a = L⁻ᵀ(w + Ytᵀλ)
-        a[i] = B[i, m] + _nb_dot(B[i, :m], lam)
+        a[i] = B[i, m] + dot(B[i, :m], lam)
     if sparse:
         ltl_lower_solve(L, parent, a)
     else:
-        _nb_ltsolve(L, a)
+        ltsolve(L, a)
     for k in range(m):  # Φᵀλ
-        _nb_axpy(-lam[k], Phi[k], force)
+        axpy(-lam[k], Phi[k], force)
     return _FAST_OK, a, force, lam
 
 
-@nb.njit(cache=True, fastmath=_FM)
-def _nb_house_qr(Phi, V, beta, R):
-    """Householder QR of Φᵀ (n, m), m ≤ n, worked on the rows of Φ: Φᵀ = Q [R; 0], Q = H₀⋯H_{m−1},
-    H_k = I − β_k v_k v_kᵀ with v_k = V[k] (zero before k). R (m, m) upper triangular."""
-    m, n = Phi.shape
-    for k in range(m):
-        Vk = V[k]
-        Pk = Phi[k]
-        for i in range(n):
-            Vk[i] = Pk[i]
-    for k in range(m):
-        x = V[k, k:]
-        s = _nb_dot(x, x)
-        x0 = x[0]
-        alpha = -np.sqrt(s) if x0 >= 0.0 else np.sqrt(s)
-        x[0] = x0 - alpha
-        vv = s - x0 * x0 + x[0] * x[0]  # ‖v‖² = ‖x‖² − x₀² + v₀²
-        bk = 2.0 / vv if vv > 0.0 else 0.0
-        beta[k] = bk
-        R[k, k] = alpha
-        for j in range(k + 1, m):  # apply H_k to the later rows
-            y = V[j, k:]
-            _nb_axpy(bk * _nb_dot(x, y), x, y)
-            R[k, j] = y[0]
-            R[j, k] = 0.0
-        for i in range(k):
-            V[k, i] = 0.0
-
-
-@nb.njit(cache=True, fastmath=_FM)
-def _nb_q_transpose(V, beta, full):
-    """Rows of Qᵀ for the QR of :func:`_nb_house_qr`, from the compact WY form Q = I − Y T Yᵀ, Y = Vᵀ
-    (LAPACK dlarft, forward, columnwise): Q₁ᵀ (m, n), or with ``full`` all of Qᵀ (n, n), whose rows
-    m..n−1 are Cᵀ with C an orthonormal basis of ker Φ."""
-    m, _n = V.shape
-    T = np.zeros((m, m))
-    w = np.empty(m)
-    for i in range(m):
-        for j in range(i):
-            w[j] = -beta[i] * _nb_dot(V[j, i:], V[i, i:])
-        for j in range(i):
-            T[j, i] = _nb_dot(T[j, j:i], w[j:i])
-        T[i, i] = beta[i]
-    TV = np.dot(T.T, V)
-    QT = -np.dot(V.T, TV) if full else -np.dot(V[:, :m].T.copy(), TV)  # else Yᵀ's first m columns
-    for i in range(QT.shape[0]):
-        QT[i, i] += 1.0
-    return QT
-
-
-@nb.njit(cache=True, fastmath=_FM)
-def _nb_full_row_rank(R, rtol, atol, n):
-    """True when the SVD rank test σ_min > max(rtol·σ_max, atol) of analysis.constraint_svd certainly
-    gives rank m: σ_min ≥ 1/‖R⁻¹‖_F and σ_max ≤ ‖R‖_F, with a factor 2 on the bound and an absolute slack
-    for the round-off of both this QR and LAPACK's SVD; and ‖R‖_F‖R⁻¹‖_F ≤ _FAST_MAX_COND. Otherwise the
-    caller falls back to the SVD."""
-    m = R.shape[0]
-    fro = 0.0
-    for i in range(m):
-        fro += _nb_dot(R[i, i:], R[i, i:])
-        if R[i, i] == 0.0:
-            return False
-    fro = np.sqrt(fro)
-    X = np.zeros((m, m))  # R⁻¹ (upper), column by column
-    inv2 = 0.0
-    for j in range(m):
-        X[j, j] = 1.0 / R[j, j]
-        for i in range(j - 1, -1, -1):
-            s = 0.0
-            for k in range(i + 1, j + 1):
-                s -= R[i, k] * X[k, j]
-            X[i, j] = s / R[i, i]
-        for i in range(j + 1):
-            inv2 += X[i, j] * X[i, j]
-    if not inv2 < np.inf:
-        return False
-    slack = _RANK_SLACK * (m + n) * fro
-    lower = 1.0 / np.sqrt(inv2)
-    return 0.5 * lower - 2.0 * slack > max(rtol * (fro + 2.0 * slack), atol) and fro <= _FAST_MAX_COND * lower
-
-
-@nb.njit(cache=True, fastmath=_FM)
-def _nb_lu_solve(A, b):
-    """Solve A x = b by LU with partial (row) pivoting, as LAPACK getrf/getrs; A and b are overwritten
-    (x in b). Returns False at an exactly zero pivot."""
-    n = A.shape[0]
-    for k in range(n):
-        p = k
-        big = abs(A[k, k])
-        for i in range(k + 1, n):
-            v = abs(A[i, k])
-            if v > big:
-                big = v
-                p = i
-        if big == 0.0:
-            return False
-        if p != k:
-            Ak = A[k]
-            Ap = A[p]
-            for j in range(n):
-                t = Ak[j]
-                Ak[j] = Ap[j]
-                Ap[j] = t
-            t = b[k]
-            b[k] = b[p]
-            b[p] = t
-        d = 1.0 / A[k, k]
-        bk = b[k]
-        for i in range(k + 1, n):
-            l = A[i, k] * d
-            A[i, k] = l
-            b[i] -= l * bk
-        uk = A[k, k + 1 :]
-        for i in range(k + 1, n):
-            _nb_axpy(A[i, k], uk, A[i, k + 1 :])
-    _nb_usolve(A, b)
-    return True
-
-
-@nb.njit(cache=True, fastmath=_FM)
+@nb.njit(cache=True, fastmath=FM)
 def _nb_constraint_inertia(M, Qt, f, a_perp, mode, gamma):
     """The constraint inertia M_c (mode 1), M_c′ (2) or M_c″(γ) (3) with P = I − Q₁Q₁ᵀ = I − A⁺A [AG-15]
     and the right side of M_c a = P(τ − h) + C_c q̇ [AG-25] (f = τ − h, a_perp = −A⁺ bias)."""
@@ -375,69 +179,86 @@ def _nb_constraint_inertia(M, Qt, f, a_perp, mode, gamma):
     return Mc, np.dot(P, f) + cc  # [AG-25]
 
 
-@nb.njit(cache=True, fastmath=_FM)
+@nb.njit(cache=True, fastmath=FM)
 def _nb_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
     """Dense "nullspace" (mode 0) and "projection" (mode 1 M_c, 2 M_c′, 3 M_c″) forward dynamics for
-    1 ≤ m ≤ n and Φ of certified full row rank, from the Householder QR Φᵀ = Q₁R instead of an SVD.
+    1 ≤ m ≤ n and Φ of certified full row rank, from the Householder QR Φᵀ = Q₁R instead of an SVD
+    (:func:`flexbody.linalg.dense_kernels.certified_row_factor`, then :func:`_nb_ortho_factored`). Returns
+    (status, a, force, λ); _FAST_FAILED when the rank is not certified or a factorization fails (the SVD route
+    then decides)."""
+    n, m = M.shape[0], Phi.shape[0]
+    if not _nb_finite(M, h, tau, Phi, bias):
+        return _FAST_BAD_INPUT, np.zeros(n), np.zeros(n), np.zeros(m)
+    if m > n:
+        return _FAST_FAILED, np.zeros(n), np.zeros(n), np.zeros(m)
+    V, beta, R = np.empty((m, n)), np.empty(m), np.empty((m, m))
+    if not certified_row_factor(Phi, rtol, atol, V, beta, R, np.empty((m, m))):
+        return _FAST_FAILED, np.zeros(n), np.zeros(n), np.zeros(m)
+    return _nb_ortho_factored(M, h, tau, bias, V, beta, R, mode, gamma)
+
+
+@nb.njit(cache=True, fastmath=FM)
+def _nb_ortho_given(M, h, tau, Phi, bias, V, beta, R, mode, gamma):
+    """:func:`_nb_ortho` with the certified QR of Φᵀ given (V, β, R), after the same check of the inputs."""
+    if not _nb_finite(M, h, tau, Phi, bias):
+        return _FAST_BAD_INPUT, np.zeros(M.shape[0]), np.zeros(M.shape[0]), np.zeros(Phi.shape[0])
+    return _nb_ortho_factored(M, h, tau, bias, V, beta, R, mode, gamma)
+
+
+@nb.njit(cache=True, fastmath=FM)
+def _nb_ortho_factored(M, h, tau, bias, V, beta, R, mode, gamma):
+    """The "nullspace"/"projection" forward dynamics of :func:`_nb_ortho` from a certified QR of Φᵀ given by its
+    Householder vectors V (m, n), β (m,) and triangle R (m, m) (a workspace's, shared with the velocity
+    projection and the controller).
 
     With full rank, V_r spans the columns of Q₁ (n, m): P = I − Q₁Q₁ᵀ [AG-15], A⁺ = Q₁R⁻ᵀ, the
     minimum-norm (here unique) λ = A⁺ᵀ·force = R⁻¹Q₁ᵀ·force [AG-18], and the trailing n − m columns of
     Q are an orthonormal basis C of ker Φ [DE-11]. The formulas are then those of :func:`_nullspace` and
-    :func:`_projection_dense`. Returns (status, a, force, λ); _FAST_FAILED when the rank is not certified
-    or a factorization fails (the SVD route then decides).
-    """
-    n, m = M.shape[0], Phi.shape[0]
+    :func:`_projection_dense`."""
+    n, m = M.shape[0], bias.shape[0]
     a = np.zeros(n)
     force = np.zeros(n)
     lam = np.zeros(m)
-    if not _nb_finite(M, h, tau, Phi, bias):
-        return _FAST_BAD_INPUT, a, force, lam
-    if m > n:
-        return _FAST_FAILED, a, force, lam
-    V = np.empty((m, n))
-    beta = np.empty(m)
-    R = np.empty((m, m))
-    _nb_house_qr(Phi, V, beta, R)
-    if not _nb_full_row_rank(R, rtol, atol, n):
-        return _FAST_FAILED, a, force, lam
-    QT = _nb_q_transpose(V, beta, mode == 0)
+    QT = q_transpose(V, beta, mode == 0)
     Qt = QT[:m]  # Q₁ᵀ (m, n): Φᵀ = Q₁R
     y = bias.copy()  # R⁻ᵀ bias
-    _nb_utsolve(R, y)
+    utsolve(R, y)
     a_perp = -np.dot(Qt.T, y)  # −A⁺ bias = C q̇  [AG-16]
     f = tau - h
     if mode == 0:  # ---- nullspace [DE-10..15]
         Ct = QT[m:]  # Cᵀ (n − m, n): ΦC = 0, CᵀC = I
-        ok, Lp = _nb_cholesky(np.dot(np.dot(Ct, M), Ct.T))  # CᵀMC  [DE-15]
+        ok, Lp = cholesky(np.dot(np.dot(Ct, M), Ct.T))  # CᵀMC  [DE-15]
         if not ok:
             return _FAST_FAILED, a, force, lam
         z = np.dot(Ct, f - np.dot(M, a_perp))  # Cᵀ(τ − h − M a_p)
-        _nb_cho_solve(Lp, z)
+        cho_solve(Lp, z)
         a[:] = a_perp + np.dot(Ct.T, z)
     else:  # ---- projection [AG-22..29]
         Mc, rhs = _nb_constraint_inertia(M, Qt, f, a_perp, mode, gamma)
         a[:] = rhs
         solved = False
         if mode == 2:  # M_c′ is SPD [AG Prop. 1]
-            ok, Lc = _nb_cholesky(Mc)
+            ok, Lc = cholesky(Mc)
             if ok:
-                _nb_cho_solve(Lc, a)
+                cho_solve(Lc, a)
                 solved = True
-        if not solved and not _nb_lu_solve(Mc, a):
+        if not solved and not lu_solve(Mc, a):
             return _FAST_FAILED, a, force, lam
     u = np.dot(Qt, np.dot(M, a) - f)  # Q₁ᵀ(M a + h − τ)
     force[:] = np.dot(Qt.T, u)  # Φᵀλ = (I − P)(M a + h − τ)  [AG-32]
     lam[:] = u  # λ = R⁻¹Q₁ᵀ force = R⁻¹u
-    _nb_usolve(R, lam)
+    usolve(R, lam)
     return _FAST_OK, a, force, lam
 
 
-def _forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma):
+def _forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma, rows=None):
     """:class:`ForwardResult` of a dense problem with m ≥ 1 from a numba kernel, or None when the input
     is anything else (sparse, lists, other dtypes, wrong shapes, unknown names, NaN/Inf, bad tolerances)
     or the kernel declines (M not SPD, ΦM⁻¹Φᵀ singular or nearly so, Φ not certified well-conditioned
     and of full row rank): the reference route then runs and raises or decides exactly as before.
-    Only plain comparisons are made here; finiteness is checked inside the kernel."""
+    Only plain comparisons are made here; finiteness is checked inside the kernel. ``rows``: a certified QR of this
+    Φ made already (a workspace's :class:`~flexbody.linalg.rank.ConstraintQR`, with the same tolerances), which
+    "nullspace" and "projection" use instead of factoring Φ again."""
     if not (
         type(M) is np.ndarray
         and type(Phi) is np.ndarray
@@ -487,7 +308,11 @@ def _forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma):
                 return None
             if g == 0.0 or not isfinite(g):  # M_c″ singular or undefined
                 return None
-        status, a, force, lam = _nb_ortho(M, h, tau, Phi, bias, rtol, atol, mode, g)
+        factored = getattr(rows, "householder", None)
+        if factored is not None and rows.rtol == rtol and rows.atol == atol:  # the certified QR of this Φ, made once
+            status, a, force, lam = _nb_ortho_given(M, h, tau, Phi, bias, *factored, rows.R, mode, g)
+        else:
+            status, a, force, lam = _nb_ortho(M, h, tau, Phi, bias, rtol, atol, mode, g)
     if status != _FAST_OK:
         return None
     return ForwardResult(a, force, lam, True, m, name)

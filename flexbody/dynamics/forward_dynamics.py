@@ -41,7 +41,15 @@ from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError, FlexbodyError, StateError
 from ..linalg.block_mass import BlockMass
-from ..linalg.rank import DENSE_LIMIT, constraint_svd, resolve_tolerances, rows_on_columns, stored_columns
+from ..linalg.rank import (
+    DENSE_LIMIT,
+    ConstraintQR,
+    ConstraintSVD,
+    constraint_svd,
+    resolve_tolerances,
+    rows_on_columns,
+    stored_columns,
+)
 from ..linalg.validation import MassSolver as _MassSolver
 from ..linalg.validation import as_mass as _mass
 from ..linalg.validation import as_vector as _vector
@@ -70,6 +78,7 @@ def forward(
     atol: float | None = None,
     inertia: str = "Mc",
     gamma: float | None = None,
+    rows: ConstraintQR | ConstraintSVD | None = None,
 ) -> ForwardResult:
     """Constrained forward dynamics: a and Φᵀλ from τ = M a + h − Φᵀλ, Φ a + bias = 0 [DE-4, DE-7].
 
@@ -103,6 +112,10 @@ def forward(
     gamma : float, optional
         γ of M_c″ [kg or kg·m²]; default trace(M)/n, the mean eigenvalue of M, which like Aghili's
         suggestion γ = ‖M‖ is of the magnitude of M.
+    rows : ConstraintQR or ConstraintSVD, optional
+        The independent rows of this (dense) Φ with the same tolerances, made already (a workspace's
+        ``independent_rows(rtol, atol)``): "projection" (and "nullspace", with a certified QR) use them instead
+        of factoring Φ again.
 
     Returns
     -------
@@ -120,7 +133,7 @@ def forward(
     M, h, tau, Phi, terms_bias, method = _unpack(M, h, tau, Phi, method)
     if terms_bias is not None:
         bias = terms_bias
-    fast = _forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma)
+    fast = _forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma, rows)
     if fast is not None:
         return fast
     if method not in METHODS:
@@ -142,7 +155,8 @@ def forward(
         return _nullspace(M, sparse, h, tau, Phi, bias, rtol, atol)
     if sparse:
         return _projection_sparse(M, tau - h, Phi, bias, rtol, atol)
-    return _projection_dense(M, h, tau, Phi, bias, rtol, atol, inertia, gamma)
+    svd = rows if isinstance(rows, ConstraintSVD) and (rows.rtol, rows.atol) == (rtol, atol) else None
+    return _projection_dense(M, h, tau, Phi, bias, rtol, atol, inertia, gamma, svd)
 
 
 def _unconstrained(solver: _MassSolver, f: np.ndarray, m: int, method: str) -> ForwardResult:

@@ -55,10 +55,12 @@ def _inertia_terms(M, P, a_perp, kind, gamma):
     return P @ M + gamma * Q, gamma * a_perp  # M_c″, C_c″ = γ C  [AG-29]
 
 
-def _projection_dense(M, h, tau, Phi, bias, rtol, atol, inertia, gamma) -> ForwardResult:
-    """Aghili's direct dynamics M_c a = P(τ − h) + C_c q̇ [AG-22, AG-25, AG-27, AG-29]."""
+def _projection_dense(M, h, tau, Phi, bias, rtol, atol, inertia, gamma, svd=None) -> ForwardResult:
+    """Aghili's direct dynamics M_c a = P(τ − h) + C_c q̇ [AG-22, AG-25, AG-27, AG-29] (``svd``: the SVD of Φ with
+    these tolerances, when made already)."""
     n = M.shape[0]
-    svd, _ = constraint_svd(Phi, rtol, atol)
+    if svd is None:
+        svd, _ = constraint_svd(Phi, rtol, atol)
     Vt = svd.Vt
     P = np.eye(n) - Vt.T @ Vt  # P = I − A⁺A  [AG-15]
     a_perp = _a_perp(svd, bias)  # C q̇ = −A⁺ Ȧq̇  [AG-16]

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from math import isfinite
 from typing import Literal, TypeGuard, overload
 
@@ -36,6 +35,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError
+from .dense_kernels import certified_row_factor, q_transpose
 
 _gesdd = sla.get_lapack_funcs("gesdd", dtype=np.float64)
 
@@ -56,19 +56,7 @@ DENSE_LIMIT = 20_000_000
 GRAM_RTOL_FLOOR = 1e-7
 """Smallest rtol resolvable when singular values come from the Gram matrix ΦΦᵀ (large sparse Φ)."""
 
-CERTIFICATE_MARGIN = 2.0
-"""A QR certifies full row rank only if its bound σ_min ≥ 1/‖R⁻¹‖_F exceeds the largest tolerance the SVD
-could use, max(rtol·‖Φ‖_F, atol), by this factor, after round-off (module docstring)."""
-
-CERTIFIED_CONDITION = 1e6
-"""Largest ‖Φ‖_F‖R⁻¹‖_F (a bound on the condition number of Φ) a QR certificate accepts: beyond it the SVD
-decides and factorises, so that the two never differ by more than well-conditioned round-off. The same
-rule, margin and round-off slack as the dense fast path of :mod:`flexbody.dynamics.compiled`."""
-
-RANK_SLACK = 8.0 * float(np.finfo(float).eps)
-"""Round-off of the QR's and of LAPACK's SVD singular values, relative to ‖Φ‖_F and per unit of m + n."""
-
-_geqrf, _orgqr, _trtri, _syevd = sla.get_lapack_funcs(("geqrf", "orgqr", "trtri", "syevd"), dtype=np.float64)
+_syevd = sla.get_lapack_funcs("syevd", dtype=np.float64)
 _nrm2 = sla.get_blas_funcs("nrm2", dtype=np.float64)
 
 
@@ -133,6 +121,8 @@ class ConstraintQR:
         1/‖R⁻¹‖_F ≤ σ_min(Φ) and ‖Φ‖_F ≥ σ_max(Φ).
     rtol, atol : float; n_dofs, n_constraints : int
         The tolerances certified against, n and m.
+    R : ndarray (m, m); householder : (V (m, n), β (m,))
+        The triangle and the Householder vectors of the QR (the compiled forward dynamics reuse them).
     """
 
     Vt: np.ndarray
@@ -144,6 +134,8 @@ class ConstraintQR:
     atol: float
     n_dofs: int
     n_constraints: int
+    R: np.ndarray | None = None
+    householder: tuple[np.ndarray, np.ndarray] | None = None
 
     def coordinates(self, bias: np.ndarray) -> np.ndarray:
         """β = R⁻ᵀ bias (m,): Φ a + bias = RᵀΦ̂ a + bias = 0 is Φ̂ a + β = 0."""
@@ -246,34 +238,17 @@ def certified_qr(Phi: np.ndarray, rtol: float, atol: float) -> ConstraintQR | No
     The SVD keeps σ_i > max(rtol·σ_max, atol) [AG Remark 4]; σ_min ≥ 1/‖R⁻¹‖_F and σ_max ≤ ‖Φ‖_F, so
     full rank is certain when 1/‖R⁻¹‖_F exceeds CERTIFICATE_MARGIN·max(rtol·‖Φ‖_F, atol) with a slack of
     RANK_SLACK·(m + n)·‖Φ‖_F for the round-off of both factorisations on either side, and the QR is used
-    only for ‖Φ‖_F‖R⁻¹‖_F ≤ CERTIFIED_CONDITION."""
+    only for ‖Φ‖_F‖R⁻¹‖_F ≤ CERTIFIED_CONDITION (:func:`flexbody.linalg.dense_kernels.certified_row_factor`, the
+    factorisation the dense forward dynamics make too)."""
     m, n = Phi.shape
     if m == 0 or m > n:
         return None
-    qr, tau, _, info = _geqrf(Phi.T)  # Φᵀ (n, m) = Q R
-    if info != 0:
+    Phi = np.array(Phi, dtype=float, order="C")  # a writeable copy: one compiled signature (kept Φ are read-only)
+    V, beta, R, R_inv = np.empty((m, n)), np.empty(m), np.empty((m, m)), np.empty((m, m))
+    if not certified_row_factor(Phi, float(rtol), float(atol), V, beta, R, R_inv):
         return None
-    R_inv, info = _trtri(qr[:m], lower=0)  # reads the upper triangle only
-    if info != 0:  # a zero pivot: Φ is rank deficient
-        return None
-    R_inv *= _upper(m)
-    upper = _frobenius(Phi)  # ≥ σ_max
-    inverse_norm = _frobenius(R_inv)  # ≥ 1/σ_min
-    if not inverse_norm * upper <= CERTIFIED_CONDITION:
-        return None
-    lower, slack = 1.0 / inverse_norm, RANK_SLACK * (m + n) * upper
-    if not lower / CERTIFICATE_MARGIN - 2.0 * slack > max(rtol * (upper + 2.0 * slack), atol):
-        return None
-    Q, _, info = _orgqr(qr, tau)
-    if info != 0:
-        return None
-    return ConstraintQR(Q.T, R_inv, m, lower, upper, rtol, atol, n, m)
-
-
-@lru_cache(maxsize=32)
-def _upper(m: int) -> np.ndarray:
-    """The (m, m) upper-triangular mask of ones."""
-    return np.triu(np.ones((m, m)))
+    lower, upper = 1.0 / _frobenius(R_inv), _frobenius(R)
+    return ConstraintQR(q_transpose(V, beta, False), R_inv, m, lower, upper, rtol, atol, n, m, R, (V, beta))
 
 
 def _frobenius(A: np.ndarray) -> float:

@@ -170,7 +170,12 @@ class Dynamics:
             rate = terms.Phi @ v + terms.phi_t
             bias = bias + 2.0 * self.baumgarte.alpha * rate + self.baumgarte.beta**2 * terms.phi
         finite("h", terms.h, t)
-        res = forward(terms.M, terms.h, tau, terms.Phi, bias, method=self.formulation, rtol=self.rtol, atol=self.atol)
+        rows = None  # Φ's decomposition, when the state's correction, projection or controller made it
+        if self.formulation in ("projection", "nullspace") and hasattr(ws, "independent_rows"):
+            rows = ws.independent_rows(self.rtol, self.atol, if_kept=True)
+        res = forward(
+            terms.M, terms.h, tau, terms.Phi, bias, method=self.formulation, rtol=self.rtol, atol=self.atol, rows=rows
+        )
         finite("acceleration", res.a, t)
         finite("constraint force", res.constraint_force, t)
         return res, tau, terms, ws

@@ -222,8 +222,18 @@ def projected_velocity(ws, v: ArrayLike, rtol: float, atol: float) -> np.ndarray
     workspace ``ws`` (its q; its v is not used)."""
     _, Phi, _, phi_t = ws.constraint_rows()
     r = Phi @ v + np.asarray(phi_t, dtype=float)
-    dv, _ = _min_norm_step(Phi, r, rtol, atol)
-    return np.asarray(v, dtype=float) - dv
+    return np.asarray(v, dtype=float) - min_norm_step(ws, Phi, r, rtol, atol)
+
+
+def min_norm_step(ws, Phi, r: np.ndarray, rtol: float, atol: float, *, position: bool = False) -> np.ndarray:
+    """Φ⁺ r (n,), the minimum-norm least-squares solution of Φ x = r for the Φ of workspace ``ws`` (its position
+    rows with ``position``): by the workspace's independent rows of a dense Φ (one decomposition per configuration,
+    shared by the projection, the correction, the controller and the dynamics), Φ⁺r = Φ̂ᵀβ(r) for a certified QR
+    (Φ̂ = Qᵀ, β = R⁻ᵀr) and for the SVD (Φ̂ = V_rᵀ, β = Σ_r⁻¹U_rᵀr); a sparse Φ by :func:`_min_norm_step`."""
+    if isinstance(Phi, np.ndarray) and callable(getattr(ws, "independent_rows", None)) and Phi.shape[0]:
+        rows = ws.independent_rows(rtol, atol, position=position)
+        return rows.Vt.T @ rows.coordinates(r) if rows.rank else np.zeros(Phi.shape[1])
+    return _min_norm_step(Phi, r, rtol, atol)[0]
 
 
 def correct(model, t, q, v, settings: PositionCorrection, rtol, atol):
@@ -235,7 +245,7 @@ def correct(model, t, q, v, settings: PositionCorrection, rtol, atol):
     phi = position_value(ws)
     norm, iterations = float(np.linalg.norm(phi)), 0
     while (iterations < settings.min_iterations or norm > settings.tol) and iterations < settings.max_iterations:
-        dq, _ = _min_norm_step(_position_jacobian(ws), phi, rtol, atol)  # [AG-37]
+        dq = min_norm_step(ws, _position_jacobian(ws), phi, rtol, atol, position=True)  # [AG-37]
         if not np.any(dq):
             break  # Φ⁺ = 0 (rank 0): nothing to correct with
         corrected = q - dq

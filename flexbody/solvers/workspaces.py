@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ..linalg.rank import dense_jacobian, independent_rows
+
 __all__ = ["workspace_of", "ModelWorkspace"]
 
 
@@ -53,6 +55,16 @@ class ModelWorkspace:
         if jacobian and "Phi" not in rows:
             rows["Phi"] = self.asm.constraint_jacobian(self.t, self.q)
         return rows["phi"], rows.get("Phi") if jacobian else None, None, rows["phi_t"]
+
+    def independent_rows(self, rtol: float, atol: float, *, position: bool = False, if_kept: bool = False):
+        """The independent rows of the model's (dense) Φ (:func:`~flexbody.linalg.rank.independent_rows`), made
+        once per configuration (a model without velocity-level rows: ``position`` changes nothing)."""
+        key = ("independent_rows", rtol, atol)
+        if if_kept or key in self._rows:
+            return self._rows.get(key)
+        Phi = dense_jacobian(self.constraint_rows()[1], int(self.asm.n_dofs))
+        self._rows[key] = independent_rows(Phi, rtol, atol)
+        return self._rows[key]
 
     def energy(self) -> tuple[float, float]:
         """The model's ``energy(q, v)``: (kinetic, potential) [J]."""

@@ -29,6 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..linalg.block_mass import BlockMass
+from ..linalg.rank import ConstraintQR, ConstraintSVD, dense_jacobian, independent_rows
 from ..rigid.tree import Kinematics
 from .state import Terms, read_only
 
@@ -367,6 +368,25 @@ class Workspace:
         evaluated)."""
         asm = self.asm
         return self.memo("joint_applied_force", lambda: asm.joint_forces.force(self)[: asm.n_rigid])
+
+    def independent_rows(
+        self, rtol: float, atol: float, *, position: bool = False, if_kept: bool = False
+    ) -> ConstraintQR | ConstraintSVD | None:
+        """The independent rows of a dense Φ with the rank tolerances (rtol, atol): a certified QR, else the SVD
+        (:func:`~flexbody.linalg.rank.independent_rows`), made once per configuration and shared with
+        :meth:`with_velocity` — the velocity projection, the position correction, the controller and the
+        forward dynamics of a state decompose Φ once. ``position``: of the position rows alone (without the
+        velocity-level rows). ``if_kept``: only if made already (else None)."""
+        key = ("independent_rows", rtol, atol, position and bool(self.asm.velocity_rows.any()))
+        if if_kept:
+            return self._position.get(key)
+        return self.position_memo(key, lambda: self._independent_rows(rtol, atol, position))
+
+    def _independent_rows(self, rtol: float, atol: float, position: bool):
+        Phi = dense_jacobian(self.constraint_rows()[1], self.asm.n_dofs)
+        if position and self.asm.velocity_rows.any():
+            Phi = np.ascontiguousarray(Phi[self.asm.holonomic_rows])
+        return independent_rows(Phi, rtol, atol)
 
     def terms(self) -> Terms:
         """All terms of the constrained equations at this state (:class:`Terms`)."""
