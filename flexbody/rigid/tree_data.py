@@ -77,8 +77,9 @@ class TreeData:
     Notes
     -----
     Link quantities are in world axes at the world origin, linear part first (:mod:`flexbody.rigid.algorithms`):
-    v_O is the velocity of the body point passing through the origin, n_O the moment about it. Every array is
-    a view of one work array that the algorithms write; they are valid until the next call.
+    v_O is the velocity of the body point passing through the origin, n_O the moment about it. The link arrays
+    are views of one work array that every algorithm writes; M, tau, h and a are written only by their own
+    function. A data serves one caller at a time (make one per thread).
     """
 
     def __init__(self, tree: RigidTree):
