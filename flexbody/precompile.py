@@ -160,8 +160,9 @@ def _rigid() -> None:
 
 
 def _trees() -> None:
-    """The whole-tree kernels of RigidTree (M, τ and a of a tree in one call), which cases evaluating
-    assembled systems do not use."""
+    """The whole-tree kernels of RigidTree (M, τ and a of a tree in one call), by its methods and on a
+    :class:`~flexbody.rigid.TreeData` (which lays out its work array with a compiled helper), which cases
+    evaluating assembled systems do not use."""
     import flexbody as fb
 
     tree = fb.mechanisms.slider_crank().trees[0]
@@ -169,6 +170,9 @@ def _trees() -> None:
     tree.mass_matrix(q)
     tree.inverse_dynamics(q, q, q)
     tree.forward_dynamics(q, q, q)
+    data = fb.rigid.TreeData(tree)
+    fb.rigid.mass_matrix(tree, data, q)
+    fb.rigid.nonlinear_effects(tree, data, q, q)
 
 
 def _steps() -> None:

@@ -31,33 +31,66 @@ from .exponential_coordinates import cross3 as _cross
 FIXED, REVOLUTE, PRISMATIC, SPHERICAL = 0, 1, 2, 3
 
 
-@nb.njit(cache=True)
-def _motion_cross(v, m, out):
-    """out = v × m for motion vectors (linear first): [ω×u + v×w; ω×w]."""
-    c0, c1, c2 = _cross(v[3], v[4], v[5], m[0], m[1], m[2])
-    d0, d1, d2 = _cross(v[0], v[1], v[2], m[3], m[4], m[5])
-    out[0], out[1], out[2] = c0 + d0, c1 + d1, c2 + d2
-    out[3], out[4], out[5] = _cross(v[3], v[4], v[5], m[3], m[4], m[5])
+@nb.njit(cache=True, inline="always")
+def _motion_cross(v0, v1, v2, v3, v4, v5, m0, m1, m2, m3, m4, m5):
+    """v × m for motion vectors (linear first): [ω×u + v×w; ω×w], as a 6-tuple."""
+    c0, c1, c2 = _cross(v3, v4, v5, m0, m1, m2)
+    d0, d1, d2 = _cross(v0, v1, v2, m3, m4, m5)
+    e0, e1, e2 = _cross(v3, v4, v5, m3, m4, m5)
+    return c0 + d0, c1 + d1, c2 + d2, e0, e1, e2
 
 
-@nb.njit(cache=True)
-def _force_cross(v, f, out):
-    """out = v ×* f for a force vector f = [f; n]: [ω×f; ω×n + v×f]."""
-    out[0], out[1], out[2] = _cross(v[3], v[4], v[5], f[0], f[1], f[2])
-    c0, c1, c2 = _cross(v[3], v[4], v[5], f[3], f[4], f[5])
-    d0, d1, d2 = _cross(v[0], v[1], v[2], f[0], f[1], f[2])
-    out[3], out[4], out[5] = c0 + d0, c1 + d1, c2 + d2
+@nb.njit(cache=True, inline="always")
+def _force_cross(v0, v1, v2, v3, v4, v5, f0, f1, f2, f3, f4, f5):
+    """v ×* f for a force vector f = [f; n]: [ω×f; ω×n + v×f], as a 6-tuple."""
+    c0, c1, c2 = _cross(v3, v4, v5, f0, f1, f2)
+    d0, d1, d2 = _cross(v3, v4, v5, f3, f4, f5)
+    e0, e1, e2 = _cross(v0, v1, v2, f0, f1, f2)
+    return c0, c1, c2, d0 + e0, d1 + e1, d2 + e2
 
 
-@nb.njit(cache=True)
-def _axis_rotation(axis, angle, out):
-    """Rodrigues: rotation by ``angle`` about the unit ``axis``."""
+@nb.njit(cache=True, inline="always")
+def _axis_rotation(x, y, z, angle):
+    """Rodrigues: the entries, row by row, of the rotation by ``angle`` about the unit axis (x, y, z)."""
     c, s = np.cos(angle), np.sin(angle)
     t = 1.0 - c
-    x, y, z = axis[0], axis[1], axis[2]
-    out[0, 0], out[0, 1], out[0, 2] = t * x * x + c, t * x * y - s * z, t * x * z + s * y
-    out[1, 0], out[1, 1], out[1, 2] = t * x * y + s * z, t * y * y + c, t * y * z - s * x
-    out[2, 0], out[2, 1], out[2, 2] = t * x * z - s * y, t * y * z + s * x, t * z * z + c
+    return (
+        t * x * x + c,
+        t * x * y - s * z,
+        t * x * z + s * y,
+        t * x * y + s * z,
+        t * y * y + c,
+        t * y * z - s * x,
+        t * x * z - s * y,
+        t * y * z + s * x,
+        t * z * z + c,
+    )
+
+
+@nb.njit(cache=True, inline="always")
+def _place(i, k, R_placement, p_placement, R, p):
+    """R[i] = R[k] R_placement[i], p[i] = p[k] + R[k] p_placement[i] (the placement alone for a root, k < 0)."""
+    if k < 0:
+        for a in range(3):
+            p[i, a] = p_placement[i, a]
+            for b in range(3):
+                R[i, a, b] = R_placement[i, a, b]
+        return
+    for a in range(3):
+        r0, r1, r2 = R[k, a, 0], R[k, a, 1], R[k, a, 2]
+        p[i, a] = p[k, a] + r0 * p_placement[i, 0] + r1 * p_placement[i, 1] + r2 * p_placement[i, 2]
+        for b in range(3):
+            R[i, a, b] = r0 * R_placement[i, 0, b] + r1 * R_placement[i, 1, b] + r2 * R_placement[i, 2, b]
+
+
+@nb.njit(cache=True, inline="always")
+def _rotate(R, i, r):
+    """R[i] ← R[i] r for the rotation r given by its entries row by row (a 9-tuple)."""
+    for a in range(3):
+        b0, b1, b2 = R[i, a, 0], R[i, a, 1], R[i, a, 2]
+        R[i, a, 0] = b0 * r[0] + b1 * r[3] + b2 * r[6]
+        R[i, a, 1] = b0 * r[1] + b1 * r[4] + b2 * r[7]
+        R[i, a, 2] = b0 * r[2] + b1 * r[5] + b2 * r[8]
 
 
 @nb.njit(cache=True)
@@ -67,75 +100,67 @@ def kinematics(parent, joint_type, axis, R_placement, p_placement, dof, q, v, R,
     Fills, per link i: rotation R[i] (3, 3) and origin p[i] (3,) of the link frame in the world; motion
     subspace S[i] (6,) of its joint in world coordinates (zero for fixed joints); spatial velocity vel[i]
     and bias acceleration acc[i] = Σ_ancestors v × S q̇ (the J̇q̇ of the link's spatial acceleration).
-    Written with scalar loops (no temporaries): the kernel is called at every evaluation.
+    Written with scalar loops and no temporaries (nothing is allocated for revolute, prismatic and fixed
+    joints): the kernel is called at every evaluation.
     """
     n_links = parent.shape[0]
-    R_joint = np.empty((3, 3))
-    R_local = np.empty((3, 3))
-    p_local = np.empty(3)
-    Sq = np.empty(6)
-    vSq = np.empty(6)
-    w = np.empty(3)
     for i in range(n_links):
         jt = joint_type[i]
-        qi = q[dof[i]] if dof[i] >= 0 else 0.0
-        qdi = v[dof[i]] if dof[i] >= 0 else 0.0
-        column = -1
+        d = dof[i]
+        qi = q[d] if d >= 0 else 0.0
+        qdi = v[d] if d >= 0 else 0.0
+        k = parent[i]
+        # pose: R[i] = R[k] R_placement R_joint(q_i), p[i] = p[k] + R[k] (p_placement + R_placement e q_i)
+        _place(i, k, R_placement, p_placement, R, p)
+        if jt == REVOLUTE:
+            _rotate(R, i, _axis_rotation(axis[i, 0], axis[i, 1], axis[i, 2], qi))
+        elif jt == SPHERICAL and axis[i, 0] > 0.5:  # the first part turns by exp([φ]×)
+            _rotate(R, i, expc.rotation_entries(q[d], q[d + 1], q[d + 2]))
+        # the joint axis in world axes (R[i] e = R[k] R_placement e for a prismatic joint)
+        z0 = R[i, 0, 0] * axis[i, 0] + R[i, 0, 1] * axis[i, 1] + R[i, 0, 2] * axis[i, 2]
+        z1 = R[i, 1, 0] * axis[i, 0] + R[i, 1, 1] * axis[i, 1] + R[i, 1, 2] * axis[i, 2]
+        z2 = R[i, 2, 0] * axis[i, 0] + R[i, 2, 1] * axis[i, 1] + R[i, 2, 2] * axis[i, 2]
+        if jt == PRISMATIC:
+            p[i, 0] += z0 * qi
+            p[i, 1] += z1 * qi
+            p[i, 2] += z2 * qi
+        for a in range(6):
+            vel[i, a] = vel[k, a] if k >= 0 else 0.0
+            acc[i, a] = acc[k, a] if k >= 0 else 0.0
         if jt == SPHERICAL:
             column = 0 if axis[i, 0] > 0.5 else (1 if axis[i, 1] > 0.5 else 2)
-        if jt == REVOLUTE:
-            _axis_rotation(axis[i], qi, R_joint)
-            _matmul3(R_placement[i], R_joint, R_local)
-        elif column == 0:
-            d0 = dof[i]
-            expc.rotation(q[d0], q[d0 + 1], q[d0 + 2], R_joint)
-            _matmul3(R_placement[i], R_joint, R_local)
-        else:
-            R_local[:, :] = R_placement[i]
-        for a in range(3):
-            p_local[a] = p_placement[i, a]
-        if jt == PRISMATIC:
-            for a in range(3):
-                for b in range(3):
-                    p_local[a] += R_placement[i, a, b] * axis[i, b] * qi
-        k = parent[i]
-        if k < 0:
-            R[i] = R_local
-            p[i] = p_local
-            vel[i, :] = 0.0
-            acc[i, :] = 0.0
-        else:
-            _matmul3(R[k], R_local, R[i])
-            for a in range(3):
-                p[i, a] = p[k, a] + R[k, a, 0] * p_local[0] + R[k, a, 1] * p_local[1] + R[k, a, 2] * p_local[2]
-            vel[i] = vel[k]
-            acc[i] = acc[k]
-        S[i, :] = 0.0
-        if column >= 0:
-            _spherical_part(i, column, parent, dof, q, v, R, p, S, vel, acc, w)
-        elif jt != FIXED:
-            z0 = R[i, 0, 0] * axis[i, 0] + R[i, 0, 1] * axis[i, 1] + R[i, 0, 2] * axis[i, 2]
-            z1 = R[i, 1, 0] * axis[i, 0] + R[i, 1, 1] * axis[i, 1] + R[i, 1, 2] * axis[i, 2]
-            z2 = R[i, 2, 0] * axis[i, 0] + R[i, 2, 1] * axis[i, 1] + R[i, 2, 2] * axis[i, 2]
-            if jt == REVOLUTE:
-                S[i, 0], S[i, 1], S[i, 2] = _cross(p[i, 0], p[i, 1], p[i, 2], z0, z1, z2)
-                S[i, 3], S[i, 4], S[i, 5] = z0, z1, z2
-            else:
-                S[i, 0], S[i, 1], S[i, 2] = z0, z1, z2
+            _spherical_part(i, column, parent, dof, q, v, R, p, S, vel, acc)
+            continue
+        if jt == FIXED:
             for a in range(6):
-                Sq[a] = S[i, a] * qdi
-                vel[i, a] += Sq[a]
-            _motion_cross(vel[i], Sq, vSq)
-            for a in range(6):
-                acc[i, a] += vSq[a]
+                S[i, a] = 0.0
+            continue
+        if jt == REVOLUTE:  # S = [p × z; z]
+            s0, s1, s2 = _cross(p[i, 0], p[i, 1], p[i, 2], z0, z1, z2)
+            s3, s4, s5 = z0, z1, z2
+        else:  # S = [z; 0]
+            s0, s1, s2, s3, s4, s5 = z0, z1, z2, 0.0, 0.0, 0.0
+        S[i, 0], S[i, 1], S[i, 2], S[i, 3], S[i, 4], S[i, 5] = s0, s1, s2, s3, s4, s5
+        # v_i = v_λ + S q̇,  a_i += v_i × S q̇
+        m0, m1, m2, m3, m4, m5 = s0 * qdi, s1 * qdi, s2 * qdi, s3 * qdi, s4 * qdi, s5 * qdi
+        vel[i, 0] += m0
+        vel[i, 1] += m1
+        vel[i, 2] += m2
+        vel[i, 3] += m3
+        vel[i, 4] += m4
+        vel[i, 5] += m5
+        c = _motion_cross(vel[i, 0], vel[i, 1], vel[i, 2], vel[i, 3], vel[i, 4], vel[i, 5], m0, m1, m2, m3, m4, m5)
+        for a in range(6):
+            acc[i, a] += c[a]
 
 
 @nb.njit(cache=True)
-def _spherical_part(i, column, parent, dof, q, v, R, p, S, vel, acc, w):
+def _spherical_part(i, column, parent, dof, q, v, R, p, S, vel, acc):
     """Column ``column`` of a spherical joint at link i (module docstring): S[i], vel[i] += S φ̇_k and, at the
     last part, acc[i] += v_λ × (S φ̇) + [p × α; α]."""
     d0 = dof[i] - column
     p0, p1, p2 = q[d0], q[d0 + 1], q[d0 + 2]
+    w = np.empty(3)
     expc.right_jacobian_column(p0, p1, p2, column, w)
     z0 = R[i, 0, 0] * w[0] + R[i, 0, 1] * w[1] + R[i, 0, 2] * w[2]
     z1 = R[i, 1, 0] * w[0] + R[i, 1, 1] * w[1] + R[i, 1, 2] * w[2]
@@ -147,16 +172,17 @@ def _spherical_part(i, column, parent, dof, q, v, R, p, S, vel, acc, w):
         vel[i, a] += S[i, a] * rate
     if column < 2:
         return
-    first = i - 2
-    lam = parent[first]
-    joint_vel = np.empty(6)  # S φ̇ of the whole joint
+    lam = parent[i - 2]  # the parent of the joint's first part
     v_lam = np.zeros(6)
+    joint_vel = np.empty(6)  # S φ̇ of the whole joint
     for a in range(6):
         if lam >= 0:
             v_lam[a] = vel[lam, a]
         joint_vel[a] = vel[i, a] - v_lam[a]
-    cross = np.empty(6)
-    _motion_cross(v_lam, joint_vel, cross)
+    cross = _motion_cross(
+        v_lam[0], v_lam[1], v_lam[2], v_lam[3], v_lam[4], v_lam[5],
+        joint_vel[0], joint_vel[1], joint_vel[2], joint_vel[3], joint_vel[4], joint_vel[5],
+    )  # fmt: skip
     expc.right_jacobian_rate(p0, p1, p2, v[d0], v[d0 + 1], v[d0 + 2], w)
     a0 = R[i, 0, 0] * w[0] + R[i, 0, 1] * w[1] + R[i, 0, 2] * w[2]
     a1 = R[i, 1, 0] * w[0] + R[i, 1, 1] * w[1] + R[i, 1, 2] * w[2]
@@ -171,27 +197,16 @@ def _spherical_part(i, column, parent, dof, q, v, R, p, S, vel, acc, w):
 
 
 @nb.njit(cache=True, inline="always")
-def _matmul3(A, B, out):
-    for a in range(3):
-        for b in range(3):
-            out[a, b] = A[a, 0] * B[0, b] + A[a, 1] * B[1, b] + A[a, 2] * B[2, b]
-
-
-@nb.njit(cache=True, inline="always")
-def _matvec6(A, x, out):
-    for a in range(6):
-        s = 0.0
-        for b in range(6):
-            s += A[a, b] * x[b]
-        out[a] = s
-
-
-@nb.njit(cache=True, inline="always")
-def _dot6(x, y):
-    s = 0.0
-    for a in range(6):
-        s += x[a] * y[a]
-    return s
+def _apply6(A, i, x0, x1, x2, x3, x4, x5):
+    """A[i] x (a 6-tuple) for the (6, 6) matrix A[i] and x given by its entries."""
+    return (
+        A[i, 0, 0] * x0 + A[i, 0, 1] * x1 + A[i, 0, 2] * x2 + A[i, 0, 3] * x3 + A[i, 0, 4] * x4 + A[i, 0, 5] * x5,
+        A[i, 1, 0] * x0 + A[i, 1, 1] * x1 + A[i, 1, 2] * x2 + A[i, 1, 3] * x3 + A[i, 1, 4] * x4 + A[i, 1, 5] * x5,
+        A[i, 2, 0] * x0 + A[i, 2, 1] * x1 + A[i, 2, 2] * x2 + A[i, 2, 3] * x3 + A[i, 2, 4] * x4 + A[i, 2, 5] * x5,
+        A[i, 3, 0] * x0 + A[i, 3, 1] * x1 + A[i, 3, 2] * x2 + A[i, 3, 3] * x3 + A[i, 3, 4] * x4 + A[i, 3, 5] * x5,
+        A[i, 4, 0] * x0 + A[i, 4, 1] * x1 + A[i, 4, 2] * x2 + A[i, 4, 3] * x3 + A[i, 4, 4] * x4 + A[i, 4, 5] * x5,
+        A[i, 5, 0] * x0 + A[i, 5, 1] * x1 + A[i, 5, 2] * x2 + A[i, 5, 3] * x3 + A[i, 5, 4] * x4 + A[i, 5, 5] * x5,
+    )
 
 
 @nb.njit(cache=True)
@@ -199,7 +214,8 @@ def world_inertias(R, p, mass, com, inertia, out):
     """Spatial inertias (6, 6) of every link in world coordinates at the world origin (linear first).
 
     I = [[m 1, m [c]×ᵀ], [m [c]×, I_c + m [c]× [c]×ᵀ]] with c the world centre of mass and
-    I_c = R I_link Rᵀ the rotational inertia about it.
+    I_c = R I_link Rᵀ the rotational inertia about it, formed as two 3 × 3 products (A = R I_link, then the
+    upper triangle of A Rᵀ, mirrored: exactly symmetric).
     """
     n_links = R.shape[0]
     for i in range(n_links):
@@ -207,25 +223,30 @@ def world_inertias(R, p, mass, com, inertia, out):
         c0 = p[i, 0] + R[i, 0, 0] * com[i, 0] + R[i, 0, 1] * com[i, 1] + R[i, 0, 2] * com[i, 2]
         c1 = p[i, 1] + R[i, 1, 0] * com[i, 0] + R[i, 1, 1] * com[i, 1] + R[i, 1, 2] * com[i, 2]
         c2 = p[i, 2] + R[i, 2, 0] * com[i, 0] + R[i, 2, 1] * com[i, 1] + R[i, 2, 2] * com[i, 2]
-        # m [c]× and m [c]×[c]×ᵀ = m (|c|² 1 − c cᵀ)
-        out[i, :, :] = 0.0
+        # m 1 and m [c]× (lower left), m [c]×ᵀ (upper right)
         for a in range(3):
-            out[i, a, a] = m
-        out[i, 3, 1], out[i, 3, 2] = -m * c2, m * c1
-        out[i, 4, 0], out[i, 4, 2] = m * c2, -m * c0
-        out[i, 5, 0], out[i, 5, 1] = -m * c1, m * c0
+            for b in range(3):
+                out[i, a, b] = m if a == b else 0.0
+        out[i, 3, 0], out[i, 3, 1], out[i, 3, 2] = 0.0, -m * c2, m * c1
+        out[i, 4, 0], out[i, 4, 1], out[i, 4, 2] = m * c2, 0.0, -m * c0
+        out[i, 5, 0], out[i, 5, 1], out[i, 5, 2] = -m * c1, m * c0, 0.0
         for a in range(3):
             for b in range(3):
                 out[i, b, 3 + a] = out[i, 3 + a, b]
+        # I_c + m [c]×[c]×ᵀ = R I_link Rᵀ + m (|c|² 1 − c cᵀ)
         cc = c0 * c0 + c1 * c1 + c2 * c2
         c = (c0, c1, c2)
         for a in range(3):
-            for b in range(3):
-                s = 0.0
-                for k in range(3):
-                    for l in range(3):
-                        s += R[i, a, k] * inertia[i, k, l] * R[i, b, l]
-                out[i, 3 + a, 3 + b] = s - m * c[a] * c[b] + (m * cc if a == b else 0.0)
+            r0, r1, r2 = R[i, a, 0], R[i, a, 1], R[i, a, 2]
+            A0 = r0 * inertia[i, 0, 0] + r1 * inertia[i, 1, 0] + r2 * inertia[i, 2, 0]
+            A1 = r0 * inertia[i, 0, 1] + r1 * inertia[i, 1, 1] + r2 * inertia[i, 2, 1]
+            A2 = r0 * inertia[i, 0, 2] + r1 * inertia[i, 1, 2] + r2 * inertia[i, 2, 2]
+            for b in range(a, 3):
+                value = A0 * R[i, b, 0] + A1 * R[i, b, 1] + A2 * R[i, b, 2] - m * c[a] * c[b]
+                if a == b:
+                    value += m * cc
+                out[i, 3 + a, 3 + b] = value
+                out[i, 3 + b, 3 + a] = value
 
 
 @nb.njit(cache=True)
@@ -267,7 +288,11 @@ def point_terms(R, p, S, vel, acc, support, link_index, offsets, X, Xd, J, B):
 
 @nb.njit(cache=True)
 def mass_matrix(parent, dof, S, inertia_world, n_dofs, composite, M):
-    """Composite-rigid-body algorithm: joint-space mass matrix M (n_dofs, n_dofs)."""
+    """Composite-rigid-body algorithm: joint-space mass matrix M (n_dofs, n_dofs).
+
+    Ic_i = I_i + Σ_children Ic_c, then F = Ic_i S_i and M_ij = S_jᵀ F for i and every ancestor j (module
+    docstring); ``composite`` (n_links, 6, 6) is workspace and returns the composite inertias Ic.
+    """
     n_links = parent.shape[0]
     composite[:, :, :] = inertia_world
     for i in range(n_links - 1, -1, -1):
@@ -277,18 +302,16 @@ def mass_matrix(parent, dof, S, inertia_world, n_dofs, composite, M):
                 for b in range(6):
                     composite[k, a, b] += composite[i, a, b]
     M[:, :] = 0.0
-    F = np.empty(6)
     for i in range(n_links):
         di = dof[i]
         if di < 0:
             continue
-        _matvec6(composite[i], S[i], F)
-        M[di, di] = _dot6(S[i], F)
-        j = parent[i]
+        F0, F1, F2, F3, F4, F5 = _apply6(composite, i, S[i, 0], S[i, 1], S[i, 2], S[i, 3], S[i, 4], S[i, 5])
+        j = i
         while j >= 0:
             dj = dof[j]
             if dj >= 0:
-                mij = _dot6(S[j], F)
+                mij = S[j, 0] * F0 + S[j, 1] * F1 + S[j, 2] * F2 + S[j, 3] * F3 + S[j, 4] * F4 + S[j, 5] * F5
                 M[di, dj] = mij
                 M[dj, di] = mij
             j = parent[j]
@@ -300,34 +323,40 @@ def inverse_dynamics(parent, dof, S, vel, acc, inertia_world, a, gravity, forces
 
     ``acc`` holds the velocity-product accelerations of :func:`kinematics`; pass a = 0 for τ = b + g,
     vel = 0 and acc = 0 for g alone, gravity = 0 for b alone. ``forces`` (n_links, 6) is workspace and
-    returns the spatial force transmitted by each joint (world coordinates, at the origin).
+    returns the spatial force transmitted by each joint (world coordinates, at the origin). Nothing is
+    allocated: the link accelerations are held in ``forces`` until each is turned into its force.
     """
     n_links = parent.shape[0]
-    a_link = np.empty((n_links, 6))
-    Iv = np.empty(6)
-    Ia = np.empty(6)
-    vxIv = np.empty(6)
+    # a_i = a_λ(i) + (acc_i − acc_λ(i)) + S_i q̈_i, the ground accelerating by −g (module docstring)
     for i in range(n_links):
         k = parent[i]
         ai = a[dof[i]] if dof[i] >= 0 else 0.0
-        for c in range(6):
-            if k >= 0:
-                a_link[i, c] = a_link[k, c] + (acc[i, c] - acc[k, c]) + S[i, c] * ai
-            else:
-                a_link[i, c] = acc[i, c] + S[i, c] * ai
-        if k < 0:
+        if k >= 0:
+            for c in range(6):
+                forces[i, c] = forces[k, c] + (acc[i, c] - acc[k, c]) + S[i, c] * ai
+        else:
+            for c in range(6):
+                forces[i, c] = acc[i, c] + S[i, c] * ai
             for c in range(3):
-                a_link[i, c] -= gravity[c]
+                forces[i, c] -= gravity[c]
+    # f_i = I_i a_i + v_i ×* I_i v_i
     for i in range(n_links):
-        _matvec6(inertia_world[i], vel[i], Iv)
-        _force_cross(vel[i], Iv, vxIv)
-        _matvec6(inertia_world[i], a_link[i], Ia)
+        v0, v1, v2, v3, v4, v5 = vel[i, 0], vel[i, 1], vel[i, 2], vel[i, 3], vel[i, 4], vel[i, 5]
+        h0, h1, h2, h3, h4, h5 = _apply6(inertia_world, i, v0, v1, v2, v3, v4, v5)
+        vxIv = _force_cross(v0, v1, v2, v3, v4, v5, h0, h1, h2, h3, h4, h5)
+        Ia = _apply6(
+            inertia_world, i, forces[i, 0], forces[i, 1], forces[i, 2], forces[i, 3], forces[i, 4], forces[i, 5]
+        )
         for c in range(6):
             forces[i, c] = Ia[c] + vxIv[c]
+    # τ_i = S_iᵀ f_i, f_λ(i) += f_i
     for i in range(n_links - 1, -1, -1):
         k = parent[i]
         if dof[i] >= 0:
-            tau[dof[i]] = _dot6(S[i], forces[i])
+            tau[dof[i]] = (
+                S[i, 0] * forces[i, 0] + S[i, 1] * forces[i, 1] + S[i, 2] * forces[i, 2]
+                + S[i, 3] * forces[i, 3] + S[i, 4] * forces[i, 4] + S[i, 5] * forces[i, 5]
+            )  # fmt: skip
         if k >= 0:
             for c in range(6):
                 forces[k, c] += forces[i, c]

@@ -57,16 +57,30 @@ def cross3(a0, a1, a2, b0, b1, b2):
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
+@nb.njit(cache=True, inline="always")
+def rotation_entries(p0, p1, p2):
+    """The entries of exp([φ]×) for φ = (p0, p1, p2), row by row (a 9-tuple: no array for the recursions)."""
+    s, a, _, _, _ = coefficients(math.sqrt(p0 * p0 + p1 * p1 + p2 * p2))
+    return (
+        1.0 - a * (p1 * p1 + p2 * p2),
+        -s * p2 + a * p0 * p1,
+        s * p1 + a * p0 * p2,
+        s * p2 + a * p0 * p1,
+        1.0 - a * (p0 * p0 + p2 * p2),
+        -s * p0 + a * p1 * p2,
+        -s * p1 + a * p0 * p2,
+        s * p0 + a * p1 * p2,
+        1.0 - a * (p0 * p0 + p1 * p1),
+    )
+
+
 @nb.njit(cache=True)
 def rotation(p0, p1, p2, out):
     """out (3, 3) = exp([φ]×) for φ = (p0, p1, p2)."""
-    s, a, _, _, _ = coefficients(math.sqrt(p0 * p0 + p1 * p1 + p2 * p2))
-    out[0, 0] = 1.0 - a * (p1 * p1 + p2 * p2)
-    out[1, 1] = 1.0 - a * (p0 * p0 + p2 * p2)
-    out[2, 2] = 1.0 - a * (p0 * p0 + p1 * p1)
-    out[0, 1], out[1, 0] = -s * p2 + a * p0 * p1, s * p2 + a * p0 * p1
-    out[0, 2], out[2, 0] = s * p1 + a * p0 * p2, -s * p1 + a * p0 * p2
-    out[1, 2], out[2, 1] = -s * p0 + a * p1 * p2, s * p0 + a * p1 * p2
+    r = rotation_entries(p0, p1, p2)
+    out[0, 0], out[0, 1], out[0, 2] = r[0], r[1], r[2]
+    out[1, 0], out[1, 1], out[1, 2] = r[3], r[4], r[5]
+    out[2, 0], out[2, 1], out[2, 2] = r[6], r[7], r[8]
 
 
 @nb.njit(cache=True)

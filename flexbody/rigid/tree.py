@@ -56,6 +56,8 @@ class RigidTree:
         self._by_name: dict[str, Link] = {}
         self._arrays: dict | None = None
         self._kernel_model: tuple | None = None
+        self._packed: tuple[np.ndarray, np.ndarray] | None = None  # packed_model(), the identity TreeData checks
+        self._work_length = 0  # of the whole-tree kernels' work array, set with _packed
         self._n_dofs = 0
 
     # ------------------------------------------------------------------ building
@@ -152,7 +154,7 @@ class RigidTree:
         self.links.append(link)
         self._by_name[name] = link
         self._n_dofs += joint.n_dofs
-        self._arrays = self._kernel_model = None
+        self._arrays = self._kernel_model = self._packed = None
         return link
 
     def link(self, key: Link | str) -> Link:
@@ -262,7 +264,7 @@ class RigidTree:
         return Kinematics(self, q, v)
 
     def kernel_model(self) -> tuple:
-        """The flat model arrays the whole-tree kernels take (:mod:`flexbody.rigid.tree_dynamics`): parent,
+        """The flat model arrays the recursive kernels take (:mod:`flexbody.rigid.algorithms`): parent,
         joint type, axis, placement rotation and origin, coordinate index, mass, centre of mass, inertia."""
         if self._kernel_model is None:
             a = self.arrays()
@@ -272,6 +274,16 @@ class RigidTree:
             )
         return self._kernel_model
 
+    def packed_model(self) -> tuple[np.ndarray, np.ndarray]:
+        """The model as the whole-tree kernels take it (:func:`flexbody.rigid.tree_dynamics.packed_model`):
+        (indices (3 n_links,) int64, reals (28 n_links,) float64), built once after the last :meth:`add_link`
+        (a :class:`~flexbody.rigid.TreeData` made before a later link refuses this tree)."""
+        if self._packed is None:
+            tree_dynamics.compile_kernels()
+            self._work_length = int(tree_dynamics.work_size(self.n_links, self.n_dofs))
+            self._packed = tree_dynamics.packed_model(self.kernel_model())
+        return self._packed
+
     def _vector(self, name: str, x) -> np.ndarray:
         """``x`` as a float vector of the tree's size (finiteness is checked in the kernels)."""
         x = np.asarray(x, dtype=float)
@@ -280,28 +292,51 @@ class RigidTree:
         return x
 
     def _refused(self, **inputs) -> StateError:
-        """The error of a kernel that declined: the first input with NaN/Inf named, else M(q) singular."""
+        """The error of a kernel that declined: the first input with NaN/Inf named, else a gravity that is not
+        3 finite numbers, else M(q) singular."""
         for name, x in inputs.items():
             self._check(name, x)
+        _vector3(self.gravity, f"tree {self.name!r}: gravity")
         return StateError(
             f"tree {self.name!r}: the mass matrix M(q) is not positive definite (a link chain "
             "ending in links without mass or rotational inertia?)"
         )
 
+    def _evaluate(self, kernel, out: np.ndarray, work: np.ndarray | None, gravity=None, **inputs) -> np.ndarray:
+        """``out`` filled by a whole-tree ``kernel`` (:mod:`flexbody.rigid.tree_dynamics`) at the named input
+        vectors; ``work`` None: a fresh work array. Float64 contiguous inputs of the tree's size go straight to
+        the kernel; others are converted (lists, integers, read-only or strided arrays: copied) or refused with
+        a StateError naming the input (wrong shape, NaN/Inf)."""
+        indices, reals = self.packed_model()
+        if work is None:
+            work = np.empty(self._work_length)
+        args = list(inputs.values()) if gravity is None else [gravity, *inputs.values()]
+        try:
+            if kernel(indices, reals, work, *args, out):
+                return out
+        except TypeError:  # numba found no matching signature (tree_dynamics.compile_kernels)
+            pass
+        vectors = {name: self._vector(name, x) for name, x in inputs.items()}  # the shapes named
+        copies = [np.array(x, dtype=float) for x in vectors.values()]
+        args = copies if gravity is None else [np.array(gravity, dtype=float), *copies]
+        if not kernel(indices, reals, work, *args, out):
+            raise self._refused(**vectors)
+        return out
+
     def mass_matrix(self, q: ArrayLike) -> np.ndarray:
-        """Joint-space mass matrix M(q) (n, n) [DE-2], by the composite-rigid-body algorithm."""
-        q = self._vector("q", q)
+        """Joint-space mass matrix M(q) (n, n) [DE-2], by the composite-rigid-body algorithm (a new array;
+        :func:`flexbody.rigid.mass_matrix` writes into a :class:`~flexbody.rigid.TreeData` instead)."""
         M = np.empty((self.n_dofs, self.n_dofs))
-        if not tree_dynamics.mass_matrix_at(*self.kernel_model(), q, M):
-            raise self._refused(q=q)
-        return M
+        return self._evaluate(tree_dynamics.mass_matrix_kernel, M, None, q=q)
 
     def inverse_dynamics(self, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> np.ndarray:
-        """τ = M a + b + g (n,) by recursive Newton–Euler [DE-2]."""
+        """τ = M a + b + g (n,) by recursive Newton–Euler [DE-2] (a new array;
+        :func:`flexbody.rigid.inverse_dynamics` writes into a :class:`~flexbody.rigid.TreeData` instead)."""
         return self._rnea(q, v, a, self.gravity)
 
     def nonlinear_effects(self, q: ArrayLike, v: ArrayLike) -> np.ndarray:
-        """h = b(q, v) + g(q) (n,)."""
+        """h = b(q, v) + g(q) (n,) (a new array; :func:`flexbody.rigid.nonlinear_effects` writes into a
+        :class:`~flexbody.rigid.TreeData` instead)."""
         return self._rnea(q, v, None, self.gravity)
 
     def bias_force(self, q: ArrayLike, v: ArrayLike) -> np.ndarray:
@@ -313,23 +348,18 @@ class RigidTree:
         return self._rnea(q, None, None, self.gravity)
 
     def _rnea(self, q, v, a, gravity) -> np.ndarray:
-        q = self._vector("q", q)
         zeros = np.zeros(self.n_dofs) if v is None or a is None else None
-        v = zeros if v is None else self._vector("v", v)
-        a = zeros if a is None else self._vector("a", a)
+        v = zeros if v is None else v
+        a = zeros if a is None else a
         tau = np.empty(self.n_dofs)  # every coordinate's row is written by the kernel
-        if not tree_dynamics.inverse_dynamics_at(*self.kernel_model(), q, v, a, gravity, tau):
-            raise self._refused(q=q, v=v, a=a)
-        return tau
+        return self._evaluate(tree_dynamics.inverse_dynamics_kernel, tau, None, gravity, q=q, v=v, a=a)
 
     def forward_dynamics(self, q: ArrayLike, v: ArrayLike, tau: ArrayLike) -> np.ndarray:
         """Unconstrained joint accelerations a = M⁻¹(τ − b − g) (n,): CRBA, RNEA and a Cholesky solve in
-        one compiled call."""
-        q, v, tau = self._vector("q", q), self._vector("v", v), self._vector("tau", tau)
+        one compiled call (a new array; :func:`flexbody.rigid.forward_dynamics` writes into a
+        :class:`~flexbody.rigid.TreeData` instead)."""
         a = np.empty(self.n_dofs)
-        if not tree_dynamics.forward_dynamics_at(*self.kernel_model(), q, v, tau, self.gravity, a):
-            raise self._refused(q=q, v=v, tau=tau)
-        return a
+        return self._evaluate(tree_dynamics.forward_dynamics_kernel, a, None, self.gravity, q=q, v=v, tau=tau)
 
     def reference_coordinates(self) -> np.ndarray:
         """The zero configuration (n,) (link frames at their placements)."""
