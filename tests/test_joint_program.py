@@ -122,13 +122,37 @@ def test_two_trees_and_every_row_kind_compile_and_agree():
         _assert_same_terms(asm, rng.normal(size=asm.n_dofs), rng.normal(size=asm.n_dofs))
 
 
-def test_other_constraints_keep_the_general_route():
+def test_constraints_without_a_compiled_form_join_the_program_in_python():
+    """A hinge (orientation rows), a user surface and a subclass with its own evaluate declare no compiled rows:
+    the program computes M, h and the declared rows in its kernel and fills theirs from their own evaluate at the
+    same workspace, equal to the general route; the compiled generalized-α steps then stay in Python."""
+    from flexbody.solvers.compiled_alpha import CompiledSteps
+
+    class ShiftedDistance(Distance):  # evaluates its rows its own way: its inherited declaration does not apply
+        def evaluate(self, ev):
+            rows = super().evaluate(ev)
+            return type(rows)(rows.phi + 0.01, rows.pieces, rows.bias)
+
     tree = RigidTree("arm", gravity=(0, 0, -9.81))
     l1 = tree.add_link("l1", joint=Revolute((0, 0, 1)), mass=1.0, com=(0.2, 0, 0), inertia=np.eye(3) * 0.01)
     l2 = tree.add_link(
         "l2", l1, Revolute((0, 1, 0)), origin=(0.4, 0, 0), mass=1.0, com=(0.2, 0, 0), inertia=np.eye(3) * 0.01
     )
-    assert as_assembled(fb.System([tree], [Hinge(tree.frame(l2), Ground())]), "test").program is None
+    tip = tree.point(l2, (0.4, 0, 0))
+    bowl = fb.ImplicitSurface(lambda x: [x @ x - 1.0], lambda x: [2.0 * x], lambda x: [2.0 * np.eye(3)], n_rows=1)
+    constraints = [
+        Hinge(tree.frame(l2), Ground()),
+        Distance(tree.point(l1, (0.4, 0, 0)), Ground((0, 0, 1)), 1.1, name="rod"),
+        ShiftedDistance(tip, Ground((0, 1, 0)), 0.9, name="shifted"),
+        fb.OnSurface(tip, bowl, name="bowl"),
+    ]
+    asm = as_assembled(fb.System([tree], constraints), "test")
+    assert asm.program is not None and not CompiledSteps.available(asm)
+    assert [c.name for c, _ in asm.program.python_rows] == [constraints[0].name, "shifted", "bowl"]
+    assert asm.program.m_compiled == 1
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        _assert_same_terms(asm, rng.normal(size=asm.n_dofs), rng.normal(size=asm.n_dofs))
 
 
 def test_joint_drivers_compile_with_their_rates():

@@ -146,6 +146,13 @@ class Constraint:
         """Flexible bodies whose nodes the rows involve (from the anchors)."""
         return tuple({b: None for a in self.anchors for b in getattr(a, "bodies", ())})
 
+    def declare_rows(self) -> tuple | None:
+        """The compile hook: the declarations (:class:`~flexbody.constraints.row_kinds.PointRow`,
+        :class:`~flexbody.constraints.row_kinds.CouplingRow`) of this constraint's rows when they are all of a
+        kind with a compiled form — from which a system's compiled program is generated, and whose formulas
+        :meth:`evaluate` uses too — or None (the rows are evaluated by :meth:`evaluate` alone, on every route)."""
+        return None
+
     def evaluate(self, ev: StateView) -> ConstraintRows:
         """Value, Jacobian pieces, bias and rate at the state ``ev``
         (a :class:`~flexbody.rigid.state_view.StateView`)."""

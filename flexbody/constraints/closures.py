@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import ConstraintError
 from ..rigid.anchors import Anchor, FrameAnchor
 from .base import Constraint, ConstraintRows, _checked_components
+from .row_kinds import LINEAR, RADIAL, DeclaredPointRows, PointRow
 from .surfaces import Cylinder, Plane, Sphere, Surface
 
 if TYPE_CHECKING:
@@ -59,19 +60,19 @@ class PointToPoint(Constraint):
         self.components = comps
         self.n_rows, self.row_names = comps.size, tuple("xyz"[c] for c in comps)
         self.trees, self.anchors = _trees(a, b), (a, b)
+        self._rows = DeclaredPointRows(self.declare_rows())
 
     @property
     def units(self) -> tuple[str, ...]:
         """Every row is a position [m] (multipliers [N])."""
         return ("m",) * self.n_rows
 
+    def declare_rows(self) -> tuple[PointRow, ...]:
+        """One LINEAR row per component: φ = e_cᵀ(x_a − x_b) (:mod:`flexbody.constraints.row_kinds`)."""
+        return tuple(PointRow(LINEAR, self.a, self.b, normal=_AXES[c]) for c in self.components)
+
     def evaluate(self, ev: StateView) -> ConstraintRows:
-        c = self.components
-        ca, Ja = self.a.jacobian(ev)
-        cb, Jb = self.b.jacobian(ev)
-        phi = (self.a.position(ev) - self.b.position(ev))[c]
-        bias = (self.a.bias(ev) - self.b.bias(ev))[c]
-        return ConstraintRows(phi, [(ca, Ja[c]), (cb, -Jb[c])], bias)
+        return _point_rows(self._rows, self.a, self.b, ev, self.name)
 
 
 class Distance(Constraint):
@@ -90,24 +91,39 @@ class Distance(Constraint):
             raise ConstraintError(f"{who}: length must be positive, got {length}")
         self.n_rows, self.row_names = 1, ("d",)
         self.trees, self.anchors = _trees(a, b), (a, b)
+        self._rows = DeclaredPointRows(self.declare_rows())
 
     @property
     def units(self) -> tuple[str, ...]:
         """The distance error [m] (multiplier: the rod force [N])."""
         return ("m",)
 
+    def declare_rows(self) -> tuple[PointRow, ...]:
+        """One RADIAL row, φ = ‖x_a − x_b‖ − L (:mod:`flexbody.constraints.row_kinds`)."""
+        return (PointRow(RADIAL, self.a, self.b, length=self.length),)
+
     def evaluate(self, ev: StateView) -> ConstraintRows:
-        d = self.a.position(ev) - self.b.position(ev)
-        r = np.linalg.norm(d)
-        if r < 1e-14:
-            raise ConstraintError(f"distance {self.name!r}: the two points coincide; direction undefined")
-        e = d / r
-        dd = self.a.velocity(ev) - self.b.velocity(ev)
-        ca, Ja = self.a.jacobian(ev)
-        cb, Jb = self.b.jacobian(ev)
-        bias = e @ (self.a.bias(ev) - self.b.bias(ev)) + (dd @ dd - (e @ dd) ** 2) / r
-        pieces = [(ca, (e @ Ja)[None, :]), (cb, -(e @ Jb)[None, :])]  # one row: (1, k) blocks
-        return ConstraintRows(np.array([r - self.length]), pieces, np.array([bias]))
+        return _point_rows(self._rows, self.a, self.b, ev, f"distance {self.name!r}: the two points coincide")
+
+
+def _point_rows(rows: DeclaredPointRows, a: Anchor, b: Anchor | None, ev: StateView, undefined: str) -> ConstraintRows:
+    """The rows of a constraint declared as :class:`~flexbody.constraints.row_kinds.PointRow` between the points a and
+    b (None: the origin), by their one formula (:func:`~flexbody.constraints.row_kinds.point_rows`): φ, bias and the
+    Jacobian pieces E J_a, −E J_b; ConstraintError ``undefined`` (direction undefined) at a radial row of zero
+    length."""
+    d, dd, bd = a.position(ev), a.velocity(ev), a.bias(ev)
+    if b is not None:
+        d, dd, bd = d - b.position(ev), dd - b.velocity(ev), bd - b.bias(ev)
+    out = rows.evaluate(d, dd, bd)
+    if isinstance(out, int):
+        raise ConstraintError(f"{undefined}; direction undefined")
+    phi, bias, E = out
+    ca, Ja = a.jacobian(ev)
+    pieces = [(ca, E @ Ja)]
+    if b is not None:
+        cb, Jb = b.jacobian(ev)
+        pieces.append((cb, -(E @ Jb)))
+    return ConstraintRows(phi, pieces, bias)
 
 
 def _dot_rows(a: FrameAnchor, b: FrameAnchor, pairs, ev):
@@ -192,6 +208,8 @@ class OnSurface(Constraint):
         self.n_rows = surface.n_rows
         self.row_names = tuple(f"s{i}" for i in range(self.n_rows))
         self.trees, self.anchors = _trees(point), (point,)
+        declared = self.declare_rows()
+        self._rows = None if declared is None else DeclaredPointRows(declared)
 
     @property
     def units(self) -> tuple[str, ...]:
@@ -199,7 +217,20 @@ class OnSurface(Constraint):
         metric = isinstance(self.surface, (Plane, Sphere, Cylinder))
         return ("m" if metric else "-",) * self.n_rows
 
+    def declare_rows(self) -> tuple[PointRow, ...] | None:
+        """The surface's row (:meth:`Surface.declare_row`: planes, spheres, cylinders), or None (a user surface)."""
+        row = self.surface.declare_row(self.point)
+        return None if row is None else (row,)
+
     def evaluate(self, ev: StateView) -> ConstraintRows:
+        if self._rows is not None:
+            return _point_rows(
+                self._rows,
+                self.point,
+                None,
+                ev,
+                f"surface constraint {self.name!r}: the point is where the normal is undefined",
+            )
         x = self.point.position(ev)
         xd = self.point.velocity(ev)
         D = self.surface.gradient(x)

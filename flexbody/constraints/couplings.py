@@ -20,9 +20,13 @@ from numpy.typing import ArrayLike
 from ..errors import ConstraintError
 from ..rigid.link import Link
 from .base import Constraint, ConstraintRows
+from .row_kinds import CouplingRow, coupling_row, drive_values
 
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
+
+
+_NO_DRIVE, _ONE = np.zeros(3), np.ones(1)
 
 
 def _coordinate_link(link, who: str) -> Link:
@@ -68,10 +72,14 @@ class LinearCoupling(Constraint):
         units = {link.joint.unit for link in self.links}
         return (units.pop() if len(units) == 1 else "-",)
 
+    def declare_rows(self) -> tuple[CouplingRow]:
+        """One COUPLING row, φ = Σ cᵢ qᵢ + c₀ (:mod:`flexbody.constraints.row_kinds`)."""
+        return (CouplingRow(tuple(zip(self.links, self.coefficients)), self.constant),)
+
     def evaluate(self, ev: StateView) -> ConstraintRows:
         cols = np.array([_column(ev, link) for link in self.links])
-        phi = np.array([self.coefficients @ ev.q[cols] + self.constant])
-        return ConstraintRows(phi, [(cols, self.coefficients[None, :])], np.zeros(1))
+        phi, bias, _ = coupling_row(self.coefficients, self.constant, ev.q[cols], _NO_DRIVE)
+        return ConstraintRows(np.array([phi]), [(cols, self.coefficients[None, :])], np.array([bias]))
 
 
 class Gear(LinearCoupling):
@@ -191,12 +199,11 @@ class JointDriver(Constraint):
         """The driven joint's unit."""
         return (self.link.joint.unit,)
 
+    def declare_rows(self) -> tuple[CouplingRow]:
+        """One COUPLING row with a prescribed motion, φ = q − f(t) (:mod:`flexbody.constraints.row_kinds`)."""
+        return (CouplingRow(((self.link, 1.0),), 0.0, (self.f, self.df, self.ddf)),)
+
     def evaluate(self, ev: StateView) -> ConstraintRows:
         i = _column(ev, self.link)
-        t = ev.t
-        return ConstraintRows(
-            np.array([ev.q[i] - self.f(t)]),
-            [(np.array([i]), np.ones((1, 1)))],
-            np.array([-float(self.ddf(t))]),
-            np.array([-float(self.df(t))]),
-        )
+        phi, bias, phi_t = coupling_row(_ONE, 0.0, ev.q[i : i + 1], drive_values((self.f, self.df, self.ddf), ev.t))
+        return ConstraintRows(np.array([phi]), [(np.array([i]), np.ones((1, 1)))], np.array([bias]), np.array([phi_t]))

@@ -13,6 +13,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError
+from ..rigid.anchors import Anchor
+from .row_kinds import LINEAR, RADIAL, PointRow, point_row
 
 
 def _vec(value, what) -> np.ndarray:
@@ -35,6 +37,11 @@ class Surface:
 
     n_rows = 1
 
+    def declare_row(self, point: Anchor | None) -> PointRow | None:
+        """The compiled row of a point held on this surface (:mod:`flexbody.constraints.row_kinds`), or None for a
+        surface without one (its value, gradient and Hessian are then evaluated in Python)."""
+        return None
+
     def value(self, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
@@ -52,9 +59,15 @@ class Plane(Surface):
         self.normal = _unit(normal, "Plane: normal")
         self.point = _vec(point, "Plane: point")
 
+    def declare_row(self, point: Anchor | None) -> PointRow:
+        """A LINEAR row: φ = nᵀ(x − x₀)."""
+        return PointRow(LINEAR, point, normal=self.normal, offset=-self.point)
+
     def value(self, x: np.ndarray) -> np.ndarray:
         """Signed distance s = n·(x − x₀) (1,) [m] of the point x (3,) [m, world] from the plane."""
-        return np.array([self.normal @ (x - self.point)])
+        row = _row_of(self.declare_row(None), x)
+        assert row is not None  # a linear row is defined everywhere
+        return np.array([row[0]])
 
     def gradient(self, x: np.ndarray) -> np.ndarray:
         """D = nᵀ (1, 3), the unit normal, the same at every x."""
@@ -68,28 +81,44 @@ class Plane(Surface):
 class Sphere(Surface):
     """s = ‖x − c‖ − r (a distance, so s is in metres and D is the unit normal)."""
 
+    _undefined = "at the centre"
+
     def __init__(self, center: ArrayLike, radius: float):
         self.center = _vec(center, "Sphere: center")
         self.radius = float(radius)
         if not np.isfinite(self.radius) or self.radius <= 0:
             raise ConstraintError(f"Sphere: radius must be positive, got {radius}")
+        self._perp = np.eye(3)
+
+    def declare_row(self, point: Anchor | None) -> PointRow:
+        """A RADIAL row: φ = ‖P(x − c)‖ − r (P = I; P = I − aaᵀ for a :class:`Cylinder`)."""
+        return PointRow(RADIAL, point, projector=self._perp, offset=-self.center, length=self.radius)
+
+    def _undefined_message(self) -> str:
+        return f"{type(self).__name__}: the point is {self._undefined}, where the normal is undefined"
 
     def _d(self, x):
-        d = x - self.center
+        d = self._perp @ (x - self.center)
         r = np.linalg.norm(d)
         if r < 1e-14:
-            raise ConstraintError("Sphere: the point is at the centre, where the normal is undefined")
+            raise ConstraintError(self._undefined_message())
         return d, r
 
     def value(self, x: np.ndarray) -> np.ndarray:
-        """Signed distance s = ‖x − c‖ − r (1,) [m] of the point x (3,) [m, world] from the sphere."""
-        return np.array([np.linalg.norm(x - self.center) - self.radius])
+        """Signed distance s = ‖x − c‖ − r (1,) [m] of the point x (3,) [m, world] from the sphere (for a cylinder,
+        ‖(I − aaᵀ)(x − c)‖ − r)."""
+        row = _row_of(self.declare_row(None), x)
+        if row is None:
+            return np.array([-self.radius])
+        return np.array([row[0]])
 
     def gradient(self, x: np.ndarray) -> np.ndarray:
         """D (1, 3), the outward unit normal at x (3,) [m]; ConstraintError where the normal is undefined (x
         at the centre, or on the axis of a :class:`Cylinder`)."""
-        d, r = self._d(x)
-        return (d / r)[None, :]
+        row = _row_of(self.declare_row(None), x)
+        if row is None:
+            raise ConstraintError(self._undefined_message())
+        return row[1][None, :]
 
     def hessian(self, x: np.ndarray) -> np.ndarray:
         """∂²s/∂x² = (I − n nᵀ)/‖x − c‖ (1, 3, 3) [1/m] at x (3,) [m], n the unit normal."""
@@ -104,22 +133,12 @@ class Cylinder(Sphere):
     In a planar mechanism (axis = z) it is the circle of radius r, e.g. the particle of [AG Fig. 2].
     """
 
+    _undefined = "on the axis"
+
     def __init__(self, center: ArrayLike, radius: float, axis: ArrayLike = (0.0, 0.0, 1.0)):
         super().__init__(center, radius)
         self.axis = _unit(axis, "Cylinder: axis")
         self._perp = np.eye(3) - np.outer(self.axis, self.axis)
-
-    def _d(self, x):
-        d = self._perp @ (x - self.center)
-        r = np.linalg.norm(d)
-        if r < 1e-14:
-            raise ConstraintError("Cylinder: the point is on the axis, where the normal is undefined")
-        return d, r
-
-    def value(self, x: np.ndarray) -> np.ndarray:
-        """Signed distance s = ‖(I − aaᵀ)(x − c)‖ − r (1,) [m] of the point x (3,) [m, world] from the
-        cylinder."""
-        return np.array([np.linalg.norm(self._perp @ (x - self.center)) - self.radius])
 
     def hessian(self, x: np.ndarray) -> np.ndarray:
         """∂²s/∂x² = (I − aaᵀ − n nᵀ)/ρ (1, 3, 3) [1/m] at x (3,) [m], n the unit normal and ρ the distance
@@ -150,3 +169,12 @@ class ImplicitSurface(Surface):
     def hessian(self, x: np.ndarray) -> np.ndarray:
         """The user's H(x) = ∂²s/∂x² (k, 3, 3) at x (3,) [m]."""
         return np.asarray(self._h(x), dtype=float).reshape(self.n_rows, 3, 3)
+
+
+def _row_of(row: PointRow, x: np.ndarray) -> tuple[float, np.ndarray] | None:
+    """(s, D) of a declared row at the point x (3,) at rest (:func:`~flexbody.constraints.row_kinds.point_row`), or
+    None where its direction is undefined."""
+    e, zero = np.empty(3), np.zeros(3)
+    d = np.asarray(x, dtype=float) + row.offset
+    ok, phi, _ = point_row(row.kind, row.normal, row.projector, row.length, d, zero, zero, e)
+    return (phi, e) if ok else None

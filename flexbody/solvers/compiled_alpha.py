@@ -362,9 +362,10 @@ class CompiledSteps:
 
     @classmethod
     def available(cls, asm) -> bool:
-        """Whether ``asm``'s steps can be compiled: its terms have a program (so it has no velocity-level rows) and it
-        has no force elements."""
-        return getattr(asm, "program", None) is not None and not asm.forces
+        """Whether ``asm``'s steps can be compiled: its terms have a program whose every row is compiled (no
+        constraint evaluated in Python, so no velocity-level rows) and it has no force elements."""
+        program = getattr(asm, "program", None)
+        return program is not None and not program.python_rows and not asm.forces
 
     def step(self, t1: float, state: tuple, tau: np.ndarray, dt: float, refresh: bool):
         """(status, iterations, factorizations, point of the last factor or None, (q, v, q̈, a, λ) new arrays) of

@@ -11,74 +11,65 @@ positions, Jacobians and bias accelerations and every row, and allocates only it
 ``Kinematics`` object, four kernel calls per tree, a ``ReducedState`` per body and a Python ``evaluate`` with
 its temporaries per constraint).
 
-Rows, with x_A, x_B the two anchor points (a link point, or a ground point folded into a constant
-offset o = g_A − g_B), d = x_A − x_B + o, ḋ, J_d = J_A − J_B and J̇v_d = J̇v_A − J̇v_B:
-
-- LINEAR: φ = nᵀd, Φ = nᵀJ_d, bias = nᵀJ̇v_d — :class:`~flexbody.constraints.closures.PointToPoint`
-  (n = a world axis per row) and a point on a :class:`~flexbody.constraints.surfaces.Plane` [MH-11];
-- RADIAL: r = ‖Pd‖, e = Pd/r, φ = r − L, Φ = eᵀJ_d, bias = eᵀJ̇v_d + (‖Pḋ‖² − (eᵀḋ)²)/r —
-  :class:`~flexbody.constraints.closures.Distance` (P = I) and a point on a
-  :class:`~flexbody.constraints.surfaces.Sphere` (P = I) or :class:`~flexbody.constraints.surfaces.Cylinder`
-  (P = I − aaᵀ), i.e. D J̇v + ẋᵀHẋ with H = (P − eeᵀ)/r [MH-11];
-- COUPLING: φ = cᵀq + c₀ − f(t), Φ = cᵀ, bias = −f̈(t), φ_t = −ḟ(t) —
-  :class:`~flexbody.constraints.couplings.LinearCoupling` and :class:`~flexbody.constraints.couplings.Gear`
-  (f = 0), :class:`~flexbody.constraints.couplings.JointDriver` (c = e_j; f and its rates are evaluated in
-  Python at the call's t and passed in as ``drive``).
+Rows: each constraint declares its rows through its compile hook (``declare_rows``,
+:mod:`flexbody.constraints.row_kinds`): rows between two anchor points (LINEAR, RADIAL; an anchor is a link point,
+or the ground folded into a constant offset) and rows on joint coordinates (COUPLING, with the prescribed motion
+f(t), ḟ(t), f̈(t) of a driven row evaluated in Python at the call's t and passed in as ``drive``). The kernel computes
+each declared row with the one formula of its kind (:func:`~flexbody.constraints.row_kinds.point_row`,
+:func:`~flexbody.constraints.row_kinds.coupling_row`), which the constraint's own ``evaluate`` calls too. The rows of
+a constraint that declares none (a user surface, a weld, a Pfaffian row, …) join the same call: after the kernel,
+:meth:`JointProgram.evaluate` fills them from the constraint's ``evaluate`` at the state's workspace.
 
 A reduced body on link i adds, with its frame Jacobian T and bias c in frame axes (the link origin's point
 Jacobian and the link's angular columns, turned by Rᵀ), the terms of :class:`flexbody.reduced.body.ReducedState`:
 M += [[Tᵀ M_b,ff T, Tᵀ M_b,fη], [M_b,ηf T, M_b,ηη]], h += [Tᵀ; I] (M_b [c; 0] + Q_v − Q_g) + [0; K(g, ω) η + D η̇].
-The energies are ½ vᵀ M v and −Σ m g·c of the links plus ½ ηᵀ K η − g·(m p + R s) of each reduced body. The
-formulas are those of the constraints' and bodies' own code; a system with any other constraint, a force element
-or a flexible body keeps the general route (:meth:`AssembledSystem._constraint_rows`).
+The energies are ½ vᵀ M v and −Σ m g·c of the links plus ½ ηᵀ K η − g·(m p + R s) of each reduced body. A system
+with a flexible body, or whose trees do not share one gravity, keeps the general route
+(:class:`~flexbody.system.workspace.Workspace`); force elements are subtracted from h by the workspace.
 """
 
 from __future__ import annotations
 
 import numba as nb
 import numpy as np
+import scipy.sparse as sp
 
-from ..constraints.closures import Distance, OnSurface, PointToPoint
-from ..constraints.couplings import JointDriver, LinearCoupling
-from ..constraints.surfaces import Cylinder, Plane, Sphere
+from ..constraints.row_kinds import COUPLING, CouplingRow, PointRow, coupling_row, drive_values, point_row
 from ..reduced.invariants import frame_state, frame_terms_into
 from ..rigid.algorithms import inverse_dynamics, kinematics, mass_matrix, point_terms, world_inertias
 from ..rigid.anchors import Ground, LinkPoint
 from ..rigid.exponential_coordinates import cross3
 from ..rigid.tree_dynamics import all_finite
 
-LINEAR, RADIAL, COUPLING = 0, 1, 2
-
 OK, NOT_FINITE, DEGENERATE = 0, 1, 2
 """Status of :func:`joint_terms`: done; q or v not finite; a radial row with r = 0 (its direction is
 undefined: the general route names the constraint)."""
-
-SMALLEST_RADIUS = 1e-14
-"""The r below which a radial row's direction is undefined (the constraints' own threshold)."""
 
 
 @nb.njit(cache=True)
 def joint_terms(ints, floats, support, bodies, body_floats, drive, q, v, M, h, phi, Phi, bias, phi_t, energy):
     """M (n, n), h (n,), φ (m,), Φ (m, n), bias (m,), φ_t (m,) and energy (2,) = (kinetic, potential) of a rigid
-    forest, its reduced bodies and its rows at (q, v) (see the module docstring; anchors are point slots, −1 for
-    the ground). ``ints`` and ``floats`` hold the forest and the rows end to end (:meth:`JointProgram.pack`, so a
-    call pays for few arguments), ``support`` (n_links, n) the forest's support matrix, ``bodies`` (b, 4) each
-    reduced body's (link, first modal column, r, first entry in ``body_floats``), ``drive`` (m, 3) the value,
-    rate and acceleration f, ḟ, f̈ of each coupling row's prescribed motion. Returns a status."""
+    forest, its reduced bodies and its m_c declared rows at (q, v) (see the module docstring; anchors are point
+    slots, −1 for the ground; the rows of constraints that declare none are left to the caller). ``ints`` and
+    ``floats`` hold the forest and the rows end to end (:meth:`JointProgram.pack`, so a call pays for few
+    arguments), ``support`` (n_links, n) the forest's support matrix, ``bodies`` (b, 4) each reduced body's (link,
+    first modal column, r, first entry in ``body_floats``), ``drive`` (m_c, 3) the value, rate and acceleration f,
+    ḟ, f̈ of each declared row's prescribed motion. Returns a status."""
     if not (all_finite(q) and all_finite(v)):
         return NOT_FINITE
-    n_links, n, m, k = support.shape[0], q.shape[0], phi.shape[0], ints[0]
+    n_links, n, k, m = support.shape[0], q.shape[0], ints[0], ints[1]
     parent, joint_type, dof = (
-        ints[1 : 1 + n_links],
-        ints[1 + n_links : 1 + 2 * n_links],
-        ints[1 + 2 * n_links : 1 + 3 * n_links],
+        ints[2 : 2 + n_links],
+        ints[2 + n_links : 2 + 2 * n_links],
+        ints[2 + 2 * n_links : 2 + 3 * n_links],
     )
-    o = 1 + 3 * n_links
-    point_link, row_kind, row_a, row_b = (
+    o = 2 + 3 * n_links
+    point_link, row_kind, row_a, row_b, row_index = (
         ints[o : o + k],
         ints[o + k : o + k + m],
         ints[o + k + m : o + k + 2 * m],
         ints[o + k + 2 * m : o + k + 3 * m],
+        ints[o + k + 3 * m : o + k + 4 * m],
     )
     sizes = (
         3 * n_links,
@@ -150,47 +141,30 @@ def joint_terms(ints, floats, support, bodies, body_floats, drive, q, v, M, h, p
     X, Xd, B = np.empty((k, 3)), np.empty((k, 3)), np.empty((k, 3))
     J = np.empty((k, 3, n))
     point_terms(R, p, S, vel, acc, support, point_link, point_offset, X, Xd, J, B)
-    d, dd, bd = np.empty(3), np.empty(3), np.empty(3)
-    for r in range(row_kind.shape[0]):
-        phi_t[r] = 0.0
+    d, dd, bd, e = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    for r in range(m):
+        i = row_index[r]  # the row among all the system's rows
         if row_kind[r] == COUPLING:
-            s = row_const[r] - drive[r, 0]
+            phi[i], bias[i], phi_t[i] = coupling_row(row_coef[r], row_const[r], q, drive[r])
             for j in range(n):
-                s += row_coef[r, j] * q[j]
-                Phi[r, j] = row_coef[r, j]
-            phi[r], bias[r], phi_t[r] = s, -drive[r, 2], -drive[r, 1]
+                Phi[i, j] = row_coef[r, j]
             continue
         a, b = row_a[r], row_b[r]
         for c in range(3):
             d[c] = row_offset[r, c] + (X[a, c] if a >= 0 else 0.0) - (X[b, c] if b >= 0 else 0.0)
             dd[c] = (Xd[a, c] if a >= 0 else 0.0) - (Xd[b, c] if b >= 0 else 0.0)
             bd[c] = (B[a, c] if a >= 0 else 0.0) - (B[b, c] if b >= 0 else 0.0)
-        if row_kind[r] == LINEAR:
-            e0, e1, e2 = row_n[r, 0], row_n[r, 1], row_n[r, 2]
-            phi[r] = e0 * d[0] + e1 * d[1] + e2 * d[2]
-            bias[r] = e0 * bd[0] + e1 * bd[1] + e2 * bd[2]
-        else:  # RADIAL
-            P = row_P[r]
-            pd0 = P[0, 0] * d[0] + P[0, 1] * d[1] + P[0, 2] * d[2]
-            pd1 = P[1, 0] * d[0] + P[1, 1] * d[1] + P[1, 2] * d[2]
-            pd2 = P[2, 0] * d[0] + P[2, 1] * d[1] + P[2, 2] * d[2]
-            rad = np.sqrt(pd0 * pd0 + pd1 * pd1 + pd2 * pd2)
-            if rad < SMALLEST_RADIUS:
-                return DEGENERATE
-            e0, e1, e2 = pd0 / rad, pd1 / rad, pd2 / rad
-            pv0 = P[0, 0] * dd[0] + P[0, 1] * dd[1] + P[0, 2] * dd[2]
-            pv1 = P[1, 0] * dd[0] + P[1, 1] * dd[1] + P[1, 2] * dd[2]
-            pv2 = P[2, 0] * dd[0] + P[2, 1] * dd[1] + P[2, 2] * dd[2]
-            ev = e0 * dd[0] + e1 * dd[1] + e2 * dd[2]
-            phi[r] = rad - row_const[r]
-            bias[r] = e0 * bd[0] + e1 * bd[1] + e2 * bd[2] + (pv0 * pv0 + pv1 * pv1 + pv2 * pv2 - ev * ev) / rad
+        ok, phi[i], bias[i] = point_row(row_kind[r], row_n[r], row_P[r], row_const[r], d, dd, bd, e)
+        if not ok:
+            return DEGENERATE
+        phi_t[i] = 0.0
         for j in range(n):
             s = 0.0
             if a >= 0:
-                s += e0 * J[a, 0, j] + e1 * J[a, 1, j] + e2 * J[a, 2, j]
+                s += e[0] * J[a, 0, j] + e[1] * J[a, 1, j] + e[2] * J[a, 2, j]
             if b >= 0:
-                s -= e0 * J[b, 0, j] + e1 * J[b, 1, j] + e2 * J[b, 2, j]
-            Phi[r, j] = s
+                s -= e[0] * J[b, 0, j] + e[1] * J[b, 1, j] + e[2] * J[b, 2, j]
+            Phi[i, j] = s
     return OK
 
 
@@ -291,11 +265,12 @@ def _reduced_terms(i, col, r, fl, R, p, S, vel, acc, support, gravity, q, v, M, 
 
 class JointProgram:
     """The flat arrays of a system without flexible nodes for :func:`joint_terms`; made by
-    :func:`compile_joint_terms`.
+    :func:`compile_joint_terms` from the system's trees, reduced bodies and the constraints' row declarations.
 
     :meth:`evaluate` returns (M, h, φ, Φ, bias, φ_t, energy) at (t, q, v), or None where the general route must
     decide (q or v not finite, a radial row at r = 0), so that route raises the error naming the culprit.
-    ``drivers`` are the (row, JointDriver) pairs whose f(t), ḟ(t), f̈(t) :meth:`drive` evaluates.
+    ``drivers`` are the (compiled row, (f, ḟ, f̈)) pairs of the driven rows; ``python_rows`` the (constraint, rows)
+    of the constraints that declare no rows, evaluated in Python after the kernel.
     """
 
     def __init__(
@@ -309,19 +284,23 @@ class JointProgram:
         bodies: np.ndarray,
         body_floats: np.ndarray,
         drivers: list,
+        python_rows: list,
     ):
-        self.n, self.m = n, m
+        self.n, self.m, self.m_compiled = n, m, len(rows[0])
         self.ints, self.floats = self.pack(forest, gravity, points, rows)
         self.support = forest[-1]
-        self.bodies, self.body_floats, self.drivers = bodies, body_floats, drivers
+        self.bodies, self.body_floats, self.drivers, self.python_rows = bodies, body_floats, drivers, python_rows
+        self._no_drive = np.zeros((self.m_compiled, 3))
 
     @staticmethod
     def pack(forest: tuple, gravity: np.ndarray, points: tuple, rows: tuple) -> tuple[np.ndarray, np.ndarray]:
         """(ints, floats): the model and the rows end to end in the order :func:`joint_terms` reads them."""
         parent, joint_type, axis, R_placement, p_placement, dof, mass, com, inertia, _ = forest
         point_link, point_offset = points
-        kind, a, b, normal, P, offset, const, coef = rows
-        ints = np.concatenate([[len(point_link)], parent, joint_type, dof, point_link, kind, a, b]).astype(np.int64)
+        kind, a, b, index, normal, P, offset, const, coef = rows
+        ints = np.concatenate(
+            [[len(point_link), len(kind)], parent, joint_type, dof, point_link, kind, a, b, index]
+        ).astype(np.int64)
         floats = np.concatenate(
             [
                 x.ravel()
@@ -366,69 +345,84 @@ class JointProgram:
         ).astype(float)
 
     def drive(self, t: float) -> np.ndarray:
-        """(m, 3): f(t), ḟ(t), f̈(t) of the driven rows at t, zero on the others."""
-        out = np.zeros((self.m, 3))
-        for row, c in self.drivers:
-            out[row] = float(c.f(t)), float(c.df(t)), float(c.ddf(t))
+        """(m_c, 3): f(t), ḟ(t), f̈(t) of the driven rows at t, zero on the others."""
+        if not self.drivers:
+            return self._no_drive
+        out = np.zeros((self.m_compiled, 3))
+        for row, drive in self.drivers:
+            out[row] = drive_values(drive, t)
         return out
 
-    def evaluate(self, t: float, q: np.ndarray, v: np.ndarray):
+    def evaluate(self, t: float, q: np.ndarray, v: np.ndarray, ws=None):
+        """(M, h, φ, Φ, bias, φ_t, energy) at (t, q, v), the rows of :attr:`python_rows` from their constraints at
+        the workspace ``ws`` of the state; None where the general route must decide."""
         n, m = self.n, self.m
         M, h, phi, Phi, bias = np.empty((n, n)), np.empty(n), np.empty(m), np.empty((m, n)), np.empty(m)
         phi_t, energy = np.empty(m), np.empty(2)
-        if (
-            joint_terms(
-                self.ints,
-                self.floats,
-                self.support,
-                self.bodies,
-                self.body_floats,
-                self.drive(t),
-                q,
-                v,
-                M,
-                h,
-                phi,
-                Phi,
-                bias,
-                phi_t,
-                energy,
-            )
-            != OK
-        ):
+        status = joint_terms(
+            self.ints,
+            self.floats,
+            self.support,
+            self.bodies,
+            self.body_floats,
+            self.drive(t),
+            q,
+            v,
+            M,
+            h,
+            phi,
+            Phi,
+            bias,
+            phi_t,
+            energy,
+        )
+        if status != OK:
             return None
+        for c, rs in self.python_rows:  # the rows without a compiled form, from the same state
+            rows = c.evaluate(ws)
+            phi[rs], bias[rs] = rows.phi, rows.bias
+            phi_t[rs] = 0.0 if rows.phi_t is None else rows.phi_t
+            Phi[rs] = 0.0
+            for cols, block in rows.pieces:
+                if len(cols):
+                    Phi[rs, cols] += block.toarray() if sp.issparse(block) else block
         return M, h, phi, Phi, bias, phi_t, energy
 
 
 def compile_joint_terms(trees, reduced, constraints, offsets, n: int) -> JointProgram | None:
     """The :class:`JointProgram` of rigid ``trees`` and prepared ``reduced`` bodies (first columns
-    ``offsets[item]``, n coordinates in all) and ``constraints``, or None when a constraint is of another kind or
-    the trees do not share one gravity."""
+    ``offsets[item]``, n coordinates in all) and ``constraints``, generated from the constraints' row declarations
+    (their compile hook ``declare_rows``; a constraint that declares none, or whose points are not link points or
+    the ground, is evaluated in Python after the kernel); None when the trees do not share one gravity."""
     if not trees or any(not np.array_equal(t.gravity, trees[0].gravity) for t in trees):
         return None
     slots: dict = {}
     rows: list = []
     drivers: list = []
+    python_rows: list = []
+    start = 0
     for c in constraints:
-        described = _rows_of(c, slots, offsets, n)
+        described = _declared(c, slots, offsets, n, start)
         if described is None:
-            return None
-        if isinstance(c, JointDriver):
-            drivers.append((len(rows), c))
-        rows += described
+            python_rows.append((c, slice(start, start + c.n_rows)))
+        else:
+            drivers += [(len(rows) + k, drive) for k, drive in described[1]]
+            rows += described[0]
+        start += c.n_rows
     forest, link_offsets = _forest(trees, offsets, n)
     point_link = np.array([link_offsets[a.link.tree] + a.link.index for a in slots], dtype=np.int64)
     point_offset = np.array([a.offset for a in slots], dtype=float).reshape(-1, 3)
-    fields = list(zip(*rows)) if rows else [()] * 8
+    fields = list(zip(*rows)) if rows else [()] * 9
     row_arrays = (
         np.array(fields[0], dtype=np.int64).reshape(-1),
         np.array(fields[1], dtype=np.int64).reshape(-1),
         np.array(fields[2], dtype=np.int64).reshape(-1),
-        np.array(fields[3], dtype=float).reshape(-1, 3),
-        np.array(fields[4], dtype=float).reshape(-1, 3, 3),
-        np.array(fields[5], dtype=float).reshape(-1, 3),
-        np.array(fields[6], dtype=float).reshape(-1),
-        np.array(fields[7], dtype=float).reshape(-1, n),
+        np.array(fields[3], dtype=np.int64).reshape(-1),
+        np.array(fields[4], dtype=float).reshape(-1, 3),
+        np.array(fields[5], dtype=float).reshape(-1, 3, 3),
+        np.array(fields[6], dtype=float).reshape(-1, 3),
+        np.array(fields[7], dtype=float).reshape(-1),
+        np.array(fields[8], dtype=float).reshape(-1, n),
     )
     pieces = [JointProgram.pack_body(b) for b in reduced]
     starts = np.cumsum([0] + [x.size for x in pieces])[:-1]
@@ -443,10 +437,11 @@ def compile_joint_terms(trees, reduced, constraints, offsets, n: int) -> JointPr
         (point_link, point_offset),
         row_arrays,
         n,
-        len(rows),
+        start,
         bodies,
         body_floats,
         drivers,
+        python_rows,
     )
 
 
@@ -480,45 +475,49 @@ def _forest(trees, offsets, n: int):
 
 def _point(anchor, slots: dict):
     """(slot, ground position): a link point's slot (registered on first use), or −1 and a ground origin;
-    None for another anchor (a program is then not made, so a slot registered before does not matter)."""
+    None for another anchor (its constraint is then evaluated in Python; a slot registered before is harmless)."""
     if isinstance(anchor, LinkPoint):
         return slots.setdefault(anchor, len(slots)), np.zeros(3)
+    if anchor is None:
+        return -1, np.zeros(3)
     if isinstance(anchor, Ground):
         return -1, np.asarray(anchor.origin, dtype=float)
     return None
 
 
-def _rows_of(c, slots: dict, offsets, n: int):
-    """The row descriptions (kind, a, b, n, P, offset, constant, coefficients) of constraint ``c``, or None
-    when it is not one the kernel knows (subclasses with their own ``evaluate`` included)."""
-    zero3, eye3, no_coef = np.zeros(3), np.eye(3), np.zeros(n)
-    if type(c).evaluate is JointDriver.evaluate and isinstance(c, JointDriver):
-        coef = np.zeros(n)
-        coef[offsets[c.link.tree] + c.link.coordinate] = 1.0
-        return [(COUPLING, -1, -1, zero3, eye3, zero3, 0.0, coef)]
-    if type(c).evaluate is LinearCoupling.evaluate and isinstance(c, LinearCoupling):
-        coef = np.zeros(n)
-        for link, value in zip(c.links, c.coefficients):
-            coef[offsets[link.tree] + link.coordinate] += value
-        return [(COUPLING, -1, -1, zero3, eye3, zero3, c.constant, coef)]
-    if type(c).evaluate is PointToPoint.evaluate and isinstance(c, PointToPoint):
-        a, b = _point(c.a, slots), _point(c.b, slots)
+def _declared(c, slots: dict, offsets, n: int, start: int):
+    """(row descriptions (kind, a, b, index, n, P, offset, constant, coefficients), [(k, drive)]) of constraint
+    ``c`` from its compile hook, or None when it declares none or a point has no compiled form. A declaration is
+    used only with the ``evaluate`` of the class that makes it (a subclass with its own ``evaluate`` and no
+    declaration of its own is evaluated in Python)."""
+    declared = c.declare_rows()
+    if declared is None or len(declared) != c.n_rows or not _declares_its_own_rows(type(c)):
+        return None
+    out, drives = [], []
+    for k, row in enumerate(declared):
+        if isinstance(row, CouplingRow):
+            coef = np.zeros(n)
+            for link, value in row.terms:
+                coef[offsets[link.tree] + link.coordinate] += value
+            out.append((COUPLING, -1, -1, start + k, _ZERO3, _EYE3, _ZERO3, row.constant, coef))
+            if row.drive is not None:
+                drives.append((k, row.drive))
+            continue
+        assert isinstance(row, PointRow)
+        a, b = _point(row.a, slots), _point(row.b, slots)
         if a is None or b is None:
             return None
-        return [(LINEAR, a[0], b[0], eye3[k], eye3, a[1] - b[1], 0.0, no_coef) for k in c.components]
-    if type(c).evaluate is Distance.evaluate and isinstance(c, Distance):
-        a, b = _point(c.a, slots), _point(c.b, slots)
-        if a is None or b is None:
-            return None
-        return [(RADIAL, a[0], b[0], zero3, eye3, a[1] - b[1], c.length, no_coef)]
-    if type(c).evaluate is OnSurface.evaluate and isinstance(c, OnSurface):
-        surface, point = c.surface, _point(c.point, slots)
-        if point is None:
-            return None
-        if type(surface) is Plane:
-            return [(LINEAR, point[0], -1, surface.normal, eye3, point[1] - surface.point, 0.0, no_coef)]
-        if type(surface) is Sphere:
-            return [(RADIAL, point[0], -1, zero3, eye3, point[1] - surface.center, surface.radius, no_coef)]
-        if type(surface) is Cylinder:
-            return [(RADIAL, point[0], -1, zero3, surface._perp, point[1] - surface.center, surface.radius, no_coef)]
-    return None
+        offset = np.asarray(row.offset, dtype=float) + a[1] - b[1]
+        out.append((row.kind, a[0], b[0], start + k, row.normal, row.projector, offset, row.length, np.zeros(n)))
+    return out, drives
+
+
+def _declares_its_own_rows(cls) -> bool:
+    """Whether no class before the one whose ``declare_rows`` ``cls`` uses defines its own ``evaluate`` (a
+    subclass that evaluates its rows differently has not declared them)."""
+    mro = cls.__mro__
+    declaring = next(i for i, klass in enumerate(mro) if "declare_rows" in vars(klass))
+    return all("evaluate" not in vars(klass) for klass in mro[:declaring])
+
+
+_ZERO3, _EYE3 = np.zeros(3), np.eye(3)

@@ -168,7 +168,7 @@ class Workspace:
             return None
         value = self._terms.get("compiled", _MISSING)
         if value is _MISSING:
-            value = program.evaluate(self.t, self.q, self.v)
+            value = program.evaluate(self.t, self.q, self.v, self)
             if value is not None:
                 self.keep_compiled(value)
             else:
