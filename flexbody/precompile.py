@@ -122,8 +122,9 @@ def _user_laws() -> None:
 
 def _rigid() -> None:
     """Kinematics, CRBA, RNEA and point terms of rigid trees (revolute and prismatic joints), the compiled
-    terms of systems without flexible nodes, the rows of nodes carried by a link, and the dense constrained forward
-    dynamics of rigid systems in every form (with their compiled QR/LU kernels)."""
+    terms of systems without flexible nodes, the rows of nodes carried by a link, the dense constrained forward
+    dynamics of rigid systems in every form (with their compiled QR/LU kernels) and the generalized-α Newton kernel
+    of a flexible system."""
     import flexbody as fb
 
     for system in (fb.mechanisms.slider_crank(), fb.mechanisms.particle_on_circle()):
@@ -142,6 +143,8 @@ def _rigid() -> None:
     for inertia in ("Mc", "symmetric", "gamma"):
         fb.dynamics.forward(asm, state, np.array([1.0, 0.0]), inertia=inertia)
     fb.simulate(asm, 0.02, integrator=fb.RK4(dt=0.01))
+    pendulum = fb.mechanisms.flexible_pendulum(divisions=(2, 1, 1)).assemble()  # the one Newton kernel, Python route
+    fb.simulate(pendulum, 0.004, integrator=fb.GeneralizedAlpha(dt=0.002))
     from flexbody.constraints.attachments import _attachment_rows  # nodes carried by a link frame
 
     k, n = 2, asm.trees[0].n_dofs

@@ -1,8 +1,11 @@
-"""Generalized-α steps in one compiled call (flexbody.solvers.compiled_alpha) against the Python stepper.
+"""Generalized-α steps with compiled terms (flexbody.solvers.compiled_alpha) against the same steps with the terms
+and corrections computed in Python.
 
-Both run the same algorithm on the same compiled terms, so they take the same Newton iterations and
-factorizations and agree to rounding; the Python stepper is the one of systems the kernel does not take
-(flexible nodes, force elements, Pfaffian rows), checked elsewhere against closed forms and other codes.
+Both routes run the one Newton kernel (:func:`~flexbody.solvers.compiled_alpha.alpha_iterations`): on a compiled
+model it computes the terms, the iteration matrix and the correction itself; on the Python route it asks for the
+correction at each iterate (from the workspace, the sparse saddle-point solver) — so they take the same Newton
+iterations and factorizations and agree to rounding. The Python route is that of systems with flexible nodes,
+force elements or rows without a compiled form, checked elsewhere against closed forms and other codes.
 """
 
 from __future__ import annotations
@@ -86,7 +89,7 @@ def test_declined_step_is_taken_by_the_python_route(batched, monkeypatch, tmp_pa
     compiled batches when nothing is saved as the run goes, one by one otherwise."""
     asm = fb.mechanisms.slider_crank().assemble()
     integrator = fb.GeneralizedAlpha(dt=5e-2, max_iterations=4)
-    original, calls = CompiledSteps._factor, []
+    original, calls = CompiledSteps.factor_matrix, []
 
     def declining(self):
         calls.append(1)
@@ -94,7 +97,7 @@ def test_declined_step_is_taken_by_the_python_route(batched, monkeypatch, tmp_pa
 
     reference = _run(asm, 1.0, integrator, False, monkeypatch)
     with monkeypatch.context() as patch:
-        patch.setattr(CompiledSteps, "_factor", declining)
+        patch.setattr(CompiledSteps, "factor_matrix", declining)
         run = fb.simulate(asm, 1.0, integrator=integrator, save_to=None if batched else tmp_path / "run")
     stats = run.metadata["statistics"]
     assert len(calls) == 2 and stats["linear_solver"] != "dense (compiled step)"  # the Python route finished

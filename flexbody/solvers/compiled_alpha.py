@@ -1,27 +1,30 @@
-"""Generalized-α steps of systems without flexible nodes, their Newton iterations in one compiled call.
+"""The one Newton kernel of generalized-α steps, :func:`alpha_iterations`, for every model, and the compiled terms,
+iteration matrices and batches of steps of systems without flexible nodes.
 
-A system whose terms come from a :class:`~flexbody.system.joint_program.JointProgram` (rigid trees and reduced
-bodies; closures, couplings, surfaces and joint drivers; no force elements) has a small dense set of equations,
-and the Python loop around them (an ``Workspace`` per iterate, the residual, the saddle-point solve) costs far
-more than the terms themselves. :class:`CompiledSteps` runs the Newton iterations of a step of
-:class:`~flexbody.solvers.generalized_alpha.GeneralizedAlpha` in one numba call (:func:`alpha_iterations`), by
-the same algorithm as its Python stepper:
+The kernel runs the iterations of a step of :class:`~flexbody.solvers.generalized_alpha.GeneralizedAlpha` by
+reverse communication with its caller (:class:`~flexbody.solvers.generalized_alpha._Stepper`, which drives single
+steps, resumed runs and the restored factor of a checkpoint):
 
 - predictor q̈ and λ held, a, v, q from the Newmark formulas of the step;
-- Newton on (q̈, λ): r = M q̈ + h − Φᵀλ − τ (one :func:`~flexbody.system.joint_program.joint_terms` call per
-  iterate), [[A, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; −φ/(β′h²)], stop when β′h²‖Δq̈‖∞ ≤ tol · max(1, ‖q‖∞);
-- the iteration matrix A = M + γ′h C + β′h² K with K, C by central differences of the rows (step
-  fd_step · max(1, |x_j|), in the same call), factored with LAPACK as the sparse solver factors
-  a dense block: Cholesky of its symmetric part (LU with partial pivoting of A when that is not positive
-  definite), the Schur complement S = Φ A⁻¹ Φᵀ by a pseudo-inverse (rcond 1e-12, so redundant rows are
-  allowed), Φ kept with the factor (:class:`~flexbody.linalg.saddle_point.SaddlePointSolver`); the call
-  returns to Python for the factorization, which happens a few times per run;
-- the factor kept across iterations and steps under the same rule (remade after an iteration that contracted
-  by less than ``reuse_rate`` with a kept factor, or that grew).
+- Newton on (q̈, λ): [[A, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; rhs], r = M q̈ + h − Φᵀλ − τ, stop when
+  β′h²‖Δq̈‖∞ ≤ tol · max(1, ‖q‖∞) and the velocity-level rows' |Φv + φ_t| ≤ tol · max(1, ‖v‖∞);
+- the factor of the iteration matrix A = M + γ′h C + β′h² K kept across iterations and steps, remade after an
+  iteration that contracted by less than ``reuse_rate`` with a kept factor, or that grew.
 
-The drivers' f(t), ḟ(t), f̈(t) are evaluated in Python once per step, at its end time. A step the kernel
-cannot take (a state that is not finite, a radial row of zero length, a matrix that cannot be factored) is
-left to the Python stepper from then on, which names the culprit as before.
+A system whose terms come from a :class:`~flexbody.system.joint_program.JointProgram` whose rows are all compiled
+(rigid trees and reduced bodies; no force elements) has a small dense set of equations, and the kernel computes
+its terms (one :func:`~flexbody.system.joint_program.joint_terms` call per iterate), its iteration matrix (K and C
+by central differences of the rows, step fd_step · max(1, |x_j|)) and its correction itself; the factor is formed
+with LAPACK as the sparse solver factors a dense block: Cholesky of the symmetric part (LU with partial pivoting of
+A when that is not positive definite), the Schur complement S = Φ A⁻¹ Φᵀ by a pseudo-inverse (rcond 1e-12, so
+redundant rows are allowed) (:class:`CompiledSteps`). For any other model the kernel asks its caller for the
+factor and for the correction at each iterate (from the iterate's workspace and the sparse saddle-point solver).
+Runs whose inputs are held and that call and write nothing per step take up to 256 steps per call
+(:func:`alpha_run`), the kernel writing the recorded rows.
+
+The drivers' f(t), ḟ(t), f̈(t) are evaluated in Python once per step, at its end time. A step the kernel cannot
+take on compiled terms (a state that is not finite, a radial row of zero length, a matrix that cannot be factored)
+is left to the Python route from then on, which names the culprit as before.
 """
 
 from __future__ import annotations
@@ -35,9 +38,10 @@ import scipy.linalg
 
 from ..system.joint_program import OK, joint_terms
 
-NOT_CONVERGED, SINGULAR, NEED_FACTOR = 3, 4, 5
+NOT_CONVERGED, SINGULAR, NEED_FACTOR, NEED_CORRECTION = 3, 4, 5, 6
 """Statuses besides those of :func:`joint_terms`: Newton did not converge within the iterations allowed; the
-iteration matrix could not be factored; :func:`alpha_iterations` waits for a new factor."""
+iteration matrix could not be factored; :func:`alpha_iterations` waits for a new factor; it waits for the Newton
+correction of a model without compiled terms."""
 
 CHOLESKY, LU = 0, 1
 PSEUDO_INVERSE_RCOND = 1e-12
@@ -143,20 +147,48 @@ def _saddle_solve(factor, r1, r2, x, y):
         x[i] -= s
 
 
+@nb.njit(cache=True, inline="always")
+def _correction(program, drive, q, v, qdd, lam, tau, c_q, work, factor, r, rhs, dqdd, y):
+    """The Newton correction (Δq̈, −Δλ) of a compiled model at the iterate: r = τ − (M q̈ + h − Φᵀλ), the right side
+    −φ/(β′h²) of the rows, solved with the kept factor into dqdd, y. Returns the status of the terms."""
+    status = _rows(program, drive, q, v, qdd, lam, work, r)
+    if status != OK:
+        return status
+    n, m = q.shape[0], lam.shape[0]
+    for i in range(n):
+        r[i] = tau[i] - r[i]
+    phi = work[2]
+    for i in range(m):
+        rhs[i] = -phi[i] / c_q
+    _saddle_solve(factor, r, rhs, dqdd, y)
+    return OK
+
+
 @nb.njit(cache=True)
 def alpha_iterations(
-    program, drive, state, tau, dt, coefficients, max_iterations, loop, work, factor, matrix, out, sizes
+    program, compiled, drive, state, tau, dt, coefficients, max_iterations, loop, work, factor, matrix, out, sizes, step
 ):
-    """Newton iterations of one generalized-α step from ``state`` = (q, v, q̈, a, λ) over dt with inputs τ held,
-    on the iterate ``out`` (the same five arrays). ``coefficients`` = (α_m, α_f, γ, β, β′, γ′, tol, reuse_rate,
-    fd_step); ``loop`` = (iterations done, previous increment, refresh, fresh, predict): with ``predict`` set the
-    predictor is formed first. When an iteration needs a new iteration matrix (``refresh``), A and Φ at the
-    iterate go to ``matrix`` = (A, G) and the call returns NEED_FACTOR: the caller factors them into ``factor``
-    and calls again with refresh 0, fresh 1. The position increment of each iteration goes to ``sizes``.
-    Returns OK, NOT_CONVERGED, NEED_FACTOR or a status of :func:`joint_terms`."""
+    """The Newton iterations of one generalized-α step (module docstring of
+    :mod:`flexbody.solvers.generalized_alpha`), for every model: from ``state`` = (q, v, q̈, a, λ) over dt with inputs
+    τ held, on the iterate ``out`` (the same five arrays), by reverse communication with the caller.
+
+    ``coefficients`` = (α_m, α_f, γ, β, β′, γ′, tol, reuse_rate, fd_step); ``loop`` = (iterations done, previous
+    increment, refresh, fresh, predict, velocity residual, correction given): with ``predict`` set the predictor
+    (q̈ and λ held) is formed first. An iteration that needs a new iteration matrix (``refresh``) returns
+    NEED_FACTOR — for a ``compiled`` model (``program`` its :class:`~flexbody.system.joint_program.JointProgram`
+    arrays) with A and Φ at the iterate in ``matrix`` = (A, G) — and the caller factors, sets refresh 0 and
+    fresh 1 and calls again. The correction ``step`` = (Δq̈ (n,), Δλ-part y (m,)) of an iteration, with
+    [[A, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; rhs], is computed here for a compiled model; for another the call returns
+    NEED_CORRECTION and the caller writes it, with the largest |Φv + φ_t| of the velocity-level rows in loop[5],
+    sets ``correction given`` and calls again. Then q̈ += Δq̈, a += (1 − α_f)/(1 − α_m) Δq̈, v += γ′h Δq̈,
+    q += β′h² Δq̈, λ −= y; the step converges when β′h²‖Δq̈‖∞ ≤ tol·max(1, ‖q‖∞) and the velocity residual
+    ≤ tol·max(1, ‖v‖∞); the factor is remade after an iteration that contracted by less than ``reuse_rate`` with
+    a kept factor, or that grew. The position increment of each iteration goes to ``sizes``. Returns OK,
+    NOT_CONVERGED, NEED_FACTOR, NEED_CORRECTION or a status of :func:`joint_terms`."""
     am, af, g, b, bp, gp, tol, reuse_rate, fd_step = coefficients
     q0, v0, qdd0, a0, lam0 = state
     q, v, qdd, a, lam = out
+    dqdd, y = step
     n, m = q0.shape[0], lam0.shape[0]
     if loop[4] != 0.0:
         for i in range(n):  # predictor: q̈ and λ held
@@ -166,24 +198,27 @@ def alpha_iterations(
             q[i] = q0[i] + dt * v0[i] + dt * dt * ((0.5 - b) * a0[i] + b * a[i])
         lam[:] = lam0
         loop[4] = 0.0
-    r, rhs, dqdd, y = np.empty(n), np.empty(m), np.empty(n), np.empty(m)
     c_q = bp * dt * dt
     while loop[0] < max_iterations:
         if loop[2] != 0.0:
-            status = _iteration_matrix(
-                program, drive, q, v, qdd, lam, c_q, gp * dt, fd_step, work, matrix[0], matrix[1]
+            if compiled:
+                status = _iteration_matrix(
+                    program, drive, q, v, qdd, lam, c_q, gp * dt, fd_step, work, matrix[0], matrix[1]
+                )
+                if status != OK:
+                    return status
+            return NEED_FACTOR
+        if compiled:
+            status = _correction(
+                program, drive, q, v, qdd, lam, tau, c_q, work, factor, np.empty(n), np.empty(m), dqdd, y
             )
-            return NEED_FACTOR if status == OK else status
-        status = _rows(program, drive, q, v, qdd, lam, work, r)
-        if status != OK:
-            return status
-        for i in range(n):
-            r[i] = tau[i] - r[i]
-        phi = work[2]
-        for i in range(m):
-            rhs[i] = -phi[i] / c_q
-        _saddle_solve(factor, r, rhs, dqdd, y)
-        size, scale = 0.0, 1.0
+            if status != OK:
+                return status
+            loop[5] = 0.0
+        elif loop[6] == 0.0:
+            return NEED_CORRECTION
+        loop[6] = 0.0
+        size, scale, v_scale = 0.0, 1.0, 1.0
         for i in range(n):
             qdd[i] += dqdd[i]
             a[i] += (1.0 - af) / (1.0 - am) * dqdd[i]
@@ -191,19 +226,25 @@ def alpha_iterations(
             q[i] += c_q * dqdd[i]
             size = max(size, abs(dqdd[i]))
             scale = max(scale, abs(q[i]))
+            v_scale = max(v_scale, abs(v[i]))
         for i in range(m):
             lam[i] -= y[i]
         size *= c_q
         k = int(loop[0])
         sizes[k] = size
         loop[0] = k + 1
-        if size <= tol * scale:
+        if size <= tol * scale and loop[5] <= tol * v_scale:
             return OK
         rate = size / loop[1]
         if not np.isfinite(size) or (rate > reuse_rate and loop[3] == 0.0) or rate > 1.0:
             loop[2] = 1.0
         loop[1], loop[3] = size, 0.0
     return NOT_CONVERGED
+
+
+def new_loop(refresh: bool) -> np.ndarray:
+    """The ``loop`` state of :func:`alpha_iterations` at the start of a step (predictor first)."""
+    return np.array([0.0, np.inf, float(refresh), 0.0, 1.0, 0.0, 0.0])
 
 
 class Batch(NamedTuple):
@@ -252,6 +293,7 @@ def alpha_run(
     sizes,
     counters,
     rows,
+    step,
 ):
     """Consecutive generalized-α steps, each by :func:`alpha_iterations`, ending at ``times`` (K,) with steps
     ``dts`` (K,) and drives ``drives`` (K, m, 3), inputs τ held, the accepted state kept in ``state`` (q, v, q̈,
@@ -278,9 +320,24 @@ def alpha_run(
         dt = dts[j]
         if counters[6] == 0.0:  # a new step: predictor; refresh for another dt
             loop[0], loop[1], loop[2], loop[3], loop[4] = 0.0, np.inf, 1.0 if counters[4] != dt else 0.0, 0.0, 1.0
+            loop[5], loop[6] = 0.0, 0.0
             counters[6], counters[7] = 1.0, 0.0
         status = alpha_iterations(
-            program, drives[j], state, tau, dt, coefficients, max_iterations, loop, work, factor, matrix, out, sizes
+            program,
+            True,
+            drives[j],
+            state,
+            tau,
+            dt,
+            coefficients,
+            max_iterations,
+            loop,
+            work,
+            factor,
+            matrix,
+            out,
+            sizes,
+            step,
         )
         if status != OK:
             return status
@@ -325,6 +382,31 @@ def alpha_run(
     return OK
 
 
+class KernelArguments(NamedTuple):
+    """The model arrays of :func:`alpha_iterations`: the program (ints, floats, support, bodies, body_floats), its
+    drive, the terms' work arrays, the factor arrays and the matrix arrays; :meth:`python` gives empty ones of the
+    same types for a model without compiled terms (one compiled kernel for both)."""
+
+    program: tuple
+    drive: np.ndarray
+    work: tuple
+    factor: tuple
+    matrix: tuple
+
+    @classmethod
+    def python(cls, n: int) -> KernelArguments:
+        """Arguments for a model whose terms and corrections the caller computes."""
+        ints, floats = np.zeros(0, np.int64), np.zeros(0)
+        square, vector = np.zeros((0, 0)), np.zeros(0)
+        return cls(
+            (ints, floats, np.zeros((0, 0), np.int64), np.zeros((0, 4), np.int64), floats),
+            np.zeros((0, 3)),
+            (square, vector, vector, square, vector, vector, vector),
+            (square, ints, np.zeros(1, np.int64), square, square, square),
+            (square, square),
+        )
+
+
 class CompiledSteps:
     """The arrays of :func:`alpha_iterations` for one assembled system with a program, and the factor of its
     iteration matrix, formed with LAPACK as :class:`~flexbody.linalg.saddle_point.SaddlePointSolver` forms that
@@ -332,13 +414,13 @@ class CompiledSteps:
     positive definite; W = A⁻¹Φᵀ and the pseudo-inverse of S = Φ W (rcond 1e-12). :meth:`step` and
     :meth:`factor` are called by the generalized-α stepper."""
 
-    def __init__(self, asm, coefficients: tuple, max_iterations: int):
+    def __init__(self, asm, coefficients: np.ndarray, max_iterations: int):
         p = asm.program
         self.program = (p.ints, p.floats, p.support, p.bodies, p.body_floats)
         self.drive, self.has_drivers = p.drive, bool(p.drivers)
         n, m = asm.n_dofs, asm.n_constraints
         self.n, self.m = n, m
-        self.coefficients = np.array(coefficients, dtype=float)
+        self.coefficients = np.asarray(coefficients, dtype=float)
         self.max_iterations = int(max_iterations)
         self.work = (
             np.empty((n, n)),
@@ -367,22 +449,10 @@ class CompiledSteps:
         program = getattr(asm, "program", None)
         return program is not None and not program.python_rows and not asm.forces
 
-    def step(self, t1: float, state: tuple, tau: np.ndarray, dt: float, refresh: bool):
-        """(status, iterations, factorizations, point of the last factor or None, (q, v, q̈, a, λ) new arrays) of
-        the step ending at t1; ``refresh``: form the iteration matrix at the first iterate."""
-        out = tuple(np.empty_like(x) for x in state)
-        loop = np.array([0.0, np.inf, float(refresh), 0.0, 1.0])
-        drive, made, point = self.drive(t1), 0, None
-        while True:
-            status = self._iterate(drive, state, tau, dt, loop, out)
-            if status != NEED_FACTOR:
-                return status, int(loop[0]), made, point, out
-            status = self._factor()
-            if status != OK:
-                return status, int(loop[0]), made, point, out
-            q, v, qdd, _, lam = out
-            made, point = made + 1, (q.copy(), v.copy(), qdd.copy(), lam.copy())
-            loop[2], loop[3] = 0.0, 1.0
+    @property
+    def arguments(self) -> KernelArguments:
+        """The model arrays of :func:`alpha_iterations` (the drive is evaluated per step)."""
+        return KernelArguments(self.program, np.zeros((0, 3)), self.work, self.factor_arrays, self.matrix)
 
     def run(self, times, dts, drives, record, state: tuple, tau, tau_eff, factor_dt, easy: int, work: float):
         """Steps ending at ``times`` (K,) by :func:`alpha_run` from ``state`` = (q, v, q̈, a, λ) (updated in place to
@@ -390,7 +460,8 @@ class CompiledSteps:
         ``easy`` and ``work`` the run's easy-step count and input work so far. Returns a :class:`Batch`."""
         n, m, count = self.n, self.m, len(times)
         out = tuple(np.empty_like(x) for x in state)
-        loop = np.zeros(5)
+        loop = np.zeros(7)
+        step = (np.empty(n), np.empty(m))
         counters = np.array(
             [0.0, 0.0, 0.0, float(easy), np.nan if factor_dt is None else float(factor_dt), float(work), 0.0, 0.0]
         )
@@ -426,10 +497,11 @@ class CompiledSteps:
                 self.sizes,
                 counters,
                 rows,
+                step,
             )
             if status != NEED_FACTOR:
                 break
-            status = self._factor()
+            status = self.factor_matrix()
             if status != OK:
                 break
             q, v, qdd, _, lam = out
@@ -461,16 +533,15 @@ class CompiledSteps:
     def factor(self, t: float, q, v, qdd, lam, dt: float) -> int:
         """Form and factor the iteration matrix of step dt at (t, q, v, q̈, λ); the status."""
         point = tuple(np.array(x, dtype=float) for x in (q, v, qdd, qdd, lam))
-        loop = np.array([0.0, np.inf, 1.0, 0.0, 0.0])  # no predictor: the matrix at ``point``
-        status = self._iterate(self.drive(t), point, np.zeros(self.n), dt, loop, point)
-        return self._factor() if status == NEED_FACTOR else status
-
-    def _iterate(self, drive, state, tau, dt: float, loop, out) -> int:
-        return alpha_iterations(
+        loop = new_loop(True)
+        loop[4] = 0.0  # no predictor: the matrix at ``point``
+        step = (np.empty(self.n), np.empty(self.m))
+        status = alpha_iterations(
             self.program,
-            drive,
-            state,
-            tau,
+            True,
+            self.drive(t),
+            point,
+            np.zeros(self.n),
             float(dt),
             self.coefficients,
             self.max_iterations,
@@ -478,12 +549,14 @@ class CompiledSteps:
             self.work,
             self.factor_arrays,
             self.matrix,
-            out,
+            point,
             self.sizes,
+            step,
         )
+        return self.factor_matrix() if status == NEED_FACTOR else status
 
-    def _factor(self) -> int:
-        """Factor the saddle point of the matrix (A, Φ) the kernel left in ``matrix``."""
+    def factor_matrix(self) -> int:
+        """Factor the saddle point of the matrix (A, Φ) the kernel left in ``matrix``; the status."""
         F, piv, kind, W, G, S_pinv = self.factor_arrays
         A, G[:] = self.matrix
         try:

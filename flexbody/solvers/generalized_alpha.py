@@ -45,7 +45,16 @@ from ..linalg.saddle_point import SaddlePointSolver
 from .alpha_records import _checkpoint, _record, _record_rows, _response
 from .alpha_settings import GeneralizedAlpha
 from .alpha_start import initial_acceleration
-from .compiled_alpha import NOT_CONVERGED, CompiledSteps
+from .compiled_alpha import (
+    NEED_CORRECTION,
+    NEED_FACTOR,
+    NOT_CONVERGED,
+    OK,
+    CompiledSteps,
+    KernelArguments,
+    alpha_iterations,
+    new_loop,
+)
 from .constrained_equations import EquationResidual
 
 log = logging.getLogger(__name__)
@@ -103,22 +112,22 @@ class _Stepper:
         self.sizes: list[float] = []  # position increments of the last attempt
         self.used_fresh = False  # the last attempt factored at least once
         self.velocity_residual = 0.0  # max |Φv + φ_t| of the Pfaffian rows at the last iterate
-        self.compiled: CompiledSteps | None = None  # whole steps in one numba call, where the system allows
+        s = settings
+        self.coefficients = np.array(
+            [self.am, self.af, self.gamma, self.beta, self.bp, self.gp, s.tol, s.reuse_rate, s.fd_step]
+        )
+        self.increments = np.empty(s.max_iterations)  # the position increment of each iteration of a step
+        self.python_arguments = KernelArguments.python(asm.n_dofs)
+        self.compiled: CompiledSteps | None = None  # the terms in the kernel, and batches of steps, where allowed
         if CompiledSteps.available(asm):
-            s = settings
-            self.compiled = CompiledSteps(
-                asm,
-                (self.am, self.af, self.gamma, self.beta, self.bp, self.gp, s.tol, s.reuse_rate, s.fd_step),
-                s.max_iterations,
-            )
+            self.compiled = CompiledSteps(asm, self.coefficients, s.max_iterations)
 
     def _factor(self, ws, qdd, lam, dt: float) -> None:
         """Form and factor the iteration matrix of step dt at the iterate of workspace ``ws`` (its flexible
         Jacobians' pass also gives the iterate's internal force, which the residual then reads)."""
         A_r, A_f = _iteration_matrix(self.residual, ws, qdd, lam, self.gp * dt, self.bp * dt * dt)
         self.solver.factor(A_r, A_f, sp.csr_matrix(ws.constraint_rows()[1]))
-        self.factor_dt = dt
-        self.factor_point = (ws.t, ws.q.copy(), ws.v.copy(), qdd.copy(), lam.copy())
+        self._kept_factor((ws.t, ws.q.copy(), ws.v.copy(), qdd.copy(), lam.copy()), dt, compiled=False)
 
     def restore_factor(self, dt: float, t: float, q, v, qdd, lam) -> None:
         """Form the kept iteration matrix again at the point (and step dt) where a checkpointed run
@@ -147,50 +156,72 @@ class _Stepper:
         return rhs
 
     def step(self, s: _Step, dt: float, tau: np.ndarray) -> tuple[_Step, int]:
-        if self.compiled is not None:
-            taken = self._compiled_step(s, dt, tau)
-            if taken is not None:
-                return taken
-        am, af, g, b = self.am, self.af, self.gamma, self.beta
-        bp, gp = self.bp, self.gp
-        t1 = s.t + dt
-        qdd = s.qdd.copy()  # predictor: q̈ and λ held
-        a = (s.qdd - am * s.a) / (1 - am)
-        v = s.v + dt * ((1 - g) * s.a + g * a)
-        q = s.q + dt * s.v + dt * dt * ((0.5 - b) * s.a + b * a)
-        lam = s.lam.copy()
-        refresh = self.factor_dt != dt
-        self.used_fresh = False
-        previous = np.inf
-        self.sizes = []
-        for k in range(1, self.settings.max_iterations + 1):
-            ws = self._workspace(t1, q, v)
-            fresh = refresh
-            if refresh:  # first the matrix: its pass over the elements gives the internal force too
-                self._factor(ws, qdd, lam, dt)
-                refresh, self.used_fresh = False, True
-            r, phi, Phi = self.residual.evaluate(ws, qdd, lam, tau)
-            if not (np.all(np.isfinite(r)) and np.all(np.isfinite(phi))):
-                raise _StepFailedError(f"NaN/Inf in the residual at t = {t1:.9g} s")
-            dqdd, y = self.solver.solve(-r, self._constraint_rhs(phi, Phi, ws, v, dt))
-            qdd += dqdd
-            a += (1 - af) / (1 - am) * dqdd
-            v += gp * dt * dqdd
-            q += bp * dt * dt * dqdd
-            lam -= y
-            size = bp * dt * dt * float(np.max(np.abs(dqdd))) if dqdd.size else 0.0
-            scale = max(1.0, float(np.max(np.abs(q))))
-            self.iterations += 1
-            self.sizes.append(size)
-            v_scale = max(1.0, float(np.max(np.abs(v)))) if v.size else 1.0
-            if size <= self.settings.tol * scale and self.velocity_residual <= self.settings.tol * v_scale:
-                return _Step(t1, q, v, qdd, a, lam), k
-            rate = size / previous
-            if not np.isfinite(size) or (rate > self.settings.reuse_rate and not fresh) or rate > 1.0:
-                refresh = True
-            previous = size
+        """The step of dt from ``s`` with inputs τ held, by the one Newton kernel
+        (:func:`~flexbody.solvers.compiled_alpha.alpha_iterations`) for every model: it forms the predictor and
+        updates the iterate; this driver factors the iteration matrix where it asks and, for a model without
+        compiled terms, computes the Newton correction at the iterate's workspace. Raises _StepFailedError when
+        Newton does not converge; a compiled model's step the kernel cannot take (terms not finite, a radial row
+        of zero length, a singular matrix) is taken by the Python route, which then takes the following ones."""
+        t1, compiled = s.t + dt, self.compiled
+        state = (s.q, s.v, s.qdd, s.a, s.lam)
+        out = tuple(np.empty_like(x) for x in state)
+        correction = (np.empty(self.asm.n_dofs), np.empty(self.asm.n_constraints))
+        loop, tau = new_loop(self.factor_dt != dt), np.array(tau, dtype=float)
+        arrays = compiled.arguments if compiled is not None else self.python_arguments
+        drive = compiled.drive(t1) if compiled is not None else arrays.drive
+        pending, made, self.used_fresh = None, 0, False  # pending: the workspace of the iterate just factored
+        while True:
+            status = alpha_iterations(
+                arrays.program,
+                compiled is not None,
+                drive,
+                state,
+                tau,
+                dt,
+                self.coefficients,
+                self.settings.max_iterations,
+                loop,
+                arrays.work,
+                arrays.factor,
+                arrays.matrix,
+                out,
+                self.increments,
+                correction,
+            )
+            if status == NEED_FACTOR:
+                if compiled is not None:
+                    status = compiled.factor_matrix()
+                    if status != OK:
+                        break
+                    self._kept_factor((t1, *(x.copy() for x in (out[0], out[1], out[2], out[4]))), dt, compiled=True)
+                else:
+                    pending = self._workspace(t1, out[0], out[1])
+                    self._factor(pending, out[2], out[4], dt)
+                made, loop[2], loop[3] = made + 1, 0.0, 1.0
+            elif status == NEED_CORRECTION:
+                ws = pending if pending is not None else self._workspace(t1, out[0], out[1])
+                pending = None
+                self._correction(ws, out, tau, dt, loop, correction)
+            else:
+                break
+        k = int(loop[0])
+        self.iterations += k
+        self.sizes = [float(x) for x in self.increments[:k]]
+        self.used_fresh = made > 0
+        if status == OK:
+            return _Step(t1, *out), k
         self.factor_dt = None
-        raise _StepFailedError(
+        if status == NOT_CONVERGED:
+            raise self._not_converged(t1, out[0])
+        log.info("t = %.6g s: the compiled step declined (status %d); the Python route continues", s.t, status)
+        self.compiled = None
+        return self.step(s, dt, tau)
+
+    def _not_converged(self, t1: float, q: np.ndarray) -> _StepFailedError:
+        """The failure of a step ending at t1 whose last iterate is at q, with the last position increment."""
+        scale = max(1.0, float(np.max(np.abs(q)))) if q.size else 1.0
+        size = self.sizes[-1] if self.sizes else float("nan")
+        return _StepFailedError(
             f"Newton did not converge in {self.settings.max_iterations} iterations at "
             f"t = {t1:.9g} s (last position increment {size:.3e}, tol {self.settings.tol * scale:.1e})"
         )
@@ -201,42 +232,23 @@ class _Stepper:
             raise _StepFailedError(f"NaN/Inf in the iterate at t = {t:.9g} s")
         return self.asm.workspace(t, q, v)
 
-    def _compiled_step(self, s: _Step, dt: float, tau: np.ndarray):
-        """The step by :class:`~flexbody.solvers.compiled_alpha.CompiledSteps` (same algorithm, one numba call), or
-        None when it cannot take it: the Python route then takes this step and the following ones."""
-        t1 = s.t + dt
-        assert self.compiled is not None  # called while the compiled route takes the steps
-        status, k, made, point, out = self.compiled.step(
-            t1, (s.q, s.v, s.qdd, s.a, s.lam), tau, dt, self.factor_dt != dt
-        )
-        return self._compiled_outcome(status, k, made, (float(t1), *point) if made else None, out, t1, dt)
+    def _correction(self, ws, out: tuple, tau: np.ndarray, dt: float, loop: np.ndarray, correction: tuple) -> None:
+        """The Newton correction of a model without compiled terms at the iterate ``out`` (workspace ``ws``):
+        [[A, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; rhs] into ``correction``, the velocity residual into loop[5]."""
+        _, _, qdd, _, lam = out
+        r, phi, Phi = self.residual.evaluate(ws, qdd, lam, tau)
+        if not (np.all(np.isfinite(r)) and np.all(np.isfinite(phi))):
+            raise _StepFailedError(f"NaN/Inf in the residual at t = {ws.t:.9g} s")
+        dqdd, y = self.solver.solve(-r, self._constraint_rhs(phi, Phi, ws, out[1], dt))
+        correction[0][:], correction[1][:] = dqdd, y
+        loop[5], loop[6] = self.velocity_residual, 1.0
 
-    def _compiled_outcome(self, status: int, k: int, made: int, point, out: tuple, t1: float, dt: float):
-        """The bookkeeping of a compiled step attempt that took ``k`` iterations and ``made`` factorizations (the
-        last at ``point`` = (t, q, v, q̈, λ)): the new _Step and k when accepted (status 0); _StepFailedError when Newton
-        did not converge; None when the kernel declined (the Python route takes this step and the next ones)."""
-        self.iterations += k
-        assert self.compiled is not None  # called while the compiled route takes the steps
-        self.sizes = [float(x) for x in self.compiled.sizes[:k]]
-        self.used_fresh = made > 0
-        if made:
-            self.solver.factorizations += made
+    def _kept_factor(self, point: tuple, dt: float, *, compiled: bool) -> None:
+        """Bookkeeping of a new factor formed at ``point`` = (t, q, v, q̈, λ) for steps of dt."""
+        self.factor_dt, self.factor_point = dt, point
+        if compiled:
+            self.solver.factorizations += 1
             self.solver.method = "dense (compiled step)"
-            self.factor_dt = dt
-            self.factor_point = point
-        if status == 0:
-            return _Step(t1, *out), k
-        self.factor_dt = None
-        if status == NOT_CONVERGED:
-            size = self.sizes[-1] if self.sizes else float("nan")
-            scale = max(1.0, float(np.max(np.abs(out[0])))) if out[0].size else 1.0
-            raise _StepFailedError(
-                f"Newton did not converge in {self.settings.max_iterations} iterations at "
-                f"t = {t1:.9g} s (last position increment {size:.3e}, tol {self.settings.tol * scale:.1e})"
-            )
-        log.info("t = %.6g s: the compiled step declined (status %d); the Python route continues", t1 - dt, status)
-        self.compiled = None
-        return None
 
     def batch(
         self,
@@ -297,20 +309,26 @@ class _Stepper:
             s = _Step(float(times[run.accepted - 1]), *state)
         if run.status == 0:
             return s, k, run.easy, None
-        j = run.accepted
-        try:
-            self._compiled_outcome(
-                run.status,
-                run.failed_iterations,
-                run.failed_factorizations,
-                run.point if run.failed_factorizations else None,
-                run.iterate,
-                times[j],
-                dts[j],
-            )
-        except _StepFailedError as exc:
-            return s, k, run.easy, exc
-        return s, k, run.easy, None
+        return s, k, run.easy, self._failed_in_batch(run, times[run.accepted], dts[run.accepted])
+
+    def _failed_in_batch(self, run, t1: float, dt: float) -> _StepFailedError | None:
+        """The bookkeeping of the step of a batch that was not accepted: its _StepFailedError when Newton did not
+        converge; None when the kernel declined it (the Python route then takes it and the following steps)."""
+        compiled = self.compiled
+        assert compiled is not None  # a batch ran
+        k = run.failed_iterations
+        self.iterations += k
+        self.sizes = [float(x) for x in compiled.sizes[:k]]
+        self.used_fresh = run.failed_factorizations > 0
+        if run.failed_factorizations:
+            self._kept_factor(run.point, dt, compiled=True)
+            self.solver.factorizations += run.failed_factorizations - 1
+        self.factor_dt = None
+        if run.status == NOT_CONVERGED:
+            return self._not_converged(t1, run.iterate[0])
+        log.info("t = %.6g s: the compiled step declined (status %d); the Python route continues", t1 - dt, run.status)
+        self.compiled = None
+        return None
 
 
 BATCH_STEPS = 256
