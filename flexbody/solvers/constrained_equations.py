@@ -16,8 +16,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import scipy.sparse as sp
 
-from ..linalg.csr_products import product, transposed_product
+from ..linalg.csr_products import add_within, product, transposed_product
 
 __all__ = ["EquationResidual"]
 
@@ -104,13 +105,35 @@ class EquationResidual:
     def _central(f, d):
         return (f(d) - f(-d)) / (2.0 * d)
 
-    def flexible_jacobians(self, ws):
-        """(h_f, ∂h_f/∂q, ∂h_f/∂v or None) at the workspace ``ws``, timed and counted."""
+    def flexible_jacobians(self, ws, *, damping: bool = True, s: float = 1.0):
+        """(h_f, ∂h_f/∂q, ∂h_f/∂v or None) at the workspace ``ws`` and load factor s, timed and counted."""
         t0 = time.perf_counter()
-        out = ws.flexible_jacobians()
+        out = ws.flexible_jacobians(damping=damping, load_factor=s)
         self.jacobian_time += time.perf_counter() - t0
         self.jacobian_calls += 1
         return out
+
+    def iteration_matrix(self, ws, qdd, lam, *, c_m: float, c_v: float, c_q: float, s: float = 1.0):
+        """(A_r dense (n_r, n_r), A_f sparse (n_f, n_f)) of A = c_m M + c_v ∂r/∂v + c_q ∂r/∂q at the workspace ``ws``
+        (λ the rows' multipliers, q̈ None in statics, s the load factor): the Newton matrix of every solver —
+        generalized-α (c_m = 1, c_v = γ′h, c_q = β′h²), statics (0, 0, 1) and the linearisation. The joint rows by
+        central differences (:meth:`rigid_tangent`), the flexible rows exact: the element tangent and, with c_v,
+        the Kelvin–Voigt damping matrix in one pass (which also gives the internal force), the follower loads'
+        stiffness scaled by s, the mass, the force elements' Jacobians."""
+        asm, n_r = self.asm, self.n_r
+        A_r = np.zeros((n_r, n_r))
+        if n_r:
+            if c_m:
+                M = ws.mass_matrix()
+                A_r += c_m * (M.rigid_block() if asm.sparse else M)
+            A_r += self.rigid_tangent(ws.t, ws.q, None if ws.at_rest else ws.v, qdd, lam, s, c_q=c_q, c_v=c_v)
+        if not asm.sparse:
+            return A_r, sp.csr_matrix((0, 0))
+        _, K, C = self.flexible_jacobians(ws, damping=bool(c_v), s=s)
+        A_f = c_q * K if not c_m else add_within(c_q * K, asm.flexible.mass.matrix, c_m)  # on K's pattern
+        A_f = A_f if C is None else add_within(A_f, C, c_v)
+        forces = self.flexible_force_jacobians(ws, c_q, c_v)
+        return A_r, (A_f if forces is None else (A_f + forces).tocsr())
 
     def flexible_force_jacobians(self, ws, c_q: float, c_v: float):
         """c_q ∂(−Q)/∂q + c_v ∂(−Q)/∂v of the force elements on the flexible columns (CSR, n_f × n_f), or

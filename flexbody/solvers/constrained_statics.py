@@ -100,17 +100,10 @@ class _Statics:
         return r, phi, Phi
 
     def tangent(self, q, lam, s, ws=None):
-        """(A_r (n_r, n_r) by central differences, A_f sparse) of ∂r/∂q (in the workspace ``ws`` of q when given)."""
-        A_r = self.equations.rigid_tangent(self.t, q, None, None, self._split(lam)[0], s)
-        asm = self.asm
-        if not asm.sparse:
-            return A_r, sp.csr_matrix((0, 0))
-        fs = asm.flexible.slice
-        K = asm.flexible.internal_tangent(q[fs])
-        K_load = asm.flexible.load_stiffness(q[fs])
-        K = K if K_load is None else K - s * K_load
-        forces = self.equations.flexible_force_jacobians(self.workspace(q) if ws is None else ws, 1.0, 0.0)
-        return A_r, (K if forces is None else (K + forces).tocsr())
+        """(A_r (n_r, n_r) by central differences, A_f sparse) of ∂r/∂q at load factor s (in the workspace ``ws``
+        of q when given): the Newton matrix of :meth:`EquationResidual.iteration_matrix` with c_q = 1 alone."""
+        ws = self.workspace(q) if ws is None else ws
+        return self.equations.iteration_matrix(ws, None, self._split(lam)[0], c_m=0.0, c_v=0.0, c_q=1.0, s=s)
 
 
 def _applied(asm, tau, tau_k) -> np.ndarray:

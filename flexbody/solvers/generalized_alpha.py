@@ -40,7 +40,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ConvergenceError, StateError
-from ..linalg.csr_products import add_within
 from ..linalg.saddle_point import SaddlePointSolver
 from .alpha_records import _checkpoint, _record, _record_rows, _response
 from .alpha_settings import GeneralizedAlpha
@@ -60,24 +59,6 @@ from .constrained_equations import EquationResidual
 log = logging.getLogger(__name__)
 
 __all__ = ["GeneralizedAlpha", "simulate_implicit"]
-
-
-def _iteration_matrix(equations: EquationResidual, ws, qdd, lam, c_v, c_q):
-    """(A_r dense (n_r, n_r), A_f sparse) of A = M + c_v C + c_q K (c_v = γ′h, c_q = β′h²) at the workspace ``ws``
-    of the iterate."""
-    asm, n_r = equations.asm, equations.n_r
-    A_r = np.zeros((n_r, n_r))
-    if n_r:
-        M = ws.mass_matrix()
-        A_r += M.rigid_block() if asm.sparse else M
-        A_r += equations.rigid_tangent(ws.t, ws.q, ws.v, qdd, lam, c_q=c_q, c_v=c_v)
-    if not asm.sparse:
-        return A_r, sp.csr_matrix((0, 0))
-    _, K, C = equations.flexible_jacobians(ws)
-    A_f = add_within(c_q * K, asm.flexible.mass.matrix)  # on the tangent's pattern, zeros kept
-    A_f = A_f if C is None else add_within(A_f, C, c_v)
-    forces = equations.flexible_force_jacobians(ws, c_q, c_v)
-    return A_r, (A_f if forces is None else (A_f + forces).tocsr())
 
 
 class _StepFailedError(Exception):
@@ -125,7 +106,7 @@ class _Stepper:
     def _factor(self, ws, qdd, lam, dt: float) -> None:
         """Form and factor the iteration matrix of step dt at the iterate of workspace ``ws`` (its flexible
         Jacobians' pass also gives the iterate's internal force, which the residual then reads)."""
-        A_r, A_f = _iteration_matrix(self.residual, ws, qdd, lam, self.gp * dt, self.bp * dt * dt)
+        A_r, A_f = self.residual.iteration_matrix(ws, qdd, lam, c_m=1.0, c_v=self.gp * dt, c_q=self.bp * dt * dt)
         self.solver.factor(A_r, A_f, sp.csr_matrix(ws.constraint_rows()[1]))
         self._kept_factor((ws.t, ws.q.copy(), ws.v.copy(), qdd.copy(), lam.copy()), dt, compiled=False)
 

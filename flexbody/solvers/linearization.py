@@ -162,18 +162,14 @@ def _second_order_terms(ws, lam):
     statics = _Statics(asm, t)
     K_r, K_f = statics.tangent(q, lam, 1.0, ws)
     n, n_r = asm.n_dofs, asm.n_rigid
-    D_r = statics.equations.rigid_tangent(t, q, np.zeros(n), np.zeros(n), lam, c_q=0.0, c_v=1.0) if n_r else None
+    moving = asm.workspace(t, q, np.zeros(n))  # ∂r/∂v at v = 0 (the damping matrices; not "at rest")
+    D_r, D_f = statics.equations.iteration_matrix(moving, np.zeros(n), lam, c_m=0.0, c_v=1.0, c_q=0.0)
     K, D = np.zeros((n, n)), np.zeros((n, n))
     M = ws.mass_matrix()
     if asm.sparse:
         fs = asm.flexible.slice
         K[fs, fs] = K_f.toarray()
-        _, _, C_f = asm.workspace(t, q, np.zeros(n)).flexible_jacobians()  # the damping matrix: at v = 0, not at rest
-        if C_f is not None:
-            D[fs, fs] = C_f.toarray()
-        forces = statics.equations.flexible_force_jacobians(ws, 0.0, 1.0)
-        if forces is not None:
-            D[fs, fs] += forces.toarray()
+        D[fs, fs] = D_f.toarray()
         M = M.tocsc().toarray()  # the model is dense by design (module docstring)
     if n_r:
         K[:n_r, :n_r] = K_r

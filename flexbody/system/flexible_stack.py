@@ -73,9 +73,10 @@ class FlexiblePart:
         """The flexible rows of h: k(q, v) − f_ext(q) (n_f,) [N] [DE-108]."""
         return self.internal_force(q_f, v_f) - self.external_force(q_f)
 
-    def jacobians(self, q_f: np.ndarray, v_f: np.ndarray | None, *, damping: bool = True):
-        """k(q, v) (n_f,) [N], and the Jacobians of h_f = k − f_ext: ∂h_f/∂q (csr, the follower loads' stiffness
-        included) and ∂h_f/∂v (csr, or None without damping), in one kernel pass per body."""
+    def jacobians(self, q_f: np.ndarray, v_f: np.ndarray | None, *, damping: bool = True, load_factor: float = 1.0):
+        """k(q, v) (n_f,) [N], and the Jacobians of h_f = k − s·f_ext (s the ``load_factor``): ∂h_f/∂q (csr, the
+        follower loads' stiffness scaled by s included) and ∂h_f/∂v (csr, or None without damping), in one kernel
+        pass per body."""
         parts = []
         for b in self.bodies:
             s = self._local[b]
@@ -93,7 +94,7 @@ class FlexiblePart:
         K = parts[0][1] if len(parts) == 1 else sp.block_diag([p[1] for p in parts], format="csr")
         K_load = self.load_stiffness(q_f)
         if K_load is not None:
-            K = K - K_load
+            K = K - load_factor * K_load
         C = None
         if len(parts) == 1:
             C = parts[0][2]

@@ -287,20 +287,24 @@ class Workspace:
             g -= self.applied_force(velocity=False)
         return g
 
-    def flexible_jacobians(self, *, damping: bool = True) -> tuple[np.ndarray, sp.csr_matrix, sp.csr_matrix | None]:
-        """Flexible rows of h, k(q, v) − f_ext(q) (n_f,), and their Jacobians ∂h_f/∂q, ∂h_f/∂v (sparse CSR, flexible
-        columns only; ∂h_f/∂v None without damping), in one kernel pass per body. With ``damping`` the pass also
-        gives :meth:`internal_force`, which is kept (a Newton iteration that forms its matrix computes the force
-        once)."""
-        return self.memo(("flexible_jacobians", damping), lambda: self._flexible_jacobians(damping))
+    def flexible_jacobians(
+        self, *, damping: bool = True, load_factor: float = 1.0
+    ) -> tuple[np.ndarray, sp.csr_matrix, sp.csr_matrix | None]:
+        """Flexible rows of h, k(q, v) − s·f_ext(q) (n_f,) with s the ``load_factor``, and their Jacobians ∂h_f/∂q,
+        ∂h_f/∂v (sparse CSR, flexible columns only; ∂h_f/∂v None without damping), in one kernel pass per body.
+        The pass also gives :meth:`internal_force` (with ``damping``, or at rest), which is kept: a Newton iteration
+        that forms its matrix computes the force once."""
+        key = ("flexible_jacobians", damping, load_factor)
+        return self.memo(key, lambda: self._flexible_jacobians(damping, load_factor))
 
-    def _flexible_jacobians(self, damping: bool):
+    def _flexible_jacobians(self, damping: bool, load_factor: float):
         fs = self.asm.flexible.slice
-        k, K, C = self.asm.flexible.jacobians(self.q[fs], None if self.at_rest else self.v[fs], damping=damping)
-        if damping:
+        v_f = None if self.at_rest else self.v[fs]
+        k, K, C = self.asm.flexible.jacobians(self.q[fs], v_f, damping=damping, load_factor=load_factor)
+        if damping or self.at_rest:  # the pass's force is k(q, v)
             self._terms.setdefault("internal_force", read_only(k))
             k = self.internal_force()
-        return k - self.external_force(), K, C
+        return k - load_factor * self.external_force(), K, C
 
     # ------------------------------------------------------------------ constraints
     def constraint_rows(self, *, jacobian: bool = True) -> tuple[np.ndarray, Any, np.ndarray, np.ndarray]:
