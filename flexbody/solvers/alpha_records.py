@@ -21,10 +21,10 @@ from ..linalg.csr_products import transposed_product
 from .compiled_alpha import RECORDED
 
 if TYPE_CHECKING:
-    from .generalized_alpha import _Step, _Stepper
+    from .generalized_alpha import AlphaState, AlphaStepper
 
 
-def _record_rows(recorder, rows: tuple, tau: np.ndarray, dissipated: float, moving: np.ndarray) -> None:
+def record_rows(recorder, rows: tuple, tau: np.ndarray, dissipated: float, moving: np.ndarray) -> None:
     """Record the rows (t, q, v, q̈, λ, Φᵀλ, scalar columns of :data:`~flexbody.solvers.compiled_alpha.RECORDED`) of
     compiled steps, with the columns and in the order :func:`_record` gives a step; ``moving`` (rows,) whether a
     driver moves at each (φ_t ≠ 0, for the energy watch)."""
@@ -66,11 +66,11 @@ class _Snapshot:
         self.phi, self.Phi, self.phi_t = phi, Phi, phi_t
 
 
-def _record(recorder, ws, s: _Step, tau, iterations: int, dt: float, stats: dict) -> None:
-    """Record the step ``s``, whose terms are read from its workspace ``ws``."""
+def record_state(recorder, ws, s: AlphaState, tau, *, iterations: int, dt: float, stats: dict) -> None:
+    """Record the state ``s``, whose terms are read from its workspace ``ws``."""
     phi, Phi, _, phi_t = ws.constraint_rows()
     recorder.t_last = s.t
-    recorder.record(s.t, s.q, s.v, _response(ws, s), tau, _Snapshot(phi, Phi, phi_t), iterations, ws)
+    recorder.record(s.t, s.q, s.v, response(ws, s), tau, _Snapshot(phi, Phi, phi_t), iterations, ws)
     for key, value in (
         ("dt", dt),
         ("newton_iterations", iterations),
@@ -80,38 +80,23 @@ def _record(recorder, ws, s: _Step, tau, iterations: int, dt: float, stats: dict
         recorder.append(key, value)
 
 
-def _response(ws, s: _Step) -> ForwardResult:
+def response(ws, s: AlphaState) -> ForwardResult:
     """The plant's response at a step (q̈, Φᵀλ, λ), with Φ from the step's workspace ``ws``."""
     Phi = ws.constraint_rows()[1]
     force = transposed_product(Phi, s.lam) if Phi.shape[0] else np.zeros(ws.asm.n_dofs)
     return ForwardResult(s.qdd, force, s.lam, True, Phi.shape[0], "generalized-alpha")
 
 
-def _checkpoint(
-    saver,
-    recorder,
-    stepper: _Stepper,
-    state: _Step,
-    tau_prev,
-    stats: dict,
-    counters: dict,
-    *,
-    dt: float,
-    easy: int,
-    k: int,
-    patience: int,
-    wall_seconds: float,
-) -> None:
-    """Write the rows and what continues the run after ``state`` exactly (see :func:`simulate_implicit`)."""
+def write_checkpoint(writer, recorder, stepper: AlphaStepper, state: AlphaState, *, tau_prev, stats, counters, control):
+    """Write the rows and what continues the run after ``state`` exactly (:mod:`flexbody.solvers.alpha_run`):
+    ``control`` = {"dt", "easy", "k", "patience"} of the step-size control, ``stats`` the statistics so far,
+    ``counters`` the work counters, ``tau_prev`` the input of the step before."""
     scalars = {
         "integrator": "GeneralizedAlpha",
         "t": state.t,
-        "dt": dt,
-        "easy": easy,
-        "k": k,
-        "patience": patience,
+        **control,
         "counters": counters,
-        "stats": dict(stats, wall_seconds=wall_seconds),
+        "stats": stats,
         "factor_dt": stepper.factor_dt,
         "factor_t": None,
     }
@@ -119,4 +104,4 @@ def _checkpoint(
     if stepper.factor_dt is not None and stepper.factor_point is not None:  # set together
         scalars["factor_t"] = stepper.factor_point[0]
         arrays.update(zip(("factor_q", "factor_v", "factor_qdd", "factor_lam"), stepper.factor_point[1:]))
-    saver.write(recorder, scalars, arrays)
+    writer.write(recorder, scalars, arrays)

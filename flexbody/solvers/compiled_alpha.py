@@ -454,7 +454,7 @@ class CompiledSteps:
         """The model arrays of :func:`alpha_iterations` (the drive is evaluated per step)."""
         return KernelArguments(self.program, np.zeros((0, 3)), self.work, self.factor_arrays, self.matrix)
 
-    def run(self, times, dts, drives, record, state: tuple, tau, tau_eff, factor_dt, easy: int, work: float):
+    def run(self, times, dts, drives, record, state: tuple, *, tau, tau_eff, factor_dt, easy: int, work: float):
         """Steps ending at ``times`` (K,) by :func:`alpha_run` from ``state`` = (q, v, q̈, a, λ) (updated in place to
         the last accepted step), factoring where it asks; ``factor_dt`` the step of the kept factor (None: none),
         ``easy`` and ``work`` the run's easy-step count and input work so far. Returns a :class:`Batch`."""

@@ -152,7 +152,7 @@ class Held:
 class Dynamics:
     """Forward dynamics at a state [AG-25], with Baumgarte terms and checks of every input and output."""
 
-    def __init__(self, asm, tau, formulation, baumgarte, rtol, atol):
+    def __init__(self, asm, tau, *, formulation, baumgarte, rtol, atol):
         self.asm, self.tau = asm, tau_function(tau, asm)
         self.formulation, self.baumgarte, self.rtol, self.atol = formulation, baumgarte, rtol, atol
         self.n_evaluations = 0

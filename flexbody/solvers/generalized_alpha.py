@@ -23,7 +23,7 @@ the step grows back after ``grow_after`` easy steps.
 
 A controller is called once per step at (t_n, q_n, v_n) and its actuator inputs are held over the step.
 
-A run saved as it goes (``simulate(..., save_to=…)``) checkpoints the :class:`_Step` state, the step-size
+A run saved as it goes (``simulate(..., save_to=…)``) checkpoints the :class:`AlphaState` state, the step-size
 control (dt, easy steps, patience, step count), the input of the previous step, the statistics and the
 point (t, q, v, q̈, λ, dt) at which the kept iteration matrix was formed; a run resumed from the checkpoint
 forms that matrix again there, so it takes exactly the Newton iterates of the uninterrupted run.
@@ -32,18 +32,14 @@ forms that matrix again there, so it takes exactly the Newton iterates of the un
 from __future__ import annotations
 
 import logging
-import time
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import ConvergenceError, StateError
 from ..linalg.saddle_point import SaddlePointSolver
-from .alpha_records import _checkpoint, _record, _record_rows, _response
 from .alpha_settings import GeneralizedAlpha
-from .alpha_start import initial_acceleration
 from .compiled_alpha import (
     NEED_CORRECTION,
     NEED_FACTOR,
@@ -58,15 +54,26 @@ from .constrained_equations import EquationResidual
 
 log = logging.getLogger(__name__)
 
-__all__ = ["GeneralizedAlpha", "simulate_implicit"]
+__all__ = ["GeneralizedAlpha", "AlphaState", "AlphaStepper", "StepFailedError"]
 
 
-class _StepFailedError(Exception):
+class BatchOutcome(NamedTuple):
+    """What :meth:`AlphaStepper.batch` did: the ``state`` after its last accepted step, the compiled ``batch``
+    (:class:`~flexbody.solvers.compiled_alpha.Batch`: rows, counts), ``moving`` (rows,) whether a driver moved at
+    each recorded row, and the ``failure`` of the step not accepted (or None)."""
+
+    state: Any
+    batch: Any
+    moving: np.ndarray
+    failure: Exception | None
+
+
+class StepFailedError(Exception):
     """Newton did not converge within the iterations allowed (the step is retried smaller)."""
 
 
 @dataclass
-class _Step:
+class AlphaState:
     """The integrator's state at one time: t, q, v, q̈, algorithmic a, λ."""
 
     t: float
@@ -77,7 +84,7 @@ class _Step:
     lam: np.ndarray
 
 
-class _Stepper:
+class AlphaStepper:
     """One generalized-α step with Newton and a kept iteration matrix."""
 
     def __init__(self, asm, settings: GeneralizedAlpha):
@@ -136,11 +143,11 @@ class _Stepper:
             rhs[rows] = -residual / (self.gp * dt)
         return rhs
 
-    def step(self, s: _Step, dt: float, tau: np.ndarray) -> tuple[_Step, int]:
+    def step(self, s: AlphaState, dt: float, tau: np.ndarray) -> tuple[AlphaState, int]:
         """The step of dt from ``s`` with inputs τ held, by the one Newton kernel
         (:func:`~flexbody.solvers.compiled_alpha.alpha_iterations`) for every model: it forms the predictor and
         updates the iterate; this driver factors the iteration matrix where it asks and, for a model without
-        compiled terms, computes the Newton correction at the iterate's workspace. Raises _StepFailedError when
+        compiled terms, computes the Newton correction at the iterate's workspace. Raises StepFailedError when
         Newton does not converge; a compiled model's step the kernel cannot take (terms not finite, a radial row
         of zero length, a singular matrix) is taken by the Python route, which then takes the following ones."""
         t1, compiled = s.t + dt, self.compiled
@@ -190,7 +197,7 @@ class _Stepper:
         self.sizes = [float(x) for x in self.increments[:k]]
         self.used_fresh = made > 0
         if status == OK:
-            return _Step(t1, *out), k
+            return AlphaState(t1, *out), k
         self.factor_dt = None
         if status == NOT_CONVERGED:
             raise self._not_converged(t1, out[0])
@@ -198,11 +205,11 @@ class _Stepper:
         self.compiled = None
         return self.step(s, dt, tau)
 
-    def _not_converged(self, t1: float, q: np.ndarray) -> _StepFailedError:
+    def _not_converged(self, t1: float, q: np.ndarray) -> StepFailedError:
         """The failure of a step ending at t1 whose last iterate is at q, with the last position increment."""
         scale = max(1.0, float(np.max(np.abs(q)))) if q.size else 1.0
         size = self.sizes[-1] if self.sizes else float("nan")
-        return _StepFailedError(
+        return StepFailedError(
             f"Newton did not converge in {self.settings.max_iterations} iterations at "
             f"t = {t1:.9g} s (last position increment {size:.3e}, tol {self.settings.tol * scale:.1e})"
         )
@@ -210,7 +217,7 @@ class _Stepper:
     def _workspace(self, t: float, q: np.ndarray, v: np.ndarray):
         """The workspace of a Newton iterate; a state that is not finite fails the step (it is retried smaller)."""
         if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
-            raise _StepFailedError(f"NaN/Inf in the iterate at t = {t:.9g} s")
+            raise StepFailedError(f"NaN/Inf in the iterate at t = {t:.9g} s")
         return self.asm.workspace(t, q, v)
 
     def _correction(self, ws, out: tuple, tau: np.ndarray, dt: float, loop: np.ndarray, correction: tuple) -> None:
@@ -219,7 +226,7 @@ class _Stepper:
         _, _, qdd, _, lam = out
         r, phi, Phi = self.residual.evaluate(ws, qdd, lam, tau)
         if not (np.all(np.isfinite(r)) and np.all(np.isfinite(phi))):
-            raise _StepFailedError(f"NaN/Inf in the residual at t = {ws.t:.9g} s")
+            raise StepFailedError(f"NaN/Inf in the residual at t = {ws.t:.9g} s")
         dqdd, y = self.solver.solve(-r, self._constraint_rhs(phi, Phi, ws, out[1], dt))
         correction[0][:], correction[1][:] = dqdd, y
         loop[5], loop[6] = self.velocity_residual, 1.0
@@ -231,24 +238,12 @@ class _Stepper:
             self.solver.factorizations += 1
             self.solver.method = "dense (compiled step)"
 
-    def batch(
-        self,
-        s: _Step,
-        t_end: float,
-        dt: float,
-        tau: np.ndarray,
-        tau_prev: np.ndarray,
-        k: int,
-        easy: int,
-        stats: dict,
-        recorder,
-        record_every: int,
-    ):
+    def batch(self, s: AlphaState, t_end: float, dt: float, tau: np.ndarray, tau_prev: np.ndarray, run: dict):
         """Up to :data:`BATCH_STEPS` steps of dt from ``s`` (the last one shortened to end at ``t_end``) in one
-        compiled call (:meth:`CompiledSteps.run`; inputs held, no controller, nothing saved as it goes), their
-        rows recorded as :func:`simulate_implicit` records them. Returns (state, steps, easy steps, failure): the
-        failure is the _StepFailedError of a step that did not converge, or None (also when the kernel declined a step,
-        which the Python route then takes)."""
+        compiled call (:meth:`CompiledSteps.run`; inputs held, no controller, nothing saved as it goes). ``run`` =
+        {"k": steps so far, "easy": easy-step count, "work": the inputs' work [J], "record_every"}. Returns a
+        :class:`BatchOutcome`; its ``failure`` is the StepFailedError of a step that did not converge, or None
+        (also when the kernel declined a step, which the Python route then takes)."""
         end = t_end - 1e-12 * max(1.0, abs(t_end))
         compiled = self.compiled
         assert compiled is not None  # called while the compiled route takes the steps
@@ -259,41 +254,40 @@ class _Stepper:
             dts.append(min(dt, t_end - t))
             t = t + dts[-1]
             times.append(t)
-        record = (k + 1 + np.arange(len(times))) % record_every == 0
+        record = (run["k"] + 1 + np.arange(len(times))) % run["record_every"] == 0
         record[-1] |= t >= end
         state = tuple(x.copy() for x in (s.q, s.v, s.qdd, s.a, s.lam))
         drives = compiled.drives(times)
-        run = compiled.run(
+        tau_eff = (1.0 - self.gamma) * tau_prev + self.gamma * tau
+        batch = compiled.run(
             np.array(times),
             np.array(dts),
             drives,
             record,
             state,
-            tau,
-            (1.0 - self.gamma) * tau_prev + self.gamma * tau,
-            self.factor_dt,
-            easy,
-            stats["applied_work"],
+            tau=tau,
+            tau_eff=tau_eff,
+            factor_dt=self.factor_dt,
+            easy=run["easy"],
+            work=run["work"],
         )
-        self.iterations += run.iterations
-        accepted_factors = run.factorizations - run.failed_factorizations
+        self.iterations += batch.iterations
+        accepted_factors = batch.factorizations - batch.failed_factorizations
         if accepted_factors:
             self.solver.factorizations += accepted_factors
             self.solver.method = "dense (compiled step)"
-            self.factor_point = run.point
-        self.factor_dt = run.factor_dt
-        stats["newton_iterations"] += run.iterations
-        stats["applied_work"] = run.work
-        stats["steps"] = k = k + run.accepted
-        _record_rows(recorder, run.rows, tau, stats["dissipated"], np.any(drives[:, :, 1] != 0.0, axis=1)[record])
-        if run.accepted:
-            s = _Step(float(times[run.accepted - 1]), *state)
-        if run.status == 0:
-            return s, k, run.easy, None
-        return s, k, run.easy, self._failed_in_batch(run, times[run.accepted], dts[run.accepted])
+            self.factor_point = batch.point
+        self.factor_dt = batch.factor_dt
+        if batch.accepted:
+            s = AlphaState(float(times[batch.accepted - 1]), *state)
+        failure = None
+        if batch.status != 0:
+            failure = self._failed_in_batch(batch, times[batch.accepted], dts[batch.accepted])
+        moving = np.any(drives[:, :, 1] != 0.0, axis=1)[record]
+        return BatchOutcome(s, batch, moving, failure)
 
-    def _failed_in_batch(self, run, t1: float, dt: float) -> _StepFailedError | None:
-        """The bookkeeping of the step of a batch that was not accepted: its _StepFailedError when Newton did not
+    def _failed_in_batch(self, run, t1: float, dt: float) -> StepFailedError | None:
+        """The bookkeeping of the step of a batch that was not accepted: its StepFailedError when Newton did not
         converge; None when the kernel declined it (the Python route then takes it and the following steps)."""
         compiled = self.compiled
         assert compiled is not None  # a batch ran
@@ -313,204 +307,4 @@ class _Stepper:
 
 
 BATCH_STEPS = 256
-"""Steps of one compiled batch (:meth:`_Stepper.batch`)."""
-
-
-def simulate_implicit(
-    asm,
-    t_end: float,
-    settings: GeneralizedAlpha,
-    tau_function,
-    recorder,
-    *,
-    q,
-    v,
-    t0: float,
-    record_every: int,
-    controller=None,
-    saver=None,
-    start=None,
-    report=None,
-    workspace=None,
-) -> dict:
-    """Integrate from t0 to t_end with :class:`GeneralizedAlpha`; histories go to ``recorder`` (the
-    recorder of :func:`flexbody.simulate`). Returns run statistics. Raises ConvergenceError when a step
-    fails at ``dt_min`` (the recorder keeps every state recorded so far).
-
-    ``saver`` (the writer of ``simulate(..., save_to=…)``): after a step, when ``saver.due(recorder)``,
-    ``saver.write(recorder, state, arrays)`` stores the rows and the checkpoint: ``state`` the JSON
-    scalars (t, dt, easy, patience, k, statistics so far, time and step of the kept iteration matrix),
-    ``arrays`` q, v, qdd, a, lam, tau_prev and the q, v, q̈, λ at which that matrix was formed. ``start`` =
-    (state, arrays) of such a checkpoint continues that run from it, exactly as it would have gone on
-    (q, v given are the checkpoint's; t0 stays the run's start, for progress reports).
-    """
-    stepper = _Stepper(asm, settings)
-    dt_min = settings.dt_min if settings.dt_min is not None else settings.dt / 64.0
-    if int(asm.n_constraints) and stepper.am == stepper.af:  # γ = ½: no numerical damping at all
-        log.warning(
-            "generalized-α without numerical damping (rho_inf = 1, alpha_m = alpha_f) on %d constraint "
-            "rows: their multipliers are not damped and may grow over a long run; use rho_inf < 1 (0.9 by "
-            "default) for long runs",
-            asm.n_constraints,
-        )
-    if start is None:
-        ws = asm.workspace(t0, q, v) if workspace is None else workspace  # the consistent start's, when it made one
-        tau = _checked_tau(tau_function, ws)
-        qdd, lam = initial_acceleration(ws, tau, stepper.solver)
-        state = _Step(float(t0), q.copy(), v.copy(), qdd, qdd.copy(), lam)
-        tau_prev = tau
-        stats: dict[str, Any] = {
-            "steps": 0,
-            "rejected": 0,
-            "newton_iterations": 0,
-            "wall_seconds": 0.0,
-            "applied_work": 0.0,
-            "dissipated": 0.0,
-        }
-        dt, easy, k, patience = settings.dt, 0, 0, settings.grow_after
-        counted = {}
-        _record(recorder, ws, state, tau, 0, dt, stats)
-    else:
-        scalars, arrays = start
-        state = _Step(
-            float(scalars["t"]), *(np.array(arrays[key], dtype=float) for key in ("q", "v", "qdd", "a", "lam"))
-        )
-        ws = asm.workspace(state.t, state.q, state.v)
-        tau = _checked_tau(tau_function, ws)
-        tau_prev = np.array(arrays["tau_prev"], dtype=float)
-        stats = dict(scalars["stats"])
-        dt, easy, k, patience = (
-            float(scalars["dt"]),
-            int(scalars["easy"]),
-            int(scalars["k"]),
-            int(scalars["patience"]),
-        )
-        counted = dict(scalars["counters"])  # work counters of the run before the checkpoint
-        if scalars.get("factor_dt") is not None:
-            point = (np.array(arrays["factor_" + key], dtype=float) for key in ("q", "v", "qdd", "lam"))
-            stepper.restore_factor(float(scalars["factor_dt"]), float(scalars["factor_t"]), *point)
-    wall_before = float(stats["wall_seconds"])
-    clock = time.perf_counter()
-
-    def counters() -> dict:
-        now = {
-            "factorizations": stepper.solver.factorizations,
-            "force_calls": stepper.residual.force_calls,
-            "jacobian_calls": stepper.residual.jacobian_calls,
-            "force_seconds": stepper.residual.force_time,
-            "jacobian_seconds": stepper.residual.jacobian_time,
-        }
-        return {key: value + counted.get(key, 0) for key, value in now.items()}
-
-    def rejected(exc: _StepFailedError, dt_step: float) -> tuple[float, int]:
-        """(dt, patience) after a step of dt_step from ``state`` failed; ConvergenceError below dt_min."""
-        stats["rejected"] += 1
-        if not stepper.used_fresh:  # only a kept factor was tried: retry with a new one
-            stepper.factor_dt = None
-            log.info("t = %.6g s: %s; retrying with a new iteration matrix", state.t, exc)
-            return dt, patience
-        stepper.factor_dt = None
-        if dt_step / 2.0 < dt_min:
-            raise ConvergenceError(
-                f"generalized-α: step at t = {state.t:.9g} s failed with dt down to "
-                f"{dt_step:.3e} s (dt_min = {dt_min:.3e} s): {exc}",
-                list(stepper.sizes),
-            ) from None
-        log.info("t = %.6g s: %s; retrying with dt = %.3e s", state.t, exc, dt_step / 2.0)
-        return dt_step / 2.0, min(2 * patience, 64)  # grow back more cautiously after each rejection
-
-    # inputs held, nothing to call or write per step: steps in compiled batches while at the nominal step
-    batches = (
-        stepper.compiled is not None
-        and getattr(tau_function, "held", None) is not None
-        and controller is None
-        and saver is None
-        and not asm.rotation_vectors.size
-    )
-    power = None  # Kelvin–Voigt power at `state`, once known
-    while state.t < t_end - 1e-12 * max(1.0, abs(t_end)):
-        dt_step = min(dt, t_end - state.t)
-        if batches and stepper.compiled is not None and dt == settings.dt:
-            state, k, easy, failure = stepper.batch(
-                state, t_end, dt, tau, tau_prev, k, easy, stats, recorder, record_every
-            )
-            tau_prev, power, ws = tau, None, None
-            if report is not None:
-                report(state.t, t0, t_end)
-            if failure is not None:
-                dt, patience = rejected(failure, min(dt, t_end - state.t))
-            continue
-        try:
-            new, iterations = stepper.step(state, dt_step, tau)
-        except _StepFailedError as exc:
-            dt, patience = rejected(exc, dt_step)
-            continue
-        stats["newton_iterations"] += iterations
-        # work of the inputs as the scheme applies them: the step's acceleration blend mixes the input of
-        # the previous step (in q̈_n) and the held one (in q̈_{n+1}) with the weights of v's update
-        tau_eff = (1.0 - stepper.gamma) * tau_prev + stepper.gamma * tau
-        stats["applied_work"] += 0.5 * dt_step * float(tau_eff @ (state.v + new.v))
-        tau_prev = tau
-        if power is None:  # the power at the end of the step before, unless known
-            power = (ws if ws is not None else asm.workspace(state.t, state.q, state.v)).viscous_power()
-        start, ws = power, asm.workspace(new.t, new.q, new.v)  # the new state's workspace: its every consumer
-        power = ws.viscous_power()
-        stats["dissipated"] += 0.5 * dt_step * start + 0.5 * dt_step * power  # trapezoid
-        state, k = new, k + 1
-        switched = asm.switch_charts(state.q, state.v, state.qdd, state.a)
-        if switched is not None:  # a rotation vector passed π: its other chart
-            q_s, v_s, qdd_s, a_s = switched
-            state = _Step(state.t, q_s, v_s, qdd_s, a_s, state.lam)
-            stepper.factor_dt = None
-            ws = asm.workspace(state.t, state.q, state.v)
-        stats["steps"] = k
-        if controller is not None and hasattr(controller, "update"):
-            controller.update(state.t, ws, _response(ws, state))
-        easy = easy + 1 if iterations <= settings.max_iterations // 2 else 0
-        if easy >= patience and dt < settings.dt:
-            dt, easy = min(2.0 * dt, settings.dt), 0
-        last = state.t >= t_end - 1e-12 * max(1.0, abs(t_end))
-        if not last:
-            tau = _checked_tau(tau_function, ws)
-        if k % record_every == 0 or last:
-            _record(recorder, ws, state, tau, iterations, dt_step, stats)
-        if report is not None:
-            report(state.t, t0, t_end)
-        if saver is not None:
-            saver.journal(recorder)
-        if saver is not None and not last and saver.due(recorder):
-            _checkpoint(
-                saver,
-                recorder,
-                stepper,
-                state,
-                tau_prev,
-                stats,
-                counters(),
-                dt=dt,
-                easy=easy,
-                k=k,
-                patience=patience,
-                wall_seconds=wall_before + time.perf_counter() - clock,
-            )
-    stats["wall_seconds"] = wall_before + time.perf_counter() - clock
-    stats.update(
-        counters(),
-        linear_solver=stepper.solver.method,
-        mass_factorizations=asm.flexible.mass.factorizations,
-        integrator_settings=asdict(settings),
-        parameters=dict(zip(("alpha_m", "alpha_f", "gamma", "beta"), settings.parameters())),
-    )
-    return stats
-
-
-def _checked_tau(tau_at, ws) -> np.ndarray:
-    """τ (n,) of the run at the state of workspace ``ws``; StateError naming the time when it is not n finite
-    numbers."""
-    tau, n = np.asarray(tau_at(ws), dtype=float), ws.asm.n_dofs
-    if tau.shape != (n,) or not np.all(np.isfinite(tau)):
-        raise StateError(
-            f"applied forces at t = {ws.t:.9g} s must be {n} finite numbers, got shape "
-            f"{tau.shape}" + ("" if tau.shape != (n,) else " with NaN/Inf")
-        )
-    return tau
+"""Steps of one compiled batch (:meth:`AlphaStepper.batch`)."""

@@ -45,17 +45,15 @@ class RestartLog:
 _COMPARED = ("integrator", "integrator_settings", "t0", "record_every", "formulation")
 
 
-def continue_saved(
-    asm, directory, t_end: float, metadata: dict, resume, context, tau=None, controller=None
-) -> Results | None:
+def continue_saved(asm, directory, plan, resume, context, inputs) -> Results | None:
     """The results of the run saved in ``directory`` (continued or reused), or None to start afresh.
 
-    ``metadata`` holds the settings of the requested run as :func:`flexbody.solvers.simulation.simulate` records
-    them ("integrator", "integrator_settings", "t0", "record_every", "formulation", "fields"); ``resume``
-    is :func:`flexbody.solvers.simulation.resume`, which continues a stopped run; ``context`` (a
-    :class:`flexbody.RunContext`) holds the log of what was
-    done and the progress callback of the continued run."""
-    record = context.restarts
+    ``plan`` is the requested run's :class:`~flexbody.solvers.run_plan.RunPlan` (its metadata are compared with
+    the saved run's: "integrator", "integrator_settings", "t0", "record_every", "formulation", "fields");
+    ``resume`` is :func:`flexbody.resume`, which continues a stopped run with the ``inputs`` (a
+    :class:`~flexbody.solvers.runner.RunInputs`); ``context`` (a :class:`flexbody.RunContext`) holds the log of
+    what was done and the progress callback of the continued run."""
+    record, t_end, metadata = context.restarts, plan.t_end, plan.metadata()
 
     path = Path(directory)
     complete, stopped = (path / RESULTS_NPZ).is_file(), (path / CHECKPOINT).is_file()
@@ -76,7 +74,8 @@ def continue_saved(
         record.reused.append(str(path))
         return results
     _check_same_run(path, _saved_metadata(path), metadata, int(asm.n_dofs), _checkpoint_n_dofs(path))
-    results = resume(asm, path, t_end, tau=tau, controller=controller, context=context)
+    tau = None if inputs.controller is not None else inputs.tau
+    results = resume(asm, path, t_end, tau=tau, controller=inputs.controller, context=context)
     record.resumed.append((str(path), float(results.metadata["resumed_at"][-1])))
     return results
 

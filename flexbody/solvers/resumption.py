@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,14 +20,11 @@ from numpy.typing import ArrayLike
 from ..errors import FlexbodyError
 from ..io.results import CHECKPOINT, RESULTS_JSON, RESULTS_NPZ, Results, part_name, read_parts
 from ..io.run_writer import RunWriter
-from ..linalg.rank import resolve_tolerances as _tolerances
 from ..system.description import as_assembled
 from ..threads import one_blas_thread
-from .explicit import RK4, Adaptive
-from .recorder import Recorder
-from .run_body import _control_inputs, _energy_watch, _execute, _explicit_body, _implicit_body, _with_labels
 from .run_context import NO_CONTEXT, RunContext
-from .stabilization import Baumgarte, PositionCorrection
+from .run_plan import INTEGRATORS, RunPlan
+from .runner import RunInputs, Start, execute
 
 if TYPE_CHECKING:
     from ..control.base import Controller
@@ -89,104 +87,91 @@ def resume(
         from the saved run's; the saved integrator cannot resume; ``t_end`` not after the checkpoint.
         Failures of the continued run as in :func:`simulate` (with ``last_good``).
     """
-    from .alpha_settings import GeneralizedAlpha
-
-    asm = as_assembled(asm, "resume")
-    context = NO_CONTEXT if context is None else context
+    model = as_assembled(asm, "resume")
     path = Path(directory)
-    if (path / RESULTS_NPZ).exists():
-        raise FlexbodyError(
-            f"resume: the run in {str(path)!r} is already complete ({RESULTS_NPZ} exists); read it with Results.load"
-        )
-    if not (path / CHECKPOINT).is_file():
-        raise FlexbodyError(
-            f"resume: no checkpoint ({CHECKPOINT}) in {str(path)!r}: not a directory written "
-            f"by simulate(..., save_to=...), or stopped before its first save"
-        )
-    try:
-        with np.load(path / CHECKPOINT) as data:
-            arrays = {key: data[key] for key in data.files}
-        state = json.loads(str(arrays.pop("state")))
-        metadata = json.loads((path / RESULTS_JSON).read_text())["metadata"]
-    except (OSError, ValueError, KeyError) as exc:
-        raise FlexbodyError(f"resume: cannot read the checkpoint in {str(path)!r}: {exc}") from exc
-    kinds = {"RK4": RK4, "Adaptive": Adaptive, "GeneralizedAlpha": GeneralizedAlpha}
-    name = metadata.get("integrator")
-    if name not in kinds or state.get("integrator") != name:
-        raise FlexbodyError(
-            f"resume: the run in {str(path)!r} used integrator {name!r} (checkpoint of "
-            f"{state.get('integrator')!r}), which cannot resume; resumable: {sorted(kinds)}"
-        )
-    integrator = kinds[name](**metadata["integrator_settings"])
-    n = int(asm.n_dofs)
-    if arrays["q"].shape != (n,):
-        raise FlexbodyError(
-            f"resume: the model has n_dofs = {n} but the run in {str(path)!r} has "
-            f"{arrays['q'].size} coordinates; give the model of the saved run"
-        )
-    t_start = float(state["t"])
-    t_end = float(metadata["t_end"] if t_end is None else t_end)
-    if not (np.isfinite(t_end) and t_end > t_start):
-        raise FlexbodyError(f"resume: t_end must be finite and after the checkpoint's t = {t_start!r} s, got {t_end!r}")
-    tau, controller = _control_inputs(tau, controller, "resume")
-    try:
-        rows, histories = read_parts(path, [part_name(i) for i in range(1, state["n_parts"] + 1)], n)
-    except (OSError, ValueError, KeyError) as exc:
-        raise FlexbodyError(f"resume: cannot read the parts in {str(path)!r}: {exc}") from exc
-    if len(rows["times"]) != state["rows"]:
-        raise FlexbodyError(
-            f"resume: {str(path)!r} is inconsistent: the checkpoint continues {state['rows']} "
-            f"rows, its parts hold {len(rows['times'])}"
-        )
-    saver = RunWriter(path, metadata.get("save_every", 50), state["n_parts"], state["rows"])
-    metadata.pop("statistics", None)
-    metadata.update(t_end=t_end, resumed_at=[*list(metadata.get("resumed_at", [])), t_start])
-    t0, record_every = float(metadata["t0"]), int(metadata["record_every"])
-    q, v = arrays["q"], arrays["v"]
+    saved = SavedRun.read(path, int(model.n_dofs))
+    plan = RunPlan.from_metadata(saved.metadata).until(t_end)
+    if not (np.isfinite(plan.t_end) and plan.t_end > saved.t):
+        raise FlexbodyError(f"resume: t_end must be finite and after the checkpoint's t = {saved.t!r} s, got {t_end!r}")
+    inputs = RunInputs.of(tau, controller, "resume")
+    writer = RunWriter(path, plan.save_every, saved.state["n_parts"], saved.state["rows"])
+    metadata = {key: value for key, value in saved.metadata.items() if key != "statistics"}
+    metadata.update(t_end=plan.t_end, resumed_at=[*list(metadata.get("resumed_at", [])), saved.t])
     log.info(
         "resuming the %s run in %s at t = %.6g s (%d rows saved) to t = %.6g s",
-        name,
+        metadata["integrator"],
         path,
-        t_start,
-        state["rows"],
-        t_end,
+        saved.t,
+        saved.state["rows"],
+        plan.t_end,
     )
-    if isinstance(integrator, GeneralizedAlpha):
-        tolerances = _tolerances(None, None)
-        recorder = Recorder(asm, tolerances, None, _with_labels(metadata, asm, controller), controller)
-        recorder.restore(rows, histories, state)
-        saver.forget_after_checkpoint(recorder)
-        recorder.energy_watch = _energy_watch(asm, tau, controller, recorder.rows)
-        body = _implicit_body(
-            asm, t_end, integrator, tau, controller, recorder, saver, q, v, t0, record_every, (state, arrays), context
-        )
-    else:
-        tolerances = _tolerances(metadata["rtol"], metadata["atol"])
-        pc, bg = metadata.get("position_correction"), metadata.get("baumgarte")
-        correction = PositionCorrection(**pc) if pc else None
-        baumgarte = Baumgarte(**bg) if bg else None
-        recorder = Recorder(
-            asm, tolerances, metadata.get("singular_tol"), _with_labels(metadata, asm, controller), controller
-        )
-        recorder.restore(rows, histories, state)
-        saver.forget_after_checkpoint(recorder)
-        recorder.energy_watch = _energy_watch(asm, tau, controller, recorder.rows)
-        body = _explicit_body(
-            asm,
-            integrator,
-            tau,
-            metadata["formulation"],
-            correction,
-            baumgarte,
-            tolerances,
-            recorder,
-            record_every,
-            saver,
-            q,
-            v,
-            t0,
-            t_end,
-            state,
-            context,
-        )
-    return _execute(recorder, saver, body)
+    start = Start(
+        saved.t,
+        saved.arrays["q"],
+        saved.arrays["v"],
+        checkpoint=(saved.state, saved.arrays),
+        rows=saved.rows,
+        histories=saved.histories,
+    )
+    context = NO_CONTEXT if context is None else context
+    return execute(plan, model, inputs, start, writer=writer, context=context, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """A run saved as it went, read back: its checkpoint (``state`` scalars and ``arrays``), its ``metadata``
+    (``results.json``), and the ``rows`` and ``histories`` its parts hold up to the checkpoint (time ``t``)."""
+
+    state: dict
+    arrays: dict
+    metadata: dict
+    rows: dict
+    histories: dict
+
+    @property
+    def t(self) -> float:
+        """The checkpoint's time [s]."""
+        return float(self.state["t"])
+
+    @classmethod
+    def read(cls, path: Path, n_dofs: int) -> SavedRun:
+        """The run saved in ``path``; FlexbodyError when it is complete, has no checkpoint, cannot be read, is
+        inconsistent, was made by an integrator that cannot resume or has another number of coordinates."""
+        if (path / RESULTS_NPZ).exists():
+            raise FlexbodyError(
+                f"resume: the run in {str(path)!r} is already complete ({RESULTS_NPZ} exists); "
+                "read it with Results.load"
+            )
+        if not (path / CHECKPOINT).is_file():
+            raise FlexbodyError(
+                f"resume: no checkpoint ({CHECKPOINT}) in {str(path)!r}: not a directory written "
+                f"by simulate(..., save_to=...), or stopped before its first save"
+            )
+        try:
+            with np.load(path / CHECKPOINT) as data:
+                arrays = {key: data[key] for key in data.files}
+            state = json.loads(str(arrays.pop("state")))
+            metadata = json.loads((path / RESULTS_JSON).read_text())["metadata"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise FlexbodyError(f"resume: cannot read the checkpoint in {str(path)!r}: {exc}") from exc
+        name = metadata.get("integrator")
+        if name not in INTEGRATORS or state.get("integrator") != name:
+            raise FlexbodyError(
+                f"resume: the run in {str(path)!r} used integrator {name!r} (checkpoint of "
+                f"{state.get('integrator')!r}), which cannot resume; resumable: {sorted(INTEGRATORS)}"
+            )
+        if arrays["q"].shape != (n_dofs,):
+            raise FlexbodyError(
+                f"resume: the model has n_dofs = {n_dofs} but the run in {str(path)!r} has "
+                f"{arrays['q'].size} coordinates; give the model of the saved run"
+            )
+        try:
+            rows, histories = read_parts(path, [part_name(i) for i in range(1, state["n_parts"] + 1)], n_dofs)
+        except (OSError, ValueError, KeyError) as exc:
+            raise FlexbodyError(f"resume: cannot read the parts in {str(path)!r}: {exc}") from exc
+        if len(rows["times"]) != state["rows"]:
+            raise FlexbodyError(
+                f"resume: {str(path)!r} is inconsistent: the checkpoint continues {state['rows']} "
+                f"rows, its parts hold {len(rows['times'])}"
+            )
+        return cls(state, arrays, metadata, rows, histories)

@@ -26,7 +26,6 @@ step as if it had not been stopped.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -36,15 +35,15 @@ from ..errors import FlexbodyError, StateError
 from ..fem import fields as field_data
 from ..io.results import Results
 from ..io.run_writer import RunWriter
-from ..linalg.rank import resolve_tolerances as _tolerances
 from ..system.description import as_assembled
 from ..threads import one_blas_thread
 from . import restart
+from .alpha_start import consistent_start
 from .explicit import RK4, Adaptive, check_rk4_step
-from .recorder import Recorder
 from .resumption import resume
-from .run_body import _control_inputs, _energy_watch, _execute, _explicit_body, _implicit_body, _with_labels
 from .run_context import NO_CONTEXT, RunContext
+from .run_plan import RunPlan
+from .runner import RunInputs, Start, execute
 from .stabilization import (
     Baumgarte,
     PositionCorrection,
@@ -74,10 +73,6 @@ __all__ = [
 ]
 
 
-IMPLICIT_FORMULATION = "index-3 generalized-alpha"  # the "formulation" recorded by generalized-α runs
-
-
-# ----------------------------------------------------------------------------------------- simulation
 @one_blas_thread
 def simulate(
     asm: System | AssembledSystem,
@@ -183,160 +178,52 @@ def simulate(
         multiplier form at a singular configuration, …) is re-raised with the results recorded up to
         the failure attached as ``exc.last_good``; with ``save_to`` they are written there too.
     """
-    from .alpha_settings import GeneralizedAlpha
-
-    asm = as_assembled(asm, "simulate")
+    model = as_assembled(asm, "simulate")
     context = NO_CONTEXT if context is None else context
-    if not isinstance(integrator, (RK4, Adaptive, GeneralizedAlpha)):
-        raise FlexbodyError(f"simulate: integrator must be RK4, Adaptive or GeneralizedAlpha, got {integrator!r}")
-    for name, value in (("t0", t0), ("t_end", t_end)):
-        if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
-            raise FlexbodyError(f"simulate: {name} must be a number [s], got {value!r}")
-    if not (np.isfinite(t0) and np.isfinite(t_end) and t_end > t0):
-        raise FlexbodyError(f"simulate: t_end must be finite and > t0 = {t0}, got {t_end!r}")
-    if not isinstance(record_every, (int, np.integer)) or record_every < 1:
-        raise FlexbodyError(f"simulate: record_every must be a positive integer, got {record_every!r}")
-    if save_to is not None and (not isinstance(save_every, (int, np.integer)) or save_every < 1):
-        raise FlexbodyError(f"simulate: save_every must be a positive integer, got {save_every!r}")
-    tau, controller = _control_inputs(tau, controller, "simulate")
-    implicit = isinstance(integrator, GeneralizedAlpha)
-    facts = {
-        "integrator": type(integrator).__name__,
-        "integrator_settings": asdict(integrator),
-        "formulation": IMPLICIT_FORMULATION if implicit else formulation,
-        "t0": float(t0),
-        "t_end": float(t_end),
-        "record_every": int(record_every),
-    }
+    plan = RunPlan.of(
+        integrator=integrator,
+        t0=t0,
+        t_end=t_end,
+        formulation=formulation,
+        stabilization=stabilization,
+        rtol=rtol,
+        atol=atol,
+        singular_tol=singular_tol,
+        record_every=record_every,
+        fields=fields,
+        consistent_initial=consistent_initial,
+        save_every=save_every,
+    )
+    inputs = RunInputs.of(tau, controller, "simulate")
     if fields:
-        _check_field_bodies(asm)
-        facts["fields"] = True
+        _check_field_bodies(model)
     if save_to is not None and context.restarts is not None:  # flexbody run --resume
-        saved = restart.continue_saved(
-            asm,
-            save_to,
-            float(t_end),
-            facts,
-            resume,
-            context,
-            tau=None if controller is not None else tau,
-            controller=controller,
-        )
+        saved = restart.continue_saved(model, save_to, plan, resume, context, inputs)
         if saved is not None:
             return saved
-    if save_to is not None:
-        facts["save_every"] = int(save_every)
-    saver = (
-        None
-        if save_to is None
-        else RunWriter.create(
-            save_to, save_every, _bytes_to_write(asm, integrator, float(t0), float(t_end), record_every, fields)
-        )
-    )
-    if implicit:
-        return _simulate_implicit(
-            asm, t_end, integrator, tau, controller, q0, v0, t0, record_every, consistent_initial, facts, saver, context
-        )
-    correction, baumgarte = _split_stabilization(stabilization)
-    tolerances = _tolerances(rtol, atol)
-    q, v, ws = _initial_state(asm, q0, v0, t0, consistent_initial, tolerances)
-    if isinstance(integrator, RK4):
-        check_rk4_step(asm, q, integrator)
-    metadata = {
-        **facts,
-        "position_correction": asdict(correction) if correction else None,
-        "baumgarte": asdict(baumgarte) if baumgarte else None,
-        "rtol": tolerances[0],
-        "atol": tolerances[1],
-        "singular_tol": singular_tol,
-    }
-    recorder = Recorder(asm, tolerances, singular_tol, _with_labels(metadata, asm, controller), controller)
-    recorder.t_last = float(t0)
-    recorder.energy_watch = _energy_watch(asm, tau, controller)
-    body = _explicit_body(
-        asm,
-        integrator,
-        tau,
-        formulation,
-        correction,
-        baumgarte,
-        tolerances,
-        recorder,
-        record_every,
-        saver,
-        q,
-        v,
-        float(t0),
-        float(t_end),
-        {"workspace": ws},
-        context,
-    )
-    return _execute(recorder, saver, body)
+    start = _start(model, plan, q0, v0)
+    writer = None if save_to is None else RunWriter.create(save_to, plan.save_every, plan.bytes_to_write(model))
+    return execute(plan, model, inputs, start, writer=writer, context=context)
 
 
-def _bytes_to_write(asm, integrator, t0: float, t_end: float, record_every: int, fields: bool) -> int:
-    """What a run saved as it goes writes at most [B]: its recorded rows (q, v, a, τ, Φᵀλ, λ, the scalars and,
-    with ``fields``, about 30 numbers per flexible node) twice, as parts and as the complete results written
-    before the parts are removed."""
-    step = getattr(integrator, "dt", None) or getattr(integrator, "output_dt", None) or (t_end - t0) / 100.0
-    rows = int(np.ceil((t_end - t0) / step)) // record_every + 2
-    n, m = int(asm.n_dofs), int(asm.n_constraints)
-    nodes = sum(b.n_nodes for b in getattr(asm, "bodies", None) or []) if fields else 0
-    return 2 * 8 * rows * (5 * n + 2 * m + 20 + 30 * nodes)
-
-
-def _check_field_bodies(asm) -> None:
-    bodies = list(getattr(asm, "bodies", None) or [])
+def _check_field_bodies(model) -> None:
+    bodies = list(getattr(model, "bodies", None) or [])
     if not bodies:
         raise FlexbodyError("simulate: fields=True, but the model has no flexible body to record fields of")
     for body in bodies:
         field_data.check_body_name(body.name)
 
 
-def _simulate_implicit(
-    asm, t_end, settings, tau, controller, q0, v0, t0, record_every, consistent, facts, saver, context
-):
-    """The generalized-α branch of :func:`simulate` (:mod:`flexbody.solvers.generalized_alpha`); same Results layout."""
-    from .alpha_start import consistent_start
-
-    tolerances = _tolerances(None, None)
-    q, v, _ = _initial_state(asm, q0, v0, t0, False, tolerances)  # validated; made consistent below
-    start_ws = None
-    if consistent and int(asm.n_constraints) > 0:
-        q, v, start_ws = consistent_start(asm, t0, q, v)
-    metadata = dict(facts)  # integrator, settings, t0, t_end, …
-    recorder = Recorder(asm, tolerances, None, _with_labels(metadata, asm, controller), controller)
-    recorder.t_last = float(t0)
-    recorder.energy_watch = _energy_watch(asm, tau, controller)
-    body = _implicit_body(
-        asm, t_end, settings, tau, controller, recorder, saver, q, v, float(t0), record_every, None, context, start_ws
-    )
-    return _execute(recorder, saver, body)
-
-
-def _split_stabilization(stabilization):
-    items = stabilization if isinstance(stabilization, (tuple, list)) else (stabilization,)
-    correction = baumgarte = None
-    for item in items:
-        if isinstance(item, PositionCorrection):
-            correction = item
-        elif isinstance(item, Baumgarte):
-            baumgarte = item
-        elif item is not None:
-            raise FlexbodyError(
-                f"simulate: stabilization must be PositionCorrection, Baumgarte, a tuple of them or None, got {item!r}"
-            )
-    return correction, baumgarte
-
-
-def _initial_state(asm, q0, v0, t0, consistent, tolerances):
-    """(q, v, workspace of the start or None): the initial state checked and, with ``consistent``, made
-    consistent (the workspace of its last correction, at the projected velocities, goes to the first step)."""
-    n = int(asm.n_dofs)
+def _start(model, plan: RunPlan, q0, v0) -> Start:
+    """The run's start: the initial state checked and, unless the plan says otherwise, made consistent — by
+    least-change corrections through the sparse elimination for generalized-α, by the Newton projection and the
+    velocity projection otherwise — with the workspace of its last correction (at the corrected velocities),
+    which the first step reuses; an RK4 step above the flexible bodies' stable step refused first."""
+    n, t0 = int(model.n_dofs), plan.t0
     if q0 is None or v0 is None:
-        if not hasattr(asm, "initial_state"):
+        if not hasattr(model, "initial_state"):
             raise StateError("simulate: give q0 and v0 (the model has no initial_state())")
-        state = asm.initial_state()
+        state = model.initial_state()
         q0 = state.q if q0 is None else q0
         v0 = state.v if v0 is None else v0
     q, v = np.array(q0, dtype=float), np.array(v0, dtype=float)
@@ -344,8 +231,14 @@ def _initial_state(asm, q0, v0, t0, consistent, tolerances):
         if x.shape != (n,):
             raise StateError(f"simulate: {name} must have shape ({n},), got {x.shape}")
         finite(name, x, t0)
-    if consistent and int(asm.n_constraints) > 0:
-        q, ws = assembled_configuration(asm, q, t0, None, 1e-12, 50, *tolerances)
-        v = projected_velocity(ws, v, *tolerances)
-        return q, v, ws.with_velocity(v)
-    return q, v, None
+    ws = None
+    if plan.consistent_initial and int(model.n_constraints) > 0:
+        if plan.implicit:
+            q, v, ws = consistent_start(model, t0, q, v)
+        else:
+            q, ws = assembled_configuration(model, q, t0, None, 1e-12, 50, *plan.tolerances)
+            v = projected_velocity(ws, v, *plan.tolerances)
+            ws = ws.with_velocity(v)
+    if isinstance(plan.integrator, RK4):
+        check_rk4_step(model, q, plan.integrator)
+    return Start(t0, q, v, workspace=ws)
