@@ -145,10 +145,10 @@ def _rigid() -> None:
     fb.simulate(asm, 0.02, integrator=fb.RK4(dt=0.01))
     pendulum = fb.mechanisms.flexible_pendulum(divisions=(2, 1, 1)).assemble()  # the one Newton kernel, Python route
     fb.simulate(pendulum, 0.004, integrator=fb.GeneralizedAlpha(dt=0.002))
-    from flexbody.constraints.attachments import _attachment_rows  # nodes carried by a link frame
+    from flexbody.constraints.attachments import attachment_rows  # nodes carried by a link frame
 
     k, n = 2, asm.trees[0].n_dofs
-    _attachment_rows(
+    attachment_rows(
         np.ones((k, 3)),
         np.eye(3),
         np.zeros(3),

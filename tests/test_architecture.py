@@ -1,5 +1,6 @@
-"""The package's shape (docs/architecture.md): rooms that import only what their docstring allows, no
-import cycles, no module over 600 lines, cases on the public API alone.
+"""The package's shape (docs/architecture.md): rooms that import only what their docstring allows, no import cycles
+(type-only imports included), no module over 600 lines, no Python function over 80 lines of code outside compiled
+kernels, few names with a leading underscore imported from another module, cases on the public API alone.
 
 Run as a script to print the counts and the arrows between rooms (the numbers in docs/architecture.md):
 ``python tests/test_architecture.py``.
@@ -16,6 +17,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "flexbody"
 MAX_LINES = 600
+MAX_FUNCTION_LINES = 80
+"""Lines of code of a Python function (from its first statement after the docstring to its end): the docstring, which
+documents the public API, does not count; numba kernels (``@nb.njit``) are exempt."""
+MAX_PRIVATE_IMPORTS = 40
+"""Names with a leading underscore that one module imports from another (a name shared between modules is not
+private to one)."""
 TOP_LEVEL = {"errors", "progress", "precompile", "threads", "_version"}  # single-module rooms
 
 
@@ -37,11 +44,11 @@ def _type_checking_lines(tree: ast.AST) -> set[int]:
     return lines
 
 
-def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The flexbody modules ``name`` imports anywhere (module level or inside functions), except under
-    ``if TYPE_CHECKING``; ``from package import module`` counts as importing that module."""
+def imports_of(name: str, path: Path, modules: dict[str, Path], type_only: bool = False) -> set[str]:
+    """The flexbody modules ``name`` imports anywhere (module level or inside functions), with ``type_only`` those
+    under ``if TYPE_CHECKING`` too; ``from package import module`` counts as importing that module."""
     tree = ast.parse(path.read_text())
-    skip = _type_checking_lines(tree)
+    skip = set() if type_only else _type_checking_lines(tree)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(tree):
@@ -67,16 +74,56 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Module → imported modules, without the arrows between a package and its own modules (an
-    ``__init__`` re-exporting its modules, a module importing from its own package's ``__init__``)."""
+def import_graph(type_only: bool = False) -> dict[str, set[str]]:
+    """Module → imported modules (with ``type_only``, the imports for type checkers too), without the arrows
+    between a package and its own modules (an ``__init__`` re-exporting its modules, a module importing from its
+    own package's ``__init__``)."""
     modules = package_modules()
     graph = {}
     for name, path in modules.items():
         graph[name] = {
-            t for t in imports_of(name, path, modules) if not (t.startswith(name + ".") or name.startswith(t + "."))
+            t
+            for t in imports_of(name, path, modules, type_only)
+            if not (t.startswith(name + ".") or name.startswith(t + "."))
         }
     return graph
+
+
+def private_imports() -> list[tuple[str, str, str]]:
+    """(importing module, source module, name) of every name with a leading underscore that a flexbody module
+    imports from another flexbody module."""
+    found = []
+    for name, path in package_modules().items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            if source.startswith("flexbody"):
+                found += [(name, source, a.name) for a in node.names if a.name.startswith("_") and a.name[1] != "_"]
+    return found
+
+
+def long_functions() -> list[tuple[str, str, int]]:
+    """(module, function, lines of code) of the Python functions over :data:`MAX_FUNCTION_LINES` lines of code."""
+    found = []
+    for name, path in package_modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if any("jit" in ast.unparse(d) for d in node.decorator_list):
+                continue  # a compiled kernel
+            body = node.body
+            documented = isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant)
+            first = body[1].lineno if documented and len(body) > 1 else body[0].lineno
+            lines = node.end_lineno - first + 1
+            if lines > MAX_FUNCTION_LINES:
+                found.append((name, node.name, lines))
+    return found
 
 
 def room_of(module: str) -> str:
@@ -141,6 +188,20 @@ def test_no_import_cycles_between_modules():
     assert cycles(import_graph()) == []
 
 
+def test_no_import_cycles_between_modules_counting_type_only_imports():
+    """The lower rooms name the workspace through the rigid.state_view.StateView protocol, not by importing it."""
+    assert cycles(import_graph(type_only=True)) == []
+
+
+def test_few_private_names_cross_modules():
+    found = private_imports()
+    assert len(found) <= MAX_PRIVATE_IMPORTS, found
+
+
+def test_no_python_function_over_80_lines_of_code():
+    assert long_functions() == []
+
+
 def test_no_import_cycles_between_rooms():
     assert cycles(room_graph(import_graph())) == []
 
@@ -185,7 +246,10 @@ def summary() -> str:
         f"{len(modules)} modules, {sum(lines.values())} lines, {sum(map(len, graph.values()))} import arrows "
         f"between modules, {len(set(map(room_of, modules)) - {'flexbody'})} rooms, "
         f"{sum(map(len, rooms.values()))} arrows between rooms, largest module {max(lines.values())} lines "
-        f"({max(lines, key=lines.get)}), cycles: {cycles(graph) or 'none'}"
+        f"({max(lines, key=lines.get)}), cycles: {cycles(graph) or 'none'} "
+        f"(with type-only imports: {cycles(import_graph(type_only=True)) or 'none'}), "
+        f"private names imported across modules: {len(private_imports())}, "
+        f"functions over {MAX_FUNCTION_LINES} lines of code: {len(long_functions())}"
     ]
     for room in sorted(rooms):
         text.append(f"  {room} -> {', '.join(sorted(rooms[room])) or '-'}")

@@ -452,7 +452,7 @@ def test_fast_path_matches_reference_route(n, m):
     for method in METHODS:
         for kind in dyn.INERTIA_KINDS if method == "projection" else ("Mc",):
             kw = dict(method=method, inertia=kind)
-            assert compiled._forward_fast(M, h, tau, Phi, bias, method, None, None, kind, None) is not None
+            assert compiled.forward_fast(M, h, tau, Phi, bias, method, None, None, kind, None) is not None
             fast, ref = dyn.forward(M, h, tau, Phi, bias, **kw), _reference(M, h, tau, Phi, bias, **kw)
             assert (fast.method, fast.rank, fast.lam_unique) == (ref.method, ref.rank, ref.lam_unique)
             assert rel(fast.a, ref.a) < 1e-11, (method, kind)
@@ -465,11 +465,11 @@ def test_fast_path_matches_reference_route(n, m):
 def test_fast_path_leaves_borderline_cases_to_reference_route():
     M, h, tau, _, _, Phi_red, bias_red = redundant_problem()
     for method in METHODS:  # redundant rows: SVD / error path decides
-        assert compiled._forward_fast(M, h, tau, Phi_red, bias_red, method, None, None, "Mc", None) is None
+        assert compiled.forward_fast(M, h, tau, Phi_red, bias_red, method, None, None, "Mc", None) is None
     M, h, tau, Phi, bias = random_problem(10, 3, seed=9)
     near = np.vstack([Phi, Phi[0] + 1e-4 * np.random.default_rng(91).standard_normal(10)])
     bias2 = np.concatenate([bias, [bias[0]]])
-    assert compiled._forward_fast(M, h, tau, near, bias2, "multiplier", None, None, "Mc", None) is None
+    assert compiled.forward_fast(M, h, tau, near, bias2, "multiplier", None, None, "Mc", None) is None
     r, ref = (
         dyn.forward(M, h, tau, near, bias2, method="multiplier"),
         _reference(M, h, tau, near, bias2, method="multiplier"),

@@ -43,8 +43,8 @@ from pathlib import Path
 from .._version import __version__
 from ..errors import FlexbodyError
 from ..threads import limit_threads
-from .bench import _script_title, _select_scripts, benchmark_scripts
-from .cases import _case_failure, _case_line, _keywords, load_case, parse_grid, parse_overrides
+from .bench import benchmark_scripts, script_title, select_scripts
+from .cases import case_failure, case_line, keyword_parameters, load_case, parse_grid, parse_overrides
 from .info import describe_case
 from .sweep import markdown_table, sweep
 
@@ -73,7 +73,7 @@ def _cmd_run(args) -> int:
     start = time.perf_counter()
     bar = None if args.no_progress else progress.ProgressBar()
     context = RunContext.resuming(bar) if args.resume else RunContext(progress=bar)
-    if "context" in _keywords(module.main):  # the case hands the context to its runs
+    if "context" in keyword_parameters(module.main):  # the case hands the context to its runs
         overrides = {**overrides, "context": context}
     try:
         with _lines_after(bar) if bar is not None else contextlib.nullcontext():
@@ -269,9 +269,9 @@ def _cmd_bench(args, extra: list[str]) -> int:
         scripts = benchmark_scripts()
         width = max(len(s.stem.removeprefix("bench_")) for s in scripts)
         for s in scripts:
-            print(f"{s.stem.removeprefix('bench_'):<{width}}  {s}  {_script_title(s)}")
+            print(f"{s.stem.removeprefix('bench_'):<{width}}  {s}  {script_title(s)}")
         return 0
-    scripts = _select_scripts(args.names)
+    scripts = select_scripts(args.names)
     failed, times = [], []
     for script in scripts:
         print(f"== {script.name} {' '.join(extra)}".rstrip(), flush=True)
@@ -289,6 +289,7 @@ def _cmd_bench(args, extra: list[str]) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    """The command line: ``flexbody [--version] COMMAND …`` with a subparser per command."""
     parser = argparse.ArgumentParser(prog="flexbody", description="flexible/rigid multibody simulation")
     parser.add_argument("--version", action="version", version=f"flexbody {__version__}")
     common = argparse.ArgumentParser(add_help=False)
@@ -306,11 +307,19 @@ def _parser() -> argparse.ArgumentParser:
     def command(name: str, **kwargs) -> argparse.ArgumentParser:
         return sub.add_parser(name, parents=[common], **kwargs)
 
-    set_help = "override a case parameter (Python literal; repeatable)"
+    _case_commands(command)
+    _result_commands(command)
+    return parser
 
+
+_SET_HELP = "override a case parameter (Python literal; repeatable)"
+
+
+def _case_commands(command) -> None:
+    """The commands on a case file: run, new, info, sweep."""
     run = command("run", help="run a case file")
     run.add_argument("case")
-    run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help=set_help)
+    run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help=_SET_HELP)
     run.add_argument("--out", default=None, help="output directory (default out/<case name>)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     run.add_argument(
@@ -319,17 +328,14 @@ def _parser() -> argparse.ArgumentParser:
         help="continue the runs a stopped case saved in --out (same --set values, or none to reuse "
         "the saved ones) instead of starting them again",
     )
-
     new = command("new", help="write a commented case template that runs as it is")
     new.add_argument("name", help="case file to write, e.g. cases/22_my_case (.py is added)")
-
     info = command("info", help="describe a case's system: coordinates, constraints, rank, actuation")
     info.add_argument("case")
-    info.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help=set_help)
+    info.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help=_SET_HELP)
     info.add_argument(
         "--params", action="store_true", help="also list the case's parameters: name, value, unit, description"
     )
-
     sweep_ = command("sweep", help="run a case over a parameter grid as Dask tasks")
     sweep_.add_argument("case")
     sweep_.add_argument(
@@ -339,7 +345,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME=V1,V2,...",
         help="values of one parameter (repeatable; the variants are the Cartesian product)",
     )
-    sweep_.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help=set_help)
+    sweep_.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help=_SET_HELP)
     sweep_.add_argument("--out", default=None, help="output directory (default out/<case name>_sweep)")
     sweep_.add_argument("--workers", type=int, default=None, help="local worker processes (default: CPUs)")
     sweep_.add_argument("--scheduler", default=None, metavar="ADDRESS", help="use a running Dask scheduler")
@@ -347,6 +353,9 @@ def _parser() -> argparse.ArgumentParser:
         "--compare-serial", action="store_true", help="also run the variants one by one here and report the speed-up"
     )
 
+
+def _result_commands(command) -> None:
+    """The commands on saved results and the repository: view, export, bench."""
     view = command("view", help="render saved results (screenshot or animated GIF)")
     view.add_argument("results")
     view.add_argument("--field", default="displacement")
@@ -359,12 +368,10 @@ def _parser() -> argparse.ArgumentParser:
         help="draw flexible bodies at reference + SCALE × displacement (default 1: as computed)",
     )
     view.add_argument("--out", default=None, help="output file (default RESULTS/screenshot.png or animation.gif)")
-
     export = command("export", help="export saved results for other tools")
     export.add_argument("results")
     export.add_argument("--format", required=True, metavar="|".join(EXPORT_FORMATS))
     export.add_argument("--out", default=None, help="output directory")
-
     bench = command(
         "bench",
         help="run the repository's benchmark scripts (tests/benchmarks/bench_*.py)",
@@ -372,7 +379,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run (default: all)")
     bench.add_argument("--list", action="store_true", help="list the benchmarks")
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -411,12 +417,12 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # raised by a case's own code (or by flexbody under it): one line
         if case is None or args.traceback:
             raise
-        print(f"flexbody: error: {_case_failure(exc, case)} (--traceback shows the traceback)", file=sys.stderr)
+        print(f"flexbody: error: {case_failure(exc, case)} (--traceback shows the traceback)", file=sys.stderr)
         return EXIT_ERROR
 
 
 def _one_line(exc: BaseException, case: str | None) -> str:
     """The message of a FlexbodyError or OSError on one line, after the case file and line when a case raised it."""
-    if case is not None and _case_line(exc, case) is not None:
-        return _case_failure(exc, case)
+    if case is not None and case_line(exc, case) is not None:
+        return case_failure(exc, case)
     return " ".join(str(exc).split())

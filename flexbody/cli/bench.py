@@ -25,7 +25,7 @@ def benchmark_scripts(root=None) -> list[Path]:
     return scripts
 
 
-def _script_title(path: Path) -> str:
+def script_title(path: Path) -> str:
     try:
         doc = ast.get_docstring(ast.parse(path.read_text())) or ""
     except (OSError, SyntaxError, ValueError):
@@ -33,7 +33,7 @@ def _script_title(path: Path) -> str:
     return doc.strip().splitlines()[0] if doc.strip() else ""
 
 
-def _select_scripts(names: list[str]) -> list[Path]:
+def select_scripts(names: list[str]) -> list[Path]:
     scripts = benchmark_scripts()
     if not names:
         return scripts

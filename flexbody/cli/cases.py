@@ -43,7 +43,7 @@ def load_case(path: str | os.PathLike, require: tuple[str, ...] = ("main",)):
     try:
         spec.loader.exec_module(module)
     except Exception as exc:  # a broken case file: name it, do not dump a traceback
-        where = "" if isinstance(exc, SyntaxError) else _at_line(_case_line(exc, file))  # a SyntaxError has its line
+        where = "" if isinstance(exc, SyntaxError) else _at_line(case_line(exc, file))  # a SyntaxError has its line
         raise FlexbodyError(f"cannot import case file {str(path)!r}{where}: {type(exc).__name__}: {exc}") from exc
     signatures = {"main": "main(out_dir, **overrides)", "build": "build(**params)"}
     for fname in require:
@@ -70,7 +70,7 @@ def load_case(path: str | os.PathLike, require: tuple[str, ...] = ("main",)):
     return module
 
 
-def _case_line(exc: BaseException, path) -> tuple[int, str] | None:
+def case_line(exc: BaseException, path) -> tuple[int, str] | None:
     """(line, function) of the innermost frame of the case file ``path`` in the traceback of ``exc``, or None when
     the traceback does not pass through it (function "<module>" for the file's top level)."""
     target, found = Path(path).resolve(), None
@@ -84,22 +84,22 @@ def _case_line(exc: BaseException, path) -> tuple[int, str] | None:
 
 
 def _at_line(where: tuple[int, str] | None) -> str:
-    """ ", line 12 (in build)" for :func:`_case_line`'s answer; "" for None."""
+    """ ", line 12 (in build)" for :func:`case_line`'s answer; "" for None."""
     if where is None:
         return ""
     line, function = where
     return f", line {line}" + ("" if function == "<module>" else f" (in {function})")
 
 
-def _case_failure(exc: BaseException, path) -> str:
+def case_failure(exc: BaseException, path) -> str:
     """One line for an error raised while a case file ran: ``case file 'P', line N (in build): Type: message`` (the
     innermost line of the case in the traceback; "line" left out when the traceback does not pass through it)."""
     text = " ".join(str(exc).split())
     kind = "" if isinstance(exc, FlexbodyError) else f"{type(exc).__name__}: "
-    return f"case file {str(path)!r}{_at_line(_case_line(exc, path))}: {kind}{text}"
+    return f"case file {str(path)!r}{_at_line(case_line(exc, path))}: {kind}{text}"
 
 
-def _keywords(func) -> set[str]:
+def keyword_parameters(func) -> set[str]:
     """Names of the parameters of ``func`` that can be passed by keyword."""
     if not callable(func):
         return set()
@@ -113,7 +113,7 @@ def _keywords(func) -> set[str]:
 def case_parameters(module) -> list[str]:
     """UPPER_CASE names of a case that ``--set`` may override: module constants whose lower-case name is a
     keyword of ``main`` (or of ``build`` when ``main`` forwards ``**overrides`` to it)."""
-    keywords = _keywords(getattr(module, "main", None)) | _keywords(getattr(module, "build", None))
+    keywords = keyword_parameters(getattr(module, "main", None)) | keyword_parameters(getattr(module, "build", None))
     return sorted(k for k in vars(module) if k.isupper() and k.lower() in keywords)
 
 
@@ -141,7 +141,7 @@ def parameter_table(module) -> list[CaseParameter]:
         source = path.read_text()
         tree = ast.parse(source)
     except (OSError, SyntaxError, ValueError) as exc:
-        raise FlexbodyError(f"cannot read the parameters of case {_case_name(module)!r}: {exc}") from exc
+        raise FlexbodyError(f"cannot read the parameters of case {case_name(module)!r}: {exc}") from exc
     comments = {
         tok.start[0]: tok.string
         for tok in tokenize.generate_tokens(io.StringIO(source).readline)
@@ -214,11 +214,11 @@ def _compact_value(value) -> str:
         return text + ".0" if text.lstrip("-").isdigit() else text
     if isinstance(value, (tuple, list)) and all(isinstance(v, (int, float)) for v in value):
         return "(" + ", ".join(_compact_value(v) for v in value) + ("," if len(value) == 1 else "") + ")"
-    text = _compact(value)
+    text = compact(value)
     return text if len(text) <= 28 else text[:25] + "..."
 
 
-def _case_name(module) -> str:
+def case_name(module) -> str:
     return Path(getattr(module, "__file__", None) or module.__name__).stem
 
 
@@ -227,7 +227,7 @@ def _check_name(name: str, module, option: str) -> str:
     params = case_parameters(module)
     if name.upper() not in params:
         raise FlexbodyError(
-            f"{option}: case {_case_name(module)!r} has no parameter {name!r}; "
+            f"{option}: case {case_name(module)!r} has no parameter {name!r}; "
             f"valid parameters: {', '.join(params) or '(none)'}"
         )
     return name.lower()
@@ -259,16 +259,16 @@ def _check_value(name: str, value, module, option: str):
     take any value."""
     default = getattr(module, name.upper())
     if _is_numeric(default) and not _is_numeric(value):
-        example = _compact(default if _is_number(default) else tuple(default))
+        example = compact(default if _is_number(default) else tuple(default))
         raise FlexbodyError(
-            f"{option} {name}={value!r}: case {_case_name(module)!r} takes "
+            f"{option} {name}={value!r}: case {case_name(module)!r} takes "
             f"{'a number' if _is_number(default) else 'numbers'} for {name.upper()}, e.g. "
             f"{name}={example}"
         )
     if _is_numeric(default) and _all_finite(default) and not _all_finite(value):
         raise FlexbodyError(
-            f"{option} {name}={value!r}: case {_case_name(module)!r} takes finite numbers for "
-            f"{name.upper()} (its value is {_compact(default)})"
+            f"{option} {name}={value!r}: case {case_name(module)!r} takes finite numbers for "
+            f"{name.upper()} (its value is {compact(default)})"
         )
     return value
 
@@ -310,13 +310,13 @@ def parse_grid(pair: str, module) -> tuple[str, list]:
     if not values:
         raise FlexbodyError(f"--grid {name}: no values")
     values = [_check_value(name, v, module, "--grid") for v in values]
-    labels = [_compact(v) for v in values]
+    labels = [compact(v) for v in values]
     if len(set(labels)) != len(labels):
         raise FlexbodyError(f"--grid {name}: values repeat ({text})")
     return name, values
 
 
-def _compact(value) -> str:
+def compact(value) -> str:
     """Short text of a parameter value for variant names and tables."""
     if isinstance(value, str):
         return value

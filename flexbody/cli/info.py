@@ -5,7 +5,7 @@ actuation report of the case's tasks.
 from __future__ import annotations
 
 from ..errors import FlexbodyError, shortened
-from .cases import _case_name, _keywords, format_parameters, parameter_table
+from .cases import case_name, format_parameters, keyword_parameters, parameter_table
 
 
 # ------------------------------------------------------------------------------------------------ info
@@ -15,7 +15,7 @@ def _case_tasks(module, asm, overrides: dict) -> dict:
     func = getattr(module, "task", None)
     if not callable(func):
         return {}
-    kwargs = {k: v for k, v in overrides.items() if k in _keywords(func) - {"asm"}}
+    kwargs = {k: v for k, v in overrides.items() if k in keyword_parameters(func) - {"asm"}}
     tasks = func(asm, **kwargs)
     if isinstance(tasks, dict):
         return dict(tasks)
@@ -31,44 +31,44 @@ def describe_case(module, overrides: dict | None = None, *, params: bool = False
 
     Only the ``overrides`` that are parameters of ``build`` are used (the others are listed as ignored).
     """
-    import numpy as np
-
     overrides = dict(overrides or {})
     build = getattr(module, "build", None)
     if not callable(build):
-        raise FlexbodyError(f"case {_case_name(module)!r} defines no build(**params)")
-    kwargs = {k: v for k, v in overrides.items() if k in _keywords(build)}
+        raise FlexbodyError(f"case {case_name(module)!r} defines no build(**params)")
+    kwargs = {k: v for k, v in overrides.items() if k in keyword_parameters(build)}
     ignored = sorted(set(overrides) - set(kwargs))
     system = build(**kwargs)
     if not callable(getattr(system, "assemble", None)):
         raise FlexbodyError(
-            f"build() of case {_case_name(module)!r} returned {type(system).__name__}, not a flexbody.System"
+            f"build() of case {case_name(module)!r} returned {type(system).__name__}, not a flexbody.System"
         )
     asm = system.assemble()
-    n, n_rigid, n_joints = asm.n_dofs, asm.n_rigid, asm.n_joints
-    lines = [f"Case {_case_name(module)} ({getattr(module, '__file__', '?')})"]
+    lines = [f"Case {case_name(module)} ({getattr(module, '__file__', '?')})"]
     if params:
         lines.append(format_parameters(parameter_table(module)))
     if kwargs:
         lines.append(f"  build parameters set: {', '.join(f'{k}={v!r}' for k, v in kwargs.items())}")
     if ignored:
         lines.append(f"  ignored (not parameters of build): {', '.join(ignored)}")
-    lines.append(
+    lines += _part_lines(asm) + _constraint_lines(asm) + _actuator_lines(asm)
+    return "\n".join(lines + _task_lines(module, asm, overrides))
+
+
+def _part_lines(asm) -> list[str]:
+    """The coordinates, the trees, the flexible and reduced bodies and the force elements of ``asm``."""
+    n, n_rigid, n_joints = asm.n_dofs, asm.n_rigid, asm.n_joints
+    lines = [
         f"Coordinates        n = {n}: joint {n_joints}, "
         + (f"modal {n_rigid - n_joints}, " if asm.reduced else "")
-        + f"flexible nodal {n - n_rigid}"
-    )
-    lines.append(
+        + f"flexible nodal {n - n_rigid}",
         f"Rigid trees        {len(asm.trees)}"
-        + "".join(f"\n  {tree.name}: {tree.n_links} links, {tree.n_dofs} joint coordinates" for tree in asm.trees)
-    )
-    lines.append(
+        + "".join(f"\n  {tree.name}: {tree.n_links} links, {tree.n_dofs} joint coordinates" for tree in asm.trees),
         f"Flexible bodies    {len(asm.bodies)}"
         + "".join(
             f"\n  {body.name}: {body.n_nodes} nodes, {body.n_elements} elements, {body.n_dofs} coordinates"
             for body in asm.bodies
-        )
-    )
+        ),
+    ]
     if asm.reduced:
         lines.append(
             f"Reduced bodies     {len(asm.reduced)}"
@@ -78,20 +78,27 @@ def describe_case(module, overrides: dict | None = None, *, params: bool = False
                 for body in asm.reduced
             )
         )
-    lines += _constraint_lines(asm)
     forces = asm.forces.elements
     lines.append(
         f"Force elements     {len(forces)}"
         + "".join(f"\n  {f.name}: {type(f).__name__}" for f in forces[:12])
         + (f"\n  … and {len(forces) - 12} more" if len(forces) > 12 else "")
     )
+    return lines
+
+
+def _actuator_lines(asm) -> list[str]:
+    """The actuators and the passive coordinates (joints, modal, flexible nodal) of ``asm``."""
+    import numpy as np
+
+    n_rigid, n_joints = asm.n_rigid, asm.n_joints
     actuated = np.abs(np.asarray(asm.S, dtype=float)).sum(axis=0) > 0
     passive_joints = [asm.coordinate_labels[i] for i in np.flatnonzero(~actuated[:n_joints])]
     passive_modal = [asm.coordinate_labels[i] for i in n_joints + np.flatnonzero(~actuated[n_joints:n_rigid])]
-    lines.append(f"Actuators          k = {len(asm.actuated_labels)}: {shortened(asm.actuated_labels)}")
     nodal = [f"{body.name} {body.n_dofs}" for body in asm.bodies]
     n_passive_nodal = int(np.count_nonzero(~actuated[n_rigid:]))
-    lines.append(
+    return [
+        f"Actuators          k = {len(asm.actuated_labels)}: {shortened(asm.actuated_labels)}",
         f"Passive coords     {len(passive_joints) + len(passive_modal) + n_passive_nodal}: joints "
         f"{shortened(passive_joints)}"
         + (f"; modal {shortened(passive_modal)}" if passive_modal else "")
@@ -100,22 +107,27 @@ def describe_case(module, overrides: dict | None = None, *, params: bool = False
             "carry no actuators [DE 6.3])"
             if asm.bodies
             else ""
-        )
-    )
-    tasks = _case_tasks(module, asm, overrides)
-    if tasks:
-        from ..control.actuation import actuation_report
+        ),
+    ]
 
-        v0 = np.zeros(n)
-        for name, task in tasks.items():
-            report = actuation_report(asm, asm.q0, v0, task=task)
-            usable = [c for c in report.REQUIREMENTS if report.ok(c)]
-            lines.append(f"Actuation report for task {name!r} ({task!r}) at (q0, v = 0)")
-            lines += ["  " + line for line in str(report).splitlines()]
-            lines.append(f"  controllers whose checks pass: {', '.join(usable) or 'none'}")
-    else:
-        lines.append("Task               none (the case defines no task(asm))")
-    return "\n".join(lines)
+
+def _task_lines(module, asm, overrides: dict) -> list[str]:
+    """The actuation report of each task the case defines (``task(asm)``) at (q0, v = 0)."""
+    import numpy as np
+
+    tasks = _case_tasks(module, asm, overrides)
+    if not tasks:
+        return ["Task               none (the case defines no task(asm))"]
+    from ..control.actuation import actuation_report
+
+    lines, v0 = [], np.zeros(asm.n_dofs)
+    for name, task in tasks.items():
+        report = actuation_report(asm, asm.q0, v0, task=task)
+        usable = [c for c in report.REQUIREMENTS if report.ok(c)]
+        lines.append(f"Actuation report for task {name!r} ({task!r}) at (q0, v = 0)")
+        lines += ["  " + line for line in str(report).splitlines()]
+        lines.append(f"  controllers whose checks pass: {', '.join(usable) or 'none'}")
+    return lines
 
 
 def _constraint_lines(asm) -> list[str]:

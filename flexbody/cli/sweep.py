@@ -17,13 +17,13 @@ import uuid
 from pathlib import Path
 
 from ..errors import FlexbodyError
-from .cases import _case_line, _compact, load_case
+from .cases import case_line, compact, load_case
 
 
 # ----------------------------------------------------------------------------------------------- sweep
 def variant_name(overrides: dict) -> str:
     """Directory name of a variant: ``name=value`` joined by ``_``, unsafe characters replaced by ``_``."""
-    text = "_".join(f"{k}={_compact(v)}" for k, v in overrides.items())
+    text = "_".join(f"{k}={compact(v)}" for k, v in overrides.items())
     return re.sub(r"[^A-Za-z0-9.=+\-]", "_", text) or "default"
 
 
@@ -72,7 +72,7 @@ def run_variant(case_path: str, out_dir: str, overrides: dict) -> dict:
         summary = flatten_summary(module.main(out_dir, **overrides))
         error = None
     except Exception as exc:  # the row reports it; the other variants go on
-        where = _case_line(exc, case_path)
+        where = case_line(exc, case_path)
         at = "" if where is None else f" (line {where[0]} of {Path(case_path).name}, in {where[1]})"
         summary, error = {}, f"{type(exc).__name__}: {exc}{at}".strip().replace("\n", " ")
     return {"summary": summary, "error": error, "wall_time": time.perf_counter() - start}
@@ -148,13 +148,6 @@ def sweep(
         (cluster start and worker warm-up), "workers", "n_failed", and with ``compare_serial``
         "serial_wall_time_s", "speedup", "max_relative_difference".
     """
-    try:
-        from distributed import Client, LocalCluster, as_completed
-    except ImportError as exc:
-        raise FlexbodyError(
-            f"sweep needs Dask's distributed scheduler (pip install 'dask[distributed]'): {exc}"
-        ) from exc
-
     case_path = Path(case_path).resolve()
     fixed = dict(fixed or {})
     names = [name for name, _ in grids]
@@ -171,7 +164,42 @@ def sweep(
         raise FlexbodyError(f"--workers must be at least 1, got {workers}")
     n_workers = workers or max(1, min(os.cpu_count() or 1, len(variants)))
     out.mkdir(parents=True, exist_ok=True)
+    results, n_workers, startup, wall = _run_on_dask(case_path, dirs, variants, n_workers, scheduler)
+    rows = _rows(grid_only, names, results)
+    summary = {
+        "case": str(case_path),
+        "grid": dict(grids),
+        "fixed": fixed,
+        "out_dir": str(out),
+        "scheduler": scheduler or "local",
+        "workers": n_workers,
+        "n_variants": len(rows),
+        "n_failed": sum(r["status"] != "ok" for r in rows),
+        "startup_s": startup,
+        "wall_time_s": wall,
+    }
+    if compare_serial:
+        start = time.perf_counter()
+        serial = [run_variant(str(case_path), str(out / "_serial" / Path(d).name), v) for d, v in zip(dirs, variants)]
+        summary["serial_wall_time_s"] = time.perf_counter() - start
+        summary["speedup"] = summary["serial_wall_time_s"] / wall if wall > 0 else float("nan")
+        summary["max_relative_difference"] = _max_difference(results, serial)
+    summary["columns"] = _columns(rows)
+    summary["rows"] = rows
+    _write_summary(out, summary)
+    return summary
 
+
+def _run_on_dask(case_path: Path, dirs: list[str], variants: list[dict], n_workers: int, scheduler: str | None):
+    """(results in the variants' order, workers, start-up time [s], wall time [s]) of running each variant as a
+    Dask task on a local cluster of ``n_workers`` processes, or on the scheduler at ``scheduler``; a variant whose
+    worker failed (killed, lost, …) has an "error"."""
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError as exc:
+        raise FlexbodyError(
+            f"sweep needs Dask's distributed scheduler (pip install 'dask[distributed]'): {exc}"
+        ) from exc
     start = time.perf_counter()
     cluster = None
     _quiet_dask()
@@ -209,36 +237,11 @@ def sweep(
                     "error": f"{type(exc).__name__}: {exc}",
                     "wall_time": float("nan"),
                 }
-        results = [by_index[i] for i in range(len(futures))]
-        wall = time.perf_counter() - start
+        return [by_index[i] for i in range(len(futures))], n_workers, startup, time.perf_counter() - start
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
-
-    rows = _rows(grid_only, names, results)
-    summary = {
-        "case": str(case_path),
-        "grid": dict(grids),
-        "fixed": fixed,
-        "out_dir": str(out),
-        "scheduler": scheduler or "local",
-        "workers": n_workers,
-        "n_variants": len(rows),
-        "n_failed": sum(r["status"] != "ok" for r in rows),
-        "startup_s": startup,
-        "wall_time_s": wall,
-    }
-    if compare_serial:
-        start = time.perf_counter()
-        serial = [run_variant(str(case_path), str(out / "_serial" / Path(d).name), v) for d, v in zip(dirs, variants)]
-        summary["serial_wall_time_s"] = time.perf_counter() - start
-        summary["speedup"] = summary["serial_wall_time_s"] / wall if wall > 0 else float("nan")
-        summary["max_relative_difference"] = _max_difference(results, serial)
-    summary["columns"] = _columns(rows)
-    summary["rows"] = rows
-    _write_summary(out, summary)
-    return summary
 
 
 def _quiet_dask() -> None:
@@ -283,7 +286,7 @@ def _csv_value(value) -> str:
         return ""
     if isinstance(value, float):
         return repr(value)  # round-trips exactly
-    return value if isinstance(value, str) else _compact(value)
+    return value if isinstance(value, str) else compact(value)
 
 
 def _write_summary(out: Path, summary: dict) -> None:
@@ -302,7 +305,7 @@ def _cell(value) -> str:
     if isinstance(value, float):
         text = f"{value:.6g}"
         return text + ".0" if math.isfinite(value) and not set(text) & set(".e") else text
-    text = value if isinstance(value, str) else _compact(value)
+    text = value if isinstance(value, str) else compact(value)
     text = text.replace("|", "\\|")
     return text if len(text) <= 60 else text[:57] + "..."
 

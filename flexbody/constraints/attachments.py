@@ -31,7 +31,7 @@ from ..errors import ConstraintError
 from ..fem.flexible_body import FlexibleBody
 from ..rigid.anchors import Anchor, Ground
 from ..rigid.link import Link
-from .base import Constraint, ConstraintRows, Fix, _node_selection
+from .base import Constraint, ConstraintRows, Fix, node_selection
 from .closures import PointToPoint
 from .nodes import Node
 
@@ -46,7 +46,7 @@ _XYZ = "xyz"
 def _body_nodes(body, nodes, who: str) -> np.ndarray:
     if not isinstance(body, FlexibleBody):
         raise ConstraintError(f"{who}: expected a FlexibleBody, got {body!r}")
-    idx = _node_selection(body, nodes, who)
+    idx = node_selection(body, nodes, who)
     if idx.size == 0:
         raise ConstraintError(f"{who}: empty node selection on body {body.name!r}")
     return idx
@@ -65,7 +65,7 @@ def _identity(r: int, sign: float = 1.0) -> sp.coo_matrix:
 
 
 @nb.njit(cache=True)
-def _attachment_rows(offsets, R, p, J, acc, omega, x, phi, block, bias):
+def attachment_rows(offsets, R, p, J, acc, omega, x, phi, block, bias):
     """Rows of nodes carried by a link frame (R, p) [DE-112]: with w_a = R r_a,
     φ_a = x_a − p − w_a, the link columns of ∂φ_a/∂q = −(J_v − [w_a]× J_ω) (``block`` (3k, n_tree)) and
     the bias −(a_O + α × w_a + ω × (ω × w_a)) of Φ q̈ + bias = 0, (a_O, α) = ``acc`` the frame's J̇v."""
@@ -87,7 +87,7 @@ def _attachment_rows(offsets, R, p, J, acc, omega, x, phi, block, bias):
         bias[row + 2] = -(acc[2] + (acc[3] * w1 - acc[4] * w0) + (omega[0] * c1 - omega[1] * c0))
 
 
-class _NodeRows(Constraint):
+class NodeRows(Constraint):
     """Rows on a set of nodes of one body (row names n<node>.<axis>)."""
 
     def _set_rows(self, body, nodes, components=(0, 1, 2)):
@@ -119,7 +119,7 @@ class _NodeRows(Constraint):
         return cols
 
 
-class FixNodes(_NodeRows):
+class FixNodes(NodeRows):
     """Nodes of ``body`` held at X + u in the world (clamped when u = 0).
 
     Parameters
@@ -162,7 +162,7 @@ class FixNodes(_NodeRows):
         return ConstraintRows(ev.q[cols] - self.target, [(cols, _identity(self.n_rows))], np.zeros(self.n_rows))
 
 
-class AttachNodes(_NodeRows):
+class AttachNodes(NodeRows):
     """A node set of ``body`` rigidly attached to the frame of ``link`` (or held by the ground).
 
     The offsets r_a of the nodes in the link frame are those of the initial configuration of the
@@ -215,14 +215,14 @@ class AttachNodes(_NodeRows):
         i = self.link.index
         J, frame_bias = kin.frame_terms(self.link)  # (6, n_tree) [J_v; J_ω], J̇v (6,)
         phi, block, bias = np.empty(3 * k), np.empty((3 * k, J.shape[1])), np.empty(3 * k)
-        _attachment_rows(
+        attachment_rows(
             self.offsets, kin.R[i], kin.p[i], J, frame_bias, kin.angular_velocity(self.link), x, phi, block, bias
         )
         pieces.append((ev.columns(self.link.tree), block))
         return ConstraintRows(phi, pieces, bias)
 
 
-class TieNodes(_NodeRows):
+class TieNodes(NodeRows):
     """Nodes of ``body_a`` tied to the coincident nodes of ``body_b``: x_a = x_b.
 
     Nodes are matched by their reference positions (within ``tol`` [m]); ``nodes_b`` defaults to all

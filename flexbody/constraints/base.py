@@ -58,7 +58,7 @@ def global_columns(columns: ArrayLike, who: str) -> np.ndarray:
     return cols.astype(np.int64)
 
 
-def _node_selection(body: FlexibleBody, nodes: str | ArrayLike, who: str) -> np.ndarray:
+def node_selection(body: FlexibleBody, nodes: str | ArrayLike, who: str) -> np.ndarray:
     """Sorted unique node indices of ``body`` from a node-set or face-set name or integer node indices
     (:meth:`FlexibleBody.nodes`); a ConstraintError naming ``who`` for an unknown set, an index out of range, or
     indices that are not integers."""
@@ -68,7 +68,7 @@ def _node_selection(body: FlexibleBody, nodes: str | ArrayLike, who: str) -> np.
         raise ConstraintError(f"{who}: {exc}") from exc
 
 
-def _checked_components(components: ArrayLike, who: str, distinct: bool = True) -> np.ndarray:
+def checked_components(components: ArrayLike, who: str, distinct: bool = True) -> np.ndarray:
     """World components (0 = x, 1 = y, 2 = z) as int64 in the order given; ConstraintError naming ``who`` when
     they are not integers 0, 1, 2 (none, a text, 0.5, True) or, with ``distinct``, repeat one."""
     try:
@@ -195,14 +195,14 @@ class Fix:
         if not isinstance(body, FlexibleBody):
             raise ConstraintError(f"Fix: body must be a FlexibleBody, got {type(body).__name__}")
         self.body = body
-        self.nodes = _node_selection(body, nodes, f"Fix on body {body.name!r}")
+        self.nodes = node_selection(body, nodes, f"Fix on body {body.name!r}")
         label = nodes if isinstance(nodes, str) else f"{len(self.nodes)} nodes"
         if len(self.nodes) == 0:
             raise ConstraintError(f"Fix {label!r} on body {body.name!r}: empty node selection")
         if name is not None and (not isinstance(name, str) or not name):
             raise ConstraintError(f"Fix {label!r} on body {body.name!r}: name must be a non-empty string, got {name!r}")
         try:
-            self.components = np.unique(_checked_components(components, "Fix", distinct=False))
+            self.components = np.unique(checked_components(components, "Fix", distinct=False))
         except ConstraintError:
             raise ConstraintError(
                 f"Fix {label!r} on body {body.name!r}: components must be within (0, 1, 2), got {components!r}"

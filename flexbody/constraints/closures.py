@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import ConstraintError
 from ..rigid.anchors import Anchor, FrameAnchor
-from .base import Constraint, ConstraintRows, _checked_components
+from .base import Constraint, ConstraintRows, checked_components
 from .row_kinds import LINEAR, RADIAL, DeclaredPointRows, PointRow
 from .surfaces import Cylinder, Plane, Sphere, Surface
 
@@ -56,7 +56,7 @@ class PointToPoint(Constraint):
         super().__init__(name)
         who = f"point-to-point {self.name!r}"
         self.a, self.b = _anchor(a, who), _anchor(b, who)
-        comps = _checked_components(components, who)
+        comps = checked_components(components, who)
         self.components = comps
         self.n_rows, self.row_names = comps.size, tuple("xyz"[c] for c in comps)
         self.trees, self.anchors = _trees(a, b), (a, b)

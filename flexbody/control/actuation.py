@@ -422,7 +422,7 @@ def _shortened(labels, head: int = 6) -> str:
     return f"{labels[:head]} … {labels[-head:]} ({len(labels)} in all)"
 
 
-def _aghili(ctx) -> MapCheck:
+def aghili_condition(ctx) -> MapCheck:
     """[AG-56]: R((I−B)P) ⊆ R((I−B)(I−P)), tested as rank [Q, (I−B)P] = rank Q, Q = (I−B)(I−P)."""
     Vr, C = ctx.Phi_hat.T, ctx.nullspace
     St = ctx.S_tilde
@@ -488,7 +488,7 @@ def actuation_report(
     if ctx.large:
         skipped["aghili"] = f"needs the dense (n, p) basis of ker Φ, n = {n}"
     else:
-        maps["aghili"] = _aghili(ctx)
+        maps["aghili"] = aghili_condition(ctx)
     m_T = 0
     if task is not None:
         terms = ctx.task(task)

@@ -48,7 +48,7 @@ PASSIVE_RTOL = 1e-8
 """Largest ‖S̃τ‖ / ‖τ‖ accepted as zero torque at the passive joints."""
 
 
-def _gain(value: ArrayLike, m: int, name: str) -> np.ndarray:
+def gain_matrix(value: ArrayLike, m: int, name: str) -> np.ndarray:
     """A gain as an (m, m) matrix from a scalar, a diagonal (m,) or a matrix (m, m)."""
     K = np.asarray(value, dtype=float)
     if K.ndim == 0:
@@ -185,7 +185,7 @@ class TaskController(Controller):
         self.task = task
         self.reference: Reference = reference if callable(reference) else Setpoint(reference)
         m = task.n_rows
-        self.kp, self.kv = _gain(kp, m, "kp"), _gain(kv, m, "kv")
+        self.kp, self.kv = gain_matrix(kp, m, "kp"), gain_matrix(kv, m, "kv")
         self.labels["task_labels"] = list(task.row_labels)
 
     def command(self, ctx: ControlContext) -> tuple[TaskTerms, np.ndarray]:

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import ActuationError, ConvergenceError, ModelError
-from .base import Controller, _gain
+from .base import Controller, gain_matrix
 from .references import Setpoint
 from .tasks import Task
 
@@ -135,7 +135,7 @@ class ComputedTorqueControl(Controller):
                 f"n = {n} (passive: {[ctx.model.coordinate_labels[i] for i in ctx.passive]})"
             )
         q_d, v_d, a_d = (np.asarray(x, dtype=float) for x in self.joint_reference(ctx.t))
-        kp, kd = _gain(self._kp, n, "kp"), _gain(self._kd, n, "kd")
+        kp, kd = gain_matrix(self._kp, n, "kp"), gain_matrix(self._kd, n, "kd")
         a_star = a_d + kd @ (v_d - ctx.v) + kp @ (q_d - ctx.q)
         self.diagnostics.update(joint_desired=q_d, joint_error=q_d - ctx.q)
         if self.task is not None:

@@ -38,7 +38,7 @@ from numpy.typing import ArrayLike
 
 from ..dynamics import inverse
 from ..errors import ActuationError, ModelError
-from .actuation import _aghili, check_independent, enforce
+from .actuation import aghili_condition, check_independent, enforce
 from .base import TaskController
 from .maps import partition
 from .operational import pinv_solve
@@ -104,7 +104,7 @@ class ProjectedInverseDynamicsControl(TaskController):
         _, f_par = self.motion(ctx)
         if not len(ctx.passive):
             return f_par  # [AG-46]
-        check = _aghili(ctx)  # [AG-56, AG-62]
+        check = aghili_condition(ctx)  # [AG-56, AG-62]
         enforce(
             check,
             self.on_deficient,

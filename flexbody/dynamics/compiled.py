@@ -90,7 +90,8 @@ def _nb_kkt(M, h, tau, Phi, bias, rtol, atol):
     """Dense "multiplier" and "gauss" forward dynamics for m ≥ 1 (Cholesky factors only).
 
     M = LLᵀ, Yt = (L⁻¹Φᵀ)ᵀ (m, n), S = ΦM⁻¹Φᵀ = Yt Ytᵀ = H⁻¹ [DE-34], S = LsLsᵀ with the checks of
-    :func:`_schur_factor` made stricter (pivot² > max(2·rtol, _FAST_MIN_PIVOT)·S_ii, ‖Φ_i‖² > 2·atol²),
+    :func:`~flexbody.dynamics.schur.schur_factor` made stricter (pivot² > max(2·rtol, _FAST_MIN_PIVOT)·S_ii,
+    ‖Φ_i‖² > 2·atol²),
     so that the reference route decides every borderline case. With w = L⁻¹(τ − h), a_u = L⁻ᵀw [DE-22]
     and Φ a_u = Yt w: λ = −S⁻¹(Φ a_u + bias) [DE-33, MH-12..15] and a = a_u + M⁻¹Φᵀλ = L⁻ᵀ(w + Ytᵀλ).
     The Gauss form a = a_u − Φ̄(Φ a_u + bias) [DE-30] with Φ̄ = M⁻¹ΦᵀS⁻¹ [DE-28] applied as an operator
@@ -132,7 +133,7 @@ def _nb_kkt(M, h, tau, Phi, bias, rtol, atol):
     ok, Ls = cholesky(S)
     if not ok:
         return _FAST_FAILED, a, force, lam
-    floor = max(2.0 * rtol, _FAST_MIN_PIVOT)  # margins over _schur_factor's test
+    floor = max(2.0 * rtol, _FAST_MIN_PIVOT)  # margins over schur_factor's test
     for k in range(m):
         if not Ls[k, k] * Ls[k, k] > floor * S[k, k]:
             return _FAST_FAILED, a, force, lam
@@ -214,7 +215,7 @@ def _nb_ortho_factored(M, h, tau, bias, V, beta, R, mode, gamma):
     With full rank, V_r spans the columns of Q₁ (n, m): P = I − Q₁Q₁ᵀ [AG-15], A⁺ = Q₁R⁻ᵀ, the
     minimum-norm (here unique) λ = A⁺ᵀ·force = R⁻¹Q₁ᵀ·force [AG-18], and the trailing n − m columns of
     Q are an orthonormal basis C of ker Φ [DE-11]. The formulas are then those of :func:`_nullspace` and
-    :func:`_projection_dense`."""
+    :func:`~flexbody.dynamics.projection.projection_dense`."""
     n, m = M.shape[0], bias.shape[0]
     a = np.zeros(n)
     force = np.zeros(n)
@@ -251,7 +252,7 @@ def _nb_ortho_factored(M, h, tau, bias, V, beta, R, mode, gamma):
     return _FAST_OK, a, force, lam
 
 
-def _forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma, rows=None):
+def forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma, rows=None):
     """:class:`ForwardResult` of a dense problem with m ≥ 1 from a numba kernel, or None when the input
     is anything else (sparse, lists, other dtypes, wrong shapes, unknown names, NaN/Inf, bad tolerances)
     or the kernel declines (M not SPD, ΦM⁻¹Φᵀ singular or nearly so, Φ not certified well-conditioned

@@ -54,10 +54,10 @@ from ..linalg.validation import MassSolver as _MassSolver
 from ..linalg.validation import as_mass as _mass
 from ..linalg.validation import as_vector as _vector
 from ..linalg.validation import potrs as _potrs
-from .compiled import _forward_fast
-from .projection import _a_perp, _min_norm_lam, _projection_dense, _projection_sparse
+from .compiled import forward_fast
+from .projection import min_norm_lam, particular_acceleration, projection_dense, projection_sparse
 from .results import INERTIA_KINDS, METHODS, NULLSPACE_SPARSE_LIMIT, ForwardResult
-from .schur import _chol, _constraints, _phi_bar, _schur_factor, _unpack
+from .schur import checked_constraints, cholesky_lower, phi_bar, schur_factor, unpack_terms
 
 if TYPE_CHECKING:
     from ..system import AssembledSystem, State, System
@@ -108,7 +108,7 @@ def forward(
     inertia : {"Mc", "symmetric", "gamma"}
         Constraint inertia matrix of the dense projection method: M_c [AG-23, 24], M_c′ [AG-28] or
         M_c″(γ) [AG-29]. All give the same a. With sparse M the projection method never forms n×n
-        matrices and ``inertia`` has no effect (see :func:`_projection_sparse`).
+        matrices and ``inertia`` has no effect (see :func:`projection_sparse`).
     gamma : float, optional
         γ of M_c″ [kg or kg·m²]; default trace(M)/n, the mean eigenvalue of M, which like Aghili's
         suggestion γ = ‖M‖ is of the magnitude of M.
@@ -130,10 +130,10 @@ def forward(
     FlexbodyError
         Unknown ``method`` or ``inertia``.
     """
-    M, h, tau, Phi, terms_bias, method = _unpack(M, h, tau, Phi, method)
+    M, h, tau, Phi, terms_bias, method = unpack_terms(M, h, tau, Phi, method)
     if terms_bias is not None:
         bias = terms_bias
-    fast = _forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma, rows)
+    fast = forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma, rows)
     if fast is not None:
         return fast
     if method not in METHODS:
@@ -145,7 +145,7 @@ def forward(
     tau = _vector(tau, "tau", n)
     if _large_block_system(M, Phi, n):
         return _forward_on_stored_columns(M, h, tau, Phi, bias, method, *resolve_tolerances(rtol, atol))
-    Phi, bias = _constraints(Phi, bias, n)
+    Phi, bias = checked_constraints(Phi, bias, n)
     rtol, atol = resolve_tolerances(rtol, atol)
     if method == "multiplier":
         return _multiplier(M, sparse, tau - h, Phi, bias, rtol, atol)
@@ -154,9 +154,9 @@ def forward(
     if method == "nullspace":
         return _nullspace(M, sparse, h, tau, Phi, bias, rtol, atol)
     if sparse:
-        return _projection_sparse(M, tau - h, Phi, bias, rtol, atol)
+        return projection_sparse(M, tau - h, Phi, bias, rtol, atol)
     svd = rows if isinstance(rows, ConstraintSVD) and (rows.rtol, rows.atol) == (rtol, atol) else None
-    return _projection_dense(M, h, tau, Phi, bias, rtol, atol, inertia, gamma, svd)
+    return projection_dense(M, h, tau, Phi, bias, rtol, atol, inertia, gamma, svd)
 
 
 def _unconstrained(solver: _MassSolver, f: np.ndarray, m: int, method: str) -> ForwardResult:
@@ -174,7 +174,7 @@ def _multiplier(M, sparse, f, Phi, bias, rtol, atol) -> ForwardResult:
     a_u = solver.solve(f)  # M⁻¹(τ − h)  [DE-22]
     Y = solver.solve(Phi.T)  # M⁻¹Φᵀ (n, m), m solves
     S = Phi @ Y  # ΦM⁻¹Φᵀ = H⁻¹  [DE-34]
-    cS = _schur_factor(S, Phi, rtol, atol, "multiplier")
+    cS = schur_factor(S, Phi, rtol, atol, "multiplier")
     lam = _potrs(cS, -(Phi @ a_u + bias), lower=1)[0]
     a = a_u + Y @ lam
     return ForwardResult(a, Phi.T @ lam, lam, True, m, "multiplier")
@@ -187,7 +187,7 @@ def _gauss(M, sparse, f, Phi, bias, rtol, atol) -> ForwardResult:
     if m == 0:
         return _unconstrained(solver, f, 0, "gauss")
     a_u = solver.solve(f)  # [DE-22]
-    Phi_bar, cS = _phi_bar(solver, Phi, rtol, atol, "gauss")
+    Phi_bar, cS = phi_bar(solver, Phi, rtol, atol, "gauss")
     a = -Phi_bar @ bias + (a_u - Phi_bar @ (Phi @ a_u))  # [DE-30], Θ applied as an operator
     lam = -_potrs(cS, Phi @ a_u + bias, lower=1)[0]  # λ = −H(Φ a_u + Φ̇q̇)  [DE-27, DE-33]
     return ForwardResult(a, Phi.T @ lam, lam, True, m, "gauss")
@@ -202,15 +202,15 @@ def _nullspace(M, sparse, h, tau, Phi, bias, rtol, atol) -> ForwardResult:
             return _nullspace_partitioned(M, h, tau, Phi, bias, rtol, atol)
         M = M.toarray()
     svd, C = constraint_svd(Phi, rtol, atol, full=True)
-    a_p = _a_perp(svd, bias)  # particular solution −Φ⁺ bias
+    a_p = particular_acceleration(svd, bias)  # particular solution −Φ⁺ bias
     Mp = C.T @ M @ C  # [DE-15]
-    c, info = _chol(Mp)
+    c, info = cholesky_lower(Mp)
     if info != 0:
         raise StateError(f"C^T M C is not positive definite (pivot {info}); M must be SPD")
     z = _potrs(c, C.T @ (tau - h - M @ a_p), lower=1)[0] if C.shape[1] else np.zeros(0)
     a = a_p + C @ z
     force = svd.Vt.T @ (svd.Vt @ (M @ a + h - tau))  # Φᵀλ ∈ im Φᵀ  [DE-6]
-    return ForwardResult(a, force, _min_norm_lam(svd, force), svd.rank == svd.n_constraints, svd.rank, "nullspace")
+    return ForwardResult(a, force, min_norm_lam(svd, force), svd.rank == svd.n_constraints, svd.rank, "nullspace")
 
 
 def _nullspace_partitioned(M, h, tau, Phi, bias, rtol, atol, cols=None) -> ForwardResult:
@@ -271,7 +271,7 @@ def _forward_on_stored_columns(M, h, tau, Phi, bias, method, rtol, atol) -> Forw
 
     - "multiplier" [DE-7] and "gauss" [DE-27..30]: λ = −(ΦM⁻¹Φᵀ)⁻¹(Φ a_u + bias), a = a_u + M⁻¹Φᵀλ (the
       Gauss form a = a_u − Φ̄(Φ a_u + bias) is the same vector);
-    - "projection" (any inertia kind, [AG-25] has a unique solution): as :func:`_projection_sparse`;
+    - "projection" (any inertia kind, [AG-25] has a unique solution): as :func:`projection_sparse`;
     - "nullspace" [DE-10..15]: the coordinate-partitioning basis of :func:`_nullspace_partitioned`.
     """
     Phi = sp.csr_matrix(Phi, dtype=float)
@@ -283,7 +283,7 @@ def _forward_on_stored_columns(M, h, tau, Phi, bias, method, rtol, atol) -> Forw
     Phi_c = np.ascontiguousarray(Phi[:, cols].toarray())
     a_u = M.solve(tau - h)
     if method in ("multiplier", "gauss"):
-        cS = _schur_factor(Phi_c @ M.inverse_submatrix(cols) @ Phi_c.T, Phi_c, rtol, atol, method)
+        cS = schur_factor(Phi_c @ M.inverse_submatrix(cols) @ Phi_c.T, Phi_c, rtol, atol, method)
         lam = _potrs(cS, -(Phi @ a_u + bias), lower=1)[0]
         force = Phi.T @ lam
         return ForwardResult(a_u + M.solve(force), force, lam, True, m, method)
@@ -294,7 +294,7 @@ def _forward_on_stored_columns(M, h, tau, Phi, bias, method, rtol, atol) -> Forw
     if r == 0:
         return ForwardResult(a_u, np.zeros(n), np.zeros(m), m == 0, 0, "projection")
     Vc = svd.Vt  # (r, n_c): V_rᵀ on the stored columns
-    c, info = _chol(Vc @ M.inverse_submatrix(cols) @ Vc.T)
+    c, info = cholesky_lower(Vc @ M.inverse_submatrix(cols) @ Vc.T)
     if info != 0:
         raise StateError(f"V_r^T M^-1 V_r is not positive definite (pivot {info}); M must be SPD")
     mu = _potrs(c, -(svd.U.T @ bias) / svd.s - Vc @ a_u[cols], lower=1)[0]

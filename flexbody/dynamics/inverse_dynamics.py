@@ -15,9 +15,9 @@ from ..errors import ConstraintError, FlexbodyError, StateError
 from ..linalg.rank import constraint_svd
 from ..linalg.validation import as_mass as _mass
 from ..linalg.validation import as_vector as _vector
-from .projection import _min_norm_lam
+from .projection import min_norm_lam
 from .results import CONSISTENCY_RTOL, InverseResult
-from .schur import _constraints, _unpack
+from .schur import checked_constraints, unpack_terms
 
 if TYPE_CHECKING:
     from ..linalg.block_mass import BlockMass
@@ -64,12 +64,12 @@ def inverse(
     -------
     InverseResult
     """
-    M, h, a, Phi, terms_bias, _ = _unpack(M, h, a, Phi, None)
+    M, h, a, Phi, terms_bias, _ = unpack_terms(M, h, a, Phi, None)
     if bias is None:
         bias = terms_bias
     M, n, _sparse = _mass(M)
     h, a = _vector(h, "h", n), _vector(a, "a", n)
-    Phi, bias = _constraints(Phi, bias, n, bias_required=False)
+    Phi, bias = checked_constraints(Phi, bias, n, bias_required=False)
     m = Phi.shape[0]
     svd, _ = constraint_svd(Phi, rtol, atol)
     if bias is not None and m:
@@ -105,4 +105,4 @@ def inverse(
         x = sla.solve_triangular(L, tau0, lower=True)  # L⁻¹(M a + h)
         tau = L @ (x - svd_w.Vt.T @ (svd_w.Vt @ x))  # τ = L P_W L⁻¹(M a + h)
         force = tau0 - tau
-    return InverseResult(tau, force, _min_norm_lam(svd, force), unique, svd.rank)
+    return InverseResult(tau, force, min_norm_lam(svd, force), unique, svd.rank)

@@ -21,20 +21,20 @@ from ..linalg.validation import as_mass as _mass
 from ..linalg.validation import as_vector as _vector
 from ..linalg.validation import potrs as _potrs
 from .results import INERTIA_KINDS, ForwardResult, GeneralizedConstrainedTerms, Projection
-from .schur import _chol, _constraints, _phi_bar
+from .schur import checked_constraints, cholesky_lower, phi_bar
 
 if TYPE_CHECKING:
     from ..linalg.block_mass import BlockMass
 
 
-def _min_norm_lam(svd: ConstraintSVD, force: np.ndarray) -> np.ndarray:
+def min_norm_lam(svd: ConstraintSVD, force: np.ndarray) -> np.ndarray:
     """λ = A⁺ᵀ·force, the minimum-norm multipliers of a force in im Φᵀ [AG-18, Remark 4]."""
     if svd.rank == 0:
         return np.zeros(svd.n_constraints)
     return svd.U @ ((svd.Vt @ force) / svd.s)
 
 
-def _a_perp(svd: ConstraintSVD, bias: np.ndarray) -> np.ndarray:
+def particular_acceleration(svd: ConstraintSVD, bias: np.ndarray) -> np.ndarray:
     """(I − P) a = C q̇ = −A⁺ Ȧq̇ = −A⁺ bias [AG-13, AG-16]."""
     if svd.rank == 0:
         return np.zeros(svd.n_dofs)
@@ -55,7 +55,7 @@ def _inertia_terms(M, P, a_perp, kind, gamma):
     return P @ M + gamma * Q, gamma * a_perp  # M_c″, C_c″ = γ C  [AG-29]
 
 
-def _projection_dense(M, h, tau, Phi, bias, rtol, atol, inertia, gamma, svd=None) -> ForwardResult:
+def projection_dense(M, h, tau, Phi, bias, rtol, atol, inertia, gamma, svd=None) -> ForwardResult:
     """Aghili's direct dynamics M_c a = P(τ − h) + C_c q̇ [AG-22, AG-25, AG-27, AG-29] (``svd``: the SVD of Φ with
     these tolerances, when made already)."""
     n = M.shape[0]
@@ -63,21 +63,21 @@ def _projection_dense(M, h, tau, Phi, bias, rtol, atol, inertia, gamma, svd=None
         svd, _ = constraint_svd(Phi, rtol, atol)
     Vt = svd.Vt
     P = np.eye(n) - Vt.T @ Vt  # P = I − A⁺A  [AG-15]
-    a_perp = _a_perp(svd, bias)  # C q̇ = −A⁺ Ȧq̇  [AG-16]
+    a_perp = particular_acceleration(svd, bias)  # C q̇ = −A⁺ Ȧq̇  [AG-16]
     Mc, cc = _inertia_terms(M, P, a_perp, inertia, gamma)
     rhs = P @ (tau - h) + cc  # f∥ − h∥ + C_c q̇  [AG-25]
     if inertia == "symmetric":
-        c, info = _chol(Mc)  # M_c′ is SPD [AG Prop. 1]
+        c, info = cholesky_lower(Mc)  # M_c′ is SPD [AG Prop. 1]
         a = _potrs(c, rhs, lower=1)[0] if info == 0 else np.linalg.solve(Mc, rhs)
     else:
         a = np.linalg.solve(Mc, rhs)  # invertible [AG Thm. 2, Prop. 2]
     # [AG-32]: 𝓕 = f⊥ − h⊥ − μ(f∥ − h∥ + C_c q̇), μ = (I − P)M M_c⁻¹; by (25) M_c⁻¹(…) = a, so
     # 𝓕 = (I − P)(f − h − M a), and in our sign Φᵀλ = −𝓕 = (I − P)(M a + h − τ).
     force = Vt.T @ (Vt @ (M @ a + h - tau))
-    return ForwardResult(a, force, _min_norm_lam(svd, force), svd.rank == svd.n_constraints, svd.rank, "projection")
+    return ForwardResult(a, force, min_norm_lam(svd, force), svd.rank == svd.n_constraints, svd.rank, "projection")
 
 
-def _projection_sparse(M, f, Phi, bias, rtol, atol) -> ForwardResult:
+def projection_sparse(M, f, Phi, bias, rtol, atol) -> ForwardResult:
     """Projection method for sparse M without n×n matrices.
 
     With the thin SVD Φ = U_r Σ_r V_rᵀ, P = I − V_r V_rᵀ, the two conditions of [AG-25],
@@ -96,7 +96,7 @@ def _projection_sparse(M, f, Phi, bias, rtol, atol) -> ForwardResult:
         return ForwardResult(a_u, np.zeros_like(a_u), np.zeros(m), m == 0, 0, "projection")
     Vr = svd.Vt.T  # (n, r), orthonormal columns
     Y = solver.solve(Vr)
-    c, info = _chol(Vr.T @ Y)
+    c, info = cholesky_lower(Vr.T @ Y)
     if info != 0:
         raise StateError(f"V_r^T M^-1 V_r is not positive definite (pivot {info}); M must be SPD")
     mu = _potrs(c, -(svd.U.T @ bias) / svd.s - Vr.T @ a_u, lower=1)[0]
@@ -155,7 +155,7 @@ def mass_weighted_inverse(
     rtol, atol = resolve_tolerances(rtol, None)
     if Phi.shape[0] == 0:
         return np.zeros((n, 0))
-    return _phi_bar(_MassSolver(M, sparse), Phi, rtol, atol, "gauss")[0]
+    return phi_bar(_MassSolver(M, sparse), Phi, rtol, atol, "gauss")[0]
 
 
 def generalized_constrained_terms(
@@ -172,13 +172,13 @@ def generalized_constrained_terms(
     """
     M, n, sparse = _mass(M)
     b, g = _vector(b, "b", n), _vector(g, "g", n)
-    Phi, bias = _constraints(Phi, bias, n)
+    Phi, bias = checked_constraints(Phi, bias, n)
     rtol, atol = resolve_tolerances(rtol, None)
     m = Phi.shape[0]
     if m == 0:
         eye = spla.aslinearoperator(sp.identity(n)) if sparse else np.eye(n)
         return GeneralizedConstrainedTerms(eye, np.zeros(0), np.zeros(0), np.zeros((n, 0)), np.zeros((0, 0)))
-    Phi_bar, cS = _phi_bar(_MassSolver(M, sparse), Phi, rtol, atol, "gauss")
+    Phi_bar, cS = phi_bar(_MassSolver(M, sparse), Phi, rtol, atol, "gauss")
     H = _potrs(cS, np.eye(m), lower=1)[0]  # (ΦM⁻¹Φᵀ)⁻¹  [DE-34]
     alpha = Phi_bar.T @ b - H @ bias  # Φ̄ᵀ = HΦM⁻¹  [DE-36]
     rho = Phi_bar.T @ g  # [DE-37]

@@ -19,7 +19,7 @@ from ..linalg.validation import potrs as _potrs
 
 
 # ----------------------------------------------------------------------------------------- validation
-def _unpack(M, h, third, Phi, method):
+def unpack_terms(M, h, third, Phi, method):
     """Support the ``(asm, state, x)`` calling form (duck typing on ``asm.terms``; a System is assembled)."""
     if type(M) is np.ndarray:  # the matrix form (no attribute look-ups)
         return M, h, third, Phi, None, method
@@ -40,7 +40,7 @@ def _unpack(M, h, third, Phi, method):
     return terms.M, terms.h, third, terms.Phi, terms.bias, method
 
 
-def _constraints(
+def checked_constraints(
     Phi: Any, bias: ArrayLike | None, n: int, bias_required: bool = True
 ) -> tuple[np.ndarray, np.ndarray | None]:
     Phi = dense_jacobian(Phi, n)
@@ -53,12 +53,12 @@ def _constraints(
 
 
 # -------------------------------------------------------------------------------------- linear algebra
-def _chol(S: np.ndarray):
+def cholesky_lower(S: np.ndarray):
     """Lower Cholesky factor and LAPACK info (0 on success)."""
     return _potrf(S, lower=1, clean=0)
 
 
-def _schur_factor(S: np.ndarray, Phi: np.ndarray, rtol: float, atol: float, method: str) -> np.ndarray:
+def schur_factor(S: np.ndarray, Phi: np.ndarray, rtol: float, atol: float, method: str) -> np.ndarray:
     """Cholesky factor of S = ΦM⁻¹Φᵀ (m, m), or ConstraintError if it is numerically singular.
 
     A pivot d_i of the factor relative to its diagonal entry, d_i / S_ii, is sin² of the M⁻¹-metric angle
@@ -104,8 +104,8 @@ def _raise_singular(S, Phi, rtol, atol, method) -> NoReturn:
     )
 
 
-def _phi_bar(solver: _MassSolver, Phi, rtol, atol, method):
+def phi_bar(solver: _MassSolver, Phi, rtol, atol, method):
     """Φ̄ = M⁻¹Φᵀ(ΦM⁻¹Φᵀ)⁻¹ (n, m) [DE-28] and the Cholesky factor of ΦM⁻¹Φᵀ."""
     Y = solver.solve(Phi.T)
-    cS = _schur_factor(Phi @ Y, Phi, rtol, atol, method)
+    cS = schur_factor(Phi @ Y, Phi, rtol, atol, method)
     return _potrs(cS, Y.T, lower=1)[0].T, cS

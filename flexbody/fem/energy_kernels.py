@@ -20,9 +20,9 @@ import math
 import numba as nb
 import numpy as np
 
-from .kernels import _chunk_bounds, _numba_threads
-from .materials import MOONEY_RIVLIN, NEO_HOOKEAN, SVK, _right_cauchy_green, user_energy_density
-from .point_kernels import _gradient
+from .kernels import chunk_bounds, numba_threads
+from .materials import MOONEY_RIVLIN, NEO_HOOKEAN, SVK, right_cauchy_green, user_energy_density
+from .point_kernels import deformation_gradient
 from .svk_hex8 import svk_hex8_energies
 
 
@@ -51,7 +51,7 @@ def strain_energy_density(kind, p, F, C, law=None):
     """
     if law is not None:
         return user_energy_density(law, p, F, C)
-    _right_cauchy_green(F, C)
+    right_cauchy_green(F, C)
     if kind == SVK:
         tr = 0.0
         EE = 0.0
@@ -100,7 +100,7 @@ def _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy, law=Non
                 xe[nn + a, i] = alpha[e, a, i]
         s = 0.0
         for g in range(nq):
-            _gradient(xe, G[e, g], n_all, F)
+            deformation_gradient(xe, G[e, g], n_all, F)
             s += wdv[e, g] * strain_energy_density(kind, p, F, C, law)
         energy[e] = s
 
@@ -117,7 +117,7 @@ def element_strain_energies(cells, G, wdv, x, alpha, kind, p, n_threads, energy,
     if n_threads <= 1:
         _energies_of_range(0, cells.shape[0], cells, G, wdv, x, alpha, kind, p, energy, *extra)
         return
-    with _numba_threads(n_threads):
+    with numba_threads(n_threads):
         _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_threads, energy, *extra)
 
 
@@ -126,5 +126,5 @@ def _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_thread
     m = cells.shape[0]
     n_chunks = min(n_threads, m)
     for ch in nb.prange(n_chunks):
-        lo, hi = _chunk_bounds(0, m, n_chunks, ch)
+        lo, hi = chunk_bounds(0, m, n_chunks, ch)
         _energies_of_range(lo, hi, cells, G, wdv, x, alpha, kind, p, energy, law)

@@ -25,8 +25,8 @@ from numpy.typing import ArrayLike
 from ..errors import MeshError
 from .elements import FACE_AXIS_SIDE, HEX8_NODES, HEX27_NODES, reference_hex
 
-_HEX_TYPES = {"hexahedron": 8, "hexahedron27": 27}
-_CELL_TYPE = {8: "hexahedron", 27: "hexahedron27"}
+HEX_TYPES = {"hexahedron": 8, "hexahedron27": 27}
+CELL_TYPE = {8: "hexahedron", 27: "hexahedron27"}
 #: For each of the 27 VTK triquadratic nodes, the local corners (0..7) it is the centroid of.
 _PARENTS = [np.flatnonzero(np.all((p == HEX8_NODES) | (p == 0), axis=1)) for p in HEX27_NODES]
 

@@ -29,9 +29,9 @@ from .materials import (
     USER_TENSOR,
     VOIGT,
     Material,
-    _check_damping,
-    _check_poisson,
-    _check_positive,
+    check_damping,
+    check_poisson,
+    check_positive,
     lame_from_young,
 )
 
@@ -185,8 +185,8 @@ class Hyperelastic(Material):
         if not isinstance(name, str) or not name:
             raise MaterialError(f"Hyperelastic: name must be a non-empty string, got {name!r}")
         label = f"Hyperelastic {name!r}"
-        object.__setattr__(self, "density", _check_positive("density", density, label))
-        object.__setattr__(self, "damping", _check_damping(damping, label))
+        object.__setattr__(self, "density", check_positive("density", density, label))
+        object.__setattr__(self, "damping", check_damping(damping, label))
         values = _checked_parameters(parameters, label)
         symbols = {key: sp.Symbol(key) for key in values}
         W = energy_of(symbols)
@@ -235,7 +235,7 @@ class Hyperelastic(Material):
             )
         if self.small_strain is not None:
             young, poisson = self.small_strain
-            return lame_from_young(_check_positive("small_strain young", young, label), _check_poisson(poisson, label))
+            return lame_from_young(check_positive("small_strain young", young, label), check_poisson(poisson, label))
         return float(D[0, 0, 1, 1]), float(D[0, 1, 0, 1])
 
     # ------------------------------------------------------------------ Material interface

@@ -35,7 +35,7 @@ import numba as nb
 import numpy as np
 
 from .materials import SVK, pk2_stress, pk2_stress_and_moduli
-from .point_kernels import _add_general_A, _add_isotropic_A, _add_viscous_stress, _gradient, _svk_stress
+from .point_kernels import add_general_A, add_isotropic_A, add_viscous_stress, deformation_gradient, svk_stress
 from .small_dense import small_product, small_solve
 from .svk_hex8 import svk_hex8_damped_forces, svk_hex8_forces
 
@@ -49,14 +49,14 @@ def element_force(xe, ve, Ge, we, kind, p, beta, lam0, mu0, fe, F, Fd, S, work, 
     fe[:] = 0.0
     for g in range(nq):
         Gg = Ge[g]
-        _gradient(xe, Gg, n, F)
+        deformation_gradient(xe, Gg, n, F)
         if kind == SVK and beta == 0.0:
-            _svk_stress(p[0], p[1], F, S)
+            svk_stress(p[0], p[1], F, S)
         else:
             pk2_stress(kind, p, F, S, work, law)
         if beta > 0.0:
-            _gradient(ve, Gg, nn, Fd)
-            _add_viscous_stress(F, Fd, beta, lam0, mu0, S)
+            deformation_gradient(ve, Gg, nn, Fd)
+            add_viscous_stress(F, Fd, beta, lam0, mu0, S)
         w = we[g]
         for i in range(3):
             P0 = (F[i, 0] * S[0, 0] + F[i, 1] * S[1, 0] + F[i, 2] * S[2, 0]) * w
@@ -92,18 +92,18 @@ def element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe,
     for g in range(nq):
         Gg = Ge[g]
         w = we[g]
-        _gradient(xe, Gg, n, F)
+        deformation_gradient(xe, Gg, n, F)
         A[:] = 0.0
         if kind == SVK:
-            _svk_stress(lam, mu, F, S)
-            _add_isotropic_A(F, F, lam, mu, w, A)
+            svk_stress(lam, mu, F, S)
+            add_isotropic_A(F, F, lam, mu, w, A)
         else:
             pk2_stress_and_moduli(kind, p, F, S, D, work, law)
-            _add_general_A(F, D, w, A, T)
+            add_general_A(F, D, w, A, T)
         if beta > 0.0:
-            _gradient(ve, Gg, nn, Fd)
-            _add_viscous_stress(F, Fd, beta, lam0, mu0, S)
-            _add_isotropic_A(F, Fd, lam0, mu0, w * beta, A)
+            deformation_gradient(ve, Gg, nn, Fd)
+            add_viscous_stress(F, Fd, beta, lam0, mu0, S)
+            add_isotropic_A(F, Fd, lam0, mu0, w * beta, A)
         for L in range(3):
             for N in range(3):
                 for i in range(3):
@@ -117,7 +117,7 @@ def element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe,
         _accumulate_pairs(Gg, A, t, n, n, symmetric, Ke)
         if want_damping:
             Ac[:] = 0.0
-            _add_isotropic_A(F, F, lam0, mu0, w * beta, Ac)
+            add_isotropic_A(F, F, lam0, mu0, w * beta, Ac)
             _accumulate_pairs(Gg, Ac, t, n, nn, False, Ce)
     if symmetric:
         for a in range(n):
@@ -221,13 +221,13 @@ def _solve_enhanced_modes(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping
 # (their parfor lowering is the costliest part of compiling the package). The per-range routines are
 # compiled once, for int64 bounds (Python ints are int64 to numba, in both paths).
 @nb.njit(cache=True, inline="always")
-def _chunk_bounds(start, stop, n_chunks, c):
+def chunk_bounds(start, stop, n_chunks, c):
     size = stop - start
     return start + (c * size) // n_chunks, start + ((c + 1) * size) // n_chunks
 
 
 @contextlib.contextmanager
-def _numba_threads(n_threads: int):
+def numba_threads(n_threads: int):
     """Run the enclosed parallel kernel on min(n_threads, numba's thread pool) threads; restores the setting."""
     previous = nb.get_num_threads()
     nb.set_num_threads(max(1, min(n_threads, nb.config.NUMBA_NUM_THREADS)))
@@ -282,7 +282,7 @@ def assemble_force(
     if n_threads <= 1:
         _force_of_range(0, len(color_elems), color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f, *extra)
         return
-    with _numba_threads(n_threads):
+    with numba_threads(n_threads):
         _assemble_force_parallel(
             color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_threads, f, *extra
         )
@@ -296,7 +296,7 @@ def _assemble_force_parallel(
         first, stop = color_ptr[c], color_ptr[c + 1]
         n_chunks = min(n_threads, stop - first)
         for ch in nb.prange(n_chunks):
-            b0, b1 = _chunk_bounds(first, stop, n_chunks, ch)
+            b0, b1 = chunk_bounds(first, stop, n_chunks, ch)
             _force_of_range(
                 block_ptr[b0], block_ptr[b1], color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f, law
             )
@@ -440,7 +440,7 @@ def assemble_matrices(
     if n_threads <= 1:
         _matrices_of_range(0, len(color_elems), *args)
         return
-    with _numba_threads(n_threads):
+    with numba_threads(n_threads):
         _assemble_matrices_parallel(color_ptr, block_ptr, n_threads, *args)
 
 
@@ -477,7 +477,7 @@ def _assemble_matrices_parallel(
         first, stop = color_ptr[c], color_ptr[c + 1]
         n_chunks = min(n_threads, stop - first)
         for ch in nb.prange(n_chunks):
-            b0, b1 = _chunk_bounds(first, stop, n_chunks, ch)
+            b0, b1 = chunk_bounds(first, stop, n_chunks, ch)
             _matrices_of_range(
                 block_ptr[b0],
                 block_ptr[b1],

@@ -93,7 +93,7 @@ def _invariant_derivatives(kind, p, I1, I2, I3):
 
 
 @nb.njit(cache=True, inline="always")
-def _right_cauchy_green(F, C):
+def right_cauchy_green(F, C):
     """C = Fᵀ F into C (3, 3)."""
     for i in range(3):
         for j in range(i, 3):
@@ -119,7 +119,7 @@ def pk2_stress(kind, p, F, S, work, law=None):
     USER_INVARIANTS and USER_TENSOR (omitted for the built-in laws).
     """
     C = work[0]
-    _right_cauchy_green(F, C)
+    right_cauchy_green(F, C)
     if law is not None:
         _user_stress(law, kind, p, C, work[1], S)
         return
@@ -142,7 +142,7 @@ def pk2_stress_and_moduli(kind, p, F, S, D, work, law=None):
     """Stress S (3, 3) and material tangent D_IJKL = 2 ∂S_IJ/∂C_KL (3, 3, 3, 3) at F (3, 3)."""
     if law is not None:
         C = work[0]
-        _right_cauchy_green(F, C)
+        right_cauchy_green(F, C)
         _user_stress_and_moduli(law, kind, p, C, work[1], S, D)
         return
     pk2_stress(kind, p, F, S, work)
@@ -239,7 +239,7 @@ def _user_stress_and_moduli(law, kind, p, C, Ci, S, D):
 @nb.njit(cache=True, error_model="numpy")
 def user_energy_density(law, p, F, C):
     """W(F) [J/m³] of a user law; C (3, 3) is scratch. NaN for det F <= 0 (like the built-in laws' ln J)."""
-    _right_cauchy_green(F, C)
+    right_cauchy_green(F, C)
     J = (
         F[0, 0] * (F[1, 1] * F[2, 2] - F[1, 2] * F[2, 1])
         - F[0, 1] * (F[1, 0] * F[2, 2] - F[1, 2] * F[2, 0])
@@ -272,21 +272,21 @@ def _number(name: str, value, material: str) -> float:
     return float(value)
 
 
-def _check_positive(name: str, value: float, material: str) -> float:
+def check_positive(name: str, value: float, material: str) -> float:
     value = _number(name, value, material)
     if not math.isfinite(value) or value <= 0.0:
         raise MaterialError(f"{material}: {name} must be positive and finite, got {value!r}")
     return value
 
 
-def _check_poisson(poisson: float, material: str) -> float:
+def check_poisson(poisson: float, material: str) -> float:
     poisson = _number("poisson", poisson, material)
     if not math.isfinite(poisson) or not -1.0 < poisson < 0.5:
         raise MaterialError(f"{material}: poisson must lie in (-1, 0.5), got {poisson!r}")
     return poisson
 
 
-def _check_damping(damping: float, material: str) -> float:
+def check_damping(damping: float, material: str) -> float:
     damping = _number("damping", damping, material)
     if not math.isfinite(damping) or damping < 0.0:
         raise MaterialError(f"{material}: damping (Kelvin–Voigt retardation time, s) must be >= 0, got {damping!r}")
@@ -377,11 +377,11 @@ class StVenantKirchhoff(Material):
 
     def __init__(self, young: float, poisson: float, density: float, *, damping: float = 0.0):
         name = "StVenantKirchhoff"
-        object.__setattr__(self, "young", _check_positive("young", young, name))
-        object.__setattr__(self, "poisson", _check_poisson(poisson, name))
+        object.__setattr__(self, "young", check_positive("young", young, name))
+        object.__setattr__(self, "poisson", check_poisson(poisson, name))
         _checked_lame(self.young, self.poisson, name)
-        object.__setattr__(self, "density", _check_positive("density", density, name))
-        object.__setattr__(self, "damping", _check_damping(damping, name))
+        object.__setattr__(self, "density", check_positive("density", density, name))
+        object.__setattr__(self, "damping", check_damping(damping, name))
         object.__setattr__(self, "kind", SVK)
 
     @property
@@ -420,19 +420,19 @@ class NeoHookean(Material):
         if young is not None or poisson is not None:
             if shear_modulus is not None or bulk_modulus is not None or young is None or poisson is None:
                 raise MaterialError(f"{name}: give (young, poisson) or (shear_modulus, bulk_modulus), not a mix")
-            lam, mu = _checked_lame(_check_positive("young", young, name), _check_poisson(poisson, name), name)
+            lam, mu = _checked_lame(check_positive("young", young, name), check_poisson(poisson, name), name)
         else:
             if shear_modulus is None or bulk_modulus is None:
                 raise MaterialError(f"{name}: give (young, poisson) or (shear_modulus, bulk_modulus)")
-            mu = _check_positive("shear_modulus", shear_modulus, name)
-            kappa = _check_positive("bulk_modulus", bulk_modulus, name)
+            mu = check_positive("shear_modulus", shear_modulus, name)
+            kappa = check_positive("bulk_modulus", bulk_modulus, name)
             lam = kappa - 2.0 * mu / 3.0
         if density is None:
             raise MaterialError(f"{name}: density is required")
         object.__setattr__(self, "shear_modulus", mu)
         object.__setattr__(self, "lame_lambda", lam)
-        object.__setattr__(self, "density", _check_positive("density", density, name))
-        object.__setattr__(self, "damping", _check_damping(damping, name))
+        object.__setattr__(self, "density", check_positive("density", density, name))
+        object.__setattr__(self, "damping", check_damping(damping, name))
         object.__setattr__(self, "kind", NEO_HOOKEAN)
 
     @property
@@ -471,9 +471,9 @@ class MooneyRivlin(Material):
             raise MaterialError(f"{name}: need c10 >= 0 and c10 + c01 > 0, got c10={c10!r}, c01={c01!r}")
         object.__setattr__(self, "c10", c10)
         object.__setattr__(self, "c01", c01)
-        object.__setattr__(self, "bulk_modulus", _check_positive("bulk_modulus", bulk_modulus, name))
-        object.__setattr__(self, "density", _check_positive("density", density, name))
-        object.__setattr__(self, "damping", _check_damping(damping, name))
+        object.__setattr__(self, "bulk_modulus", check_positive("bulk_modulus", bulk_modulus, name))
+        object.__setattr__(self, "density", check_positive("density", density, name))
+        object.__setattr__(self, "damping", check_damping(damping, name))
         object.__setattr__(self, "kind", MOONEY_RIVLIN)
 
     @property

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import MeshError
 from .elements import reference_hex
-from .hex_mesh import _CELL_TYPE, _HEX_TYPES, HexMesh, face_quads
+from .hex_mesh import CELL_TYPE, HEX_TYPES, HexMesh, face_quads
 
 if TYPE_CHECKING:
     import meshio
@@ -160,11 +160,11 @@ def _hex_block_ids(blocks, source: str) -> list[int]:
     for b in blocks:
         found[b.type] = found.get(b.type, 0) + len(b.data)
     listing = ", ".join(f"{t} ({n})" for t, n in found.items()) or "no cells"
-    hex_ids = [i for i, b in enumerate(blocks) if b.type in _HEX_TYPES]
+    hex_ids = [i for i, b in enumerate(blocks) if b.type in HEX_TYPES]
     if not hex_ids:
         hint = "; Gmsh saves only elements of physical groups: add a Physical Volume" * ("quad" in found)
         raise MeshError(f"'{source}' has no hexahedral cells (hexahedron, hexahedron27); found: {listing}{hint}")
-    other = sorted({b.type for b in blocks if b.dim == 3 and b.type not in _HEX_TYPES})
+    other = sorted({b.type for b in blocks if b.dim == 3 and b.type not in HEX_TYPES})
     if other:
         raise MeshError(
             f"'{source}': unsupported volume cell type(s) {', '.join(other)} alongside "
@@ -321,7 +321,7 @@ def _to_meshio_with_data(mesh: HexMesh):
         cell_data[f"element_set:{name}"] = [mask]
     return meshio.Mesh(
         np.asarray(mesh.points),
-        [(_CELL_TYPE[mesh.nodes_per_cell], np.asarray(mesh.cells))],
+        [(CELL_TYPE[mesh.nodes_per_cell], np.asarray(mesh.cells))],
         point_data=point_data,
         cell_data=cell_data,
     )
@@ -347,7 +347,7 @@ def _to_gmsh(mesh: HexMesh):
     else:
         for name, elems in mesh.element_sets.items():
             hex_tag[elems] = tag(name, 3)
-    cells, physical = [(_CELL_TYPE[mesh.nodes_per_cell], np.asarray(mesh.cells))], [hex_tag]
+    cells, physical = [(CELL_TYPE[mesh.nodes_per_cell], np.asarray(mesh.cells))], [hex_tag]
     for name, rows in mesh.face_sets.items():
         if len(rows):
             cells.append(("quad" if mesh.order == 1 else "quad9", face_quads(mesh, rows)))

@@ -16,7 +16,7 @@ import numba as nb
 
 
 @nb.njit(cache=True, inline="always")
-def _gradient(xe, Gg, n, F):
+def deformation_gradient(xe, Gg, n, F):
     """F_iK = Σ_a x_ai G_aK over the first n nodes."""
     for i in range(3):
         for k in range(3):
@@ -27,7 +27,7 @@ def _gradient(xe, Gg, n, F):
 
 
 @nb.njit(cache=True, inline="always")
-def _add_viscous_stress(F, Fd, beta, lam0, mu0, S):
+def add_viscous_stress(F, Fd, beta, lam0, mu0, S):
     """S += β D⁰ : Ė with Ė = sym(Fᵀ Ḟ) (Kelvin–Voigt)."""
     tr = 0.0
     for k in range(3):
@@ -47,7 +47,7 @@ def _add_viscous_stress(F, Fd, beta, lam0, mu0, S):
 
 
 @nb.njit(cache=True, inline="always")
-def _add_isotropic_A(F1, F2, lam, mu, scale, A):
+def add_isotropic_A(F1, F2, lam, mu, scale, A):
     """A_LNij += scale [λ F1_iL F2_jN + μ (δ_LN (F1 F2ᵀ)_ij + F1_iN F2_jL)] (isotropic D contracted)."""
     for L in range(3):
         for N in range(3):
@@ -60,7 +60,7 @@ def _add_isotropic_A(F1, F2, lam, mu, scale, A):
 
 
 @nb.njit(cache=True, inline="always")
-def _add_general_A(F, D, scale, A, T):
+def add_general_A(F, D, scale, A, T):
     """A_LNij += scale Σ_KM F_iK D_KLMN F_jM; T (3, 3, 3, 3) is scratch."""
     for L in range(3):
         for M in range(3):
@@ -81,7 +81,7 @@ def _add_general_A(F, D, scale, A, T):
 
 
 @nb.njit(cache=True, inline="always")
-def _svk_stress(lam, mu, F, S):
+def svk_stress(lam, mu, F, S):
     """St. Venant–Kirchhoff S = λ tr(E) I + 2μE, E = (FᵀF − I)/2, written out for the force kernel."""
     c00 = F[0, 0] * F[0, 0] + F[1, 0] * F[1, 0] + F[2, 0] * F[2, 0]
     c11 = F[0, 1] * F[0, 1] + F[1, 1] * F[1, 1] + F[2, 1] * F[2, 1]

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FlexbodyError, shortened
-from .frames import SCENE_FILE, _system
-from .links import _write_link_series
+from .frames import SCENE_FILE, results_system
+from .links import write_link_series
 from .scene import write_scene
-from .series import _write_body_series
+from .series import write_body_series
 
 log = logging.getLogger(__name__)
 
@@ -71,11 +71,11 @@ def write_results(directory, results) -> Path:
     """A results directory: ``results.npz``/``results.json``, a ``.pvd`` series per flexible body and per
     rigid tree, the static scene ``scene.vtp`` (:func:`write_scene`) and ``histories.csv``."""
     directory = Path(directory)
-    system = _system(results, "write_results")
+    system = results_system(results, "write_results")
     results.save(directory)
     if system.bodies or getattr(system, "reduced", None):
-        _write_body_series(directory, results, None, None, 1)
-    _write_link_series(directory, results, None, 1)
+        write_body_series(directory, results, None, None, 1)
+    write_link_series(directory, results, None, 1)
     write_scene(directory, results)
     write_histories_csv(directory / "histories.csv", results)
     return directory

@@ -16,7 +16,7 @@ SCENE_FILE = "scene.vtp"
 
 
 # ----------------------------------------------------------------------------------- helpers
-def _system(results, who: str):
+def results_system(results, who: str):
     if not hasattr(results, "system"):
         raise FlexbodyError(
             f"{who}: expected the Results of a run (fb.simulate, fb.solve_static or "
@@ -32,7 +32,7 @@ def frame_stride(results, frames: int = 100) -> int:
     return max(1, -(-results.n_steps // max(1, int(frames))))
 
 
-def _steps(results, every, who: str) -> list[int]:
+def recorded_steps(results, every, who: str) -> list[int]:
     """Every ``every``-th recorded step and the last."""
     if not (isinstance(every, (int, np.integer)) and every >= 1):
         raise FlexbodyError(f"{who}: every must be a positive integer, got {every!r}")
@@ -41,7 +41,7 @@ def _steps(results, every, who: str) -> list[int]:
     return [int(s) for s in np.unique(np.r_[np.arange(0, results.n_steps, int(every)), results.n_steps - 1])]
 
 
-def _write_collection(path: Path, entries) -> Path:
+def write_collection(path: Path, entries) -> Path:
     lines = [
         '<?xml version="1.0"?>',
         '<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">',

@@ -19,25 +19,25 @@ from ..errors import FlexbodyError
 from .results import Results
 
 
-def _has(results: Results, name: str) -> bool:
+def has_history(results: Results, name: str) -> bool:
     """Whether ``results`` holds history ``name`` ("q" means the coordinates)."""
     if name == "q":
         return results.q is not None and np.size(results.q) > 0
     return name in results.histories
 
 
-def _available(results: Results) -> list[str]:
+def available_histories(results: Results) -> list[str]:
     """Names of the histories present in ``results`` (including "q")."""
-    return sorted(results.histories) + (["q"] if _has(results, "q") else [])
+    return sorted(results.histories) + (["q"] if has_history(results, "q") else [])
 
 
-def _series(results: Results, key: str) -> np.ndarray:
+def history_series(results: Results, key: str) -> np.ndarray:
     """History ``key`` as a float array (s, k); 1-D histories become one column."""
     data = np.asarray(results.q if key == "q" else results.histories[key], dtype=float)
     return data.reshape(len(data), -1)
 
 
-def _labels(results: Results, meta_key: str, count: int, prefix: str) -> list[str]:
+def history_labels(results: Results, meta_key: str, count: int, prefix: str) -> list[str]:
     """Labels ``results.metadata[meta_key]`` if present with ``count`` entries, else ``prefix0, prefix1, ...``."""
     labels = (results.metadata or {}).get(meta_key)
     if labels is not None and len(labels) == count:
@@ -60,14 +60,14 @@ _UNIT_SOURCES = {  # history -> (metadata key of the units, take the conjugate f
 _FORCES = ("tau", "tau_k", "lam", "constraint_force")
 
 
-def _unknown(key: str) -> str:
+def unknown_unit_label(key: str) -> str:
     """What a label says for history ``key`` of a run saved without units."""
     if key in _FORCES:
         return "N or N·m"
     return "m or rad" if key in _UNIT_SOURCES or key == "violation" else "unit unknown"
 
 
-def _units(results: Results, key: str, count: int) -> list[str] | None:
+def column_units(results: Results, key: str, count: int) -> list[str] | None:
     """Unit of each of the ``count`` columns of history ``key`` from the run's metadata, None if unknown."""
     if key == "energy":
         return ["J"] * count
@@ -102,9 +102,9 @@ def history_units(results: Results, key: str) -> list[str] | None:
     FlexbodyError
         If the history is missing.
     """
-    if not _has(results, key):
-        raise FlexbodyError(f"results have no history {key!r}; available histories: {_available(results)}")
-    return _units(results, key, _series(results, key).shape[1])
+    if not has_history(results, key):
+        raise FlexbodyError(f"results have no history {key!r}; available histories: {available_histories(results)}")
+    return column_units(results, key, history_series(results, key).shape[1])
 
 
 def axis_label(quantity: str, units: Sequence[str] | None, unknown: str = "unit unknown") -> str:

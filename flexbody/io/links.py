@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FlexbodyError
-from .frames import _steps, _system, _write_collection
+from .frames import recorded_steps, results_system, write_collection
 
 
 # ----------------------------------------------------------------------------------- rigid links
@@ -29,8 +29,8 @@ def link_mesh(tree, q: np.ndarray, markers: dict | None = None):
 
     kin = tree.kinematics(q)
     n = tree.n_links
-    _, leaves = _children(tree)
-    points = _link_points(tree, kin, markers, leaves)
+    _, leaves = link_children(tree)
+    points = link_points(tree, kin, markers, leaves)
     lines = _joint_lines(tree) + [(i, n + k) for k, i in enumerate(leaves)]
     line_link = np.array([i for i, _ in lines], dtype=np.int64)
     frames = np.zeros((3, len(points), 3))
@@ -59,14 +59,14 @@ def _joint_lines(tree) -> list[tuple[int, int]]:
     return lines
 
 
-def _children(tree) -> tuple[dict, list]:
+def link_children(tree) -> tuple[dict, list]:
     """({link index: indices of its children}, indices of the leaf links) of ``tree``."""
     n = tree.n_links
     children = {i: [l.index for l in tree.links if l.parent is not None and l.parent.index == i] for i in range(n)}
     return children, [i for i in range(n) if not children[i]]
 
 
-def _link_points(tree, kin, markers, leaves) -> np.ndarray:
+def link_points(tree, kin, markers, leaves) -> np.ndarray:
     """The points of :func:`link_mesh` (link origins, then leaf end points) at the kinematics ``kin``."""
     tips = np.array(
         [kin.p[i] + kin.R[i] @ _leaf_offset(tree.links[i], (markers or {}).get(tree.links[i])) for i in leaves]
@@ -84,9 +84,9 @@ def write_link_vtu(path, tree, q: np.ndarray, markers: dict | None = None) -> Pa
     return path
 
 
-def _write_link_series(directory, results, tree, every) -> list[Path]:
+def write_link_series(directory, results, tree, every) -> list[Path]:
     directory = Path(directory)
-    system = _system(results, "write_link_pvd")
+    system = results_system(results, "write_link_pvd")
     trees = list(getattr(system, "trees", ()))
     if tree is not None:
         trees = [t for t in trees if t is tree or t.name == tree]
@@ -95,17 +95,17 @@ def _write_link_series(directory, results, tree, every) -> list[Path]:
                 f"write_link_pvd: no rigid tree {getattr(tree, 'name', tree)!r} in the system; "
                 f"trees: {[t.name for t in system.trees]}"
             )
-    steps = _steps(results, every, "write_link_pvd")
-    markers = _link_markers(system)
+    steps = recorded_steps(results, every, "write_link_pvd")
+    markers = link_markers(system)
     paths = []
     for t in trees:
-        columns = _tree_slice(results, system, t)
+        columns = tree_slice(results, system, t)
         entries = []
         for step in steps:
             rel = f"{t.name}_{step:04d}.vtu"
             write_link_vtu(directory / rel, t, results.q[step, columns], markers)
             entries.append((float(results.times[step]), rel))
-        paths.append(_write_collection(directory / f"{t.name}.pvd", entries))
+        paths.append(write_collection(directory / f"{t.name}.pvd", entries))
     return paths
 
 
@@ -119,7 +119,7 @@ def _leaf_offset(link, markers) -> np.ndarray:
     return np.array([0.1, 0.0, 0.0])
 
 
-def _link_markers(system) -> dict:
+def link_markers(system) -> dict:
     """Link-frame offsets used by the constraints, per link: link points of anchors and the centroid of
     node sets attached to a link (their offsets are known once the system is assembled)."""
     markers: dict = {}
@@ -133,7 +133,7 @@ def _link_markers(system) -> dict:
     return markers
 
 
-def _tree_slice(results, system, tree) -> slice:
+def tree_slice(results, system, tree) -> slice:
     if tree.name in results.body_slices:
         start, stop = results.body_slices[tree.name]
         return slice(start, stop)

@@ -11,16 +11,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import FlexbodyError
-from .histories import _available, _has, _series
+from .histories import available_histories, has_history, history_series
 from .results import Results
 
 
 def _norm_data(results: Results, key: str) -> tuple[np.ndarray, np.ndarray]:
     """Times (s,) and history ``key`` (s, k), validated for the norms."""
-    if not _has(results, key):
-        raise FlexbodyError(f"results have no history {key!r}; available histories: {_available(results)}")
+    if not has_history(results, key):
+        raise FlexbodyError(f"results have no history {key!r}; available histories: {available_histories(results)}")
     t = np.asarray(results.times, dtype=float)
-    u = _series(results, key)
+    u = history_series(results, key)
     if len(u) < 2 or len(t) != len(u):
         raise FlexbodyError(
             f"history {key!r} needs at least 2 samples matching the {len(t)} recorded times, has {len(u)}"

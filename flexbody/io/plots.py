@@ -23,7 +23,15 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FlexbodyError
-from .histories import _available, _has, _labels, _series, _units, _unknown, axis_label
+from .histories import (
+    available_histories,
+    axis_label,
+    column_units,
+    has_history,
+    history_labels,
+    history_series,
+    unknown_unit_label,
+)
 from .histories import history_units as history_units
 from .norms import peak_norm as peak_norm
 from .norms import rms_norm as rms_norm
@@ -91,11 +99,11 @@ def _torque_series(results: Results) -> tuple[list[str], np.ndarray, list[str]]:
     zero_labels : list of str
         Coordinate labels of the omitted (identically zero, passive) columns of "tau"; empty for "tau_k".
     """
-    if _has(results, "tau_k"):
-        data = _series(results, "tau_k")
-        return _labels(results, "actuated_labels", data.shape[1], "u"), data, []
-    data = _series(results, "tau")
-    labels = _labels(results, "coordinate_labels", data.shape[1], "q")
+    if has_history(results, "tau_k"):
+        data = history_series(results, "tau_k")
+        return history_labels(results, "actuated_labels", data.shape[1], "u"), data, []
+    data = history_series(results, "tau")
+    labels = history_labels(results, "coordinate_labels", data.shape[1], "q")
     zero = np.all(data == 0.0, axis=0)
     kept = [lab for lab, z in zip(labels, zero) if not z]
     return kept, data[:, ~zero], [lab for lab, z in zip(labels, zero) if z]
@@ -112,16 +120,16 @@ def _check_panels(results: Results, panels: Sequence[str]) -> None:
     for panel in panels:
         if panel not in _NEEDS:
             problems.append(f"unknown panel {panel!r} (known panels: {list(PANELS)})")
-        elif not any(_has(results, key) for key in _NEEDS[panel]):
+        elif not any(has_history(results, key) for key in _NEEDS[panel]):
             needs = " or ".join(repr(k) for k in _NEEDS[panel])
             problems.append(f"panel {panel!r} needs history {needs}, which is missing")
     if problems:
-        raise FlexbodyError("; ".join(problems) + f"; available histories: {_available(results)}")
+        raise FlexbodyError("; ".join(problems) + f"; available histories: {available_histories(results)}")
     n = len(results.times)
-    for key in {k for p in panels for k in _NEEDS[p] if _has(results, k)}:
-        if len(_series(results, key)) != n:
+    for key in {k for p in panels for k in _NEEDS[p] if has_history(results, k)}:
+        if len(history_series(results, key)) != n:
             raise FlexbodyError(
-                f"history {key!r} has {len(_series(results, key))} samples but there are {n} recorded times"
+                f"history {key!r} has {len(history_series(results, key))} samples but there are {n} recorded times"
             )
 
 
@@ -182,58 +190,58 @@ def _short_list(names: Sequence[str], limit: int = 6) -> str:
 
 
 def _panel_task(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None:
-    x = _series(results, "task_x")[mask]
-    units = _units(results, "task_x", x.shape[1])
-    labels = _with_units(_labels(results, "task_labels", x.shape[1], "x"), units)
+    x = history_series(results, "task_x")[mask]
+    units = column_units(results, "task_x", x.shape[1])
+    labels = _with_units(history_labels(results, "task_labels", x.shape[1], "x"), units)
     lines = _plot_columns(ax, t, x, labels)
     notes = []
-    if _has(results, "task_desired"):
-        desired = _series(results, "task_desired")[mask]
+    if has_history(results, "task_desired"):
+        desired = history_series(results, "task_desired")[mask]
         for line, column in zip(lines, desired.T):
             ax.plot(t, column, "--", color=line.get_color(), label="_nolegend_")
         notes.append("dashed: desired")
-    ax.set_ylabel(axis_label("task coordinates", units, _unknown("task_x")))
+    ax.set_ylabel(axis_label("task coordinates", units, unknown_unit_label("task_x")))
     _legend(ax, x.shape[1], notes)
 
 
 def _panel_task_error(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None:
-    e = _series(results, "task_error")[mask]
-    units = _units(results, "task_error", e.shape[1])
-    _plot_columns(ax, t, e, _with_units(_labels(results, "task_labels", e.shape[1], "x"), units))
-    ax.set_ylabel(axis_label("task error", units, _unknown("task_error")))
+    e = history_series(results, "task_error")[mask]
+    units = column_units(results, "task_error", e.shape[1])
+    _plot_columns(ax, t, e, _with_units(history_labels(results, "task_labels", e.shape[1], "x"), units))
+    ax.set_ylabel(axis_label("task error", units, unknown_unit_label("task_error")))
     _legend(ax, e.shape[1])
 
 
 def _panel_torque(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None:
     labels, data, zero = _torque_series(results)
-    key = "tau_k" if _has(results, "tau_k") else "tau"
-    units = _units(results, key, _series(results, key).shape[1])
+    key = "tau_k" if has_history(results, "tau_k") else "tau"
+    units = column_units(results, key, history_series(results, key).shape[1])
     if units is not None and key == "tau":  # the plotted (non-zero) columns only
-        units = [u for u, z in zip(units, np.all(_series(results, "tau") == 0.0, axis=0)) if not z]
+        units = [u for u, z in zip(units, np.all(history_series(results, "tau") == 0.0, axis=0)) if not z]
     _plot_columns(ax, t, data[mask], _with_units(labels, units))
     quantity = "actuator inputs u" if key == "tau_k" else "generalized forces τ"
-    ax.set_ylabel(axis_label(quantity, units, _unknown(key)))
+    ax.set_ylabel(axis_label(quantity, units, unknown_unit_label(key)))
     _legend(ax, data.shape[1], [f"zero: {_short_list(zero)}"] if zero else [])
 
 
 def _panel_constraint_force(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None:
-    lam = _series(results, "lam")[mask]
-    units = _units(results, "lam", lam.shape[1])
-    _plot_columns(ax, t, lam, _with_units(_labels(results, "row_labels", lam.shape[1], "λ"), units))
-    ax.set_ylabel(axis_label("multipliers λ", units, _unknown("lam")))
+    lam = history_series(results, "lam")[mask]
+    units = column_units(results, "lam", lam.shape[1])
+    _plot_columns(ax, t, lam, _with_units(history_labels(results, "row_labels", lam.shape[1], "λ"), units))
+    ax.set_ylabel(axis_label("multipliers λ", units, unknown_unit_label("lam")))
     _legend(ax, lam.shape[1])
 
 
 def _panel_joints(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None:
-    q = _series(results, "q")[mask]
-    units = _units(results, "q", q.shape[1])
-    _plot_columns(ax, t, q, _with_units(_labels(results, "coordinate_labels", q.shape[1], "q"), units))
-    ax.set_ylabel(axis_label("coordinates q", units, _unknown("q")))
+    q = history_series(results, "q")[mask]
+    units = column_units(results, "q", q.shape[1])
+    _plot_columns(ax, t, q, _with_units(history_labels(results, "coordinate_labels", q.shape[1], "q"), units))
+    ax.set_ylabel(axis_label("coordinates q", units, unknown_unit_label("q")))
     _legend(ax, q.shape[1])
 
 
 def _panel_violation(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None:
-    phi = _series(results, "violation")[mask, 0]
+    phi = history_series(results, "violation")[mask, 0]
     positive = phi > 0.0
     ax.plot(t, np.where(positive, phi, np.nan), color="C3")
     if positive.any():
@@ -241,11 +249,11 @@ def _panel_violation(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> N
     else:
         ax.text(0.99, 0.95, "no positive values", transform=ax.transAxes, ha="right", va="top", fontsize=8)
     rows = (results.metadata or {}).get("row_units")  # ‖φ‖ over all rows: every unit among them
-    ax.set_ylabel(axis_label("constraint violation ‖φ‖", rows, _unknown("violation")))
+    ax.set_ylabel(axis_label("constraint violation ‖φ‖", rows, unknown_unit_label("violation")))
 
 
 def _panel_energy(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None:
-    ax.plot(t, _series(results, "energy")[mask, 0], color="k")
+    ax.plot(t, history_series(results, "energy")[mask, 0], color="k")
     ax.set_ylabel("energy [J]")
 
 
@@ -393,11 +401,11 @@ def _norm_units(runs, key: str) -> list[str] | None:
     run did not record them)."""
     units = []
     for res in runs:
-        data = _series(res, key)
-        column_units = _units(res, key, data.shape[1])
-        if column_units is None:
+        data = history_series(res, key)
+        of_run = column_units(res, key, data.shape[1])
+        if of_run is None:
             return None
-        units += [u for u, z in zip(column_units, np.all(data == 0.0, axis=0)) if not z]
+        units += [u for u, z in zip(of_run, np.all(data == 0.0, axis=0)) if not z]
     return units
 
 
@@ -430,19 +438,23 @@ def plot_torque_norms(results_by_name: Mapping[str, Results], path, *, key: str 
     """
     if not results_by_name:
         raise FlexbodyError("plot_torque_norms needs at least one run")
-    missing = [name for name, res in results_by_name.items() if not _has(res, key)]
+    missing = [name for name, res in results_by_name.items() if not has_history(res, key)]
     if missing:
         raise FlexbodyError(
             f"runs {missing} have no history {key!r}; available histories of the first: "
-            f"{_available(results_by_name[missing[0]])}"
+            f"{available_histories(results_by_name[missing[0]])}"
         )
     with _style():
         fig, (ax,) = _new_figure(1, 2.6)
         for name, res in results_by_name.items():
-            ax.plot(np.asarray(res.times, dtype=float), np.linalg.norm(_series(res, key), axis=1), label=str(name))
+            ax.plot(
+                np.asarray(res.times, dtype=float), np.linalg.norm(history_series(res, key), axis=1), label=str(name)
+            )
         ax.set_xlabel("t [s]")
         ax.set_ylabel(
-            axis_label(f"‖{_SYMBOLS.get(key, key)}‖", _norm_units(results_by_name.values(), key), _unknown(key))
+            axis_label(
+                f"‖{_SYMBOLS.get(key, key)}‖", _norm_units(results_by_name.values(), key), unknown_unit_label(key)
+            )
         )
         ax.legend(fontsize=8, loc="upper right")
     return _save(fig, path, dpi)

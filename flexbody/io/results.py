@@ -334,7 +334,7 @@ def _inconsistency(r: Results) -> str:
 
 _HISTORY = "history__"
 RESULTS_NPZ, RESULTS_JSON, PARTS, CHECKPOINT = "results.npz", "results.json", "parts", "checkpoint.npz"
-_INTEGER_HISTORIES = ("rank", "corrections")
+INTEGER_HISTORIES = ("rank", "corrections")
 
 
 def header(
@@ -346,8 +346,8 @@ def header(
         "kind": kind,
         "body_slices": {k: [int(i) for i in v] for k, v in body_slices.items()},
         "residuals": [[float(r) for r in res] for res in residuals],
-        "events": _jsonable(events),
-        "metadata": _jsonable(metadata),
+        "events": jsonable(events),
+        "metadata": jsonable(metadata),
     }
     if parts is not None:
         meta.update(complete=False, parts=list(parts), n_dofs=n_dofs)
@@ -515,20 +515,20 @@ def read_parts(directory, names, n_dofs: int) -> tuple[dict, dict]:
     keys = [key for key in loaded[0] if all(key in part for part in loaded[1:])]
     arrays = {key: np.concatenate([part[key] for part in loaded]) for key in keys}
     histories = {key[len(_HISTORY) :]: arrays.pop(key) for key in keys if key.startswith(_HISTORY)}
-    for name in _INTEGER_HISTORIES:
+    for name in INTEGER_HISTORIES:
         if name in histories:
             histories[name] = histories[name].astype(np.int64)
     return arrays, histories
 
 
-def _jsonable(value):
+def jsonable(value):
     """Convert numpy scalars/arrays (also nested in dicts, lists, tuples) to plain JSON types."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
+        return jsonable(value.tolist())
     if isinstance(value, np.generic):
         return value.item()
     return value

@@ -25,9 +25,9 @@ from .results import (
     RESULTS_JSON,
     RESULTS_NPZ,
     Results,
-    _jsonable,
     header,
     journal_name,
+    jsonable,
     part_name,
     save_npz,
     save_part,
@@ -192,7 +192,7 @@ class RunWriter:
                 "t_last": recorder.t_last,
             }
             checkpoint = {
-                "state": np.array(json.dumps(_jsonable(state))),
+                "state": np.array(json.dumps(jsonable(state))),
                 **{k: np.array(v, copy=True) for k, v in arrays.items()},
             }
         if self._thread is None:

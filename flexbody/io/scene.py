@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FlexbodyError
-from .frames import SCENE_FILE, _system
-from .links import _children, _link_markers, _link_points, _tree_slice
+from .frames import SCENE_FILE, results_system
+from .links import link_children, link_markers, link_points, tree_slice
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def write_scene(directory, results, *, bounds=None) -> Path | None:
     """
     from .results import write_text
 
-    system = _system(results, "write_scene")
+    system = results_system(results, "write_scene")
     directory = Path(directory)
     path = directory / SCENE_FILE
     lo, hi = _scene_box(results, system, bounds)
@@ -200,11 +200,11 @@ def _scene_box(results, system, bounds) -> tuple[np.ndarray, np.ndarray]:
         raise FlexbodyError("write_scene: the results hold no recorded step")
     steps = np.unique(np.linspace(0, n - 1, min(n, 200)).round().astype(int))
     boxes = []
-    markers = _link_markers(system)
+    markers = link_markers(system)
     for tree in getattr(system, "trees", ()):
-        columns = _tree_slice(results, system, tree)
-        leaves = _children(tree)[1]
-        pts = np.vstack([_link_points(tree, tree.kinematics(results.q[k, columns]), markers, leaves) for k in steps])
+        columns = tree_slice(results, system, tree)
+        leaves = link_children(tree)[1]
+        pts = np.vstack([link_points(tree, tree.kinematics(results.q[k, columns]), markers, leaves) for k in steps])
         boxes += [pts.min(axis=0), pts.max(axis=0)]
     for body in getattr(system, "bodies", ()):
         start, stop = results.body_slices[body.name]
@@ -255,7 +255,7 @@ def _add_joint_primitives(scene: _Scene, results, system) -> None:
             if not isinstance(link.joint, Prismatic):  # a slider's ground is its rail
                 scene.pyramid(origin, down, kind="ground", source=f"{tree.name}.{link.name} joint")
             else:
-                columns = _tree_slice(results, system, tree) if columns is None else columns
+                columns = tree_slice(results, system, tree) if columns is None else columns
                 axis = R_parent @ link.placement_rotation @ link.joint.axis
                 q = results.q[:, columns][:, link.coordinate]
                 ends = [

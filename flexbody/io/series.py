@@ -26,9 +26,9 @@ import numpy as np
 from ..errors import FlexbodyError
 from ..fem import fields
 from ..fem.flexible_body import FlexibleBody
-from ..fem.hex_mesh import _CELL_TYPE
-from .frames import _steps, _system, _write_collection
-from .links import _write_link_series
+from ..fem.hex_mesh import CELL_TYPE
+from .frames import recorded_steps, results_system, write_collection
+from .links import write_link_series
 from .scene import write_scene
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ def write_vtu(path, body: FlexibleBody, q: np.ndarray, v: np.ndarray | None = No
     point_data, cell_data = fields.vtk_data(values) if values is not None else body_fields(body, q, v)
     mesh = meshio.Mesh(
         np.asarray(q, dtype=float).reshape(-1, 3),
-        [(_CELL_TYPE[body.mesh.nodes_per_cell], body.mesh.cells)],
+        [(CELL_TYPE[body.mesh.nodes_per_cell], body.mesh.cells)],
         point_data=point_data,
         cell_data={k: [v] for k, v in cell_data.items()},
     )
@@ -89,14 +89,14 @@ def write_pvd(directory, results, body=None, name: str | None = None, every: int
 
 def write_pvds(directory, results, body=None, name: str | None = None, every: int = 1) -> list[Path]:
     """As :func:`write_pvd`, returning the ``.pvd`` file of every body written."""
-    paths = _write_body_series(directory, results, body, name, every)
+    paths = write_body_series(directory, results, body, name, every)
     write_scene(directory, results)
     return paths
 
 
-def _write_body_series(directory, results, body, name, every) -> list[Path]:
+def write_body_series(directory, results, body, name, every) -> list[Path]:
     directory = Path(directory)
-    system = _system(results, "write_pvd")
+    system = results_system(results, "write_pvd")
     bodies = [
         b
         for b in list(system.bodies) + list(getattr(system, "reduced", []))
@@ -106,7 +106,7 @@ def _write_body_series(directory, results, body, name, every) -> list[Path]:
         raise FlexbodyError(f"write_pvd: no body {body!r} in the system")
     if name is not None and len(bodies) > 1:
         raise FlexbodyError(f"write_pvd: name {name!r} given for {len(bodies)} bodies; give body= as well")
-    steps = _steps(results, every, "write_pvd")
+    steps = recorded_steps(results, every, "write_pvd")
     paths = []
     for b in bodies:
         stem = name or b.name
@@ -119,7 +119,7 @@ def _write_body_series(directory, results, body, name, every) -> list[Path]:
             values = {k: v[step] for k, v in recorded.items()} if recorded else None
             write_vtu(directory / rel, flexible, x, velocity, values)
             entries.append((float(results.times[step]), rel))
-        paths.append(_write_collection(directory / f"{stem}.pvd", entries))
+        paths.append(write_collection(directory / f"{stem}.pvd", entries))
     return paths
 
 
@@ -138,6 +138,6 @@ def write_link_pvd(directory, results, tree=None, every: int = 1) -> list[Path]:
     list of Path
         The ``.pvd`` files, one per tree (empty when the system has no rigid tree and ``tree`` is None).
     """
-    paths = _write_link_series(directory, results, tree, every)
+    paths = write_link_series(directory, results, tree, every)
     write_scene(directory, results)
     return paths

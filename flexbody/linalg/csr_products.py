@@ -58,7 +58,7 @@ def transposed_product(A, y: np.ndarray) -> np.ndarray:
 
 
 @nb.njit(cache=True)
-def _positions_within(indptr, indices, pattern_indptr, pattern_indices, positions) -> bool:
+def positions_within(indptr, indices, pattern_indptr, pattern_indices, positions) -> bool:
     """Positions in a pattern (sorted compressed arrays) of every entry of a sorted compressed matrix of the
     same orientation; False when one lies outside the pattern (shared with :mod:`.sparse_factor`)."""
     for j in range(indptr.shape[0] - 1):
@@ -82,7 +82,7 @@ def add_within(A, B, scale: float = 1.0):
         B = sp.csr_matrix(B)
     if _is_csr(A) and _is_csr(B) and A.shape == B.shape and A.has_sorted_indices and B.has_sorted_indices:
         positions = np.empty(B.nnz, dtype=np.int64)
-        if _positions_within(B.indptr, B.indices, A.indptr, A.indices, positions):
+        if positions_within(B.indptr, B.indices, A.indptr, A.indices, positions):
             data = A.data.copy()
             data[positions] += scale * B.data  # distinct positions: B's sorted entries each found once
             return sp.csr_matrix((data, A.indices, A.indptr), shape=A.shape)

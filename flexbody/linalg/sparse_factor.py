@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .csr_products import _positions_within
+from .csr_products import positions_within
 
 try:  # scikit-sparse (CHOLMOD); without it every factorisation is an LU
     from sksparse.cholmod import CholmodError, analyze
@@ -119,7 +119,7 @@ class SparseFactor:
         outside it."""
         shape, indptr, indices = self._analysed
         positions = np.empty(A.nnz, dtype=np.int64)
-        if A.shape != shape or not _positions_within(A.indptr, A.indices, indptr, indices, positions):
+        if A.shape != shape or not positions_within(A.indptr, A.indices, indptr, indices, positions):
             return None
         data = np.zeros(len(indices))
         data[positions] = A.data
@@ -136,7 +136,7 @@ class SparseFactor:
         )  # positive: nothing cancels
         union.sort_indices()
         positions = np.empty(A.nnz, dtype=np.int64)
-        _positions_within(A.indptr, A.indices, union.indptr, union.indices, positions)
+        positions_within(A.indptr, A.indices, union.indptr, union.indices, positions)
         data = np.zeros(union.nnz)
         data[positions] = A.data
         return sp.csc_matrix((data, union.indices, union.indptr), shape=shape)

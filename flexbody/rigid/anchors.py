@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .link import Link, _rotation, _vector3
+from .link import Link, checked_rotation, checked_vector3
 
 if TYPE_CHECKING:
     from .state_view import StateView
@@ -75,8 +75,8 @@ class Ground(FrameAnchor):
     """A fixed point/frame of the world: ``origin`` (3,) [m] with axes ``rotation`` (3, 3)."""
 
     def __init__(self, origin: ArrayLike = (0.0, 0.0, 0.0), rotation: ArrayLike | None = None):
-        self.origin = _vector3(origin, "Ground: origin")
-        self.R = _rotation(rotation, "Ground: rotation")
+        self.origin = checked_vector3(origin, "Ground: origin")
+        self.R = checked_rotation(rotation, "Ground: rotation")
         self.label = f"ground{_point_text(self.origin)}"
 
     def position(self, ev: StateView) -> np.ndarray:

@@ -9,14 +9,14 @@ import numpy as np
 from ..errors import ModelError
 
 
-def _vector3(value, what: str) -> np.ndarray:
+def checked_vector3(value, what: str) -> np.ndarray:
     a = np.asarray(value, dtype=float)
     if a.shape != (3,) or not np.all(np.isfinite(a)):
         raise ModelError(f"{what} must be 3 finite numbers, got {value!r}")
     return a
 
 
-def _rotation(value, what: str) -> np.ndarray:
+def checked_rotation(value, what: str) -> np.ndarray:
     if value is None:
         return np.eye(3)
     R = np.asarray(value, dtype=float)
@@ -27,7 +27,7 @@ def _rotation(value, what: str) -> np.ndarray:
     return R
 
 
-def _inertia(value, what: str, physical: bool = True) -> np.ndarray:
+def checked_inertia(value, what: str, physical: bool = True) -> np.ndarray:
     if value is None:
         return np.zeros((3, 3))
     I = np.asarray(value, dtype=float)

@@ -22,7 +22,7 @@ from . import algorithms as alg
 from . import tree_dynamics
 from .anchors import LinkFrame, LinkPoint
 from .joints import COMPOUND_JOINTS, Fixed, FreeFlyer, Planar, Prismatic, Revolute, Spherical, Universal
-from .link import Link, _inertia, _rotation, _vector3
+from .link import Link, checked_inertia, checked_rotation, checked_vector3
 
 Joint: TypeAlias = Revolute | Prismatic | Fixed | Spherical | FreeFlyer | Universal | Planar
 """The joints a link can be added with (:meth:`RigidTree.add_link`)."""
@@ -49,7 +49,7 @@ class RigidTree:
         if not isinstance(name, str) or not name:
             raise ModelError("RigidTree: name must be a non-empty string")
         self.name = name
-        self.gravity = _vector3(gravity, f"tree {name!r}: gravity")
+        self.gravity = checked_vector3(gravity, f"tree {name!r}: gravity")
         self.links: list[Link] = []
         self.limits: dict = {}  # link name -> JointLimits of its joint (trees loaded from URDF)
         self.visuals: dict = {}  # link name -> list of VisualMesh (trees loaded from URDF, for views)
@@ -105,8 +105,12 @@ class RigidTree:
         mass = float(mass)
         if not np.isfinite(mass) or mass < 0:
             raise ModelError(f"{where}: mass must be finite and non-negative, got {mass}")
-        placement = (_rotation(rotation, f"{where}: rotation"), _vector3(origin, f"{where}: origin"))
-        body = (mass, _vector3(com, f"{where}: com"), _inertia(inertia, f"{where}: inertia", check_inertia))
+        placement = (checked_rotation(rotation, f"{where}: rotation"), checked_vector3(origin, f"{where}: origin"))
+        body = (
+            mass,
+            checked_vector3(com, f"{where}: com"),
+            checked_inertia(inertia, f"{where}: inertia", check_inertia),
+        )
         if not isinstance(joint, COMPOUND_JOINTS):
             return self._append(name, parent_link, joint, placement, body)
         names = [f"{name}.{suffix}" for suffix in joint.suffixes]
@@ -197,7 +201,7 @@ class RigidTree:
 
     def point(self, link: Link | str, offset: ArrayLike = (0.0, 0.0, 0.0)) -> LinkPoint:
         """An anchor at ``offset`` [m] (link frame) on ``link``, for constraints and tasks."""
-        return LinkPoint(self.link(link), _vector3(offset, f"point on {link!r}: offset"))
+        return LinkPoint(self.link(link), checked_vector3(offset, f"point on {link!r}: offset"))
 
     def frame(
         self, link: Link | str, offset: ArrayLike = (0.0, 0.0, 0.0), rotation: ArrayLike | None = None
@@ -205,8 +209,8 @@ class RigidTree:
         """An anchor frame on ``link``: origin ``offset`` and axes ``rotation`` relative to the link frame."""
         return LinkFrame(
             self.link(link),
-            _vector3(offset, f"frame on {link!r}: offset"),
-            _rotation(rotation, f"frame on {link!r}: rotation"),
+            checked_vector3(offset, f"frame on {link!r}: offset"),
+            checked_rotation(rotation, f"frame on {link!r}: rotation"),
         )
 
     # ------------------------------------------------------------------ flat arrays for the kernels
@@ -296,7 +300,7 @@ class RigidTree:
         3 finite numbers, else M(q) singular."""
         for name, x in inputs.items():
             self._check(name, x)
-        _vector3(self.gravity, f"tree {self.name!r}: gravity")
+        checked_vector3(self.gravity, f"tree {self.name!r}: gravity")
         return StateError(
             f"tree {self.name!r}: the mass matrix M(q) is not positive definite (a link chain "
             "ending in links without mass or rotational inertia?)"

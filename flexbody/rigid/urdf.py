@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike
 
 from ..errors import ModelError
 from .joints import Fixed, FreeFlyer, Planar, Prismatic, Revolute
-from .link import _inertia
+from .link import checked_inertia
 from .tree import RigidTree
 
 __all__ = ["load_urdf", "JointLimits", "VisualMesh"]
@@ -148,7 +148,7 @@ def _check_welded_inertias(tree: RigidTree, file: str) -> None:
             inertia += R @ l.inertia @ R.T + l.mass * (d @ d * np.eye(3) - np.outer(d, d))
         names = [l.name for l, _, _ in members]
         try:
-            _inertia(inertia, "")
+            checked_inertia(inertia, "")
         except ModelError:
             eig = np.linalg.eigvalsh(inertia)
             raise ModelError(

@@ -31,11 +31,11 @@ from ..io.results import Results
 from ..linalg.validation import check_setting
 from ..system.description import System
 from .flexible_statics import (
-    _check_held,
-    _LinearSolver,
-    _newton,
-    _roundoff_floor,
+    LinearSolver,
+    check_held,
+    flexible_newton,
     record_point,
+    roundoff_floor,
     static_results,
     with_load_stiffness,
 )
@@ -91,7 +91,7 @@ class _Path:
         self.u = system.prescribed(1.0)[1] - values0  # prescribed motion per unit load factor
         self.values0 = values0
         self.free = np.setdiff1d(np.arange(system.n_dofs), self.fixed)
-        self.linear = _LinearSolver(symmetric=not system.has_follower_loads)
+        self.linear = LinearSolver(symmetric=not system.has_follower_loads)
         self.load_scale = 0.0  # largest ‖s f_ext‖ met on the path
 
     def place(self, q: np.ndarray, s: float) -> np.ndarray:
@@ -111,7 +111,7 @@ class _Path:
         f = f_ext[free] - (K[free][:, self.fixed] @ self.u if self.fixed.size else 0.0)
         self.load_scale = max(self.load_scale, abs(s) * float(np.linalg.norm(f_ext)))
         scale = max(self.load_scale, float(np.linalg.norm(f_int)), abs(s) * float(np.linalg.norm(f_ext)))
-        tolerance = max(self.settings.tol * scale, _roundoff_floor(K_ff, q[free]))
+        tolerance = max(self.settings.tol * scale, roundoff_floor(K_ff, q[free]))
         return r[free], K_ff, f, tolerance
 
 
@@ -145,7 +145,7 @@ def follow_path(
     if q.shape != (system.n_dofs,) or not np.all(np.isfinite(q)):
         raise FlexbodyError(f"solve_static: q_start must be finite with shape ({system.n_dofs},)")
     path = _Path(system, newton)
-    _check_held(system, path.fixed)
+    check_held(system, path.fixed)
     results = static_results(system, q)
     results.histories["arc_length"] = np.zeros(1)
     q, s = path.place(q, 0.0), 0.0
@@ -165,7 +165,7 @@ def follow_path(
             q_new, s_new, history, step = _arc_step(path, q, s, arc, previous, settings, newton)
             if s < 1.0 < s_new:  # crossed the target: land on s = 1
                 secant = q + (1.0 - s) / (s_new - s) * (q_new - q)
-                q_new, history = _newton(system, secant, 1.0, path.free, path.linear, newton)
+                q_new, history = flexible_newton(system, secant, 1.0, path.free, path.linear, newton)
                 s_new = 1.0
         except ConvergenceError as exc:
             if 0.5 * arc < min_arc:

@@ -53,7 +53,7 @@ class Equilibrium:
     path: list = field(default_factory=list)
 
 
-class _Statics:
+class StaticEquations:
     """Residual and Jacobian of the static equations of an assembled system at load factor s
     (:class:`flexbody.solvers.constrained_equations.EquationResidual` with q̈ = 0, v = 0), optionally with held actuated
     coordinates."""
@@ -130,7 +130,7 @@ DIVERGING = 3
 
 
 def _newton(
-    stat: _Statics, solver: SaddlePointSolver, q, lam, tau, s, tol, max_iterations, history
+    stat: StaticEquations, solver: SaddlePointSolver, q, lam, tau, s, tol, max_iterations, history
 ) -> tuple[np.ndarray, np.ndarray, int, float, float]:
     """Newton at load factor s; returns (q, λ, iterations, max|r|, max|φ|) or raises.
 
@@ -226,7 +226,7 @@ def static_equilibrium(
     if q.shape != (asm.n_dofs,) or not np.all(np.isfinite(q)):
         raise StateError(f"static_equilibrium: q0 must be {asm.n_dofs} finite numbers, got shape {q.shape}")
     lam = np.zeros(asm.n_constraints) if lam0 is None else np.array(lam0, dtype=float)
-    stat, solver = _Statics(asm, t), SaddlePointSolver(asm.n_rigid)
+    stat, solver = StaticEquations(asm, t), SaddlePointSolver(asm.n_rigid)
     history: list[float] = []  # residual norms of every iteration
     factors, iterations, path = [], 0, []
     s_done, steps = 0.0, LoadIncrements(load_steps, max_bisections)
@@ -269,7 +269,7 @@ def holding_inputs(
     model: AssembledSystem = as_assembled(asm, "holding_inputs")
     q = np.array(model.q0 if q is None else q, dtype=float)
     S = np.asarray(model.S, dtype=float)
-    stat = _Statics(model, t, hold=(S, S @ q))
+    stat = StaticEquations(model, t, hold=(S, S @ q))
     solver = SaddlePointSolver(model.n_rigid)
     lam = np.zeros(model.n_constraints + S.shape[0])
     history: list[float] = []

@@ -26,7 +26,7 @@ from .newton_settings import NewtonSettings
 log = logging.getLogger(__name__)
 
 
-class _LinearSolver:
+class LinearSolver:
     """Solves K_ff Δ = b: CHOLMOD for SPD matrices (pattern analysed once), SuperLU otherwise."""
 
     def __init__(self, symmetric: bool):
@@ -77,15 +77,15 @@ def solve_flexible(
     if q.shape != (system.n_dofs,) or not np.all(np.isfinite(q)):
         raise FlexbodyError(f"solve_static: q_start must be finite with shape ({system.n_dofs},)")
     fixed, _ = system.prescribed(0.0)
-    _check_held(system, fixed)
+    check_held(system, fixed)
     free = np.setdiff1d(np.arange(system.n_dofs), fixed)
-    linear = _LinearSolver(symmetric=not system.has_follower_loads)
+    linear = LinearSolver(symmetric=not system.has_follower_loads)
     results = static_results(system, q)
     s_done, steps = 0.0, LoadIncrements(load_steps, settings.max_bisections)
     while s_done < 1.0 - 1e-14:
         s_next = steps.target(s_done)
         try:
-            q_new, history = _newton(system, _predictor(results, s_next), s_next, free, linear, settings)
+            q_new, history = flexible_newton(system, _predictor(results, s_next), s_next, free, linear, settings)
         except ConvergenceError as exc:
             if not steps.failed(s_done):
                 raise ConvergenceError(
@@ -153,7 +153,7 @@ def _residual(system: System, q: np.ndarray, s: float, with_jacobian: bool):
     return f_int - f_ext, K, scale
 
 
-def _newton(system, q, s, free, linear, settings):
+def flexible_newton(system, q, s, free, linear, settings):
     """Newton iterations at load factor s from q; returns (q, residual history) or raises ConvergenceError."""
     q = q.copy()
     fixed, values = system.prescribed(s)
@@ -166,7 +166,7 @@ def _newton(system, q, s, free, linear, settings):
         if not np.isfinite(norm):
             raise ConvergenceError(f"non-finite residual at load factor {s:.6g}", history)
         K_ff = K[free][:, free]
-        if norm <= max(settings.tol * scale, _roundoff_floor(K_ff, q[free])):
+        if norm <= max(settings.tol * scale, roundoff_floor(K_ff, q[free])):
             inverted = system.inversion(q)
             if inverted:
                 raise ConvergenceError(f"Newton reached a state at load factor {s:.6g} where {inverted}", history)
@@ -184,7 +184,7 @@ def with_load_stiffness(system: System, K_ff: sp.csr_matrix, q: np.ndarray, s: f
     return K_ff if K_load is None else (K_ff - s * K_load[free][:, free]).tocsr()
 
 
-def _roundoff_floor(K_ff: sp.csr_matrix, q_free: np.ndarray) -> float:
+def roundoff_floor(K_ff: sp.csr_matrix, q_free: np.ndarray) -> float:
     """Residual norm reachable in floating point: 100 ε ‖ |K| |q| ‖ (the size of the cancelling terms)."""
     magnitude = sp.csr_matrix((np.abs(K_ff.data), K_ff.indices, K_ff.indptr), shape=K_ff.shape) @ np.abs(q_free)
     return 100.0 * np.finfo(float).eps * float(np.linalg.norm(magnitude))
@@ -238,7 +238,7 @@ def rigid_motions(body) -> np.ndarray:
     return R.reshape(-1, 6)
 
 
-def _check_held(system, fixed: np.ndarray) -> None:
+def check_held(system, fixed: np.ndarray) -> None:
     """ConstraintError naming each body whose Fix constraints leave a rigid-body motion free (its stiffness is
     then singular and Newton cannot find an equilibrium: a free-floating body, or one held at one node)."""
     for body in system.bodies:

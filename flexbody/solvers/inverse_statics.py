@@ -22,7 +22,7 @@ from ..io.results import Results
 from ..linalg.saddle_point import SaddlePointSolver
 from ..system.description import as_assembled
 from ..threads import one_blas_thread
-from .constrained_statics import Equilibrium, _Statics, holding_inputs, static_equilibrium
+from .constrained_statics import Equilibrium, StaticEquations, holding_inputs, static_equilibrium
 
 if TYPE_CHECKING:
     from ..control.tasks import Task
@@ -68,7 +68,7 @@ def _task_terms(asm, task, q, t):
     return np.asarray(terms.x, dtype=float), np.asarray(terms.J, dtype=float)
 
 
-def _input_response(stat: _Statics, solver: SaddlePointSolver, q, lam, Phi):
+def _input_response(stat: StaticEquations, solver: SaddlePointSolver, q, lam, Phi):
     """Factor the static saddle point at (q, λ) and return D = dq/dτ_k (n, k) and the multiplier
     response Y (m, k): [[K, Φᵀ], [Φ, 0]] [D; Y] = [Sᵀ; 0]."""
     A_r, A_f = stat.tangent(q, lam, 1.0)
@@ -82,7 +82,7 @@ def _input_response(stat: _Statics, solver: SaddlePointSolver, q, lam, Phi):
 def task_sensitivity(asm: System | AssembledSystem, task: Task, eq: Equilibrium, t: float = 0.0) -> np.ndarray:
     """G = dx/dτ_k (m_T, k) at an equilibrium: J dq with [[K, Φᵀ], [Φ, 0]] [dq; −dλ] = [Sᵀ; 0]."""
     model: AssembledSystem = as_assembled(asm, "task_sensitivity")
-    stat = _Statics(model, t)
+    stat = StaticEquations(model, t)
     _, _, Phi = stat.residual(eq.q, eq.lam, eq.tau, 1.0)
     D, _ = _input_response(stat, SaddlePointSolver(model.n_rigid), eq.q, eq.lam, Phi)
     return _task_terms(model, task, eq.q, t)[1] @ D
@@ -281,7 +281,7 @@ class _BorderedNewton:
 
     def __init__(self, asm, task, target, t, rcond):
         self.asm, self.task, self.target, self.t, self.rcond = asm, task, target, t, rcond
-        self.stat, self.solver = _Statics(asm, t), SaddlePointSolver(asm.n_rigid)
+        self.stat, self.solver = StaticEquations(asm, t), SaddlePointSolver(asm.n_rigid)
         self.S = np.asarray(asm.S, dtype=float)
 
     def _combine(self, q, lam, tau_k, factor: bool):

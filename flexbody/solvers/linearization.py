@@ -33,8 +33,8 @@ from ..dynamics.projection import nullspace_basis
 from ..errors import FlexbodyError
 from ..system.description import as_assembled
 from ..threads import one_blas_thread
-from .constrained_statics import _Statics
-from .modal import _linearisation_point
+from .constrained_statics import StaticEquations
+from .modal import linearisation_point
 
 if TYPE_CHECKING:
     from ..control.tasks import Task
@@ -121,7 +121,7 @@ def linearize(
             f"linearize: inputs must be {k} finite numbers (actuators {asm.actuated_labels}), got shape {u.shape}"
         )
     B_u, input_labels = _input_map(asm, nodal_forces)
-    q, lam, residual = _linearisation_point(asm, state, asm.S.T @ u, t, load_steps)
+    q, lam, residual = linearisation_point(asm, state, asm.S.T @ u, t, load_steps)
     ws = asm.workspace(t, q)
     K, Dm, M = _second_order_terms(ws, lam)
     Phi = ws.constraint_rows()[1]
@@ -159,7 +159,7 @@ def linearize(
 def _second_order_terms(ws, lam):
     """(K = ∂r/∂q, D = ∂r/∂v, M) at the static state of workspace ``ws`` (v = 0) as dense (n, n) arrays."""
     asm, t, q = ws.asm, ws.t, ws.q
-    statics = _Statics(asm, t)
+    statics = StaticEquations(asm, t)
     K_r, K_f = statics.tangent(q, lam, 1.0, ws)
     n, n_r = asm.n_dofs, asm.n_rigid
     moving = asm.workspace(t, q, np.zeros(n))  # ∂r/∂v at v = 0 (the damping matrices; not "at rest")

@@ -37,7 +37,7 @@ from ..io.results import Results
 from ..linalg.saddle_point import SaddlePointSolver
 from ..system.description import as_assembled
 from ..threads import one_blas_thread
-from .constrained_statics import _Statics, static_equilibrium
+from .constrained_statics import StaticEquations, static_equilibrium
 
 if TYPE_CHECKING:
     from ..system import State, System
@@ -175,8 +175,8 @@ def modal_analysis(
     if not isinstance(n_modes, (int, np.integer)) or n_modes < 1:
         raise FlexbodyError(f"modal_analysis: n_modes must be a positive integer, got {n_modes!r}")
     tau_vec = np.zeros(asm.n_dofs) if tau is None else np.asarray(tau, dtype=float)
-    q, lam, residual = _linearisation_point(asm, state, tau_vec, t, load_steps)
-    statics = _Statics(asm, t)
+    q, lam, residual = linearisation_point(asm, state, tau_vec, t, load_steps)
+    statics = StaticEquations(asm, t)
     ws = asm.workspace(t, q)
     K_r, K_f = statics.tangent(q, lam, 1.0, ws)
     M = ws.mass_matrix()
@@ -192,7 +192,7 @@ def modal_analysis(
     return Modes(freqs, values, shapes, q, lam, n_zero, asm, meta)
 
 
-def _linearisation_point(asm, state, tau, t, load_steps):
+def linearisation_point(asm, state, tau, t, load_steps):
     """(q, λ, static residual max|r| [N, N·m]) of the state to linearise about."""
     if state is None:
         state = static_equilibrium(asm, tau, t=t, load_steps=load_steps)
@@ -205,7 +205,7 @@ def _linearisation_point(asm, state, tau, t, load_steps):
     q = np.array(getattr(state, "q", state), dtype=float)
     if q.shape != (asm.n_dofs,) or not np.all(np.isfinite(q)):
         raise StateError(f"modal_analysis: state must be {asm.n_dofs} finite coordinates, got shape {q.shape}")
-    statics = _Statics(asm, t)
+    statics = StaticEquations(asm, t)
     r0, _, Phi = statics.residual(q, np.zeros(asm.n_constraints), tau, 1.0)
     Phi = sp.csr_matrix(Phi)
     gram = (Phi @ Phi.T).toarray()  # (m, m): least squares Φᵀλ ≈ r₀ without n × n

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import FlexbodyError, StateError
 from ..fem import fields as field_data
-from ..io.results import _INTEGER_HISTORIES, Results
+from ..io.results import INTEGER_HISTORIES, Results
 from ..linalg.rank import constraint_rank
 
 log = logging.getLogger(__name__)
@@ -336,7 +336,7 @@ class Recorder:
         q = rows["q"]
         slices = self.body_slices()
         histories, recorded_fields = field_data.split({k: v for k, v in rows.items() if k not in ("t", "q", "v")})
-        for key in _INTEGER_HISTORIES:
+        for key in INTEGER_HISTORIES:
             if key in histories:
                 histories[key] = histories[key].astype(np.int64)
         return Results(

@@ -294,12 +294,12 @@ def _check_fix_overlaps(fixes) -> None:
 def _held_node_coordinates(c) -> list:
     """(body, node, component) triples that constraint ``c`` holds in the world: those of a FixNodes or AttachNodes,
     and of a pin (PointToPoint) between a node and the ground; none for ties and other constraints."""
-    from ..constraints.attachments import TieNodes, _NodeRows
+    from ..constraints.attachments import NodeRows, TieNodes
     from ..constraints.closures import PointToPoint
     from ..constraints.nodes import Node
     from ..rigid.anchors import Ground
 
-    if isinstance(c, _NodeRows) and not isinstance(c, TieNodes):
+    if isinstance(c, NodeRows) and not isinstance(c, TieNodes):
         return [(c.body, int(a), int(comp)) for a in c.nodes for comp in c.components]
     if isinstance(c, PointToPoint):
         for node, other in ((c.a, c.b), (c.b, c.a)):

@@ -23,7 +23,7 @@ energies from one call of their :class:`~flexbody.system.joint_program.JointProg
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,9 +32,6 @@ from ..linalg.block_mass import BlockMass
 from ..linalg.rank import ConstraintQR, ConstraintSVD, dense_jacobian, independent_rows
 from ..rigid.tree import Kinematics
 from .state import Terms, read_only
-
-if TYPE_CHECKING:
-    from .assembled import AssembledSystem
 
 T = TypeVar("T")
 
@@ -68,7 +65,7 @@ class Workspace:
 
     def __init__(
         self,
-        asm: AssembledSystem,
+        asm: Any,  # the AssembledSystem that makes the workspace (which imports this module)
         t: float,
         q: np.ndarray,
         v: np.ndarray,
@@ -117,19 +114,19 @@ class Workspace:
     # ------------------------------------------------------------------ what anchors read (StateView)
     def offset(self, tree: Hashable) -> int:
         """First global column of ``tree``."""
-        return self.asm.offsets[tree]  # type: ignore[index]  # a tree of this system
+        return self.asm.offsets[tree]
 
     def body_offset(self, body: Hashable) -> int:
         """First global column of a flexible body (its nodal coordinates follow, node-major)."""
-        return self.asm.offsets[body]  # type: ignore[index]  # a body of this system
+        return self.asm.offsets[body]
 
     def columns(self, tree: Hashable) -> np.ndarray:
         """Global columns (n_tree,) of ``tree``."""
-        return self.asm.columns[tree]  # type: ignore[index]  # a tree of this system
+        return self.asm.columns[tree]
 
     def slice_of(self, item: Hashable) -> slice:
         """Global columns of a tree, a flexible body or a reduced body."""
-        return self.asm.slices[item]  # type: ignore[index]  # an item of this system
+        return self.asm.slices[item]
 
     def point(self, anchor: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(x (3,), ẋ (3,), J (3, n_tree), J̇v (3,)) of a link point anchor; one numba pass per tree for the

@@ -458,7 +458,7 @@ def check_agreement(probs, methods, tol):
                 results = {}
                 for variant in VARIANTS:
                     with kernels(variant):
-                        r = compiled._forward_fast(M, h, tau, Phi, bias, method, None, None, kind, None)
+                        r = compiled.forward_fast(M, h, tau, Phi, bias, method, None, None, kind, None)
                     if r is None:
                         raise SystemExit(f"{variant} declined {name} {method}/{kind}")
                     results[variant] = r
@@ -497,7 +497,7 @@ def first_call_seconds(probs, methods):
         with kernels(variant):
             for method in methods:
                 for kind in INERTIA_KINDS if method == "projection" else ("Mc",):
-                    compiled._forward_fast(M, h, tau, Phi, bias, method, None, None, kind, None)
+                    compiled.forward_fast(M, h, tau, Phi, bias, method, None, None, kind, None)
         out[variant] = time.perf_counter() - start
     return out
 
