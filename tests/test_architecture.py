@@ -202,6 +202,38 @@ def test_no_python_function_over_80_lines_of_code():
     assert long_functions() == []
 
 
+RUN_MODULES = (
+    "simulation",
+    "resumption",
+    "restart",
+    "run_plan",
+    "runner",
+    "explicit",
+    "alpha_run",
+    "generalized_alpha",
+    "alpha_records",
+)
+"""The modules that wire a run (flexbody.solvers.*): the plan, its runner, the integrators' loops."""
+
+COMPILED_KERNELS = {"alpha_iterations", "alpha_run", "joint_terms"}
+"""Numba kernels called from those modules (positional arguments: numba dispatches faster without keywords)."""
+
+
+def test_runs_are_not_wired_by_position():
+    """No call in the run modules passes more than 5 positional arguments (issue 32: ``simulate`` passed 16 to
+    its explicit body), except to compiled kernels and the logger's format arguments."""
+    found = []
+    for name in RUN_MODULES:
+        for node in ast.walk(ast.parse((PACKAGE / "solvers" / f"{name}.py").read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            called = ast.unparse(node.func)
+            positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+            if len(positional) > 5 and called.split(".")[-1] not in COMPILED_KERNELS and not called.startswith("log."):
+                found.append(f"{name}: {called}({len(positional)} positional)")
+    assert found == []
+
+
 def test_no_import_cycles_between_rooms():
     assert cycles(room_graph(import_graph())) == []
 

@@ -70,7 +70,8 @@ def record_state(recorder, ws, s: AlphaState, tau, *, iterations: int, dt: float
     """Record the state ``s``, whose terms are read from its workspace ``ws``."""
     phi, Phi, _, phi_t = ws.constraint_rows()
     recorder.t_last = s.t
-    recorder.record(s.t, s.q, s.v, response(ws, s), tau, _Snapshot(phi, Phi, phi_t), iterations, ws)
+    snapshot = _Snapshot(phi, Phi, phi_t)
+    recorder.record(s.t, s.q, s.v, response(ws, s), tau=tau, terms=snapshot, corrections=iterations, ws=ws)
     for key, value in (
         ("dt", dt),
         ("newton_iterations", iterations),
@@ -84,7 +85,7 @@ def response(ws, s: AlphaState) -> ForwardResult:
     """The plant's response at a step (q̈, Φᵀλ, λ), with Φ from the step's workspace ``ws``."""
     Phi = ws.constraint_rows()[1]
     force = transposed_product(Phi, s.lam) if Phi.shape[0] else np.zeros(ws.asm.n_dofs)
-    return ForwardResult(s.qdd, force, s.lam, True, Phi.shape[0], "generalized-alpha")
+    return ForwardResult(s.qdd, force, s.lam, lam_unique=True, rank=Phi.shape[0], method="generalized-alpha")
 
 
 def write_checkpoint(writer, recorder, stepper: AlphaStepper, state: AlphaState, *, tau_prev, stats, counters, control):

@@ -70,7 +70,7 @@ class AlphaRun:
         ws = self.asm.workspace(start.t, start.q, start.v) if start.workspace is None else start.workspace
         self.ws, self.tau = ws, self._inputs(ws)
         qdd, lam = initial_acceleration(ws, self.tau, self.stepper.solver)
-        state = AlphaState(float(start.t), start.q.copy(), start.v.copy(), qdd, qdd.copy(), lam)
+        state = AlphaState(float(start.t), start.q.copy(), start.v.copy(), qdd=qdd, a=qdd.copy(), lam=lam)
         self.tau_prev = self.tau
         self.stats = {"steps": 0, "rejected": 0, "newton_iterations": 0}
         self.stats.update(wall_seconds=0.0, applied_work=0.0, dissipated=0.0)
@@ -81,7 +81,7 @@ class AlphaRun:
         """The checkpoint's state, with its step-size control, statistics and kept iteration matrix."""
         scalars, arrays = checkpoint
         q, v, qdd, a, lam = (np.array(arrays[key], dtype=float) for key in ("q", "v", "qdd", "a", "lam"))
-        state = AlphaState(float(scalars["t"]), q, v, qdd, a, lam)
+        state = AlphaState(float(scalars["t"]), q, v, qdd=qdd, a=a, lam=lam)
         self.ws = self.asm.workspace(state.t, q, v)
         self.tau, self.tau_prev = self._inputs(self.ws), np.array(arrays["tau_prev"], dtype=float)
         self.stats = dict(scalars["stats"])
@@ -155,7 +155,7 @@ class AlphaRun:
         switched = asm.switch_charts(new.q, new.v, new.qdd, new.a)
         if switched is not None:  # a rotation vector passed π: its other chart
             q, v, qdd, a = switched
-            self.state = AlphaState(new.t, q, v, qdd, a, new.lam)
+            self.state = AlphaState(new.t, q, v, qdd=qdd, a=a, lam=new.lam)
             stepper.factor_dt = None
             self.ws = asm.workspace(self.state.t, self.state.q, self.state.v)
         self.stats["steps"] = self.k
@@ -169,7 +169,9 @@ class AlphaRun:
         """Steps in one compiled call, their rows recorded as single steps record theirs."""
         stats = self.stats
         run = {"k": self.k, "easy": self.easy, "work": stats["applied_work"], "record_every": self.plan.record_every}
-        outcome = self.stepper.batch(self.state, self.plan.t_end, self.dt, self.tau, self.tau_prev, run)
+        outcome = self.stepper.batch(
+            self.state, self.plan.t_end, self.dt, tau=self.tau, tau_prev=self.tau_prev, run=run
+        )
         batch = outcome.batch
         stats["newton_iterations"] += batch.iterations
         stats["applied_work"] = batch.work

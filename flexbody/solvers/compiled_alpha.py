@@ -530,8 +530,9 @@ class CompiledSteps:
             return np.zeros((len(times), self.m, 3))
         return np.stack([self.drive(t) for t in times])
 
-    def factor(self, t: float, q, v, qdd, lam, dt: float) -> int:
-        """Form and factor the iteration matrix of step dt at (t, q, v, q̈, λ); the status."""
+    def factor(self, t: float, at: tuple, dt: float) -> int:
+        """Form and factor the iteration matrix of step dt at t and ``at`` = (q, v, q̈, λ); the status."""
+        q, v, qdd, lam = at
         point = tuple(np.array(x, dtype=float) for x in (q, v, qdd, qdd, lam))
         loop = new_loop(True)
         loop[4] = 0.0  # no predictor: the matrix at ``point``

@@ -196,7 +196,7 @@ class Run:
     integrator: str = "RK4"
     report: Callable[[float, float, float], None] | None = None  # progress of the run (t, t0, t_end)
 
-    def start_step(self, k, t, q, v, corrections, last: bool, ws=None):
+    def start_step(self, k, t, q, v, *, corrections, last: bool, ws=None):
         """Evaluate the dynamics at the (corrected) state, in its workspace ``ws`` when the correction made it,
         track the rank and record."""
         res, tau, terms, ws = self.dynamics(t, q, v, ws)
@@ -206,7 +206,7 @@ class Run:
             controller.update(t, ws, res)
         self.recorder.track_rank(t, res.rank, terms.Phi)
         if k % self.record_every == 0 or last:
-            self.recorder.record(t, q, v, res, tau, terms, corrections, ws)
+            self.recorder.record(t, q, v, res, tau=tau, terms=terms, corrections=corrections, ws=ws)
             if self.saver is not None:
                 self.saver.journal(self.recorder)  # on disk before the next step starts
         return res
@@ -238,11 +238,11 @@ class Run:
             )
         return q, v, iterations, ws
 
-    def completed(self, k, t, q, v, corrections, t0, t_end, last: bool) -> None:
+    def completed(self, k, t, q, v, *, corrections, span: tuple[float, float], last: bool) -> None:
         """After a step that reached state k: report progress and, when enough rows wait, write them with
         the checkpoint (k, t, q, v, corrections) from which the loop continues at ``start_step(k, …)``."""
         if self.report is not None:
-            self.report(t, t0, t_end)
+            self.report(t, *span)
         if self.saver is not None and not last and self.saver.due(self.recorder):
             state = {
                 "integrator": self.integrator,
@@ -255,14 +255,14 @@ class Run:
 
 
 def run_rk4(
-    run: Run, settings: RK4, q, v, t0, t_end, k0: int = 0, t: float | None = None, corrections: int = 0, ws=None
+    run: Run, settings: RK4, q, v, *, t0, t_end, k0: int = 0, t: float | None = None, corrections: int = 0, ws=None
 ):
     """RK4 steps from (t0, q, v) (in its workspace ``ws`` when the start made one), or from step ``k0`` at
     (t, q, v) of a run started at t0."""
     n_steps = max(1, math.ceil((t_end - t0) / settings.dt - 1e-9))
     t = t0 if t is None else t
     for k in range(k0, n_steps + 1):
-        res = run.start_step(k, t, q, v, corrections, k == n_steps, ws)  # also stage 1 of the step
+        res = run.start_step(k, t, q, v, corrections=corrections, last=k == n_steps, ws=ws)  # stage 1 of the step
         if k == n_steps:
             return
         t_next = t0 + (k + 1) * settings.dt if k + 1 < n_steps else t_end
@@ -278,11 +278,11 @@ def run_rk4(
         v = v + dt / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
         t = t_next
         q, v, corrections, ws = run.end_step(t, q, v)
-        run.completed(k + 1, t, q, v, corrections, t0, t_end, k + 1 == n_steps)
+        run.completed(k + 1, t, q, v, corrections=corrections, span=(t0, t_end), last=k + 1 == n_steps)
 
 
 def run_adaptive(
-    run: Run, settings: Adaptive, q, v, t0, t_end, k0: int = 0, t: float | None = None, corrections: int = 0, ws=None
+    run: Run, settings: Adaptive, q, v, *, t0, t_end, k0: int = 0, t: float | None = None, corrections: int = 0, ws=None
 ):
     """Adaptive integration between output times t0 + k·output_dt, from k = 0 (in the start's workspace ``ws``
     when it made one) or from output ``k0``."""
@@ -298,7 +298,7 @@ def run_adaptive(
 
     for k in range(k0, n_out + 1):
         t = times[k]
-        run.start_step(k, t, q, v, corrections, k == n_out, ws)
+        run.start_step(k, t, q, v, corrections=corrections, last=k == n_out, ws=ws)
         if k == n_out:
             return
         sol = solve_ivp(
@@ -313,4 +313,4 @@ def run_adaptive(
         if not sol.success:
             raise StateError(f"adaptive integration failed between t = {t:.9g} and {times[k + 1]:.9g} s: {sol.message}")
         q, v, corrections, ws = run.end_step(times[k + 1], sol.y[:n, -1], sol.y[n:, -1])
-        run.completed(k + 1, times[k + 1], q, v, corrections, t0, t_end, k + 1 == n_out)
+        run.completed(k + 1, times[k + 1], q, v, corrections=corrections, span=(t0, t_end), last=k + 1 == n_out)

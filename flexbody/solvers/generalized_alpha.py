@@ -122,7 +122,7 @@ class AlphaStepper:
         formed it: the same inputs give the same factor, so Newton continues as it would have."""
         if self.compiled is not None:
             fq, fv, fqdd, flam = (np.array(x, dtype=float) for x in (q, v, qdd, lam))
-            if self.compiled.factor(t, fq, fv, fqdd, flam, dt) == 0:
+            if self.compiled.factor(t, (fq, fv, fqdd, flam), dt) == 0:
                 self.factor_dt, self.factor_point = dt, (float(t), fq, fv, fqdd, flam)
                 self.solver.method = "dense (compiled step)"
                 self.solver.factorizations += 1
@@ -189,7 +189,7 @@ class AlphaStepper:
             elif status == NEED_CORRECTION:
                 ws = pending if pending is not None else self._workspace(t1, out[0], out[1])
                 pending = None
-                self._correction(ws, out, tau, dt, loop, correction)
+                self._correction(ws, out, tau, dt=dt, loop=loop, correction=correction)
             else:
                 break
         k = int(loop[0])
@@ -220,7 +220,7 @@ class AlphaStepper:
             raise StepFailedError(f"NaN/Inf in the iterate at t = {t:.9g} s")
         return self.asm.workspace(t, q, v)
 
-    def _correction(self, ws, out: tuple, tau: np.ndarray, dt: float, loop: np.ndarray, correction: tuple) -> None:
+    def _correction(self, ws, out: tuple, tau: np.ndarray, *, dt: float, loop: np.ndarray, correction: tuple) -> None:
         """The Newton correction of a model without compiled terms at the iterate ``out`` (workspace ``ws``):
         [[A, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; rhs] into ``correction``, the velocity residual into loop[5]."""
         _, _, qdd, _, lam = out
@@ -238,7 +238,7 @@ class AlphaStepper:
             self.solver.factorizations += 1
             self.solver.method = "dense (compiled step)"
 
-    def batch(self, s: AlphaState, t_end: float, dt: float, tau: np.ndarray, tau_prev: np.ndarray, run: dict):
+    def batch(self, s: AlphaState, t_end: float, dt: float, *, tau: np.ndarray, tau_prev: np.ndarray, run: dict):
         """Up to :data:`BATCH_STEPS` steps of dt from ``s`` (the last one shortened to end at ``t_end``) in one
         compiled call (:meth:`CompiledSteps.run`; inputs held, no controller, nothing saved as it goes). ``run`` =
         {"k": steps so far, "easy": easy-step count, "work": the inputs' work [J], "record_every"}. Returns a

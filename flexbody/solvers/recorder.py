@@ -238,7 +238,7 @@ class Recorder:
         )
         self.rank_prev = rank
 
-    def record(self, t, q, v, res, tau, terms, corrections, ws=None):
+    def record(self, t, q, v, res, *, tau, terms, corrections, ws=None):
         """Append the row of the state (t, q, v): its response ``res`` (a, λ, Φᵀλ, rank), the input τ,
         the constraint ``terms`` (φ, Φ, φ_t), the correction count, the energies (from the state's workspace
         ``ws``), the fields (when recorded) and the controller's diagnostics (each value is copied)."""

@@ -45,7 +45,7 @@ class RestartLog:
 _COMPARED = ("integrator", "integrator_settings", "t0", "record_every", "formulation")
 
 
-def continue_saved(asm, directory, plan, resume, context, inputs) -> Results | None:
+def continue_saved(asm, directory, plan, *, resume, context, inputs) -> Results | None:
     """The results of the run saved in ``directory`` (continued or reused), or None to start afresh.
 
     ``plan`` is the requested run's :class:`~flexbody.solvers.run_plan.RunPlan` (its metadata are compared with

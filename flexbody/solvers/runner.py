@@ -128,10 +128,12 @@ def execute(
         if writer is not None:
             writer.forget_after_checkpoint(recorder)
     recorder.energy_watch = inputs.energy_watch(model, recorder.rows if start.rows is not None else None)
-    return _recorded(recorder, writer, lambda: _steps(plan, model, inputs, start, recorder, writer, context))
+    return _recorded(
+        recorder, writer, lambda: _steps(plan, model, inputs, start, recorder, writer=writer, context=context)
+    )
 
 
-def _steps(plan, model, inputs, start, recorder, writer, context) -> None:
+def _steps(plan, model, inputs, start, recorder, *, writer, context) -> None:
     """The stepping loop of the plan's integrator, from ``start``."""
     if plan.implicit:
         tau_at = tau_function(inputs.tau, model)
@@ -164,7 +166,7 @@ def _steps(plan, model, inputs, start, recorder, writer, context) -> None:
         at = {"k0": int(state["k"]), "t": float(state["t"]), "corrections": int(state["corrections"])}
     else:
         at = {"ws": start.workspace}
-    loop(run, plan.integrator, start.q, start.v, plan.t0, plan.t_end, **at)
+    loop(run, plan.integrator, start.q, start.v, t0=plan.t0, t_end=plan.t_end, **at)
     log.info(
         "simulated to t = %.6g s: %d steps recorded, %d dynamics evaluations, %d events",
         plan.t_end,

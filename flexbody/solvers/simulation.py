@@ -198,7 +198,7 @@ def simulate(
     if fields:
         _check_field_bodies(model)
     if save_to is not None and context.restarts is not None:  # flexbody run --resume
-        saved = restart.continue_saved(model, save_to, plan, resume, context, inputs)
+        saved = restart.continue_saved(model, save_to, plan, resume=resume, context=context, inputs=inputs)
         if saved is not None:
             return saved
     start = _start(model, plan, q0, v0)
@@ -236,7 +236,8 @@ def _start(model, plan: RunPlan, q0, v0) -> Start:
         if plan.implicit:
             q, v, ws = consistent_start(model, t0, q, v)
         else:
-            q, ws = assembled_configuration(model, q, t0, None, 1e-12, 50, *plan.tolerances)
+            rtol, atol = plan.tolerances
+            q, ws = assembled_configuration(model, q, t0, rtol=rtol, atol=atol)
             v = projected_velocity(ws, v, *plan.tolerances)
             ws = ws.with_velocity(v)
     if isinstance(plan.integrator, RK4):

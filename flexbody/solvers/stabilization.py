@@ -161,10 +161,13 @@ def assemble_configuration(
         holds ‖φ‖ per iteration and ``last_good`` the coordinates with the smallest residual.
     """
     model: AssembledSystem = as_assembled(asm, "assemble_configuration")
-    return assembled_configuration(model, q_guess, t, fixed, tol, max_iterations, *_tolerances(rtol, atol))[0]
+    rtol, atol = _tolerances(rtol, atol)
+    return assembled_configuration(
+        model, q_guess, t, fixed=fixed, tol=tol, max_iterations=max_iterations, rtol=rtol, atol=atol
+    )[0]
 
 
-def assembled_configuration(model, q_guess, t, fixed, tol, max_iterations, rtol, atol):
+def assembled_configuration(model, q_guess, t, *, rtol, atol, fixed=None, tol=1e-12, max_iterations=50):
     """(q, workspace of q at rest) of :func:`assemble_configuration` (its arguments checked, the tolerances
     resolved)."""
     n = int(model.n_dofs)
