@@ -129,7 +129,7 @@ def build(
     R, p = kin.R[link.index], kin.p[link.index]
     length, width, height = payload_size
     mesh = fb.mesh.box((length, width, height), tuple(divisions), order=order, origin=(0.0, -width / 2, -height / 2))
-    mesh.points = mesh.points @ (R @ _PAYLOAD_AXES).T + p  # the bar on the flange at q0
+    mesh = mesh.with_points(mesh.points @ (R @ _PAYLOAD_AXES).T + p)  # the bar on the flange at q0
     material = fb.StVenantKirchhoff(young=young, poisson=poisson, density=density, damping=damping)
     payload = fb.FlexibleBody("payload", mesh, material, locking="incompatible_modes" if order == 1 else None)
     joints = [l for l in tree.links if l.coordinate is not None]

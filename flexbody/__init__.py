@@ -95,6 +95,7 @@ __all__ = [
     "constraint_rank",
     # Statics: static equilibrium with load steps or arc length, constrained statics and inverse statics.
     "solve_static",
+    "inverse_statics",
     "NewtonSettings",
     "ArcLength",
     "quasi_static_sequence",
@@ -260,6 +261,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
         RunContext,
         assemble_configuration,
         holding_inputs,
+        inverse_statics,
         linearize,
         modal_analysis,
         project_velocity,

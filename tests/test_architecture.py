@@ -23,7 +23,7 @@ documents the public API, does not count; numba kernels (``@nb.njit``) are exemp
 MAX_PRIVATE_IMPORTS = 40
 """Names with a leading underscore that one module imports from another (a name shared between modules is not
 private to one)."""
-TOP_LEVEL = {"errors", "progress", "precompile", "threads", "_version"}  # single-module rooms
+TOP_LEVEL = {"errors", "progress", "precompile", "threads", "deprecation", "_version"}  # single-module rooms
 
 
 def module_name(path: Path) -> str:

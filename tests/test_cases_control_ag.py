@@ -87,14 +87,14 @@ def test_case_10_h_matrix_and_dead_centre(case10_run):
     assert dc["raised"] and dc["error_type"] == "ActuationError" and "AG-56" in dc["error"]
     assert not dc["report_ok_pidc"] and dc["report_failures_pidc"]
     q = np.array([np.pi / 2, np.pi])
-    report = fb.control.actuation_report(asm, q, np.zeros(2), task=case.make_controller("one", asm)[0])
+    report = fb.control.actuation_report(asm, 0.0, q, np.zeros(2), task=case.make_controller("one", asm)[0])
     assert not report.ok("pidc")
     _, c = case.make_controller("one", asm)
     with pytest.raises(fb.ActuationError):
         c(0.0, State(0.0, q, np.zeros(2)), asm)
     # away from it the same controller acts
     q_ok = np.array([1.2, 2 * np.pi - 2.4])
-    assert fb.control.actuation_report(asm, q_ok, np.zeros(2), task=case.make_controller("one", asm)[0]).ok("pidc")
+    assert fb.control.actuation_report(asm, 0.0, q_ok, np.zeros(2), task=case.make_controller("one", asm)[0]).ok("pidc")
     assert np.all(np.isfinite(c(0.0, State(0.0, q_ok, np.zeros(2)), asm)))
 
 

@@ -163,7 +163,7 @@ def test_info_prints_the_actuation_report_of_the_case_task(capsys):
     text = capsys.readouterr().out
     case = load("09_underactuated_chain_control.py")
     asm = case.build().assemble()
-    report = actuation_report(asm, asm.q0, np.zeros(asm.n_dofs), task=case.task(asm))
+    report = actuation_report(asm, 0.0, asm.q0, np.zeros(asm.n_dofs), task=case.task(asm))
     assert "Actuation report for task 'end_point'" in text
     for line in str(report).splitlines():  # the report itself, indented
         assert "  " + line in text

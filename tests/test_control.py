@@ -97,8 +97,8 @@ SCENARIOS = scenarios()
 
 
 def random_state(asm, rng, spread=0.15, t=0.0):
-    q = assemble_configuration(asm, asm.q0 + spread * rng.normal(size=asm.n_dofs), t)
-    v = project_velocity(asm, q, rng.normal(size=asm.n_dofs), t)
+    q = assemble_configuration(asm, t, asm.q0 + spread * rng.normal(size=asm.n_dofs))
+    v = project_velocity(asm, t, q, rng.normal(size=asm.n_dofs))
     return q, v
 
 
@@ -302,7 +302,7 @@ def test_report_dead_centre_slider_crank_with_one_actuator():
     asm = mech.slider_crank(actuated=(0,)).assemble()
     task = JointTask([asm.trees[0].link("l1")])
     q = np.array([np.pi / 2, np.pi])
-    report = ctl.actuation_report(asm, q, task=task)
+    report = ctl.actuation_report(asm, 0.0, q, task=task)
     assert report.constraint_rank == 0 and report.dof == 2 and not report.motion_actuated
     assert not report.ok("pidc") and not report.maps["aghili"].ok and not report.maps["passive_constraints"].ok
     assert "AG-56" in report.maps["aghili"].source and report.maps["passive_constraints"].singular_values[0] < 1e-12
@@ -310,9 +310,9 @@ def test_report_dead_centre_slider_crank_with_one_actuator():
     with pytest.raises(ActuationError, match=r"crank.l2") as info:
         ctl.ProjectedInverseDynamicsControl(task, [1.0], 25.0, 10.0)(0.0, fb.State(0.0, q, np.zeros(2)), asm)
     assert info.value.report is not None and not info.value.report.ok
-    away = ctl.actuation_report(asm, np.array([1.0, 2 * np.pi - 2.0]), task=task)
+    away = ctl.actuation_report(asm, 0.0, np.array([1.0, 2 * np.pi - 2.0]), task=task)
     assert away.ok("pidc") and away.ok("partitioned") and away.constraint_rank == 1
-    both = ctl.actuation_report(mech.slider_crank(actuated=(0, 1)).assemble(), q, task=JointTask(["crank.l1"]))
+    both = ctl.actuation_report(mech.slider_crank(actuated=(0, 1)).assemble(), 0.0, q, task=JointTask(["crank.l1"]))
     assert both.ok("pidc") and both.motion_actuated
 
 
@@ -352,25 +352,25 @@ def test_aghili_condition_equals_full_row_rank_of_passive_constraint_map(seed):
         actuators=[links[i] for i in sorted(chosen)],
         q0=mech.parallel_platform().assemble().q0,
     ).assemble()
-    report = ctl.actuation_report(asm, asm.q0)
+    report = ctl.actuation_report(asm, 0.0, asm.q0)
     assert report.maps["aghili"].ok == report.maps["passive_constraints"].ok
 
 
 def test_report_classifies_the_de_examples():
     chain = mech.coupled_chain().assemble()
     tip = chain.trees[0].point(chain.trees[0].link("l6"), (0.4, 0, 0))
-    r = ctl.actuation_report(chain, chain.q0, task=PointTask(tip, components=(0, 1)))
+    r = ctl.actuation_report(chain, 0.0, chain.q0, task=PointTask(tip, components=(0, 1)))
     assert (r.n, r.n_constraints, r.dof, r.n_actuators, r.n_task) == (6, 2, 4, 6, 2)
     assert r.ok() and r.motion_actuated and r.task_actuated
     plat = mech.parallel_platform().assemble()
     for cols in ((1, 3, 5), (6, 7, 8)):
-        r = ctl.actuation_report(plat, plat.q0, task=JointTask([plat.coordinate_labels[i] for i in cols]))
+        r = ctl.actuation_report(plat, 0.0, plat.q0, task=JointTask([plat.coordinate_labels[i] for i in cols]))
         assert (r.n, r.n_constraints, r.dof, r.n_actuators) == (9, 6, 3, 3)
         assert r.ok("partitioned") and r.ok("direct") and r.ok("pidc")
         assert r.maps["passive_constraints"].shape == (6, 6) and r.maps["passive_constraints"].ok
     under = mech.underactuated_chain().assemble()
     tip = under.trees[0].point(under.trees[0].link("l3"), (0.5, 0, 0))
-    r = ctl.actuation_report(under, under.q0, task=PointTask(tip, components=(0, 1)))
+    r = ctl.actuation_report(under, 0.0, under.q0, task=PointTask(tip, components=(0, 1)))
     assert not r.motion_actuated and r.task_actuated
     assert not r.maps["passive_constraints"].ok and r.maps["passive_nullspace"].ok  # DE 5.4.3 via Ňᵀ
     assert r.ok("partitioned") and r.ok("direct") and not r.ok("pidc")
@@ -383,7 +383,7 @@ def test_task_blocked_by_constraints_is_reported():
     tip = asm.trees[0].point(asm.trees[0].link("l2"), (1.0, 0, 0))
     task = PointTask(tip, components=(1,))
     q = asm.q0
-    r = ctl.actuation_report(asm, q, task=task)
+    r = ctl.actuation_report(asm, 0.0, q, task=task)
     assert not r.maps["independent"].ok and not r.maps["direct"].ok
     for kind in ("direct", "partitioned", "pidc"):
         with pytest.raises(ActuationError):

@@ -116,7 +116,7 @@ def test_large_model_keeps_the_row_space_sparse_and_forms_the_inverse_mass_block
 
 def test_report_on_a_large_model_checks_the_direct_map_and_names_what_it_skips(large):
     asm, task, q, v = large
-    report = ctl.actuation_report(asm, q, v, task)
+    report = ctl.actuation_report(asm, 0.0, q, v, task=task)
     assert report.maps["direct"].ok and report.maps["independent"].ok
     assert not report.maps["passive_constraints"].ok  # nodes cannot be held by constraint forces
     assert report.maps["passive_constraints"].shape == (asm.n_dofs - 2, asm.n_constraints)

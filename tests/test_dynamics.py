@@ -318,7 +318,8 @@ def test_assembled_system_call_form():
     state = SimpleNamespace(t=0.5, q=np.zeros(7), v=np.ones(7))
     ref = dyn.forward(M, h, tau, Phi, bias, method="gauss")
     r1 = dyn.forward(Asm(), state, tau, method="gauss")
-    r2 = dyn.forward(Asm(), state, tau, "gauss")
+    with pytest.warns(DeprecationWarning, match="method="):
+        r2 = dyn.forward(Asm(), state, tau, "gauss")
     assert seen["args"][0] == 0.5
     assert r1.method == r2.method == "gauss"
     assert rel(r1.a, ref.a) < 1e-14 and rel(r2.a, ref.a) < 1e-14

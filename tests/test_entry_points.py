@@ -44,13 +44,17 @@ def test_dynamics_forms_accept_a_system(crank):
 def test_configuration_statics_and_control_accept_a_system(crank):
     system, asm = crank
     q = asm.q0 + np.array([0.0, 0.01])
-    assert np.array_equal(fb.assemble_configuration(system, q, fixed=[0]), fb.assemble_configuration(asm, q, fixed=[0]))
+    assert np.array_equal(
+        fb.assemble_configuration(system, 0.0, q, fixed=[0]), fb.assemble_configuration(asm, 0.0, q, fixed=[0])
+    )
     v = np.array([0.3, 0.1])
-    assert np.array_equal(fb.project_velocity(system, asm.q0, v), fb.project_velocity(asm, asm.q0, v))
+    assert np.array_equal(fb.project_velocity(system, 0.0, asm.q0, v), fb.project_velocity(asm, 0.0, asm.q0, v))
     assert np.array_equal(fb.solve_static(system, tau_k=[0.5, 0.0]).q, fb.solve_static(asm, tau_k=[0.5, 0.0]).q)
     assert np.array_equal(fb.holding_inputs(system)[0], fb.holding_inputs(asm)[0])
     task = _task(asm)
-    assert str(ctl.actuation_report(system, asm.q0, task=task)) == str(ctl.actuation_report(asm, asm.q0, task=task))
+    assert str(ctl.actuation_report(system, 0.0, asm.q0, task=task)) == str(
+        ctl.actuation_report(asm, 0.0, asm.q0, task=task)
+    )
     controller = ctl.DirectMappingControl(task, [1.0], kp=1.0, kv=1.0, model=system)
     assert controller.model.n_dofs == asm.n_dofs  # assembled once, at construction
     run = fb.simulate(system, 0.02, integrator=fb.RK4(dt=0.01), controller=controller)
@@ -63,8 +67,8 @@ def test_operational_space_and_task_history_accept_a_system():
     asm = system.assemble()
     task = fb.PointTask(asm.trees[0].point(asm.trees[0].links[-1], (0.4, 0.0, 0.0)), components=(0, 1))
     assert np.array_equal(
-        fb.operational_space_at(system, task, 0.0, asm.q0).Lambda,
-        fb.operational_space_at(asm, task, 0.0, asm.q0).Lambda,
+        fb.operational_space_at(system, 0.0, asm.q0, task=task).Lambda,
+        fb.operational_space_at(asm, 0.0, asm.q0, task=task).Lambda,
     )
     run = fb.simulate(asm, 0.02, integrator=fb.RK4(dt=0.01))
     from flexbody.control.tasks import task_history

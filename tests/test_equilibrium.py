@@ -107,7 +107,7 @@ def test_rank_of_the_direct_map_for_a_nodal_task_collapses_with_the_mesh():
         beam = asm.bodies[0]
         task = fb.PointTask(fb.Node(beam, _tip(beam)), components=(0, 2))
         state = asm.initial_state()
-        report = actuation_report(asm, state.q, state.v, task)
+        report = actuation_report(asm, 0.0, state.q, state.v, task=task)
         sigma[nx] = report.maps["direct"]
     assert sigma[6].ok and sigma[6].rank == 2
     assert not sigma[24].ok and sigma[24].rank == 0

@@ -58,7 +58,7 @@ def initial_results(system) -> fb.Results:
     """Results holding only the initial configuration of ``system`` (enough to write its scene)."""
     asm = system.assemble()
     return fb.Results(
-        kind="dynamic", times=np.zeros(1), q=asm.q0[None, :].copy(), body_slices=asm.body_slices, system=asm
+        kind="dynamic", times=np.zeros(1), q=asm.q0[None, :].copy(), slices=asm.slices.by_name(), system=asm
     )
 
 
@@ -160,7 +160,7 @@ def test_histories_csv_names_matrices_and_limits_width(tmp_path):
         kind="dynamic",
         times=t,
         q=np.zeros((4, 300)),
-        body_slices={},
+        slices={},
         v=np.zeros((4, 300)),
         histories={
             "m": np.arange(16.0).reshape(4, 2, 2),

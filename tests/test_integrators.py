@@ -230,14 +230,14 @@ def test_multiplier_form_fails_at_the_singular_configuration():
 def test_assemble_configuration_from_perturbed_guess():
     model = AghiliSliderCrank()
     q1 = 2 * np.pi / 3
-    q = assemble_configuration(model, [q1 + 0.05, 2 * np.pi - 2 * q1 - 0.1])
+    q = assemble_configuration(model, 0.0, [q1 + 0.05, 2 * np.pi - 2 * q1 - 0.1])
     assert np.abs(model.constraint_value(0.0, q)).max() < 1e-12
-    q = assemble_configuration(model, [q1, 2 * np.pi - 2 * q1 + 0.1], fixed=[0])
+    q = assemble_configuration(model, 0.0, [q1, 2 * np.pi - 2 * q1 + 0.1], fixed=[0])
     assert q[0] == q1 and abs(q[1] - (2 * np.pi - 2 * q1)) < 1e-12
     particle = ParticleOnCircle(rho=2.0)
-    q = assemble_configuration(particle, [0.3, -2.5])
+    q = assemble_configuration(particle, 0.0, [0.3, -2.5])
     assert abs(np.linalg.norm(q) - 2.0) < 1e-12
-    v = project_velocity(particle, q, np.array([1.0, 1.0]))
+    v = project_velocity(particle, 0.0, q, np.array([1.0, 1.0]))
     assert abs(q @ v) < 1e-12
 
 
@@ -245,7 +245,7 @@ def test_impossible_assembly_raises_convergence_error():
     # the slider line y = 2.5 l is beyond the reach 2 l of the two links
     model = AghiliSliderCrank(offset=2.5)
     with pytest.raises(ConvergenceError, match="slider_y") as info:
-        assemble_configuration(model, [1.0, 0.5])
+        assemble_configuration(model, 0.0, [1.0, 0.5])
     err = info.value
     # Gauss–Newton has no solution to converge to and wanders chaotically (a 1e-15 change of the guess moves its
     # best iterate anywhere in 0.500 … 0.506), so how close it came is rounding; what holds is that last_good is
@@ -255,7 +255,7 @@ def test_impossible_assembly_raises_convergence_error():
     assert min(err.residual_history) >= 0.5 - 1e-12
     # a particle on a circle of radius 1 with x fixed at 2 cannot be placed
     with pytest.raises(ConvergenceError, match="circle"):
-        assemble_configuration(ParticleOnCircle(rho=1.0), [2.0, 0.3], fixed=[0])
+        assemble_configuration(ParticleOnCircle(rho=1.0), 0.0, [2.0, 0.3], fixed=[0])
     with pytest.raises(ConvergenceError):
         simulate(model, 1.0, q0=[1.0, 0.5], v0=[0.0, 0.0])
 

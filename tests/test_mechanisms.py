@@ -15,8 +15,8 @@ METHODS = ("multiplier", "gauss", "nullspace", "projection")
 
 
 def random_state(asm, rng, fixed=None, spread=0.3):
-    q = assemble_configuration(asm, asm.q0 + spread * rng.normal(size=asm.n_dofs), fixed=fixed)
-    v = project_velocity(asm, q, rng.normal(size=asm.n_dofs))
+    q = assemble_configuration(asm, 0.0, asm.q0 + spread * rng.normal(size=asm.n_dofs), fixed=fixed)
+    v = project_velocity(asm, 0.0, q, rng.normal(size=asm.n_dofs))
     return q, v
 
 
@@ -103,7 +103,7 @@ def test_slider_crank_closed_forms():
     """[AG-66, 67]: the assembled mechanism gives M, h and A = l[c₁ + c₁₂, c₁₂]; at q₁ = π/2 the
     projector becomes the identity [AG-68, see the seeds' errata]."""
     l, m, g = 1.0, 1.0, 9.81
-    asm = mech.slider_crank(length=l, mass=m, gravity=g).assemble()
+    asm = mech.slider_crank(length=l, mass=m, gravity=(0.0, -g, 0.0)).assemble()
     rng = np.random.default_rng(2)
     for q1 in rng.uniform(0, 2 * np.pi, 4):
         q = np.array([q1, 2 * np.pi - 2 * q1])

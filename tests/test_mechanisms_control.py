@@ -114,7 +114,7 @@ def test_parallel_platform_loop_closures_by_hand():
     # another pose of the platform (q7, q8, q9 fixed), legs assembled: x, y and θ enter as DE's q7, q8, q9
     guess = q.copy()
     guess[6:] = (0.05, -0.03, 0.2)
-    q2 = fb.assemble_configuration(asm, guess, fixed=[6, 7, 8])
+    q2 = fb.assemble_configuration(asm, 0.0, guess, fixed=[6, 7, 8])
     np.testing.assert_array_equal(q2[6:], guess[6:])
     tips, by_hand, P = _leg_tips_and_platform_points(tree, q2)
     np.testing.assert_allclose(tips, by_hand, atol=1e-12)

@@ -92,7 +92,7 @@ def test_disc_rolls_down_an_incline_as_the_closed_form(form):
 def test_disc_rolling_in_3d_matches_an_independent_lagrange_model():
     m, r, lean = 1.2, 0.15, 0.25
     asm = disc_system(m, r, q0=[0, 0, r * np.cos(lean), 0.1, lean, 0.0]).assemble()
-    v0 = fb.project_velocity(asm, asm.q0, np.array([0, 0, 0, 2.0, 0.3, -18.0]))
+    v0 = fb.project_velocity(asm, 0.0, asm.q0, np.array([0, 0, 0, 2.0, 0.3, -18.0]))
     res = fb.simulate(asm, 0.5, integrator=fb.RK4(dt=1e-3), v0=v0, consistent_initial=False, record_every=10)
     reference = rolling_disc_motion(asm.q0, v0, res.times, m, r)
     assert np.abs(res.q - reference).max() < 1e-8  # 5.7e-9 rad over 1 s measured
@@ -173,8 +173,8 @@ def _arm(rows: str):
 
 def test_lp_example_pfaffian_rows_move_as_the_holonomic_row():
     holo = _arm("holonomic").assemble()
-    q0 = fb.assemble_configuration(holo, [-0.3, 0.5], fixed=[1])
-    v0 = fb.project_velocity(holo, q0, np.array([0.7, -0.2]))
+    q0 = fb.assemble_configuration(holo, 0.0, [-0.3, 0.5], fixed=[1])
+    v0 = fb.project_velocity(holo, 0.0, q0, np.array([0.7, -0.2]))
     ref = fb.simulate(holo, 1.0, integrator=fb.RK4(dt=1e-3), q0=q0, v0=v0)
     for kind in ("pfaffian", "pfaffian-fd-bias"):
         pf = _arm(kind).assemble()
@@ -188,8 +188,8 @@ def test_lp_projected_inverse_dynamics():
     """[LP]: P τ = P (M θ̈ + h), P = I − Aᵀ(AM⁻¹Aᵀ)⁻¹AM⁻¹, for the minimum-norm τ of dynamics.inverse, and any
     τ + Aᵀλ moves the arm the same way."""
     asm = _arm("pfaffian").assemble()
-    q = fb.assemble_configuration(_arm("holonomic").assemble(), [-0.3, 0.5], fixed=[1])
-    v = fb.project_velocity(asm, q, np.array([0.7, -0.2]))
+    q = fb.assemble_configuration(_arm("holonomic").assemble(), 0.0, [-0.3, 0.5], fixed=[1])
+    v = fb.project_velocity(asm, 0.0, q, np.array([0.7, -0.2]))
     T = asm.terms(0.0, q, v)
     A, M, h = T.Phi, T.M, T.h
     a = np.linalg.lstsq(A, -T.bias, rcond=None)[0] + 0.3 * np.array([-A[0, 1], A[0, 0]])  # an admissible θ̈
@@ -204,7 +204,7 @@ def test_lp_projected_inverse_dynamics():
 # ------------------------------------------------------------------ solvers and bad input
 def test_position_correction_leaves_velocity_rows_out_and_statics_refuses_them():
     asm = disc_system(q0=[0, 0, 0.15 * np.cos(0.2) + 1e-4, 0, 0.2, 0]).assemble()
-    q = fb.assemble_configuration(asm, asm.q0)
+    q = fb.assemble_configuration(asm, 0.0, asm.q0)
     assert abs(asm.constraint_value(0.0, q)[2]) < 1e-12 and np.abs(q[[0, 1, 3, 5]] - asm.q0[[0, 1, 3, 5]]).max() == 0
     assert asm.rank_report(0.0, q).rank == 3
     with pytest.raises(ConstraintError, match=r"roll.t1"):

@@ -56,7 +56,7 @@ def make_results(n_steps=101, histories=None, metadata=None, n_rows=2):
         kind="dynamic",
         times=t,
         q=q,
-        body_slices={},
+        slices={},
         v=np.gradient(q, t, axis=0),
         histories=default if histories is None else histories,
         metadata=meta if metadata is None else metadata,
@@ -140,7 +140,7 @@ def run_with(u, t):
         kind="dynamic",
         times=t,
         q=np.zeros((len(t), 1)),
-        body_slices={},
+        slices={},
         v=np.zeros((len(t), 1)),
         histories={"tau": u},
         metadata={},
@@ -381,13 +381,7 @@ def synthetic_run(n_q=3, n_tau=None, n_task=2, n_rows=1, steps=21, metadata=None
         **extra,
     }
     return Results(
-        kind="dynamic",
-        times=t,
-        q=wave(n_q),
-        body_slices={},
-        v=np.cos(wave(n_q)),
-        histories=hist,
-        metadata=metadata or {},
+        kind="dynamic", times=t, q=wave(n_q), slices={}, v=np.cos(wave(n_q)), histories=hist, metadata=metadata or {}
     )
 
 

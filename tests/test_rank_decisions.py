@@ -24,8 +24,8 @@ def flagship():
 def test_flagship_tip_task_is_not_actuated_and_the_report_says_why(flagship):
     case, asm = flagship
     v = np.zeros(asm.n_dofs)
-    flange = actuation_report(asm, asm.q0, v, case.flange_task(asm)).maps["direct"]
-    tip = actuation_report(asm, asm.q0, v, case.tip_task(asm)).maps["direct"]
+    flange = actuation_report(asm, 0.0, asm.q0, v, task=case.flange_task(asm)).maps["direct"]
+    tip = actuation_report(asm, 0.0, asm.q0, v, task=case.tip_task(asm)).maps["direct"]
     assert flange.ok and flange.rank == 2 and flange.sigma_min / flange.reference > 0.1
     assert not tip.ok and tip.rank == 0
     assert tip.sigma_max / tip.reference < 1e-7  # far below the 1e-6 threshold, not near it
@@ -69,7 +69,7 @@ def test_verdict_does_not_depend_on_the_length_unit():
         asm = _arm(scale).assemble()
         tree = asm.trees[0]
         task = fb.PointTask(tree.point(tree.links[-2], (0.8 * scale, 0.0, 0.0)), components=(0,))
-        reports.append(actuation_report(asm, asm.q0, task=task).maps["direct"])
+        reports.append(actuation_report(asm, 0.0, asm.q0, task=task).maps["direct"])
     m, mm = reports
     assert m.rank == mm.rank and m.ok == mm.ok
     assert mm.sigma_max == pytest.approx(m.sigma_max / 1000.0, rel=1e-9)

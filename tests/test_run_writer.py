@@ -126,7 +126,7 @@ def _recorder(n_rows: int, n: int = 2):
         dropped=set(),
         events=[],
         metadata={"integrator": "RK4"},
-        body_slices=dict,
+        part_slices=dict,
         asm=SimpleNamespace(n_dofs=n),
         rank0=1,
         rank_prev=1,

@@ -222,7 +222,7 @@ def test_operational_space_identities(case):
     asm, task, q = REDUNDANT[case]
     rng = np.random.default_rng(8)
     v = rng.normal(size=asm.n_dofs)
-    osp = fb.operational_space_at(asm, task, 0.0, q, v)
+    osp = fb.operational_space_at(asm, 0.0, q, v, task=task)
     M, b, g = asm.workspace(0.0, q, v).mass_bias_gravity()
     tree = asm.trees[0]
     np.testing.assert_allclose(b, tree.bias_force(q, v), atol=1e-12)
@@ -262,7 +262,7 @@ def test_operational_space_identities(case):
 def test_energy_minimisation(case):
     asm, task, q = REDUNDANT[case]
     rng = np.random.default_rng(9)
-    osp = fb.operational_space_at(asm, task, 0.0, q)
+    osp = fb.operational_space_at(asm, 0.0, q, task=task)
     M = asm.workspace(0.0, q).mass_bias_gravity()[0]
     J, Jb = osp.J, osp.J_bar
     m, n = J.shape
@@ -290,7 +290,7 @@ def test_energy_minimisation(case):
     np.testing.assert_allclose(qd, res.x, atol=1e-6)
     # Acceleration energy [DE-62..64]: q̈ = J̄(ẍ − J̇q̇) minimises ½q̈ᵀMq̈ with J q̈ = ẍ − J̇q̇.
     v = rng.normal(size=n)
-    osp_v = fb.operational_space_at(asm, task, 0.0, q, v)
+    osp_v = fb.operational_space_at(asm, 0.0, q, v, task=task)
     xdd = rng.normal(size=m)
     rhs = xdd - osp_v.terms.bias
     qdd = osp_v.J_bar @ rhs
@@ -305,7 +305,7 @@ def test_null_space_torque_does_not_disturb_task(case):
     asm, task, q = REDUNDANT[case]
     rng = np.random.default_rng(10)
     v = rng.normal(size=asm.n_dofs)
-    osp = fb.operational_space_at(asm, task, 0.0, q, v)
+    osp = fb.operational_space_at(asm, 0.0, q, v, task=task)
     tree = asm.trees[0]
     f = 5.0 * rng.normal(size=osp.n_rows)
     expected = osp.acceleration(f)
@@ -394,7 +394,7 @@ def test_non_redundant_matches_modern_robotics():
     )
     for asm, task, q in cases:
         v = rng.normal(size=asm.n_dofs)
-        osp = fb.operational_space_at(asm, task, 0.0, q, v)
+        osp = fb.operational_space_at(asm, 0.0, q, v, task=task)
         M, b, g = asm.workspace(0.0, q, v).mass_bias_gravity()
         J = osp.J
         assert J.shape[0] == J.shape[1] == asm.n_dofs
@@ -432,7 +432,7 @@ def test_two_link_closed_form():
     Lam = np.linalg.inv(J).T @ M @ np.linalg.inv(J)
     # Textbook gravity torques of the two point masses; p = J⁻ᵀg in the non-redundant case [DE-53].
     g = np.array([(m1 + m2) * grav * l1 * c1 + m2 * grav * l2 * c12, m2 * grav * l2 * c12])
-    osp = fb.operational_space_at(asm, task, 0.0, q, v)
+    osp = fb.operational_space_at(asm, 0.0, q, v, task=task)
     err = np.abs(osp.Lambda - Lam).max() / np.abs(Lam).max()
     _record("Λ vs closed-form two-link", err)
     assert err < 1e-12
@@ -446,10 +446,10 @@ def test_singular_stretched_arm():
     task = tasks.PointTask(tree.point(links[-1], (lengths[-1], 0, 0)), components=(0, 1), name="tip")
     q = np.array([0.3, 0.0])
     with pytest.raises(FlexbodyError, match=r"singular values .*tip\.x.*tip\.y") as info:
-        fb.operational_space_at(asm, task, 0.0, q)
+        fb.operational_space_at(asm, 0.0, q, task=task)
     assert info.value.rank == 1 and info.value.singular_values[-1] < 1e-12
     assert "rank 1 of 2" in str(info.value)
-    osp = fb.operational_space_at(asm, task, 0.0, q, np.array([0.2, 0.5]), allow_singular=True)
+    osp = fb.operational_space_at(asm, 0.0, q, np.array([0.2, 0.5]), allow_singular=True, task=task)
     assert osp.rank == 1 and not osp.full_rank
     np.testing.assert_allclose(osp.Lambda, np.linalg.pinv(osp.inverse_Lambda, rcond=1e-9), atol=1e-12)
     P = osp.J @ osp.J_bar  # projector onto the attainable direction
@@ -461,11 +461,11 @@ def test_singular_stretched_arm():
     bent = np.array([0.3, 0.8])
     with pytest.raises(FlexbodyError, match=r"rank 2 of 3.*\+1·tip3\.z.*More task rows"):
         tip3 = tasks.PointTask(tree.point(links[-1], (lengths[-1], 0, 0)), name="tip3")
-        fb.operational_space_at(asm, tip3, 0.0, bent)
+        fb.operational_space_at(asm, 0.0, bent, task=tip3)
     # Two identical stacked tasks: the dependent combination names both copies.
     twice = tasks.StackedTask([task, tasks.PointTask(task.anchor, (0, 1), name="copy")])
     with pytest.raises(FlexbodyError, match=r"tip\.x.*copy\.x"):
-        fb.operational_space_at(asm, twice, 0.0, bent)
+        fb.operational_space_at(asm, 0.0, bent, task=twice)
 
 
 # ------------------------------------------------------------------------------------------- bad input
@@ -508,7 +508,7 @@ def test_bad_input():
     with pytest.raises(ModelError, match="not a Task"):
         tasks.StackedTask([tasks.JointTask(links[0]), "x"])
     with pytest.raises(ModelError, match="expected a Task"):
-        fb.operational_space_at(asm, "tip", 0.0, q)
+        fb.operational_space_at(asm, 0.0, q, task="tip")
     with pytest.raises(StateError, match="parallel to world z"):
         straight = fb.RigidTree("up")
         up = straight.add_link("u", joint=fb.Revolute((0, 0, 1)), rotation=[[0, 0, 1], [0, 1, 0], [-1, 0, 0]], mass=1.0)
@@ -519,8 +519,8 @@ def test_bad_input():
     cons = fb.mechanisms.four_bar().assemble()
     ctask = tasks.JointTask(cons.trees[0].coordinate_links[0], name="crank")
     with pytest.raises(ModelError, match=r"constraint rows.*loop"):
-        fb.operational_space_at(cons, ctask, 0.0, cons.q0)
-    assert fb.operational_space_at(cons, ctask, 0.0, cons.q0, ignore_constraints=True).rank == 1
+        fb.operational_space_at(cons, 0.0, cons.q0, task=ctask)
+    assert fb.operational_space_at(cons, 0.0, cons.q0, task=ctask, ignore_constraints=True).rank == 1
     # operational_space: shapes and values, each error naming the argument.
     M, J = np.eye(4), np.ones((2, 4))
     with pytest.raises(StateError, match=r"J must have shape \(m, 4\)"):

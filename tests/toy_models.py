@@ -34,7 +34,7 @@ class ParticleOnCircle:
     n_dofs = 2
     n_constraints = 1
     row_labels: ClassVar[list[str]] = ["circle"]
-    body_slices: ClassVar[dict[str, tuple[int, int]]] = {"particle": (0, 2)}
+    slices: ClassVar[dict[str, slice]] = {"particle": slice(0, 2)}
 
     def __init__(
         self, m: float = 1.0, rho: float = 1.0, gravity: float = 9.81, theta0: float = 0.5, omega0: float = 0.0
@@ -85,7 +85,7 @@ class AghiliSliderCrank:
     n_dofs = 2
     n_constraints = 1
     row_labels: ClassVar[list[str]] = ["slider_y"]
-    body_slices: ClassVar[dict[str, tuple[int, int]]] = {}
+    slices: ClassVar[dict[str, slice]] = {}
 
     def __init__(
         self,

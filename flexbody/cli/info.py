@@ -122,7 +122,7 @@ def _task_lines(module, asm, overrides: dict) -> list[str]:
 
     lines, v0 = [], np.zeros(asm.n_dofs)
     for name, task in tasks.items():
-        report = actuation_report(asm, asm.q0, v0, task=task)
+        report = actuation_report(asm, 0.0, asm.q0, v0, task=task)
         usable = [c for c in report.REQUIREMENTS if report.ok(c)]
         lines.append(f"Actuation report for task {name!r} ({task!r}) at (q0, v = 0)")
         lines += ["  " + line for line in str(report).splitlines()]

@@ -104,7 +104,41 @@ def force_unit(unit: str) -> str:
     return _FORCE_UNITS.get(unit, "-")
 
 
-class Constraint:
+class Named:
+    """A name given by the user, or a default that is the same in every run: ``kind[subjects]``, the kind and what
+    the constraint or force element acts on — its anchors' labels, its links, its body and nodes, or its columns
+    (:meth:`default_name`; before 0.3.0 an object identity made it, which changed from run to run)."""
+
+    kind = "constraint"
+    _name: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The name given, else :meth:`default_name`."""
+        return self._name if self._name is not None else self.default_name()
+
+    @name.setter
+    def name(self, value: str | None) -> None:
+        self._name = value
+
+    def default_name(self) -> str:
+        """``kind[subject / subject …]`` from the anchors' labels, the links (``tree.link``), the flexible body and
+        its node count, or the columns — whichever the object has (its kind alone before they are set)."""
+        subjects = [a.label for a in getattr(self, "anchors", ())]
+        if not subjects:
+            links = [getattr(self, key, None) for key in ("link", "dependent", "independent")]
+            named = [*getattr(self, "links", ()), *(x for x in links if x is not None)]
+            subjects = [f"{link.tree.name}.{link.name}" for link in named]
+        body, nodes = getattr(self, "body", None), getattr(self, "nodes", None)
+        if body is not None and nodes is not None:
+            subjects.append(f"{body.name} {len(nodes)} nodes")
+        columns = getattr(self, "cols", None)
+        if not subjects and columns is not None:
+            subjects = [f"columns {' '.join(str(int(c)) for c in columns)}"]
+        return f"{self.kind}[{' / '.join(s.replace(', ', ' ') for s in subjects)}]" if subjects else self.kind
+
+
+class Constraint(Named):
     """Base class of holonomic constraints (subclasses set ``n_rows``, ``row_names`` and ``trees``).
 
     ``units`` gives the unit of each row's value φ ("m" for positions, "rad" for angles and revolute
@@ -118,7 +152,7 @@ class Constraint:
     kind = "constraint"
 
     def __init__(self, name: str | None):
-        self.name = name if name is not None else f"{self.kind}{id(self) % 10000:04d}"
+        self.name = name
 
     @property
     def row_labels(self) -> list[str]:

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import FlexbodyError
-from .base import global_columns
+from .base import Named, global_columns
 
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
@@ -53,7 +53,7 @@ class ForcePiece:
     damping: np.ndarray | None = None
 
 
-class ForceElement:
+class ForceElement(Named):
     """Base class of force elements (subclasses set ``trees``, ``bodies``, ``anchors``).
 
     Subclasses implement :meth:`evaluate` and, where they store energy, :meth:`potential`.
@@ -64,7 +64,7 @@ class ForceElement:
     anchors: tuple = ()
 
     def __init__(self, name: str | None):
-        self.name = name if name is not None else f"{self.kind}{id(self) % 10000:04d}"
+        self.name = name
 
     @property
     def bodies(self) -> tuple:

@@ -3,7 +3,7 @@ references, null-space posture terms, linear state feedback (LQR) on a linear mo
 [DE 5.3, AG-62]; task
 coordinates and the operational-space terms they give [DE 43-64].
 
-May import: errors, rigid, constraints, linalg, system, dynamics.
+May import: errors, deprecation, rigid, constraints, linalg, system, dynamics.
 """
 
 from .actuation import ActuationReport, ActuationWarning, MapCheck, actuation_report, check_map

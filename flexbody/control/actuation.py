@@ -42,12 +42,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from ..deprecation import deprecated
 from ..errors import ActuationError, FlexbodyError
 from ..linalg.rank import on_columns, stored_columns, symmetric_eigen
 from ..system.description import as_assembled
@@ -459,19 +460,29 @@ def aghili_condition(ctx) -> MapCheck:
 
 def actuation_report(
     model: System | AssembledSystem,
-    q: ArrayLike,
+    t: float | ArrayLike,
+    q: ArrayLike | None = None,
     v: ArrayLike | None = None,
+    *old: Any,
     task: Task | None = None,
-    *,
-    t: float = 0.0,
     rtol: float | None = None,
     atol: float | None = None,
 ) -> ActuationReport:
-    """:class:`ActuationReport` of ``model`` (an assembled system with actuation matrix S) at (t, q, v),
-    for ``task`` (a :class:`flexbody.control.tasks.Task`) if given. Never raises for rank deficiency; it reports.
-    A :class:`flexbody.System` is assembled first."""
+    """:class:`ActuationReport` of ``model`` (an assembled system with actuation matrix S) at (t [s], q (n,),
+    v (n,); v None: at rest), for ``task`` (a :class:`flexbody.control.tasks.Task`) if given:
+    ``actuation_report(model, t, q, v, task=task)``. Never raises for rank deficiency; it reports.
+    A :class:`flexbody.System` is assembled first.
+
+    The order (model, q, v, task, t=) of 0.2 is deprecated (one order everywhere: the model, then t, q, v, then
+    the rest); it is recognised by q in the second place and works, with a warning, until 0.4.0."""
+    if np.ndim(t) > 0:  # the 0.2 order (model, q, v, task, *, t)
+        deprecated("actuation_report(model, q, v, task)", "actuation_report(model, t, q, v, task=task)")
+        given: tuple[Any, ...] = (t, q, v, *old, None)
+        q, v, t, task = given[0], given[1], 0.0, (task if task is not None else given[2])
+    elif old or q is None:
+        raise FlexbodyError("actuation_report(model, t, q, v=None, *, task=None): give t and q; the task by keyword")
     asm: AssembledSystem = as_assembled(model, "actuation_report")
-    ctx = ControlContext(asm, t, q, v, rtol, atol)
+    ctx = ControlContext(asm, float(np.asarray(t)), q, v, rtol, atol)
     n, k, r = ctx.n, ctx.S.shape[0], ctx.rank
     p, labels = n - r, list(asm.coordinate_labels)
     maps, skipped = {}, {}

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..deprecation import renamed_keyword
 from ..errors import ActuationError, ModelError, StateError
 from ..system.description import as_assembled
 from ..system.workspace import Workspace
@@ -248,13 +249,14 @@ class NullSpaceDamping:
         return -self.damping * ctx.v
 
 
-def task_acceleration_error(asm: System | AssembledSystem, task: Task, results: Results) -> np.ndarray:
+@renamed_keyword("asm", "model")
+def task_acceleration_error(model: System | AssembledSystem, task: Task, results: Results) -> np.ndarray:
     """Per recorded step (s,): ‖ẍ − f*‖_∞ / max(1, ‖f*‖_∞) with ẍ = J a + J̇v the plant's task acceleration
     and f* the controller's command (history "task_command") — zero to round-off for an exact model."""
     if "task_command" not in results.histories:
         raise StateError("task_acceleration_error: the run has no history 'task_command' (not a task controller)")
     f_star = results.histories["task_command"]
-    xdd = task_history(asm, task, results)[2]
+    xdd = task_history(model, task, results)[2]
     return np.abs(xdd - f_star).max(axis=1) / np.maximum(1.0, np.abs(f_star).max(axis=1))
 
 

@@ -10,12 +10,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from math import isfinite, sqrt
-from typing import TYPE_CHECKING
+from numbers import Real
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from ..deprecation import deprecated, renamed_keyword
 from ..errors import FlexbodyError, ModelError, StateError
 from ..linalg.rank import symmetric_eigen
 from ..linalg.validation import MassSolver as _MassSolver
@@ -245,34 +247,45 @@ def operational_space_of(
     return OperationalSpace(Lam, mu, p, J_bar, J, A, s, rank, float(tol), labels, xdot)
 
 
+@renamed_keyword("asm", "model")
 def operational_space_at(
-    asm: System | AssembledSystem,
-    task: Task,
-    t: float,
+    model: System | AssembledSystem,
+    t: float | Task,
     q: ArrayLike,
     v: ArrayLike | None = None,
-    *,
+    *old: Any,
+    task: Task | None = None,
     rtol: float | None = None,
     atol: float | None = None,
     allow_singular: bool = False,
     ignore_constraints: bool = False,
 ) -> OperationalSpace:
-    """:func:`operational_space` of ``task`` for the assembled system ``asm`` at (t, q, v).
+    """:func:`operational_space` of ``task`` for the assembled system ``model`` at (t [s], q (n,), v (n,); v None:
+    at rest): ``operational_space_at(model, t, q, v, task=task)``.
+
+    The order (model, task, t, q, v) of 0.2 is deprecated (one order everywhere: the model, then t, q, v, then the
+    rest); it is recognised by the task in the second place and works, with a warning, until 0.4.0.
 
     These are the unconstrained quantities [DE-43..64]. A system with constraints raises ModelError
     unless ``ignore_constraints=True`` (constrained task-level control, [DE-65..93], uses them with
     the constraint projection). The task terms are returned in ``.terms``.
     """
-    model: AssembledSystem = as_assembled(asm, "operational_space_at")
+    if task is None and not isinstance(t, Real):  # the 0.2 order (model, task, t, q, v)
+        deprecated("operational_space_at(model, task, t, q, v)", "operational_space_at(model, t, q, v, task=task)")
+        given: tuple[Any, ...] = (t, q, v, *old, None)
+        task, t, q, v = given[0], given[1], given[2], given[3]
+    elif old:
+        raise ModelError("operational_space_at(model, t, q, v, *, task=...): the task is a keyword argument")
+    asm = as_assembled(model, "operational_space_at")
     if not isinstance(task, Task):
         raise ModelError(f"operational_space_at: expected a Task, got {task!r}")
-    if model.n_constraints and not ignore_constraints:
+    if asm.n_constraints and not ignore_constraints:
         raise ModelError(
-            f"operational_space_at: the system has {model.n_constraints} constraint rows "
-            f"{model.row_labels[:6]}{'…' if model.n_constraints > 6 else ''}; these quantities "
+            f"operational_space_at: the system has {asm.n_constraints} constraint rows "
+            f"{asm.row_labels[:6]}{'…' if asm.n_constraints > 6 else ''}; these quantities "
             "are for unconstrained systems [DE-43..64] (pass ignore_constraints=True to use them anyway)"
         )
-    ev = model.workspace(t, q, v)
+    ev = asm.workspace(t, q, v)
     terms = task.evaluate(ev)
     M, b, g = ev.mass_bias_gravity()
     osp = operational_space(

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..deprecation import renamed_keyword
 from ..errors import ModelError, StateError
 from ..rigid.anchors import Anchor, FrameAnchor
 from ..rigid.link import Link
@@ -460,7 +461,8 @@ class JointTask(Task):
 class StackedTask(Task):
     """Tasks stacked in order: x, J, J̇v and row labels are concatenated (labels must be unique).
 
-    :meth:`error` takes one desired value per task (a sequence).
+    :meth:`error` takes one desired value per task (a sequence, or an array with a row per task) or the stacked
+    values as one flat array.
     """
 
     kind = "stack"
@@ -510,27 +512,40 @@ class StackedTask(Task):
         )
 
     def error(self, desired: Desired, ev: Workspace, terms: TaskTerms | None = None) -> np.ndarray:
-        if not isinstance(desired, Sequence) or len(desired) != len(self.tasks):
-            raise StateError(
-                f"task {self.name!r}: desired must be a sequence of {len(self.tasks)} values, one per stacked task"
-            )
-        return np.concatenate([task.error(d, ev) for task, d in zip(self.tasks, desired)])
+        """Errors (m,) of the stacked tasks: ``desired`` one value per task (a sequence, or an array with a row per
+        task), or the stacked values (m,) as one flat array."""
+        return np.concatenate([task.error(d, ev) for task, d in zip(self.tasks, self.split(desired))])
+
+    def split(self, desired: Desired) -> list:
+        """``desired`` as one value per stacked task: a sequence or an array (k, ·) of k values, or a flat array
+        of the m stacked values cut at the tasks' rows; StateError otherwise."""
+        if isinstance(desired, np.ndarray) and desired.ndim == 1 and desired.size == self.n_rows:
+            return np.split(desired, np.cumsum([task.n_rows for task in self.tasks])[:-1])
+        if (isinstance(desired, Sequence) or (isinstance(desired, np.ndarray) and desired.ndim >= 1)) and len(
+            desired
+        ) == len(self.tasks):
+            return list(desired)
+        raise StateError(
+            f"task {self.name!r}: desired must be {len(self.tasks)} values, one per stacked task (a sequence or an "
+            f"array with a row per task), or the {self.n_rows} stacked values as one flat array"
+        )
 
 
+@renamed_keyword("asm", "model")
 def task_history(
-    asm: System | AssembledSystem, task: Task, results: Results
+    model: System | AssembledSystem, task: Task, results: Results
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """x, ẋ and ẍ = J a + J̇v (each (s, m)) of ``task`` along a dynamic run of ``asm`` (Results with
+    """x, ẋ and ẍ = J a + J̇v (each (s, m)) of ``task`` along a dynamic run of ``model`` (Results with
     ``q``, ``v`` and the accelerations ``histories["a"]``): the task as the plant moved, e.g. to compare
     ẍ with a controller's commanded f* ("task_command")."""
-    model: AssembledSystem = as_assembled(asm, "task_history")
+    asm = as_assembled(model, "task_history")
     if not isinstance(task, Task):
         raise ModelError(f"task_history: expected a Task, got {task!r}")
     if "a" not in results.histories or results.v is None:
         raise StateError("task_history needs a dynamic run with velocities and the history 'a'")
     x, xd, xdd = [], [], []
     for t, q, v, a in zip(results.times, results.q, results.v, results.histories["a"]):
-        terms = task.evaluate(model.workspace(t, q, v))
+        terms = task.evaluate(asm.workspace(t, q, v))
         x.append(terms.x)
         xd.append(terms.xdot)
         xdd.append(terms.J @ a + terms.bias)

@@ -2,7 +2,7 @@
 range space (Gauss), null space, projection with its constraint inertias, and the minimum-norm inverse
 [DE 3-42, AG 15-32]; pure functions of (M, h, τ, Φ, bias) or of (assembled system, state, τ).
 
-May import: errors, linalg, system.
+May import: errors, deprecation, linalg, system.
 """
 
 from .forward_dynamics import forward

@@ -70,7 +70,7 @@ def forward(
     M: ArrayLike | sp.spmatrix | sp.sparray | BlockMass | System | AssembledSystem,
     h: ArrayLike | State,
     tau: ArrayLike,
-    Phi: ArrayLike | sp.spmatrix | sp.sparray | str | None = None,
+    Phi: ArrayLike | sp.spmatrix | sp.sparray | None = None,
     bias: ArrayLike | None = None,
     method: str = "projection",
     *,

@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..deprecation import deprecated
 from ..errors import ConstraintError, StateError
 from ..linalg.rank import constraint_rank, dense_jacobian
 from ..linalg.validation import MassSolver as _MassSolver
@@ -30,7 +31,8 @@ def unpack_terms(M, h, third, Phi, method):
     if not hasattr(M, "terms"):
         return M, h, third, Phi, None, method
     asm, state = M, h
-    if isinstance(Phi, str):
+    if isinstance(Phi, str):  # forward(asm, state, tau, "method"): the 0.2 form
+        deprecated("forward(model, state, tau, method) with the method in Phi's place", "method=...")
         method = Phi
     for attr in ("t", "q", "v"):
         if not hasattr(state, attr):

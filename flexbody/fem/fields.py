@@ -101,10 +101,10 @@ def row_key(body_name: str, field_name: str) -> str:
 
 def record_rows(bodies, slices: dict, q: np.ndarray, v: np.ndarray | None) -> dict[str, np.ndarray]:
     """The fields of every body in ``bodies`` at the system state (q, v) (n_dofs,), keyed by
-    :func:`row_key`; ``slices[body.name]`` is the body's (start, stop) in q."""
+    :func:`row_key`; ``slices[body.name]`` is the body's slice of q."""
     rows = {}
     for body in bodies:
-        part = slice(*slices[body.name])
+        part = slices[body.name]
         for name, value in body_fields(body, q[part], None if v is None else v[part]).items():
             rows[row_key(body.name, name)] = value
     return rows

@@ -66,13 +66,31 @@ class HexMesh:
         face_sets: Mapping | None = None,
         element_sets: Mapping | None = None,
     ):
-        self.points = _checked_points(points)
-        self.cells = _checked_cells(cells, len(self.points))
+        self._points = _checked_points(points)
+        self._cells = _checked_cells(cells, len(self._points))
         n, m = self.n_nodes, self.n_elements
         self.node_sets = {str(k): _checked_index_set(v, n, "node", k) for k, v in (node_sets or {}).items()}
         self.face_sets = {str(k): _checked_face_set(v, m, k) for k, v in (face_sets or {}).items()}
         self.element_sets = {str(k): _checked_index_set(v, m, "element", k) for k, v in (element_sets or {}).items()}
         _check_unmerged_nodes(self.points, self.cells)  # MeshError: coincident nodes that share no cell
+
+    @property
+    def points(self) -> np.ndarray:
+        """Node coordinates (n_nodes, 3) [m], read-only: :meth:`with_points` makes a mesh with new ones."""
+        return self._points
+
+    @points.setter
+    def points(self, value: ArrayLike) -> None:
+        raise MeshError("HexMesh.points is read-only: mesh.with_points(points) makes a mesh with new coordinates")
+
+    @property
+    def cells(self) -> np.ndarray:
+        """Cells (n_elements, 8) or (n_elements, 27), node indices in VTK order, read-only."""
+        return self._cells
+
+    @cells.setter
+    def cells(self, value: ArrayLike) -> None:
+        raise MeshError("HexMesh.cells is read-only: make a new HexMesh(points, cells, ...) instead")
 
     def __repr__(self) -> str:
         return (

@@ -2,7 +2,7 @@
 VTU/PVD series of flexible bodies and rigid links, the scene file, CSV and XDMF export, pyvista views
 and matplotlib plots. Heavy libraries (pyvista, matplotlib, h5py) are imported when used.
 
-May import: errors, fem, rigid, constraints, system.
+May import: errors, deprecation, fem, rigid, constraints, system.
 """
 
 from .export import (

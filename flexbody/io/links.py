@@ -134,7 +134,6 @@ def link_markers(system) -> dict:
 
 
 def tree_slice(results, system, tree) -> slice:
-    if tree.name in results.body_slices:
-        start, stop = results.body_slices[tree.name]
-        return slice(start, stop)
+    if tree.name in results.slices:
+        return results.slices[tree.name]
     return system.slices[tree]

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..deprecation import deprecated, renamed_keyword
 from ..errors import FlexbodyError
 from ..fem import fields as fields_module
 
@@ -60,8 +61,9 @@ class Results:
     times : ndarray (s,)
     q : ndarray (s, n_dofs)
         Generalized coordinates [m] at each recorded step.
-    body_slices : dict[str, tuple[int, int]]
-        Coordinate range of each body in q.
+    slices : dict[str, slice]
+        The columns of each part (rigid tree, reduced or flexible body) in q, by name (as ``asm.slices``;
+        (start, stop) pairs are accepted and made slices).
     iterations : list[int]
         Newton iterations per step.
     residuals : list[list[float]]
@@ -90,7 +92,7 @@ class Results:
     kind: str
     times: np.ndarray
     q: np.ndarray
-    body_slices: dict
+    slices: dict
     iterations: list = field(default_factory=list)
     residuals: list = field(default_factory=list)
     reference: np.ndarray | None = None
@@ -101,6 +103,15 @@ class Results:
     events: list = field(default_factory=list)
     metadata: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.slices = {name: as_slice(name, span) for name, span in dict(self.slices).items()}
+
+    @property
+    def body_slices(self) -> dict[str, tuple[int, int]]:
+        """Deprecated (0.3.0): part name → (start, stop); use ``results.slices[name]`` (a slice)."""
+        deprecated("results.body_slices", "results.slices[name] (a slice)")
+        return {name: (s.start, s.stop) for name, s in self.slices.items()}
+
     @property
     def n_steps(self) -> int:
         """Number of recorded steps s (the length of ``times``)."""
@@ -108,10 +119,9 @@ class Results:
 
     def _slice(self, body) -> slice:
         name = body if isinstance(body, str) else body.name
-        if name not in self.body_slices:
-            raise FlexbodyError(f"results have no body {name!r}; bodies: {sorted(self.body_slices)}")
-        start, stop = self.body_slices[name]
-        return slice(start, stop)
+        if name not in self.slices:
+            raise FlexbodyError(f"results have no body {name!r}; bodies: {sorted(self.slices)}")
+        return self.slices[name]
 
     def positions(self, body: FlexibleBody | ReducedBody | str, step: int = -1) -> np.ndarray:
         """Nodal positions (n, 3) [m] of ``body`` (object or name) at ``step`` (a reduced body's from its frame
@@ -185,7 +195,7 @@ class Results:
             raise FlexbodyError("store_fields: the results carry no system (set results.system to the model)")
         names = None if bodies is None else {b if isinstance(b, str) else b.name for b in bodies}
         chosen = [b for b in getattr(self.system, "bodies", None) or [] if names is None or b.name in names]
-        slices = {b.name: (part.start, part.stop) for b in chosen for part in [self._slice(b.name)]}
+        slices = {b.name: self._slice(b.name) for b in chosen}
         v = self.v if self.v is not None and len(self.v) == self.n_steps else None
         rows = [
             fields_module.record_rows(chosen, slices, self.q[k], None if v is None else v[k])
@@ -222,7 +232,7 @@ class Results:
             arrays["v"] = self.v
         histories = {**self.histories, **fields_module.joined(self.fields)}
         arrays.update({_HISTORY + name: np.asarray(value) for name, value in histories.items()})
-        meta = header(self.kind, self.body_slices, self.events, self.metadata, residuals=self.residuals)
+        meta = header(self.kind, self.slices, self.events, self.metadata, residuals=self.residuals)
         meta["complete"] = True
         try:
             save_npz(path / RESULTS_NPZ, arrays, compression="selective")
@@ -252,7 +262,7 @@ class Results:
             else:
                 arrays, histories = read_parts(path, meta["parts"], int(meta.get("n_dofs") or 0))
                 journaled = _add_journal(path, len(meta["parts"]), arrays, histories)
-            slices = {k: tuple(int(i) for i in v) for k, v in meta["body_slices"].items()}
+            slices = {k: slice(int(start), int(stop)) for k, (start, stop) in meta["body_slices"].items()}
             histories, fields = fields_module.split(histories)
             if complete:
                 iterations, reference = list(arrays["iterations"]), arrays["reference"]
@@ -267,7 +277,7 @@ class Results:
                 kind=meta["kind"],
                 times=arrays["times"],
                 q=arrays["q"],
-                body_slices=slices,
+                slices=slices,
                 iterations=iterations,
                 residuals=meta["residuals"],
                 reference=reference,
@@ -295,6 +305,22 @@ class Results:
         return results
 
 
+Results.__init__ = renamed_keyword("body_slices", "slices")(Results.__init__)  # type: ignore[method-assign]
+
+
+def as_slice(name: str, span: Any) -> slice:
+    """The columns ``span`` of the part ``name``: a slice, or a (start, stop) pair made one."""
+    if isinstance(span, slice):
+        return span
+    try:
+        start, stop = (int(i) for i in span)
+    except (TypeError, ValueError):
+        raise FlexbodyError(
+            f"Results: the columns of {name!r} must be a slice or (start, stop), got {span!r}"
+        ) from None
+    return slice(start, stop)
+
+
 def _inconsistency(r: Results) -> str:
     """What does not fit in loaded results (the rows of q, v and the histories against the times, non-finite
     rows, body slices that do not tile the coordinates), or "" when they fit."""
@@ -316,7 +342,7 @@ def _inconsistency(r: Results) -> str:
     for name, x in list(r.histories.items()) + [(f"{b}.{k}", x) for b, f in r.fields.items() for k, x in f.items()]:
         if np.ndim(x) == 0 or np.shape(x)[0] != times.size:
             return f"history {name!r} has {np.shape(x)[0] if np.ndim(x) else 0} rows for {times.size} times"
-    pairs = list(r.body_slices.values())
+    pairs = [(s.start, s.stop) for s in r.slices.values()]
     if pairs and all(len(p) == 2 for p in pairs):
         covered = sorted(pairs)
         ends = [covered[0][0]] + [b for _, b in covered]
@@ -326,9 +352,9 @@ def _inconsistency(r: Results) -> str:
             or any(a != e for (a, _), e in zip(covered, ends))
             or any(b < a for a, b in covered)
         ):
-            return f"body slices {r.body_slices} do not tile the {n} coordinates"
+            return f"body slices {dict(zip(r.slices, pairs))} do not tile the {n} coordinates"
     elif any(not 0 <= i < n for p in pairs for i in p):
-        return f"body slices {r.body_slices} point outside the {n} coordinates"
+        return f"body slices {dict(zip(r.slices, pairs))} point outside the {n} coordinates"
     return ""
 
 
@@ -338,13 +364,13 @@ INTEGER_HISTORIES = ("rank", "corrections")
 
 
 def header(
-    kind: str, body_slices: dict, events: list, metadata: dict, *, residuals=(), parts=None, n_dofs: int | None = None
+    kind: str, slices: dict, events: list, metadata: dict, *, residuals=(), parts=None, n_dofs: int | None = None
 ) -> dict:
     """The content of ``results.json``: kind, body slices, residuals, events, metadata and, for an
     incremental run, the part files written so far (``"complete": false``) and the number of coordinates."""
     meta = {
         "kind": kind,
-        "body_slices": {k: [int(i) for i in v] for k, v in body_slices.items()},
+        "body_slices": {k: [int(s.start), int(s.stop)] for k, s in slices.items()},
         "residuals": [[float(r) for r in res] for res in residuals],
         "events": jsonable(events),
         "metadata": jsonable(metadata),

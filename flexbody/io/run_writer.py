@@ -52,7 +52,7 @@ class RunWriter:
     """Writes a run into a directory while it runs (layout in :mod:`flexbody.io.results`).
 
     It reads the run's recorder (:class:`flexbody.solvers.recorder.Recorder`: ``rows``, ``dropped``, ``events``,
-    ``metadata``, ``body_slices()``, ``asm.n_dofs``) and never changes it; each history in ``rows`` has a
+    ``metadata``, ``part_slices()``, ``asm.n_dofs``) and never changes it; each history in ``rows`` has a
     length and gives its rows ``[a:b]`` as an array whose rows never change once recorded (a
     :class:`~flexbody.solvers.recorder.Column`).
 
@@ -171,7 +171,7 @@ class RunWriter:
             self.journaled = max(self.journaled, count)  # rows in a part need no journal
         meta = header(
             "dynamic",
-            recorder.body_slices(),
+            recorder.part_slices(),
             recorder.events,
             recorder.metadata,
             parts=[part_name(i) for i in range(1, self.n_parts + 1)],

@@ -207,9 +207,9 @@ def _scene_box(results, system, bounds) -> tuple[np.ndarray, np.ndarray]:
         pts = np.vstack([link_points(tree, tree.kinematics(results.q[k, columns]), markers, leaves) for k in steps])
         boxes += [pts.min(axis=0), pts.max(axis=0)]
     for body in getattr(system, "bodies", ()):
-        start, stop = results.body_slices[body.name]
+        columns = results.slices[body.name]
         for k in steps:  # one step at a time: a large mesh has many nodes
-            nodes = results.q[k, start:stop].reshape(-1, 3)
+            nodes = results.q[k, columns].reshape(-1, 3)
             boxes += [nodes.min(axis=0), nodes.max(axis=0)]
     if not boxes:
         return np.zeros(3), np.zeros(3)

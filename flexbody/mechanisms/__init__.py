@@ -3,7 +3,7 @@ RSSR loop, arms on a line or sphere, branching loops, the coupled chain, the par
 under-actuated chain, Andrews' squeezer) and rigid-flexible ones (flexible and plate pendulums, cantilever, arm with a
 beam).
 
-May import: errors, fem, rigid, constraints, system.
+May import: errors, deprecation, fem, rigid, constraints, system.
 """
 
 from .flexible import arm_with_beam, cantilever, flexible_pendulum, plate_pendulum

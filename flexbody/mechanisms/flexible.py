@@ -136,7 +136,7 @@ def arm_with_beam(
     q0 = np.asarray(q0, dtype=float)
     kin = tree.kinematics(q0)
     flange = kin.p[1] + kin.R[1] @ np.array([l2, 0.0, 0.0])
-    mesh.points = mesh.points @ kin.R[1].T + flange  # beam on the flange at q0
+    mesh = mesh.with_points(mesh.points @ kin.R[1].T + flange)  # beam on the flange at q0
     beam = FlexibleBody("beam", mesh, _material(young, poisson, density, damping))
     constraints: list[Constraint] = [AttachNodes(beam, "x0", link2, name="flange")]
     if locked:

@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike
 from ..constraints.closures import OnSurface, PointToPoint
 from ..constraints.couplings import LinearCoupling
 from ..constraints.surfaces import Cylinder, Plane, Sphere
+from ..deprecation import deprecated
 from ..errors import ModelError
 from ..rigid.anchors import Ground
 from ..rigid.joints import Fixed, Prismatic, Revolute
@@ -49,16 +50,20 @@ def particle_on_circle(
 def slider_crank(
     length: float = 1.0,
     mass: float = 1.0,
-    gravity: float = 9.81,
+    gravity: ArrayLike = (0.0, -9.81, 0.0),
     crank: float = 2 * np.pi / 3,
     actuated: Sequence[int] = (0, 1),
 ) -> System:
     """Aghili's slider-crank [AG VIII-A]: a two-link arm of point masses m at the distal ends of links of
     length l, with its end point C held on the line y = 0 [AG-65]; q₂ = 2π − 2q₁ on the loop.
 
-    ``actuated`` lists which of the two joints carry actuators (the selection matrix S).
+    ``gravity`` (3,) [m/s²] as in every mechanism (a magnitude along −y, as in 0.2, works with a warning until
+    0.4.0); ``actuated`` lists which of the two joints carry actuators (the selection matrix S).
     """
-    tree = RigidTree("crank", gravity=(0.0, -gravity, 0.0))
+    if np.ndim(gravity) == 0:  # the 0.2 magnitude
+        deprecated("slider_crank(gravity=g) with a magnitude g", "slider_crank(gravity=(0.0, -g, 0.0))")
+        gravity = (0.0, -float(gravity), 0.0)  # type: ignore[arg-type]  # a number, checked just above
+    tree = RigidTree("crank", gravity=gravity)
     l1 = tree.add_link("l1", joint=Revolute(Z), mass=mass, com=(length, 0, 0))
     l2 = tree.add_link("l2", l1, Revolute(Z), origin=(length, 0, 0), mass=mass, com=(length, 0, 0))
     line = OnSurface(tree.point(l2, (length, 0, 0)), Plane((0, 1, 0)), name="slider")

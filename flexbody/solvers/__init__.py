@@ -7,7 +7,7 @@ system linearised about a static state and its state-space model, and the Craigâ
 results
 go out through :class:`flexbody.io.results.Results` and the writers passed in.
 
-May import: errors, progress, threads, fem, rigid, constraints, linalg, reduced, system, dynamics, io.
+May import: errors, deprecation, progress, threads, fem, rigid, constraints, linalg, reduced, system, dynamics, io.
 """
 
 from ..reduced.basis import ReducedBasis, craig_bampton, free_modes

@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from ..deprecation import renamed_keyword
 from ..errors import ConstraintError, ConvergenceError, FlexbodyError, StateError
 from ..linalg.saddle_point import SaddlePointSolver
 from ..system.description import as_assembled
@@ -188,8 +189,9 @@ def _newton(
     )
 
 
+@renamed_keyword("asm", "model")
 def static_equilibrium(
-    asm,
+    model: System | AssembledSystem,
     tau=None,
     *,
     tau_k=None,
@@ -205,7 +207,7 @@ def static_equilibrium(
 
     Parameters
     ----------
-    asm : AssembledSystem, or a System (assembled here)
+    model : AssembledSystem, or a System (assembled here)
     tau : (n,) generalized forces, or ``tau_k`` (k,) actuator inputs (τ = Sᵀτ_k) [N or N·m]; default 0.
     q0 : (n,) start (default ``asm.q0``); lam0 : (m,) start multipliers (default 0).
     load_steps : int, number of equal load factors s from 1/N to 1 (gravity, loads and τ scaled by s);
@@ -218,7 +220,7 @@ def static_equilibrium(
     ConvergenceError with the residual history and ``last_good`` (the :class:`Equilibrium` at the last
     converged load factor, or None).
     """
-    asm = as_assembled(asm, "static_equilibrium")
+    asm = as_assembled(model, "static_equilibrium")
     if not isinstance(load_steps, (int, np.integer)) or load_steps < 1:
         raise FlexbodyError(f"static_equilibrium: load_steps must be a positive integer, got {load_steps!r}")
     tau = _applied(asm, tau, tau_k)
@@ -253,8 +255,9 @@ def static_equilibrium(
 
 
 @one_blas_thread
+@renamed_keyword("asm", "model")
 def holding_inputs(
-    asm: System | AssembledSystem,
+    model: System | AssembledSystem,
     q: ArrayLike | None = None,
     *,
     t: float = 0.0,
@@ -265,19 +268,19 @@ def holding_inputs(
     """Actuator inputs τ_k (k,) that hold the actuated coordinates at their values in ``q`` (default
     ``asm.q0``) in static equilibrium (the flexible bodies deflect under their loads), and that
     equilibrium. The actuated coordinates are held by extra rows S q = S q_held whose multipliers are τ_k.
-    ``asm`` is an AssembledSystem or a System (assembled here)."""
-    model: AssembledSystem = as_assembled(asm, "holding_inputs")
-    q = np.array(model.q0 if q is None else q, dtype=float)
-    S = np.asarray(model.S, dtype=float)
-    stat = StaticEquations(model, t, hold=(S, S @ q))
-    solver = SaddlePointSolver(model.n_rigid)
-    lam = np.zeros(model.n_constraints + S.shape[0])
+    ``model`` is an AssembledSystem or a System (assembled here)."""
+    asm = as_assembled(model, "holding_inputs")
+    q = np.array(asm.q0 if q is None else q, dtype=float)
+    S = np.asarray(asm.S, dtype=float)
+    stat = StaticEquations(asm, t, hold=(S, S @ q))
+    solver = SaddlePointSolver(asm.n_rigid)
+    lam = np.zeros(asm.n_constraints + S.shape[0])
     history: list[float] = []
     iterations = 0
     for s in np.arange(1, load_steps + 1) / load_steps:
         q, lam, k, res, viol = _newton(
-            stat, solver, q, lam, np.zeros(model.n_dofs), float(s), tol, max_iterations, history
+            stat, solver, q, lam, np.zeros(asm.n_dofs), float(s), tol, max_iterations, history
         )
         iterations += k
-    m = model.n_constraints
+    m = asm.n_constraints
     return lam[m:].copy(), Equilibrium(q, lam[:m].copy(), S.T @ lam[m:], res, viol, iterations, history, [1.0])

@@ -114,7 +114,7 @@ def static_results(system: System, q: np.ndarray) -> Results:
         kind="static",
         times=np.zeros(1),
         q=q[None, :].copy(),
-        body_slices={b.name: (system.body_slice(b).start, system.body_slice(b).stop) for b in system.bodies},
+        slices={b.name: system.body_slice(b) for b in system.bodies},
         iterations=[0],
         residuals=[[]],
         reference=system.reference_coordinates(),

@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from ..deprecation import deprecated, renamed_keyword
 from ..errors import ConvergenceError, FlexbodyError, ModelError
 from ..io.results import Results
 from ..linalg.saddle_point import SaddlePointSolver
@@ -79,17 +80,27 @@ def _input_response(stat: StaticEquations, solver: SaddlePointSolver, q, lam, Ph
 
 
 @one_blas_thread
-def task_sensitivity(asm: System | AssembledSystem, task: Task, eq: Equilibrium, t: float = 0.0) -> np.ndarray:
-    """G = dx/dτ_k (m_T, k) at an equilibrium: J dq with [[K, Φᵀ], [Φ, 0]] [dq; −dλ] = [Sᵀ; 0]."""
-    model: AssembledSystem = as_assembled(asm, "task_sensitivity")
-    stat = StaticEquations(model, t)
+@renamed_keyword("asm", "model")
+def task_sensitivity(
+    model: System | AssembledSystem, task: Task, eq: Equilibrium, *old: float, t: float = 0.0
+) -> np.ndarray:
+    """G = dx/dτ_k (m_T, k) of the actuator inputs at an equilibrium ``eq`` of ``model`` at time ``t`` [s]:
+    J dq with [[K, Φᵀ], [Φ, 0]] [dq; −dλ] = [Sᵀ; 0]. ``t`` by keyword (one order everywhere: the model, then t, q, v,
+    then the rest); a positional t, as in 0.2, works with a warning until 0.4.0."""
+    if old:
+        deprecated("task_sensitivity(model, task, eq, t)", "task_sensitivity(model, task, eq, t=t)")
+        t = old[0]
+    asm = as_assembled(model, "task_sensitivity")
+    stat = StaticEquations(asm, t)
     _, _, Phi = stat.residual(eq.q, eq.lam, eq.tau, 1.0)
-    D, _ = _input_response(stat, SaddlePointSolver(model.n_rigid), eq.q, eq.lam, Phi)
-    return _task_terms(model, task, eq.q, t)[1] @ D
+    D, _ = _input_response(stat, SaddlePointSolver(asm.n_rigid), eq.q, eq.lam, Phi)
+    return _task_terms(asm, task, eq.q, t)[1] @ D
 
 
+@one_blas_thread
+@renamed_keyword("asm", "model")
 def inverse_statics(
-    asm: System | AssembledSystem,
+    model: System | AssembledSystem,
     task: Task,
     target: ArrayLike,
     *,
@@ -125,10 +136,10 @@ def inverse_statics(
 
     Parameters
     ----------
-    asm : AssembledSystem, or a System (assembled here).
+    model : AssembledSystem, or a System (assembled here).
     task : Task (e.g. ``PointTask(Node(beam, i), components=(0, 2))``); target : (m_T,) x_d [m].
     tau_k0 : (k,) start; default the inputs that hold the actuated coordinates of ``q0`` (:func:`holding_inputs`).
-    q0 : (n,) start configuration (default ``asm.q0``).
+    q0 : (n,) start configuration (default ``model.q0``).
     tol : task residual [m] below which the target counts as reached; the equilibrium is solved to the
         Newton tolerance of :func:`static_equilibrium`.
     rcond : singular values of G below rcond·σ_max are treated as zero (rank of G).
@@ -137,7 +148,7 @@ def inverse_statics(
     inputs : "least_norm" (default) or "least_change", see above.
     optimality_tol, max_descents : stopping test and budget of the least-norm descent.
     """
-    model: AssembledSystem = as_assembled(asm, "inverse_statics")
+    asm = as_assembled(model, "inverse_statics")
     if inputs not in ("least_norm", "least_change"):
         raise FlexbodyError(f"inverse_statics: inputs must be 'least_norm' or 'least_change', got {inputs!r}")
     target = np.asarray(target, dtype=float).ravel()
@@ -147,11 +158,11 @@ def inverse_statics(
             f"(rows {task.row_labels}), got shape {target.shape}"
         )
     if tau_k0 is None:  # start: the inputs that hold the initial posture
-        tau_k, eq = holding_inputs(model, q0, t=t, load_steps=load_steps)
+        tau_k, eq = holding_inputs(asm, q0, t=t, load_steps=load_steps)
     else:
         tau_k = np.asarray(tau_k0, dtype=float).copy()
-        eq = static_equilibrium(model, tau_k=tau_k, q0=q0, t=t, load_steps=load_steps)
-    newton = _BorderedNewton(model, task, target, t, rcond)
+        eq = static_equilibrium(asm, tau_k=tau_k, q0=q0, t=t, load_steps=load_steps)
+    newton = _BorderedNewton(asm, task, target, t, rcond)
     history: list[float] = []
     (q, lam, tau_k), it = _restore(newton, (eq.q, eq.lam, tau_k), tol, max_iterations, max_step, history)
     reachable = _on_target(newton, (q, lam, tau_k), tol)
@@ -160,18 +171,18 @@ def inverse_statics(
         (q, lam, tau_k), descents, optimality = _least_norm_inputs(
             newton, (q, lam, tau_k), tol, max_iterations, max_step, optimality_tol, max_descents
         )
-    r, phi, _ = newton.stat.residual(q, lam, model.S.T @ tau_k, 1.0)
+    r, phi, _ = newton.stat.residual(q, lam, asm.S.T @ tau_k, 1.0)
     eq = Equilibrium(
         q,
         lam,
-        model.S.T @ tau_k,
+        asm.S.T @ tau_k,
         float(np.max(np.abs(r))) if r.size else 0.0,
         float(np.max(np.abs(phi))) if phi.size else 0.0,
         it,
         history,
         [1.0],
     )
-    x = _task_terms(model, task, q, t)[0]
+    x = _task_terms(asm, task, q, t)[0]
     G = newton.G
     sv = np.linalg.svd(G, compute_uv=False) if G.size else np.zeros(0)
     rank = int(np.sum(sv > rcond * sv.max())) if sv.size and sv.max() > 0 else 0
@@ -316,8 +327,9 @@ def _min_norm_lstsq(G: np.ndarray, b: np.ndarray, rcond: float) -> np.ndarray:
 
 
 @one_blas_thread
+@renamed_keyword("asm", "model")
 def quasi_static_sequence(
-    asm: System | AssembledSystem,
+    model: System | AssembledSystem,
     task: Task,
     targets: ArrayLike,
     *,
@@ -333,7 +345,7 @@ def quasi_static_sequence(
     "lam" (N, m). Stops with ConvergenceError (``last_good`` = the equilibria so far) if an
     equilibrium fails.
     """
-    asm = as_assembled(asm, "quasi_static_sequence")
+    asm = as_assembled(model, "quasi_static_sequence")
     targets = np.atleast_2d(np.asarray(targets, dtype=float))
     rows: dict[str, list] = {
         "q": [],
@@ -355,7 +367,7 @@ def quasi_static_sequence(
             kind="quasi_static",
             times=np.arange(n_done, dtype=float),
             q=q_hist,
-            body_slices=dict(asm.body_slices),
+            slices=asm.slices.by_name(),
             iterations=[],
             reference=asm.q0.copy(),
             system=asm,

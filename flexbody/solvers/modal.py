@@ -93,7 +93,7 @@ class Modes:
             kind="modal",
             times=t,
             q=q,
-            body_slices=dict(asm.body_slices),
+            slices=asm.slices.by_name(),
             iterations=[0] * len(t),
             residuals=[[] for _ in t],
             reference=np.array(asm.q0, dtype=float),

@@ -13,6 +13,7 @@ import logging
 
 import numpy as np
 
+from ..deprecation import deprecated
 from ..errors import FlexbodyError, StateError
 from ..fem import fields as field_data
 from ..io.results import INTEGER_HISTORIES, Results
@@ -263,7 +264,7 @@ class Recorder:
                 self.energy_watch.check(t, kinetic, potential, bool(np.any(terms.phi_t)))
             values.update(kinetic=kinetic, potential=potential, energy=kinetic + potential)
         if self.field_bodies:
-            values.update(field_data.record_rows(self.field_bodies, self.body_slices(), q, v))
+            values.update(field_data.record_rows(self.field_bodies, self.part_slices(), q, v))
         rows = self.rows
         for key, value in values.items():
             column = rows.get(key)
@@ -312,11 +313,14 @@ class Recorder:
                 continue
             rows.append(value)
 
-    def body_slices(self) -> dict:
-        return {
-            k: ((s.start, s.stop) if isinstance(s, slice) else tuple(int(i) for i in s))
-            for k, s in dict(getattr(self.asm, "body_slices", None) or {}).items()
-        }
+    def part_slices(self) -> dict[str, slice]:
+        """Part name → its slice of q, from the model's ``slices`` (a model without them has none; the 0.2
+        ``body_slices`` of (start, stop) pairs is read with a warning)."""
+        slices = getattr(self.asm, "slices", None)
+        if slices is None and getattr(self.asm, "body_slices", None) is not None:
+            deprecated("a model's body_slices (name → (start, stop))", "slices (name → slice)")
+            slices = {name: slice(*span) for name, span in self.asm.body_slices.items()}
+        return {getattr(part, "name", part): s for part, s in (slices or {}).items()}
 
     def restore(self, arrays: dict, histories: dict, state: dict) -> None:
         """Continue after the rows of a saved run (``arrays`` "times", "q", "v" and ``histories``, as read
@@ -334,7 +338,7 @@ class Recorder:
         count = len(self.rows["t"])
         rows = {k: v.array() for k, v in self.rows.items() if k not in self.dropped and len(v) == count}
         q = rows["q"]
-        slices = self.body_slices()
+        slices = self.part_slices()
         histories, recorded_fields = field_data.split({k: v for k, v in rows.items() if k not in ("t", "q", "v")})
         for key in INTEGER_HISTORIES:
             if key in histories:
@@ -343,7 +347,7 @@ class Recorder:
             kind="dynamic",
             times=rows["t"].astype(float),
             q=q,
-            body_slices=slices,
+            slices=slices,
             iterations=[int(c) for c in histories.get("corrections", [])],
             reference=q[0].copy() if len(q) else np.zeros(n),
             system=self.asm,

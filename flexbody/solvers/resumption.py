@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..deprecation import renamed_keyword
 from ..errors import FlexbodyError
 from ..io.results import CHECKPOINT, RESULTS_JSON, RESULTS_NPZ, Results, part_name, read_parts
 from ..io.run_writer import RunWriter
@@ -36,8 +37,9 @@ __all__ = ["resume"]
 
 
 @one_blas_thread
+@renamed_keyword("asm", "model")
 def resume(
-    asm: System | AssembledSystem,
+    model: System | AssembledSystem,
     directory: str | Path,
     t_end: float | None = None,
     *,
@@ -61,7 +63,7 @@ def resume(
 
     Parameters
     ----------
-    asm : System, AssembledSystem or model
+    model : System, AssembledSystem or model
         The model of the saved run (functions and models are not saved; its ``n_dofs`` is checked).
     directory : str or Path
         The ``save_to`` directory of the run.
@@ -87,9 +89,9 @@ def resume(
         from the saved run's; the saved integrator cannot resume; ``t_end`` not after the checkpoint.
         Failures of the continued run as in :func:`simulate` (with ``last_good``).
     """
-    model = as_assembled(asm, "resume")
+    asm = as_assembled(model, "resume")
     path = Path(directory)
-    saved = SavedRun.read(path, int(model.n_dofs))
+    saved = SavedRun.read(path, int(asm.n_dofs))
     plan = RunPlan.from_metadata(saved.metadata).until(t_end)
     if not (np.isfinite(plan.t_end) and plan.t_end > saved.t):
         raise FlexbodyError(f"resume: t_end must be finite and after the checkpoint's t = {saved.t!r} s, got {t_end!r}")
@@ -114,7 +116,7 @@ def resume(
         histories=saved.histories,
     )
     context = NO_CONTEXT if context is None else context
-    return execute(plan, model, inputs, start, writer=writer, context=context, metadata=metadata)
+    return execute(plan, asm, inputs, start, writer=writer, context=context, metadata=metadata)
 
 
 @dataclass(frozen=True)

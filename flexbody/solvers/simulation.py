@@ -15,7 +15,7 @@ q̇ = v, v̇ = a [AG-36]. Integration drift of φ(q) is removed by
 Without stabilisation the drift is not hidden: ‖φ‖ and ‖Φ v + φ_t‖ are recorded at every output step.
 The model is any object with the evaluation interface ``n_dofs``, ``n_constraints``, ``row_labels``,
 ``terms(t, q, v)`` (→ .M, .h, .Phi, .bias, .phi, .phi_t), ``constraint_value(t, q)``, ``constraint_jacobian(t, q)``,
-``constraint_rate(t, q)`` and optionally ``energy(q, v)``, ``initial_state()``, ``body_slices``.
+``constraint_rate(t, q)`` and optionally ``energy(q, v)``, ``initial_state()``, ``slices`` (part name → slice of q).
 
 With ``simulate(..., save_to=directory)`` the run is written while it runs (layout in
 :mod:`flexbody.io.results`): every ``save_every`` recorded steps a part file with the new rows,
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..deprecation import renamed_keyword
 from ..errors import FlexbodyError, StateError
 from ..fem import fields as field_data
 from ..io.results import Results
@@ -74,8 +75,9 @@ __all__ = [
 
 
 @one_blas_thread
+@renamed_keyword("asm", "model")
 def simulate(
-    asm: System | AssembledSystem,
+    model: System | AssembledSystem,
     t_end: float,
     *,
     integrator: RK4 | Adaptive | GeneralizedAlpha = RK4(dt=1e-3),
@@ -103,7 +105,7 @@ def simulate(
 
     Parameters
     ----------
-    asm : System, AssembledSystem or a model with the evaluation interface (module docstring)
+    model : System, AssembledSystem or a model with the evaluation interface (module docstring)
         A System is assembled here (``system.assemble()``); ``Results.system`` is that assembly.
     t_end : float
         End time [s].
@@ -123,7 +125,7 @@ def simulate(
     stabilization : PositionCorrection, Baumgarte, a tuple of both, or None
         None integrates without stabilisation; the drift is then recorded in ``histories["violation"]``.
     q0, v0 : array (n_dofs,), optional
-        Initial state (default ``asm.initial_state()``).
+        Initial state (default ``model.initial_state()``).
     t0 : float
         Initial time [s].
     record_every : int
@@ -178,7 +180,7 @@ def simulate(
         multiplier form at a singular configuration, …) is re-raised with the results recorded up to
         the failure attached as ``exc.last_good``; with ``save_to`` they are written there too.
     """
-    model = as_assembled(asm, "simulate")
+    asm = as_assembled(model, "simulate")
     context = NO_CONTEXT if context is None else context
     plan = RunPlan.of(
         integrator=integrator,
@@ -196,14 +198,14 @@ def simulate(
     )
     inputs = RunInputs.of(tau, controller, "simulate")
     if fields:
-        _check_field_bodies(model)
+        _check_field_bodies(asm)
     if save_to is not None and context.restarts is not None:  # flexbody run --resume
-        saved = restart.continue_saved(model, save_to, plan, resume=resume, context=context, inputs=inputs)
+        saved = restart.continue_saved(asm, save_to, plan, resume=resume, context=context, inputs=inputs)
         if saved is not None:
             return saved
-    start = _start(model, plan, q0, v0)
-    writer = None if save_to is None else RunWriter.create(save_to, plan.save_every, plan.bytes_to_write(model))
-    return execute(plan, model, inputs, start, writer=writer, context=context)
+    start = _start(asm, plan, q0, v0)
+    writer = None if save_to is None else RunWriter.create(save_to, plan.save_every, plan.bytes_to_write(asm))
+    return execute(plan, asm, inputs, start, writer=writer, context=context)
 
 
 def _check_field_bodies(model) -> None:

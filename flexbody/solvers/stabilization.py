@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from ..deprecation import deprecated, renamed_keyword
 from ..errors import ConvergenceError, FlexbodyError, StateError
 from ..linalg.rank import DENSE_LIMIT, GRAM_RTOL_FLOOR, constraint_svd, dense_jacobian
 from ..linalg.rank import resolve_tolerances as _tolerances
@@ -115,14 +116,15 @@ def _position_jacobian(ws):
     return Phi if rows is None else Phi[rows]
 
 
+@renamed_keyword("asm", "model")
 def assemble_configuration(
-    asm: System | AssembledSystem,
-    q_guess: ArrayLike,
-    t: float = 0.0,
+    model: System | AssembledSystem,
+    t: float | ArrayLike,
+    q_guess: ArrayLike | None = None,
+    *args: Any,
     fixed: Sequence[int] | None = None,
     tol: float = 1e-12,
     max_iterations: int = 50,
-    *,
     rtol: float | None = None,
     atol: float | None = None,
 ) -> np.ndarray:
@@ -131,12 +133,12 @@ def assemble_configuration(
 
     Parameters
     ----------
-    asm : System, AssembledSystem, or a model with ``n_dofs``, ``constraint_value(t, q)`` and
+    model : System, AssembledSystem, or a model with ``n_dofs``, ``constraint_value(t, q)`` and
         ``constraint_jacobian(t, q)`` (a System is assembled first)
-    q_guess : array (n_dofs,)
-        Starting guess [model units].
     t : float
         Time [s] (rheonomic constraints).
+    q_guess : array (n_dofs,)
+        Starting guess [model units].
     fixed : sequence of int, optional
         Coordinates kept at their guessed value (e.g. a crank angle); only the others are solved for,
         with the minimum-norm correction in those coordinates.
@@ -159,11 +161,23 @@ def assemble_configuration(
         ‖φ‖ > tol after ``max_iterations`` or the Newton step vanished (no assembled configuration near
         the guess); the message names the constraint rows with the largest residual, ``residual_history``
         holds ‖φ‖ per iteration and ``last_good`` the coordinates with the smallest residual.
+
+    The order (model, q_guess, t, fixed, tol, max_iterations) of 0.2 is deprecated (one order everywhere: the model,
+    then t, q, v); it is recognised by q_guess in the second place and works, with a warning, until 0.4.0.
     """
-    model: AssembledSystem = as_assembled(asm, "assemble_configuration")
+    if np.ndim(t) > 0:  # the 0.2 order (model, q_guess, t=0, fixed, tol, max_iterations)
+        deprecated("assemble_configuration(model, q_guess, t)", "assemble_configuration(model, t, q_guess)")
+        given = [q_guess, *args]  # the 0.2 positional t, fixed, tol, max_iterations
+        q_guess, t = t, (given[0] if given and given[0] is not None else 0.0)
+        later = dict(zip(("fixed", "tol", "max_iterations"), given[1:]))
+        fixed = later.get("fixed", fixed)
+        tol, max_iterations = later.get("tol", tol), later.get("max_iterations", max_iterations)
+    elif args or q_guess is None:
+        raise FlexbodyError("assemble_configuration(model, t, q_guess, *, fixed=..., tol=..., max_iterations=...)")
+    asm = as_assembled(model, "assemble_configuration")
     rtol, atol = _tolerances(rtol, atol)
     return assembled_configuration(
-        model, q_guess, t, fixed=fixed, tol=tol, max_iterations=max_iterations, rtol=rtol, atol=atol
+        asm, q_guess, t, fixed=fixed, tol=tol, max_iterations=max_iterations, rtol=rtol, atol=atol
     )[0]
 
 
@@ -205,19 +219,30 @@ def assembled_configuration(model, q_guess, t, *, rtol, atol, fixed=None, tol=1e
     )
 
 
+@renamed_keyword("asm", "model")
 def project_velocity(
-    asm: System | AssembledSystem,
+    model: System | AssembledSystem,
+    t: float | ArrayLike,
     q: ArrayLike,
-    v: ArrayLike,
-    t: float = 0.0,
+    v: ArrayLike | float | None = None,
     *,
     rtol: float | None = None,
     atol: float | None = None,
 ) -> np.ndarray:
-    """Velocities (n_dofs,) satisfying Φ v + φ_t = 0 with the minimum-norm change v ← v − Φ⁺(Φ v + φ_t)."""
-    model: AssembledSystem = as_assembled(asm, "project_velocity")
+    """Velocities (n_dofs,) satisfying Φ v + φ_t = 0 at time t [s] and coordinates q (n,), with the minimum-norm
+    change v ← v − Φ⁺(Φ v + φ_t) of v (n,).
+
+    The order (model, q, v, t) of 0.2 is deprecated (one order everywhere: the model, then t, q, v); it is
+    recognised by q in the second place and works, with a warning, until 0.4.0."""
+    if np.ndim(t) > 0:  # the 0.2 order (model, q, v, t=0)
+        deprecated("project_velocity(model, q, v, t)", "project_velocity(model, t, q, v)")
+        given: tuple[Any, ...] = (t, q, 0.0 if v is None else v)
+        q, v, t = given
+    if v is None:
+        raise FlexbodyError("project_velocity(model, t, q, v): give the velocities v")
+    asm = as_assembled(model, "project_velocity")
     rtol, atol = _tolerances(rtol, atol)
-    return projected_velocity(workspace_of(model, t, np.asarray(q, dtype=float)), v, rtol, atol)
+    return projected_velocity(workspace_of(asm, float(np.asarray(t)), np.asarray(q, dtype=float)), v, rtol, atol)
 
 
 def projected_velocity(ws, v: ArrayLike, rtol: float, atol: float) -> np.ndarray:

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..constraints.base import Fix
+from ..deprecation import deprecated
 from ..errors import FlexbodyError
 from ..io.results import Results
 from ..system.description import System, as_assembled
@@ -28,7 +29,7 @@ from ..threads import one_blas_thread
 from .arc_length import ArcLength, follow_path
 from .constrained_statics import Equilibrium, static_equilibrium
 from .flexible_statics import solve_flexible
-from .inverse_statics import InverseStatics, inverse_statics
+from .inverse_statics import inverse_statics
 from .newton_settings import NewtonSettings
 
 if TYPE_CHECKING:
@@ -51,10 +52,11 @@ def solve_static(
     target: ArrayLike | None = None,
     t: float = 0.0,
     path: ArcLength | None = None,
-) -> Results | InverseStatics:
+) -> Results:
     """Static equilibrium of ``model`` under its loads and gravity, reached in ``load_steps`` equal load
-    increments (a failing increment is bisected); or, with ``task`` and ``target``, the actuator inputs
-    that hold the task there.
+    increments (a failing increment is bisected). Inverse statics (the actuator inputs that hold a task at a
+    target) is :func:`flexbody.inverse_statics`; ``task`` and ``target`` here are its deprecated form (0.3.0,
+    removed in 0.4.0), which returns its :class:`~flexbody.solvers.inverse_statics.InverseStatics`.
 
     Parameters
     ----------
@@ -74,7 +76,7 @@ def solve_static(
         Generalized forces (n,) or actuator inputs (k,) held constant (τ = Sᵀτ_k) [N, N·m]; default 0.
         For inverse statics ``tau_k`` is the starting guess.
     task, target : optional
-        A task (e.g. :class:`~flexbody.PointTask`) and its target coordinates (m_T,): inverse statics.
+        Deprecated: use :func:`flexbody.inverse_statics`.
     t : float
         Time at which rheonomic constraints and loads are evaluated [s].
     path : ArcLength, optional
@@ -84,15 +86,13 @@ def solve_static(
 
     Returns
     -------
-    Results or InverseStatics
-        Forward: ``kind="static"``, ``times`` = load factors of the converged steps (the first entry 0 is
+    Results
+        ``kind="static"``, ``times`` = load factors of the converged steps (the first entry 0 is
         the start), ``q`` per step, ``iterations`` and ``residuals`` per step; for constrained models also
         ``histories["lam"]`` (multipliers) and ``histories["tau"]`` (applied forces) per step and
         ``metadata`` with the final residual [N, N·m] and violation max|φ|. Every forward path has the
         histories "newton_iterations" and "residual" (the last residual norm of each step); an arc-length
-        path also "arc_length" (``times`` then may fall and rise). Inverse: the
-        :class:`~flexbody.solvers.inverse_statics.InverseStatics` (τ_k, the equilibrium, the task residual, the
-        sensitivity G and its rank).
+        path also "arc_length" (``times`` then may fall and rise).
 
     Raises
     ------
@@ -109,8 +109,9 @@ def solve_static(
         raise FlexbodyError("solve_static: inverse statics needs both task and target")
     if task is not None:
         assert target is not None  # both or neither (checked above)
+        deprecated("solve_static(model, task=..., target=...)", "fb.inverse_statics(model, task, target)")
         asm = as_assembled(model, "solve_static")
-        return inverse_statics(
+        return inverse_statics(  # type: ignore[return-value]  # the deprecated form keeps its return
             asm,
             task,
             target,
@@ -172,7 +173,7 @@ def _as_results(asm, eq: Equilibrium, q_start) -> Results:
         kind="static",
         times=np.array(factors),
         q=q,
-        body_slices=dict(asm.body_slices),
+        slices=asm.slices.by_name(),
         iterations=iterations,
         residuals=residuals,
         reference=np.array(asm.q0, dtype=float),

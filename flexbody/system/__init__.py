@@ -3,7 +3,7 @@ actuators) and what assembling it gives, :class:`AssembledSystem` (frozen coordi
 sparsity patterns, the constant flexible mass factored once) with its :class:`State`; a :class:`Workspace`
 holds every term of one state, computed once and read by every consumer of that state.
 
-May import: errors, fem, rigid, constraints, linalg, reduced.
+May import: errors, deprecation, fem, rigid, constraints, linalg, reduced.
 """
 
 from .assembled import AssembledSystem

@@ -12,7 +12,6 @@ code that visits the state creates and passes on; nothing is cached here (see ``
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, cast
 
@@ -20,11 +19,13 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from ..deprecation import deprecated
 from ..errors import StateError
 from ..linalg.block_mass import BlockMass
 from ..rigid.exponential_coordinates import switched_charts
 from ..rigid.tree import Kinematics
 from .applied_forces import AppliedForces
+from .coordinate_slices import CoordinateSlices
 from .flexible_stack import FlexiblePart
 from .joint_program import compile_joint_terms
 from .joint_space import JointSpace
@@ -99,20 +100,21 @@ class AssembledSystem:
     ):
         self.trees, self.reduced = list(trees), list(reduced)
         self.offsets: dict[RigidTree | ReducedBody | FlexibleBody, int] = {}
-        self.slices: dict[RigidTree | ReducedBody | FlexibleBody, slice] = {}
+        slices: dict[RigidTree | ReducedBody | FlexibleBody, slice] = {}
         start = 0
         for item in self.trees + self.reduced:
             self.offsets[item] = start
-            self.slices[item] = slice(start, start + item.n_dofs)
+            slices[item] = slice(start, start + item.n_dofs)
             start += item.n_dofs
         self.n_joints = sum(tree.n_dofs for tree in self.trees)
         self.n_rigid = start
-        self.joint_space = JointSpace(self.trees, self.reduced, self.slices, start)
+        self.joint_space = JointSpace(self.trees, self.reduced, slices, start)
         self.flexible = FlexiblePart(bodies, loads, start)
         self.bodies = self.flexible.bodies
         for body in self.bodies:
             self.offsets[body] = self.flexible.offsets[body]
-            self.slices[body] = slice(self.offsets[body], self.offsets[body] + body.n_dofs)
+            slices[body] = slice(self.offsets[body], self.offsets[body] + body.n_dofs)
+        self.slices = CoordinateSlices(slices)  # part or its name → its columns of q
         self.n_dofs = start + self.flexible.n_dofs
         self.sparse = bool(self.bodies)
         self.q0 = self._initial_coordinates(q0)
@@ -145,7 +147,6 @@ class AssembledSystem:
         self.coordinate_units += ["-"] * (self.n_rigid - self.n_joints)
         self.coordinate_units += ["m"] * self.flexible.n_dofs
         self.row_units = [unit for c in self.constraints for unit in getattr(c, "units", ("-",) * c.n_rows)]
-        self.body_slices = {item.name: (s.start, s.stop) for item, s in self.slices.items()}
         self.rotation_vectors = np.concatenate(
             [self.offsets[t] + t.rotation_vectors for t in self.trees] or [np.zeros(0, np.int64)]
         ).astype(np.int64)
@@ -276,49 +277,55 @@ class AssembledSystem:
         return self.workspace(0.0, q, v).energy()
 
     # ------------------------------------------------------------------ deprecated (0.3.0): read the workspace
+    @property
+    def body_slices(self) -> dict[str, tuple[int, int]]:
+        """Deprecated (0.3.0): part name → (start, stop); use ``asm.slices[name]`` (a slice)."""
+        deprecated("asm.body_slices", "asm.slices[name] (a slice; asm.slices.by_name() for the dict)")
+        return self.slices.spans()
+
     def evaluate(self, t: float, q: ArrayLike, v: ArrayLike | None = None) -> Workspace:
         """Deprecated alias of :meth:`workspace` (0.3.0; removed in 0.4.0)."""
-        _deprecated("asm.evaluate(t, q, v)", "asm.workspace(t, q, v)")
+        deprecated("asm.evaluate(t, q, v)", "asm.workspace(t, q, v)")
         return self.workspace(t, q, v)
 
     def mass_matrix(self, ev: Workspace) -> np.ndarray | BlockMass:
         """Deprecated (0.3.0; removed in 0.4.0): ``ws.mass_matrix()``."""
-        _deprecated("asm.mass_matrix(ws)", "ws.mass_matrix()")
+        deprecated("asm.mass_matrix(ws)", "ws.mass_matrix()")
         return ev.mass_matrix()
 
     def mass_and_forces(self, ev: Workspace) -> tuple[np.ndarray | BlockMass, np.ndarray]:
         """Deprecated (0.3.0; removed in 0.4.0): ``ws.mass_and_forces()``."""
-        _deprecated("asm.mass_and_forces(ws)", "ws.mass_and_forces()")
+        deprecated("asm.mass_and_forces(ws)", "ws.mass_and_forces()")
         return ev.mass_and_forces()
 
     def mass_bias_gravity(self, ev: Workspace) -> tuple[np.ndarray | BlockMass, np.ndarray, np.ndarray]:
         """Deprecated (0.3.0; removed in 0.4.0): ``ws.mass_bias_gravity()``."""
-        _deprecated("asm.mass_bias_gravity(ws)", "ws.mass_bias_gravity()")
+        deprecated("asm.mass_bias_gravity(ws)", "ws.mass_bias_gravity()")
         return ev.mass_bias_gravity()
 
     def gravity_force(self, ev: Workspace) -> np.ndarray:
         """Deprecated (0.3.0; removed in 0.4.0): ``ws.gravity_force()``."""
-        _deprecated("asm.gravity_force(ws)", "ws.gravity_force()")
+        deprecated("asm.gravity_force(ws)", "ws.gravity_force()")
         return ev.gravity_force()
 
     def applied_force(self, ev: Workspace, *, velocity: bool = True) -> np.ndarray:
         """Deprecated (0.3.0; removed in 0.4.0): ``ws.applied_force()``."""
-        _deprecated("asm.applied_force(ws)", "ws.applied_force()")
+        deprecated("asm.applied_force(ws)", "ws.applied_force()")
         return ev.applied_force(velocity=velocity)
 
     def dissipated_power(self, ev: Workspace) -> float:
         """Deprecated (0.3.0; removed in 0.4.0): ``ws.dissipated_power()``."""
-        _deprecated("asm.dissipated_power(ws)", "ws.dissipated_power()")
+        deprecated("asm.dissipated_power(ws)", "ws.dissipated_power()")
         return ev.dissipated_power()
 
     def constraint_rows(self, ev: Workspace, jacobian: bool = True) -> tuple:
         """Deprecated (0.3.0; removed in 0.4.0): ``ws.constraint_rows()``."""
-        _deprecated("asm.constraint_rows(ws)", "ws.constraint_rows()")
+        deprecated("asm.constraint_rows(ws)", "ws.constraint_rows()")
         return ev.constraint_rows(jacobian=jacobian)
 
     def flexible_jacobians(self, ev: Workspace, *, damping: bool = True) -> tuple:
         """Deprecated (0.3.0; removed in 0.4.0): ``ws.flexible_jacobians()``."""
-        _deprecated("asm.flexible_jacobians(ws)", "ws.flexible_jacobians()")
+        deprecated("asm.flexible_jacobians(ws)", "ws.flexible_jacobians()")
         return ev.flexible_jacobians(damping=damping)
 
     def coordinates(
@@ -385,8 +392,8 @@ class AssembledSystem:
 
     def _item(self, item: object) -> RigidTree | FlexibleBody | ReducedBody:
         """The tree or body ``item`` (or named ``item``) of this system; StateError naming the choices."""
-        if item in self.slices:
-            return item
+        if not isinstance(item, str) and item in self.slices:
+            return cast("RigidTree | FlexibleBody | ReducedBody", item)
         for known in self.slices:
             if known.name == item:
                 return known
@@ -417,11 +424,3 @@ def _all_finite(x: np.ndarray) -> bool:
     """Whether every entry of the float vector x is finite: x·x is finite only then (a NaN or ±Inf makes it
     NaN or +Inf), and costs a third of ``np.isfinite(x).all()``; an overflow of x·x is settled exactly."""
     return math.isfinite(x.dot(x)) or bool(np.isfinite(x).all())
-
-
-def _deprecated(old: str, new: str) -> None:
-    warnings.warn(
-        f"{old} is deprecated since flexbody 0.3.0 and will be removed in 0.4.0: use {new}",
-        DeprecationWarning,
-        stacklevel=3,
-    )
