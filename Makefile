@@ -2,6 +2,7 @@
 VENV    ?= .venv
 PYTHON  ?= python3
 RUNTIME := $(VENV)/.runtime
+TOOLS   := $(VENV)/.tools
 STAMP   := $(VENV)/.installed
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # CHOLMOD (scikit-sparse) and the optimised single-threaded BLAS it then uses instead of Debian's reference BLAS
@@ -35,15 +36,25 @@ $(RUNTIME): pyproject.toml
 		env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -m flexbody.precompile --stages run && wait
 	touch $(RUNTIME)
 
-## ... and the test extras (independent libraries the tests compare with, pytest and pytest-xdist) and the
-## linters (ruff, mypy), every kernel compiled. From a fresh clone in one install (one resolution of everything:
-## 68 s, against 48 s + 36 s installing the package and then the extras); after `make run` it adds the extras
-$(STAMP): pyproject.toml
+## what compiling the kernels and linting need, first: the requirements of pyproject.toml on numpy, scipy, numba,
+## scikit-sparse, threadpoolctl, sympy, ruff and mypy (flexbody's other imports are unchecked by mypy's settings)
+FIRST = import re; print(*re.findall(r"\"((?:numpy|scipy|numba|scikit-sparse|threadpoolctl|sympy|ruff|mypy)[<>=~!][^\"]*)\"", open("pyproject.toml").read()))
+$(TOOLS): pyproject.toml
 	@$(SYSTEM)
 	$(PYTHON) -m venv $$($(HOST_PIP) && echo --without-pip) $(VENV)
-	$(PIP) install -q --no-compile -e ".[test,lint]"
-	$(IMPORT) matplotlib.pyplot pyvista flexbody pytest xdist hypothesis skfem pinocchio & \
-		env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -m flexbody.precompile --stages all && wait
+	$(PIP) install -q --no-compile $$($(PYTHON) -c '$(FIRST)')
+	touch $(TOOLS)
+
+## ... then the package, its other requirements, the test extras (independent libraries the tests compare with,
+## pytest and pytest-xdist) while every kernel compiles (from the source tree, where the package's editable install
+## points); what was installed first is held (a pip constraint), so that this install cannot change a package
+## the compilation is using. The modules the tests import are byte-compiled once it is done.
+$(STAMP): $(TOOLS)
+	$(PIP) list --format=freeze > $(VENV)/held.txt
+	($(PIP) install -q --no-compile -c $(VENV)/held.txt -e ".[test,lint]" && \
+		$(IMPORT) matplotlib.pyplot pyvista flexbody pytest xdist hypothesis skfem pinocchio) & extras=$$!; \
+		env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -m flexbody.precompile --stages all; \
+		compiled=$$?; wait $$extras && exit $$compiled
 	touch $(RUNTIME) $(STAMP)
 
 setup: $(STAMP)
@@ -54,13 +65,15 @@ run: $(RUNTIME)
 	$(VENV)/bin/flexbody run cases/16_arm_beam_task_control.py --out out/16_arm_beam_task_control
 
 ## lint and format check (ruff) and type check (mypy) of the package; settings in pyproject.toml
-lint: setup
+lint: $(TOOLS)
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/mypy
 
-## the linters, then the default tests (fast); pytest's exit code (including 5, "no tests") fails the target
-test: setup lint
+## the set-up and the linters (two jobs: the linters run while the kernels compile), then the default tests
+## (fast); pytest's exit code (including 5, "no tests") fails the target
+test:
+	@$(MAKE) --no-print-directory -j2 setup lint
 	$(PYTEST)
 
 ## slow verification tests (mesh-convergence studies, large meshes)
