@@ -50,7 +50,7 @@ $(TOOLS): pyproject.toml
 ## points); what was installed first is held (a pip constraint), so that this install cannot change a package
 ## the compilation is using. The modules the tests import are byte-compiled once it is done.
 $(STAMP): $(TOOLS)
-	$(PIP) list --format=freeze > $(VENV)/held.txt
+	$(PIP) list --format=freeze --exclude-editable > $(VENV)/held.txt
 	($(PIP) install -q --no-compile -c $(VENV)/held.txt -e ".[test,lint]" && \
 		$(IMPORT) matplotlib.pyplot pyvista flexbody pytest xdist hypothesis skfem pinocchio) & extras=$$!; \
 		env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -m flexbody.precompile --stages all; \
