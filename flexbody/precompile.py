@@ -216,8 +216,8 @@ GROUPS: dict[str, Callable[[], None]] = {
 }
 """Warm-up work by kernels: element kernels, rigid-tree and dense dynamics kernels, and the parallel element
 kernels of large meshes (which call the serial group's per-range routines: they run once those are cached),
-the whole-tree kernels of RigidTree, the element kernels' variants for user strain energies and the compiled
-generalized-α steps (which call the rigid group's terms)."""
+the whole-tree kernels of RigidTree, the element kernels' variants for user strain energies, the compiled
+generalized-α steps (which call the rigid group's terms) and the parallel variants for user strain energies."""
 
 STAGES = {
     "run": (("flexible",), ("rigid",)),
