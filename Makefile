@@ -2,6 +2,7 @@
 VENV    ?= .venv
 PYTHON  ?= python3
 RUNTIME := $(VENV)/.runtime
+TOOLS   := $(VENV)/.tools
 STAMP   := $(VENV)/.installed
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # CHOLMOD (scikit-sparse) and the optimised single-threaded BLAS it then uses instead of Debian's reference BLAS
@@ -18,24 +19,43 @@ PYTEST  := env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -m pytest -q -n aut
 
 .PHONY: setup run lint test test-slow test-all bench docs docs-check clean
 
+## the system packages, when apt-get can install them and they are missing
+SYSTEM = if command -v apt-get >/dev/null 2>&1 && ! dpkg -s $(SYSTEM_PACKAGES) >/dev/null 2>&1; then \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(SYSTEM_PACKAGES); fi
+## imports (so byte-compiles) the modules named after it; runs while the kernels compile
+IMPORT  = env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -c "import importlib, sys; [importlib.import_module(m) for m in sys.argv[1:]]"
+
 ## the package and what it needs to run, with the numba kernels a run needs compiled into the on-disk cache
 ## (pip does not byte-compile every module of every dependency; the modules a run imports are byte-compiled
 ## while the kernels compile, also where PYTHONDONTWRITEBYTECODE is set, so no run parses them again)
 $(RUNTIME): pyproject.toml
-	@if command -v apt-get >/dev/null 2>&1 && ! dpkg -s $(SYSTEM_PACKAGES) >/dev/null 2>&1; then \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(SYSTEM_PACKAGES); fi
+	@$(SYSTEM)
 	$(PYTHON) -m venv $$($(HOST_PIP) && echo --without-pip) $(VENV)
 	$(PIP) install -q --no-compile -e .
-	env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -c "import matplotlib.pyplot, pyvista, flexbody" & \
+	$(IMPORT) matplotlib.pyplot pyvista flexbody & \
 		env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -m flexbody.precompile --stages run && wait
 	touch $(RUNTIME)
 
-## ... and the test extras (independent libraries the tests compare with, pytest and pytest-xdist) and the
-## linters (ruff, mypy)
-$(STAMP): $(RUNTIME)
-	$(PIP) install -q -e ".[test,lint]"
-	$(VENV)/bin/python -m flexbody.precompile --stages all
-	touch $(STAMP)
+## what compiling the kernels and linting need, first: the requirements of pyproject.toml on numpy, scipy, numba,
+## scikit-sparse, threadpoolctl, sympy, ruff and mypy (flexbody's other imports are unchecked by mypy's settings)
+FIRST = import re; print(*re.findall(r"\"((?:numpy|scipy|numba|scikit-sparse|threadpoolctl|sympy|ruff|mypy)[<>=~!][^\"]*)\"", open("pyproject.toml").read()))
+$(TOOLS): pyproject.toml
+	@$(SYSTEM)
+	$(PYTHON) -m venv $$($(HOST_PIP) && echo --without-pip) $(VENV)
+	$(PIP) install -q --no-compile $$($(PYTHON) -c '$(FIRST)')
+	touch $(TOOLS)
+
+## ... then the package, its other requirements, the test extras (independent libraries the tests compare with,
+## pytest and pytest-xdist) while every kernel compiles (from the source tree, where the package's editable install
+## points); what was installed first is held (a pip constraint), so that this install cannot change a package
+## the compilation is using. The modules the tests import are byte-compiled once it is done.
+$(STAMP): $(TOOLS)
+	$(PIP) list --format=freeze --exclude-editable > $(VENV)/held.txt
+	($(PIP) install -q --no-compile -c $(VENV)/held.txt -e ".[test,lint]" && \
+		$(IMPORT) matplotlib.pyplot pyvista flexbody pytest xdist hypothesis skfem pinocchio) & extras=$$!; \
+		env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -m flexbody.precompile --stages all; \
+		compiled=$$?; wait $$extras && exit $$compiled
+	touch $(RUNTIME) $(STAMP)
 
 setup: $(STAMP)
 
@@ -45,13 +65,15 @@ run: $(RUNTIME)
 	$(VENV)/bin/flexbody run cases/16_arm_beam_task_control.py --out out/16_arm_beam_task_control
 
 ## lint and format check (ruff) and type check (mypy) of the package; settings in pyproject.toml
-lint: setup
+lint: $(TOOLS)
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/mypy
 
-## the linters, then the default tests (fast); pytest's exit code (including 5, "no tests") fails the target
-test: setup lint
+## the set-up and the linters (two jobs: the linters run while the kernels compile), then the default tests
+## (fast); pytest's exit code (including 5, "no tests") fails the target
+test:
+	@$(MAKE) --no-print-directory -j2 setup lint
 	$(PYTEST)
 
 ## slow verification tests (mesh-convergence studies, large meshes)

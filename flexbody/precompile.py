@@ -4,14 +4,15 @@ Every compiled kernel of flexbody is cached on disk (``cache=True``) next to its
 once per installation and loaded in milliseconds afterwards. Without this step the first run of a case pays
 the compilation (about half a minute on two cores); ``make setup`` runs ::
 
-    python -m flexbody.precompile                 # every kernel
+    python -m flexbody.precompile                 # every kernel the tests call
     python -m flexbody.precompile --stages run    # the kernels running a case of moderate size needs
+    python -m flexbody.precompile --stages full   # also the parallel kernels of user strain energies
 
 which drives each kernel once through small models of the public API, with the argument types that real
-runs use, so that later runs — the flagship case, the tests, a user's script — load them instead. Groups
-of disjoint kernels run in parallel processes (:data:`STAGES`); :func:`compiled_signatures` lists what a
-process holds (the tests compare it with what a case needs). ``make run`` compiles the "run" stage,
-``make setup`` (and so ``make test``) everything.
+runs use, so that later runs — the flagship case, the tests, a user's script — load them instead. The groups
+run in two processes at once, each taking its groups in turn (:data:`STAGES`); :func:`compiled_signatures` lists
+what a process holds (the tests compare it with what a case needs). ``make run`` compiles the "run" stage,
+``make setup`` (and so ``make test``) "all".
 """
 
 from __future__ import annotations
@@ -84,30 +85,30 @@ def _flexible_parallel() -> None:
     body.strain_energy(q)
 
 
-def _user_laws() -> None:
-    """The element kernels' variants for user strain energies (:class:`flexbody.Hyperelastic`, passed to the
-    kernels as a first-class function, so one law compiles them for every law): serial on small meshes of every
-    element, with damping, and parallel on a mesh of 2 × FORCE_ELEMENTS_PER_THREAD elements."""
+def _user_law():
+    """A user strain energy with damping (:class:`flexbody.Hyperelastic`, passed to the element kernels as a
+    first-class function, so one law compiles them for every law)."""
     import sympy as sp
 
     import flexbody as fb
-    from flexbody.fem.fields import body_fields
-    from flexbody.fem.flexible_body import FORCE_ELEMENTS_PER_THREAD
 
-    law = fb.Hyperelastic.split(
+    return fb.Hyperelastic.split(
         lambda I1bar, I2bar, mu: mu / 2 * (I1bar - 3),
         lambda J, kappa: kappa / 4 * (J**2 - 1 - 2 * sp.log(J)),
         parameters={"mu": 1e6, "kappa": 5e6},
         density=1e3,
         damping=1e-3,
     )
-    side = int(np.ceil((2 * FORCE_ELEMENTS_PER_THREAD) ** (1 / 3)))
-    meshes = [
-        (fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(2, 1, 1), order=order), locking)
-        for order, locking in ((1, None), (1, "incompatible_modes"), (2, None))
-    ]
-    meshes.append((fb.mesh.box(size=(1.0, 1.0, 1.0), divisions=(side, side, side), order=1), None))
-    for mesh, locking in meshes:
+
+
+def _user_laws() -> None:
+    """The element kernels' variants for user strain energies: serial on small meshes of every element."""
+    import flexbody as fb
+    from flexbody.fem.fields import body_fields
+
+    law = _user_law()
+    for order, locking in ((1, None), (1, "incompatible_modes"), (2, None)):
+        mesh = fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(2, 1, 1), order=order)
         body = fb.FlexibleBody("warm", mesh, law, locking=locking)
         q = body.reference_coordinates() * 1.001
         v = np.full_like(q, 1e-3)
@@ -116,8 +117,26 @@ def _user_laws() -> None:
         body.tangent(q, v)
         body.damping_matrix(q, v)
         body.strain_energy(q)
-        if mesh.n_elements < 100:
-            body_fields(body, q, v)
+        body_fields(body, q, v)
+
+
+def _user_laws_parallel() -> None:
+    """The parallel variants for user strain energies, on a mesh of 2 × FORCE_ELEMENTS_PER_THREAD elements when the
+    process may use two CPUs. No test calls them (the tests run user laws on small meshes), so ``make setup``
+    leaves them out (21 s of compilation); a first run of a user law on such a mesh compiles them once."""
+    import flexbody as fb
+    from flexbody.fem.flexible_body import FORCE_ELEMENTS_PER_THREAD
+
+    side = int(np.ceil((2 * FORCE_ELEMENTS_PER_THREAD) ** (1 / 3)))
+    mesh = fb.mesh.box(size=(1.0, 1.0, 1.0), divisions=(side, side, side), order=1)
+    body = fb.FlexibleBody("warm", mesh, _user_law())
+    q = body.reference_coordinates() * 1.001
+    v = np.full_like(q, 1e-3)
+    body.internal_force(q, v)
+    body.internal_force(q)
+    body.tangent(q, v)
+    body.damping_matrix(q, v)
+    body.strain_energy(q)
 
 
 def _rigid() -> None:
@@ -196,19 +215,24 @@ GROUPS: dict[str, Callable[[], None]] = {
     "trees": _trees,
     "hyperelastic": _user_laws,
     "steps": _steps,
+    "hyperelastic_parallel": _user_laws_parallel,
 }
 """Warm-up work by kernels: element kernels, rigid-tree and dense dynamics kernels, and the parallel element
 kernels of large meshes (which call the serial group's per-range routines: they run once those are cached),
-the whole-tree kernels of RigidTree, the element kernels' variants for user strain energies and the compiled
-generalized-α steps (which call the rigid group's terms)."""
+the whole-tree kernels of RigidTree, the element kernels' variants for user strain energies, the compiled
+generalized-α steps (which call the rigid group's terms) and the parallel variants for user strain energies."""
 
 STAGES = {
-    "run": (("flexible", "rigid"),),
-    "all": (("flexible", "rigid"), ("parallel", "trees", "hyperelastic", "steps")),
+    "run": (("flexible",), ("rigid",)),
+    "all": (("flexible", "parallel", "hyperelastic"), ("rigid", "trees", "steps")),
+    "full": (("flexible", "parallel", "hyperelastic", "hyperelastic_parallel"), ("rigid", "trees", "steps")),
 }
-"""Groups run together (one process each), stage after stage: "run" what running a case of moderate size with
-the built-in materials needs (``make run``), "all" everything (``make setup``: the tests also drive the parallel
-kernels and user strain energies)."""
+"""The processes of each stage, run at once (two, for two cores), each running its groups in turn in one
+interpreter: "run" what running a case of moderate size with the built-in materials needs (``make run``), "all"
+what the tests call (``make setup``: also the parallel kernels and user strain energies), "full" also the
+parallel kernels of user strain energies. A group that calls another's kernels (parallel and hyperelastic the
+serial element routines, trees and steps the rigid terms) follows it in the same process, which holds them
+compiled already (a process of its own would load them from the cache)."""
 
 
 def run_group(name: str) -> float:
@@ -242,22 +266,26 @@ def main(argv: list[str] | None = None) -> int:
         "--stages",
         choices=sorted(STAGES),
         default="all",
-        help="'run': the kernels a case of moderate size needs; 'all' (default): every kernel",
+        help="'run': the kernels a case of moderate size needs; 'all' (default): every kernel the tests call; "
+        "'full': also the parallel kernels of user strain energies",
     )
-    parser.add_argument("--group", choices=sorted(GROUPS), help="run one group in this process")
+    parser.add_argument(
+        "--group", choices=sorted(GROUPS), action="append", help="run this group in this process (repeat: in turn)"
+    )
     args = parser.parse_args(argv)
     if args.group:
-        print(f"flexbody: compiled the {args.group} kernels in {run_group(args.group):.1f} s", flush=True)
+        for group in args.group:
+            print(f"flexbody: compiled the {group} kernels in {run_group(group):.1f} s", flush=True)
         return 0
     start = time.perf_counter()
-    for groups in STAGES[args.stages]:
-        processes = [
-            subprocess.Popen([sys.executable, "-m", "flexbody.precompile", "--group", group]) for group in groups
-        ]
-        failed = [group for group, process in zip(groups, processes) if process.wait() != 0]
-        if failed:
-            print(f"flexbody: error: precompiling failed: {', '.join(failed)}", file=sys.stderr)
-            return 1
+    processes = [
+        subprocess.Popen([sys.executable, "-m", "flexbody.precompile", *(f"--group={group}" for group in groups)])
+        for groups in STAGES[args.stages]
+    ]
+    failed = [group for groups, process in zip(STAGES[args.stages], processes) if process.wait() for group in groups]
+    if failed:
+        print(f"flexbody: error: precompiling failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
     print(f"flexbody: numba kernels compiled into the on-disk cache in {time.perf_counter() - start:.1f} s")
     return 0
 

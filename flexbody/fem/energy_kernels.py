@@ -111,14 +111,13 @@ def element_strain_energies(cells, G, wdv, x, alpha, kind, p, n_threads, energy,
     F = Σ_a x_a ⊗ G_a over the nodes plus, when G.shape[2] > nn, Σ_k α_k ⊗ G̃_k of the enhanced modes
     ``alpha`` (m, n_enh, 3) (which must be the converged modes at x for a meaningful energy).
     n_threads <= 1: serial, on the calling thread (the parallel kernel is then never compiled). ``law``: the
-    compiled user law, None for the built-in laws.
+    compiled user law, None for the built-in laws (passed either way, as in :mod:`flexbody.fem.kernels`).
     """
-    extra = () if law is None else (law,)
     if n_threads <= 1:
-        _energies_of_range(0, cells.shape[0], cells, G, wdv, x, alpha, kind, p, energy, *extra)
+        _energies_of_range(0, cells.shape[0], cells, G, wdv, x, alpha, kind, p, energy, law)
         return
     with numba_threads(n_threads):
-        _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_threads, energy, *extra)
+        _element_strain_energies_parallel(cells, G, wdv, x, alpha, kind, p, n_threads, energy, law)
 
 
 @nb.njit(parallel=True, cache=True, error_model="numpy")

@@ -23,8 +23,10 @@ threads.
 
 Every kernel taking (kind, p) also takes the compiled user law as its last argument ``law``, a numba first-class
 function (``FunctionType``) of :mod:`flexbody.fem.energy_codegen`: each kernel is compiled once for all user laws
-and stays in numba's on-disk cache. The built-in laws omit it; numba then prunes the ``law is not None``
-branches, so their machine code is that of the kernels without a user law.
+and stays in numba's on-disk cache. The built-in laws pass None; numba prunes the ``law is not None`` branches for
+a None argument (as for an omitted one), so their machine code is that of the kernels without a user law. Every
+call passes it, from Python and from the parallel kernels alike, so that a per-range routine has one compiled
+variant for the built-in laws (an omitted ``law`` and a None one are two signatures to numba).
 """
 
 from __future__ import annotations
@@ -276,15 +278,14 @@ def assemble_force(
 
     Blocks and colours are those of :func:`flexbody.fem.patterns.color_groups`. n_threads <= 1: serial, on the
     calling thread (the parallel kernel is then never compiled). ``law``: the compiled user law, None for the
-    built-in laws (then left out of the kernel call, see the module docstring).
+    built-in laws (see the module docstring).
     """
-    extra = () if law is None else (law,)
     if n_threads <= 1:
-        _force_of_range(0, len(color_elems), color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f, *extra)
+        _force_of_range(0, len(color_elems), color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, f, law)
         return
     with numba_threads(n_threads):
         _assemble_force_parallel(
-            color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_threads, f, *extra
+            color_ptr, block_ptr, color_elems, cells, G, wdv, x, v, kind, p, beta, lam0, mu0, n_threads, f, law
         )
 
 
@@ -436,7 +437,8 @@ def assemble_matrices(
         K_data,
         C_data,
         status,
-    ) + (() if law is None else (law,))
+        law,
+    )
     if n_threads <= 1:
         _matrices_of_range(0, len(color_elems), *args)
         return

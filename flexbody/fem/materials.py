@@ -116,7 +116,7 @@ def pk2_stress(kind, p, F, S, work, law=None):
     """Second Piola–Kirchhoff stress S (3, 3) [Pa] of deformation gradient F (3, 3) into S.
 
     ``work`` is a (2, 3, 3) scratch array (no allocation per call); ``law`` the compiled user law of kinds
-    USER_INVARIANTS and USER_TENSOR (omitted for the built-in laws).
+    USER_INVARIANTS and USER_TENSOR (None for the built-in laws).
     """
     C = work[0]
     right_cauchy_green(F, C)
@@ -145,7 +145,7 @@ def pk2_stress_and_moduli(kind, p, F, S, D, work, law=None):
         right_cauchy_green(F, C)
         _user_stress_and_moduli(law, kind, p, C, work[1], S, D)
         return
-    pk2_stress(kind, p, F, S, work)
+    pk2_stress(kind, p, F, S, work, None)  # None as the element kernels pass it: one compiled variant
     if kind == SVK:
         lam, mu = p[0], p[1]
         for i in range(3):
