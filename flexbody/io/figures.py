@@ -73,6 +73,7 @@ def plot_curves(
         - ``"references"`` (mapping str → (x, y), optional): drawn as black dotted lines with their label;
         - ``"log"`` (bool, optional): |y| on a logarithmic axis (zeros left out); ``"logx"`` (bool, optional):
           a logarithmic x axis;
+        - ``"markers"`` (bool, optional): points (circles) instead of lines, e.g. eigenvalues;
         - ``"xlabel"`` (str, optional): this panel's x label instead of ``xlabel``;
         - ``"title"`` (str, optional); ``"equal"`` (bool, optional): equal scales on both axes (paths).
     xlabel : str
@@ -107,7 +108,8 @@ def plot_curves(
     n_rows = -(-len(panels) // n_columns)
     fig, axes = _figure(n_rows, n_columns, *size)
     for ax, panel in zip(axes.ravel(), panels):
-        for style, group in (({}, "curves"), ({"color": "k", "ls": ":", "lw": 1.2}, "references")):
+        dots = {"ls": "none", "marker": "o", "mfc": "none"} if panel.get("markers") else {}
+        for style, group in ((dots, "curves"), ({"color": "k", "ls": ":", "lw": 1.2, **dots}, "references")):
             for label, (x, y) in (panel.get(group) or {}).items():
                 values = np.asarray(y, dtype=float)
                 if panel.get("log"):
