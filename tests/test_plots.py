@@ -323,8 +323,9 @@ def test_torque_norm_label_has_the_units_of_the_non_zero_columns(tmp_path, slide
 
 
 def capture_figures(monkeypatch, write: bool = True) -> list:
-    """Figures passed to plots.save / plots._save from now on, in a list (and written unless ``write`` is
-    False: the labels are set before saving, and drawing a PNG is the slow part)."""
+    """Figures passed to plots.save / plots._save and to the writer of fb.plots.plot_curves / plot_mode_shapes
+    from now on, in a list (and written unless ``write`` is False: the labels are set before saving, and drawing
+    a PNG is the slow part)."""
     figures = []
     for name in ("save", "_save"):
         original = getattr(plots, name)
@@ -334,6 +335,13 @@ def capture_figures(monkeypatch, write: bool = True) -> list:
             return _original(fig, path, *args, **kwargs) if write else path
 
         monkeypatch.setattr(plots, name, keep)
+    from flexbody.io import figures as shared  # fb.plots.plot_curves, plot_mode_shapes
+
+    def keep_shared(fig, path, dpi, _original=shared._write):
+        figures.append(fig)
+        return _original(fig, path, dpi) if write else path
+
+    monkeypatch.setattr(shared, "_write", keep_shared)
     return figures
 
 
