@@ -456,10 +456,7 @@ def case_figure_calls(tmp_path):
     calls.append(
         (
             "12",
-            lambda: (
-                c12.plot_energy(out / "12e.png", {"a": run}),
-                c12.plot_swing(out / "12s.png", {"a": run}, coms, 0.5),
-            ),
+            lambda: (c12.plot_energy(out / "12e.png", {"a": run}), c12.plot_swing(out / "12s.png", {"a": run}, coms)),
         )
     )
     c13 = load("13_plate_pendulum.py")
