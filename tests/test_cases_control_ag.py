@@ -57,8 +57,13 @@ def test_case_10_motion_and_torques(case10_run):
     np.testing.assert_allclose(f1[:, 0], 5.0 * f2[:, 0], rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(f2[:, 1], -2.0 * f2[:, 0], rtol=1e-9, atol=1e-9)
     assert np.all(f1[:, 1] == 0.0)
-    assert s["max_dev_fpar1_vs_corrected_closed_form"] < 1e-9
-    assert s["max_dev_fpar1_vs_AG71_as_printed"] > 1e-3  # the printed q̇₁ (not q̇₁²) differs
+    # f∥₁ against the corrected closed form of [AG-71] (velocity term −(2/5)ml²s₂q̇₁², docstring); as printed
+    # (q̇₁ not squared) it is off by up to 0.097 at full size
+    q1, q2, qd1, u = two.q[:, 0], two.q[:, 1], two.v[:, 0], two.histories["task_command"][:, 0]
+    ml2, mgl = case.MASS * case.LENGTH**2, case.MASS * case.GRAVITY * case.LENGTH
+    common = (3 - 2 * np.cos(q2)) * ml2 * u + mgl * np.cos(q1)
+    assert np.abs(f2[:, 0] - (common - 2 * ml2 * np.sin(q2) * qd1**2) / 5.0).max() < 1e-9
+    assert np.abs(f2[:, 0] - (common - 2 * ml2 * np.sin(q2) * qd1) / 5.0).max() > 1e-3
     # RMS: exactly √5, not Table I's 2.07
     assert s["rms_ratio_one_over_two"] == pytest.approx(np.sqrt(5.0), rel=1e-9)
     assert abs(s["ag_table_I_ratio_one_over_two"] - np.sqrt(5.0)) > 0.1
@@ -67,21 +72,33 @@ def test_case_10_motion_and_torques(case10_run):
     assert min(s["lam_range"]["two"][0], s["lam_range"]["one"][0]) > 1.0
 
 
+def h_matrix(asm, t, q, v=None) -> np.ndarray:
+    """H = −(I − P)Q⁺(I − B), Q = I − B − P + BP [AG-59], P = I − Φ⁺Φ of the model at (t, q), B = SᵀS."""
+    ev = asm.evaluate(t, q, np.zeros(asm.n_dofs) if v is None else v)
+    Phi = asm.constraint_rows(ev)[1]
+    n = asm.n_dofs
+    P = fb.dynamics.projector(Phi).matrix()
+    S = np.asarray(asm.S.toarray() if hasattr(asm.S, "toarray") else asm.S, dtype=float)
+    B, I = S.T @ S, np.eye(n)
+    Q = I - B - P + B @ P
+    return -(I - P) @ np.linalg.pinv(Q) @ (I - B)
+
+
 def test_case_10_h_matrix_and_dead_centre(case10_run):
     case, out, s = case10_run
-    H_ag = np.array([[0.0, -2.0], [0.0, -1.0]])
-    assert s["H_max_dev_from_AG74"] < 1e-12 and s["H_states_checked"] >= 50
-    assert s["max_rel_dev_I_plus_H_fpar_vs_one"] < 1e-12
-    np.testing.assert_allclose(s["H_at_t0"], H_ag, atol=1e-12)
-    # independently, at states of the run: H from [AG-59] and (I + H) f∥ = the one-active torque
+    H_ag = np.array([[0.0, -2.0], [0.0, -1.0]])  # [AG-74]
+    # H of [AG-59] at every 10th recorded state of the one-active run, and (I + H) f∥ = the one-active torque
     two, one = fb.Results.load(out / "two"), fb.Results.load(out / "one")
     asm = case.build((0,)).assemble()
-    for k in (0, 137, 400):
-        H = case.h_matrix(asm, one.times[k], one.q[k], one.v[k])
+    states = np.unique(np.r_[np.arange(0, len(one.times), 10), len(one.times) - 1])
+    scale = np.abs(two.histories["tau"]).max()
+    assert len(states) >= 50
+    for k in states:
+        H = h_matrix(asm, one.times[k], one.q[k], one.v[k])
         np.testing.assert_allclose(H, H_ag, atol=1e-12)
-        np.testing.assert_allclose(
-            (np.eye(2) + H) @ two.histories["tau"][k], one.histories["tau"][k], rtol=1e-12, atol=1e-12
-        )
+        deviation = np.abs((np.eye(2) + H) @ two.histories["tau"][k] - one.histories["tau"][k]).max()
+        assert deviation <= 1e-12 * scale
+    np.testing.assert_allclose(h_matrix(asm, one.times[0], one.q[0]), H_ag, atol=1e-12)
     # dead centre q = (π/2, π): P = I, [AG-56] fails with one active joint
     dc = s["dead_centre"]
     assert dc["raised"] and dc["error_type"] == "ActuationError" and "AG-56" in dc["error"]
