@@ -416,12 +416,7 @@ def case_figure_calls(tmp_path):
         (
             "04",
             lambda: c04.plot(
-                out / "04.png",
-                synthetic_run(n_q=2),
-                [decomposition, decomposition],
-                run.times,
-                run.times,
-                1e-6 * run.times,
+                out / "04.png", synthetic_run(n_q=2), [decomposition, decomposition], run.times, 1e-6 * run.times
             ),
         )
     )
