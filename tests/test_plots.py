@@ -421,7 +421,7 @@ def case_figure_calls(tmp_path):
         )
     )
     c05 = load("05_slider_crank.py")
-    calls.append(("05", lambda: c05.plot(out / "05.png", synthetic_run(n_q=2), [0.5], run.times)))
+    calls.append(("05", lambda: c05.plot(out / "05.png", synthetic_run(n_q=2), [0.5])))
     c06 = load("06_redundant_four_bar.py")
     calls.append(("06", lambda: c06.plot(out / "06.png", run, run, run)))
     c07 = load("07_coupled_chain_control.py")
