@@ -74,15 +74,14 @@ def natural_modes(system: fb.System, n_modes: int = N_MODES) -> tuple[np.ndarray
     return np.sqrt(np.maximum(omega2[order], 0.0)) / (2.0 * np.pi), modes
 
 
-def aligned_pairs(beam: fb.FlexibleBody, freqs: np.ndarray, modes: np.ndarray) -> np.ndarray:
+def aligned_pairs(asm, beam: fb.FlexibleBody, freqs: np.ndarray, modes: np.ndarray) -> np.ndarray:
     """Modes with each degenerate pair rotated so that one tip moves along y and the other along z."""
     modes = modes.copy()
-    tip = beam.nodes("x1")
     for i in range(len(freqs) - 1):
         starts_pair = i == 0 or freqs[i] - freqs[i - 1] > 1e-6 * freqs[i]
         if starts_pair and freqs[i + 1] - freqs[i] <= 1e-6 * freqs[i + 1]:
             pair = modes[:, i : i + 2]
-            T = np.stack([pair[:, j].reshape(-1, 3)[tip, 1:].mean(axis=0) for j in range(2)], axis=1)
+            T = asm.coordinates(beam, pair.T, nodes="x1")[:, :, 1:].mean(axis=1).T  # tip (y, z) of each mode
             if abs(np.linalg.det(T)) > 1e-12 * np.abs(T).max() ** 2:
                 rotated = pair @ np.linalg.inv(T)
                 modes[:, i : i + 2] = rotated / np.linalg.norm(rotated, axis=0)
@@ -95,7 +94,8 @@ def main(out_dir="out/03_cantilever_modes", n_modes=N_MODES, mode_scale=MODE_SCA
     system = build(**overrides)
     beam = system.bodies[0]
     freqs, modes = natural_modes(system, n_modes)
-    modes = aligned_pairs(beam, freqs, modes)
+    asm = system.assemble()  # for the coordinate views of the body
+    modes = aligned_pairs(asm, beam, freqs, modes)
     geometry = {k: overrides[k] for k in ("length", "side", "young", "density") if k in overrides}
     reference = euler_bernoulli(**geometry)
     length = geometry.get("length", LENGTH)
@@ -108,7 +108,7 @@ def main(out_dir="out/03_cantilever_modes", n_modes=N_MODES, mode_scale=MODE_SCA
     distinct = np.concatenate([[0], np.cumsum(np.diff(freqs) > 1e-6 * freqs[1:])])
     for i, (f, phi) in enumerate(zip(freqs, modes.T)):
         ref = reference[distinct[i]] if distinct[i] < len(reference) else np.nan
-        u = phi.reshape(-1, 3)
+        u = asm.coordinates(beam, phi)
         share = (u**2).sum(axis=0) / (u**2).sum()
         rows.append(f"{i},{f:.6f},{ref:.6f},{f / ref:.6f},{share[0]:.4f},{share[1]:.4f},{share[2]:.4f}")
         amplitude = np.linalg.norm(u[tip].mean(axis=0)) or np.abs(u).max()

@@ -15,15 +15,11 @@ upright, U₀ ≈ 1054 N²m²) and is given the goal position command x_d = GOAL
 Our choices (not in DE): the link lengths and masses, q₀, the goal, D_N, the duration 4 s and RK4 with
 Δt = 2 ms (Δt = 1 ms gives the same states to 1.3e-5 rad).
 
-Choice of D_N: with these masses the gravity-effort term is strong (K_N‖∂U/∂q‖ ≈ 550 N·m at the start,
-before the null-space projection) and with little damping the self-motion is violent. Design-time sweep
-(this goal, 6 s, Δt = 2 ms; "rebound" is the largest rise of U after the task has converged, "peak" the
-largest joint torque):
-D_N = 0.5 N·m·s/rad: U still oscillating at 6 s, rebound 31 N²m², peak 186 N·m; D_N = 1.5: rebound 4.8,
-peak 282 N·m; D_N = 3: rebound 0.95, peak 177 N·m; D_N = 5: rebound 0.23, peak 74 N·m, U within 0.3 N²m²
-of its final value from 1.5 s on; D_N = 10: rebound 0.35, peak 49 N·m but a slower descent. We use
-D_N = 5; with other goals (e.g. (−0.1, 1.6)) the self-motion can also linger on a plateau of V + K_N U for
-several seconds before dropping into a lower well, so the goal matters as much as D_N.
+Choice of D_N: with these masses the gravity-effort term is strong (K_N‖∂U/∂q‖ ≈ 550 N·m at the start) and with
+little damping the self-motion is violent. A design-time sweep (this goal, 6 s) found with D_N = 0.5 N·m·s/rad
+U still oscillating at 6 s (largest rise of U after convergence 31 N²m², torque peak 186 N·m), with D_N = 5 a
+rise of 0.23 N²m² and a peak of 74 N·m, with D_N = 10 a slower descent: we use D_N = 5. With other goals the
+self-motion can linger on a plateau of V + K_N U before dropping into a lower well.
 
 Expected [DE Figs 9, 10]: the end point converges to the goal (critically damped, ω = 10 rad/s); the
 couplings hold (‖φ‖ at round-off); the gravity effort is "minimized in a manner consistent with the task and
@@ -96,38 +92,30 @@ def largest_rise(y: np.ndarray) -> float:
 
 
 def plot(path, res, free, U, U_free, k_n) -> None:
-    t = res.times
-    fig, axes = fb.plots.subplots(2, 2, figsize=(11, 8), sharex=True)
-    ax = axes[0, 0]
-    for i, name in enumerate(("x", "y")):
-        (line,) = ax.plot(t, res.histories["task_x"][:, i], label=f"{name}_E")
-        ax.plot(t, res.histories["task_desired"][:, i], "--", color=line.get_color(), lw=1, label=f"{name} goal")
-    ax.set_title("(A) task coordinates (Fig. 9 right)", fontsize=10)
-    ax.set_ylabel("end point r_E [m]")
-    ax = axes[0, 1]
-    for i in range(3):
-        ax.plot(t, res.q[:, i], label=f"q{i + 1}")
-    ax.plot(t, res.q[:, 0] / 3, "k:", lw=1, label="q1/3, 2q1/3 [DE-94]")
-    ax.plot(t, 2 * res.q[:, 0] / 3, "k:", lw=1)
-    ax.set_title("(B) first three joints (Fig. 10 left)", fontsize=10)
-    ax.set_ylabel("joint angles q [rad]")
-    ax = axes[1, 0]
-    ax.semilogy(t, U, label=f"K_N = {k_n:g}")
-    ax.semilogy(free.times, U_free, label="K_N = 0 (same damping)")
-    ax.set_title("(C) gravity effort (Fig. 10 right)", fontsize=10)
-    ax.set_ylabel("U = ‖g(q)‖² [N²·m²]")
-    ax = axes[1, 1]
-    for i in range(6):
-        ax.plot(t, res.histories["tau"][:, i], label=f"τ{i + 1}")
-    ax.set_title("(D) joint torques", fontsize=10)
-    ax.set_ylabel("joint torques τ [N·m]")
-    for ax in axes.ravel():
-        ax.legend(fontsize=8)
-        ax.grid(alpha=0.3)
-    for ax in axes[1]:
-        ax.set_xlabel("t [s]")
-    fig.suptitle("Coupled redundant chain, end-point goal, null-space gravity effort (DE 5.4.1)", fontsize=10)
-    fb.plots.save(fig, path, dpi=120)
+    """[DE Figs 9, 10]: (A) task and goal, (B) q₁, q₂, q₃ with q₁/3, 2q₁/3, (C) U with and without the gravity
+    effort, (D) joint torques."""
+    t, H = res.times, res.histories
+    task = {f"{c}_E": (t, H["task_x"][:, i]) for i, c in enumerate("xy")}
+    goal = {f"{c} goal": (t, H["task_desired"][:, i]) for i, c in enumerate("xy")}
+    couplings = {"q1/3 [DE-94]": (t, res.q[:, 0] / 3), "2q1/3 [DE-94]": (t, 2 * res.q[:, 0] / 3)}
+    effort = {f"K_N = {k_n:g}": (t, U), "K_N = 0 (same damping)": (free.times, U_free)}
+    panels = [
+        {"ylabel": "end point r_E [m]", "curves": task, "references": goal, "title": "(A) task (Fig. 9 right)"},
+        {
+            "ylabel": "joint angles q [rad]",
+            "curves": {f"q{i + 1}": (t, res.q[:, i]) for i in range(3)},
+            "references": couplings,
+            "title": "(B) first three joints (Fig. 10 left)",
+        },
+        {"ylabel": "U = ‖g(q)‖² [N²·m²]", "curves": effort, "log": True, "title": "(C) gravity effort (Fig. 10 right)"},
+        {
+            "ylabel": "joint torques τ [N·m]",
+            "curves": {f"τ{i + 1}": (t, H["tau"][:, i]) for i in range(6)},
+            "title": "(D)",
+        },
+    ]
+    title = "Coupled redundant chain, end-point goal, null-space gravity effort (DE 5.4.1)"
+    fb.plots.plot_curves(path, panels, columns=2, size=(5.5, 4.0), title=title)
 
 
 def main(
@@ -151,7 +139,7 @@ def main(
     asm = system.assemble()
     task = end_point_task(system, length)
     goal = np.asarray(goal, dtype=float)
-    report = fb.control.actuation_report(asm, asm.q0, np.zeros(asm.n_dofs), task=task)
+    report = fb.control.actuation_report(asm, 0.0, asm.q0, np.zeros(asm.n_dofs), task=task)
 
     controller = fb.control.PartitionedControl(
         task, fb.control.Setpoint(goal), kp, kv, null_space=fb.control.GravityEffort(gain=k_n, damping=d_n)
@@ -181,38 +169,20 @@ def main(
     after = U[k_conv:]
     fall = float(U[0] - U.min())
 
-    fb.io.write_columns_csv(
-        out / "histories.csv",
-        res.times,
-        {
-            **{f"q{i + 1}": res.q[:, i] for i in range(6)},
-            "x_E": H["task_x"][:, 0],
-            "y_E": H["task_x"][:, 1],
-            "x_goal": H["task_desired"][:, 0],
-            "y_goal": H["task_desired"][:, 1],
-            "task_error_norm": e,
-            **{f"tau{i + 1}": H["tau"][:, i] for i in range(6)},
-            "f_star_x": H["task_command"][:, 0],
-            "f_star_y": H["task_command"][:, 1],
-            "task_acceleration_error": acc_err,
-            "U": U,
-            "W": W,
-            "kinetic": H["kinetic"],
-            "potential": H["potential"],
-            "violation": H["violation"],
-            "coupling_q2": coupling[:, 0],
-            "coupling_q3": coupling[:, 1],
-            "U_no_gravity_effort": U_free,
-            "task_error_norm_no_gravity_effort": np.linalg.norm(free.histories["task_error"], axis=1),
-        },
-    )
+    columns = {f"q{i + 1}": res.q[:, i] for i in range(6)} | {"task_error_norm": e}
+    columns |= {f"{c}_E": H["task_x"][:, i] for i, c in enumerate("xy")}
+    columns |= {f"{c}_goal": H["task_desired"][:, i] for i, c in enumerate("xy")}
+    columns |= {f"tau{i + 1}": H["tau"][:, i] for i in range(6)}
+    columns |= {f"f_star_{c}": H["task_command"][:, i] for i, c in enumerate("xy")}
+    columns |= {"task_acceleration_error": acc_err, "U": U, "W": W, "kinetic": H["kinetic"]}
+    columns |= {"potential": H["potential"], "violation": H["violation"]}
+    columns |= {"coupling_q2": coupling[:, 0], "coupling_q3": coupling[:, 1], "U_no_gravity_effort": U_free}
+    columns["task_error_norm_no_gravity_effort"] = np.linalg.norm(free.histories["task_error"], axis=1)
+    fb.io.write_columns_csv(out / "histories.csv", res.times, columns)
     plot(out / "coupled_chain.png", res, free, U, U_free, k_n)
-    fb.plots.plot_histories(
-        res,
-        out / "histories.png",
-        panels=("task", "task_error", "torque", "joints", "violation"),
-        title="Case 07: coupled chain, partitioned control with gravity effort",
-    )
+    panels = ("task", "task_error", "torque", "joints", "violation")
+    title = "Case 07: coupled chain, partitioned control with gravity effort"
+    fb.plots.plot_histories(res, out / "histories.png", panels=panels, title=title)
 
     summary = {
         "n": report.n,
@@ -255,15 +225,9 @@ def main(
         "max_speed_end": float(np.abs(res.v[-1]).max()),
         "q_end": res.q[-1].tolist(),
         "q_end_no_gravity_effort": free.q[-1].tolist(),
-        "kp": kp,
-        "kv": kv,
-        "k_n": k_n,
-        "d_n": d_n,
-        "dt": dt,
-        "t_end": t_end,
-        "n_steps": int(res.n_steps),
         "actuation_report": str(report),
     }
+    summary |= {"kp": kp, "kv": kv, "k_n": k_n, "d_n": d_n, "dt": dt, "t_end": t_end, "n_steps": int(res.n_steps)}
     (out / "summary.txt").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     return summary
 

@@ -23,17 +23,13 @@ the task has converged (they must not decay), its period, and the task error in 
 exact model the task acceleration J a + J̇q̇ equals the commanded f* at every step (1e-8 relative).
 
 Why this start and goal (our choices; DE gives none): with the end point held and joint 1 torque-free, the
-self-motion obeys the zero dynamics (Mn)₁ s̈ + … = −g₁ (n the null vector of J, s its coordinate, g₁ the
-gravity torque at joint 1); (Mn)₁ is the angular momentum about the base of the unit self-motion, and where it
-vanishes S̃Ňᵀ = 0 (‖S̃Ňᵀ‖ = |(Mn)₁|/(nᵀMn)), the passive torque cannot be cancelled and the accelerations
-diverge. With the builder's default posture q₀ = (0.3, 0.6, 0.4) rad (end point up and to the right) every
-goal we tried drives the self-motion into that singular surface within 0.02–0.2 s (e.g. goal x₀ + (−0.1, 0)
-m: ‖S̃Ňᵀ‖ falls from 3.17 at the start to 0.53 at t = 0.030 s and 0.02 at the RK4 stage at 0.0305 s, where
-the controller warns; the torques explode and simulate stops with a StateError (NaN/Inf) in the step after
-t = 0.032 s). With the chain hanging below its base the zero dynamics have a centre (the total centre of
-mass below joint 1) far from the singular surface (‖S̃Ňᵀ‖ stays above 1.6 here, the oscillation period is
-≈ 1.4 s). We therefore start from Q0 = (−1.2, −0.9, 1.0) rad at rest (end point (0.16, −1.34) m) with the
-goal GOAL = (0, −1) m (0.38 m away), and integrate 10 s with RK4 at Δt = 1 ms.
+self-motion obeys the zero dynamics (Mn)₁ s̈ + … = −g₁ (n the null vector of J); where (Mn)₁ vanishes,
+S̃Ňᵀ = 0 (‖S̃Ňᵀ‖ = |(Mn)₁|/(nᵀMn)), the passive torque cannot be cancelled and the accelerations diverge.
+From the builder's default posture (0.3, 0.6, 0.4) rad every goal we tried drives the self-motion into that
+singular surface within 0.02–0.2 s (tests/test_control.py: the controller warns, then the run stops). With the
+chain hanging below its base the zero dynamics have a centre far from it (‖S̃Ňᵀ‖ stays above 1.6, period
+≈ 1.4 s): we start from Q0 = (−1.2, −0.9, 1.0) rad at rest (end point (0.16, −1.34) m) with the goal
+GOAL = (0, −1) m, and integrate 10 s with RK4 at Δt = 1 ms.
 
 Outputs in out_dir: results.npz/.json (Results.save), chain3.pvd and scene.vtp (ParaView series),
 histories.csv, underactuated_chain.png (Figs 14, 15:
@@ -82,9 +78,9 @@ def task(asm, length=LENGTH) -> fb.PointTask:
 
 def passive_margin(asm, task, q) -> float:
     """‖S̃Ňᵀ‖ (its only singular value) at q: Ňᵀ = I − JᵀΛJM⁻¹ with Λ = (JM⁻¹Jᵀ)⁻¹, computed with numpy."""
-    ev = asm.evaluate(0.0, q)
-    M = asm.mass_bias_gravity(ev)[0]
-    J = task.evaluate(ev).J
+    ws = asm.workspace(0.0, q)
+    M = ws.mass_bias_gravity()[0]
+    J = task.evaluate(ws).J
     MiJt = np.linalg.solve(M, J.T)
     Nt = np.eye(asm.n_dofs) - J.T @ np.linalg.solve(J @ MiJt, MiJt.T)
     passive = np.flatnonzero(np.abs(asm.S).sum(axis=0) == 0)
@@ -120,36 +116,21 @@ def mean_period(t, y) -> float | None:
 
 
 def plot(path, res, margin_t, margin) -> None:
+    """[DE Figs 14, 15]: (A) task and goal, (B) joint angles, (C) joint torques, (D) task error and ‖S̃Ňᵀ‖."""
     t, H = res.times, res.histories
-    fig, axes = fb.plots.subplots(2, 2, figsize=(11, 8), sharex=True)
-    ax = axes[0, 0]
-    for i, name in enumerate(("x", "y")):
-        (line,) = ax.plot(t, H["task_x"][:, i], label=f"{name}_E")
-        ax.plot(t, H["task_desired"][:, i], "--", color=line.get_color(), lw=1, label=f"{name} goal")
-    ax.set_title("(A) task coordinates (Fig. 14 right)", fontsize=10)
-    ax.set_ylabel("end point r_E [m]")
-    ax = axes[0, 1]
-    for i in range(3):
-        ax.plot(t, res.q[:, i], label=f"q{i + 1}" + (" (passive)" if i == 0 else ""))
-    ax.set_title("(B) undamped null-space oscillation (Fig. 15 left)", fontsize=10)
-    ax.set_ylabel("joint angles q [rad]")
-    ax = axes[1, 0]
-    for i in range(3):
-        ax.plot(t, H["tau"][:, i], ":" if i == 0 else "-", label=f"τ{i + 1}" + (" (passive, ≡ 0)" if i == 0 else ""))
-    ax.set_title("(C) joint torques (Fig. 15 right)", fontsize=10)
-    ax.set_ylabel("joint torques τ [N·m]")
-    ax = axes[1, 1]
-    ax.semilogy(t, np.maximum(np.linalg.norm(H["task_error"], axis=1), 1e-18), label="‖x_d − x‖ [m]")
-    ax.semilogy(margin_t, margin, label="‖S̃Ňᵀ‖ [-] (0 = singular)")
-    ax.set_title("(D) task error and passive-joint margin", fontsize=10)
-    ax.set_ylabel("‖x_d − x‖, ‖S̃Ňᵀ‖ [m, -]")
-    for ax in axes.ravel():
-        ax.legend(fontsize=8)
-        ax.grid(alpha=0.3)
-    for ax in axes[1]:
-        ax.set_xlabel("t [s]")
-    fig.suptitle("Underactuated chain (joint 1 passive), end-point goal, partitioned control (DE 5.4.3)", fontsize=10)
-    fb.plots.save(fig, path, dpi=120)
+    task = {f"{c}_E": (t, H["task_x"][:, i]) for i, c in enumerate("xy")}
+    goal = {f"{c} goal": (t, H["task_desired"][:, i]) for i, c in enumerate("xy")}
+    joints = {f"q{i + 1}" + (" (passive)" if i == 0 else ""): (t, res.q[:, i]) for i in range(3)}
+    torques = {f"τ{i + 1}" + (" (passive, ≡ 0)" if i == 0 else ""): (t, H["tau"][:, i]) for i in range(3)}
+    margins = {"‖x_d − x‖ [m]": (t, np.linalg.norm(H["task_error"], axis=1)), "‖S̃Ňᵀ‖ [-]": (margin_t, margin)}
+    panels = [
+        {"ylabel": "end point r_E [m]", "curves": task, "references": goal, "title": "(A) task (Fig. 14 right)"},
+        {"ylabel": "joint angles q [rad]", "curves": joints, "title": "(B) undamped null-space oscillation"},
+        {"ylabel": "joint torques τ [N·m]", "curves": torques, "title": "(C) joint torques (Fig. 15 right)"},
+        {"ylabel": "‖x_d − x‖, ‖S̃Ňᵀ‖ [m, -]", "curves": margins, "log": True, "title": "(D) passive-joint margin"},
+    ]
+    title = "Underactuated chain (joint 1 passive), end-point goal, partitioned control (DE 5.4.3)"
+    fb.plots.plot_curves(path, panels, columns=2, size=(5.5, 4.0), title=title)
 
 
 def main(
@@ -173,7 +154,7 @@ def main(
     asm = system.assemble()
     task = end_point_task(system, length)
     goal = np.asarray(goal, dtype=float)
-    report = fb.control.actuation_report(asm, asm.q0, np.zeros(asm.n_dofs), task=task)
+    report = fb.control.actuation_report(asm, 0.0, asm.q0, np.zeros(asm.n_dofs), task=task)
     controller = fb.control.PartitionedControl(task, fb.control.Setpoint(goal), kp, kv)
     res = fb.simulate(asm, t_end, integrator=fb.RK4(dt=dt), controller=controller, context=context)
     out = Path(out_dir)
@@ -193,32 +174,16 @@ def main(
     late = t >= (t_conv if t_conv is not None else t[-1])
     maps = report.maps
 
-    fb.io.write_columns_csv(
-        out / "histories.csv",
-        t,
-        {
-            **{f"q{i + 1}": res.q[:, i] for i in range(3)},
-            **{f"v{i + 1}": res.v[:, i] for i in range(3)},
-            "x_E": H["task_x"][:, 0],
-            "y_E": H["task_x"][:, 1],
-            "x_goal": H["task_desired"][:, 0],
-            "y_goal": H["task_desired"][:, 1],
-            "task_error_norm": e,
-            **{f"tau{i + 1}": H["tau"][:, i] for i in range(3)},
-            "f_star_x": H["task_command"][:, 0],
-            "f_star_y": H["task_command"][:, 1],
-            "task_acceleration_error": acc,
-            "passive_residual": H["passive_residual"],
-            "energy": H["energy"],
-        },
-    )
+    columns = {f"q{i + 1}": res.q[:, i] for i in range(3)} | {f"v{i + 1}": res.v[:, i] for i in range(3)}
+    columns |= {f"{c}_E": H["task_x"][:, i] for i, c in enumerate("xy")}
+    columns |= {f"{c}_goal": H["task_desired"][:, i] for i, c in enumerate("xy")} | {"task_error_norm": e}
+    columns |= {f"tau{i + 1}": H["tau"][:, i] for i in range(3)}
+    columns |= {f"f_star_{c}": H["task_command"][:, i] for i, c in enumerate("xy")}
+    columns |= {"task_acceleration_error": acc, "passive_residual": H["passive_residual"], "energy": H["energy"]}
+    fb.io.write_columns_csv(out / "histories.csv", t, columns)
     plot(out / "underactuated_chain.png", res, t[idx], margin)
-    fb.plots.plot_histories(
-        res,
-        out / "histories.png",
-        panels=("task", "task_error", "torque", "joints"),
-        title="Case 09: underactuated chain, partitioned control",
-    )
+    title = "Case 09: underactuated chain, partitioned control"
+    fb.plots.plot_histories(res, out / "histories.png", panels=("task", "task_error", "torque", "joints"), title=title)
 
     summary = {
         "n": report.n,
@@ -265,14 +230,9 @@ def main(
         ),
         "q_ptp_after_convergence": np.ptp(res.q[late], axis=0).tolist() if late.any() else None,
         "q1_period": mean_period(t[late], res.q[late, 0]) if late.any() else None,
-        "kp": kp,
-        "kv": kv,
-        "dt": dt,
-        "t_end": t_end,
-        "window": window,
-        "n_steps": int(res.n_steps),
         "actuation_report": str(report),
     }
+    summary |= {"kp": kp, "kv": kv, "dt": dt, "t_end": t_end, "window": window, "n_steps": int(res.n_steps)}
     (out / "summary.txt").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     return summary
 

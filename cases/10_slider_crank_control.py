@@ -15,18 +15,17 @@ Expected and checked (all numbers in summary.txt are measured):
   * runs "two" and "one" produce the same motion q(t) (f⊥ = H f∥ does not act on the motion);
   * with one passive joint f = (I + H)f∥ = [f∥₁ − 2 f∥₂, 0] = [5 f∥₁, 0] (virtual power along Λ; f∥ is the
     two-active torque, f∥₂ = −2 f∥₁ [AG-71]), so ‖f_one(t)‖/‖f_two(t)‖ = √5 at every instant;
-  * H = −(I − P)Q⁺(I − B), Q = I − B − P + BP [AG-59], computed numerically from Φ of the model at the
-    recorded states, equals [[0, −2], [0, −1]] [AG-74];
+  * H = −(I − P)Q⁺(I − B), Q = I − B − P + BP [AG-59], from Φ of the model at the recorded states,
+    equals [[0, −2], [0, −1]] [AG-74] (tests/test_cases_control_ag.py);
   * the hybrid law drives λ to λ_d = 0 (exact model: λ ≈ 0 from the first step) while PIDC keeps a
     non-zero λ (its range is reported for comparison);
   * at the dead centre q₁ = π/2 (q₂ = π) Φ = l[c₁ + c₁₂, c₁₂] vanishes, P = I and with one active joint the
     condition [AG-56, AG-62] fails: the actuation report fails for "pidc" and calling the PIDC controller
     raises flexbody.errors.ActuationError (its message is in the summary) [AG VIII-B.2].
 
-Closed forms: along Λ, Λᵀ(MΛθ̈ + h) = ml²(3 − 2c₂)θ̈ + mgl c₁ − 2ml² s₂ θ̇² (q̇₂ = −2q̇₁, c₁₂ = c₁ on the
-branch), so f∥ = Λ[(3 − 2c₂)u* + mgl c₁ − 2ml² s₂ q̇₁²]/5 with u* = f*. [AG-71] prints the velocity term
-as −(2/5)ml²s₂q̇₁ (no square) and [AG-75] prints f₁ = −(3/5)(…) where (I + H)f∥ gives f₁ = 5 f∥₁; the
-summary reports the deviation of f∥ from the corrected closed form.
+Closed forms (tests/test_cases_control_ag.py checks them along the runs): along Λ, Λᵀ(MΛθ̈ + h) =
+ml²(3 − 2c₂)θ̈ + mgl c₁ − 2ml² s₂ θ̇² on the branch, so f∥ = Λ[(3 − 2c₂)u* + mgl c₁ − 2ml² s₂ q̇₁²]/5; [AG-71]
+prints the velocity term without the square and [AG-75] prints f₁ = −(3/5)(…) where (I + H)f∥ gives 5 f∥₁.
 
 Table I of [AG] (1.18, 2.44, 2.65) cannot be reproduced: the ratio one/two is √5 = 2.236 at every
 instant, hence also in RMS, while the table gives 2.44/1.18 = 2.07 (seeds' errata); [AG] also states
@@ -62,15 +61,15 @@ G_F = 1.0  # -, force gain of the hybrid law
 G_I = 20.0  # 1/s, integral force gain
 DT = 1e-3  # s, RK4 step
 T_END = 3.0  # s, horizon (also of the RMS norms)
-H_EVERY = 10  # -, H of [AG-59] is checked at every H_EVERY-th recorded state
 _AG_TABLE_I = {"two": 1.18, "one": 2.44, "hybrid": 2.65}  # [AG] Table I, ‖f‖_rms
-_H_AG74 = np.array([[0.0, -2.0], [0.0, -1.0]])  # [AG-74]
 _RUNS = ("two", "one", "hybrid")
 
 
 def build(actuated=(0, 1), length=LENGTH, mass=MASS, gravity=GRAVITY, theta0=THETA0) -> fb.System:
     """The slider-crank of [AG VIII] at θ = theta0 on the branch q₂ = 2π − 2q₁, with the given active joints."""
-    return fb.mechanisms.slider_crank(length=length, mass=mass, gravity=gravity, crank=theta0, actuated=actuated)
+    return fb.mechanisms.slider_crank(
+        length=length, mass=mass, gravity=(0.0, -gravity, 0.0), crank=theta0, actuated=actuated
+    )
 
 
 def task(asm) -> fb.JointTask:
@@ -92,27 +91,15 @@ def absolute_task_acceleration_error(asm, task, res) -> float:
     return float(np.abs(fb.task_history(asm, task, res)[2] - res.histories["task_command"]).max())
 
 
-def h_matrix(asm, t, q, v=None) -> np.ndarray:
-    """H = −(I − P)Q⁺(I − B), Q = I − B − P + BP [AG-59], P = I − Φ⁺Φ of the model at (t, q), B = SᵀS."""
-    ev = asm.evaluate(t, q, np.zeros(asm.n_dofs) if v is None else v)
-    Phi = asm.constraint_rows(ev)[1]
-    n = asm.n_dofs
-    P = fb.dynamics.projector(Phi).matrix()
-    S = np.asarray(asm.S.toarray() if hasattr(asm.S, "toarray") else asm.S, dtype=float)
-    B, I = S.T @ S, np.eye(n)
-    Q = I - B - P + B @ P
-    return -(I - P) @ np.linalg.pinv(Q) @ (I - B)
-
-
 def dead_centre(length=LENGTH, mass=MASS, gravity=GRAVITY, theta_d=THETA_D, g_p=G_P, g_d=G_D) -> dict:
     """Actuation report and PIDC call at q = (π/2, π) with joint B passive."""
     asm = build((0,), length, mass, gravity, np.pi / 2).assemble()
     q, v = np.array([np.pi / 2, np.pi]), np.zeros(2)
     task, c = make_controller("one", asm, theta_d, g_p, g_d)
-    report = fb.control.actuation_report(asm, q, v, task=task)
+    report = fb.control.actuation_report(asm, 0.0, q, v, task=task)
     out = {
         "q": q.tolist(),
-        "phi_jacobian": asm.constraint_rows(asm.evaluate(0.0, q, v))[1].tolist(),
+        "phi_jacobian": asm.workspace(0.0, q, v).constraint_rows()[1].tolist(),
         "report_ok_pidc": bool(report.ok("pidc")),
         "report_failures_pidc": report.failures("pidc"),
         "report": str(report),
@@ -140,10 +127,10 @@ def main(
     g_i=G_I,
     dt=DT,
     t_end=T_END,
-    h_every=H_EVERY,
     context=None,
 ) -> dict:
     """Run the three controllers, check the claims above, write the outputs; returns the summary."""
+    parameters = {k: v for k, v in locals().items() if k not in ("out_dir", "context")}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     runs, asms, tasks = {}, {}, {}
@@ -156,7 +143,7 @@ def main(
         runs[kind], asms[kind], tasks[kind] = res, asm, task
     two, one, hyb = runs["two"], runs["one"], runs["hybrid"]
     t = two.times
-    f_two, f_one, f_hyb = (r.histories["tau"] for r in (two, one, hyb))
+    f_two, f_one = two.histories["tau"], one.histories["tau"]
 
     # motion and the √5 ratio
     same_motion = float(max(np.abs(one.q - two.q).max(), np.abs(one.v - two.v).max()))
@@ -169,26 +156,6 @@ def main(
     passive_torque = float(np.abs(f_one[:, 1]).max())
     tau_par_diag = float(np.abs(one.histories["tau_parallel"] - f_two).max()) / scale
 
-    # corrected closed form of f∥₁ (docstring)
-    q1, q2, qd1 = two.q[:, 0], two.q[:, 1], two.v[:, 0]
-    u_star = two.histories["task_command"][:, 0]
-    ml2, mgl = mass * length**2, mass * gravity * length
-    f1_closed = ((3 - 2 * np.cos(q2)) * ml2 * u_star + mgl * np.cos(q1) - 2 * ml2 * np.sin(q2) * qd1**2) / 5.0
-    f1_ag71 = ((3 - 2 * np.cos(q2)) * ml2 * u_star + mgl * np.cos(q1) - 2 * ml2 * np.sin(q2) * qd1) / 5.0
-    closed_dev = float(np.abs(f_two[:, 0] - f1_closed).max())
-    ag71_dev = float(np.abs(f_two[:, 0] - f1_ag71).max())
-    ag75_f1 = -0.6 * (3 - 2 * np.cos(q2)) * ml2 * u_star - 0.6 * mgl * np.cos(q1) + 1.2 * ml2 * np.sin(q2) * qd1
-    ag75_dev = float(np.abs(f_one[:, 0] - ag75_f1).max())
-
-    # H of [AG-59] at the recorded states of the one-active run
-    idx = np.unique(np.r_[np.arange(0, len(t), max(1, int(h_every))), len(t) - 1])
-    H_dev, IH_dev = 0.0, 0.0
-    for k in idx:
-        H = h_matrix(asms["one"], t[k], one.q[k], one.v[k])
-        H_dev = max(H_dev, float(np.abs(H - _H_AG74).max()))
-        IH_dev = max(IH_dev, float(np.abs((np.eye(2) + H) @ f_two[k] - f_one[k]).max()) / scale)
-    H0 = h_matrix(asms["one"], t[0], one.q[0])
-
     # task acceleration = command
     xdd_err = {k: absolute_task_acceleration_error(asms[k], tasks[k], runs[k]) for k in _RUNS}
     lam = {k: runs[k].histories["lam"][:, 0] for k in _RUNS}
@@ -197,64 +164,22 @@ def main(
     final_error = {k: float(abs(runs[k].q[-1, 0] - theta_d)) for k in _RUNS}
     dc = dead_centre(length, mass, gravity, theta_d, g_p, g_d)
 
-    fb.io.write_columns_csv(
-        out / "histories.csv",
-        t,
-        {
-            "theta_two": two.q[:, 0],
-            "theta_one": one.q[:, 0],
-            "theta_hybrid": hyb.q[:, 0],
-            "theta_d": np.full(len(t), theta_d),
-            "q2_two": two.q[:, 1],
-            "q2_one": one.q[:, 1],
-            "q2_hybrid": hyb.q[:, 1],
-            "f1_two": f_two[:, 0],
-            "f2_two": f_two[:, 1],
-            "f1_one": f_one[:, 0],
-            "f2_one": f_one[:, 1],
-            "f1_hybrid": f_hyb[:, 0],
-            "f2_hybrid": f_hyb[:, 1],
-            "norm_two": n_two,
-            "norm_one": n_one,
-            "norm_hybrid": np.linalg.norm(f_hyb, axis=1),
-            "ratio_one_two": ratio,
-            "lam_two": lam["two"],
-            "lam_one": lam["one"],
-            "lam_hybrid": lam["hybrid"],
-            "f_star_two": u_star,
-            "f1_closed_form": f1_closed,
-        },
-    )
-    titles = {
-        "two": "PIDC, two active joints (AG Fig. 5)",
-        "one": "PIDC, joint B passive (AG Fig. 6)",
-        "hybrid": "hybrid motion/force law, λ_d = 0 (AG Fig. 5)",
-    }
+    columns = {f"theta_{k}": runs[k].q[:, 0] for k in _RUNS} | {"theta_d": np.full(len(t), theta_d)}
+    columns |= {f"q2_{k}": runs[k].q[:, 1] for k in _RUNS}
+    columns |= {f"f{j + 1}_{k}": runs[k].histories["tau"][:, j] for k in _RUNS for j in (0, 1)}
+    columns |= {f"norm_{k}": np.linalg.norm(runs[k].histories["tau"], axis=1) for k in _RUNS} | {"ratio_one_two": ratio}
+    columns |= {f"lam_{k}": lam[k] for k in _RUNS} | {"f_star_two": two.histories["task_command"][:, 0]}
+    fb.io.write_columns_csv(out / "histories.csv", t, columns)
+    titles = {"two": "PIDC, two active joints (AG Fig. 5)", "one": "PIDC, joint B passive (AG Fig. 6)"}
+    titles["hybrid"] = "hybrid motion/force law, λ_d = 0 (AG Fig. 5)"
     for k in _RUNS:
-        fb.plots.plot_histories(
-            runs[k],
-            out / f"{k}.png",
-            panels=("task", "constraint_force", "torque"),
-            title=f"Slider-crank θ: π/6 → π/3, {titles[k]}",
-        )
-    fb.plots.plot_torque_norms(
-        {"PIDC, 2 active": two, "PIDC, 1 active": one, "hybrid, λ_d = 0": hyb}, out / "torque_norms.png"
-    )
+        title = f"Slider-crank θ: π/6 → π/3, {titles[k]}"
+        fb.plots.plot_histories(runs[k], out / f"{k}.png", panels=("task", "constraint_force", "torque"), title=title)
+    named = {"PIDC, 2 active": two, "PIDC, 1 active": one, "hybrid, λ_d = 0": hyb}
+    fb.plots.plot_torque_norms(named, out / "torque_norms.png")
 
     summary = {
-        "parameters": {
-            "length": length,
-            "mass": mass,
-            "gravity": gravity,
-            "theta0": theta0,
-            "theta_d": theta_d,
-            "G_P": g_p,
-            "G_D": g_d,
-            "G_F": g_f,
-            "G_I": g_i,
-            "dt": dt,
-            "t_end": t_end,
-        },
+        "parameters": parameters,
         "max_task_acceleration_error": xdd_err,
         "final_theta_error": final_error,
         "max_q_difference_one_vs_two": same_motion,
@@ -265,13 +190,6 @@ def main(
         "max_rel_dev_fpar2_vs_minus2_fpar1": fpar2_vs_m2fpar1,
         "max_abs_passive_torque_one": passive_torque,
         "max_rel_dev_tau_parallel_diagnostic_vs_two": tau_par_diag,
-        "max_dev_fpar1_vs_corrected_closed_form": closed_dev,
-        "max_dev_fpar1_vs_AG71_as_printed": ag71_dev,
-        "max_dev_f1_one_vs_AG75_as_printed": ag75_dev,
-        "H_at_t0": H0.tolist(),
-        "H_max_dev_from_AG74": H_dev,
-        "H_states_checked": len(idx),
-        "max_rel_dev_I_plus_H_fpar_vs_one": IH_dev,
         "lam_range": {k: [float(lam[k].min()), float(lam[k].max())] for k in _RUNS},
         "hybrid_max_abs_lam": float(np.abs(lam["hybrid"]).max()),
         "rms_norm": rms,

@@ -21,11 +21,8 @@ brick on a 1 × 1 plate. The corner z is therefore recorded, not compared, and t
 - the far corner at 1 s must not depend on the integrator (HHT α = 0.1, ρ∞ = 1 and ρ∞ = 0.8 agree within
   1e-4 m at dt = 1e-3 s);
 - the pin: ‖φ‖ at the Newton tolerance, the corner node stays at the origin.
-Costs: µs per element of one internal-force call (``FlexibleBody.internal_force(q, v)``, elastic + viscous)
-and of one Jacobian call (``FlexibleBody.force_and_tangent`` and the assembled ``asm.flexible.jacobians``,
-which also builds the damping matrix ∂f/∂v), each the best of TIMING_REPEATS repeats of TIMING_CALLS calls
-at the final state; and the same ratio from the run's own counters (statistics force_seconds /
-force_calls, jacobian_seconds / jacobian_calls). Timings depend on the machine and its load.
+tests/test_cases_flexible.py also times an internal-force and a Jacobian call per element (docs/verification.md
+records the costs).
 
 Measured at full size (defaults; `NUMBA_NUM_THREADS=1 flexbody run cases/13_plate_pendulum.py`):
 - far corner (0.6, 0.3) at 1 s, HHT α = 0.1: z = −0.14530 m (bottom node), −0.15273 m (top node);
@@ -35,9 +32,6 @@ Measured at full size (defaults; `NUMBA_NUM_THREADS=1 flexbody run cases/13_plat
   (ρ∞ = 1: 3.3e-5), 2.97e-3 J (ρ∞ = 0.8: 3.5e-5) — HHT's numerical dissipation shows as the larger value.
 - pin: ‖φ‖ exactly 0 (linear rows), the corner node stays at the origin. HHT: 1 000 steps, 4 618 Newton
   iterations (4.6 per step, at most 8), 102 factorizations, 0 rejected steps, 1.9 s wall.
-- costs (1 numba thread, 32 elements): internal force 1.62 µs/element/call (direct) and 1.92 in the run;
-  force + tangent 8.75 µs (direct); assembled Jacobians with the damping matrix 14.5 µs (direct) and 26.2 in
-  the run.
 
 Outputs in out_dir: <run>/results.npz/.json for every run (Results.save), a ParaView series
 hht0.1/plate.pvd (+ plate_NNNN.vtu every VTK_EVERY steps; point data "displacement", strain, stresses),
@@ -46,7 +40,6 @@ summary.txt (JSON of the returned summary).
 """
 
 import json
-import timeit
 from pathlib import Path
 
 import numpy as np
@@ -65,8 +58,6 @@ DT = 1e-3  # s, time step of every run
 T_END = 1.0  # s, end time
 HHT_ALPHA = 0.1  # -, HHT α of the main run
 COMPARE_RHO = (1.0, 0.8)  # -, generalized-α runs for comparison (ρ∞ values; () for none)
-TIMING_CALLS = 20  # -, calls per timing repeat
-TIMING_REPEATS = 7  # -, timing repeats (the best is kept)
 VTK_EVERY = 20  # -, ParaView frame every this many steps (main run)
 
 
@@ -158,59 +149,24 @@ def newton_statistics(res) -> dict:
     }
 
 
-def best_time(fn, calls: int, repeats: int) -> float:
-    """Best wall time [s] of one call of fn over ``repeats`` repeats of ``calls`` calls (after a warm-up)."""
-    fn()
-    return min(timeit.repeat(fn, number=calls, repeat=repeats)) / calls
-
-
-def element_costs(asm, res, calls, repeats) -> dict:
-    """µs per element per call: direct timings at the final state and the run's own counters."""
-    plate, fs = asm.bodies[0], asm.flexible.slice
-    q, v = res.q[-1][fs], res.v[-1][fs]
-    n_el = plate.n_elements
-    s = res.metadata["statistics"]
-    per_el = 1e6 / n_el
-    return {
-        "n_elements": n_el,
-        "calls": calls,
-        "repeats": repeats,
-        "internal_force_direct_us": per_el * best_time(lambda: plate.internal_force(q, v), calls, repeats),
-        "force_and_tangent_direct_us": per_el * best_time(lambda: plate.force_and_tangent(q, v), calls, repeats),
-        "jacobians_with_damping_direct_us": per_el * best_time(lambda: asm.flexible.jacobians(q, v), calls, repeats),
-        "force_in_run_us": per_el * s["force_seconds"] / max(1, s["force_calls"]),
-        "jacobian_in_run_us": per_el * s["jacobian_seconds"] / max(1, s["jacobian_calls"]),
-    }
-
-
 def plot_energy(path, runs: dict) -> None:
-    fig, (ax, bx) = fb.plots.subplots(2, 1, figsize=(8, 7), sharex=True)
+    """E0 − E against the dissipated D of every run, and their difference."""
+    lost, balance = {}, {}
     for name, res in runs.items():
         E, D = res.histories["energy"], res.histories["dissipated"]
-        (line,) = ax.plot(res.times, E[0] - E, label=f"E0 − E, {name}")
-        ax.plot(res.times, D, ls="--", color=line.get_color(), label=f"dissipated D, {name}")
-        bx.plot(res.times, E[0] - E - D, color=line.get_color(), label=name)
-    ax.set_ylabel("energy lost E0 − E, dissipated D [J]")
-    ax.set_title("Plate pendulum: energy lost vs Kelvin–Voigt dissipation", fontsize=10)
-    bx.set_ylabel("energy balance E0 − E − D [J]")
-    bx.set_xlabel("t [s]")
-    for a in (ax, bx):
-        a.grid(alpha=0.3)
-        a.legend(fontsize=8)
-    fb.plots.save(fig, path, dpi=120)
+        lost |= {f"E0 − E, {name}": (res.times, E[0] - E), f"dissipated D, {name}": (res.times, D)}
+        balance[name] = (res.times, E[0] - E - D)
+    panels = [
+        {"ylabel": "energy lost E0 − E, dissipated D [J]", "curves": lost},
+        {"ylabel": "energy balance E0 − E − D [J]", "curves": balance},
+    ]
+    fb.plots.plot_curves(path, panels, title="Plate pendulum: energy lost vs Kelvin–Voigt dissipation", size=(8, 3.5))
 
 
 def plot_corner(path, runs: dict, heights: dict) -> None:
     """The far corners' z [m] against t, ``heights[run][corner]`` (s,) for each run."""
-    fig, ax = fb.plots.subplots(figsize=(8, 4.5))
-    for name, res in runs.items():
-        for label, z in heights[name].items():
-            ax.plot(res.times, z, label=f"{name}, {label}")
-    ax.set_xlabel("t [s]")
-    ax.set_ylabel("far-corner z [m]")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fb.plots.save(fig, path, dpi=120)
+    curves = {f"{name}, {label}": (res.times, z) for name, res in runs.items() for label, z in heights[name].items()}
+    fb.plots.plot_curves(path, [{"ylabel": "far-corner z [m]", "curves": curves}], size=(8, 4.5))
 
 
 def main(
@@ -227,8 +183,6 @@ def main(
     t_end=T_END,
     hht_alpha=HHT_ALPHA,
     compare_rho=COMPARE_RHO,
-    timing_calls=TIMING_CALLS,
-    timing_repeats=TIMING_REPEATS,
     vtk_every=VTK_EVERY,
     context=None,
 ) -> dict:
@@ -253,7 +207,7 @@ def main(
             "parameters": res.metadata["statistics"]["parameters"],
         }
         if main_name is None:
-            main_name, main_asm, main_res = name, asm, res
+            main_name, main_asm = name, asm
             fb.io.write_pvd(out / name, res, every=vtk_every)
         runs[name] = res
 
@@ -270,7 +224,6 @@ def main(
         "max_corner_difference_between_schemes": max(
             (abs(r["far_corner_z_end"][k] - reference[k]) for r in per_run.values() for k in reference), default=0.0
         ),
-        "costs": element_costs(main_asm, main_res, timing_calls, timing_repeats),
         "published_reference": None,
         "parameters": {
             "size": list(size),
@@ -285,8 +238,6 @@ def main(
             "t_end": t_end,
             "hht_alpha": hht_alpha,
             "compare_rho": list(compare_rho),
-            "timing_calls": timing_calls,
-            "timing_repeats": timing_repeats,
             "vtk_every": vtk_every,
         },
     }

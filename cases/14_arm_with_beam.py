@@ -19,7 +19,7 @@ through the bottom).
     L: moderately nonlinear). Expected: 27-node elements within 3 % (they carry shear deformation, ≈ +0.5 %
     here, and geometric stiffening, ≈ −1 %); 8-node trilinear bricks lock in bending (no locking remedy on
     this body) and are known to be too stiff: they give ≈ 0.6 of it at 12 × 2 × 2 and converge towards it
-    under refinement — the case also solves the mesh refined REFINE times in every direction to show that.
+    under refinement (tests/test_cases_flexible.py solves the refined meshes).
 (b) Free motion from q0 at rest (no torque): the energy (kinetic + strain + gravity) is conserved by the
     trapezoidal rule up to O(dt²); requirement max |E − E0| ≤ 0.5 % of the largest kinetic energy.
 (c) A constant torque τ = TORQUE = (2, −1) N·m on the joints: E(t) − E0 equals the recorded applied work
@@ -27,8 +27,8 @@ through the bottom).
 
 Measured at full size (defaults, `NUMBA_NUM_THREADS=1 flexbody run cases/14_arm_with_beam.py`):
 - (a) locked vs clamped-alone tip: 8.0e-14 (8-node) and 1.8e-10 (27-node) relative; tip deflection normal
-  to the beam −2.7416e-2 m (8-node, 0.608 of Euler–Bernoulli; refined 24 × 4 × 4: 0.863) and −4.4555e-2 m
-  (27-node, 0.9888; refined 12 × 2 × 2: 1.0023); equilibrium residual ≤ 1.2e-9 N, ‖φ‖ 6e-17.
+  to the beam −2.7416e-2 m (8-node, 0.608 of Euler–Bernoulli) and −4.4555e-2 m (27-node, 0.9888);
+  equilibrium residual ≤ 1.2e-9 N, ‖φ‖ 6e-17.
 - (b) max |E − E0| / K_max = 9.36e-5 (8-node) and 9.57e-5 (27-node), K_max 38.2 / 38.3 J; ‖φ‖ ≤ 1.4e-11.
 - (c) max |E − E0 − W| / K_max = 2.58e-4 (8-node) and 2.49e-4 (27-node) with W(1 s) = 6.84 J (0.17 K_max).
 
@@ -56,7 +56,6 @@ Q0 = (0.3, -0.5)  # rad, start joint angles (at rest)
 ORDER = (1, 2)  # -, element orders to run (1: 8-node, 2: 27-node); an int runs one
 DIVISIONS_ORDER1 = (12, 2, 2)  # -, 8-node elements along x, y, z
 DIVISIONS_ORDER2 = (6, 1, 1)  # -, 27-node elements along x, y, z
-REFINE = 2  # -, static mesh refinement factor for the Euler–Bernoulli check (1: skip)
 DT = 2e-3  # s, generalized-α step
 T_END = 1.0  # s, end time
 TORQUE = (2.0, -1.0)  # N·m, constant joint torques of (c)
@@ -113,34 +112,24 @@ def statics(order, divisions, params, out=None) -> dict:
     eq = fb.solve_static(asm)  # the constrained solver: Newton on (q, λ)
     beam = asm.bodies[0]
     alone = fb.FlexibleBody("alone", beam.mesh, beam.material)
-    ref = fb.solve_static(
-        fb.System([alone], [fb.Fix(alone, "x0")], loads=[fb.Gravity(alone, (0, 0, -params["gravity"]))])
-    )
-    q_arm, q_ref = eq.q[-1][asm.flexible.slice], ref.q[-1]
-    X, tip = beam.mesh.points, beam.nodes("x1")
-    d_arm = (q_arm.reshape(-1, 3) - X)[tip].mean(axis=0)
-    d_ref = (q_ref.reshape(-1, 3) - X)[tip].mean(axis=0)
+    clamped = fb.System([alone], [fb.Fix(alone, "x0")], loads=[fb.Gravity(alone, (0, 0, -params["gravity"]))])
+    ref = fb.solve_static(clamped)  # the flexible-only solver, the clamp's coordinates eliminated
+    tip = beam.mesh.points[beam.nodes("x1")].mean(axis=0)
+    d_arm = asm.coordinates(beam, eq.q[-1], nodes="x1").mean(axis=0) - tip
+    d_ref = clamped.assemble().coordinates(alone, ref.q[-1], nodes="x1").mean(axis=0) - tip
     inclination = float(sum(params["q0"]))
     along, normal = beam_axes(inclination)
     eb = euler_bernoulli_tip(params["beam_size"], params["young"], params["density"], params["gravity"], inclination)
     if out is not None:
-        fb.io.write_vtu(out / "static_locked.vtu", beam, q_arm)
-        fb.io.write_vtu(out / "static_alone.vtu", alone, q_ref)
-    return {
-        "divisions": list(divisions),
-        "n_dofs": int(asm.n_dofs),
-        "tip_displacement_locked": d_arm.tolist(),
-        "tip_displacement_alone": d_ref.tolist(),
-        "locked_vs_alone_relative": float(np.linalg.norm(d_arm - d_ref) / np.linalg.norm(d_ref)),
-        "tip_normal_deflection": float(d_arm @ normal),
-        "tip_axial_displacement": float(d_arm @ along),
-        "euler_bernoulli_tip": -eb,
-        "ratio_to_euler_bernoulli": float(-(d_arm @ normal) / eb),
-        "residual": eq.metadata["residual"],
-        "violation": eq.metadata["violation"],
-        "iterations": eq.metadata["iterations"],
-        "joint_multipliers": eq.histories["lam"][-1][-2:].tolist(),
-    }
+        fb.io.write_vtu(out / "static_locked.vtu", beam, asm.coordinates(beam, eq.q[-1]).ravel())
+        fb.io.write_vtu(out / "static_alone.vtu", alone, ref.q[-1])
+    out = {"divisions": list(divisions), "n_dofs": int(asm.n_dofs), "tip_displacement_locked": d_arm.tolist()}
+    out["tip_displacement_alone"] = d_ref.tolist()
+    out["locked_vs_alone_relative"] = float(np.linalg.norm(d_arm - d_ref) / np.linalg.norm(d_ref))
+    out |= {"tip_normal_deflection": float(d_arm @ normal), "tip_axial_displacement": float(d_arm @ along)}
+    out |= {"euler_bernoulli_tip": -eb, "ratio_to_euler_bernoulli": float(-(d_arm @ normal) / eb)}
+    out |= {key: eq.metadata[key] for key in ("residual", "violation", "iterations")}
+    return out | {"joint_multipliers": eq.histories["lam"][-1][-2:].tolist()}
 
 
 # ------------------------------------------------------------------------------------- (b), (c) dynamics
@@ -158,53 +147,36 @@ def energy_numbers(res) -> dict:
     """Energy drift and work balance of a run, relative to the largest kinetic energy."""
     E, K, W = res.histories["energy"], res.histories["kinetic"], res.histories["applied_work"]
     s = res.metadata["statistics"]
-    return {
-        "max_kinetic": float(K.max()),
-        "E0": float(E[0]),
-        "E_end": float(E[-1]),
-        "work_end": float(W[-1]),
-        "drift_over_kmax": float(np.abs(E - E[0]).max() / K.max()),
-        "work_mismatch_over_kmax": float(np.abs(E - E[0] - W).max() / K.max()),
-        "max_violation": float(res.histories["violation"].max()),
-        "q_end": res.q[-1, :2].tolist(),
-        "steps": int(s["steps"]),
-        "rejected": int(s["rejected"]),
-        "newton_iterations": int(s["newton_iterations"]),
-        "factorizations": int(s["factorizations"]),
-        "wall_seconds": float(s["wall_seconds"]),
-    }
+    out = {"max_kinetic": float(K.max()), "E0": float(E[0]), "E_end": float(E[-1]), "work_end": float(W[-1])}
+    out["drift_over_kmax"] = float(np.abs(E - E[0]).max() / K.max())
+    out["work_mismatch_over_kmax"] = float(np.abs(E - E[0] - W).max() / K.max())
+    out |= {"max_violation": float(res.histories["violation"].max()), "q_end": res.q[-1, :2].tolist()}
+    out |= {key: int(s[key]) for key in ("steps", "rejected", "newton_iterations", "factorizations")}
+    return out | {"wall_seconds": float(s["wall_seconds"])}
 
 
 def plot_energy(path, runs: dict) -> None:
-    fig, (ax, bx) = fb.plots.subplots(2, 1, figsize=(8, 7), sharex=True)
+    """(b) (E − E0)/K_max in free motion; (c) E − E0 and the applied work W under the constant torque."""
+    drift, work = {}, {}
     for order, (free, torque) in runs.items():
         E, K = free.histories["energy"], free.histories["kinetic"]
-        ax.plot(free.times, (E - E[0]) / K.max(), label=f"order {order}")
+        drift[f"order {order}"] = (free.times, (E - E[0]) / K.max())
         E, W = torque.histories["energy"], torque.histories["applied_work"]
-        (line,) = bx.plot(torque.times, E - E[0], label=f"E − E0, order {order}")
-        bx.plot(torque.times, W, ls="--", color=line.get_color(), label=f"applied work W, order {order}")
-    ax.set_ylabel("energy error (E − E0) / K_max [-]")
-    ax.set_title("(b) free motion", fontsize=10)
-    bx.set_ylabel("energy change E − E0, work W [J]")
-    bx.set_title("(c) constant joint torque", fontsize=10)
-    bx.set_xlabel("t [s]")
-    for a in (ax, bx):
-        a.grid(alpha=0.3)
-        a.legend(fontsize=8)
-    fb.plots.save(fig, path, dpi=120)
+        work |= {f"E − E0, order {order}": (torque.times, E - E[0]), f"W, order {order}": (torque.times, W)}
+    panels = [
+        {"ylabel": "energy error (E − E0) / K_max [-]", "curves": drift, "title": "(b) free motion"},
+        {"ylabel": "energy change E − E0, work W [J]", "curves": work, "title": "(c) constant joint torque"},
+    ]
+    fb.plots.plot_curves(path, panels, size=(8, 3.5))
 
 
 def plot_joints(path, runs: dict) -> None:
-    fig, ax = fb.plots.subplots(figsize=(8, 4.5))
+    """The joint angles of (b) and (c)."""
+    curves = {}
     for order, (free, torque) in runs.items():
-        for label, res, style in (("free", free, "-"), ("torque", torque, "--")):
-            for j in range(2):
-                ax.plot(res.times, res.q[:, j], ls=style, label=f"q{j + 1}, {label}, order {order}")
-    ax.set_xlabel("t [s]")
-    ax.set_ylabel("joint angle [rad]")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
-    fb.plots.save(fig, path, dpi=120)
+        for label, res in (("free", free), ("torque", torque)):
+            curves |= {f"q{j + 1}, {label}, order {order}": (res.times, res.q[:, j]) for j in range(2)}
+    fb.plots.plot_curves(path, [{"ylabel": "joint angle [rad]", "curves": curves}], size=(8, 4.5))
 
 
 def main(
@@ -220,7 +192,6 @@ def main(
     density=DENSITY,
     gravity=GRAVITY,
     q0=Q0,
-    refine=REFINE,
     dt=DT,
     t_end=T_END,
     torque=TORQUE,
@@ -228,6 +199,9 @@ def main(
     context=None,
 ) -> dict:
     """Statics, free motion and constant-torque motion for each element order; returns the summary."""
+    parameters = {
+        k: list(v) if isinstance(v, tuple) else v for k, v in locals().items() if k not in ("out_dir", "context")
+    }
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     orders = (order,) if isinstance(order, int) else tuple(order)
@@ -247,42 +221,19 @@ def main(
         sub = out / f"order{n}"
         sub.mkdir(parents=True, exist_ok=True)
         static = statics(n, divisions[n], params, sub)
-        refined = statics(n, tuple(refine * d for d in divisions[n]), params) if refine > 1 else None
         _, free = simulate(n, divisions[n], params, dt, t_end, context=context)
         free.save(sub / "free")
         fb.io.write_pvd(sub / "free", free, every=vtk_every)
         _, driven = simulate(n, divisions[n], params, dt, t_end, torque=tuple(torque), context=context)
         driven.save(sub / "torque")
         runs[n] = (free, driven)
-        per_order[f"order{n}"] = {
-            "static": static,
-            "static_refined": refined,
-            "free": energy_numbers(free),
-            "torque": energy_numbers(driven),
-        }
+        per_order[f"order{n}"] = {"static": static, "free": energy_numbers(free), "torque": energy_numbers(driven)}
     plot_energy(out / "energy.png", runs)
     plot_joints(out / "joints.png", runs)
     summary = {
         "orders": per_order,
         "euler_bernoulli_tip": -euler_bernoulli_tip(beam_size, young, density, gravity, float(sum(q0))),
-        "parameters": {
-            "order": list(orders),
-            "divisions_order1": list(divisions_order1),
-            "divisions_order2": list(divisions_order2),
-            "lengths": list(lengths),
-            "masses": list(masses),
-            "beam_size": list(beam_size),
-            "young": young,
-            "poisson": poisson,
-            "density": density,
-            "gravity": gravity,
-            "q0": list(q0),
-            "refine": refine,
-            "dt": dt,
-            "t_end": t_end,
-            "torque": list(torque),
-            "vtk_every": vtk_every,
-        },
+        "parameters": parameters,
     }
     (out / "summary.txt").write_text(json.dumps(summary, indent=2) + "\n")
     return summary

@@ -16,11 +16,9 @@ The target is the start tip position shifted by TARGET_SHIFT = (−0.10, +0.15) 
 
 Steps and expected results:
 1. Rank report [DE 5.3, DE 6.3]: with the joints actuated and the task on a beam node, the direct map
-   J̄ᵀΘᵀSᵀ of the dynamic formulation [DE-69] is rank-deficient — the joint torques reach the tip
-   acceleration only through the consistent mass coupling of the beam, which falls off along the beam
-   (singular values ≈ ×0.25 per element: from about 12 elements on the report counts no direction as
-   actuated, and at 24 elements the map is at round-off). So the dynamic task-level controllers of #4
-   cannot be used for this task and DE 6.3 turns to statics.
+   J̄ᵀΘᵀSᵀ of the dynamic formulation [DE-69] is rank-deficient: the joint torques reach the tip acceleration
+   only through the beam's consistent mass coupling, which falls off along it (≈ ×0.25 per element). So the
+   dynamic task-level controllers cannot be used for this task and DE 6.3 turns to statics.
 2. Inverse statics [DE 6.3]: joint torques τ_k, configuration q and multipliers λ with the system in static
    equilibrium and the tip node at the target. Expected: task residual ≤ 1e-8 m; an independent forward
    static solve with those torques puts the tip on the target to 1e-8 m.
@@ -31,18 +29,13 @@ Steps and expected results:
    exactly the inverse-statics equilibrium at the end, so with Kelvin–Voigt damping in the beam the tip
    settles on the target: the tip error decays to ≤ 1e-4 m by T_END.
 
-Measured at full size (summary.txt; 12 × 2 × 2 eight-node bricks, 353 coordinates, 17 s): direct map
-σ = 8.9e-9, 6.9e-10 [1/m]: rank 0, the report FAILS (σ_max is 5.7e-9 of the same map with every coordinate
-actuated, below the 1e-6 threshold: the best direction needs about 1.7e8 times the effort of full actuation);
-table for 1 × 1 sections: 4.1e-5, 3.4e-6 (6 elements, rank 2), 8.8e-9, 6.4e-10 (12, rank 0), 6.5e-16,
-4.4e-17 (24, rank 0). Holding torques (−40.93, −19.42) N·m; inverse statics τ_k = (−38.11, −18.01) N·m in
-13 iterations, task residual 0, G singular values 0.165, 0.0285 m/(N·m); the forward re-solve puts the tip on
-the target to 8.2e-15 m. Sequence of 11 equilibria: every residual 0.
-Simulation (2500 steps, 4136 Newton iterations): tip error at most 1.3 mm after the move and 5.4e-12 m at
-T_END; ‖φ‖ ≤ 2.3e-12; energy balance |ΔE − W + D| = 3.7e-5 of the work W = 0.94 J (D = 5.8e-5 J).
-The dissipation history is a trapezoid estimate, and the step must resolve the damped beam modes: with
-6 × 1 × 1 bricks at DT = 4 ms the run goes through a violent transient near t = 0.6 s (energy jumps of
-up to 12 J per step, step halvings) and the balance is off by 216 J; at DT = 1 ms by 1.9e-5 J.
+Measured at full size (summary.txt; 12 × 2 × 2 eight-node bricks, 353 coordinates, 17 s; docs/verification.md,
+"Case 15", records the rest): direct map σ = 8.9e-9, 6.9e-10 [1/m]: rank 0, the report FAILS (σ_max is 5.7e-9
+of the same map with every coordinate actuated: the best direction needs about 1.7e8 times the effort of full
+actuation); tests/test_case_15_beam_tip.py shows the collapse with the mesh (rank 2 at 6 × 1 × 1, round-off
+at 24 × 1 × 1). Holding torques (−40.93, −19.42) N·m; inverse statics τ_k = (−38.11, −18.01) N·m in 13
+iterations, task residual 0; the forward re-solve puts the tip on the target to 8.2e-15 m. Simulation: tip
+error at most 1.3 mm after the move and 5.4e-12 m at T_END; energy balance |ΔE − W + D| = 3.7e-5 of W.
 
 Outputs in out_dir: sequence/ and simulation/ (Results.save; simulation/ with a ParaView series of the
 beam), fig16.png (the tip path: quasi-static sequence, simulated trajectory, target; the beam at start and
@@ -74,7 +67,6 @@ DT = 2e-3  # s, generalized-α step
 RHO_INF = 0.8  # -, spectral radius at infinity (mild damping of the highest modes)
 KP = 400.0  # N·m/rad, joint PD around the sequence's joint angles
 KD = 60.0  # N·m·s/rad, joint PD damping gain
-RANK_ELEMENTS = (6, 12, 24)  # -, elements along the beam for the rank table (1 × 1 across)
 
 
 def build(
@@ -117,22 +109,7 @@ def task(asm) -> fb.PointTask:
 
 def tip_positions(asm, task, q_history) -> np.ndarray:
     """(s, 2) tip (x, z) along a history of configurations."""
-    return np.array([task.evaluate(asm.evaluate(0.0, q)).x for q in q_history])
-
-
-def rank_table(elements=RANK_ELEMENTS, q0=Q0, order=ORDER, young=YOUNG) -> dict:
-    """Singular values and rank of J̄ᵀΘᵀSᵀ for the tip task on beams of ``elements`` × 1 × 1 bricks."""
-    table = {}
-    for nx in elements:
-        asm = fb.mechanisms.arm_with_beam(divisions=(nx, 1, 1), order=order, q0=tuple(q0), young=young).assemble()
-        state = asm.initial_state()
-        check = fb.control.actuation_report(asm, state.q, state.v, tip_task(asm)).maps["direct"]
-        table[str(nx)] = {
-            "singular_values": [float(s) for s in check.singular_values],
-            "rank": check.rank,
-            "ok": check.ok,
-        }
-    return table
+    return np.array([task.evaluate(asm.workspace(0.0, q)).x for q in q_history])
 
 
 class JointServo:
@@ -163,39 +140,23 @@ class JointServo:
 def statics(asm, task, target_shift, path_points) -> dict:
     """Steps 1–3: start equilibrium, rank report, inverse statics with an independent re-solve, sequence."""
     tau_hold, start = fb.holding_inputs(asm)
-    x0 = task.evaluate(asm.evaluate(0.0, start.q)).x
+    x0 = task.evaluate(asm.workspace(0.0, start.q)).x
     target = x0 + np.asarray(target_shift, dtype=float)
-    report = fb.control.actuation_report(asm, start.q, np.zeros(asm.n_dofs), task)
-    solution = fb.solve_static(asm, task=task, target=target, tau_k=tau_hold, q_start=start.q)  # inverse statics
+    report = fb.control.actuation_report(asm, 0.0, start.q, np.zeros(asm.n_dofs), task=task)
+    solution = fb.inverse_statics(asm, task, target, tau_k0=tau_hold, q0=start.q)  # inverse statics
     again = fb.solve_static(asm, tau_k=solution.tau_k, q_start=solution.q)  # forward, to check
-    x_again = task.evaluate(asm.evaluate(0.0, again.q[-1])).x
+    x_again = task.evaluate(asm.workspace(0.0, again.q[-1])).x
     path = x0 + np.linspace(0.0, 1.0, path_points)[:, None] * (target - x0)
     sequence = fb.quasi_static_sequence(asm, task, path, tau_k0=tau_hold, q0=start.q)
-    return {
-        "tau_hold": tau_hold,
-        "start": start,
-        "x0": x0,
-        "target": target,
-        "report": report,
-        "solution": solution,
-        "resolve_error": float(np.abs(x_again - target).max()),
-        "sequence": sequence,
-    }
+    out = {"tau_hold": tau_hold, "start": start, "x0": x0, "target": target, "report": report}
+    return out | {"solution": solution, "resolve_error": float(np.abs(x_again - target).max()), "sequence": sequence}
 
 
 def simulate_move(asm, task, sequence, start, t_move, t_end, dt, rho_inf, kp, kd, context=None) -> fb.Results:
     """Step 4: the servo along the sequence from the start equilibrium, at rest."""
     servo = JointServo(asm, sequence, t_move, kp, kd)
-    res = fb.simulate(
-        asm,
-        t_end,
-        integrator=fb.GeneralizedAlpha(dt=dt, rho_inf=rho_inf),
-        tau=servo,
-        q0=start.q,
-        v0=np.zeros(asm.n_dofs),
-        context=context,
-    )
-    return res, servo
+    integrator, v0 = fb.GeneralizedAlpha(dt=dt, rho_inf=rho_inf), np.zeros(asm.n_dofs)
+    return fb.simulate(asm, t_end, integrator=integrator, tau=servo, q0=start.q, v0=v0, context=context), servo
 
 
 def main(
@@ -213,10 +174,10 @@ def main(
     rho_inf=RHO_INF,
     kp=KP,
     kd=KD,
-    rank_elements=RANK_ELEMENTS,
     context=None,
 ) -> dict:
-    rank_elements = tuple(np.atleast_1d(rank_elements).astype(int).tolist())
+    """Statics (rank report, inverse statics, sequence), the simulated move, outputs and summary."""
+    params = {k: v for k, v in locals().items() if k not in ("out_dir", "context")}  # the case's parameters
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     asm = build(divisions=divisions, order=order, young=young, damping=damping, q0=q0).assemble()
@@ -229,69 +190,32 @@ def main(
     fb.io.write_results(out / "simulation", res)
     tips = tip_positions(asm, task, res.q)
     error = np.linalg.norm(tips - st["target"], axis=1)
-    params = dict(
-        divisions=divisions,
-        order=order,
-        young=young,
-        damping=damping,
-        q0=q0,
-        target_shift=target_shift,
-        path_points=path_points,
-        t_move=t_move,
-        t_end=t_end,
-        dt=dt,
-        rho_inf=rho_inf,
-        kp=kp,
-        kd=kd,
-    )
-    summary = _summary(asm, st, res, error, rank_table(rank_elements, q0, order, young), params)
+    summary = _summary(asm, st, res, error, params)
     (out / "summary.txt").write_text(json.dumps(summary, indent=2))
     _plot(out, asm, task, st, res, tips, error, servo)
     return summary
 
 
-def _summary(asm, st, res, error, table, params) -> dict:
-    sol, seq, direct = st["solution"], st["sequence"], st["report"].maps["direct"]
-    hist = res.histories
-    energy = hist["energy"]
-    settled = res.times >= params["t_move"]
+def _summary(asm, st, res, error, params) -> dict:
+    sol, direct, h = st["solution"], st["report"].maps["direct"], res.histories
+    E, W, D = h["energy"], h["applied_work"][-1], h["dissipated"][-1]
+    after = error[res.times >= params["t_move"]]
+    inverse = {"tau_k": sol.tau_k.tolist(), "residual": sol.residual, "reachable": sol.reachable}
+    inverse |= {"iterations": sol.iterations, "forward_resolve_error": st["resolve_error"]}
+    simulation = {"steps": int(len(res.times) - 1), "final_tip_error": float(error[-1])}
+    simulation |= {"max_tip_error_after_move": float(after.max()) if after.size else None}
+    simulation |= {"max_violation": float(h["violation"].max()), "applied_work": float(W), "dissipated": float(D)}
+    simulation["energy_balance_error_over_work"] = float(abs(E[-1] - E[0] - W + D) / max(abs(W), 1e-300))
     return {
         "parameters": {k: (list(v) if isinstance(v, tuple) else v) for k, v in params.items()},
         "n_coordinates": int(asm.n_dofs),
-        "n_constraints": int(asm.n_constraints),
         "start_tip": st["x0"].tolist(),
         "target": st["target"].tolist(),
-        "direct_map": {
-            "singular_values": [float(s) for s in direct.singular_values],
-            "rank": direct.rank,
-            "ok": direct.ok,
-            "ill_conditioned": direct.ill_conditioned,
-        },
-        "direct_map_vs_elements": table,
+        "direct_map": {"singular_values": direct.singular_values.tolist(), "rank": direct.rank, "ok": direct.ok},
         "holding_torques": st["tau_hold"].tolist(),
-        "inverse_statics": {
-            "tau_k": sol.tau_k.tolist(),
-            "residual": sol.residual,
-            "reachable": sol.reachable,
-            "G_singular_values": [float(s) for s in sol.singular_values],
-            "iterations": sol.iterations,
-            "forward_resolve_error": st["resolve_error"],
-        },
-        "sequence_max_residual": float(seq.histories["task_residual"].max()),
-        "simulation": {
-            "steps": int(len(res.times) - 1),
-            "final_tip_error": float(error[-1]),
-            "max_tip_error_after_move": float(error[settled].max()) if settled.any() else None,
-            "max_violation": float(hist["violation"].max()) if "violation" in hist else None,
-            "newton_iterations": int(np.sum(hist["newton_iterations"])),
-            "energy_start_end": [float(energy[0]), float(energy[-1])],
-            "applied_work": float(hist["applied_work"][-1]),
-            "dissipated": float(hist["dissipated"][-1]),
-            "energy_balance_error_over_work": float(
-                abs(energy[-1] - energy[0] - hist["applied_work"][-1] + hist["dissipated"][-1])
-                / max(abs(hist["applied_work"][-1]), 1e-300)
-            ),
-        },
+        "inverse_statics": inverse,
+        "sequence_max_residual": float(st["sequence"].histories["task_residual"].max()),
+        "simulation": simulation,
     }
 
 
@@ -310,22 +234,15 @@ def _plot(out, asm, task, st, res, tips, error, servo) -> None:
     ax.axis("equal")
     ax.legend(fontsize=8)
     fb.plots.save(fig, out / "fig16.png", dpi=120, tight=False)
-    fig, ax = fb.plots.subplots(figsize=(6, 3.5))
-    ax.semilogy(res.times, np.maximum(error, 1e-16))
-    ax.axvline(servo.t_move, color="0.6", ls="--")
-    ax.set_xlabel("t [s]")
-    ax.set_ylabel("tip error |tip − target| [m]")
-    fb.plots.save(fig, out / "tip_error.png", dpi=120)
-    fig, ax = fb.plots.subplots(figsize=(6, 3.5))
-    applied = np.array([servo.S @ servo(t, q, v) for t, q, v in zip(res.times, res.q, res.v)])
-    feedforward = np.array([servo.references(t)[0] for t in res.times])
-    for j in range(applied.shape[1]):
-        ax.plot(res.times, applied[:, j], label=f"joint {j + 1} applied")
-        ax.plot(res.times, feedforward[:, j], "--", label=f"joint {j + 1} feedforward")
-    ax.set_xlabel("t [s]")
-    ax.set_ylabel("joint torque [N·m]")
-    ax.legend(fontsize=8)
-    fb.plots.save(fig, out / "inputs.png", dpi=120)
+    t, error_panel = res.times, {"ylabel": "tip error |tip − target| [m]", "curves": {"tip": (res.times, error)}}
+    moved = {"end of the move": ([servo.t_move] * 2, [max(error.min(), 1e-16), error.max()])}
+    fb.plots.plot_curves(out / "tip_error.png", [{**error_panel, "log": True, "references": moved}], size=(6, 3.5))
+    applied = np.array([servo.S @ servo(ti, q, v) for ti, q, v in zip(t, res.q, res.v)])
+    feedforward = np.array([servo.references(ti)[0] for ti in t])
+    curves = {f"joint {j + 1} applied": (t, applied[:, j]) for j in range(applied.shape[1])}
+    references = {f"joint {j + 1} feedforward": (t, feedforward[:, j]) for j in range(applied.shape[1])}
+    panel = {"ylabel": "joint torque [N·m]", "curves": curves, "references": references}
+    fb.plots.plot_curves(out / "inputs.png", [panel], size=(6, 3.5))
 
 
 if __name__ == "__main__":

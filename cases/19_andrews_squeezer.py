@@ -45,8 +45,8 @@ def spring_history(asm, res) -> tuple[np.ndarray, np.ndarray]:
     spring = next(f for f in asm.forces.elements if f.name == "spring")
     lengths = np.array(
         [
-            np.linalg.norm(spring.b.position(ev) - spring.a.position(ev))
-            for ev in (asm.evaluate(t, q) for t, q in zip(res.times, res.q))
+            np.linalg.norm(spring.b.position(ws) - spring.a.position(ws))
+            for ws in (asm.workspace(t, q) for t, q in zip(res.times, res.q))
         ]
     )
     return lengths, spring.k * (lengths - spring.rest_length)

@@ -88,7 +88,7 @@ def tip_deflection(asm, res) -> np.ndarray:
     rest = None
     out = []
     for q, tip in zip(res.q, tips):
-        kin = asm.evaluate(0.0, q).kinematics(tree)
+        kin = asm.workspace(0.0, q).kinematics(tree)
         local = kin.R[1].T @ (tip - kin.p[1])
         if rest is None:
             kin0 = tree.kinematics(asm.coordinates(tree, asm.q0))
@@ -101,7 +101,7 @@ def tip_deflection(asm, res) -> np.ndarray:
 def run(asm, offset, omega, t_settle, radius, frequency, t_ramp, t_end, dt, rho_inf, save_to=None):
     """Start at the held equilibrium, simulate under flange control; (Results, wall seconds of simulate)."""
     _, eq = fb.holding_inputs(asm)
-    goal = flange_task(asm).evaluate(asm.evaluate(0.0, eq.q)).x + np.asarray(offset, dtype=float)
+    goal = flange_task(asm).evaluate(asm.workspace(0.0, eq.q)).x + np.asarray(offset, dtype=float)
     reference = fb.control.CircleAfterStep(goal, t_settle, radius, frequency, t_ramp)
     controller = fb.control.DirectMappingControl(flange_task(asm), reference, kp=omega**2, kv=2.0 * omega)
     kw = {"save_to": save_to} if save_to is not None else {}
@@ -124,7 +124,7 @@ def tip_rank(asm, q) -> dict:
     beam = beam_of(asm)
     anchor = beam.point("x1") if asm.reduced else fb.nearest_node(beam, beam.mesh.points[beam.nodes("x1")].mean(axis=0))
     task = fb.PointTask(anchor, components=(0, 2), name="tip")
-    check = fb.control.actuation_report(asm, q, np.zeros(asm.n_dofs), task).maps["direct"]
+    check = fb.control.actuation_report(asm, 0.0, q, np.zeros(asm.n_dofs), task=task).maps["direct"]
     return {
         "rank": check.rank,
         "singular_values": [float(s) for s in check.singular_values],

@@ -12,8 +12,9 @@ __all__ = ["ProgressBar"]
 
 
 class ProgressBar:
-    """A one-line text bar per run: simulated time, fraction done, speed (simulated s per wall s) and wall
-    time, redrawn at most every ``interval`` wall seconds on ``stream`` (default stderr).
+    """A one-line text bar per run: simulated time, fraction done, speed (simulated s per wall s, shown once
+    wall time has passed since the run's first report) and wall time, redrawn at most every ``interval`` wall
+    seconds on ``stream`` (default stderr).
 
     A run that reaches its end time ends its line, so what is printed next (the next run's bar, a summary)
     starts on a line of its own; :meth:`break_line` ends a bar that is still running (call it before
@@ -37,11 +38,12 @@ class ProgressBar:
         span = max(t_end - t0, 1e-300)
         fraction = min(max((t - t0) / span, 0.0), 1.0)
         wall = now - self.start
-        speed = (t - t0) / wall if wall > 0 else float("nan")
+        # the speed once wall time has passed (the first report of a run has none: no 0/0 on the screen)
+        speed = f"{(t - t0) / wall:.3g} sim s / wall s, " if wall > 0 else ""
         filled = round(fraction * self.width)
         self.stream.write(
             f"\r[{'#' * filled}{'.' * (self.width - filled)}] t = {t:.4g} / {t_end:.4g} s "
-            f"({100 * fraction:5.1f} %), {speed:.3g} sim s / wall s, {wall:.1f} s"
+            f"({100 * fraction:5.1f} %), {speed}{wall:.1f} s"
         )
         self.shown = True
         if done:

@@ -20,6 +20,7 @@ MAX_LINES = 600
 MAX_FUNCTION_LINES = 80
 """Lines of code of a Python function (from its first statement after the docstring to its end): the docstring, which
 documents the public API, does not count; numba kernels (``@nb.njit``) are exempt."""
+MAX_CASE_LINES = 250
 MAX_PRIVATE_IMPORTS = 40
 """Names with a leading underscore that one module imports from another (a name shared between modules is not
 private to one)."""
@@ -267,6 +268,14 @@ def test_cases_use_the_public_api_only(case):
             assert not any(a.name.startswith("flexbody.") for a in node.names), ast.unparse(node)
         elif isinstance(node, ast.ImportFrom):
             assert not (node.module or "").startswith("flexbody"), f"{case.name}: {ast.unparse(node)}"
+
+
+@pytest.mark.parametrize("case", sorted((ROOT / "cases").glob("[0-9][0-9]_*.py")), ids=lambda p: p.stem)
+def test_case_file_is_at_most_250_lines(case):
+    """A case tells its problem's story (build, main, the expected value and its source); reference solutions,
+    fits, convergence studies and extra figures belong in the tests, ``fb.plots`` or the docs (issue 32)."""
+    lines = len(case.read_text().splitlines())
+    assert lines <= MAX_CASE_LINES, f"{case.name} has {lines} lines"
 
 
 def summary() -> str:

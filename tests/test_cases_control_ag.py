@@ -57,8 +57,13 @@ def test_case_10_motion_and_torques(case10_run):
     np.testing.assert_allclose(f1[:, 0], 5.0 * f2[:, 0], rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(f2[:, 1], -2.0 * f2[:, 0], rtol=1e-9, atol=1e-9)
     assert np.all(f1[:, 1] == 0.0)
-    assert s["max_dev_fpar1_vs_corrected_closed_form"] < 1e-9
-    assert s["max_dev_fpar1_vs_AG71_as_printed"] > 1e-3  # the printed q̇₁ (not q̇₁²) differs
+    # f∥₁ against the corrected closed form of [AG-71] (velocity term −(2/5)ml²s₂q̇₁², docstring); as printed
+    # (q̇₁ not squared) it is off by up to 0.097 at full size
+    q1, q2, qd1, u = two.q[:, 0], two.q[:, 1], two.v[:, 0], two.histories["task_command"][:, 0]
+    ml2, mgl = case.MASS * case.LENGTH**2, case.MASS * case.GRAVITY * case.LENGTH
+    common = (3 - 2 * np.cos(q2)) * ml2 * u + mgl * np.cos(q1)
+    assert np.abs(f2[:, 0] - (common - 2 * ml2 * np.sin(q2) * qd1**2) / 5.0).max() < 1e-9
+    assert np.abs(f2[:, 0] - (common - 2 * ml2 * np.sin(q2) * qd1) / 5.0).max() > 1e-3
     # RMS: exactly √5, not Table I's 2.07
     assert s["rms_ratio_one_over_two"] == pytest.approx(np.sqrt(5.0), rel=1e-9)
     assert abs(s["ag_table_I_ratio_one_over_two"] - np.sqrt(5.0)) > 0.1
@@ -67,21 +72,32 @@ def test_case_10_motion_and_torques(case10_run):
     assert min(s["lam_range"]["two"][0], s["lam_range"]["one"][0]) > 1.0
 
 
+def h_matrix(asm, t, q, v=None) -> np.ndarray:
+    """H = −(I − P)Q⁺(I − B), Q = I − B − P + BP [AG-59], P = I − Φ⁺Φ of the model at (t, q), B = SᵀS."""
+    Phi = asm.workspace(t, q, np.zeros(asm.n_dofs) if v is None else v).constraint_rows()[1]
+    n = asm.n_dofs
+    P = fb.dynamics.projector(Phi).matrix()
+    S = np.asarray(asm.S.toarray() if hasattr(asm.S, "toarray") else asm.S, dtype=float)
+    B, I = S.T @ S, np.eye(n)
+    Q = I - B - P + B @ P
+    return -(I - P) @ np.linalg.pinv(Q) @ (I - B)
+
+
 def test_case_10_h_matrix_and_dead_centre(case10_run):
     case, out, s = case10_run
-    H_ag = np.array([[0.0, -2.0], [0.0, -1.0]])
-    assert s["H_max_dev_from_AG74"] < 1e-12 and s["H_states_checked"] >= 50
-    assert s["max_rel_dev_I_plus_H_fpar_vs_one"] < 1e-12
-    np.testing.assert_allclose(s["H_at_t0"], H_ag, atol=1e-12)
-    # independently, at states of the run: H from [AG-59] and (I + H) f∥ = the one-active torque
+    H_ag = np.array([[0.0, -2.0], [0.0, -1.0]])  # [AG-74]
+    # H of [AG-59] at every 10th recorded state of the one-active run, and (I + H) f∥ = the one-active torque
     two, one = fb.Results.load(out / "two"), fb.Results.load(out / "one")
     asm = case.build((0,)).assemble()
-    for k in (0, 137, 400):
-        H = case.h_matrix(asm, one.times[k], one.q[k], one.v[k])
+    states = np.unique(np.r_[np.arange(0, len(one.times), 10), len(one.times) - 1])
+    scale = np.abs(two.histories["tau"]).max()
+    assert len(states) >= 50
+    for k in states:
+        H = h_matrix(asm, one.times[k], one.q[k], one.v[k])
         np.testing.assert_allclose(H, H_ag, atol=1e-12)
-        np.testing.assert_allclose(
-            (np.eye(2) + H) @ two.histories["tau"][k], one.histories["tau"][k], rtol=1e-12, atol=1e-12
-        )
+        deviation = np.abs((np.eye(2) + H) @ two.histories["tau"][k] - one.histories["tau"][k]).max()
+        assert deviation <= 1e-12 * scale
+    np.testing.assert_allclose(h_matrix(asm, one.times[0], one.q[0]), H_ag, atol=1e-12)
     # dead centre q = (π/2, π): P = I, [AG-56] fails with one active joint
     dc = s["dead_centre"]
     assert dc["raised"] and dc["error_type"] == "ActuationError" and "AG-56" in dc["error"]
@@ -98,28 +114,35 @@ def test_case_10_h_matrix_and_dead_centre(case10_run):
     assert np.all(np.isfinite(c(0.0, State(0.0, q_ok, np.zeros(2)), asm)))
 
 
+def constraint_terms(asm, res):
+    """Along a run of the plant: Λ_c(t) = (Φ M⁻¹ Φᵀ)⁻¹ [kg], the end point's effective mass normal to the rail,
+    and ‖Φᵀλ‖(t) [N·m], the norm of the joint torque the rail's force exerts."""
+    mass, rail = [], []
+    for k, t in enumerate(res.times):
+        c = fb.control.ControlContext(asm, t, res.q[k], res.v[k])
+        mass.append(1.0 / float((c.Phi @ np.linalg.solve(c.M, c.Phi.T))[0, 0]))
+        rail.append(float(np.linalg.norm(c.Phi.T @ res.histories["lam"][k])))
+    return np.array(mass), np.array(rail)
+
+
 def test_case_11_arm_on_slider(tmp_path):
     case = load("11_arm_on_slider_control.py")
     out = tmp_path / "11"
     # full size: T = 2 s; half a period keeps every claim below (and the 5 mm offset) and halves the time
     s = case.main(out, t_end=1.0)
+    runs = {(m, c): fb.Results.load(out / f"{m}_{c}") for m in ("wrong", "exact") for c in case._CONTROLLERS}
     assert_files(
         out,
-        [
-            "histories.csv",
-            "summary.txt",
-            "fig8.png",
-            "fig8_exact_model.png",
-            "torque_norms.png",
-            "torque_norms_exact_model.png",
-        ]
+        ["summary.txt", "fig8.png", "fig8_exact_model.png", "torque_norms.png", "torque_norms_exact_model.png"]
         + [f"{m}_{c}/results.npz" for m in ("wrong", "exact") for c in case._CONTROLLERS],
     )
     params = json.loads((out / "summary.txt").read_text())["parameters"]
     assert params["gravity_y"] == -case.GRAVITY and "gravity_z" not in params and params["offset"] == 0.005
-    act = s["actuation"]  # [DE 5.3]: no passive joint, task independent of Φ
-    assert (act["n"], act["m_C"], act["p"], act["k"], act["m_T"]) == (3, 1, 2, 3, 2)
-    assert all(act["ok"].values()) and act["independent_sigma_min"] > 1e-3
+    plant = case.build().assemble()
+    act = fb.control.actuation_report(plant, 0.0, s["q0"], s["v0"], task=case.task(plant))  # [DE 5.3]: no passive joint
+    assert (act.n, act.n_constraints, act.dof, act.n_actuators, act.n_task) == (3, 1, 2, 3, 2)
+    assert all(act.ok(c) for c in ("direct", "minimal", "partitioned", "pidc", "idc"))
+    assert act.maps["independent"].singular_values[-1] > 1e-3  # the task independent of Φ
     for label in ("wrong_model", "exact_model"):
         r = s[label]
         for name in ("pidc", "hybrid"):
@@ -132,14 +155,11 @@ def test_case_11_arm_on_slider(tmp_path):
         assert max(r["max_violation"].values()) < 1e-10
         # PIDC needs the least torque norm at every recorded instant (from the saved runs)
         prefix = label.split("_")[0]
-        norms = {
-            c: np.linalg.norm(fb.Results.load(out / f"{prefix}_{c}").histories["tau"], axis=1)
-            for c in case._CONTROLLERS
-        }
+        norms = {c: np.linalg.norm(runs[prefix, c].histories["tau"], axis=1) for c in case._CONTROLLERS}
         assert len(norms["pidc"]) == 501
         assert np.all(norms["pidc"] <= np.minimum(norms["hybrid"], norms["idc"]) + 1e-9)
         assert r["fraction_pidc_least_norm"] == 1.0 and r["worst_pidc_excess_over_min_others"] <= 1e-9
-    ex, wr, idc = s["exact_model"], s["wrong_model"], s["idc_force"]
+    ex, wr = s["exact_model"], s["wrong_model"]
     # torques [AG Table II]: wrong model IDC > hybrid > PIDC; exact model IDC = hybrid (same motion, λ = 0)
     assert wr["rms_norm"]["idc"] > wr["rms_norm"]["hybrid"] > wr["rms_norm"]["pidc"]
     assert ex["rms_norm"]["idc"] == pytest.approx(ex["rms_norm"]["hybrid"], rel=1e-6)
@@ -148,20 +168,23 @@ def test_case_11_arm_on_slider(tmp_path):
     # exact model: IDC follows the same motion without contact force
     assert ex["peak_abs_lam"]["idc"] < 1e-6 and ex["tracking"]["idc"]["max_abs_theta_error"] < 1e-7
     # wrong model: IDC's contact force is the stiffness force Λ_c G_P δ (to 10 % at every instant), linear in δ
-    assert wr["peak_abs_lam"]["idc"] == pytest.approx(idc["idc_stiffness_force_estimate_peak"], rel=0.1)
-    lo, hi = idc["idc_lam_over_stiffness_estimate_range"]
-    assert 0.9 < lo <= hi < 1.1
-    h = np.genfromtxt(out / "histories.csv", delimiter=",", names=True)
-    ratio = np.abs(h["wrong_idc_lam"]) / (h["normal_mass"] * case.G_P * case.OFFSET)
-    assert np.all(np.abs(ratio - 1.0) < 0.1)
-    assert idc["idc_lam_slope_per_m"] == pytest.approx(case.G_P * np.mean(idc["normal_mass_range"]), rel=0.1)
+    idc, hybrid = runs["wrong", "idc"], runs["wrong", "hybrid"]
+    normal_mass, rail_torque = constraint_terms(plant, idc)
+    lam = idc.histories["lam"][:, 0]
+    stiff = normal_mass * case.G_P * case.OFFSET
+    assert wr["peak_abs_lam"]["idc"] == pytest.approx(np.abs(stiff).max(), rel=0.1)
+    assert np.all(np.abs(np.abs(lam) / stiff - 1.0) < 0.1)  # 0.98 … 1.01 measured at full size
+    slope = (wr["peak_abs_lam"]["idc"] - ex["peak_abs_lam"]["idc"]) / case.OFFSET
+    assert slope == pytest.approx(case.G_P * np.mean([normal_mass.min(), normal_mass.max()]), rel=0.1)
     assert wr["tracking"]["idc"]["max_abs_theta_error"] > 0.5 * case.OFFSET / case.LENGTHS[-1]
     # ... and IDC's extra torque over the hybrid law is the rail's torque ‖Φᵀλ‖ once the start transient is over
-    assert idc["idc_tau_gap_minus_rail_torque_second_half_max"] < 0.2 * idc["idc_rail_torque_norm_second_half_range"][1]
+    half = len(idc.times) // 2
+    gap = np.linalg.norm(idc.histories["tau"] - hybrid.histories["tau"], axis=1)
+    assert np.abs(gap[half:] - rail_torque[half:]).max() < 0.2 * rail_torque[half:].max()
     # PIDC and the hybrid law do not see the offset
     for name in ("pidc", "hybrid"):
-        assert idc[f"{name}_max_tau_difference_wrong_vs_exact"] < 1e-12
-        assert idc[f"{name}_max_q_difference_wrong_vs_exact"] < 1e-12
+        assert np.abs(runs["wrong", name].histories["tau"] - runs["exact", name].histories["tau"]).max() < 1e-12
+        assert np.abs(runs["wrong", name].q - runs["exact", name].q).max() < 1e-12
     for name in case._CONTROLLERS:
         assert wr["table"][name]["rms"] > 0 and wr["table"][name]["peak"] >= wr["table"][name]["rms"] / np.sqrt(3)
 

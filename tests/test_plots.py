@@ -323,8 +323,9 @@ def test_torque_norm_label_has_the_units_of_the_non_zero_columns(tmp_path, slide
 
 
 def capture_figures(monkeypatch, write: bool = True) -> list:
-    """Figures passed to plots.save / plots._save from now on, in a list (and written unless ``write`` is
-    False: the labels are set before saving, and drawing a PNG is the slow part)."""
+    """Figures passed to plots.save / plots._save and to the writer of fb.plots.plot_curves / plot_mode_shapes
+    from now on, in a list (and written unless ``write`` is False: the labels are set before saving, and drawing
+    a PNG is the slow part)."""
     figures = []
     for name in ("save", "_save"):
         original = getattr(plots, name)
@@ -334,6 +335,13 @@ def capture_figures(monkeypatch, write: bool = True) -> list:
             return _original(fig, path, *args, **kwargs) if write else path
 
         monkeypatch.setattr(plots, name, keep)
+    from flexbody.io import figures as shared  # fb.plots.plot_curves, plot_mode_shapes
+
+    def keep_shared(fig, path, dpi, _original=shared._write):
+        figures.append(fig)
+        return _original(fig, path, dpi) if write else path
+
+    monkeypatch.setattr(shared, "_write", keep_shared)
     return figures
 
 
@@ -402,17 +410,12 @@ def case_figure_calls(tmp_path):
         (
             "04",
             lambda: c04.plot(
-                out / "04.png",
-                synthetic_run(n_q=2),
-                [decomposition, decomposition],
-                run.times,
-                run.times,
-                1e-6 * run.times,
+                out / "04.png", synthetic_run(n_q=2), [decomposition, decomposition], run.times, 1e-6 * run.times
             ),
         )
     )
     c05 = load("05_slider_crank.py")
-    calls.append(("05", lambda: c05.plot(out / "05.png", synthetic_run(n_q=2), [0.5], run.times)))
+    calls.append(("05", lambda: c05.plot(out / "05.png", synthetic_run(n_q=2), [0.5])))
     c06 = load("06_redundant_four_bar.py")
     calls.append(("06", lambda: c06.plot(out / "06.png", run, run, run)))
     c07 = load("07_coupled_chain_control.py")
@@ -442,10 +445,7 @@ def case_figure_calls(tmp_path):
     calls.append(
         (
             "12",
-            lambda: (
-                c12.plot_energy(out / "12e.png", {"a": run}),
-                c12.plot_swing(out / "12s.png", {"a": run}, coms, 0.5),
-            ),
+            lambda: (c12.plot_energy(out / "12e.png", {"a": run}), c12.plot_swing(out / "12s.png", {"a": run}, coms)),
         )
     )
     c13 = load("13_plate_pendulum.py")
@@ -521,3 +521,58 @@ def test_every_case_figure_labels_its_axes_with_units(tmp_path, monkeypatch):
         assert len(figures) > start, f"case {name} drew no figure"
         for fig in figures[start:]:
             assert_axes_labelled(fig, f"case {name}")
+
+
+# --------------------------------------------------------------------------- the figures the cases share
+
+
+def test_plot_curves_draws_panels_with_references_and_units(tmp_path, monkeypatch):
+    """fb.plots.plot_curves: one axis per panel with its curves and dotted black references, every axis
+    "quantity [unit]"; a label without its unit or a panel without curves is refused before anything is drawn."""
+    from flexbody.io import figures
+
+    drawn = []
+    monkeypatch.setattr(figures, "_write", lambda fig, path, dpi: drawn.append(fig) or path)
+    t = np.linspace(0.0, 1.0, 11)
+    panels = [
+        {"ylabel": "angle [rad]", "curves": {"run": (t, np.sin(t))}, "references": {"closed form": (t, t)}},
+        {"ylabel": "error [m]", "curves": {"a": (t, 1e-3 * t), "b": (t, 0.0 * t)}, "log": True, "title": "errors"},
+        {"ylabel": "z [m]", "xlabel": "x [m]", "curves": {"path": (np.cos(t), np.sin(t))}, "equal": True},
+    ]
+    plots.plot_curves(tmp_path / "c.png", panels, columns=2, title="three panels")
+    (fig,) = drawn
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(visible) == 3 and len(fig.axes) == 4  # 2 × 2 grid, the last one hidden
+    assert_axes_labelled(fig, "plot_curves")
+    assert [len(ax.get_lines()) for ax in visible] == [2, 2, 1]
+    assert visible[0].get_lines()[1].get_color() == "k" and visible[0].get_lines()[1].get_linestyle() == ":"
+    assert visible[1].get_yscale() == "log" and visible[2].get_xlabel() == "x [m]"
+    with pytest.raises(FlexbodyError, match="quantity \\[unit\\]"):
+        plots.plot_curves(tmp_path / "d.png", [{"ylabel": "angle", "curves": {"a": (t, t)}}])
+    with pytest.raises(FlexbodyError, match="no curves"):
+        plots.plot_curves(tmp_path / "d.png", [{"ylabel": "angle [rad]", "curves": {}}])
+    with pytest.raises(FlexbodyError, match="at least one panel"):
+        plots.plot_curves(tmp_path / "d.png", [])
+    assert len(drawn) == 1 and not (tmp_path / "d.png").exists()
+    monkeypatch.undo()
+    assert_png(plots.plot_curves(tmp_path / "sub" / "e.png", panels[:1]))
+
+
+def test_plot_mode_shapes_draws_each_mode_in_the_plane_it_moves_in(tmp_path, monkeypatch):
+    """fb.plots.plot_mode_shapes on the arm with its beam: one panel per mode, labelled in metres; the first
+    (in-plane swing) is drawn in the xz-plane, the out-of-plane bending in the xy-plane."""
+    from flexbody.io import figures
+
+    drawn = []
+    monkeypatch.setattr(figures, "_write", lambda fig, path, dpi: drawn.append(fig) or path)
+    asm = mechanisms.arm_with_beam(divisions=(3, 1, 1), locked=True).assemble()
+    modes = fb.modal_analysis(asm, n_modes=3)
+    plots.plot_mode_shapes(modes, tmp_path / "m.png", columns=2)
+    (fig,) = drawn
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(visible) == 3
+    assert_axes_labelled(fig, "plot_mode_shapes")
+    planes = {(ax.get_xlabel(), ax.get_ylabel()) for ax in visible}
+    assert planes == {("x [m]", "y [m]"), ("x [m]", "z [m]")}, planes
+    monkeypatch.undo()
+    assert_png(plots.plot_mode_shapes(modes, tmp_path / "n.png"))

@@ -3,7 +3,9 @@
 :func:`plot_histories` draws selected histories of one :class:`~flexbody.io.results.Results` as stacked panels
 on a shared time axis; :func:`plot_torque_norms` compares the Euclidean norm of the torque vector of
 several runs (as in Fig. 8(D) of Aghili 2005); :func:`rms_norm` and :func:`peak_norm` give the RMS and
-L∞ ("peak") norms of a history for tables.
+L∞ ("peak") norms of a history for tables; :func:`plot_curves` (named curves against their references, panel by
+panel) and :func:`plot_mode_shapes` (the modes of a modal analysis) draw the figures the case files share
+(:mod:`flexbody.io.figures`).
 
 Every axis is labelled "quantity [unit]". The units come from the run's metadata ("coordinate_units",
 "row_units", "actuated_units", "task_units", recorded by :func:`~flexbody.solvers.simulation.simulate` from the
@@ -23,6 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FlexbodyError
+from .figures import plot_curves as plot_curves
+from .figures import plot_mode_shapes as plot_mode_shapes
 from .histories import (
     available_histories,
     axis_label,
