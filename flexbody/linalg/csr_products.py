@@ -39,22 +39,47 @@ def _is_csr(A) -> bool:
     return isinstance(A, sp.csr_matrix | sp.csr_array) and A.data.dtype == np.float64
 
 
+def _is_csc(A) -> bool:
+    return isinstance(A, sp.csc_matrix | sp.csc_array) and A.data.dtype == np.float64
+
+
 def product(A, x: np.ndarray) -> np.ndarray:
-    """A x (m,) for A (m, n) dense or sparse and x (n,) float."""
-    if _is_csr(A) and x.dtype == np.float64 and x.ndim == 1:
-        out = np.empty(A.shape[0])
-        _csr_product(A.data, A.indices, A.indptr, x, out)
-        return out
+    """A x (m,) for A (m, n) dense or sparse and x (n,) float (CSC: the arrays of A as the CSR arrays of Aᵀ, in
+    scipy's order of summation)."""
+    if x.dtype == np.float64 and x.ndim == 1:
+        if _is_csr(A):
+            out = np.empty(A.shape[0])
+            _csr_product(A.data, A.indices, A.indptr, x, out)
+            return out
+        if _is_csc(A):
+            out = np.empty(A.shape[0])
+            _csr_transposed_product(A.data, A.indices, A.indptr, x, out)
+            return out
     return A @ x
 
 
 def transposed_product(A, y: np.ndarray) -> np.ndarray:
     """Aᵀy (n,) for A (m, n) dense or sparse and y (m,) float."""
-    if _is_csr(A) and y.dtype == np.float64 and y.ndim == 1:
-        out = np.empty(A.shape[1])
-        _csr_transposed_product(A.data, A.indices, A.indptr, y, out)
-        return out
+    if y.dtype == np.float64 and y.ndim == 1:
+        if _is_csr(A):
+            out = np.empty(A.shape[1])
+            _csr_transposed_product(A.data, A.indices, A.indptr, y, out)
+            return out
+        if _is_csc(A):
+            out = np.empty(A.shape[1])
+            _csr_product(A.data, A.indices, A.indptr, y, out)
+            return out
     return A.T @ y
+
+
+def with_values(pattern, data: np.ndarray):
+    """A new sparse matrix with the class, shape and index arrays (shared, not copied) of the compressed matrix
+    ``pattern`` and the values ``data`` (nnz,): scipy's constructor checks the index arrays on every call (about
+    20 µs for a constraint Jacobian), which a pattern made once and checked then does not need."""
+    matrix = pattern.__class__.__new__(pattern.__class__)
+    matrix.__dict__.update(pattern.__dict__)
+    matrix.data = data
+    return matrix
 
 
 @nb.njit(cache=True)

@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..linalg.saddle_point import SaddlePointSolver
+from ..linalg.validation import all_finite
 from .alpha_settings import GeneralizedAlpha
 from .compiled_alpha import (
     NEED_CORRECTION,
@@ -216,7 +217,7 @@ class AlphaStepper:
 
     def _workspace(self, t: float, q: np.ndarray, v: np.ndarray):
         """The workspace of a Newton iterate; a state that is not finite fails the step (it is retried smaller)."""
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+        if not (all_finite(q) and all_finite(v)):
             raise StepFailedError(f"NaN/Inf in the iterate at t = {t:.9g} s")
         return self.asm.workspace(t, q, v)
 
@@ -225,7 +226,7 @@ class AlphaStepper:
         [[A, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; rhs] into ``correction``, the velocity residual into loop[5]."""
         _, _, qdd, _, lam = out
         r, phi, Phi = self.residual.evaluate(ws, qdd, lam, tau)
-        if not (np.all(np.isfinite(r)) and np.all(np.isfinite(phi))):
+        if not (all_finite(r) and all_finite(phi)):
             raise StepFailedError(f"NaN/Inf in the residual at t = {ws.t:.9g} s")
         dqdd, y = self.solver.solve(-r, self._constraint_rhs(phi, Phi, ws, out[1], dt))
         correction[0][:], correction[1][:] = dqdd, y

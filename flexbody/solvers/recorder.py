@@ -17,6 +17,7 @@ from ..deprecation import deprecated
 from ..errors import FlexbodyError, StateError
 from ..fem import fields as field_data
 from ..io.results import INTEGER_HISTORIES, Results
+from ..linalg.csr_products import product
 from ..linalg.rank import constraint_rank
 
 log = logging.getLogger(__name__)
@@ -244,7 +245,7 @@ class Recorder:
         the constraint ``terms`` (φ, Φ, φ_t), the correction count, the energies (from the state's workspace
         ``ws``), the fields (when recorded) and the controller's diagnostics (each value is copied)."""
         asm = self.asm
-        rate = terms.Phi @ v + terms.phi_t
+        rate = product(terms.Phi, v) + terms.phi_t
         values = {
             "t": t,
             "q": q,

@@ -11,7 +11,6 @@ code that visits the state creates and passes on; nothing is cached here (see ``
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, cast
 
@@ -22,6 +21,7 @@ from numpy.typing import ArrayLike
 from ..deprecation import deprecated
 from ..errors import StateError
 from ..linalg.block_mass import BlockMass
+from ..linalg.validation import all_finite
 from ..rigid.exponential_coordinates import switched_charts
 from ..rigid.tree import Kinematics
 from .applied_forces import AppliedForces
@@ -230,7 +230,7 @@ class AssembledSystem:
         x = np.array(x, dtype=float)
         if x.shape != (self.n_dofs,):
             raise StateError(f"{name} must have shape ({self.n_dofs},), got {x.shape}")
-        if not _all_finite(x):
+        if not all_finite(x):
             bad = [self.coordinate_labels[i] for i in np.flatnonzero(~np.isfinite(x))]
             raise StateError(f"{name} contains NaN or Inf at {bad}")
         return x
@@ -418,9 +418,3 @@ class AssembledSystem:
         from ..linalg.rank import constraint_rank
 
         return constraint_rank(self.constraint_jacobian(t, q), rtol=rtol, row_labels=self.row_labels)
-
-
-def _all_finite(x: np.ndarray) -> bool:
-    """Whether every entry of the float vector x is finite: x·x is finite only then (a NaN or ±Inf makes it
-    NaN or +Inf), and costs a third of ``np.isfinite(x).all()``; an overflow of x·x is settled exactly."""
-    return math.isfinite(x.dot(x)) or bool(np.isfinite(x).all())

@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..linalg.block_mass import FlexibleMassFactor
+from ..linalg.csr_products import product
 
 __all__ = ["FlexiblePart"]
 
@@ -121,7 +122,7 @@ class FlexiblePart:
 
     # ------------------------------------------------------------------ energies
     def kinetic_energy(self, v_f: np.ndarray) -> float:
-        return 0.5 * float(v_f @ (self.mass.matrix @ v_f))
+        return 0.5 * float(v_f @ product(self.mass.matrix, v_f))
 
     def strain_energy(self, q_f: np.ndarray) -> float:
         return float(sum(b.strain_energy(q_f[self._local[b]]) for b in self.bodies))

@@ -263,6 +263,24 @@ def _reduced_terms(i, col, r, fl, R, p, S, vel, acc, support, gravity, q, v, M, 
     return strain - centre
 
 
+@nb.njit(cache=True)
+def joint_terms_into(ints, floats, support, bodies, body_floats, drive, q, v, m, out):
+    """:func:`joint_terms` with its seven outputs end to end in one flat array ``out`` (n² + m n + n + 3 m + 2,): M,
+    Φ, h, φ, bias, φ_t, energy (one argument and one allocation for seven; :meth:`JointProgram.evaluate`)."""
+    n = q.shape[0]
+    a, b = n * n, n * n + m * n
+    M, Phi = out[:a].reshape((n, n)), out[a:b].reshape((m, n))
+    h, phi, bias, phi_t = (
+        out[b : b + n],
+        out[b + n : b + n + m],
+        out[b + n + m : b + n + 2 * m],
+        out[b + n + 2 * m : b + n + 3 * m],
+    )
+    return joint_terms(
+        ints, floats, support, bodies, body_floats, drive, q, v, M, h, phi, Phi, bias, phi_t, out[b + n + 3 * m :]
+    )
+
+
 class JointProgram:
     """The flat arrays of a system without flexible nodes for :func:`joint_terms`; made by
     :func:`compile_joint_terms` from the system's trees, reduced bodies and the constraints' row declarations.
@@ -354,31 +372,39 @@ class JointProgram:
         return out
 
     def evaluate(self, t: float, q: np.ndarray, v: np.ndarray, ws=None):
-        """(M, h, φ, Φ, bias, φ_t, energy) at (t, q, v), the rows of :attr:`python_rows` from their constraints at
-        the workspace ``ws`` of the state; None where the general route must decide."""
+        """(M, h, φ, Φ, bias, φ_t, energy) at (t, q, v), read-only views of one new array, the rows of
+        :attr:`python_rows` from their constraints at the workspace ``ws`` of the state; None where the general route
+        must decide."""
         n, m = self.n, self.m
-        M, h, phi, Phi, bias = np.empty((n, n)), np.empty(n), np.empty(m), np.empty((m, n)), np.empty(m)
-        phi_t, energy = np.empty(m), np.empty(2)
-        status = joint_terms(
-            self.ints,
-            self.floats,
-            self.support,
-            self.bodies,
-            self.body_floats,
-            self.drive(t),
-            q,
-            v,
-            M,
-            h,
-            phi,
-            Phi,
-            bias,
-            phi_t,
-            energy,
+        out = np.empty(n * n + m * n + n + 3 * m + 2)
+        status = joint_terms_into(
+            self.ints, self.floats, self.support, self.bodies, self.body_floats, self.drive(t), q, v, m, out
         )
         if status != OK:
             return None
-        for c, rs in self.python_rows:  # the rows without a compiled form, from the same state
+        if self.python_rows:
+            self._python_rows(ws, *self.views(out))
+        out.setflags(write=False)  # the views made from here on are read-only
+        return self.views(out)
+
+    def views(self, out: np.ndarray) -> tuple:
+        """(M, h, φ, Φ, bias, φ_t, energy): the views of :func:`joint_terms_into`'s flat output ``out``."""
+        n, m = self.n, self.m
+        a, b = n * n, n * n + m * n
+        c = b + n
+        return (
+            out[:a].reshape(n, n),
+            out[b:c],
+            out[c : c + m],
+            out[a:b].reshape(m, n),
+            out[c + m : c + 2 * m],
+            out[c + 2 * m : c + 3 * m],
+            out[c + 3 * m :],
+        )
+
+    def _python_rows(self, ws, M, h, phi, Phi, bias, phi_t, energy) -> None:
+        """The rows without a compiled form, from their constraints at the same state."""
+        for c, rs in self.python_rows:
             rows = c.evaluate(ws)
             phi[rs], bias[rs] = rows.phi, rows.bias
             phi_t[rs] = 0.0 if rows.phi_t is None else rows.phi_t
@@ -386,7 +412,6 @@ class JointProgram:
             for cols, block in rows.pieces:
                 if len(cols):
                     Phi[rs, cols] += block.toarray() if sp.issparse(block) else block
-        return M, h, phi, Phi, bias, phi_t, energy
 
 
 def compile_joint_terms(trees, reduced, constraints, offsets, n: int) -> JointProgram | None:

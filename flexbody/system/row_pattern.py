@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..linalg.csr_products import with_values
+
 
 class RowPattern:
     """Slots of the entries of Φ (m, n) for one list of pieces; :meth:`matrix` makes Φ from their values."""
@@ -67,11 +69,11 @@ class RowPattern:
             indptr = np.searchsorted(self.unique_rows[keep], np.arange(self.shape[0] + 1)).astype(np.int32)
             indices = self.unique_cols[keep]
             indices.flags.writeable = indptr.flags.writeable = False  # shared by every Φ made here
-            stored = self._stored[key] = (keep, indices, indptr)
-        keep, indices, indptr = stored
-        Phi = sp.csr_matrix((full[keep], indices, indptr), shape=self.shape, copy=False)
-        Phi.has_canonical_format = True  # sorted, no duplicates
-        return Phi
+            pattern = sp.csr_matrix((full[keep], indices, indptr), shape=self.shape, copy=False)
+            pattern.has_canonical_format = True  # sorted, no duplicates
+            stored = self._stored[key] = (keep, pattern)
+        keep, pattern = stored
+        return with_values(pattern, full[keep])
 
 
 def _structure(block):

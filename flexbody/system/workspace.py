@@ -173,17 +173,19 @@ class Workspace:
         return value
 
     def keep_compiled(self, value: tuple) -> None:
-        """Keep ``value`` = (M, h, φ, Φ, bias, φ_t, energy), computed by the program at this state (here or by a
-        compiled integrator step), as the terms of this workspace (made read-only)."""
-        read_only(value)
-        M = self._position.setdefault("mass_matrix", value[0])  # the terms of q: shared with other velocities
-        Phi = self._position.setdefault("Phi", value[3])
-        value = (M, value[1], value[2], Phi, *value[4:])
-        self._terms["compiled"] = value
+        """Keep ``value`` = (M, h, φ, Φ, bias, φ_t, energy), computed by the program at this state (read-only
+        arrays), as the terms of this workspace."""
+        position, terms = self._position, self._terms
+        if "mass_matrix" in position or "Phi" in position:  # the terms of q: shared with other velocities
+            M, Phi = position.setdefault("mass_matrix", value[0]), position.setdefault("Phi", value[3])
+            value = (M, value[1], value[2], Phi, *value[4:])
+        else:
+            position["mass_matrix"], position["Phi"] = value[0], value[3]
+        terms["compiled"] = value
         if not self.asm.forces:  # with force elements: h − Q, and their potential, when asked for
-            self._terms["mass_and_forces"] = value[:2]
-            self._terms["energy"] = (float(value[6][0]), float(value[6][1]))
-        self._terms["rows"] = value[2:6]
+            terms["mass_and_forces"] = value[:2]
+            terms["energy"] = (float(value[6][0]), float(value[6][1]))
+        terms["rows"] = value[2:6]
 
     # ------------------------------------------------------------------ mass and forces
     def mass_matrix(self) -> np.ndarray | BlockMass:
@@ -391,13 +393,16 @@ class Workspace:
 
     def terms(self) -> Terms:
         """All terms of the constrained equations at this state (:class:`Terms`)."""
-        return self.memo("terms", self._terms_now)
+        terms = self._terms.get("terms")
+        if terms is None:
+            terms = self._terms["terms"] = self._terms_now()
+        return terms
 
     def _terms_now(self) -> Terms:
         compiled = self.compiled()
         if compiled is not None:
             M, h, phi, Phi, bias, phi_t, _ = compiled
-            return Terms(M, self._with_applied_forces(h) if self.asm.forces else h, Phi, bias, phi, phi_t)
+            return Terms(M, self.mass_and_forces()[1] if self.asm.forces else h, Phi, bias, phi, phi_t)
         M, h = self.mass_and_forces()
         phi, Phi, bias, phi_t = self.constraint_rows()
         return Terms(M, h, Phi, bias, phi, phi_t)

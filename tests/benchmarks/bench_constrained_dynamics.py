@@ -24,13 +24,16 @@ flexbody method; the largest relative difference ‖a_pin − a_fb‖∞ / ‖a_
 disagrees by more than ``--agree-tol`` is not timed. The state satisfies the constraints: q = the
 assembled initial state, v = a random velocity projected onto ker Φ, τ random.
 
-Timing: ``timeit``-style; the number of loops is chosen so that one repeat lasts at least
-``--min-time`` seconds, and the best of ``--repeat`` repeats is reported (µs per call). No assertions on
-timing; the issue's goal (``GOAL``, 2×) is printed for information.
+Timing: ``--rounds`` interleaved rounds; in each, every timed call (each flexbody method, ``terms`` and ``forward``
+alone, each Pinocchio variant) runs one batch, in an order that rotates from round to round, of a number of calls
+chosen once so that a batch lasts at least ``--min-time`` seconds. Reported: the median over rounds of µs per call,
+and as the ratio the median over rounds of flexbody / the Pinocchio variant with the smallest median, so that a
+change of the machine's speed during the run moves both sides of a ratio alike. No assertions on timing; the
+issue's goal (``GOAL``, 2×) is printed for information.
 
 Usage::
 
-    python tests/benchmarks/bench_constrained_dynamics.py [--repeat N] [--min-time S] [--seed K]
+    python tests/benchmarks/bench_constrained_dynamics.py [--rounds N] [--min-time S] [--seed K]
                                                           [--mechanisms ...] [--methods ...]
 """
 
@@ -71,18 +74,24 @@ GOAL = 2.0  # flexbody / Pinocchio, the performance issue's goal
 
 
 # ---------------------------------------------------------------------------- timing
-def best_us(fn, repeat: int, min_time: float) -> float:
-    """Best of ``repeat`` repeats, µs per call; loops per repeat chosen so a repeat lasts >= ``min_time``."""
-    fn()  # warm-up (numba compilation, caches)
-    timer = timeit.Timer(fn)
-    loops = 1
-    while True:
-        t = timer.timeit(loops)
-        if t >= min_time:
-            break
-        loops = max(loops * 2, int(np.ceil(loops * min_time / max(t, 1e-9) * 1.1)))
-    times = [t, *timer.repeat(repeat=max(repeat - 1, 0), number=loops)]
-    return 1e6 * min(times) / loops
+def interleaved_us(calls: dict, rounds: int, min_time: float) -> dict:
+    """µs per call of each callable in ``calls`` in every round ({key: (rounds,)}): each round runs every callable
+    for one batch, in an order that rotates from round to round; a batch's size is chosen once (after a warm-up
+    call: numba compilation, caches) so that it lasts at least ``min_time``."""
+    loops = {}
+    for key, fn in calls.items():
+        fn()
+        timer, n = timeit.Timer(fn), 1
+        while (t := timer.timeit(n)) < min_time:
+            n = max(2 * n, int(np.ceil(n * min_time / max(t, 1e-9) * 1.1)))
+        loops[key] = n
+    keys = list(calls)
+    times = {key: np.empty(rounds) for key in keys}
+    for r in range(rounds):
+        shift = r % len(keys)
+        for key in keys[shift:] + keys[:shift]:
+            times[key][r] = 1e6 * timeit.Timer(calls[key]).timeit(loops[key]) / loops[key]
+    return times
 
 
 # ---------------------------------------------------------------------------- the problem
@@ -237,8 +246,9 @@ def run(name, args, methods):
     ]
 
     # ---- Pinocchio: check, then time only what agrees
-    pin_t = {"cd": "n/a", "kkt": "n/a", "kkt1": "n/a"}
-    agree = {}
+    pin_t: dict = {"cd": "n/a", "kkt": "n/a", "kkt1": "n/a"}
+    agree: dict = {}
+    calls: dict = {}
     if PIN_ERROR is None:
         P = PinocchioProblem(system, q, v, tau)
         assert P.m == m
@@ -272,26 +282,31 @@ def run(name, args, methods):
                 pin_t[key] = "mismatch"
                 notes.append(f"{name}: Pinocchio {key} disagrees with flexbody (rel. diff {err:.1e}); not timed")
                 continue
-            pin_t[key] = best_us(fn, args.repeat, args.min_time)
+            calls[("pin", key)] = fn
 
-    # ---- flexbody: every call evaluates afresh (an assembled system keeps the Evaluation of the last few
-    # states, so repeating one state would time a look-up): each call is at its own time t (the models are
-    # scleronomic, so the terms are those of the same state)
+    # ---- flexbody: every call makes the workspace of its state afresh (nothing is kept between calls), at its
+    # own time t (the models are scleronomic, so the terms are those of the same state)
     ticks = itertools.count(1)
     fresh_t = lambda: T0 + 1e-12 * next(ticks)  # noqa: E731
-    t_terms = best_us(lambda: asm.terms(fresh_t(), q, v), args.repeat, args.min_time)
-    rows = []
+    calls[("terms",)] = lambda: asm.terms(fresh_t(), q, v)
     for meth in methods:
 
         def call(meth=meth):
             T = asm.terms(fresh_t(), q, v)
             return forward(T.M, T.h, tau, T.Phi, T.bias, method=meth)
 
-        t_fb = best_us(call, args.repeat, args.min_time)
-        t_fwd = best_us(
-            lambda meth=meth: forward(T.M, T.h, tau, T.Phi, T.bias, method=meth), args.repeat, args.min_time
-        )
-        rows.append((name, n, m, meth, t_fb, t_terms, t_fwd))
+        calls[("fb", meth)] = call
+        calls[("forward", meth)] = lambda meth=meth: forward(T.M, T.h, tau, T.Phi, T.bias, method=meth)
+    times = interleaved_us(calls, args.rounds, args.min_time)
+    medians = {key: float(np.median(t)) for key, t in times.items()}
+    pins = [key for key in calls if key[0] == "pin"]
+    best = min(pins, key=lambda key: medians[key]) if pins else None
+    for key in pins:
+        pin_t[key[1]] = medians[key]
+    rows = []
+    for meth in methods:
+        ratio = float(np.median(times[("fb", meth)] / times[best])) if best else None
+        rows.append((name, n, m, meth, medians[("fb", meth)], medians[("terms",)], medians[("forward", meth)], ratio))
     return rows, pin_t, agree, notes
 
 
@@ -302,8 +317,8 @@ def fmt(x, spec=".1f") -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--repeat", type=int, default=7, help="timing repeats; the best is reported")
-    p.add_argument("--min-time", type=float, default=0.1, help="minimum duration of one repeat (s)")
+    p.add_argument("--rounds", type=int, default=21, help="interleaved timing rounds; medians are reported")
+    p.add_argument("--min-time", type=float, default=0.02, help="minimum duration of one batch of calls (s)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random v and τ")
     p.add_argument(
         "--agree-tol",
@@ -325,8 +340,8 @@ def main(argv=None) -> int:
     if PIN_ERROR:
         print(PIN_ERROR)
     print(
-        f"µs per call, best of {args.repeat} repeats of >= {args.min_time} s each (timeit); "
-        f"flexbody call = asm.terms + dynamics.forward\n"
+        f"µs per call, median of {args.rounds} interleaved rounds of >= {args.min_time} s batches; "
+        f"flexbody call = asm.terms + dynamics.forward; ratio = median over rounds of flexbody / fastest Pinocchio\n"
     )
 
     header = (
@@ -351,11 +366,9 @@ def main(argv=None) -> int:
     for name in args.mechanisms:
         rows, pin_t, agree, notes = run(name, args, args.methods)
         all_notes += notes
-        timed = [pin_t[k] for k in ("cd", "kkt", "kkt1") if isinstance(pin_t[k], float)]
-        best_pin = min(timed) if timed else None
         diff = max(agree.values()) if agree else None
-        for mech, n, m, meth, t_fb, t_terms, t_fwd in rows:
-            ratio = f"{t_fb / best_pin:.1f}x" if best_pin else "-"
+        for mech, n, m, meth, t_fb, t_terms, t_fwd, x in rows:
+            ratio = f"{x:.2f}x" if x is not None else "-"
             print(
                 line(
                     [
@@ -375,8 +388,8 @@ def main(argv=None) -> int:
                 ),
                 flush=True,
             )
-            if best_pin:
-                summary.append((mech, meth, t_fb / best_pin))
+            if x is not None:
+                summary.append((mech, meth, x))
 
     print("\nNotes:")
     for note in all_notes:
