@@ -46,7 +46,8 @@ if TYPE_CHECKING:
 
 
 class AssembledSystem:
-    """Frozen rigid trees, flexible bodies, holonomic constraints and loads of a :class:`flexbody.System`.
+    """Frozen rigid trees, flexible bodies, holonomic constraints and loads of a :class:`flexbody.System`. The
+    terms of a state are read from its :meth:`workspace`.
 
     Attributes
     ----------
@@ -83,8 +84,6 @@ class AssembledSystem:
     program : JointProgram or None
         The compiled program of the terms of a system without flexible nodes whose constraints all have a compiled
         form (:mod:`flexbody.system.joint_program`), else None.
-
-    The terms of a state are read from its :meth:`workspace`.
     """
 
     def __init__(
