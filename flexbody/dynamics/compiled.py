@@ -252,6 +252,17 @@ def _nb_ortho_factored(M, h, tau, bias, V, beta, R, mode, gamma):
     return _FAST_OK, a, force, lam
 
 
+def _read_only(x: np.ndarray) -> np.ndarray:
+    """``x`` when it is read-only, else a read-only view of it: the kernels see read-only inputs only, so each is
+    compiled once (numba specialises a kernel for every mix of writeable and read-only arguments, and a workspace's
+    kept terms are read-only while a caller's τ is not)."""
+    if not x.flags.writeable:
+        return x
+    view = x.view()
+    view.flags.writeable = False
+    return view
+
+
 def forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma, rows=None):
     """:class:`ForwardResult` of a dense problem with m ≥ 1 from a numba kernel, or None when the input
     is anything else (sparse, lists, other dtypes, wrong shapes, unknown names, NaN/Inf, bad tolerances)
@@ -295,6 +306,7 @@ def forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma, rows=
         M = np.ascontiguousarray(M)
     if not Phi.flags.c_contiguous:
         Phi = np.ascontiguousarray(Phi)
+    M, h, tau, Phi, bias = _read_only(M), _read_only(h), _read_only(tau), _read_only(Phi), _read_only(bias)
     if method == "multiplier" or method == "gauss":
         name = "multiplier" if method == "multiplier" else "gauss"
         status, a, force, lam = _nb_kkt(M, h, tau, Phi, bias, rtol, atol)
