@@ -69,24 +69,31 @@ from flexbody.dynamics import INERTIA_KINDS, METHODS, compiled, forward  # noqa:
 from flexbody.dynamics.compiled import (  # noqa: E402
     _FAST_BAD_INPUT,
     _FAST_FAILED,
-    _FAST_MAX_COND,
     _FAST_MIN_PIVOT,
     _FAST_OK,
-    _FM,
-    _RANK_SLACK,
-    _nb_axpy,
-    _nb_cho_solve,
-    _nb_cholesky,
     _nb_constraint_inertia,
-    _nb_dot,
     _nb_finite,
-    _nb_full_row_rank,
-    _nb_house_qr,
-    _nb_lu_solve,
-    _nb_q_transpose,
-    _nb_usolve,
-    _nb_utsolve,
 )
+from flexbody.linalg.dense_kernels import CERTIFIED_CONDITION as _FAST_MAX_COND  # noqa: E402
+from flexbody.linalg.dense_kernels import FM as _FM  # noqa: E402
+from flexbody.linalg.dense_kernels import RANK_SLACK as _RANK_SLACK  # noqa: E402
+from flexbody.linalg.dense_kernels import axpy as _nb_axpy  # noqa: E402
+from flexbody.linalg.dense_kernels import certified_full_row_rank  # noqa: E402
+from flexbody.linalg.dense_kernels import cho_solve as _nb_cho_solve  # noqa: E402
+from flexbody.linalg.dense_kernels import cholesky as _nb_cholesky  # noqa: E402
+from flexbody.linalg.dense_kernels import dot as _nb_dot  # noqa: E402
+from flexbody.linalg.dense_kernels import householder_qr as _nb_house_qr  # noqa: E402
+from flexbody.linalg.dense_kernels import lu_solve as _nb_lu_solve  # noqa: E402
+from flexbody.linalg.dense_kernels import q_transpose as _nb_q_transpose  # noqa: E402
+from flexbody.linalg.dense_kernels import usolve as _nb_usolve  # noqa: E402
+from flexbody.linalg.dense_kernels import utsolve as _nb_utsolve  # noqa: E402
+
+
+@nb.njit
+def _nb_full_row_rank(R, rtol, atol, n):
+    """The package's certificate of full row rank (linalg/dense_kernels.py), R⁻¹ into scratch."""
+    return certified_full_row_rank(R, rtol, atol, n, np.empty_like(R))
+
 
 RANDOM_SIZES = ((3, 2), (12, 5), (34, 12))
 

@@ -16,7 +16,7 @@ numba/BLAS thread (``--threads 1``, set before the imports), the median of a few
 - ``solve``: one saddle-point solve with the kept factor (``SaddlePointSolver.solve``);
 - ``Newton kept``: one iteration with a kept factor (residual + solve), the integrator's usual iteration;
 - ``Newton full``: one full Newton iteration (residual, iteration matrix with force+tangent, factorisation,
-  solve), exactly as ``_Stepper.step`` does it when it refreshes the factor (each repeat at a slightly
+  solve), exactly as ``AlphaStepper`` does it when it refreshes the factor (each repeat at a slightly
   different state, so nothing is taken from the evaluation cache);
 
 and the process peak RSS (``ru_maxrss``) after all of them. The exponent p of t ∝ n^p of each quantity is
@@ -65,7 +65,7 @@ def work(divisions, big: bool) -> dict:
     import flexbody as fb
     from flexbody.linalg.sparse_factor import SparseFactor
     from flexbody.mechanisms.flexible import cantilever
-    from flexbody.solvers.generalized_alpha import _iteration_matrix, _Stepper
+    from flexbody.solvers.generalized_alpha import AlphaStepper
 
     t_build = time.perf_counter()
     system = cantilever(divisions=tuple(divisions))
@@ -90,11 +90,11 @@ def work(divisions, big: bool) -> dict:
     out["force+tangent"] = _median(lambda: part.jacobians(q[fs], v[fs]), rep)
 
     dt = first_period() / 400.0
-    stepper = _Stepper(asm, fb.GeneralizedAlpha(dt=dt, rho_inf=1.0))
+    stepper = AlphaStepper(asm, fb.GeneralizedAlpha(dt=dt, rho_inf=1.0))
     bp, gp = stepper.bp, stepper.gp
     t1, qdd, lam, tau = dt, np.zeros(n), np.zeros(asm.n_constraints), np.zeros(n)
     ev = asm.workspace(t1, q, v)
-    A_r, A_f = _iteration_matrix(stepper.residual, ev, qdd, lam, gp * dt, bp * dt * dt)
+    A_r, A_f = stepper.residual.iteration_matrix(ev, qdd, lam, c_m=1.0, c_v=gp * dt, c_q=bp * dt * dt)
     Phi = sp.csr_matrix(ev.constraint_rows()[1])
     out["nnz A"] = int(A_f.nnz)
     solver = stepper.solver
