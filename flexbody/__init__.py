@@ -157,8 +157,10 @@ __all__ = [
     "io",
 ]
 
-ROOMS = ("errors", "fem", "reduced", "rigid", "constraints", "system", "linalg", "solvers", "control", "io", "threads")
-"""The rooms a public name is looked up in on first use, in the order data flows through them."""
+ROOMS = ("threads", "errors", "fem", "reduced", "rigid", "constraints", "system", "linalg", "solvers", "control", "io")
+"""The rooms a public name is looked up in on first use: the thread settings first (``fb.limit_threads`` must come
+before the OpenMP runtime, which the compiled kernels of the other rooms start when they load), then in the order
+data flows through them."""
 
 
 def __getattr__(name: str) -> Any:

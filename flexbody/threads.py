@@ -81,12 +81,12 @@ def limit_threads(*, blas: int | None = 1, omp_wait_policy: str | None = "PASSIV
         What was set: {"blas": threads or None, "omp_wait_policy": value or None}.
     """
     done: dict[str, Any] = {"blas": None, "omp_wait_policy": None}
+    if omp_wait_policy is not None and "OMP_WAIT_POLICY" not in os.environ:  # first: threadpoolctl loads libgomp,
+        os.environ["OMP_WAIT_POLICY"] = omp_wait_policy  # which reads the policy when it is loaded
+        done["omp_wait_policy"] = omp_wait_policy
     if blas is not None and not user_chose_threads():
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(limits=int(blas), user_api="blas")
         done["blas"] = int(blas)
-    if omp_wait_policy is not None and "OMP_WAIT_POLICY" not in os.environ:
-        os.environ["OMP_WAIT_POLICY"] = omp_wait_policy
-        done["omp_wait_policy"] = omp_wait_policy
     return done
