@@ -83,7 +83,13 @@ test-slow: setup
 test-all: setup
 	$(PYTEST) -m "slow or not slow"
 
-bench: setup
+## the benchmarks' peers that the tests do not need (Exudyn), on top of the test set-up
+BENCH_STAMP := $(VENV)/.bench
+$(BENCH_STAMP): $(STAMP)
+	$(PIP) install -q --no-compile -c $(VENV)/held.txt -e ".[test,lint,bench]"
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
 	$(VENV)/bin/python tests/benchmarks/bench_assembly.py
 	$(VENV)/bin/python tests/benchmarks/bench_constrained_dynamics.py
 	$(VENV)/bin/python tests/benchmarks/bench_dense_factorisations.py
