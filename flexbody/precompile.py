@@ -28,29 +28,54 @@ import numpy as np
 __all__ = ["GROUPS", "STAGES", "run_group", "compiled_signatures", "main"]
 
 
+def _small_meshes():
+    """(mesh, locking) of a two-element bar of every element: 8-node, 8-node with incompatible modes, 27-node."""
+    import flexbody as fb
+
+    for order, locking in ((1, None), (1, "incompatible_modes"), (2, None)):
+        yield fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(2, 1, 1), order=order), locking
+
+
+def _parallel_mesh():
+    """A mesh of 2 × FORCE_ELEMENTS_PER_THREAD elements or more: the element kernels run in parallel on it when the
+    process may use two CPUs."""
+    import flexbody as fb
+    from flexbody.fem.flexible_body import FORCE_ELEMENTS_PER_THREAD
+
+    side = int(np.ceil((2 * FORCE_ELEMENTS_PER_THREAD) ** (1 / 3)))
+    return fb.mesh.box(size=(1.0, 1.0, 1.0), divisions=(side, side, side), order=1)
+
+
+def _exercise(body, *, fields: bool) -> None:
+    """Every element kernel of ``body`` once, near its reference state: the force with and without the velocity
+    (v = None: the elastic force alone), the tangent, the damping matrix, the strain energy and (``fields``) the
+    stress fields."""
+    from flexbody.fem.fields import body_fields
+
+    q = body.reference_coordinates() * 1.001
+    v = np.full_like(q, 1e-3)
+    body.internal_force(q, v)
+    body.internal_force(q)
+    body.tangent(q, v)
+    body.damping_matrix(q, v)
+    body.strain_energy(q)
+    if fields:
+        body_fields(body, q, v)
+
+
 def _flexible_serial() -> None:
     """Element kernels on the calling thread (small meshes, one thread): every element and material, with and
     without damping; force, tangent, damping matrix, strain energy and stress fields."""
     import flexbody as fb
-    from flexbody.fem.fields import body_fields
 
     materials = (
         fb.StVenantKirchhoff(young=1e7, poisson=0.3, density=1e3, damping=1e-3),
         fb.NeoHookean(young=1e7, poisson=0.3, density=1e3),
         fb.MooneyRivlin(c10=1e6, c01=2e5, bulk_modulus=1e8, density=1e3),
     )
-    for order, locking in ((1, None), (1, "incompatible_modes"), (2, None)):
-        mesh = fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(2, 1, 1), order=order)
+    for mesh, locking in _small_meshes():
         for material in materials:
-            body = fb.FlexibleBody("warm", mesh, material, locking=locking)
-            q = body.reference_coordinates() * 1.001
-            v = np.full_like(q, 1e-3)
-            body.internal_force(q, v)
-            body.internal_force(q)  # v = None: the elastic force alone
-            body.tangent(q, v)
-            body.damping_matrix(q, v)
-            body.strain_energy(q)
-            body_fields(body, q, v)
+            _exercise(fb.FlexibleBody("warm", mesh, material, locking=locking), fields=True)
     import scipy.sparse as sp
 
     from flexbody.linalg.csr_products import add_within, product, transposed_product  # Newton's sparse algebra
@@ -73,11 +98,10 @@ def _flexible_parallel() -> None:
     """The parallel (prange) variants of the element kernels, which run on meshes of 2 × FORCE_ELEMENTS_PER_THREAD
     elements and more when the process may use two CPUs (and are not compiled here otherwise)."""
     import flexbody as fb
-    from flexbody.fem.flexible_body import FORCE_ELEMENTS_PER_THREAD
 
-    side = int(np.ceil((2 * FORCE_ELEMENTS_PER_THREAD) ** (1 / 3)))
-    mesh = fb.mesh.box(size=(1.0, 1.0, 1.0), divisions=(side, side, side), order=1)
-    body = fb.FlexibleBody("warm", mesh, fb.StVenantKirchhoff(young=1e7, poisson=0.3, density=1e3, damping=1e-3))
+    body = fb.FlexibleBody(
+        "warm", _parallel_mesh(), fb.StVenantKirchhoff(young=1e7, poisson=0.3, density=1e3, damping=1e-3)
+    )
     q = body.reference_coordinates() * 1.001
     v = np.full_like(q, 1e-3)
     body.internal_force(q, v)
@@ -104,20 +128,10 @@ def _user_law():
 def _user_laws() -> None:
     """The element kernels' variants for user strain energies: serial on small meshes of every element."""
     import flexbody as fb
-    from flexbody.fem.fields import body_fields
 
     law = _user_law()
-    for order, locking in ((1, None), (1, "incompatible_modes"), (2, None)):
-        mesh = fb.mesh.box(size=(1.0, 0.1, 0.1), divisions=(2, 1, 1), order=order)
-        body = fb.FlexibleBody("warm", mesh, law, locking=locking)
-        q = body.reference_coordinates() * 1.001
-        v = np.full_like(q, 1e-3)
-        body.internal_force(q, v)
-        body.internal_force(q)
-        body.tangent(q, v)
-        body.damping_matrix(q, v)
-        body.strain_energy(q)
-        body_fields(body, q, v)
+    for mesh, locking in _small_meshes():
+        _exercise(fb.FlexibleBody("warm", mesh, law, locking=locking), fields=True)
 
 
 def _user_laws_parallel() -> None:
@@ -125,18 +139,8 @@ def _user_laws_parallel() -> None:
     process may use two CPUs. No test calls them (the tests run user laws on small meshes), so ``make setup``
     leaves them out (21 s of compilation); a first run of a user law on such a mesh compiles them once."""
     import flexbody as fb
-    from flexbody.fem.flexible_body import FORCE_ELEMENTS_PER_THREAD
 
-    side = int(np.ceil((2 * FORCE_ELEMENTS_PER_THREAD) ** (1 / 3)))
-    mesh = fb.mesh.box(size=(1.0, 1.0, 1.0), divisions=(side, side, side), order=1)
-    body = fb.FlexibleBody("warm", mesh, _user_law())
-    q = body.reference_coordinates() * 1.001
-    v = np.full_like(q, 1e-3)
-    body.internal_force(q, v)
-    body.internal_force(q)
-    body.tangent(q, v)
-    body.damping_matrix(q, v)
-    body.strain_energy(q)
+    _exercise(fb.FlexibleBody("warm", _parallel_mesh(), _user_law()), fields=False)
 
 
 def _rigid() -> None:

@@ -44,32 +44,32 @@ def _is_csc(A) -> bool:
 
 
 def product(A, x: np.ndarray) -> np.ndarray:
-    """A x (m,) for A (m, n) dense or sparse and x (n,) float (CSC: the arrays of A as the CSR arrays of Aᵀ, in
-    scipy's order of summation)."""
-    if x.dtype == np.float64 and x.ndim == 1:
-        if _is_csr(A):
-            out = np.empty(A.shape[0])
-            _csr_product(A.data, A.indices, A.indptr, x, out)
-            return out
-        if _is_csc(A):
-            out = np.empty(A.shape[0])
-            _csr_transposed_product(A.data, A.indices, A.indptr, x, out)
-            return out
-    return A @ x
+    """A x (m,) for A (m, n) dense or sparse and x (n,) float."""
+    out = _compressed_product(A, x, transposed=False)
+    return A @ x if out is None else out
 
 
 def transposed_product(A, y: np.ndarray) -> np.ndarray:
     """Aᵀy (n,) for A (m, n) dense or sparse and y (m,) float."""
-    if y.dtype == np.float64 and y.ndim == 1:
-        if _is_csr(A):
-            out = np.empty(A.shape[1])
-            _csr_transposed_product(A.data, A.indices, A.indptr, y, out)
-            return out
-        if _is_csc(A):
-            out = np.empty(A.shape[1])
-            _csr_product(A.data, A.indices, A.indptr, y, out)
-            return out
-    return A.T @ y
+    out = _compressed_product(A, y, transposed=True)
+    return A.T @ y if out is None else out
+
+
+def _compressed_product(A, x: np.ndarray, *, transposed: bool) -> np.ndarray | None:
+    """A x, or Aᵀx, in the compiled loops for a float CSR or CSC A and a float vector x (None for anything else): the
+    arrays of a CSC matrix are the CSR arrays of its transpose, so each orientation runs the other's loop, in scipy's
+    order of summation."""
+    if x.dtype != np.float64 or x.ndim != 1:
+        return None
+    if _is_csr(A):
+        by_rows = not transposed
+    elif _is_csc(A):
+        by_rows = transposed
+    else:
+        return None
+    out = np.empty(A.shape[1] if transposed else A.shape[0])
+    (_csr_product if by_rows else _csr_transposed_product)(A.data, A.indices, A.indptr, x, out)
+    return out
 
 
 def with_values(pattern, data: np.ndarray):
@@ -110,7 +110,7 @@ def add_within(A, B, scale: float = 1.0):
         if positions_within(B.indptr, B.indices, A.indptr, A.indices, positions):
             data = A.data.copy()
             data[positions] += scale * B.data  # distinct positions: B's sorted entries each found once
-            return sp.csr_matrix((data, A.indices, A.indptr), shape=A.shape)
+            return with_values(A, data)
     return A + scale * B
 
 

@@ -264,20 +264,37 @@ def _reduced_terms(i, col, r, fl, R, p, S, vel, acc, support, gravity, q, v, M, 
 
 
 @nb.njit(cache=True)
+def output_offsets(n, m):
+    """Where the outputs of :func:`joint_terms_into` end in its flat array, in this order: M (n n), Φ (m n), h (n),
+    φ, bias, φ_t (m each), energy (2); the last is the array's size."""
+    M = n * n
+    Phi = M + m * n
+    h = Phi + n
+    return M, Phi, h, h + m, h + 2 * m, h + 3 * m, h + 3 * m + 2
+
+
+@nb.njit(cache=True)
 def joint_terms_into(ints, floats, support, bodies, body_floats, drive, q, v, m, out):
-    """:func:`joint_terms` with its seven outputs end to end in one flat array ``out`` (n² + m n + n + 3 m + 2,): M,
-    Φ, h, φ, bias, φ_t, energy (one argument and one allocation for seven; :meth:`JointProgram.evaluate`)."""
+    """:func:`joint_terms` with its seven outputs end to end in one flat array ``out`` (:func:`output_offsets`): one
+    argument and one allocation for seven (:meth:`JointProgram.evaluate`)."""
     n = q.shape[0]
-    a, b = n * n, n * n + m * n
-    M, Phi = out[:a].reshape((n, n)), out[a:b].reshape((m, n))
-    h, phi, bias, phi_t = (
-        out[b : b + n],
-        out[b + n : b + n + m],
-        out[b + n + m : b + n + 2 * m],
-        out[b + n + 2 * m : b + n + 3 * m],
-    )
+    e = output_offsets(n, m)
     return joint_terms(
-        ints, floats, support, bodies, body_floats, drive, q, v, M, h, phi, Phi, bias, phi_t, out[b + n + 3 * m :]
+        ints,
+        floats,
+        support,
+        bodies,
+        body_floats,
+        drive,
+        q,
+        v,
+        out[: e[0]].reshape((n, n)),
+        out[e[1] : e[2]],
+        out[e[2] : e[3]],
+        out[e[0] : e[1]].reshape((m, n)),
+        out[e[3] : e[4]],
+        out[e[4] : e[5]],
+        out[e[5] : e[6]],
     )
 
 
@@ -309,6 +326,7 @@ class JointProgram:
         self.support = forest[-1]
         self.bodies, self.body_floats, self.drivers, self.python_rows = bodies, body_floats, drivers, python_rows
         self._no_drive = np.zeros((self.m_compiled, 3))
+        self._ends = output_offsets(n, m)
 
     @staticmethod
     def pack(forest: tuple, gravity: np.ndarray, points: tuple, rows: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -375,10 +393,9 @@ class JointProgram:
         """(M, h, φ, Φ, bias, φ_t, energy) at (t, q, v), read-only views of one new array, the rows of
         :attr:`python_rows` from their constraints at the workspace ``ws`` of the state; None where the general route
         must decide."""
-        n, m = self.n, self.m
-        out = np.empty(n * n + m * n + n + 3 * m + 2)
+        out = np.empty(self._ends[-1])
         status = joint_terms_into(
-            self.ints, self.floats, self.support, self.bodies, self.body_floats, self.drive(t), q, v, m, out
+            self.ints, self.floats, self.support, self.bodies, self.body_floats, self.drive(t), q, v, self.m, out
         )
         if status != OK:
             return None
@@ -389,17 +406,15 @@ class JointProgram:
 
     def views(self, out: np.ndarray) -> tuple:
         """(M, h, φ, Φ, bias, φ_t, energy): the views of :func:`joint_terms_into`'s flat output ``out``."""
-        n, m = self.n, self.m
-        a, b = n * n, n * n + m * n
-        c = b + n
+        n, m, e = self.n, self.m, self._ends
         return (
-            out[:a].reshape(n, n),
-            out[b:c],
-            out[c : c + m],
-            out[a:b].reshape(m, n),
-            out[c + m : c + 2 * m],
-            out[c + 2 * m : c + 3 * m],
-            out[c + 3 * m :],
+            out[: e[0]].reshape(n, n),
+            out[e[1] : e[2]],
+            out[e[2] : e[3]],
+            out[e[0] : e[1]].reshape(m, n),
+            out[e[3] : e[4]],
+            out[e[4] : e[5]],
+            out[e[5] : e[6]],
         )
 
     def _python_rows(self, ws, M, h, phi, Phi, bias, phi_t, energy) -> None:

@@ -175,17 +175,14 @@ class Workspace:
     def keep_compiled(self, value: tuple) -> None:
         """Keep ``value`` = (M, h, φ, Φ, bias, φ_t, energy), computed by the program at this state (read-only
         arrays), as the terms of this workspace."""
-        position, terms = self._position, self._terms
-        if "mass_matrix" in position or "Phi" in position:  # the terms of q: shared with other velocities
-            M, Phi = position.setdefault("mass_matrix", value[0]), position.setdefault("Phi", value[3])
-            value = (M, value[1], value[2], Phi, *value[4:])
-        else:
-            position["mass_matrix"], position["Phi"] = value[0], value[3]
-        terms["compiled"] = value
+        M = self._position.setdefault("mass_matrix", value[0])  # the terms of q: shared with other velocities
+        Phi = self._position.setdefault("Phi", value[3])
+        value = (M, value[1], value[2], Phi, *value[4:])
+        self._terms["compiled"] = value
         if not self.asm.forces:  # with force elements: h − Q, and their potential, when asked for
-            terms["mass_and_forces"] = value[:2]
-            terms["energy"] = (float(value[6][0]), float(value[6][1]))
-        terms["rows"] = value[2:6]
+            self._terms["mass_and_forces"] = value[:2]
+            self._terms["energy"] = (float(value[6][0]), float(value[6][1]))
+        self._terms["rows"] = value[2:6]
 
     # ------------------------------------------------------------------ mass and forces
     def mass_matrix(self) -> np.ndarray | BlockMass:
@@ -393,10 +390,7 @@ class Workspace:
 
     def terms(self) -> Terms:
         """All terms of the constrained equations at this state (:class:`Terms`)."""
-        terms = self._terms.get("terms")
-        if terms is None:
-            terms = self._terms["terms"] = self._terms_now()
-        return terms
+        return self.memo("terms", self._terms_now)
 
     def _terms_now(self) -> Terms:
         compiled = self.compiled()
