@@ -1,6 +1,7 @@
 """Constrained forward and inverse dynamics in every form of the sources: multiplier (KKT),
 range space (Gauss), null space, projection with its constraint inertias, and the minimum-norm inverse
-[DE 3-42, AG 15-32]; pure functions of (M, h, τ, Φ, bias) or of (assembled system, state, τ).
+[DE 3-42, AG 15-32]; pure functions of (M, h, τ, Φ, bias) or of (assembled system, state, τ), and
+:func:`constraint_dynamics` on a :class:`SystemData` made once (Pinocchio's model/data form) for loops over states.
 
 May import: errors, deprecation, linalg, system.
 """
@@ -15,6 +16,7 @@ from .projection import (
     projector,
 )
 from .results import INERTIA_KINDS, METHODS, ForwardResult, GeneralizedConstrainedTerms, InverseResult, Projection
+from .system_data import SystemData, constraint_dynamics
 
 __all__ = [
     "METHODS",
@@ -25,6 +27,8 @@ __all__ = [
     "GeneralizedConstrainedTerms",
     "forward",
     "inverse",
+    "SystemData",
+    "constraint_dynamics",
     "projector",
     "nullspace_basis",
     "mass_weighted_inverse",

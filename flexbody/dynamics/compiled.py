@@ -52,13 +52,13 @@ from .results import INERTIA_KINDS, METHODS, ForwardResult
 # Small dense problems are dominated by per-call overhead (validation, scipy wrappers, and LAPACK SVD
 # drivers that take ~20 µs even for a 12×34 Φ), so forward() first tries one numba kernel per method
 # family (its Cholesky factors by LAPACK through numba's np.linalg, no Python in between). A kernel checks
-# finiteness and returns a status; on any status but _FAST_OK the reference route below runs from scratch,
+# finiteness and returns a status; on any status but FAST_OK the reference route below runs from scratch,
 # so every error (with its message naming the culprit or the dependent rows) and every borderline rank
 # decision comes from the reference code.
 # Inner loops run over zero-based ranges of 1-D row views: numba then needs no negative-index
 # wraparound and LLVM vectorises them (2-D indexing from a non-zero start is scalar code).
-_FAST_OK, _FAST_BAD_INPUT, _FAST_FAILED = 0, 1, 2
-_FAST_MODES = {"nullspace": 0, "Mc": 1, "symmetric": 2, "gamma": 3}
+FAST_OK, _FAST_BAD_INPUT, _FAST_FAILED = 0, 1, 2
+FAST_MODES = {"nullspace": 0, "Mc": 1, "symmetric": 2, "gamma": 3}
 _FLOAT64 = np.dtype(np.float64)
 _FAST_MIN_PIVOT = 1e-6
 """Smallest relative Schur pivot (sin² of a row's M⁻¹-angle to the earlier rows) the multiplier/Gauss
@@ -85,8 +85,16 @@ def _nb_finite(M, h, tau, Phi, bias):
     return s == 0.0
 
 
+@nb.njit(cache=True, inline="always")
+def _outputs(out, n, m):
+    """(a (n,), Φᵀλ (n,), λ (m,)): zeroed views of the flat output ``out`` (2n + m,) of a kernel below. One array
+    the caller makes and slices costs less than three arrays a kernel returns (each is boxed on return)."""
+    out[:] = 0.0
+    return out[:n], out[n : 2 * n], out[2 * n :]
+
+
 @nb.njit(cache=True, fastmath=FM)
-def _nb_kkt(M, h, tau, Phi, bias, rtol, atol):
+def nb_kkt(M, h, tau, Phi, bias, rtol, atol, out):
     """Dense "multiplier" and "gauss" forward dynamics for m ≥ 1 (Cholesky factors only).
 
     M = LLᵀ, Yt = (L⁻¹Φᵀ)ᵀ (m, n), S = ΦM⁻¹Φᵀ = Yt Ytᵀ = H⁻¹ [DE-34], S = LsLsᵀ with the checks of
@@ -99,17 +107,16 @@ def _nb_kkt(M, h, tau, Phi, bias, rtol, atol):
     When M has the branch-induced sparsity of a tree (:mod:`flexbody.linalg.tree_factor`) covering under
     half of a dense factor, M = LᵀL is factored along the branches instead and every L⁻¹ above reads L⁻ᵀ
     (and L⁻ᵀ reads L⁻¹): the same algebra in O(Σ depth²) (Featherstone's LTL, RBDA §6.5).
-    Returns (status, a, Φᵀλ, λ); _FAST_FAILED when M is not SPD or a check fails.
+    Writes (a, Φᵀλ, λ) end to end into ``out`` (2n + m,) (:func:`_outputs`) and returns the status;
+    _FAST_FAILED when M is not SPD or a check fails.
     """
     n, m = M.shape[0], Phi.shape[0]
-    a = np.zeros(n)
-    force = np.zeros(n)
-    lam = np.zeros(m)
+    a, force, lam = _outputs(out, n, m)
     if not _nb_finite(M, h, tau, Phi, bias):
-        return _FAST_BAD_INPUT, a, force, lam
+        return _FAST_BAD_INPUT
     for k in range(m):
         if not dot(Phi[k], Phi[k]) > 2.0 * atol * atol:  # a (numerically) zero row of Φ
-            return _FAST_FAILED, a, force, lam
+            return _FAST_FAILED
     tree, parent, entries = tree_parents(M)  # branch-induced sparsity of a tree's M
     sparse = tree and 4 * entries < n * (n - 1)  # under half the entries of a dense factor
     if sparse:
@@ -117,7 +124,7 @@ def _nb_kkt(M, h, tau, Phi, bias, rtol, atol):
     else:
         ok, L = cholesky(M)  # M = LLᵀ (M's lower triangle)
     if not ok:
-        return _FAST_FAILED, a, force, lam
+        return _FAST_FAILED
     B = np.empty((n, m + 1))  # [Φᵀ | τ − h] → L⁻¹[Φᵀ | τ − h] = [Ytᵀ | w]
     for i in range(n):
         Bi = B[i]
@@ -132,11 +139,11 @@ def _nb_kkt(M, h, tau, Phi, bias, rtol, atol):
     S = G[:m, :m].copy()
     ok, Ls = cholesky(S)
     if not ok:
-        return _FAST_FAILED, a, force, lam
+        return _FAST_FAILED
     floor = max(2.0 * rtol, _FAST_MIN_PIVOT)  # margins over schur_factor's test
     for k in range(m):
         if not Ls[k, k] * Ls[k, k] > floor * S[k, k]:
-            return _FAST_FAILED, a, force, lam
+            return _FAST_FAILED
     for k in range(m):  # λ = −S⁻¹(Φ a_u + bias)
         lam[k] = -(G[k, m] + bias[k])
     cho_solve(Ls, lam)
@@ -148,7 +155,7 @@ def _nb_kkt(M, h, tau, Phi, bias, rtol, atol):
         ltsolve(L, a)
     for k in range(m):  # Φᵀλ
         axpy(-lam[k], Phi[k], force)
-    return _FAST_OK, a, force, lam
+    return FAST_OK
 
 
 @nb.njit(cache=True, fastmath=FM)
@@ -181,45 +188,43 @@ def _nb_constraint_inertia(M, Qt, f, a_perp, mode, gamma):
 
 
 @nb.njit(cache=True, fastmath=FM)
-def _nb_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
+def nb_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma, out):
     """Dense "nullspace" (mode 0) and "projection" (mode 1 M_c, 2 M_c′, 3 M_c″) forward dynamics for
     1 ≤ m ≤ n and Φ of certified full row rank, from the Householder QR Φᵀ = Q₁R instead of an SVD
-    (:func:`flexbody.linalg.dense_kernels.certified_row_factor`, then :func:`_nb_ortho_factored`). Returns
-    (status, a, force, λ); _FAST_FAILED when the rank is not certified or a factorization fails (the SVD route
-    then decides)."""
+    (:func:`flexbody.linalg.dense_kernels.certified_row_factor`, then :func:`_nb_ortho_factored`), into ``out``
+    (:func:`_outputs`). Returns the status; _FAST_FAILED when the rank is not certified or a factorization fails
+    (the SVD route then decides)."""
     n, m = M.shape[0], Phi.shape[0]
     if not _nb_finite(M, h, tau, Phi, bias):
-        return _FAST_BAD_INPUT, np.zeros(n), np.zeros(n), np.zeros(m)
+        return _FAST_BAD_INPUT
     if m > n:
-        return _FAST_FAILED, np.zeros(n), np.zeros(n), np.zeros(m)
+        return _FAST_FAILED
     V, beta, R = np.empty((m, n)), np.empty(m), np.empty((m, m))
     if not certified_row_factor(Phi, rtol, atol, V, beta, R, np.empty((m, m))):
-        return _FAST_FAILED, np.zeros(n), np.zeros(n), np.zeros(m)
-    return _nb_ortho_factored(M, h, tau, bias, V, beta, R, mode, gamma)
+        return _FAST_FAILED
+    return _nb_ortho_factored(M, h, tau, bias, V, beta, R, mode, gamma, out)
 
 
 @nb.njit(cache=True, fastmath=FM)
-def _nb_ortho_given(M, h, tau, Phi, bias, V, beta, R, mode, gamma):
-    """:func:`_nb_ortho` with the certified QR of Φᵀ given (V, β, R), after the same check of the inputs."""
+def _nb_ortho_given(M, h, tau, Phi, bias, V, beta, R, mode, gamma, out):
+    """:func:`nb_ortho` with the certified QR of Φᵀ given (V, β, R), after the same check of the inputs."""
     if not _nb_finite(M, h, tau, Phi, bias):
-        return _FAST_BAD_INPUT, np.zeros(M.shape[0]), np.zeros(M.shape[0]), np.zeros(Phi.shape[0])
-    return _nb_ortho_factored(M, h, tau, bias, V, beta, R, mode, gamma)
+        return _FAST_BAD_INPUT
+    return _nb_ortho_factored(M, h, tau, bias, V, beta, R, mode, gamma, out)
 
 
 @nb.njit(cache=True, fastmath=FM)
-def _nb_ortho_factored(M, h, tau, bias, V, beta, R, mode, gamma):
-    """The "nullspace"/"projection" forward dynamics of :func:`_nb_ortho` from a certified QR of Φᵀ given by its
+def _nb_ortho_factored(M, h, tau, bias, V, beta, R, mode, gamma, out):
+    """The "nullspace"/"projection" forward dynamics of :func:`nb_ortho` from a certified QR of Φᵀ given by its
     Householder vectors V (m, n), β (m,) and triangle R (m, m) (a workspace's, shared with the velocity
-    projection and the controller).
+    projection and the controller), into ``out`` (:func:`_outputs`); returns the status.
 
     With full rank, V_r spans the columns of Q₁ (n, m): P = I − Q₁Q₁ᵀ [AG-15], A⁺ = Q₁R⁻ᵀ, the
     minimum-norm (here unique) λ = A⁺ᵀ·force = R⁻¹Q₁ᵀ·force [AG-18], and the trailing n − m columns of
     Q are an orthonormal basis C of ker Φ [DE-11]. The formulas are then those of :func:`_nullspace` and
     :func:`~flexbody.dynamics.projection.projection_dense`."""
     n, m = M.shape[0], bias.shape[0]
-    a = np.zeros(n)
-    force = np.zeros(n)
-    lam = np.zeros(m)
+    a, force, lam = _outputs(out, n, m)
     QT = q_transpose(V, beta, mode == 0)
     Qt = QT[:m]  # Q₁ᵀ (m, n): Φᵀ = Q₁R
     y = bias.copy()  # R⁻ᵀ bias
@@ -230,7 +235,7 @@ def _nb_ortho_factored(M, h, tau, bias, V, beta, R, mode, gamma):
         Ct = QT[m:]  # Cᵀ (n − m, n): ΦC = 0, CᵀC = I
         ok, Lp = cholesky(np.dot(np.dot(Ct, M), Ct.T))  # CᵀMC  [DE-15]
         if not ok:
-            return _FAST_FAILED, a, force, lam
+            return _FAST_FAILED
         z = np.dot(Ct, f - np.dot(M, a_perp))  # Cᵀ(τ − h − M a_p)
         cho_solve(Lp, z)
         a[:] = a_perp + np.dot(Ct.T, z)
@@ -244,12 +249,12 @@ def _nb_ortho_factored(M, h, tau, bias, V, beta, R, mode, gamma):
                 cho_solve(Lc, a)
                 solved = True
         if not solved and not lu_solve(Mc, a):
-            return _FAST_FAILED, a, force, lam
+            return _FAST_FAILED
     u = np.dot(Qt, np.dot(M, a) - f)  # Q₁ᵀ(M a + h − τ)
     force[:] = np.dot(Qt.T, u)  # Φᵀλ = (I − P)(M a + h − τ)  [AG-32]
     lam[:] = u  # λ = R⁻¹Q₁ᵀ force = R⁻¹u
     usolve(R, lam)
-    return _FAST_OK, a, force, lam
+    return FAST_OK
 
 
 def _read_only(x: np.ndarray) -> np.ndarray:
@@ -311,12 +316,13 @@ def forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma, rows=
         M.flags.writeable or h.flags.writeable or Phi.flags.writeable or bias.flags.writeable or not tau.flags.writeable
     ):  # not a workspace's kept terms with the caller's τ: the same flags as those
         M, h, Phi, bias, tau = _read_only(M), _read_only(h), _read_only(Phi), _read_only(bias), np.array(tau)
+    out = np.empty(2 * n + m)  # a, Φᵀλ, λ end to end
     if method == "multiplier" or method == "gauss":
         name = "multiplier" if method == "multiplier" else "gauss"
-        status, a, force, lam = _nb_kkt(M, h, tau, Phi, bias, rtol, atol)
+        status = nb_kkt(M, h, tau, Phi, bias, rtol, atol, out)
     else:
         name = "nullspace" if method == "nullspace" else "projection"
-        mode = 0 if name == "nullspace" else _FAST_MODES[inertia]
+        mode = 0 if name == "nullspace" else FAST_MODES[inertia]
         g = 0.0
         if mode == 3:
             try:
@@ -327,9 +333,9 @@ def forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma, rows=
                 return None
         factored = getattr(rows, "householder", None)
         if factored is not None and rows.rtol == rtol and rows.atol == atol:  # the certified QR of this Φ, made once
-            status, a, force, lam = _nb_ortho_given(M, h, tau, Phi, bias, *factored, rows.R, mode, g)
+            status = _nb_ortho_given(M, h, tau, Phi, bias, *factored, rows.R, mode, g, out)
         else:
-            status, a, force, lam = _nb_ortho(M, h, tau, Phi, bias, rtol, atol, mode, g)
-    if status != _FAST_OK:
+            status = nb_ortho(M, h, tau, Phi, bias, rtol, atol, mode, g, out)
+    if status != FAST_OK:
         return None
-    return ForwardResult(a, force, lam, True, m, name)
+    return ForwardResult(out[:n], out[n : 2 * n], out[2 * n :], True, m, name)

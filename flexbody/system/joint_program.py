@@ -131,12 +131,12 @@ def joint_terms(ints, floats, support, bodies, body_floats, drive, q, v, M, h, p
             M,
             h,
         )
-    kinetic = 0.0
+    kinetic = 0.0  # ½ vᵀ M v from M's lower triangle (M is symmetric)
     for i in range(n):
-        s = 0.0
-        for j in range(n):
+        s = 0.5 * M[i, i] * v[i]
+        for j in range(i):
             s += M[i, j] * v[j]
-        kinetic += 0.5 * v[i] * s
+        kinetic += v[i] * s
     energy[0], energy[1] = kinetic, potential
     X, Xd, B = np.empty((k, 3)), np.empty((k, 3)), np.empty((k, 3))
     J = np.empty((k, 3, n))

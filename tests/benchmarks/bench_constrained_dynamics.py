@@ -1,9 +1,14 @@
 """Benchmark: constrained forward dynamics of flexbody vs Pinocchio, microseconds per call.
 
-One flexbody call is ``asm.terms(t, q, v)`` (M, h, Φ, bias from the rigid-tree kinematics) followed by
-``flexbody.dynamics.forward(M, h, tau, Φ, bias, method=...)``, for each of the four methods; ``terms``
-alone is reported as well. Mechanisms: Aghili's slider-crank (n = 2, m = 1, ``mechanisms.slider_crank``)
-and the branching tree (n = 34, m = 12, ``mechanisms.branching_loops``).
+Two flexbody forms, for each of the four methods:
+
+* per call: ``asm.terms(t, q, v)`` (a new workspace: M, h, Φ, bias from the rigid-tree kinematics) followed by
+  ``flexbody.dynamics.forward(M, h, tau, Φ, bias, method=...)``; ``terms`` and ``forward`` alone are reported too;
+* data form: ``flexbody.dynamics.constraint_dynamics(asm, data, t, q, v, tau, method=...)`` on a ``SystemData``
+  made once, as Pinocchio's ``constraintDynamics`` runs on a ``Data`` made once (the same kernels).
+
+Mechanisms: Aghili's slider-crank (n = 2, m = 1, ``mechanisms.slider_crank``) and the branching tree (n = 34,
+m = 12, ``mechanisms.branching_loops``).
 
 Pinocchio solves the same problem on the same model (``tests/pinocchio_oracle.py``: ``to_pinocchio``
 rebuilds the flexbody tree as a ``pinocchio.Model``; coordinates are permuted by ``perm``), at the same
@@ -57,7 +62,7 @@ from timing import rel  # noqa: E402
 from flexbody import mechanisms  # noqa: E402
 from flexbody.constraints.closures import OnSurface, PointToPoint  # noqa: E402
 from flexbody.constraints.surfaces import Plane  # noqa: E402
-from flexbody.dynamics import METHODS, forward  # noqa: E402
+from flexbody.dynamics import METHODS, SystemData, constraint_dynamics, forward  # noqa: E402
 from flexbody.rigid.anchors import Ground, LinkPoint  # noqa: E402
 
 try:
@@ -289,7 +294,10 @@ def run(name, args, methods):
     ticks = itertools.count(1)
     fresh_t = lambda: T0 + 1e-12 * next(ticks)  # noqa: E731
     calls[("terms",)] = lambda: asm.terms(fresh_t(), q, v)
+    data = SystemData(asm)
     for meth in methods:
+        calls[("data", meth)] = lambda meth=meth: constraint_dynamics(asm, data, fresh_t(), q, v, tau, method=meth)
+        assert rel(constraint_dynamics(asm, data, T0, q, v, tau, method=meth), fb[meth].a) < args.agree_tol
 
         def call(meth=meth):
             T = asm.terms(fresh_t(), q, v)
@@ -306,7 +314,21 @@ def run(name, args, methods):
     rows = []
     for meth in methods:
         ratio = float(np.median(times[("fb", meth)] / times[best])) if best else None
-        rows.append((name, n, m, meth, medians[("fb", meth)], medians[("terms",)], medians[("forward", meth)], ratio))
+        ratio_data = float(np.median(times[("data", meth)] / times[best])) if best else None
+        rows.append(
+            (
+                name,
+                n,
+                m,
+                meth,
+                medians[("fb", meth)],
+                medians[("terms",)],
+                medians[("forward", meth)],
+                ratio,
+                medians[("data", meth)],
+                ratio_data,
+            )
+        )
     return rows, pin_t, agree, notes
 
 
@@ -341,7 +363,8 @@ def main(argv=None) -> int:
         print(PIN_ERROR)
     print(
         f"µs per call, median of {args.rounds} interleaved rounds of >= {args.min_time} s batches; "
-        f"flexbody call = asm.terms + dynamics.forward; ratio = median over rounds of flexbody / fastest Pinocchio\n"
+        f"flexbody call = asm.terms + dynamics.forward (per call) or constraint_dynamics on a SystemData (data); "
+        f"ratio = median over rounds of flexbody / fastest Pinocchio\n"
     )
 
     header = (
@@ -356,9 +379,11 @@ def main(argv=None) -> int:
         "pin KKT [µs]",
         "pin KKT 1-pass [µs]",
         "ratio fb/pin",
+        "data [µs]",
+        "data/pin",
         "max rel diff a,λ",
     )
-    widths = (12, 3, 3, 10, 13, 10, 12, 22, 12, 19, 12, 16)
+    widths = (12, 3, 3, 10, 13, 10, 12, 22, 12, 19, 12, 9, 8, 16)
     line = lambda cells: "  ".join(f"{c!s:>{w}}" for c, w in zip(cells, widths))  # noqa: E731
     print(line(header))
     print(line(["-" * w for w in widths]))
@@ -367,7 +392,7 @@ def main(argv=None) -> int:
         rows, pin_t, agree, notes = run(name, args, args.methods)
         all_notes += notes
         diff = max(agree.values()) if agree else None
-        for mech, n, m, meth, t_fb, t_terms, t_fwd, x in rows:
+        for mech, n, m, meth, t_fb, t_terms, t_fwd, x, t_data, x_data in rows:
             ratio = f"{x:.2f}x" if x is not None else "-"
             print(
                 line(
@@ -383,27 +408,32 @@ def main(argv=None) -> int:
                         fmt(pin_t["kkt"]),
                         fmt(pin_t["kkt1"]),
                         ratio,
+                        fmt(t_data),
+                        f"{x_data:.2f}x" if x_data is not None else "-",
                         fmt(diff, ".1e") if diff is not None else "-",
                     ]
                 ),
                 flush=True,
             )
             if x is not None:
-                summary.append((mech, meth, x))
+                summary.append((mech, meth, x, x_data))
 
     print("\nNotes:")
     for note in all_notes:
         print(f"  {note}")
     print(
-        "  ratio = flexbody (terms + forward) / fastest Pinocchio variant that agrees; "
+        "  ratio = flexbody (terms + forward, or the data form) / fastest Pinocchio variant that agrees; "
         "max rel diff = ‖·_pin − ·_fb‖∞/‖·_fb‖∞ over all timed Pinocchio variants and flexbody methods"
     )
     print(
         f"\nGoal of the performance issue: within {GOAL:g}x of Pinocchio (load average at end: "
         f"{os.getloadavg()[0]:.2f})"
     )
-    for mech, meth, x in summary:
-        print(f"  {mech:<12} {meth:<10}: {x:6.2f}x  {'met' if x <= GOAL else 'not met'}")
+    for mech, meth, x, x_data in summary:
+        print(
+            f"  {mech:<12} {meth:<10}: per call {x:6.2f}x  {'met' if x <= GOAL else 'not met'};  "
+            f"data form {x_data:6.2f}x  {'met' if x_data <= GOAL else 'not met'}"
+        )
     return 0
 
 

@@ -1,14 +1,14 @@
 """Benchmark: the dense factorisations of forward dynamics' fast route, hand-written against LAPACK.
 
 ``flexbody.dynamics.forward`` solves small dense float64 problems with the numba kernels of
-``flexbody/dynamics/compiled.py`` (``_nb_kkt`` for "multiplier"/"gauss", ``_nb_ortho`` for
+``flexbody/dynamics/compiled.py`` (``nb_kkt`` for "multiplier"/"gauss", ``nb_ortho`` for
 "nullspace"/"projection"). Variants of those two kernels are timed here, per call of
 ``forward(M, h, tau, Phi, bias, method=...)`` (the public call, validation and result object included):
 
 * (a) ``hand-written``: the kernels of compiled.py as they were before the switch to LAPACK's Cholesky
   (commit 62f034e, the same code here): hand-written Cholesky, Householder QR of Φᵀ with its compact-WY
   Q, and LU with partial pivoting;
-* (b′) ``LAPACK Cholesky``: compiled.py's ``_nb_kkt``/``_nb_ortho`` as they are: the Cholesky factors by
+* (b′) ``LAPACK Cholesky``: compiled.py's ``nb_kkt``/``nb_ortho`` as they are: the Cholesky factors by
   LAPACK (numba's ``np.linalg.cholesky``), the hand-written QR and LU;
 * (b) ``numba LAPACK``: (b′) with the QR and the LU by LAPACK too (numba's ``np.linalg.qr`` and
   ``np.linalg.solve``; numba's ``qr`` has no complete mode, so the full Q of "nullspace" is the Q of the
@@ -18,7 +18,7 @@
 
 All make the same certification decisions (_FAST_MIN_PIVOT on the Schur pivots, the ‖R‖_F‖R⁻¹‖_F ≤
 _FAST_MAX_COND and _RANK_SLACK rank test on the QR) and return the same status codes; ``forward`` selects
-the variant by swapping the module's ``_nb_kkt``/``_nb_ortho`` for the duration of its timing.
+the variant by swapping the module's ``nb_kkt``/``nb_ortho`` for the duration of its timing.
 
 Problems: random SPD M = AAᵀ + nI and random (full row rank) Φ with (n, m) = (3, 2), (12, 5), (34, 12), as
 in ``tests/test_dynamics.py``, and the slider-crank (``mechanisms.slider_crank()``, n = 2, m = 1) at its
@@ -70,7 +70,7 @@ from flexbody.dynamics.compiled import (  # noqa: E402
     _FAST_BAD_INPUT,
     _FAST_FAILED,
     _FAST_MIN_PIVOT,
-    _FAST_OK,
+    FAST_OK,
     _nb_constraint_inertia,
     _nb_finite,
 )
@@ -132,7 +132,7 @@ def _hand_chol(A, U):
 
 @nb.njit(fastmath=_FM)
 def _hand_kkt(M, h, tau, Phi, bias, rtol, atol):
-    """compiled._nb_kkt with the hand-written Cholesky factors [DE-7, DE-33, DE-34]."""
+    """compiled.nb_kkt with the hand-written Cholesky factors [DE-7, DE-33, DE-34]."""
     n, m = M.shape[0], Phi.shape[0]
     a = np.zeros(n)
     force = np.zeros(n)
@@ -173,12 +173,12 @@ def _hand_kkt(M, h, tau, Phi, bias, rtol, atol):
         a[i] = (a[i] - _nb_dot(U[i, i + 1 :], a[i + 1 :])) / U[i, i]
     for k in range(m):
         _nb_axpy(-lam[k], Phi[k], force)
-    return _FAST_OK, a, force, lam
+    return FAST_OK, a, force, lam
 
 
 @nb.njit(fastmath=_FM)
 def _hand_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
-    """compiled._nb_ortho with the hand-written Cholesky, QR and LU [DE-10..15, AG-15..32]."""
+    """compiled.nb_ortho with the hand-written Cholesky, QR and LU [DE-10..15, AG-15..32]."""
     n, m = M.shape[0], Phi.shape[0]
     a = np.zeros(n)
     force = np.zeros(n)
@@ -226,7 +226,7 @@ def _hand_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
     force[:] = np.dot(Qt.T, u)  # [AG-32]
     lam[:] = u
     _nb_usolve(R, lam)
-    return _FAST_OK, a, force, lam
+    return FAST_OK, a, force, lam
 
 
 # ---------------------------------------------------------------------------- (b) numba's np.linalg
@@ -256,7 +256,7 @@ def _lapack_solve(A, b):
 
 @nb.njit(fastmath=_FM)
 def _lapack_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
-    """compiled._nb_ortho (LAPACK Cholesky) with Φᵀ = Q₁R and the LU of M_c from LAPACK too
+    """compiled.nb_ortho (LAPACK Cholesky) with Φᵀ = Q₁R and the LU of M_c from LAPACK too
     [DE-10..15, AG-15..32]."""
     n, m = M.shape[0], Phi.shape[0]
     a = np.zeros(n)
@@ -297,7 +297,7 @@ def _lapack_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
     force[:] = np.dot(Qt.T, u)  # [AG-32]
     lam[:] = u
     _nb_usolve(R, lam)
-    return _FAST_OK, a, force, lam
+    return FAST_OK, a, force, lam
 
 
 # ---------------------------------------------------------------------------- (c) scipy.linalg.lapack
@@ -321,7 +321,7 @@ def _finite(*arrays):
 
 
 def _scipy_kkt(M, h, tau, Phi, bias, rtol, atol):
-    """compiled._nb_kkt by potrf/trtrs/potrs [DE-7, DE-33, DE-34]."""
+    """compiled.nb_kkt by potrf/trtrs/potrs [DE-7, DE-33, DE-34]."""
     n, m = M.shape[0], Phi.shape[0]
     zeros = (np.zeros(n), np.zeros(n), np.zeros(m))
     if not _finite(M, h, tau, Phi, bias):
@@ -342,7 +342,7 @@ def _scipy_kkt(M, h, tau, Phi, bias, rtol, atol):
         return (_FAST_FAILED, *zeros)
     lam, _ = lapack.dpotrs(Ls, -(G[:m, m] + bias), lower=1)  # [DE-33]
     a, _ = lapack.dtrtrs(L, B[:, m] + B[:, :m] @ lam, lower=1, trans=1)
-    return _FAST_OK, a, Phi.T @ lam, lam
+    return FAST_OK, a, Phi.T @ lam, lam
 
 
 def _scipy_qr_of_phi_t(Phi, full):
@@ -372,7 +372,7 @@ def _scipy_projected_inertia(M, Qt, f, a_perp, mode, gamma):
 
 
 def _scipy_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
-    """compiled._nb_ortho by geqrf/orgqr, potrf/potrs and gesv [DE-10..15, AG-15..32]."""
+    """compiled.nb_ortho by geqrf/orgqr, potrf/potrs and gesv [DE-10..15, AG-15..32]."""
     n, m = M.shape[0], Phi.shape[0]
     zeros = (np.zeros(n), np.zeros(n), np.zeros(m))
     if not _finite(M, h, tau, Phi, bias):
@@ -406,27 +406,64 @@ def _scipy_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma):
                 return (_FAST_FAILED, *zeros)
     u = Q1.T @ (M @ a - f)
     lam, _ = lapack.dtrtrs(R, u, lower=0)
-    return _FAST_OK, a, Q1 @ u, lam  # [AG-32]
+    return FAST_OK, a, Q1 @ u, lam  # [AG-32]
+
+
+# ---------------------------------------------------------------------------- the kernels' calling convention
+# compiled.py's kernels write (a, Φᵀλ, λ) end to end into a last argument ``out`` (2n + m,) and return a status;
+# the variants above return (status, a, Φᵀλ, λ) and are called through these adapters (compiled for the numba
+# variants, so that they pay no Python call the module's kernels do not).
+@nb.njit
+def _into(out, result):
+    status, a, force, lam = result
+    n = a.shape[0]
+    out[:n], out[n : 2 * n], out[2 * n :] = a, force, lam
+    return status
+
+
+@nb.njit
+def _hand_kkt_into(M, h, tau, Phi, bias, rtol, atol, out):
+    return _into(out, _hand_kkt(M, h, tau, Phi, bias, rtol, atol))
+
+
+@nb.njit
+def _hand_ortho_into(M, h, tau, Phi, bias, rtol, atol, mode, gamma, out):
+    return _into(out, _hand_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma))
+
+
+@nb.njit
+def _lapack_ortho_into(M, h, tau, Phi, bias, rtol, atol, mode, gamma, out):
+    return _into(out, _lapack_ortho(M, h, tau, Phi, bias, rtol, atol, mode, gamma))
+
+
+def _scipy_into(kernel):
+    def into(*args):
+        status, a, force, lam = kernel(*args[:-1])
+        out, n = args[-1], a.shape[0]
+        out[:n], out[n : 2 * n], out[2 * n :] = a, force, lam
+        return status
+
+    return into
 
 
 # ---------------------------------------------------------------------------- variants and problems
 VARIANTS = {
-    "hand-written": (_hand_kkt, _hand_ortho),
-    "LAPACK Cholesky": (compiled._nb_kkt, compiled._nb_ortho),
-    "numba LAPACK": (compiled._nb_kkt, _lapack_ortho),
-    "scipy LAPACK": (_scipy_kkt, _scipy_ortho),
+    "hand-written": (_hand_kkt_into, _hand_ortho_into),
+    "LAPACK Cholesky": (compiled.nb_kkt, compiled.nb_ortho),
+    "numba LAPACK": (compiled.nb_kkt, _lapack_ortho_into),
+    "scipy LAPACK": (_scipy_into(_scipy_kkt), _scipy_into(_scipy_ortho)),
 }
 
 
 @contextlib.contextmanager
 def kernels(variant):
     """forward()'s fast route uses the two kernels of ``variant`` inside the block."""
-    saved = compiled._nb_kkt, compiled._nb_ortho
-    compiled._nb_kkt, compiled._nb_ortho = VARIANTS[variant]
+    saved = compiled.nb_kkt, compiled.nb_ortho
+    compiled.nb_kkt, compiled.nb_ortho = VARIANTS[variant]
     try:
         yield
     finally:
-        compiled._nb_kkt, compiled._nb_ortho = saved
+        compiled.nb_kkt, compiled.nb_ortho = saved
 
 
 def random_problem(n, m, seed):
