@@ -91,6 +91,7 @@ def test_equals_forward_on_the_workspace_for_every_method(make):
             assert data.lam_unique and data.rank == asm.n_constraints
     for name in ("M", "h", "Phi", "bias", "phi", "phi_t"):
         assert np.array_equal(getattr(data, name), getattr(terms, name)), name
+    assert np.allclose(data.energy, asm.workspace(0.25, q, v).energy(), rtol=1e-14, atol=0.0)
 
 
 def test_returned_arrays_are_the_data_arrays_overwritten_by_the_next_call(branching):
@@ -115,6 +116,7 @@ def test_a_singular_configuration_takes_the_reference_route():
     assert not reference.lam_unique and reference.rank == 0
     assert not data.lam_unique and data.rank == 0 and np.all(data.lam == 0)
     assert np.array_equal(a, reference.a)
+    assert np.array_equal(data.energy, asm.workspace(0.0, q, v).energy())  # the terms of the reference route
     with pytest.raises(ConstraintError, match="rank 0 of 1"):
         constraint_dynamics(asm, data, 0.0, q, v, tau, method="multiplier")
     constraint_dynamics(asm, data, 0.0, q, v, tau, method="projection")

@@ -37,7 +37,7 @@ from .results import INERTIA_KINDS, METHODS, ForwardResult
 
 if TYPE_CHECKING:
     from ..system import AssembledSystem
-    from ..system.state import Terms
+    from ..system.workspace import Workspace
 
 __all__ = ["SystemData", "constraint_dynamics"]
 
@@ -113,10 +113,12 @@ class SystemData:
     def __repr__(self) -> str:
         return f"SystemData({self._program.n} coordinates, {self._program.m} constraint rows)"
 
-    def _keep(self, result: ForwardResult, terms: Terms) -> None:
-        """Hold ``result`` (a :class:`ForwardResult`) and ``terms`` of the reference route in the data's arrays."""
-        terms_out = self._program.views(self._terms)
-        for target, value in zip(terms_out[:6], (terms.M, terms.h, terms.phi, terms.Phi, terms.bias, terms.phi_t)):
+    def _keep(self, result: ForwardResult, ws: Workspace) -> None:
+        """Hold ``result`` (a :class:`ForwardResult`) and the terms of the workspace ``ws`` of the reference route in
+        the data's arrays."""
+        terms = ws.terms()
+        values = (terms.M, terms.h, terms.phi, terms.Phi, terms.bias, terms.phi_t, ws.energy())
+        for target, value in zip(self._program.views(self._terms), values):
             target[...] = value
         self.a[:], self.constraint_force[:], self.lam[:] = result.a, result.constraint_force, result.lam
         self.lam_unique, self.rank = result.lam_unique, result.rank
@@ -163,11 +165,12 @@ def constraint_dynamics(
     if _compiled(program, data, t, q, v, tau, method, rtol, atol, inertia, gamma):
         data.lam_unique, data.rank = True, program.m
         return data.a
-    terms = model.workspace(t, q, v).terms()
+    ws = model.workspace(t, q, v)
+    terms = ws.terms()
     result = forward(
         terms.M, terms.h, tau, terms.Phi, terms.bias, method=method, rtol=rtol, atol=atol, inertia=inertia, gamma=gamma
     )
-    data._keep(result, terms)
+    data._keep(result, ws)
     return data.a
 
 

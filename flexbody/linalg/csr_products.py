@@ -35,12 +35,17 @@ def _csr_transposed_product(data, indices, indptr, y, out):
             out[indices[k]] += data[k] * yi
 
 
+_FLOAT64 = np.dtype(np.float64)
+_ROW_CLASSES = (sp.csr_matrix, sp.csr_array)
+_COLUMN_CLASSES = (sp.csc_matrix, sp.csc_array)
+
+
 def _is_csr(A) -> bool:
-    return isinstance(A, sp.csr_matrix | sp.csr_array) and A.data.dtype == np.float64
+    return isinstance(A, _ROW_CLASSES) and A.data.dtype == _FLOAT64
 
 
 def _is_csc(A) -> bool:
-    return isinstance(A, sp.csc_matrix | sp.csc_array) and A.data.dtype == np.float64
+    return isinstance(A, _COLUMN_CLASSES) and A.data.dtype == _FLOAT64
 
 
 def product(A, x: np.ndarray) -> np.ndarray:
@@ -59,7 +64,7 @@ def _compressed_product(A, x: np.ndarray, *, transposed: bool) -> np.ndarray | N
     """A x, or Aᵀx, in the compiled loops for a float CSR or CSC A and a float vector x (None for anything else): the
     arrays of a CSC matrix are the CSR arrays of its transpose, so each orientation runs the other's loop, in scipy's
     order of summation."""
-    if x.dtype != np.float64 or x.ndim != 1:
+    if x.dtype != _FLOAT64 or x.ndim != 1:
         return None
     if _is_csr(A):
         by_rows = not transposed

@@ -50,10 +50,13 @@ class Terms:
 def read_only(value: T) -> T:
     """``value`` (an array, a sparse matrix, or a tuple of them) with its arrays made read-only, so a kept term
     cannot be changed by one of its consumers; other objects are left as they are."""
+    if type(value) is np.ndarray:  # the common case first
+        value.setflags(write=False)  # type: ignore[attr-defined]  # an ndarray, tested just above
+        return value
     items: tuple = value if type(value) is tuple else (value,)  # type: ignore[assignment]  # a plain tuple
     for item in items:
         if type(item) is np.ndarray:
-            item.setflags(write=False)
-        elif isinstance(item, sp.spmatrix | sp.sparray):
-            item.data.setflags(write=False)
+            item.flags.writeable = False
+        elif sp.issparse(item):
+            item.data.flags.writeable = False
     return value
