@@ -144,7 +144,7 @@ def _user_laws_parallel() -> None:
 
 
 def _rigid() -> None:
-    """Kinematics, CRBA, RNEA and point terms of rigid trees (revolute and prismatic joints), the compiled
+    """Kinematics, CRBA, RNEA, point and frame terms of rigid trees (revolute and prismatic joints), the compiled
     terms of systems without flexible nodes, the rows of nodes carried by a link, the dense constrained forward
     dynamics of rigid systems in every form (with their compiled QR/LU kernels) and the generalized-α Newton kernel
     of a flexible system."""
@@ -157,6 +157,7 @@ def _rigid() -> None:
         asm.energy(state.q, state.v)
         kin = asm.workspace(state.t, state.q).kinematics(asm.trees[0])  # the general route (controllers)
         kin.points(np.zeros(1, np.int64), np.zeros((1, 3)))
+        kin.frame_terms(asm.trees[0].links[-1])  # a link frame's Jacobian and bias (attachments, reduced bodies)
         kin.mass_matrix()
         kin.inverse_dynamics()
     asm = fb.mechanisms.slider_crank().assemble()

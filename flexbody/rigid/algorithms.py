@@ -288,6 +288,32 @@ def point_terms(R, p, S, vel, acc, support, link_index, offsets, X, Xd, J, B):
 
 
 @nb.njit(cache=True)
+def frame_terms(R, p, S, vel, acc, support, i, offset, J, bias):
+    """Jacobian J (6, n_dofs) = [velocity of the frame origin; angular velocity] and bias J̇v (6,) = [classical
+    acceleration of the origin; angular acceleration] at v̇ = 0 of the frame at ``offset`` (3,) (link axes) on link
+    i, world axes (Pinocchio's LOCAL_WORLD_ALIGNED): the point formulas of :func:`point_terms` at the origin x, with
+    the angular rows S_ang of the supporting joints and the link's α."""
+    x0 = p[i, 0] + R[i, 0, 0] * offset[0] + R[i, 0, 1] * offset[1] + R[i, 0, 2] * offset[2]
+    x1 = p[i, 1] + R[i, 1, 0] * offset[0] + R[i, 1, 1] * offset[1] + R[i, 1, 2] * offset[2]
+    x2 = p[i, 2] + R[i, 2, 0] * offset[0] + R[i, 2, 1] * offset[1] + R[i, 2, 2] * offset[2]
+    w0, w1, w2 = vel[i, 3], vel[i, 4], vel[i, 5]
+    c0, c1, c2 = _cross(w0, w1, w2, x0, x1, x2)
+    a0, a1, a2 = _cross(acc[i, 3], acc[i, 4], acc[i, 5], x0, x1, x2)
+    b0, b1, b2 = _cross(w0, w1, w2, vel[i, 0] + c0, vel[i, 1] + c1, vel[i, 2] + c2)
+    bias[0], bias[1], bias[2] = acc[i, 0] + a0 + b0, acc[i, 1] + a1 + b1, acc[i, 2] + a2 + b2
+    bias[3], bias[4], bias[5] = acc[i, 3], acc[i, 4], acc[i, 5]
+    for j in range(support.shape[1]):
+        l = support[i, j]
+        if l < 0:
+            for r in range(6):
+                J[r, j] = 0.0
+        else:
+            d0, d1, d2 = _cross(S[l, 3], S[l, 4], S[l, 5], x0, x1, x2)
+            J[0, j], J[1, j], J[2, j] = S[l, 0] + d0, S[l, 1] + d1, S[l, 2] + d2
+            J[3, j], J[4, j], J[5, j] = S[l, 3], S[l, 4], S[l, 5]
+
+
+@nb.njit(cache=True)
 def mass_matrix(parent, dof, S, inertia_world, n_dofs, composite, M):
     """Composite-rigid-body algorithm: joint-space mass matrix M (n_dofs, n_dofs).
 

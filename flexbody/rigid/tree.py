@@ -373,6 +373,13 @@ class RigidTree:
         return f"RigidTree({self.name!r}, {self.n_links} links, {self.n_dofs} dofs)"
 
 
+_ORIGIN_TUPLE = (0.0, 0.0, 0.0)
+_ORIGIN = np.zeros(3)
+"""The link frame's own origin: the default offset of :meth:`Kinematics.frame_terms`, as a tuple and as the array the
+kernel takes (made once, never written; writeable as the offsets callers give, so that the kernel has one
+compiled variant)."""
+
+
 class Kinematics:
     """Kinematic quantities of every link of a tree at one state (q, v); computed once, reused.
 
@@ -502,16 +509,14 @@ class Kinematics:
         """J̇v (6,) of a frame: classical acceleration of its origin and angular acceleration at v̇ = 0."""
         return self.frame_terms(link, offset)[1]
 
-    def frame_terms(self, link: Link, offset=(0.0, 0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
+    def frame_terms(self, link: Link, offset=_ORIGIN_TUPLE) -> tuple[np.ndarray, np.ndarray]:
         """(J (6, n), J̇v (6,)) of a frame on ``link`` (:meth:`frame_jacobian`, :meth:`frame_bias_acceleration`)
         from one evaluation of its origin."""
-        _, _, Jp, Bp = self._point(link, offset)
-        J = np.zeros((6, self.tree.n_dofs))
-        J[:3] = Jp[0]
-        cols, block = self.angular_jacobian(link)
-        J[3:, cols] = block
-        bias = np.empty(6)
-        bias[:3], bias[3:] = Bp[0], self.acc[link.index, 3:]
+        J, bias = np.empty((6, self.tree.n_dofs)), np.empty(6)
+        offset = _ORIGIN if offset is _ORIGIN_TUPLE else np.asarray(offset, dtype=float)
+        alg.frame_terms(
+            self.R, self.p, self.S, self.vel, self.acc, self._a["support_matrix"], link.index, offset, J, bias
+        )
         return J, bias
 
     def dense(self, cols: np.ndarray, block: np.ndarray) -> np.ndarray:

@@ -36,7 +36,7 @@ import scipy.sparse as sp
 
 from ..constraints.row_kinds import COUPLING, CouplingRow, PointRow, coupling_row, drive_values, point_row
 from ..reduced.invariants import frame_state, frame_terms_into
-from ..rigid.algorithms import inverse_dynamics, kinematics, mass_matrix, point_terms, world_inertias
+from ..rigid.algorithms import frame_terms, inverse_dynamics, kinematics, mass_matrix, point_terms, world_inertias
 from ..rigid.anchors import Ground, LinkPoint
 from ..rigid.exponential_coordinates import cross3
 from ..rigid.tree_dynamics import all_finite
@@ -187,20 +187,8 @@ def _reduced_terms(i, col, r, fl, R, p, S, vel, acc, support, gravity, q, v, M, 
     stiffness = fl[o + r * r : o + 2 * r * r].reshape((r, r))
     damping = fl[o + 2 * r * r : o + 3 * r * r].reshape((r, r))
     stiffening = fl[o + 3 * r * r : o + 12 * r * r].reshape((9, r, r))
-    J, bias = np.zeros((6, n)), np.empty(6)  # the link origin's frame Jacobian and J̇v, world axes
-    w0, w1, w2 = vel[i, 3], vel[i, 4], vel[i, 5]
-    x0, x1, x2 = p[i, 0], p[i, 1], p[i, 2]
-    s0, s1, s2 = cross3(w0, w1, w2, x0, x1, x2)  # velocity of the frame origin
-    a0, a1, a2 = cross3(acc[i, 3], acc[i, 4], acc[i, 5], x0, x1, x2)
-    b0, b1, b2 = cross3(w0, w1, w2, vel[i, 0] + s0, vel[i, 1] + s1, vel[i, 2] + s2)
-    bias[0], bias[1], bias[2] = acc[i, 0] + a0 + b0, acc[i, 1] + a1 + b1, acc[i, 2] + a2 + b2
-    bias[3], bias[4], bias[5] = acc[i, 3], acc[i, 4], acc[i, 5]
-    for j in range(n):
-        l = support[i, j]
-        if l >= 0:
-            d0, d1, d2 = cross3(S[l, 3], S[l, 4], S[l, 5], x0, x1, x2)
-            J[0, j], J[1, j], J[2, j] = S[l, 0] + d0, S[l, 1] + d1, S[l, 2] + d2
-            J[3, j], J[4, j], J[5, j] = S[l, 3], S[l, 4], S[l, 5]
+    J, bias = np.empty((6, n)), np.empty(6)  # the link origin's frame Jacobian and J̇v, world axes
+    frame_terms(R, p, S, vel, acc, support, i, np.zeros(3), J, bias)
     T, c, w, g = np.empty((6, n)), np.empty(6), np.empty(6), np.empty(3)
     frame_state(R[i], J, bias, v, gravity, T, c, w, g)
     eta, eta_dot = q[col : col + r].copy(), v[col : col + r].copy()

@@ -48,8 +48,10 @@ class RowPattern:
         for k, ((row0, cols, block), (row0_, cols_, structure)) in enumerate(zip(pieces, self.pieces)):
             if row0 != row0_:
                 return False
+            if cols is cols_ and (block is structure or (type(block) is np.ndarray and block.shape == structure)):
+                continue  # the same sparse block, or a dense block of the same shape, on the same columns
             if cols is cols_ and _same_structure(block, structure, identical=True):
-                continue
+                continue  # a dense block of another array type
             if not (np.array_equal(cols, cols_) and _same_structure(block, structure, identical=False)):
                 return False
             self.pieces[k] = (row0, cols, _structure(block))
@@ -103,6 +105,8 @@ def _positions(block) -> tuple[np.ndarray, np.ndarray]:
 
 def _values(block) -> np.ndarray:
     """Every entry of a piece (zeros included), in the order of :func:`_positions`."""
+    if type(block) is np.ndarray and block.dtype == np.float64:
+        return block.ravel()
     if sp.issparse(block):
         return block.tocoo().data
     return np.asarray(block, dtype=float).ravel()
