@@ -144,7 +144,9 @@ def matched_poles(lin, modes, w, V) -> list[tuple[int, float]]:
 
 def run(asm, lin, x0, gain, dt, t_end, tol, max_iterations, record_every=1, context=None):
     """A run from the state x0 of the linear model: closed loop (``gain`` K) or open loop (gain None)."""
-    q0, v0 = lin.coordinates(x0)
+    q0, v0 = lin.coordinates(x0)  # consistent to first order: put on the constraints (the attachment rows) first
+    q0 = fb.assemble_configuration(asm, 0.0, q0)
+    v0 = fb.project_velocity(asm, 0.0, q0, v0)
     kw = {"controller": fb.control.StateFeedback(lin, gain)} if gain is not None else {"tau": asm.S.T @ lin.u}
     integrator = fb.GeneralizedAlpha(dt=dt, rho_inf=1.0, tol=tol, max_iterations=max_iterations)
     return fb.simulate(

@@ -107,6 +107,13 @@ def right_jacobian_rate(p0, p1, p2, r0, r1, r2, out):
 
 
 # ------------------------------------------------------------------ NumPy helpers
+def rotation_matrix(phi: np.ndarray) -> np.ndarray:
+    """exp([φ]×) (3, 3) of a rotation vector φ (3,) (:func:`rotation`)."""
+    out = np.empty((3, 3))
+    rotation(float(phi[0]), float(phi[1]), float(phi[2]), out)
+    return out
+
+
 def skew(v: np.ndarray) -> np.ndarray:
     """[v]× (3, 3), the cross-product matrix: [v]× w = v × w."""
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
@@ -120,14 +127,22 @@ def rotation_log(R: np.ndarray) -> np.ndarray:
 
 
 def left_jacobian_inverse(theta: np.ndarray) -> np.ndarray:
-    """J_l(θ)⁻¹ (3, 3): I − ½[θ]× + (1/θ² − (1 + cos θ)/(2θ sin θ)) [θ]×² (series below 1e-4 rad)."""
+    """J_l(θ)⁻¹ (3, 3): I − ½[θ]× + (1/θ² − (1 + cos θ)/(2θ sin θ)) [θ]×² (series below 1e-4 rad), the coefficient
+    evaluated as 1/θ² − 1/(2θ tan(θ/2)), which is finite at θ = π; singular at θ = 2π."""
     angle = float(np.linalg.norm(theta))
     W = skew(theta)
     if angle < 1e-4:
         coefficient = 1.0 / 12.0 + angle * angle / 720.0
     else:
-        coefficient = 1.0 / angle**2 - (1.0 + np.cos(angle)) / (2.0 * angle * np.sin(angle))
+        coefficient = 1.0 / angle**2 - 1.0 / (2.0 * angle * np.tan(0.5 * angle))
     return np.eye(3) - 0.5 * W + coefficient * (W @ W)
+
+
+def rotation_rates(phi: np.ndarray, angular_velocity: np.ndarray, frame: str) -> np.ndarray:
+    """φ̇ (3,) [rad/s] of the rotation vector φ whose rotation R = exp([φ]×) turns with ``angular_velocity`` ω (3,)
+    [rad/s] given in the parent's axes (``frame`` "parent": ω = J_l(φ) φ̇, Ṙ = [ω]×R) or in the rotated frame's
+    own axes ("body": ω = J_r(φ) φ̇, Ṙ = R[ω]×), with J_l(φ) = R J_r(φ) and J_r(φ) = J_l(−φ)."""
+    return left_jacobian_inverse(phi if frame == "parent" else -phi) @ angular_velocity
 
 
 # ------------------------------------------------------------------ chart change (Python; once per step)

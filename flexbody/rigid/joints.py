@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from ..errors import ModelError
 from .algorithms import FIXED, PRISMATIC, REVOLUTE, SPHERICAL
+from .exponential_coordinates import rotation_matrix, rotation_rates
 
 
 def _unit_axis(axis, kind: str) -> np.ndarray:
@@ -131,6 +132,23 @@ def rotation_vector(quaternion: npt.ArrayLike | None = None, rotation: npt.Array
     return np.zeros(3)
 
 
+def _three(x: npt.ArrayLike, name: str, who: str) -> np.ndarray:
+    """``x`` as 3 finite floats, or a ModelError naming it."""
+    out = np.asarray(x, dtype=float).reshape(-1)
+    if out.shape != (3,) or not np.all(np.isfinite(out)):
+        raise ModelError(f"{who}: {name} must be 3 finite numbers, got {x!r}")
+    return out
+
+
+def _frame(frame: str, who: str) -> str:
+    """``frame`` when it is "parent" or "body", else a ModelError naming the choices."""
+    if frame not in ("parent", "body"):
+        raise ModelError(
+            f"{who}: frame must be 'parent' (the joint frame's axes) or 'body' (the link's), got {frame!r}"
+        )
+    return frame
+
+
 @dataclass(frozen=True)
 class Spherical:
     """A ball joint: three local exponential coordinates φ [rad] with R = exp([φ]×) (module docstring)."""
@@ -147,6 +165,18 @@ class Spherical:
     def coordinates(quaternion: npt.ArrayLike | None = None, rotation: npt.ArrayLike | None = None) -> np.ndarray:
         """φ (3,) [rad] of an orientation given as a unit quaternion (x, y, z, w) or a rotation matrix."""
         return rotation_vector(quaternion, rotation)
+
+    @staticmethod
+    def velocities(phi: npt.ArrayLike, angular_velocity: npt.ArrayLike, frame: str = "parent") -> np.ndarray:
+        """φ̇ (3,) [rad/s], the joint's velocities, at φ (3,) [rad] for the link's angular velocity ω (3,) [rad/s]
+        relative to the joint frame, given in the joint frame's axes (``frame="parent"``) or in the link's own
+        axes (``"body"``): φ̇ = J_l(φ)⁻¹ω or J_r(φ)⁻¹ω (:mod:`flexbody.rigid.exponential_coordinates`). The rates
+        of a rotation vector are not an angular velocity (they agree only at φ = 0)."""
+        return rotation_rates(
+            _three(phi, "phi", "Spherical.velocities"),
+            _three(angular_velocity, "angular_velocity", "Spherical.velocities"),
+            _frame(frame, "Spherical.velocities"),
+        )
 
 
 @dataclass(frozen=True)
@@ -174,6 +204,28 @@ class FreeFlyer:
         if p.shape != (3,) or not np.all(np.isfinite(p)):
             raise ModelError(f"FreeFlyer.coordinates: position must be 3 finite numbers, got {position!r}")
         return np.concatenate([p, rotation_vector(quaternion, rotation)])
+
+    @staticmethod
+    def velocities(
+        q: npt.ArrayLike,
+        linear_velocity: npt.ArrayLike = (0.0, 0.0, 0.0),
+        angular_velocity: npt.ArrayLike = (0.0, 0.0, 0.0),
+        frame: str = "parent",
+    ) -> np.ndarray:
+        """v (6,), the joint's velocities (ṗ [m/s], φ̇ [rad/s]), at q (6,) = (p, φ) for the velocity of the link
+        frame's origin and the link's angular velocity [rad/s] relative to the joint frame, both given in the
+        joint frame's axes (``frame="parent"``, the world's for a floating base on the ground) or in the link's
+        own axes (``"body"``, Pinocchio's free-flyer velocity (Rᵀṗ, ω_body)): ṗ = v or R v, φ̇ as
+        :meth:`Spherical.velocities`."""
+        who = "FreeFlyer.velocities"
+        q = np.asarray(q, dtype=float).reshape(-1)
+        if q.shape != (6,) or not np.all(np.isfinite(q)):
+            raise ModelError(f"{who}: q must be 6 finite numbers (position, rotation vector), got {q!r}")
+        frame = _frame(frame, who)
+        linear = _three(linear_velocity, "linear_velocity", who)
+        if frame == "body":
+            linear = rotation_matrix(q[3:]) @ linear
+        return np.concatenate([linear, rotation_rates(q[3:], _three(angular_velocity, "angular_velocity", who), frame)])
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from ..linalg.rank import resolve_tolerances
 from .alpha_settings import GeneralizedAlpha
 from .explicit import RK4, Adaptive
 from .stabilization import Baumgarte, PositionCorrection
+from .start_changes import check_mode
 
 __all__ = ["RunPlan", "IMPLICIT_FORMULATION"]
 
@@ -48,8 +49,9 @@ class RunPlan:
         Rank tolerances of Φ; ``singular_tol``: the floor of the singular-configuration log (None: the rank used).
     record_every : int
         Record every k-th step (output time); ``fields``: record the flexible bodies' fields.
-    consistent_initial : bool
-        Make the initial state consistent before the first step.
+    consistent_initial : True, False or "refuse"
+        Make the initial state consistent before the first step, saying what changed; refuse an inconsistent one;
+        or run it as given (:mod:`flexbody.solvers.start_changes`).
     save_every : int
         Recorded steps per part file of a run saved as it goes.
     """
@@ -65,7 +67,7 @@ class RunPlan:
     singular_tol: float | None = None
     record_every: int = 1
     fields: bool = False
-    consistent_initial: bool = True
+    consistent_initial: bool | str = True
     save_every: int = 50
 
     def __post_init__(self) -> None:
@@ -83,6 +85,7 @@ class RunPlan:
             value = getattr(self, name)
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
                 raise FlexbodyError(f"simulate: {name} must be a positive integer, got {value!r}")
+        check_mode(self.consistent_initial)
         rtol, atol = resolve_tolerances(self.rtol, self.atol)
         object.__setattr__(self, "t0", float(self.t0))
         object.__setattr__(self, "t_end", float(self.t_end))

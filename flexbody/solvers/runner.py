@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -96,7 +96,8 @@ class RunInputs:
 class Start:
     """Where a run starts: the state (t, q, v) with its workspace when the start made one (``workspace``), or a
     checkpoint of a run saved as it went (``checkpoint`` = (scalars, arrays) of the integrator, ``rows`` and
-    ``histories`` recorded up to it)."""
+    ``histories`` recorded up to it); ``changes``: what making the start consistent changed (the Results'
+    ``metadata["start_corrections"]``)."""
 
     t: float
     q: np.ndarray
@@ -105,6 +106,7 @@ class Start:
     checkpoint: tuple[dict, dict] | None = None
     rows: dict | None = None
     histories: dict | None = None
+    changes: dict = field(default_factory=dict)  # what making the start consistent changed (start_changes)
 
 
 def execute(
@@ -121,6 +123,8 @@ def execute(
     written); the Results of the run, whose metadata are the plan's, the labels and ``metadata`` (a resumed run's
     saved ones). On a failure the rows recorded so far are written and attached to the error as ``last_good``."""
     recorded = {**plan.metadata(saving=writer is not None), **(metadata or {})}
+    if start.changes:
+        recorded["start_corrections"] = dict(start.changes)
     recorder = Recorder(model, plan.tolerances, plan.singular_tol, inputs.labelled(recorded, model), inputs.controller)
     recorder.t_last = start.t
     if start.rows is not None:

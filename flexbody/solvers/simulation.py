@@ -54,6 +54,7 @@ from .stabilization import (
     project_velocity,
     projected_velocity,
 )
+from .start_changes import report, start_changes
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -91,7 +92,7 @@ def simulate(
     v0: ArrayLike | None = None,
     t0: float = 0.0,
     record_every: int = 1,
-    consistent_initial: bool = True,
+    consistent_initial: bool | str = True,
     rtol: float | None = None,
     atol: float | None = None,
     singular_tol: float | None = None,
@@ -130,8 +131,11 @@ def simulate(
         Initial time [s].
     record_every : int
         Record every k-th step (RK4) or output time (Adaptive); the last one is always recorded.
-    consistent_initial : bool
-        Assemble q0 (:func:`assemble_configuration`) and project v0 (:func:`project_velocity`) first.
+    consistent_initial : True, False or "refuse"
+        True: assemble q0 (:func:`assemble_configuration`) and project v0 (:func:`project_velocity`) first, with a
+        WARNING and ``metadata["start_corrections"]`` when that changes them beyond round-off (the rows they
+        violated, the size of the change); "refuse": a StateError naming the rows instead; False: run from
+        (q0, v0) as given (:mod:`flexbody.solvers.start_changes`).
     rtol, atol : float, optional
         Rank tolerances of Φ for forward() and the pseudoinverses, tol = max(rtol·σ_max, atol)
         (defaults of :mod:`flexbody.linalg.rank`). A large ``atol`` is Aghili's ε [AG-68]: the constraint is
@@ -233,8 +237,9 @@ def _start(model, plan: RunPlan, q0, v0) -> Start:
         if x.shape != (n,):
             raise StateError(f"simulate: {name} must have shape ({n},), got {x.shape}")
         finite(name, x, t0)
-    ws = None
-    if plan.consistent_initial and int(model.n_constraints) > 0:
+    ws, changes = None, {}
+    if plan.consistent_initial is not False and int(model.n_constraints) > 0:
+        given = (q, v)
         if plan.implicit:
             q, v, ws = consistent_start(model, t0, q, v)
         else:
@@ -242,6 +247,8 @@ def _start(model, plan: RunPlan, q0, v0) -> Start:
             q, ws = assembled_configuration(model, q, t0, rtol=rtol, atol=atol)
             v = projected_velocity(ws, v, *plan.tolerances)
             ws = ws.with_velocity(v)
+        changes = start_changes(model, t0, *given, q, v)
+        report(changes, plan.consistent_initial)
     if isinstance(plan.integrator, RK4):
         check_rk4_step(model, q, plan.integrator)
-    return Start(t0, q, v, workspace=ws)
+    return Start(t0, q, v, workspace=ws, changes=changes)
