@@ -45,13 +45,17 @@ def test_a_velocity_across_the_knife_edge_is_corrected_with_a_warning(name, capl
     assert record.levelno == logging.WARNING and "knife" in record.getMessage() and "5.000e-01" in record.getMessage()
 
 
-def test_refuse_names_the_row_and_false_runs_the_state_as_given():
+def test_refuse_names_the_row_and_false_runs_the_state_as_given_saying_so(caplog):
     asm = sleigh()
     v0 = np.array([1.0, 0.5, 2.0])
     with pytest.raises(StateError, match=r"v0 violated the velocity rows .*'knife.*5\.000e-01.*‖Δv‖∞ = 5\.000e-01"):
         fb.simulate(asm, 0.002, integrator=fb.RK4(dt=1e-3), v0=v0, consistent_initial="refuse")
-    res = fb.simulate(asm, 0.002, integrator=fb.RK4(dt=1e-3), v0=v0, consistent_initial=False)
+    with caplog.at_level(logging.WARNING, logger="flexbody"):
+        res = fb.simulate(asm, 0.002, integrator=fb.RK4(dt=1e-3), v0=v0, consistent_initial=False)
     assert np.array_equal(res.v[0], v0) and "start_corrections" not in res.metadata
+    violations = res.metadata["start_violations"]
+    assert violations["v"] == pytest.approx(0.5, rel=1e-12) and "'knife" in violations["v_rows"]
+    assert any("as given (consistent_initial=False)" in r.getMessage() for r in caplog.records)
 
 
 def test_a_configuration_off_the_loop_is_corrected_with_a_warning(caplog):

@@ -96,8 +96,8 @@ class RunInputs:
 class Start:
     """Where a run starts: the state (t, q, v) with its workspace when the start made one (``workspace``), or a
     checkpoint of a run saved as it went (``checkpoint`` = (scalars, arrays) of the integrator, ``rows`` and
-    ``histories`` recorded up to it); ``changes``: what making the start consistent changed (the Results'
-    ``metadata["start_corrections"]``)."""
+    ``histories`` recorded up to it); ``changes``: what making the start consistent changed, ``violations``: how a
+    start run as given violates the rows (the Results' ``metadata["start_corrections"]``, ``["start_violations"]``)."""
 
     t: float
     q: np.ndarray
@@ -107,6 +107,7 @@ class Start:
     rows: dict | None = None
     histories: dict | None = None
     changes: dict = field(default_factory=dict)  # what making the start consistent changed (start_changes)
+    violations: dict = field(default_factory=dict)  # how a start run as given violates the rows (start_changes)
 
 
 def execute(
@@ -125,6 +126,8 @@ def execute(
     recorded = {**plan.metadata(saving=writer is not None), **(metadata or {})}
     if start.changes:
         recorded["start_corrections"] = dict(start.changes)
+    if start.violations:
+        recorded["start_violations"] = dict(start.violations)
     recorder = Recorder(model, plan.tolerances, plan.singular_tol, inputs.labelled(recorded, model), inputs.controller)
     recorder.t_last = start.t
     if start.rows is not None:

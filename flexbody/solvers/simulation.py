@@ -54,7 +54,7 @@ from .stabilization import (
     project_velocity,
     projected_velocity,
 )
-from .start_changes import report, start_changes
+from .start_changes import report, report_violations, start_changes, start_violations
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -237,7 +237,7 @@ def _start(model, plan: RunPlan, q0, v0) -> Start:
         if x.shape != (n,):
             raise StateError(f"simulate: {name} must have shape ({n},), got {x.shape}")
         finite(name, x, t0)
-    ws, changes = None, {}
+    ws, changes, violations = None, {}, {}
     if plan.consistent_initial is not False and int(model.n_constraints) > 0:
         given = (q, v)
         if plan.implicit:
@@ -249,6 +249,9 @@ def _start(model, plan: RunPlan, q0, v0) -> Start:
             ws = ws.with_velocity(v)
         changes = start_changes(model, t0, *given, q, v)
         report(changes, plan.consistent_initial)
+    elif int(model.n_constraints) > 0:
+        violations = start_violations(model, t0, q, v)
+        report_violations(violations)
     if isinstance(plan.integrator, RK4):
         check_rk4_step(model, q, plan.integrator)
-    return Start(t0, q, v, workspace=ws, changes=changes)
+    return Start(t0, q, v, workspace=ws, changes=changes, violations=violations)

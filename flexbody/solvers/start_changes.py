@@ -4,8 +4,10 @@
 True, the default). A correction larger than round-off — ‖Δq‖∞ or ‖Δv‖∞ above :data:`ROUND_OFF` · max(1, ‖x₀‖∞) — is
 reported: a WARNING naming the rows the given state violated, their residuals and the size of the change, and the
 Results' ``metadata["start_corrections"]``. With ``consistent_initial="refuse"`` such a start is refused instead (a
-StateError with the same facts); ``False`` runs from the state as given. A user with an angular velocity rather than
-the rates of a rotation vector converts it first (``fb.Spherical.velocities``, ``fb.FreeFlyer.velocities``).
+StateError with the same facts); ``False`` runs from the state as given, and says so when it violates the
+constraints (its first step then enforces them: ``metadata["start_violations"]``). A user with an angular velocity
+rather than the rates of a rotation vector converts it first (``fb.Spherical.velocities``,
+``fb.FreeFlyer.velocities``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ ROUND_OFF = 1e-9
 MODES = (True, False, "refuse")
 """The values of ``simulate``'s ``consistent_initial``: correct and report, run as given, refuse."""
 
-__all__ = ["ROUND_OFF", "MODES", "check_mode", "start_changes", "report"]
+__all__ = ["ROUND_OFF", "MODES", "check_mode", "start_changes", "start_violations", "report", "report_violations"]
 
 
 def check_mode(mode) -> None:
@@ -46,6 +48,37 @@ def start_changes(model, t: float, q0: np.ndarray, v0: np.ndarray, q: np.ndarray
         residual = model.constraint_jacobian(t, q) @ v0 + np.asarray(model.constraint_rate(t, q), dtype=float)
         out.update(v=dv, v_rows=worst_rows(model, np.asarray(residual, dtype=float)))
     return out
+
+
+def start_violations(model, t: float, q0: np.ndarray, v0: np.ndarray) -> dict:
+    """The residuals of a start run as given (``consistent_initial=False``) that are larger than round-off:
+    {"q": ‖φ(q₀)‖∞, "q_rows": text, "v": ‖Φv₀ + φ_t‖∞, "v_rows": text} (the keys of each violated part only)."""
+    out: dict = {}
+    phi = np.asarray(model.constraint_value(t, q0), dtype=float)
+    if phi.size and float(np.max(np.abs(phi))) > ROUND_OFF * max(1.0, float(np.max(np.abs(q0)))):
+        out.update(q=float(np.max(np.abs(phi))), q_rows=worst_rows(model, phi))
+    residual = np.asarray(
+        model.constraint_jacobian(t, q0) @ v0 + np.asarray(model.constraint_rate(t, q0), dtype=float), dtype=float
+    )
+    if residual.size and float(np.max(np.abs(residual))) > ROUND_OFF * max(1.0, float(np.max(np.abs(v0)))):
+        out.update(v=float(np.max(np.abs(residual))), v_rows=worst_rows(model, residual))
+    return out
+
+
+def report_violations(violations: dict) -> None:
+    """Say that a start run as given violates the constraints, which its first step (its stabilisation, or the
+    implicit step's constraint rows) then enforces."""
+    if violations:
+        facts = "; ".join(
+            f"{'q0' if part == 'q' else 'v0'} violates rows {violations[part + '_rows']}"
+            for part in ("q", "v")
+            if part in violations
+        )
+        log.warning(
+            "simulate: the run starts from (q0, v0) as given (consistent_initial=False), which violate the "
+            "constraints: %s; the first step enforces them (Results.metadata['start_violations'])",
+            facts,
+        )
 
 
 def report(changes: dict, mode) -> None:
