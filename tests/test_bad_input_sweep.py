@@ -1168,3 +1168,29 @@ def test_a_results_json_field_of_any_value_never_raises_raw(key, value, saved_ru
         fb.Results.load(directory)
     except FlexbodyError as exc:
         assert str(directory) in str(exc), str(exc)
+
+
+def test_a_part_file_outside_the_results_directory_is_refused(tmp_path):
+    """A results.json whose parts lead out of its directory ('../../etc/hostname', an absolute path): the load is
+    refused naming the part; nothing outside the directory is opened."""
+    fb.simulate(fb.mechanisms.slider_crank().assemble(), 0.01, integrator=fb.RK4(dt=1e-3), save_to=tmp_path / "run")
+    meta_path = tmp_path / "run" / "results.json"
+    meta = json.loads(meta_path.read_text())
+    (tmp_path / "run" / "results.npz").unlink(missing_ok=True)  # the parts are read
+    outside = tmp_path / "outside.npz"
+    np.savez(outside, times=np.zeros(1))
+    for name in ("../outside.npz", str(outside), "parts/../../outside.npz"):
+        meta["parts"], meta["complete"] = [name], False
+        meta_path.write_text(json.dumps(meta))
+        with pytest.raises(FlexbodyError, match=rf"part file {re.escape(repr(name))} lies outside the results"):
+            fb.Results.load(tmp_path / "run")
+
+
+@pytest.mark.parametrize("content", [b"", b"\x80\x04garbage", bytes(range(256)) * 3], ids=["empty", "pickle", "bytes"])
+def test_random_bytes_in_results_npz_are_named_without_pickle_talk(content, saved_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(saved_run, run)
+    (run / "results.npz").write_bytes(content)
+    with pytest.raises(FlexbodyError, match=r"results\.npz is not an npz archive") as info:
+        fb.Results.load(run)
+    assert "pickle" not in str(info.value)

@@ -253,3 +253,28 @@ def test_a_spring_whose_ends_meet_stops_the_run_with_its_name():
     asm = fb.System([tree], forces=[spring]).assemble()
     with pytest.raises(StateError, match=r"'pull'.*coincide"):
         asm.terms(0.0, np.array([-0.3]), np.zeros(1))
+
+
+@pytest.mark.parametrize("integrator", [fb.RK4(dt=1e-3), fb.GeneralizedAlpha(dt=1e-3)], ids=["RK4", "alpha"])
+def test_a_user_force_that_raises_keeps_its_exception_and_loses_no_computed_step(integrator, tmp_path):
+    """A GeneralizedForce callback raising at t > 0.01 s: the user's exception comes through unchanged, carrying
+    the steps computed before it (``last_good``), which a run saved as it goes has also written."""
+
+    class SensorError(Exception):
+        pass
+
+    def push(t, q, v):
+        if t > 0.01:
+            raise SensorError("sensor gone")
+        return np.array([0.1])
+
+    tree = fb.RigidTree("t", gravity=(0, 0, -9.81))
+    tree.add_link("l", joint=fb.Revolute((0, 1, 0)), mass=1.0, com=(0.5, 0, 0), inertia=np.eye(3) * 0.01)
+    asm = fb.System([tree], [], forces=[fb.GeneralizedForce(push, [0], name="push")]).assemble()
+    with pytest.raises(SensorError, match="sensor gone") as info:
+        fb.simulate(asm, 0.05, integrator=integrator, save_to=tmp_path / "run")
+    kept = info.value.last_good
+    assert isinstance(kept, fb.Results) and kept.n_steps >= 10 and kept.times[-1] <= 0.0105
+    assert kept.events[-1]["kind"] == "failure" and kept.events[-1]["error"] == "SensorError"
+    saved = fb.Results.load(tmp_path / "run")
+    assert not saved.metadata["complete"] and np.array_equal(saved.times, kept.times)

@@ -520,9 +520,23 @@ def _replacing(path: Path, mode: str):
         raise
 
 
+def _inside(directory: Path, name) -> Path:
+    """``directory / name`` for a part file ``name`` listed in a results.json; ValueError when the name is not a
+    string or leads out of the directory (a results.json is data: it may not make the reader open other files)."""
+    if not isinstance(name, str):
+        raise ValueError(f"part file name {name!r} is not a string")
+    path = directory / name
+    if not path.resolve().is_relative_to(directory.resolve()):
+        raise ValueError(f"part file {name!r} lies outside the results directory; refused")
+    return path
+
+
 def _read_npz(path) -> dict:
-    """The arrays of an npz file; zipfile's rarer refusals of a damaged file (a member flagged as encrypted: a
-    RuntimeError; one flagged with an unsupported feature: NotImplementedError) become a BadZipFile naming the file."""
+    """The arrays of an npz file; a file that is not a zip archive (numpy would speak of pickled data), and zipfile's
+    rarer refusals of a damaged one (a member flagged as encrypted: a RuntimeError; one flagged with an unsupported
+    feature: NotImplementedError) become a BadZipFile naming the file."""
+    if Path(path).is_file() and not zipfile.is_zipfile(path):
+        raise zipfile.BadZipFile(f"{Path(path).name} is not an npz archive (a zip file): damaged or not flexbody's")
     try:
         with np.load(path) as data:
             return {key: data[key] for key in data.files}
@@ -535,7 +549,7 @@ def _read_npz(path) -> dict:
 def read_parts(directory, names, n_dofs: int) -> tuple[dict, dict]:
     """Rows of the part files ``names`` (relative to ``directory``) concatenated in order: ({"times", "q",
     "v"}, histories); a history is kept only if every part has it ("rank", "corrections" as integers)."""
-    loaded = [_read_npz(Path(directory) / name) for name in names]
+    loaded = [_read_npz(_inside(Path(directory), name)) for name in names]
     if not loaded:
         return {"times": np.zeros(0), "q": np.zeros((0, n_dofs)), "v": np.zeros((0, n_dofs))}, {}
     keys = [key for key in loaded[0] if all(key in part for part in loaded[1:])]

@@ -187,7 +187,7 @@ def _recorded(recorder: Recorder, writer: RunWriter | None, steps: Callable[[], 
     """Run ``steps``; on failure attach (and write) what was recorded, else return (and write) the results."""
     try:
         steps()
-    except FlexbodyError as exc:
+    except Exception as exc:  # flexbody's errors and those of user code (forces, controllers, inputs) alike
         _attach_partial(recorder, exc)
         if writer is not None:
             writer.fail(recorder)
@@ -202,12 +202,17 @@ def _recorded(recorder: Recorder, writer: RunWriter | None, steps: Callable[[], 
     return results
 
 
-def _attach_partial(recorder: Recorder, exc: FlexbodyError) -> None:
+def _attach_partial(recorder: Recorder, exc: Exception) -> None:
     """Log the failure as an event and attach the results recorded so far to ``exc.last_good`` (a state
-    the error carried before moves to ``exc.last_state``)."""
+    the error carried before moves to ``exc.last_state``); an exception raised by user code keeps its type and
+    gains the attribute too."""
     recorder.events.append({"t": recorder.t_last, "kind": "failure", "error": type(exc).__name__, "message": str(exc)})
     partial = recorder.results()
-    if getattr(exc, "last_good", None) is not None and not isinstance(exc.last_good, Results):
-        exc.last_state = exc.last_good
-    exc.last_good = partial
+    previous = getattr(exc, "last_good", None)
+    try:
+        if previous is not None and not isinstance(previous, Results):
+            exc.last_state = previous  # type: ignore[attr-defined]  # any exception's attribute
+        exc.last_good = partial  # type: ignore[attr-defined]
+    except AttributeError:  # an exception type without attributes (rare): the writer still keeps the rows
+        log.warning("simulation stopped: %s (%d steps recorded; the exception cannot carry them)", exc, partial.n_steps)
     log.info("simulation stopped at t = %.6g s: %s (%d steps recorded)", recorder.t_last, exc, partial.n_steps)
