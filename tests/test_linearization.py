@@ -1,6 +1,8 @@
 """State-space models (fb.linearize) against a closed-form damped oscillator, the modal frequencies, and
 short nonlinear simulations from perturbed states (the linear response exp(At)x₀ to second order in x₀)."""
 
+import logging
+
 import numpy as np
 import pytest
 import scipy.linalg as la
@@ -79,3 +81,21 @@ def test_bad_linearization_input_is_named():
         fb.linearize(fb.System([tree], q0=[-1.5]), inputs=[1.0, 2.0])
     with pytest.raises(FlexbodyError, match="nodal force"):
         fb.linearize(fb.System([tree], q0=[-1.5]), nodal_forces=[("beam", 0)])
+
+
+def test_a_state_that_is_not_an_equilibrium_is_reported(caplog):
+    """A compound pendulum (m 1 kg, c 0.4 m) linearised at 0.3 rad from hanging, where gravity leaves
+    m g c sin 0.3 = 1.1597 N·m: the model is made (metadata['static_residual']) and a WARNING names the joint."""
+    tree = fb.RigidTree("p", gravity=(0, -9.81, 0))
+    tree.add_link("l", None, fb.Revolute(), mass=1.0, com=(0.4, 0, 0), inertia=(1e-3, 0.02, 0.02))
+    system = fb.System([tree], q0=[-np.pi / 2])
+    with caplog.at_level(logging.WARNING, logger="flexbody"):
+        model = fb.linearize(system, state=[-np.pi / 2 + 0.3])
+    expected = 1.0 * 9.81 * 0.4 * np.sin(0.3)
+    assert model.metadata["static_residual"] == pytest.approx(expected, rel=1e-6)
+    (record,) = [r for r in caplog.records if "not a static equilibrium" in r.getMessage()]
+    assert record.getMessage().startswith("linearize:") and "'p.l'" in record.getMessage()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="flexbody"):
+        fb.linearize(system, state=[-np.pi / 2])  # hanging: at rest, nothing said
+    assert not [r for r in caplog.records if "not a static equilibrium" in r.getMessage()]

@@ -2,6 +2,8 @@
 pendulum (its stiffness is the constraint force's), a compound pendulum, a free-free beam (six zero modes and
 the first bending pair) and a cantilever carrying a tip mass equal to its own (β₁L = 1.247917)."""
 
+import logging
+
 import numpy as np
 import pytest
 from scipy.optimize import brentq
@@ -19,11 +21,17 @@ def _beam():
     )
 
 
-def test_particle_pendulum_gets_its_stiffness_from_the_constraint_force():
-    """ω² = g/ρ: with q = (x, y) and the circle as a constraint row, K = −∂(Φᵀλ)/∂q alone."""
+def test_particle_pendulum_gets_its_stiffness_from_the_constraint_force(caplog):
+    """ω² = g/ρ: with q = (x, y) and the circle as a constraint row, K = −∂(Φᵀλ)/∂q alone. Three modes asked of
+    one degree of freedom: the one, with a WARNING saying so."""
     system = fb.mechanisms.particle_on_circle(mass=2.0, radius=0.7, gravity=(0, -9.81, 0))
-    modes = fb.modal_analysis(system, state=[0.0, -0.7], n_modes=3)
+    with caplog.at_level(logging.WARNING, logger="flexbody"):
+        modes = fb.modal_analysis(system, state=[0.0, -0.7], n_modes=3)
     assert modes.frequencies.shape == (1,) and modes.metadata["static_residual"] < 1e-12
+    assert modes.metadata["n_modes_asked"] == 3
+    assert any(
+        "3 modes asked, 1 returned: the system has 1 degrees of freedom" in r.getMessage() for r in caplog.records
+    )
     assert abs(modes.frequencies[0] - np.sqrt(9.81 / 0.7) / (2 * np.pi)) < 1e-10
     x = modes.shapes[0]
     assert abs(x[1]) < 1e-12 and abs(x[0] * x[0] * 2.0 - 1.0) < 1e-12  # along the tangent, unit mass
@@ -77,6 +85,15 @@ def test_modes_are_repeatable_and_written_for_paraview(tmp_path):
     back = fb.Results.load(out / "mode_06")
     assert back.q.shape == (8, first.system.n_dofs) and np.allclose(back.q[0], first.q) and back.kind == "modal"
     assert abs(back.metadata["frequency_hz"] - first.frequencies[6]) < 1e-12
+
+
+def test_more_modes_than_a_flexible_system_has_are_returned_with_a_warning(caplog):
+    """A 2 × 1 × 1 cantilever (24 free nodal coordinates; shift-invert Lanczos gives at most dof − 1)."""
+    system = fb.mechanisms.cantilever(divisions=(2, 1, 1))
+    with caplog.at_level(logging.WARNING, logger="flexbody"):
+        modes = fb.modal_analysis(system, state=system.assemble().q0, n_modes=10000)
+    assert modes.frequencies.shape == (23,) and modes.metadata["dof"] == 24
+    assert any("10000 modes asked, 23 returned" in r.getMessage() for r in caplog.records)
 
 
 def test_bad_modal_input_is_named():

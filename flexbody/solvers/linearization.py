@@ -121,7 +121,7 @@ def linearize(
             f"linearize: inputs must be {k} finite numbers (actuators {asm.actuated_labels}), got shape {u.shape}"
         )
     B_u, input_labels = _input_map(asm, nodal_forces)
-    q, lam, residual = linearisation_point(asm, state, asm.S.T @ u, t, load_steps)
+    q, lam, residual = linearisation_point(asm, state, asm.S.T @ u, t, load_steps, who="linearize")
     ws = asm.workspace(t, q)
     K, Dm, M = _second_order_terms(ws, lam)
     Phi = ws.constraint_rows()[1]

@@ -23,6 +23,7 @@ Modes are scaled to unit modal mass, xᵀMx = 1 [kg·m² per coordinate unit²].
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -38,6 +39,8 @@ from ..linalg.saddle_point import SaddlePointSolver
 from ..system.description import as_assembled
 from ..threads import one_blas_thread
 from .constrained_statics import StaticEquations, static_equilibrium
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from ..system import State, System
@@ -153,7 +156,8 @@ def modal_analysis(
         that balance the static forces there in the least-squares sense (``metadata["static_residual"]``
         says how far from equilibrium q is).
     n_modes : int
-        How many of the lowest modes (all of them for rigid-only systems with fewer coordinates).
+        How many of the lowest modes; when the system has fewer degrees of freedom (at most dof − 1 for systems
+        with flexible bodies) the ones it has, with a WARNING (``metadata["n_modes_asked"]``).
     tau : array (n,), optional
         Constant generalized forces [N, N·m] (e.g. holding torques).
     shift : float, optional
@@ -188,12 +192,28 @@ def modal_analysis(
     scale = max(1.0, float(np.max(np.abs(values)))) if values.size else 1.0
     n_zero = int(np.count_nonzero(np.abs(values) < zero_tol * scale))
     freqs = np.sign(values) * np.sqrt(np.abs(values)) / (2.0 * np.pi)
-    meta.update(static_residual=residual, zero_tol=zero_tol, t=float(t))
+    meta.update(static_residual=residual, zero_tol=zero_tol, t=float(t), n_modes_asked=int(n_modes))
+    if values.size < n_modes:
+        log.warning(
+            "modal_analysis: %d modes asked, %d returned: the system has %d degrees of freedom (%s%s)",
+            n_modes,
+            values.size,
+            meta.get("dof", values.size),
+            meta.get("method", ""),
+            "; shift-invert Lanczos gives at most dof − 1" if asm.sparse else "",
+        )
     return Modes(freqs, values, shapes, q, lam, n_zero, asm, meta)
 
 
-def linearisation_point(asm, state, tau, t, load_steps):
-    """(q, λ, static residual max|r| [N, N·m]) of the state to linearise about."""
+NOT_AT_REST = 1e-6
+"""Static residual, relative to the largest static force at q (at least 1 N or N·m), above which a state given as
+coordinates is reported as not an equilibrium."""
+
+
+def linearisation_point(asm, state, tau, t, load_steps, who: str = "modal_analysis"):
+    """(q, λ, static residual max|r| [N, N·m]) of the state to linearise about; a WARNING when coordinates given
+    as the state are not an equilibrium (the residual left by the least-squares multipliers above
+    :data:`NOT_AT_REST`), naming the coordinate of the largest residual."""
     if state is None:
         state = static_equilibrium(asm, tau, t=t, load_steps=load_steps)
     if hasattr(state, "lam") and hasattr(state, "residual"):  # an Equilibrium (static_equilibrium, holding_inputs)
@@ -204,14 +224,24 @@ def linearisation_point(asm, state, tau, t, load_steps):
         )
     q = np.array(getattr(state, "q", state), dtype=float)
     if q.shape != (asm.n_dofs,) or not np.all(np.isfinite(q)):
-        raise StateError(f"modal_analysis: state must be {asm.n_dofs} finite coordinates, got shape {q.shape}")
+        raise StateError(f"{who}: state must be {asm.n_dofs} finite coordinates, got shape {q.shape}")
     statics = StaticEquations(asm, t)
     r0, _, Phi = statics.residual(q, np.zeros(asm.n_constraints), tau, 1.0)
     Phi = sp.csr_matrix(Phi)
     gram = (Phi @ Phi.T).toarray()  # (m, m): least squares Φᵀλ ≈ r₀ without n × n
     lam = np.linalg.lstsq(gram, Phi @ r0, rcond=None)[0] if Phi.shape[0] else np.zeros(0)
     residual = r0 - Phi.T @ lam if Phi.shape[0] else r0
-    return q, lam, float(np.max(np.abs(residual))) if residual.size else 0.0
+    worst = float(np.max(np.abs(residual))) if residual.size else 0.0
+    if worst > NOT_AT_REST * max(1.0, float(np.max(np.abs(r0)))):
+        i = int(np.argmax(np.abs(residual)))
+        log.warning(
+            "%s: the state given is not a static equilibrium: the static forces leave max|r| = %.3e at %r "
+            "(metadata['static_residual']); the linearisation is about a state that does not stay at rest",
+            who,
+            worst,
+            asm.coordinate_labels[i],
+        )
+    return q, lam, worst
 
 
 def _dense_modes(K, M, Phi, n_modes):
