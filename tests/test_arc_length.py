@@ -79,6 +79,12 @@ def test_arc_length_settings_and_scope_are_checked():
     with pytest.raises(ConvergenceError, match="max_steps = 3") as info:
         fb.solve_static(system, load_steps=10, path=fb.ArcLength(max_steps=3))
     assert len(info.value.last_good.times) == 4
+    first = info.value.last_good.histories["arc_length"][1]  # the default first arc: the linear response / 10
+    with pytest.raises(ConvergenceError, match="max_steps = 3") as info:
+        fb.solve_static(system, load_steps=10, path=fb.ArcLength(max_steps=3, max_arc=0.25 * first))
+    assert np.all(info.value.last_good.histories["arc_length"][1:] <= 0.25 * first)  # the first arc bounded too
+    with pytest.raises(FlexbodyError, match=r"first arc \(initial = 0.2\) is longer than max_arc = 0.1"):
+        fb.ArcLength(initial=0.2, max_arc=0.1)
 
 
 def test_arc_length_does_not_retrace_its_path_after_a_snap_back():

@@ -61,7 +61,7 @@ class ArcLength:
         Newton iterations a step should take; Δl grows or shrinks by √(target / iterations), at most by 2 and
         at least by ½ per step.
     max_arc : float, optional
-        Largest Δl [m] (None: 20 × the first).
+        Largest Δl [m], the first arc's included (None: 20 × the first).
     max_steps : int
         Most steps before the load factor 1 is reached (ConvergenceError beyond, with the path so far).
     """
@@ -77,6 +77,10 @@ class ArcLength:
             check_setting("ArcLength", "initial", self.initial)
         if self.max_arc is not None:
             check_setting("ArcLength", "max_arc", self.max_arc)
+        if self.initial is not None and self.max_arc is not None and self.initial > self.max_arc:
+            raise FlexbodyError(
+                f"ArcLength: the first arc (initial = {self.initial!r}) is longer than max_arc = {self.max_arc!r}"
+            )
         check_setting("ArcLength", "psi", self.psi, strict=False)
         check_setting("ArcLength", "target_iterations", self.target_iterations, low=1, strict=False, integer=True)
         check_setting("ArcLength", "max_steps", self.max_steps, low=1, strict=False, integer=True)
@@ -151,6 +155,7 @@ def follow_path(
     q, s = path.place(q, 0.0), 0.0
     arc = _first_arc(path, q, settings, load_steps)
     max_arc = settings.max_arc or 20.0 * arc
+    arc = min(arc, max_arc)  # the first arc is bounded too
     min_arc = arc / 2.0**newton.max_bisections
     previous = None
     while True:
