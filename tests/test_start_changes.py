@@ -6,6 +6,7 @@
   with the same facts; ``False`` runs from v₀ as given. The same for generalized-α.
 * A slider-crank started off its loop: the position correction is reported with the row.
 * A consistent start (round-off only) changes nothing and says nothing; an unknown mode is named.
+* A start whose mass matrix has a coordinate without inertia (a massless leaf link) is refused naming it.
 """
 
 from __future__ import annotations
@@ -80,3 +81,19 @@ def test_a_consistent_start_says_nothing_and_a_bad_mode_is_named(caplog):
     assert not caplog.records and "start_corrections" not in res.metadata
     with pytest.raises(FlexbodyError, match="consistent_initial must be True, False or 'refuse', got 'project'"):
         fb.simulate(asm, 0.002, integrator=fb.RK4(dt=1e-3), consistent_initial="project")
+
+
+def test_a_link_without_mass_or_inertia_is_named_before_the_first_step():
+    """A leaf link with zero mass and inertia (as a URDF may give): its coordinate has no inertia, so every dynamics
+    form is singular there. Before: numpy's LinAlgError from the projection (RK4), a ConvergenceError naming no link
+    (generalized-α); now a StateError naming the coordinate, before the first step, and forward's own error."""
+    tree = fb.RigidTree("t", gravity=(0, 0, -9.81))
+    arm = tree.add_link("arm", None, fb.Revolute((0, 1, 0)), mass=1.0, com=(0.5, 0, 0), inertia=(0.01, 0.01, 0.01))
+    tree.add_link("tip", arm, fb.Revolute((0, 1, 0)), origin=(1, 0, 0), mass=0.0, inertia=(0, 0, 0))
+    asm = fb.System([tree]).assemble()
+    for integrator in INTEGRATORS.values():
+        with pytest.raises(StateError, match=r"coordinates \['t\.tip'\] carry no inertia"):
+            fb.simulate(asm, 0.002, integrator=integrator)
+    terms = asm.terms(0.0, asm.q0, np.zeros(2))
+    with pytest.raises(StateError, match=r"M is not positive definite \(coordinates \[1\] have a zero diagonal"):
+        fb.dynamics.forward(terms.M, terms.h, np.zeros(2), np.zeros((0, 2)), np.zeros(0), method="projection")

@@ -66,11 +66,18 @@ def projection_dense(M, h, tau, Phi, bias, rtol, atol, inertia, gamma, svd=None)
     a_perp = particular_acceleration(svd, bias)  # C q̇ = −A⁺ Ȧq̇  [AG-16]
     Mc, cc = _inertia_terms(M, P, a_perp, inertia, gamma)
     rhs = P @ (tau - h) + cc  # f∥ − h∥ + C_c q̇  [AG-25]
-    if inertia == "symmetric":
-        c, info = cholesky_lower(Mc)  # M_c′ is SPD [AG Prop. 1]
-        a = _potrs(c, rhs, lower=1)[0] if info == 0 else np.linalg.solve(Mc, rhs)
-    else:
-        a = np.linalg.solve(Mc, rhs)  # invertible [AG Thm. 2, Prop. 2]
+    try:
+        if inertia == "symmetric":
+            c, info = cholesky_lower(Mc)  # M_c′ is SPD [AG Prop. 1]
+            a = _potrs(c, rhs, lower=1)[0] if info == 0 else np.linalg.solve(Mc, rhs)
+        else:
+            a = np.linalg.solve(Mc, rhs)  # invertible [AG Thm. 2, Prop. 2]
+    except np.linalg.LinAlgError as exc:  # M_c is invertible when M is SPD: M is not
+        zero = np.flatnonzero(np.abs(np.diagonal(M)) <= 1e-14 * max(1.0, float(np.abs(np.diagonal(M)).max())))
+        raise StateError(
+            "projection: M_c is singular, so M is not positive definite"
+            + (f" (coordinates {zero.tolist()} have a zero diagonal: no inertia)" if zero.size else "")
+        ) from exc
     # [AG-32]: 𝓕 = f⊥ − h⊥ − μ(f∥ − h∥ + C_c q̇), μ = (I − P)M M_c⁻¹; by (25) M_c⁻¹(…) = a, so
     # 𝓕 = (I − P)(f − h − M a), and in our sign Φᵀλ = −𝓕 = (I − P)(M a + h − τ).
     force = Vt.T @ (Vt @ (M @ a + h - tau))

@@ -249,9 +249,39 @@ def _start(model, plan: RunPlan, q0, v0) -> Start:
             ws = ws.with_velocity(v)
         changes = start_changes(model, t0, *given, q, v)
         report(changes, plan.consistent_initial)
-    elif int(model.n_constraints) > 0:
-        violations = start_violations(model, t0, q, v)
+    if ws is None and hasattr(model, "workspace"):  # the state as given: its workspace, which the first step reuses
+        ws = model.workspace(t0, q, v)
+    if not plan.consistent_initial and int(model.n_constraints) > 0:
+        violations = start_violations(model, t0, q, v, ws)
         report_violations(violations)
     if isinstance(plan.integrator, RK4):
         check_rk4_step(model, q, plan.integrator)
+    if ws is not None:
+        _check_inertia(model, t0, ws)
     return Start(t0, q, v, workspace=ws, changes=changes, violations=violations)
+
+
+def _check_inertia(model, t: float, ws) -> None:
+    """StateError naming the coordinates that carry no inertia at q (a zero diagonal entry of a dense block of M:
+    a link with neither mass nor inertia, or whose subtree has none) and that no constraint row ties to others (a
+    zero column of Φ), which their joints then move without resistance: every dynamics form is singular there.
+    ``ws``: the workspace of the start (a model's own workspace without these terms is not checked)."""
+    if not all(
+        hasattr(x, name) for x, name in ((ws, "mass_matrix"), (ws, "constraint_rows"), (model, "coordinate_labels"))
+    ):
+        return
+    M, Phi = ws.mass_matrix(), ws.constraint_rows()[1]
+    tied = np.asarray(abs(Phi).sum(axis=0)).ravel() > 0.0 if Phi.shape[0] else np.zeros(model.n_dofs, dtype=bool)
+    blocks = [(s, block) for s, block in M.rigid] if hasattr(M, "rigid") else [(slice(0, M.shape[0]), M)]
+    labels = list(model.coordinate_labels)
+    bad = []
+    for s, block in blocks:
+        d = np.abs(np.diagonal(np.asarray(block)))
+        free = np.flatnonzero((d <= 1e-14 * max(1.0, float(d.max(initial=0.0)))) & ~tied[s])
+        bad += [labels[s.start + i] for i in free]
+    if bad:
+        raise StateError(
+            f"simulate: coordinates {bad} carry no inertia at t = {t:.9g} s (zero diagonal of the mass matrix) and no "
+            "constraint ties them to others: their links have neither mass nor inertia (nor any link beyond them), so "
+            "their joints move them without resistance; give those links mass or inertia, or fix their joints"
+        )

@@ -50,16 +50,19 @@ def start_changes(model, t: float, q0: np.ndarray, v0: np.ndarray, q: np.ndarray
     return out
 
 
-def start_violations(model, t: float, q0: np.ndarray, v0: np.ndarray) -> dict:
+def start_violations(model, t: float, q0: np.ndarray, v0: np.ndarray, ws=None) -> dict:
     """The residuals of a start run as given (``consistent_initial=False``) that are larger than round-off:
-    {"q": ‖φ(q₀)‖∞, "q_rows": text, "v": ‖Φv₀ + φ_t‖∞, "v_rows": text} (the keys of each violated part only)."""
+    {"q": ‖φ(q₀)‖∞, "q_rows": text, "v": ‖Φv₀ + φ_t‖∞, "v_rows": text} (the keys of each violated part only); from
+    the start's workspace ``ws`` when there is one (else the model's evaluation interface)."""
     out: dict = {}
-    phi = np.asarray(model.constraint_value(t, q0), dtype=float)
+    if ws is not None and hasattr(ws, "constraint_rows"):
+        phi, Phi, _, phi_t = ws.constraint_rows()
+    else:
+        phi, Phi, phi_t = model.constraint_value(t, q0), model.constraint_jacobian(t, q0), model.constraint_rate(t, q0)
+    phi = np.asarray(phi, dtype=float)
     if phi.size and float(np.max(np.abs(phi))) > ROUND_OFF * max(1.0, float(np.max(np.abs(q0)))):
         out.update(q=float(np.max(np.abs(phi))), q_rows=worst_rows(model, phi))
-    residual = np.asarray(
-        model.constraint_jacobian(t, q0) @ v0 + np.asarray(model.constraint_rate(t, q0), dtype=float), dtype=float
-    )
+    residual = np.asarray(Phi @ v0 + np.asarray(phi_t, dtype=float), dtype=float)
     if residual.size and float(np.max(np.abs(residual))) > ROUND_OFF * max(1.0, float(np.max(np.abs(v0)))):
         out.update(v=float(np.max(np.abs(residual))), v_rows=worst_rows(model, residual))
     return out
