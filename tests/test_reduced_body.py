@@ -188,6 +188,9 @@ def test_bad_reduced_bodies_are_named():
     red = ReducedBody("bar", rigid_content, link)
     with pytest.raises(fb.ConstraintError, match="reduced body 'bar'"):
         fb.System([tree], [fb.PointToPoint(red.point("x1"), fb.Ground())])
+    guyan = fb.solvers.craig_bampton(bar, "x0", 0)  # interface modes only, all of them clamped: no coordinate left
+    with pytest.raises(fb.ModelError, match=r"'bar': the basis leaves no coordinate \(0 fixed-interface modes"):
+        ReducedBody("bar", guyan, link)
 
 
 def test_reduced_and_full_bodies_share_a_system_through_a_pin():

@@ -146,3 +146,24 @@ def test_bad_urdf_input_is_named(tmp_path, case, match):
         )
     with pytest.raises(ModelError, match=match):
         fb.load_urdf(path)
+
+
+def test_a_joint_axis_of_zero_length_names_the_joint_and_its_links(tmp_path):
+    path = _write(tmp_path)
+    path.write_text(path.read_text().replace('<axis xyz="0 1 0"/>', '<axis xyz="0 0 0"/>'))
+    with pytest.raises(ModelError, match=r"joint 'j1' \(parent 'base', child 'arm'\) has axis 0.0 0.0 0.0"):
+        fb.load_urdf(path)
+
+
+def test_a_urdf_with_a_loop_names_the_joints_that_close_it(tmp_path):
+    links = "".join(LINK.format(name=n, ixx="0.01", visual="") for n in ("a", "b", "c"))
+    joints = "".join(
+        f'<joint name="{n}" type="revolute"><parent link="{p}"/><child link="{c}"/><axis xyz="0 0 1"/>'
+        '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+        for n, p, c in (("ab", "a", "b"), ("bc", "b", "c"), ("ca", "c", "a"))
+    )
+    path = tmp_path / "loop.urdf"
+    path.write_text(f'<?xml version="1.0"?><robot name="loop">{links}{joints}</robot>')
+    with pytest.raises(ModelError, match=r"found \[\]; the joints \[.*'ab'.*\] close a loop") as info:
+        fb.load_urdf(path)
+    assert all(name in str(info.value) for name in ("'ab'", "'bc'", "'ca'"))

@@ -92,6 +92,12 @@ class ReducedBody:
         self.name, self.basis, self.link, self.tree = name, basis, link, link.tree
         self.body: FlexibleBody = basis.body
         keep, self.clamp_dofs = self._kept_columns(basis, clamp, who)
+        if not keep.size:
+            raise ModelError(
+                f"{who}: the basis leaves no coordinate ({basis.fixed_interface_frequencies.size} fixed-interface "
+                "modes, and the interface is clamped to the frame): ask craig_bampton for n_modes >= 1, or leave "
+                "interface nodes free (clamp=...)"
+            )
         self.geometric_stiffening = True if geometric_stiffening is None else bool(geometric_stiffening)
         self.stiffening: np.ndarray | None = None
         N = self.body.n_nodes

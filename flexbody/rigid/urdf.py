@@ -109,7 +109,11 @@ def load_urdf(
                 )
     roots = [link for link in links if link not in parents]
     if len(roots) != 1:
-        raise ModelError(f"URDF {path.name}: expected one root link (no parent joint), found {roots}")
+        loop = _loop(parents, next(iter(links), None)) if not roots else []
+        raise ModelError(
+            f"URDF {path.name}: expected one root link (no parent joint), found {roots}"
+            + (f"; the joints {loop} close a loop (a URDF is a tree: close loops with constraints)" if loop else "")
+        )
     tree = RigidTree(name or robot.name or path.stem, gravity=gravity)
     search = [Path(d) for d in package_dirs] + list(path.resolve().parents)
     stack = [(roots[0], None)]
@@ -121,7 +125,11 @@ def load_urdf(
         stack.extend((j.child, j) for j in reversed(children.get(link_name, [])))
     missing = sorted(set(links) - {link.name for link in tree.links})
     if missing:
-        raise ModelError(f"URDF {path.name}: links not connected to the root {roots[0]!r}: {missing}")
+        loop = _loop(parents, missing[0])
+        raise ModelError(
+            f"URDF {path.name}: links not connected to the root {roots[0]!r}: {missing}"
+            + (f"; the joints {loop} close a loop (a URDF is a tree: close loops with constraints)" if loop else "")
+        )
     _check_welded_inertias(tree, path.name)
     return tree
 
@@ -226,8 +234,29 @@ def _add_link(tree: RigidTree, link, joint, file: str, floating_base: bool) -> N
         )
 
 
+def _loop(parents: dict, start) -> list:
+    """The names of the joints of the loop reached by following parent joints up from link ``start`` (empty when
+    the walk ends at a link without a parent joint)."""
+    seen: list = []
+    link = start
+    while link in parents and link not in seen:
+        seen.append(link)
+        link = parents[link].parent
+    if link not in seen:
+        return []
+    cycle = seen[seen.index(link) :]
+    return [parents[name].name for name in cycle]
+
+
 def _joint(joint, file: str):
     axis = np.array([1.0, 0.0, 0.0]) if joint.axis is None else np.asarray(joint.axis, dtype=float)
+    if joint.type in ("revolute", "continuous", "prismatic", "planar") and not (
+        axis.shape == (3,) and np.all(np.isfinite(axis)) and np.linalg.norm(axis) > 1e-12
+    ):
+        raise ModelError(
+            f"URDF {file}: joint {joint.name!r} (parent {joint.parent!r}, child {joint.child!r}) has axis "
+            f"{' '.join(map(str, np.ravel(axis)))}, which is not a direction (3 finite numbers, not all zero)"
+        )
     if joint.type in ("revolute", "continuous"):
         return Revolute(axis)
     if joint.type == "prismatic":
