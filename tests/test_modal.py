@@ -103,3 +103,20 @@ def test_bad_modal_input_is_named():
         fb.modal_analysis(fb.System([_beam()]), state=np.zeros(3))
     with pytest.raises(FlexbodyError, match="mode 9"):
         fb.modal_analysis(fb.System([_beam()]), n_modes=2).animation(9)
+
+
+def test_a_body_or_joint_that_nothing_holds_is_named():
+    """A beam under gravity that no constraint touches, and a double pendulum without gravity or springs: before,
+    a diverging Newton ('max|r| = 1.0e13') and a singular saddle-point matrix naming nothing."""
+    beam = _beam()
+    free_beam = fb.System([beam], loads=[fb.Gravity(beam, (0, 0, -9.81))])
+    with pytest.raises(
+        fb.ConstraintError, match=r"bodies \['beam'\] are loaded but not held: no constraint touches them"
+    ):
+        fb.modal_analysis(free_beam, n_modes=3)
+    tree = fb.RigidTree("dp", gravity=(0, 0, 0))
+    a = tree.add_link("a", None, fb.Revolute((0, 1, 0)), mass=1.0, com=(0.5, 0, 0), inertia=(0.01, 0.01, 0.01))
+    tree.add_link("b", a, fb.Revolute((0, 1, 0)), origin=(1, 0, 0), mass=1.0, com=(0.5, 0, 0), inertia=(0.01,) * 3)
+    for solve in (lambda: fb.modal_analysis(fb.System([tree]), n_modes=2), lambda: fb.solve_static(fb.System([tree]))):
+        with pytest.raises(fb.ConvergenceError, match=r"coordinates \['dp.a', 'dp.b'\] have no stiffness and nothing"):
+            solve()

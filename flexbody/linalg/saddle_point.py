@@ -102,11 +102,16 @@ class SaddlePointSolver:
             self._factor_reduced(K)
         except SingularMatrixError:
             if not other.size:
-                raise ConvergenceError(
+                diagonal = np.abs(K.diagonal())
+                loose = master[diagonal <= 1e-14 * max(1.0, float(diagonal.max(initial=0.0)))]
+                error = ConvergenceError(
                     f"saddle-point solve: the matrix ({K.shape[0]} coordinates after eliminating "
                     f"node rows) is singular and no other constraint row holds its null space: "
                     f"a coordinate with no stiffness and nothing holding it"
-                ) from None
+                    + (f" (coordinates {loose.tolist()} have a zero diagonal)" if loose.size else "")
+                )
+                error.coordinates = loose.tolist()  # type: ignore[attr-defined]  # the callers name them
+                raise error from None
             self.rho = _augmentation(K, G)
             try:
                 self._factor_reduced((K + self.rho * (G.T @ G)).tocsc())

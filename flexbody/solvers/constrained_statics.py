@@ -228,6 +228,7 @@ def static_equilibrium(
     if q.shape != (asm.n_dofs,) or not np.all(np.isfinite(q)):
         raise StateError(f"static_equilibrium: q0 must be {asm.n_dofs} finite numbers, got shape {q.shape}")
     lam = np.zeros(asm.n_constraints) if lam0 is None else np.array(lam0, dtype=float)
+    _check_held(asm, t, q)
     stat, solver = StaticEquations(asm, t), SaddlePointSolver(asm.n_rigid)
     history: list[float] = []  # residual norms of every iteration
     factors, iterations, path = [], 0, []
@@ -239,6 +240,14 @@ def static_equilibrium(
         try:
             q_new, lam_new, k, res, viol = _newton(stat, solver, q, lam, tau, s, tol, max_iterations, history)
         except ConvergenceError as exc:
+            loose = getattr(exc, "coordinates", None)
+            if loose:  # a coordinate with no stiffness that nothing holds: no load step helps
+                raise ConvergenceError(
+                    f"static equilibrium: coordinates {[asm.coordinate_labels[i] for i in loose]} have no stiffness "
+                    "and nothing holds them (no spring, no gravity moment, no constraint): hold or load them",
+                    exc.residual_history,
+                    last_good=last,
+                ) from exc
             if not steps.failed(s_done):
                 exc.last_good = last
                 raise
@@ -252,6 +261,30 @@ def static_equilibrium(
         )
     assert last is not None  # the loop ends after a converged step
     return last
+
+
+def _check_held(asm, t: float, q: np.ndarray) -> None:
+    """ConstraintError naming each loaded flexible body that no constraint row touches: it floats free, its
+    stiffness is singular on its rigid-body motions, and no static equilibrium holds it against its loads (Newton
+    would diverge). An unloaded free body is in equilibrium where it is (its free–free modes are asked for); systems
+    with force elements are not checked (a spring may hold a body)."""
+    if not asm.sparse or asm.forces:
+        return
+    ws = asm.workspace(t, q)
+    Phi, load = ws.constraint_rows()[1], ws.external_force()
+    touched = np.asarray(abs(Phi).sum(axis=0)).ravel() > 0.0 if Phi.shape[0] else np.zeros(asm.n_dofs, dtype=bool)
+    fs = asm.flexible.slice
+    free = [
+        body.name
+        for body in asm.bodies
+        if not touched[asm.slices[body]].any()
+        and np.any(load[asm.slices[body].start - fs.start : asm.slices[body].stop - fs.start])
+    ]
+    if free:
+        raise ConstraintError(
+            f"static equilibrium: bodies {free} are loaded but not held: no constraint touches them, so they float "
+            "free and have no static equilibrium; fix, attach or tie them (fb.Fix, fb.AttachNodes, fb.TieNodes)"
+        )
 
 
 @one_blas_thread
