@@ -9,6 +9,8 @@
 * every bad input raises MaterialError naming the culprit.
 """
 
+import logging
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -347,3 +349,21 @@ def test_a_collapsed_state_gives_nan_not_an_exception():
     body = fb.FlexibleBody("b", fb.mesh.box((0.1, 0.1, 0.1), (1, 1, 1)), law)
     assert not np.all(np.isfinite(body.internal_force(np.zeros(body.n_dofs))))
     assert np.isnan(body.strain_energy(np.zeros(body.n_dofs)))
+
+
+def test_an_energy_not_zero_at_the_reference_is_accepted_with_a_warning(caplog):
+    """W = neo-Hookean + 7 J/m³: the stresses and the tangent are the neo-Hookean ones, the reported strain energy
+    is offset by 7 J/m³ times the volume; said once, when the material is made."""
+
+    def offset(I1, I2, J, mu, lam):
+        return nh_invariants(I1, I2, J, mu, lam) + 7.0
+
+    with caplog.at_level(logging.WARNING, logger="flexbody"):
+        law = fb.Hyperelastic(offset, density=1000.0, parameters=NH_PARAMETERS)
+    assert any("W(I) = 7 J/m³" in r.getMessage() for r in caplog.records)
+    F = np.eye(3) + 0.01 * np.arange(9.0).reshape(3, 3)
+    assert float(law.strain_energy_density(F)) == pytest.approx(float(strain_energy_density(NH, F)) + 7.0, rel=1e-12)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="flexbody"):
+        fb.Hyperelastic(nh_invariants, density=1000.0, parameters=NH_PARAMETERS)
+    assert not caplog.records

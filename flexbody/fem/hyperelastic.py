@@ -16,6 +16,7 @@ stress must vanish (stress-free reference) and the 6 × 6 Voigt tangent be posit
 from __future__ import annotations
 
 import inspect
+import logging
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ from .materials import (
     check_positive,
     lame_from_young,
 )
+
+log = logging.getLogger(__name__)
 
 STRESS_FREE_TOL = 1e-10
 """Largest |S(I)| relative to the largest eigenvalue of the Voigt tangent D(I) accepted as a stress-free reference."""
@@ -226,6 +229,15 @@ class Hyperelastic(Material):
             raise MaterialError(
                 f"{label}: the reference configuration is not stress-free: S(C = I) = {stress} Pa "
                 "(add a term that cancels it, e.g. −μ ln J next to μ/2 (I₁ − 3))"
+            )
+        offset = float(self.strain_energy_density(np.eye(3)))
+        if abs(offset) > STRESS_FREE_TOL * scale:
+            log.warning(
+                "%s: the strain energy is not zero at the reference configuration: W(I) = %.6g J/m³; the strain "
+                "energies reported include W(I) times the volume (forces and stiffness are unaffected); subtract "
+                "the constant to make W(I) = 0",
+                label,
+                offset,
             )
         if not eigenvalues.min() > STRESS_FREE_TOL * scale:
             raise MaterialError(
