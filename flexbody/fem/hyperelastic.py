@@ -270,7 +270,7 @@ class Hyperelastic(Material):
         C = np.einsum("...ki,...kj->...ij", F, F)
         symbols = tuple(sp.Symbol(key) for key, _ in self.parameters)
         values = [np.full(F.shape[:-2], v) for _, v in self.parameters]
-        evaluate = sp.lambdify(self.variables + symbols, self.energy, modules="numpy")
+        evaluate = sp.lambdify(self.variables + symbols, self.energy, modules="numpy", dummify=True)
         J = np.linalg.det(F)
         with np.errstate(invalid="ignore", divide="ignore"):
             if self.kind == USER_INVARIANTS:
