@@ -3,6 +3,8 @@ closed forms in every constrained-dynamics form, a disc rolling in 3-D against a
 model (sympy, scipy), the rows' Jacobians and biases against finite differences, and the seed's LP
 example (projected inverse dynamics with A(θ)θ̇ = 0)."""
 
+import logging
+
 import numpy as np
 import pytest
 from rolling_disc_reference import rolling_disc_motion
@@ -251,3 +253,16 @@ def _control_sleigh():
     body = tree.add_link("body", y, fb.Revolute((0, 0, 1)), mass=2.0, com=(0.3, 0, 0), inertia=(0.01, 0.04, 0.05))
     knife = fb.KnifeEdge(tree.frame(body), axis=(0, 1, 0), name="knife")
     return fb.System([tree], [knife], q0=[0.1, -0.2, 0.4]), tree.point(body, (0.5, 0, 0))
+
+
+def test_an_all_zero_pfaffian_row_is_said_once(caplog):
+    """A PfaffianRows whose matrix is zero constrains nothing: accepted (the rank tools treat the row as redundant)
+    with one WARNING naming the constraint and its rows, not one per evaluation."""
+    tree = fb.RigidTree("t", gravity=(0, 0, 0))
+    tree.add_link("l", None, fb.Revolute(), mass=1.0, inertia=(1e-3,) * 3)
+    asm = fb.System([tree], [fb.PfaffianRows([0], 1, lambda t, q: np.zeros((1, 1)), name="nothing")]).assemble()
+    with caplog.at_level(logging.WARNING, logger="flexbody"):
+        res = fb.simulate(asm, 0.01, integrator=fb.RK4(dt=1e-3), v0=[1.0])
+    said = [r for r in caplog.records if "'nothing'" in r.getMessage()]
+    assert len(said) == 1 and "rows ['r0'] of the matrix are zero" in said[0].getMessage()
+    assert np.allclose(res.v[-1], [1.0])  # free: nothing holds the joint

@@ -22,6 +22,7 @@ is the multiplier form with these rows.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,8 @@ from .base import Constraint, ConstraintRows, global_columns, merge_pieces
 
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
+
+log = logging.getLogger(__name__)
 
 __all__ = ["KnifeEdge", "RollingDisc", "PfaffianRows"]
 
@@ -217,6 +220,7 @@ class PfaffianRows(Constraint):
         if not isinstance(n_rows, (int, np.integer)) or n_rows < 1:
             raise ConstraintError(f"{who}: n_rows must be a positive integer, got {n_rows!r}")
         self.n_rows, self.row_names = int(n_rows), tuple(f"r{i}" for i in range(int(n_rows)))
+        self._said_zero = False
 
     @property
     def units(self) -> tuple[str, ...]:
@@ -234,6 +238,16 @@ class PfaffianRows(Constraint):
             raise ConstraintError(
                 f"Pfaffian rows {self.name!r}: matrix must return ({self.n_rows}, "
                 f"{self.cols.size}) finite numbers, got shape {A.shape}"
+            )
+        zero = np.flatnonzero(~A.any(axis=1))
+        if zero.size and not self._said_zero:
+            self._said_zero = True  # once per constraint: the rank tools then treat the row as redundant
+            log.warning(
+                "Pfaffian rows %r: rows %s of the matrix are zero at t = %.6g s: they constrain nothing there "
+                "(said once per constraint)",
+                self.name,
+                [self.row_names[i] for i in zero],
+                t,
             )
         return A
 
