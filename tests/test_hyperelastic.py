@@ -367,3 +367,17 @@ def test_an_energy_not_zero_at_the_reference_is_accepted_with_a_warning(caplog):
     with caplog.at_level(logging.WARNING, logger="flexbody"):
         fb.Hyperelastic(nh_invariants, density=1000.0, parameters=NH_PARAMETERS)
     assert not caplog.records
+
+
+def test_a_law_that_turns_nan_beyond_a_stretch_is_named_when_the_solve_fails():
+    """W = neo-Hookean + μ (J − 1)⁴ √(1.1 − J): stress-free and stable at the reference, NaN for J > 1.1. A bar pulled
+    past it: before, "non-finite residual" naming nothing; now the body and its law."""
+
+    def brittle(I1, I2, J, mu, lam):
+        return nh_invariants(I1, I2, J, mu, lam) + mu * (J - 1) ** 4 * sp.sqrt(sp.Rational(11, 10) - J)
+
+    law = fb.Hyperelastic(brittle, density=1000.0, parameters={"mu": 1e6, "lam": 1e6}, name="brittle")
+    bar = fb.FlexibleBody("bar", fb.mesh.box((1, 0.1, 0.1), (2, 1, 1)), law)
+    system = fb.System([bar], [fb.Fix(bar, "x0")], loads=[fb.SurfaceTraction(bar, "x1", total=(5e4, 0, 0))])
+    with pytest.raises(fb.ConvergenceError, match=r"the internal force of body 'bar' \(Hyperelastic\('brittle'"):
+        fb.solve_static(system, load_steps=1)

@@ -34,6 +34,7 @@ from .flexible_statics import (
     LinearSolver,
     check_held,
     flexible_newton,
+    non_finite_bodies,
     record_point,
     roundoff_floor,
     static_results,
@@ -228,7 +229,11 @@ def _arc_step(path: _Path, q, s, arc, previous, settings: ArcLength, newton: New
         norm = float(np.linalg.norm(r))
         history.append(norm)
         if not np.isfinite(norm):
-            raise ConvergenceError(f"non-finite residual at load factor {s + ds:.6g}", history)
+            full = np.zeros(path.system.n_dofs)
+            full[free] = r
+            raise ConvergenceError(
+                f"non-finite residual at load factor {s + ds:.6g}{non_finite_bodies(path.system, full)}", history
+            )
         if norm <= tolerance:
             inverted = path.system.inversion(trial)
             if inverted:

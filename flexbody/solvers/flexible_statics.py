@@ -164,7 +164,7 @@ def flexible_newton(system, q, s, free, linear, settings):
         norm = np.linalg.norm(r[free])
         history.append(float(norm))
         if not np.isfinite(norm):
-            raise ConvergenceError(f"non-finite residual at load factor {s:.6g}", history)
+            raise ConvergenceError(f"non-finite residual at load factor {s:.6g}{non_finite_bodies(system, r)}", history)
         K_ff = K[free][:, free]
         if norm <= max(settings.tol * scale, roundoff_floor(K_ff, q[free])):
             inverted = system.inversion(q)
@@ -201,6 +201,7 @@ def _line_search(system, q, s, free, delta, r0, settings):
     lo, g_lo = 0.0, g0
     alpha = 1.0
     tries = 1 if settings.line_search == "none" else 9
+    r = None
     for _ in range(tries):
         trial = q.copy()
         trial[free] += alpha * delta
@@ -208,7 +209,7 @@ def _line_search(system, q, s, free, delta, r0, settings):
             r, _, _ = _residual(system, trial, s, with_jacobian=False)
             g = float(delta @ r[free])
         except FlexbodyError:
-            g = np.nan
+            r, g = None, np.nan
         if not np.isfinite(g):
             alpha *= 0.5
             continue
@@ -221,8 +222,22 @@ def _line_search(system, q, s, free, delta, r0, settings):
             new = 2.0 * alpha
         alpha = float(np.clip(new, 0.1 * alpha, 1.0))
     if not np.isfinite(g):
-        raise ConvergenceError(f"line search found no finite residual at load factor {s:.6g}", [])
+        raise ConvergenceError(
+            f"line search found no finite residual at load factor {s:.6g}{non_finite_bodies(system, r)}", []
+        )
     return trial
+
+
+def non_finite_bodies(system, r) -> str:
+    """Where a residual ``r`` (n,) is not finite: the bodies and their materials, as text (empty without r)."""
+    if r is None:
+        return ""
+    named = [
+        f"body {body.name!r} ({body.material!r})"
+        for body in system.bodies
+        if not np.all(np.isfinite(r[system.body_slice(body)]))
+    ]
+    return f": the internal force of {', '.join(named)} is not finite there" if named else ""
 
 
 def rigid_motions(body) -> np.ndarray:
