@@ -2,6 +2,8 @@
 equations of the full FE mass on the same motion, their anchors against finite differences, their geometric
 stiffening against the preloaded modes of the full ANCF model, and their motion against the full ANCF model."""
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -238,3 +240,17 @@ def test_free_body_is_stiffened_under_inertia_relief():
     fb.System([tree, red]).assemble()
     gravity, centrifugal = np.abs(red.stiffening[:3]).max(), np.abs(red.stiffening[3:]).max()
     assert gravity <= 1e-9 * centrifugal and centrifugal > 0
+
+
+def test_a_body_meshed_far_from_its_link_frame_is_said(caplog):
+    """A 1 m bar whose clamped end lies 5 m from the hinge's frame (a mesh placed in another frame): accepted (a rigid
+    offset is a valid model) with a WARNING giving the distance; the bar at the frame says nothing."""
+    tree = fb.RigidTree("hinge", gravity=(0.0, 0.0, -9.81))
+    link = tree.add_link("hub", joint=fb.Revolute((0, 1, 0)))
+    for origin, said in (((5.0, 0.0, 0.0), True), ((0.0, -0.025, -0.025), False)):
+        bar = _bar(divisions=(4, 1, 1), origin=origin)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="flexbody"):
+            fb.System([tree, ReducedBody("bar", fb.solvers.craig_bampton(bar, "x0", 2), link)]).assemble()
+        messages = [r.getMessage() for r in caplog.records if "interface nodes lie" in r.getMessage()]
+        assert bool(messages) == said and (not said or "lie 5 m from the frame of link 'hub'" in messages[0])

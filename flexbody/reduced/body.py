@@ -20,6 +20,7 @@ Kelvin–Voigt damping of the body's material (retardation time β).
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,6 +36,8 @@ from .stiffening import geometric_stiffness, load_coefficients
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
     from .anchors import ReducedPoint
+
+log = logging.getLogger(__name__)
 
 SINGULAR_MASS = 1e-9
 """Smallest eigenvalue of M_b at η = 0 relative to the largest below which a basis is refused: it then holds a
@@ -129,6 +132,7 @@ class ReducedBody:
         """Record the body in the link frame at the system's start pose (R0, p0): reference positions X̄,
         shapes in frame axes, and the inertia invariants; refuse a basis that holds a rigid-body motion."""
         X = (self.body.mesh.points - p0) @ R0
+        self._check_placement(X)
         shapes = np.einsum("ji,ajk->aik", R0, self.shapes)
         scalar = self.body.mass_matrix()[::3, ::3]
         inv = InertiaInvariants.of(scalar, X, shapes)
@@ -145,6 +149,22 @@ class ReducedBody:
             lowest = (2 * np.pi * self.basis.fixed_interface_frequencies[0]) ** 2 if not self.clamp_dofs.size else None
             self.stiffening = geometric_stiffness(
                 self.body, self.shapes.reshape(-1, self.n_dofs), self.clamp_dofs, X, R0, lowest
+            )
+
+    def _check_placement(self, X: np.ndarray) -> None:
+        """A WARNING when the interface nodes (where the body meets its link) lie far from the link frame — more
+        than twice the body's size: a mesh given in another frame, or at another pose, is the usual cause."""
+        nodes = np.unique(self.basis.interface // 3)
+        size = float(np.ptp(X, axis=0).max())
+        distance = float(np.linalg.norm(X[nodes], axis=1).min()) if nodes.size else 0.0
+        if distance > 2.0 * size:
+            log.warning(
+                "reduced body %r: its interface nodes lie %.3g m from the frame of link %r, and the body is %.3g m "
+                "across: is the mesh given in the link frame at the system's start pose?",
+                self.name,
+                distance,
+                self.link.name,
+                size,
             )
 
     def stiffness_at(self, gravity: np.ndarray, omega: np.ndarray) -> np.ndarray:
