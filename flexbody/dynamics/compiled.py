@@ -257,6 +257,28 @@ def _nb_ortho_factored(M, h, tau, bias, V, beta, R, mode, gamma, out):
     return FAST_OK
 
 
+def forward_into(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma, rows, out) -> int:
+    """The kernel of ``method`` on dense terms with the argument types the kernels are compiled for (a workspace's
+    read-only M, h, Φ, bias; a writeable τ and ``out``), writing a, Φᵀλ, λ into ``out`` (2n + m,); its status
+    (:data:`FAST_OK` or not). ``rows``: a certified QR of this Φ with the same tolerances, or None; M_c″ without a
+    usable γ (zero or not finite) is _FAST_FAILED, which leaves it to the reference route."""
+    if method == "multiplier" or method == "gauss":
+        return nb_kkt(M, h, tau, Phi, bias, rtol, atol, out)
+    mode = 0 if method == "nullspace" else FAST_MODES[inertia]
+    g = 0.0
+    if mode == 3:
+        try:
+            g = float(np.trace(M)) / M.shape[0] if gamma is None else float(gamma)
+        except (TypeError, ValueError):
+            return _FAST_FAILED
+        if g == 0.0 or not isfinite(g):  # M_c″ singular or undefined
+            return _FAST_FAILED
+    factored = getattr(rows, "householder", None)
+    if factored is not None and rows.rtol == rtol and rows.atol == atol:  # the certified QR of this Φ, made once
+        return _nb_ortho_given(M, h, tau, Phi, bias, *factored, rows.R, mode, g, out)
+    return nb_ortho(M, h, tau, Phi, bias, rtol, atol, mode, g, out)
+
+
 def _read_only(x: np.ndarray) -> np.ndarray:
     """``x`` when it is read-only, else a read-only view of it. The kernels are compiled for the arguments of the
     common call, a workspace's kept terms (read-only) with the caller's τ (writeable); numba specialises a kernel for
@@ -317,25 +339,6 @@ def forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma, rows=
     ):  # not a workspace's kept terms with the caller's τ: the same flags as those
         M, h, Phi, bias, tau = _read_only(M), _read_only(h), _read_only(Phi), _read_only(bias), np.array(tau)
     out = np.empty(2 * n + m)  # a, Φᵀλ, λ end to end
-    if method == "multiplier" or method == "gauss":
-        name = "multiplier" if method == "multiplier" else "gauss"
-        status = nb_kkt(M, h, tau, Phi, bias, rtol, atol, out)
-    else:
-        name = "nullspace" if method == "nullspace" else "projection"
-        mode = 0 if name == "nullspace" else FAST_MODES[inertia]
-        g = 0.0
-        if mode == 3:
-            try:
-                g = float(np.trace(M)) / n if gamma is None else float(gamma)
-            except (TypeError, ValueError):
-                return None
-            if g == 0.0 or not isfinite(g):  # M_c″ singular or undefined
-                return None
-        factored = getattr(rows, "householder", None)
-        if factored is not None and rows.rtol == rtol and rows.atol == atol:  # the certified QR of this Φ, made once
-            status = _nb_ortho_given(M, h, tau, Phi, bias, *factored, rows.R, mode, g, out)
-        else:
-            status = nb_ortho(M, h, tau, Phi, bias, rtol, atol, mode, g, out)
-    if status != FAST_OK:
+    if forward_into(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma, rows, out) != FAST_OK:
         return None
-    return ForwardResult(out[:n], out[n : 2 * n], out[2 * n :], True, m, name)
+    return ForwardResult(out[:n], out[n : 2 * n], out[2 * n :], True, m, method)  # method is one of METHODS

@@ -30,8 +30,8 @@ from numpy.typing import ArrayLike
 
 from ..errors import FlexbodyError, ModelError
 from ..linalg.rank import DEFAULT_ATOL, DEFAULT_RTOL, resolve_tolerances
-from ..system.joint_program import OK, joint_terms_into, output_offsets
-from .compiled import FAST_MODES, FAST_OK, nb_kkt, nb_ortho
+from ..system.joint_program import OK, output_offsets
+from .compiled import FAST_OK, forward_into
 from .forward_dynamics import forward
 from .results import INERTIA_KINDS, METHODS, ForwardResult
 
@@ -184,29 +184,9 @@ def _vector(model, name: str, x, n: int) -> np.ndarray:
 
 def _compiled(program, data, t, q, v, tau, method, rtol, atol, inertia, gamma) -> bool:
     """The two kernels on the data's arrays; False where either declines (the reference route then decides)."""
-    if (
-        program.m == 0
-        or joint_terms_into(
-            program.ints,
-            program.floats,
-            program.support,
-            program.bodies,
-            program.body_floats,
-            program.drive(t),
-            q,
-            v,
-            program.m,
-            data._terms,
-        )
-        != OK
-    ):
+    if program.m == 0 or program.terms_into(t, q, v, data._terms) != OK:
         return False
-    if method == "multiplier" or method == "gauss":
-        return nb_kkt(data.M, data.h, tau, data.Phi, data.bias, rtol, atol, data._out) == FAST_OK
-    mode = 0 if method == "nullspace" else FAST_MODES[inertia]
-    g = 0.0
-    if mode == 3:
-        g = float(np.trace(data.M)) / program.n if gamma is None else float(gamma)
-        if not g > 0.0 and not g < 0.0:  # M_c″ singular or undefined: the reference route decides
-            return False
-    return nb_ortho(data.M, data.h, tau, data.Phi, data.bias, rtol, atol, mode, g, data._out) == FAST_OK
+    out = data._out
+    return (
+        forward_into(data.M, data.h, tau, data.Phi, data.bias, method, rtol, atol, inertia, gamma, None, out) == FAST_OK
+    )

@@ -382,15 +382,19 @@ class JointProgram:
         :attr:`python_rows` from their constraints at the workspace ``ws`` of the state; None where the general route
         must decide."""
         out = np.empty(self._ends[-1])
-        status = joint_terms_into(
-            self.ints, self.floats, self.support, self.bodies, self.body_floats, self.drive(t), q, v, self.m, out
-        )
-        if status != OK:
+        if self.terms_into(t, q, v, out) != OK:
             return None
         if self.python_rows:
             self._python_rows(ws, *self.views(out))
         out.setflags(write=False)  # the views made from here on are read-only
         return self.views(out)
+
+    def terms_into(self, t: float, q: np.ndarray, v: np.ndarray, out: np.ndarray) -> int:
+        """The compiled rows and terms at (t, q, v) into the flat array ``out`` (:func:`output_offsets`), the rows
+        without a compiled form left out; the status of :func:`joint_terms`."""
+        return joint_terms_into(
+            self.ints, self.floats, self.support, self.bodies, self.body_floats, self.drive(t), q, v, self.m, out
+        )
 
     def views(self, out: np.ndarray) -> tuple:
         """(M, h, φ, Φ, bias, φ_t, energy): the views of :func:`joint_terms_into`'s flat output ``out``."""
