@@ -20,6 +20,7 @@ from ..linalg.validation import MassSolver as _MassSolver
 from ..linalg.validation import as_mass as _mass
 from ..linalg.validation import as_vector as _vector
 from ..linalg.validation import potrs as _potrs
+from ..linalg.validation import zero_diagonal
 from .results import INERTIA_KINDS, ForwardResult, GeneralizedConstrainedTerms, Projection
 from .schur import checked_constraints, cholesky_lower, phi_bar
 
@@ -73,7 +74,7 @@ def projection_dense(M, h, tau, Phi, bias, rtol, atol, inertia, gamma, svd=None)
         else:
             a = np.linalg.solve(Mc, rhs)  # invertible [AG Thm. 2, Prop. 2]
     except np.linalg.LinAlgError as exc:  # M_c is invertible when M is SPD: M is not
-        zero = np.flatnonzero(np.abs(np.diagonal(M)) <= 1e-14 * max(1.0, float(np.abs(np.diagonal(M)).max())))
+        zero = zero_diagonal(M)
         raise StateError(
             "projection: M_c is singular, so M is not positive definite"
             + (f" (coordinates {zero.tolist()} have a zero diagonal: no inertia)" if zero.size else "")

@@ -315,6 +315,14 @@ def symmetric_eigen(A: np.ndarray, *, vectors: bool = True):
     return (w, V) if vectors else w
 
 
+def touched_columns(Phi, n: int) -> np.ndarray:
+    """(n,) bool: the columns of Φ (m, n), dense or sparse, with a non-zero entry — the coordinates some constraint
+    row ties to others (all False without rows)."""
+    if not Phi.shape[0]:
+        return np.zeros(n, dtype=bool)
+    return np.asarray(abs(Phi).sum(axis=0)).ravel() > 0.0
+
+
 def stored_columns(Phi_sparse) -> np.ndarray:
     """Sorted indices of the columns of a sparse Φ that hold stored entries (the others are zero)."""
     return np.unique(sp.csr_matrix(Phi_sparse).indices)

@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from ..errors import ConvergenceError
 from .csr_products import product, symmetric_part, transposed_product
 from .sparse_factor import NotPositiveDefiniteError, SparseFactor
+from .validation import zero_diagonal
 
 __all__ = ["SaddlePointSolver"]
 
@@ -102,8 +103,7 @@ class SaddlePointSolver:
             self._factor_reduced(K)
         except SingularMatrixError:
             if not other.size:
-                diagonal = np.abs(K.diagonal())
-                loose = master[diagonal <= 1e-14 * max(1.0, float(diagonal.max(initial=0.0)))]
+                loose = master[zero_diagonal(K)]
                 error = ConvergenceError(
                     f"saddle-point solve: the matrix ({K.shape[0]} coordinates after eliminating "
                     f"node rows) is singular and no other constraint row holds its null space: "

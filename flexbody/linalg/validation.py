@@ -13,7 +13,17 @@ import scipy.sparse as sp
 from ..errors import FlexbodyError, StateError
 from .sparse_factor import NotPositiveDefiniteError, SparseFactor
 
-__all__ = ["all_finite", "as_float", "as_vector", "as_mass", "check_setting", "MassSolver", "potrf", "potrs"]
+__all__ = [
+    "all_finite",
+    "as_float",
+    "as_vector",
+    "as_mass",
+    "check_setting",
+    "zero_diagonal",
+    "MassSolver",
+    "potrf",
+    "potrs",
+]
 
 potrf, potrs = sla.get_lapack_funcs(("potrf", "potrs"), dtype=np.float64)
 
@@ -22,6 +32,17 @@ def all_finite(x: np.ndarray) -> bool:
     """Whether every entry of the float vector x is finite: x·x is finite only then (a NaN or ±Inf makes it
     NaN or +Inf), and costs a third of ``np.isfinite(x).all()``; an overflow of x·x is settled exactly."""
     return math.isfinite(x.dot(x)) or bool(np.isfinite(x).all())
+
+
+ZERO_DIAGONAL = 1e-14
+"""A diagonal entry of a mass or stiffness matrix at most this times max(1, its largest) counts as zero."""
+
+
+def zero_diagonal(A) -> np.ndarray:
+    """Indices of the zero diagonal entries of a square matrix A (dense or sparse, :data:`ZERO_DIAGONAL`): the
+    coordinates that carry no inertia (M) or no stiffness (K), which make A singular."""
+    d = np.abs(np.asarray(A.diagonal()))
+    return np.flatnonzero(d <= ZERO_DIAGONAL * max(1.0, float(d.max(initial=0.0))))
 
 
 def as_float(x, name: str, error=StateError) -> np.ndarray:

@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike
 
 from ..deprecation import renamed_keyword
 from ..errors import ConstraintError, ConvergenceError, FlexbodyError, StateError
+from ..linalg.rank import touched_columns
 from ..linalg.saddle_point import SaddlePointSolver
 from ..system.description import as_assembled
 from ..threads import one_blas_thread
@@ -271,8 +272,7 @@ def _check_held(asm, t: float, q: np.ndarray) -> None:
     if not asm.sparse or asm.forces:
         return
     ws = asm.workspace(t, q)
-    Phi, load = ws.constraint_rows()[1], ws.external_force()
-    touched = np.asarray(abs(Phi).sum(axis=0)).ravel() > 0.0 if Phi.shape[0] else np.zeros(asm.n_dofs, dtype=bool)
+    touched, load = touched_columns(ws.constraint_rows()[1], asm.n_dofs), ws.external_force()
     fs = asm.flexible.slice
     free = [
         body.name

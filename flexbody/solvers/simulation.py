@@ -36,6 +36,8 @@ from ..errors import FlexbodyError, StateError
 from ..fem import fields as field_data
 from ..io.results import Results
 from ..io.run_writer import RunWriter
+from ..linalg.rank import touched_columns
+from ..linalg.validation import zero_diagonal
 from ..system.description import as_assembled
 from ..threads import one_blas_thread
 from . import restart
@@ -270,15 +272,13 @@ def _check_inertia(model, t: float, ws) -> None:
         hasattr(x, name) for x, name in ((ws, "mass_matrix"), (ws, "constraint_rows"), (model, "coordinate_labels"))
     ):
         return
-    M, Phi = ws.mass_matrix(), ws.constraint_rows()[1]
-    tied = np.asarray(abs(Phi).sum(axis=0)).ravel() > 0.0 if Phi.shape[0] else np.zeros(model.n_dofs, dtype=bool)
+    M = ws.mass_matrix()
+    tied = touched_columns(ws.constraint_rows()[1], model.n_dofs)
     blocks = [(s, block) for s, block in M.rigid] if hasattr(M, "rigid") else [(slice(0, M.shape[0]), M)]
     labels = list(model.coordinate_labels)
-    bad = []
-    for s, block in blocks:
-        d = np.abs(np.diagonal(np.asarray(block)))
-        free = np.flatnonzero((d <= 1e-14 * max(1.0, float(d.max(initial=0.0)))) & ~tied[s])
-        bad += [labels[s.start + i] for i in free]
+    bad = [
+        labels[s.start + i] for s, block in blocks for i in zero_diagonal(np.asarray(block)) if not tied[s.start + i]
+    ]
     if bad:
         raise StateError(
             f"simulate: coordinates {bad} carry no inertia at t = {t:.9g} s (zero diagonal of the mass matrix) and no "
