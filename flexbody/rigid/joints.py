@@ -30,6 +30,7 @@ import numpy.typing as npt
 from ..errors import ModelError
 from .algorithms import FIXED, PRISMATIC, REVOLUTE, SPHERICAL
 from .exponential_coordinates import rotation_matrix, rotation_rates
+from .link import checked_vector3
 
 
 def _unit_axis(axis, kind: str) -> np.ndarray:
@@ -132,14 +133,6 @@ def rotation_vector(quaternion: npt.ArrayLike | None = None, rotation: npt.Array
     return np.zeros(3)
 
 
-def _three(x: npt.ArrayLike, name: str, who: str) -> np.ndarray:
-    """``x`` as 3 finite floats, or a ModelError naming it."""
-    out = np.asarray(x, dtype=float).reshape(-1)
-    if out.shape != (3,) or not np.all(np.isfinite(out)):
-        raise ModelError(f"{who}: {name} must be 3 finite numbers, got {x!r}")
-    return out
-
-
 def _frame(frame: str, who: str) -> str:
     """``frame`` when it is "parent" or "body", else a ModelError naming the choices."""
     if frame not in ("parent", "body"):
@@ -173,8 +166,8 @@ class Spherical:
         axes (``"body"``): φ̇ = J_l(φ)⁻¹ω or J_r(φ)⁻¹ω (:mod:`flexbody.rigid.exponential_coordinates`). The rates
         of a rotation vector are not an angular velocity (they agree only at φ = 0)."""
         return rotation_rates(
-            _three(phi, "phi", "Spherical.velocities"),
-            _three(angular_velocity, "angular_velocity", "Spherical.velocities"),
+            checked_vector3(phi, "Spherical.velocities: phi"),
+            checked_vector3(angular_velocity, "Spherical.velocities: angular_velocity"),
             _frame(frame, "Spherical.velocities"),
         )
 
@@ -222,10 +215,12 @@ class FreeFlyer:
         if q.shape != (6,) or not np.all(np.isfinite(q)):
             raise ModelError(f"{who}: q must be 6 finite numbers (position, rotation vector), got {q!r}")
         frame = _frame(frame, who)
-        linear = _three(linear_velocity, "linear_velocity", who)
+        linear = checked_vector3(linear_velocity, f"{who}: linear_velocity")
         if frame == "body":
             linear = rotation_matrix(q[3:]) @ linear
-        return np.concatenate([linear, rotation_rates(q[3:], _three(angular_velocity, "angular_velocity", who), frame)])
+        return np.concatenate(
+            [linear, rotation_rates(q[3:], checked_vector3(angular_velocity, f"{who}: angular_velocity"), frame)]
+        )
 
 
 @dataclass(frozen=True)
