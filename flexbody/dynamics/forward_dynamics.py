@@ -39,7 +39,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from ..errors import ConstraintError, FlexbodyError, StateError
+from ..errors import ConstraintError, StateError
 from ..linalg.block_mass import BlockMass
 from ..linalg.rank import (
     DENSE_LIMIT,
@@ -56,7 +56,7 @@ from ..linalg.validation import as_vector as _vector
 from ..linalg.validation import potrs as _potrs
 from .compiled import forward_fast
 from .projection import min_norm_lam, particular_acceleration, projection_dense, projection_sparse
-from .results import INERTIA_KINDS, METHODS, NULLSPACE_SPARSE_LIMIT, ForwardResult
+from .results import NULLSPACE_SPARSE_LIMIT, ForwardResult, check_choices
 from .schur import checked_constraints, cholesky_lower, phi_bar, schur_factor, unpack_terms
 
 if TYPE_CHECKING:
@@ -136,10 +136,7 @@ def forward(
     fast = forward_fast(M, h, tau, Phi, bias, method, rtol, atol, inertia, gamma, rows)
     if fast is not None:
         return fast
-    if method not in METHODS:
-        raise FlexbodyError(f"unknown method {method!r}; valid methods are {', '.join(METHODS)}")
-    if inertia not in INERTIA_KINDS:
-        raise FlexbodyError(f"unknown inertia kind {inertia!r}; valid kinds are {', '.join(INERTIA_KINDS)}")
+    check_choices(method, inertia)
     M, n, sparse = _mass(M)
     h = _vector(h, "h", n)
     tau = _vector(tau, "tau", n)

@@ -14,14 +14,14 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numpy.typing import ArrayLike
 
-from ..errors import ConstraintError, FlexbodyError, StateError
+from ..errors import ConstraintError, StateError
 from ..linalg.rank import ConstraintSVD, constraint_svd, dense_jacobian, resolve_tolerances
 from ..linalg.validation import MassSolver as _MassSolver
 from ..linalg.validation import as_mass as _mass
 from ..linalg.validation import as_vector as _vector
 from ..linalg.validation import potrs as _potrs
 from ..linalg.validation import zero_diagonal
-from .results import INERTIA_KINDS, ForwardResult, GeneralizedConstrainedTerms, Projection
+from .results import ForwardResult, GeneralizedConstrainedTerms, Projection, check_choices
 from .schur import checked_constraints, cholesky_lower, phi_bar
 
 if TYPE_CHECKING:
@@ -135,8 +135,7 @@ def constraint_inertia(
 
     ``P`` is a :class:`Projection` or a dense (n, n) projector.
     """
-    if kind not in INERTIA_KINDS:
-        raise FlexbodyError(f"unknown inertia kind {kind!r}; valid kinds are {', '.join(INERTIA_KINDS)}")
+    check_choices(inertia=kind)
     M, n, sparse = _mass(M)
     M = M.toarray() if sparse else M
     P = P.matrix() if isinstance(P, Projection) else np.asarray(P, dtype=float)

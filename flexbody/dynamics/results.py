@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import FlexbodyError
 from ..linalg.rank import ConstraintSVD
 
 METHODS = ("multiplier", "gauss", "nullspace", "projection")
@@ -16,6 +17,17 @@ INERTIA_KINDS = ("Mc", "symmetric", "gamma")
 NULLSPACE_SPARSE_LIMIT = 2000
 """Largest n for which ``method="nullspace"`` with sparse M forms the dense orthonormal basis; above it
 the basis is a sparse coordinate partition (:func:`_nullspace_partitioned`)."""
+
+
+def check_choices(method: str | None = None, inertia: str | None = None) -> None:
+    """FlexbodyError naming an unknown forward-dynamics ``method`` (:data:`METHODS`) or constraint ``inertia`` kind
+    (:data:`INERTIA_KINDS`) and the valid ones (None: not checked)."""
+    if method is not None and method not in METHODS:
+        raise FlexbodyError(f"unknown method {method!r}; valid methods are {', '.join(METHODS)}")
+    if inertia is not None and inertia not in INERTIA_KINDS:
+        raise FlexbodyError(f"unknown inertia kind {inertia!r}; valid kinds are {', '.join(INERTIA_KINDS)}")
+
+
 CONSISTENCY_RTOL = 1e-8
 """Relative tolerance of the check ‖Φa + bias‖ ≤ CONSISTENCY_RTOL·(‖Φ‖_F‖a‖ + ‖bias‖) in :func:`inverse`."""
 

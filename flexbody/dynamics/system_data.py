@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..errors import FlexbodyError, ModelError
+from ..errors import ModelError
 from ..linalg.rank import DEFAULT_ATOL, DEFAULT_RTOL, resolve_tolerances
 from ..system.joint_program import OK, output_offsets
 from .compiled import FAST_OK, forward_into
 from .forward_dynamics import forward
-from .results import INERTIA_KINDS, METHODS, ForwardResult
+from .results import ForwardResult, check_choices
 
 if TYPE_CHECKING:
     from ..system import AssembledSystem
@@ -152,10 +152,7 @@ def constraint_dynamics(
     """
     if data.model is not model:
         raise ModelError("constraint_dynamics: this SystemData was made for another system; make one for this one")
-    if method not in METHODS:
-        raise FlexbodyError(f"unknown method {method!r}; valid methods are {', '.join(METHODS)}")
-    if inertia not in INERTIA_KINDS:
-        raise FlexbodyError(f"unknown inertia kind {inertia!r}; valid kinds are {', '.join(INERTIA_KINDS)}")
+    check_choices(method, inertia)
     program = data._program
     q, v, tau = (_vector(model, name, x, program.n) for name, x in (("q", q), ("v", v), ("tau", tau)))
     if rtol is None and atol is None:
