@@ -151,7 +151,11 @@ def test_bad_urdf_input_is_named(tmp_path, case, match):
 def test_a_joint_axis_of_zero_length_names_the_joint_and_its_links(tmp_path):
     path = _write(tmp_path)
     path.write_text(path.read_text().replace('<axis xyz="0 1 0"/>', '<axis xyz="0 0 0"/>'))
-    with pytest.raises(ModelError, match=r"joint 'j1' \(parent 'base', child 'arm'\) has axis 0.0 0.0 0.0"):
+    with pytest.raises(
+        ModelError,
+        match=r"joint 'j1' \(parent 'base', child 'arm'\): Revolute joint: axis array\(\[0\., 0\., 0\.\]\) "
+        r"has zero length",
+    ):
         fb.load_urdf(path)
 
 

@@ -249,24 +249,21 @@ def _loop(parents: dict, start) -> list:
 
 
 def _joint(joint, file: str):
+    """The flexbody joint of URDF ``joint``; a joint the kinds refuse (an axis of zero length, …) is named with its
+    links."""
     axis = np.array([1.0, 0.0, 0.0]) if joint.axis is None else np.asarray(joint.axis, dtype=float)
-    if joint.type in ("revolute", "continuous", "prismatic", "planar") and not (
-        axis.shape == (3,) and np.all(np.isfinite(axis)) and np.linalg.norm(axis) > 1e-12
-    ):
-        raise ModelError(
-            f"URDF {file}: joint {joint.name!r} (parent {joint.parent!r}, child {joint.child!r}) has axis "
-            f"{' '.join(map(str, np.ravel(axis)))}, which is not a direction (3 finite numbers, not all zero)"
-        )
-    if joint.type in ("revolute", "continuous"):
-        return Revolute(axis)
-    if joint.type == "prismatic":
-        return Prismatic(axis)
+    kinds = {"revolute": Revolute, "continuous": Revolute, "prismatic": Prismatic, "planar": Planar}
+    if joint.type in kinds:
+        try:
+            return kinds[joint.type](axis)
+        except ModelError as exc:
+            raise ModelError(
+                f"URDF {file}: joint {joint.name!r} (parent {joint.parent!r}, child {joint.child!r}): {exc}"
+            ) from exc
     if joint.type == "fixed":
         return Fixed()
     if joint.type == "floating":
         return FreeFlyer()
-    if joint.type == "planar":
-        return Planar(axis)
     raise ModelError(
         f"URDF {file}: joint {joint.name!r} is of type {joint.type!r}; supported: revolute, "
         "continuous, prismatic, fixed, floating, planar"
