@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ..errors import ConvergenceError, ElementError, FlexbodyError, MeshError, StateError
-from . import energy_kernels, kernels, patterns
+from . import bending_rules, energy_kernels, kernels, patterns
 from .elements import ReferenceHex, gauss_hex, reference_hex, spurious_modes
 from .hex_mesh import HexMesh
 from .hyperelastic import Hyperelastic
@@ -48,9 +48,12 @@ FORCE_ELEMENTS_PER_THREAD = 4000
 MATRIX_ELEMENTS_PER_THREAD = 250
 
 
-def _quadrature_rule(name: str, quadrature, element: ReferenceHex) -> tuple[int, int, int]:
-    """Gauss points along ξ, η, ζ from ``quadrature`` (None: the element's default; an int: the same along
-    each); ElementError for a rule that leaves zero-energy modes besides the rigid-body motions."""
+def _brick_rule(
+    name: str, quadrature, element: ReferenceHex, lengths: np.ndarray, extents: np.ndarray
+) -> tuple[int, int, int]:
+    """The Gauss rule of ``quadrature`` (None: the element's default; an int: the same along each axis; three
+    ints: along ξ, η, ζ); ElementError for a rule that leaves zero-energy modes besides the rigid-body motions,
+    naming the rule recommended for elements of axis lengths (m, 3) in a body of extents (3,)."""
     if quadrature is None:
         quadrature = element.default_quadrature
     counts = (quadrature,) * 3 if np.ndim(quadrature) == 0 else tuple(quadrature)
@@ -67,8 +70,7 @@ def _quadrature_rule(name: str, quadrature, element: ReferenceHex) -> tuple[int,
         raise ElementError(
             f"FlexibleBody {name!r}: quadrature {rule} leaves {extra} zero-energy (hourglass) "
             f"mode(s) in {element.n_nodes}-node elements besides the rigid-body motions, so the "
-            f"stiffness is singular; use {element.default_quadrature} (the default)"
-            + (", or (2, 3, 3) for reduced integration along ξ" if element.order == 2 else "")
+            f"stiffness is singular; use {bending_rules.recommended_rule(element, lengths, extents)} for this mesh"
         )
     return rule
 
@@ -86,12 +88,16 @@ class FlexibleBody:
         Constitutive law (with density and optional Kelvin–Voigt damping).
     quadrature : int or (int, int, int), optional
         Gauss–Legendre points per direction, or along the element axes ξ, η, ζ, of the stiffness, internal force
-        and strain energy (default 2 for 8-node, 3 for 27-node cells). ``(2, 3, 3)`` for 27-node cells of a
-        slender body whose length runs along ξ is the reduced axial integration that removes their membrane
-        locking in bending (Stolarski & Belytschko 1982; docs/user_guide.md). A rule that leaves zero-energy
-        modes besides the rigid-body motions is refused. The mass matrix keeps at least the default rule.
+        and strain energy. The default (None) is chosen from the elements' shape so that thin bending does not
+        lock (:mod:`flexbody.fem.bending_rules`): 2 × 2 × 2 for 8-node cells; for 27-node cells 3 × 3 × 3 in
+        compact elements, two points along the slender axis of bars and along the longer in-plane axis of plates
+        and shells (e.g. (2, 3, 3)). A rule that leaves zero-energy modes besides the rigid-body motions
+        is refused; one that integrates a slender axis with three points gets a warning (it locks in thin
+        bending, docs/user_guide.md). The mass matrix keeps at least the 3 × 3 × 3 (2 × 2 × 2) rule. The
+        attribute ``quadrature`` is the rule in use.
     locking : {None, "incompatible_modes"}
-        Locking remedy of the 8-node element.
+        Formulation of the 8-node element: None, the plain trilinear brick, locks in bending (shear locking) and
+        is warned against on slender elements; "incompatible_modes" (Simo & Armero 1992) does not lock.
     """
 
     def __init__(
@@ -127,10 +133,15 @@ class FlexibleBody:
         self.material = material
         self.element: ReferenceHex = reference_hex(mesh.nodes_per_cell)
         self.locking = locking
-        self.quadrature = _quadrature_rule(name, quadrature, self.element)
-        self._xi, self._w = gauss_hex(self.quadrature)
         self._cells = np.require(mesh.cells, dtype=np.int64, requirements=("C", "W"))  # writable: one kernel signature
+        X = mesh.points[self._cells]
+        lengths, extents = bending_rules.axis_lengths(self.element, X), bending_rules.body_extents(self.element, X)
+        self.quadrature = _brick_rule(name, quadrature, self.element, lengths, extents)
+        self._xi, self._w = gauss_hex(self.quadrature)
         self._G, self._wdv = self._reference_gradients()
+        advice = bending_rules.locking_advice(self.element, self.quadrature, lengths, extents, locking)
+        if advice is not None:
+            log.warning("FlexibleBody %r: %s", name, advice)
         full = tuple(max(n, self.element.default_quadrature) for n in self.quadrature)
         self._mass_rule = gauss_hex(full)  # (ξ, w) integrating N_a N_b exactly
         if locking == "incompatible_modes":

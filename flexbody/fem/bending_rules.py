@@ -1,0 +1,106 @@
+"""Gauss rules of the bricks that do not lock in thin bending, recommended from the elements' geometry.
+
+Full integration locks thin 27-node bricks in bending: the parasitic membrane and transverse-shear strains of a
+bent quadratic element vanish only at the two-point Gauss (Barlow) points along the bending direction, and the
+three-point rule picks them up with a stiffness (ℓ/t)² times the bending one (Stolarski & Belytschko 1982;
+docs/user_guide.md, "Which element and mesh for slender bending"). An element is *slender* along its axis ξ_k when
+its length there, ℓ_k = 2 |∂X/∂ξ_k| at its centre, is at least :data:`SLENDER` times its thinnest length t. The
+rule recommended for a body (:func:`recommended_rule`) follows the axes that are slender in any of its elements:
+
+* none (compact solids): 3 × 3 × 3, exact for the mass and the stiffness of straight-sided elements;
+* one (bars): two points along it, three along the others, e.g. (2, 3, 3): the reduced axial rule, which has no
+  zero-energy mode besides the rigid motions and passes the patch test;
+* two (plates and shells, one element through the thickness): two points along the one the body runs further
+  along (ξ on a tie), e.g. (2, 3, 3). Two points along both, (2, 2, 3), would leave twelve communicable
+  hourglass modes; holding them with a share of the full rule small enough not to lock bending leaves them soft
+  under in-plane loads (Cook's membrane: 15.05 mm against deal.II's 14.3 at two elements per edge). The rule
+  removes the membrane locking of bending along the reduced axis; bending along the other in-plane axis keeps
+  the full rule's (mild in a plate's small vibrations: a cantilever plate's first five frequencies within
+  0.5 % on 8 × 8 × 1 elements; strong when a coarse plate rolls up along it, docs/user_guide.md).
+
+8-node bricks keep 2 × 2 × 2; their remedy is the incompatible modes (``locking="incompatible_modes"``, see
+:mod:`flexbody.fem.flexible_body`), without which they lock in bending. A rule or formulation the user chooses
+that locks in the mesh at hand, the default 3 × 3 × 3 of 27-node bricks included, gets a warning naming the
+remedy (:func:`locking_advice`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .elements import ReferenceHex
+
+#: An element axis at least this many times the element's thinnest length is slender (bending along it locks
+#: under full integration).
+SLENDER = 2.0
+AXES = "ξηζ"
+
+
+def axis_lengths(element: ReferenceHex, X: np.ndarray) -> np.ndarray:
+    """Lengths ℓ (m, 3) [m] of the elements with nodal coordinates X (m, nn, 3) along ξ, η, ζ: 2 |∂X/∂ξ_k| at the
+    element's centre."""
+    with np.errstate(over="ignore", invalid="ignore"):  # FlexibleBody names overflowing and degenerate elements
+        J0 = np.einsum("ead,ak->edk", X, element.shape_gradients(np.zeros((1, 3)))[0])
+        return 2.0 * np.linalg.norm(J0, axis=1)
+
+
+def slenderness(lengths: np.ndarray) -> np.ndarray:
+    """ℓ_k / t (m, 3) of elements of axis lengths (m, 3); 1 in degenerate elements (which FlexibleBody refuses)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = lengths / lengths.min(axis=1, keepdims=True)
+    return np.where(np.isfinite(ratio), ratio, 1.0)
+
+
+def slender_axes(lengths: np.ndarray) -> np.ndarray:
+    """(3,) bool: the element axes slender (ℓ_k ≥ SLENDER t) in at least one element of lengths (m, 3)."""
+    return np.any(slenderness(lengths) >= SLENDER, axis=0)
+
+
+def body_extents(element: ReferenceHex, X: np.ndarray) -> np.ndarray:
+    """(3,) [m]: the extent of the body with element nodes X (m, nn, 3) along the mean direction of each element
+    axis (how far a strip of elements runs along ξ, η, ζ)."""
+    J0 = np.einsum("ead,ak->edk", X, element.shape_gradients(np.zeros((1, 3)))[0])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        directions = np.nan_to_num(J0 / np.linalg.norm(J0, axis=1, keepdims=True)).sum(axis=0)  # (3 xyz, 3 axes)
+        directions /= np.maximum(np.linalg.norm(directions, axis=0), 1e-300)
+    points = X.reshape(-1, 3)
+    return np.ptp(points @ directions, axis=0)
+
+
+def recommended_rule(element: ReferenceHex, lengths: np.ndarray, extents: np.ndarray) -> tuple[int, int, int]:
+    """The rule (points along ξ, η, ζ) that does not lock in thin bending for elements of axis lengths (m, 3) in
+    a body of extents (3,) along them (:func:`body_extents`): see the module docstring. Of two slender axes
+    (plates), the one along which the body runs further is reduced, then the one of the more slender elements,
+    then ξ."""
+    full = element.default_quadrature
+    slender = slender_axes(lengths)
+    if element.order == 1 or not slender.any() or slender.all():
+        return (full, full, full)
+    keys = [(round(float(extents[k]), 6), round(float(np.median(slenderness(lengths)[:, k])), 2), -k) for k in range(3)]
+    reduced = max((k for k in range(3) if slender[k]), key=lambda k: keys[k])
+    return tuple(2 if k == reduced else full for k in range(3))  # type: ignore[return-value]
+
+
+def locking_advice(
+    element: ReferenceHex, rule: tuple[int, int, int], lengths: np.ndarray, extents: np.ndarray, locking: str | None
+) -> str | None:
+    """Why a chosen rule or formulation locks in thin bending on elements of axis lengths (m, 3) in a body of
+    extents (3,), and the remedy; None when it does not."""
+    ratio = slenderness(lengths)
+    slender = slender_axes(lengths)
+    worst = f"{ratio.max():.3g}:1"
+    if element.order == 1:
+        if locking is None and slender.any():
+            return (
+                f"plain 8-node bricks (locking=None) on elements up to {worst} slender lock in bending (shear "
+                "locking: a fraction of the true deflection); use locking='incompatible_modes'"
+            )
+        return None
+    full_along = [AXES[k] for k in range(3) if slender[k] and rule[k] > 2]
+    if not slender.any() or slender.all() or len(full_along) < int(slender.sum()):
+        return None  # a compact mesh, or one slender axis reduced: what the default would do
+    return (
+        f"quadrature {rule} integrates the slender axis {'/'.join(full_along)} of its elements (up to {worst}) "
+        "with three points, which locks in thin bending (membrane locking); use "
+        f"quadrature={recommended_rule(element, lengths, extents)} for this mesh"
+    )
