@@ -20,6 +20,7 @@ from case_files import CASES, load
 
 import flexbody as fb
 from flexbody import cli, progress
+from flexbody.cli.sweep import sweep as sweep_grid
 from flexbody.control.actuation import actuation_report
 
 REPO = Path(__file__).resolve().parents[1]
@@ -491,3 +492,29 @@ def test_view_bad_field_is_a_one_line_error(flexible_results, capsys):
         != 0
     )
     assert "no_such_field" in one_line_error(capsys)
+
+
+def test_sweep_records_a_variant_rerun_after_its_worker_died(tmp_path, caplog):
+    """A case that kills its worker process the first time it runs (os._exit): Dask restarts the worker and runs
+    the variant again; the summary counts the re-run and names the lost process, and a WARNING says so. (One
+    variant: with more, those whose results were still on the lost worker are re-run too, and counted.)"""
+    case = tmp_path / "dies_once.py"
+    case.write_text(
+        "import os\nfrom pathlib import Path\n\n"
+        "def main(out_dir, x=1.0):\n"
+        "    flag = Path(out_dir).parent / 'started'\n"
+        "    if not flag.exists():\n"
+        "        flag.write_text(str(os.getpid()))\n"
+        "        os._exit(3)\n"
+        "    return {'y': 2.0 * x}\n"
+    )
+    out = tmp_path / "sweep"
+    with caplog.at_level(logging.WARNING, logger="flexbody"):
+        summary = sweep_grid(case, [("x", [2.0])], out_dir=out, workers=1)
+    died = int((out / "started").read_text())
+    assert [(r["status"], r["y"], r["attempts"]) for r in summary["rows"]] == [("ok", 4.0, 2)]
+    assert summary["n_rerun"] == 1 and summary["lost_workers"] == [died]
+    assert (
+        f"variant x=2.0 was re-run (attempt 2): the worker process(es) {died} that started it were lost" in caplog.text
+    )
+    assert json.loads((out / "sweep_summary.json").read_text())["lost_workers"] == [died]

@@ -19,6 +19,8 @@ from pathlib import Path
 from ..errors import FlexbodyError
 from .cases import case_line, compact, load_case
 
+log = logging.getLogger(__name__)
+
 
 # ----------------------------------------------------------------------------------------------- sweep
 def variant_name(overrides: dict) -> str:
@@ -61,12 +63,29 @@ def flatten_summary(summary, prefix: str = "") -> dict:
     return out
 
 
+#: File in a variant's output folder listing the processes that started it, one pid per line: a variant started
+#: more than once was re-run after its worker was lost (killed, out of memory, …) and Dask gave it to another.
+ATTEMPTS_FILE = ".sweep_attempts"
+
+
+def _record_attempt(out_dir: str) -> list[int]:
+    """Append this process to the variant's attempts file; returns the pids of the attempts before this one."""
+    path = Path(out_dir) / ATTEMPTS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = [int(p) for p in path.read_text().split()] if path.is_file() else []
+    with open(path, "a") as f:
+        f.write(f"{os.getpid()}\n")
+    return before
+
+
 def run_variant(case_path: str, out_dir: str, overrides: dict) -> dict:
     """Run ``main(out_dir, **overrides)`` of the case file at ``case_path`` (imported here, by path) and
-    return {"summary": flattened scalar summary, "error": None or "Type: message", "wall_time": s}.
+    return {"summary": flattened scalar summary, "error": None or "Type: message", "wall_time": s,
+    "lost_workers": pids of the processes that started this variant before and were lost}.
 
     This is the task a sweep sends to its Dask workers; it never raises for an error of the case."""
     start = time.perf_counter()
+    lost = _record_attempt(out_dir)
     try:
         module = load_case(case_path)
         summary = flatten_summary(module.main(out_dir, **overrides))
@@ -75,7 +94,7 @@ def run_variant(case_path: str, out_dir: str, overrides: dict) -> dict:
         where = case_line(exc, case_path)
         at = "" if where is None else f" (line {where[0]} of {Path(case_path).name}, in {where[1]})"
         summary, error = {}, f"{type(exc).__name__}: {exc}{at}".strip().replace("\n", " ")
-    return {"summary": summary, "error": error, "wall_time": time.perf_counter() - start}
+    return {"summary": summary, "error": error, "wall_time": time.perf_counter() - start, "lost_workers": lost}
 
 
 def _warm_up(case_path: str) -> None:
@@ -84,14 +103,15 @@ def _warm_up(case_path: str) -> None:
 
 
 def _rows(variants: list[dict], names: list[str], results: list[dict]) -> list[dict]:
-    """Table rows: variant, grid parameters (UPPER_CASE, as the case spells them), status, wall time, error,
-    then the flattened summary."""
+    """Table rows: variant, grid parameters (UPPER_CASE, as the case spells them), status, wall time, attempts
+    (more than 1: re-run after its worker was lost), error, then the flattened summary."""
     rows = []
     for overrides, result in zip(variants, results):
-        row = {"variant": variant_name(overrides)}
+        row: dict = {"variant": variant_name(overrides)}
         row.update({name.upper(): overrides[name] for name in names})
         row["status"] = "ok" if result["error"] is None else "error"
         row["wall_time_s"] = result["wall_time"]
+        row["attempts"] = 1 + len(result.get("lost_workers", []))
         row["error"] = result["error"] or ""
         for key, value in result["summary"].items():
             row[key if key not in row else f"summary.{key}"] = value
@@ -164,8 +184,18 @@ def sweep(
         raise FlexbodyError(f"--workers must be at least 1, got {workers}")
     n_workers = workers or max(1, min(os.cpu_count() or 1, len(variants)))
     out.mkdir(parents=True, exist_ok=True)
+    for d in dirs:  # attempts of an earlier sweep into the same folders are not re-runs of this one
+        Path(d, ATTEMPTS_FILE).unlink(missing_ok=True)
     results, n_workers, startup, wall = _run_on_dask(case_path, dirs, variants, n_workers, scheduler)
     rows = _rows(grid_only, names, results)
+    for row, result in zip(rows, results):
+        if result.get("lost_workers"):
+            log.warning(
+                "sweep: variant %s was re-run (attempt %d): the worker process(es) %s that started it were lost",
+                row["variant"],
+                row["attempts"],
+                ", ".join(str(p) for p in result["lost_workers"]),
+            )
     summary = {
         "case": str(case_path),
         "grid": dict(grids),
@@ -175,6 +205,8 @@ def sweep(
         "workers": n_workers,
         "n_variants": len(rows),
         "n_failed": sum(r["status"] != "ok" for r in rows),
+        "n_rerun": sum(r["attempts"] > 1 for r in rows),
+        "lost_workers": sorted({pid for r in results for pid in r.get("lost_workers", [])}),
         "startup_s": startup,
         "wall_time_s": wall,
     }
