@@ -53,7 +53,8 @@ def _brick_rule(
 ) -> tuple[int, int, int]:
     """The Gauss rule of ``quadrature`` (None: the element's default; an int: the same along each axis; three
     ints: along ξ, η, ζ); ElementError for a rule that leaves zero-energy modes besides the rigid-body motions,
-    naming the rule recommended for elements of axis lengths (m, 3) in a body of extents (3,)."""
+    naming the rule that does not lock in thin bending for elements of axis lengths (m, 3) in a body of extents
+    (3,) (:func:`bending_rules.recommended_rule`)."""
     if quadrature is None:
         quadrature = element.default_quadrature
     counts = (quadrature,) * 3 if np.ndim(quadrature) == 0 else tuple(quadrature)
@@ -88,13 +89,13 @@ class FlexibleBody:
         Constitutive law (with density and optional Kelvin–Voigt damping).
     quadrature : int or (int, int, int), optional
         Gauss–Legendre points per direction, or along the element axes ξ, η, ζ, of the stiffness, internal force
-        and strain energy. The default (None) is chosen from the elements' shape so that thin bending does not
-        lock (:mod:`flexbody.fem.bending_rules`): 2 × 2 × 2 for 8-node cells; for 27-node cells 3 × 3 × 3 in
-        compact elements, two points along the slender axis of bars and along the longer in-plane axis of plates
-        and shells (e.g. (2, 3, 3)). A rule that leaves zero-energy modes besides the rigid-body motions
-        is refused; one that integrates a slender axis with three points gets a warning (it locks in thin
-        bending, docs/user_guide.md). The mass matrix keeps at least the 3 × 3 × 3 (2 × 2 × 2) rule. The
-        attribute ``quadrature`` is the rule in use.
+        and strain energy (default 2 for 8-node, 3 for 27-node cells). Thin 27-node elements lock in bending
+        under 3 × 3 × 3 (membrane locking, Stolarski & Belytschko 1982): two points along the slender axis of
+        bars, or the axis a plate or shell runs further along, e.g. ``(2, 3, 3)``, remove it
+        (:mod:`flexbody.fem.bending_rules`; docs/user_guide.md). A rule that leaves zero-energy modes besides the
+        rigid-body motions is refused; one that integrates every slender axis of the elements with three points,
+        the default included, gets a warning naming the rule that does not lock. The mass matrix keeps at least
+        the default rule.
     locking : {None, "incompatible_modes"}
         Formulation of the 8-node element: None, the plain trilinear brick, locks in bending (shear locking) and
         is warned against on slender elements; "incompatible_modes" (Simo & Armero 1992) does not lock.
