@@ -8,8 +8,9 @@ path passes through α = 1, 2, …, 10.
 Expected: vertical tip deflection / L = 0.301721, 0.603253, 0.810609 for α = 1, 3, 10 (Bisshopp & Drucker,
 Q. Appl. Math. 3 (1945) 272–275); every step is also compared with a scipy shooting solution of the
 inextensible elastica EI θ'' + P cos θ = 0, θ(0) = 0, θ'(L) = 0 (vertical and horizontal tip displacement).
-flexbody gives the vertical deflection within 0.06 % at 20 × 1 × 1: −0.048 % at α = 10, the largest gap
-−0.051 % near α = 6 (docs/verification.md; tests/test_beams.py).
+flexbody gives the vertical deflection within 0.07 % at 20 × 1 × 1 with the default Gauss rule (2 × 3 × 3 on
+these slender elements): +0.025 % at α = 1 rising to +0.066 % at α = 10, the 3-D solid's shear and extension
+(docs/verification.md; tests/test_beams.py).
 
 Outputs in out_dir: results.npz/.json, a ParaView series beam.pvd (one .vtu per load step), histories.csv and
 load_path.csv (α, flexbody and elastica tip displacements / L, relative error of the vertical one).

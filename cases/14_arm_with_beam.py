@@ -16,21 +16,22 @@ through the bottom).
     Tolerance: tip (mean of the face x = L) difference ≤ 1e-8 relative (Newton tolerance 1e-11).
     Sanity closed form: Euler–Bernoulli cantilever under its own weight, tip deflection normal to the beam
     w cos θ L⁴/(8 E I), w = ρ g A, θ = −0.2 rad the beam's inclination, I = b h³/12: 4.5057e-2 m (7.5 % of
-    L: moderately nonlinear). Expected: 27-node elements within 3 % (they carry shear deformation, ≈ +0.5 %
-    here, and geometric stiffening, ≈ −1 %); 8-node trilinear bricks lock in bending (no locking remedy on
-    this body) and are known to be too stiff: they give ≈ 0.6 of it at 12 × 2 × 2 and converge towards it
-    under refinement (tests/test_cases_flexible.py solves the refined meshes).
+    L: moderately nonlinear). Expected: 27-node elements (the default Gauss rule, 2 × 3 × 3 on these slender
+    elements) within 3 % (they carry shear deformation, ≈ +0.5 % here, and geometric stiffening, ≈ −1 %); 8-node
+    trilinear bricks lock in bending (no locking remedy on this body) and are known to be too stiff: they give ≈
+    0.6 of it at 12 × 2 × 2 and converge towards it under refinement (tests/test_cases_flexible.py solves the
+    refined meshes).
 (b) Free motion from q0 at rest (no torque): the energy (kinetic + strain + gravity) is conserved by the
     trapezoidal rule up to O(dt²); requirement max |E − E0| ≤ 0.5 % of the largest kinetic energy.
 (c) A constant torque τ = TORQUE = (2, −1) N·m on the joints: E(t) − E0 equals the recorded applied work
     W(t) = ∫ τ·q̇ dt (history "applied_work"); mismatch max |E − E0 − W| ≤ 0.5 % of K_max.
 
 Measured at full size (defaults, `NUMBA_NUM_THREADS=1 flexbody run cases/14_arm_with_beam.py`):
-- (a) locked vs clamped-alone tip: 8.0e-14 (8-node) and 1.8e-10 (27-node) relative; tip deflection normal
-  to the beam −2.7416e-2 m (8-node, 0.608 of Euler–Bernoulli) and −4.4555e-2 m (27-node, 0.9888);
-  equilibrium residual ≤ 1.2e-9 N, ‖φ‖ 6e-17.
-- (b) max |E − E0| / K_max = 9.36e-5 (8-node) and 9.57e-5 (27-node), K_max 38.2 / 38.3 J; ‖φ‖ ≤ 1.4e-11.
-- (c) max |E − E0 − W| / K_max = 2.58e-4 (8-node) and 2.49e-4 (27-node) with W(1 s) = 6.84 J (0.17 K_max).
+- (a) locked vs clamped-alone tip: 1.1e-13 (8-node) and 2.7e-10 (27-node) relative; tip deflection normal
+  to the beam −2.7416e-2 m (8-node, 0.608 of Euler–Bernoulli) and −4.5412e-2 m (27-node, 1.0079; 3 × 3 × 3
+  gave 0.9888); equilibrium residual ≤ 1.7e-9 N, ‖φ‖ 6e-17.
+- (b) max |E − E0| / K_max = 9.36e-5 (8-node) and 9.46e-5 (27-node), K_max 38.2 / 38.3 J; ‖φ‖ ≤ 1.4e-11.
+- (c) max |E − E0 − W| / K_max = 2.58e-4 (8-node) and 2.44e-4 (27-node) with W(1 s) = 6.84 J (0.17 K_max).
 
 Outputs in out_dir, per order (order1/, order2/): static_locked.vtu and static_alone.vtu (the two static
 solutions, ParaView), free/ and torque/ (Results.save, and free/beam.pvd + .vtu every VTK_EVERY steps);

@@ -7,11 +7,11 @@ Problem: the two-link arm with the soft beam of case 14 (``fb.mechanisms.arm_wit
 m/s² along −z) at the posture q0 = (0.3, −0.5) rad. What holds the joints decides what "the modes" are:
 
 - joints free (no torque): the arm is a double pendulum and hangs straight down; its lowest modes are the
-  pendulum swings (0.4836 and 1.5840 Hz), then the hanging beam's, which its weight stretches and stiffens
-  (out-of-plane bending 3.0296 Hz against 2.9197 Hz without gravity);
-- constant holding torques τ_h (``fb.holding_inputs``: τ_h = (−40.958, −19.440) N·m hold q0 with the beam
+  pendulum swings (0.4836 and 1.5838 Hz), then the hanging beam's, which its weight stretches and stiffens
+  (out-of-plane bending 3.0020 Hz against 2.8915 Hz without gravity);
+- constant holding torques τ_h (``fb.holding_inputs``: τ_h = (−40.960, −19.442) N·m hold q0 with the beam
   sagging 4.5 cm under its weight) make q0 an equilibrium, but a constant torque has no stiffness and gravity's
-  at this posture is negative: ω₀² < 0 (printed as f = −0.2764 Hz), the arm would fall away — a static
+  at this posture is negative: ω₀² < 0 (printed as f = −0.2759 Hz), the arm would fall away — a static
   instability, not a vibration;
 - a position servo holds a joint with a stiffness: τ = τ_h + k (q0 − q), proportional control with gravity
   feed-forward (``fb.JointSpringDamper`` with rest q0, undamped here). Its equilibrium is the same (the springs
@@ -25,16 +25,17 @@ the beam's sag, the servo springs and the constraint forces' stiffness included)
 lowest modes. The beam's motions out of the arm's plane (bending along y, torsion) do not move the joints, so
 they are the locked cantilever's at any k; the in-plane ones couple the beam's bending with the sprung arm.
 
-Expected (measured with the defaults, ``flexbody run cases/22_arm_beam_modes.py``): servo-held 1.7937
-(in-plane), 2.9040 (out-of-plane bending), 5.7567 (in-plane), 16.506 (in-plane), 18.112 (out-of-plane
-bending), 27.934 (in-plane), 41.605 (torsion), 50.227 Hz (out-of-plane bending), holding equilibrium residual
-1.9e-9 N; locked 2.9040, 2.9080, 18.099, 18.112, 41.605 Hz, …; locked without gravity 2.9197 Hz (pair):
-gravity's preload lowers the first pair by 0.54 % (y) and 0.40 % (z). Each is checked against something
-independent of the eigensolver in tests/test_case_22_arm_beam_modes.py (docs/verification.md, "Case 22"):
-a free-vibration simulation started in a mode vibrates at the trapezoidal rule's frequency for that mode
-(f̄ = arctan(π f Δt)/(π Δt)) and stays in it; the locked beam without gravity and with ν = 0 is the
-Timoshenko clamped–free beam (Huang 1961, J. Appl. Mech. 28:579–584); as k → ∞ the lowest in-plane frequency
-tends to the locked one as 1/k, following the first-order perturbation ω²(k) = ω²_locked − k Σ_j x_j².
+Expected (measured with the defaults, ``flexbody run cases/22_arm_beam_modes.py``): servo-held 1.7871 (in-plane),
+2.8754 (out-of-plane bending), 5.7359 (in-plane), 16.413 (in-plane), 17.791 (out-of-plane bending), 27.661
+(in-plane), 41.604 (torsion), 48.714 Hz (out-of-plane bending), holding equilibrium residual 1.1e-9 N; locked
+2.8754, 2.8786, 17.776, 17.791, 41.604 Hz, …; locked without gravity 2.8915 Hz (pair): gravity's preload lowers the
+first pair by 0.56 % (y) and 0.45 % (z). The beam's 27-node elements use the default Gauss rule, 2 × 3 × 3 on these
+slender elements (before #33 the full 3 × 3 × 3 gave 1.7937, 2.9040, … Hz). Each is checked against something
+independent of the eigensolver in tests/test_case_22_arm_beam_modes.py (docs/verification.md, "Case 22"): a
+free-vibration simulation started in a mode vibrates at the trapezoidal rule's frequency for that mode (f̄ =
+arctan(π f Δt)/(π Δt)) and stays in it; the locked beam without gravity and with ν = 0 is the Timoshenko
+clamped–free beam (Huang 1961, J. Appl. Mech. 28:579–584); as k → ∞ the lowest in-plane frequency tends to the
+locked one as 1/k, following the first-order perturbation ω²(k) = ω²_locked − k Σ_j x_j².
 
 Outputs in out_dir: modes/ (``Modes.write``: mode_NN/ results directories, one period of each mode with
 beam.pvd and arm.pvd for ParaView or ``flexbody view out/22_arm_beam_modes/modes/mode_00 --gif``, and

@@ -28,10 +28,10 @@ loop vibrates at the modal frequency with the material damping. tests/test_case_
 this against exp(At)x₀ and the poles measured from the tip signal alone (matrix pencil, Hua & Sarkar, IEEE
 Trans. ASSP 38 (1990) 814–824), up to the integrator's one-step input delay (δλ = λ Δt wᴴBKv / wᴴv).
 
-Measured (defaults; docs/verification.md, "Case 23"): holding torques (−30.1039, −16.1029) N·m; open-loop
-modes 0.39041, 1.23178 Hz (arm swings), 3.01240 (out of plane), 6.91106 (beam bending 1), 18.81999, 26.01557
-(beam bending 2), 41.61115, 54.84271 Hz; damping ratios open → closed loop: arm swings 1.5e-7 → 0.640 and
-2.8e-5 → 0.827, beam bending 1 0.02087 → 0.3289, beam bending 2 0.0812 → 0.1158; out of plane unchanged.
+Measured (defaults; docs/verification.md, "Case 23"): holding torques (−30.0939, −16.0929) N·m; open-loop modes
+0.39056, 1.23242 Hz (arm swings), 2.95710 (out of plane), 6.82452 (beam bending 1), 17.90820, 24.98791 (beam
+bending 2), 41.61002, 49.76627 Hz; damping ratios open → closed loop: arm swings 1.5e-7 → 0.640 and 2.9e-5 → 0.827,
+beam bending 1 0.0206 → 0.3316, beam bending 2 0.0780 → 0.1161; out of plane unchanged.
 
 Outputs in out_dir: open_loop/, closed_loop_1/, closed_loop_2/ (Results.save of the runs, closed_loop_k from
 the k-th amplitude, recorded every SAMPLE s, with beam.pvd + .vtu every VTK_EVERY records for ParaView),

@@ -4,15 +4,15 @@ Problem: a straight bar of length L = 1 m and square section 10 × 10 mm (L/h = 
 E = 210 GPa and ν = 0, clamped at x = 0. Its end face x = L is attached to a rigid plate on a planar joint (two
 translations in the x–z plane and the rotation about y: the reference node of a kinematic coupling), which carries
 the end moment M = 2π EI/L about y, applied in one load step (the solver bisects and grows the increments itself).
-27-node bricks, N × 1 × 1, with 2 × 3 × 3 Gauss points, the rule recommended for these slender elements (reduced
-along the bar: the default 3 × 3 × 3 locks in thin bending, see below), or 8-node bricks with incompatible modes.
+27-node bricks, N × 1 × 1, with the default Gauss rule, which for these slender elements is 2 × 3 × 3 (reduced
+along the bar: 3 × 3 × 3 locks in thin bending, see below), or 8-node bricks with incompatible modes.
 
 Expected: Euler–Bernoulli's constant curvature κ = M/EI = 2π/L: the bar closes into a circle of radius L/(2π),
 its end back at the root (rotation 2π, tip displacement (−L, 0, 0)). The solid's circle closes to within 0.2 % of
 L (its strains reach πh/L = 3 %: the small overshoot of the converged solid, rotation 1.0018 × 2π, is the
 St. Venant–Kirchhoff law at that strain, the same for every element that converges). Measured (docs/verification.md,
 "Thin bending"): 27-node, 10 elements, 2 × 3 × 3 points: rotation 1.0006 × 2π, tip 5.8e-4 L from the root; with
-the default 3 × 3 × 3 points (``quadrature=None``, with a warning) the same mesh locks (0.651 × 2π, 0.43 L) and
+3 × 3 × 3 points (``quadrature=3``, with a warning) the same mesh locks (0.651 × 2π, 0.43 L) and
 needs 40 elements (0.9968 × 2π); 8-node with incompatible modes, 40 elements: 0.9997 × 2π.
 
 Outputs in out_dir: results.npz/.json (the load path: ``times`` = load factors), bar.pvd and plate.pvd (one frame
@@ -31,7 +31,7 @@ POISSON = 0.0  # -, Poisson's ratio
 DENSITY = 7850.0  # kg/m³, density (no effect on the statics)
 ELEMENTS = 10  # -, elements along the bar (one across)
 ORDER = 2  # -, 2: 27-node bricks; 1: 8-node bricks with incompatible modes
-QUADRATURE = (2, 3, 3)  # -, Gauss rule of 27-node bricks (None: the default 3 × 3 × 3, which locks here)
+QUADRATURE = None  # -, Gauss rule of 27-node bricks: None, the default (2 × 3 × 3 here), or e.g. 3 (3 × 3 × 3)
 TURNS = 1.0  # -, the end moment in units of 2π EI/L (one full circle)
 
 

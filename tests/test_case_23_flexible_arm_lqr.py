@@ -37,11 +37,11 @@ def test_case_23_design_damps_the_in_plane_modes(run):
     roles = [r["role"] for r in s["modes"]]
     assert roles[:6] == ["arm swing", "arm swing", "out of plane", "beam bending 1", "out of plane", "beam bending 2"]
     first = s["modes"][s["first_beam_mode"]]
-    assert abs(first["frequency_hz"] - 6.91106) < 1e-4
-    # every closed-loop eigenvalue stable; the first bending mode from ζ 0.0209 to 0.329; the modes the joints
+    assert abs(first["frequency_hz"] - 6.82452) < 1e-4
+    # every closed-loop eigenvalue stable; the first bending mode from ζ 0.0206 to 0.332; the modes the joints
     # cannot move (out of plane) keep their eigenvalues (to 2e-10 relative)
-    assert s["open_loop_max_real"] < 0 and s["closed_loop_max_real"] < -0.17
-    assert abs(first["open_damping_ratio"] - 0.02087) < 1e-4 and abs(first["closed_damping_ratio"] - 0.3289) < 1e-3
+    assert s["open_loop_max_real"] < 0 and s["closed_loop_max_real"] < -0.16  # −0.1651
+    assert abs(first["open_damping_ratio"] - 0.02060) < 1e-4 and abs(first["closed_damping_ratio"] - 0.3316) < 1e-3
     for r in s["modes"]:
         if r["role"] == "out of plane":
             assert abs(complex(*r["closed_pole"]) - complex(*r["open_pole"])) < 1e-8 * abs(complex(*r["open_pole"]))
@@ -49,7 +49,7 @@ def test_case_23_design_damps_the_in_plane_modes(run):
             assert r["closed_damping_ratio"] > max(0.1, r["open_damping_ratio"])
     for name in ("open_loop", "closed_loop_1", "closed_loop_2"):
         assert s["runs"][name]["rejected"] == 0 and s["runs"][name]["max_violation"] < 1e-12  # 2e-15 m
-    assert s["runs"]["closed_loop_2"]["tip_at_end"] < 1e-2 * s["runs"]["open_loop"]["tip_at_end"]  # 1.7e-5, 3.0e-3 m
+    assert s["runs"]["closed_loop_2"]["tip_at_end"] < 1e-2 * s["runs"]["open_loop"]["tip_at_end"]  # 1.8e-5, 3.9e-3 m
     files = ["histories.csv", "lqr.png", "summary.txt", "summary.json"]
     assert_files(out, files + [f"{name}/results.npz" for name in s["runs"]])
     back = fb.Results.load(out / "closed_loop_2")

@@ -15,9 +15,12 @@ def thick(tmp_path_factory):
 
 def test_thick_roof_snaps_through_on_sze_curve(thick):
     (p_max, w_max), (p_min, w_min) = thick["limits"]["maximum"], thick["limits"]["minimum"]
-    assert abs(p_max / 2226.3 - 1) < 0.01 and abs(w_max / 11.293e-3 - 1) < 0.08  # measured +0.03 %, −6.3 %
-    assert abs(p_min / 518.7 - 1) < 0.05 and abs(w_min / 19.852e-3 - 1) < 0.05  # measured +2.75 %, −2.1 %
-    assert thick["deviation"] < 0.02  # measured 0.0117
+    # the default rule reduces the curved direction, (3, 2, 3): the solid's limit load is converged at N = 4 (2192.2,
+    # 2193.6, 2193.4 N at N = 4, 8, 16; 3 × 3 × 3 comes down from 2227.1 through 2207.5 to 2199.8 N), 1.5 % below
+    # Sze's S4R shell: the solid's line hinge is not the shell's (docs/verification.md, "Case 25")
+    assert abs(p_max / 2226.3 - 1) < 0.02 and abs(w_max / 11.293e-3 - 1) < 0.08  # measured −1.53 %, −5.3 %
+    assert abs(p_min / 518.7 - 1) < 0.05 and abs(w_min / 19.852e-3 - 1) < 0.05  # measured +4.60 %, −1.8 %
+    assert thick["deviation"] < 0.02  # measured 0.0182
     results = thick["results"]
     assert results.times[-1] == 1.0 and np.all(np.diff(thick["deflection"]) > 0)  # lands on P = 3000 N
     assert np.any(np.diff(results.times) < 0)  # the load fell on the way

@@ -1,22 +1,19 @@
 """The beam cases 02 and 03 run their own ``main`` at reduced size and reproduce their reference values.
 
 02 (elastica): cantilever L = 1 m, 0.02 × 0.02 m, ν = 0, dead tip load P = α E I / L², α = 10. Full size
-20 × 1 × 1 in 10 load steps; here 10 × 1 × 1 in 5 steps (α = 2, 4, …, 10), plus 20 × 1 × 1 in 5 steps as the
-second mesh of the convergence check. Measured vertical tip deflection / L at α = 10: 0.799815 at 10 × 1 × 1
-(−1.332 % from Bisshopp & Drucker's 0.810609), 0.810217 at 20 × 1 × 1 (−0.048 %); horizontal −2.754 % and
-−0.138 % from the elastica ODE (0.554996).
+20 × 1 × 1 in 10 load steps; here 10 × 1 × 1 in 5 steps (α = 2, 4, …, 10), plus 20 × 1 × 1 in 5 steps. With the
+default Gauss rule (2 × 3 × 3 on these slender elements) both meshes are at the 3-D solid's own answer: measured
+vertical tip deflection / L at α = 10: 0.810830 at 10 × 1 × 1 (+0.027 % from Bisshopp & Drucker's 0.810609),
+0.811144 at 20 × 1 × 1 (+0.066 %); the solid lies above the inextensible elastica by its shear and extension
+(allowed: 0.1 %). The full rule's convergence is tested in tests/test_beams.py.
 
 03 (modes): steel cantilever, same beam, ν = 0.3. Full size 20 × 1 × 1 with 6 modes; here 10 × 1 × 1 with
 4 modes (two degenerate y/z pairs), plus 20 × 1 × 1 as the second mesh. Measured against Euler–Bernoulli
-(1.8751², 4.6941²) · √(E I / (ρ A L⁴)) / 2π = 16.7103, 104.7223 Hz: f₁ +0.80 %, f₂ +1.340 % at 10 × 1 × 1;
-+0.355 %, +0.266 % at 20 × 1 × 1.
+(1.8751², 4.6941²) · √(E I / (ρ A L⁴)) / 2π = 16.7103, 104.7223 Hz with the default rule: f₁ +0.080 %,
+f₂ −0.078 % at 10 × 1 × 1; +0.083 %, −0.084 % at 20 × 1 × 1.
 
-Tolerances are not fixed numbers but two-mesh (Richardson) error estimates plus a bound on the difference
-between the converged 3-D solid and the 1-D reference theory, each justified where it is computed:
-e_h ≈ |w_h − w_{h/2}| · 2^p / (2^p − 1) for the coarse mesh, |w_h − w_{h/2}| / (2^p − 1) for the fine one,
-with p the lowest convergence order seen for that quantity (so the estimate is an over-estimate).
-Evaluated, they read: elastica vertical at α = 10 within 1.57 % (10 × 1 × 1) and 0.28 % (20 × 1 × 1);
-frequencies f₁ within 0.915 %, f₂ within 2.299 % (10 × 1 × 1).
+Tolerances are bounds on the difference between the 3-D solid and the 1-D reference theory, each justified where
+it is computed (its shear, extension and rotary inertia; the clamped face's restraint of the Poisson contraction).
 """
 
 import csv
@@ -31,9 +28,6 @@ from flexbody import cli
 
 ALPHA_10 = 0.810609  # Bisshopp & Drucker (1945), vertical tip deflection / L at α = 10
 
-# 27-node (quadratic) elements: the tip deflection converges at order ≥ 3.5 (|w40 − w20| / |w20 − w10| =
-# 1/11.6 … 1/13.4 in docs/verification.md); p = 3 gives a conservative Richardson estimate.
-ELASTICA_ORDER = 3
 # The converged 3-D solid is not the inextensible elastica: shear and extension put it +0.02 … +0.07 % above
 # (linear shear share 3 E I / (κ G A L²) ≈ 0.024 %; 40 × 1 × 1 gives +0.022 … +0.066 %): allow 0.1 %.
 SOLID_VS_ELASTICA = 1e-3
@@ -42,12 +36,6 @@ SOLID_VS_ELASTICA = 1e-3
 def read_csv(path):
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
-
-
-def richardson(coarse, fine, order):
-    """(error estimate of the coarse value, of the fine value) from two meshes h and h/2."""
-    r = 2.0**order
-    return abs(fine - coarse) * r / (r - 1.0), abs(fine - coarse) / (r - 1.0)
 
 
 def test_case_02_elastica(tmp_path):
@@ -90,22 +78,15 @@ def test_case_02_elastica(tmp_path):
         assert float(row["elastica_vertical"]) == pytest.approx(v_ref, abs=1e-6)
         assert float(row["elastica_horizontal"]) == pytest.approx(h_ref, abs=1e-6)
         assert float(row["vertical_rel_error"]) == pytest.approx(v / v_ref - 1.0, rel=1e-3)
-        # coarse meshes are too stiff, and the error shrinks at least like h³ (measured 23.7 … 27.5 × for
-        # the vertical, 20.0 … 24.8 × for the horizontal from 10 to 20 elements)
-        assert v < v2 and h < h2
-        assert abs(v2 - v_ref) < abs(v - v_ref) / 2.0**ELASTICA_ORDER
-        assert abs(h2 - h_ref) < abs(h - h_ref) / 2.0**ELASTICA_ORDER
-        # both meshes within their discretisation estimate + the 3-D-solid allowance
-        for value, value2, ref in ((v, v2, v_ref), (h, h2, h_ref)):
-            e_coarse, e_fine = richardson(value, value2, ELASTICA_ORDER)
-            assert abs(value - ref) <= e_coarse + SOLID_VS_ELASTICA * ref, (alpha, value, ref)
-            assert abs(value2 - ref) <= e_fine + SOLID_VS_ELASTICA * ref, (alpha, value2, ref)
+        # the default rule (2 × 3 × 3 on these slender elements) is at the 3-D solid's own answer on both meshes:
+        # +0.025 … +0.027 % (vertical), +0.034 … +0.052 % (horizontal) at 10 × 1 × 1, +0.032 … +0.066 % and
+        # +0.061 … +0.079 % at 20 × 1 × 1, all above the inextensible elastica
+        for value, ref in ((v, v_ref), (h, h_ref), (v2, v_ref), (h2, h_ref)):
+            assert 0.0 < value / ref - 1.0 <= SOLID_VS_ELASTICA, (alpha, value, ref)
 
-    # the headline number: α = 10 against Bisshopp & Drucker
+    # the headline number: α = 10 against Bisshopp & Drucker (+0.027 % at 10 × 1 × 1, +0.066 % at 20 × 1 × 1)
     v10, v20 = (case.tip_displacements(r)[0] / case.LENGTH for r in (coarse, fine))
-    e_coarse, e_fine = richardson(v10, v20, ELASTICA_ORDER)
-    assert abs(v10 / ALPHA_10 - 1.0) <= e_coarse / ALPHA_10 + SOLID_VS_ELASTICA  # 1.332 % ≤ 1.566 %
-    assert abs(v20 / ALPHA_10 - 1.0) <= e_fine / ALPHA_10 + SOLID_VS_ELASTICA  # 0.048 % ≤ 0.283 %
+    assert 0.0 < v10 / ALPHA_10 - 1.0 <= SOLID_VS_ELASTICA and 0.0 < v20 / ALPHA_10 - 1.0 <= SOLID_VS_ELASTICA
     # the returned summary (what a sweep tabulates) holds the final step's numbers
     assert summary["vertical_over_L"] == pytest.approx(v10, abs=1e-15)
     assert summary["elastica_vertical"] == pytest.approx(case.elastica(10.0)[0], abs=1e-15)
@@ -113,11 +94,12 @@ def test_case_02_elastica(tmp_path):
     assert summary["newton_iterations"] == sum(coarse.iterations) > 0
 
 
-# 27-node elements with ν = 0.3 and a clamped root face: the frequency excess comes mostly from the clamp
-# blocking the lateral (Poisson) contraction over the first element, which shrinks like h (f₁: +0.800,
-# +0.355, +0.178, +0.110 % at 10, 20, 40, 80 elements; with ν = 0 the same meshes give +0.12, −0.004,
-# −0.021, −0.023 %). p = 1 is the lowest order seen, hence the conservative Richardson estimate.
-FREQUENCY_ORDER = 1
+# 27-node elements with ν = 0.3 and a clamped root face, the default rule (2 × 3 × 3 on these slender elements):
+# f₁ +0.080, +0.083, +0.178 %, f₂ −0.078, −0.084, +0.017 % at 10, 20, 40 elements (the full rule 3 × 3 × 3 gives
+# f₁ +0.800, +0.355, +0.178, +0.110 % at 10, 20, 40, 80: its locking shrinks like h). The clamp blocking the
+# lateral (Poisson) contraction raises the frequencies by up to the 40-element +0.178 % of both rules: allow 0.2 %
+# above Euler–Bernoulli, and the solid's shear and rotary inertia below it.
+CLAMP_STIFFENING = 2e-3
 KAPPA = 5.0 / 6.0  # Timoshenko shear coefficient of a rectangle
 
 
@@ -152,13 +134,8 @@ def test_case_03_cantilever_modes(tmp_path):
         np.testing.assert_allclose(f[1::2], f[0::2], rtol=1e-6)
     for i, beta_l in enumerate((1.8751, 4.6941)):
         f10, f20 = freqs[2 * i], fine[2 * i]
-        assert f10 > f20 > eb[i] * (1.0 - timoshenko_allowance(beta_l, case))  # coarse mesh is stiffer
-        assert abs(f20 / eb[i] - 1.0) < abs(f10 / eb[i] - 1.0)  # the error shrinks
-        e_coarse, e_fine = richardson(f10, f20, FREQUENCY_ORDER)
-        allowance = timoshenko_allowance(beta_l, case)
-        # f₁: 0.80 % ≤ 0.915 %, f₂: 1.340 % ≤ 2.299 % (coarse); 0.355 % ≤ 0.469 %, 0.266 % ≤ 1.225 % (fine)
-        assert abs(f10 / eb[i] - 1.0) <= e_coarse / eb[i] + allowance, (i, f10, eb[i])
-        assert abs(f20 / eb[i] - 1.0) <= e_fine / eb[i] + allowance, (i, f20, eb[i])
+        for f in (f10, f20):
+            assert eb[i] * (1.0 - timoshenko_allowance(beta_l, case)) < f < eb[i] * (1.0 + CLAMP_STIFFENING), (i, f)
 
     # the returned summary (what a sweep tabulates): first frequency of each distinct pair against the reference
     assert summary["f1_hz"] == freqs[0] and summary["f2_hz"] == freqs[2]

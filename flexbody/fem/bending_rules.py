@@ -1,27 +1,30 @@
-"""Gauss rules of the bricks that do not lock in thin bending, recommended from the elements' geometry.
+"""Gauss rules of the bricks that do not lock in thin bending, chosen from the elements' geometry.
 
 Full integration locks thin 27-node bricks in bending: the parasitic membrane and transverse-shear strains of a
 bent quadratic element vanish only at the two-point Gauss (Barlow) points along the bending direction, and the
 three-point rule picks them up with a stiffness (ℓ/t)² times the bending one (Stolarski & Belytschko 1982;
 docs/user_guide.md, "Which element and mesh for slender bending"). An element is *slender* along its axis ξ_k when
 its length there, ℓ_k = 2 |∂X/∂ξ_k| at its centre, is at least :data:`SLENDER` times its thinnest length t. The
-rule recommended for a body (:func:`recommended_rule`) follows the axes that are slender in any of its elements:
+rule recommended for a body (:func:`recommended_rule`, the default of ``FlexibleBody(quadrature=None)``) follows
+the axes that are slender in any of its elements:
 
 * none (compact solids): 3 × 3 × 3, exact for the mass and the stiffness of straight-sided elements;
 * one (bars): two points along it, three along the others, e.g. (2, 3, 3): the reduced axial rule, which has no
   zero-energy mode besides the rigid motions and passes the patch test;
-* two (plates and shells, one element through the thickness): two points along the one the body runs further
+* two (plates and shells, one element through the thickness): two points along the one the elements are curved
+  along (a shell's curved direction, where membrane locking is strongest), else the one the body runs further
   along (ξ on a tie), e.g. (2, 3, 3). Two points along both, (2, 2, 3), would leave twelve communicable
   hourglass modes; holding them with a share of the full rule small enough not to lock bending leaves them soft
   under in-plane loads (Cook's membrane: 15.05 mm against deal.II's 14.3 at two elements per edge). The rule
   removes the membrane locking of bending along the reduced axis; bending along the other in-plane axis keeps
   the full rule's (mild in a plate's small vibrations: a cantilever plate's first five frequencies within
-  0.5 % on 8 × 8 × 1 elements; strong when a coarse plate rolls up along it, docs/user_guide.md).
+  0.6 % on 8 × 8 × 1 elements; strong when a coarse plate rolls up along it, docs/user_guide.md). On the hinged
+  cylindrical roof (case 25) reducing the curved direction converges at 4 × 4 elements (limit load 2192.2,
+  2193.6, 2193.4 N on 4, 8, 16 per edge), where 3 × 3 × 3 comes down from 2227.1 through 2207.5 to 2199.8 N.
 
 8-node bricks keep 2 × 2 × 2; their remedy is the incompatible modes (``locking="incompatible_modes"``, see
 :mod:`flexbody.fem.flexible_body`), without which they lock in bending. A rule or formulation the user chooses
-that locks in the mesh at hand, the default 3 × 3 × 3 of 27-node bricks included, gets a warning naming the
-remedy (:func:`locking_advice`).
+that locks in the mesh at hand gets a warning naming the remedy (:func:`locking_advice`).
 """
 
 from __future__ import annotations
@@ -67,25 +70,58 @@ def body_extents(element: ReferenceHex, X: np.ndarray) -> np.ndarray:
     return np.ptp(points @ directions, axis=0)
 
 
-def recommended_rule(element: ReferenceHex, lengths: np.ndarray, extents: np.ndarray) -> tuple[int, int, int]:
+def axis_sags(element: ReferenceHex, X: np.ndarray) -> np.ndarray:
+    """(3,): the largest sag over the elements with nodes X (m, nn, 3) of their centre line along ξ, η, ζ, relative
+    to its length: |X(0) − (X(−e_k) + X(e_k))/2| / |X(e_k) − X(−e_k)| (zero for straight elements)."""
+    out = np.zeros(3)
+    for k in range(3):
+        ends = np.zeros((3, 3))
+        ends[0, k], ends[2, k] = -1.0, 1.0
+        P = np.einsum("pa,ead->epd", element.shape_functions(ends), X)  # (m, 3 points, 3)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sag = np.linalg.norm(P[:, 1] - 0.5 * (P[:, 0] + P[:, 2]), axis=1) / np.linalg.norm(
+                P[:, 2] - P[:, 0], axis=1
+            )
+        out[k] = float(np.nanmax(sag, initial=0.0))
+    return out
+
+
+def recommended_rule(
+    element: ReferenceHex, lengths: np.ndarray, extents: np.ndarray, sags: np.ndarray | None = None
+) -> tuple[int, int, int]:
     """The rule (points along ξ, η, ζ) that does not lock in thin bending for elements of axis lengths (m, 3) in
-    a body of extents (3,) along them (:func:`body_extents`): see the module docstring. Of two slender axes
-    (plates), the one along which the body runs further is reduced, then the one of the more slender elements,
-    then ξ."""
+    a body of extents (3,) along them (:func:`body_extents`) and centre-line sags (3,) (:func:`axis_sags`): see
+    the module docstring. Of two slender axes (plates and shells), the one along which the elements are curved is
+    reduced (the membrane locking of curved elements), then the one the body runs further along, then the one of
+    the more slender elements, then ξ."""
     full = element.default_quadrature
     slender = slender_axes(lengths)
     if element.order == 1 or not slender.any() or slender.all():
         return (full, full, full)
-    keys = [(round(float(extents[k]), 6), round(float(np.median(slenderness(lengths)[:, k])), 2), -k) for k in range(3)]
+    sags = np.zeros(3) if sags is None else sags
+    keys = [
+        (
+            round(float(sags[k]), 6),
+            round(float(extents[k]), 6),
+            round(float(np.median(slenderness(lengths)[:, k])), 2),
+            -k,
+        )
+        for k in range(3)
+    ]
     reduced = max((k for k in range(3) if slender[k]), key=lambda k: keys[k])
     return tuple(2 if k == reduced else full for k in range(3))  # type: ignore[return-value]
 
 
 def locking_advice(
-    element: ReferenceHex, rule: tuple[int, int, int], lengths: np.ndarray, extents: np.ndarray, locking: str | None
+    element: ReferenceHex,
+    rule: tuple[int, int, int],
+    lengths: np.ndarray,
+    extents: np.ndarray,
+    sags: np.ndarray,
+    locking: str | None,
 ) -> str | None:
     """Why a chosen rule or formulation locks in thin bending on elements of axis lengths (m, 3) in a body of
-    extents (3,), and the remedy; None when it does not."""
+    extents (3,) and sags (3,), and the remedy; None when it does not."""
     ratio = slenderness(lengths)
     slender = slender_axes(lengths)
     worst = f"{ratio.max():.3g}:1"
@@ -102,5 +138,5 @@ def locking_advice(
     return (
         f"quadrature {rule} integrates the slender axis {'/'.join(full_along)} of its elements (up to {worst}) "
         "with three points, which locks in thin bending (membrane locking); use "
-        f"quadrature={recommended_rule(element, lengths, extents)} for this mesh"
+        f"quadrature={recommended_rule(element, lengths, extents, sags)} for this mesh"
     )

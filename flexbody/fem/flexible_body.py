@@ -48,15 +48,13 @@ FORCE_ELEMENTS_PER_THREAD = 4000
 MATRIX_ELEMENTS_PER_THREAD = 250
 
 
-def _brick_rule(
-    name: str, quadrature, element: ReferenceHex, lengths: np.ndarray, extents: np.ndarray
-) -> tuple[int, int, int]:
-    """The Gauss rule of ``quadrature`` (None: the element's default; an int: the same along each axis; three
-    ints: along ξ, η, ζ); ElementError for a rule that leaves zero-energy modes besides the rigid-body motions,
-    naming the rule that does not lock in thin bending for elements of axis lengths (m, 3) in a body of extents
-    (3,) (:func:`bending_rules.recommended_rule`)."""
+def _brick_rule(name: str, quadrature, element: ReferenceHex, shape: tuple) -> tuple[int, int, int]:
+    """The Gauss rule of ``quadrature`` (None: the rule that does not lock in thin bending for elements of the
+    shape (axis lengths (m, 3), body extents (3,), axis sags (3,)), :func:`bending_rules.recommended_rule`; an
+    int: the same along each axis; three ints: along ξ, η, ζ); ElementError for a rule that leaves zero-energy
+    modes besides the rigid-body motions, naming that rule."""
     if quadrature is None:
-        quadrature = element.default_quadrature
+        return bending_rules.recommended_rule(element, *shape)
     counts = (quadrature,) * 3 if np.ndim(quadrature) == 0 else tuple(quadrature)
     if len(counts) != 3 or not all(
         isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1 for n in counts
@@ -71,7 +69,7 @@ def _brick_rule(
         raise ElementError(
             f"FlexibleBody {name!r}: quadrature {rule} leaves {extra} zero-energy (hourglass) "
             f"mode(s) in {element.n_nodes}-node elements besides the rigid-body motions, so the "
-            f"stiffness is singular; use {bending_rules.recommended_rule(element, lengths, extents)} for this mesh"
+            f"stiffness is singular; use {bending_rules.recommended_rule(element, *shape)} for this mesh"
         )
     return rule
 
@@ -89,13 +87,13 @@ class FlexibleBody:
         Constitutive law (with density and optional Kelvin–Voigt damping).
     quadrature : int or (int, int, int), optional
         Gauss–Legendre points per direction, or along the element axes ξ, η, ζ, of the stiffness, internal force
-        and strain energy (default 2 for 8-node, 3 for 27-node cells). Thin 27-node elements lock in bending
-        under 3 × 3 × 3 (membrane locking, Stolarski & Belytschko 1982): two points along the slender axis of
-        bars, or the axis a plate or shell runs further along, e.g. ``(2, 3, 3)``, remove it
-        (:mod:`flexbody.fem.bending_rules`; docs/user_guide.md). A rule that leaves zero-energy modes besides the
-        rigid-body motions is refused; one that integrates every slender axis of the elements with three points,
-        the default included, gets a warning naming the rule that does not lock. The mass matrix keeps at least
-        the default rule.
+        and strain energy. The default (None) is chosen from the elements' shape so that thin bending does not
+        lock (:mod:`flexbody.fem.bending_rules`; Stolarski & Belytschko 1982): 2 × 2 × 2 for 8-node cells; for
+        27-node cells 3 × 3 × 3 in compact elements and two points along the slender axis of bars or the axis a
+        plate or shell runs further along, e.g. (2, 3, 3). A rule that leaves zero-energy modes besides the
+        rigid-body motions is refused; one that integrates every slender axis of the elements with three points
+        gets a warning naming the rule that does not lock. The mass matrix keeps at least the 3 × 3 × 3
+        (2 × 2 × 2) rule. The attribute ``quadrature`` is the rule in use.
     locking : {None, "incompatible_modes"}
         Formulation of the 8-node element: None, the plain trilinear brick, locks in bending (shear locking) and
         is warned against on slender elements; "incompatible_modes" (Simo & Armero 1992) does not lock.
@@ -136,11 +134,15 @@ class FlexibleBody:
         self.locking = locking
         self._cells = np.require(mesh.cells, dtype=np.int64, requirements=("C", "W"))  # writable: one kernel signature
         X = mesh.points[self._cells]
-        lengths, extents = bending_rules.axis_lengths(self.element, X), bending_rules.body_extents(self.element, X)
-        self.quadrature = _brick_rule(name, quadrature, self.element, lengths, extents)
+        shape = (
+            bending_rules.axis_lengths(self.element, X),
+            bending_rules.body_extents(self.element, X),
+            bending_rules.axis_sags(self.element, X),
+        )
+        self.quadrature = _brick_rule(name, quadrature, self.element, shape)
         self._xi, self._w = gauss_hex(self.quadrature)
         self._G, self._wdv = self._reference_gradients()
-        advice = bending_rules.locking_advice(self.element, self.quadrature, lengths, extents, locking)
+        advice = bending_rules.locking_advice(self.element, self.quadrature, *shape, locking)
         if advice is not None:
             log.warning("FlexibleBody %r: %s", name, advice)
         full = tuple(max(n, self.element.default_quadrature) for n in self.quadrature)
