@@ -7,7 +7,9 @@ steps, resumed runs and the restored factor of a checkpoint):
 
 - predictor q̈ and λ held, a, v, q from the Newmark formulas of the step;
 - Newton on (q̈, λ): [[A, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; rhs], r = M q̈ + h − Φᵀλ − τ, stop when
-  β′h²‖Δq̈‖∞ ≤ tol · max(1, ‖q‖∞) and the velocity-level rows' |Φv + φ_t| ≤ tol · max(1, ‖v‖∞);
+  max_i β′h²|Δq̈_i| / s_i ≤ tol, s_i the unit of coordinate i (1 rad, 1 m, a modal amplitude:
+  :func:`~flexbody.solvers.alpha_settings.increment_scales`), and the velocity-level rows'
+  |Φv + φ_t| ≤ tol · max(1, ‖v‖∞);
 - the factor of the iteration matrix A = M + γ′h C + β′h² K kept across iterations and steps, remade after an
   iteration that contracted by less than ``reuse_rate`` with a kept factor, or that grew.
 
@@ -166,13 +168,29 @@ def _correction(program, drive, q, v, qdd, lam, tau, c_q, work, factor, r, rhs, 
 
 @nb.njit(cache=True)
 def alpha_iterations(
-    program, compiled, drive, state, tau, dt, coefficients, max_iterations, loop, work, factor, matrix, out, sizes, step
+    program,
+    compiled,
+    drive,
+    state,
+    tau,
+    dt,
+    coefficients,
+    scales,
+    max_iterations,
+    loop,
+    work,
+    factor,
+    matrix,
+    out,
+    sizes,
+    step,
 ):
     """The Newton iterations of one generalized-α step (module docstring of
     :mod:`flexbody.solvers.generalized_alpha`), for every model: from ``state`` = (q, v, q̈, a, λ) over dt with inputs
     τ held, on the iterate ``out`` (the same five arrays), by reverse communication with the caller.
 
-    ``coefficients`` = (α_m, α_f, γ, β, β′, γ′, tol, reuse_rate, fd_step); ``loop`` = (iterations done, previous
+    ``coefficients`` = (α_m, α_f, γ, β, β′, γ′, tol, reuse_rate, fd_step), ``scales`` (n,) the unit of each
+    coordinate's increment; ``loop`` = (iterations done, previous
     increment, refresh, fresh, predict, velocity residual, correction given): with ``predict`` set the predictor
     (q̈ and λ held) is formed first. An iteration that needs a new iteration matrix (``refresh``) returns
     NEED_FACTOR — for a ``compiled`` model (``program`` its :class:`~flexbody.system.joint_program.JointProgram`
@@ -181,7 +199,7 @@ def alpha_iterations(
     [[A, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; rhs], is computed here for a compiled model; for another the call returns
     NEED_CORRECTION and the caller writes it, with the largest |Φv + φ_t| of the velocity-level rows in loop[5],
     sets ``correction given`` and calls again. Then q̈ += Δq̈, a += (1 − α_f)/(1 − α_m) Δq̈, v += γ′h Δq̈,
-    q += β′h² Δq̈, λ −= y; the step converges when β′h²‖Δq̈‖∞ ≤ tol·max(1, ‖q‖∞) and the velocity residual
+    q += β′h² Δq̈, λ −= y; the step converges when max_i β′h²|Δq̈_i| / scales_i ≤ tol and the velocity residual
     ≤ tol·max(1, ‖v‖∞); the factor is remade after an iteration that contracted by less than ``reuse_rate`` with
     a kept factor, or that grew. The position increment of each iteration goes to ``sizes``. Returns OK,
     NOT_CONVERGED, NEED_FACTOR, NEED_CORRECTION or a status of :func:`joint_terms`."""
@@ -218,14 +236,13 @@ def alpha_iterations(
         elif loop[6] == 0.0:
             return NEED_CORRECTION
         loop[6] = 0.0
-        size, scale, v_scale = 0.0, 1.0, 1.0
+        size, v_scale = 0.0, 1.0
         for i in range(n):
             qdd[i] += dqdd[i]
             a[i] += (1.0 - af) / (1.0 - am) * dqdd[i]
             v[i] += gp * dt * dqdd[i]
             q[i] += c_q * dqdd[i]
-            size = max(size, abs(dqdd[i]))
-            scale = max(scale, abs(q[i]))
+            size = max(size, abs(dqdd[i]) / scales[i])
             v_scale = max(v_scale, abs(v[i]))
         for i in range(m):
             lam[i] -= y[i]
@@ -233,7 +250,7 @@ def alpha_iterations(
         k = int(loop[0])
         sizes[k] = size
         loop[0] = k + 1
-        if size <= tol * scale and loop[5] <= tol * v_scale:
+        if size <= tol and loop[5] <= tol * v_scale:
             return OK
         rate = size / loop[1]
         if not np.isfinite(size) or (rate > reuse_rate and loop[3] == 0.0) or rate > 1.0:
@@ -284,6 +301,7 @@ def alpha_run(
     tau,
     tau_eff,
     coefficients,
+    scales,
     max_iterations,
     loop,
     work,
@@ -330,6 +348,7 @@ def alpha_run(
             tau,
             dt,
             coefficients,
+            scales,
             max_iterations,
             loop,
             work,
@@ -414,13 +433,14 @@ class CompiledSteps:
     positive definite; W = A⁻¹Φᵀ and the pseudo-inverse of S = Φ W (rcond 1e-12). :meth:`step` and
     :meth:`factor` are called by the generalized-α stepper."""
 
-    def __init__(self, asm, coefficients: np.ndarray, max_iterations: int):
+    def __init__(self, asm, coefficients: np.ndarray, scales: np.ndarray, max_iterations: int):
         p = asm.program
         self.program = (p.ints, p.floats, p.support, p.bodies, p.body_floats)
         self.drive, self.has_drivers = p.drive, bool(p.drivers)
         n, m = asm.n_dofs, asm.n_constraints
         self.n, self.m = n, m
         self.coefficients = np.asarray(coefficients, dtype=float)
+        self.scales = np.asarray(scales, dtype=float)
         self.max_iterations = int(max_iterations)
         self.work = (
             np.empty((n, n)),
@@ -488,6 +508,7 @@ class CompiledSteps:
                 tau,
                 tau_eff,
                 self.coefficients,
+                self.scales,
                 self.max_iterations,
                 loop,
                 self.work,
@@ -545,6 +566,7 @@ class CompiledSteps:
             np.zeros(self.n),
             float(dt),
             self.coefficients,
+            self.scales,
             self.max_iterations,
             loop,
             self.work,

@@ -40,7 +40,7 @@ import scipy.sparse as sp
 
 from ..linalg.saddle_point import SaddlePointSolver
 from ..linalg.validation import all_finite
-from .alpha_settings import GeneralizedAlpha
+from .alpha_settings import GeneralizedAlpha, increment_scales
 from .compiled_alpha import (
     NEED_CORRECTION,
     NEED_FACTOR,
@@ -105,11 +105,12 @@ class AlphaStepper:
         self.coefficients = np.array(
             [self.am, self.af, self.gamma, self.beta, self.bp, self.gp, s.tol, s.reuse_rate, s.fd_step]
         )
-        self.increments = np.empty(s.max_iterations)  # the position increment of each iteration of a step
+        self.scales = increment_scales(asm)  # the unit of each coordinate's increment
+        self.increments = np.empty(s.max_iterations)  # the scaled position increment of each iteration of a step
         self.python_arguments = KernelArguments.python(asm.n_dofs)
         self.compiled: CompiledSteps | None = None  # the terms in the kernel, and batches of steps, where allowed
         if CompiledSteps.available(asm):
-            self.compiled = CompiledSteps(asm, self.coefficients, s.max_iterations)
+            self.compiled = CompiledSteps(asm, self.coefficients, self.scales, s.max_iterations)
 
     def _factor(self, ws, qdd, lam, dt: float) -> None:
         """Form and factor the iteration matrix of step dt at the iterate of workspace ``ws`` (its flexible
@@ -168,6 +169,7 @@ class AlphaStepper:
                 tau,
                 dt,
                 self.coefficients,
+                self.scales,
                 self.settings.max_iterations,
                 loop,
                 arrays.work,
@@ -208,11 +210,11 @@ class AlphaStepper:
 
     def _not_converged(self, t1: float, q: np.ndarray) -> StepFailedError:
         """The failure of a step ending at t1 whose last iterate is at q, with the last position increment."""
-        scale = max(1.0, float(np.max(np.abs(q)))) if q.size else 1.0
         size = self.sizes[-1] if self.sizes else float("nan")
         return StepFailedError(
             f"Newton did not converge in {self.settings.max_iterations} iterations at "
-            f"t = {t1:.9g} s (last position increment {size:.3e}, tol {self.settings.tol * scale:.1e})"
+            f"t = {t1:.9g} s (last position increment {size:.3e} in units of its coordinates, tol "
+            f"{self.settings.tol:.1e})"
         )
 
     def _workspace(self, t: float, q: np.ndarray, v: np.ndarray):
