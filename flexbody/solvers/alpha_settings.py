@@ -35,9 +35,10 @@ class GeneralizedAlpha:
     tol : float
         Newton tolerance on the position increment β′h² Δq̈, each coordinate measured in its own unit
         (:func:`increment_scales`: 1 rad for an angle, 1 m for a length, the modal amplitude that moves a
-        reduced body by 1 m), never relative to the state, so that it does not loosen as angles wind up (φ itself
-        is not tested: the last increment solves Φ Δq = −φ), and on the residual Φv + φ_t of velocity-level
-        (Pfaffian) rows, relative to max(1, ‖v‖∞).
+        reduced body by 1 m), never relative to the state, so that it does not loosen as angles wind up, and
+        scaled by min(1, h / 1 ms) for steps h below :data:`TOLERANCE_STEP`, so that a smaller step is never less
+        accurate (φ itself is not tested: the last increment solves Φ Δq = −φ); and on the residual Φv + φ_t of
+        velocity-level (Pfaffian) rows, relative to max(1, ‖v‖∞).
     max_iterations : int
         Newton iterations per attempt.
     reuse_rate : float
@@ -106,6 +107,12 @@ class GeneralizedAlpha:
             am, af = float(self.alpha_m), float(self.alpha_f)
         gamma = 0.5 + af - am
         return am, af, gamma, 0.25 * (gamma + 0.5) ** 2
+
+
+#: [s] The step up to which the Newton tolerance holds as given; a smaller step h tests its increments against
+#: tol · h / TOLERANCE_STEP, so that the Newton error a run accumulates over its T/h steps does not grow as h shrinks
+#: (at a fixed tolerance it did, and a halved step could end less accurate: tests/benchmarks/bench_dt_halving.py).
+TOLERANCE_STEP = 1e-3
 
 
 def increment_scales(model) -> np.ndarray:

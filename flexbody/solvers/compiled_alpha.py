@@ -7,9 +7,8 @@ steps, resumed runs and the restored factor of a checkpoint):
 
 - predictor q̈ and λ held, a, v, q from the Newmark formulas of the step;
 - Newton on (q̈, λ): [[A, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; rhs], r = M q̈ + h − Φᵀλ − τ, stop when
-  max_i β′h²|Δq̈_i| / s_i ≤ tol, s_i the unit of coordinate i (1 rad, 1 m, a modal amplitude:
-  :func:`~flexbody.solvers.alpha_settings.increment_scales`), and the velocity-level rows'
-  |Φv + φ_t| ≤ tol · max(1, ‖v‖∞);
+  max_i β′h²|Δq̈_i| / s_i ≤ tol · min(1, h / 1 ms), s_i the unit of coordinate i (``alpha_settings``), and the
+  velocity-level rows' |Φv + φ_t| ≤ tol · max(1, ‖v‖∞);
 - the factor of the iteration matrix A = M + γ′h C + β′h² K kept across iterations and steps, remade after an
   iteration that contracted by less than ``reuse_rate`` with a kept factor, or that grew.
 
@@ -39,6 +38,7 @@ import numpy as np
 import scipy.linalg
 
 from ..system.joint_program import OK, joint_terms
+from .alpha_settings import TOLERANCE_STEP
 
 NOT_CONVERGED, SINGULAR, NEED_FACTOR, NEED_CORRECTION = 3, 4, 5, 6
 """Statuses besides those of :func:`joint_terms`: Newton did not converge within the iterations allowed; the
@@ -199,7 +199,8 @@ def alpha_iterations(
     [[A, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; rhs], is computed here for a compiled model; for another the call returns
     NEED_CORRECTION and the caller writes it, with the largest |Φv + φ_t| of the velocity-level rows in loop[5],
     sets ``correction given`` and calls again. Then q̈ += Δq̈, a += (1 − α_f)/(1 − α_m) Δq̈, v += γ′h Δq̈,
-    q += β′h² Δq̈, λ −= y; the step converges when max_i β′h²|Δq̈_i| / scales_i ≤ tol and the velocity residual
+    q += β′h² Δq̈, λ −= y; the step converges when max_i β′h²|Δq̈_i| / scales_i ≤ tol·min(1, h/TOLERANCE_STEP) and
+    the velocity residual
     ≤ tol·max(1, ‖v‖∞); the factor is remade after an iteration that contracted by less than ``reuse_rate`` with
     a kept factor, or that grew. The position increment of each iteration goes to ``sizes``. Returns OK,
     NOT_CONVERGED, NEED_FACTOR, NEED_CORRECTION or a status of :func:`joint_terms`."""
@@ -250,7 +251,7 @@ def alpha_iterations(
         k = int(loop[0])
         sizes[k] = size
         loop[0] = k + 1
-        if size <= tol and loop[5] <= tol * v_scale:
+        if size <= tol * min(1.0, dt / TOLERANCE_STEP) and loop[5] <= tol * v_scale:
             return OK
         rate = size / loop[1]
         if not np.isfinite(size) or (rate > reuse_rate and loop[3] == 0.0) or rate > 1.0:
