@@ -26,9 +26,8 @@ def _body(size, divisions, order=2, **options):
 def _recommended(body):
     from flexbody.fem import bending_rules
 
-    X = body.mesh.points[body.mesh.cells]
-    shape = (bending_rules.axis_lengths(body.element, X), bending_rules.body_extents(body.element, X))
-    return bending_rules.recommended_rule(body.element, *shape, bending_rules.axis_sags(body.element, X))
+    shape = bending_rules.mesh_shape(body.element, body.mesh.points[body.mesh.cells])
+    return bending_rules.recommended_rule(body.element, shape)
 
 
 @pytest.mark.parametrize(

@@ -111,7 +111,7 @@ def _rows(variants: list[dict], names: list[str], results: list[dict]) -> list[d
         row.update({name.upper(): overrides[name] for name in names})
         row["status"] = "ok" if result["error"] is None else "error"
         row["wall_time_s"] = result["wall_time"]
-        row["attempts"] = 1 + len(result.get("lost_workers", []))
+        row["attempts"] = 1 + len(result["lost_workers"])
         row["error"] = result["error"] or ""
         for key, value in result["summary"].items():
             row[key if key not in row else f"summary.{key}"] = value
@@ -189,7 +189,7 @@ def sweep(
     results, n_workers, startup, wall = _run_on_dask(case_path, dirs, variants, n_workers, scheduler)
     rows = _rows(grid_only, names, results)
     for row, result in zip(rows, results):
-        if result.get("lost_workers"):
+        if result["lost_workers"]:
             log.warning(
                 "sweep: variant %s was re-run (attempt %d): the worker process(es) %s that started it were lost",
                 row["variant"],
@@ -206,7 +206,7 @@ def sweep(
         "n_variants": len(rows),
         "n_failed": sum(r["status"] != "ok" for r in rows),
         "n_rerun": sum(r["attempts"] > 1 for r in rows),
-        "lost_workers": sorted({pid for r in results for pid in r.get("lost_workers", [])}),
+        "lost_workers": sorted({pid for r in results for pid in r["lost_workers"]}),
         "startup_s": startup,
         "wall_time_s": wall,
     }
@@ -268,6 +268,7 @@ def _run_on_dask(case_path: Path, dirs: list[str], variants: list[dict], n_worke
                     "summary": {},
                     "error": f"{type(exc).__name__}: {exc}",
                     "wall_time": float("nan"),
+                    "lost_workers": [],
                 }
         return [by_index[i] for i in range(len(futures))], n_workers, startup, time.perf_counter() - start
     finally:

@@ -29,6 +29,8 @@ that locks in the mesh at hand gets a warning naming the remedy (:func:`locking_
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .elements import ReferenceHex
@@ -39,12 +41,26 @@ SLENDER = 2.0
 AXES = "ξηζ"
 
 
-def axis_lengths(element: ReferenceHex, X: np.ndarray) -> np.ndarray:
-    """Lengths ℓ (m, 3) [m] of the elements with nodal coordinates X (m, nn, 3) along ξ, η, ζ: 2 |∂X/∂ξ_k| at the
-    element's centre."""
-    with np.errstate(over="ignore", invalid="ignore"):  # FlexibleBody names overflowing and degenerate elements
-        J0 = np.einsum("ead,ak->edk", X, element.shape_gradients(np.zeros((1, 3)))[0])
-        return 2.0 * np.linalg.norm(J0, axis=1)
+class MeshShape(NamedTuple):
+    """What the rule is chosen from (:func:`mesh_shape`): ``lengths`` (m, 3) [m] of the elements along ξ, η, ζ,
+    2 |∂X/∂ξ_k| at their centres; ``extents`` (3,) [m] of the body along the mean direction of each element axis
+    (how far a strip of elements runs); ``sags`` (3,) the largest sag of the elements' centre lines along each
+    axis relative to their length (zero for straight elements)."""
+
+    lengths: np.ndarray
+    extents: np.ndarray
+    sags: np.ndarray
+
+
+def mesh_shape(element: ReferenceHex, X: np.ndarray) -> MeshShape:
+    """The :class:`MeshShape` of elements with nodal coordinates X (m, nn, 3)."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # FlexibleBody names degenerate elements
+        J0 = element.centre_jacobians(X)  # (m, 3 xyz, 3 axes)
+        lengths = 2.0 * np.linalg.norm(J0, axis=1)
+        directions = np.nan_to_num(J0 / np.linalg.norm(J0, axis=1, keepdims=True)).sum(axis=0)
+        directions /= np.maximum(np.linalg.norm(directions, axis=0), 1e-300)
+    extents = np.ptp(X.reshape(-1, 3) @ directions, axis=0)
+    return MeshShape(lengths, extents, _axis_sags(element, X))
 
 
 def slenderness(lengths: np.ndarray) -> np.ndarray:
@@ -59,20 +75,9 @@ def slender_axes(lengths: np.ndarray) -> np.ndarray:
     return np.any(slenderness(lengths) >= SLENDER, axis=0)
 
 
-def body_extents(element: ReferenceHex, X: np.ndarray) -> np.ndarray:
-    """(3,) [m]: the extent of the body with element nodes X (m, nn, 3) along the mean direction of each element
-    axis (how far a strip of elements runs along ξ, η, ζ)."""
-    J0 = np.einsum("ead,ak->edk", X, element.shape_gradients(np.zeros((1, 3)))[0])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        directions = np.nan_to_num(J0 / np.linalg.norm(J0, axis=1, keepdims=True)).sum(axis=0)  # (3 xyz, 3 axes)
-        directions /= np.maximum(np.linalg.norm(directions, axis=0), 1e-300)
-    points = X.reshape(-1, 3)
-    return np.ptp(points @ directions, axis=0)
-
-
-def axis_sags(element: ReferenceHex, X: np.ndarray) -> np.ndarray:
+def _axis_sags(element: ReferenceHex, X: np.ndarray) -> np.ndarray:
     """(3,): the largest sag over the elements with nodes X (m, nn, 3) of their centre line along ξ, η, ζ, relative
-    to its length: |X(0) − (X(−e_k) + X(e_k))/2| / |X(e_k) − X(−e_k)| (zero for straight elements)."""
+    to its length: |X(0) − (X(−e_k) + X(e_k))/2| / |X(e_k) − X(−e_k)|."""
     out = np.zeros(3)
     for k in range(3):
         ends = np.zeros((3, 3))
@@ -86,26 +91,18 @@ def axis_sags(element: ReferenceHex, X: np.ndarray) -> np.ndarray:
     return out
 
 
-def recommended_rule(
-    element: ReferenceHex, lengths: np.ndarray, extents: np.ndarray, sags: np.ndarray | None = None
-) -> tuple[int, int, int]:
-    """The rule (points along ξ, η, ζ) that does not lock in thin bending for elements of axis lengths (m, 3) in
-    a body of extents (3,) along them (:func:`body_extents`) and centre-line sags (3,) (:func:`axis_sags`): see
-    the module docstring. Of two slender axes (plates and shells), the one along which the elements are curved is
+def recommended_rule(element: ReferenceHex, shape: MeshShape) -> tuple[int, int, int]:
+    """The rule (points along ξ, η, ζ) that does not lock in thin bending for elements of the ``shape``: see the
+    module docstring. Of two slender axes (plates and shells), the one along which the elements are curved is
     reduced (the membrane locking of curved elements), then the one the body runs further along, then the one of
     the more slender elements, then ξ."""
     full = element.default_quadrature
-    slender = slender_axes(lengths)
+    slender = slender_axes(shape.lengths)
     if element.order == 1 or not slender.any() or slender.all():
         return (full, full, full)
-    sags = np.zeros(3) if sags is None else sags
+    ratio = slenderness(shape.lengths)
     keys = [
-        (
-            round(float(sags[k]), 6),
-            round(float(extents[k]), 6),
-            round(float(np.median(slenderness(lengths)[:, k])), 2),
-            -k,
-        )
+        (round(float(shape.sags[k]), 6), round(float(shape.extents[k]), 6), round(float(np.median(ratio[:, k])), 2), -k)
         for k in range(3)
     ]
     reduced = max((k for k in range(3) if slender[k]), key=lambda k: keys[k])
@@ -113,17 +110,12 @@ def recommended_rule(
 
 
 def locking_advice(
-    element: ReferenceHex,
-    rule: tuple[int, int, int],
-    lengths: np.ndarray,
-    extents: np.ndarray,
-    sags: np.ndarray,
-    locking: str | None,
+    element: ReferenceHex, rule: tuple[int, int, int], shape: MeshShape, locking: str | None
 ) -> str | None:
-    """Why a chosen rule or formulation locks in thin bending on elements of axis lengths (m, 3) in a body of
-    extents (3,) and sags (3,), and the remedy; None when it does not."""
-    ratio = slenderness(lengths)
-    slender = slender_axes(lengths)
+    """Why a chosen rule or formulation locks in thin bending on elements of the ``shape``, and the remedy; None
+    when it does not."""
+    ratio = slenderness(shape.lengths)
+    slender = slender_axes(shape.lengths)
     worst = f"{ratio.max():.3g}:1"
     if element.order == 1:
         if locking is None and slender.any():
@@ -138,5 +130,5 @@ def locking_advice(
     return (
         f"quadrature {rule} integrates the slender axis {'/'.join(full_along)} of its elements (up to {worst}) "
         "with three points, which locks in thin bending (membrane locking); use "
-        f"quadrature={recommended_rule(element, lengths, extents, sags)} for this mesh"
+        f"quadrature={recommended_rule(element, shape)} for this mesh"
     )

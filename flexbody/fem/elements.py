@@ -171,6 +171,10 @@ class ReferenceHex:
             [ders[0] * vals[1] * vals[2], vals[0] * ders[1] * vals[2], vals[0] * vals[1] * ders[2]], axis=-1
         )
 
+    def centre_jacobians(self, X: np.ndarray) -> np.ndarray:
+        """∂X_d/∂ξ_k (m, 3, 3) [d, k] at the centre ξ = 0 of elements with nodal coordinates X (m, nn, 3)."""
+        return np.einsum("ead,ak->edk", X, self.shape_gradients(np.zeros((1, 3)))[0])
+
     def face_nodes(self, face: int) -> np.ndarray:
         """Local indices of the nodes on local face ``face`` (0..5)."""
         axis, side = FACE_AXIS_SIDE[face]

@@ -48,13 +48,12 @@ FORCE_ELEMENTS_PER_THREAD = 4000
 MATRIX_ELEMENTS_PER_THREAD = 250
 
 
-def _brick_rule(name: str, quadrature, element: ReferenceHex, shape: tuple) -> tuple[int, int, int]:
+def _brick_rule(name: str, quadrature, element: ReferenceHex, shape: bending_rules.MeshShape) -> tuple[int, int, int]:
     """The Gauss rule of ``quadrature`` (None: the rule that does not lock in thin bending for elements of the
-    shape (axis lengths (m, 3), body extents (3,), axis sags (3,)), :func:`bending_rules.recommended_rule`; an
-    int: the same along each axis; three ints: along ξ, η, ζ); ElementError for a rule that leaves zero-energy
-    modes besides the rigid-body motions, naming that rule."""
+    ``shape``, :func:`bending_rules.recommended_rule`; an int: the same along each axis; three ints: along ξ, η,
+    ζ); ElementError for a rule that leaves zero-energy modes besides the rigid-body motions, naming that rule."""
     if quadrature is None:
-        return bending_rules.recommended_rule(element, *shape)
+        return bending_rules.recommended_rule(element, shape)
     counts = (quadrature,) * 3 if np.ndim(quadrature) == 0 else tuple(quadrature)
     if len(counts) != 3 or not all(
         isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1 for n in counts
@@ -69,7 +68,7 @@ def _brick_rule(name: str, quadrature, element: ReferenceHex, shape: tuple) -> t
         raise ElementError(
             f"FlexibleBody {name!r}: quadrature {rule} leaves {extra} zero-energy (hourglass) "
             f"mode(s) in {element.n_nodes}-node elements besides the rigid-body motions, so the "
-            f"stiffness is singular; use {bending_rules.recommended_rule(element, *shape)} for this mesh"
+            f"stiffness is singular; use {bending_rules.recommended_rule(element, shape)} for this mesh"
         )
     return rule
 
@@ -133,16 +132,11 @@ class FlexibleBody:
         self.element: ReferenceHex = reference_hex(mesh.nodes_per_cell)
         self.locking = locking
         self._cells = np.require(mesh.cells, dtype=np.int64, requirements=("C", "W"))  # writable: one kernel signature
-        X = mesh.points[self._cells]
-        shape = (
-            bending_rules.axis_lengths(self.element, X),
-            bending_rules.body_extents(self.element, X),
-            bending_rules.axis_sags(self.element, X),
-        )
+        shape = bending_rules.mesh_shape(self.element, mesh.points[self._cells])
         self.quadrature = _brick_rule(name, quadrature, self.element, shape)
         self._xi, self._w = gauss_hex(self.quadrature)
         self._G, self._wdv = self._reference_gradients()
-        advice = bending_rules.locking_advice(self.element, self.quadrature, *shape, locking)
+        advice = bending_rules.locking_advice(self.element, self.quadrature, shape, locking)
         if advice is not None:
             log.warning("FlexibleBody %r: %s", name, advice)
         full = tuple(max(n, self.element.default_quadrature) for n in self.quadrature)
@@ -257,9 +251,7 @@ class FlexibleBody:
 
     def _incompatible_gradients(self) -> np.ndarray:
         """Gradients (m, nq, 3, 3) of the incompatible modes 1 − ξ_k², mapped with the centre Jacobian."""
-        dN0 = self.element.shape_gradients(np.zeros((1, 3)))[0]  # (nn, 3)
-        X = self.mesh.points[self._cells]
-        J0 = np.einsum("ead,ak->edk", X, dN0)
+        J0 = self.element.centre_jacobians(self.mesh.points[self._cells])
         j0 = np.linalg.det(J0)
         J0inv = np.linalg.inv(J0)  # (m, 3, 3) [k, K]
         det = self._wdv / self._w  # (m, nq)

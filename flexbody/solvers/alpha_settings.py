@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 
 from ..errors import FlexbodyError
@@ -115,13 +116,19 @@ class GeneralizedAlpha:
 TOLERANCE_STEP = 1e-3
 
 
+@nb.njit(cache=True)
+def step_tolerance(tol: float, dt: float) -> float:
+    """The Newton tolerance of a step dt [s]: tol · min(1, dt / :data:`TOLERANCE_STEP`)."""
+    return tol * min(1.0, dt / TOLERANCE_STEP)
+
+
 def increment_scales(model) -> np.ndarray:
     """(n,): the unit each coordinate's Newton increment is measured in (``GeneralizedAlpha.tol``): 1 rad for a
     joint angle or rotation vector, 1 m for a length (prismatic joints, nodal positions), and for a reduced body's
     modal coordinate η_k the amplitude that moves its farthest node by 1 m, 1 / max_a ‖φ_ak‖ (its shapes are
     mass-normalised, φᵀMφ = 1, so one unit of η is a body-dependent length)."""
     scales = np.ones(model.n_dofs)
-    for body in getattr(model, "reduced", ()):
+    for body in model.reduced:
         reach = np.linalg.norm(body.shapes, axis=1).max(axis=0)  # (r,) the farthest node's motion per unit η [m]
         start = model.offsets[body]
         scales[start : start + body.n_dofs] = 1.0 / np.where(reach > 0.0, reach, 1.0)

@@ -38,7 +38,7 @@ import numpy as np
 import scipy.linalg
 
 from ..system.joint_program import OK, joint_terms
-from .alpha_settings import TOLERANCE_STEP
+from .alpha_settings import step_tolerance
 
 NOT_CONVERGED, SINGULAR, NEED_FACTOR, NEED_CORRECTION = 3, 4, 5, 6
 """Statuses besides those of :func:`joint_terms`: Newton did not converge within the iterations allowed; the
@@ -199,7 +199,7 @@ def alpha_iterations(
     [[A, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; rhs], is computed here for a compiled model; for another the call returns
     NEED_CORRECTION and the caller writes it, with the largest |Φv + φ_t| of the velocity-level rows in loop[5],
     sets ``correction given`` and calls again. Then q̈ += Δq̈, a += (1 − α_f)/(1 − α_m) Δq̈, v += γ′h Δq̈,
-    q += β′h² Δq̈, λ −= y; the step converges when max_i β′h²|Δq̈_i| / scales_i ≤ tol·min(1, h/TOLERANCE_STEP) and
+    q += β′h² Δq̈, λ −= y; the step converges when max_i β′h²|Δq̈_i| / scales_i ≤ step_tolerance(tol, h) and
     the velocity residual
     ≤ tol·max(1, ‖v‖∞); the factor is remade after an iteration that contracted by less than ``reuse_rate`` with
     a kept factor, or that grew. The position increment of each iteration goes to ``sizes``. Returns OK,
@@ -251,7 +251,7 @@ def alpha_iterations(
         k = int(loop[0])
         sizes[k] = size
         loop[0] = k + 1
-        if size <= tol * min(1.0, dt / TOLERANCE_STEP) and loop[5] <= tol * v_scale:
+        if size <= step_tolerance(tol, dt) and loop[5] <= tol * v_scale:
             return OK
         rate = size / loop[1]
         if not np.isfinite(size) or (rate > reuse_rate and loop[3] == 0.0) or rate > 1.0:

@@ -40,7 +40,7 @@ import scipy.sparse as sp
 
 from ..linalg.saddle_point import SaddlePointSolver
 from ..linalg.validation import all_finite
-from .alpha_settings import GeneralizedAlpha, increment_scales
+from .alpha_settings import GeneralizedAlpha, increment_scales, step_tolerance
 from .compiled_alpha import (
     NEED_CORRECTION,
     NEED_FACTOR,
@@ -203,18 +203,18 @@ class AlphaStepper:
             return AlphaState(t1, *out), k
         self.factor_dt = None
         if status == NOT_CONVERGED:
-            raise self._not_converged(t1, out[0])
+            raise self._not_converged(t1, dt)
         log.info("t = %.6g s: the compiled step declined (status %d); the Python route continues", s.t, status)
         self.compiled = None
         return self.step(s, dt, tau)
 
-    def _not_converged(self, t1: float, q: np.ndarray) -> StepFailedError:
-        """The failure of a step ending at t1 whose last iterate is at q, with the last position increment."""
+    def _not_converged(self, t1: float, dt: float) -> StepFailedError:
+        """The failure of a step dt ending at t1, with the last position increment and the step's tolerance."""
         size = self.sizes[-1] if self.sizes else float("nan")
         return StepFailedError(
             f"Newton did not converge in {self.settings.max_iterations} iterations at "
             f"t = {t1:.9g} s (last position increment {size:.3e} in units of its coordinates, tol "
-            f"{self.settings.tol:.1e})"
+            f"{step_tolerance(self.settings.tol, dt):.1e})"
         )
 
     def _workspace(self, t: float, q: np.ndarray, v: np.ndarray):
@@ -303,7 +303,7 @@ class AlphaStepper:
             self.solver.factorizations += run.failed_factorizations - 1
         self.factor_dt = None
         if run.status == NOT_CONVERGED:
-            return self._not_converged(t1, run.iterate[0])
+            return self._not_converged(t1, dt)
         log.info("t = %.6g s: the compiled step declined (status %d); the Python route continues", t1 - dt, run.status)
         self.compiled = None
         return None
