@@ -38,7 +38,7 @@ POISSON = 0.3  # -, Poisson's ratio
 DENSITY = 1000.0  # kg/m³, density (no effect on the static path)
 LOAD = 3000.0  # N, the whole roof's point load at load factor 1 (Sze's P_max)
 ELEMENTS = 8  # -, elements along each edge of the quarter (one through the thickness)
-ARC = 0.002  # m, largest arc length of a step (the path's resolution)
+ARC = 0.0005  # m, largest arc of a step: the root-mean-square displacement of the nodes (the path's resolution)
 
 _SZE_12_7 = np.array(
     [  # (P [N], W [mm]), Sze et al. 2004, Table 9a, t = 12.7 mm
@@ -161,21 +161,18 @@ def centre_deflection(results: fb.Results) -> np.ndarray:
     return -results.node_displacements(roof, "centre")[:, 0, 2]
 
 
-def limit_points(load: np.ndarray, deflection: np.ndarray) -> dict:
-    """The first load maximum and the following minimum along the path, (P [N], W [m]) each: the vertex of the
-    parabola P(W) through the extreme point and its two neighbours (the path's points straddle the limit)."""
-    falling = np.flatnonzero(np.diff(load) < 0)
-    first_max = int(falling[0]) if falling.size else int(np.argmax(load))
-    after = first_max + int(np.argmin(load[first_max:]))
-    return {"maximum": _vertex(load, deflection, first_max), "minimum": _vertex(load, deflection, after)}
-
-
-def _vertex(load: np.ndarray, deflection: np.ndarray, i: int) -> tuple[float, float]:
-    if i == 0 or i == len(load) - 1:
-        return float(load[i]), float(deflection[i])
-    a, b, c = np.polyfit(deflection[i - 1 : i + 2], load[i - 1 : i + 2], 2)
-    w = -b / (2.0 * a)
-    return float(np.polyval((a, b, c), w)), float(w)
+def limit_points(results: fb.Results) -> dict:
+    """The first load maximum and the following minimum along the path, (P [N], W [m]) each: the first two limit
+    points the path located (``metadata["critical_points"]``, between the points where the tangent's count of
+    negative eigenvalues changes)."""
+    limits = [c for c in results.metadata["critical_points"] if c["kind"] == "limit point"]
+    if len(limits) < 2:
+        raise fb.FlexbodyError(f"case 25: the path located {len(limits)} limit point(s), not the two of a snap-through")
+    deflection = centre_deflection(results)
+    return {
+        name: (LOAD * c["load_factor"], float(deflection[c["point"]]))
+        for name, c in zip(("maximum", "minimum"), limits)
+    }
 
 
 def deviation(load: np.ndarray, deflection: np.ndarray, table: np.ndarray) -> float:
@@ -206,7 +203,7 @@ def main(out_dir="out/25_hinged_roof_snap_through", thickness=THICKNESS, element
     out = fb.io.write_results(out_dir, results)
     load, deflection = results.times * LOAD, centre_deflection(results)
     table = reference(thickness)
-    ours, theirs = limit_points(load, deflection), sze_limits(table)
+    ours, theirs = limit_points(results), sze_limits(table)
     _plot(out / "load_deflection.png", load, deflection, table, thickness)
     lines = [
         f"hinged roof, t = {1e3 * thickness:g} mm, quarter {elements} x {elements} x 1 27-node bricks, "

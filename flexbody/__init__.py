@@ -98,6 +98,7 @@ __all__ = [
     "inverse_statics",
     "NewtonSettings",
     "ArcLength",
+    "BranchSwitch",
     "quasi_static_sequence",
     "task_sensitivity",
     # Dynamics and integration: explicit and implicit integrators, constraint stabilisation, restart.
@@ -257,6 +258,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
         Adaptive,
         ArcLength,
         Baumgarte,
+        BranchSwitch,
         GeneralizedAlpha,
         NewtonSettings,
         PositionCorrection,

@@ -9,11 +9,29 @@ with a ConvergenceError whose ``last_good`` holds the path.
 
 from __future__ import annotations
 
+import contextlib
+import logging
+
 import numpy as np
 import pytest
 
 import flexbody as fb
 from flexbody.errors import ConvergenceError, FlexbodyError
+
+
+@contextlib.contextmanager
+def caplog_warnings():
+    """The WARNING records flexbody logs inside the block."""
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger("flexbody")
+    logger.addHandler(handler)
+    try:
+        yield records
+    finally:
+        logger.removeHandler(handler)
+
 
 L, B, E = 1.0, 0.1, 1.0e6
 AREA = B * B
@@ -60,7 +78,10 @@ def test_arc_length_passes_the_limit_point_on_the_closed_form(order):
     peak = int(np.argmax(load))
     assert 0 < peak < len(load) - 1 and load[-1] < 0.5 * LIMIT  # over the limit and well down the far side
     assert np.all(np.diff(stretch) < 0)  # the bar shortens all the way
-    assert stretch[peak] > 1 / np.sqrt(3) > stretch[peak + 1] and load[peak] <= LIMIT  # on both sides of it
+    limit = [c for c in path.metadata["critical_points"] if c["kind"] == "limit point"]
+    assert len(limit) == 1 and path.histories["point_kind"][limit[0]["point"]] == fb.solvers.POINT_KINDS["limit point"]
+    assert abs(limit[0]["load_factor"] * FORCE - LIMIT) <= 1e-6 * LIMIT  # located on the closed form's maximum
+    assert abs(stretch[limit[0]["point"]] - 1 / np.sqrt(3)) <= 1e-5 and peak == limit[0]["point"]
     assert stretch[-1] < 0.25 and set(path.histories) >= {"arc_length", "newton_iterations", "residual"}
     assert max(path.iterations) <= 8  # Newton stays quadratic along the arc
 
@@ -110,6 +131,41 @@ def test_arc_length_does_not_retrace_its_path_after_a_snap_back():
         loads=[fb.NodalForce(arch, "crown", total=(0.0, -2e3, 0.0))],
     )
     path = fb.solve_static(system, path=fb.ArcLength(), load_steps=20)
-    steps = np.diff(path.q, axis=0)
+    solved = path.histories["point_kind"] < fb.solvers.POINT_KINDS["limit point"]  # critical points are interpolated
+    steps = np.diff(path.q[solved], axis=0)
     assert path.times[-1] == 1.0 and path.times.min() < -1.0  # through the snap and back
     assert np.all(np.einsum("ij,ij->i", steps[1:], steps[:-1]) > 0)  # never turned back
+    # the symmetric path it follows passes bifurcations (the arch's asymmetric snap), so it ends unstable, and says so
+    assert path.metadata["ended"] == "target" and path.metadata["stable"] is False
+    assert path.histories["negative_eigenvalues"][-1] > 0 and any(
+        c["kind"] == "bifurcation" for c in path.metadata["critical_points"]
+    )
+    # a stop criterion for a path that does not come back: below min_load it ends, with the path so far
+    with caplog_warnings() as records:
+        stopped = fb.solve_static(system, path=fb.ArcLength(min_load=-1.0), load_steps=20)
+    assert stopped.metadata["ended"] == "min_load" and -1.0 > stopped.times[-1] > path.times.min()
+    assert stopped.times.max() < 1.0 and any("below min_load" in r.getMessage() for r in records)
+
+
+def test_arc_length_records_requested_load_levels_and_measures_arcs_by_named_nodes():
+    """``at``: a point on each requested load factor each time the path crosses it (the bar's path rises to its
+    limit and falls: twice); ``nodes``: an arc is the RMS displacement of the named nodes."""
+    system, bar = _bar(1)
+    levels = (0.25, 0.5, 0.75)
+    with pytest.raises(ConvergenceError) as info:
+        fb.solve_static(system, path=fb.ArcLength(at=levels, nodes=(bar, "x1"), max_arc=0.05))
+    path = info.value.last_good
+    landed = path.metadata["at_points"]
+    np.testing.assert_array_equal(path.times[landed], [0.25, 0.5, 0.75, 0.75, 0.5, 0.25])  # up, then down again
+    stretch = _stretch(path, bar)
+    assert (
+        np.abs(path.times[landed] * FORCE - E * AREA * (stretch[landed] - stretch[landed] ** 3) / 2).max()
+        < 1e-8 * LIMIT
+    )
+    arcs = path.histories["arc_length"]
+    steps = np.flatnonzero(arcs > 0)  # the arc-length steps (landed and critical points have none)
+    moved = np.diff(path.node_displacements(bar, "x1"), axis=0)  # (points − 1, k, 3)
+    previous = np.array([max(i for i in range(j) if arcs[i] > 0 or i == 0) for j in steps])  # where each began
+    rms = [np.sqrt((np.sum(moved[p:j], axis=0) ** 2).sum(axis=1).mean()) for p, j in zip(previous, steps)]
+    np.testing.assert_allclose(rms, arcs[steps], rtol=1e-9)
+    assert arcs.max() <= 0.05

@@ -85,7 +85,9 @@ def test_write_results_of_a_static_run_writes_histories_and_no_link_series(solve
     fb.io.write_results(tmp_path, res)
     assert sorted(p.name for p in tmp_path.glob("*.pvd")) == ["beam.pvd"]
     table = np.genfromtxt(tmp_path / "histories.csv", delimiter=",", names=True)
-    assert table.dtype.names == ("t", "newton_iterations", "residual")  # 351 coordinates > 200: no q columns
+    # 351 coordinates > 200: no q columns; the path's stability per point
+    assert table.dtype.names == ("t", "newton_iterations", "residual", "negative_eigenvalues", "point_kind")
+    assert np.all(table["negative_eigenvalues"] == 0) and np.all(table["point_kind"] == 0)  # a loaded beam: stable
     assert np.array_equal(np.atleast_1d(table["t"]), res.times)
     assert np.array_equal(np.atleast_1d(table["newton_iterations"]), res.iterations)  # the load path's steps
     assert np.allclose(np.atleast_1d(table["residual"])[1:], [r[-1] for r in res.residuals[1:]], rtol=1e-12)

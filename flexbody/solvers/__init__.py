@@ -18,6 +18,7 @@ from .inverse_statics import InverseStatics, inverse_statics, quasi_static_seque
 from .linearization import LinearModel, linearize
 from .modal import Modes, modal_analysis
 from .newton_settings import NewtonSettings
+from .path_stability import POINT_KINDS, BranchSwitch
 from .resumption import resume
 from .run_context import RunContext
 from .simulation import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, simulate
@@ -43,6 +44,8 @@ __all__ = [
     "simulate",
     "NewtonSettings",
     "ArcLength",
+    "BranchSwitch",
+    "POINT_KINDS",
     "solve_static",
     "Modes",
     "modal_analysis",

@@ -5,22 +5,28 @@ coordinates X + s u eliminated) is followed with the load factor s as an unknown
 arc of length Δl (Riks 1979; Crisfield 1981, "A fast incremental/iterative solution procedure that handles
 snap-through"):
 
-    ‖Δq‖² + ψ² Δs² ‖f‖² = Δl²,    f = −∂r/∂s = f_ext − K_fp u   (on the free coordinates)
+    ‖Δq‖²_W + ψ² Δs² ‖f‖² = Δl²,    f = −∂r/∂s = f_ext − K_fp u   (on the free coordinates)
 
-with ψ = 0 (cylindrical, the default) or ψ = 1 (spherical). Predictor: the tangent q_t = K⁻¹f, Δs = ±Δl /
-√(q_tᵀq_t + ψ²fᵀf), the sign that keeps the path going forward (Δq_prevᵀq_t + ψ²Δs_prev fᵀf > 0: past a limit
-point K is indefinite and q_t turns). Corrector: each iteration solves K [δq_r, δq_t] = [−r, f] with one factor
-and takes δs from the quadratic ‖Δq + δq_r + δs δq_t‖² + ψ²(Δs + δs)²‖f‖² = Δl², the root whose increment makes
-the smaller angle with the one before (Crisfield). A step that does not converge, meets no intersection with the
-arc, an inverted element, or turns back against the step before (Δq_prevᵀΔq + ψ²Δs_prevΔs fᵀf < 0: the arc cut
-the path behind a sharp turn) is retried on half the arc, down to the first arc / 2^max_bisections; after a step
-Δl ← Δl √(target / iterations), between ½ and 2 times. The path stops at the load factor 1, landed on by Newton
-at s = 1 from the secant of the step that crossed it.
+with ψ = 0 (cylindrical, the default) or ψ = 1 (spherical), and ‖Δq‖_W a length: the root-mean-square
+displacement of the free nodes, or of named nodes (:mod:`flexbody.solvers.arc_measure`). The step itself
+(predictor along the tangent, Crisfield's corrector on the arc) is :func:`flexbody.solvers.equilibrium_path.arc_step`.
+A step that does not converge, meets no intersection with the arc, an inverted element, or turns back against
+the step before (the arc cut the path behind a sharp turn) is retried on half the arc, down to the first arc /
+2^max_bisections; after a step Δl ← Δl √(target / iterations), between ½ and 2 times, at most ``max_arc``
+(default MAX_ARC_SHARE × the system's size, so a path of large displacements takes tens of arcs whatever its
+first, stiff response).
+
+Where the path crosses a load factor of ``at`` (either way), Newton at that load factor from the secant of the
+crossing step lands on it and the point is recorded; the path ends at the load factor 1, landed on alike. It also
+ends, with a warning and the path so far, when its load factor falls below ``min_load`` or it returns to its
+start (a path that never comes back to the target load). Every point carries its stability
+(:mod:`flexbody.solvers.path_track`).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,21 +36,19 @@ from ..errors import ConvergenceError, FlexbodyError
 from ..io.results import Results
 from ..linalg.validation import check_setting
 from ..system.description import System
-from .flexible_statics import (
-    LinearSolver,
-    check_held,
-    flexible_newton,
-    non_finite_bodies,
-    record_point,
-    roundoff_floor,
-    static_results,
-    with_load_stiffness,
-)
+from .arc_measure import arc_weights
+from .equilibrium_path import EquilibriumPath, arc_step
+from .flexible_newton import check_held, flexible_newton
 from .newton_settings import NewtonSettings
+from .path_stability import BranchSwitch, system_size
+from .path_track import PathTrack
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ArcLength", "follow_path"]
+__all__ = ["ArcLength", "follow_path", "continue_path"]
+
+MAX_ARC_SHARE = 0.02
+"""Default largest arc: this share of the system's size (its bodies' largest extent) [-]."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,17 +58,27 @@ class ArcLength:
     Parameters
     ----------
     initial : float, optional
-        First arc length Δl [m, over the free coordinates]; None: the length of the linear response to the
-        first load increment 1/load_steps.
+        First arc length Δl [m]; None: the length of the linear response to the first load increment
+        1/load_steps (at most ``max_arc``).
     psi : float
-        Weight of the load factor in the arc, ψ in ‖Δq‖² + ψ²Δs²‖f‖² = Δl² (0: cylindrical, 1: spherical).
+        Weight of the load factor in the arc, ψ in ‖Δq‖²_W + ψ²Δs²‖f‖² = Δl² (0: cylindrical, 1: spherical).
     target_iterations : int
         Newton iterations a step should take; Δl grows or shrinks by √(target / iterations), at most by 2 and
         at least by ½ per step.
     max_arc : float, optional
-        Largest Δl [m], the first arc's included (None: 20 × the first).
+        Largest Δl [m], the first arc's included (None: MAX_ARC_SHARE × the system's size).
     max_steps : int
         Most steps before the load factor 1 is reached (ConvergenceError beyond, with the path so far).
+    nodes : (body, which), optional
+        The nodes whose displacement measures an arc: a body (or its name) and a node-set or face-set name or
+        node indices; an arc is then the root-mean-square displacement of those nodes (of one node: its
+        displacement). None: of every node with a free coordinate.
+    at : sequence of float
+        Load factors at which the path records a point, each time it crosses one (either way).
+    min_load : float, optional
+        The path ends (warning, the path so far returned) when its load factor falls below this (e.g. −1: it went
+        back through zero load as far as the target lies above it). None: no bound; a path also ends when it
+        returns to its start.
     """
 
     initial: float | None = None
@@ -72,6 +86,9 @@ class ArcLength:
     target_iterations: int = 5
     max_arc: float | None = None
     max_steps: int = 1000
+    nodes: tuple | None = None
+    at: Sequence[float] = ()
+    min_load: float | None = None
 
     def __post_init__(self):
         if self.initial is not None:
@@ -85,39 +102,13 @@ class ArcLength:
         check_setting("ArcLength", "psi", self.psi, strict=False)
         check_setting("ArcLength", "target_iterations", self.target_iterations, low=1, strict=False, integer=True)
         check_setting("ArcLength", "max_steps", self.max_steps, low=1, strict=False, integer=True)
-
-
-class _Path:
-    """The equations of one system along the path: residual, tangent and load direction at (q, s)."""
-
-    def __init__(self, system: System, settings: NewtonSettings):
-        self.system, self.settings = system, settings
-        self.fixed, values0 = system.prescribed(0.0)
-        self.u = system.prescribed(1.0)[1] - values0  # prescribed motion per unit load factor
-        self.values0 = values0
-        self.free = np.setdiff1d(np.arange(system.n_dofs), self.fixed)
-        self.linear = LinearSolver(symmetric=not system.has_follower_loads)
-        self.load_scale = 0.0  # largest ‖s f_ext‖ met on the path
-
-    def place(self, q: np.ndarray, s: float) -> np.ndarray:
-        """q with the prescribed coordinates at load factor s."""
-        q = q.copy()
-        q[self.fixed] = self.values0 + s * self.u
-        return q
-
-    def terms(self, q: np.ndarray, s: float):
-        """(r_f, K_ff, f, tolerance): residual, its tangent, the load direction −∂r_f/∂s on the free
-        coordinates, and the residual norm that counts as converged."""
-        system, free = self.system, self.free
-        f_int, K = system.force_and_tangent(q)
-        f_ext = system.external_force(q)
-        r = f_int - s * f_ext
-        K_ff = with_load_stiffness(system, K[free][:, free], q, s, free)
-        f = f_ext[free] - (K[free][:, self.fixed] @ self.u if self.fixed.size else 0.0)
-        self.load_scale = max(self.load_scale, abs(s) * float(np.linalg.norm(f_ext)))
-        scale = max(self.load_scale, float(np.linalg.norm(f_int)), abs(s) * float(np.linalg.norm(f_ext)))
-        tolerance = max(self.settings.tol * scale, roundoff_floor(K_ff, q[free]))
-        return r[free], K_ff, f, tolerance
+        if self.nodes is not None and (not isinstance(self.nodes, tuple) or len(self.nodes) != 2):
+            raise FlexbodyError(f"ArcLength: nodes must be (body, node set or indices), got {self.nodes!r}")
+        levels = np.asarray(self.at, dtype=float)
+        if levels.ndim != 1 or not np.all(np.isfinite(levels)):
+            raise FlexbodyError(f"ArcLength: at must be a sequence of finite load factors, got {self.at!r}")
+        if self.min_load is not None and (not np.isfinite(self.min_load) or self.min_load >= 0.0):
+            raise FlexbodyError(f"ArcLength: min_load must be a negative load factor, got {self.min_load!r}")
 
 
 def follow_path(
@@ -127,9 +118,11 @@ def follow_path(
     load_steps: int = 1,
     newton: NewtonSettings | None = None,
     q_start: ArrayLike | None = None,
+    branch: BranchSwitch | None = None,
 ) -> Results:
     """The equilibrium path of ``system`` (flexible bodies held by Fix, loads scaled by s) from s = 0 to s = 1 by
-    arc-length continuation, through limit points of load and displacement (snap-through, snap-back).
+    arc-length continuation, through limit points of load and displacement (snap-through, snap-back), and at its
+    first bifurcation onto the branch ``branch`` asks for.
 
     Returns
     -------
@@ -137,7 +130,9 @@ def follow_path(
         ``kind="static"``; ``times`` the load factors of the converged points (s = 0 first; they may fall and
         rise along the path), ``q`` per point, ``iterations`` and ``residuals`` (Newton residual norms) per
         step; ``histories``: "arc_length" Δl of each step [m], "newton_iterations", "residual" (the last
-        residual norm of each step [N]).
+        residual norm of each step [N]), "negative_eigenvalues" and "point_kind" (stability); ``metadata``:
+        "critical_points", "stable", "at_points" (the points landed on the load factors of ``settings.at``),
+        "ended" (why the path ended: "target", "min_load" or "start").
 
     Raises
     ------
@@ -149,17 +144,26 @@ def follow_path(
     q = system.reference_coordinates() if q_start is None else np.array(q_start, dtype=float)
     if q.shape != (system.n_dofs,) or not np.all(np.isfinite(q)):
         raise FlexbodyError(f"solve_static: q_start must be finite with shape ({system.n_dofs},)")
-    path = _Path(system, newton)
+    path = EquilibriumPath(system, newton)
     check_held(system, path.fixed)
-    results = static_results(system, q)
-    results.histories["arc_length"] = np.zeros(1)
-    q, s = path.place(q, 0.0), 0.0
-    arc = _first_arc(path, q, settings, load_steps)
-    max_arc = settings.max_arc or 20.0 * arc
-    arc = min(arc, max_arc)  # the first arc is bounded too
-    min_arc = arc / 2.0**newton.max_bisections
-    previous = None
-    while True:
+    path.weights = arc_weights(system, path.free, settings.nodes)
+    q = path.place(q, 0.0)
+    track = PathTrack(system, path, newton, q, branch, extra=("arc_length",))
+    return continue_path(track, q, 0.0, None, _first_arc(path, q, settings, load_steps), settings, newton)
+
+
+def continue_path(
+    track: PathTrack, q: np.ndarray, s: float, previous, arc: float, settings: ArcLength, newton: NewtonSettings
+) -> Results:
+    """Follow the path of ``track`` from its converged point (q, s) on arcs from ``arc`` to the load factor 1;
+    ``previous`` is the step that led there, (Δq_free, Δs), or None. Returns ``track``'s finished Results."""
+    path, results = track.path, track.results
+    max_arc = settings.max_arc or MAX_ARC_SHARE * system_size(path.system)
+    arc = min(arc, max_arc)
+    min_arc, farthest = arc / 2.0**newton.max_bisections, 0.0
+    levels = sorted(set(np.asarray(settings.at, dtype=float).tolist()) | {1.0})
+    results.metadata.update(at_points=[], ended=None)
+    while results.metadata["ended"] is None:
         if len(results.times) - 1 >= settings.max_steps:
             raise ConvergenceError(
                 f"solve_static: arc-length path reached max_steps = {settings.max_steps} at load "
@@ -168,11 +172,9 @@ def follow_path(
                 last_good=results,
             )
         try:
-            q_new, s_new, history, step = _arc_step(path, q, s, arc, previous, settings, newton)
-            if s < 1.0 < s_new:  # crossed the target: land on s = 1
-                secant = q + (1.0 - s) / (s_new - s) * (q_new - q)
-                q_new, history = flexible_newton(system, secant, 1.0, path.free, path.linear, newton)
-                s_new = 1.0
+            q_new, s_new, history, step = arc_step(path, q, s, arc, previous, settings.psi, newton)
+            if track.falls_back(q, q_new):
+                raise ConvergenceError("the step fell back towards the branch the path left", history)
         except ConvergenceError as exc:
             if 0.5 * arc < min_arc:
                 raise ConvergenceError(
@@ -185,83 +187,76 @@ def follow_path(
             arc *= 0.5
             log.info("arc-length step from s = %.6g failed (%s); arc halved to %.3e", s, exc.reason, arc)
             continue
-        record_point(results, s_new, q_new, history, arc_length=arc)
-        if s_new >= 1.0:
+        switched = _land_on_levels(track, q, s, q_new, s_new, levels, newton)
+        if track.results.metadata["ended"] is not None:
             break
+        if switched is None:
+            switched = track.add(q_new, s_new, history, arc_length=arc)
+        if switched is not None:  # the first arc on the new branch: half its distance from the branch left
+            q, s, previous = switched
+            arc = min(max_arc, max(0.5 * path.length(previous[0]), min_arc))
+            continue
         iterations = max(len(history) - 1, 1)
         arc = min(max_arc, arc * float(np.clip(np.sqrt(settings.target_iterations / iterations), 0.5, 2.0)))
         q, s, previous = q_new, s_new, step
+        farthest = max(farthest, path.length((q - results.q[0])[path.free]))
+        _check_end(track, q, s, farthest, arc, settings)
     results.metadata.update(solver=f"arc length (Crisfield, ψ = {settings.psi:g})", steps=len(results.times) - 1)
-    return results
+    return track.finish()
 
 
-def _first_arc(path: _Path, q: np.ndarray, settings: ArcLength, load_steps: int) -> float:
+def _land_on_levels(track: PathTrack, q, s, q_new, s_new, levels, newton) -> tuple | None:
+    """Record the points at the levels the step (q, s) → (q_new, s_new) crossed, in order along it; the path ends
+    (``metadata["ended"] = "target"``) at the level 1. Returns the start of a new branch when the path switched
+    branch before one of them (:meth:`PathTrack.add`), else None."""
+    crossed = [x for x in levels if min(s, s_new) < x <= max(s, s_new) and x != s]
+    for level in sorted(crossed, reverse=bool(s_new < s)):
+        secant = q + (level - s) / (s_new - s) * (q_new - q)
+        try:
+            q_level, history = flexible_newton(
+                track.path.system, secant, level, track.path.free, track.path.linear, newton
+            )
+        except ConvergenceError as exc:
+            if level == 1.0:
+                raise
+            log.warning("solve_static: no point landed on the load factor %.6g (%s)", level, exc.reason)
+            continue
+        switched = track.add(q_level, level, history)
+        if switched is not None:
+            return switched
+        track.results.metadata["at_points"].append(len(track.results.times) - 1)
+        if level == 1.0:
+            track.results.metadata["ended"] = "target"
+            return None
+    return None
+
+
+def _check_end(track: PathTrack, q, s, farthest, arc, settings: ArcLength) -> None:
+    """End the path (with a warning) below ``min_load``, or back at its start (within an arc of it, after it went
+    farther than four arcs away)."""
+    meta = track.results.metadata
+    if settings.min_load is not None and s < settings.min_load:
+        meta["ended"] = "min_load"
+        log.warning(
+            "solve_static: the arc-length path fell to load factor %.6g, below min_load = %g, without reaching 1; "
+            "it ends there",
+            s,
+            settings.min_load,
+        )
+    elif farthest > 4.0 * arc and track.path.length((q - track.results.q[0])[track.path.free]) < arc:
+        meta["ended"] = "start"
+        log.warning("solve_static: the arc-length path returned to its start without reaching the load factor 1")
+
+
+def _first_arc(path: EquilibriumPath, q: np.ndarray, settings: ArcLength, load_steps: int) -> float:
     if settings.initial is not None:
         return float(settings.initial)
     _, K, f, _ = path.terms(q, 0.0)
     q_t = path.linear.solve(K, f)
-    length = float(np.sqrt(q_t @ q_t + settings.psi**2 * (f @ f))) / load_steps
+    length = float(np.sqrt(path.dot(q_t, q_t) + settings.psi**2 * (f @ f))) / load_steps
     if not np.isfinite(length) or length <= 0.0:
         raise FlexbodyError(
             "solve_static: the arc-length path needs a load or a prescribed motion (the linear "
             "response to the first load increment is zero)"
         )
     return length
-
-
-def _arc_step(path: _Path, q, s, arc, previous, settings: ArcLength, newton: NewtonSettings):
-    """One step on the arc of length ``arc`` from the converged (q, s): (q, s, residual history, (Δq, Δs)).
-    ``previous`` is the step before, (Δq, Δs), or None; ConvergenceError when the step fails."""
-    free, psi2 = path.free, settings.psi**2
-    _, K, f, _ = path.terms(q, s)
-    q_t = path.linear.solve(K, f)
-    ff = float(f @ f)
-    sign = 1.0
-    if previous is not None:
-        sign = 1.0 if float(previous[0] @ q_t) + psi2 * previous[1] * ff >= 0.0 else -1.0
-    ds = sign * arc / np.sqrt(q_t @ q_t + psi2 * ff)
-    dq = ds * q_t
-    history = []
-    for _ in range(newton.max_iterations + 1):
-        trial = path.place(q, s + ds)
-        trial[free] += dq
-        r, K, f, tolerance = path.terms(trial, s + ds)
-        norm = float(np.linalg.norm(r))
-        history.append(norm)
-        if not np.isfinite(norm):
-            full = np.zeros(path.system.n_dofs)
-            full[free] = r
-            raise ConvergenceError(
-                f"non-finite residual at load factor {s + ds:.6g}{non_finite_bodies(path.system, full)}", history
-            )
-        if norm <= tolerance:
-            inverted = path.system.inversion(trial)
-            if inverted:
-                raise ConvergenceError(f"the step reached a state where {inverted}", history)
-            if previous is not None and float(previous[0] @ dq) + psi2 * previous[1] * ds * ff < 0.0:
-                raise ConvergenceError(
-                    "the step turned back along the path (the arc is longer than the path's turn)", history
-                )
-            return trial, s + ds, history, (dq, ds)
-        solved = path.linear.solve(K, np.column_stack([-r, f]))
-        dq, ds = _on_arc(dq, ds, solved[:, 0], solved[:, 1], arc, psi2 * float(f @ f))
-    raise ConvergenceError(
-        f"no convergence in {newton.max_iterations} iterations on the arc from load factor {s:.6g}", history
-    )
-
-
-def _on_arc(dq, ds, dq_r, dq_t, arc, psi2_ff):
-    """(Δq, Δs) after the correction δq = δq_r + δs δq_t with δs on the arc: the root of
-    a δs² + b δs + c = 0 whose new increment turns least from ``dq`` (Crisfield 1981)."""
-    w = dq + dq_r
-    a = float(dq_t @ dq_t) + psi2_ff
-    b = 2.0 * (float(w @ dq_t) + psi2_ff * ds)
-    c = float(w @ w) + psi2_ff * ds * ds - arc * arc
-    disc = b * b - 4.0 * a * c
-    if disc < 0.0 or a <= 0.0:
-        raise ConvergenceError("the corrector does not meet the arc (complex roots)", [])
-    root = np.sqrt(disc)
-    candidates = [(-b + root) / (2.0 * a), (-b - root) / (2.0 * a)]
-    turns = [float((w + x * dq_t) @ dq) + psi2_ff * (ds + x) * ds for x in candidates]
-    x = candidates[int(np.argmax(turns))]
-    return w + x * dq_t, ds + x

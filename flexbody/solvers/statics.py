@@ -31,12 +31,13 @@ from .constrained_statics import Equilibrium, static_equilibrium
 from .flexible_statics import solve_flexible
 from .inverse_statics import inverse_statics
 from .newton_settings import NewtonSettings
+from .path_stability import BranchSwitch
 
 if TYPE_CHECKING:
     from ..control.tasks import Task
     from ..system import AssembledSystem
 
-__all__ = ["solve_static", "NewtonSettings", "ArcLength"]
+__all__ = ["solve_static", "NewtonSettings", "ArcLength", "BranchSwitch"]
 
 
 @one_blas_thread
@@ -52,6 +53,7 @@ def solve_static(
     target: ArrayLike | None = None,
     t: float = 0.0,
     path: ArcLength | None = None,
+    branch: BranchSwitch | None = None,
 ) -> Results:
     """Static equilibrium of ``model`` under its loads and gravity, reached in ``load_steps`` equal load
     increments (a failing increment is bisected). Inverse statics (the actuator inputs that hold a task at a
@@ -83,6 +85,9 @@ def solve_static(
         Follow the equilibrium path by arc-length continuation (:mod:`flexbody.solvers.arc_length`) instead of
         load increments: through limit points (snap-through, snap-back) to the load factor 1. Flexible bodies
         held by Fix only; the first arc is the linear response to the increment 1/load_steps.
+    branch : BranchSwitch, optional
+        At the path's first bifurcation, leave it for the branch on the side of ``branch.toward`` (flexible
+        bodies held by Fix only; load steps go on by arc length from there).
 
     Returns
     -------
@@ -129,9 +134,13 @@ def solve_static(
                 "solve_static: arc-length paths are followed for flexible bodies held by Fix "
                 "only, under their loads (no rigid trees, other constraints, inputs or tasks)"
             )
-        return follow_path(model, path, load_steps=load_steps, newton=settings, q_start=q_start)
+        return follow_path(model, path, load_steps=load_steps, newton=settings, q_start=q_start, branch=branch)
+    if branch is not None and not isinstance(branch, BranchSwitch):
+        raise FlexbodyError(f"solve_static: branch must be a BranchSwitch, got {type(branch).__name__}")
     if _flexible_only(model) and tau is None and tau_k is None:
-        return solve_flexible(model, load_steps=load_steps, settings=settings, q_start=q_start)
+        return solve_flexible(model, load_steps=load_steps, settings=settings, q_start=q_start, branch=branch)
+    if branch is not None:
+        raise FlexbodyError("solve_static: branch switching is for flexible bodies held by Fix only, under their loads")
     asm = as_assembled(model, "solve_static")
     equilibrium = static_equilibrium(
         asm, tau, tau_k=tau_k, q0=q_start, t=t, load_steps=load_steps, **_constrained_settings(settings)
