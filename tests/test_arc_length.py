@@ -88,7 +88,15 @@ def test_arc_length_passes_the_limit_point_on_the_closed_form(order):
 
 def test_arc_length_settings_and_scope_are_checked():
     system, _ = _bar()
-    for bad in ({"psi": -1.0}, {"initial": 0.0}, {"max_steps": 0}, {"target_iterations": 2.5}):
+    for bad in (
+        {"psi": -1.0},
+        {"initial": 0.0},
+        {"max_steps": 0},
+        {"target_iterations": 2.5},
+        {"nodes": "x1"},
+        {"at": [np.nan]},
+        {"min_load": 0.5},
+    ):
         with pytest.raises(FlexbodyError, match="ArcLength"):
             fb.ArcLength(**bad)
     with pytest.raises(FlexbodyError, match="path must be an ArcLength"):
@@ -99,13 +107,19 @@ def test_arc_length_settings_and_scope_are_checked():
         fb.solve_static(fb.System([tree], []), path=fb.ArcLength())
     with pytest.raises(ConvergenceError, match="max_steps = 3") as info:
         fb.solve_static(system, load_steps=10, path=fb.ArcLength(max_steps=3))
-    assert len(info.value.last_good.times) == 4
+    assert (
+        np.count_nonzero(info.value.last_good.histories["arc_length"] > 0) == 3
+    )  # three steps (and any critical points)
     first = info.value.last_good.histories["arc_length"][1]  # the default first arc: the linear response / 10
     with pytest.raises(ConvergenceError, match="max_steps = 3") as info:
         fb.solve_static(system, load_steps=10, path=fb.ArcLength(max_steps=3, max_arc=0.25 * first))
     assert np.all(info.value.last_good.histories["arc_length"][1:] <= 0.25 * first)  # the first arc bounded too
     with pytest.raises(FlexbodyError, match=r"first arc \(initial = 0.2\) is longer than max_arc = 0.1"):
         fb.ArcLength(initial=0.2, max_arc=0.1)
+    with pytest.raises(FlexbodyError, match="ArcLength: nodes names body 'beam'"):
+        fb.solve_static(system, path=fb.ArcLength(nodes=("beam", "x1")))
+    with pytest.raises(FlexbodyError, match="branch switching is for flexible bodies held by Fix only"):
+        fb.solve_static(fb.System([tree], []), branch=fb.BranchSwitch(toward=(0, 1, 0)))
 
 
 def test_arc_length_does_not_retrace_its_path_after_a_snap_back():

@@ -113,3 +113,42 @@ def test_follower_loads_are_not_assessed():
     results = fb.solve_static(system, load_steps=2)
     assert np.all(results.histories["negative_eigenvalues"] == -1) and results.metadata["stable"] is None
     assert np.all(results.histories["point_kind"] == fb.solvers.POINT_KINDS["not assessed"])
+
+
+def _double_pendulum(rail: bool) -> fb.System:
+    """Two 1 m links hinged about z under gravity −y; with ``rail`` the free end rides on the vertical line x = 0."""
+    tree = fb.RigidTree("pendulum", gravity=(0.0, -9.81, 0.0))
+    inertia = np.diag([1e-3, 1e-3, 1e-3])
+    tree.add_link("upper", None, fb.Revolute((0, 0, 1)), mass=1.0, com=(0, -0.5, 0), inertia=inertia)
+    tree.add_link(
+        "lower", "upper", fb.Revolute((0, 0, 1)), origin=(0, -1, 0), mass=1.0, com=(0, -0.5, 0), inertia=inertia
+    )
+    rows = [fb.OnSurface(tree.point("lower", (0, -1, 0)), fb.Plane((1, 0, 0)), name="rail")] if rail else []
+    return fb.System([tree], rows)
+
+
+@pytest.mark.parametrize(("q0", "negative"), [([0.0, 0.0], 0), ([np.pi, 0.0], 1)], ids=["hanging", "upright"])
+def test_constrained_equilibrium_reports_its_stability_on_the_constraints(q0, negative, caplog):
+    """The double pendulum with its end on a vertical rail has one motion left (the knee buckles sideways while the
+    end slides): hanging it is stable, upright (a pinned–pinned two-bar column under its own weight) it is not."""
+    with caplog.at_level(logging.WARNING, logger="flexbody"):
+        results = fb.solve_static(_double_pendulum(rail=True), q_start=np.array(q0))
+    assert np.allclose(results.q[-1], q0, atol=1e-9)  # stayed where it was put, an equilibrium
+    assert results.histories["negative_eigenvalues"][-1] == negative
+    assert results.metadata["stable"] is (negative == 0)
+    assert any("unstable" in r.getMessage() for r in caplog.records) is (negative > 0)
+
+
+def test_upright_double_pendulum_has_two_unstable_directions():
+    tree = fb.RigidTree("pendulum", gravity=(0.0, -9.81, 0.0))
+    inertia = np.diag([1e-3, 1e-3, 1e-3])
+    tree.add_link("upper", None, fb.Revolute((0, 0, 1)), mass=1.0, com=(0, -0.5, 0), inertia=inertia)
+    tree.add_link(
+        "lower", "upper", fb.Revolute((0, 0, 1)), origin=(0, -1, 0), mass=1.0, com=(0, -0.5, 0), inertia=inertia
+    )
+    system = fb.System([tree], [])
+    counts = [
+        fb.solve_static(system, q_start=np.array(q0)).histories["negative_eigenvalues"][-1]
+        for q0 in ([0.0, 0.0], [np.pi, 0.0], [np.pi, np.pi])  # hanging, upright, the upper link up and the lower down
+    ]
+    assert counts == [0, 2, 1]

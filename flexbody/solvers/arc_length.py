@@ -163,8 +163,9 @@ def continue_path(
     min_arc, farthest = arc / 2.0**newton.max_bisections, 0.0
     levels = sorted(set(np.asarray(settings.at, dtype=float).tolist()) | {1.0})
     results.metadata.update(at_points=[], ended=None)
+    steps = 0  # arc-length steps taken (points landed on levels and critical points are not steps)
     while results.metadata["ended"] is None:
-        if len(results.times) - 1 >= settings.max_steps:
+        if steps >= settings.max_steps:
             raise ConvergenceError(
                 f"solve_static: arc-length path reached max_steps = {settings.max_steps} at load "
                 f"factor {s:.6g} before 1",
@@ -187,6 +188,7 @@ def continue_path(
             arc *= 0.5
             log.info("arc-length step from s = %.6g failed (%s); arc halved to %.3e", s, exc.reason, arc)
             continue
+        steps += 1
         switched = _land_on_levels(track, q, s, q_new, s_new, levels, newton)
         if track.results.metadata["ended"] is not None:
             break
@@ -201,7 +203,7 @@ def continue_path(
         q, s, previous = q_new, s_new, step
         farthest = max(farthest, path.length((q - results.q[0])[path.free]))
         _check_end(track, q, s, farthest, arc, settings)
-    results.metadata.update(solver=f"arc length (Crisfield, ψ = {settings.psi:g})", steps=len(results.times) - 1)
+    results.metadata.update(solver=f"arc length (Crisfield, ψ = {settings.psi:g})", steps=steps)
     return track.finish()
 
 

@@ -15,6 +15,7 @@ Which solver runs follows from the model, not from the caller's choice of functi
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, TypeGuard
 
 import numpy as np
@@ -27,15 +28,18 @@ from ..io.results import Results
 from ..system.description import System, as_assembled
 from ..threads import one_blas_thread
 from .arc_length import ArcLength, follow_path
+from .constrained_stability import equilibrium_counts
 from .constrained_statics import Equilibrium, static_equilibrium
 from .flexible_statics import solve_flexible
 from .inverse_statics import inverse_statics
 from .newton_settings import NewtonSettings
-from .path_stability import BranchSwitch
+from .path_stability import POINT_KINDS, BranchSwitch
 
 if TYPE_CHECKING:
     from ..control.tasks import Task
     from ..system import AssembledSystem
+
+log = logging.getLogger(__name__)
 
 __all__ = ["solve_static", "NewtonSettings", "ArcLength", "BranchSwitch"]
 
@@ -145,7 +149,7 @@ def solve_static(
     equilibrium = static_equilibrium(
         asm, tau, tau_k=tau_k, q0=q_start, t=t, load_steps=load_steps, **_constrained_settings(settings)
     )
-    return _as_results(asm, equilibrium, q_start)
+    return _as_results(asm, equilibrium, q_start, t)
 
 
 def _flexible_only(model: object) -> TypeGuard[System]:
@@ -169,8 +173,9 @@ def _constrained_settings(settings: NewtonSettings | None, inverse: bool = False
     return out
 
 
-def _as_results(asm, eq: Equilibrium, q_start) -> Results:
-    """The equilibrium path (start, then each converged load factor) as static Results."""
+def _as_results(asm, eq: Equilibrium, q_start, t: float) -> Results:
+    """The equilibrium path (start, then each converged load factor) as static Results, with the stability of each
+    point (:mod:`flexbody.solvers.constrained_stability`)."""
     q0 = np.array(asm.q0 if q_start is None else q_start, dtype=float)
     factors = [0.0] + [step[0] for step in eq.path]
     q = np.vstack([q0] + [step[1] for step in eq.path])
@@ -178,7 +183,15 @@ def _as_results(asm, eq: Equilibrium, q_start) -> Results:
     tau = np.vstack([np.zeros(asm.n_dofs)] + [step[0] * eq.tau for step in eq.path])
     iterations = [0] + [step[3] for step in eq.path]
     residuals = [[]] + [list(step[4]) for step in eq.path]
-    return Results(
+    counts = np.array(equilibrium_counts(asm, t, list(zip(factors, q, lam))), dtype=float)
+    stable = None if counts[-1] < 0 else bool(counts[-1] == 0)
+    if stable is False:
+        log.warning(
+            "solve_static: the equilibrium at load factor 1 is unstable: its tangent on the constraints has %d "
+            "negative eigenvalue(s)",
+            int(counts[-1]),
+        )
+    results = Results(
         kind="static",
         times=np.array(factors),
         q=q,
@@ -192,11 +205,16 @@ def _as_results(asm, eq: Equilibrium, q_start) -> Results:
             "tau": tau,
             "newton_iterations": np.array(iterations, dtype=float),
             "residual": np.array([h[-1] if h else 0.0 for h in residuals]),
+            "negative_eigenvalues": counts,
+            "point_kind": np.where(counts < 0, POINT_KINDS["not assessed"], np.minimum(counts, 1)),
         },
         metadata={
             "solver": "bordered Newton on (q, λ)",
             "residual": float(eq.residual),
             "violation": float(eq.violation),
             "iterations": int(eq.iterations),
+            "stable": stable,
+            "point_kinds": dict(POINT_KINDS),
         },
     )
+    return results
