@@ -35,11 +35,11 @@ class GeneralizedAlpha:
         Set both to override ρ∞ (e.g. HHT).
     tol : float
         Newton tolerance on the position increment β′h² Δq̈, each coordinate measured in its own unit
-        (:func:`increment_scales`: 1 rad for an angle, 1 m for a length, the modal amplitude that moves a
-        reduced body by 1 m), never relative to the state, so that it does not loosen as angles wind up, and
+        (`newton_scales.increment_scales`: 1 rad for an angle, 1 m for a length, the modal amplitude that
+        moves a reduced body by 1 m), never relative to the state, so that it does not loosen as angles wind up, and
         scaled by min(1, h / 1 ms) for steps h below :data:`TOLERANCE_STEP`, so that a smaller step is never less
         accurate (φ itself is not tested: the last increment solves Φ Δq = −φ); and on the residual Φv + φ_t of
-        velocity-level (Pfaffian) rows, relative to max(1, ‖v‖∞).
+        velocity-level (Pfaffian) rows, in m/s or rad/s (with the round-off of ‖v‖∞ as a floor).
     max_iterations : int
         Newton iterations per attempt.
     reuse_rate : float
@@ -120,16 +120,3 @@ TOLERANCE_STEP = 1e-3
 def step_tolerance(tol: float, dt: float) -> float:
     """The Newton tolerance of a step dt [s]: tol · min(1, dt / :data:`TOLERANCE_STEP`)."""
     return tol * min(1.0, dt / TOLERANCE_STEP)
-
-
-def increment_scales(model) -> np.ndarray:
-    """(n,): the unit each coordinate's Newton increment is measured in (``GeneralizedAlpha.tol``): 1 rad for a
-    joint angle or rotation vector, 1 m for a length (prismatic joints, nodal positions), and for a reduced body's
-    modal coordinate η_k the amplitude that moves its farthest node by 1 m, 1 / max_a ‖φ_ak‖ (its shapes are
-    mass-normalised, φᵀMφ = 1, so one unit of η is a body-dependent length)."""
-    scales = np.ones(model.n_dofs)
-    for body in model.reduced:
-        reach = np.linalg.norm(body.shapes, axis=1).max(axis=0)  # (r,) the farthest node's motion per unit η [m]
-        start = model.offsets[body]
-        scales[start : start + body.n_dofs] = 1.0 / np.where(reach > 0.0, reach, 1.0)
-    return scales

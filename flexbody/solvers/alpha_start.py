@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 from ..errors import ConvergenceError
 from ..linalg.saddle_point import SaddlePointSolver
+from .newton_scales import rows_converged
 from .stabilization import worst_rows
 
 
@@ -39,7 +40,7 @@ def consistent_start(asm, t, q, v, tol: float = 1e-12, max_iterations: int = 20)
     for _ in range(max_iterations):
         ws = asm.workspace(t, q)
         phi, Phi, _, _ = ws.constraint_rows()
-        if not phi.size or np.max(np.abs(phi)) <= tol * max(1.0, float(np.max(np.abs(q)))):
+        if rows_converged(phi, q, tol):
             break
         solver.factor(eye_r, eye_f, sp.csr_matrix(Phi))
         q += solver.solve(np.zeros(asm.n_dofs), -phi)[0]

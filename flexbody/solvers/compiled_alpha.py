@@ -8,7 +8,7 @@ steps, resumed runs and the restored factor of a checkpoint):
 - predictor q̈ and λ held, a, v, q from the Newmark formulas of the step;
 - Newton on (q̈, λ): [[A, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; rhs], r = M q̈ + h − Φᵀλ − τ, stop when
   max_i β′h²|Δq̈_i| / s_i ≤ tol · min(1, h / 1 ms), s_i the unit of coordinate i (``alpha_settings``), and the
-  velocity-level rows' |Φv + φ_t| ≤ tol · max(1, ‖v‖∞);
+  velocity-level rows' |Φv + φ_t| ≤ tol [m/s or rad/s] + 16 ε ‖v‖∞ (``newton_scales``);
 - the factor of the iteration matrix A = M + γ′h C + β′h² K kept across iterations and steps, remade after an
   iteration that contracted by less than ``reuse_rate`` with a kept factor, or that grew.
 
@@ -39,6 +39,7 @@ import scipy.linalg
 
 from ..system.joint_program import OK, joint_terms
 from .alpha_settings import step_tolerance
+from .newton_scales import ROUND_OFF
 
 NOT_CONVERGED, SINGULAR, NEED_FACTOR, NEED_CORRECTION = 3, 4, 5, 6
 """Statuses besides those of :func:`joint_terms`: Newton did not converge within the iterations allowed; the
@@ -194,16 +195,15 @@ def alpha_iterations(
     increment, refresh, fresh, predict, velocity residual, correction given): with ``predict`` set the predictor
     (q̈ and λ held) is formed first. An iteration that needs a new iteration matrix (``refresh``) returns
     NEED_FACTOR — for a ``compiled`` model (``program`` its :class:`~flexbody.system.joint_program.JointProgram`
-    arrays) with A and Φ at the iterate in ``matrix`` = (A, G) — and the caller factors, sets refresh 0 and
-    fresh 1 and calls again. The correction ``step`` = (Δq̈ (n,), Δλ-part y (m,)) of an iteration, with
-    [[A, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; rhs], is computed here for a compiled model; for another the call returns
-    NEED_CORRECTION and the caller writes it, with the largest |Φv + φ_t| of the velocity-level rows in loop[5],
-    sets ``correction given`` and calls again. Then q̈ += Δq̈, a += (1 − α_f)/(1 − α_m) Δq̈, v += γ′h Δq̈,
-    q += β′h² Δq̈, λ −= y; the step converges when max_i β′h²|Δq̈_i| / scales_i ≤ step_tolerance(tol, h) and
-    the velocity residual
-    ≤ tol·max(1, ‖v‖∞); the factor is remade after an iteration that contracted by less than ``reuse_rate`` with
-    a kept factor, or that grew. The position increment of each iteration goes to ``sizes``. Returns OK,
-    NOT_CONVERGED, NEED_FACTOR, NEED_CORRECTION or a status of :func:`joint_terms`."""
+    arrays) with A and Φ at the iterate in ``matrix`` = (A, G) — and the caller factors, sets refresh 0 and fresh 1
+    and calls again. The correction ``step`` = (Δq̈ (n,), Δλ-part y (m,)) of an iteration, with [[A, Φᵀ], [Φ, 0]]
+    [Δq̈; −Δλ] = [−r; rhs], is computed here for a compiled model; for another the call returns NEED_CORRECTION and
+    the caller writes it, with the largest |Φv + φ_t| of the velocity-level rows in loop[5], sets ``correction
+    given`` and calls again. Then q̈ += Δq̈, a += (1 − α_f)/(1 − α_m) Δq̈, v += γ′h Δq̈, q += β′h² Δq̈, λ −= y; the
+    step converges when max_i β′h²|Δq̈_i| / scales_i ≤ step_tolerance(tol, h) and the velocity residual ≤ tol +
+    ROUND_OFF·‖v‖∞; the factor is remade after an iteration that contracted by less than ``reuse_rate`` with a kept
+    factor, or that grew. The position increment of each iteration goes to ``sizes``. Returns OK, NOT_CONVERGED,
+    NEED_FACTOR, NEED_CORRECTION or a status of :func:`joint_terms`."""
     am, af, g, b, bp, gp, tol, reuse_rate, fd_step = coefficients
     q0, v0, qdd0, a0, lam0 = state
     q, v, qdd, a, lam = out
@@ -237,7 +237,7 @@ def alpha_iterations(
         elif loop[6] == 0.0:
             return NEED_CORRECTION
         loop[6] = 0.0
-        size, v_scale = 0.0, 1.0
+        size, v_scale = 0.0, 0.0
         for i in range(n):
             qdd[i] += dqdd[i]
             a[i] += (1.0 - af) / (1.0 - am) * dqdd[i]
@@ -251,7 +251,7 @@ def alpha_iterations(
         k = int(loop[0])
         sizes[k] = size
         loop[0] = k + 1
-        if size <= step_tolerance(tol, dt) and loop[5] <= tol * v_scale:
+        if size <= step_tolerance(tol, dt) and loop[5] <= tol + ROUND_OFF * v_scale:
             return OK
         rate = size / loop[1]
         if not np.isfinite(size) or (rate > reuse_rate and loop[3] == 0.0) or rate > 1.0:

@@ -30,6 +30,7 @@ from ..system.description import as_assembled
 from ..threads import one_blas_thread
 from .constrained_equations import EquationResidual
 from .load_increments import LoadIncrements
+from .newton_scales import increment_scales, increments_converged, rows_converged
 from .stabilization import worst_rows
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ class StaticEquations:
         self.asm, self.t = asm, float(t)
         self.equations = EquationResidual(asm)
         self.hold = hold  # (S (k, n), S q_held (k,)) or None
+        self.scales = increment_scales(asm)  # the unit of each coordinate's Newton increment
 
     def inversion(self, q) -> str | None:
         """Where a flexible body is inverted at q (det F ≤ 0 at a Gauss point), or None."""
@@ -169,9 +171,7 @@ def _newton(
         res = float(np.max(np.abs(r))) if r.size else 0.0
         viol = float(np.max(np.abs(phi))) if phi.size else 0.0
         history.append(res)
-        size = step * float(np.max(np.abs(dq))) if dq.size else 0.0
-        ref = max(1.0, float(np.max(np.abs(q))))
-        if size <= tol * ref and viol <= tol * ref:
+        if increments_converged(step * dq, q, tol, stat.scales) and rows_converged(phi, q, tol):
             inverted = stat.inversion(q)
             if inverted:  # an inverted state is never an equilibrium
                 raise ConvergenceError(
@@ -180,7 +180,7 @@ def _newton(
             return q, lam, k, res, viol
     rows = (
         f"; largest constraint residuals in rows {worst_rows(stat.asm, phi[: stat.asm.n_constraints])}"
-        if viol > tol * max(1.0, float(np.max(np.abs(q)))) and stat.asm.n_constraints
+        if not rows_converged(phi, q, tol) and stat.asm.n_constraints
         else ""
     )
     raise ConvergenceError(
@@ -214,7 +214,8 @@ def static_equilibrium(
     load_steps : int, number of equal load factors s from 1/N to 1 (gravity, loads and τ scaled by s);
         a step that fails is bisected up to ``max_bisections`` times below 1/N, and doubled back after easy steps
         (:class:`~flexbody.solvers.load_increments.LoadIncrements`).
-    tol : Newton tolerance on the increment and on φ, relative to max(1, ‖q‖∞) [m or rad].
+    tol : Newton tolerance on each coordinate's increment in its unit (1 rad, 1 m, a reduced body's modal
+        amplitude that moves it by 1 m) and on φ [m or rad] (:mod:`flexbody.solvers.newton_scales`).
 
     Raises
     ------

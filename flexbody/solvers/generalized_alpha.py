@@ -40,7 +40,7 @@ import scipy.sparse as sp
 
 from ..linalg.saddle_point import SaddlePointSolver
 from ..linalg.validation import all_finite
-from .alpha_settings import GeneralizedAlpha, increment_scales, step_tolerance
+from .alpha_settings import GeneralizedAlpha, step_tolerance
 from .compiled_alpha import (
     NEED_CORRECTION,
     NEED_FACTOR,
@@ -52,6 +52,7 @@ from .compiled_alpha import (
     new_loop,
 )
 from .constrained_equations import EquationResidual
+from .newton_scales import increment_scales
 
 log = logging.getLogger(__name__)
 

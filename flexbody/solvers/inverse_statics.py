@@ -24,6 +24,7 @@ from ..linalg.saddle_point import SaddlePointSolver
 from ..system.description import as_assembled
 from ..threads import one_blas_thread
 from .constrained_statics import Equilibrium, StaticEquations, holding_inputs, static_equilibrium
+from .newton_scales import increments_converged
 
 if TYPE_CHECKING:
     from ..control.tasks import Task
@@ -211,10 +212,9 @@ def _restore(newton, point, tol, max_iterations, max_step, history):
         q, lam, tau_k = trial
         if len(history) > 6 and history[-1] > tol and abs(history[-1] - history[-7]) <= 1e-6 * history[-1]:
             return (q, lam, tau_k), it  # least-squares stationary: x_d not reachable
-        ref = max(1.0, float(np.max(np.abs(q))))
-        if step * float(np.max(np.abs(dq))) <= 1e-11 * ref and step * float(np.max(np.abs(dtau))) <= 1e-10 * max(
-            1.0, float(np.max(np.abs(tau_k)))
-        ):
+        if increments_converged(step * dq, q, 1e-11, newton.stat.scales) and step * float(
+            np.max(np.abs(dtau))
+        ) <= 1e-10 * max(1.0, float(np.max(np.abs(tau_k)))):
             return (q, lam, tau_k), it
     raise ConvergenceError(
         f"inverse_statics: no convergence in {max_iterations} iterations (task residual {history[-1]:.3e} m)", history
