@@ -84,6 +84,7 @@ def test_arc_length_passes_the_limit_point_on_the_closed_form(order):
     assert abs(stretch[limit[0]["point"]] - 1 / np.sqrt(3)) <= 1e-5 and peak == limit[0]["point"]
     assert stretch[-1] < 0.25 and set(path.histories) >= {"arc_length", "newton_iterations", "residual"}
     assert max(path.iterations) <= 8  # Newton stays quadratic along the arc
+    assert path.metadata["stable"] is False  # past the bar's lateral buckling loads: also on a path that failed
 
 
 def test_arc_length_settings_and_scope_are_checked():

@@ -75,9 +75,9 @@ except fb.ConvergenceError as error:
 # Arc length goes over it
 # -----------------------
 # ``solve_static(..., path=fb.ArcLength(...))`` takes arcs whose first is the linear response to 1/10 of the load,
-# then grows or shrinks them towards five Newton iterations per step, here up to ``max_arc`` = 3 cm (the arc length
-# is measured in the coordinates, in m). The load factor never comes back to 1, so the path runs down the falling
-# branch until the next arc would invert the bar; the error that says so carries the path.
+# then grows or shrinks them towards five Newton iterations per step, here up to ``max_arc`` = 3 cm (an arc is the
+# root-mean-square displacement of the nodes, in m). The load factor never comes back to 1, so the path runs down
+# the falling branch until the next arc would invert the bar; the error that says so carries the path.
 
 try:
     fb.solve_static(system, load_steps=10, path=fb.ArcLength(max_arc=0.03))
@@ -88,13 +88,27 @@ except fb.ConvergenceError as error:
 lam = stretch(path)
 load = path.times * FORCE  # compression [N] along the path (it rises, then falls)
 closed_form = E * AREA * (lam - lam**3) / 2.0
-peak = int(np.argmax(load))
-print(f"{len(load) - 1} arc-length steps, Newton iterations per step ≤ {max(path.iterations)}")
 print(
-    f"largest load on the path {load[peak] / N_MAX:.6f} N_max at λ = {lam[peak]:.4f} "
-    f"(closed form: N_max at λ = 1/√3 = {1 / np.sqrt(3):.4f})"
+    f"{path.metadata.get('steps', len(load) - 1)} arc-length steps, Newton iterations per step ≤ {max(path.iterations)}"
 )
 print(f"largest |N_path − N(λ)| = {np.abs(load - closed_form).max() / N_MAX:.1e} N_max; last point λ = {lam[-1]:.2e}")
+
+# %%
+# Where the path loses stability
+# ------------------------------
+# Every point carries the number of negative eigenvalues of its tangent (``histories["negative_eigenvalues"]``);
+# where it changes, the critical point between the two points is located and recorded in the path, with its kind:
+# a limit point when the load works on its mode (here the maximum, where the homogeneous compression softens), a
+# bifurcation when it does not (here the bar's lateral buckling loads: this slender bar could also bend sideways,
+# which the homogeneous path passes, unstable from the first of them on). Two eigenvalues cross at the maximum.
+
+for critical in path.metadata["critical_points"]:
+    i = critical["point"]
+    print(f"{critical['kind']:>11} at N = {load[i] / N_MAX:.6f} N_max, λ = {lam[i]:.6f}")
+print(
+    f"closed form: the limit point N_max at λ = 1/√3 = {1 / np.sqrt(3):.6f}; "
+    f"the last point is stable: {path.metadata['stable']}"
+)
 
 # %%
 # The load–stretch path
@@ -107,6 +121,10 @@ ax.plot(1 - lam, load / N_MAX, "o", ms=5, mfc="none", label="arc length")
 ax.plot(1 - stretch(load_control), load_control.times * FORCE / N_MAX, "s", ms=4, label="load control (stops)")
 ax.axhline(1.0, color="0.6", ls="--", lw=0.8)
 ax.axvline(1 - 1 / np.sqrt(3), color="0.6", ls="--", lw=0.8)
+kinds = path.histories["point_kind"]
+for code, marker, label in ((2, "*", "limit point"), (3, "x", "bifurcations (lateral buckling)")):
+    where = kinds == code
+    ax.plot(1 - lam[where], load[where] / N_MAX, marker, ms=9, color="C3" if code == 2 else "C2", label=label)
 ax.set(xlabel="end shortening 1 − λ", ylabel="compression N / N_max", title="St. Venant–Kirchhoff bar in compression")
 ax.legend()
 ax.grid(alpha=0.3)

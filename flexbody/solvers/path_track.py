@@ -52,6 +52,7 @@ class PathTrack:
         )
         self.results.metadata["critical_points"] = []
         self.results.metadata["point_kinds"] = dict(POINT_KINDS)
+        self.results.metadata["stable"] = None if count < 0 else count == 0
         self.extra = extra
         self.last = (q0, 0.0, count)
 
@@ -99,15 +100,17 @@ class PathTrack:
         return float(mode @ (q_new - q_c)[free]) < 0.5 * float(mode @ (q - q_c)[free])
 
     def _record(self, q, s, history, count, kind, **extra) -> None:
+        """Append a point; ``metadata["stable"]`` follows the last point (also for a path that fails later)."""
         values = {name: extra.get(name, 0.0) for name in self.extra}
         record_point(self.results, s, q, history, negative_eigenvalues=float(count), point_kind=float(kind), **values)
+        if kind in (POINT_KINDS["stable"], POINT_KINDS["unstable"], POINT_KINDS["not assessed"]):
+            self.results.metadata["stable"] = None if count < 0 else count == 0
 
     def finish(self, who: str = "solve_static") -> Results:
-        """Say how the path ends: ``metadata["stable"]`` (None when not assessed) and a WARNING when the last point
-        is unstable or a branch switch asked for found no bifurcation."""
+        """Say how the path ends (``metadata["stable"]``, None when not assessed, follows the last point): a WARNING
+        when the last point is unstable or a branch switch asked for found no bifurcation."""
         count = self.last[2]
         meta = self.results.metadata
-        meta["stable"] = None if count < 0 else count == 0
         if self.branch is not None and not self.switched:
             log.warning("%s: the path met no bifurcation, so the branch switch asked for was not made", who)
         if count > 0:
