@@ -97,6 +97,7 @@ def test_arc_length_settings_and_scope_are_checked():
         {"nodes": "x1"},
         {"at": [np.nan]},
         {"min_load": 0.5},
+        {"max_load_step": 0.0},
     ):
         with pytest.raises(FlexbodyError, match="ArcLength"):
             fb.ArcLength(**bad)
@@ -184,3 +185,14 @@ def test_arc_length_records_requested_load_levels_and_measures_arcs_by_named_nod
     rms = [np.sqrt((np.sum(moved[p:j], axis=0) ** 2).sum(axis=1).mean()) for p, j in zip(previous, steps)]
     np.testing.assert_allclose(rms, arcs[steps], rtol=1e-9)
     assert arcs.max() <= 0.05
+
+
+def test_arc_length_bounds_the_load_step_when_asked():
+    system, _ = _bar(1)
+    with pytest.raises(ConvergenceError) as info:
+        fb.solve_static(system, path=fb.ArcLength(max_load_step=0.05))
+    path = info.value.last_good
+    steps = np.flatnonzero(path.histories["arc_length"] > 0)
+    begun = [max(i for i in range(j) if path.histories["arc_length"][i] > 0 or i == 0) for j in steps]
+    assert np.abs(path.times[steps] - path.times[begun]).max() <= 0.05
+    assert path.times.max() > 0.79  # over the limit point (0.8) all the same

@@ -75,6 +75,9 @@ class ArcLength:
         displacement). None: of every node with a free coordinate.
     at : sequence of float
         Load factors at which the path records a point, each time it crosses one (either way).
+    max_load_step : float, optional
+        Largest change of the load factor in one arc: a step that changes it more is retried on an arc shortened
+        in proportion (a path resolved in load as well as in displacement).
     min_load : float, optional
         The path ends (warning, the path so far returned) when its load factor falls below this (e.g. −1: it went
         back through zero load as far as the target lies above it). None: no bound; a path also ends when it
@@ -88,6 +91,7 @@ class ArcLength:
     max_steps: int = 1000
     nodes: tuple | None = None
     at: Sequence[float] = ()
+    max_load_step: float | None = None
     min_load: float | None = None
 
     def __post_init__(self):
@@ -107,6 +111,8 @@ class ArcLength:
         levels = np.asarray(self.at, dtype=float)
         if levels.ndim != 1 or not np.all(np.isfinite(levels)):
             raise FlexbodyError(f"ArcLength: at must be a sequence of finite load factors, got {self.at!r}")
+        if self.max_load_step is not None:
+            check_setting("ArcLength", "max_load_step", self.max_load_step)
         if self.min_load is not None and (not np.isfinite(self.min_load) or self.min_load >= 0.0):
             raise FlexbodyError(f"ArcLength: min_load must be a negative load factor, got {self.min_load!r}")
 
@@ -187,6 +193,9 @@ def continue_path(
                 ) from None
             arc *= 0.5
             log.info("arc-length step from s = %.6g failed (%s); arc halved to %.3e", s, exc.reason, arc)
+            continue
+        if settings.max_load_step is not None and abs(s_new - s) > settings.max_load_step:
+            arc *= 0.9 * settings.max_load_step / abs(s_new - s)  # the load changed too much: a shorter arc
             continue
         steps += 1
         switched = _land_on_levels(track, q, s, q_new, s_new, levels, newton)
