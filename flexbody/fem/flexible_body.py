@@ -12,7 +12,10 @@ world frame [m]. The body contributes M d̈ + k(q, v) + g = f [DE-105, DE-106] w
 The 8-node element optionally uses incompatible modes (``locking="incompatible_modes"``): nine enhanced
 displacement-gradient parameters per element, F = Σ x_a ⊗ G_a + Σ_k α_k ⊗ G̃_k with
 G̃_k = (j₀/j) J₀⁻ᵀ ∂(1 − ξ_k²)/∂ξ, condensed element by element (Simo & Armero 1992). It passes the patch
-test and removes the shear locking of trilinear bricks in bending.
+test and removes the shear locking of trilinear bricks in bending. Every evaluation solves the modes from α = 0
+(a local Newton iteration to 1e-13 of the element's size), so forces and tangents are functions of (q, v) alone:
+no warm start carries over from one call to the next, and a resumed run repeats the uninterrupted one exactly
+(about a fifth more element work than a warm start from the last call, measured on a bending beam).
 """
 
 from __future__ import annotations
@@ -375,6 +378,7 @@ class FlexibleBody:
         C_data = np.zeros(nnz if damping else 0)
         status = np.zeros(self.n_elements, np.int64)
         self._modes_converged_at = None
+        self._alpha[...] = 0.0  # the modes' solve starts from zero: no state carries over between calls
         kernels.assemble_matrices(
             self._color_ptr,
             self._block_ptr,
@@ -484,8 +488,7 @@ class FlexibleBody:
         the enhanced modes α converged at q (r_α(q, α) = 0), so U is Π(q, α(q)) and ∂U/∂q the condensed force.
         Cost: one pass of a numba kernel, 0.4–0.8 internal-force calls (the former einsum form took 3.4–11);
         with incompatible modes add one mode solve (≈ an enhanced internal-force call) unless the modes were
-        last converged at exactly this q (e.g. by ``internal_force(q)`` of an elastic body). The modes kept as
-        warm start for the next force evaluation are left unchanged.
+        last converged at exactly this q (e.g. by ``internal_force(q)`` of an elastic body).
         """
         return float(np.sum(self.element_strain_energies(q)))
 
@@ -513,9 +516,9 @@ class FlexibleBody:
         """Context giving the enhanced modes α (m, n_enh, 3) converged at positions x (n, 3) with zero velocity.
 
         They solve the elastic r_α(x, α) = 0 (no viscous stress). The solve (one enhanced force pass) is skipped
-        when the last kernel pass converged the modes at exactly these x and α with zero velocity or an elastic
-        material. On exit the stored modes (the warm start of the next force evaluation) are restored, so
-        energies and fields do not perturb a simulation. Plain elements: α is empty (m, 0, 3).
+        when the last kernel pass converged the modes at exactly these x with zero velocity or an elastic
+        material (a memo of a function of x: every solve starts from α = 0). Plain elements: α is empty
+        (m, 0, 3).
         """
         done = self._modes_converged_at
         if self.locking is None or (
@@ -523,13 +526,8 @@ class FlexibleBody:
         ):
             yield self._alpha
             return
-        saved = self._alpha.copy(), done
-        try:
-            self._assemble(x, np.zeros_like(x), force=True)
-            yield self._alpha
-        finally:
-            self._alpha[...] = saved[0]
-            self._modes_converged_at = saved[1]
+        self._assemble(x, np.zeros_like(x), force=True)
+        yield self._alpha
 
     def __repr__(self) -> str:
         return (

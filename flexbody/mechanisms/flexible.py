@@ -114,6 +114,7 @@ def arm_with_beam(
     q0: ArrayLike = (0.0, 0.0),
     locked: bool = False,
     gravity: ArrayLike = _GRAVITY,
+    locking: str | None = None,
 ) -> System:
     """A two-link arm moving in the vertical xz-plane (revolute joints about y, tree ``"arm"``, links
     ``"l1"``, ``"l2"``) with a flexible beam (body ``"beam"``) whose face x = 0 is attached rigidly to the
@@ -121,7 +122,8 @@ def arm_with_beam(
     q = 0 the arm and the beam lie along +x; ``q0`` (2,) sets the initial joint angles [rad], and the
     beam is placed on the flange at that pose. ``locked`` holds both joints at q0 (two
     :class:`~flexbody.constraints.couplings.JointDriver` rows), which makes the beam a cantilever clamped at the flange.
-    Both joints are actuated; the beam's nodes are passive.
+    Both joints are actuated; the beam's nodes are passive. ``locking`` is the beam's 8-node formulation
+    (:class:`~flexbody.FlexibleBody`).
     """
     l1, l2 = (float(x) for x in lengths)
     m1, m2 = (float(x) for x in masses)
@@ -137,7 +139,7 @@ def arm_with_beam(
     kin = tree.kinematics(q0)
     flange = kin.p[1] + kin.R[1] @ np.array([l2, 0.0, 0.0])
     mesh = mesh.with_points(mesh.points @ kin.R[1].T + flange)  # beam on the flange at q0
-    beam = FlexibleBody("beam", mesh, _material(young, poisson, density, damping))
+    beam = FlexibleBody("beam", mesh, _material(young, poisson, density, damping), locking=locking)
     constraints: list[Constraint] = [AttachNodes(beam, "x0", link2, name="flange")]
     if locked:
         constraints += [JointDriver(link1, float(q0[0]), name="lock1"), JointDriver(link2, float(q0[1]), name="lock2")]
