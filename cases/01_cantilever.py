@@ -19,8 +19,8 @@ POISSON = 0.33  # -, Poisson's ratio
 DENSITY = 2810.0  # kg/m³, density
 TIP_FORCE = 10.0  # N, end load along +z, spread over the end face
 DIVISIONS = (20, 1, 1)  # -, elements along x, y, z
-ORDER = 2  # -, 2: 27-node elements; 1: 8-node (with LOCKING = "incompatible_modes")
-LOCKING = None  # -, locking remedy of 8-node elements: None or "incompatible_modes"
+ORDER = 2  # -, 2: 27-node elements; 1: 8-node (incompatible modes by default)
+LOCKING = "auto"  # -, 8-node formulation: "auto" (incompatible modes), None (plain, locks) or "incompatible_modes"
 LOAD_STEPS = 5  # -, equal load increments of the Newton–Raphson solve
 EXPECTED_TIP = TIP_FORCE * LENGTH**3 / (3 * YOUNG * WIDTH * HEIGHT**3 / 12)  # m, Euler–Bernoulli value, 1.12455e-2
 

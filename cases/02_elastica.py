@@ -28,8 +28,8 @@ POISSON = 0.0  # -, Poisson's ratio
 DENSITY = 7850.0  # kg/m³, density
 ALPHA = 10.0  # -, load parameter P L² / (E I)
 DIVISIONS = (20, 1, 1)  # -, elements along x, y, z
-ORDER = 2  # -, 2: 27-node elements; 1: 8-node (with LOCKING = "incompatible_modes")
-LOCKING = None  # -, locking remedy of 8-node elements: None or "incompatible_modes"
+ORDER = 2  # -, 2: 27-node elements; 1: 8-node (incompatible modes by default)
+LOCKING = "auto"  # -, 8-node formulation: "auto" (incompatible modes), None (plain, locks) or "incompatible_modes"
 LOAD_STEPS = 10  # -, equal load increments of the Newton–Raphson solve
 BISSHOPP_DRUCKER = {1.0: 0.301721, 3.0: 0.603253, 10.0: 0.810609}  # -, vertical tip deflection / L at α = 1, 3, 10
 

@@ -29,8 +29,8 @@ YOUNG = 2.1e11  # Pa, Young's modulus
 POISSON = 0.3  # -, Poisson's ratio
 DENSITY = 7850.0  # kg/m³, density
 DIVISIONS = (20, 1, 1)  # -, elements along x, y, z
-ORDER = 2  # -, 2: 27-node elements; 1: 8-node (with LOCKING = "incompatible_modes")
-LOCKING = None  # -, locking remedy of 8-node elements: None or "incompatible_modes"
+ORDER = 2  # -, 2: 27-node elements; 1: 8-node (incompatible modes by default)
+LOCKING = "auto"  # -, 8-node formulation: "auto" (incompatible modes), None (plain, locks) or "incompatible_modes"
 N_MODES = 6  # -, number of lowest modes computed
 MODE_SCALE = 0.1  # -, tip amplitude of the exported mode shapes, as a fraction of L
 BETA_L = (1.8751, 4.6941, 7.8548)  # -, β_i L of the first three clamped–free bending modes (Blevins, Table 8-1)

@@ -112,7 +112,7 @@ def statics(order, divisions, params, out=None) -> dict:
     asm = build(order, divisions, locked=True, **params).assemble()
     eq = fb.solve_static(asm)  # the constrained solver: Newton on (q, λ)
     beam = asm.bodies[0]
-    alone = fb.FlexibleBody("alone", beam.mesh, beam.material)
+    alone = fb.FlexibleBody("alone", beam.mesh, beam.material, locking=beam.locking)
     clamped = fb.System([alone], [fb.Fix(alone, "x0")], loads=[fb.Gravity(alone, (0, 0, -params["gravity"]))])
     ref = fb.solve_static(clamped)  # the flexible-only solver, the clamp's coordinates eliminated
     tip = beam.mesh.points[beam.nodes("x1")].mean(axis=0)

@@ -80,7 +80,9 @@ def build(
     n = int(elements_per_edge)
     box = fb.mesh.box((LENGTH, LEFT_HEIGHT, THICKNESS), (n, n, 1), order=order)
     mesh = box.with_points(membrane_points(box.points))
-    membrane = fb.FlexibleBody("membrane", mesh, neo_hookean(shear_modulus, poisson), quadrature=order + 1)
+    membrane = fb.FlexibleBody(  # plain Q1 and Q2 elements, as deal.II's table (no incompatible modes)
+        "membrane", mesh, neo_hookean(shear_modulus, poisson), quadrature=order + 1, locking=None
+    )
     free = np.setdiff1d(np.arange(membrane.n_nodes), membrane.nodes("x0"))
     load = fb.SurfaceTraction(membrane, "x1", total=(0.0, total_force, 0.0))
     return fb.System(

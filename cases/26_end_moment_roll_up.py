@@ -40,10 +40,9 @@ def build(elements=ELEMENTS, order=ORDER, quadrature=QUADRATURE, turns=TURNS) ->
     put the moment on the plate's rotation."""
     mesh = fb.mesh.box((LENGTH, SIDE, SIDE), (int(elements), 1, 1), order=order, origin=(0.0, -SIDE / 2, -SIDE / 2))
     material = fb.StVenantKirchhoff(young=YOUNG, poisson=POISSON, density=DENSITY)
-    if order == 2:
-        bar = fb.FlexibleBody("bar", mesh, material, quadrature=quadrature)
-    else:
-        bar = fb.FlexibleBody("bar", mesh, material, locking="incompatible_modes")
+    bar = fb.FlexibleBody(
+        "bar", mesh, material, quadrature=quadrature if order == 2 else None
+    )  # 8-node: incompatible modes
     tree = fb.RigidTree("plate", gravity=(0.0, 0.0, 0.0))
     plate = tree.add_link("plate", joint=fb.Planar((0.0, 1.0, 0.0)), origin=(LENGTH, 0.0, 0.0))
     system = fb.System([tree, bar], [fb.Fix(bar, "x0"), fb.AttachNodes(bar, "x1", plate)])

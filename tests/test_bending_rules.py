@@ -57,10 +57,11 @@ def test_rules_that_lock_are_warned_against_and_name_the_remedy(caplog):
         assert _body((1.0, 0.01, 0.01), (10, 1, 1)).quadrature == (2, 3, 3)  # the default
         _body((1.0, 1.0, 0.01), (8, 8, 1), quadrature=(3, 2, 3))  # a plate reduced along either in-plane axis
         _body((1.0, 1.0, 1.0), (3, 3, 3))  # compact: the full rule is right
-        _body((1.0, 0.01, 0.01), (40, 1, 1), order=1, locking="incompatible_modes")
+        assert _body((1.0, 0.01, 0.01), (40, 1, 1), order=1).locking == "incompatible_modes"  # the 8-node default
+        assert _body((1.0, 0.01, 0.01), (10, 1, 1)).locking is None  # 27-node: no locking remedy needed
     assert caplog.text == ""
     with caplog.at_level(logging.WARNING, logger="flexbody"):
-        _body((1.0, 0.01, 0.01), (40, 1, 1), order=1)
+        _body((1.0, 0.01, 0.01), (40, 1, 1), order=1, locking=None)
     assert "plain 8-node bricks (locking=None) on elements up to 2.5:1" in caplog.text
     assert "use locking='incompatible_modes'" in caplog.text
 

@@ -14,7 +14,7 @@ case = load("26_end_moment_roll_up.py")
 @pytest.mark.parametrize(
     "overrides, rotation",
     [({"elements": 10}, 1.00058), ({"elements": 40, "order": 1}, 0.99968)],
-    ids=["H27-default-10", "H8-incompatible-40"],
+    ids=["H27-default-10", "H8-default-40"],  # no quadrature or locking argument: the defaults
 )
 def test_recommended_meshes_close_the_circle(overrides, rotation, tmp_path):
     run = case.main(tmp_path, **overrides)

@@ -116,7 +116,7 @@ def _body(material, damping=0.0):
         "svk": fb.StVenantKirchhoff(young=2e5, poisson=0.3, density=1e3, damping=damping),
         "neo-hookean": fb.NeoHookean(young=2e5, poisson=0.3, density=1e3, damping=damping),
     }
-    body = fb.FlexibleBody("body", fb.mesh.box((1.0, 0.5, 0.4), (16, 8, 6), order=1), materials[material])
+    body = fb.FlexibleBody("body", fb.mesh.box((1.0, 0.5, 0.4), (16, 8, 6), order=1), materials[material], locking=None)
     X = body.mesh.points
     q = X + 0.02 * np.stack([np.sin(3 * X[:, 0]) * X[:, 1], X[:, 0] ** 2, X[:, 1] * X[:, 2]], axis=1)
     return body, q.ravel()

@@ -57,7 +57,9 @@ def _flexbody_material(kind: str, young: float = YOUNG, poisson: float = POISSON
 def _pair(order, size, divisions, quadrature, kind, young=YOUNG):
     """flexbody body, skfem oracle and the dof permutation (skfem[perm] = flexbody) for one mesh."""
     mesh = fb.mesh.box(size=size, divisions=divisions, order=order)
-    body = fb.FlexibleBody("body", mesh, _flexbody_material(kind, young), quadrature=quadrature)
+    body = fb.FlexibleBody(
+        "body", mesh, _flexbody_material(kind, young), quadrature=quadrature, locking=None
+    )  # plain, as skfem's
     points = np.asarray(mesh.points)
     sk_mesh = box_mesh(points.min(axis=0), points.max(axis=0), divisions, order)
     basis = vector_basis(sk_mesh, order, quadrature)

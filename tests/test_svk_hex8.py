@@ -29,7 +29,7 @@ def svk_body(young, poisson, damping, divisions=(4, 2, 3), distort=0.25):
     interior = np.all((pts > lo + 1e-9) & (pts < hi - 1e-9), axis=1)
     pts[interior] += distort * 0.1 * RNG.uniform(-1, 1, (interior.sum(), 3))
     material = fb.StVenantKirchhoff(young=young, poisson=poisson, density=1e3, damping=damping)
-    return fb.FlexibleBody("body", mesh.with_points(pts), material)
+    return fb.FlexibleBody("body", mesh.with_points(pts), material, locking=None)  # the plain brick
 
 
 def random_state(body, amplitude=0.02, speed=1.0):

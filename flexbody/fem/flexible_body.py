@@ -96,9 +96,11 @@ class FlexibleBody:
         rigid-body motions is refused; one that integrates every slender axis of the elements with three points
         gets a warning naming the rule that does not lock. The mass matrix keeps at least the 3 × 3 × 3
         (2 × 2 × 2) rule. The attribute ``quadrature`` is the rule in use.
-    locking : {None, "incompatible_modes"}
-        Formulation of the 8-node element: None, the plain trilinear brick, locks in bending (shear locking) and
-        is warned against on slender elements; "incompatible_modes" (Simo & Armero 1992) does not lock.
+    locking : {"auto", None, "incompatible_modes"}
+        Formulation of the 8-node element: "auto" (the default) is "incompatible_modes" (Simo & Armero 1992),
+        which does not lock, for 8-node cells and None for 27-node ones; None, the plain trilinear brick, locks in
+        bending (shear locking) and is warned against on slender elements. The attribute ``locking`` is the
+        formulation in use.
     """
 
     def __init__(
@@ -108,7 +110,7 @@ class FlexibleBody:
         material: Material,
         *,
         quadrature: int | tuple[int, int, int] | None = None,
-        locking: str | None = None,
+        locking: str | None = "auto",
     ):
         if not isinstance(name, str) or not name:
             raise FlexbodyError(f"FlexibleBody name must be a non-empty string, got {name!r}")
@@ -118,8 +120,12 @@ class FlexibleBody:
             raise FlexbodyError(
                 f"FlexibleBody {name!r}: material must be a flexbody Material, got {type(material).__name__}"
             )
+        if locking == "auto":  # the formulation that does not lock: incompatible modes for 8-node bricks
+            locking = "incompatible_modes" if getattr(mesh, "nodes_per_cell", None) == 8 else None
         if locking not in LOCKING_REMEDIES:
-            raise FlexbodyError(f"FlexibleBody {name!r}: locking must be one of {LOCKING_REMEDIES}, got {locking!r}")
+            raise FlexbodyError(
+                f"FlexibleBody {name!r}: locking must be 'auto' or one of {LOCKING_REMEDIES}, got {locking!r}"
+            )
         if locking is not None and mesh.nodes_per_cell != 8:
             raise FlexbodyError(f"FlexibleBody {name!r}: locking={locking!r} applies to 8-node elements only")
         orphans = np.setdiff1d(np.arange(mesh.n_nodes), mesh.cells)

@@ -162,7 +162,15 @@ def continue_path(
     track: PathTrack, q: np.ndarray, s: float, previous, arc: float, settings: ArcLength, newton: NewtonSettings
 ) -> Results:
     """Follow the path of ``track`` from its converged point (q, s) on arcs from ``arc`` to the load factor 1;
-    ``previous`` is the step that led there, (Δq_free, Δs), or None. Returns ``track``'s finished Results."""
+    ``previous`` is the step that led there, (Δq_free, Δs), or None. Returns ``track``'s finished Results; a
+    ConvergenceError carries the path so far in ``last_good``."""
+    try:
+        return _follow(track, q, s, previous, arc, settings, newton)
+    except ConvergenceError as exc:
+        raise track.keeping_path(exc) from None
+
+
+def _follow(track: PathTrack, q, s, previous, arc: float, settings: ArcLength, newton: NewtonSettings) -> Results:
     path, results = track.path, track.results
     max_arc = settings.max_arc or MAX_ARC_SHARE * system_size(path.system)
     arc = min(arc, max_arc)

@@ -65,6 +65,14 @@ def solve_flexible(
     path = EquilibriumPath(system, settings)
     check_held(system, path.fixed)
     track = PathTrack(system, path, settings, q, branch)
+    try:
+        return _load_steps(system, path, track, settings, load_steps)
+    except ConvergenceError as exc:
+        raise track.keeping_path(exc) from None
+
+
+def _load_steps(system, path, track: PathTrack, settings: NewtonSettings, load_steps: int) -> Results:
+    """The load steps of :func:`solve_flexible` from the start of ``track`` to the load factor 1."""
     results = track.results
     s_done, steps = 0.0, LoadIncrements(load_steps, settings.max_bisections)
     while s_done < 1.0 - 1e-14:

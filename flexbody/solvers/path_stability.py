@@ -208,7 +208,10 @@ class PathStability:
         full[self.path.free] = modes / np.abs(modes).max(axis=0)
         kind = "bifurcation" if share <= BIFURCATION_SHARE else "limit point"
         log.info("%s at load factor %.6g (load share of the critical modes %.2e)", kind, s, share)
-        residual = float(np.linalg.norm(self.path.terms(q, s)[0]))
+        try:  # an interpolated state: its residual is a measure of the interpolation, nan where it has none
+            residual = float(np.linalg.norm(self.path.terms(q, s)[0]))
+        except ConvergenceError:
+            residual = float("nan")
         return CriticalPoint(kind, float(s), q, full, n_a, n_b, residual)
 
     def switch(self, critical: CriticalPoint, branch: BranchSwitch) -> tuple[np.ndarray, float, list, np.ndarray]:

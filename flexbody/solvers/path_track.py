@@ -15,6 +15,7 @@ import logging
 
 import numpy as np
 
+from ..errors import ConvergenceError
 from ..io.results import Results
 from ..system.description import System
 from .equilibrium_path import EquilibriumPath
@@ -63,7 +64,7 @@ class PathTrack:
         count = self.stability.count(q, s)
         before = self.last[2]
         if count >= 0 and before >= 0 and count != before:
-            for critical in self.stability.locate(self.last, (q, s, count)):
+            for critical in self._located(q, s, count):
                 self._record(
                     critical.q,
                     critical.load_factor,
@@ -79,6 +80,25 @@ class PathTrack:
         self._record(q, s, history, count, _kind(count), **extra)
         self.last = (q, s, count)
         return None
+
+    def _located(self, q, s, count) -> list:
+        """The critical points between the last point and (q, s); none (logged) when locating them failed."""
+        try:
+            return self.stability.locate(self.last, (q, s, count))
+        except ConvergenceError as exc:
+            log.warning(
+                "the critical point(s) between load factors %.6g and %.6g were not located: %s",
+                self.last[1],
+                s,
+                exc.reason,
+            )
+            return []
+
+    def keeping_path(self, exc: ConvergenceError) -> ConvergenceError:
+        """``exc`` carrying the path so far (``last_good``) when it carries nothing."""
+        if exc.last_good is None:
+            exc.last_good = self.results
+        return exc
 
     def _switch(self, critical: CriticalPoint) -> tuple:
         assert self.branch is not None  # add() switches only when a branch is asked for

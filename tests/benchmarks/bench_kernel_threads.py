@@ -62,7 +62,9 @@ YOUNG, POISSON, DENSITY = 2.0e5, 0.3, 1000.0
 def body_and_state(divisions) -> tuple[fb.FlexibleBody, np.ndarray]:
     """A unit-cube SVK body of 8-node elements and a smooth deformation q (3n,) of a few percent strain."""
     mesh = fb.mesh.box((1.0, 1.0, 1.0), divisions, order=1)
-    body = fb.FlexibleBody("cube", mesh, fb.StVenantKirchhoff(young=YOUNG, poisson=POISSON, density=DENSITY))
+    body = fb.FlexibleBody(
+        "cube", mesh, fb.StVenantKirchhoff(young=YOUNG, poisson=POISSON, density=DENSITY), locking=None
+    )
     X = mesh.points
     u = 0.03 * np.stack([X[:, 0] * X[:, 1], np.sin(X[:, 0]) * X[:, 2], X[:, 2] ** 2 - X[:, 1]], axis=1)
     return body, (X + u).ravel()

@@ -102,7 +102,9 @@ def fe_model(young: float = YOUNG, divisions: tuple = DIVISIONS) -> dict:
     mesh = fb.mesh.box(
         size=(LENGTH, WIDTH, HEIGHT), divisions=tuple(divisions), order=ORDER, origin=(0.0, -0.5 * WIDTH, -0.5 * HEIGHT)
     )
-    bar = fb.FlexibleBody("bar", mesh, fb.StVenantKirchhoff(young=young, poisson=POISSON, density=DENSITY))
+    bar = fb.FlexibleBody(
+        "bar", mesh, fb.StVenantKirchhoff(young=young, poisson=POISSON, density=DENSITY), locking=None
+    )
     return {
         "body": bar,
         "points": np.asarray(mesh.points, dtype=float),
