@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from case_files import load
 
+import flexbody as fb
+
 case = load("25_hinged_roof_snap_through.py")
 
 
@@ -51,3 +53,13 @@ def test_thin_roof_snaps_back(tmp_path):
     negative = load_ < 0
     assert np.any(np.diff(w)[negative[1:]] < 0) and np.any(np.diff(w)[negative[1:]] > 0)  # W turns back and forth
     assert run["results"].times[-1] == 1.0
+
+
+@pytest.mark.parametrize(("thickness", "maximum", "minimum"), [(0.0127, 2226.3, 518.7), (0.00635, 585.9, -386.4)])
+def test_default_arcs_pass_the_snaps_in_few_steps(thickness, maximum, minimum):
+    """``ArcLength()`` with no settings: through the snap-through (and the thin roof's snap-back) in a handful of
+    arcs (issue 33 asked for at most 100), both limit points located on Sze's within the solid's 5 %."""
+    results = fb.solve_static(case.build(thickness, 4), path=fb.ArcLength())
+    assert results.metadata["ended"] == "target" and results.metadata["steps"] <= 20  # measured 5 and 6
+    (p_max, _), (p_min, _) = case.limit_points(results).values()
+    assert abs(p_max / maximum - 1) < 0.02 and abs(p_min / minimum - 1) < 0.05  # the limits of the 0.5 mm path
