@@ -18,20 +18,19 @@ through the bottom).
     w cos θ L⁴/(8 E I), w = ρ g A, θ = −0.2 rad the beam's inclination, I = b h³/12: 4.5057e-2 m (7.5 % of
     L: moderately nonlinear). Expected: 27-node elements (the default Gauss rule, 2 × 3 × 3 on these slender
     elements) within 3 % (they carry shear deformation, ≈ +0.5 % here, and geometric stiffening, ≈ −1 %); 8-node
-    trilinear bricks lock in bending (no locking remedy on this body) and are known to be too stiff: they give ≈
-    0.6 of it at 12 × 2 × 2 and converge towards it under refinement (tests/test_cases_flexible.py solves the
-    refined meshes).
+    bricks with incompatible modes (LOCKING = "auto", the default) within 1 %; plain trilinear bricks
+    (LOCKING = None) lock in bending: ≈ 0.6 of it at 12 × 2 × 2 (tests/test_cases_flexible.py solves both).
 (b) Free motion from q0 at rest (no torque): the energy (kinetic + strain + gravity) is conserved by the
     trapezoidal rule up to O(dt²); requirement max |E − E0| ≤ 0.5 % of the largest kinetic energy.
 (c) A constant torque τ = TORQUE = (2, −1) N·m on the joints: E(t) − E0 equals the recorded applied work
     W(t) = ∫ τ·q̇ dt (history "applied_work"); mismatch max |E − E0 − W| ≤ 0.5 % of K_max.
 
 Measured at full size (defaults, `NUMBA_NUM_THREADS=1 flexbody run cases/14_arm_with_beam.py`):
-- (a) locked vs clamped-alone tip: 1.1e-13 (8-node) and 2.7e-10 (27-node) relative; tip deflection normal
-  to the beam −2.7416e-2 m (8-node, 0.608 of Euler–Bernoulli) and −4.5412e-2 m (27-node, 1.0079; 3 × 3 × 3
-  gave 0.9888); equilibrium residual ≤ 1.7e-9 N, ‖φ‖ 6e-17.
-- (b) max |E − E0| / K_max = 9.36e-5 (8-node) and 9.46e-5 (27-node), K_max 38.2 / 38.3 J; ‖φ‖ ≤ 1.4e-11.
-- (c) max |E − E0 − W| / K_max = 2.58e-4 (8-node) and 2.44e-4 (27-node) with W(1 s) = 6.84 J (0.17 K_max).
+- (a) locked vs clamped-alone tip: 2.1e-10 (8-node) and 2.7e-10 (27-node) relative; tip deflection normal
+  to the beam −4.4761e-2 m (8-node, 0.9934 of Euler–Bernoulli; plain bricks gave 0.608) and −4.5412e-2 m
+  (27-node, 1.0079; 3 × 3 × 3 gave 0.9888); equilibrium residual ≤ 1.7e-9 N, ‖φ‖ 6e-17.
+- (b) max |E − E0| / K_max = 9.53e-5 (8-node) and 9.46e-5 (27-node), K_max 38.3 J; ‖φ‖ ≤ 4.5e-12.
+- (c) max |E − E0 − W| / K_max = 2.51e-4 (8-node) and 2.44e-4 (27-node) with W(1 s) = 6.85 / 6.84 J (0.17 K_max).
 
 Outputs in out_dir, per order (order1/, order2/): static_locked.vtu and static_alone.vtu (the two static
 solutions, ParaView), free/ and torque/ (Results.save, and free/beam.pvd + .vtu every VTK_EVERY steps);
@@ -56,6 +55,7 @@ GRAVITY = 9.81  # m/s², gravity along −z
 Q0 = (0.3, -0.5)  # rad, start joint angles (at rest)
 ORDER = (1, 2)  # -, element orders to run (1: 8-node, 2: 27-node); an int runs one
 DIVISIONS_ORDER1 = (12, 2, 2)  # -, 8-node elements along x, y, z
+LOCKING = "auto"  # -, the 8-node bricks: "auto" (incompatible modes, do not lock) or None (plain, lock)
 DIVISIONS_ORDER2 = (6, 1, 1)  # -, 27-node elements along x, y, z
 DT = 2e-3  # s, generalized-α step
 T_END = 1.0  # s, end time
@@ -75,6 +75,7 @@ def build(
     gravity=GRAVITY,
     q0=Q0,
     locked=False,
+    locking=LOCKING,
 ) -> fb.System:
     """The arm with its beam at q0 (joints held at q0 when ``locked``)."""
     return fb.mechanisms.arm_with_beam(
@@ -89,6 +90,7 @@ def build(
         q0=tuple(q0),
         locked=locked,
         gravity=(0.0, 0.0, -gravity),
+        locking=locking,
     )
 
 
@@ -185,6 +187,7 @@ def main(
     order=ORDER,
     divisions_order1=DIVISIONS_ORDER1,
     divisions_order2=DIVISIONS_ORDER2,
+    locking=LOCKING,
     lengths=LENGTHS,
     masses=MASSES,
     beam_size=BEAM_SIZE,
@@ -216,6 +219,7 @@ def main(
         "density": density,
         "gravity": gravity,
         "q0": tuple(q0),
+        "locking": locking,
     }
     per_order, runs = {}, {}
     for n in orders:
