@@ -152,3 +152,12 @@ def test_upright_double_pendulum_has_two_unstable_directions():
         for q0 in ([0.0, 0.0], [np.pi, 0.0], [np.pi, np.pi])  # hanging, upright, the upper link up and the lower down
     ]
     assert counts == [0, 2, 1]
+
+
+def test_arc_length_path_switches_branch_too():
+    """The same switch on an arc-length path: through the bifurcation onto the buckled branch, then on to s = 1."""
+    system, body = _column()
+    results = fb.solve_static(system, path=fb.ArcLength(), branch=fb.BranchSwitch(toward=(0, 0, -1)))
+    assert results.metadata["ended"] == "target" and results.metadata["stable"] is True
+    assert -_tip(results, body)[2] / L == pytest.approx(_elastica_tip(RATIO), rel=0.005)
+    assert abs(_tip(results, body)[1]) < 1e-6 * L
