@@ -20,7 +20,6 @@ no warm start carries over from one call to the next, and a resumed run repeats 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import os
@@ -158,7 +157,7 @@ class FlexibleBody:
         else:
             self._alpha = np.zeros((self.n_elements, 0, 3))
             self._h_elem = np.zeros(self.n_elements)
-        self._modes_converged_at = None  # (x, α) after the last elastic mode solve, see _converge_modes
+        self._modes_converged_at = None  # x of the last elastic mode solve, whose α the kernel left (_elastic_modes)
         self._color_ptr, self._block_ptr, self._color_elems = patterns.color_groups(self._cells, self.n_nodes)
         self._pattern = None
         self._mass = None
@@ -411,10 +410,9 @@ class FlexibleBody:
         )
         if self.locking is not None and np.any(status < 0):
             e = int(np.flatnonzero(status < 0)[0])
-            self._alpha[status < 0] = 0.0
             raise ConvergenceError(f"body {self.name!r}: incompatible modes of element {e} did not converge")
         if self.locking is not None and (self.material.damping == 0.0 or not np.any(vel)):
-            self._modes_converged_at = (x.copy(), self._alpha.copy())
+            self._modes_converged_at = x.copy()
         shape = (self.n_dofs, self.n_dofs)
         K = sp.csr_matrix((K_data, indices, indptr), shape=shape) if tangent else None
         C = sp.csr_matrix((C_data, indices, indptr), shape=shape) if damping else None
@@ -440,8 +438,7 @@ class FlexibleBody:
     def _deformation_gradients(self, q) -> np.ndarray:
         """F (m, nq, 3, 3) at the Gauss points (with the enhanced modes of the incompatible-mode element)."""
         x = self._positions(q)
-        with self._elastic_modes(x) as alpha:
-            xe = np.concatenate([x[self._cells], alpha], axis=1)
+        xe = np.concatenate([x[self._cells], self._elastic_modes(x)], axis=1)
         return np.einsum("eai,egak->egik", xe, self._G, optimize=True)
 
     def inversion(self, q: ArrayLike) -> str | None:
@@ -506,34 +503,25 @@ class FlexibleBody:
             raise FlexbodyError(f"body {self.name!r}: no strain energy for material {type(self.material).__name__}")
         energy = np.empty(self.n_elements)
         n_threads = kernel_threads(self.n_elements, FORCE_ELEMENTS_PER_THREAD)
-        if self.locking is None:  # no modes to converge
-            energy_kernels.element_strain_energies(
-                self._cells, self._G, self._wdv, x, self._alpha, kind, params, n_threads, energy, law=self.material.law
-            )
-            return energy
-        with self._elastic_modes(x) as alpha:
-            energy_kernels.element_strain_energies(
-                self._cells, self._G, self._wdv, x, alpha, kind, params, n_threads, energy, law=self.material.law
-            )
+        alpha = self._elastic_modes(x)  # empty for plain elements
+        energy_kernels.element_strain_energies(
+            self._cells, self._G, self._wdv, x, alpha, kind, params, n_threads, energy, law=self.material.law
+        )
         return energy
 
-    @contextlib.contextmanager
-    def _elastic_modes(self, x):
-        """Context giving the enhanced modes α (m, n_enh, 3) converged at positions x (n, 3) with zero velocity.
+    def _elastic_modes(self, x) -> np.ndarray:
+        """The enhanced modes α (m, n_enh, 3) converged at positions x (n, 3) with zero velocity.
 
         They solve the elastic r_α(x, α) = 0 (no viscous stress). The solve (one enhanced force pass) is skipped
         when the last kernel pass converged the modes at exactly these x with zero velocity or an elastic
         material (a memo of a function of x: every solve starts from α = 0). Plain elements: α is empty
         (m, 0, 3).
         """
-        done = self._modes_converged_at
-        if self.locking is None or (
-            done is not None and np.array_equal(done[0], x) and np.array_equal(done[1], self._alpha)
+        if self.locking is not None and not (
+            self._modes_converged_at is not None and np.array_equal(self._modes_converged_at, x)
         ):
-            yield self._alpha
-            return
-        self._assemble(x, np.zeros_like(x), force=True)
-        yield self._alpha
+            self._assemble(x, np.zeros_like(x), force=True)
+        return self._alpha
 
     def __repr__(self) -> str:
         return (
