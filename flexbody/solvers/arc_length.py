@@ -36,7 +36,6 @@ from ..errors import ConvergenceError, FlexbodyError
 from ..io.results import Results
 from ..linalg.validation import check_setting
 from ..system.description import System
-from .arc_measure import arc_weights
 from .equilibrium_path import EquilibriumPath, arc_step
 from .flexible_newton import check_held, flexible_newton
 from .newton_settings import NewtonSettings
@@ -150,9 +149,8 @@ def follow_path(
     q = system.reference_coordinates() if q_start is None else np.array(q_start, dtype=float)
     if q.shape != (system.n_dofs,) or not np.all(np.isfinite(q)):
         raise FlexbodyError(f"solve_static: q_start must be finite with shape ({system.n_dofs},)")
-    path = EquilibriumPath(system, newton)
+    path = EquilibriumPath(system, newton, settings.nodes)
     check_held(system, path.fixed)
-    path.weights = arc_weights(system, path.free, settings.nodes)
     q = path.place(q, 0.0)
     track = PathTrack(system, path, newton, q, branch, extra=("arc_length",))
     return continue_path(track, q, 0.0, None, _first_arc(path, q, settings, load_steps), settings, newton)
@@ -187,7 +185,7 @@ def _follow(track: PathTrack, q, s, previous, arc: float, settings: ArcLength, n
                 last_good=results,
             )
         try:
-            q_new, s_new, history, step = arc_step(path, q, s, arc, previous, settings.psi, newton)
+            q_new, s_new, history, step, tangent = arc_step(path, q, s, arc, previous, settings.psi, newton)
             if track.falls_back(q, q_new):
                 raise ConvergenceError("the step fell back towards the branch the path left", history)
         except ConvergenceError as exc:
@@ -210,7 +208,7 @@ def _follow(track: PathTrack, q, s, previous, arc: float, settings: ArcLength, n
         if track.results.metadata["ended"] is not None:
             break
         if switched is None:
-            switched = track.add(q_new, s_new, history, arc_length=arc)
+            switched = track.add(q_new, s_new, history, tangent, arc_length=arc)
         if switched is not None:  # the first arc on the new branch: half its distance from the branch left
             q, s, previous = switched
             arc = min(max_arc, max(0.5 * path.length(previous[0]), min_arc))
@@ -232,7 +230,7 @@ def _land_on_levels(track: PathTrack, q, s, q_new, s_new, levels, newton) -> tup
     for level in sorted(crossed, reverse=bool(s_new < s)):
         secant = q + (level - s) / (s_new - s) * (q_new - q)
         try:
-            q_level, history = flexible_newton(
+            q_level, history, tangent = flexible_newton(
                 track.path.system, secant, level, track.path.free, track.path.linear, newton
             )
         except ConvergenceError as exc:
@@ -240,7 +238,7 @@ def _land_on_levels(track: PathTrack, q, s, q_new, s_new, levels, newton) -> tup
                 raise
             log.warning("solve_static: no point landed on the load factor %.6g (%s)", level, exc.reason)
             continue
-        switched = track.add(q_level, level, history)
+        switched = track.add(q_level, level, history, tangent)
         if switched is not None:
             return switched
         track.results.metadata["at_points"].append(len(track.results.times) - 1)

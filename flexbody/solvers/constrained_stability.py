@@ -29,13 +29,13 @@ RELATIVE_ZERO = 1e-7
 def constrained_negative_eigenvalues(A_rigid: np.ndarray, A_flex: sp.spmatrix, Phi: sp.spmatrix) -> int:
     """Negative eigenvalues of Zᵀ A Z for A = diag(A_rigid (n_r, n_r), A_flex (n_f, n_f)) and rows Φ (m, n);
     −1 when n > DENSE_LIMIT (not assessed)."""
+    n = (A_rigid.shape[0] if A_rigid.size else 0) + A_flex.shape[0]
+    if n > DENSE_LIMIT:  # decided before anything dense is formed
+        return -1
     blocks = [np.atleast_2d(A_rigid)] if A_rigid.size else []
     if A_flex.shape[0]:
         blocks.append(sp.csr_matrix(A_flex).toarray())
     A = sla.block_diag(*blocks) if blocks else np.zeros((0, 0))
-    n = A.shape[0]
-    if n > DENSE_LIMIT:
-        return -1
     Phi = sp.csr_matrix(Phi).toarray() if Phi.shape[0] else np.zeros((0, n))
     Z = sla.null_space(Phi) if Phi.shape[0] else np.eye(n)
     if not Z.shape[1]:

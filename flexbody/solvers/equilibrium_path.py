@@ -26,7 +26,7 @@ __all__ = ["EquilibriumPath", "arc_step"]
 class EquilibriumPath:
     """The equations of one system along the path: residual, tangent and load direction at (q, s)."""
 
-    def __init__(self, system: System, settings: NewtonSettings, weights: np.ndarray | None = None):
+    def __init__(self, system: System, settings: NewtonSettings, nodes: tuple | None = None):
         self.system, self.settings = system, settings
         self.fixed, values0 = system.prescribed(0.0)
         self.u = system.prescribed(1.0)[1] - values0  # prescribed motion per unit load factor
@@ -34,7 +34,7 @@ class EquilibriumPath:
         self.free = np.setdiff1d(np.arange(system.n_dofs), self.fixed)
         self.linear = LinearSolver(symmetric=not system.has_follower_loads)
         self.load_scale = 0.0  # largest ‖s f_ext‖ met on the path
-        self.weights = arc_weights(system, self.free, None) if weights is None else np.asarray(weights, dtype=float)
+        self.weights = arc_weights(system, self.free, nodes)  # the arc's measure: all free nodes, or ``nodes``
 
     def dot(self, a: np.ndarray, b: np.ndarray) -> float:
         """aᵀ W b of two increments of the free coordinates in the arc's measure."""
@@ -66,7 +66,8 @@ class EquilibriumPath:
 
 
 def arc_step(path: EquilibriumPath, q, s, arc, previous, psi: float, newton: NewtonSettings):
-    """One step on the arc of length ``arc`` from the converged (q, s): (q, s, residual history, (Δq, Δs)).
+    """One step on the arc of length ``arc`` from the converged (q, s): (q, s, residual history, (Δq, Δs), the
+    tangent K_ff at the new point).
     ``previous`` is the step before, (Δq, Δs), or None; ConvergenceError when the step fails."""
     free, psi2 = path.free, psi**2
     _, K, f, _ = path.terms(q, s)
@@ -98,7 +99,7 @@ def arc_step(path: EquilibriumPath, q, s, arc, previous, psi: float, newton: New
                 raise ConvergenceError(
                     "the step turned back along the path (the arc is longer than the path's turn)", history
                 )
-            return trial, s + ds, history, (dq, ds)
+            return trial, s + ds, history, (dq, ds), K
         solved = path.linear.solve(K, np.column_stack([-r, f]))
         dq, ds = _on_arc(path, dq, ds, solved[:, 0], solved[:, 1], arc, psi2 * float(f @ f))
     raise ConvergenceError(

@@ -85,7 +85,8 @@ def _residual(system: System, q: np.ndarray, s: float, with_jacobian: bool):
 
 
 def flexible_newton(system, q, s, free, linear, settings):
-    """Newton iterations at load factor s from q; returns (q, residual history) or raises ConvergenceError."""
+    """Newton iterations at load factor s from q; returns (q, residual history, the tangent ∂r_f/∂q_f at q) or raises
+    ConvergenceError."""
     q = q.copy()
     fixed, values = system.prescribed(s)
     q[fixed] = values
@@ -101,7 +102,7 @@ def flexible_newton(system, q, s, free, linear, settings):
             inverted = system.inversion(q)
             if inverted:
                 raise ConvergenceError(f"Newton reached a state at load factor {s:.6g} where {inverted}", history)
-            return q, history
+            return q, history, with_load_stiffness(system, K_ff, q, s, free)
         delta = linear.solve(with_load_stiffness(system, K_ff, q, s, free), -r[free])
         q = _line_search(system, q, s, free, delta, r[free], settings)
     raise ConvergenceError(

@@ -78,7 +78,7 @@ def _load_steps(system, path, track: PathTrack, settings: NewtonSettings, load_s
     while s_done < 1.0 - 1e-14:
         s_next = steps.target(s_done)
         try:
-            q_new, history = flexible_newton(
+            q_new, history, tangent = flexible_newton(
                 system, _predictor(results, s_next), s_next, path.free, path.linear, settings
             )
         except ConvergenceError as exc:
@@ -91,7 +91,7 @@ def _load_steps(system, path, track: PathTrack, settings: NewtonSettings, load_s
                 ) from None
             continue
         steps.converged(len(history) - 1)
-        switched = track.add(q_new, s_next, history)
+        switched = track.add(q_new, s_next, history, tangent)
         if switched is not None:  # on the new branch: arc length from here, as load steps cannot follow it
             q1, s1, previous = switched
             return continue_path(track, q1, s1, previous, 0.5 * path.length(previous[0]), ArcLength(), settings)

@@ -44,13 +44,19 @@ from .newton_settings import NewtonSettings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BranchSwitch", "CriticalPoint", "PathStability", "POINT_KINDS", "system_size"]
+__all__ = ["BranchSwitch", "CriticalPoint", "PathStability", "POINT_KINDS", "point_kind", "system_size"]
 
 POINT_KINDS = {"not assessed": -1, "stable": 0, "unstable": 1, "limit point": 2, "bifurcation": 3}
 """The codes of the history "point_kind" of a static path."""
 
 SWITCH_AMPLITUDE = 1e-3
 """Default amplitude of the first point on a new branch: this share of the system's size [-]."""
+
+
+def point_kind(count: int) -> int:
+    """The code of a solved point of a path from its tangent's count of negative eigenvalues (−1: not assessed)."""
+    return POINT_KINDS["not assessed"] if count < 0 else POINT_KINDS["stable" if count == 0 else "unstable"]
+
 
 BIFURCATION_SHARE = 1e-3
 """A critical point is a bifurcation when the load's share in its critical modes, ‖Vᵀf‖/‖f‖, is at most this."""
@@ -127,11 +133,12 @@ class PathStability:
         self.path, self.newton = path, newton
         self.assessed = path.linear.symmetric  # follower loads: static stability says nothing
 
-    def count(self, q: np.ndarray, s: float) -> int:
-        """Negative eigenvalues of the tangent at the converged (q, s); −1 when not assessed."""
+    def count(self, q: np.ndarray, s: float, tangent: sp.spmatrix | None = None) -> int:
+        """Negative eigenvalues of the tangent at the converged (q, s) (``tangent``, K_ff there, when the solve that
+        converged has it); −1 when not assessed."""
         if not self.assessed:
             return -1
-        return negative_eigenvalues(self.path.terms(q, s)[1])
+        return negative_eigenvalues(self.path.terms(q, s)[1] if tangent is None else tangent)
 
     def locate(self, a: tuple, b: tuple) -> list[CriticalPoint]:
         """The critical points between the converged points a = (q, s, count) and b (counts differ), in order

@@ -21,7 +21,7 @@ from ..system.description import System
 from .equilibrium_path import EquilibriumPath
 from .flexible_newton import record_point, static_results
 from .newton_settings import NewtonSettings
-from .path_stability import POINT_KINDS, BranchSwitch, CriticalPoint, PathStability
+from .path_stability import POINT_KINDS, BranchSwitch, CriticalPoint, PathStability, point_kind
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class PathTrack:
         count = self.stability.count(q0, 0.0)
         self.results.histories.update(
             negative_eigenvalues=np.array([float(count)]),
-            point_kind=np.array([float(_kind(count))]),
+            point_kind=np.array([float(point_kind(count))]),
             **{name: np.zeros(1) for name in extra},
         )
         self.results.metadata["critical_points"] = []
@@ -57,11 +57,12 @@ class PathTrack:
         self.extra = extra
         self.last = (q0, 0.0, count)
 
-    def add(self, q: np.ndarray, s: float, history: list, **extra) -> tuple | None:
-        """Record the converged point (q, s) with its residual ``history``; a critical point found before it is
+    def add(self, q: np.ndarray, s: float, history: list, tangent=None, **extra) -> tuple | None:
+        """Record the converged point (q, s) with its residual ``history`` (``tangent``: K_ff at it, when the solve
+        has it, else it is assembled); a critical point found before it is
         recorded first. Returns the start (q, s, (Δq_free, Δs)) of the new branch when the path switched
         branch there (the point (q, s) is then not recorded: it lies on the branch left), else None."""
-        count = self.stability.count(q, s)
+        count = self.stability.count(q, s, tangent)
         before = self.last[2]
         if count >= 0 and before >= 0 and count != before:
             for critical in self._located(q, s, count):
@@ -77,7 +78,7 @@ class PathTrack:
                 )
                 if critical.kind == "bifurcation" and self.branch is not None and not self.switched:
                     return self._switch(critical)
-        self._record(q, s, history, count, _kind(count), **extra)
+        self._record(q, s, history, count, point_kind(count), **extra)
         self.last = (q, s, count)
         return None
 
@@ -104,7 +105,7 @@ class PathTrack:
         assert self.branch is not None  # add() switches only when a branch is asked for
         q, s, history, mode = self.stability.switch(critical, self.branch)
         count = self.stability.count(q, s)
-        self._record(q, s, history, count, _kind(count))
+        self._record(q, s, history, count, point_kind(count))
         self.switched, self.last, self.branch_mode = True, (q, s, count), (critical.q, mode)
         log.info("switched branch at the bifurcation at load factor %.6g", critical.load_factor)
         free = self.path.free
@@ -146,7 +147,3 @@ class PathTrack:
                 else "",
             )
         return self.results
-
-
-def _kind(count: int) -> int:
-    return POINT_KINDS["not assessed"] if count < 0 else POINT_KINDS["stable" if count == 0 else "unstable"]

@@ -33,7 +33,7 @@ from .constrained_statics import Equilibrium, static_equilibrium
 from .flexible_statics import solve_flexible
 from .inverse_statics import inverse_statics
 from .newton_settings import NewtonSettings
-from .path_stability import POINT_KINDS, BranchSwitch
+from .path_stability import POINT_KINDS, BranchSwitch, point_kind
 
 if TYPE_CHECKING:
     from ..control.tasks import Task
@@ -206,7 +206,7 @@ def _as_results(asm, eq: Equilibrium, q_start, t: float) -> Results:
             "newton_iterations": np.array(iterations, dtype=float),
             "residual": np.array([h[-1] if h else 0.0 for h in residuals]),
             "negative_eigenvalues": counts,
-            "point_kind": np.where(counts < 0, POINT_KINDS["not assessed"], np.minimum(counts, 1)),
+            "point_kind": np.array([point_kind(int(count)) for count in counts], dtype=float),
         },
         metadata={
             "solver": "bordered Newton on (q, λ)",
