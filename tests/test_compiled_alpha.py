@@ -15,7 +15,7 @@ import pytest
 
 import flexbody as fb
 from flexbody.solvers import compiled_alpha
-from flexbody.solvers.compiled_alpha import CompiledSteps
+from flexbody.solvers.compiled_steps import CompiledSteps
 
 AGREE = 1e-10  # [m, rad] and [m/s, rad/s]: rounding of two orders of the same arithmetic, over the run
 

@@ -126,7 +126,7 @@ def test_constraints_without_a_compiled_form_join_the_program_in_python():
     """A hinge (orientation rows), a user surface and a subclass with its own evaluate declare no compiled rows:
     the program computes M, h and the declared rows in its kernel and fills theirs from their own evaluate at the
     same workspace, equal to the general route; the compiled generalized-α steps then stay in Python."""
-    from flexbody.solvers.compiled_alpha import CompiledSteps
+    from flexbody.solvers.compiled_steps import CompiledSteps
 
     class ShiftedDistance(Distance):  # evaluates its rows its own way: its inherited declaration does not apply
         def evaluate(self, ev):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from heavy_top import THETA, heavy_top, precession_rate
 from scipy.spatial.transform import Rotation
 
 import flexbody as fb
@@ -74,19 +75,11 @@ def test_a_floating_body_moves_with_the_velocities_given():
 
 
 def test_a_heavy_top_started_in_steady_precession_keeps_its_nutation_angle():
-    """Lagrange's top: A = I₁ = I₂ about the fixed point, C about the symmetry axis, centre of mass at l on it.
-    With spin ω₃ about the axis, tilt θ and Ω the slow root of A cos θ Ω² − C ω₃ Ω + m g l = 0, the motion is a
-    steady precession about the vertical at Ω; the run starts from ω = Ω e_z + (ω₃ − Ω cos θ) e₃ (world axes)."""
-    m, g, ell, A_c, C, theta, w3 = 1.5, 9.81, 0.2, 0.016, 0.03, 0.6, 60.0  # a disc-like top: 2 A_c ≥ C
-    A = A_c + m * ell**2
-    Omega = (C * w3 - np.sqrt((C * w3) ** 2 - 4 * A * np.cos(theta) * m * g * ell)) / (2 * A * np.cos(theta))
-    top = fb.RigidTree("top", gravity=(0, 0, -g))
-    top.add_link("top", None, fb.Spherical(), mass=m, com=(0, 0, ell), inertia=(A_c, A_c, C))
-    phi0 = np.array([theta, 0.0, 0.0])  # the axis tilted by θ about x: e₃ = (0, −sin θ, cos θ)
-    axis = Rotation.from_rotvec(phi0).as_matrix()[:, 2]
-    omega = Omega * np.array([0.0, 0.0, 1.0]) + (w3 - Omega * np.cos(theta)) * axis
-    v0 = fb.Spherical.velocities(phi0, omega)
-    res = fb.simulate(fb.System([top], q0=phi0).assemble(), 0.5, integrator=fb.RK4(dt=2e-4), v0=v0, record_every=50)
+    """Lagrange's top (tests/heavy_top.py) started from the angular velocity of steady precession keeps its tilt θ
+    and precesses at Ω."""
+    asm, v0 = heavy_top()
+    theta, Omega = THETA, precession_rate()
+    res = fb.simulate(asm, 0.5, integrator=fb.RK4(dt=2e-4), v0=v0, record_every=50)
     axes = np.array([Rotation.from_rotvec(q).as_matrix()[:, 2] for q in res.q])
     nutation = np.arccos(np.clip(axes[:, 2], -1.0, 1.0))
     azimuth = np.unwrap(np.arctan2(axes[:, 1], axes[:, 0]))

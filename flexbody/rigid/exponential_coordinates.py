@@ -106,6 +106,63 @@ def right_jacobian_rate(p0, p1, p2, r0, r1, r2, out):
     out[2] = -da * pr * c2 + db * pr * d2 + b * e2
 
 
+@nb.njit(cache=True, inline="always")
+def jacobian_inverse_coefficient(theta):
+    """c(θ) = 1/θ² − 1/(2θ tan(θ/2)) of J_r(φ)⁻¹ = I + ½[φ]× + c[φ]×² (series to θ⁶ below θ = 0.05; finite at
+    θ = π, singular at θ = 2π)."""
+    if theta < SERIES_BELOW:
+        t2 = theta * theta
+        return 1.0 / 12.0 + t2 / 720.0 + t2 * t2 / 30240.0 + t2 * t2 * t2 / 1209600.0
+    return 1.0 / (theta * theta) - 1.0 / (2.0 * theta * math.tan(0.5 * theta))
+
+
+@nb.njit(cache=True)
+def apply_right_jacobian(phi, x, inverse, out):
+    """out (3,) = J_r(φ) x, or J_r(φ)⁻¹ x with ``inverse`` (I + ½[φ]× + c[φ]×²,
+    :func:`jacobian_inverse_coefficient`)."""
+    p0, p1, p2 = phi[0], phi[1], phi[2]
+    theta = math.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
+    if inverse:
+        first, second = -0.5, jacobian_inverse_coefficient(theta)
+    else:
+        _, first, second, _, _ = coefficients(theta)
+    c0, c1, c2 = cross3(p0, p1, p2, x[0], x[1], x[2])  # [φ]× x
+    d0, d1, d2 = cross3(p0, p1, p2, c0, c1, c2)  # [φ]×² x
+    out[0], out[1], out[2] = (
+        x[0] - first * c0 + second * d0,
+        x[1] - first * c1 + second * d1,
+        x[2] - first * c2 + second * d2,
+    )
+
+
+@nb.njit(cache=True)
+def composed(phi, psi, out):
+    """out (3,) = the rotation vector of exp([φ]×) exp([ψ]×) in the chart of φ (continuous in ψ from φ): by the
+    product of unit quaternions (cos(θ/2), sin(θ/2) φ/θ), angle 2 atan2(‖v‖, w) ∈ [0, 2π) with no change of
+    sign, so a product past π stays in φ's chart (its length then exceeds π, as a step that ends past π does)."""
+    w1, x1, y1, z1 = _quaternion(phi)
+    w2, x2, y2, z2 = _quaternion(psi)
+    w = w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2
+    x = w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2
+    y = w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2
+    z = w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2
+    norm = math.sqrt(x * x + y * y + z * z)
+    scale = 2.0 * math.atan2(norm, w) / norm if norm > 1e-300 else 2.0 / w
+    out[0], out[1], out[2] = scale * x, scale * y, scale * z
+
+
+@nb.njit(cache=True, inline="always")
+def _quaternion(phi):
+    """(w, x, y, z) = (cos(θ/2), sin(θ/2)/θ · φ) of the rotation vector φ (series of sin(θ/2)/θ below 0.05)."""
+    theta = math.sqrt(phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2])
+    if theta < SERIES_BELOW:
+        t2 = theta * theta
+        k = 0.5 - t2 / 48.0 + t2 * t2 / 3840.0 - t2 * t2 * t2 / 645120.0
+    else:
+        k = math.sin(0.5 * theta) / theta
+    return math.cos(0.5 * theta), k * phi[0], k * phi[1], k * phi[2]
+
+
 # ------------------------------------------------------------------ NumPy helpers
 def rotation_matrix(phi: np.ndarray) -> np.ndarray:
     """exp([φ]×) (3, 3) of a rotation vector φ (3,) (:func:`rotation`)."""
@@ -127,15 +184,9 @@ def rotation_log(R: np.ndarray) -> np.ndarray:
 
 
 def left_jacobian_inverse(theta: np.ndarray) -> np.ndarray:
-    """J_l(θ)⁻¹ (3, 3): I − ½[θ]× + (1/θ² − (1 + cos θ)/(2θ sin θ)) [θ]×² (series below 1e-4 rad), the coefficient
-    evaluated as 1/θ² − 1/(2θ tan(θ/2)), which is finite at θ = π; singular at θ = 2π."""
-    angle = float(np.linalg.norm(theta))
+    """J_l(θ)⁻¹ (3, 3): I − ½[θ]× + c(θ) [θ]×² (:func:`jacobian_inverse_coefficient`); singular at ‖θ‖ = 2π."""
     W = skew(theta)
-    if angle < 1e-4:
-        coefficient = 1.0 / 12.0 + angle * angle / 720.0
-    else:
-        coefficient = 1.0 / angle**2 - 1.0 / (2.0 * angle * np.tan(0.5 * angle))
-    return np.eye(3) - 0.5 * W + coefficient * (W @ W)
+    return np.eye(3) - 0.5 * W + jacobian_inverse_coefficient(float(np.linalg.norm(theta))) * (W @ W)
 
 
 def rotation_rates(phi: np.ndarray, angular_velocity: np.ndarray, frame: str) -> np.ndarray:

@@ -2,10 +2,11 @@
 iteration matrices and batches of steps of systems without flexible nodes.
 
 The kernel runs the iterations of a step of :class:`~flexbody.solvers.generalized_alpha.GeneralizedAlpha` by
-reverse communication with its caller (:class:`~flexbody.solvers.generalized_alpha._Stepper`, which drives single
+reverse communication with its caller (:class:`~flexbody.solvers.generalized_alpha.AlphaStepper`, which drives single
 steps, resumed runs and the restored factor of a checkpoint):
 
-- predictor q̈ and λ held, a, v, q from the Newmark formulas of the step;
+- predictor q̈ and λ held, a, v, q from the Newmark formulas of the step, which run in the step's chart of the
+  rotation vectors (centred on the rotation at its start, :mod:`~flexbody.solvers.step_charts`);
 - Newton on (q̈, λ): [[A, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; rhs], r = M q̈ + h − Φᵀλ − τ, stop when
   max_i β′h²|Δq̈_i| / s_i ≤ tol · min(1, h / 1 ms), s_i the unit of coordinate i (``alpha_settings``), and the
   velocity-level rows' |Φv + φ_t| ≤ tol [m/s or rad/s] + 16 ε ‖v‖∞ (``newton_scales``);
@@ -18,8 +19,9 @@ its terms (one :func:`~flexbody.system.joint_program.joint_terms` call per itera
 by central differences of the rows, step fd_step · max(1, |x_j|)) and its correction itself; the factor is formed
 with LAPACK as the sparse solver factors a dense block: Cholesky of the symmetric part (LU with partial pivoting of
 A when that is not positive definite), the Schur complement S = Φ A⁻¹ Φᵀ by a pseudo-inverse (rcond 1e-12, so
-redundant rows are allowed) (:class:`CompiledSteps`). For any other model the kernel asks its caller for the
-factor and for the correction at each iterate (from the iterate's workspace and the sparse saddle-point solver).
+redundant rows are allowed) (:class:`~flexbody.solvers.compiled_steps.CompiledSteps`). For any other model the
+kernel asks its caller for the factor and for the correction at each iterate (from the iterate's workspace and the
+sparse saddle-point solver).
 Runs whose inputs are held and that call and write nothing per step take up to 256 steps per call
 (:func:`alpha_run`), the kernel writing the recorded rows.
 
@@ -30,16 +32,13 @@ is left to the Python route from then on, which names the culprit as before.
 
 from __future__ import annotations
 
-import warnings
-from typing import NamedTuple
-
 import numba as nb
 import numpy as np
-import scipy.linalg
 
 from ..system.joint_program import OK, joint_terms
 from .alpha_settings import step_tolerance
 from .newton_scales import ROUND_OFF
+from .step_charts import correction_in_step_chart, from_step_chart, to_step_chart
 
 NOT_CONVERGED, SINGULAR, NEED_FACTOR, NEED_CORRECTION = 3, 4, 5, 6
 """Statuses besides those of :func:`joint_terms`: Newton did not converge within the iterations allowed; the
@@ -185,6 +184,8 @@ def alpha_iterations(
     out,
     sizes,
     step,
+    rotations,
+    local,
 ):
     """The Newton iterations of one generalized-α step (module docstring of
     :mod:`flexbody.solvers.generalized_alpha`), for every model: from ``state`` = (q, v, q̈, a, λ) over dt with inputs
@@ -203,18 +204,25 @@ def alpha_iterations(
     step converges when max_i β′h²|Δq̈_i| / scales_i ≤ step_tolerance(tol, h) and the velocity residual ≤ tol +
     ROUND_OFF·‖v‖∞; the factor is remade after an iteration that contracted by less than ``reuse_rate`` with a kept
     factor, or that grew. The position increment of each iteration goes to ``sizes``. Returns OK, NOT_CONVERGED,
-    NEED_FACTOR, NEED_CORRECTION or a status of :func:`joint_terms`."""
+    NEED_FACTOR, NEED_CORRECTION or a status of :func:`joint_terms`.
+
+    The formulas run on ``local`` = (q, v, q̈, a) in the step's chart of the rotation vectors whose starts are
+    ``rotations`` (:mod:`~flexbody.solvers.step_charts`; the other coordinates as they are), and ``out`` is that
+    iterate read back in the state's charts."""
     am, af, g, b, bp, gp, tol, reuse_rate, fd_step = coefficients
-    q0, v0, qdd0, a0, lam0 = state
-    q, v, qdd, a, lam = out
+    q0, lam0 = state[0], state[4]
+    q, v, qdd, a = local
+    lam = out[4]
     dqdd, y = step
     n, m = q0.shape[0], lam0.shape[0]
     if loop[4] != 0.0:
+        to_step_chart(rotations, state, local)
         for i in range(n):  # predictor: q̈ and λ held
-            qdd[i] = qdd0[i]
-            a[i] = (qdd0[i] - am * a0[i]) / (1.0 - am)
-            v[i] = v0[i] + dt * ((1.0 - g) * a0[i] + g * a[i])
-            q[i] = q0[i] + dt * v0[i] + dt * dt * ((0.5 - b) * a0[i] + b * a[i])
+            v0, a0 = v[i], a[i]
+            a[i] = (qdd[i] - am * a0) / (1.0 - am)
+            v[i] = v0 + dt * ((1.0 - g) * a0 + g * a[i])
+            q[i] = q[i] + dt * v0 + dt * dt * ((0.5 - b) * a0 + b * a[i])
+        from_step_chart(rotations, q0, local, out)
         lam[:] = lam0
         loop[4] = 0.0
     c_q = bp * dt * dt
@@ -222,14 +230,14 @@ def alpha_iterations(
         if loop[2] != 0.0:
             if compiled:
                 status = _iteration_matrix(
-                    program, drive, q, v, qdd, lam, c_q, gp * dt, fd_step, work, matrix[0], matrix[1]
+                    program, drive, out[0], out[1], out[2], lam, c_q, gp * dt, fd_step, work, matrix[0], matrix[1]
                 )
                 if status != OK:
                     return status
             return NEED_FACTOR
         if compiled:
             status = _correction(
-                program, drive, q, v, qdd, lam, tau, c_q, work, factor, np.empty(n), np.empty(m), dqdd, y
+                program, drive, out[0], out[1], out[2], lam, tau, c_q, work, factor, np.empty(n), np.empty(m), dqdd, y
             )
             if status != OK:
                 return status
@@ -237,6 +245,7 @@ def alpha_iterations(
         elif loop[6] == 0.0:
             return NEED_CORRECTION
         loop[6] = 0.0
+        correction_in_step_chart(rotations, out[0], q, dqdd)
         size, v_scale = 0.0, 0.0
         for i in range(n):
             qdd[i] += dqdd[i]
@@ -244,7 +253,9 @@ def alpha_iterations(
             v[i] += gp * dt * dqdd[i]
             q[i] += c_q * dqdd[i]
             size = max(size, abs(dqdd[i]) / scales[i])
-            v_scale = max(v_scale, abs(v[i]))
+        from_step_chart(rotations, q0, local, out)
+        for i in range(n):
+            v_scale = max(v_scale, abs(out[1][i]))
         for i in range(m):
             lam[i] -= y[i]
         size *= c_q
@@ -263,27 +274,6 @@ def alpha_iterations(
 def new_loop(refresh: bool) -> np.ndarray:
     """The ``loop`` state of :func:`alpha_iterations` at the start of a step (predictor first)."""
     return np.array([0.0, np.inf, float(refresh), 0.0, 1.0, 0.0, 0.0])
-
-
-class Batch(NamedTuple):
-    """What :meth:`CompiledSteps.run` did: ``status`` (OK: every step accepted; else that of the step ``accepted``,
-    which was not), the ``rows`` written (t, q, v, q̈, λ, Φᵀλ, :data:`RECORDED`), the Newton iterations of the
-    accepted steps, the run's easy-step count, step of the kept factor and input work after them, the
-    factorizations in all and the point (t, q, v, q̈, λ) of the last one; of the step not accepted: its
-    iterations, factorizations and last iterate (q, v, q̈, a, λ)."""
-
-    status: int
-    accepted: int
-    rows: tuple
-    iterations: int
-    easy: int
-    factor_dt: float | None
-    work: float
-    factorizations: int
-    point: tuple | None
-    failed_iterations: int
-    failed_factorizations: int
-    iterate: tuple
 
 
 RECORDED = ("violation", "velocity_violation", "kinetic", "potential", "energy", "corrections", "applied_work", "dt")
@@ -313,6 +303,8 @@ def alpha_run(
     counters,
     rows,
     step,
+    rotations,
+    local,
 ):
     """Consecutive generalized-α steps, each by :func:`alpha_iterations`, ending at ``times`` (K,) with steps
     ``dts`` (K,) and drives ``drives`` (K, m, 3), inputs τ held, the accepted state kept in ``state`` (q, v, q̈,
@@ -326,7 +318,8 @@ def alpha_run(
     adds ½ dt τ_effᵀ(v₀ + v₁) to the work of the inputs (τ_eff = (1 − γ) τ_prev + γ τ, the step's blend) and,
     when ``record`` [j] is set, writes its row: t, q, v, q̈, λ, Φᵀλ and the columns of :data:`RECORDED` (‖φ‖,
     ‖Φv + φ_t‖, the energies at the new state, the iterations, the work so far and the step) from the terms at
-    the new state. Returns OK when every step is accepted."""
+    the new state; ``rotations`` and ``local`` are :func:`alpha_iterations`'. Returns OK when every step is
+    accepted."""
     ints, floats, support, bodies, body_floats = program
     q0, v0, qdd0, a0, lam0 = state
     q, v, qdd, a, lam = out
@@ -358,6 +351,8 @@ def alpha_run(
             out,
             sizes,
             step,
+            rotations,
+            local,
         )
         if status != OK:
             return status
@@ -400,201 +395,3 @@ def alpha_run(
         scalar_rows[r, 5], scalar_rows[r, 6], scalar_rows[r, 7] = iterations, counters[5], dt
         counters[1] = r + 1
     return OK
-
-
-class KernelArguments(NamedTuple):
-    """The model arrays of :func:`alpha_iterations`: the program (ints, floats, support, bodies, body_floats), its
-    drive, the terms' work arrays, the factor arrays and the matrix arrays; :meth:`python` gives empty ones of the
-    same types for a model without compiled terms (one compiled kernel for both)."""
-
-    program: tuple
-    drive: np.ndarray
-    work: tuple
-    factor: tuple
-    matrix: tuple
-
-    @classmethod
-    def python(cls, n: int) -> KernelArguments:
-        """Arguments for a model whose terms and corrections the caller computes."""
-        ints, floats = np.zeros(0, np.int64), np.zeros(0)
-        square, vector = np.zeros((0, 0)), np.zeros(0)
-        return cls(
-            (ints, floats, np.zeros((0, 0), np.int64), np.zeros((0, 4), np.int64), floats),
-            np.zeros((0, 3)),
-            (square, vector, vector, square, vector, vector, vector),
-            (square, ints, np.zeros(1, np.int64), square, square, square),
-            (square, square),
-        )
-
-
-class CompiledSteps:
-    """The arrays of :func:`alpha_iterations` for one assembled system with a program, and the factor of its
-    iteration matrix, formed with LAPACK as :class:`~flexbody.linalg.saddle_point.SaddlePointSolver` forms that
-    of a dense block: Cholesky of the symmetric part, or LU (partial pivoting) of the matrix when that is not
-    positive definite; W = A⁻¹Φᵀ and the pseudo-inverse of S = Φ W (rcond 1e-12). :meth:`step` and
-    :meth:`factor` are called by the generalized-α stepper."""
-
-    def __init__(self, asm, coefficients: np.ndarray, scales: np.ndarray, max_iterations: int):
-        p = asm.program
-        self.program = (p.ints, p.floats, p.support, p.bodies, p.body_floats)
-        self.drive, self.has_drivers = p.drive, bool(p.drivers)
-        n, m = asm.n_dofs, asm.n_constraints
-        self.n, self.m = n, m
-        self.coefficients = np.asarray(coefficients, dtype=float)
-        self.scales = np.asarray(scales, dtype=float)
-        self.max_iterations = int(max_iterations)
-        self.work = (
-            np.empty((n, n)),
-            np.empty(n),
-            np.empty(m),
-            np.empty((m, n)),
-            np.empty(m),
-            np.empty(m),
-            np.empty(2),
-        )
-        self.factor_arrays = (
-            np.empty((n, n)),
-            np.zeros(n, dtype=np.int64),
-            np.zeros(1, dtype=np.int64),
-            np.empty((n, m)),
-            np.empty((m, n)),
-            np.empty((m, m)),
-        )
-        self.matrix = (np.empty((n, n)), np.empty((m, n)))  # A and Φ of a new iteration matrix
-        self.sizes = np.empty(self.max_iterations)
-
-    @classmethod
-    def available(cls, asm) -> bool:
-        """Whether ``asm``'s steps can be compiled: its terms have a program whose every row is compiled (no
-        constraint evaluated in Python, so no velocity-level rows) and it has no force elements."""
-        program = getattr(asm, "program", None)
-        return program is not None and not program.python_rows and not asm.forces
-
-    @property
-    def arguments(self) -> KernelArguments:
-        """The model arrays of :func:`alpha_iterations` (the drive is evaluated per step)."""
-        return KernelArguments(self.program, np.zeros((0, 3)), self.work, self.factor_arrays, self.matrix)
-
-    def run(self, times, dts, drives, record, state: tuple, *, tau, tau_eff, factor_dt, easy: int, work: float):
-        """Steps ending at ``times`` (K,) by :func:`alpha_run` from ``state`` = (q, v, q̈, a, λ) (updated in place to
-        the last accepted step), factoring where it asks; ``factor_dt`` the step of the kept factor (None: none),
-        ``easy`` and ``work`` the run's easy-step count and input work so far. Returns a :class:`Batch`."""
-        n, m, count = self.n, self.m, len(times)
-        out = tuple(np.empty_like(x) for x in state)
-        loop = np.zeros(7)
-        step = (np.empty(n), np.empty(m))
-        counters = np.array(
-            [0.0, 0.0, 0.0, float(easy), np.nan if factor_dt is None else float(factor_dt), float(work), 0.0, 0.0]
-        )
-        end_work = (np.empty((n, n)), np.empty(n), np.empty(m), np.empty((m, n)), np.empty(m), np.empty(m), np.empty(2))
-        rows = (
-            np.empty(count),
-            np.empty((count, n)),
-            np.empty((count, n)),
-            np.empty((count, n)),
-            np.empty((count, m)),
-            np.empty((count, n)),
-            np.empty((count, len(RECORDED))),
-        )
-        factors, point = 0, None
-        while True:
-            status = alpha_run(
-                self.program,
-                drives,
-                times,
-                dts,
-                record,
-                state,
-                out,
-                tau,
-                tau_eff,
-                self.coefficients,
-                self.scales,
-                self.max_iterations,
-                loop,
-                self.work,
-                end_work,
-                self.factor_arrays,
-                self.matrix,
-                self.sizes,
-                counters,
-                rows,
-                step,
-            )
-            if status != NEED_FACTOR:
-                break
-            status = self.factor_matrix()
-            if status != OK:
-                break
-            q, v, qdd, _, lam = out
-            j = int(counters[0])
-            factors, point = factors + 1, (float(times[j]), q.copy(), v.copy(), qdd.copy(), lam.copy())
-            loop[2], loop[3], counters[7] = 0.0, 1.0, counters[7] + 1.0
-        failed = status != OK  # the step under way was not accepted
-        return Batch(
-            status,
-            int(counters[0]),
-            tuple(x[: int(counters[1])] for x in rows),
-            int(counters[2]),
-            int(counters[3]),
-            None if np.isnan(counters[4]) else float(counters[4]),
-            float(counters[5]),
-            factors,
-            point,
-            int(loop[0]) if failed else 0,
-            int(counters[7]) if failed else 0,
-            out,
-        )
-
-    def drives(self, times) -> np.ndarray:
-        """(K, m, 3): the drivers' f, ḟ, f̈ at each of ``times`` (K,), as :meth:`step` evaluates them."""
-        if not self.has_drivers:
-            return np.zeros((len(times), self.m, 3))
-        return np.stack([self.drive(t) for t in times])
-
-    def factor(self, t: float, at: tuple, dt: float) -> int:
-        """Form and factor the iteration matrix of step dt at t and ``at`` = (q, v, q̈, λ); the status."""
-        q, v, qdd, lam = at
-        point = tuple(np.array(x, dtype=float) for x in (q, v, qdd, qdd, lam))
-        loop = new_loop(True)
-        loop[4] = 0.0  # no predictor: the matrix at ``point``
-        step = (np.empty(self.n), np.empty(self.m))
-        status = alpha_iterations(
-            self.program,
-            True,
-            self.drive(t),
-            point,
-            np.zeros(self.n),
-            float(dt),
-            self.coefficients,
-            self.scales,
-            self.max_iterations,
-            loop,
-            self.work,
-            self.factor_arrays,
-            self.matrix,
-            point,
-            self.sizes,
-            step,
-        )
-        return self.factor_matrix() if status == NEED_FACTOR else status
-
-    def factor_matrix(self) -> int:
-        """Factor the saddle point of the matrix (A, Φ) the kernel left in ``matrix``; the status."""
-        F, piv, kind, W, G, S_pinv = self.factor_arrays
-        A, G[:] = self.matrix
-        try:
-            F[:] = np.linalg.cholesky(0.5 * (A + A.T))
-            kind[0] = CHOLESKY
-            W[:] = scipy.linalg.cho_solve((F, True), G.T)
-        except np.linalg.LinAlgError:  # not positive definite: LU of A itself
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)  # an exactly singular A: refused below
-                lu, pivots = scipy.linalg.lu_factor(A, check_finite=False)
-            if not np.all(np.isfinite(lu)) or np.any(np.diag(lu) == 0.0):
-                return SINGULAR
-            F[:], piv[:], kind[0] = lu, pivots, LU
-            W[:] = scipy.linalg.lu_solve((lu, pivots), G.T, check_finite=False)
-        if self.m:
-            S_pinv[:] = np.linalg.pinv(G @ W, rcond=PSEUDO_INVERSE_RCOND)
-        return OK

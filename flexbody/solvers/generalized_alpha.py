@@ -41,18 +41,11 @@ import scipy.sparse as sp
 from ..linalg.saddle_point import SaddlePointSolver
 from ..linalg.validation import all_finite
 from .alpha_settings import GeneralizedAlpha, step_tolerance
-from .compiled_alpha import (
-    NEED_CORRECTION,
-    NEED_FACTOR,
-    NOT_CONVERGED,
-    OK,
-    CompiledSteps,
-    KernelArguments,
-    alpha_iterations,
-    new_loop,
-)
+from .compiled_alpha import NEED_CORRECTION, NEED_FACTOR, NOT_CONVERGED, OK, alpha_iterations, new_loop
+from .compiled_steps import CompiledSteps, KernelArguments
 from .constrained_equations import EquationResidual
 from .newton_scales import increment_scales
+from .step_charts import step_chart_arrays
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +54,7 @@ __all__ = ["GeneralizedAlpha", "AlphaState", "AlphaStepper", "StepFailedError"]
 
 class BatchOutcome(NamedTuple):
     """What :meth:`AlphaStepper.batch` did: the ``state`` after its last accepted step, the compiled ``batch``
-    (:class:`~flexbody.solvers.compiled_alpha.Batch`: rows, counts), ``moving`` (rows,) whether a driver moved at
+    (:class:`~flexbody.solvers.compiled_steps.Batch`: rows, counts), ``moving`` (rows,) whether a driver moved at
     each recorded row, and the ``failure`` of the step not accepted (or None)."""
 
     state: Any
@@ -107,6 +100,7 @@ class AlphaStepper:
             [self.am, self.af, self.gamma, self.beta, self.bp, self.gp, s.tol, s.reuse_rate, s.fd_step]
         )
         self.scales = increment_scales(asm)  # the unit of each coordinate's increment
+        self.rotations = np.asarray(asm.rotation_vectors, dtype=np.int64)  # each step in a chart centred on these
         self.increments = np.empty(s.max_iterations)  # the scaled position increment of each iteration of a step
         self.python_arguments = KernelArguments.python(asm.n_dofs)
         self.compiled: CompiledSteps | None = None  # the terms in the kernel, and batches of steps, where allowed
@@ -157,6 +151,7 @@ class AlphaStepper:
         state = (s.q, s.v, s.qdd, s.a, s.lam)
         out = tuple(np.empty_like(x) for x in state)
         correction = (np.empty(self.asm.n_dofs), np.empty(self.asm.n_constraints))
+        local = step_chart_arrays(self.asm.n_dofs)  # the iterate in the step's chart of its rotation vectors
         loop, tau = new_loop(self.factor_dt != dt), np.array(tau, dtype=float)
         arrays = compiled.arguments if compiled is not None else self.python_arguments
         drive = compiled.drive(t1) if compiled is not None else arrays.drive
@@ -179,6 +174,8 @@ class AlphaStepper:
                 out,
                 self.increments,
                 correction,
+                self.rotations,
+                local,
             )
             if status == NEED_FACTOR:
                 if compiled is not None:
