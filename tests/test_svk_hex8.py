@@ -1,6 +1,6 @@
 """Specialised St. Venant–Kirchhoff 8-node kernels (flexbody/fem/svk_hex8.py) against the generic ones (issue 18).
 
-* the Kelvin–Voigt damped force is bitwise the generic ``kernels.element_force``, element by element and
+* the Kelvin–Voigt damped force is bitwise the generic ``element_terms.element_force``, element by element and
   assembled, for several materials and retardation times, at random (distorted) states, zero and nonzero v;
 * ``internal_force(q, None)`` (which skips the viscous stress) equals ``internal_force(q, 0)`` for every
   element and material, and the H8 SVK one equals the generic kernel's assembly;
@@ -14,7 +14,7 @@ from test_flexible import MATERIALS, make_body
 
 import flexbody as fb
 import flexbody.fem.flexible_body as flexible
-from flexbody.fem import energy_kernels, kernels, point_kernels
+from flexbody.fem import element_terms, energy_kernels, point_kernels
 from flexbody.fem.svk_hex8 import svk_hex8_damped_forces
 
 RNG = np.random.default_rng(18)
@@ -41,14 +41,14 @@ def random_state(body, amplitude=0.02, speed=1.0):
 
 
 def generic_force(body, x, v):
-    """f (n, 3): ``kernels.element_force`` per element, added in the assembly's element order."""
+    """f (n, 3): ``element_terms.element_force`` per element, added in the assembly's element order."""
     kind, p, beta, lam0, mu0 = body._material_args()
     F, Fd, S, work = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((2, 3, 3))
     fe = np.empty((8, 3))
     f = np.zeros((body.n_nodes, 3))
     for e in body._color_elems:
         cell = body._cells[e]
-        kernels.element_force(
+        element_terms.element_force(
             x[cell],
             np.ascontiguousarray(v[cell]),
             body._G[e],
@@ -85,7 +85,7 @@ def test_damped_kernel_is_bitwise_the_generic_element_force(young, poisson, damp
             )
             fe = np.empty((8, 3))
             cell = body._cells[e]
-            kernels.element_force(
+            element_terms.element_force(
                 x[cell],
                 np.ascontiguousarray(v[cell]),
                 body._G[e],

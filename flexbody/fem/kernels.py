@@ -1,25 +1,14 @@
-"""Batched element kernels for position-based (ANCF) hexahedral solids [DE-103, DE-104].
+"""Batched element kernels for position-based (ANCF) hexahedral solids [DE-103, DE-104]: the assembly of the
+internal force, tangent and damping matrices of all elements of a body.
 
-With absolute nodal positions x_a and reference gradients G_a = ∂N_a/∂X at a Gauss point, the deformation
-gradient is F = Σ_a x_a ⊗ G_a and the internal force of [DE-104] is
-
-    k_a = Σ_g w_g (F S) G_a,                 (P = F S, first Piola–Kirchhoff stress)
-
-with S the second Piola–Kirchhoff stress (elastic plus Kelvin–Voigt β D₀ : Ė). Its Jacobian, block (a, b):
-
-    K_ab,ij = Σ_g w_g Σ_LN G_aL A_LNij G_bN,
-    A_LNij  = Σ_KM F_iK D_KLMN F_jM + S_LN δ_ij + β Σ_KM F_iK D⁰_KLMN Ḟ_jM,
-
-(material, geometric and viscous-in-q terms) and the damping matrix ∂k/∂v uses A = β Σ F_iK D⁰_KLMN F_jM.
-Elements are processed in blocks of consecutive elements, colour by colour (no two blocks of a colour share a node,
-:func:`flexbody.fem.patterns.color_groups`), so the parallel scatter into the global vector / CSR data array is
-race-free. The incompatible-mode variant of the 8-node element carries 3 extra "nodes" α_k whose gradients are the
-incompatible modes, condensed per element after a local Newton solve of r_α(x, α) = 0 (Simo & Armero 1992). The
-Gauss-point terms (F, stresses, A) are those of :mod:`flexbody.fem.point_kernels`; the strain energy kernels of
-:mod:`flexbody.fem.energy_kernels` sum ∫ W(F) dV per element with the same F. The SVK force (undamped or Kelvin–Voigt)
-and energy of 8-node bricks with 2 × 2 × 2 Gauss points run in the kernels of :mod:`flexbody.fem.svk_hex8`, bitwise
-the same. Every assembly has a serial path (n_threads <= 1), bitwise equal to the parallel one for any number of
-threads.
+The terms of one element (force k_a = Σ_g w_g (F S) G_a and its Jacobians) are those of
+:mod:`flexbody.fem.element_terms`; the incompatible modes of the 8-node element are solved and condensed per element
+by :mod:`flexbody.fem.enhanced_modes`. Elements are processed in blocks of consecutive elements, colour by colour (no
+two blocks of a colour share a node, :func:`flexbody.fem.patterns.color_groups`), so the parallel scatter into the
+global vector / CSR data array is race-free. The strain energy kernels of :mod:`flexbody.fem.energy_kernels` sum
+∫ W(F) dV per element with the same F. The SVK force (undamped or Kelvin–Voigt) and energy of 8-node bricks with
+2 × 2 × 2 Gauss points run in the kernels of :mod:`flexbody.fem.svk_hex8`, bitwise the same. Every assembly has a
+serial path (n_threads <= 1), bitwise equal to the parallel one for any number of threads.
 
 Every kernel taking (kind, p) also takes the compiled user law as its last argument ``law``, a numba first-class
 function (``FunctionType``) of :mod:`flexbody.fem.energy_codegen`: each kernel is compiled once for all user laws
@@ -36,180 +25,10 @@ import contextlib
 import numba as nb
 import numpy as np
 
-from .materials import SVK, pk2_stress, pk2_stress_and_moduli
-from .point_kernels import add_general_A, add_isotropic_A, add_viscous_stress, deformation_gradient, svk_stress
-from .small_dense import small_product, small_solve
+from .element_terms import element_force, element_matrices
+from .enhanced_modes import condense, solve_enhanced_modes
+from .materials import SVK
 from .svk_hex8 import svk_hex8_damped_forces, svk_hex8_forces
-
-
-# --------------------------------------------------------------------------- element routines
-@nb.njit(cache=True)
-def element_force(xe, ve, Ge, we, kind, p, beta, lam0, mu0, fe, F, Fd, S, work, law=None):
-    """Internal force fe (n,3) of one element: Σ_g w_g F S G_a [DE-104]; n = Ge.shape[1] (incl. enhanced)."""
-    nq, n = Ge.shape[0], Ge.shape[1]
-    nn = ve.shape[0]
-    fe[:] = 0.0
-    for g in range(nq):
-        Gg = Ge[g]
-        deformation_gradient(xe, Gg, n, F)
-        if kind == SVK and beta == 0.0:
-            svk_stress(p[0], p[1], F, S)
-        else:
-            pk2_stress(kind, p, F, S, work, law)
-        if beta > 0.0:
-            deformation_gradient(ve, Gg, nn, Fd)
-            add_viscous_stress(F, Fd, beta, lam0, mu0, S)
-        w = we[g]
-        for i in range(3):
-            P0 = (F[i, 0] * S[0, 0] + F[i, 1] * S[1, 0] + F[i, 2] * S[2, 0]) * w
-            P1 = (F[i, 0] * S[0, 1] + F[i, 1] * S[1, 1] + F[i, 2] * S[2, 1]) * w
-            P2 = (F[i, 0] * S[0, 2] + F[i, 1] * S[1, 2] + F[i, 2] * S[2, 2]) * w
-            for a in range(n):
-                fe[a, i] += P0 * Gg[a, 0] + P1 * Gg[a, 1] + P2 * Gg[a, 2]
-
-
-@nb.njit(cache=True)
-def element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce, law=None):
-    """Force fe (n,3), Jacobian Ke (n,n,3,3) = ∂fe/∂x and damping Ce (n,nn,3,3) = ∂fe/∂v of one element.
-
-    n = Ge.shape[1] counts nodes plus enhanced modes; velocities live on the first nn = ve.shape[0] nodes.
-    """
-    nq, n = Ge.shape[0], Ge.shape[1]
-    nn = ve.shape[0]
-    F = np.empty((3, 3))
-    Fd = np.zeros((3, 3))
-    S = np.empty((3, 3))
-    D = np.empty((3, 3, 3, 3))
-    A = np.empty((3, 3, 3, 3))
-    Ac = np.empty((3, 3, 3, 3))
-    T = np.empty((3, 3, 3, 3))
-    work = np.empty((2, 3, 3))
-    t = np.empty((n, 3, 3, 3))
-    symmetric = beta == 0.0
-    lam, mu = (p[0], p[1]) if kind == SVK else (0.0, 0.0)
-    fe[:] = 0.0
-    Ke[:] = 0.0
-    if want_damping:
-        Ce[:] = 0.0
-    for g in range(nq):
-        Gg = Ge[g]
-        w = we[g]
-        deformation_gradient(xe, Gg, n, F)
-        A[:] = 0.0
-        if kind == SVK:
-            svk_stress(lam, mu, F, S)
-            add_isotropic_A(F, F, lam, mu, w, A)
-        else:
-            pk2_stress_and_moduli(kind, p, F, S, D, work, law)
-            add_general_A(F, D, w, A, T)
-        if beta > 0.0:
-            deformation_gradient(ve, Gg, nn, Fd)
-            add_viscous_stress(F, Fd, beta, lam0, mu0, S)
-            add_isotropic_A(F, Fd, lam0, mu0, w * beta, A)
-        for L in range(3):
-            for N in range(3):
-                for i in range(3):
-                    A[L, N, i, i] += w * S[L, N]
-        for i in range(3):
-            P0 = (F[i, 0] * S[0, 0] + F[i, 1] * S[1, 0] + F[i, 2] * S[2, 0]) * w
-            P1 = (F[i, 0] * S[0, 1] + F[i, 1] * S[1, 1] + F[i, 2] * S[2, 1]) * w
-            P2 = (F[i, 0] * S[0, 2] + F[i, 1] * S[1, 2] + F[i, 2] * S[2, 2]) * w
-            for a in range(n):
-                fe[a, i] += P0 * Gg[a, 0] + P1 * Gg[a, 1] + P2 * Gg[a, 2]
-        _accumulate_pairs(Gg, A, t, n, n, symmetric, Ke)
-        if want_damping:
-            Ac[:] = 0.0
-            add_isotropic_A(F, F, lam0, mu0, w * beta, Ac)
-            _accumulate_pairs(Gg, Ac, t, n, nn, False, Ce)
-    if symmetric:
-        for a in range(n):
-            for b in range(a):
-                for i in range(3):
-                    for j in range(3):
-                        Ke[a, b, i, j] = Ke[b, a, j, i]
-
-
-@nb.njit(cache=True, inline="always")
-def _accumulate_pairs(Gg, A, t, n_rows, n_cols, upper_only, K):
-    """K[a,b,i,j] += Σ_LN G_aL A_LNij G_bN for a < n_rows, b < n_cols (b >= a only if upper_only)."""
-    for b in range(n_cols):
-        for L in range(3):
-            for i in range(3):
-                for j in range(3):
-                    t[b, L, i, j] = A[L, 0, i, j] * Gg[b, 0] + A[L, 1, i, j] * Gg[b, 1] + A[L, 2, i, j] * Gg[b, 2]
-    for a in range(n_rows):
-        g0, g1, g2 = Gg[a, 0], Gg[a, 1], Gg[a, 2]
-        b0 = a if upper_only else 0
-        for b in range(b0, n_cols):
-            for i in range(3):
-                for j in range(3):
-                    K[a, b, i, j] += g0 * t[b, 0, i, j] + g1 * t[b, 1, i, j] + g2 * t[b, 2, i, j]
-
-
-@nb.njit(cache=True)
-def _condense(nn, fe, Ke, Ce, want_damping, Kc, Cc):
-    """Static condensation of the enhanced modes: Kc = K_xx − K_xα K_αα⁻¹ K_αx (and the same for C)."""
-    n = Ke.shape[0]
-    ne = 3 * (n - nn)
-    Kaa = np.empty((ne, ne))
-    Kax = np.empty((ne, 3 * nn))
-    Kxa = np.empty((3 * nn, ne))
-    for a in range(n - nn):
-        for i in range(3):
-            for b in range(n - nn):
-                for j in range(3):
-                    Kaa[3 * a + i, 3 * b + j] = Ke[nn + a, nn + b, i, j]
-            for b in range(nn):
-                for j in range(3):
-                    Kax[3 * a + i, 3 * b + j] = Ke[nn + a, b, i, j]
-                    Kxa[3 * b + j, 3 * a + i] = Ke[b, nn + a, j, i]
-    corr = small_product(Kxa, small_solve(Kaa, Kax))  # K_xα K_αα⁻¹ K_αx
-    for a in range(nn):
-        for b in range(nn):
-            for i in range(3):
-                for j in range(3):
-                    Kc[a, b, i, j] = Ke[a, b, i, j] - corr[3 * a + i, 3 * b + j]
-    if want_damping:
-        Cax = np.empty((ne, 3 * nn))
-        for a in range(n - nn):
-            for i in range(3):
-                for b in range(nn):
-                    for j in range(3):
-                        Cax[3 * a + i, 3 * b + j] = Ce[nn + a, b, i, j]
-        corr_c = small_product(Kxa, small_solve(Kaa, Cax))
-        for a in range(nn):
-            for b in range(nn):
-                for i in range(3):
-                    for j in range(3):
-                        Cc[a, b, i, j] = Ce[a, b, i, j] - corr_c[3 * a + i, 3 * b + j]
-
-
-@nb.njit(cache=True)
-def _solve_enhanced_modes(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, h_e, fe, Ke, Ce, law=None):
-    """Newton on r_α(x, α) = 0 for the enhanced-mode 'positions' stored in xe[nn:]; returns iterations or -1."""
-    n = Ge.shape[1]
-    nn = ve.shape[0]
-    ne = 3 * (n - nn)
-    for it in range(30):
-        element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce, law)
-        minus_r = np.empty((ne, 1))
-        Kaa = np.empty((ne, ne))
-        for a in range(n - nn):
-            for i in range(3):
-                minus_r[3 * a + i, 0] = -fe[nn + a, i]
-                for b in range(n - nn):
-                    for j in range(3):
-                        Kaa[3 * a + i, 3 * b + j] = Ke[nn + a, nn + b, i, j]
-        delta = small_solve(Kaa, minus_r)[:, 0]
-        step = 0.0
-        for a in range(n - nn):
-            for i in range(3):
-                xe[nn + a, i] += delta[3 * a + i]
-                step = max(step, abs(delta[3 * a + i]))
-        if step <= 1e-13 * h_e:
-            element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce, law)
-            return it + 1
-    return -1
 
 
 # --------------------------------------------------------------------------- global assembly
@@ -353,14 +172,15 @@ def _matrices_of_range(
             for a in range(n_all - nn):
                 for i in range(3):
                     xe[nn + a, i] = alpha[e, a, i]
-            status[e] = _solve_enhanced_modes(
-                xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0, want_damping, h_elem[e], fe, Ke, Ce, law
+            matrices = want_tangent or want_damping
+            status[e] = solve_enhanced_modes(
+                xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0, matrices, want_damping, h_elem[e], fe, Ke, Ce, law
             )
             for a in range(n_all - nn):
                 for i in range(3):
                     alpha[e, a, i] = xe[nn + a, i]
-            if want_tangent or want_damping:
-                _condense(nn, fe, Ke, Ce, want_damping, Kc, Cc)
+            if matrices:
+                condense(nn, fe, Ke, Ce, want_damping, Kc, Cc)
         else:
             element_matrices(xe, ve, G[e], wdv[e], kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce, law)
         if want_force:

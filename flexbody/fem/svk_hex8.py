@@ -6,7 +6,7 @@ At every Gauss point g of element e, with nodal positions x_a, velocities v_a an
 
 plus, with Kelvin–Voigt damping (retardation time β, small-strain constants λ₀, μ₀), Ḟ = Σ_a v_a ⊗ G_a,
 Ė = sym(Fᵀ Ḟ) and S += β (λ₀ tr(Ė) I + 2μ₀ Ė); the strain energy is U_e = Σ_g w_g (λ/2 (tr E)² + μ E : E).
-Each kernel does the same arithmetic, operation by operation, as the generic ``kernels.element_force`` or
+Each kernel does the same arithmetic, operation by operation, as the generic ``element_terms.element_force`` or
 ``energy_kernels.strain_energy_density`` (so each element's force and energy are bitwise the generic kernel's),
 arranged for speed: the element's gradients G (nq, 8, 3) are copied once into a Gauss-point-contiguous scratch
 (8, 3, nq), so the loop over Gauss points computing F, S and w P (or W) runs on independent lanes that the
@@ -162,7 +162,7 @@ def svk_hex8_damped_forces(lo, hi, elems, cells, G, wdv, x, v, lam, mu, beta, la
     Ė = sym(Fᵀ Ḟ), Ḟ = Σ_a v_a ⊗ G_a. The elastic stress is written as ``materials.pk2_stress`` and the
     viscous one as ``kernels._add_viscous_stress``, term by term (Ė_ij and Ė_ji sum their six products in
     different orders, so S is not exactly symmetric and all nine entries are kept): each element's force is
-    bitwise the generic ``kernels.element_force``, also at zero velocity.
+    bitwise the generic ``element_terms.element_force``, also at zero velocity.
     """
     nq, nn = G.shape[1], cells.shape[1]  # literal scratch shapes, runtime bounds: see svk_hex8_forces
     xe = np.empty((8, 3))
