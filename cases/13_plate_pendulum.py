@@ -1,7 +1,8 @@
 """Case 13: the ANCF-brick plate pendulum — a soft thin plate on a corner spherical joint falls under gravity.
 
 Problem (``fb.mechanisms.plate_pendulum``): a plate 0.6 × 0.3 × 0.01 m in the xy-plane (corner at the
-origin), 8 × 4 × 1 8-node ANCF hexahedra (90 nodes, 270 coordinates), St. Venant–Kirchhoff E 1e5 Pa, ν 0.3,
+origin), 8 × 4 × 1 8-node ANCF hexahedra with incompatible modes (the default, which does not lock; 90 nodes,
+270 coordinates), St. Venant–Kirchhoff E 1e5 Pa, ν 0.3,
 ρ 7810 kg/m³ (m = 14.06 kg), Kelvin–Voigt damping with retardation time 0.01 s (viscous stress = 0.01 s ×
 the elastic law applied to Ė); the corner node 0 is held by a spherical joint (3 rows, index-3), gravity
 9.81 m/s² along −z; released flat at rest. The plate is so soft (E 1e5 Pa) that it folds while it swings.
@@ -24,14 +25,14 @@ brick on a 1 × 1 plate. The corner z is therefore recorded, not compared, and t
 tests/test_cases_flexible.py also times an internal-force and a Jacobian call per element (docs/verification.md
 records the costs).
 
-Measured at full size (defaults; `NUMBA_NUM_THREADS=1 flexbody run cases/13_plate_pendulum.py`):
-- far corner (0.6, 0.3) at 1 s, HHT α = 0.1: z = −0.14530 m (bottom node), −0.15273 m (top node);
-  ρ∞ = 1 and ρ∞ = 0.8 within 5.4e-6 m of these.
-- energy: K_max = 44.71 J, gravity potential released 84.58 J, dissipated D(1 s) = 11.189 J, E0 − E(1 s) =
-  11.187 J; max |E0 − E − D| = 4.11e-3 J (HHT α = 0.1: 4.9e-5 of the released potential), 2.77e-3 J
-  (ρ∞ = 1: 3.3e-5), 2.97e-3 J (ρ∞ = 0.8: 3.5e-5) — HHT's numerical dissipation shows as the larger value.
-- pin: ‖φ‖ exactly 0 (linear rows), the corner node stays at the origin. HHT: 1 000 steps, 4 618 Newton
-  iterations (4.6 per step, at most 8), 102 factorizations, 0 rejected steps, 1.9 s wall.
+Measured at full size (defaults; `flexbody run cases/13_plate_pendulum.py`):
+- far corner (0.6, 0.3) at 1 s, HHT α = 0.1: z = −0.16440 m (bottom node), −0.17334 m (top node);
+  ρ∞ = 1 and ρ∞ = 0.8 within 1.8e-5 m of these (plain bricks, which lock: −0.14530 and −0.15273 m).
+- energy: K_max = 45.41 J, gravity potential released 85.70 J, dissipated D(1 s) = 12.286 J, E0 − E(1 s) =
+  12.283 J; max |E0 − E − D| = 4.92e-3 J (HHT α = 0.1: 5.7e-5 of the released potential), 3.18e-3 J
+  (ρ∞ = 1: 3.7e-5), 3.43e-3 J (ρ∞ = 0.8: 4.0e-5) — HHT's numerical dissipation shows as the larger value.
+- pin: ‖φ‖ exactly 0 (linear rows), the corner node stays at the origin. HHT: 1 000 steps, 4 820 Newton
+  iterations (4.8 per step, at most 8), 149 factorizations, 0 rejected steps, 15.0 s wall (plain bricks 1.9 s).
 
 Outputs in out_dir: <run>/results.npz/.json for every run (Results.save), a ParaView series
 hht0.1/plate.pvd (+ plate_NNNN.vtu every VTK_EVERY steps; point data "displacement", strain, stresses),

@@ -5,11 +5,11 @@ Problem: the two-link arm of ``fb.mechanisms.arm_with_beam`` in the vertical xz-
 and 0.4 m, uniform rods of 2 kg and 1 kg, revolute joints about y, both actuated), carrying an aluminium-like
 beam 0.6 × 0.04 × 0.04 m (ρ 2700 kg/m³, E 7e7 Pa — soft, so it sags visibly — ν 0.3, Kelvin–Voigt
 retardation time DAMPING s) clamped on the flange at the tip of link 2; 12 × 2 × 2 eight-node ANCF bricks
-(ORDER = 2: 27-node). At the start the tip node sits 2.7 cm below the straight beam (the trilinear bricks
-lock in bending; Euler–Bernoulli gives 4.5 cm, see case 14). Gravity −9.81 m/s² along z. The task is the
-(x, z) position of the node at the centre of the beam's free end (a nodal coordinate of the flexible body);
-the actuators are the two joints, so the task coordinates are not actuated coordinates and reach the tip
-only through the beam's elasticity.
+with incompatible modes (the default; ORDER = 2: 27-node). At the start the tip node sits 4.48 cm from the
+straight beam (Euler–Bernoulli 4.5 cm, see case 14; plain trilinear bricks lock in bending and gave 2.7 cm).
+Gravity −9.81 m/s² along z. The task is the (x, z) position of the node at the centre of the beam's free end
+(a nodal coordinate of the flexible body); the actuators are the two joints, so the task coordinates are not
+actuated coordinates and reach the tip only through the beam's elasticity.
 
 The start is the static equilibrium with the joints held at Q0 = (0.3, −0.5) rad by their holding torques.
 The target is the start tip position shifted by TARGET_SHIFT = (−0.10, +0.15) m.
@@ -29,13 +29,13 @@ Steps and expected results:
    exactly the inverse-statics equilibrium at the end, so with Kelvin–Voigt damping in the beam the tip
    settles on the target: the tip error decays to ≤ 1e-4 m by T_END.
 
-Measured at full size (summary.txt; 12 × 2 × 2 eight-node bricks, 353 coordinates, 17 s; docs/verification.md,
+Measured at full size (summary.txt; 12 × 2 × 2 eight-node bricks, 353 coordinates, 36.5 s; docs/verification.md,
 "Case 15", records the rest): direct map σ = 8.9e-9, 6.9e-10 [1/m]: rank 0, the report FAILS (σ_max is 5.7e-9
 of the same map with every coordinate actuated: the best direction needs about 1.7e8 times the effort of full
 actuation); tests/test_case_15_beam_tip.py shows the collapse with the mesh (rank 2 at 6 × 1 × 1, round-off
-at 24 × 1 × 1). Holding torques (−40.93, −19.42) N·m; inverse statics τ_k = (−38.11, −18.01) N·m in 13
-iterations, task residual 0; the forward re-solve puts the tip on the target to 8.2e-15 m. Simulation: tip
-error at most 1.3 mm after the move and 5.4e-12 m at T_END; energy balance |ΔE − W + D| = 3.7e-5 of W.
+at 24 × 1 × 1). Holding torques (−40.96, −19.44) N·m; inverse statics τ_k = (−38.03, −18.05) N·m in 15
+iterations, task residual 0; the forward re-solve puts the tip on the target to 2.0e-14 m. Simulation: tip
+error at most 1.2 mm after the move and 1.6e-10 m at T_END; energy balance |ΔE − W + D| = 3.8e-5 of W.
 
 Outputs in out_dir: sequence/ and simulation/ (Results.save; simulation/ with a ParaView series of the
 beam), fig16.png (the tip path: quasi-static sequence, simulated trajectory, target; the beam at start and

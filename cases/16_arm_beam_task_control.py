@@ -4,8 +4,9 @@ control of its flange — the direct mapping of [DE-65..71] on one sparse rigid�
 Problem: the arm of ``fb.mechanisms.arm_with_beam`` in the vertical xz-plane (links 0.5 m and 0.4 m,
 uniform rods 2 kg and 1 kg, revolute joints about y, both actuated) with a beam 0.6 × 0.04 × 0.04 m
 (ρ 2700 kg/m³, E YOUNG Pa, ν 0.3, Kelvin–Voigt retardation DAMPING s) whose face x = 0 is attached rigidly
-to the flange by constraint rows (one per face node). DIVISIONS ANCF bricks (ORDER 1: 8-node, 2: 27-node);
-gravity −9.81 m/s² along z. Every nodal coordinate is passive (S selects the two joints only).
+to the flange by constraint rows (one per face node). DIVISIONS ANCF bricks (ORDER 2: 27-node, on their default
+Gauss rule, which does not lock; 1: 8-node); gravity −9.81 m/s² along z. Until issue 33: 12 × 2 × 2 plain 8-node
+bricks, which lock (sag 18 mm; these 30 mm, Euler–Bernoulli 28.6). Every nodal coordinate is passive (S: joints).
 
 The task is the flange point (x, z) (tip of link 2). The controller solves J̄ᵀΘᵀSᵀτ_k = Λf* + μ + p + γ
 [DE-69] for the joint torques with f* = KP e + KV ė + ẍ_d [DE-71], KP = ω², KV = 2ω (critically damped),
@@ -24,24 +25,24 @@ goal, the angular rate rising smoothly (smoothstep over T_RAMP) to 2π·FREQUENC
 Expected results and their sources:
 1. Rank [DE 5.3, DE 6.3]: the direct map J̄ᵀΘᵀSᵀ [1/m] is measured against σ_ref, the σ_max of the same
    map with every coordinate actuated (J̄ᵀΘᵀ), and a direction below 1e-6·σ_ref counts as not actuated
-   (:mod:`flexbody.control.actuation`). For the flange task it is full rank, σ = 3.33, 1.22 against
-   σ_ref = 4.42 (kinematic coupling through the rigid links). For a task on the beam's tip node it FAILS,
-   rank 0 of 2: σ = 6.9e-9, 1.2e-9 against σ_ref = 1.56, i.e. the joints reach the tip acceleration only
-   through the consistent mass coupling of the beam (elastic, not kinematic coupling) with at most 4.5e-9
+   (:mod:`flexbody.control.actuation`). For the flange task it is full rank, σ = 3.38, 1.25 against
+   σ_ref = 4.45 (kinematic coupling through the rigid links). For a task on the beam's tip node it FAILS,
+   rank 1 of 2: σ = 3.4e-6, 5.8e-7 against σ_ref = 1.94, i.e. the joints reach the tip acceleration only
+   through the consistent mass coupling of the beam (elastic, not kinematic coupling) with at most 1.8e-6
    of the authority of full actuation. That is why DE 6.3 controls nodal tasks through statics (case 15).
 2. Phase 1: the exact linearisation makes each task error component obey ë + KV ė + KP e = 0, whose
    closed form from e(0) = −OFFSET, ė(0) = 0 is e(t) = e(0)(1 + ωt)e^{−ωt}. The torques are held over each
    step, a delay of about DT/2, so the simulated error departs from the closed form by O(ω·DT) of |e(0)|:
    the departure halves when DT halves (first order). The held torques also couple the task to the beam's
-   first bending mode (≈ 2.8 Hz): the error settles to an oscillation whose amplitude is O(DT) (3.7 / 1.2 /
-   0.5 mm at DT = 4 / 2 / 1 ms).
+   first bending mode (≈ 2.9 Hz, Euler–Bernoulli clamped–free): the error settles to an oscillation whose
+   amplitude is O(DT) (4.6 / 1.8 / 0.8 mm at DT = 4 / 2 / 1 ms).
 3. Phase 2: the flange tracks the circle with an error that is small next to RADIUS, while the beam's tip
    swings relative to the flange (its deflection is recorded): the controller compensates the beam's
    reaction on the arm but does not damp the beam (its nodes are passive).
 4. Energy: with the constraint work zero, E(t) − E(0) = W_τ − D (work of the joint torques minus
    Kelvin–Voigt dissipation), recorded by the integrator, up to the integrator's own error.
 
-Measured at full size (summary.txt; 12 × 2 × 2 eight-node bricks, 353 coordinates): see docs/verification.md,
+Measured at full size (summary.txt; 6 × 1 × 1 27-node bricks, 353 coordinates): see docs/verification.md,
 section "Flagship case 16"; tests/test_case_16_flagship.py checks each item at reduced size.
 
 Outputs in out_dir (the README's main job): results.npz/.json (Results; written in parts while the run
@@ -61,8 +62,8 @@ import numpy as np
 import flexbody as fb
 
 LENGTHS = (0.5, 0.4)  # m, links l1, l2
-DIVISIONS = (12, 2, 2)  # -, beam elements (length, width, height)
-ORDER = 1  # -, 1: 8-node bricks, 2: 27-node
+DIVISIONS = (6, 1, 1)  # -, beam elements (length, width, height)
+ORDER = 2  # -, 2: 27-node bricks (on their default Gauss rule, which does not lock), 1: 8-node
 YOUNG = 7e7  # Pa, Young's modulus of the beam
 DAMPING = 0.002  # s, Kelvin–Voigt retardation time of the beam
 Q0 = (0.6, -1.5)  # rad, start joint angles (elbow bent, far from the reach limit)

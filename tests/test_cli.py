@@ -82,7 +82,7 @@ ERRORS = {
     "text for a number (grid)": (["sweep", CASE_04, "--grid", "dt=0.1,fast"], ["--grid", "dt='fast'", "DT"]),
     "text for numbers (info)": (
         ["info", CASE_05.replace("05_slider_crank", "16_arm_beam_task_control"), "--set", "divisions=fine"],
-        ["divisions='fine'", "numbers for DIVISIONS", "divisions=(12,2,2)"],
+        ["divisions='fine'", "numbers for DIVISIONS", "divisions=(6,1,1)"],
     ),
     "output folder is a file": (
         ["run", CASE_04, "--set", "t_end=0.01", "--no-progress", "--out", "{no_build}/out"],

@@ -6,9 +6,9 @@
 - :func:`arm_with_beam`  a two-link arm (vertical plane) carrying a flexible beam on its flange,
   joints actuated, beam nodes passive [DE 6.2, Fig. 16].
 
-Their 8-node bricks are plain trilinear ones (``locking=None``) unless asked otherwise: the cases, tests and
-published numbers built on them were measured so. Plain bricks lock in bending (a WARNING says so on slender
-elements); ``locking="incompatible_modes"`` (the default of :class:`~flexbody.FlexibleBody` itself) does not.
+Their 8-node bricks take incompatible modes (``locking="auto"``, the default of :class:`~flexbody.FlexibleBody`),
+which do not lock in bending; ``locking=None`` gives plain trilinear bricks, which do (a WARNING says so on slender
+elements). 27-node bricks (``order=2``) do not lock on their default Gauss rule and cost less.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def flexible_pendulum(
     density: float = 1000.0,
     damping: float = 0.0,
     gravity: ArrayLike = _GRAVITY,
-    locking: str | None = None,
+    locking: str | None = "auto",
 ) -> System:
     """A bar along +x (corner at the origin) pinned at node 0 to the ground, starting horizontal at rest.
 
@@ -71,7 +71,7 @@ def plate_pendulum(
     density: float = 7810.0,
     damping: float = 0.01,
     gravity: ArrayLike = _GRAVITY,
-    locking: str | None = None,
+    locking: str | None = "auto",
 ) -> System:
     """A horizontal plate (xy-plane, corner at the origin) pinned by a spherical joint at the corner node 0
     and released under gravity (−z): the ANCF-brick plate pendulum (0.6 × 0.3 × 0.01 m, 8 × 4 × 1,
@@ -93,7 +93,7 @@ def cantilever(
     damping: float = 0.0,
     tip_force: ArrayLike | None = None,
     gravity: ArrayLike | None = None,
-    locking: str | None = None,
+    locking: str | None = "auto",
 ) -> System:
     """A beam along +x clamped on its face x = 0 (``Fix`` on set "x0"), optional total tip force
     (3,) [N] spread over the face x = L and optional gravity. Body ``"beam"``."""
@@ -121,7 +121,7 @@ def arm_with_beam(
     q0: ArrayLike = (0.0, 0.0),
     locked: bool = False,
     gravity: ArrayLike = _GRAVITY,
-    locking: str | None = None,
+    locking: str | None = "auto",
 ) -> System:
     """A two-link arm moving in the vertical xz-plane (revolute joints about y, tree ``"arm"``, links
     ``"l1"``, ``"l2"``) with a flexible beam (body ``"beam"``) whose face x = 0 is attached rigidly to the

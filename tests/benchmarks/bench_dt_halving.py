@@ -17,7 +17,7 @@ Models (public API, no applied forces, gravity on):
   bound), 2 closure rows;
 - **arm + beam** (rigid–flexible): ``fb.mechanisms.arm_with_beam(divisions=(4, 1, 1))`` with its joints passive,
   released at rest under gravity;
-- **flagship**: case 16 (the arm with its 12 × 2 × 2 beam under task-space control), its first second at the
+- **flagship**: case 16 (the arm with its 6 × 1 × 1 27-node beam under task-space control), its first second at the
   case's settings (ρ∞ 0.99) and its step DT = 1 ms and DT/2; its energy error counts the controller's work W and
   the beam's Kelvin–Voigt dissipation D (the histories "applied_work" and "dissipated"),
   max |E(t) − E(0) − W(t) + D(t)| / max K(t).
