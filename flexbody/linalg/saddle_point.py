@@ -21,6 +21,8 @@ dense n×n matrices:
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -29,7 +31,7 @@ from .csr_products import product, symmetric_part, transposed_product
 from .sparse_factor import NotPositiveDefiniteError, SparseFactor
 from .validation import zero_diagonal
 
-__all__ = ["SaddlePointSolver"]
+__all__ = ["SaddlePointSolver", "NodeRowElimination", "eliminate_node_rows"]
 
 
 class SingularMatrixError(Exception):
@@ -62,6 +64,44 @@ def _slave_rows(Phi: sp.csr_matrix, first_flexible: int):
     return np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(coefs)
 
 
+class NodeRowElimination(NamedTuple):
+    """The node rows of Φ solved for their slave coordinates (step 1 of the module docstring): ``rows``, their
+    slave columns ``cols`` and coefficients ``coefs``, the ``other`` rows, the ``master`` coordinates and the map
+    T (n, n_m) with x = T x_m + t₀, whose columns span the null space of the node rows."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    coefs: np.ndarray
+    other: np.ndarray
+    master: np.ndarray
+    T: sp.csr_matrix
+
+
+def eliminate_node_rows(Phi: sp.csr_matrix, n_rigid: int) -> NodeRowElimination:
+    """The :class:`NodeRowElimination` of Φ (m, n) whose first ``n_rigid`` coordinates are rigid (never slaves)."""
+    m, n = Phi.shape
+    rows, cols, coefs = _slave_rows(Phi, n_rigid) if m else (np.zeros(0, int),) * 2 + (np.zeros(0),)
+    master = np.setdiff1d(np.arange(n), cols)
+    T = _elimination_map(Phi, rows, cols, coefs, master, n)
+    return NodeRowElimination(rows, cols, coefs, np.setdiff1d(np.arange(m), rows), master, T)
+
+
+def _elimination_map(Phi, rows, cols, coefs, master, n) -> sp.csr_matrix:
+    """T (n, n_m): x = T x_m + t₀ satisfies the slave rows for any x_m."""
+    position = -np.ones(n, dtype=np.int64)
+    position[master] = np.arange(master.size)
+    eye = sp.csr_matrix((np.ones(master.size), (master, np.arange(master.size))), shape=(n, master.size))
+    if not rows.size:
+        return eye
+    sub = Phi[rows].tocoo()
+    keep = (sub.col != cols[sub.row]) & (sub.data != 0.0)
+    r, c, v = sub.row[keep], sub.col[keep], sub.data[keep]
+    if np.any(position[c] < 0):
+        raise ConvergenceError("saddle-point elimination: a node row refers to another eliminated coordinate")
+    D = sp.csr_matrix((-v / coefs[r], (cols[r], position[c])), shape=(n, master.size))
+    return (eye + D).tocsr()
+
+
 class SaddlePointSolver:
     """Factor once with :meth:`factor`, then :meth:`solve` any number of right-hand sides.
 
@@ -86,11 +126,7 @@ class SaddlePointSolver:
         n = A.shape[0]
         Phi = sp.csr_matrix(Phi)
         Phi.sum_duplicates()
-        m = Phi.shape[0]
-        rows, cols, coefs = _slave_rows(Phi, n_r) if m else (np.zeros(0, int),) * 2 + (np.zeros(0),)
-        other = np.setdiff1d(np.arange(m), rows)
-        master = np.setdiff1d(np.arange(n), cols)
-        T = self._elimination_map(Phi, rows, cols, coefs, master, n)
+        rows, cols, coefs, other, master, T = eliminate_node_rows(Phi, n_r)
         # where T only selects the masters (clamps, prescribed nodes), TᵀAT is a slice
         K = A[master][:, master].tocsc() if T.nnz == master.size else (T.T @ (A @ T)).tocsc()
         self.Phi, self.T, self.n = Phi, T, n
@@ -127,21 +163,6 @@ class SaddlePointSolver:
             S = self.G @ W
             self._S_pinv = np.linalg.pinv(S, rcond=1e-12, hermitian=False)
         self.factorizations += 1
-
-    def _elimination_map(self, Phi, rows, cols, coefs, master, n) -> sp.csr_matrix:
-        """T (n, n_m): x = T x_m + t₀ satisfies the slave rows for any x_m."""
-        position = -np.ones(n, dtype=np.int64)
-        position[master] = np.arange(master.size)
-        eye = sp.csr_matrix((np.ones(master.size), (master, np.arange(master.size))), shape=(n, master.size))
-        if not rows.size:
-            return eye
-        sub = Phi[rows].tocoo()
-        keep = (sub.col != cols[sub.row]) & (sub.data != 0.0)
-        r, c, v = sub.row[keep], sub.col[keep], sub.data[keep]
-        if np.any(position[c] < 0):
-            raise ConvergenceError("saddle-point elimination: a node row refers to another eliminated coordinate")
-        D = sp.csr_matrix((-v / coefs[r], (cols[r], position[c])), shape=(n, master.size))
-        return (eye + D).tocsr()
 
     def _factor_reduced(self, K: sp.csc_matrix) -> None:
         K_sym = symmetric_part(K)
