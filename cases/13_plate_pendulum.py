@@ -32,7 +32,7 @@ Measured at full size (defaults; `flexbody run cases/13_plate_pendulum.py`):
   12.283 J; max |E0 − E − D| = 4.92e-3 J (HHT α = 0.1: 5.7e-5 of the released potential), 3.18e-3 J
   (ρ∞ = 1: 3.7e-5), 3.43e-3 J (ρ∞ = 0.8: 4.0e-5) — HHT's numerical dissipation shows as the larger value.
 - pin: ‖φ‖ exactly 0 (linear rows), the corner node stays at the origin. HHT: 1 000 steps, 4 820 Newton
-  iterations (4.8 per step, at most 8), 149 factorizations, 0 rejected steps, 15.0 s wall (plain bricks 1.9 s).
+  iterations (4.8 per step, at most 8), 149 factorizations, 0 rejected steps, 11.9 s wall (plain bricks 1.9 s).
 
 Outputs in out_dir: <run>/results.npz/.json for every run (Results.save), a ParaView series
 hht0.1/plate.pvd (+ plate_NNNN.vtu every VTK_EVERY steps; point data "displacement", strain, stresses),

@@ -3,10 +3,11 @@ element and the static condensation of its matrices.
 
 The enhanced element carries k = 3 extra "nodes" α whose gradients are the incompatible modes 1 − ξ_k² (mapped with
 the centre Jacobian). With the nodal positions x held, Newton on α uses the modes' own block: K_αα Δα = −r_α
-(:func:`~flexbody.fem.element_terms.force_and_mode_block`, a 9 × 9 system), from α = 0, until the next correction
-would be at most 1e-13 of the element's size; α and the force are those of that last iterate (no further pass).
-Only a tangent or damping request forms the full
-element matrices (once, at the converged α) for the condensation K = K_xx − K_xα K_αα⁻¹ K_αx, C likewise.
+(:func:`~flexbody.fem.element_terms.force_and_mode_block`, a 9 × 9 system), from α = 0, until a correction is at
+most 1e-13 of the element's size; the force is then evaluated at the corrected α, where r_α vanishes to round-off
+(so the condensed force is the gradient of the energy to round-off: a body at rest stays at rest). Only a tangent
+or damping request forms the full element matrices (once, at the converged α) for the condensation
+K = K_xx − K_xα K_αα⁻¹ K_αx, C likewise.
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ def condense(nn, fe, Ke, Ce, want_damping, Kc, Cc):
 def solve_enhanced_modes(xe, ve, Ge, we, kind, p, beta, lam0, mu0, matrices, want_damping, h_e, fe, Ke, Ce, law=None):
     """Newton on r_α(x, α) = 0 for the modes stored in xe[nn:] (updated), with the force fe at the converged α and,
     when ``matrices`` is set, the element's Ke and Ce (:func:`~flexbody.fem.element_terms.element_matrices`) there
-    too. Returns the iterations, or -1 when the solve did not converge."""
+    too. Returns the iterations, or -1 when the solve did not converge; a state whose modes' correction is not
+    finite (a collapsed element) returns non-finite terms, which the solvers' line search halves."""
     n, nn = Ge.shape[1], ve.shape[0]
     k = n - nn
     Kaa = np.empty((3 * k, 3 * k))
@@ -74,11 +76,18 @@ def solve_enhanced_modes(xe, ve, Ge, we, kind, p, beta, lam0, mu0, matrices, wan
             for i in range(3):
                 minus_r[3 * a + i, 0] = -fe[nn + a, i]
         delta = small_solve(Kaa, minus_r)[:, 0]
-        if np.max(np.abs(delta)) <= 1e-13 * h_e:  # α converged: fe is the force there
+        if not np.all(np.isfinite(delta)):  # a collapsed state: non-finite terms, for the caller's line search
+            fe[:] = np.nan
             if matrices:
-                element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce, law)
+                Ke[:] = np.nan
             return it + 1
         for a in range(k):
             for i in range(3):
                 xe[nn + a, i] += delta[3 * a + i]
+        if np.max(np.abs(delta)) <= 1e-13 * h_e:  # converged: the terms at the updated α (r_α to round-off)
+            if matrices:
+                element_matrices(xe, ve, Ge, we, kind, p, beta, lam0, mu0, want_damping, fe, Ke, Ce, law)
+            else:
+                force_and_mode_block(xe, ve, Ge, we, kind, p, beta, lam0, mu0, fe, Kaa, law)
+            return it + 1
     return -1
