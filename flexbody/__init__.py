@@ -88,6 +88,7 @@ __all__ = [
     "JointSpringDamper",
     "Bushing",
     "GeneralizedForce",
+    "CompliantContact",
     # Systems and states: the description, the assembled system it freezes into, a state, the constraints' rank.
     "System",
     "AssembledSystem",
@@ -186,6 +187,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
     from .constraints import (
         AttachNodes,
         Bushing,
+        CompliantContact,
         Cylinder,
         Distance,
         Fix,

@@ -11,6 +11,7 @@ from .attachments import AttachNodes, FixNodes, TieNodes, pin
 from .base import Constraint, ConstraintRows, Fix
 from .bushing import Bushing
 from .closures import Distance, Hinge, OnSurface, PointToPoint, Weld
+from .compliant_contact import CompliantContact
 from .couplings import FunctionCoupling, Gear, JointDriver, LinearCoupling, PolynomialCoupling
 from .force_elements import ForceElement, ForcePiece, GeneralizedForce
 from .nodes import Node, nearest_node
@@ -47,6 +48,7 @@ __all__ = [
     "ForcePiece",
     "GeneralizedForce",
     "SpringDamper",
+    "CompliantContact",
     "JointSpringDamper",
     "Bushing",
     "KnifeEdge",

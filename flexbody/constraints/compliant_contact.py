@@ -1,0 +1,174 @@
+"""Compliant (penalty) contact of a point with a rigid surface: Hunt–Crossley normal force and regularised Coulomb
+friction, as a force element every integrator and static solver takes.
+
+For an anchor point x (a link point, a flexible node) and a surface whose value s(x) is a signed distance (Plane,
+Sphere, Cylinder: outward unit normal n = ∇s), the penetration is δ = max(0, −s(x)) and its rate δ̇ = −n·ẋ. The
+normal force (Hunt & Crossley 1975, in the dissipation form Drake's compliant point contact uses) is
+
+    f_n = k δ^p (1 + d δ̇),   clamped at 0 (the surface only pushes),
+
+with stiffness k [N/m^p], exponent p (3/2: Hertz contact of a sphere, 1: a linear spring) and dissipation d [s/m].
+For m ẍ = −f_n (while f_n > 0) the impact speed v_i and the rebound speed v_f = e v_i obey, for any k and p,
+
+    d v_i (1 + e) = ln((1 + d v_i) / (1 − d e v_i))                                      (restitution)
+
+(integrate v dv/(1 + d v) = −(k/m) δ^p dδ over approach and restitution), so e = 1 at d = 0 and e ≈ 1 − ⅔ d v_i
+for small d v_i. Friction is Coulomb's, regularised by a slip velocity v_s so that it is smooth:
+
+    f_t = −μ f_n v_t / √(‖v_t‖² + v_s²),   v_t = (I − n nᵀ) ẋ,
+
+which sticks only approximately (a creep of order v_s under a tangential load). The force F = f_n n + f_t acts on
+the anchor: Q = Jᵀ F (virtual work), with ∂Q/∂q = Jᵀ (∂F/∂x) J and ∂Q/∂v = Jᵀ (∂F/∂ẋ) J (J held fixed: exact for
+nodes and the ground; the solvers difference the joint rows). The elastic energy k δ^{p+1}/(p + 1) is the
+element's potential, so energy balances count it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import FlexbodyError
+from ..rigid.anchors import Anchor
+from .force_elements import ForceElement, ForcePiece
+from .surfaces import Plane, Sphere, Surface
+
+if TYPE_CHECKING:
+    from ..rigid.state_view import StateView
+
+__all__ = ["CompliantContact", "restitution_of"]
+
+
+def _number(value, what: str, who: str, *, low: float, strict: bool) -> float:
+    """A finite float ≥ low (> low when ``strict``), or a FlexbodyError naming it."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise FlexbodyError(f"{who}: {what} must be a number, got {value!r}") from None
+    if not math.isfinite(x) or x < low or (strict and x == low):
+        raise FlexbodyError(f"{who}: {what} must be a finite number {'>' if strict else '≥'} {low:g}, got {value!r}")
+    return x
+
+
+class CompliantContact(ForceElement):
+    """A point pressed on a rigid surface by a Hunt–Crossley spring, with regularised Coulomb friction.
+
+    Parameters
+    ----------
+    anchor : Anchor
+        The point that touches: ``tree.point(link, offset)`` or a flexible node (``fb.nearest_node``).
+    surface : Plane, Sphere or Cylinder
+        The rigid surface, its outside (s > 0) free; a Sphere's or Cylinder's inside is solid.
+    stiffness : float
+        k [N/m^p] (> 0).
+    exponent : float
+        p (≥ 1): 1.5 for Hertz contact of a sphere on a plane, 1 for a linear spring.
+    dissipation : float
+        d [s/m] (≥ 0) of f_n = k δ^p (1 + d δ̇); :func:`restitution_of` gives the coefficient of restitution.
+    friction : float
+        Coulomb coefficient μ (≥ 0).
+    slip_velocity : float
+        v_s [m/s] (> 0) of the regularisation; smaller sticks better and needs smaller steps.
+    name : str, optional
+    """
+
+    kind = "compliant_contact"
+
+    def __init__(
+        self,
+        anchor: Anchor,
+        surface: Surface,
+        *,
+        stiffness: float,
+        exponent: float = 1.5,
+        dissipation: float = 0.0,
+        friction: float = 0.0,
+        slip_velocity: float = 1e-4,
+        name: str | None = None,
+    ):
+        super().__init__(name)
+        who = f"contact {self.name!r}"
+        if not isinstance(anchor, Anchor):
+            raise FlexbodyError(f"{who}: the point must be an anchor (tree.point or a flexible node), got {anchor!r}")
+        if not isinstance(surface, (Plane, Sphere)):  # Cylinder is a Sphere: distances all
+            raise FlexbodyError(
+                f"{who}: the surface must be a Plane, Sphere or Cylinder (a signed distance), got "
+                f"{type(surface).__name__}; an ImplicitSurface's value is not a distance"
+            )
+        if not anchor.trees and not getattr(anchor, "bodies", ()):
+            raise FlexbodyError(f"{who}: {anchor.label} is fixed to the ground, so it cannot touch the fixed surface")
+        self.anchor, self.surface = anchor, surface
+        self.anchors = (anchor,)
+        self.trees = tuple(anchor.trees)
+        self.k = _number(stiffness, "stiffness [N/m^p]", who, low=0.0, strict=True)
+        self.p = _number(exponent, "exponent", who, low=1.0, strict=False)
+        self.d = _number(dissipation, "dissipation [s/m]", who, low=0.0, strict=False)
+        self.mu = _number(friction, "friction coefficient", who, low=0.0, strict=False)
+        self.v_s = _number(slip_velocity, "slip_velocity [m/s]", who, low=0.0, strict=True)
+
+    # ------------------------------------------------------------------ law
+    def _contact(self, x: np.ndarray, xdot: np.ndarray, jacobians: bool):
+        """(F (3,), ∂F/∂x (3, 3), ∂F/∂ẋ (3, 3)) at the point x with velocity ẋ [world]; zeros when apart."""
+        zero = np.zeros((3, 3))
+        delta = -float(self.surface.value(x)[0])
+        if delta <= 0.0:
+            return np.zeros(3), zero, zero
+        n = self.surface.gradient(x)[0]
+        rate = -float(n @ xdot)
+        spring = self.k * delta**self.p
+        f_n = spring * (1.0 + self.d * rate)
+        if f_n <= 0.0:  # separating faster than 1/d: the surface does not pull
+            return np.zeros(3), zero, zero
+        v_t = xdot - (n @ xdot) * n
+        root = math.sqrt(float(v_t @ v_t) + self.v_s**2)
+        u = v_t / root
+        F = f_n * n - self.mu * f_n * u
+        if not jacobians:
+            return F, zero, zero
+        H = self.surface.hessian(x)[0]  # ∂n/∂x
+        df_dx = -self.k * self.p * delta ** (self.p - 1.0) * (1.0 + self.d * rate) * n - spring * self.d * (H @ xdot)
+        df_dv = -spring * self.d * n
+        du_dvt = (np.eye(3) - np.outer(u, u)) / root
+        dvt_dx = -(n @ xdot) * H - np.outer(n, H @ xdot)
+        dvt_dv = np.eye(3) - np.outer(n, n)
+        dF_dx = np.outer(n, df_dx) + f_n * H - self.mu * (np.outer(u, df_dx) + f_n * du_dvt @ dvt_dx)
+        dF_dv = np.outer(n, df_dv) - self.mu * (np.outer(u, df_dv) + f_n * du_dvt @ dvt_dv)
+        return F, dF_dx, dF_dv
+
+    # ------------------------------------------------------------------ force element
+    def evaluate(self, ev: StateView, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
+        x = self.anchor.position(ev)
+        xdot = self.anchor.velocity(ev) if velocity else np.zeros(3)
+        cols, J = self.anchor.jacobian(ev)
+        F, dF_dx, dF_dv = self._contact(x, xdot, jacobians)
+        Q = J.T @ F
+        if not jacobians:
+            return ForcePiece(cols, Q)
+        return ForcePiece(cols, Q, J.T @ dF_dx @ J, J.T @ dF_dv @ J)
+
+    def potential(self, ev: StateView) -> float:
+        """k δ^{p+1}/(p + 1) [J], the elastic energy of the penetration."""
+        delta = max(0.0, -float(self.surface.value(self.anchor.position(ev))[0]))
+        return self.k * delta ** (self.p + 1.0) / (self.p + 1.0)
+
+    def gap(self, ev: StateView) -> float:
+        """s(x) [m]: the signed distance of the point from the surface (negative when it penetrates)."""
+        return float(self.surface.value(self.anchor.position(ev))[0])
+
+
+def restitution_of(dissipation: float, impact_speed: float) -> float:
+    """e (0..1] with d v (1 + e) = ln((1 + d v)/(1 − d e v)) (module docstring): the coefficient of restitution of a
+    Hunt–Crossley contact of dissipation d [s/m] struck at speed v [m/s], for any stiffness and exponent."""
+    from scipy.optimize import brentq
+
+    dv = float(dissipation) * float(impact_speed)
+    if dv == 0.0:
+        return 1.0
+
+    def mismatch(e):
+        return dv * (1.0 + e) - math.log((1.0 + dv) / (1.0 - e * dv))
+
+    upper = min(1.0, (1.0 - 1e-15) / dv)
+    return float(brentq(mismatch, 1e-300, upper, xtol=1e-15, rtol=1e-15))

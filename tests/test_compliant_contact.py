@@ -1,0 +1,161 @@
+"""Compliant contact (flexbody.constraints.compliant_contact): a point on prismatic joints striking and sliding on a
+plane, against closed forms and scipy.
+
+* Hertz impact (f = k δ^{3/2}, no dissipation): the largest penetration δ_max = (5 m v²/4k)^{2/5} and the contact
+  time t_c = 2 δ_max/v ∫₀¹ dx/√(1 − x^{5/2}) (energy; the integral by scipy's quad), rebound at the impact speed.
+* Hunt–Crossley dissipation: the rebound speed against scipy's solve_ivp on m ẍ = −k x^p (1 + d ẋ) and against the
+  restitution relation d v (1 + e) = ln((1 + d v)/(1 − d e v)).
+* Coulomb friction: a block sliding on the plane stops after v₀²/(2 μ g) (regularised by v_s: converging as v_s → 0).
+* The Jacobians against central differences; bad input named.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.integrate import quad, solve_ivp
+
+import flexbody as fb
+from flexbody.constraints.compliant_contact import CompliantContact, restitution_of
+from flexbody.errors import FlexbodyError
+
+MASS, SPEED, STIFFNESS = 0.5, 2.0, 1e6  # kg, m/s, N/m^1.5
+
+
+def _particle(gravity=0.0, height=0.01, **contact):
+    """A point mass on prismatic joints x, z above the plane z = 0, and its contact (z below 0 penetrates)."""
+    tree = fb.RigidTree("particle", gravity=(0.0, 0.0, -gravity))
+    tree.add_link("slide", None, fb.Prismatic((1.0, 0.0, 0.0)))
+    tree.add_link("mass", "slide", fb.Prismatic((0.0, 0.0, 1.0)), mass=MASS)
+    contact = CompliantContact(tree.point("mass"), fb.Plane((0.0, 0.0, 1.0)), **contact)
+    return fb.System([tree], forces=[contact], q0=(0.0, height)).assemble(), contact
+
+
+def _impact(dissipation: float, t_end: float = 0.0096):
+    """Released 0.1 mm above the plane at SPEED towards it (contact from t = 5e-5 s, about 8.5 ms long)."""
+    asm, _ = _particle(stiffness=STIFFNESS, dissipation=dissipation, height=1e-4)
+    run = fb.simulate(asm, t_end, integrator=fb.RK4(dt=4e-6), v0=(0.0, -SPEED), record_every=1)
+    return run.times, run.q[:, 1], run.v[:, 1]
+
+
+def test_hertz_impact_against_the_closed_form():
+    times, z, vz = _impact(0.0)
+    delta_max = (5.0 * MASS * SPEED**2 / (4.0 * STIFFNESS)) ** 0.4
+    integral = quad(lambda x: 1.0 / np.sqrt(1.0 - x**2.5), 0.0, 1.0)[0]
+    contact_time = 2.0 * delta_max / SPEED * integral
+    assert -z.min() == pytest.approx(delta_max, rel=1e-6)
+    inside = times[z < 0.0]
+    measured = inside[-1] - inside[0]
+    assert abs(measured - contact_time) <= 2 * (times[1] - times[0])  # the first and last steps in contact
+    assert vz[-1] == pytest.approx(SPEED, rel=1e-6)  # no dissipation: it leaves at the impact speed
+
+
+@pytest.mark.parametrize("dissipation", [0.05, 0.3])
+def test_hunt_crossley_restitution_against_scipy_and_the_relation(dissipation):
+    *_, vz = _impact(dissipation)
+
+    def rhs(t, y):  # penetration x = −z and its rate
+        x, v = y
+        return [v, -(STIFFNESS / MASS) * max(x, 0.0) ** 1.5 * max(1.0 + dissipation * v, 0.0)]
+
+    out = solve_ivp(rhs, (0.0, 0.0095), [0.0, SPEED], method="DOP853", rtol=1e-12, atol=1e-14, max_step=1e-5)
+    scipy_e = -out.y[1, -1] / SPEED
+    assert vz[-1] / SPEED == pytest.approx(scipy_e, rel=1e-6)
+    assert scipy_e == pytest.approx(restitution_of(dissipation, SPEED), rel=1e-6)
+
+
+def test_restitution_for_small_dissipation_is_one_minus_two_thirds_d_v():
+    """The relation's expansion: e = 1 − ⅔ d v + O((d v)²) (Hunt & Crossley's α = ⅔ d)."""
+    for dv in (1e-4, 1e-3):
+        assert 1.0 - restitution_of(dv, 1.0) == pytest.approx(2.0 / 3.0 * dv, rel=2 * dv)
+
+
+def test_sliding_block_stops_after_the_coulomb_distance():
+    """Resting on the plane (its static penetration), pushed along x at v₀: it stops after v₀²/(2 μ g); the
+    regularisation (v_s = 1e-4 m/s) leaves a creep well below 1e-3 of it."""
+    g, mu, v0, k = 9.81, 0.4, 1.0, 1e7
+    rest = -((MASS * g / k) ** (1 / 1.5))
+    asm, _ = _particle(gravity=g, height=rest, stiffness=k, dissipation=1.0, friction=mu)
+    run = fb.simulate(asm, 0.4, integrator=fb.GeneralizedAlpha(dt=1e-4), v0=(v0, 0.0))
+    distance = v0**2 / (2 * mu * g)
+    assert run.q[-1, 0] == pytest.approx(distance, rel=1e-3)
+    assert abs(run.v[-1, 0]) < 1e-3
+    assert np.abs(run.q[:, 1] - rest).max() < 1e-5  # it slides on the plane
+
+
+@pytest.mark.parametrize("surface", [fb.Plane((0.3, 0.0, 1.0), (0.0, 0.0, 0.1)), fb.Sphere((0.0, 0.0, -1.0), 1.0)])
+def test_jacobians_against_central_differences(surface):
+    tree = fb.RigidTree("t")
+    tree.add_link("l", None, fb.Prismatic((0.0, 0.0, 1.0)), mass=1.0)
+    contact = CompliantContact(
+        tree.point("l"), surface, stiffness=3e5, dissipation=0.2, friction=0.5, slip_velocity=0.05
+    )
+    rng = np.random.default_rng(4)
+    x = np.array([0.1, -0.05, -0.01]) + 1e-3 * rng.standard_normal(3)
+    xdot = np.array([0.08, -0.03, -0.2])
+    F, dF_dx, dF_dv = contact._contact(x, xdot, True)
+    assert np.linalg.norm(F) > 0.0
+    h = 1e-7
+    for j in range(3):
+        e = np.zeros(3)
+        e[j] = h
+        np.testing.assert_allclose(
+            dF_dx[:, j],
+            (contact._contact(x + e, xdot, False)[0] - contact._contact(x - e, xdot, False)[0]) / (2 * h),
+            rtol=1e-5,
+            atol=1e-6 * np.abs(dF_dx).max(),
+        )
+        np.testing.assert_allclose(
+            dF_dv[:, j],
+            (contact._contact(x, xdot + e, False)[0] - contact._contact(x, xdot - e, False)[0]) / (2 * h),
+            rtol=1e-5,
+            atol=1e-6 * np.abs(dF_dv).max(),
+        )
+
+
+def test_bad_input_is_named():
+    tree = fb.RigidTree("t")
+    tree.add_link("l", None, fb.Prismatic((0.0, 0.0, 1.0)), mass=1.0)
+    point, plane = tree.point("l"), fb.Plane((0.0, 0.0, 1.0))
+    with pytest.raises(FlexbodyError, match="must be an anchor"):
+        CompliantContact((0, 0, 0), plane, stiffness=1.0)
+    with pytest.raises(FlexbodyError, match="cannot touch the fixed surface"):
+        CompliantContact(fb.Ground((0.0, 0.0, 1.0)), plane, stiffness=1.0)
+    with pytest.raises(FlexbodyError, match="ImplicitSurface's value is not a distance"):
+        surface = fb.ImplicitSurface(
+            lambda x: x[2], lambda x: np.array([[0.0, 0.0, 1.0]]), lambda x: np.zeros((1, 3, 3))
+        )
+        CompliantContact(point, surface, stiffness=1.0)
+    for bad, match in (
+        ({"stiffness": 0.0}, "stiffness"),
+        ({"stiffness": 1.0, "exponent": 0.5}, "exponent"),
+        ({"stiffness": 1.0, "friction": -0.1}, "friction"),
+        ({"stiffness": 1.0, "dissipation": np.nan}, "dissipation"),
+        ({"stiffness": 1.0, "slip_velocity": 0.0}, "slip_velocity"),
+    ):
+        with pytest.raises(FlexbodyError, match=match):
+            CompliantContact(point, plane, **bad)
+
+
+def test_a_flexible_cube_dropped_on_the_plane_never_gains_energy():
+    """A soft 8-node cube (incompatible modes, Kelvin–Voigt 5 ms) falls 5 mm onto the plane on its four bottom
+    nodes (contacts with dissipation and friction): the energy (kinetic, strain, gravity and the contacts' elastic
+    energy) never grows, and at rest each contact carries a quarter of the weight, k δ^{3/2} = m g / 4 (measured
+    bottom at 1.8271e-4 m against δ = 1.8186e-4 m at 0.4 s)."""
+    mesh = fb.mesh.box((0.1, 0.1, 0.1), (1, 1, 1), origin=(0.0, 0.0, 0.005))
+    material = fb.StVenantKirchhoff(young=1e6, poisson=0.3, density=1000.0, damping=0.005)
+    cube = fb.FlexibleBody("cube", mesh, material)
+    below = mesh.points[:, 2] < 0.006
+    contacts = [
+        CompliantContact(fb.Node(cube, int(i)), fb.Plane((0.0, 0.0, 1.0)), stiffness=1e6, dissipation=2.0, friction=0.3)
+        for i in np.flatnonzero(below)
+    ]
+    asm = fb.System([cube], loads=[fb.Gravity(cube)], forces=contacts).assemble()
+    run = fb.simulate(asm, 0.4, integrator=fb.GeneralizedAlpha(dt=2e-4))
+    energy = run.histories["energy"]
+    assert len(contacts) == 4
+    assert np.max(np.diff(energy)) <= 1e-9 * abs(energy[0])  # measured 2.2e-16 J
+    assert energy[-1] < energy[0] - 0.04  # the fall's 0.049 J is gone
+    sag = (1.0 * 9.81 / 4 / 1e6) ** (1 / 1.5)
+    assert np.abs(run.v[-1]).max() < 1e-3  # at rest (1.0e-4 m/s)
+    np.testing.assert_allclose(asm.coordinates(cube, run.q[-1])[below, 2], -sag, rtol=0.02)
