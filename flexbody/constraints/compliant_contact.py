@@ -2,8 +2,10 @@
 friction, as a force element every integrator and static solver takes.
 
 For an anchor point x (a link point, a flexible node) and a surface whose value s(x) is a signed distance (Plane,
-Sphere, Cylinder: outward unit normal n = ∇s), the penetration is δ = max(0, −s(x)) and its rate δ̇ = −n·ẋ. The
-normal force (Hunt & Crossley 1975, in the dissipation form Drake's compliant point contact uses) is
+Sphere, Cylinder: outward unit normal n = ∇s), the penetration is δ = max(0, −s(x)) and its rate δ̇ = −n·ẋ; for a
+ball of radius r centred at the anchor, δ = max(0, r − s(x)), and on a link frame (``tree.frame``) the ball's
+contact point c = x − r n moves with v_c = ẋ + r n × ω, so that it rolls. The normal force (Hunt & Crossley 1975,
+in the dissipation form Drake's compliant point contact uses) is
 
     f_n = k δ^p (1 + d δ̇),   clamped at 0 (the surface only pushes),
 
@@ -17,9 +19,10 @@ for small d v_i. Friction is Coulomb's, regularised by a slip velocity v_s so th
 
     f_t = −μ f_n v_t / √(‖v_t‖² + v_s²),   v_t = (I − n nᵀ) ẋ,
 
-which sticks only approximately (a creep of order v_s under a tangential load). The force F = f_n n + f_t acts on
-the anchor: Q = Jᵀ F (virtual work), with ∂Q/∂q = Jᵀ (∂F/∂x) J and ∂Q/∂v = Jᵀ (∂F/∂ẋ) J (J held fixed: exact for
-nodes and the ground; the solvers difference the joint rows). The elastic energy k δ^{p+1}/(p + 1) is the
+which sticks only approximately (a creep of order v_s under a tangential load), v_t taken at the contact point.
+The force F = f_n n + f_t acts at the contact point: Q = J_cᵀ F (virtual work), J_c = J + r [n]× J_ω the Jacobian of
+v_c, with ∂Q/∂q = J_cᵀ (∂F/∂x) J and ∂Q/∂v = J_cᵀ (∂F/∂v_c) J_c (J held fixed: exact for nodes and the ground; the
+solvers difference the joint rows). The elastic energy k δ^{p+1}/(p + 1) is the
 element's potential, so energy balances count it.
 """
 
@@ -31,7 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import FlexbodyError
-from ..rigid.anchors import Anchor
+from ..rigid.anchors import Anchor, FrameAnchor
 from .force_elements import ForceElement, ForcePiece
 from .surfaces import Plane, Sphere, Surface
 
@@ -71,6 +74,8 @@ class CompliantContact(ForceElement):
         Coulomb coefficient μ (≥ 0).
     slip_velocity : float
         v_s [m/s] (> 0) of the regularisation; smaller sticks better and needs smaller steps.
+    radius : float
+        r [m] (≥ 0) of a ball centred at the anchor (0: the point itself). On a link frame the ball rolls.
     name : str, optional
     """
 
@@ -86,6 +91,7 @@ class CompliantContact(ForceElement):
         dissipation: float = 0.0,
         friction: float = 0.0,
         slip_velocity: float = 1e-4,
+        radius: float = 0.0,
         name: str | None = None,
     ):
         super().__init__(name)
@@ -107,12 +113,13 @@ class CompliantContact(ForceElement):
         self.d = _number(dissipation, "dissipation [s/m]", who, low=0.0, strict=False)
         self.mu = _number(friction, "friction coefficient", who, low=0.0, strict=False)
         self.v_s = _number(slip_velocity, "slip_velocity [m/s]", who, low=0.0, strict=True)
+        self.r = _number(radius, "radius [m]", who, low=0.0, strict=False)
 
     # ------------------------------------------------------------------ law
     def _contact(self, x: np.ndarray, xdot: np.ndarray, jacobians: bool):
         """(F (3,), ∂F/∂x (3, 3), ∂F/∂ẋ (3, 3)) at the point x with velocity ẋ [world]; zeros when apart."""
         zero = np.zeros((3, 3))
-        delta = -float(self.surface.value(x)[0])
+        delta = self.r - float(self.surface.value(x)[0])
         if delta <= 0.0:
             return np.zeros(3), zero, zero
         n = self.surface.gradient(x)[0]
@@ -138,24 +145,65 @@ class CompliantContact(ForceElement):
         return F, dF_dx, dF_dv
 
     # ------------------------------------------------------------------ force element
-    def evaluate(self, ev: StateView, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
+    def _kinematics(self, ev: StateView, velocity: bool):
+        """(x (3,), v_c (3,), cols (k,), J (3, k), J_c (3, k)): the centre, the contact point's velocity and the
+        Jacobians of ẋ and v_c = ẋ + r n × ω (J_c = J where the ball does not roll)."""
         x = self.anchor.position(ev)
-        xdot = self.anchor.velocity(ev) if velocity else np.zeros(3)
         cols, J = self.anchor.jacobian(ev)
-        F, dF_dx, dF_dv = self._contact(x, xdot, jacobians)
-        Q = J.T @ F
+        if not (self.r > 0.0 and isinstance(self.anchor, FrameAnchor)):
+            return x, (self.anchor.velocity(ev) if velocity else np.zeros(3)), cols, J, J
+        n = self.surface.gradient(x)[0]
+        cols_w, J_w = self.anchor.angular_jacobian(ev)
+        cols, (J, J_c) = _on_columns(cols, (J, J), cols_w, (np.zeros_like(J_w), self.r * _skew(n) @ J_w))
+        v_c = (J_c @ ev.v[cols]) if velocity else np.zeros(3)
+        return x, v_c, cols, J, J_c
+
+    def evaluate(self, ev: StateView, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
+        x, v_c, cols, J, J_c = self._kinematics(ev, velocity)
+        F, dF_dx, dF_dv = self._contact(x, v_c, jacobians)
+        Q = J_c.T @ F
         if not jacobians:
             return ForcePiece(cols, Q)
-        return ForcePiece(cols, Q, J.T @ dF_dx @ J, J.T @ dF_dv @ J)
+        return ForcePiece(cols, Q, J_c.T @ dF_dx @ J, J_c.T @ dF_dv @ J_c)
 
     def potential(self, ev: StateView) -> float:
         """k δ^{p+1}/(p + 1) [J], the elastic energy of the penetration."""
-        delta = max(0.0, -float(self.surface.value(self.anchor.position(ev))[0]))
+        delta = max(0.0, self.r - float(self.surface.value(self.anchor.position(ev))[0]))
         return self.k * delta ** (self.p + 1.0) / (self.p + 1.0)
 
     def gap(self, ev: StateView) -> float:
-        """s(x) [m]: the signed distance of the point from the surface (negative when it penetrates)."""
-        return float(self.surface.value(self.anchor.position(ev))[0])
+        """s(x) − r [m]: the signed distance of the point (or ball) from the surface (negative: it penetrates)."""
+        return float(self.surface.value(self.anchor.position(ev))[0]) - self.r
+
+    def report(self, ev: StateView) -> tuple[float, float, np.ndarray, float]:
+        """(gap s − r [m], normal force f_n [N], friction force f_t (3,) [N, world], slip speed ‖v_t‖ [m/s] of the
+        contact point) at ``ev`` (zero forces and slip when apart)."""
+        x, xdot = self._kinematics(ev, True)[:2]
+        F = self._contact(x, xdot, False)[0]
+        gap = float(self.surface.value(x)[0]) - self.r
+        if not F.any():
+            return gap, 0.0, np.zeros(3), 0.0
+        n = self.surface.gradient(x)[0]
+        f_n = float(n @ F)
+        v_t = xdot - (n @ xdot) * n
+        return gap, f_n, F - f_n * n, float(np.linalg.norm(v_t))
+
+
+def _skew(n: np.ndarray) -> np.ndarray:
+    """[n]× (3, 3): [n]× w = n × w."""
+    return np.array([[0.0, -n[2], n[1]], [n[2], 0.0, -n[0]], [-n[1], n[0], 0.0]])
+
+
+def _on_columns(cols_a, blocks_a, cols_b, blocks_b):
+    """(cols, (A₁ + B₁, A₂ + B₂)) on the union of two column sets (blocks (3, k_a) and (3, k_b))."""
+    cols = np.union1d(cols_a, cols_b).astype(np.int64)
+    out = []
+    for a, b in zip(blocks_a, blocks_b):
+        block = np.zeros((3, cols.size))
+        block[:, np.searchsorted(cols, cols_a)] += a
+        block[:, np.searchsorted(cols, cols_b)] += b
+        out.append(block)
+    return cols, tuple(out)
 
 
 def restitution_of(dissipation: float, impact_speed: float) -> float:

@@ -243,7 +243,8 @@ class Recorder:
     def record(self, t, q, v, res, *, tau, terms, corrections, ws=None):
         """Append the row of the state (t, q, v): its response ``res`` (a, λ, Φᵀλ, rank), the input τ,
         the constraint ``terms`` (φ, Φ, φ_t), the correction count, the energies (from the state's workspace
-        ``ws``), the fields (when recorded) and the controller's diagnostics (each value is copied)."""
+        ``ws``), the fields (when recorded), the contacts' gaps, forces and slip speeds (when the system has
+        contacts) and the controller's diagnostics (each value is copied)."""
         asm = self.asm
         rate = product(terms.Phi, v) + terms.phi_t
         values = {
@@ -266,6 +267,8 @@ class Recorder:
             values.update(kinetic=kinetic, potential=potential, energy=kinetic + potential)
         if self.field_bodies:
             values.update(field_data.record_rows(self.field_bodies, self.part_slices(), q, v))
+        if getattr(asm, "forces", None):  # the contacts' gaps, forces and slip, from the state's workspace
+            values.update(asm.forces.contact_rows(ws if ws is not None else asm.workspace(t, q, v)))
         rows = self.rows
         for key, value in values.items():
             column = rows.get(key)

@@ -62,6 +62,21 @@ class AppliedForces:
             K, C = K[columns, columns], C[columns, columns]
         return K, C
 
+    def contact_rows(self, ev) -> dict[str, np.ndarray]:
+        """The recorded state of the contacts among the elements (those with a ``report``, in their order):
+        "contact_gap" (c,) [m], "contact_normal_force" (c,) [N], "contact_friction_force" (c, 3) [N, world],
+        "contact_slip_speed" (c,) [m/s]; empty without contacts."""
+        reports = [element.report(ev) for element in self.elements if hasattr(element, "report")]
+        if not reports:
+            return {}
+        gap, normal, friction, slip = zip(*reports)
+        return {
+            "contact_gap": np.array(gap),
+            "contact_normal_force": np.array(normal),
+            "contact_friction_force": np.array(friction),
+            "contact_slip_speed": np.array(slip),
+        }
+
     def potential(self, ev) -> float:
         """Energy stored in the elements [J]."""
         return float(sum(element.potential(ev) for element in self.elements))
