@@ -210,3 +210,22 @@ def test_a_ball_slips_down_a_steep_slope_at_the_coulomb_acceleration():
     a, run = _ball_on_slope(50.0, 0.3)
     assert a == pytest.approx(9.81 * (np.sin(theta) - 0.3 * np.cos(theta)), rel=1e-4)
     assert run.histories["contact_slip_speed"][-1, 0] > 0.1
+
+
+def test_contacts_are_written_for_paraview(tmp_path):
+    """``contacts.pvd``: one vertex per contact and step at the point that touches, with the recorded normal force and
+    the force vector f_n n + f_t; read back with meshio."""
+    import meshio
+
+    asm, _ = _particle(gravity=9.81, height=0.001, stiffness=1e6, dissipation=0.1, friction=0.3)
+    run = fb.simulate(asm, 0.02, integrator=fb.GeneralizedAlpha(dt=1e-4), v0=(0.5, 0.0))
+    path = fb.io.write_contact_pvd(tmp_path, run, every=50)
+    assert path.name == "contacts.pvd" and len(list(tmp_path.glob("contacts_*.vtu"))) == 5  # steps 0, 50, …, 200
+    last = meshio.read(tmp_path / "contacts_0200.vtu")
+    assert last.points.shape == (1, 3) and last.points[0] == pytest.approx(run.q[-1, [0, 0, 1]] * [1, 0, 1])
+    f_n = run.histories["contact_normal_force"][-1, 0]
+    assert last.point_data["normal_force"][0] == pytest.approx(f_n, rel=1e-12)
+    force = last.point_data["force"][0]
+    assert force[2] == pytest.approx(f_n, rel=1e-12) and abs(force[0]) <= 0.3 * f_n + 1e-12
+    rigid = fb.simulate(fb.mechanisms.slider_crank().assemble(), 0.01, integrator=fb.RK4(dt=1e-3))
+    assert fb.io.write_contact_pvd(tmp_path / "none", rigid) is None  # no contact, nothing written

@@ -175,6 +175,13 @@ class CompliantContact(ForceElement):
         """s(x) − r [m]: the signed distance of the point (or ball) from the surface (negative: it penetrates)."""
         return float(self.surface.value(self.anchor.position(ev))[0]) - self.r
 
+    def contact_point(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
+        """(c (3,) [m], n (3,)): the point that touches (x − r n, the anchor itself for r = 0) and the surface's
+        outward unit normal there, in world coordinates."""
+        x = self.anchor.position(ev)
+        n = self.surface.gradient(x)[0]
+        return x - self.r * n, n
+
     def report(self, ev: StateView) -> tuple[float, float, np.ndarray, float]:
         """(gap s − r [m], normal force f_n [N], friction force f_t (3,) [N, world], slip speed ‖v_t‖ [m/s] of the
         contact point) at ``ev`` (zero forces and slip when apart)."""

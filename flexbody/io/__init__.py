@@ -5,6 +5,7 @@ and matplotlib plots. Heavy libraries (pyvista, matplotlib, h5py) are imported w
 May import: errors, deprecation, fem, rigid, constraints, system.
 """
 
+from .contacts import write_contact_pvd
 from .export import (
     FORMATS,
     export,
@@ -38,6 +39,7 @@ __all__ = [
     "write_columns_csv",
     "write_histories_csv",
     "write_link_pvd",
+    "write_contact_pvd",
     "write_link_vtu",
     "write_pvd",
     "write_pvds",

@@ -14,6 +14,9 @@ The static scene (:func:`write_scene`, written by the series writers): one ``sce
 not a series) with what holds the model in the world — ground markers at the joints on the ground and at
 clamped node sets, the rails of prismatic joints on the ground, the surfaces of ``OnSurface``
 constraints and the ground points of closures — each cell labelled by its ``kind`` and ``source``.
+
+The contacts (:func:`~flexbody.io.contacts.write_contact_pvd`, written by the series writers when the system has
+any): ``contacts.pvd``, a vertex per contact with its force, normal, gap and slip speed.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from ..errors import FlexbodyError
 from ..fem import fields
 from ..fem.flexible_body import FlexibleBody
 from ..fem.hex_mesh import CELL_TYPE
+from .contacts import write_contact_pvd
 from .frames import recorded_steps, results_system, write_collection
 from .links import write_link_series
 from .scene import write_scene
@@ -91,6 +95,7 @@ def write_pvds(directory, results, body=None, name: str | None = None, every: in
     """As :func:`write_pvd`, returning the ``.pvd`` file of every body written."""
     paths = write_body_series(directory, results, body, name, every)
     write_scene(directory, results)
+    write_contact_pvd(directory, results, every)
     return paths
 
 
@@ -140,4 +145,5 @@ def write_link_pvd(directory, results, tree=None, every: int = 1) -> list[Path]:
     """
     paths = write_link_series(directory, results, tree, every)
     write_scene(directory, results)
+    write_contact_pvd(directory, results, every)
     return paths
