@@ -11,6 +11,7 @@ coordinates), :mod:`flexbody.constraints.closures` (between anchors: loop closur
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..errors import ConstraintError, MeshError
+from ..errors import ConstraintError, FlexbodyError, MeshError
 from ..fem.flexible_body import FlexibleBody
 
 if TYPE_CHECKING:
@@ -81,6 +82,20 @@ def checked_components(components: ArrayLike, who: str, distinct: bool = True) -
     if comps.size == 0 or comps.min() < 0 or comps.max() > 2 or (distinct and len(np.unique(comps)) != comps.size):
         raise ConstraintError(f"{who}: components must be distinct values of 0, 1, 2 (x, y, z), got {components!r}")
     return comps
+
+
+def finite_number(value, what: str, who: str, *, positive: bool = False) -> float:
+    """``value`` as a float that is finite and ≥ 0 (> 0 with ``positive``), or a FlexbodyError naming ``what`` of
+    ``who``."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise FlexbodyError(f"{who}: {what} must be a number, got {value!r}") from None
+    if not math.isfinite(x) or x < 0.0 or (positive and x == 0.0):
+        raise FlexbodyError(
+            f"{who}: {what} must be {'positive' if positive else 'non-negative'} and finite, got {value!r}"
+        )
+    return x
 
 
 def merge_pieces(pieces) -> tuple[np.ndarray, np.ndarray]:

@@ -35,6 +35,8 @@ import numpy as np
 
 from ..errors import FlexbodyError
 from ..rigid.anchors import Anchor, FrameAnchor
+from ..rigid.exponential_coordinates import skew
+from .base import finite_number, merge_pieces
 from .force_elements import ForceElement, ForcePiece
 from .surfaces import Plane, Sphere, Surface
 
@@ -42,17 +44,6 @@ if TYPE_CHECKING:
     from ..rigid.state_view import StateView
 
 __all__ = ["CompliantContact", "restitution_of"]
-
-
-def _number(value, what: str, who: str, *, low: float, strict: bool) -> float:
-    """A finite float ≥ low (> low when ``strict``), or a FlexbodyError naming it."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise FlexbodyError(f"{who}: {what} must be a number, got {value!r}") from None
-    if not math.isfinite(x) or x < low or (strict and x == low):
-        raise FlexbodyError(f"{who}: {what} must be a finite number {'>' if strict else '≥'} {low:g}, got {value!r}")
-    return x
 
 
 class CompliantContact(ForceElement):
@@ -108,12 +99,16 @@ class CompliantContact(ForceElement):
         self.anchor, self.surface = anchor, surface
         self.anchors = (anchor,)
         self.trees = tuple(anchor.trees)
-        self.k = _number(stiffness, "stiffness [N/m^p]", who, low=0.0, strict=True)
-        self.p = _number(exponent, "exponent", who, low=1.0, strict=False)
-        self.d = _number(dissipation, "dissipation [s/m]", who, low=0.0, strict=False)
-        self.mu = _number(friction, "friction coefficient", who, low=0.0, strict=False)
-        self.v_s = _number(slip_velocity, "slip_velocity [m/s]", who, low=0.0, strict=True)
-        self.r = _number(radius, "radius [m]", who, low=0.0, strict=False)
+        self.k = finite_number(stiffness, "stiffness [N/m^p]", who, positive=True)
+        self.p = finite_number(exponent, "exponent", who)
+        if self.p < 1.0:
+            raise FlexbodyError(
+                f"{who}: exponent must be at least 1 (1: a linear spring, 1.5: Hertz), got {exponent!r}"
+            )
+        self.d = finite_number(dissipation, "dissipation [s/m]", who)
+        self.mu = finite_number(friction, "friction coefficient", who)
+        self.v_s = finite_number(slip_velocity, "slip_velocity [m/s]", who, positive=True)
+        self.r = finite_number(radius, "radius [m]", who)
 
     # ------------------------------------------------------------------ law
     def _contact(self, x: np.ndarray, xdot: np.ndarray, jacobians: bool):
@@ -154,7 +149,8 @@ class CompliantContact(ForceElement):
             return x, (self.anchor.velocity(ev) if velocity else np.zeros(3)), cols, J, J
         n = self.surface.gradient(x)[0]
         cols_w, J_w = self.anchor.angular_jacobian(ev)
-        cols, (J, J_c) = _on_columns(cols, (J, J), cols_w, (np.zeros_like(J_w), self.r * _skew(n) @ J_w))
+        cols, both = merge_pieces([(cols, np.vstack([J, J])), (cols_w, np.vstack([0.0 * J_w, self.r * skew(n) @ J_w]))])
+        J, J_c = both[:3], both[3:]
         v_c = (J_c @ ev.v[cols]) if velocity else np.zeros(3)
         return x, v_c, cols, J, J_c
 
@@ -194,23 +190,6 @@ class CompliantContact(ForceElement):
         f_n = float(n @ F)
         v_t = xdot - (n @ xdot) * n
         return gap, f_n, F - f_n * n, float(np.linalg.norm(v_t))
-
-
-def _skew(n: np.ndarray) -> np.ndarray:
-    """[n]× (3, 3): [n]× w = n × w."""
-    return np.array([[0.0, -n[2], n[1]], [n[2], 0.0, -n[0]], [-n[1], n[0], 0.0]])
-
-
-def _on_columns(cols_a, blocks_a, cols_b, blocks_b):
-    """(cols, (A₁ + B₁, A₂ + B₂)) on the union of two column sets (blocks (3, k_a) and (3, k_b))."""
-    cols = np.union1d(cols_a, cols_b).astype(np.int64)
-    out = []
-    for a, b in zip(blocks_a, blocks_b):
-        block = np.zeros((3, cols.size))
-        block[:, np.searchsorted(cols, cols_a)] += a
-        block[:, np.searchsorted(cols, cols_b)] += b
-        out.append(block)
-    return cols, tuple(out)
 
 
 def restitution_of(dissipation: float, impact_speed: float) -> float:

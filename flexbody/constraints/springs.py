@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import FlexbodyError, StateError
 from ..rigid.anchors import Anchor
 from ..rigid.tree import Link
-from .base import merge_pieces
+from .base import finite_number, merge_pieces
 from .force_elements import ForceElement, ForcePiece
 
 if TYPE_CHECKING:
@@ -33,18 +33,6 @@ if TYPE_CHECKING:
 __all__ = ["SpringDamper", "JointSpringDamper"]
 
 _GAUSS_X, _GAUSS_W = np.polynomial.legendre.leggauss(8)
-
-
-def _finite_number(value, what: str, who: str, *, positive: bool = False) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise FlexbodyError(f"{who}: {what} must be a number, got {value!r}") from None
-    if not math.isfinite(x) or x < 0.0 or (positive and x == 0.0):
-        raise FlexbodyError(
-            f"{who}: {what} must be {'positive' if positive else 'non-negative'} and finite, got {value!r}"
-        )
-    return x
 
 
 class SpringDamper(ForceElement):
@@ -101,9 +89,9 @@ class SpringDamper(ForceElement):
         self.a, self.b = a, b
         self.anchors = (a, b)
         self.trees = tuple({t: None for x in (a, b) for t in x.trees})
-        self.k = _finite_number(stiffness, "stiffness [N/m]", who)
-        self.c = _finite_number(damping, "damping [N·s/m]", who)
-        self.rest_length = None if rest_length is None else _finite_number(rest_length, "rest_length [m]", who)
+        self.k = finite_number(stiffness, "stiffness [N/m]", who)
+        self.c = finite_number(damping, "damping [N·s/m]", who)
+        self.rest_length = None if rest_length is None else finite_number(rest_length, "rest_length [m]", who)
         if tension is not None and not callable(tension):
             raise FlexbodyError(f"{who}: tension must be callable (s, s_dot) -> T, got {tension!r}")
         if tension_derivatives is not None and tension is None:
@@ -221,8 +209,8 @@ class JointSpringDamper(ForceElement):
             raise FlexbodyError(f"{who}: link {link.name!r} has a fixed joint (no coordinate to spring)")
         self.link = link
         self.trees = (link.tree,)
-        self.k = _finite_number(stiffness, "stiffness", who)
-        self.c = _finite_number(damping, "damping", who)
+        self.k = finite_number(stiffness, "stiffness", who)
+        self.c = finite_number(damping, "damping", who)
         self.rest = float(rest)
         if not math.isfinite(self.rest):
             raise FlexbodyError(f"{who}: rest must be finite, got {rest!r}")

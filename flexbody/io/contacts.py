@@ -20,7 +20,7 @@ __all__ = ["write_contact_pvd", "contact_mesh"]
 
 def _contacts(system) -> list:
     forces = getattr(system, "forces", None)
-    return [f for f in (forces.elements if forces else ()) if hasattr(f, "contact_point")]
+    return forces.contacts if forces else []
 
 
 def contact_mesh(system, t: float, q: np.ndarray, v: np.ndarray | None = None):

@@ -267,7 +267,7 @@ class Recorder:
             values.update(kinetic=kinetic, potential=potential, energy=kinetic + potential)
         if self.field_bodies:
             values.update(field_data.record_rows(self.field_bodies, self.part_slices(), q, v))
-        if getattr(asm, "forces", None):  # the contacts' gaps, forces and slip, from the state's workspace
+        if getattr(asm, "forces", None) and asm.forces.contacts:  # their gaps, forces and slip, from the workspace
             values.update(asm.forces.contact_rows(ws if ws is not None else asm.workspace(t, q, v)))
         rows = self.rows
         for key, value in values.items():

@@ -19,10 +19,12 @@ class AppliedForces:
     Attributes
     ----------
     elements : list of ForceElement
+    contacts : list of the elements that are contacts (``CompliantContact``)
     """
 
     def __init__(self, elements, n_dofs: int):
         self.elements, self.n_dofs = list(elements), int(n_dofs)
+        self.contacts = [e for e in self.elements if hasattr(e, "contact_point")]  # contacts, in the elements' order
 
     def __bool__(self) -> bool:
         return bool(self.elements)
@@ -63,13 +65,12 @@ class AppliedForces:
         return K, C
 
     def contact_rows(self, ev) -> dict[str, np.ndarray]:
-        """The recorded state of the contacts among the elements (those with a ``report``, in their order):
+        """The recorded state of the ``contacts`` among the elements (in their order):
         "contact_gap" (c,) [m], "contact_normal_force" (c,) [N], "contact_friction_force" (c, 3) [N, world],
         "contact_slip_speed" (c,) [m/s]; empty without contacts."""
-        reports = [element.report(ev) for element in self.elements if hasattr(element, "report")]
-        if not reports:
+        if not self.contacts:
             return {}
-        gap, normal, friction, slip = zip(*reports)
+        gap, normal, friction, slip = zip(*(contact.report(ev) for contact in self.contacts))
         return {
             "contact_gap": np.array(gap),
             "contact_normal_force": np.array(normal),
