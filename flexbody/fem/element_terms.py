@@ -22,6 +22,18 @@ from .materials import SVK, pk2_stress, pk2_stress_and_moduli
 from .point_kernels import add_general_A, add_isotropic_A, add_viscous_stress, deformation_gradient, svk_stress
 
 
+@nb.njit(cache=True, inline="always")
+def add_stress_force(F, S, w, Gg, n, fe):
+    """fe_a += w (F S) G_a for the first n rows of the gradients Gg (n, 3) [DE-104] (P = F S, the first
+    Piola–Kirchhoff stress)."""
+    for i in range(3):
+        P0 = (F[i, 0] * S[0, 0] + F[i, 1] * S[1, 0] + F[i, 2] * S[2, 0]) * w
+        P1 = (F[i, 0] * S[0, 1] + F[i, 1] * S[1, 1] + F[i, 2] * S[2, 1]) * w
+        P2 = (F[i, 0] * S[0, 2] + F[i, 1] * S[1, 2] + F[i, 2] * S[2, 2]) * w
+        for a in range(n):
+            fe[a, i] += P0 * Gg[a, 0] + P1 * Gg[a, 1] + P2 * Gg[a, 2]
+
+
 @nb.njit(cache=True)
 def element_force(xe, ve, Ge, we, kind, p, beta, lam0, mu0, fe, F, Fd, S, work, law=None):
     """Internal force fe (n,3) of one element: Σ_g w_g F S G_a [DE-104]; n = Ge.shape[1] (incl. enhanced)."""
@@ -39,12 +51,7 @@ def element_force(xe, ve, Ge, we, kind, p, beta, lam0, mu0, fe, F, Fd, S, work, 
             deformation_gradient(ve, Gg, nn, Fd)
             add_viscous_stress(F, Fd, beta, lam0, mu0, S)
         w = we[g]
-        for i in range(3):
-            P0 = (F[i, 0] * S[0, 0] + F[i, 1] * S[1, 0] + F[i, 2] * S[2, 0]) * w
-            P1 = (F[i, 0] * S[0, 1] + F[i, 1] * S[1, 1] + F[i, 2] * S[2, 1]) * w
-            P2 = (F[i, 0] * S[0, 2] + F[i, 1] * S[1, 2] + F[i, 2] * S[2, 2]) * w
-            for a in range(n):
-                fe[a, i] += P0 * Gg[a, 0] + P1 * Gg[a, 1] + P2 * Gg[a, 2]
+        add_stress_force(F, S, w, Gg, n, fe)
 
 
 @nb.njit(cache=True, inline="always")
@@ -69,12 +76,7 @@ def _point_terms(xe, ve, Gg, w, kind, p, beta, lam0, mu0, scratch, fe, law):
         for N in range(3):
             for i in range(3):
                 A[L, N, i, i] += w * S[L, N]
-    for i in range(3):
-        P0 = (F[i, 0] * S[0, 0] + F[i, 1] * S[1, 0] + F[i, 2] * S[2, 0]) * w
-        P1 = (F[i, 0] * S[0, 1] + F[i, 1] * S[1, 1] + F[i, 2] * S[2, 1]) * w
-        P2 = (F[i, 0] * S[0, 2] + F[i, 1] * S[1, 2] + F[i, 2] * S[2, 2]) * w
-        for a in range(n):
-            fe[a, i] += P0 * Gg[a, 0] + P1 * Gg[a, 1] + P2 * Gg[a, 2]
+    add_stress_force(F, S, w, Gg, n, fe)
 
 
 @nb.njit(cache=True, inline="always")
@@ -184,12 +186,7 @@ def _add_isotropic_pairs(F1, F2, lam, mu, scale, Gk, upper_only, pairs, K):
 def _add_stress_terms(F, S, w, Gg, nn, upper_only, fe, K):
     """fe_a += w F S G_a for every row of Gg (n, 3), and the geometric K_ab += w (G_a·S·G_b) I of the modes' rows."""
     n = Gg.shape[0]
-    for i in range(3):
-        P0 = (F[i, 0] * S[0, 0] + F[i, 1] * S[1, 0] + F[i, 2] * S[2, 0]) * w
-        P1 = (F[i, 0] * S[0, 1] + F[i, 1] * S[1, 1] + F[i, 2] * S[2, 1]) * w
-        P2 = (F[i, 0] * S[0, 2] + F[i, 1] * S[1, 2] + F[i, 2] * S[2, 2]) * w
-        for a in range(n):
-            fe[a, i] += P0 * Gg[a, 0] + P1 * Gg[a, 1] + P2 * Gg[a, 2]
+    add_stress_force(F, S, w, Gg, n, fe)
     for a in range(nn, n):
         for b in range(a if upper_only else nn, n):
             s = 0.0

@@ -83,14 +83,25 @@ def rotation(p0, p1, p2, out):
     out[2, 0], out[2, 1], out[2, 2] = r[6], r[7], r[8]
 
 
+@nb.njit(cache=True, inline="always")
+def _right_jacobian_times(p0, p1, p2, x0, x1, x2, inverse):
+    """J_r(φ) x, or J_r(φ)⁻¹ x with ``inverse``, as a 3-tuple: x − f[φ]× x + g[φ]×² x with (f, g) = (a, b) of J_r
+    or (−½, c) of its inverse (:func:`jacobian_inverse_coefficient`)."""
+    theta = math.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
+    if inverse:
+        first, second = -0.5, jacobian_inverse_coefficient(theta)
+    else:
+        _, first, second, _, _ = coefficients(theta)
+    c0, c1, c2 = cross3(p0, p1, p2, x0, x1, x2)  # [φ]× x
+    d0, d1, d2 = cross3(p0, p1, p2, c0, c1, c2)  # [φ]×² x
+    return x0 - first * c0 + second * d0, x1 - first * c1 + second * d1, x2 - first * c2 + second * d2
+
+
 @nb.njit(cache=True)
 def right_jacobian_column(p0, p1, p2, k, out):
     """out (3,) = column k of J_r(φ) = I − a[φ]× + b[φ]×²."""
-    _, a, b, _, _ = coefficients(math.sqrt(p0 * p0 + p1 * p1 + p2 * p2))
     e0, e1, e2 = (1.0 if k == 0 else 0.0), (1.0 if k == 1 else 0.0), (1.0 if k == 2 else 0.0)
-    c0, c1, c2 = cross3(p0, p1, p2, e0, e1, e2)  # [φ]× e_k
-    d0, d1, d2 = cross3(p0, p1, p2, c0, c1, c2)  # [φ]×² e_k
-    out[0], out[1], out[2] = e0 - a * c0 + b * d0, e1 - a * c1 + b * d1, e2 - a * c2 + b * d2
+    out[0], out[1], out[2] = _right_jacobian_times(p0, p1, p2, e0, e1, e2, False)
 
 
 @nb.njit(cache=True)
@@ -120,19 +131,7 @@ def jacobian_inverse_coefficient(theta):
 def apply_right_jacobian(phi, x, inverse, out):
     """out (3,) = J_r(φ) x, or J_r(φ)⁻¹ x with ``inverse`` (I + ½[φ]× + c[φ]×²,
     :func:`jacobian_inverse_coefficient`)."""
-    p0, p1, p2 = phi[0], phi[1], phi[2]
-    theta = math.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
-    if inverse:
-        first, second = -0.5, jacobian_inverse_coefficient(theta)
-    else:
-        _, first, second, _, _ = coefficients(theta)
-    c0, c1, c2 = cross3(p0, p1, p2, x[0], x[1], x[2])  # [φ]× x
-    d0, d1, d2 = cross3(p0, p1, p2, c0, c1, c2)  # [φ]×² x
-    out[0], out[1], out[2] = (
-        x[0] - first * c0 + second * d0,
-        x[1] - first * c1 + second * d1,
-        x[2] - first * c2 + second * d2,
-    )
+    out[0], out[1], out[2] = _right_jacobian_times(phi[0], phi[1], phi[2], x[0], x[1], x[2], inverse)
 
 
 @nb.njit(cache=True)
