@@ -84,6 +84,13 @@ def _part_lines(asm) -> list[str]:
         + "".join(f"\n  {f.name}: {type(f).__name__}" for f in forces[:12])
         + (f"\n  … and {len(forces) - 12} more" if len(forces) > 12 else "")
     )
+    contacts = getattr(asm, "contacts", [])
+    if contacts:
+        lines.append(
+            f"Unilateral contacts {len(contacts)} (nonsmooth stepper fb.MoreauJean)"
+            + "".join(f"\n  {c.name}: friction {c.mu:g}, restitution {c.e:g}" for c in contacts[:12])
+            + (f"\n  … and {len(contacts) - 12} more" if len(contacts) > 12 else "")
+        )
     return lines
 
 

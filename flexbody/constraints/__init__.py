@@ -18,6 +18,7 @@ from .nodes import Node, nearest_node
 from .pfaffian import KnifeEdge, PfaffianRows, RollingDisc
 from .springs import JointSpringDamper, SpringDamper
 from .surfaces import Cylinder, ImplicitSurface, Plane, Sphere, Surface
+from .unilateral_contact import Contact
 
 __all__ = [
     "Constraint",
@@ -49,6 +50,7 @@ __all__ = [
     "GeneralizedForce",
     "SpringDamper",
     "CompliantContact",
+    "Contact",
     "JointSpringDamper",
     "Bushing",
     "KnifeEdge",

@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import FlexbodyError
-from ..rigid.anchors import Anchor, FrameAnchor
-from ..rigid.exponential_coordinates import skew
-from .base import finite_number, merge_pieces
+from ..rigid.anchors import Anchor
+from .base import finite_number
+from .contact_points import ContactPoint
 from .force_elements import ForceElement, ForcePiece
-from .surfaces import Plane, Sphere, Surface
+from .surfaces import Surface
 
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
@@ -87,16 +87,8 @@ class CompliantContact(ForceElement):
     ):
         super().__init__(name)
         who = f"contact {self.name!r}"
-        if not isinstance(anchor, Anchor):
-            raise FlexbodyError(f"{who}: the point must be an anchor (tree.point or a flexible node), got {anchor!r}")
-        if not isinstance(surface, (Plane, Sphere)):  # Cylinder is a Sphere: distances all
-            raise FlexbodyError(
-                f"{who}: the surface must be a Plane, Sphere or Cylinder (a signed distance), got "
-                f"{type(surface).__name__}; an ImplicitSurface's value is not a distance"
-            )
-        if not anchor.trees and not getattr(anchor, "bodies", ()):
-            raise FlexbodyError(f"{who}: {anchor.label} is fixed to the ground, so it cannot touch the fixed surface")
-        self.anchor, self.surface = anchor, surface
+        self.point = ContactPoint(anchor, surface, radius, who)
+        self.anchor, self.surface, self.r = anchor, surface, self.point.r
         self.anchors = (anchor,)
         self.trees = tuple(anchor.trees)
         self.k = finite_number(stiffness, "stiffness [N/m^p]", who, positive=True)
@@ -108,7 +100,6 @@ class CompliantContact(ForceElement):
         self.d = finite_number(dissipation, "dissipation [s/m]", who)
         self.mu = finite_number(friction, "friction coefficient", who)
         self.v_s = finite_number(slip_velocity, "slip_velocity [m/s]", who, positive=True)
-        self.r = finite_number(radius, "radius [m]", who)
 
     # ------------------------------------------------------------------ law
     def _contact(self, x: np.ndarray, xdot: np.ndarray, jacobians: bool):
@@ -140,22 +131,8 @@ class CompliantContact(ForceElement):
         return F, dF_dx, dF_dv
 
     # ------------------------------------------------------------------ force element
-    def _kinematics(self, ev: StateView, velocity: bool):
-        """(x (3,), v_c (3,), cols (k,), J (3, k), J_c (3, k)): the centre, the contact point's velocity and the
-        Jacobians of ẋ and v_c = ẋ + r n × ω (J_c = J where the ball does not roll)."""
-        x = self.anchor.position(ev)
-        cols, J = self.anchor.jacobian(ev)
-        if not (self.r > 0.0 and isinstance(self.anchor, FrameAnchor)):
-            return x, (self.anchor.velocity(ev) if velocity else np.zeros(3)), cols, J, J
-        n = self.surface.gradient(x)[0]
-        cols_w, J_w = self.anchor.angular_jacobian(ev)
-        cols, both = merge_pieces([(cols, np.vstack([J, J])), (cols_w, np.vstack([0.0 * J_w, self.r * skew(n) @ J_w]))])
-        J, J_c = both[:3], both[3:]
-        v_c = (J_c @ ev.v[cols]) if velocity else np.zeros(3)
-        return x, v_c, cols, J, J_c
-
     def evaluate(self, ev: StateView, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
-        x, v_c, cols, J, J_c = self._kinematics(ev, velocity)
+        x, v_c, cols, J, J_c = self.point.kinematics(ev, velocity)
         F, dF_dx, dF_dv = self._contact(x, v_c, jacobians)
         Q = J_c.T @ F
         if not jacobians:
@@ -169,19 +146,16 @@ class CompliantContact(ForceElement):
 
     def gap(self, ev: StateView) -> float:
         """s(x) − r [m]: the signed distance of the point (or ball) from the surface (negative: it penetrates)."""
-        return float(self.surface.value(self.anchor.position(ev))[0]) - self.r
+        return self.point.gap(ev)
 
     def contact_point(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
-        """(c (3,) [m], n (3,)): the point that touches (x − r n, the anchor itself for r = 0) and the surface's
-        outward unit normal there, in world coordinates."""
-        x = self.anchor.position(ev)
-        n = self.surface.gradient(x)[0]
-        return x - self.r * n, n
+        """(c (3,) [m], n (3,)) of :meth:`ContactPoint.contact_point`."""
+        return self.point.contact_point(ev)
 
     def report(self, ev: StateView) -> tuple[float, float, np.ndarray, float]:
         """(gap s − r [m], normal force f_n [N], friction force f_t (3,) [N, world], slip speed ‖v_t‖ [m/s] of the
         contact point) at ``ev`` (zero forces and slip when apart)."""
-        x, xdot = self._kinematics(ev, True)[:2]
+        x, xdot = self.point.kinematics(ev)[:2]
         F = self._contact(x, xdot, False)[0]
         gap = float(self.surface.value(x)[0]) - self.r
         if not F.any():

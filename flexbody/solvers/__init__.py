@@ -17,6 +17,7 @@ from .constrained_statics import Equilibrium, holding_inputs, static_equilibrium
 from .inverse_statics import InverseStatics, inverse_statics, quasi_static_sequence, task_sensitivity
 from .linearization import LinearModel, linearize
 from .modal import Modes, modal_analysis
+from .moreau_jean import MoreauJean
 from .newton_settings import NewtonSettings
 from .path_stability import POINT_KINDS, BranchSwitch
 from .resumption import resume
@@ -33,6 +34,7 @@ __all__ = [
     "static_equilibrium",
     "task_sensitivity",
     "GeneralizedAlpha",
+    "MoreauJean",
     "RK4",
     "Adaptive",
     "Baumgarte",

@@ -123,6 +123,10 @@ def _norm(x) -> float:
 ENERGY_GROWTH = 10.0
 """Energy gain, in units of the first state's energy content, that stops a run without inputs (:class:`EnergyWatch`)."""
 
+ENERGY_FLOOR = 1e-15
+"""Gain [J] below which the watch sees round-off, not an explosion: a start with no energy at all (a body at rest at
+the origin of the potential) has a content of 0, which its first round-off would otherwise exceed."""
+
 
 class EnergyWatch:
     """Stops a run whose energy explodes, at the first recorded state that shows it, before that state is recorded.
@@ -130,11 +134,11 @@ class EnergyWatch:
     A run without inputs — no controller, τ held at zero, no user force without a potential — whose rheonomic rows
     do not move (φ_t = 0) cannot gain energy: its E = K + V stays at E₀ up to the integration error, or falls
     (Kelvin–Voigt, dampers, numerical damping). A state that gained more than :data:`ENERGY_GROWTH` times the first
-    state's energy content S₀ = max(|E₀|, K₀, |V₀|), and more than half its own (max(K, |V − V₀|): an accurate run's
-    error is a small part of the energy it moves, an explosion's gain is all of it), comes from an unstable
-    integration (an explicit step beyond the stable one, a diverging implicit run): :meth:`check` raises a
-    StateError naming the time and the energies. The watch stops for good at the first state whose φ_t is not zero
-    (a driver does work)."""
+    state's energy content S₀ = max(|E₀|, K₀, |V₀|) (and more than :data:`ENERGY_FLOOR`), and more than half its
+    own (max(K, |V − V₀|): an accurate run's error is a small part of the energy it moves, an explosion's gain is all
+    of it), comes from an unstable integration (an explicit step beyond the stable one, a diverging implicit run):
+    :meth:`check` raises a StateError naming the time and the energies. The watch stops for good at the first state
+    whose φ_t is not zero (a driver does work)."""
 
     def __init__(self):
         self.active, self.first = True, None
@@ -162,7 +166,7 @@ class EnergyWatch:
         energy = kinetic + potential
         gain = energy - e0
         if not np.isfinite(energy) or (
-            gain > ENERGY_GROWTH * content and gain > 0.5 * max(kinetic, abs(potential - v0))
+            gain > max(ENERGY_GROWTH * content, ENERGY_FLOOR) and gain > 0.5 * max(kinetic, abs(potential - v0))
         ):
             raise StateError(
                 f"simulate: at t = {t:.9g} s the energy grew to {energy:.6g} J from {e0:.6g} J, more than "
@@ -240,11 +244,12 @@ class Recorder:
         )
         self.rank_prev = rank
 
-    def record(self, t, q, v, res, *, tau, terms, corrections, ws=None):
+    def record(self, t, q, v, res, *, tau, terms, corrections, ws=None, contacts=None):
         """Append the row of the state (t, q, v): its response ``res`` (a, λ, Φᵀλ, rank), the input τ,
         the constraint ``terms`` (φ, Φ, φ_t), the correction count, the energies (from the state's workspace
         ``ws``), the fields (when recorded), the contacts' gaps, forces and slip speeds (when the system has
-        contacts) and the controller's diagnostics (each value is copied)."""
+        contacts; ``contacts``: those of the unilateral contacts, after the compliant ones) and the controller's
+        diagnostics (each value is copied)."""
         asm = self.asm
         rate = product(terms.Phi, v) + terms.phi_t
         values = {
@@ -269,6 +274,8 @@ class Recorder:
             values.update(field_data.record_rows(self.field_bodies, self.part_slices(), q, v))
         if getattr(asm, "forces", None) and asm.forces.contacts:  # their gaps, forces and slip, from the workspace
             values.update(asm.forces.contact_rows(ws if ws is not None else asm.workspace(t, q, v)))
+        for key, value in (contacts or {}).items():  # the unilateral contacts' rows after the compliant ones
+            values[key] = np.concatenate([values[key], value]) if key in values else value
         rows = self.rows
         for key, value in values.items():
             column = rows.get(key)

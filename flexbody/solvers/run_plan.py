@@ -19,6 +19,7 @@ from ..errors import FlexbodyError
 from ..linalg.rank import resolve_tolerances
 from .alpha_settings import GeneralizedAlpha
 from .explicit import RK4, Adaptive
+from .moreau_jean import MoreauJean
 from .stabilization import Baumgarte, PositionCorrection
 from .start_changes import check_mode
 
@@ -27,7 +28,7 @@ __all__ = ["RunPlan", "IMPLICIT_FORMULATION"]
 IMPLICIT_FORMULATION = "index-3 generalized-alpha"
 """The "formulation" a generalized-α run records."""
 
-INTEGRATORS = {"RK4": RK4, "Adaptive": Adaptive, "GeneralizedAlpha": GeneralizedAlpha}
+INTEGRATORS = {"RK4": RK4, "Adaptive": Adaptive, "GeneralizedAlpha": GeneralizedAlpha, "MoreauJean": MoreauJean}
 """The integrators a plan can hold, by the name its metadata record."""
 
 
@@ -56,7 +57,7 @@ class RunPlan:
         Recorded steps per part file of a run saved as it goes.
     """
 
-    integrator: RK4 | Adaptive | GeneralizedAlpha
+    integrator: RK4 | Adaptive | GeneralizedAlpha | MoreauJean
     t0: float = 0.0
     t_end: float
     formulation: str = "projection"
@@ -71,9 +72,9 @@ class RunPlan:
     save_every: int = 50
 
     def __post_init__(self) -> None:
-        if not isinstance(self.integrator, (RK4, Adaptive, GeneralizedAlpha)):
+        if not isinstance(self.integrator, (RK4, Adaptive, GeneralizedAlpha, MoreauJean)):
             raise FlexbodyError(
-                f"simulate: integrator must be RK4, Adaptive or GeneralizedAlpha, got {self.integrator!r}"
+                f"simulate: integrator must be RK4, Adaptive, GeneralizedAlpha or MoreauJean, got {self.integrator!r}"
             )
         for name in ("t0", "t_end"):
             value = getattr(self, name)

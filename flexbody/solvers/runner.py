@@ -22,6 +22,7 @@ from ..io.results import Results
 from ..io.run_writer import RunWriter
 from .alpha_run import AlphaRun
 from .explicit import RK4, Dynamics, Run, run_adaptive, run_rk4, tau_function
+from .moreau_jean import MoreauJean, run_moreau_jean
 from .recorder import EnergyWatch, Recorder
 from .run_context import NO_CONTEXT, RunContext
 from .run_plan import RunPlan
@@ -142,6 +143,7 @@ def execute(
 
 def _steps(plan, model, inputs, start, recorder, *, writer, context) -> None:
     """The stepping loop of the plan's integrator, from ``start``."""
+    _check_contacts(plan, model)
     if plan.implicit:
         tau_at = tau_function(inputs.tau, model)
         alpha = AlphaRun(
@@ -152,7 +154,7 @@ def _steps(plan, model, inputs, start, recorder, *, writer, context) -> None:
     rtol, atol = plan.tolerances
     dynamics = Dynamics(model, inputs.tau, formulation=plan.formulation, baumgarte=plan.baumgarte, rtol=rtol, atol=atol)
     output_dt = None
-    if not isinstance(plan.integrator, RK4):
+    if not isinstance(plan.integrator, (RK4, MoreauJean)):
         saved = start.checkpoint[0].get("output_dt") if start.checkpoint else None
         output_dt = saved or plan.integrator.output_dt or (plan.t_end - plan.t0) / 100.0
     run = Run(
@@ -167,7 +169,8 @@ def _steps(plan, model, inputs, start, recorder, *, writer, context) -> None:
         integrator=type(plan.integrator).__name__,
         report=context.report,
     )
-    loop: Callable = run_rk4 if isinstance(plan.integrator, RK4) else run_adaptive
+    loops: dict[type, Callable] = {RK4: run_rk4, MoreauJean: run_moreau_jean}
+    loop = loops.get(type(plan.integrator), run_adaptive)
     if start.checkpoint is not None:
         state = start.checkpoint[0]
         at = {"k0": int(state["k"]), "t": float(state["t"]), "corrections": int(state["corrections"])}
@@ -181,6 +184,17 @@ def _steps(plan, model, inputs, start, recorder, *, writer, context) -> None:
         dynamics.n_evaluations,
         len(recorder.events),
     )
+
+
+def _check_contacts(plan, model) -> None:
+    """FlexbodyError for a model with unilateral contacts run by a smooth integrator, which cannot take them."""
+    contacts = getattr(model, "contacts", ())
+    if contacts and not isinstance(plan.integrator, MoreauJean):
+        raise FlexbodyError(
+            f"simulate: the unilateral contacts {[c.name for c in contacts]} need the nonsmooth stepper "
+            f"fb.MoreauJean(dt=...); {type(plan.integrator).__name__} integrates smooth equations, for which "
+            f"fb.CompliantContact gives contact as a force"
+        )
 
 
 def _recorded(recorder: Recorder, writer: RunWriter | None, steps: Callable[[], None]) -> Results:

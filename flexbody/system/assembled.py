@@ -64,6 +64,8 @@ class AssembledSystem:
         The flexible bodies' stacked part.
     constraints : list of Constraint
         The holonomic and velocity-level constraints.
+    contacts : list of Contact
+        The unilateral contacts (:mod:`flexbody.constraints.unilateral_contact`), for the nonsmooth stepper.
     n_dofs, n_constraints : int
         Number of coordinates n and of constraint rows m.
     coordinate_labels, row_labels : list of str
@@ -96,6 +98,7 @@ class AssembledSystem:
         loads: Iterable[Load] = (),
         forces: Iterable[ForceElement] = (),
         reduced: Iterable[ReducedBody] = (),
+        contacts: Iterable = (),
     ):
         self.trees, self.reduced = list(trees), list(reduced)
         self.offsets: dict[RigidTree | ReducedBody | FlexibleBody, int] = {}
@@ -120,6 +123,7 @@ class AssembledSystem:
         self._prepare_reduced()
         self.constraints = list(constraints)
         self.forces = AppliedForces(forces, self.n_dofs)
+        self.contacts = list(contacts)  # unilateral (flexbody.constraints.unilateral_contact.Contact)
         self._pattern: RowPattern | None = None  # CSR structure of Φ (RowPattern), reused while it fits
         self._prepare_attachments()
         self.row_slices, row = [], 0

@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike
 
 from ..constraints.base import Constraint, Fix
 from ..constraints.force_elements import ForceElement
+from ..constraints.unilateral_contact import Contact
 from ..errors import ConstraintError, FlexbodyError, LoadError, ModelError
 from ..fem.flexible_body import FlexibleBody
 from ..fem.loads import Load
@@ -37,7 +38,9 @@ class System:
         Unique names; coordinates are stacked as the trees' joint coordinates, the reduced bodies' modal
         coordinates, then the flexible bodies' nodal coordinates (each kind in the order given). A reduced body's
         link must belong to a tree of the system.
-    constraints : sequence of Constraint (holonomic: between trees, nodes and the ground) or Fix
+    constraints : sequence of Constraint (holonomic: between trees, nodes and the ground), Fix or Contact
+        A :class:`~flexbody.constraints.unilateral_contact.Contact` (unilateral, with friction) is kept apart in
+        ``contacts``: the nonsmooth stepper :class:`flexbody.MoreauJean` solves it.
     loads : sequence of Load (flexible bodies)
     forces : sequence of ForceElement
         Springs, dampers, bushings and user generalized forces (:mod:`flexbody.constraints.force_elements`).
@@ -85,7 +88,9 @@ class System:
                     f"System: reduced body {body.name!r} rides on link {body.link.name!r} of tree "
                     f"{body.tree.name!r}, which is not in the system"
                 )
-        self.constraints = list(constraints)
+        self.contacts = [c for c in constraints if isinstance(c, Contact)]
+        self.constraints = [c for c in constraints if not isinstance(c, Contact)]
+        _check_contacts(self.contacts, self.trees, self.bodies)
         self.loads = list(loads)
         for c in self.constraints:
             if isinstance(c, Fix):
@@ -109,7 +114,7 @@ class System:
             else:
                 raise ConstraintError(f"System: unsupported constraint {type(c).__name__}")
         _check_fix_overlaps([c for c in self.constraints if isinstance(c, Fix)])
-        _check_reduced_anchors(self.constraints, self.reduced)
+        _check_reduced_anchors([*self.constraints, *self.contacts], self.reduced)
         labels = [lab for c in self.constraints if isinstance(c, Constraint) for lab in c.row_labels]
         if len(set(labels)) != len(labels):
             dup = sorted({lab for lab in labels if labels.count(lab) > 1})
@@ -160,6 +165,7 @@ class System:
             loads=self.loads,
             forces=self.forces,
             reduced=self.reduced,
+            contacts=self.contacts,
         )
 
     # ------------------------------------------------------------------ coordinates
@@ -360,6 +366,20 @@ def _check_forces(forces, trees, bodies) -> None:
             if body not in bodies:
                 raise FlexbodyError(
                     f"System: force element {f.name!r} acts on flexible body {body.name!r}, which is not in the system"
+                )
+
+
+def _check_contacts(contacts, trees, bodies) -> None:
+    """Every contact touches with a tree or body of the system, under a unique name."""
+    names = set()
+    for c in contacts:
+        if c.name in names:
+            raise ConstraintError(f"System: two contacts are named {c.name!r}")
+        names.add(c.name)
+        for part in [*c.trees, *c.bodies]:
+            if part not in trees and part not in bodies:
+                raise ConstraintError(
+                    f"System: contact {c.name!r} touches with {part.name!r}, which is not in the system"
                 )
 
 

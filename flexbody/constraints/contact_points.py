@@ -1,0 +1,74 @@
+"""What touches in a contact: an anchor point, or a ball of radius r centred on it, against a rigid surface whose
+value s(x) is a signed distance (Plane, Sphere, Cylinder: outward unit normal n = ∇s). One declaration of the
+geometry that the compliant contact (a force element) and the unilateral contact (complementarity rows) share.
+
+The gap is g = s(x) − r. On a link frame the ball's contact point c = x − r n moves with v_c = ẋ + r n × ω, so
+that the ball rolls; its Jacobian is J_c = J + r [n]× J_ω (J, J_ω the anchor's translational and angular
+Jacobians). For a point (r = 0), or a ball on an anchor without a frame (a node), J_c = J.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import FlexbodyError
+from ..rigid.anchors import Anchor, FrameAnchor
+from ..rigid.exponential_coordinates import skew
+from .base import finite_number, merge_pieces
+from .surfaces import Plane, Sphere, Surface
+
+if TYPE_CHECKING:
+    from ..rigid.state_view import StateView
+
+__all__ = ["ContactPoint"]
+
+
+class ContactPoint:
+    """An anchor point (or a ball of ``radius`` [m] centred on it) and the rigid surface it may touch; ``who`` names
+    the contact in error messages. FlexbodyError for an anchor that is not one, a surface that is not a distance,
+    an anchor fixed to the ground, or a negative radius."""
+
+    def __init__(self, anchor: Anchor, surface: Surface, radius: float, who: str):
+        if not isinstance(anchor, Anchor):
+            raise FlexbodyError(f"{who}: the point must be an anchor (tree.point or a flexible node), got {anchor!r}")
+        if not isinstance(surface, (Plane, Sphere)):  # Cylinder is a Sphere: distances all
+            raise FlexbodyError(
+                f"{who}: the surface must be a Plane, Sphere or Cylinder (a signed distance), got "
+                f"{type(surface).__name__}; an ImplicitSurface's value is not a distance"
+            )
+        if not anchor.trees and not getattr(anchor, "bodies", ()):
+            raise FlexbodyError(f"{who}: {anchor.label} is fixed to the ground, so it cannot touch the fixed surface")
+        self.anchor, self.surface = anchor, surface
+        self.r = finite_number(radius, "radius [m]", who)
+        self.rolls = self.r > 0.0 and isinstance(anchor, FrameAnchor)
+
+    def gap(self, ev: StateView) -> float:
+        """g = s(x) − r [m] (negative: it penetrates)."""
+        return float(self.surface.value(self.anchor.position(ev))[0]) - self.r
+
+    def normal(self, x: np.ndarray) -> np.ndarray:
+        """The surface's outward unit normal (3,) at the centre x (3,) [world]."""
+        return self.surface.gradient(x)[0]
+
+    def contact_point(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
+        """(c (3,) [m], n (3,)): the point that touches (x − r n, the anchor itself for r = 0) and the surface's
+        outward unit normal there, in world coordinates."""
+        x = self.anchor.position(ev)
+        n = self.normal(x)
+        return x - self.r * n, n
+
+    def kinematics(self, ev: StateView, velocity: bool = True):
+        """(x (3,), v_c (3,), cols (k,), J (3, k), J_c (3, k)): the centre, the contact point's velocity (zero
+        without ``velocity``) and the Jacobians of ẋ and of v_c = ẋ + r n × ω on the global columns ``cols``."""
+        x = self.anchor.position(ev)
+        cols, J = self.anchor.jacobian(ev)
+        if not self.rolls:
+            return x, (self.anchor.velocity(ev) if velocity else np.zeros(3)), cols, J, J
+        n = self.normal(x)
+        cols_w, J_w = self.anchor.angular_jacobian(ev)  # type: ignore[attr-defined]  # a FrameAnchor (rolls)
+        cols, both = merge_pieces([(cols, np.vstack([J, J])), (cols_w, np.vstack([0.0 * J_w, self.r * skew(n) @ J_w]))])
+        J, J_c = both[:3], both[3:]
+        v_c = (J_c @ ev.v[cols]) if velocity else np.zeros(3)
+        return x, v_c, cols, J, J_c

@@ -1,0 +1,122 @@
+"""Unilateral contact of a point (or a ball) with a rigid surface: a gap that may open but not close below zero,
+a normal impulse that only pushes, and Coulomb friction — the rows the nonsmooth stepper
+(:mod:`flexbody.solvers.moreau_jean`) solves as complementarity conditions at every step.
+
+For the contact point c of :class:`~flexbody.constraints.contact_points.ContactPoint` (gap g = s(x) − r, outward
+normal n) the contact frame is B = [n, t₁, t₂] (t₁, t₂ an orthonormal tangent basis fixed by n alone), and the
+local velocity u = Bᵀ v_c = G v with G = Bᵀ J_c (3, k): u_n = n·v_c separates, (u_t₁, u_t₂) slides. The law, with
+the impulse p = (p_n, p_t) that acts as Gᵀp on the generalized momenta (Moreau 1988; Jean 1999):
+
+    0 ≤ p_n ⊥ u_n⁺ − b ≥ 0                    (Signorini at velocity level, b the bound of the step)
+    ‖p_t‖ ≤ μ p_n,   p_t = −μ p_n u_t⁺/‖u_t⁺‖ when u_t⁺ ≠ 0      (Coulomb: stick inside the cone, slip on it)
+
+with Newton's impact law b = −e u_n⁻ for an impact in the step (e the coefficient of restitution, u_n⁻ the
+approach speed) and b = −g/h before it (the gap may close within the step, no further).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from ..errors import FlexbodyError
+from .base import Named, finite_number
+from .contact_points import ContactPoint
+
+if TYPE_CHECKING:
+    from ..rigid.anchors import Anchor
+    from ..rigid.state_view import StateView
+    from .surfaces import Surface
+
+__all__ = ["Contact", "ContactFrame", "tangent_basis"]
+
+
+class ContactFrame(NamedTuple):
+    """A contact at one state: ``gap`` g [m], the global columns ``cols`` (k,), G (3, k) mapping generalized
+    velocities to the local velocity (u_n, u_t₁, u_t₂) [m/s], the frame ``basis`` (3, 3) with columns n, t₁, t₂
+    [world] and the ``point`` (3,) [m] that touches."""
+
+    gap: float
+    cols: np.ndarray
+    G: np.ndarray
+    basis: np.ndarray
+    point: np.ndarray
+
+
+def tangent_basis(n: np.ndarray) -> np.ndarray:
+    """B (3, 3) = [n, t₁, t₂], right-handed and orthonormal, with t₁ ⟂ the axis of n's smallest component (a
+    choice fixed by n, so a contact's frame does not jump while n stays put)."""
+    x, y, z = float(n[0]), float(n[1]), float(n[2])
+    k = int(np.argmin(np.abs(n)))
+    t1 = (0.0, z, -y) if k == 0 else ((-z, 0.0, x) if k == 1 else (y, -x, 0.0))  # n × (the k-th axis)
+    norm = math.sqrt(t1[0] ** 2 + t1[1] ** 2 + t1[2] ** 2)
+    a, b, c = t1[0] / norm, t1[1] / norm, t1[2] / norm
+    return np.array([[x, a, y * c - z * b], [y, b, z * a - x * c], [z, c, x * b - y * a]])
+
+
+class Contact(Named):
+    """A point (or a ball) that may touch a rigid surface, lift off and slide on it with Coulomb friction.
+
+    Simulated by the nonsmooth stepper :class:`flexbody.MoreauJean` (velocity-level complementarity with exact
+    sticking and impacts); the smooth integrators take :class:`flexbody.CompliantContact` instead.
+
+    Parameters
+    ----------
+    anchor : Anchor
+        The point that touches: ``tree.point(link, offset)``, ``tree.frame(link)`` (a ball on it rolls) or a
+        flexible node (``fb.nearest_node``).
+    surface : Plane, Sphere or Cylinder
+        The rigid surface, its outside (s > 0) free; a Sphere's or Cylinder's inside is solid.
+    friction : float
+        Coulomb coefficient μ (≥ 0), static and kinetic alike.
+    restitution : float
+        Newton's coefficient e ∈ [0, 1]: an impact at approach speed v leaves at e v (0: it stays, 1: elastic).
+    radius : float
+        r [m] (≥ 0) of a ball centred at the anchor (0: the point itself).
+    name : str, optional
+    """
+
+    kind = "contact"
+
+    def __init__(
+        self,
+        anchor: Anchor,
+        surface: Surface,
+        *,
+        friction: float = 0.0,
+        restitution: float = 0.0,
+        radius: float = 0.0,
+        name: str | None = None,
+    ):
+        self.name = name
+        who = f"contact {name!r}" if name is not None else "Contact"
+        self.point = ContactPoint(anchor, surface, radius, who)
+        self.anchor, self.surface, self.r = anchor, surface, self.point.r
+        self.anchors = (anchor,)
+        self.trees = tuple(anchor.trees)
+        self.bodies = tuple(getattr(anchor, "bodies", ()))
+        self.mu = finite_number(friction, "friction coefficient", who)
+        self.e = finite_number(restitution, "restitution", who)
+        if self.e > 1.0:
+            raise FlexbodyError(
+                f"{who}: restitution must be in [0, 1] (0: the impact stops the approach, 1: elastic), "
+                f"got {restitution!r}"
+            )
+
+    def frame(self, ev: StateView) -> ContactFrame:
+        """The contact at ``ev`` (:class:`ContactFrame`)."""
+        x, _, cols, _, J_c = self.point.kinematics(ev, velocity=False)
+        n = self.point.normal(x)
+        basis = tangent_basis(n)
+        gap = float(self.surface.value(x)[0]) - self.r
+        return ContactFrame(gap, np.asarray(cols), basis.T @ J_c, basis, x - self.r * n)
+
+    def gap(self, ev: StateView) -> float:
+        """g = s(x) − r [m] (negative: it penetrates)."""
+        return self.point.gap(ev)
+
+    def contact_point(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
+        """(c (3,) [m], n (3,)) of :meth:`ContactPoint.contact_point`."""
+        return self.point.contact_point(ev)

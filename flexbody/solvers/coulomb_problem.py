@@ -1,0 +1,151 @@
+"""The contact problem of one nonsmooth step: impulses p (3c,) of c contacts, each (p_n, p_t₁, p_t₂) in its
+contact frame, with the local velocities u = W p + w (W (3c, 3c) the Delassus matrix G A⁻¹ Gᵀ of the step, w the
+free local velocities shifted by the step's normal bounds), such that at every contact
+
+    0 ≤ p_n ⊥ u_n ≥ 0,    ‖p_t‖ ≤ μ p_n,    u_t ≠ 0 ⇒ p_t = −μ p_n u_t/‖u_t‖           (Signorini–Coulomb)
+
+— the exact Coulomb law (De Saxcé's bipotential form), not the convex relaxation that lifts sliding bodies off.
+
+Solved by nonsmooth (projected) Gauss–Seidel (Jean 1999; Acary & Brogliato 2008, ch. 12): contact after contact,
+the local 3 × 3 problem with the others' impulses held is solved exactly — take-off when the free normal velocity
+separates, sticking when the impulse that stops the contact lies in the cone, otherwise sliding on the cone's
+boundary, whose slip direction θ (d = (cos θ, sin θ)) solves u_t(θ) × d = 0 with u_t·d > 0 by Newton's method
+(from a fixed-point start, with p_n(θ) = −r_n/(W_nn − μ W_nt d) keeping u_n = 0). Sweeps repeat until no impulse
+changes by more than ``tol`` × max ‖p‖∞. Compiled (numba); warm-started from the last step's impulses.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+__all__ = ["solve_coulomb"]
+
+LOCAL_NEWTON = 40
+"""Newton iterations of a sliding contact's slip direction."""
+
+
+@nb.njit(cache=True)
+def _sliding(A, r, mu, theta):
+    """(p_n, F, u_t·d, den) of a contact sliding along d = (cos θ, sin θ) with u_n = 0: p_n = −r_n/den,
+    den = A_nn − μ A_nt d, and F = u_t × d (zero where the slip is along d)."""
+    c, s = math.cos(theta), math.sin(theta)
+    den = A[0, 0] - mu * (A[0, 1] * c + A[0, 2] * s)
+    p_n = -r[0] / den if den > 0.0 else 0.0
+    ut0 = p_n * (A[1, 0] - mu * (A[1, 1] * c + A[1, 2] * s)) + r[1]
+    ut1 = p_n * (A[2, 0] - mu * (A[2, 1] * c + A[2, 2] * s)) + r[2]
+    return p_n, ut0 * s - ut1 * c, ut0 * c + ut1 * s, den
+
+
+@nb.njit(cache=True)
+def _valid(A, r, mu, theta) -> bool:
+    p_n, F, dot, den = _sliding(A, r, mu, theta)
+    scale = abs(r[1]) + abs(r[2]) + abs(dot)
+    return den > 0.0 and p_n >= 0.0 and dot > 0.0 and abs(F) <= 1e-10 * scale
+
+
+@nb.njit(cache=True)
+def _newton(A, r, mu, theta):
+    """θ after Newton's iterations on F(θ) = 0 (central-difference slope) from ``theta``."""
+    for _ in range(LOCAL_NEWTON):
+        F = _sliding(A, r, mu, theta)[1]
+        d = 1e-7
+        slope = (_sliding(A, r, mu, theta + d)[1] - _sliding(A, r, mu, theta - d)[1]) / (2.0 * d)
+        if slope == 0.0:
+            break
+        step = F / slope
+        theta -= step
+        if abs(step) <= 1e-15:
+            break
+    return theta
+
+
+@nb.njit(cache=True)
+def _slip(A, r, mu, d0, d1):
+    """(p_n, d₀, d₁, ok): a contact sliding on its cone with the others held — local matrix A (3, 3), free
+    local velocity r (3,) — from the slip direction guess (d₀, d₁); ok False when no such slip was found. Newton from
+    the guess; failing that, the roots of F on a scan of the circle (bisection), the one nearest the guess."""
+    guess = math.atan2(d1, d0)
+    theta = _newton(A, r, mu, guess)
+    if not _valid(A, r, mu, theta):
+        best, found = math.inf, False
+        samples = 72
+        for k in range(samples):
+            lo, hi = -math.pi + 2.0 * math.pi * k / samples, -math.pi + 2.0 * math.pi * (k + 1) / samples
+            f_lo, f_hi = _sliding(A, r, mu, lo)[1], _sliding(A, r, mu, hi)[1]
+            if f_lo * f_hi > 0.0:
+                continue
+            for _ in range(60):
+                mid = 0.5 * (lo + hi)
+                f_mid = _sliding(A, r, mu, mid)[1]
+                if f_lo * f_mid <= 0.0:
+                    hi = mid
+                else:
+                    lo, f_lo = mid, f_mid
+            root = _newton(A, r, mu, 0.5 * (lo + hi))
+            if _valid(A, r, mu, root):
+                distance = 1.0 - math.cos(root - guess)  # grows with the angle between them
+                if distance < best:
+                    best, theta, found = distance, root, True
+        if not found:
+            return 0.0, math.cos(theta), math.sin(theta), False
+    p_n = _sliding(A, r, mu, theta)[0]
+    return p_n, math.cos(theta), math.sin(theta), True
+
+
+@nb.njit(cache=True)
+def _local(A, r, mu, p):
+    """Solve contact's local problem u = A p + r (module docstring) into p (3,), starting from p's old value."""
+    if r[0] >= 0.0 or A[0, 0] <= 0.0:  # it separates with the others' impulses alone (take-off), or cannot move
+        p[0] = p[1] = p[2] = 0.0
+        return
+    if mu == 0.0:
+        p[0], p[1], p[2] = -r[0] / A[0, 0], 0.0, 0.0
+        return
+    stick = -(np.linalg.pinv(A) @ r)  # least change where a direction cannot move (a planar model's normal to it)
+    if stick[0] > 0.0 and stick[1] ** 2 + stick[2] ** 2 <= (mu * stick[0]) ** 2:
+        p[0], p[1], p[2] = stick[0], stick[1], stick[2]
+        return
+    norm = math.hypot(stick[1], stick[2])
+    d0, d1 = (-stick[1] / norm, -stick[2] / norm) if norm > 0.0 else (1.0, 0.0)
+    old = math.hypot(p[1], p[2])
+    if old > 0.0:  # the last slip direction (opposite the friction) where it slid before
+        d0, d1 = -p[1] / old, -p[2] / old
+    p_n, d0, d1, ok = _slip(A, r, mu, d0, d1)
+    if not ok:  # the sliding state has no solution here: the cone's point nearest the sticking impulse
+        p_n, d0, d1 = max(stick[0], 0.0), -stick[1] / max(norm, 1e-300), -stick[2] / max(norm, 1e-300)
+    p[0], p[1], p[2] = p_n, -mu * p_n * d0, -mu * p_n * d1
+
+
+@nb.njit(cache=True)
+def solve_coulomb(W, w, mu, p, tol, max_sweeps):
+    """Nonsmooth Gauss–Seidel on the contact problem (module docstring): W (3c, 3c), w (3c,), mu (c,); p (3c,) the
+    warm start, overwritten by the impulses. Returns (sweeps, change): the sweeps made and the last sweep's largest
+    impulse change relative to max ‖p‖∞ (≤ ``tol`` when converged)."""
+    c = mu.size
+    A = np.empty((3, 3))
+    r = np.empty(3)
+    pi = np.empty(3)
+    change = math.inf
+    for sweep in range(1, max_sweeps + 1):
+        largest = 0.0
+        size = 0.0
+        for i in range(c):
+            a = 3 * i
+            for k in range(3):
+                r[k] = w[a + k] + W[a + k] @ p
+                for m in range(3):
+                    A[k, m] = W[a + k, a + m]
+                r[k] -= A[k, 0] * p[a] + A[k, 1] * p[a + 1] + A[k, 2] * p[a + 2]
+                pi[k] = p[a + k]
+            _local(A, r, mu[i], pi)
+            for k in range(3):
+                largest = max(largest, abs(pi[k] - p[a + k]))
+                p[a + k] = pi[k]
+                size = max(size, abs(pi[k]))
+        change = largest / size if size > 0.0 else largest
+        if change <= tol:
+            return sweep, change
+    return max_sweeps, change

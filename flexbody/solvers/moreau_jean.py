@@ -1,0 +1,114 @@
+"""The nonsmooth time stepper: :class:`MoreauJean` settings and the stepping loop of a run with unilateral contacts
+(:class:`~flexbody.constraints.unilateral_contact.Contact`), each step by
+:class:`~flexbody.solvers.contact_step.ContactStepper` (velocity-level complementarity with Coulomb friction,
+impacts inside the step).
+
+What a state records: its step's response (a = Δv/h, the rows' mean multipliers Λ/h), and for every contact in the
+system's order (after its compliant contacts) "contact_gap" (c,) [m], "contact_normal_force" (c,) p_n/h [N],
+"contact_friction_force" (c, 3) the mean friction force of the step [N, world] and "contact_slip_speed" (c,) ‖u_t‖
+of the state [m/s] where it touches (zero apart), with "contact_sweeps" of the contact solver; the last state's
+step is computed for its record, not taken.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dynamics.results import ForwardResult
+from ..linalg.csr_products import transposed_product
+from ..linalg.validation import check_setting
+from .contact_step import ContactStep, ContactStepper
+from .stabilization import finite
+
+__all__ = ["MoreauJean", "run_moreau_jean", "contact_rows"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class MoreauJean:
+    """The nonsmooth (Moreau–Jean, velocity-level) time stepper for unilateral contacts with friction and impacts.
+
+    Attributes
+    ----------
+    dt : float
+        Step [s] (fixed; the last step is shortened to end at ``t_end``).
+    theta : float
+        θ ∈ [½, 1] of the flexible bodies' linearly implicit stiffness (½: least numerical damping).
+    tol : float
+        Relative change of the contact impulses at which the contact solver stops (> 0).
+    max_sweeps : int
+        Gauss–Seidel sweeps before the step fails, naming its contacts.
+    penetration_recovery : float
+        β ∈ (0, 1]: the part of a penetration (a gap below zero) removed per step.
+    """
+
+    dt: float
+    theta: float = 0.5
+    tol: float = 1e-12
+    max_sweeps: int = 5000
+    penetration_recovery: float = 0.2
+
+    def __post_init__(self):
+        check_setting("MoreauJean", "dt", self.dt)
+        check_setting("MoreauJean", "theta", self.theta, low=0.5, strict=False, high=1.0)
+        check_setting("MoreauJean", "tol", self.tol)
+        check_setting("MoreauJean", "max_sweeps", self.max_sweeps, low=1, strict=False, integer=True)
+        check_setting("MoreauJean", "penetration_recovery", self.penetration_recovery, high=1.0)
+
+
+def contact_rows(step: ContactStep, h: float) -> dict[str, np.ndarray]:
+    """The contact histories of a state from its step of size h (module docstring)."""
+    c = len(step.frames)
+    touching = step.impulses[:, 0] > 0.0
+    friction = np.zeros((c, 3))
+    for i, frame in enumerate(step.frames):
+        friction[i] = frame.basis[:, 1:] @ step.impulses[i, 1:] / h
+    return {
+        "contact_gap": np.array([frame.gap for frame in step.frames]),
+        "contact_normal_force": step.impulses[:, 0] / h,
+        "contact_friction_force": friction,
+        "contact_slip_speed": np.where(touching, np.hypot(step.local[:, 1], step.local[:, 2]), 0.0),
+    }
+
+
+def _response(step: ContactStep, Phi) -> ForwardResult:
+    m = step.lam.size
+    force = transposed_product(Phi, step.lam) if m else np.zeros(step.a.size)
+    return ForwardResult(step.a, force, step.lam, lam_unique=True, rank=m, method="moreau-jean")
+
+
+def run_moreau_jean(
+    run, settings: MoreauJean, q, v, *, t0, t_end, k0: int = 0, t: float | None = None, corrections: int = 0, ws=None
+):
+    """Nonsmooth steps from (t0, q, v) (in its workspace ``ws`` when the start made one), or from step ``k0`` at
+    (t, q, v) of a run started at t0; ``run`` the explicit integrators' :class:`~flexbody.solvers.explicit.Run`
+    (recorder, stabilisation, checkpoints)."""
+    asm, recorder = run.asm, run.recorder
+    stepper = ContactStepper(asm, settings)
+    n_steps = max(1, math.ceil((t_end - t0) / settings.dt - 1e-9))
+    t = t0 if t is None else t
+    for k in range(k0, n_steps + 1):
+        last = k == n_steps
+        ws = asm.workspace(t, q, v) if ws is None else ws
+        tau = finite("tau", run.dynamics.tau(ws), t)
+        t_next = t0 + (k + 1) * settings.dt if k + 1 < n_steps else t_end
+        h = t_next - t if not last else settings.dt
+        step = stepper.step(ws, tau, h)
+        recorder.t_last = float(t)
+        response = _response(step, ws.constraint_rows()[1])
+        controller = recorder.controller
+        if controller is not None and hasattr(controller, "update"):
+            controller.update(t, ws, response)
+        if k % run.record_every == 0 or last:
+            rows = contact_rows(step, h)
+            recorder.record(t, q, v, response, tau=tau, terms=ws.terms(), corrections=corrections, ws=ws, contacts=rows)
+            recorder.append("contact_sweeps", step.sweeps)
+            if run.saver is not None:
+                run.saver.journal(recorder)
+        if last:
+            return
+        t = t_next
+        q, v, corrections, ws = run.end_step(t, step.q, step.v)
+        run.completed(k + 1, t, q, v, corrections=corrections, span=(t0, t_end), last=k + 1 == n_steps)
