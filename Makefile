@@ -83,7 +83,7 @@ test-slow: setup
 test-all: setup
 	$(PYTEST) -m "slow or not slow"
 
-## the benchmarks' peers that the tests do not need (Exudyn), on top of the test set-up
+## the benchmarks' peers that the tests do not need (Exudyn, MuJoCo), on top of the test set-up
 BENCH_STAMP := $(VENV)/.bench
 $(BENCH_STAMP): $(STAMP)
 	$(PIP) install -q --no-compile -c $(VENV)/held.txt -e ".[test,lint,bench]"
@@ -94,6 +94,7 @@ bench: $(BENCH_STAMP)
 	$(VENV)/bin/python tests/benchmarks/bench_constrained_dynamics.py
 	$(VENV)/bin/python tests/benchmarks/bench_dense_factorisations.py
 	$(VENV)/bin/python tests/benchmarks/bench_rigid_dynamics.py
+	$(VENV)/bin/python tests/benchmarks/bench_contact_mujoco.py
 	$(VENV)/bin/python tests/benchmarks/bench_kernel_threads.py
 	$(VENV)/bin/python tests/benchmarks/bench_blas_threads.py
 	$(VENV)/bin/python tests/benchmarks/bench_scaling.py

@@ -147,8 +147,8 @@ def _user_laws_parallel() -> None:
 def _rigid() -> None:
     """Kinematics, CRBA, RNEA, point and frame terms of rigid trees (revolute and prismatic joints), the compiled
     terms of systems without flexible nodes, the rows of nodes carried by a link, the dense constrained forward
-    dynamics of rigid systems in every form (with their compiled QR/LU kernels) and the generalized-α Newton kernel
-    of a flexible system."""
+    dynamics of rigid systems in every form (with their compiled QR/LU kernels), the generalized-α Newton kernel
+    of a flexible system and the nonsmooth stepper's contact solver."""
     import flexbody as fb
 
     for system in (fb.mechanisms.slider_crank(), fb.mechanisms.particle_on_circle()):
@@ -170,6 +170,7 @@ def _rigid() -> None:
     fb.simulate(asm, 0.02, integrator=fb.RK4(dt=0.01))
     pendulum = fb.mechanisms.flexible_pendulum(size=(0.1, 0.05, 0.05), divisions=(2, 1, 1)).assemble()  # Python route
     fb.simulate(pendulum, 0.004, integrator=fb.GeneralizedAlpha(dt=0.002))
+    _contact_step()
     from flexbody.constraints.attachments import attachment_rows  # nodes carried by a link frame
 
     k, n = 2, asm.trees[0].n_dofs
@@ -185,6 +186,17 @@ def _rigid() -> None:
         np.empty((3 * k, n)),
         np.empty(3 * k),
     )
+
+
+def _contact_step() -> None:
+    """The contact solver of the nonsmooth stepper, on a point sliding down a slope (its slip solved)."""
+    import flexbody as fb
+
+    tree = fb.RigidTree("block", gravity=(0.0, 0.0, -9.81))
+    tree.add_link("x", None, fb.Prismatic((1.0, 0.0, 0.0)))
+    tree.add_link("z", "x", fb.Prismatic((0.0, 0.0, 1.0)), mass=1.0)
+    slope = fb.Contact(tree.point("z"), fb.Plane((0.6, 0.0, 0.8)), friction=0.3)
+    fb.simulate(fb.System([tree], constraints=[slope]), 0.02, integrator=fb.MoreauJean(dt=0.01))
 
 
 def _trees() -> None:

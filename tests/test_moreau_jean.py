@@ -207,6 +207,9 @@ def test_bad_contacts_and_settings_are_named():
     system = fb.System([tree], constraints=[fb.Contact(tree.point("z"), floor, name="floor")], q0=(0.1,))
     with pytest.raises(FlexbodyError, match=r"unilateral contacts \['floor'\] need the nonsmooth stepper"):
         fb.simulate(system, 0.1, integrator=fb.RK4(dt=1e-3))
+    for solver in (fb.solve_static, fb.linearize, fb.modal_analysis):
+        with pytest.raises(FlexbodyError, match=r"unilateral contacts \['floor'\], which .* does not take"):
+            solver(system)
     with pytest.raises(FlexbodyError, match="MoreauJean: theta must be"):
         fb.MoreauJean(dt=1e-3, theta=0.3)
     with pytest.raises(FlexbodyError, match="MoreauJean: dt must be"):
@@ -263,3 +266,24 @@ def test_unilateral_contacts_are_written_for_paraview(tmp_path):
     np.testing.assert_allclose(last.point_data["force"][:, 2].sum(), 2.0 * G, rtol=1e-12)
     with pytest.raises(FlexbodyError, match="pass recorded="):
         fb.io.contacts.contact_mesh(run.system, run.times[-1], run.q[-1], run.v[-1])
+
+
+def test_a_failed_run_resumes_to_the_uninterrupted_history(tmp_path):
+    """A sliding box whose input turns NaN at 0.05 s stops; resumed from its checkpoint (with the contact solver's
+    warm start), it repeats the uninterrupted run."""
+    system = _box(0.4).assemble()
+    v0 = (1.0, 0, 0, 0, 0, 0)
+
+    def failing(t, q, v):
+        return np.full(6, np.nan) if t > 0.05 else np.zeros(6)
+
+    run = tmp_path / "run"
+    with pytest.raises(fb.StateError):
+        fb.simulate(system, 0.1, integrator=fb.MoreauJean(dt=1e-3), v0=v0, tau=failing, save_to=run, save_every=7)
+    resumed = fb.resume(system, run)
+    plain = fb.simulate(system, 0.1, integrator=fb.MoreauJean(dt=1e-3), v0=v0)
+    assert resumed.metadata["resumed_at"][0] < 0.05 and resumed.n_steps == plain.n_steps
+    np.testing.assert_array_equal(resumed.times, plain.times)
+    assert np.abs(resumed.q - plain.q).max() <= 1e-13 and np.abs(resumed.v - plain.v).max() <= 1e-13
+    for key in ("contact_normal_force", "contact_friction_force", "contact_gap"):
+        assert np.abs(resumed.histories[key] - plain.histories[key]).max() <= 1e-12, key

@@ -168,7 +168,8 @@ class CompliantContact(ForceElement):
 
 def restitution_of(dissipation: float, impact_speed: float) -> float:
     """e (0..1] with d v (1 + e) = ln((1 + d v)/(1 − d e v)) (module docstring): the coefficient of restitution of a
-    Hunt–Crossley contact of dissipation d [s/m] struck at speed v [m/s], for any stiffness and exponent."""
+    Hunt–Crossley contact of dissipation d [s/m] struck at speed v [m/s], for any stiffness and exponent (for
+    d v ≳ 35, e = 1/(d v) to round-off: the body is stopped, and leaves slower the harder it struck)."""
     from scipy.optimize import brentq
 
     dv = float(dissipation) * float(impact_speed)
@@ -179,4 +180,6 @@ def restitution_of(dissipation: float, impact_speed: float) -> float:
         return dv * (1.0 + e) - math.log((1.0 + dv) / (1.0 - e * dv))
 
     upper = min(1.0, (1.0 - 1e-15) / dv)
+    if mismatch(upper) > 0.0:  # d v ≳ 35: 1 − d e v = (1 + d v) e^{−d v (1 + e)} is below round-off, e = 1/(d v)
+        return (1.0 - (1.0 + dv) * math.exp(-dv - 1.0)) / dv
     return float(brentq(mismatch, 1e-300, upper, xtol=1e-15, rtol=1e-15))

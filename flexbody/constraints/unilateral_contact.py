@@ -24,13 +24,14 @@ import numpy as np
 from ..errors import FlexbodyError
 from .base import Named, finite_number
 from .contact_points import ContactPoint
+from .surfaces import Plane
 
 if TYPE_CHECKING:
     from ..rigid.anchors import Anchor
     from ..rigid.state_view import StateView
     from .surfaces import Surface
 
-__all__ = ["Contact", "ContactFrame", "tangent_basis"]
+__all__ = ["Contact", "ContactFrame", "tangent_basis", "plane_rows"]
 
 
 class ContactFrame(NamedTuple):
@@ -54,6 +55,14 @@ def tangent_basis(n: np.ndarray) -> np.ndarray:
     norm = math.sqrt(t1[0] ** 2 + t1[1] ** 2 + t1[2] ** 2)
     a, b, c = t1[0] / norm, t1[1] / norm, t1[2] / norm
     return np.array([[x, a, y * c - z * b], [y, b, z * a - x * c], [z, c, x * b - y * a]])
+
+
+def plane_rows(normals, origins, radii, bases, X, J_c) -> tuple[np.ndarray, np.ndarray]:
+    """(g (k,), G (k, 3, m)) of k contacts with planes: g = n·(x − x₀) − r and G = Bᵀ J_c, for normals n (k, 3),
+    points x₀ (k, 3) on the planes, radii r (k,), frames B (k, 3, 3), centres x (k, 3) and Jacobians J_c (k, 3, m) of
+    the contact points' velocities."""
+    gap = np.einsum("kj,kj->k", normals, X - origins) - radii
+    return gap, np.einsum("kji,kjm->kim", bases, J_c)
 
 
 class Contact(Named):
@@ -97,6 +106,7 @@ class Contact(Named):
         self.anchors = (anchor,)
         self.trees = tuple(anchor.trees)
         self.bodies = tuple(getattr(anchor, "bodies", ()))
+        self.plane_basis = tangent_basis(surface.normal) if type(surface) is Plane else None
         self.mu = finite_number(friction, "friction coefficient", who)
         self.e = finite_number(restitution, "restitution", who)
         if self.e > 1.0:
@@ -108,9 +118,15 @@ class Contact(Named):
     def frame(self, ev: StateView) -> ContactFrame:
         """The contact at ``ev`` (:class:`ContactFrame`)."""
         x, _, cols, _, J_c = self.point.kinematics(ev, velocity=False)
+        surface = self.surface
+        if self.plane_basis is not None and isinstance(surface, Plane):  # a plane: its normal and frame are constant
+            basis = self.plane_basis
+            n = basis[:, 0]
+            gaps, G = plane_rows(n[None], surface.point[None], np.array([self.r]), basis[None], x[None], J_c[None])
+            return ContactFrame(float(gaps[0]), np.asarray(cols), G[0], basis, x - self.r * n)
         n = self.point.normal(x)
         basis = tangent_basis(n)
-        gap = float(self.surface.value(x)[0]) - self.r
+        gap = float(surface.value(x)[0]) - self.r
         return ContactFrame(gap, np.asarray(cols), basis.T @ J_c, basis, x - self.r * n)
 
     def gap(self, ev: StateView) -> float:

@@ -26,7 +26,7 @@ from ..deprecation import renamed_keyword
 from ..errors import ConstraintError, ConvergenceError, FlexbodyError, StateError
 from ..linalg.rank import touched_columns
 from ..linalg.saddle_point import SaddlePointSolver
-from ..system.description import as_assembled
+from ..system.description import as_assembled, refuse_contacts
 from ..threads import one_blas_thread
 from .constrained_equations import EquationResidual
 from .load_increments import LoadIncrements
@@ -223,6 +223,7 @@ def static_equilibrium(
     converged load factor, or None).
     """
     asm = as_assembled(model, "static_equilibrium")
+    refuse_contacts(asm, "static_equilibrium")
     if not isinstance(load_steps, (int, np.integer)) or load_steps < 1:
         raise FlexbodyError(f"static_equilibrium: load_steps must be a positive integer, got {load_steps!r}")
     tau = _applied(asm, tau, tau_k)
@@ -304,6 +305,7 @@ def holding_inputs(
     equilibrium. The actuated coordinates are held by extra rows S q = S q_held whose multipliers are τ_k.
     ``model`` is an AssembledSystem or a System (assembled here)."""
     asm = as_assembled(model, "holding_inputs")
+    refuse_contacts(asm, "holding_inputs")
     q = np.array(asm.q0 if q is None else q, dtype=float)
     S = np.asarray(asm.S, dtype=float)
     stat = StaticEquations(asm, t, hold=(S, S @ q))

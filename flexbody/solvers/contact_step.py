@@ -17,7 +17,8 @@ restitution e > 0, and b = −β g/h for a penetration g < 0 (β the ``penetrati
 
 The step solves the saddle-point system [[A, Φᵀ], [Φ, 0]] once for the free velocity and once per contact
 direction (columns X of G's rows), forms the Delassus matrix W = G X of the contacts that may close within the
-step, and solves the contact problem by compiled nonsmooth Gauss–Seidel, warm-started from the last step.
+step (:mod:`flexbody.solvers.contact_frames` gives every contact's rows at once), and solves the contact problem by
+compiled nonsmooth Gauss–Seidel, warm-started from the last step.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ..errors import ConvergenceError
 from ..linalg.csr_products import add_within
 from ..linalg.saddle_point import SaddlePointSolver
+from ..linalg.sparse_factor import SparseFactor
+from .contact_frames import ContactFrames
 from .coulomb_problem import solve_coulomb
 
 __all__ = ["ContactStepper", "ContactStep"]
@@ -39,15 +41,17 @@ __all__ = ["ContactStepper", "ContactStep"]
 class ContactStep(NamedTuple):
     """The outcome of a step: the new velocities ``v`` (n,) and coordinates ``q`` (n,); ``a`` = Δv/h (n,);
     ``lam`` (m,) the bilateral rows' mean multipliers Λ/h [N, N·m]; ``impulses`` (c, 3) the contacts' (p_n, p_t₁,
-    p_t₂) [N·s] in their frames (zero when apart), ``frames`` their ContactFrames at the step's start, ``local``
-    (c, 3) their local velocities G vₙ at the step's start [m/s]; ``sweeps`` of the contact solver."""
+    p_t₂) [N·s] in their frames (zero when apart); at the step's start the contacts' ``gap`` (c,) [m], frames
+    ``basis`` (c, 3, 3) (columns n, t₁, t₂) and ``local`` velocities (c, 3) G vₙ [m/s]; ``sweeps`` of the contact
+    solver."""
 
     v: np.ndarray
     q: np.ndarray
     a: np.ndarray
     lam: np.ndarray
     impulses: np.ndarray
-    frames: list
+    gap: np.ndarray
+    basis: np.ndarray
     local: np.ndarray
     sweeps: int
 
@@ -59,10 +63,14 @@ class ContactStepper:
     def __init__(self, asm, settings):
         self.asm, self.settings = asm, settings
         self.contacts = list(getattr(asm, "contacts", ()))
+        self.frames = ContactFrames(asm, self.contacts)
         self.mu = np.array([c.mu for c in self.contacts], dtype=float)
         self.e = np.array([c.e for c in self.contacts], dtype=float)
         self.warm = np.zeros((len(self.contacts), 3))  # the last step's impulses (warm start)
         self.saddle = SaddlePointSolver(asm.n_rigid)
+        self.factor = SparseFactor()  # A alone, without bilateral rows
+        self._rigid_pattern: tuple | None = None
+        self._direct = False
 
     # ------------------------------------------------------------------ the step
     def step(self, ws, tau: np.ndarray, h: float) -> ContactStep:
@@ -79,70 +87,93 @@ class ContactStepper:
         r2 = -(terms.Phi @ v + terms.phi_t) if m else np.zeros(0)
         dv, y = self._solve(r1, r2)
         v_free = v + dv
-        frames = [c.frame(ws) for c in self.contacts]
-        impulses, local, sweeps = np.zeros((len(frames), 3)), np.zeros((len(frames), 3)), 0
-        active = self._closing(frames, v, v_free, h)
+        frames = self.frames.at(ws)
+        u_before, u_free = frames.G @ v, frames.G @ v_free
+        impulses, sweeps = np.zeros((len(self.contacts), 3)), 0
+        active = self._closing(frames.gap, u_before[0::3], u_free[0::3], h)
         if active.size:
-            G = self._contact_rows(frames, active)
+            rows = (3 * active[:, None] + np.arange(3)).ravel()
+            G = frames.G[rows]
             X, Y = self._solve_columns(G.T.toarray(), m)
-            W = G @ X
-            u_free = G @ v_free
-            w = u_free.copy()
-            w[0::3] -= self._bounds(frames, active, G @ v, h)
+            W = np.ascontiguousarray(G @ X)
+            w = u_free[rows]
+            w[0::3] -= self._bounds(frames.gap[active], u_before[3 * active], active, h)
             p = self.warm[active].ravel().copy()
-            sweeps, change = solve_coulomb(
-                np.ascontiguousarray(W), w, self.mu[active], p, self.settings.tol, self.settings.max_sweeps
-            )
+            sweeps, change = solve_coulomb(W, w, self.mu[active], p, self.settings.tol, self.settings.max_sweeps)
             if not change <= self.settings.tol:
+                names = [self.contacts[i].name for i in active]
                 raise ConvergenceError(
                     f"nonsmooth step at t = {ws.t:.9g} s: the contact problem did not converge in "
                     f"{self.settings.max_sweeps} sweeps (last relative change {change:.2e} > tol = "
-                    f"{self.settings.tol:.1e}); contacts {[self.contacts[i].name for i in active]}",
+                    f"{self.settings.tol:.1e}); contacts {names[:5] + (['…'] if len(names) > 5 else [])} "
+                    f"({len(names)} in the problem)",
                     [change],
                 )
             v_free = v_free + X @ p
             y = y + Y @ p
             impulses[active] = p.reshape(-1, 3)
         self.warm = impulses.copy()
-        for i, frame in enumerate(frames):
-            local[i] = frame.G @ v[frame.cols]
-        return ContactStep(v_free, q + h * v_free, (v_free - v) / h, -y / h, impulses, frames, local, sweeps)
+        local = u_before.reshape(-1, 3)
+        return ContactStep(
+            v_free, q + h * v_free, (v_free - v) / h, -y / h, impulses, frames.gap, frames.basis, local, sweeps
+        )
 
     # ------------------------------------------------------------------ the matrix
     def _factor(self, ws, terms, h: float, theta: float):
-        """Factor A = M + h C + θ h² K with the bilateral rows; K (flexible columns) for the right side, or None."""
-        asm = self.asm
-        M = terms.M
-        Phi = terms.Phi
-        if not asm.sparse:
-            self._dense = None
-            if Phi.shape[0] == 0:  # rigid trees alone: A is the mass, Cholesky-factored
-                self._dense = sla.cho_factor(np.asarray(M, dtype=float))
-                return None
-            self.saddle.factor(np.asarray(M, dtype=float), sp.csr_matrix((0, 0)), sp.csr_matrix(Phi))
-            return None
-        self._dense = None
-        _, K, C = ws.flexible_jacobians(damping=True)
-        fs = asm.flexible.slice
-        if any(f.bodies for f in asm.forces.elements):  # force elements on nodes: Q's Jacobians, h = … − Q
-            dQ_dq, dQ_dv = asm.forces.jacobians(ws, fs)
-            K = (K - dQ_dq).tocsr()
-            C = -dQ_dv if C is None else (C - dQ_dv).tocsr()
-        A_f = add_within(theta * h * h * K, asm.flexible.mass.matrix, 1.0)
-        if C is not None:
-            A_f = (A_f + h * C).tocsr()
-        self.saddle.factor(M.rigid_block() if asm.n_rigid else np.zeros((0, 0)), A_f, sp.csr_matrix(Phi))
+        """Factor A = M + h C + θ h² K with the bilateral rows; K (flexible columns) for the right side, or None.
+        Without bilateral rows A alone is factored (sparse: the trees' blocks and the flexible part), so that the
+        contacts' columns are solved at once."""
+        asm, M, Phi = self.asm, terms.M, terms.Phi
+        K = A_f = None
+        if asm.sparse:
+            A_r = M.rigid_block() if asm.n_rigid else np.zeros((0, 0))
+            _, K, C = ws.flexible_jacobians(damping=True)
+            if any(f.bodies for f in asm.forces.elements):  # force elements on nodes: Q's Jacobians, h = … − Q
+                dQ_dq, dQ_dv = asm.forces.jacobians(ws, asm.flexible.slice)
+                K = (K - dQ_dq).tocsr()
+                C = -dQ_dv if C is None else (C - dQ_dv).tocsr()
+            A_f = add_within(theta * h * h * K, asm.flexible.mass.matrix, 1.0)
+            if C is not None:
+                A_f = (A_f + h * C).tocsr()
+        else:
+            A_r = np.asarray(M, dtype=float)
+        self._direct = Phi.shape[0] == 0
+        if self._direct:
+            blocks = ([self._rigid_blocks(A_r)] if A_r.shape[0] else []) + ([A_f] if A_f is not None else [])
+            self.factor.factor(blocks[0] if len(blocks) == 1 else sp.block_diag(blocks, format="csc"))
+        else:
+            self.saddle.factor(A_r, sp.csr_matrix((0, 0)) if A_f is None else A_f, sp.csr_matrix(Phi))
         return K
 
+    def _rigid_blocks(self, A_r: np.ndarray) -> sp.csc_matrix:
+        """A_r (n_r, n_r) as CSC on the pattern of its trees' dense blocks (a tree with the reduced bodies on its
+        links), which nothing else couples without bilateral rows."""
+        if self._rigid_pattern is None:
+            asm = self.asm
+            groups = [
+                np.concatenate(
+                    [np.arange(asm.slices[t].start, asm.slices[t].stop)]
+                    + [np.arange(asm.slices[b].start, asm.slices[b].stop) for b in asm.reduced if b.tree is t]
+                )
+                for t in asm.trees
+            ]
+            rows = np.concatenate([np.repeat(g, g.size) for g in groups])
+            cols = np.concatenate([np.tile(g, g.size) for g in groups])
+            pattern = sp.csc_matrix((np.arange(rows.size, dtype=float) + 1.0, (rows, cols)), shape=A_r.shape)
+            order = pattern.data.astype(np.int64) - 1  # where each stored entry came from
+            self._rigid_pattern = (rows[order], cols[order], pattern.indices, pattern.indptr)
+        rows, cols, indices, indptr = self._rigid_pattern
+        return sp.csc_matrix((A_r[rows, cols], indices, indptr), shape=A_r.shape)
+
     def _solve(self, r1: np.ndarray, r2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if self._dense is not None:
-            return sla.cho_solve(self._dense, r1), np.zeros(0)
+        if self._direct:
+            return self.factor.solve(r1), np.zeros(0)
         return self.saddle.solve(r1, r2)
 
     def _solve_columns(self, R: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
         """(X (n, k), Y (m, k)) of the saddle-point system for the right sides R (n, k) and zero rows."""
-        if self._dense is not None:
-            return sla.cho_solve(self._dense, R), np.zeros((0, R.shape[1]))
+        if self._direct:
+            return self.factor.solve(R), np.zeros((0, R.shape[1]))
         X, Y = np.empty_like(R), np.empty((m, R.shape[1]))
         zero = np.zeros(m)
         for j in range(R.shape[1]):
@@ -150,36 +181,15 @@ class ContactStepper:
         return X, Y
 
     # ------------------------------------------------------------------ the contacts
-    def _closing(self, frames, v, v_free, h: float) -> np.ndarray:
+    @staticmethod
+    def _closing(gap, approach, free, h: float) -> np.ndarray:
         """Indices of the contacts whose gap may close within the step (under the motion before or without the
         contacts, with a step's margin)."""
-        closing = []
-        for i, frame in enumerate(frames):
-            speeds = frame.G[0] @ v[frame.cols], frame.G[0] @ v_free[frame.cols]
-            if frame.gap <= 2.0 * h * max(0.0, -min(speeds)):
-                closing.append(i)
-        return np.array(closing, dtype=np.int64)
+        return np.flatnonzero(gap <= 2.0 * h * np.maximum(0.0, -np.minimum(approach, free)))
 
-    def _contact_rows(self, frames, active) -> sp.csr_matrix:
-        """G (3a, n): the local velocity rows of the active contacts."""
-        rows, cols, vals = [], [], []
-        for k, i in enumerate(active):
-            frame = frames[i]
-            for axis in range(3):
-                rows.append(np.full(frame.cols.size, 3 * k + axis))
-                cols.append(frame.cols)
-                vals.append(frame.G[axis])
-        shape = (3 * active.size, int(self.asm.n_dofs))
-        return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=shape)
-
-    def _bounds(self, frames, active, u_before: np.ndarray, h: float) -> np.ndarray:
-        """b (a,) of the normal velocities u_n⁺ ≥ b (module docstring)."""
-        beta = self.settings.penetration_recovery
-        bounds = np.empty(active.size)
-        for k, i in enumerate(active):
-            gap, approach = frames[i].gap, u_before[3 * k]
-            b = -gap / h if gap >= 0.0 else -beta * gap / h
-            if self.e[i] > 0.0 and approach < 0.0 and gap + h * approach <= 0.0:  # it strikes within the step
-                b = max(b, -self.e[i] * approach)
-            bounds[k] = b
-        return bounds
+    def _bounds(self, gap, approach, active, h: float) -> np.ndarray:
+        """b (a,) of the normal velocities u_n⁺ ≥ b (module docstring) of the ``active`` contacts."""
+        b = np.where(gap >= 0.0, -gap / h, -self.settings.penetration_recovery * gap / h)
+        e = self.e[active]
+        strikes = (e > 0.0) & (approach < 0.0) & (gap + h * approach <= 0.0)  # it strikes within the step
+        return np.where(strikes, np.maximum(b, -e * approach), b)

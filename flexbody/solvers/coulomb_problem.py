@@ -96,6 +96,27 @@ def _slip(A, r, mu, d0, d1):
 
 
 @nb.njit(cache=True)
+def _stick(A, r):
+    """−A⁻¹r (3,) by Cramer's rule; the least-squares −A⁺r where A is singular (a direction that cannot move, as
+    the normal to a planar model's plane)."""
+    c00 = A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1]
+    c01 = A[1, 2] * A[2, 0] - A[1, 0] * A[2, 2]
+    c02 = A[1, 0] * A[2, 1] - A[1, 1] * A[2, 0]
+    det = A[0, 0] * c00 + A[0, 1] * c01 + A[0, 2] * c02
+    if abs(det) <= 1e-12 * abs(A[0, 0] * A[1, 1] * A[2, 2]):
+        return -(np.linalg.pinv(A) @ r)
+    inverse = np.empty((3, 3))
+    inverse[0, 0], inverse[1, 0], inverse[2, 0] = c00, c01, c02
+    inverse[0, 1] = A[0, 2] * A[2, 1] - A[0, 1] * A[2, 2]
+    inverse[1, 1] = A[0, 0] * A[2, 2] - A[0, 2] * A[2, 0]
+    inverse[2, 1] = A[0, 1] * A[2, 0] - A[0, 0] * A[2, 1]
+    inverse[0, 2] = A[0, 1] * A[1, 2] - A[0, 2] * A[1, 1]
+    inverse[1, 2] = A[0, 2] * A[1, 0] - A[0, 0] * A[1, 2]
+    inverse[2, 2] = A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]
+    return -(inverse @ r) / det
+
+
+@nb.njit(cache=True)
 def _local(A, r, mu, p):
     """Solve contact's local problem u = A p + r (module docstring) into p (3,), starting from p's old value."""
     if r[0] >= 0.0 or A[0, 0] <= 0.0:  # it separates with the others' impulses alone (take-off), or cannot move
@@ -104,7 +125,7 @@ def _local(A, r, mu, p):
     if mu == 0.0:
         p[0], p[1], p[2] = -r[0] / A[0, 0], 0.0, 0.0
         return
-    stick = -(np.linalg.pinv(A) @ r)  # least change where a direction cannot move (a planar model's normal to it)
+    stick = _stick(A, r)
     if stick[0] > 0.0 and stick[1] ** 2 + stick[2] ** 2 <= (mu * stick[0]) ** 2:
         p[0], p[1], p[2] = stick[0], stick[1], stick[2]
         return

@@ -238,9 +238,10 @@ class Run:
             )
         return q, v, iterations, ws
 
-    def completed(self, k, t, q, v, *, corrections, span: tuple[float, float], last: bool) -> None:
+    def completed(self, k, t, q, v, *, corrections, span: tuple[float, float], last: bool, arrays=None) -> None:
         """After a step that reached state k: report progress and, when enough rows wait, write them with
-        the checkpoint (k, t, q, v, corrections) from which the loop continues at ``start_step(k, …)``."""
+        the checkpoint (k, t, q, v, corrections and the integrator's ``arrays``) from which the loop continues at
+        ``start_step(k, …)``."""
         if self.report is not None:
             self.report(t, *span)
         if self.saver is not None and not last and self.saver.due(self.recorder):
@@ -251,7 +252,7 @@ class Run:
                 "corrections": int(corrections),
                 "output_dt": self.output_dt,
             }
-            self.saver.write(self.recorder, state, {"q": q, "v": v})
+            self.saver.write(self.recorder, state, {"q": q, "v": v, **(arrays or {})})
 
 
 def run_rk4(

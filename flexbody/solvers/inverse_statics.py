@@ -21,7 +21,7 @@ from ..deprecation import deprecated, renamed_keyword
 from ..errors import ConvergenceError, FlexbodyError, ModelError
 from ..io.results import Results
 from ..linalg.saddle_point import SaddlePointSolver
-from ..system.description import as_assembled
+from ..system.description import as_assembled, refuse_contacts
 from ..threads import one_blas_thread
 from .constrained_statics import Equilibrium, StaticEquations, holding_inputs, static_equilibrium
 from .newton_scales import increments_converged
@@ -92,6 +92,7 @@ def task_sensitivity(
         deprecated("task_sensitivity(model, task, eq, t)", "task_sensitivity(model, task, eq, t=t)")
         t = old[0]
     asm = as_assembled(model, "task_sensitivity")
+    refuse_contacts(asm, "task_sensitivity")
     stat = StaticEquations(asm, t)
     _, _, Phi = stat.residual(eq.q, eq.lam, eq.tau, 1.0)
     D, _ = _input_response(stat, SaddlePointSolver(asm.n_rigid), eq.q, eq.lam, Phi)
@@ -150,6 +151,7 @@ def inverse_statics(
     optimality_tol, max_descents : stopping test and budget of the least-norm descent.
     """
     asm = as_assembled(model, "inverse_statics")
+    refuse_contacts(asm, "inverse_statics")
     if inputs not in ("least_norm", "least_change"):
         raise FlexbodyError(f"inverse_statics: inputs must be 'least_norm' or 'least_change', got {inputs!r}")
     target = np.asarray(target, dtype=float).ravel()
@@ -346,6 +348,7 @@ def quasi_static_sequence(
     equilibrium fails.
     """
     asm = as_assembled(model, "quasi_static_sequence")
+    refuse_contacts(asm, "quasi_static_sequence")
     targets = np.atleast_2d(np.asarray(targets, dtype=float))
     rows: dict[str, list] = {
         "q": [],

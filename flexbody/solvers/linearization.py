@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike
 
 from ..dynamics.projection import nullspace_basis
 from ..errors import FlexbodyError
-from ..system.description import as_assembled
+from ..system.description import as_assembled, refuse_contacts
 from ..threads import one_blas_thread
 from .constrained_statics import StaticEquations
 from .modal import linearisation_point
@@ -114,6 +114,7 @@ def linearize(
         Outputs y: the tasks' coordinates (their Jacobians at q*).
     """
     asm = as_assembled(model, "linearize")
+    refuse_contacts(asm, "linearize")
     k = asm.S.shape[0]
     u = np.zeros(k) if inputs is None else np.asarray(inputs, dtype=float).reshape(-1)
     if u.shape != (k,) or not np.all(np.isfinite(u)):

@@ -36,7 +36,7 @@ from ..dynamics.projection import nullspace_basis
 from ..errors import ConvergenceError, FlexbodyError, StateError
 from ..io.results import Results
 from ..linalg.saddle_point import SaddlePointSolver
-from ..system.description import as_assembled
+from ..system.description import as_assembled, refuse_contacts
 from ..threads import one_blas_thread
 from .constrained_statics import StaticEquations, static_equilibrium
 
@@ -176,6 +176,7 @@ def modal_analysis(
         No static equilibrium, or the eigensolver did not converge.
     """
     asm = as_assembled(model, "modal_analysis")
+    refuse_contacts(asm, "modal_analysis")
     if not isinstance(n_modes, (int, np.integer)) or n_modes < 1:
         raise FlexbodyError(f"modal_analysis: n_modes must be a positive integer, got {n_modes!r}")
     tau_vec = np.zeros(asm.n_dofs) if tau is None else np.asarray(tau, dtype=float)

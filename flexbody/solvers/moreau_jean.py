@@ -60,15 +60,11 @@ class MoreauJean:
 
 def contact_rows(step: ContactStep, h: float) -> dict[str, np.ndarray]:
     """The contact histories of a state from its step of size h (module docstring)."""
-    c = len(step.frames)
     touching = step.impulses[:, 0] > 0.0
-    friction = np.zeros((c, 3))
-    for i, frame in enumerate(step.frames):
-        friction[i] = frame.basis[:, 1:] @ step.impulses[i, 1:] / h
     return {
-        "contact_gap": np.array([frame.gap for frame in step.frames]),
+        "contact_gap": step.gap,
         "contact_normal_force": step.impulses[:, 0] / h,
-        "contact_friction_force": friction,
+        "contact_friction_force": np.einsum("cij,cj->ci", step.basis[:, :, 1:], step.impulses[:, 1:]) / h,
         "contact_slip_speed": np.where(touching, np.hypot(step.local[:, 1], step.local[:, 2]), 0.0),
     }
 
@@ -80,13 +76,27 @@ def _response(step: ContactStep, Phi) -> ForwardResult:
 
 
 def run_moreau_jean(
-    run, settings: MoreauJean, q, v, *, t0, t_end, k0: int = 0, t: float | None = None, corrections: int = 0, ws=None
+    run,
+    settings: MoreauJean,
+    q,
+    v,
+    *,
+    t0,
+    t_end,
+    k0: int = 0,
+    t: float | None = None,
+    corrections: int = 0,
+    ws=None,
+    warm: np.ndarray | None = None,
 ):
     """Nonsmooth steps from (t0, q, v) (in its workspace ``ws`` when the start made one), or from step ``k0`` at
-    (t, q, v) of a run started at t0; ``run`` the explicit integrators' :class:`~flexbody.solvers.explicit.Run`
-    (recorder, stabilisation, checkpoints)."""
+    (t, q, v) of a run started at t0 with the contact impulses ``warm`` (c, 3) of its checkpoint's last step (the
+    contact solver's warm start, so that the continuation repeats the uninterrupted run); ``run`` the explicit
+    integrators' :class:`~flexbody.solvers.explicit.Run` (recorder, stabilisation, checkpoints)."""
     asm, recorder = run.asm, run.recorder
     stepper = ContactStepper(asm, settings)
+    if warm is not None:
+        stepper.warm = np.array(warm, dtype=float).reshape(stepper.warm.shape)
     n_steps = max(1, math.ceil((t_end - t0) / settings.dt - 1e-9))
     t = t0 if t is None else t
     for k in range(k0, n_steps + 1):
@@ -111,4 +121,13 @@ def run_moreau_jean(
             return
         t = t_next
         q, v, corrections, ws = run.end_step(t, step.q, step.v)
-        run.completed(k + 1, t, q, v, corrections=corrections, span=(t0, t_end), last=k + 1 == n_steps)
+        run.completed(
+            k + 1,
+            t,
+            q,
+            v,
+            corrections=corrections,
+            span=(t0, t_end),
+            last=k + 1 == n_steps,
+            arrays={"contact_impulses": stepper.warm},
+        )

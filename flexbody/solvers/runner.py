@@ -174,6 +174,8 @@ def _steps(plan, model, inputs, start, recorder, *, writer, context) -> None:
     if start.checkpoint is not None:
         state = start.checkpoint[0]
         at = {"k0": int(state["k"]), "t": float(state["t"]), "corrections": int(state["corrections"])}
+        if isinstance(plan.integrator, MoreauJean):
+            at["warm"] = start.checkpoint[1].get("contact_impulses")
     else:
         at = {"ws": start.workspace}
     loop(run, plan.integrator, start.q, start.v, t0=plan.t0, t_end=plan.t_end, **at)
@@ -188,10 +190,11 @@ def _steps(plan, model, inputs, start, recorder, *, writer, context) -> None:
 
 def _check_contacts(plan, model) -> None:
     """FlexbodyError for a model with unilateral contacts run by a smooth integrator, which cannot take them."""
-    contacts = getattr(model, "contacts", ())
+    contacts = [c.name for c in getattr(model, "contacts", ())]
     if contacts and not isinstance(plan.integrator, MoreauJean):
+        named = contacts[:3] + ([f"… ({len(contacts)} in all)"] if len(contacts) > 3 else [])
         raise FlexbodyError(
-            f"simulate: the unilateral contacts {[c.name for c in contacts]} need the nonsmooth stepper "
+            f"simulate: the unilateral contacts {named} need the nonsmooth stepper "
             f"fb.MoreauJean(dt=...); {type(plan.integrator).__name__} integrates smooth equations, for which "
             f"fb.CompliantContact gives contact as a force"
         )

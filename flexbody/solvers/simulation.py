@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from ..control.base import Controller
     from ..system import AssembledSystem, System
     from .alpha_settings import GeneralizedAlpha
+    from .moreau_jean import MoreauJean
 
 __all__ = [
     "RK4",
@@ -83,7 +84,7 @@ def simulate(
     model: System | AssembledSystem,
     t_end: float,
     *,
-    integrator: RK4 | Adaptive | GeneralizedAlpha = RK4(dt=1e-3),
+    integrator: RK4 | Adaptive | GeneralizedAlpha | MoreauJean = RK4(dt=1e-3),
     tau: ArrayLike | Callable[..., ArrayLike] | None = None,
     formulation: str = "projection",
     stabilization: PositionCorrection
@@ -112,8 +113,10 @@ def simulate(
         A System is assembled here (``system.assemble()``); ``Results.system`` is that assembly.
     t_end : float
         End time [s].
-    integrator : RK4, Adaptive or GeneralizedAlpha
-        The explicit (with a constraint stabilisation) or the implicit (index-3) integrator and its settings.
+    integrator : RK4, Adaptive, GeneralizedAlpha or MoreauJean
+        The explicit (with a constraint stabilisation) or the implicit (index-3) integrator and its settings, or the
+        nonsmooth stepper of unilateral contacts (:class:`~flexbody.solvers.moreau_jean.MoreauJean`, which the
+        constraint stabilisation follows as RK4's runs do).
     tau : None (zero), array (n_dofs,) or callable
         Generalized applied forces [N or N·m]: ``tau(t, q, v)`` or a controller ``tau(t, state, asm)``
         (recognised by its parameter names ``state`` or ``asm``/``system``).

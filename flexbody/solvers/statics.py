@@ -25,7 +25,7 @@ from ..constraints.base import Fix
 from ..deprecation import deprecated
 from ..errors import FlexbodyError
 from ..io.results import Results
-from ..system.description import System, as_assembled
+from ..system.description import System, as_assembled, refuse_contacts
 from ..threads import one_blas_thread
 from .arc_length import ArcLength, follow_path
 from .constrained_stability import equilibrium_counts
@@ -110,6 +110,7 @@ def solve_static(
     ConvergenceError
         No equilibrium after the allowed bisections; ``last_good`` holds what converged.
     """
+    refuse_contacts(model, "solve_static")
     if not isinstance(load_steps, (int, np.integer)) or load_steps < 1:
         raise FlexbodyError(f"solve_static: load_steps must be a positive integer, got {load_steps!r}")
     if settings is not None and not isinstance(settings, NewtonSettings):

@@ -209,11 +209,12 @@ class AssembledSystem:
         return bool(item.trees)
 
     def _register_points(self) -> dict:
-        """Link-point anchors of the constraints, per tree: ({anchor: slot}, link indices, offsets)."""
+        """Link-point anchors of the constraints, force elements and contacts, per tree: ({anchor: slot}, link
+        indices, offsets)."""
         from ..rigid.anchors import LinkPoint
 
         slots: dict = {}
-        for c in self.constraints + self.forces.elements:
+        for c in self.constraints + self.forces.elements + self.contacts:
             for a in c.anchors:
                 if isinstance(a, LinkPoint):
                     table = slots.setdefault(a.link.tree, {})

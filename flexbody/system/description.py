@@ -345,6 +345,20 @@ def as_assembled(model, who: str):
     )
 
 
+def refuse_contacts(model, who: str) -> None:
+    """FlexbodyError when ``model`` (a System or an assembled one) has unilateral contacts, which ``who`` (a solver of
+    smooth equations: statics, linearisation, modes) cannot take: it would solve the system as if they were not
+    there."""
+    contacts = getattr(model, "contacts", None) or []
+    if contacts:
+        names = [c.name for c in contacts[:3]] + ([f"… ({len(contacts)} in all)"] if len(contacts) > 3 else [])
+        raise FlexbodyError(
+            f"{who}: the system has unilateral contacts {names}, which {who} does not take (it would solve as if "
+            "they were not there); simulate them with fb.MoreauJean, or model a lasting contact as a bilateral row "
+            "(fb.OnSurface) or a force (fb.CompliantContact)"
+        )
+
+
 def _check_forces(forces, trees, bodies) -> None:
     """Every force element is one and acts on trees and bodies of the system, under a unique name."""
     names = set()
