@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, NamedTuple
 
+import numba as nb
 import numpy as np
 
 from ..errors import FlexbodyError
@@ -57,12 +58,23 @@ def tangent_basis(n: np.ndarray) -> np.ndarray:
     return np.array([[x, a, y * c - z * b], [y, b, z * a - x * c], [z, c, x * b - y * a]])
 
 
-def plane_rows(normals, origins, radii, bases, X, J_c) -> tuple[np.ndarray, np.ndarray]:
-    """(g (k,), G (k, 3, m)) of k contacts with planes: g = n·(x − x₀) − r and G = Bᵀ J_c, for normals n (k, 3),
+@nb.njit(cache=True)
+def plane_rows(normals, origins, radii, bases, X, J_c, gap, G) -> None:
+    """g (k,) and G (k, 3, m) of k contacts with planes: g = n·(x − x₀) − r and G = Bᵀ J_c, for normals n (k, 3),
     points x₀ (k, 3) on the planes, radii r (k,), frames B (k, 3, 3), centres x (k, 3) and Jacobians J_c (k, 3, m) of
-    the contact points' velocities."""
-    gap = np.einsum("kj,kj->k", normals, X - origins) - radii
-    return gap, np.einsum("kji,kjm->kim", bases, J_c)
+    the contact points' velocities; written into ``gap`` and ``G``."""
+    for k in range(normals.shape[0]):
+        gap[k] = (
+            normals[k, 0] * (X[k, 0] - origins[k, 0])
+            + normals[k, 1] * (X[k, 1] - origins[k, 1])
+            + normals[k, 2] * (X[k, 2] - origins[k, 2])
+            - radii[k]
+        )
+        for a in range(3):
+            for j in range(J_c.shape[2]):
+                G[k, a, j] = (
+                    bases[k, 0, a] * J_c[k, 0, j] + bases[k, 1, a] * J_c[k, 1, j] + bases[k, 2, a] * J_c[k, 2, j]
+                )
 
 
 class Contact(Named):
@@ -122,7 +134,9 @@ class Contact(Named):
         if self.plane_basis is not None and isinstance(surface, Plane):  # a plane: its normal and frame are constant
             basis = self.plane_basis
             n = basis[:, 0]
-            gaps, G = plane_rows(n[None], surface.point[None], np.array([self.r]), basis[None], x[None], J_c[None])
+            gaps, G = np.empty(1), np.empty((1, 3, J_c.shape[1]))
+            J = np.ascontiguousarray(J_c, dtype=float)[None]
+            plane_rows(n[None], surface.point[None], np.array([self.r]), basis[None], x[None], J, gaps, G)
             return ContactFrame(float(gaps[0]), np.asarray(cols), G[0], basis, x - self.r * n)
         n = self.point.normal(x)
         basis = tangent_basis(n)

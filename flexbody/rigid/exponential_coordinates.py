@@ -221,7 +221,10 @@ def switched_charts(starts: np.ndarray, q: np.ndarray, v: np.ndarray, *accelerat
     """Move every rotation vector q[s:s+3] (``starts``) longer than π to its other chart, with its rate in v and
     second derivatives in ``accelerations`` (same shapes as q). Returns None when none is longer than π, else
     new arrays (q, v, *accelerations)."""
-    longer = [s for s in starts if float(np.linalg.norm(q[s : s + 3])) > np.pi]
+    if len(starts) == 0:
+        return None
+    blocks = q[np.asarray(starts)[:, None] + np.arange(3)]  # (k, 3): the rotation vectors
+    longer = [s for s, norm in zip(starts, np.sqrt(np.einsum("ij,ij->i", blocks, blocks))) if norm > np.pi]
     if not longer:
         return None
     q, v = q.copy(), v.copy()

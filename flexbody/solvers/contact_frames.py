@@ -2,20 +2,24 @@
 local-velocity rows G (3c, n) in a sparse pattern fixed once, whose values are refreshed in place.
 
 The rows of each contact are those of :meth:`~flexbody.constraints.unilateral_contact.Contact.frame` (one
-declaration, :func:`~flexbody.constraints.unilateral_contact.plane_rows`): contacts of points on a tree's links with
-a plane are evaluated together, one compiled kinematics pass per tree for all its points; the others one by one.
+declaration, :func:`~flexbody.constraints.unilateral_contact.plane_rows`): contacts of points on the trees' links
+with planes are evaluated together in one compiled call on the trees' forest (kinematics, point Jacobians, rows);
+the others one by one.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+import numba as nb
 import numpy as np
 import scipy.sparse as sp
 
 from ..constraints.surfaces import Plane
 from ..constraints.unilateral_contact import plane_rows
+from ..rigid.algorithms import kinematics, point_terms
 from ..rigid.anchors import LinkPoint
+from ..system.joint_program import forest_model
 
 __all__ = ["ContactFrames", "Frames"]
 
@@ -29,10 +33,10 @@ class Frames(NamedTuple):
     G: sp.csr_matrix
 
 
-class _TreeGroup(NamedTuple):
-    """Contacts of points on one tree's links with planes: their indices, links, offsets and planes."""
+class _Forest(NamedTuple):
+    """Contacts of points on the trees' links with planes, evaluated together on the trees' forest: their indices,
+    forest link indices, offsets, planes and frames, and their columns (a tree's are contiguous: start, count)."""
 
-    tree: object
     contacts: np.ndarray
     links: np.ndarray
     offsets: np.ndarray
@@ -40,6 +44,35 @@ class _TreeGroup(NamedTuple):
     origins: np.ndarray
     radii: np.ndarray
     bases: np.ndarray
+    col_start: np.ndarray
+    col_count: np.ndarray
+
+
+@nb.njit(cache=True)
+def forest_plane_rows(forest_ints, axis, R_placement, p_placement, support, q, v, c, starts, gap, data):
+    """The gaps and G rows of the forest's plane contacts ``c`` (a :class:`_Forest`'s arrays) at (q, v) of the
+    rigid coordinates, in one pass: the forest's kinematics, the points' Jacobians (:func:`point_terms`), their
+    rows (:func:`~flexbody.constraints.unilateral_contact.plane_rows`), each contact's three rows on its tree's
+    columns written into ``data`` from ``starts[i]``, its gap into ``gap[i]``."""
+    contacts, links, offsets, normals, origins, radii, bases, col_start, col_count = c
+    parent, joint_type, dof = forest_ints
+    n_links, n = support.shape
+    R, p = np.empty((n_links, 3, 3)), np.empty((n_links, 3))
+    S, vel, acc = np.empty((n_links, 6)), np.empty((n_links, 6)), np.empty((n_links, 6))
+    kinematics(parent, joint_type, axis, R_placement, p_placement, dof, q, v, R, p, S, vel, acc)
+    k = contacts.shape[0]
+    X, Xd, B = np.empty((k, 3)), np.empty((k, 3)), np.empty((k, 3))
+    J = np.empty((k, 3, n))
+    point_terms(R, p, S, vel, acc, support, links, offsets, X, Xd, J, B)
+    gaps, G = np.empty(k), np.empty((k, 3, n))
+    plane_rows(normals, origins, radii, bases, X, J, gaps, G)
+    for m in range(k):
+        i, first, count = contacts[m], col_start[m], col_count[m]
+        gap[i] = gaps[m]
+        at = starts[i]
+        for a in range(3):
+            for j in range(count):
+                data[at + a * count + j] = G[m, a, first + j]
 
 
 class ContactFrames:
@@ -48,29 +81,30 @@ class ContactFrames:
     def __init__(self, asm, contacts):
         self.asm, self.contacts = asm, list(contacts)
         c = len(self.contacts)
-        grouped: dict = {}
-        self.single = []
-        for i, contact in enumerate(self.contacts):
-            if type(contact.anchor) is LinkPoint and type(contact.surface) is Plane:
-                grouped.setdefault(contact.anchor.link.tree, []).append(i)
-            else:
-                self.single.append(i)
-        self.groups = [self._group(tree, np.array(ids, dtype=np.int64)) for tree, ids in grouped.items()]
+        on_planes = [i for i, k in enumerate(self.contacts) if type(k.anchor) is LinkPoint and type(k.surface) is Plane]
+        self.single = [i for i in range(c) if i not in set(on_planes)]
+        self.forest = self._forest(np.array(on_planes, dtype=np.int64)) if on_planes else None
         self._pattern: tuple | None = None  # (indptr, indices) of G, made at the first state
         self._columns: dict = {}
         self.gap, self.basis = np.zeros(c), np.zeros((c, 3, 3))
 
-    def _group(self, tree, ids: np.ndarray) -> _TreeGroup:
+    def _forest(self, ids: np.ndarray):
+        """The forest model of the trees and the arrays of the plane contacts ``ids`` on it."""
+        asm = self.asm
+        forest, link_offsets = forest_model(asm.trees, asm.offsets, asm.n_rigid)
+        self._model = ((forest[0], forest[1], forest[5]), forest[2], forest[3], forest[4], forest[-1])
         contacts = [self.contacts[i] for i in ids]
-        return _TreeGroup(
-            tree,
+        trees = [k.anchor.link.tree for k in contacts]
+        return _Forest(
             ids,
-            np.array([k.anchor.link.index for k in contacts], dtype=np.int64),
+            np.array([link_offsets[t] + k.anchor.link.index for t, k in zip(trees, contacts)], dtype=np.int64),
             np.array([k.anchor.offset for k in contacts], dtype=float).reshape(-1, 3),
             np.array([k.surface.normal for k in contacts]),
             np.array([k.surface.point for k in contacts]),
             np.array([k.r for k in contacts]),
             np.array([k.plane_basis for k in contacts]),
+            np.array([asm.offsets[t] for t in trees], dtype=np.int64),
+            np.array([t.n_dofs for t in trees], dtype=np.int64),
         )
 
     def at(self, ws) -> Frames:
@@ -82,12 +116,10 @@ class ContactFrames:
             single[i] = (np.asarray(frame.cols), frame.G)
         if self._pattern is None or any(not np.array_equal(single[i][0], self._columns[i]) for i in self.single):
             self._layout(ws, single)
-        data, positions = self._data, self._positions
-        for group, where in zip(self.groups, positions):
-            X, _, J, _ = ws.kinematics(group.tree).points(group.links, group.offsets)
-            gap, G = plane_rows(group.normals, group.origins, group.radii, group.bases, X, J)
-            self.gap[group.contacts] = gap
-            data[where] = G.ravel()
+        data = self._data
+        if self.forest is not None:
+            n_r = self.asm.n_rigid
+            forest_plane_rows(*self._model, ws.q[:n_r], ws.v[:n_r], self.forest, self._starts, self.gap, data)
         for i, (_, G) in single.items():
             data[self._starts[i] : self._starts[i] + G.size] = np.asarray(G, dtype=float).ravel()
         indptr, indices = self._pattern  # type: ignore[misc]  # made by _layout just above when missing
@@ -98,9 +130,10 @@ class ContactFrames:
         """The CSR pattern of G (rows 3i … 3i + 2 of contact i on its columns) and where each group's values go."""
         self._columns = {i: cols for i, (cols, _) in single.items()}
         columns: list = [None] * len(self.contacts)
-        for group in self.groups:
-            for i in group.contacts:
-                columns[i] = np.asarray(ws.columns(group.tree))
+        if self.forest is not None:
+            for i, first, count in zip(self.forest.contacts, self.forest.col_start, self.forest.col_count):
+                columns[i] = np.arange(first, first + count, dtype=np.int64)
+                self.basis[i] = self.contacts[i].plane_basis
         for i, cols in self._columns.items():
             columns[i] = cols
         sizes = np.array([c.size for c in columns], dtype=np.int64)
@@ -108,10 +141,5 @@ class ContactFrames:
         indptr = np.concatenate([[0], np.cumsum(np.repeat(sizes, 3))]).astype(np.int64)
         indices = np.concatenate([np.tile(c, 3) for c in columns]).astype(np.int64)
         self._pattern, self._starts = (indptr, indices), starts
-        self._positions = [
-            np.concatenate([np.arange(starts[i], starts[i + 1]) for i in group.contacts]) for group in self.groups
-        ]
-        for group in self.groups:
-            self.basis[group.contacts] = group.bases
         self._data = np.zeros(int(starts[-1]))
         self._shape = (3 * len(self.contacts), int(self.asm.n_dofs))

@@ -441,7 +441,7 @@ def compile_joint_terms(trees, reduced, constraints, offsets, n: int) -> JointPr
             drivers += [(len(rows) + k, drive) for k, drive in described[1]]
             rows += described[0]
         start += c.n_rows
-    forest, link_offsets = _forest(trees, offsets, n)
+    forest, link_offsets = forest_model(trees, offsets, n)
     point_link = np.array([link_offsets[a.link.tree] + a.link.index for a in slots], dtype=np.int64)
     point_offset = np.array([a.offset for a in slots], dtype=float).reshape(-1, 3)
     fields = list(zip(*rows)) if rows else [()] * 9
@@ -477,7 +477,7 @@ def compile_joint_terms(trees, reduced, constraints, offsets, n: int) -> JointPr
     )
 
 
-def _forest(trees, offsets, n: int):
+def forest_model(trees, offsets, n: int):
     """The kernel model of all ``trees`` side by side (links and coordinates offset; every root on the
     ground) with its support matrix (n_links, n), and each tree's first link index."""
     models = [t.kernel_model() for t in trees]
