@@ -16,11 +16,12 @@ What the stepper gives, and why:
   a stiffness-proportional damping θ h K, so every θ ≥ ½ damps (a mode of frequency ω by θ h² ω²/2 per step).
   On a wave it is a Kelvin–Voigt rod of retardation time τ = θ h: after travelling 2L the front is smeared over
   a time σ = √(τ t_c), the unloading front releases the wall with the impulse 2 F σ/√(2π) missing, so
-  v_r/v₀ = 1 − √(8 τ/(π t_c)) to leading order. Measured: (1 − v_r/v₀)/√(τ/t_c) = 1.594–1.606 at dt = ½ Δx/c on
-  10–160 elements and θ = 0.5, 0.6, 1 (√(8/π) = 1.596), and runs with the same θ h + β (β the material's
-  Kelvin–Voigt time) rebound alike to 6e-5. At small Courant numbers the mesh's dispersion adds a few per cent
-  and ends the contact a few steps early (the slow study).
-* The energy never grows (a step-to-step rise of at most 2.8e-16 of the initial energy, round-off).
+  v_r/v₀ = 1 − √(8 τ/(π t_c)) to leading order. Measured: (1 − v_r/v₀)/√(τ/t_c) = 1.591–1.606 at dt = ½ Δx/c on
+  10–160 elements, θ = 0.5 and 0.6 (√(8/π) = 1.596), and runs with the same θ h + β (β the material's
+  Kelvin–Voigt time) rebound alike to 6e-5 v₀. At small Courant numbers the mesh's dispersion adds a few per
+  cent and ends the contact a few steps early (the slow study).
+* The energy never grows here (a step-to-step rise of at most 2.8e-16 of the initial energy, round-off); the
+  slow study finds the one exception, a rise of 8.3e-10 of E₀ from the SVK law's nonlinearity at θ = ½.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ def _impact(nx: int, dt: float, theta: float = 0.5, damping: float = 0.0) -> dic
     return {
         "touches": bool(np.all(np.diff(on) == 1)),  # one contact, no chatter
         "duration": steps * dt,
+        "steps": int(steps),  # the steps with a force, against 2L/c = round(T_C / dt) of them
         "plateau": force[middle].mean(),
         "rebound": momentum[after].mean() / bar.mass(),
         "momentum_spread": np.ptp(momentum[after]) / bar.mass(),
@@ -77,15 +79,15 @@ def _impact(nx: int, dt: float, theta: float = 0.5, damping: float = 0.0) -> dic
 def test_the_bar_pushes_rho_c_a_v0_for_2l_over_c_and_leaves_at_the_rate_the_steps_damping_allows():
     """20 elements, dt = ½ Δx/c = 2.5e-4 s, θ = ½ (0.3 s a run). Measured: contact 80 steps = 2L/c exactly;
     plateau 24.98167 N = 0.999267 ρ c A v₀ (1.000017 of the SVK plateau); rebound 0.087317 m/s = 0.873172 v₀,
-    against 0.873841 of 1 − √(8 θ dt/(π t_c)) (6.7e-4 apart); impulse = m (v₀ + v_r) to 2.2e-16; energy rise
+    against 0.873843 of 1 − √(8 θ dt/(π t_c)) (6.7e-4 apart); impulse = m (v₀ + v_r) to 2.2e-16; energy rise
     2.8e-16 of E₀; smallest gap −4.4e-17 m."""
     dt = 0.5 * (L / 20) / C
     r = _impact(20, dt)
     assert r["touches"]
-    assert abs(r["duration"] - T_C) <= dt  # a step's resolution (measured 0)
+    assert abs(r["steps"] - round(T_C / dt)) <= 1  # a step's resolution (measured 80 = 2L/c exactly)
     assert r["plateau"] / (F_BAR * SVK) == pytest.approx(1.0, abs=1e-4)  # measured 1.7e-5
     assert r["plateau"] / F_BAR == pytest.approx(1.0, abs=1e-3)  # measured −7.3e-4 (the SVK softening)
-    assert r["momentum_spread"] < 1e-12 * V0  # free after: its momentum does not change (measured 1e-17)
+    assert r["momentum_spread"] < 1e-12 * V0  # free after: its momentum does not change (measured 5.6e-17 m/s)
     assert r["impulse"] == pytest.approx(r["mass"] * (V0 + r["rebound"]), rel=1e-12)
     # against v₀: 12.7 % short, the step's damping (module docstring), which this bound pins to within 0.07 %
     assert r["rebound"] / V0 == pytest.approx(1.0 - KV * math.sqrt(0.5 * dt / T_C), abs=2e-3)
@@ -109,30 +111,40 @@ def test_the_rebound_deficit_is_a_kelvin_voigt_damping_of_retardation_time_theta
 
 @pytest.mark.slow
 def test_the_bar_impact_converges_as_the_root_of_the_step():
-    """The study of docs/verification.md ("Unilateral contact", the bar), ≈ 60 s on one core.
+    """The study of docs/verification.md ("Unilateral contact", the bar), ≈ 40 s on one core.
 
-    At dt = ½ Δx/c on 10, 20, 40, 80, 160 elements with θ = ½ and 0.6: the contact lasts 2L/c (to a step), the
-    plateau is the SVK plateau to 2e-5, and 1 − v_r/v₀ = √(8/π) √(θ dt/t_c) within 0.6 % (measured k =
-    1.594–1.606): converging as √Δx, 17.9 % → 2.8 % from 10 to 160 elements (θ = ½). A material Kelvin–Voigt time
-    β makes up the step's θ dt: (dt = 3.125e-5 s, β = 4.6875e-5 s) rebounds as (dt = 1.25e-4 s, β = 0), within
-    3e-5 v₀. At a small Courant number (dt = Δx/(32 c) on 20 elements) the consistent mass's dispersion, which
-    speeds the short waves, ends the contact 18 steps (1.4 %) early and costs 1.5 % of v₀ beyond the damping's
-    share (measured 0.9540 against 0.9685 of the damping alone)."""
+    At dt = ½ Δx/c on 10, 20, 40, 80, 160 elements with θ = ½ and 0.6: the contact lasts 2L/c to a step, the
+    plateau is the SVK plateau to 2e-5 (on 10 elements at θ = 0.6 to 7.4e-4), and (1 − v_r/v₀)/√(θ dt/t_c) =
+    1.591–1.606 (√(8/π) = 1.596): v_r/v₀ = 0.8205, 0.8732, 0.9109, 0.9371, 0.9555 (θ = ½), converging as √Δx.
+    A material Kelvin–Voigt time β makes up the step's θ dt: (dt = 3.125e-5 s, β = 4.6875e-5 s) rebounds as
+    (dt = 1.25e-4 s, β = 0), 3.0e-5 v₀ apart. At a small Courant number (dt = Δx/(32 c) on 20 elements) the
+    consistent mass's dispersion, which speeds the short waves, ends the contact 18 steps (1.4 %) early and costs
+    1.45 % of v₀ beyond the damping's share (0.9540 against 0.9685).
+
+    The energy: no step-to-step rise above round-off (≤ 4.2e-16 of E₀), except on 160 elements at θ = ½, where
+    the release step gains 1.04e-11 J (8.3e-10 of E₀). For a linear force a step changes the energy by exactly
+    −½ Δvᵀ M Δv − (θ − ½) h² v⁺ᵀ K v⁺ + b·p (b the bound of u_n⁺, ≤ 0 unless it penetrated); SVK adds the
+    remainder R = U(q⁺) − U(q) − h v⁺ᵀ f(q) − ½ h² v⁺ᵀ K v⁺ of the linearised stiffness. At that step R =
+    4.52e-11 J outweighs −½ Δvᵀ M Δv = −3.48e-11 J, and θ = ½ has no (θ − ½) term to absorb it. R scales as
+    v₀³, the dissipation as v₀²: θ = 0.6 or 1, or v₀ = 0.01 m/s, show no rise on 160 elements."""
     for nx in (10, 20, 40, 80, 160):
         dt = 0.5 * (L / nx) / C
         for theta in (0.5, 0.6):
             r = _impact(nx, dt, theta)
-            assert r["touches"] and abs(r["duration"] - T_C) <= dt
-            assert r["plateau"] / (F_BAR * SVK) == pytest.approx(1.0, abs=1e-4)
+            assert r["touches"] and abs(r["steps"] - round(T_C / dt)) <= 1  # measured 0, on 160 elements +1
+            # measured ≤ 1.7e-5 from 20 elements on; on 10 at θ = 0.6 −7.4e-4: the unloading front, smeared over
+            # σ = √(θ dt t_c) = 0.12 t_c, already reaches into the middle half's last quarter
+            plateau = 2e-3 if nx == 10 else 1e-4
+            assert r["plateau"] / (F_BAR * SVK) == pytest.approx(1.0, abs=plateau), (nx, theta)
             k = (1.0 - r["rebound"] / V0) / math.sqrt(theta * dt / T_C)
-            assert k == pytest.approx(KV, rel=0.02), (nx, theta, k)
-            assert r["energy_rise"] <= 1e-14 and r["gap"] > -1e-15
-    plain, material = (
-        _impact(40, 1.25e-4)["rebound"],
-        _impact(40, 3.125e-5, damping=6.25e-5 - 0.5 * 3.125e-5)["rebound"],
-    )
-    assert abs(plain - material) < 3e-4 * V0
-    slow = _impact(20, (L / 20) / C / 32)
-    assert slow["touches"] and -0.02 * T_C < slow["duration"] - T_C < 0.0
-    damping_alone = 1.0 - KV * math.sqrt(0.5 * (L / 20) / C / 32 / T_C)
-    assert -0.02 < slow["rebound"] / V0 - damping_alone < 0.0
+            assert k == pytest.approx(KV, rel=0.02), (nx, theta, k)  # measured within 0.6 %
+            rise = 3e-9 if (nx, theta) == (160, 0.5) else 1e-14  # the SVK remainder (docstring): 8.3e-10
+            assert r["energy_rise"] <= rise and r["gap"] > -1e-15, (nx, theta)
+    plain = _impact(40, 1.25e-4)["rebound"]
+    material = _impact(40, 3.125e-5, damping=6.25e-5 - 0.5 * 3.125e-5)["rebound"]
+    assert abs(plain - material) < 3e-4 * V0  # measured 3.0e-5 v₀
+    dt = (L / 20) / C / 32
+    slow = _impact(20, dt)
+    assert slow["touches"] and -0.03 * T_C < slow["duration"] - T_C < 0.0  # measured −1.4 %
+    damping_alone = 1.0 - KV * math.sqrt(0.5 * dt / T_C)
+    assert -0.03 < slow["rebound"] / V0 - damping_alone < 0.0  # measured −1.45 %

@@ -8,16 +8,20 @@ from (qₙ, vₙ) is, in impulses (Moreau 1988; Jean 1999; Anitescu & Potra 1997
     Φ v⁺ + φ_t = 0,      contacts: the Signorini–Coulomb law of :mod:`flexbody.solvers.coulomb_problem`,
     v⁺ = vₙ + Δv,        qₙ₊₁ = qₙ + h v⁺,
 
-K = ∂h/∂q and C = ∂h/∂v of the flexible bodies and of the force elements on their nodes (exact, so their
-stiffness is linearly implicit: the internal force taken at qₙ + θ h v⁺ — θ = ½ damps a mode of period T by
-O((h/T)²) per step, θ = 1 more), the rigid trees explicit in their forces (semi-implicit Euler, as MuJoCo's
-default). Each contact's normal velocity obeys u_n⁺ ≥ b: b = −g/h while the gap g ≥ 0 may close within the
-step (so it lands on the surface, not in it), Newton's b = −e u_n⁻ for an impact (u_n⁻ < 0 and g + h u_n⁻ ≤ 0) with
-restitution e > 0, and b = −β g/h for a penetration g < 0 (β the ``penetration_recovery`` per step).
+K and C the symmetric parts of ∂h/∂q and ∂h/∂v of the flexible bodies and of the force elements on their nodes (so
+their stiffness is linearly implicit: the internal force taken at qₙ + θ h v⁺ — θ = ½ damps a mode of period T by
+O((h/T)²) per step, θ = 1 more). The symmetric parts (the velocity-dependent part of a Kelvin–Voigt body's ∂h/∂q is
+not symmetric) keep A symmetric for Cholesky and, since internal forces sum to zero at every q (1ᵀK = K·1 = 0), keep
+the momentum that the contacts and loads do not change; the linearisation stays first-order consistent. The rigid
+trees are explicit in their forces (semi-implicit Euler, as MuJoCo's default). Each contact's normal velocity obeys
+u_n⁺ ≥ b: b = −g/h while the gap g ≥ 0 may close within the step (so it lands on the surface, not in it), Newton's b
+= −e u_n⁻ for an impact (u_n⁻ < 0 and g + h u_n⁻ ≤ 0) with restitution e > 0, and b = −β g/h for a penetration g < 0
+(β the ``penetration_recovery`` per step).
 
-The step solves the saddle-point system [[A, Φᵀ], [Φ, 0]] once for the free velocity and once per contact
-direction (columns X of G's rows), forms the Delassus matrix W = G X of the contacts that may close within the
-step (:mod:`flexbody.solvers.contact_frames` gives every contact's rows at once), and solves the contact problem by
+The step solves the saddle-point system [[A, Φᵀ], [Φ, 0]] once for the free velocity and once per contact direction
+(columns X of G's rows), forms the Delassus matrix W = G X of the contacts that may close within the step (and of
+any contact that the others' impulses then drive through its surface: it joins them and the problem is solved again)
+(:mod:`flexbody.solvers.contact_frames` gives every contact's rows at once), and solves the contact problem by
 compiled nonsmooth Gauss–Seidel, warm-started from the last step.
 """
 
@@ -29,7 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ConvergenceError
-from ..linalg.csr_products import add_within
+from ..linalg.csr_products import add_within, symmetric_part
 from ..linalg.saddle_point import SaddlePointSolver
 from ..linalg.sparse_factor import SparseFactor
 from .contact_frames import ContactFrames
@@ -91,32 +95,47 @@ class ContactStepper:
         u_before, u_free = frames.G @ v, frames.G @ v_free
         impulses, sweeps = np.zeros((len(self.contacts), 3)), 0
         active = self._closing(frames.gap, u_before[0::3], u_free[0::3], h)
-        if active.size:
-            rows = (3 * active[:, None] + np.arange(3)).ravel()
-            G = frames.G[rows]
-            X, Y = self._solve_columns(G.T.toarray(), m)
-            W = np.ascontiguousarray(G @ X)
-            w = u_free[rows]
-            w[0::3] -= self._bounds(frames.gap[active], u_before[3 * active], active, h)
-            p = self.warm[active].ravel().copy()
-            sweeps, change = solve_coulomb(W, w, self.mu[active], p, self.settings.tol, self.settings.max_sweeps)
-            if not change <= self.settings.tol:
-                names = [self.contacts[i].name for i in active]
-                raise ConvergenceError(
-                    f"nonsmooth step at t = {ws.t:.9g} s: the contact problem did not converge in "
-                    f"{self.settings.max_sweeps} sweeps (last relative change {change:.2e} > tol = "
-                    f"{self.settings.tol:.1e}); contacts {names[:5] + (['…'] if len(names) > 5 else [])} "
-                    f"({len(names)} in the problem)",
-                    [change],
-                )
-            v_free = v_free + X @ p
-            y = y + Y @ p
+        v_next, y_next = v_free, y
+        while active.size:
+            p, X, Y, count = self._contact_solve(ws, frames, active, u_before, u_free, m, h)
+            sweeps += count
+            v_next, y_next = v_free + X @ p, y + Y @ p
+            impulses[:] = 0.0
             impulses[active] = p.reshape(-1, 3)
+            # a contact left out that the others' impulses drive through its surface within the step joins them
+            closing = np.flatnonzero(frames.gap + h * (frames.G @ v_next)[0::3] < 0.0)
+            joining = np.setdiff1d(closing, active)
+            if not joining.size:
+                break
+            self.warm[active] = impulses[active]
+            active = np.union1d(active, joining)
         self.warm = impulses.copy()
         local = u_before.reshape(-1, 3)
         return ContactStep(
-            v_free, q + h * v_free, (v_free - v) / h, -y / h, impulses, frames.gap, frames.basis, local, sweeps
+            v_next, q + h * v_next, (v_next - v) / h, -y_next / h, impulses, frames.gap, frames.basis, local, sweeps
         )
+
+    def _contact_solve(self, ws, frames, active, u_before, u_free, m: int, h: float):
+        """(p (3a,), X (n, 3a), Y (m, 3a), sweeps): the impulses of the ``active`` contacts and the velocity and
+        multiplier changes per unit impulse."""
+        rows = (3 * active[:, None] + np.arange(3)).ravel()
+        G = frames.G[rows]
+        X, Y = self._solve_columns(G.T.toarray(), m)
+        W = np.ascontiguousarray(G @ X)
+        w = u_free[rows]
+        w[0::3] -= self._bounds(frames.gap[active], u_before[3 * active], active, h)
+        p = self.warm[active].ravel().copy()
+        sweeps, change = solve_coulomb(W, w, self.mu[active], p, self.settings.tol, self.settings.max_sweeps)
+        if not change <= self.settings.tol:
+            names = [self.contacts[i].name for i in active]
+            raise ConvergenceError(
+                f"nonsmooth step at t = {ws.t:.9g} s: the contact problem did not converge in "
+                f"{self.settings.max_sweeps} sweeps (last relative change {change:.2e} > tol = "
+                f"{self.settings.tol:.1e}); contacts {names[:5] + (['…'] if len(names) > 5 else [])} "
+                f"({len(names)} in the problem)",
+                [change],
+            )
+        return p, X, Y, sweeps
 
     # ------------------------------------------------------------------ the matrix
     def _factor(self, ws, terms, h: float, theta: float):
@@ -132,9 +151,10 @@ class ContactStepper:
                 dQ_dq, dQ_dv = asm.forces.jacobians(ws, asm.flexible.slice)
                 K = (K - dQ_dq).tocsr()
                 C = -dQ_dv if C is None else (C - dQ_dv).tocsr()
+            K = symmetric_part(K).tocsr()  # module docstring: the symmetric linearisation
             A_f = add_within(theta * h * h * K, asm.flexible.mass.matrix, 1.0)
             if C is not None:
-                A_f = (A_f + h * C).tocsr()
+                A_f = (A_f + h * symmetric_part(C)).tocsr()
         else:
             A_r = np.asarray(M, dtype=float)
         self._direct = Phi.shape[0] == 0
