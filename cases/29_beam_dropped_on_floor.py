@@ -32,10 +32,12 @@ from scipy.optimize import brentq
 
 import flexbody as fb
 
-LENGTH, WIDTH, THICKNESS = 1.0, 0.1, 0.05  # m, the beam's sizes along x, y, z
+LENGTH = 1.0  # m, the beam's length along x
+WIDTH = 0.1  # m, its width along y
+THICKNESS = 0.05  # m, its thickness along z
 DIVISIONS = (10, 1, 1)  # -, 27-node bricks along x, y, z
 YOUNG = 2e6  # Pa, Young's modulus
-DENSITY = 1000.0  # kg/m³
+DENSITY = 1000.0  # kg/m³, mass density
 DAMPING = 0.01  # s, Kelvin–Voigt time constant
 TILT = 5.0  # deg, rotation about y at release
 LIFT = 0.05  # m, height of the lower end above the floor at release

@@ -8,12 +8,12 @@ bilateral rows). The assembly spins at OMEGA [rad/s] as a rigid body. A stop, th
 −y), waits for the beam's tip: every node of the tip face has a frictionless ``fb.Contact`` with it, restitution 0.
 ``fb.MoreauJean`` (step DT) to T_END.
 
-Expected: the tip reaches the stop when the rigidly turning tip node nearest it does, at t = a/ω₀ with x sin a +
-y cos a = STOP_Y for that node (its reference position (x, y)) — the beam's centrifugal stretch (ρω²L²/E ~ 1e-9) is
+Expected: the tip reaches the stop when the rigidly turning tip node nearest it does, at t = a/ω₀ with x sin a + y
+cos a = STOP_Y for that node (its reference position (x, y)) — the beam's centrifugal stretch (ρω²L²/E ~ 1e-9) is
 too small to show; the contact lasts a few milliseconds (the beam's bending wave); with restitution 0 a rigid link
 would stop dead, the flexible one gives back part of its bending energy and the hub rebounds; the energy never grows
-at contact; no tip node enters the stop; the hub's and beam's angular momentum about z changes only by the stop's angular impulse
-Σ (c × p)_z (conservation of angular momentum; the integration keeps it to first order in dt).
+at contact; no tip node enters the stop; the hub's and beam's angular momentum about z changes only by the stop's
+angular impulse Σ (c × p)_z (conservation of angular momentum; the integration keeps it to first order in dt).
 
 Measured (summary.txt, the defaults): the step that closes the first contact starts at 0.1648 s, the closed form
 0.16493 s lying within it; contact 9.4 ms; the hub rebounds at −0.584 ω₀ on average afterwards; energy from 1.2214 J
@@ -33,15 +33,21 @@ import numpy as np
 import flexbody as fb
 
 OMEGA = 3.0  # rad/s, initial spin of the hub and beam
-HUB_MASS, HUB_INERTIA, HUB_COM = 2.0, 0.02, 0.05  # kg, kg·m² about z, m along x
-LENGTH, WIDTH, THICKNESS = 0.6, 0.04, 0.02  # m
+HUB_MASS = 2.0  # kg, mass of the hub
+HUB_INERTIA = 0.02  # kg·m², the hub's moment of inertia about z at its centre of mass
+HUB_COM = 0.05  # m, the hub's centre of mass along x
+LENGTH = 0.6  # m, the beam's length along x
+WIDTH = 0.04  # m, its width along y
+THICKNESS = 0.02  # m, its thickness along z
 ROOT = 0.1  # m, the beam's clamped face x = ROOT
 DIVISIONS = (12, 1, 1)  # -, 8-node bricks (incompatible modes)
-YOUNG, POISSON, DENSITY = 7e9, 0.3, 2700.0  # Pa, -, kg/m³
+YOUNG = 7e9  # Pa, Young's modulus
+POISSON = 0.3  # -, Poisson's ratio
+DENSITY = 2700.0  # kg/m³, mass density
 STOP_Y = 0.35  # m, the stop's plane y = STOP_Y
 DT = 2e-4  # s, step of the nonsmooth stepper
 T_END = 0.5  # s, end time
-RECORD_EVERY = 1  # steps between recorded states (every step: the angular impulse sums them)
+RECORD_EVERY = 1  # -, steps between recorded states (every step: the angular impulse sums them)
 
 
 def build(divisions=DIVISIONS, stop_y=STOP_Y) -> fb.System:

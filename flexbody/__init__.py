@@ -90,6 +90,10 @@ __all__ = [
     "GeneralizedForce",
     "CompliantContact",
     "Contact",
+    "sphere_contact",
+    "box_contacts",
+    "capsule_contacts",
+    "node_contacts",
     # Systems and states: the description, the assembled system it freezes into, a state, the constraints' rank.
     "System",
     "AssembledSystem",
@@ -214,8 +218,12 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
         SpringDamper,
         TieNodes,
         Weld,
+        box_contacts,
+        capsule_contacts,
         nearest_node,
+        node_contacts,
         pin,
+        sphere_contact,
     )
     from .control import (
         JointTask,

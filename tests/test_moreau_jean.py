@@ -287,3 +287,38 @@ def test_a_failed_run_resumes_to_the_uninterrupted_history(tmp_path):
     assert np.abs(resumed.q - plain.q).max() <= 1e-13 and np.abs(resumed.v - plain.v).max() <= 1e-13
     for key in ("contact_normal_force", "contact_friction_force", "contact_gap"):
         assert np.abs(resumed.histories[key] - plain.histories[key]).max() <= 1e-12, key
+
+
+def test_shapes_make_the_contacts_of_their_support_points():
+    """box_contacts: the eight corners (a box on its face carries its weight on four, sliding as the hand-made
+    corners do); capsule_contacts: two end balls (a capsule lying on the floor rolls about its axis, its ends carry
+    half the weight each); node_contacts: the boundary of a mesh (26 of a 2 × 2 × 2 brick mesh's 27 nodes)."""
+    tree = fb.RigidTree("box", gravity=(0.0, 0.0, -G))
+    inertia = (2.0 / 3 * (0.01 + 0.0025), 2.0 / 3 * (0.04 + 0.0025), 2.0 / 3 * (0.04 + 0.01))
+    tree.add_link("body", None, fb.FreeFlyer(), mass=2.0, inertia=inertia)
+    corners = fb.box_contacts(tree, "body", (0.4, 0.2, 0.1), fb.Plane((0.0, 0.0, 1.0)), friction=0.4)
+    assert [c.name for c in corners] == [f"box{k}" for k in range(8)]
+    system = fb.System([tree], constraints=corners, q0=(0.0, 0.0, 0.05, 0.0, 0.0, 0.0))
+    made = fb.simulate(system, 0.1, integrator=fb.MoreauJean(dt=1e-3), v0=(1.0, 0, 0, 0, 0, 0))
+    by_hand = fb.simulate(_box(0.4), 0.1, integrator=fb.MoreauJean(dt=1e-3), v0=(1.0, 0, 0, 0, 0, 0))
+    np.testing.assert_allclose(made.v, by_hand.v, atol=1e-13)  # the upper corners never touch
+    assert np.all(made.histories["contact_normal_force"][:, 4:] == 0.0)
+    with pytest.raises(FlexbodyError, match="exact against a Plane only"):
+        fb.box_contacts(tree, "body", (0.4, 0.2, 0.1), fb.Sphere((0.0, 0.0, 0.0), 1.0))
+
+    capsule = fb.RigidTree("capsule", gravity=(0.0, 0.0, -G))
+    capsule.add_link("body", None, fb.FreeFlyer(), mass=1.0, inertia=(0.01, 0.01, 0.001))
+    ends = fb.capsule_contacts(capsule, "body", 0.3, 0.05, fb.Plane((0.0, 0.0, 1.0)), axis=(1.0, 0.0, 0.0))
+    rest = fb.simulate(
+        fb.System([capsule], constraints=ends, q0=(0.0, 0.0, 0.05, 0.0, 0.0, 0.0)),
+        0.05,
+        integrator=fb.MoreauJean(dt=1e-3),
+    )
+    np.testing.assert_allclose(rest.histories["contact_normal_force"][-1], [G / 2, G / 2], rtol=1e-12)
+    assert np.abs(rest.v[-1]).max() < 1e-12
+
+    mesh = fb.mesh.box((0.1, 0.1, 0.1), (2, 2, 2))
+    cube = fb.FlexibleBody("cube", mesh, fb.StVenantKirchhoff(young=1e6, poisson=0.3, density=1000.0))
+    boundary = fb.node_contacts(cube, fb.Plane((0.0, 0.0, 1.0)))
+    assert len(boundary) == 26 and 13 not in [c.anchor.index for c in boundary]  # node 13: the centre
+    assert len(fb.node_contacts(cube, fb.Plane((0.0, 0.0, 1.0)), "z0")) == 9

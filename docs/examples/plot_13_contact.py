@@ -1,9 +1,10 @@
 """
 Contact with friction: blocks that stick or slide, a ball that rolls or slips, a beam that lands
-==============================================================================================
+================================================================================================
 
 Unilateral contact (``fb.Contact``: the gap never closes below zero, the surface only pushes, Coulomb friction holds
-or opposes the slip) stepped by the nonsmooth stepper ``fb.MoreauJean``. Three scenes against what the textbooks say:
+or opposes the slip) stepped by the nonsmooth stepper ``fb.MoreauJean``. Three scenes, each against what is expected
+from the textbooks:
 
 * boxes on a 30° incline with Coulomb coefficients μ = 0.3 … 0.9: those with μ ≥ tan θ stick (not a picometre of
   creep), the others slide at g (sin θ − μ cos θ);

@@ -12,6 +12,7 @@ from .base import Constraint, ConstraintRows, Fix
 from .bushing import Bushing
 from .closures import Distance, Hinge, OnSurface, PointToPoint, Weld
 from .compliant_contact import CompliantContact
+from .contact_shapes import box_contacts, capsule_contacts, node_contacts, sphere_contact
 from .couplings import FunctionCoupling, Gear, JointDriver, LinearCoupling, PolynomialCoupling
 from .force_elements import ForceElement, ForcePiece, GeneralizedForce
 from .nodes import Node, nearest_node
@@ -51,6 +52,10 @@ __all__ = [
     "SpringDamper",
     "CompliantContact",
     "Contact",
+    "sphere_contact",
+    "box_contacts",
+    "capsule_contacts",
+    "node_contacts",
     "JointSpringDamper",
     "Bushing",
     "KnifeEdge",

@@ -208,6 +208,20 @@ def faces_nodes(mesh: HexMesh, faces: np.ndarray) -> np.ndarray:
     return np.unique(np.concatenate(parts))
 
 
+def boundary_faces(mesh: HexMesh) -> np.ndarray:
+    """Rows (element, local face) (f, 2) of the faces of ``mesh`` that no other element shares: its boundary (a face
+    is known by its four corner nodes)."""
+    corners = reference_hex(8)
+    keys, rows = [], []
+    for f in range(6):
+        local = corners.face_nodes(f)  # the face's four corners among the element's first eight nodes
+        keys.append(np.sort(mesh.cells[:, local], axis=1))
+        rows.append(np.column_stack([np.arange(mesh.n_elements), np.full(mesh.n_elements, f)]))
+    keys_, rows_ = np.concatenate(keys), np.concatenate(rows)
+    _, index, counts = np.unique(keys_, axis=0, return_index=True, return_counts=True)
+    return rows_[np.sort(index[counts == 1])]
+
+
 # --------------------------------------------------------------------------------------- validation
 def _checked_points(points) -> np.ndarray:
     try:

@@ -9,14 +9,16 @@ from (qₙ, vₙ) is, in impulses (Moreau 1988; Jean 1999; Anitescu & Potra 1997
     v⁺ = vₙ + Δv,        qₙ₊₁ = qₙ + h v⁺,
 
 K and C the symmetric parts of ∂h/∂q and ∂h/∂v of the flexible bodies and of the force elements on their nodes (so
-their stiffness is linearly implicit: the internal force taken at qₙ + θ h v⁺ — θ = ½ damps a mode of period T by
-O((h/T)²) per step, θ = 1 more). The symmetric parts (the velocity-dependent part of a Kelvin–Voigt body's ∂h/∂q is
-not symmetric) keep A symmetric for Cholesky and, since internal forces sum to zero at every q (1ᵀK = K·1 = 0), keep
-the momentum that the contacts and loads do not change; the linearisation stays first-order consistent. The rigid
-trees are explicit in their forces (semi-implicit Euler, as MuJoCo's default). Each contact's normal velocity obeys
-u_n⁺ ≥ b: b = −g/h while the gap g ≥ 0 may close within the step (so it lands on the surface, not in it), Newton's b
-= −e u_n⁻ for an impact (u_n⁻ < 0 and g + h u_n⁻ ≤ 0) with restitution e > 0, and b = −β g/h for a penetration g < 0
-(β the ``penetration_recovery`` per step).
+their stiffness is linearly implicit: the internal force taken at qₙ + θ h v⁺). With q⁺ = q + h v⁺ this is
+semi-implicit Euler plus a stiffness-proportional damping θ h K: a Kelvin–Voigt material of retardation time θ h,
+which damps a mode of frequency ω by θ h² ω²/2 per step and shortens the rebound of an elastic impact lasting t_c by
+about √(8 θ h/(π t_c)) (docs/verification.md, the bar's impact). The symmetric parts (the velocity-dependent part of
+a Kelvin–Voigt body's ∂h/∂q is not symmetric) keep A symmetric for Cholesky and, since internal forces sum to zero
+at every q (1ᵀK = K·1 = 0), keep the momentum that the contacts and loads do not change; the linearisation stays
+first-order consistent. The rigid trees are explicit in their forces (semi-implicit Euler, as MuJoCo's default).
+Each contact's normal velocity obeys u_n⁺ ≥ b: b = −g/h while the gap g ≥ 0 may close within the step (so it lands
+on the surface, not in it), Newton's b = −e u_n⁻ for an impact (u_n⁻ < 0 and g + h u_n⁻ ≤ 0) with restitution e > 0,
+and b = −β g/h for a penetration g < 0 (β the ``penetration_recovery`` per step).
 
 The step solves the saddle-point system [[A, Φᵀ], [Φ, 0]] once for the free velocity and once per contact direction
 (columns X of G's rows), forms the Delassus matrix W = G X of the contacts that may close within the step (and of
@@ -27,6 +29,7 @@ compiled nonsmooth Gauss–Seidel, warm-started from the last step.
 
 from __future__ import annotations
 
+import time
 from typing import NamedTuple
 
 import numpy as np
@@ -75,10 +78,14 @@ class ContactStepper:
         self.factor = SparseFactor()  # A alone, without bilateral rows
         self._rigid_pattern: tuple | None = None
         self._direct = False
+        self.seconds = dict.fromkeys(("step", "contact_rows", "contact_matrix", "contact_solve"), 0.0)
 
     # ------------------------------------------------------------------ the step
     def step(self, ws, tau: np.ndarray, h: float) -> ContactStep:
-        """The step of size h [s] from the state of the workspace ``ws`` with the applied forces τ (n,)."""
+        """The step of size h [s] from the state of the workspace ``ws`` with the applied forces τ (n,). Adds the
+        wall time [s] of the step and of its contact parts to ``seconds`` ("step", "contact_rows": the frames,
+        "contact_matrix": the contact columns and W, "contact_solve": the Gauss–Seidel solver)."""
+        start = time.perf_counter()
         asm, theta = self.asm, self.settings.theta
         terms = ws.terms()
         q, v = ws.q, ws.v
@@ -91,7 +98,9 @@ class ContactStepper:
         r2 = -(terms.Phi @ v + terms.phi_t) if m else np.zeros(0)
         dv, y = self._solve(r1, r2)
         v_free = v + dv
+        before_rows = time.perf_counter()
         frames = self.frames.at(ws)
+        self.seconds["contact_rows"] += time.perf_counter() - before_rows
         u_before, u_free = frames.G @ v, frames.G @ v_free
         impulses, sweeps = np.zeros((len(self.contacts), 3)), 0
         active = self._closing(frames.gap, u_before[0::3], u_free[0::3], h)
@@ -111,6 +120,7 @@ class ContactStepper:
             active = np.union1d(active, joining)
         self.warm = impulses.copy()
         local = u_before.reshape(-1, 3)
+        self.seconds["step"] += time.perf_counter() - start
         return ContactStep(
             v_next, q + h * v_next, (v_next - v) / h, -y_next / h, impulses, frames.gap, frames.basis, local, sweeps
         )
@@ -118,14 +128,18 @@ class ContactStepper:
     def _contact_solve(self, ws, frames, active, u_before, u_free, m: int, h: float):
         """(p (3a,), X (n, 3a), Y (m, 3a), sweeps): the impulses of the ``active`` contacts and the velocity and
         multiplier changes per unit impulse."""
+        start = time.perf_counter()
         rows = (3 * active[:, None] + np.arange(3)).ravel()
         G = frames.G[rows]
         X, Y = self._solve_columns(G.T.toarray(), m)
         W = np.ascontiguousarray(G @ X)
+        solving = time.perf_counter()
+        self.seconds["contact_matrix"] += solving - start
         w = u_free[rows]
         w[0::3] -= self._bounds(frames.gap[active], u_before[3 * active], active, h)
         p = self.warm[active].ravel().copy()
         sweeps, change = solve_coulomb(W, w, self.mu[active], p, self.settings.tol, self.settings.max_sweeps)
+        self.seconds["contact_solve"] += time.perf_counter() - solving
         if not change <= self.settings.tol:
             names = [self.contacts[i].name for i in active]
             raise ConvergenceError(

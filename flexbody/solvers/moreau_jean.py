@@ -7,7 +7,8 @@ What a state records: its step's response (a = Δv/h, the rows' mean multipliers
 system's order (after its compliant contacts) "contact_gap" (c,) [m], "contact_normal_force" (c,) p_n/h [N],
 "contact_friction_force" (c, 3) the mean friction force of the step [N, world] and "contact_slip_speed" (c,) ‖u_t‖
 of the state [m/s] where it touches (zero apart), with "contact_sweeps" of the contact solver; the last state's
-step is computed for its record, not taken.
+step is computed for its record, not taken. ``metadata["statistics"]``: the steps run and the wall time [s] of the
+steps and of their contact parts (:class:`~flexbody.solvers.contact_step.ContactStepper`'s ``seconds``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ class MoreauJean:
     dt : float
         Step [s] (fixed; the last step is shortened to end at ``t_end``).
     theta : float
-        θ ∈ [½, 1] of the flexible bodies' linearly implicit stiffness (½: least numerical damping).
+        θ ∈ [½, 1] of the flexible bodies' linearly implicit stiffness (½: least numerical damping; the step damps
+        them as a Kelvin–Voigt material of retardation time θ dt would).
     tol : float
         Relative change of the contact impulses at which the contact solver stops (> 0).
     max_sweeps : int
@@ -118,6 +120,7 @@ def run_moreau_jean(
             if run.saver is not None:
                 run.saver.journal(recorder)
         if last:
+            recorder.metadata["statistics"] = {"seconds": dict(stepper.seconds), "steps": n_steps - k0}
             return
         t = t_next
         q, v, corrections, ws = run.end_step(t, step.q, step.v)

@@ -1,0 +1,144 @@
+"""Contacts of whole shapes, made of the point and ball contacts of :mod:`flexbody.constraints.unilateral_contact`:
+a link's sphere, box or capsule, and the boundary (or a named face or node set) of a flexible body.
+
+Each shape becomes the contacts of the points that can touch first, which is exact where those points are the
+shape's support points against the surface:
+
+* a sphere of radius r centred on a link frame: one ball (it rolls) — any surface;
+* a box on a link: its eight corners — against a plane (a box meets a plane first with a corner, an edge or a face,
+  all spanned by corners; against a curved surface a face could touch between corners, so other surfaces are refused);
+* a capsule (a segment of length ℓ with radius r) on a link: balls of radius r at the segment's two ends — against a
+  plane (the segment's nearest point to a plane is an end or the whole segment);
+* a flexible body: a contact at every node of its boundary (the faces no two elements share), or of a face or node
+  set of its mesh.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..errors import FlexbodyError
+from ..fem.hex_mesh import boundary_faces, faces_nodes
+from ..rigid.link import checked_rotation
+from .base import finite_number
+from .nodes import Node
+from .surfaces import Plane, Surface
+from .unilateral_contact import Contact
+
+if TYPE_CHECKING:
+    from ..fem.flexible_body import FlexibleBody
+    from ..rigid.tree import Link, RigidTree
+
+__all__ = ["sphere_contact", "box_contacts", "capsule_contacts", "node_contacts"]
+
+
+def _plane_only(surface: Surface, shape: str) -> None:
+    if type(surface) is not Plane:
+        raise FlexbodyError(
+            f"{shape}: its contacts are exact against a Plane only (against a curved surface it may touch between "
+            f"its corner or end points), got {type(surface).__name__}; use sphere_contact or points of your own"
+        )
+
+
+def sphere_contact(
+    tree: RigidTree,
+    link: Link | str,
+    radius: float,
+    surface: Surface,
+    *,
+    offset: ArrayLike = (0.0, 0.0, 0.0),
+    friction: float = 0.0,
+    restitution: float = 0.0,
+    name: str = "sphere",
+) -> Contact:
+    """The contact of a sphere of ``radius`` [m] centred at ``offset`` [m] (link frame) on ``link``: a ball on a link
+    frame, which rolls."""
+    return Contact(
+        tree.frame(link, offset), surface, friction=friction, restitution=restitution, radius=radius, name=name
+    )
+
+
+def box_contacts(
+    tree: RigidTree,
+    link: Link | str,
+    size: ArrayLike,
+    surface: Surface,
+    *,
+    offset: ArrayLike = (0.0, 0.0, 0.0),
+    rotation: ArrayLike | None = None,
+    friction: float = 0.0,
+    restitution: float = 0.0,
+    name: str = "box",
+) -> list[Contact]:
+    """The eight corner contacts ``{name}0`` … ``{name}7`` of a box of edge lengths ``size`` (3,) [m], centred at
+    ``offset`` [m] with axes ``rotation`` (3, 3) in the link frame, against a plane."""
+    _plane_only(surface, f"box_contacts {name!r}")
+    edges = np.asarray(size, dtype=float).ravel()
+    if edges.shape != (3,):
+        raise FlexbodyError(f"box_contacts {name!r}: size must be three edge lengths [m], got {size!r}")
+    half = 0.5 * np.array([finite_number(x, "size [m]", f"box_contacts {name!r}", positive=True) for x in edges])
+    R = checked_rotation(rotation, f"box_contacts {name!r}: rotation")
+    centre = np.asarray(offset, dtype=float).reshape(3)
+    signs = np.array([(sx, sy, sz) for sz in (-1, 1) for sy in (-1, 1) for sx in (-1, 1)], dtype=float)
+    corners = centre + (signs * half) @ R.T
+    return [
+        Contact(tree.point(link, corner), surface, friction=friction, restitution=restitution, name=f"{name}{k}")
+        for k, corner in enumerate(corners)
+    ]
+
+
+def capsule_contacts(
+    tree: RigidTree,
+    link: Link | str,
+    length: float,
+    radius: float,
+    surface: Surface,
+    *,
+    offset: ArrayLike = (0.0, 0.0, 0.0),
+    axis: ArrayLike = (0.0, 0.0, 1.0),
+    friction: float = 0.0,
+    restitution: float = 0.0,
+    name: str = "capsule",
+) -> list[Contact]:
+    """The two end balls ``{name}0``, ``{name}1`` of a capsule: the segment of ``length`` [m] along ``axis`` (link
+    frame) centred at ``offset`` [m], with ``radius`` [m], against a plane."""
+    who = f"capsule_contacts {name!r}"
+    _plane_only(surface, who)
+    ell = finite_number(length, "length [m]", who)
+    direction = np.asarray(axis, dtype=float).reshape(3)
+    norm = float(np.linalg.norm(direction))
+    if not np.isfinite(norm) or norm == 0.0:
+        raise FlexbodyError(f"{who}: axis must be a nonzero direction, got {axis!r}")
+    centre = np.asarray(offset, dtype=float).reshape(3)
+    ends = [centre - 0.5 * ell * direction / norm, centre + 0.5 * ell * direction / norm]
+    return [
+        Contact(
+            tree.frame(link, end), surface, friction=friction, restitution=restitution, radius=radius, name=f"{name}{k}"
+        )
+        for k, end in enumerate(ends)
+    ]
+
+
+def node_contacts(
+    body: FlexibleBody,
+    surface: Surface,
+    nodes: str | ArrayLike = "boundary",
+    *,
+    friction: float = 0.0,
+    restitution: float = 0.0,
+    name: str | None = None,
+) -> list[Contact]:
+    """A contact ``{name}{node}`` for each node of ``body`` in ``nodes``: "boundary" (every node on a face that no two
+    elements share; the interior cannot touch first), a node or face set of its mesh, or node indices."""
+    if isinstance(nodes, str) and nodes == "boundary":
+        chosen = faces_nodes(body.mesh, boundary_faces(body.mesh))
+    else:
+        chosen = body.nodes(nodes)
+    prefix = f"{body.name}.node" if name is None else name
+    return [
+        Contact(Node(body, int(i)), surface, friction=friction, restitution=restitution, name=f"{prefix}{int(i)}")
+        for i in chosen
+    ]
