@@ -210,6 +210,15 @@ def test_bad_contacts_and_settings_are_named():
     for solver in (fb.solve_static, fb.linearize, fb.modal_analysis):
         with pytest.raises(FlexbodyError, match=r"unilateral contacts \['floor'\], which .* does not take"):
             solver(system)
+    sunk = fb.System([tree], constraints=[fb.Contact(tree.point("z"), floor, name="floor")], q0=(-1e-3,))
+    with pytest.raises(
+        fb.StateError,
+        match=r"penetrates 1 contact\(s\) deeper than initial_penetration = 1e-09 m: "
+        r"'floor' by 0.001 m",
+    ):
+        fb.simulate(sunk, 0.1, integrator=fb.MoreauJean(dt=1e-3))
+    pushed = fb.simulate(sunk, 0.1, integrator=fb.MoreauJean(dt=1e-3, initial_penetration=1e-2))
+    assert pushed.histories["contact_gap"][-1, 0] > -1e-9  # pushed out at 0.2 of it a step (measured below 1e-12)
     with pytest.raises(FlexbodyError, match="MoreauJean: theta must be"):
         fb.MoreauJean(dt=1e-3, theta=0.3)
     with pytest.raises(FlexbodyError, match="MoreauJean: dt must be"):
@@ -238,6 +247,8 @@ def test_flexbody_info_lists_the_contacts_and_results_keep_their_histories(tmp_p
     for key in ("contact_gap", "contact_normal_force", "contact_friction_force", "contact_slip_speed"):
         np.testing.assert_array_equal(loaded.histories[key], run.histories[key])
     assert loaded.metadata["integrator"] == "MoreauJean" and loaded.metadata["integrator_settings"]["dt"] == 1e-3
+    path = fb.plots.plot_histories(loaded, tmp_path / "contacts.png", panels=("contacts", "energy"))
+    assert path.stat().st_size > 1000
 
 
 def test_the_user_guide_example_runs_as_written():
@@ -253,9 +264,12 @@ def test_the_user_guide_example_runs_as_written():
     assert np.abs(scope["res"].q[-1]).max() < 1e-12
 
 
-def test_unilateral_contacts_are_written_for_paraview(tmp_path):
-    """contacts.pvd of a nonsmooth run: a vertex per contact at the corner that touches, with the recorded forces."""
+def test_unilateral_contacts_are_written_for_paraview_and_shown_by_the_viewer(tmp_path):
+    """contacts.pvd of a nonsmooth run: a vertex per contact at the corner that touches, with the recorded forces;
+    ``flexbody view`` draws them as arrows beside the links."""
     import meshio
+
+    from flexbody.io import view
 
     run = fb.simulate(_box(0.4), 0.02, integrator=fb.MoreauJean(dt=1e-3), v0=(1.0, 0, 0, 0, 0, 0))
     path = fb.io.write_contact_pvd(tmp_path, run, every=10)
@@ -266,6 +280,13 @@ def test_unilateral_contacts_are_written_for_paraview(tmp_path):
     np.testing.assert_allclose(last.point_data["force"][:, 2].sum(), 2.0 * G, rtol=1e-12)
     with pytest.raises(FlexbodyError, match="pass recorded="):
         fb.io.contacts.contact_mesh(run.system, run.times[-1], run.q[-1], run.v[-1])
+    fb.io.write_link_pvd(tmp_path, run, every=10)
+    drawn = view.plotter(tmp_path, window_size=(320, 240), off_screen=True)
+    try:
+        arrows = drawn.actors["contacts"].mapper.dataset
+        assert arrows.n_points > 0 and {"box:links", "box:joints"} <= set(drawn.actors)
+    finally:
+        drawn.close()
 
 
 def test_a_failed_run_resumes_to_the_uninterrupted_history(tmp_path):

@@ -44,7 +44,7 @@ from .results import Results
 MAX_LEGEND = 12
 """Most legend entries per panel; further series are drawn but only counted ("+N more")."""
 
-PANELS = ("task", "task_error", "torque", "constraint_force", "joints", "violation", "energy")
+PANELS = ("task", "task_error", "torque", "constraint_force", "joints", "violation", "energy", "contacts")
 """Panel names understood by :func:`plot_histories`."""
 
 _NEEDS = {  # panel -> histories of which at least one must be present ("q": results.q)
@@ -55,6 +55,7 @@ _NEEDS = {  # panel -> histories of which at least one must be present ("q": res
     "joints": ("q",),
     "violation": ("violation",),
     "energy": ("energy",),
+    "contacts": ("contact_normal_force",),
 }
 
 _STYLE = {
@@ -261,6 +262,15 @@ def _panel_energy(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None
     ax.set_ylabel("energy [J]")
 
 
+def _panel_contacts(ax, results: Results, t: np.ndarray, mask: np.ndarray) -> None:
+    """Each contact's normal force, and their sum (the contacts in the order the run records them)."""
+    normal = history_series(results, "contact_normal_force")[mask]
+    _plot_columns(ax, t, normal, [f"contact {i}" for i in range(normal.shape[1])])
+    ax.plot(t, normal.sum(axis=1), color="k", lw=1.2, label="Σ f_n")
+    ax.set_ylabel("contact normal force f_n [N]")
+    _legend(ax, normal.shape[1] + 1)
+
+
 _DRAW = {
     "task": _panel_task,
     "task_error": _panel_task_error,
@@ -269,6 +279,7 @@ _DRAW = {
     "joints": _panel_joints,
     "violation": _panel_violation,
     "energy": _panel_energy,
+    "contacts": _panel_contacts,
 }
 
 
@@ -371,7 +382,8 @@ def plot_histories(
         - "constraint_force": Lagrange multipliers "lam";
         - "joints": coordinates q;
         - "violation": constraint violation ‖φ‖ on a log axis (non-positive values skipped);
-        - "energy": total energy.
+        - "energy": total energy;
+        - "contacts": each contact's normal force "contact_normal_force" and their sum [N].
 
         Each panel's y label is "quantity [unit]" (:func:`history_units`); a panel mixing units lists
         them ("[m, rad]") and its legend entries carry their own ("x [m]").

@@ -368,7 +368,7 @@ def _field_range(grids, field: str, component: int | None) -> tuple[float, float
     series is a rigid-link series (nothing to colour); FlexbodyError if no series has the field."""
     found = [v for g in grids if (v := _values(g, field, component)) is not None]
     if not found:
-        if all("frame_x" in g.point_data for g in grids):
+        if all("frame_x" in g.point_data or "normal_force" in g.point_data for g in grids):  # links, contacts
             return None
         available = sorted({n for g in grids for n in (*g.point_data, *g.cell_data)})
         raise FlexbodyError(f"unknown field {field!r}; available fields: {available}")
@@ -489,6 +489,14 @@ def _draw(plotter, items, grids, label: str, field: str, component, clim, bounds
     for s, grid in zip(items, grids):
         if "frame_x" in grid.point_data:
             _draw_links(plotter, s.name, grid, size)
+            continue
+        if (
+            "normal_force" in grid.point_data
+        ):  # contacts.pvd: the contact forces as arrows, the largest 15 % of the scene
+            force = np.asarray(grid.point_data["force"], dtype=float)
+            largest = float(np.linalg.norm(force, axis=1).max(initial=0.0)) or 1.0
+            arrows = grid.glyph(orient="force", scale="force", factor=0.15 * size / largest, geom=_pyvista().Arrow())
+            plotter.add_mesh(arrows, name=s.name, color="crimson")
             continue
         values = _values(grid, field, component)
         if values is None:

@@ -4,7 +4,7 @@ contacts (:class:`~flexbody.constraints.unilateral_contact.Contact`), bilateral 
 With f = τ − h(q, v) the applied minus the velocity and gravity terms (h = b + g − Q, [DE-7]), the step of size h
 from (qₙ, vₙ) is, in impulses (Moreau 1988; Jean 1999; Anitescu & Potra 1997 for the positions and the gap):
 
-    A Δv = h fₙ − θ h² K vₙ + Φᵀ Λ + Σ_c G_cᵀ p_c,     A = M + h C + θ h² K,
+    A Δv = h fₙ − κ θ h² K vₙ + Φᵀ Λ + Σ_c G_cᵀ p_c,     A = M + h C + θ h² K,
     Φ v⁺ + φ_t = 0,      contacts: the Signorini–Coulomb law of :mod:`flexbody.solvers.coulomb_problem`,
     v⁺ = vₙ + Δv,        qₙ₊₁ = qₙ + h v⁺,
 
@@ -12,9 +12,13 @@ K and C the symmetric parts of ∂h/∂q and ∂h/∂v of the flexible bodies an
 their stiffness is linearly implicit: the internal force taken at qₙ + θ h v⁺). With q⁺ = q + h v⁺ this is
 semi-implicit Euler plus a stiffness-proportional damping θ h K: a Kelvin–Voigt material of retardation time θ h,
 which damps a mode of frequency ω by θ h² ω²/2 per step and shortens the rebound of an elastic impact lasting t_c by
-about √(8 θ h/(π t_c)) (docs/verification.md, the bar's impact). The symmetric parts (the velocity-dependent part of
-a Kelvin–Voigt body's ∂h/∂q is not symmetric) keep A symmetric for Cholesky and, since internal forces sum to zero
-at every q (1ᵀK = K·1 = 0), keep the momentum that the contacts and loads do not change; the linearisation stays
+about √(8 θ h/(π t_c)) (docs/verification.md, the bar's impact). That is κ = 1 (``numerical_damping``, the default,
+under which the energy of the flexible bodies never grows); κ = 0 takes the internal force at qₙ + θ h (v⁺ − vₙ)
+instead, which conserves the energy of linear elastic vibrations (the step's amplification has determinant 1, stable
+for every step at θ ≥ ¼) and rebounds closer to the elastic limit, but whose recorded energy rises and falls by O(h)
+from step to step; κ between them damps by κ θ h² ω²/2 a step. The symmetric parts (the velocity-dependent part of a
+Kelvin–Voigt body's ∂h/∂q is not symmetric) keep A symmetric for Cholesky and, since internal forces sum to zero at
+every q (1ᵀK = K·1 = 0), keep the momentum that the contacts and loads do not change; the linearisation stays
 first-order consistent. The rigid trees are explicit in their forces (semi-implicit Euler, as MuJoCo's default).
 Each contact's normal velocity obeys u_n⁺ ≥ b: b = −g/h while the gap g ≥ 0 may close within the step (so it lands
 on the surface, not in it), Newton's b = −e u_n⁻ for an impact (u_n⁻ < 0 and g + h u_n⁻ ≤ 0) with restitution e > 0,
@@ -93,7 +97,7 @@ class ContactStepper:
         stiffness = self._factor(ws, terms, h, theta)
         if stiffness is not None:
             fs = asm.flexible.slice
-            r1[fs] -= theta * h * h * (stiffness @ v[fs])
+            r1[fs] -= self.settings.numerical_damping * theta * h * h * (stiffness @ v[fs])
         m = terms.Phi.shape[0]
         r2 = -(terms.Phi @ v + terms.phi_t) if m else np.zeros(0)
         dv, y = self._solve(r1, r2)

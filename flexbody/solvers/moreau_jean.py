@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dynamics.results import ForwardResult
+from ..errors import StateError
 from ..linalg.csr_products import transposed_product
 from ..linalg.validation import check_setting
 from .contact_step import ContactStep, ContactStepper
@@ -44,6 +45,13 @@ class MoreauJean:
         Gauss–Seidel sweeps before the step fails, naming its contacts.
     penetration_recovery : float
         β ∈ (0, 1]: the part of a penetration (a gap below zero) removed per step.
+    numerical_damping : float
+        κ ∈ [0, 1]: the part of the stiffness-proportional damping θ dt K the step adds to the flexible bodies (1:
+        their energy never grows; 0: none, elastic impacts rebound closer to the limit but the recorded energy
+        fluctuates by O(dt); :mod:`flexbody.solvers.contact_step`).
+    initial_penetration : float
+        The deepest penetration [m] (≥ 0) a run may start with (then removed at ``penetration_recovery`` a step);
+        a deeper one is refused, naming the contacts: the start would be changed by more than round-off.
     """
 
     dt: float
@@ -51,6 +59,8 @@ class MoreauJean:
     tol: float = 1e-12
     max_sweeps: int = 5000
     penetration_recovery: float = 0.2
+    numerical_damping: float = 1.0
+    initial_penetration: float = 1e-9
 
     def __post_init__(self):
         check_setting("MoreauJean", "dt", self.dt)
@@ -58,6 +68,8 @@ class MoreauJean:
         check_setting("MoreauJean", "tol", self.tol)
         check_setting("MoreauJean", "max_sweeps", self.max_sweeps, low=1, strict=False, integer=True)
         check_setting("MoreauJean", "penetration_recovery", self.penetration_recovery, high=1.0)
+        check_setting("MoreauJean", "initial_penetration", self.initial_penetration, strict=False)
+        check_setting("MoreauJean", "numerical_damping", self.numerical_damping, strict=False, high=1.0)
 
 
 def contact_rows(step: ContactStep, h: float) -> dict[str, np.ndarray]:
@@ -75,6 +87,19 @@ def _response(step: ContactStep, Phi) -> ForwardResult:
     m = step.lam.size
     force = transposed_product(Phi, step.lam) if m else np.zeros(step.a.size)
     return ForwardResult(step.a, force, step.lam, lam_unique=True, rank=m, method="moreau-jean")
+
+
+def _check_start(asm, t: float, q, v, ws, allowed: float) -> None:
+    """StateError naming the contacts that penetrate deeper than ``allowed`` [m] at the start."""
+    ws = asm.workspace(t, q, v) if ws is None else ws
+    deep = [(c.name, gap) for c in asm.contacts if (gap := c.gap(ws)) < -allowed]
+    if deep:
+        listed = ", ".join(f"{name!r} by {-gap:.3g} m" for name, gap in deep[:5])
+        raise StateError(
+            f"simulate: the start penetrates {len(deep)} contact(s) deeper than initial_penetration = {allowed:g} m: "
+            f"{listed}{' …' if len(deep) > 5 else ''}; place the bodies on or above their surfaces, or allow it with "
+            f"MoreauJean(initial_penetration=...) (it is then pushed out at penetration_recovery a step)"
+        )
 
 
 def run_moreau_jean(
@@ -99,6 +124,8 @@ def run_moreau_jean(
     stepper = ContactStepper(asm, settings)
     if warm is not None:
         stepper.warm = np.array(warm, dtype=float).reshape(stepper.warm.shape)
+    if k0 == 0:
+        _check_start(asm, t0 if t is None else t, q, v, ws, settings.initial_penetration)
     n_steps = max(1, math.ceil((t_end - t0) / settings.dt - 1e-9))
     t = t0 if t is None else t
     for k in range(k0, n_steps + 1):
