@@ -343,3 +343,35 @@ def test_shapes_make_the_contacts_of_their_support_points():
     boundary = fb.node_contacts(cube, fb.Plane((0.0, 0.0, 1.0)))
     assert len(boundary) == 26 and 13 not in [c.anchor.index for c in boundary]  # node 13: the centre
     assert len(fb.node_contacts(cube, fb.Plane((0.0, 0.0, 1.0)), "z0")) == 9
+
+
+def test_an_elastic_block_pressed_on_a_frictionless_plane_compresses_uniformly_as_svk_says():
+    """A 0.1 m cube (2 × 2 × 2 bricks, E = 1 MPa, ν = 0.3, Kelvin–Voigt 2 ms) on nine frictionless bottom-node
+    contacts, pressed by 200 N spread over its top (a dead traction), settles into uniaxial compression, which the
+    bricks represent exactly: F = diag(a, a, b) with S_xx = 0 and b S_zz = −P/A (St Venant–Kirchhoff, solved by
+    scipy's fsolve). Measured: b and a within 2.2e-16; at rest to 5e-15 m/s; Σ f_n = 200 N to 5e-16."""
+    from scipy.optimize import fsolve
+
+    young, nu, size, load = 1e6, 0.3, 0.1, 200.0
+    mesh = fb.mesh.box((size, size, size), (2, 2, 2))
+    body = fb.FlexibleBody("block", mesh, fb.StVenantKirchhoff(young=young, poisson=nu, density=1000.0, damping=2e-3))
+    system = fb.System(
+        [body],
+        loads=[fb.SurfaceTraction(body, "z1", total=(0.0, 0.0, -load))],
+        constraints=fb.node_contacts(body, fb.Plane((0.0, 0.0, 1.0)), "z0"),
+    )
+    run = fb.simulate(system, 0.3, integrator=fb.MoreauJean(dt=1e-3), record_every=10)
+    lame, shear = young * nu / ((1 + nu) * (1 - 2 * nu)), young / (2 * (1 + nu))
+
+    def balance(x):
+        a, b = x
+        lateral, axial = (a * a - 1) / 2, (b * b - 1) / 2
+        trace = 2 * lateral + axial
+        return [lame * trace + 2 * shear * lateral, b * (lame * trace + 2 * shear * axial) + load / size**2]
+
+    a, b = fsolve(balance, [1.0, 1.0], xtol=1e-15)
+    X = run.system.coordinates(body, run.q[-1]).reshape(-1, 3)
+    assert X[:, 2].max() / size == pytest.approx(b, rel=1e-12)
+    assert (X[:, 0].max() - X[:, 0].min()) / size == pytest.approx(a, rel=1e-12)
+    assert np.abs(run.v[-1]).max() < 1e-10
+    assert run.histories["contact_normal_force"][-1].sum() == pytest.approx(load, rel=1e-12)
