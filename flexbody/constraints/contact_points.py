@@ -17,7 +17,7 @@ from ..errors import FlexbodyError
 from ..rigid.anchors import Anchor, FrameAnchor
 from ..rigid.exponential_coordinates import skew
 from .base import finite_number, merge_pieces
-from .surfaces import Plane, Sphere, Surface
+from .surfaces import ImplicitSurface, Plane, Sphere, Surface
 
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
@@ -30,14 +30,19 @@ class ContactPoint:
     the contact in error messages. FlexbodyError for an anchor that is not one, a surface that is not a distance,
     an anchor fixed to the ground, or a negative radius."""
 
-    def __init__(self, anchor: Anchor, surface: Surface, radius: float, who: str):
+    def __init__(self, anchor: Anchor, surface: Surface, radius: float, who: str, implicit: bool = False):
         if not isinstance(anchor, Anchor):
             raise FlexbodyError(f"{who}: the point must be an anchor (tree.point or a flexible node), got {anchor!r}")
-        if not isinstance(surface, (Plane, Sphere)):  # Cylinder is a Sphere: distances all
+        allowed = (Plane, Sphere, ImplicitSurface) if implicit else (Plane, Sphere)  # a Cylinder is a Sphere
+        if not isinstance(surface, allowed):
             raise FlexbodyError(
-                f"{who}: the surface must be a Plane, Sphere or Cylinder (a signed distance), got "
-                f"{type(surface).__name__}; an ImplicitSurface's value is not a distance"
+                f"{who}: the surface must be a Plane, Sphere or Cylinder (a signed distance)"
+                + (" or an ImplicitSurface" if implicit else "")
+                + f", got {type(surface).__name__}"
+                + ("" if implicit else "; an ImplicitSurface's value is not a distance")
             )
+        if isinstance(surface, ImplicitSurface) and surface.n_rows != 1:
+            raise FlexbodyError(f"{who}: the ImplicitSurface must be a surface (one row), got {surface.n_rows} rows")
         if not anchor.trees and not getattr(anchor, "bodies", ()):
             raise FlexbodyError(f"{who}: {anchor.label} is fixed to the ground, so it cannot touch the fixed surface")
         self.anchor, self.surface = anchor, surface
@@ -45,12 +50,27 @@ class ContactPoint:
         self.rolls = self.r > 0.0 and isinstance(anchor, FrameAnchor)
 
     def gap(self, ev: StateView) -> float:
-        """g = s(x) − r [m] (negative: it penetrates)."""
-        return float(self.surface.value(self.anchor.position(ev))[0]) - self.r
+        """g [m] (negative: it penetrates) at ``ev``: :meth:`gap_at` of the anchor's position."""
+        return self.gap_at(self.anchor.position(ev))
+
+    def gap_at(self, x: np.ndarray) -> float:
+        """g = s(x) − r [m] for a distance s; s(x)/‖∇s(x)‖ − r for an ImplicitSurface (its first-order distance,
+        exact on the surface, where a contact's gap closes)."""
+        s = float(self.surface.value(x)[0])
+        if isinstance(self.surface, ImplicitSurface):
+            s /= float(np.linalg.norm(self.surface.gradient(x)[0]))
+        return s - self.r
 
     def normal(self, x: np.ndarray) -> np.ndarray:
-        """The surface's outward unit normal (3,) at the centre x (3,) [world]."""
-        return self.surface.gradient(x)[0]
+        """The surface's outward unit normal (3,) at the centre x (3,) [world] (∇s/‖∇s‖; FlexbodyError where an
+        ImplicitSurface's gradient vanishes)."""
+        D = self.surface.gradient(x)[0]
+        if not isinstance(self.surface, ImplicitSurface):
+            return D
+        norm = float(np.linalg.norm(D))
+        if not norm > 0.0:
+            raise FlexbodyError(f"contact on an ImplicitSurface: its gradient vanishes at {x}: no normal there")
+        return D / norm
 
     def contact_point(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
         """(c (3,) [m], n (3,)): the point that touches (x − r n, the anchor itself for r = 0) and the surface's

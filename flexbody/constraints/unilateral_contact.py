@@ -88,8 +88,10 @@ class Contact(Named):
     anchor : Anchor
         The point that touches: ``tree.point(link, offset)``, ``tree.frame(link)`` (a ball on it rolls) or a
         flexible node (``fb.nearest_node``).
-    surface : Plane, Sphere or Cylinder
-        The rigid surface, its outside (s > 0) free; a Sphere's or Cylinder's inside is solid.
+    surface : Plane, Sphere, Cylinder or ImplicitSurface
+        The rigid surface, its outside (s > 0) free; a Sphere's or Cylinder's inside is solid. For an ImplicitSurface
+        the gap is s/‖∇s‖ (its first-order distance, exact where the contact closes) and the normal ∇s/‖∇s‖; a
+        ball's radius is then subtracted from that estimate.
     friction : float
         Coulomb coefficient μ (≥ 0), static and kinetic alike.
     restitution : float
@@ -113,7 +115,7 @@ class Contact(Named):
     ):
         self.name = name
         who = f"contact {name!r}" if name is not None else "Contact"
-        self.point = ContactPoint(anchor, surface, radius, who)
+        self.point = ContactPoint(anchor, surface, radius, who, implicit=True)
         self.anchor, self.surface, self.r = anchor, surface, self.point.r
         self.anchors = (anchor,)
         self.trees = tuple(anchor.trees)
@@ -140,8 +142,7 @@ class Contact(Named):
             return ContactFrame(float(gaps[0]), np.asarray(cols), G[0], basis, x - self.r * n)
         n = self.point.normal(x)
         basis = tangent_basis(n)
-        gap = float(surface.value(x)[0]) - self.r
-        return ContactFrame(gap, np.asarray(cols), basis.T @ J_c, basis, x - self.r * n)
+        return ContactFrame(self.point.gap_at(x), np.asarray(cols), basis.T @ J_c, basis, x - self.r * n)
 
     def gap(self, ev: StateView) -> float:
         """g = s(x) − r [m] (negative: it penetrates)."""
