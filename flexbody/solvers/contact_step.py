@@ -19,10 +19,11 @@ for every step at θ ≥ ¼) and rebounds closer to the elastic limit, but whose
 from step to step; κ between them damps by κ θ h² ω²/2 a step. The symmetric parts (the velocity-dependent part of a
 Kelvin–Voigt body's ∂h/∂q is not symmetric) keep A symmetric for Cholesky and, since internal forces sum to zero at
 every q (1ᵀK = K·1 = 0), keep the momentum that the contacts and loads do not change; the linearisation stays
-first-order consistent. The rigid trees are explicit in their forces (semi-implicit Euler, as MuJoCo's default).
-Each contact's normal velocity obeys u_n⁺ ≥ b: b = −g/h while the gap g ≥ 0 may close within the step (so it lands
-on the surface, not in it), Newton's b = −e u_n⁻ for an impact (u_n⁻ < 0 and g + h u_n⁻ ≤ 0) with restitution e > 0,
-and b = −β g/h for a penetration g < 0 (β the ``penetration_recovery`` per step).
+first-order consistent. A reduced body's modal stiffness and damping are linearly implicit in the same way (its
+constant K_r; the geometric stiffening stays explicit). The rigid trees are explicit in their forces (semi-implicit
+Euler, as MuJoCo's default). Each contact's normal velocity obeys u_n⁺ ≥ b: b = −g/h while the gap g ≥ 0 may close
+within the step (so it lands on the surface, not in it), Newton's b = −e u_n⁻ for an impact (u_n⁻ < 0 and g + h u_n⁻
+≤ 0) with restitution e > 0, and b = −β g/h for a penetration g < 0 (β the ``penetration_recovery`` per step).
 
 The step solves the saddle-point system [[A, Φᵀ], [Φ, 0]] once for the free velocity and once per contact direction
 (columns X of G's rows), forms the Delassus matrix W = G X of the contacts that may close within the step (and of
@@ -95,9 +96,13 @@ class ContactStepper:
         q, v = ws.q, ws.v
         r1 = h * (tau - terms.h)
         stiffness = self._factor(ws, terms, h, theta)
+        damping = self.settings.numerical_damping * theta * h * h
         if stiffness is not None:
             fs = asm.flexible.slice
-            r1[fs] -= self.settings.numerical_damping * theta * h * h * (stiffness @ v[fs])
+            r1[fs] -= damping * (stiffness @ v[fs])
+        for body in asm.reduced:  # a reduced body's modal stiffness, linearly implicit as the flexible bodies'
+            ms = asm.slices[body]
+            r1[ms] -= damping * (body.stiffness @ v[ms])
         m = terms.Phi.shape[0]
         r2 = -(terms.Phi @ v + terms.phi_t) if m else np.zeros(0)
         dv, y = self._solve(r1, r2)
@@ -175,6 +180,11 @@ class ContactStepper:
                 A_f = (A_f + h * symmetric_part(C)).tocsr()
         else:
             A_r = np.asarray(M, dtype=float)
+        if asm.reduced:
+            A_r = A_r.copy()
+            for body in asm.reduced:  # θ h² K_r + h D_r on the modal coordinates (D_r = β K_r)
+                ms = asm.slices[body]
+                A_r[ms, ms] += theta * h * h * body.stiffness + h * body.damping
         self._direct = Phi.shape[0] == 0
         if self._direct:
             blocks = ([self._rigid_blocks(A_r)] if A_r.shape[0] else []) + ([A_f] if A_f is not None else [])
