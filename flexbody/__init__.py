@@ -68,6 +68,7 @@ __all__ = [
     "OnSurface",
     "Plane",
     "Sphere",
+    "Box",
     "Cylinder",
     "ImplicitSurface",
     "LinearCoupling",
@@ -192,6 +193,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
     from . import constraints, control, dynamics, fem, io, linalg, mechanisms, progress, reduced, rigid, solvers, system
     from .constraints import (
         AttachNodes,
+        Box,
         Bushing,
         CompliantContact,
         Contact,

@@ -457,3 +457,37 @@ def test_a_stiff_reduced_body_lands_with_its_modal_stiffness_implicit():
     normal = run.histories["contact_normal_force"]
     assert normal[-20:].sum(axis=1).mean() == pytest.approx(bar.mass() * G, rel=0.05)  # at rest on its ends
     assert run.histories["contact_gap"].min() > -1e-8
+
+
+def test_a_box_surface_is_a_signed_distance_and_a_point_slides_off_its_edge_on_time():
+    """fb.Box: value, gradient and Hessian against central differences off a face, an edge and a corner and inside,
+    the distance against the nearest point by hand; a point sliding at 1 m/s on its top (frictionless) leaves it at
+    the edge, x = 0.2 m at t = 0.2 s, and falls freely after: z = top − g (t − 0.2)²/2 at 0.4 s (to dt)."""
+    R = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])  # turned a quarter about z
+    box = fb.Box((0.1, 0.0, 0.0), (0.2, 0.4, 0.2), rotation=R)  # half sizes 0.1 (along y), 0.2 (along −x), 0.1
+    for point, distance in (
+        ((0.1, 0.0, 0.3), 0.2),  # above the top face
+        ((0.1 + 0.25, 0.15, 0.0), np.hypot(0.05, 0.05)),  # off a vertical edge
+        ((0.1 - 0.3, 0.2, 0.2), np.sqrt(3) * 0.1),  # off a corner
+        ((0.1, 0.0, 0.05), -0.05),  # inside, 5 cm below the top
+    ):
+        x = np.asarray(point, dtype=float)
+        assert box.value(x)[0] == pytest.approx(distance, rel=1e-12)
+        step = 1e-6
+        numeric = np.array([(box.value(x + step * e)[0] - box.value(x - step * e)[0]) / (2 * step) for e in np.eye(3)])
+        np.testing.assert_allclose(box.gradient(x)[0], numeric, atol=1e-8)
+        hessian = np.array(
+            [(box.gradient(x + step * e)[0] - box.gradient(x - step * e)[0]) / (2 * step) for e in np.eye(3)]
+        )
+        np.testing.assert_allclose(box.hessian(x)[0], hessian, atol=1e-5)
+
+    tree = fb.RigidTree("point", gravity=(0.0, 0.0, -G))
+    tree.add_link("x", None, fb.Prismatic((1.0, 0.0, 0.0)))
+    tree.add_link("z", "x", fb.Prismatic((0.0, 0.0, 1.0)), mass=1.0)
+    table = fb.Box((0.0, 0.0, -0.1), (0.4, 0.4, 0.2))  # its top at z = 0, its edge at x = 0.2
+    system = fb.System([tree], constraints=[fb.Contact(tree.point("z"), table)])
+    run = fb.simulate(system, 0.4, integrator=fb.MoreauJean(dt=1e-4), v0=(1.0, 0.0))
+    np.testing.assert_allclose(run.v[:, 0], 1.0, rtol=1e-12)  # frictionless: nothing slows it
+    on_top = run.times < 0.2 - 1e-4
+    assert np.abs(run.q[on_top, 1]).max() < 1e-12  # on the top until the edge
+    assert run.q[-1, 1] == pytest.approx(-G * 0.2**2 / 2, rel=2e-3)  # −0.196298 against −0.196200: the fall's O(dt)

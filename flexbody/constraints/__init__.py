@@ -18,7 +18,7 @@ from .force_elements import ForceElement, ForcePiece, GeneralizedForce
 from .nodes import Node, nearest_node
 from .pfaffian import KnifeEdge, PfaffianRows, RollingDisc
 from .springs import JointSpringDamper, SpringDamper
-from .surfaces import Cylinder, ImplicitSurface, Plane, Sphere, Surface
+from .surfaces import Box, Cylinder, ImplicitSurface, Plane, Sphere, Surface
 from .unilateral_contact import Contact
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "PolynomialCoupling",
     "Node",
     "nearest_node",
+    "Box",
     "Cylinder",
     "ImplicitSurface",
     "Plane",

@@ -53,8 +53,8 @@ class CompliantContact(ForceElement):
     ----------
     anchor : Anchor
         The point that touches: ``tree.point(link, offset)`` or a flexible node (``fb.nearest_node``).
-    surface : Plane, Sphere or Cylinder
-        The rigid surface, its outside (s > 0) free; a Sphere's or Cylinder's inside is solid.
+    surface : Plane, Sphere, Cylinder or Box
+        The rigid surface, its outside (s > 0) free; a Sphere's, Cylinder's or Box's inside is solid.
     stiffness : float
         k [N/m^p] (> 0).
     exponent : float

@@ -148,6 +148,61 @@ class Cylinder(Sphere):
         return ((self._perp - np.outer(n, n)) / r)[None]
 
 
+class Box(Surface):
+    """s = the signed distance from a box (outside positive, its inside solid): centre ``center`` (3,) [m], edge
+    lengths ``size`` (3,) [m], axes the columns of ``rotation`` (3, 3) (default the world's).
+
+    In box axes p = Rᵀ(x − c) and d = |p| − size/2 (per axis): outside (some d_k > 0) s = ‖max(d, 0)‖ — the distance
+    to the nearest face, edge or corner —, inside s = max_k d_k (minus the depth below the nearest face).
+    """
+
+    def __init__(self, center: ArrayLike, size: ArrayLike, rotation: ArrayLike | None = None):
+        self.center = _vec(center, "Box: center")
+        self.half = 0.5 * _vec(size, "Box: size")
+        if np.any(self.half <= 0.0):
+            raise ConstraintError(f"Box: size must be three positive edge lengths [m], got {size!r}")
+        R = np.eye(3) if rotation is None else np.asarray(rotation, dtype=float)
+        if R.shape != (3, 3) or not np.allclose(R.T @ R, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
+            raise ConstraintError(f"Box: rotation must be a rotation matrix (3, 3), got {rotation!r}")
+        self.rotation = R
+
+    def _local(self, x):
+        """(p, d, signs): the point in box axes, its excess over the half sizes and the signs of p."""
+        p = self.rotation.T @ (np.asarray(x, dtype=float) - self.center)
+        return p, np.abs(p) - self.half, np.where(p < 0.0, -1.0, 1.0)
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        """s (1,) [m] at the point x (3,) [m, world]."""
+        _, d, _ = self._local(x)
+        outside = np.maximum(d, 0.0)
+        return np.array([np.linalg.norm(outside) if np.any(d > 0.0) else d.max()])
+
+    def gradient(self, x: np.ndarray) -> np.ndarray:
+        """D (1, 3), the outward unit normal: towards the nearest face, edge or corner (inside: the nearest face's)."""
+        _, d, signs = self._local(x)
+        if np.any(d > 0.0):
+            outside = np.maximum(d, 0.0)
+            local = signs * outside / np.linalg.norm(outside)
+        else:
+            local = np.zeros(3)
+            k = int(np.argmax(d))
+            local[k] = signs[k]
+        return (self.rotation @ local)[None, :]
+
+    def hessian(self, x: np.ndarray) -> np.ndarray:
+        """∂²s/∂x² (1, 3, 3) [1/m]: (P − u uᵀ)/s off an edge or corner (P the projector on the axes beyond the box,
+        u their unit direction, in world axes), zero off a face and inside."""
+        _, d, signs = self._local(x)
+        beyond = d > 0.0
+        if beyond.sum() < 2:
+            return np.zeros((1, 3, 3))
+        outside = np.maximum(d, 0.0)
+        s = np.linalg.norm(outside)
+        u = signs * outside / s
+        local = (np.diag(beyond.astype(float)) - np.outer(u, u)) / s
+        return (self.rotation @ local @ self.rotation.T)[None]
+
+
 class ImplicitSurface(Surface):
     """A user surface (or curve, k = 2): callables s(x) -> (k,), D(x) -> (k, 3), H(x) -> (k, 3, 3)."""
 

@@ -88,10 +88,10 @@ class Contact(Named):
     anchor : Anchor
         The point that touches: ``tree.point(link, offset)``, ``tree.frame(link)`` (a ball on it rolls) or a
         flexible node (``fb.nearest_node``).
-    surface : Plane, Sphere, Cylinder or ImplicitSurface
-        The rigid surface, its outside (s > 0) free; a Sphere's or Cylinder's inside is solid. For an ImplicitSurface
-        the gap is s/‖∇s‖ (its first-order distance, exact where the contact closes) and the normal ∇s/‖∇s‖; a
-        ball's radius is then subtracted from that estimate.
+    surface : Plane, Sphere, Cylinder, Box or ImplicitSurface
+        The rigid surface, its outside (s > 0) free; a Sphere's, Cylinder's or Box's inside is solid. For an
+        ImplicitSurface the gap is s/‖∇s‖ (its first-order distance, exact where the contact closes) and the normal
+        ∇s/‖∇s‖; a ball's radius is then subtracted from that estimate.
     friction : float
         Coulomb coefficient μ (≥ 0), static and kinetic alike.
     restitution : float
