@@ -15,6 +15,7 @@ from .compliant_contact import CompliantContact
 from .contact_shapes import box_contacts, capsule_contacts, node_contacts, sphere_contact
 from .couplings import FunctionCoupling, Gear, JointDriver, LinearCoupling, PolynomialCoupling
 from .force_elements import ForceElement, ForcePiece, GeneralizedForce
+from .mesh_surface import TriangleMesh
 from .nodes import Node, nearest_node
 from .pfaffian import KnifeEdge, PfaffianRows, RollingDisc
 from .springs import JointSpringDamper, SpringDamper
@@ -42,6 +43,7 @@ __all__ = [
     "Node",
     "nearest_node",
     "Box",
+    "TriangleMesh",
     "Cylinder",
     "ImplicitSurface",
     "Plane",

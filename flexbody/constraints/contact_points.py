@@ -17,6 +17,7 @@ from ..errors import FlexbodyError
 from ..rigid.anchors import Anchor, FrameAnchor
 from ..rigid.exponential_coordinates import skew
 from .base import finite_number, merge_pieces
+from .mesh_surface import TriangleMesh
 from .surfaces import Box, ImplicitSurface, Plane, Sphere, Surface
 
 if TYPE_CHECKING:
@@ -33,10 +34,11 @@ class ContactPoint:
     def __init__(self, anchor: Anchor, surface: Surface, radius: float, who: str, implicit: bool = False):
         if not isinstance(anchor, Anchor):
             raise FlexbodyError(f"{who}: the point must be an anchor (tree.point or a flexible node), got {anchor!r}")
-        allowed = (Plane, Sphere, Box, ImplicitSurface) if implicit else (Plane, Sphere, Box)  # Cylinder: a Sphere
+        distances = (Plane, Sphere, Box, TriangleMesh)  # a Cylinder is a Sphere
+        allowed = (*distances, ImplicitSurface) if implicit else distances
         if not isinstance(surface, allowed):
             raise FlexbodyError(
-                f"{who}: the surface must be a Plane, Sphere, Cylinder or Box (a signed distance)"
+                f"{who}: the surface must be a Plane, Sphere, Cylinder, Box or TriangleMesh (a signed distance)"
                 + (" or an ImplicitSurface" if implicit else "")
                 + f", got {type(surface).__name__}"
                 + ("" if implicit else "; an ImplicitSurface's value is not a distance")
