@@ -491,3 +491,28 @@ def test_a_box_surface_is_a_signed_distance_and_a_point_slides_off_its_edge_on_t
     on_top = run.times < 0.2 - 1e-4
     assert np.abs(run.q[on_top, 1]).max() < 1e-12  # on the top until the edge
     assert run.q[-1, 1] == pytest.approx(-G * 0.2**2 / 2, rel=2e-3)  # −0.196298 against −0.196200: the fall's O(dt)
+
+
+def test_the_saddle_point_solver_takes_many_right_sides_at_once():
+    """SaddlePointSolver.solve with k right sides (the contact columns of a step with bilateral rows) equals k solves
+    of one (a rigid block, a sparse flexible block, general rows and a node row eliminated)."""
+    import scipy.sparse as sp
+
+    from flexbody.linalg.saddle_point import SaddlePointSolver
+
+    rng = np.random.default_rng(0)
+    n_r, n_f, m = 4, 12, 5
+    A_r = rng.normal(size=(n_r, n_r))
+    A_r = A_r @ A_r.T + n_r * np.eye(n_r)
+    A_f = sp.random(n_f, n_f, density=0.3, random_state=1)
+    A_f = (A_f @ A_f.T + n_f * sp.eye(n_f)).tocsr()
+    node_row = sp.csr_matrix(([1.0], ([0], [n_r + 3])), shape=(1, n_r + n_f))
+    Phi = sp.vstack([sp.random(m, n_r + n_f, density=0.4, random_state=2), node_row]).tocsr()
+    solver = SaddlePointSolver(n_r)
+    solver.factor(A_r, A_f, Phi)
+    R1, R2 = rng.normal(size=(n_r + n_f, 7)), rng.normal(size=(m + 1, 7))
+    X, Y = solver.solve(R1, R2)
+    for j in range(7):
+        x, y = solver.solve(R1[:, j], R2[:, j])
+        np.testing.assert_allclose(X[:, j], x, atol=1e-13)
+        np.testing.assert_allclose(Y[:, j], y, atol=1e-12)

@@ -177,21 +177,23 @@ class SaddlePointSolver:
 
     # ------------------------------------------------------------------ solves
     def solve(self, r1: np.ndarray, r2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """x (n,), y (m,) with A x + Φᵀy = r₁ and Φ x = r₂ (with the factored A and Φ)."""
-        m = self.Phi.shape[0]
-        t0_s = r2[self.rows] / self.coefs
-        t0 = np.zeros(self.n)
+        """x (n,), y (m,) with A x + Φᵀy = r₁ and Φ x = r₂ (with the factored A and Φ); for k right sides at once,
+        r₁ (n, k) and r₂ (m, k) give x (n, k) and y (m, k)."""
+        m, sides = self.Phi.shape[0], r1.shape[1:]
+        coefs = self.coefs.reshape(-1, *(1,) * len(sides))
+        t0_s = r2[self.rows] / coefs
+        t0 = np.zeros((self.n, *sides))
         t0[self.cols] = t0_s
         b = transposed_product(self.T, r1 - product(self._A_slave_cols, t0_s))
         if self.rho:  # the augmented first row: + ρGᵀ(G u − r₂,o) = 0
             b = b + self.rho * (self.G.T @ r2[self.other])
         u = self._solve_reduced(b)
-        y = np.zeros(m)
+        y = np.zeros((m, *sides))
         if self.other.size:
             y_o = self._S_pinv @ (self.G @ u - r2[self.other])
             u = u - self._solve_reduced(self.G.T @ y_o)
             y[self.other] = y_o
         x = product(self.T, u) + t0
         if self.rows.size:  # slave columns appear in no other row, so Φ_oᵀy_o vanishes there
-            y[self.rows] = (r1[self.cols] - product(self._A_slave_rows, x)) / self.coefs
+            y[self.rows] = (r1[self.cols] - product(self._A_slave_rows, x)) / coefs
         return x, y

@@ -222,11 +222,7 @@ class ContactStepper:
         """(X (n, k), Y (m, k)) of the saddle-point system for the right sides R (n, k) and zero rows."""
         if self._direct:
             return self.factor.solve(R), np.zeros((0, R.shape[1]))
-        X, Y = np.empty_like(R), np.empty((m, R.shape[1]))
-        zero = np.zeros(m)
-        for j in range(R.shape[1]):
-            X[:, j], Y[:, j] = self.saddle.solve(R[:, j], zero)
-        return X, Y
+        return self.saddle.solve(R, np.zeros((m, R.shape[1])))
 
     # ------------------------------------------------------------------ the contacts
     @staticmethod
