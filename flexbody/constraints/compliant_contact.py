@@ -105,10 +105,10 @@ class CompliantContact(ForceElement):
     def _contact(self, x: np.ndarray, xdot: np.ndarray, jacobians: bool):
         """(F (3,), ∂F/∂x (3, 3), ∂F/∂ẋ (3, 3)) at the point x with velocity ẋ [world]; zeros when apart."""
         zero = np.zeros((3, 3))
-        delta = self.r - float(self.surface.value(x)[0])
+        delta = -self.point.gap_at(x)
         if delta <= 0.0:
             return np.zeros(3), zero, zero
-        n = self.surface.gradient(x)[0]
+        n = self.point.normal(x)
         rate = -float(n @ xdot)
         spring = self.k * delta**self.p
         f_n = spring * (1.0 + self.d * rate)
@@ -141,7 +141,7 @@ class CompliantContact(ForceElement):
 
     def potential(self, ev: StateView) -> float:
         """k δ^{p+1}/(p + 1) [J], the elastic energy of the penetration."""
-        delta = max(0.0, self.r - float(self.surface.value(self.anchor.position(ev))[0]))
+        delta = max(0.0, -self.point.gap(ev))
         return self.k * delta ** (self.p + 1.0) / (self.p + 1.0)
 
     def gap(self, ev: StateView) -> float:
@@ -157,10 +157,10 @@ class CompliantContact(ForceElement):
         contact point) at ``ev`` (zero forces and slip when apart)."""
         x, xdot = self.point.kinematics(ev)[:2]
         F = self._contact(x, xdot, False)[0]
-        gap = float(self.surface.value(x)[0]) - self.r
+        gap = self.point.gap_at(x)
         if not F.any():
             return gap, 0.0, np.zeros(3), 0.0
-        n = self.surface.gradient(x)[0]
+        n = self.point.normal(x)
         f_n = float(n @ F)
         v_t = xdot - (n @ xdot) * n
         return gap, f_n, F - f_n * n, float(np.linalg.norm(v_t))

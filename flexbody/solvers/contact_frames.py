@@ -82,7 +82,8 @@ class ContactFrames:
         self.asm, self.contacts = asm, list(contacts)
         c = len(self.contacts)
         on_planes = [i for i, k in enumerate(self.contacts) if type(k.anchor) is LinkPoint and type(k.surface) is Plane]
-        self.single = [i for i in range(c) if i not in set(on_planes)]
+        planar = set(on_planes)
+        self.single = [i for i in range(c) if i not in planar]
         self.forest = self._forest(np.array(on_planes, dtype=np.int64)) if on_planes else None
         self._pattern: tuple | None = None  # (indptr, indices) of G, made at the first state
         self._columns: dict = {}

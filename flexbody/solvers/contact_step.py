@@ -140,7 +140,7 @@ class ContactStepper:
         start = time.perf_counter()
         rows = (3 * active[:, None] + np.arange(3)).ravel()
         G = frames.G[rows]
-        X, Y = self._solve_columns(G.T.toarray(), m)
+        X, Y = self._solve(G.T.toarray(), np.zeros((m, G.shape[0])))
         W = np.ascontiguousarray(G @ X)
         solving = time.perf_counter()
         self.seconds["contact_matrix"] += solving - start
@@ -214,15 +214,10 @@ class ContactStepper:
         return sp.csc_matrix((A_r[rows, cols], indices, indptr), shape=A_r.shape)
 
     def _solve(self, r1: np.ndarray, r2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(x, y) of the factored system for one right side r₁ (n,), r₂ (m,) or many, r₁ (n, k), r₂ (m, k)."""
         if self._direct:
-            return self.factor.solve(r1), np.zeros(0)
+            return self.factor.solve(r1), np.zeros(r2.shape)
         return self.saddle.solve(r1, r2)
-
-    def _solve_columns(self, R: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
-        """(X (n, k), Y (m, k)) of the saddle-point system for the right sides R (n, k) and zero rows."""
-        if self._direct:
-            return self.factor.solve(R), np.zeros((0, R.shape[1]))
-        return self.saddle.solve(R, np.zeros((m, R.shape[1])))
 
     # ------------------------------------------------------------------ the contacts
     @staticmethod

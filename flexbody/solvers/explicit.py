@@ -200,16 +200,21 @@ class Run:
         """Evaluate the dynamics at the (corrected) state, in its workspace ``ws`` when the correction made it,
         track the rank and record."""
         res, tau, terms, ws = self.dynamics(t, q, v, ws)
+        self.recorder.track_rank(t, res.rank, terms.Phi)
+        self.observe(k, t, q, v, res, tau=tau, terms=terms, corrections=corrections, last=last, ws=ws)
+        return res
+
+    def observe(self, k, t, q, v, res, *, tau, terms, corrections, last: bool, ws, contacts=None) -> None:
+        """Hand the plant's response ``res`` at state k to the controller and, when due, record the state (with the
+        unilateral ``contacts``' rows, :meth:`Recorder.record`) and write it before the next step starts."""
         self.recorder.t_last = float(t)
         controller = self.recorder.controller
         if controller is not None and hasattr(controller, "update"):
             controller.update(t, ws, res)
-        self.recorder.track_rank(t, res.rank, terms.Phi)
         if k % self.record_every == 0 or last:
-            self.recorder.record(t, q, v, res, tau=tau, terms=terms, corrections=corrections, ws=ws)
+            self.recorder.record(t, q, v, res, tau=tau, terms=terms, corrections=corrections, ws=ws, contacts=contacts)
             if self.saver is not None:
                 self.saver.journal(self.recorder)  # on disk before the next step starts
-        return res
 
     def end_step(self, t, q, v):
         """Check the new state, move rotation vectors longer than π to their other chart and apply the

@@ -72,10 +72,11 @@ class MoreauJean:
         check_setting("MoreauJean", "numerical_damping", self.numerical_damping, strict=False, high=1.0)
 
 
-def contact_rows(step: ContactStep, h: float) -> dict[str, np.ndarray]:
-    """The contact histories of a state from its step of size h (module docstring)."""
+def contact_rows(step: ContactStep, h: float) -> dict:
+    """The contact histories of a state from its step of size h (module docstring), with the solver's sweeps."""
     touching = step.impulses[:, 0] > 0.0
     return {
+        "contact_sweeps": step.sweeps,
         "contact_gap": step.gap,
         "contact_normal_force": step.impulses[:, 0] / h,
         "contact_friction_force": np.einsum("cij,cj->ci", step.basis[:, :, 1:], step.impulses[:, 1:]) / h,
@@ -135,17 +136,11 @@ def run_moreau_jean(
         t_next = t0 + (k + 1) * settings.dt if k + 1 < n_steps else t_end
         h = t_next - t if not last else settings.dt
         step = stepper.step(ws, tau, h)
-        recorder.t_last = float(t)
         response = _response(step, ws.constraint_rows()[1])
-        controller = recorder.controller
-        if controller is not None and hasattr(controller, "update"):
-            controller.update(t, ws, response)
-        if k % run.record_every == 0 or last:
-            rows = contact_rows(step, h)
-            recorder.record(t, q, v, response, tau=tau, terms=ws.terms(), corrections=corrections, ws=ws, contacts=rows)
-            recorder.append("contact_sweeps", step.sweeps)
-            if run.saver is not None:
-                run.saver.journal(recorder)
+        rows = contact_rows(step, h)
+        run.observe(
+            k, t, q, v, response, tau=tau, terms=ws.terms(), corrections=corrections, last=last, ws=ws, contacts=rows
+        )
         if last:
             recorder.metadata["statistics"] = {"seconds": dict(stepper.seconds), "steps": n_steps - k0}
             return
