@@ -5,71 +5,21 @@ the point of a triangle nearest x, by the Voronoi regions of its vertices, edges
 (x − c)·n with n the angle-weighted pseudonormal of the nearest feature — the face's normal, the sum of an edge's two
 face normals, the angle-weighted sum of a vertex's face normals — which gives the right side for every point of a
 closed, consistently oriented mesh (Bærentzen & Aanæs 2005). The gradient is ±(x − c)/‖x − c‖ (the face's normal on
-the surface); the Hessian (I − n nᵀ)/s off an edge or a vertex, zero off a face. The nearest triangle is found by a
-compiled pass over all triangles (no spatial index yet: O(triangles) per point).
+the surface); the Hessian (I − n nᵀ)/s off an edge or a vertex, zero off a face. The near triangles are found
+through a uniform grid (:mod:`flexbody.constraints.mesh_distance`): a point costs the few triangles of its cell, and
+:meth:`TriangleMesh.signed_distances` evaluates many points in one compiled call.
 """
 
 from __future__ import annotations
 
-import math
-
-import numba as nb
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError
+from .mesh_distance import build_grid, corners, nearest_feature, signed_distances, spatial_order
 from .surfaces import Surface
 
 __all__ = ["TriangleMesh"]
-
-
-@nb.njit(cache=True)
-def _nearest_on_triangle(x, a, b, c):
-    """(nearest point (3,), feature): 0–2 the vertex a, b, c; 3, 4, 5 the edge ab, bc, ca; 6 the face."""
-    ab, ac, ax = b - a, c - a, x - a
-    d1, d2 = ab @ ax, ac @ ax
-    if d1 <= 0.0 and d2 <= 0.0:
-        return a.copy(), 0
-    bx = x - b
-    d3, d4 = ab @ bx, ac @ bx
-    if d3 >= 0.0 and d4 <= d3:
-        return b.copy(), 1
-    vc = d1 * d4 - d3 * d2
-    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
-        return a + (d1 / (d1 - d3)) * ab, 3
-    cx = x - c
-    d5, d6 = ab @ cx, ac @ cx
-    if d6 >= 0.0 and d5 <= d6:
-        return c.copy(), 2
-    vb = d5 * d2 - d1 * d6
-    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
-        return a + (d2 / (d2 - d6)) * ac, 5
-    va = d3 * d6 - d5 * d4
-    if va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
-        return b + ((d4 - d3) / ((d4 - d3) + (d5 - d6))) * (c - b), 4
-    denominator = 1.0 / (va + vb + vc)
-    return a + ab * (vb * denominator) + ac * (vc * denominator), 6
-
-
-@nb.njit(cache=True)
-def nearest_feature(x, points, triangles, face_normals, edge_normals, vertex_normals):
-    """(s, nearest point (3,), pseudonormal (3,), feature kind 0 vertex / 1 edge / 2 face) of the point x (3,)."""
-    best, nearest, normal, kind = math.inf, np.zeros(3), np.zeros(3), 2
-    for t in range(triangles.shape[0]):
-        i, j, k = triangles[t, 0], triangles[t, 1], triangles[t, 2]
-        c, feature = _nearest_on_triangle(x, points[i], points[j], points[k])
-        d = x - c
-        squared = d @ d
-        if squared < best:
-            best, nearest = squared, c
-            if feature < 3:
-                normal, kind = vertex_normals[i if feature == 0 else (j if feature == 1 else k)], 0
-            elif feature < 6:
-                normal, kind = edge_normals[t, feature - 3], 1
-            else:
-                normal, kind = face_normals[t], 2
-    distance = math.sqrt(best)
-    return (distance if (x - nearest) @ normal >= 0.0 else -distance), nearest, normal, kind
 
 
 class TriangleMesh(Surface):
@@ -80,9 +30,13 @@ class TriangleMesh(Surface):
     points : array (p, 3) [m, world]
     triangles : int array (t, 3)
         Vertex indices, counter-clockwise seen from outside (outward normals); every edge shared by two triangles.
+        Kept (as ``triangles``) in a spatial order.
+    reach : float, optional
+        R [m]: a grid cell lists the triangles within R of its points (default and least: the cells' half-diagonal,
+        about half the mean edge length); a point within R of the surface finds its nearest triangle in its own cell.
     """
 
-    def __init__(self, points: ArrayLike, triangles: ArrayLike):
+    def __init__(self, points: ArrayLike, triangles: ArrayLike, *, reach: float | None = None):
         P = np.asarray(points, dtype=float)
         T = np.asarray(triangles)
         if P.ndim != 2 or P.shape[1] != 3 or not np.all(np.isfinite(P)):
@@ -94,10 +48,18 @@ class TriangleMesh(Surface):
         area = np.linalg.norm(cross, axis=1)
         if np.any(area == 0.0):
             raise ConstraintError(f"TriangleMesh: triangles {np.flatnonzero(area == 0.0)[:5].tolist()} are degenerate")
+        order = spatial_order(P[T].mean(axis=1))  # kept in a spatial order (the grid reads neighbours together)
+        T, cross, area = T[order], cross[order], area[order]
         self.points, self.triangles, self.face_normals = P, T, cross / area[:, None]
+        self.corners = corners(P, T)
         self.edge_normals = self._edge_normals()
         self.vertex_normals = self._vertex_normals()
         self._round_off = 1e-12 * float(np.abs(P).max() + np.ptp(P, axis=0).max())  # [m]: distances below are noise
+        if reach is not None and not (np.isfinite(reach) and reach >= 0.0):
+            raise ConstraintError(f"TriangleMesh: reach must be a distance ≥ 0 [m], got {reach!r}")
+        self.normals = (self.face_normals, self.edge_normals, self.vertex_normals)
+        self.grid = build_grid(P, T, self.corners, self.normals, reach)
+        self.reach = self.grid.reach
 
     def _edge_normals(self) -> np.ndarray:
         """(t, 3, 3): for each triangle's edges ab, bc, ca the sum of the normals of the two faces sharing it."""
@@ -123,27 +85,41 @@ class TriangleMesh(Surface):
             np.add.at(normals, a, np.arccos(np.clip(cosine, -1.0, 1.0))[:, None] * N)
         return normals
 
-    def _feature(self, x):
+    def signed_distances(self, X: np.ndarray, cutoff: np.ndarray | float) -> tuple[np.ndarray, ...]:
+        """(s (m,) [m], ∂s/∂x (m, 3), nearest points (m, 3) [m], features (m,)) of the points X (m, 3) [m, world]:
+        exact where |s| ≤ cutoff (m,) [m]; elsewhere exact or a lower bound of |s| with its sign, zero gradient,
+        NaN nearest point and feature −1 (:func:`~flexbody.constraints.mesh_distance.signed_distances`). Features:
+        0 vertex, 1 edge, 2 face."""
+        X = np.ascontiguousarray(X, dtype=float).reshape(-1, 3)
+        m = X.shape[0]
+        s, gradient, nearest, feature = np.empty(m), np.empty((m, 3)), np.empty((m, 3)), np.empty(m, dtype=np.int64)
+        cut = np.ascontiguousarray(np.broadcast_to(cutoff, (m,)), dtype=float)
+        args = (self.corners, self.triangles, self.normals, self.grid, self._round_off)
+        signed_distances(X, cut, *args, s, gradient, nearest, feature)
+        return s, gradient, nearest, feature
+
+    def _feature(self, x) -> tuple[float, np.ndarray, int]:
+        """(s, ∂s/∂x (3,), feature kind) exactly at any distance: the grid within its reach, otherwise a pass over
+        all triangles."""
         x = np.asarray(x, dtype=float).reshape(3)
-        args = (self.points, self.triangles, self.face_normals, self.edge_normals, self.vertex_normals)
-        return (x, *nearest_feature(x, *args))
+        s, gradient, _, feature = self.signed_distances(x[None], self.reach)
+        if feature[0] >= 0:
+            return float(s[0]), gradient[0], int(feature[0])
+        s0, c, normal, kind = nearest_feature(x, self.corners, self.triangles, self.normals)
+        return s0, (x - c) / s0 if kind != 2 and abs(s0) > self._round_off else normal / np.linalg.norm(normal), kind
 
     def value(self, x: np.ndarray) -> np.ndarray:
         """s (1,) [m] at the point x (3,) [m, world]."""
-        return np.array([self._feature(x)[1]])
+        return np.array([self._feature(x)[0]])
 
     def gradient(self, x: np.ndarray) -> np.ndarray:
-        """D (1, 3): the face's normal off a face; ±(x − c)/‖x − c‖ off an edge or a vertex, its pseudonormal's
-        direction within round-off of it (where x − c is noise)."""
-        x, s, c, normal, kind = self._feature(x)
-        if kind == 2 or abs(s) <= self._round_off:
-            return (normal / np.linalg.norm(normal))[None, :]
-        return ((x - c) / s)[None, :]
+        """D (1, 3): the face's normal off a face; (x − c)/s off an edge or a vertex (c the nearest point), its
+        pseudonormal's direction within round-off of the surface (where x − c is noise)."""
+        return self._feature(x)[1][None, :]
 
     def hessian(self, x: np.ndarray) -> np.ndarray:
         """∂²s/∂x² (1, 3, 3) [1/m]: (I − n nᵀ)/s off an edge or a vertex, zero off a face."""
-        x, s, c, _, kind = self._feature(x)
+        s, n, kind = self._feature(x)
         if kind == 2 or abs(s) <= self._round_off:
             return np.zeros((1, 3, 3))
-        n = (x - c) / s
         return ((np.eye(3) - np.outer(n, n)) / s)[None]

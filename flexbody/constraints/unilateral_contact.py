@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..rigid.state_view import StateView
     from .surfaces import Surface
 
-__all__ = ["Contact", "ContactFrame", "tangent_basis", "plane_rows"]
+__all__ = ["Contact", "ContactFrame", "tangent_basis", "tangent_bases", "plane_rows"]
 
 
 class ContactFrame(NamedTuple):
@@ -47,15 +47,31 @@ class ContactFrame(NamedTuple):
     point: np.ndarray
 
 
+@nb.njit(cache=True)
+def tangent_bases(normals, bases) -> None:
+    """B (k, 3, 3) = [n, t₁, t₂] of unit normals n (k, 3) into ``bases``: right-handed and orthonormal, with t₁ = n ×
+    e_j/‖n × e_j‖ for e_j the axis of n's smallest component (a choice fixed by n, so a contact's frame does not jump
+    while n stays put)."""
+    for m in range(normals.shape[0]):
+        x, y, z = normals[m, 0], normals[m, 1], normals[m, 2]
+        if abs(x) <= abs(y) and abs(x) <= abs(z):
+            a, b, c = 0.0, z, -y
+        elif abs(y) <= abs(z):
+            a, b, c = -z, 0.0, x
+        else:
+            a, b, c = y, -x, 0.0
+        norm = math.sqrt(a * a + b * b + c * c)
+        a, b, c = a / norm, b / norm, c / norm
+        bases[m, 0, 0], bases[m, 0, 1], bases[m, 0, 2] = x, a, y * c - z * b
+        bases[m, 1, 0], bases[m, 1, 1], bases[m, 1, 2] = y, b, z * a - x * c
+        bases[m, 2, 0], bases[m, 2, 1], bases[m, 2, 2] = z, c, x * b - y * a
+
+
 def tangent_basis(n: np.ndarray) -> np.ndarray:
-    """B (3, 3) = [n, t₁, t₂], right-handed and orthonormal, with t₁ ⟂ the axis of n's smallest component (a
-    choice fixed by n, so a contact's frame does not jump while n stays put)."""
-    x, y, z = float(n[0]), float(n[1]), float(n[2])
-    k = int(np.argmin(np.abs(n)))
-    t1 = (0.0, z, -y) if k == 0 else ((-z, 0.0, x) if k == 1 else (y, -x, 0.0))  # n × (the k-th axis)
-    norm = math.sqrt(t1[0] ** 2 + t1[1] ** 2 + t1[2] ** 2)
-    a, b, c = t1[0] / norm, t1[1] / norm, t1[2] / norm
-    return np.array([[x, a, y * c - z * b], [y, b, z * a - x * c], [z, c, x * b - y * a]])
+    """B (3, 3) = [n, t₁, t₂] of one unit normal n (3,) (:func:`tangent_bases`)."""
+    basis = np.empty((1, 3, 3))
+    tangent_bases(np.asarray(n, dtype=float).reshape(1, 3), basis)
+    return basis[0]
 
 
 @nb.njit(cache=True)

@@ -4,7 +4,14 @@ local-velocity rows G (3c, n) in a sparse pattern fixed once, whose values are r
 The rows of each contact are those of :meth:`~flexbody.constraints.unilateral_contact.Contact.frame` (one
 declaration, :func:`~flexbody.constraints.unilateral_contact.plane_rows`): contacts of points on the trees' links
 with planes are evaluated together in one compiled call on the trees' forest (kinematics, point Jacobians, rows);
-the others one by one.
+contacts of flexible nodes with one plane or one triangle mesh together, a node's Jacobian being the identity on
+its three columns (so G = Bᵀ there); the others one by one.
+
+A mesh's distance is exact within a cutoff (:meth:`~flexbody.constraints.mesh_surface.TriangleMesh.signed_distances`):
+each node's cutoff is its ball's radius plus twice the distance it covers in a step at its speed before or without
+the contacts (the contacts the step considers are those whose gap may close within the step at these speeds,
+:meth:`~flexbody.solvers.contact_step.ContactStepper._closing`). Beyond it the recorded gap is a lower bound and the
+contact's rows are zero; a node deeper inside the mesh than its cutoff is an error that names it.
 """
 
 from __future__ import annotations
@@ -15,11 +22,15 @@ import numba as nb
 import numpy as np
 import scipy.sparse as sp
 
+from ..constraints.mesh_surface import TriangleMesh
+from ..constraints.nodes import Node
 from ..constraints.surfaces import Plane
 from ..constraints.unilateral_contact import plane_rows
+from ..errors import StateError
 from ..rigid.algorithms import kinematics, point_terms
 from ..rigid.anchors import LinkPoint
 from ..system.joint_program import forest_model
+from .node_contact_rows import mesh_node_rows, plane_node_rows
 
 __all__ = ["ContactFrames", "Frames"]
 
@@ -46,6 +57,16 @@ class _Forest(NamedTuple):
     bases: np.ndarray
     col_start: np.ndarray
     col_count: np.ndarray
+
+
+class _NodeGroup(NamedTuple):
+    """Contacts of flexible nodes with one ``surface`` (a Plane or a TriangleMesh): their indices, the nodes' first
+    global columns and the balls' radii."""
+
+    contacts: np.ndarray
+    columns: np.ndarray
+    radii: np.ndarray
+    surface: Plane | TriangleMesh
 
 
 @nb.njit(cache=True)
@@ -82,8 +103,9 @@ class ContactFrames:
         self.asm, self.contacts = asm, list(contacts)
         c = len(self.contacts)
         on_planes = [i for i, k in enumerate(self.contacts) if type(k.anchor) is LinkPoint and type(k.surface) is Plane]
-        planar = set(on_planes)
-        self.single = [i for i in range(c) if i not in planar]
+        self.groups = self._node_groups()
+        grouped = set(on_planes).union(*(g.contacts.tolist() for g in self.groups))
+        self.single = [i for i in range(c) if i not in grouped]
         self.forest = self._forest(np.array(on_planes, dtype=np.int64)) if on_planes else None
         self._pattern: tuple | None = None  # (indptr, indices) of G, made at the first state
         self._columns: dict = {}
@@ -108,8 +130,23 @@ class ContactFrames:
             np.array([t.n_dofs for t in trees], dtype=np.int64),
         )
 
-    def at(self, ws) -> Frames:
-        """The frames at the state of the workspace ``ws``."""
+    def _node_groups(self) -> list[_NodeGroup]:
+        """The contacts of flexible nodes with planes and triangle meshes, one group per surface."""
+        by_surface: dict[int, list[int]] = {}
+        for i, k in enumerate(self.contacts):
+            if type(k.anchor) is Node and type(k.surface) in (Plane, TriangleMesh):
+                by_surface.setdefault(id(k.surface), []).append(i)
+        groups = []
+        for ids in by_surface.values():
+            nodes = [self.contacts[i].anchor for i in ids]
+            columns = np.array([self.asm.offsets[a.body] + 3 * a.index for a in nodes], dtype=np.int64)
+            radii = np.array([self.contacts[i].r for i in ids], dtype=float)
+            groups.append(_NodeGroup(np.array(ids, dtype=np.int64), columns, radii, self.contacts[ids[0]].surface))
+        return groups
+
+    def at(self, ws, h: float = 0.0, v_free: np.ndarray | None = None) -> Frames:
+        """The frames at the state of the workspace ``ws``; a mesh's gaps exact within the distance a node covers in
+        two steps of size h [s] at its speed under ws.v or ``v_free`` (module docstring)."""
         single = {}
         for i in self.single:
             frame = self.contacts[i].frame(ws)
@@ -121,11 +158,36 @@ class ContactFrames:
         if self.forest is not None:
             n_r = self.asm.n_rigid
             forest_plane_rows(*self._model, ws.q[:n_r], ws.v[:n_r], self.forest, self._starts, self.gap, data)
+        for group in self.groups:
+            self._node_rows(group, ws, h, v_free, data)
         for i, (_, G) in single.items():
             data[self._starts[i] : self._starts[i] + G.size] = np.asarray(G, dtype=float).ravel()
         indptr, indices = self._pattern  # type: ignore[misc]  # made by _layout just above when missing
         G = sp.csr_matrix((data.copy(), indices, indptr), shape=self._shape)
         return Frames(self.gap.copy(), self.basis.copy(), G)
+
+    def _node_rows(self, group: _NodeGroup, ws, h: float, v_free: np.ndarray | None, data: np.ndarray) -> None:
+        """Gaps, frames and rows of a node group into ``gap``, ``basis`` and ``data``
+        (:mod:`flexbody.solvers.node_contact_rows`); StateError for nodes deeper inside a mesh than their cutoff."""
+        surface, args = group.surface, (group.columns, group.radii, group.contacts)
+        if isinstance(surface, Plane):
+            plane = (surface.normal, surface.point, self.contacts[group.contacts[0]].plane_basis)
+            plane_node_rows(ws.q, *args, *plane, self._starts, self.gap, self.basis, data)
+            return
+        mesh = (surface.corners, surface.triangles, surface.normals, surface.grid, surface._round_off)
+        free = ws.v if v_free is None else v_free
+        s, feature = mesh_node_rows(ws.q, ws.v, free, h, *args, mesh, self._starts, self.gap, self.basis, data)
+        deep = np.flatnonzero((feature < 0) & (s < 0.0))
+        if deep.size:
+            self._too_deep(group, deep, s, ws.t)
+
+    def _too_deep(self, group: _NodeGroup, which: np.ndarray, s: np.ndarray, t: float) -> None:
+        names = [self.contacts[group.contacts[k]].name for k in which]
+        raise StateError(
+            f"contact at t = {t:.9g} s: {len(names)} node(s) are inside the triangle mesh deeper than their cutoff "
+            f"(at least {float(-s[which].max()):.3g} m): {names[:5] + (['…'] if len(names) > 5 else [])}; a smaller "
+            f"step keeps them out, a larger TriangleMesh(reach=...) finds how deep"
+        )
 
     def _layout(self, ws, single) -> None:
         """The CSR pattern of G (rows 3i … 3i + 2 of contact i on its columns) and where each group's values go."""
@@ -135,6 +197,9 @@ class ContactFrames:
             for i, first, count in zip(self.forest.contacts, self.forest.col_start, self.forest.col_count):
                 columns[i] = np.arange(first, first + count, dtype=np.int64)
                 self.basis[i] = self.contacts[i].plane_basis
+        for group in self.groups:
+            for i, first in zip(group.contacts, group.columns):
+                columns[i] = np.arange(first, first + 3, dtype=np.int64)
         for i, cols in self._columns.items():
             columns[i] = cols
         sizes = np.array([c.size for c in columns], dtype=np.int64)

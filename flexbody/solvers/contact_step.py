@@ -108,7 +108,7 @@ class ContactStepper:
         dv, y = self._solve(r1, r2)
         v_free = v + dv
         before_rows = time.perf_counter()
-        frames = self.frames.at(ws)
+        frames = self.frames.at(ws, h, v_free)
         self.seconds["contact_rows"] += time.perf_counter() - before_rows
         u_before, u_free = frames.G @ v, frames.G @ v_free
         impulses, sweeps = np.zeros((len(self.contacts), 3)), 0
