@@ -109,7 +109,7 @@ def test_a_node_deeper_in_a_mesh_than_its_cutoff_stops_the_run_naming_it():
     block = trimesh.creation.box((0.4, 0.4, 0.2)).subdivide().subdivide().subdivide()
     block.apply_translation((0.0, 0.0, -0.055))
     assert fb.TriangleMesh(block.vertices, block.faces).reach < 0.022
-    with pytest.raises(fb.StateError, match="deeper than their cutoff.*block.node"):
+    with pytest.raises(fb.StateError, match=r"deeper than their cutoff.*block.node"):
         _falling_block(fb.TriangleMesh(block.vertices, block.faces), initial_penetration=1.0)
 
 

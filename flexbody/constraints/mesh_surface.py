@@ -85,6 +85,12 @@ class TriangleMesh(Surface):
             np.add.at(normals, a, np.arccos(np.clip(cosine, -1.0, 1.0))[:, None] * N)
         return normals
 
+    @property
+    def kernel_arrays(self) -> tuple:
+        """(corners (t, 9), triangles (t, 3), normals, grid, round-off [m]): what the compiled queries read
+        (:func:`~flexbody.constraints.mesh_distance.signed_distances`)."""
+        return (self.corners, self.triangles, self.normals, self.grid, self._round_off)
+
     def signed_distances(self, X: np.ndarray, cutoff: np.ndarray | float) -> tuple[np.ndarray, ...]:
         """(s (m,) [m], ∂s/∂x (m, 3), nearest points (m, 3) [m], features (m,)) of the points X (m, 3) [m, world]:
         exact where |s| ≤ cutoff (m,) [m]; elsewhere exact or a lower bound of |s| with its sign, zero gradient,
@@ -94,8 +100,7 @@ class TriangleMesh(Surface):
         m = X.shape[0]
         s, gradient, nearest, feature = np.empty(m), np.empty((m, 3)), np.empty((m, 3)), np.empty(m, dtype=np.int64)
         cut = np.ascontiguousarray(np.broadcast_to(cutoff, (m,)), dtype=float)
-        args = (self.corners, self.triangles, self.normals, self.grid, self._round_off)
-        signed_distances(X, cut, *args, s, gradient, nearest, feature)
+        signed_distances(X, cut, *self.kernel_arrays, s, gradient, nearest, feature)
         return s, gradient, nearest, feature
 
     def _feature(self, x) -> tuple[float, np.ndarray, int]:

@@ -174,7 +174,7 @@ class ContactFrames:
             plane = (surface.normal, surface.point, self.contacts[group.contacts[0]].plane_basis)
             plane_node_rows(ws.q, *args, *plane, self._starts, self.gap, self.basis, data)
             return
-        mesh = (surface.corners, surface.triangles, surface.normals, surface.grid, surface._round_off)
+        mesh = surface.kernel_arrays
         free = ws.v if v_free is None else v_free
         s, feature = mesh_node_rows(ws.q, ws.v, free, h, *args, mesh, self._starts, self.gap, self.basis, data)
         deep = np.flatnonzero((feature < 0) & (s < 0.0))

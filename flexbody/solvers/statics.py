@@ -10,7 +10,9 @@ Which solver runs follows from the model, not from the caller's choice of functi
 - anything else (rigid trees, closures, attachments, actuator inputs): the bordered Newton iteration on
   (q, λ) of Mq̈ = 0 in [DE-7], τ = h(q) − Φᵀλ, φ(q) = 0
   (:func:`flexbody.solvers.constrained_statics.static_equilibrium`);
-- with ``task`` and ``target``: inverse statics [DE 6.3] (:func:`flexbody.solvers.inverse_statics.inverse_statics`).
+- with ``task`` and ``target``: inverse statics [DE 6.3] (:func:`flexbody.solvers.inverse_statics.inverse_statics`);
+- flexible bodies held by Fix (or by nothing) with unilateral contacts: Newton with the contact problem solved at
+  every iteration (:mod:`flexbody.solvers.contact_statics`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..threads import one_blas_thread
 from .arc_length import ArcLength, follow_path
 from .constrained_stability import equilibrium_counts
 from .constrained_statics import Equilibrium, static_equilibrium
+from .contact_statics import solve_contact_static
 from .flexible_statics import solve_flexible
 from .inverse_statics import inverse_statics
 from .newton_settings import NewtonSettings
@@ -110,13 +113,14 @@ def solve_static(
     ConvergenceError
         No equilibrium after the allowed bisections; ``last_good`` holds what converged.
     """
-    refuse_contacts(model, "solve_static")
     if not isinstance(load_steps, (int, np.integer)) or load_steps < 1:
         raise FlexbodyError(f"solve_static: load_steps must be a positive integer, got {load_steps!r}")
     if settings is not None and not isinstance(settings, NewtonSettings):
         raise FlexbodyError(f"solve_static: settings must be a NewtonSettings, got {type(settings).__name__}")
     if (task is None) != (target is None):
         raise FlexbodyError("solve_static: inverse statics needs both task and target")
+    if getattr(model, "contacts", None):
+        return _with_contacts(model, load_steps, settings, q_start, tau, tau_k, task, path, branch)
     if task is not None:
         assert target is not None  # both or neither (checked above)
         deprecated("solve_static(model, task=..., target=...)", "fb.inverse_statics(model, task, target)")
@@ -151,6 +155,15 @@ def solve_static(
         asm, tau, tau_k=tau_k, q0=q_start, t=t, load_steps=load_steps, **_constrained_settings(settings)
     )
     return _as_results(asm, equilibrium, q_start, t)
+
+
+def _with_contacts(model, load_steps, settings, q_start, tau, tau_k, task, path, branch) -> Results:
+    """The equilibrium of flexible bodies held by Fix (or by nothing) with unilateral contacts
+    (:mod:`flexbody.solvers.contact_statics`); FlexbodyError for any other model with contacts."""
+    if not _flexible_only(model) or any(x is not None for x in (tau, tau_k, task, path, branch)):
+        refuse_contacts(model, "solve_static (with rigid trees, other constraints, inputs, tasks or paths)")
+    assert isinstance(model, System)  # _flexible_only
+    return solve_contact_static(model, load_steps=load_steps, settings=settings, q_start=q_start)
 
 
 def _flexible_only(model: object) -> TypeGuard[System]:

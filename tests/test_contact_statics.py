@@ -1,0 +1,83 @@
+"""solve_static with unilateral contacts (flexbody.solvers.contact_statics): flexible bodies resting on or pressed
+against rigid surfaces without friction, against closed forms."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import flexbody as fb
+
+YOUNG, NU, SIZE, LOAD = 1e6, 0.3, 0.1, 200.0
+
+
+def _block(traction, **settings):
+    """A 0.1 m cube (2 × 2 × 2 bricks, St Venant–Kirchhoff) on nine bottom-node contacts with a plane, a dead
+    ``traction`` (3,) [N] spread over its top; its static solve."""
+    mesh = fb.mesh.box((SIZE, SIZE, SIZE), (2, 2, 2))
+    body = fb.FlexibleBody("block", mesh, fb.StVenantKirchhoff(young=YOUNG, poisson=NU, density=1000.0))
+    contacts = fb.node_contacts(body, fb.Plane((0.0, 0.0, 1.0)), "z0")
+    system = fb.System([body], loads=[fb.SurfaceTraction(body, "z1", total=traction)], constraints=contacts)
+    return body, fb.solve_static(system, **settings)
+
+
+def test_a_block_pressed_on_a_frictionless_plane_compresses_as_svk_says():
+    """Nothing holds the block but its contacts (its sideways motions and its turn about z are free and undriven):
+    the static solve finds the uniaxial compression the bricks represent exactly, F = diag(a, a, b) with S_xx = 0
+    and b S_zz = −P/A (scipy's fsolve), up to the undetermined turn (measured: 1.9e-11 rad); b and the edge's
+    stretch a to 1e-12, Σ f_n = 200 N, every gap closed to round-off."""
+    from scipy.optimize import fsolve
+
+    body, res = _block((0.0, 0.0, -LOAD), settings=fb.NewtonSettings(tol=1e-14))
+    lame, shear = YOUNG * NU / ((1 + NU) * (1 - 2 * NU)), YOUNG / (2 * (1 + NU))
+
+    def balance(x):
+        a, b = x
+        lateral, axial = (a * a - 1) / 2, (b * b - 1) / 2
+        trace = 2 * lateral + axial
+        return [lame * trace + 2 * shear * lateral, b * (lame * trace + 2 * shear * axial) + LOAD / SIZE**2]
+
+    a, b = fsolve(balance, [1.0, 1.0], xtol=1e-15)
+    X = res.q[-1][res.system.body_slice(body)].reshape(-1, 3)
+    assert X[:, 2].max() / SIZE == pytest.approx(b, rel=1e-12)
+    assert np.linalg.norm(X[2] - X[0]) / SIZE == pytest.approx(a, rel=1e-12)  # an edge: the free turn about z aside
+    assert res.histories["contact_normal_force"][-1].sum() == pytest.approx(LOAD, rel=1e-12)
+    assert np.abs(res.histories["contact_gap"][-1]).max() < 1e-14
+    assert np.all(res.histories["contact_normal_force"][-1] > 0.0)
+
+
+def test_a_block_lifted_at_one_edge_opens_its_contacts_there():
+    """A frictionless block pressed down by 300 N at the middle of its top and lifted by 100 N at a top corner (the
+    resultant inside the base): the contacts under the lifted corner open (zero force, positive gap), the others
+    carry the net 200 N (Σ f_n to 1e-10) with their gaps closed: the Signorini conditions hold at every contact."""
+    mesh = fb.mesh.box((SIZE, SIZE, SIZE), (2, 2, 2))
+    body = fb.FlexibleBody("block", mesh, fb.StVenantKirchhoff(young=YOUNG, poisson=NU, density=1000.0))
+    X = mesh.points
+    top = np.flatnonzero(np.isclose(X[:, 2], SIZE))
+    down = top[np.argmin(np.linalg.norm(X[top, :2] - SIZE / 2, axis=1))]
+    up = top[np.argmax(X[top, 0] + X[top, 1])]
+    loads = [fb.NodalForce(body, down, (0.0, 0.0, -300.0)), fb.NodalForce(body, up, (0.0, 0.0, 100.0))]
+    contacts = fb.node_contacts(body, fb.Plane((0.0, 0.0, 1.0)), "z0")
+    res = fb.solve_static(fb.System([body], loads=loads, constraints=contacts), load_steps=4)
+    gap, force = res.histories["contact_gap"][-1], res.histories["contact_normal_force"][-1]
+    assert force.sum() == pytest.approx(200.0, rel=1e-10)
+    assert np.all(force >= 0.0) and np.all(gap >= -1e-12)
+    assert np.all(np.abs(gap * force) < 1e-12 * 200.0 * SIZE)
+    assert (gap > 1e-6).sum() >= 1 and (force > 0.0).sum() >= 3
+
+
+def test_statics_refuses_friction_naming_the_contacts():
+    material = fb.StVenantKirchhoff(young=YOUNG, poisson=NU, density=1000.0)
+    body = fb.FlexibleBody("block", fb.mesh.box((SIZE, SIZE, SIZE), (1, 1, 1)), material)
+    contacts = fb.node_contacts(body, fb.Plane((0.0, 0.0, 1.0)), "z0", friction=0.5)
+    system = fb.System([body], loads=[fb.Gravity(body)], constraints=contacts)
+    with pytest.raises(fb.FlexbodyError, match=r"block.node0.*have friction.*MoreauJean"):
+        fb.solve_static(system)
+
+
+def test_statics_with_contacts_on_a_rigid_tree_is_refused_naming_the_contacts():
+    tree = fb.RigidTree("block", gravity=(0.0, 0.0, -9.81))
+    tree.add_link("z", None, fb.Prismatic((0.0, 0.0, 1.0)), mass=1.0)
+    system = fb.System([tree], constraints=[fb.Contact(tree.point("z"), fb.Plane((0.0, 0.0, 1.0)), name="floor")])
+    with pytest.raises(fb.FlexbodyError, match=r"unilateral contacts.*floor"):
+        fb.solve_static(system)
