@@ -23,7 +23,16 @@ from .surfaces import Box, ImplicitSurface, Plane, Sphere, Surface
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
 
-__all__ = ["ContactPoint"]
+__all__ = ["ContactPoint", "CONTACT_HISTORIES", "contact_histories"]
+
+CONTACT_HISTORIES = ("contact_gap", "contact_normal_force", "contact_friction_force", "contact_slip_speed")
+"""The recorded contact histories, one column per contact (compliant ones first, then the unilateral ones): the gap
+(c,) [m], the normal force (c,) [N], the friction force (c, 3) [N, world] and the slip speed (c,) [m/s]."""
+
+
+def contact_histories(gap, normal, friction, slip) -> dict[str, np.ndarray]:
+    """The :data:`CONTACT_HISTORIES` of a state (or a step) from its four arrays, in that order."""
+    return dict(zip(CONTACT_HISTORIES, (np.asarray(gap), np.asarray(normal), np.asarray(friction), np.asarray(slip))))
 
 
 class ContactPoint:

@@ -15,14 +15,15 @@ from pathlib import Path
 
 import numpy as np
 
+from ..constraints.contact_points import CONTACT_HISTORIES
 from ..errors import FlexbodyError
 from .frames import recorded_steps, results_system, write_collection
 
 __all__ = ["write_contact_pvd", "contact_mesh", "HISTORIES"]
 
 
-HISTORIES = ("contact_gap", "contact_normal_force", "contact_friction_force", "contact_slip_speed")
-"""The recorded contact histories, one column per contact (compliant ones first, then the unilateral ones)."""
+HISTORIES = CONTACT_HISTORIES
+"""The recorded contact histories (:data:`~flexbody.constraints.contact_points.CONTACT_HISTORIES`)."""
 
 
 def _contacts(system) -> list:

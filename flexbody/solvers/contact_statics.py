@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg  # noqa: F401  (sp.linalg)
 
+from ..constraints.contact_points import contact_histories
 from ..errors import ConvergenceError, FlexbodyError
 from ..io.results import Results
 from ..linalg.sparse_factor import SparseFactor
@@ -66,7 +67,7 @@ def solve_contact_static(
     """Static equilibrium of the flexible bodies of ``system`` (held by Fix or by nothing) with their contacts, in
     ``load_steps`` equal increments (a failing one bisected), as :func:`flexbody.solve_static` returns it, with the
     contact histories of every converged step: "contact_gap" [m], "contact_normal_force" [N],
-    "contact_friction_force" (c, 3) [N, world] and "contact_slip_speed" (zero: a static state)."""
+    "contact_friction_force" (c, 3) and "contact_slip_speed" (zero: frictionless, and static)."""
     settings = settings or NewtonSettings()
     q = system.reference_coordinates() if q_start is None else np.array(q_start, dtype=float)
     if q.shape != (system.n_dofs,) or not np.all(np.isfinite(q)):
@@ -173,7 +174,6 @@ def _results(system: System, points: list) -> Results:
     """Static Results of the converged points (s, q, history, frames, forces (c, 3)), the start first."""
     gaps = np.array([frames.gap for *_, frames, _ in points])
     normal = np.array([p[:, 0] for *_, p in points])
-    friction = np.array([np.einsum("cij,cj->ci", f.basis[:, :, 1:], p[:, 1:]) for *_, f, p in points])
     iterations = [max(len(h) - 1, 0) for _, _, h, _, _ in points]
     return Results(
         kind="static",
@@ -187,10 +187,7 @@ def _results(system: System, points: list) -> Results:
         histories={
             "newton_iterations": np.array(iterations, dtype=float),
             "residual": np.array([h[-1] if h else 0.0 for _, _, h, _, _ in points]),
-            "contact_gap": gaps,
-            "contact_normal_force": normal,
-            "contact_friction_force": friction,
-            "contact_slip_speed": np.zeros_like(normal),
+            **contact_histories(gaps, normal, np.zeros((*normal.shape, 3)), np.zeros_like(normal)),  # frictionless
         },
         metadata={"solver": "Newton with the contact problem per iteration", "stable": None},
     )

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..constraints.contact_points import contact_histories
 from ..dynamics.results import ForwardResult
 from ..errors import StateError
 from ..linalg.csr_products import transposed_product
@@ -77,10 +78,12 @@ def contact_rows(step: ContactStep, h: float) -> dict:
     touching = step.impulses[:, 0] > 0.0
     return {
         "contact_sweeps": step.sweeps,
-        "contact_gap": step.gap,
-        "contact_normal_force": step.impulses[:, 0] / h,
-        "contact_friction_force": np.einsum("cij,cj->ci", step.basis[:, :, 1:], step.impulses[:, 1:]) / h,
-        "contact_slip_speed": np.where(touching, np.hypot(step.local[:, 1], step.local[:, 2]), 0.0),
+        **contact_histories(
+            step.gap,
+            step.impulses[:, 0] / h,
+            np.einsum("cij,cj->ci", step.basis[:, :, 1:], step.impulses[:, 1:]) / h,
+            np.where(touching, np.hypot(step.local[:, 1], step.local[:, 2]), 0.0),
+        ),
     }
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..constraints.contact_points import contact_histories
+
 __all__ = ["AppliedForces"]
 
 
@@ -65,18 +67,11 @@ class AppliedForces:
         return K, C
 
     def contact_rows(self, ev) -> dict[str, np.ndarray]:
-        """The recorded state of the ``contacts`` among the elements (in their order):
-        "contact_gap" (c,) [m], "contact_normal_force" (c,) [N], "contact_friction_force" (c, 3) [N, world],
-        "contact_slip_speed" (c,) [m/s]; empty without contacts."""
+        """The recorded state of the ``contacts`` among the elements (in their order): their
+        :data:`~flexbody.constraints.contact_points.CONTACT_HISTORIES`; empty without contacts."""
         if not self.contacts:
             return {}
-        gap, normal, friction, slip = zip(*(contact.report(ev) for contact in self.contacts))
-        return {
-            "contact_gap": np.array(gap),
-            "contact_normal_force": np.array(normal),
-            "contact_friction_force": np.array(friction),
-            "contact_slip_speed": np.array(slip),
-        }
+        return contact_histories(*zip(*(contact.report(ev) for contact in self.contacts)))
 
     def potential(self, ev) -> float:
         """Energy stored in the elements [J]."""
