@@ -70,6 +70,7 @@ __all__ = [
     "Sphere",
     "Box",
     "TriangleMesh",
+    "BodySurface",
     "Cylinder",
     "ImplicitSurface",
     "LinearCoupling",
@@ -194,6 +195,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
     from . import constraints, control, dynamics, fem, io, linalg, mechanisms, progress, reduced, rigid, solvers, system
     from .constraints import (
         AttachNodes,
+        BodySurface,
         Box,
         Bushing,
         CompliantContact,

@@ -9,6 +9,7 @@ May import: errors, fem, rigid.
 
 from .attachments import AttachNodes, FixNodes, TieNodes, pin
 from .base import Constraint, ConstraintRows, Fix
+from .body_surface import BodySurface
 from .bushing import Bushing
 from .closures import Distance, Hinge, OnSurface, PointToPoint, Weld
 from .compliant_contact import CompliantContact
@@ -44,6 +45,7 @@ __all__ = [
     "nearest_node",
     "Box",
     "TriangleMesh",
+    "BodySurface",
     "Cylinder",
     "ImplicitSurface",
     "Plane",

@@ -17,6 +17,7 @@ from ..errors import FlexbodyError
 from ..rigid.anchors import Anchor, FrameAnchor
 from ..rigid.exponential_coordinates import skew
 from .base import finite_number, merge_pieces
+from .body_surface import BodySurface
 from .mesh_surface import TriangleMesh
 from .surfaces import Box, ImplicitSurface, Plane, Sphere, Surface
 
@@ -44,14 +45,16 @@ class ContactPoint:
         if not isinstance(anchor, Anchor):
             raise FlexbodyError(f"{who}: the point must be an anchor (tree.point or a flexible node), got {anchor!r}")
         distances = (Plane, Sphere, Box, TriangleMesh)  # a Cylinder is a Sphere
-        allowed = (*distances, ImplicitSurface) if implicit else distances
+        allowed = (*distances, ImplicitSurface, BodySurface) if implicit else distances
         if not isinstance(surface, allowed):
             raise FlexbodyError(
                 f"{who}: the surface must be a Plane, Sphere, Cylinder, Box or TriangleMesh (a signed distance)"
-                + (" or an ImplicitSurface" if implicit else "")
+                + (" or an ImplicitSurface or a BodySurface" if implicit else "")
                 + f", got {type(surface).__name__}"
-                + ("" if implicit else "; an ImplicitSurface's value is not a distance")
+                + ("" if implicit else "; an ImplicitSurface's value is not a distance, a BodySurface moves")
             )
+        if isinstance(surface, BodySurface):
+            _check_on_body(anchor, surface, radius, who)
         if isinstance(surface, ImplicitSurface) and surface.n_rows != 1:
             raise FlexbodyError(f"{who}: the ImplicitSurface must be a surface (one row), got {surface.n_rows} rows")
         if not anchor.trees and not getattr(anchor, "bodies", ()):
@@ -62,11 +65,13 @@ class ContactPoint:
 
     def gap(self, ev: StateView) -> float:
         """g [m] (negative: it penetrates) at ``ev``: :meth:`gap_at` of the anchor's position."""
-        return self.gap_at(self.anchor.position(ev))
+        return self.gap_at(self.anchor.position(ev), ev)
 
-    def gap_at(self, x: np.ndarray) -> float:
+    def gap_at(self, x: np.ndarray, ev: StateView | None = None) -> float:
         """g = s(x) − r [m] for a distance s; s(x)/‖∇s(x)‖ − r for an ImplicitSurface (its first-order distance,
-        exact on the surface, where a contact's gap closes)."""
+        exact on the surface, where a contact's gap closes); for a BodySurface at the state ``ev``."""
+        if isinstance(self.surface, BodySurface):
+            return self.surface.nearest(x, ev).s - self.r  # type: ignore[arg-type]  # a moving surface: at ev
         s = float(self.surface.value(x)[0])
         if isinstance(self.surface, ImplicitSurface):
             s /= float(np.linalg.norm(self.surface.gradient(x)[0]))
@@ -87,7 +92,7 @@ class ContactPoint:
         """(c (3,) [m], n (3,)): the point that touches (x − r n, the anchor itself for r = 0) and the surface's
         outward unit normal there, in world coordinates."""
         x = self.anchor.position(ev)
-        n = self.normal(x)
+        n = self.surface.nearest(x, ev).normal if isinstance(self.surface, BodySurface) else self.normal(x)
         return x - self.r * n, n
 
     def kinematics(self, ev: StateView, velocity: bool = True):
@@ -103,3 +108,17 @@ class ContactPoint:
         J, J_c = both[:3], both[3:]
         v_c = (J_c @ ev.v[cols]) if velocity else np.zeros(3)
         return x, v_c, cols, J, J_c
+
+
+def _check_on_body(anchor: Anchor, surface: BodySurface, radius: float, who: str) -> None:
+    """FlexbodyError for a point of the surface's own body (self-contact) or a ball that would roll on it."""
+    if surface.body in getattr(anchor, "bodies", ()):
+        raise FlexbodyError(
+            f"{who}: {anchor.label} is on body {surface.body.name!r} itself: a body's contact with its own surface "
+            "(self-contact) is not taken"
+        )
+    if isinstance(anchor, FrameAnchor) and radius > 0.0:
+        raise FlexbodyError(
+            f"{who}: a ball on a link frame would roll on the flexible surface of {surface.body.name!r}, which is not "
+            "taken; use a point (tree.point) with the radius, or a ball on a flexible node"
+        )

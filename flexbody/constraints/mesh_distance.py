@@ -32,7 +32,16 @@ import numba as nb
 import numpy as np
 import scipy.ndimage as ndimage
 
-__all__ = ["MeshGrid", "build_grid", "corners", "nearest_feature", "signed_distances", "spatial_order"]
+__all__ = [
+    "MeshGrid",
+    "build_grid",
+    "corners",
+    "edge_pairs",
+    "nearest_feature",
+    "pseudonormals",
+    "signed_distances",
+    "spatial_order",
+]
 
 _MAX_CELLS = 2_000_000  # a finer grid costs memory and build time for little gain
 
@@ -108,9 +117,9 @@ def _candidate(x, t, soup):
 
 @nb.njit(cache=True)
 def nearest_feature(x, soup, triangles, normals):
-    """(s, nearest point (3,), pseudonormal (3,), feature kind 0 vertex / 1 edge / 2 face) of the point x (3,), by a
-    pass over all triangles (exact at any distance); ``soup`` (t, 9) their corners, ``triangles`` (t, 3) their
-    vertex indices, ``normals`` the (face, edge, vertex) normals."""
+    """(s, nearest point (3,), pseudonormal (3,), feature kind 0 vertex / 1 edge / 2 face, triangle) of the point x
+    (3,), by a pass over all triangles (exact at any distance); ``soup`` (t, 9) their corners, ``triangles`` (t, 3)
+    their vertex indices, ``normals`` the (face, edge, vertex) normals."""
     best, t, feature, nearest = math.inf, 0, 6, np.zeros(3)
     for m in range(triangles.shape[0]):
         squared, f, c0, c1, c2 = _candidate(x, m, soup)
@@ -118,12 +127,38 @@ def nearest_feature(x, soup, triangles, normals):
             best, t, feature, nearest[0], nearest[1], nearest[2] = squared, m, f, c0, c1, c2
     n0, n1, n2, kind = _pseudonormal(t, feature, triangles, normals)
     normal, distance = np.array([n0, n1, n2]), math.sqrt(best)
-    return (distance if (x - nearest) @ normal >= 0.0 else -distance), nearest, normal, kind
+    return (distance if (x - nearest) @ normal >= 0.0 else -distance), nearest, normal, kind, t
 
 
 def corners(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     """(t, 9): each triangle's corners a, b, c, contiguous (the kernels read a triangle from one place)."""
     return np.ascontiguousarray(points[triangles].reshape(-1, 9))
+
+
+def edge_pairs(triangles: np.ndarray) -> np.ndarray | None:
+    """For the 3t edges ab, bc, ca of the triangles (t, 3), the index (3t,) of each among the mesh's edges; None
+    unless every edge is shared by exactly two triangles (a closed mesh)."""
+    edges = np.stack([triangles[:, [0, 1]], triangles[:, [1, 2]], triangles[:, [2, 0]]], axis=1)
+    _, index, counts = np.unique(np.sort(edges.reshape(-1, 2), axis=1), axis=0, return_inverse=True, return_counts=True)
+    return index.ravel() if np.all(counts == 2) else None
+
+
+def pseudonormals(points: np.ndarray, triangles: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(face (t, 3), edge (t, 3, 3), vertex (p, 3)) normals of a closed mesh (``edges`` from :func:`edge_pairs`): the
+    unit face normals, for each triangle's edges ab, bc, ca the sum of the normals of the two faces sharing it, and
+    at each vertex the angle-weighted sum of its faces' normals (Bærentzen & Aanæs 2005)."""
+    P, T = points, triangles
+    cross = np.cross(P[T[:, 1]] - P[T[:, 0]], P[T[:, 2]] - P[T[:, 0]])
+    face = cross / np.linalg.norm(cross, axis=1)[:, None]
+    sums = np.zeros((edges.max() + 1, 3))
+    np.add.at(sums, edges, np.repeat(face, 3, axis=0))
+    vertex = np.zeros_like(P)
+    for corner in range(3):
+        a, b, c = T[:, corner], T[:, (corner + 1) % 3], T[:, (corner + 2) % 3]
+        u, w = P[b] - P[a], P[c] - P[a]
+        cosine = np.einsum("ij,ij->i", u, w) / (np.linalg.norm(u, axis=1) * np.linalg.norm(w, axis=1))
+        np.add.at(vertex, a, np.arccos(np.clip(cosine, -1.0, 1.0))[:, None] * face)
+    return face, sums[edges].reshape(-1, 3, 3), vertex
 
 
 def spatial_order(X: np.ndarray) -> np.ndarray:

@@ -16,7 +16,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import ConstraintError
-from .mesh_distance import build_grid, corners, nearest_feature, signed_distances, spatial_order
+from .mesh_distance import (
+    build_grid,
+    corners,
+    edge_pairs,
+    nearest_feature,
+    pseudonormals,
+    signed_distances,
+    spatial_order,
+)
 from .surfaces import Surface
 
 __all__ = ["TriangleMesh"]
@@ -44,46 +52,21 @@ class TriangleMesh(Surface):
         if T.ndim != 2 or T.shape[1] != 3 or T.size == 0 or T.min() < 0 or T.max() >= len(P):
             raise ConstraintError(f"TriangleMesh: triangles must be (t, 3) indices of the {len(P)} points")
         T = T.astype(np.int64)
-        cross = np.cross(P[T[:, 1]] - P[T[:, 0]], P[T[:, 2]] - P[T[:, 0]])
-        area = np.linalg.norm(cross, axis=1)
+        area = np.linalg.norm(np.cross(P[T[:, 1]] - P[T[:, 0]], P[T[:, 2]] - P[T[:, 0]]), axis=1)
         if np.any(area == 0.0):
             raise ConstraintError(f"TriangleMesh: triangles {np.flatnonzero(area == 0.0)[:5].tolist()} are degenerate")
-        order = spatial_order(P[T].mean(axis=1))  # kept in a spatial order (the grid reads neighbours together)
-        T, cross, area = T[order], cross[order], area[order]
-        self.points, self.triangles, self.face_normals = P, T, cross / area[:, None]
-        self.corners = corners(P, T)
-        self.edge_normals = self._edge_normals()
-        self.vertex_normals = self._vertex_normals()
+        T = T[spatial_order(P[T].mean(axis=1))]  # kept in a spatial order (the grid reads neighbours together)
+        edges = edge_pairs(T)
+        if edges is None:
+            raise ConstraintError("TriangleMesh: the mesh is not closed (an edge is not shared by exactly two faces)")
+        self.points, self.triangles, self.corners = P, T, corners(P, T)
+        self.face_normals, self.edge_normals, self.vertex_normals = pseudonormals(P, T, edges)
         self._round_off = 1e-12 * float(np.abs(P).max() + np.ptp(P, axis=0).max())  # [m]: distances below are noise
         if reach is not None and not (np.isfinite(reach) and reach >= 0.0):
             raise ConstraintError(f"TriangleMesh: reach must be a distance ≥ 0 [m], got {reach!r}")
         self.normals = (self.face_normals, self.edge_normals, self.vertex_normals)
         self.grid = build_grid(P, T, self.corners, self.normals, reach)
         self.reach = self.grid.reach
-
-    def _edge_normals(self) -> np.ndarray:
-        """(t, 3, 3): for each triangle's edges ab, bc, ca the sum of the normals of the two faces sharing it."""
-        T, N = self.triangles, self.face_normals
-        edges = np.stack([T[:, [0, 1]], T[:, [1, 2]], T[:, [2, 0]]], axis=1)  # (t, 3, 2)
-        keys = np.sort(edges.reshape(-1, 2), axis=1)
-        _, index, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
-        index = index.ravel()
-        if np.any(counts != 2):
-            raise ConstraintError("TriangleMesh: the mesh is not closed (an edge is not shared by exactly two faces)")
-        sums = np.zeros((counts.size, 3))
-        np.add.at(sums, index, np.repeat(N, 3, axis=0))
-        return sums[index].reshape(-1, 3, 3)
-
-    def _vertex_normals(self) -> np.ndarray:
-        """(p, 3): the angle-weighted sums of the face normals at each vertex."""
-        P, T, N = self.points, self.triangles, self.face_normals
-        normals = np.zeros_like(P)
-        for corner in range(3):
-            a, b, c = T[:, corner], T[:, (corner + 1) % 3], T[:, (corner + 2) % 3]
-            u, w = P[b] - P[a], P[c] - P[a]
-            cosine = np.einsum("ij,ij->i", u, w) / (np.linalg.norm(u, axis=1) * np.linalg.norm(w, axis=1))
-            np.add.at(normals, a, np.arccos(np.clip(cosine, -1.0, 1.0))[:, None] * N)
-        return normals
 
     @property
     def kernel_arrays(self) -> tuple:
@@ -110,7 +93,7 @@ class TriangleMesh(Surface):
         s, gradient, _, feature = self.signed_distances(x[None], self.reach)
         if feature[0] >= 0:
             return float(s[0]), gradient[0], int(feature[0])
-        s0, c, normal, kind = nearest_feature(x, self.corners, self.triangles, self.normals)
+        s0, c, normal, kind, _ = nearest_feature(x, self.corners, self.triangles, self.normals)
         return s0, (x - c) / s0 if kind != 2 and abs(s0) > self._round_off else normal / np.linalg.norm(normal), kind
 
     def value(self, x: np.ndarray) -> np.ndarray:

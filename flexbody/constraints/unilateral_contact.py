@@ -23,7 +23,8 @@ import numba as nb
 import numpy as np
 
 from ..errors import FlexbodyError
-from .base import Named, finite_number
+from .base import Named, finite_number, merge_pieces
+from .body_surface import BodySurface
 from .contact_points import ContactPoint
 from .surfaces import Plane
 
@@ -104,10 +105,11 @@ class Contact(Named):
     anchor : Anchor
         The point that touches: ``tree.point(link, offset)``, ``tree.frame(link)`` (a ball on it rolls) or a
         flexible node (``fb.nearest_node``).
-    surface : Plane, Sphere, Cylinder, Box or ImplicitSurface
-        The rigid surface, its outside (s > 0) free; a Sphere's, Cylinder's or Box's inside is solid. For an
+    surface : Plane, Sphere, Cylinder, Box, TriangleMesh, ImplicitSurface or BodySurface
+        The surface, its outside (s > 0) free; a Sphere's, Cylinder's, Box's or mesh's inside is solid. For an
         ImplicitSurface the gap is s/‖∇s‖ (its first-order distance, exact where the contact closes) and the normal
-        ∇s/‖∇s‖; a ball's radius is then subtracted from that estimate.
+        ∇s/‖∇s‖; a ball's radius is then subtracted from that estimate. A BodySurface is another flexible body's
+        boundary, deforming with it (:mod:`flexbody.constraints.body_surface`).
     friction : float
         Coulomb coefficient μ (≥ 0), static and kinetic alike.
     restitution : float
@@ -135,7 +137,9 @@ class Contact(Named):
         self.anchor, self.surface, self.r = anchor, surface, self.point.r
         self.anchors = (anchor,)
         self.trees = tuple(anchor.trees)
-        self.bodies = tuple(getattr(anchor, "bodies", ()))
+        self.bodies = tuple(getattr(anchor, "bodies", ())) + (
+            (surface.body,) if isinstance(surface, BodySurface) else ()
+        )
         self.plane_basis = tangent_basis(surface.normal) if type(surface) is Plane else None
         self.mu = finite_number(friction, "friction coefficient", who)
         self.e = finite_number(restitution, "restitution", who)
@@ -149,6 +153,12 @@ class Contact(Named):
         """The contact at ``ev`` (:class:`ContactFrame`)."""
         x, _, cols, _, J_c = self.point.kinematics(ev, velocity=False)
         surface = self.surface
+        if isinstance(surface, BodySurface):  # its nearest point moves: G = Bᵀ [J_c, −w_k I] (body_surface module)
+            near = surface.nearest(x, ev)
+            basis = tangent_basis(near.normal)
+            moving = (near.columns, -np.kron(near.weights, np.eye(3)))
+            cols, J = merge_pieces([(np.asarray(cols), np.asarray(J_c, dtype=float)), moving])
+            return ContactFrame(near.s - self.r, cols, basis.T @ J, basis, x - self.r * near.normal)
         if self.plane_basis is not None and isinstance(surface, Plane):  # a plane: its normal and frame are constant
             basis = self.plane_basis
             n = basis[:, 0]

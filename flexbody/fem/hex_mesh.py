@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import MeshError
-from .elements import FACE_AXIS_SIDE, HEX8_NODES, HEX27_NODES, reference_hex
+from .elements import FACE_AXIS_SIDE, FACE_TANGENT_AXES, HEX8_NODES, HEX27_NODES, reference_hex
 
 HEX_TYPES = {"hexahedron": 8, "hexahedron27": 27}
 CELL_TYPE = {8: "hexahedron", 27: "hexahedron27"}
@@ -220,6 +220,37 @@ def boundary_faces(mesh: HexMesh) -> np.ndarray:
     keys_, rows_ = np.concatenate(keys), np.concatenate(rows)
     _, index, counts = np.unique(keys_, axis=0, return_index=True, return_counts=True)
     return rows_[np.sort(index[counts == 1])]
+
+
+def boundary_triangles(mesh: HexMesh) -> np.ndarray:
+    """The boundary of ``mesh`` as triangles (t, 3) of node indices, outward oriented (counter-clockwise seen from
+    outside): each boundary face's grid of nodes (2 × 2 for 8-node bricks, 3 × 3 for 27-node ones) cut into two
+    triangles per cell. A face of a 27-node brick is curved, so its eight triangles are the piecewise-linear surface
+    through its nodes."""
+    ref, faces, parts = reference_hex(mesh.nodes_per_cell), boundary_faces(mesh), []
+    for f in range(6):
+        elements = faces[faces[:, 1] == f, 0]
+        axis, side = FACE_AXIS_SIDE[f]
+        i, j = FACE_TANGENT_AXES[axis]  # e_i × e_j = e_axis
+        local = ref.face_nodes(f)
+        values = np.unique(ref.nodes[local, i])
+        grid = np.empty((values.size, values.size), dtype=np.int64)
+        for node in local:
+            grid[np.searchsorted(values, ref.nodes[node, i]), np.searchsorted(values, ref.nodes[node, j])] = node
+        cells = [
+            tri
+            for a in range(values.size - 1)
+            for b in range(values.size - 1)
+            for tri in (
+                (grid[a, b], grid[a + 1, b], grid[a + 1, b + 1]),
+                (grid[a, b], grid[a + 1, b + 1], grid[a, b + 1]),
+            )
+        ]
+        triangles = np.array(cells, dtype=np.int64)
+        if side < 0:  # counter-clockwise in (ξ_i, ξ_j) points along +e_axis: turn it outward
+            triangles = triangles[:, [0, 2, 1]]
+        parts.append(mesh.cells[elements][:, triangles].reshape(-1, 3))
+    return np.concatenate(parts)
 
 
 # --------------------------------------------------------------------------------------- validation
