@@ -91,13 +91,23 @@ class BodySurface(Surface):
         corner_normals(P, self.triangles, faces, self._incident, t, CREASE_COSINE, out)
         return out
 
-    def value(self, x: np.ndarray) -> np.ndarray:
-        raise FlexbodyError(
+    def _stateless(self) -> FlexbodyError:
+        return FlexbodyError(
             f"BodySurface of body {self.body.name!r}: it moves with its body, so it has a value only at a state "
             "(nearest(x, state)); it serves fb.Contact, not bilateral rows or compliant contacts"
         )
 
-    gradient = hessian = value
+    def value(self, x: np.ndarray) -> np.ndarray:
+        """Refused: the surface has a value only at a state (:meth:`nearest`)."""
+        raise self._stateless()
+
+    def gradient(self, x: np.ndarray) -> np.ndarray:
+        """Refused: the surface has a gradient only at a state (:meth:`nearest`)."""
+        raise self._stateless()
+
+    def hessian(self, x: np.ndarray) -> np.ndarray:
+        """Refused: the surface has a curvature only at a state (:meth:`nearest`)."""
+        raise self._stateless()
 
 
 CREASE_COSINE = math.cos(math.radians(30.0))
