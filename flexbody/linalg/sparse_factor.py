@@ -28,7 +28,7 @@ try:  # scikit-sparse (CHOLMOD); without it every factorisation is an LU
 except ImportError:  # pragma: no cover - depends on the environment
     analyze, CholmodError = None, Exception
 
-__all__ = ["SparseFactor", "NotPositiveDefiniteError", "HAVE_CHOLMOD"]
+__all__ = ["SparseFactor", "NotPositiveDefiniteError", "HAVE_CHOLMOD", "CholmodError"]
 
 HAVE_CHOLMOD = analyze is not None
 """Whether CHOLMOD (scikit-sparse) is installed; without it SPD matrices are factored by SuperLU too."""

@@ -40,10 +40,13 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from ..constraints.body_surface import BodySurface
+from ..constraints.nodes import Node
 from ..errors import ConvergenceError
 from ..linalg.csr_products import add_within, symmetric_part
 from ..linalg.saddle_point import SaddlePointSolver
-from ..linalg.sparse_factor import SparseFactor
+from ..linalg.sparse_factor import HAVE_CHOLMOD, CholmodError, SparseFactor
+from ..linalg.trailing_inverse import TrailingInverse
 from .contact_frames import ContactFrames
 from .coulomb_problem import solve_coulomb
 
@@ -81,8 +84,9 @@ class ContactStepper:
         self.warm = np.zeros((len(self.contacts), 3))  # the last step's impulses (warm start)
         self.saddle = SaddlePointSolver(asm.n_rigid)
         self.factor = SparseFactor()  # A alone, without bilateral rows
+        self.trailing = _trailing(asm, self.contacts)  # the contacts' block of A⁻¹ at once, where they allow it
         self._rigid_pattern: tuple | None = None
-        self._direct = False
+        self._direct = self._trailing_now = False
         self.seconds = dict.fromkeys(("step", "contact_rows", "contact_matrix", "contact_solve"), 0.0)
 
     # ------------------------------------------------------------------ the step
@@ -115,9 +119,9 @@ class ContactStepper:
         active = self._closing(frames.gap, u_before[0::3], u_free[0::3], h)
         v_next, y_next = v_free, y
         while active.size:
-            p, X, Y, count = self._contact_solve(ws, frames, active, u_before, u_free, m, h)
+            p, dv, dy, count = self._contact_solve(ws, frames, active, u_before, u_free, m, h)
             sweeps += count
-            v_next, y_next = v_free + X @ p, y + Y @ p
+            v_next, y_next = v_free + dv, y + dy
             impulses[:] = 0.0
             impulses[active] = p.reshape(-1, 3)
             # a contact left out that the others' impulses drive through its surface within the step joins them
@@ -135,13 +139,18 @@ class ContactStepper:
         )
 
     def _contact_solve(self, ws, frames, active, u_before, u_free, m: int, h: float):
-        """(p (3a,), X (n, 3a), Y (m, 3a), sweeps): the impulses of the ``active`` contacts and the velocity and
-        multiplier changes per unit impulse."""
+        """(p (3a,), Δv (n,), Δy (m,), sweeps): the impulses of the ``active`` contacts and the velocity and
+        multiplier changes they make."""
         start = time.perf_counter()
         rows = (3 * active[:, None] + np.arange(3)).ravel()
         G = frames.G[rows]
-        X, Y = self._solve(G.T.toarray(), np.zeros((m, G.shape[0])))
-        W = np.ascontiguousarray(G @ X)
+        if self._trailing_now:  # W = G_c (A⁻¹)_cc G_cᵀ on the contacts' columns (linalg.trailing_inverse)
+            G_c = G[:, self.trailing.last]
+            W = np.ascontiguousarray((G_c @ (G_c @ self.trailing.block()).T).T)
+            X = Y = None
+        else:
+            X, Y = self._solve(G.T.toarray(), np.zeros((m, G.shape[0])))
+            W = np.ascontiguousarray(G @ X)
         solving = time.perf_counter()
         self.seconds["contact_matrix"] += solving - start
         w = u_free[rows]
@@ -158,7 +167,10 @@ class ContactStepper:
                 f"({len(names)} in the problem)",
                 [change],
             )
-        return p, X, Y, sweeps
+        if X is None:
+            dv, dy = self._solve(G.T @ p, np.zeros(m))
+            return p, dv, dy, sweeps
+        return p, X @ p, Y @ p, sweeps
 
     # ------------------------------------------------------------------ the matrix
     def _factor(self, ws, terms, h: float, theta: float):
@@ -186,7 +198,13 @@ class ContactStepper:
                 ms = asm.slices[body]
                 A_r[ms, ms] += theta * h * h * body.stiffness + h * body.damping
         self._direct = Phi.shape[0] == 0
-        if self._direct:
+        self._trailing_now = self._direct and self.trailing is not None and A_f is not None and not A_r.shape[0]
+        if self._trailing_now:
+            try:
+                self.trailing.factor(A_f)
+            except CholmodError:  # not positive definite: the factor below (its LU fallback) and solved columns
+                self._trailing_now = False
+        if self._direct and not self._trailing_now:
             blocks = ([self._rigid_blocks(A_r)] if A_r.shape[0] else []) + ([A_f] if A_f is not None else [])
             self.factor.factor(blocks[0] if len(blocks) == 1 else sp.block_diag(blocks, format="csc"))
         else:
@@ -215,6 +233,8 @@ class ContactStepper:
 
     def _solve(self, r1: np.ndarray, r2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(x, y) of the factored system for one right side r₁ (n,), r₂ (m,) or many, r₁ (n, k), r₂ (m, k)."""
+        if self._trailing_now:
+            return self.trailing.solve(r1), np.zeros(r2.shape)
         if self._direct:
             return self.factor.solve(r1), np.zeros(r2.shape)
         return self.saddle.solve(r1, r2)
@@ -232,3 +252,14 @@ class ContactStepper:
         e = self.e[active]
         strikes = (e > 0.0) & (approach < 0.0) & (gap + h * approach <= 0.0)  # it strikes within the step
         return np.where(strikes, np.maximum(b, -e * approach), b)
+
+
+def _trailing(asm, contacts) -> TrailingInverse | None:
+    """A :class:`~flexbody.linalg.trailing_inverse.TrailingInverse` on the contacts' node columns where every contact
+    is a flexible node's on a fixed surface (its rows on its node's three columns alone) of a model of flexible bodies
+    only, with CHOLMOD; None otherwise (the contacts' columns are then solved for)."""
+    fixed_columns = all(type(c.anchor) is Node and not isinstance(c.surface, BodySurface) for c in contacts)
+    if not (contacts and fixed_columns and HAVE_CHOLMOD and asm.sparse and asm.n_rigid == 0 and not asm.reduced):
+        return None
+    first = [asm.offsets[c.anchor.body] + 3 * c.anchor.index for c in contacts]
+    return TrailingInverse(np.unique(np.add.outer(first, np.arange(3)).ravel()))
