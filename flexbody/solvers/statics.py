@@ -27,7 +27,7 @@ from ..constraints.base import Fix
 from ..deprecation import deprecated
 from ..errors import FlexbodyError
 from ..io.results import Results
-from ..system.description import System, as_assembled, refuse_contacts
+from ..system.description import System, as_assembled
 from ..threads import one_blas_thread
 from .arc_length import ArcLength, follow_path
 from .constrained_stability import equilibrium_counts
@@ -161,7 +161,14 @@ def _with_contacts(model, load_steps, settings, q_start, tau, tau_k, task, path,
     """The equilibrium of flexible bodies held by Fix (or by nothing) with unilateral contacts
     (:mod:`flexbody.solvers.contact_statics`); FlexbodyError for any other model with contacts."""
     if not _flexible_only(model) or any(x is not None for x in (tau, tau_k, task, path, branch)):
-        refuse_contacts(model, "solve_static (with rigid trees, other constraints, inputs, tasks or paths)")
+        names = [c.name for c in model.contacts[:3]] + (["…"] if len(model.contacts) > 3 else [])
+        raise FlexbodyError(
+            f"solve_static: the system has unilateral contacts {names}, which the static solve takes for flexible "
+            "bodies held by Fix (or by nothing) only, without rigid trees, other constraints, inputs, tasks or "
+            "arc-length paths (it would solve as if they were not there); bring such a system to rest with "
+            "fb.MoreauJean, or model a lasting contact as a bilateral row (fb.OnSurface) or a force "
+            "(fb.CompliantContact)"
+        )
     assert isinstance(model, System)  # _flexible_only
     return solve_contact_static(model, load_steps=load_steps, settings=settings, q_start=q_start)
 
