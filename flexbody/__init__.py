@@ -96,6 +96,7 @@ __all__ = [
     "sphere_contact",
     "box_contacts",
     "capsule_contacts",
+    "cylinder_contacts",
     "node_contacts",
     # Systems and states: the description, the assembled system it freezes into, a state, the constraints' rank.
     "System",
@@ -226,6 +227,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
         Weld,
         box_contacts,
         capsule_contacts,
+        cylinder_contacts,
         nearest_node,
         node_contacts,
         pin,

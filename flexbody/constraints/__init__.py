@@ -13,7 +13,7 @@ from .body_surface import BodySurface
 from .bushing import Bushing
 from .closures import Distance, Hinge, OnSurface, PointToPoint, Weld
 from .compliant_contact import CompliantContact
-from .contact_shapes import box_contacts, capsule_contacts, node_contacts, sphere_contact
+from .contact_shapes import box_contacts, capsule_contacts, cylinder_contacts, node_contacts, sphere_contact
 from .couplings import FunctionCoupling, Gear, JointDriver, LinearCoupling, PolynomialCoupling
 from .force_elements import ForceElement, ForcePiece, GeneralizedForce
 from .mesh_surface import TriangleMesh
@@ -60,6 +60,7 @@ __all__ = [
     "sphere_contact",
     "box_contacts",
     "capsule_contacts",
+    "cylinder_contacts",
     "node_contacts",
     "JointSpringDamper",
     "Bushing",

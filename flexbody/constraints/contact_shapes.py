@@ -9,6 +9,10 @@ shape's support points against the surface:
   all spanned by corners; against a curved surface a face could touch between corners, so other surfaces are refused);
 * a capsule (a segment of length ℓ with radius r) on a link: balls of radius r at the segment's two ends — against a
   plane (the segment's nearest point to a plane is an end or the whole segment);
+* a cylinder (length ℓ, radius r) on a link: on each end disc the rim point nearest the plane and k − 1 more rim
+  points spaced 2π/k from it (:class:`~flexbody.constraints.rim_point.RimPoint`) — against a plane: a tilted or lying
+  cylinder meets a plane first at those nearest rim points (exact); one standing on an end rests on its k rim points,
+  a regular polygon inscribed in the disc (the support reaches r cos(π/k) toward each of its sides);
 * a flexible body: a contact at every node of its boundary (the faces no two elements share), or of a face or node
   set of its mesh.
 """
@@ -25,6 +29,7 @@ from ..fem.hex_mesh import boundary_faces, faces_nodes
 from ..rigid.link import checked_rotation
 from .base import finite_number
 from .nodes import Node
+from .rim_point import RimPoint
 from .surfaces import Plane, Surface
 from .unilateral_contact import Contact
 
@@ -32,7 +37,7 @@ if TYPE_CHECKING:
     from ..fem.flexible_body import FlexibleBody
     from ..rigid.tree import Link, RigidTree
 
-__all__ = ["sphere_contact", "box_contacts", "capsule_contacts", "node_contacts"]
+__all__ = ["sphere_contact", "box_contacts", "capsule_contacts", "cylinder_contacts", "node_contacts"]
 
 
 def _plane_only(surface: Surface, shape: str) -> None:
@@ -120,6 +125,46 @@ def capsule_contacts(
         )
         for k, end in enumerate(ends)
     ]
+
+
+def cylinder_contacts(
+    tree: RigidTree,
+    link: Link | str,
+    length: float,
+    radius: float,
+    surface: Surface,
+    *,
+    offset: ArrayLike = (0.0, 0.0, 0.0),
+    axis: ArrayLike = (0.0, 0.0, 1.0),
+    rim_points: int = 6,
+    friction: float = 0.0,
+    restitution: float = 0.0,
+    name: str = "cylinder",
+) -> list[Contact]:
+    """The contacts ``{name}{end}.{k}`` of a cylinder of ``length`` and ``radius`` [m] along ``axis`` (link frame),
+    centred at ``offset`` [m], against a plane: on each end disc the rim point nearest the plane (k = 0) and
+    ``rim_points`` − 1 more spaced evenly around the rim (module docstring)."""
+    who = f"cylinder_contacts {name!r}"
+    _plane_only(surface, who)
+    ell = finite_number(length, "length [m]", who)
+    r = finite_number(radius, "radius [m]", who, positive=True)
+    if isinstance(rim_points, bool) or not isinstance(rim_points, (int, np.integer)) or rim_points < 3:
+        raise FlexbodyError(f"{who}: rim_points must be an integer ≥ 3 (a disc standing on a plane needs three)")
+    direction = np.asarray(axis, dtype=float).reshape(3)
+    norm = float(np.linalg.norm(direction))
+    if not np.isfinite(norm) or norm == 0.0:
+        raise FlexbodyError(f"{who}: axis must be a nonzero direction, got {axis!r}")
+    a, centre = direction / norm, np.asarray(offset, dtype=float).reshape(3)
+    normal = surface.normal  # type: ignore[attr-defined]  # a Plane (checked)
+    contacts = []
+    for end, sign in enumerate((-1.0, 1.0)):
+        frame = tree.frame(link, centre + sign * 0.5 * ell * a)
+        for k in range(int(rim_points)):
+            point = RimPoint(frame, a, r, normal, 2.0 * np.pi * k / rim_points)
+            contacts.append(
+                Contact(point, surface, friction=friction, restitution=restitution, name=f"{name}{end}.{k}")
+            )
+    return contacts
 
 
 def node_contacts(
