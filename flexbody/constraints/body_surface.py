@@ -6,7 +6,7 @@ The surface is the body's boundary faces cut into triangles through their nodes
 state, the piecewise-linear surface through the nodes of curved ones). At a state its points are the body's nodal
 positions, and the signed distance of a point x to it is that of a closed triangle mesh
 (:func:`~flexbody.constraints.mesh_distance.nearest_feature`: the nearest triangle, signed by angle-weighted
-pseudonormals recomputed at the state), found by a pass over its triangles.
+pseudonormals made once a state for all the contacts on the surface), found by a pass over its triangles.
 
 The nearest point c = Σ w_k x_k (barycentric weights w of its triangle's nodes) moves with the body, so a contact's
 local velocity is u = Bᵀ (v_c(x) − Σ w_k v_k) and its rows G = Bᵀ [J_c, −w₁ I, −w₂ I, −w₃ I] on the point's columns
@@ -50,6 +50,14 @@ class SurfacePoint(NamedTuple):
     columns: np.ndarray
     weights: np.ndarray
     nearest: np.ndarray
+
+
+class _Geometry(NamedTuple):
+    """A :class:`BodySurface` at a state: points (p, 3) [m], corners (t, 9), (face, edge, vertex) normals."""
+
+    points: np.ndarray
+    corners: np.ndarray
+    normals: tuple
 
 
 class BodySurface(Surface):
