@@ -215,7 +215,7 @@ def _list_cells(soup, lower, h, shape, radius, starts, entries, spacing, best, b
                     centre[0] = lower[0] + (i + 0.5) * h
                     centre[1] = lower[1] + (j + 0.5) * h
                     centre[2] = lower[2] + (k + 0.5) * h
-                    cell = (i * shape[1] + j) * shape[2] + k
+                    cell = (k * shape[1] + j) * shape[0] + i
                     squared, feature, _, _, _ = _candidate(centre, t, soup)
                     if squared > radius * radius:
                         continue
@@ -249,7 +249,7 @@ def _centre_signs(lower, h, shape, best_t, best_feature, soup, triangles, normal
     for i in range(shape[0]):
         for j in range(shape[1]):
             for k in range(shape[2]):
-                cell = (i * shape[1] + j) * shape[2] + k
+                cell = (k * shape[1] + j) * shape[0] + i
                 t = best_t[cell]
                 if t < 0:
                     continue
@@ -289,13 +289,14 @@ def build_grid(points: np.ndarray, triangles: np.ndarray, soup: np.ndarray, norm
     _sort_cells(starts, entries, spacing)
     sign = np.zeros(cells)
     _centre_signs(lower, h, shape, best_t, best_feature, soup, triangles, normals, sign)
-    empty = (best_t < 0).reshape(shape)
+    stored = tuple(int(m) for m in shape[::-1])  # the cells as stored: x fastest (as meshes number their nodes)
+    empty = (best_t < 0).reshape(stored)
     regions, count = ndimage.label(empty)
     for region in range(1, count + 1):  # one exact search per connected region of empty cells
         first = int(np.flatnonzero(regions.ravel() == region)[0])
-        centre = lower + (np.array(np.unravel_index(first, shape)) + 0.5) * h
+        centre = lower + (np.array(np.unravel_index(first, stored))[::-1] + 0.5) * h
         sign[regions.ravel() == region] = 1.0 if nearest_feature(centre, soup, triangles, normals)[0] >= 0.0 else -1.0
-    cells_away = ndimage.distance_transform_edt(empty) if empty.any() else np.zeros(shape)
+    cells_away = ndimage.distance_transform_edt(empty) if empty.any() else np.zeros(stored)
     bound = np.where(empty, np.maximum(R, cells_away * h - 2.0 * half_diagonal), 0.0).ravel()
     return MeshGrid(lower, h, shape, starts, entries, spacing, sign, bound, R, box)
 
@@ -323,7 +324,7 @@ def _search_box(x, cutoff, grid, soup, stamp, mark, nearest):
     for i in range(low[0], high[0] + 1):
         for j in range(low[1], high[1] + 1):
             for k in range(low[2], high[2] + 1):
-                cell = (i * shape[1] + j) * shape[2] + k
+                cell = (k * shape[1] + j) * shape[0] + i
                 for e in range(starts[cell], starts[cell + 1]):
                     t = entries[e]
                     if stamp[t] != mark:
@@ -356,7 +357,7 @@ def signed_distances(X, cutoff, soup, triangles, normals, grid, round_off, s, gr
         for a in range(3):
             index[a] = math.floor((x[a] - lower[a]) / h)
         if 0 <= index[0] < shape[0] and 0 <= index[1] < shape[1] and 0 <= index[2] < shape[2]:
-            cell = (index[0] * shape[1] + index[1]) * shape[2] + index[2]
+            cell = (index[2] * shape[1] + index[1]) * shape[0] + index[0]
             offset = 0.0  # δ = |x − centre|
             for a in range(3):
                 offset += (x[a] - lower[a] - (index[a] + 0.5) * h) ** 2
