@@ -343,8 +343,9 @@ def signed_distances(X, cutoff, soup, triangles, normals, grid, round_off, s, gr
     face or within ``round_off`` of the surface, (x − c)/s off an edge or a vertex; zero where s is a bound); nearest
     (m, 3) the nearest point c and feature (m,) its kind (0 vertex, 1 edge, 2 face; −1 where s is a bound).
 
-    A point of a listed cell at δ from its centre whose nearest listed triangle lies at d from the centre has |s| ≥
-    d − δ; where that exceeds its cutoff and δ it is returned as the bound (the sign of the centre) without a test."""
+    A point of a listed cell at δ from its centre, whose signed distance s_c is exact (its nearest listed triangle, at
+    d = |s_c|), has s within δ of s_c (s is 1-Lipschitz): where d − δ exceeds its cutoff (≥ 0) s has the sign of s_c
+    and |s| ≥ d − δ, returned as the bound without a test."""
     lower, h, shape, starts, entries, spacing, sign, bound, reach, box = grid
     stamp = np.zeros(0, dtype=np.int64)  # made at the first search beyond a cell
     c = np.zeros(3)  # the nearest point so far
@@ -364,7 +365,7 @@ def signed_distances(X, cutoff, soup, triangles, normals, grid, round_off, s, gr
             offset = math.sqrt(offset)
             if starts[cell] < starts[cell + 1]:
                 first = spacing[starts[cell]] - offset
-                if first > cutoff[m] and first > offset:  # beyond its cutoff: no test (docstring)
+                if first > cutoff[m]:  # beyond its cutoff, on the centre's side (docstring): no test
                     s[m], feature[m] = sign[cell] * first, -1
                     for a in range(3):
                         gradient[m, a], nearest[m, a] = 0.0, np.nan

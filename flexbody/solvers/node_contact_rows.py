@@ -19,7 +19,7 @@ import numpy as np
 from ..constraints.mesh_distance import signed_distances
 from ..constraints.unilateral_contact import tangent_bases
 
-__all__ = ["plane_node_rows", "mesh_node_rows"]
+__all__ = ["plane_node_rows", "mesh_node_rows", "gather_nodes"]
 
 
 @nb.njit(cache=True)
@@ -45,14 +45,10 @@ def plane_node_rows(q, columns, radii, contacts, normal, point, plane_basis, sta
 
 
 @nb.njit(cache=True)
-def mesh_node_rows(q, v, v_free, h, columns, radii, contacts, mesh, starts, gap, bases, data):
-    """Nodes as in :func:`plane_node_rows` against a triangle mesh (``mesh`` = its corners, triangles, normals, grid
-    and round-off), each exact within its cutoff (module docstring); returns (s (k,), feature (k,)): −1 where s is a
-    bound, whose rows are zero."""
-    corners, triangles, normals, grid, round_off = mesh
-    k = columns.shape[0]
-    X, cutoff = np.empty((k, 3)), np.empty(k)
-    for m in range(k):
+def gather_nodes(q, v, v_free, h, columns, radii, X, cutoff) -> None:
+    """The nodes' positions (first ``columns`` (k,)) into X (k, 3) [m] and their cutoffs r + 2 h max(‖v‖, ‖v_free‖)
+    [m] into ``cutoff`` (k,) (module docstring)."""
+    for m in range(columns.shape[0]):
         c = columns[m]
         squared, free = 0.0, 0.0
         for a in range(3):
@@ -60,6 +56,17 @@ def mesh_node_rows(q, v, v_free, h, columns, radii, contacts, mesh, starts, gap,
             squared += v[c + a] * v[c + a]
             free += v_free[c + a] * v_free[c + a]
         cutoff[m] = radii[m] + 2.0 * h * math.sqrt(max(squared, free))
+
+
+@nb.njit(cache=True)
+def mesh_node_rows(q, v, v_free, h, columns, radii, contacts, mesh, starts, gap, bases, data):
+    """Nodes as in :func:`plane_node_rows` against a triangle mesh (``mesh`` = its corners, triangles, normals, grid
+    and round-off), each exact within its cutoff (module docstring); returns (s (k,), feature (k,)): −1 where s is a
+    bound, whose rows are zero."""
+    corners, triangles, normals, grid, round_off = mesh
+    k = columns.shape[0]
+    X, cutoff = np.empty((k, 3)), np.empty(k)
+    gather_nodes(q, v, v_free, h, columns, radii, X, cutoff)
     s, gradient, nearest, feature = np.empty(k), np.empty((k, 3)), np.empty((k, 3)), np.empty(k, dtype=np.int64)
     signed_distances(X, cutoff, corners, triangles, normals, grid, round_off, s, gradient, nearest, feature)
     for m in range(k):

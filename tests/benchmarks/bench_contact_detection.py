@@ -70,6 +70,7 @@ def main(argv=None) -> int:
     import trimesh
 
     from flexbody.solvers.contact_frames import ContactFrames
+    from flexbody.solvers.node_contact_rows import gather_nodes
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--divisions", type=int, nargs=3, default=(70, 70, 3))
@@ -88,11 +89,12 @@ def main(argv=None) -> int:
     difference = float(np.max(np.abs(ours.gap[exact] - theirs[exact])))
     assert difference < 1e-6, difference  # trimesh's own distances carry errors of ~1e-9 m
 
-    columns = np.array([3 * c.anchor.index for c in asm.contacts])[:, None] + np.arange(3)
+    group = frames.groups[0]  # the contacts of the nodes on the mesh, as the step evaluates them
+    X, cutoff = np.empty((count, 3)), np.empty(count)
 
-    def detect():  # the nodes' positions and speeds gathered, their cutoffs, the distances: detection proper
-        X, V = ws.q[columns], ws.v[columns]
-        surface.signed_distances(X, 2.0 * h * np.sqrt(np.einsum("ij,ij->i", V, V)))
+    def detect():  # the nodes' positions and cutoffs gathered (compiled, as the step does), their distances
+        gather_nodes(ws.q, ws.v, ws.v, h, group.columns, group.radii, X, cutoff)
+        surface.signed_distances(X, cutoff)
 
     def assemble():
         frames.at(ws, h)
