@@ -204,7 +204,9 @@ class ContactStepper:
                 self.trailing.factor(A_f)
             except CholmodError:  # not positive definite: the factor below (its LU fallback) and solved columns
                 self._trailing_now = False
-        if self._direct and not self._trailing_now:
+        if self._trailing_now:
+            pass  # factored just above
+        elif self._direct:
             blocks = ([self._rigid_blocks(A_r)] if A_r.shape[0] else []) + ([A_f] if A_f is not None else [])
             self.factor.factor(blocks[0] if len(blocks) == 1 else sp.block_diag(blocks, format="csc"))
         else:
