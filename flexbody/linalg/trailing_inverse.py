@@ -19,7 +19,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from .sparse_factor import HAVE_CHOLMOD
+from .sparse_factor import HAVE_CHOLMOD, CholmodError
 
 if HAVE_CHOLMOD:
     from sksparse.cholmod import analyze
@@ -32,7 +32,7 @@ def _ordering(A) -> np.ndarray:
     or its default where it was built without it."""
     try:
         return analyze(A, ordering_method="nesdis").P()
-    except Exception:  # CHOLMOD without METIS/CAMD: its default ordering
+    except CholmodError:  # CHOLMOD without METIS/CAMD: its default ordering
         return analyze(A).P()
 
 

@@ -146,7 +146,7 @@ class ContactStepper:
         G = frames.G[rows]
         if self._trailing_now:  # W = G_c (A⁻¹)_cc G_cᵀ on the contacts' columns (linalg.trailing_inverse)
             G_c = G[:, self.trailing.last]
-            W = np.ascontiguousarray((G_c @ (G_c @ self.trailing.block()).T).T)
+            W = np.ascontiguousarray(G_c @ (G_c @ self.trailing.block()).T)  # the block is symmetric
             X = Y = None
         else:
             X, Y = self._solve(G.T.toarray(), np.zeros((m, G.shape[0])))
@@ -202,11 +202,10 @@ class ContactStepper:
         if self._trailing_now:
             try:
                 self.trailing.factor(A_f)
+                return K
             except CholmodError:  # not positive definite: the factor below (its LU fallback) and solved columns
                 self._trailing_now = False
-        if self._trailing_now:
-            pass  # factored just above
-        elif self._direct:
+        if self._direct:
             blocks = ([self._rigid_blocks(A_r)] if A_r.shape[0] else []) + ([A_f] if A_f is not None else [])
             self.factor.factor(blocks[0] if len(blocks) == 1 else sp.block_diag(blocks, format="csc"))
         else:
