@@ -48,6 +48,15 @@ def _plane_only(surface: Surface, shape: str) -> None:
         )
 
 
+def _unit_axis(axis: ArrayLike, who: str) -> np.ndarray:
+    """``axis`` (3,) made a unit vector; FlexbodyError naming ``who`` for a zero or non-finite one."""
+    direction = np.asarray(axis, dtype=float).reshape(3)
+    norm = float(np.linalg.norm(direction))
+    if not np.isfinite(norm) or norm == 0.0:
+        raise FlexbodyError(f"{who}: axis must be a nonzero direction, got {axis!r}")
+    return direction / norm
+
+
 def sphere_contact(
     tree: RigidTree,
     link: Link | str,
@@ -113,12 +122,8 @@ def capsule_contacts(
     who = f"capsule_contacts {name!r}"
     _plane_only(surface, who)
     ell = finite_number(length, "length [m]", who)
-    direction = np.asarray(axis, dtype=float).reshape(3)
-    norm = float(np.linalg.norm(direction))
-    if not np.isfinite(norm) or norm == 0.0:
-        raise FlexbodyError(f"{who}: axis must be a nonzero direction, got {axis!r}")
-    centre = np.asarray(offset, dtype=float).reshape(3)
-    ends = [centre - 0.5 * ell * direction / norm, centre + 0.5 * ell * direction / norm]
+    a, centre = _unit_axis(axis, who), np.asarray(offset, dtype=float).reshape(3)
+    ends = [centre - 0.5 * ell * a, centre + 0.5 * ell * a]
     return [
         Contact(
             tree.frame(link, end), surface, friction=friction, restitution=restitution, radius=radius, name=f"{name}{k}"
@@ -150,11 +155,7 @@ def cylinder_contacts(
     r = finite_number(radius, "radius [m]", who, positive=True)
     if isinstance(rim_points, bool) or not isinstance(rim_points, (int, np.integer)) or rim_points < 3:
         raise FlexbodyError(f"{who}: rim_points must be an integer ≥ 3 (a disc standing on a plane needs three)")
-    direction = np.asarray(axis, dtype=float).reshape(3)
-    norm = float(np.linalg.norm(direction))
-    if not np.isfinite(norm) or norm == 0.0:
-        raise FlexbodyError(f"{who}: axis must be a nonzero direction, got {axis!r}")
-    a, centre = direction / norm, np.asarray(offset, dtype=float).reshape(3)
+    a, centre = _unit_axis(axis, who), np.asarray(offset, dtype=float).reshape(3)
     normal = surface.normal  # type: ignore[attr-defined]  # a Plane (checked)
     contacts = []
     for end, sign in enumerate((-1.0, 1.0)):
