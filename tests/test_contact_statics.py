@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from uniaxial_svk import uniaxial_stretches
 
 import flexbody as fb
 
@@ -26,18 +27,8 @@ def test_a_block_pressed_on_a_frictionless_plane_compresses_as_svk_says():
     the static solve finds the uniaxial compression the bricks represent exactly, F = diag(a, a, b) with S_xx = 0
     and b S_zz = −P/A (scipy's fsolve), up to the undetermined turn (measured: 1.9e-11 rad); b and the edge's
     stretch a to 1e-12, Σ f_n = 200 N, every gap closed to round-off."""
-    from scipy.optimize import fsolve
-
     body, res = _block((0.0, 0.0, -LOAD), settings=fb.NewtonSettings(tol=1e-14))
-    lame, shear = YOUNG * NU / ((1 + NU) * (1 - 2 * NU)), YOUNG / (2 * (1 + NU))
-
-    def balance(x):
-        a, b = x
-        lateral, axial = (a * a - 1) / 2, (b * b - 1) / 2
-        trace = 2 * lateral + axial
-        return [lame * trace + 2 * shear * lateral, b * (lame * trace + 2 * shear * axial) + LOAD / SIZE**2]
-
-    a, b = fsolve(balance, [1.0, 1.0], xtol=1e-15)
+    a, b = uniaxial_stretches(YOUNG, NU, LOAD / SIZE**2)
     X = res.q[-1][res.system.body_slice(body)].reshape(-1, 3)
     assert X[:, 2].max() / SIZE == pytest.approx(b, rel=1e-12)
     assert np.linalg.norm(X[2] - X[0]) / SIZE == pytest.approx(a, rel=1e-12)  # an edge: the free turn about z aside
