@@ -10,7 +10,7 @@ its three columns (so G = Bᵀ there); the others one by one.
 A mesh's distance is exact within a cutoff (:meth:`~flexbody.constraints.mesh_surface.TriangleMesh.signed_distances`):
 each node's cutoff is its ball's radius plus twice the distance it covers in a step at its speed before or without
 the contacts (the contacts the step considers are those whose gap may close within the step at these speeds,
-:meth:`~flexbody.solvers.contact_step.ContactStepper._closing`). Beyond it the recorded gap is a lower bound and the
+:func:`~flexbody.solvers.contact_set.closing_contacts`). Beyond it the recorded gap is a lower bound and the
 contact's rows are zero; a node deeper inside the mesh than its cutoff is an error that names it.
 """
 
@@ -77,23 +77,24 @@ def forest_plane_rows(forest_ints, axis, R_placement, p_placement, support, q, v
     columns written into ``data`` from ``starts[i]``, its gap into ``gap[i]``."""
     contacts, links, offsets, normals, origins, radii, bases, col_start, col_count = c
     parent, joint_type, dof = forest_ints
-    n_links, n = support.shape
+    n_links = support.shape[0]
     R, p = np.empty((n_links, 3, 3)), np.empty((n_links, 3))
     S, vel, acc = np.empty((n_links, 6)), np.empty((n_links, 6)), np.empty((n_links, 6))
     kinematics(parent, joint_type, axis, R_placement, p_placement, dof, q, v, R, p, S, vel, acc)
-    k = contacts.shape[0]
-    X, Xd, B = np.empty((k, 3)), np.empty((k, 3)), np.empty((k, 3))
-    J = np.empty((k, 3, n))
-    point_terms(R, p, S, vel, acc, support, links, offsets, X, Xd, J, B)
-    gaps, G = np.empty(k), np.empty((k, 3, n))
-    plane_rows(normals, origins, radii, bases, X, J, gaps, G)
-    for m in range(k):
+    k, width = contacts.shape[0], col_count.max()
+    X, Xd, B = np.empty((1, 3)), np.empty((1, 3)), np.empty((1, 3))
+    J, G, gaps = np.empty((1, 3, width)), np.empty((1, 3, width)), np.empty(1)
+    for m in range(k):  # each contact on its tree's columns alone (the others' are zero)
         i, first, count = contacts[m], col_start[m], col_count[m]
-        gap[i] = gaps[m]
+        J_m, G_m = J[:, :, :count], G[:, :, :count]
+        columns = support[:, first : first + count]
+        point_terms(R, p, S, vel, acc, columns, links[m : m + 1], offsets[m : m + 1], X, Xd, J_m, B)
+        plane_rows(normals[m : m + 1], origins[m : m + 1], radii[m : m + 1], bases[m : m + 1], X, J_m, gaps, G_m)
+        gap[i] = gaps[0]
         at = starts[i]
         for a in range(3):
             for j in range(count):
-                data[at + a * count + j] = G[m, a, first + j]
+                data[at + a * count + j] = G_m[0, a, j]
 
 
 class ContactFrames:
@@ -143,6 +144,23 @@ class ContactFrames:
             radii = np.array([self.contacts[i].r for i in ids], dtype=float)
             groups.append(_NodeGroup(np.array(ids, dtype=np.int64), columns, radii, self.contacts[ids[0]].surface))
         return groups
+
+    @property
+    def all_on_forest(self) -> bool:
+        """Whether every contact is a point or ball on a link against a plane (evaluated on the trees' forest)."""
+        return bool(self.contacts) and not self.single and not self.groups
+
+    def forest_arrays(self) -> tuple:
+        """(model, forest, starts, first, count) of :func:`forest_plane_rows` for a system whose contacts are
+        :attr:`all_on_forest`: its forest model and contact arrays, where each contact's rows start in the values of G
+        (c + 1,), and its tree's first column and column count (c,) each."""
+        if self.forest is None or not self.all_on_forest:
+            raise ValueError("forest_arrays: not every contact is a point on a link against a plane")
+        if self._pattern is None:
+            self._layout(None, {})
+        first, count = np.empty(len(self.contacts), np.int64), np.empty(len(self.contacts), np.int64)
+        first[self.forest.contacts], count[self.forest.contacts] = self.forest.col_start, self.forest.col_count
+        return self._model, self.forest, self._starts, first, count
 
     def at(self, ws, h: float = 0.0, v_free: np.ndarray | None = None) -> Frames:
         """The frames at the state of the workspace ``ws``; a mesh's gaps exact within the distance a node covers in

@@ -48,6 +48,7 @@ from ..linalg.saddle_point import SaddlePointSolver
 from ..linalg.sparse_factor import HAVE_CHOLMOD, CholmodError, SparseFactor
 from ..linalg.trailing_inverse import TrailingInverse
 from .contact_frames import ContactFrames
+from .contact_set import closing_contacts, driven_through, normal_bounds
 from .coulomb_problem import solve_coulomb
 
 __all__ = ["ContactStepper", "ContactStep"]
@@ -88,6 +89,7 @@ class ContactStepper:
         self._rigid_pattern: tuple | None = None
         self._direct = self._trailing_now = False
         self.seconds = dict.fromkeys(("step", "contact_rows", "contact_matrix", "contact_solve"), 0.0)
+        self.compiled_steps = 0  # steps taken in compiled batches (their contact parts are not timed apart)
 
     # ------------------------------------------------------------------ the step
     def step(self, ws, tau: np.ndarray, h: float) -> ContactStep:
@@ -116,7 +118,7 @@ class ContactStepper:
         self.seconds["contact_rows"] += time.perf_counter() - before_rows
         u_before, u_free = frames.G @ v, frames.G @ v_free
         impulses, sweeps = np.zeros((len(self.contacts), 3)), 0
-        active = self._closing(frames.gap, u_before[0::3], u_free[0::3], h)
+        active = closing_contacts(frames.gap, u_before[0::3], u_free[0::3], h)
         v_next, y_next = v_free, y
         while active.size:
             p, dv, dy, count = self._contact_solve(ws, frames, active, u_before, u_free, m, h)
@@ -125,8 +127,9 @@ class ContactStepper:
             impulses[:] = 0.0
             impulses[active] = p.reshape(-1, 3)
             # a contact left out that the others' impulses drive through its surface within the step joins them
-            closing = np.flatnonzero(frames.gap + h * (frames.G @ v_next)[0::3] < 0.0)
-            joining = np.setdiff1d(closing, active)
+            considered = np.zeros(len(self.contacts), dtype=bool)
+            considered[active] = True
+            joining = driven_through(frames.gap, (frames.G @ v_next)[0::3], h, considered)
             if not joining.size:
                 break
             self.warm[active] = impulses[active]
@@ -154,7 +157,8 @@ class ContactStepper:
         solving = time.perf_counter()
         self.seconds["contact_matrix"] += solving - start
         w = u_free[rows]
-        w[0::3] -= self._bounds(frames.gap[active], u_before[3 * active], active, h)
+        beta = self.settings.penetration_recovery
+        w[0::3] -= normal_bounds(frames.gap[active], u_before[3 * active], self.e[active], beta, h)
         p = self.warm[active].ravel().copy()
         sweeps, change = solve_coulomb(W, w, self.mu[active], p, self.settings.tol, self.settings.max_sweeps)
         self.seconds["contact_solve"] += time.perf_counter() - solving
@@ -239,20 +243,6 @@ class ContactStepper:
         if self._direct:
             return self.factor.solve(r1), np.zeros(r2.shape)
         return self.saddle.solve(r1, r2)
-
-    # ------------------------------------------------------------------ the contacts
-    @staticmethod
-    def _closing(gap, approach, free, h: float) -> np.ndarray:
-        """Indices of the contacts whose gap may close within the step (under the motion before or without the
-        contacts, with a step's margin)."""
-        return np.flatnonzero(gap <= 2.0 * h * np.maximum(0.0, -np.minimum(approach, free)))
-
-    def _bounds(self, gap, approach, active, h: float) -> np.ndarray:
-        """b (a,) of the normal velocities u_n⁺ ≥ b (module docstring) of the ``active`` contacts."""
-        b = np.where(gap >= 0.0, -gap / h, -self.settings.penetration_recovery * gap / h)
-        e = self.e[active]
-        strikes = (e > 0.0) & (approach < 0.0) & (gap + h * approach <= 0.0)  # it strikes within the step
-        return np.where(strikes, np.maximum(b, -e * approach), b)
 
 
 def _trailing(asm, contacts) -> TrailingInverse | None:

@@ -21,7 +21,10 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["solve_coulomb"]
+__all__ = ["solve_coulomb", "solve_coulomb_coupled"]
+
+SHORT_ROW = 48
+"""Coupled entries of a row of W up to which the sweep sums them in a loop rather than by BLAS's dot."""
 
 LOCAL_NEWTON = 40
 """Newton iterations of a sliding contact's slip direction."""
@@ -97,23 +100,26 @@ def _slip(A, r, mu, d0, d1):
 
 @nb.njit(cache=True)
 def _stick(A, r):
-    """−A⁻¹r (3,) by Cramer's rule; the least-squares −A⁺r where A is singular (a direction that cannot move, as
-    the normal to a planar model's plane)."""
+    """−A⁻¹r (a 3-tuple) by Cramer's rule; the least-squares −A⁺r where A is singular (a direction that cannot move,
+    as the normal to a planar model's plane)."""
     c00 = A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1]
     c01 = A[1, 2] * A[2, 0] - A[1, 0] * A[2, 2]
     c02 = A[1, 0] * A[2, 1] - A[1, 1] * A[2, 0]
     det = A[0, 0] * c00 + A[0, 1] * c01 + A[0, 2] * c02
     if abs(det) <= 1e-12 * abs(A[0, 0] * A[1, 1] * A[2, 2]):
-        return -(np.linalg.pinv(A) @ r)
-    inverse = np.empty((3, 3))
-    inverse[0, 0], inverse[1, 0], inverse[2, 0] = c00, c01, c02
-    inverse[0, 1] = A[0, 2] * A[2, 1] - A[0, 1] * A[2, 2]
-    inverse[1, 1] = A[0, 0] * A[2, 2] - A[0, 2] * A[2, 0]
-    inverse[2, 1] = A[0, 1] * A[2, 0] - A[0, 0] * A[2, 1]
-    inverse[0, 2] = A[0, 1] * A[1, 2] - A[0, 2] * A[1, 1]
-    inverse[1, 2] = A[0, 2] * A[1, 0] - A[0, 0] * A[1, 2]
-    inverse[2, 2] = A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]
-    return -(inverse @ r) / det
+        x = -(np.linalg.pinv(A) @ r)
+        return x[0], x[1], x[2]
+    i01 = A[0, 2] * A[2, 1] - A[0, 1] * A[2, 2]
+    i11 = A[0, 0] * A[2, 2] - A[0, 2] * A[2, 0]
+    i21 = A[0, 1] * A[2, 0] - A[0, 0] * A[2, 1]
+    i02 = A[0, 1] * A[1, 2] - A[0, 2] * A[1, 1]
+    i12 = A[0, 2] * A[1, 0] - A[0, 0] * A[1, 2]
+    i22 = A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]
+    return (
+        -(c00 * r[0] + i01 * r[1] + i02 * r[2]) / det,
+        -(c01 * r[0] + i11 * r[1] + i12 * r[2]) / det,
+        -(c02 * r[0] + i21 * r[1] + i22 * r[2]) / det,
+    )
 
 
 @nb.njit(cache=True)
@@ -146,6 +152,14 @@ def solve_coulomb(W, w, mu, p, tol, max_sweeps):
     warm start, overwritten by the impulses. Returns (sweeps, change): the sweeps made and the last sweep's largest
     impulse change relative to max ‖p‖∞ (≤ ``tol`` when converged)."""
     c = mu.size
+    return solve_coulomb_coupled(W, w, mu, p, tol, max_sweeps, np.zeros(c, np.int64), np.full(c, c, np.int64))
+
+
+@nb.njit(cache=True)
+def solve_coulomb_coupled(W, w, mu, p, tol, max_sweeps, lo, hi):
+    """:func:`solve_coulomb` where contact i couples with the contacts lo[i] … hi[i] − 1 alone (W's other entries of
+    its rows are zero and not read)."""
+    c = mu.size
     A = np.empty((3, 3))
     r = np.empty(3)
     pi = np.empty(3)
@@ -154,9 +168,15 @@ def solve_coulomb(W, w, mu, p, tol, max_sweeps):
         largest = 0.0
         size = 0.0
         for i in range(c):
-            a = 3 * i
+            a, start, stop = 3 * i, 3 * lo[i], 3 * hi[i]
             for k in range(3):
-                r[k] = w[a + k] + W[a + k] @ p
+                if stop - start > SHORT_ROW:
+                    r[k] = w[a + k] + W[a + k, start:stop] @ p[start:stop]
+                else:  # a loop costs less than the call of BLAS
+                    total = w[a + k]
+                    for j in range(start, stop):
+                        total += W[a + k, j] * p[j]
+                    r[k] = total
                 for m in range(3):
                     A[k, m] = W[a + k, a + m]
                 r[k] -= A[k, 0] * p[a] + A[k, 1] * p[a + 1] + A[k, 2] * p[a + 2]

@@ -14,6 +14,7 @@ steps and of their contact parts (:class:`~flexbody.solvers.contact_step.Contact
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +24,7 @@ from ..dynamics.results import ForwardResult
 from ..errors import StateError
 from ..linalg.csr_products import transposed_product
 from ..linalg.validation import check_setting
+from .compiled_contact import BATCH_STEPS, CompiledContactSteps
 from .contact_step import ContactStep, ContactStepper
 from .stabilization import finite
 
@@ -132,7 +134,15 @@ def run_moreau_jean(
         _check_start(asm, t0 if t is None else t, q, v, ws, settings.initial_penetration)
     n_steps = max(1, math.ceil((t_end - t0) / settings.dt - 1e-9))
     t = t0 if t is None else t
-    for k in range(k0, n_steps + 1):
+    compiled = _compiled_steps(run, asm, stepper, settings)
+    k, declined = k0, -1
+    while True:
+        if compiled is not None and k < n_steps and k != declined:
+            taken, t, q, v = _batch(compiled, run, stepper, settings, k, t, t0, t_end, n_steps, q, v)
+            if k + taken < min(k + BATCH_STEPS, n_steps):  # the step after them declined: the Python route takes it
+                declined = k + taken
+            k, ws = k + taken, None
+            continue
         last = k == n_steps
         ws = asm.workspace(t, q, v) if ws is None else ws
         tau = finite("tau", run.dynamics.tau(ws), t)
@@ -145,17 +155,82 @@ def run_moreau_jean(
             k, t, q, v, response, tau=tau, terms=ws.terms(), corrections=corrections, last=last, ws=ws, contacts=rows
         )
         if last:
-            recorder.metadata["statistics"] = {"seconds": dict(stepper.seconds), "steps": n_steps - k0}
+            recorder.metadata["statistics"] = {
+                "seconds": dict(stepper.seconds),
+                "steps": n_steps - k0,
+                "compiled_steps": stepper.compiled_steps,
+            }
             return
         t = t_next
         q, v, corrections, ws = run.end_step(t, step.q, step.v)
+        k += 1
         run.completed(
-            k + 1,
+            k,
             t,
             q,
             v,
             corrections=corrections,
             span=(t0, t_end),
-            last=k + 1 == n_steps,
+            last=k == n_steps,
             arrays={"contact_impulses": stepper.warm},
         )
+
+
+def _compiled_steps(run, asm, stepper: ContactStepper, settings: MoreauJean) -> CompiledContactSteps | None:
+    """The compiled batches of steps (:mod:`flexbody.solvers.compiled_contact`) where the model allows them and the
+    run calls and writes nothing per step (inputs held, no controller, nothing saved as it goes); None otherwise."""
+    held = getattr(run.dynamics.tau, "held", None) is not None
+    quiet = run.recorder.controller is None and run.saver is None and not run.recorder.field_bodies
+    if not (held and quiet and CompiledContactSteps.available(asm, stepper.frames)):
+        return None
+    return CompiledContactSteps(asm, stepper.frames, settings)
+
+
+def _batch(compiled, run, stepper, settings, k: int, t: float, t0: float, t_end: float, n_steps: int, q, v):
+    """Up to :data:`BATCH_STEPS` steps from step k at (t, q, v) in one compiled call, their states recorded as single
+    steps record theirs. Returns (steps taken, the time, q and v at their end)."""
+    start = time.perf_counter()
+    q, v = np.array(q, dtype=float), np.array(v, dtype=float)  # the kernel steps them in place
+    index = np.arange(k, min(k + BATCH_STEPS, n_steps))
+    ends = np.where(index + 1 < n_steps, t0 + (index + 1) * settings.dt, t_end)
+    times = np.concatenate([[t], ends[:-1]])
+    record = index % run.record_every == 0
+    tau = np.asarray(run.dynamics.tau.held, dtype=float)
+    batch = compiled.run(times, ends - times, record, q, v, stepper.warm, tau)
+    stepper.seconds["step"] += time.perf_counter() - start
+    stepper.compiled_steps += batch.accepted
+    _record_batch(run.recorder, batch.rows, tau)
+    if not batch.accepted:
+        return 0, t, q, v
+    t = float(ends[batch.accepted - 1])
+    run.completed(k + batch.accepted, t, q, v, corrections=0, span=(t0, t_end), last=False)
+    return batch.accepted, t, q, v
+
+
+def _record_batch(recorder, rows: tuple, tau: np.ndarray) -> None:
+    """Record the rows of compiled steps with the columns and in the order a single step records its state."""
+    t, q, v, a, kinetic, potential, gap, normal, friction, slip, sweeps = rows
+    count = len(t)
+    if not count:
+        return
+    recorder.extend(
+        {
+            "t": t,
+            "q": q,
+            "v": v,
+            "a": a,
+            "tau": np.broadcast_to(tau, q.shape),
+            "lam": np.zeros((count, 0)),
+            "constraint_force": np.zeros(q.shape),
+            "rank": np.zeros(count),
+            "violation": np.zeros(count),
+            "velocity_violation": np.zeros(count),
+            "corrections": np.zeros(count),
+            "kinetic": kinetic,
+            "potential": potential,
+            "energy": kinetic + potential,
+            "contact_sweeps": sweeps,
+            **contact_histories(gap, normal, friction, slip),
+        }
+    )
+    recorder.t_last = float(t[-1])

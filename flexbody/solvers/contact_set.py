@@ -1,0 +1,56 @@
+"""Which contacts a nonsmooth step considers, and the bound on their normal velocities: declared once, compiled, and
+called by the Python step (:class:`~flexbody.solvers.contact_step.ContactStepper`) and by the compiled batches of
+rigid steps (:mod:`flexbody.solvers.compiled_contact`).
+
+A contact enters the step when its gap g may close within it, under the motion before the step or without the
+contacts, with a step's margin: g ≤ 2 h max(0, −min(u_n⁻, u_n^free)). One left out joins when the others' impulses
+drive it through its surface within the step: g + h u_n⁺ < 0. Each considered contact's normal velocity obeys
+u_n⁺ ≥ b with b = −g/h while g ≥ 0 (it lands on the surface, not in it), b = −β g/h for a penetration g < 0 (β the
+``penetration_recovery`` per step), and Newton's b = max(b, −e u_n⁻) for an impact (u_n⁻ < 0 and g + h u_n⁻ ≤ 0)
+with restitution e > 0 (Moreau 1988; Anitescu & Potra 1997 for the gap).
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+__all__ = ["closing_contacts", "normal_bounds", "driven_through"]
+
+
+@nb.njit(cache=True)
+def closing_contacts(gap, approach, free, h):
+    """Indices (ascending) of the contacts whose gap (c,) [m] may close within the step of h [s] under the normal
+    velocities ``approach`` (c,) before the step or ``free`` (c,) without the contacts [m/s]."""
+    chosen = np.empty(gap.size, dtype=np.int64)
+    count = 0
+    for i in range(gap.size):
+        if gap[i] <= 2.0 * h * max(0.0, -min(approach[i], free[i])):
+            chosen[count] = i
+            count += 1
+    return chosen[:count]
+
+
+@nb.njit(cache=True)
+def normal_bounds(gap, approach, e, beta, h):
+    """b (a,) of the considered contacts' normal velocities u_n⁺ ≥ b (module docstring) from their gaps (a,) [m],
+    normal velocities before the step ``approach`` (a,) [m/s], restitutions ``e`` (a,) and β."""
+    b = np.empty(gap.size)
+    for i in range(gap.size):
+        b[i] = -gap[i] / h if gap[i] >= 0.0 else -beta * gap[i] / h
+        if e[i] > 0.0 and approach[i] < 0.0 and gap[i] + h * approach[i] <= 0.0:  # it strikes within the step
+            b[i] = max(b[i], -e[i] * approach[i])
+    return b
+
+
+@nb.njit(cache=True)
+def driven_through(gap, normal, h, considered):
+    """Indices (ascending) of the contacts not ``considered`` (c,) bool whose gap (c,) [m] the normal velocities
+    after the step ``normal`` (c,) [m/s] close within it (they join the considered ones)."""
+    chosen = np.empty(gap.size, dtype=np.int64)
+    count = 0
+    for i in range(gap.size):
+        if not considered[i] and gap[i] + h * normal[i] < 0.0:
+            chosen[count] = i
+            count += 1
+    return chosen[:count]
