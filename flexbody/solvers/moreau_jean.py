@@ -7,8 +7,11 @@ What a state records: its step's response (a = Δv/h, the rows' mean multipliers
 system's order (after its compliant contacts) "contact_gap" (c,) [m], "contact_normal_force" (c,) p_n/h [N],
 "contact_friction_force" (c, 3) the mean friction force of the step [N, world] and "contact_slip_speed" (c,) ‖u_t‖
 of the state [m/s] where it touches (zero apart), with "contact_sweeps" of the contact solver; the last state's
-step is computed for its record, not taken. ``metadata["statistics"]``: the steps run and the wall time [s] of the
-steps and of their contact parts (:class:`~flexbody.solvers.contact_step.ContactStepper`'s ``seconds``).
+step is computed for its record, not taken. ``metadata["statistics"]``: the steps run, those taken in compiled
+batches (``compiled_steps``: rigid systems whose contacts are points on links against planes, inputs held, nothing
+called or written per step, :mod:`flexbody.solvers.compiled_contact`) and the wall time [s] of the steps and of their
+contact parts (:class:`~flexbody.solvers.contact_step.ContactStepper`'s ``seconds``; a batch's steps are timed
+whole).
 """
 
 from __future__ import annotations
