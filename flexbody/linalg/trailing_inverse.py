@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba as nb
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
@@ -34,6 +35,15 @@ def _ordering(A) -> np.ndarray:
         return analyze(A, ordering_method="nesdis").P()
     except CholmodError:  # CHOLMOD without METIS/CAMD: its default ordering
         return analyze(A).P()
+
+
+@nb.njit(cache=True)
+def _mirror_lower(B: np.ndarray) -> np.ndarray:
+    """B (k, k) made symmetric in place from its lower triangle (LAPACK leaves the upper one as it was)."""
+    for j in range(B.shape[1]):
+        for i in range(j + 1, B.shape[0]):
+            B[j, i] = B[i, j]
+    return B
 
 
 class TrailingInverse:
@@ -72,8 +82,7 @@ class TrailingInverse:
             block, info2 = sla.lapack.dlauum(Z, lower=1, overwrite_c=1)  # Zᵀ Z in the lower triangle
             if info or info2:
                 raise np.linalg.LinAlgError(f"the trailing block is singular (LAPACK info {info}, {info2})")
-            block = np.tril(block)
-            self._block = block + np.tril(block, -1).T
+            self._block = _mirror_lower(block)
         return self._block
 
     def solve(self, b: np.ndarray) -> np.ndarray:
