@@ -75,7 +75,8 @@ def test_batches_record_what_single_steps_record(record_every, monkeypatch):
         _boxes(restitution=0.3), 0.3013, monkeypatch, integrator=integrator, v0=v0, record_every=record_every
     )
     steps = compiled.metadata["statistics"]
-    assert steps["compiled_steps"] == steps["steps"] and single.metadata["statistics"]["compiled_steps"] == 0
+    # every step, and the last state's, computed for its record
+    assert steps["compiled_steps"] == steps["steps"] + 1 and single.metadata["statistics"]["compiled_steps"] == 0
     assert compiled.histories["contact_normal_force"].max() > 0.0  # they touched
     assert np.abs(compiled.histories["contact_slip_speed"]).max() > 0.1  # and slid
     _assert_same_rows(compiled, single)
@@ -107,16 +108,20 @@ def test_a_declined_batch_step_fails_in_the_python_route_naming_its_contacts():
     assert caught.value.last_good.n_steps == 0 or caught.value.last_good.times[-1] < 0.05
 
 
-def test_runs_that_call_or_write_per_step_take_the_python_route(tmp_path):
-    """Inputs that are functions of the state, and runs saved as they go, step one by one; a model with bilateral
-    rows or flexible bodies has no compiled batches."""
+def test_runs_that_call_or_write_per_step_take_compiled_steps_one_at_a_time(tmp_path, monkeypatch):
+    """Inputs that are functions of the state, and runs saved as they go, take the kernel's steps one by one (no
+    batches) and record what the Python route records; a model with bilateral rows has no compiled steps."""
     system = _boxes(count=1)
     integrator = fb.MoreauJean(dt=2e-3)
-    called = fb.simulate(system, 0.02, integrator=integrator, tau=lambda t, q, v: np.zeros(6))
+    v0 = (1.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    called, single = _pair(system, 0.02, monkeypatch, integrator=integrator, v0=v0, tau=lambda t, q, v: np.zeros(6))
     saved = fb.simulate(system, 0.02, integrator=integrator, save_to=tmp_path / "run")
     held = fb.simulate(system, 0.02, integrator=integrator, tau=np.zeros(6))
-    assert called.metadata["statistics"]["compiled_steps"] == 0 == saved.metadata["statistics"]["compiled_steps"]
-    assert held.metadata["statistics"]["compiled_steps"] == 10
+    for run in (called, saved, held):
+        assert run.metadata["statistics"]["compiled_steps"] == 11  # ten steps and the last state's, for its record
+    assert called.metadata["statistics"]["batches"] == 0 == saved.metadata["statistics"]["batches"]
+    assert held.metadata["statistics"]["batches"] == 1
+    _assert_same_rows(called, single)
     tree = fb.RigidTree("bead", gravity=(0.0, 0.0, -G))
     tree.add_link("x", None, fb.Prismatic((1.0, 0.0, 0.0)))
     tree.add_link("bead", "x", fb.Prismatic((0.0, 0.0, 1.0)), mass=1.0)
@@ -128,7 +133,7 @@ def test_runs_that_call_or_write_per_step_take_the_python_route(tmp_path):
     frames = ContactStepper(on_a_wire, integrator).frames
     assert not CompiledContactSteps.available(on_a_wire, frames)
     run = fb.simulate(on_a_wire, 0.01, integrator=integrator)
-    assert run.metadata["statistics"]["compiled_steps"] == 0
+    assert run.metadata["statistics"]["compiled_steps"] == 0 == run.metadata["statistics"]["batches"]
 
 
 def test_the_per_tree_cholesky_solves_as_lapack_does():

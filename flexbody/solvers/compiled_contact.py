@@ -40,8 +40,9 @@ BATCH_STEPS = 256
 
 class ContactBatch(NamedTuple):
     """What :meth:`CompiledContactSteps.run` did: its ``status``, the steps ``accepted``, and the ``rows`` written
-    (t, q, v, a, kinetic, potential, contact gap, normal force, friction force, slip speed, sweeps), one per recorded
-    state; the state (q, v) and the contacts' warm start are updated in place to the last accepted step."""
+    (t, q, v, a, kinetic, potential, the contacts' gaps (c,), impulses (c, 3) and local velocities before the step
+    (c, 3) as :class:`~flexbody.solvers.contact_step.ContactStep` has them, sweeps), one per recorded state; the
+    state (q, v) and the contacts' warm start are updated in place to the last accepted step."""
 
     status: int
     accepted: int
@@ -170,7 +171,7 @@ def _rotations_in_chart(rotations, q) -> bool:
 
 @nb.njit(cache=True)
 def rigid_contact_steps(
-    program, drive, model, forest, starts, first, count, blocks, mu, e, basis, settings, rotations, tau, times,
+    program, drive, model, forest, starts, first, count, blocks, mu, e, settings, rotations, tau, times,
     hs, record, q, v, warm, rows, counters,
 ):  # fmt: skip
     """Steps from (q, v) at ``times`` (K,) of sizes ``hs`` (K,) under the held τ (n,), in place on q, v and ``warm``
@@ -184,7 +185,7 @@ def rigid_contact_steps(
     L, d, buffer = np.zeros((n, n)), np.empty(n), np.empty(0)  # buffer: W's values, grown as needed
     gap, data = np.empty(c), np.zeros(starts[-1])
     u_before, u_free, normal = np.empty(3 * c), np.empty(3 * c), np.empty(c)
-    t_rows, q_rows, v_rows, a_rows, kinetic, potential, gaps, forces, frictions, slips, sweep_rows = rows
+    t_rows, q_rows, v_rows, a_rows, kinetic, potential, gaps, impulse_rows, local, sweep_rows = rows
     for k in range(times.size):
         h = hs[k]
         if joint_terms_into(ints, floats, support, bodies, body_floats, drive, q, v, 0, out) != 0:
@@ -262,12 +263,10 @@ def rigid_contact_steps(
             kinetic[j] = out[ends[5]]
             potential[j] = out[ends[5] + 1]
             gaps[j] = gap
+            impulse_rows[j] = impulses
             for i in range(c):
-                touching = impulses[i, 0] > 0.0
-                forces[j, i] = impulses[i, 0] / h
                 for x in range(3):
-                    frictions[j, i, x] = (basis[i, x, 1] * impulses[i, 1] + basis[i, x, 2] * impulses[i, 2]) / h
-                slips[j, i] = np.hypot(u_before[3 * i + 1], u_before[3 * i + 2]) if touching else 0.0
+                    local[j, i, x] = u_before[3 * i + x]
             sweep_rows[j] = sweeps
             counters[1] += 1
         q[:] = q_next
@@ -315,6 +314,17 @@ class CompiledContactSteps:
             and frames.all_on_forest
         )
 
+    def step(self, t: float, q, v, tau, h: float, warm) -> tuple | None:
+        """One step of size h [s] from (t, q, v) under τ (n,) with the warm start ``warm`` (c, 3) (updated in place
+        when it is taken): (v⁺, q⁺, a, impulses (c, 3), gap (c,), local (c, 3), sweeps), or None where the kernel
+        declines it (module docstring)."""
+        q, v = np.array(q, dtype=float), np.array(v, dtype=float)
+        batch = self.run(np.array([t]), np.array([h]), np.ones(1, dtype=bool), q, v, warm, tau)
+        if not batch.accepted:
+            return None
+        _, _, _, a, _, _, gap, impulses, local, sweeps = (x[0] for x in batch.rows)
+        return v, q, a, impulses, gap, local, int(sweeps)
+
     def run(self, times: np.ndarray, hs: np.ndarray, record: np.ndarray, q, v, warm, tau) -> ContactBatch:
         """Steps at ``times`` (K,) of sizes ``hs`` (K,), recording where ``record`` (K,) bool, from (q, v) with the
         warm start ``warm`` (c, 3) under the held τ (n,), all three updated in place (module docstring)."""
@@ -327,9 +337,8 @@ class CompiledContactSteps:
             np.empty(count),
             np.empty(count),
             np.empty((count, c)),
-            np.empty((count, c)),
             np.empty((count, c, 3)),
-            np.empty((count, c)),
+            np.empty((count, c, 3)),
             np.empty(count, dtype=np.int64),
         )
         counters = np.zeros(2, dtype=np.int64)
@@ -344,7 +353,6 @@ class CompiledContactSteps:
             self.blocks,
             self.mu,
             self.e,
-            self.basis,
             self.settings,
             self.rotations,
             np.asarray(tau, dtype=float),

@@ -49,6 +49,7 @@ from ..linalg.csr_products import add_within, symmetric_part
 from ..linalg.saddle_point import SaddlePointSolver
 from ..linalg.sparse_factor import HAVE_CHOLMOD, CholmodError, SparseFactor
 from ..linalg.trailing_inverse import TrailingInverse
+from .compiled_contact import CompiledContactSteps
 from .contact_frames import ContactFrames
 from .contact_set import closing_contacts, driven_through, normal_bounds
 from .coulomb_problem import solve_coulomb
@@ -91,7 +92,12 @@ class ContactStepper:
         self._rigid_pattern: tuple | None = None
         self._direct = self._trailing_now = False
         self.seconds = dict.fromkeys(("step", "contact_rows", "contact_matrix", "contact_solve"), 0.0)
-        self.compiled_steps = 0  # steps taken in compiled batches (their contact parts are not timed apart)
+        self.compiled_steps = 0  # steps taken by the compiled kernel (their contact parts are not timed apart)
+        self.compiled = CompiledContactSteps(asm, self.frames, settings) if self._compiles(asm) else None
+
+    def _compiles(self, asm) -> bool:
+        """Whether :mod:`flexbody.solvers.compiled_contact` takes this system's steps."""
+        return CompiledContactSteps.available(asm, self.frames)
 
     # ------------------------------------------------------------------ the step
     def step(self, ws, tau: np.ndarray, h: float) -> ContactStep:
@@ -99,6 +105,15 @@ class ContactStepper:
         wall time [s] of the step and of its contact parts to ``seconds`` ("step", "contact_rows": the frames,
         "contact_matrix": the contact columns and W, "contact_solve": the Gauss–Seidel solver)."""
         start = time.perf_counter()
+        if self.compiled is not None:  # rigid trees, contacts on the forest, no bilateral rows: the compiled step
+            taken = self.compiled.step(ws.t, ws.q, ws.v, tau, h, self.warm)
+            if taken is not None:
+                v_next, q_next, a, impulses, gap, local, sweeps = taken
+                self.compiled_steps += 1
+                self.seconds["step"] += time.perf_counter() - start
+                m = self.asm.n_constraints
+                basis = self.compiled.basis
+                return ContactStep(v_next, q_next, a, np.zeros(m), impulses.copy(), gap, basis, local, sweeps)
         asm, theta = self.asm, self.settings.theta
         terms = ws.terms()
         q, v = ws.q, ws.v

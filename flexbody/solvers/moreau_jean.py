@@ -7,9 +7,10 @@ What a state records: its step's response (a = Δv/h, the rows' mean multipliers
 system's order (after its compliant contacts) "contact_gap" (c,) [m], "contact_normal_force" (c,) p_n/h [N],
 "contact_friction_force" (c, 3) the mean friction force of the step [N, world] and "contact_slip_speed" (c,) ‖u_t‖
 of the state [m/s] where it touches (zero apart), with "contact_sweeps" of the contact solver; the last state's
-step is computed for its record, not taken. ``metadata["statistics"]``: the steps run, those taken in compiled
-batches (``compiled_steps``: rigid systems whose contacts are points on links against planes, inputs held, nothing
-called or written per step, :mod:`flexbody.solvers.compiled_contact`) and the wall time [s] of the steps and of their
+step is computed for its record, not taken. ``metadata["statistics"]``: the steps run, those the compiled kernel
+took (``compiled_steps``: rigid systems whose contacts are points on links against planes, without bilateral rows,
+:mod:`flexbody.solvers.compiled_contact`), its ``batches`` (up to 256 steps a call, where the inputs are held and
+nothing is called or written per step) and the wall time [s] of the steps and of their
 contact parts (:class:`~flexbody.solvers.contact_step.ContactStepper`'s ``seconds``; a batch's steps are timed
 whole).
 """
@@ -78,16 +79,20 @@ class MoreauJean:
         check_setting("MoreauJean", "numerical_damping", self.numerical_damping, strict=False, high=1.0)
 
 
-def contact_rows(step: ContactStep, h: float) -> dict:
-    """The contact histories of a state from its step of size h (module docstring), with the solver's sweeps."""
-    touching = step.impulses[:, 0] > 0.0
+def contact_rows(step: ContactStep, h) -> dict:
+    """The contact histories of a state from its step of size h [s] (module docstring), with the solver's sweeps; of
+    several states at once where the step's arrays have a leading axis of states (h then one per state)."""
+    impulses, local = step.impulses, step.local
+    h = np.asarray(h, dtype=float)[..., None]  # per state, over the contacts
+    touching = impulses[..., 0] > 0.0
+    friction = np.einsum("cij,...cj->...ci", step.basis[:, :, 1:], impulses[..., 1:])
     return {
         "contact_sweeps": step.sweeps,
         **contact_histories(
             step.gap,
-            step.impulses[:, 0] / h,
-            np.einsum("cij,cj->ci", step.basis[:, :, 1:], step.impulses[:, 1:]) / h,
-            np.where(touching, np.hypot(step.local[:, 1], step.local[:, 2]), 0.0),
+            impulses[..., 0] / h,
+            friction / h[..., None],
+            np.where(touching, np.hypot(local[..., 1], local[..., 2]), 0.0),
         ),
     }
 
@@ -137,11 +142,12 @@ def run_moreau_jean(
         _check_start(asm, t0 if t is None else t, q, v, ws, settings.initial_penetration)
     n_steps = max(1, math.ceil((t_end - t0) / settings.dt - 1e-9))
     t = t0 if t is None else t
-    compiled = _compiled_steps(run, asm, stepper, settings)
+    compiled, batches = _compiled_steps(run, stepper), 0
     k, declined = k0, -1
     while True:
         if compiled is not None and k < n_steps and k != declined:
             taken, t, q, v = _batch(compiled, run, stepper, settings, k, t, t0, t_end, n_steps, q, v)
+            batches += 1
             if k + taken < min(k + BATCH_STEPS, n_steps):  # the step after them declined: the Python route takes it
                 declined = k + taken
             k, ws = k + taken, None
@@ -162,6 +168,7 @@ def run_moreau_jean(
                 "seconds": dict(stepper.seconds),
                 "steps": n_steps - k0,
                 "compiled_steps": stepper.compiled_steps,
+                "batches": batches,
             }
             return
         t = t_next
@@ -179,14 +186,13 @@ def run_moreau_jean(
         )
 
 
-def _compiled_steps(run, asm, stepper: ContactStepper, settings: MoreauJean) -> CompiledContactSteps | None:
-    """The compiled batches of steps (:mod:`flexbody.solvers.compiled_contact`) where the model allows them and the
-    run calls and writes nothing per step (inputs held, no controller, nothing saved as it goes); None otherwise."""
+def _compiled_steps(run, stepper: ContactStepper) -> CompiledContactSteps | None:
+    """The stepper's compiled kernel (:mod:`flexbody.solvers.compiled_contact`) for batches of steps where the run calls
+    and writes nothing per step (inputs held, no controller, nothing saved as it goes); None otherwise (each step
+    then calls it alone, where the model allows)."""
     held = getattr(run.dynamics.tau, "held", None) is not None
     quiet = run.recorder.controller is None and run.saver is None and not run.recorder.field_bodies
-    if not (held and quiet and CompiledContactSteps.available(asm, stepper.frames)):
-        return None
-    return CompiledContactSteps(asm, stepper.frames, settings)
+    return stepper.compiled if held and quiet else None
 
 
 def _batch(compiled, run, stepper, settings, k: int, t: float, t0: float, t_end: float, n_steps: int, q, v):
@@ -202,7 +208,7 @@ def _batch(compiled, run, stepper, settings, k: int, t: float, t0: float, t_end:
     batch = compiled.run(times, ends - times, record, q, v, stepper.warm, tau)
     stepper.seconds["step"] += time.perf_counter() - start
     stepper.compiled_steps += batch.accepted
-    _record_batch(run.recorder, batch.rows, tau)
+    _record_batch(run.recorder, batch.rows, tau, compiled.basis, (ends - times)[record])
     if not batch.accepted:
         return 0, t, q, v
     t = float(ends[batch.accepted - 1])
@@ -210,12 +216,14 @@ def _batch(compiled, run, stepper, settings, k: int, t: float, t0: float, t_end:
     return batch.accepted, t, q, v
 
 
-def _record_batch(recorder, rows: tuple, tau: np.ndarray) -> None:
-    """Record the rows of compiled steps with the columns and in the order a single step records its state."""
-    t, q, v, a, kinetic, potential, gap, normal, friction, slip, sweeps = rows
+def _record_batch(recorder, rows: tuple, tau: np.ndarray, basis: np.ndarray, h: np.ndarray) -> None:
+    """Record the rows of compiled steps (:class:`~flexbody.solvers.compiled_contact.ContactBatch`) with the columns
+    and in the order a single step records its state; ``basis`` (c, 3, 3) the contacts' frames, h the steps' sizes."""
+    t, q, v, a, kinetic, potential, gap, impulses, local, sweeps = rows
     count = len(t)
     if not count:
         return
+    steps = ContactStep(v, q, a, np.zeros((count, 0)), impulses, gap, basis, local, sweeps)
     recorder.extend(
         {
             "t": t,
@@ -223,7 +231,7 @@ def _record_batch(recorder, rows: tuple, tau: np.ndarray) -> None:
             "v": v,
             "a": a,
             "tau": np.broadcast_to(tau, q.shape),
-            "lam": np.zeros((count, 0)),
+            "lam": steps.lam,
             "constraint_force": np.zeros(q.shape),
             "rank": np.zeros(count),
             "violation": np.zeros(count),
@@ -232,8 +240,7 @@ def _record_batch(recorder, rows: tuple, tau: np.ndarray) -> None:
             "kinetic": kinetic,
             "potential": potential,
             "energy": kinetic + potential,
-            "contact_sweeps": sweeps,
-            **contact_histories(gap, normal, friction, slip),
+            **contact_rows(steps, h[:count]),
         }
     )
     recorder.t_last = float(t[-1])
