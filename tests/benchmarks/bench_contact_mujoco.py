@@ -7,7 +7,8 @@ box, each on a free joint, resting 0.6 m apart on the floor z = 0 with friction 
 plane, its default Newton solver and pyramidal cones (its box–plane collision gives four contacts per resting
 box; the number is printed), ``mj_step``. What each step includes: flexbody's ``simulate`` loop (workspace,
 contact frames, the saddle-point and contact solves, recording every ``--record-every``-th state), MuJoCo's
-``mj_step`` (collision, constraint solve, integration).
+``mj_step`` (collision, constraint solve, integration). ``--input function`` gives flexbody's run its input as a
+function of the state (as a controller would), so that it steps one at a time instead of in compiled batches.
 
 Agreement (printed, not timed): after ``--steps`` steps both scenes are at rest — the boxes' largest speed and
 the sum of normal forces over m g (flexbody's recorded normal forces; MuJoCo's ``mj_contactForce``).
@@ -20,6 +21,7 @@ the exit code is 0 whether or not the goal is met.
 Usage::
 
     python tests/benchmarks/bench_contact_mujoco.py [--boxes N] [--steps N] [--rounds N] [--record-every N]
+        [--input held|function]
 """
 
 from __future__ import annotations
@@ -77,11 +79,11 @@ def mujoco_scene(boxes: int):
     return model, mujoco.MjData(model)
 
 
-def run_flexbody(asm, steps: int, record_every: int):
+def run_flexbody(asm, steps: int, record_every: int, tau=None):
     import flexbody as fb
 
     start = time.perf_counter()
-    res = fb.simulate(asm, steps * DT, integrator=fb.MoreauJean(dt=DT), record_every=record_every)
+    res = fb.simulate(asm, steps * DT, integrator=fb.MoreauJean(dt=DT), record_every=record_every, tau=tau)
     return (time.perf_counter() - start) / steps, res
 
 
@@ -101,18 +103,21 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=250)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--record-every", type=int, default=1)
+    parser.add_argument("--input", choices=("held", "function"), default="held")
     args = parser.parse_args(argv)
     import mujoco
 
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     asm = flexbody_scene(args.boxes)
     model, data = mujoco_scene(args.boxes)
-    run_flexbody(asm, 5, 1)  # compiled kernels loaded, caches warm
+    zero = np.zeros(asm.n_dofs)
+    tau = None if args.input == "held" else (lambda t, q, v: zero)  # a function: the run steps one at a time
+    run_flexbody(asm, 5, 1, tau)  # compiled kernels loaded, caches warm
     run_mujoco(model, data, 5)
     fb_times, mj_times, ratios = [], [], []
     res = None
     for _ in range(args.rounds):
-        t_fb, res = run_flexbody(asm, args.steps, args.record_every)
+        t_fb, res = run_flexbody(asm, args.steps, args.record_every, tau)
         t_mj = run_mujoco(model, data, args.steps)
         fb_times.append(t_fb)
         mj_times.append(t_mj)
@@ -135,7 +140,8 @@ def main(argv=None) -> int:
     print("\n| scene | flexbody µs/step | MuJoCo µs/step | ratio (median of rounds) | goal |")
     print("|---|---|---|---|---|")
     print(
-        f"| {args.boxes} boxes, {4 * args.boxes} contacts, dt {DT:g} s, record every {args.record_every} | "
+        f"| {args.boxes} boxes, {4 * args.boxes} contacts, dt {DT:g} s, record every {args.record_every}, "
+        f"input {args.input} | "
         f"{fb_us:.0f} | {mj_us:.1f} | {ratio:.1f} | ≤ 3: {'met' if ratio <= 3 else 'not met'} |"
     )
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
