@@ -82,6 +82,22 @@ def test_batches_record_what_single_steps_record(record_every, monkeypatch):
     _assert_same_rows(compiled, single)
 
 
+def test_rolling_balls_take_the_compiled_steps_as_points_do(monkeypatch):
+    """Balls on link frames (which roll): a ball on a free flyer rolling and spinning on the floor, and one on a slope
+    (its closed forms are in tests/test_moreau_jean.py, which now run through the kernel too)."""
+    tree = fb.RigidTree("ball", gravity=(0.0, 0.0, -G))
+    body = tree.add_link("body", None, fb.FreeFlyer(), mass=1.0, inertia=(0.001,) * 3)
+    floor = fb.Contact(tree.frame(body), fb.Plane((0.0, 0.0, 1.0)), friction=0.3, radius=0.05)
+    slope = fb.sphere_contact(tree, body, 0.05, fb.Plane((-0.3, 0.0, 1.0), point=(0.4, 0.0, 0.0)), friction=0.3)
+    system = fb.System([tree], constraints=[floor, slope], q0=(0.0, 0.0, 0.05, 0.0, 0.0, 0.0))
+    v0 = (1.5, 0.3, 0.0, 0.0, 0.0, 8.0)  # sliding, turning about z: it starts to roll, and climbs the slope
+    compiled, single = _pair(system, 0.4, monkeypatch, integrator=fb.MoreauJean(dt=1e-3), v0=v0)
+    stats = compiled.metadata["statistics"]
+    assert stats["steps"] - 2 <= stats["compiled_steps"] <= stats["steps"]  # all but its turn's chart switch
+    assert compiled.histories["contact_normal_force"][:, 1].max() > 0.0  # it reached the slope
+    _assert_same_rows(compiled, single)
+
+
 def test_a_rotation_vector_leaving_its_chart_is_taken_by_the_python_route(monkeypatch):
     """A box spinning at 40 rad/s above the floor passes π every few steps: the batch stops before each such step,
     the Python route takes it (switching the chart), and the batches go on."""

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numba as nb
 import numpy as np
 
 from ..errors import FlexbodyError
 from ..rigid.anchors import Anchor, FrameAnchor
-from ..rigid.exponential_coordinates import skew
 from .base import finite_number, merge_pieces
 from .body_surface import BodySurface
 from .mesh_surface import TriangleMesh
@@ -29,6 +29,17 @@ __all__ = ["ContactPoint", "CONTACT_HISTORIES", "contact_histories"]
 CONTACT_HISTORIES = ("contact_gap", "contact_normal_force", "contact_friction_force", "contact_slip_speed")
 """The recorded contact histories, one column per contact (compliant ones first, then the unilateral ones): the gap
 (c,) [m], the normal force (c,) [N], the friction force (c, 3) [N, world] and the slip speed (c,) [m/s]."""
+
+
+@nb.njit(cache=True)
+def add_rolling(J, J_w, n, r) -> None:
+    """J (3, k) += r [n]× J_ω (J_ω (3, k), n (3,)): a rolling ball's contact-point Jacobian J_c = J + r [n]× J_ω
+    (module docstring), in place; compiled, so that the compiled contact rows take it too."""
+    for j in range(J.shape[1]):
+        w0, w1, w2 = J_w[0, j], J_w[1, j], J_w[2, j]
+        J[0, j] += r * (n[1] * w2 - n[2] * w1)
+        J[1, j] += r * (n[2] * w0 - n[0] * w2)
+        J[2, j] += r * (n[0] * w1 - n[1] * w0)
 
 
 def contact_histories(gap, normal, friction, slip) -> dict[str, np.ndarray]:
@@ -104,8 +115,9 @@ class ContactPoint:
             return x, (self.anchor.velocity(ev) if velocity else np.zeros(3)), cols, J, J
         n = self.normal(x)
         cols_w, J_w = self.anchor.angular_jacobian(ev)  # type: ignore[attr-defined]  # a FrameAnchor (rolls)
-        cols, both = merge_pieces([(cols, np.vstack([J, J])), (cols_w, np.vstack([0.0 * J_w, self.r * skew(n) @ J_w]))])
-        J, J_c = both[:3], both[3:]
+        cols, both = merge_pieces([(cols, np.vstack([J, 0.0 * J])), (cols_w, np.vstack([0.0 * J_w, J_w]))])
+        J, J_c = both[:3], np.array(both[:3], dtype=float)
+        add_rolling(J_c, np.ascontiguousarray(both[3:], dtype=float), np.asarray(n, dtype=float), self.r)
         v_c = (J_c @ ev.v[cols]) if velocity else np.zeros(3)
         return x, v_c, cols, J, J_c
 

@@ -2,8 +2,9 @@
 local-velocity rows G (3c, n) in a sparse pattern fixed once, whose values are refreshed in place.
 
 The rows of each contact are those of :meth:`~flexbody.constraints.unilateral_contact.Contact.frame` (one
-declaration, :func:`~flexbody.constraints.unilateral_contact.plane_rows`): contacts of points on the trees' links
-with planes are evaluated together in one compiled call on the trees' forest (kinematics, point Jacobians, rows);
+declaration, :func:`~flexbody.constraints.unilateral_contact.plane_rows`): contacts of points or balls on the trees'
+links with planes are evaluated together in one compiled call on the trees' forest (kinematics, point Jacobians,
+rows);
 contacts of flexible nodes with one plane or one triangle mesh together, a node's Jacobian being the identity on
 its three columns (so G = Bᵀ there); the others one by one.
 
@@ -22,13 +23,14 @@ import numba as nb
 import numpy as np
 import scipy.sparse as sp
 
+from ..constraints.contact_points import add_rolling
 from ..constraints.mesh_surface import TriangleMesh
 from ..constraints.nodes import Node
 from ..constraints.surfaces import Plane
 from ..constraints.unilateral_contact import plane_rows
 from ..errors import StateError
 from ..rigid.algorithms import kinematics, point_terms
-from ..rigid.anchors import LinkPoint
+from ..rigid.anchors import LinkFrame, LinkPoint
 from ..system.joint_program import forest_model
 from .node_contact_rows import mesh_node_rows, plane_node_rows
 
@@ -45,8 +47,9 @@ class Frames(NamedTuple):
 
 
 class _Forest(NamedTuple):
-    """Contacts of points on the trees' links with planes, evaluated together on the trees' forest: their indices,
-    forest link indices, offsets, planes and frames, and their columns (a tree's are contiguous: start, count)."""
+    """Contacts of points (or balls) on the trees' links with planes, evaluated together on the trees' forest: their
+    indices, forest link indices, offsets, planes and frames, their columns (a tree's are contiguous: start, count)
+    and whether each is a ball on a link frame, which rolls (1.0) or not (0.0)."""
 
     contacts: np.ndarray
     links: np.ndarray
@@ -57,6 +60,7 @@ class _Forest(NamedTuple):
     bases: np.ndarray
     col_start: np.ndarray
     col_count: np.ndarray
+    rolls: np.ndarray
 
 
 class _NodeGroup(NamedTuple):
@@ -73,9 +77,10 @@ class _NodeGroup(NamedTuple):
 def forest_plane_rows(forest_ints, axis, R_placement, p_placement, support, q, v, c, starts, gap, data):
     """The gaps and G rows of the forest's plane contacts ``c`` (a :class:`_Forest`'s arrays) at (q, v) of the
     rigid coordinates, in one pass: the forest's kinematics, the points' Jacobians (:func:`point_terms`), their
-    rows (:func:`~flexbody.constraints.unilateral_contact.plane_rows`), each contact's three rows on its tree's
+    rows (:func:`~flexbody.constraints.unilateral_contact.plane_rows`; a rolling ball's Jacobian by
+    :func:`~flexbody.constraints.contact_points.add_rolling`), each contact's three rows on its tree's
     columns written into ``data`` from ``starts[i]``, its gap into ``gap[i]``."""
-    contacts, links, offsets, normals, origins, radii, bases, col_start, col_count = c
+    contacts, links, offsets, normals, origins, radii, bases, col_start, col_count, rolls = c
     parent, joint_type, dof = forest_ints
     n_links = support.shape[0]
     R, p = np.empty((n_links, 3, 3)), np.empty((n_links, 3))
@@ -84,11 +89,18 @@ def forest_plane_rows(forest_ints, axis, R_placement, p_placement, support, q, v
     k, width = contacts.shape[0], col_count.max()
     X, Xd, B = np.empty((1, 3)), np.empty((1, 3)), np.empty((1, 3))
     J, G, gaps = np.empty((1, 3, width)), np.empty((1, 3, width)), np.empty(1)
+    J_w = np.empty((3, width))
     for m in range(k):  # each contact on its tree's columns alone (the others' are zero)
         i, first, count = contacts[m], col_start[m], col_count[m]
         J_m, G_m = J[:, :, :count], G[:, :, :count]
         columns = support[:, first : first + count]
         point_terms(R, p, S, vel, acc, columns, links[m : m + 1], offsets[m : m + 1], X, Xd, J_m, B)
+        if rolls[m] > 0.0:  # a ball on a link frame: its contact point's Jacobian J + r [n]× J_ω
+            for j in range(count):
+                l = columns[links[m], j]
+                for a in range(3):
+                    J_w[a, j] = S[l, 3 + a] if l >= 0 else 0.0
+            add_rolling(J_m[0], J_w[:, :count], normals[m], radii[m])
         plane_rows(normals[m : m + 1], origins[m : m + 1], radii[m : m + 1], bases[m : m + 1], X, J_m, gaps, G_m)
         gap[i] = gaps[0]
         at = starts[i]
@@ -103,7 +115,11 @@ class ContactFrames:
     def __init__(self, asm, contacts):
         self.asm, self.contacts = asm, list(contacts)
         c = len(self.contacts)
-        on_planes = [i for i, k in enumerate(self.contacts) if type(k.anchor) is LinkPoint and type(k.surface) is Plane]
+        on_planes = [
+            i
+            for i, k in enumerate(self.contacts)
+            if type(k.anchor) in (LinkPoint, LinkFrame) and type(k.surface) is Plane
+        ]
         self.groups = self._node_groups()
         grouped = set(on_planes).union(*(g.contacts.tolist() for g in self.groups))
         self.single = [i for i in range(c) if i not in grouped]
@@ -129,6 +145,7 @@ class ContactFrames:
             np.array([k.plane_basis for k in contacts]),
             np.array([asm.offsets[t] for t in trees], dtype=np.int64),
             np.array([t.n_dofs for t in trees], dtype=np.int64),
+            np.array([1.0 if k.point.rolls else 0.0 for k in contacts]),
         )
 
     def _node_groups(self) -> list[_NodeGroup]:
