@@ -6,9 +6,13 @@ shape's support points against the surface:
 
 * a sphere of radius r centred on a link frame: one ball (it rolls) — any surface;
 * a box on a link: its eight corners — against a plane (a box meets a plane first with a corner, an edge or a face,
-  all spanned by corners; against a curved surface a face could touch between corners, so other surfaces are refused);
+  all spanned by corners); against a Sphere (a solid ball) the one point of the box nearest its centre
+  (:class:`~flexbody.constraints.nearest_point.NearestPoint`: a convex shape and a ball touch at one point);
 * a capsule (a segment of length ℓ with radius r) on a link: balls of radius r at the segment's two ends — against a
-  plane (the segment's nearest point to a plane is an end or the whole segment);
+  plane (the segment's nearest point to a plane is an end or the whole segment); against a Sphere its one point
+  nearest the centre;
+* against other surfaces (a Cylinder, a Box, a mesh) a box or a capsule may touch along a line or between its
+  corners, which its points do not hold: refused;
 * a cylinder (length ℓ, radius r) on a link: on each end disc the rim point nearest the plane and k − 1 more rim
   points spaced 2π/k from it (:class:`~flexbody.constraints.rim_point.RimPoint`) — against a plane: a tilted or lying
   cylinder meets a plane first at those nearest rim points (exact); one standing on an end rests on its k rim points,
@@ -28,9 +32,10 @@ from ..errors import FlexbodyError
 from ..fem.hex_mesh import boundary_faces, faces_nodes
 from ..rigid.link import checked_rotation
 from .base import finite_number
+from .nearest_point import NearestPoint
 from .nodes import Node
 from .rim_point import RimPoint
-from .surfaces import Plane, Surface
+from .surfaces import Plane, Sphere, Surface
 from .unilateral_contact import Contact
 
 if TYPE_CHECKING:
@@ -40,11 +45,12 @@ if TYPE_CHECKING:
 __all__ = ["sphere_contact", "box_contacts", "capsule_contacts", "cylinder_contacts", "node_contacts"]
 
 
-def _plane_only(surface: Surface, shape: str) -> None:
-    if type(surface) is not Plane:
+def _plane_only(surface: Surface, shape: str, sphere: bool = False) -> None:
+    if type(surface) is not Plane and not (sphere and type(surface) is Sphere):
         raise FlexbodyError(
-            f"{shape}: its contacts are exact against a Plane only (against a curved surface it may touch between "
-            f"its corner or end points), got {type(surface).__name__}; use sphere_contact or points of your own"
+            f"{shape}: its contacts are exact against a Plane{' or a Sphere' if sphere else ''} only (against "
+            f"another surface it may touch along a line or between its corner or end points), got "
+            f"{type(surface).__name__}; use sphere_contact or points of your own"
         )
 
 
@@ -55,6 +61,14 @@ def _unit_axis(axis: ArrayLike, who: str) -> np.ndarray:
     if not np.isfinite(norm) or norm == 0.0:
         raise FlexbodyError(f"{who}: axis must be a nonzero direction, got {axis!r}")
     return direction / norm
+
+
+def _axes_with_third(a: np.ndarray) -> np.ndarray:
+    """A rotation (3, 3) whose third column is the unit vector a."""
+    helper = np.array([1.0, 0.0, 0.0]) if abs(a[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    first = np.cross(helper, a)
+    first /= np.linalg.norm(first)
+    return np.column_stack([first, np.cross(a, first), a])
 
 
 def sphere_contact(
@@ -88,14 +102,18 @@ def box_contacts(
     name: str = "box",
 ) -> list[Contact]:
     """The eight corner contacts ``{name}0`` … ``{name}7`` of a box of edge lengths ``size`` (3,) [m], centred at
-    ``offset`` [m] with axes ``rotation`` (3, 3) in the link frame, against a plane."""
-    _plane_only(surface, f"box_contacts {name!r}")
+    ``offset`` [m] with axes ``rotation`` (3, 3) in the link frame, against a plane; against a Sphere the one contact
+    ``{name}`` of the box's point nearest its centre (module docstring)."""
+    _plane_only(surface, f"box_contacts {name!r}", sphere=True)
     edges = np.asarray(size, dtype=float).ravel()
     if edges.shape != (3,):
         raise FlexbodyError(f"box_contacts {name!r}: size must be three edge lengths [m], got {size!r}")
     half = 0.5 * np.array([finite_number(x, "size [m]", f"box_contacts {name!r}", positive=True) for x in edges])
     R = checked_rotation(rotation, f"box_contacts {name!r}: rotation")
     centre = np.asarray(offset, dtype=float).reshape(3)
+    if type(surface) is Sphere:
+        point = NearestPoint(tree.frame(link, centre, R), "box", half, surface)
+        return [Contact(point, surface, friction=friction, restitution=restitution, name=name)]
     signs = np.array([(sx, sy, sz) for sz in (-1, 1) for sy in (-1, 1) for sx in (-1, 1)], dtype=float)
     corners = centre + (signs * half) @ R.T
     return [
@@ -118,11 +136,17 @@ def capsule_contacts(
     name: str = "capsule",
 ) -> list[Contact]:
     """The two end balls ``{name}0``, ``{name}1`` of a capsule: the segment of ``length`` [m] along ``axis`` (link
-    frame) centred at ``offset`` [m], with ``radius`` [m], against a plane."""
+    frame) centred at ``offset`` [m], with ``radius`` [m], against a plane; against a Sphere the one contact
+    ``{name}`` of the capsule's point nearest its centre (module docstring)."""
     who = f"capsule_contacts {name!r}"
-    _plane_only(surface, who)
+    _plane_only(surface, who, sphere=True)
     ell = finite_number(length, "length [m]", who)
     a, centre = _unit_axis(axis, who), np.asarray(offset, dtype=float).reshape(3)
+    if type(surface) is Sphere:
+        r = finite_number(radius, "radius [m]", who)
+        axes = _axes_with_third(a)
+        point = NearestPoint(tree.frame(link, centre, axes), "capsule", np.array([0.5 * ell, r]), surface)
+        return [Contact(point, surface, friction=friction, restitution=restitution, name=name)]
     ends = [centre - 0.5 * ell * a, centre + 0.5 * ell * a]
     return [
         Contact(
