@@ -161,6 +161,73 @@ def _contact_impulses(
 
 
 @nb.njit(cache=True)
+def _step_impulses(active, data, starts, first, count, L, d, gap, u_before, u_free, mu, e, settings, h, warm, v_free,
+                   buffer):  # fmt: skip
+    """(solved, v⁺ (n,), impulses (c, 3), sweeps, buffer): the contact problem of the step from the ``active``
+    contacts, a contact left out joining where the others' impulses drive it through its surface (as the Python
+    step: :func:`~flexbody.solvers.contact_set.driven_through`); solved False where the solver did not converge."""
+    c, width = first.size, count.max()
+    step_warm, impulses = warm.copy(), np.zeros((c, 3))
+    v_next, sweeps, normal = v_free.copy(), 0, np.empty(c)
+    while active.size:
+        Y = np.empty((active.size, 3, width))
+        if buffer.size < 9 * active.size**2:
+            buffer = np.empty(9 * active.size**2)
+        p, done, change = _contact_impulses(
+            active, data, starts, first, count, L, d, gap, u_before, u_free, mu, e, settings, h, step_warm, Y, buffer
+        )
+        sweeps += done
+        if not change <= settings[0]:
+            return False, v_next, impulses, sweeps, buffer
+        v_next[:] = v_free
+        impulses[:] = 0.0
+        for ai in range(active.size):
+            i = active[ai]
+            for r in range(3):
+                impulses[i, r] = p[3 * ai + r]
+                for j in range(count[i]):
+                    v_next[first[i] + j] += p[3 * ai + r] * Y[ai, r, j]
+        for i in range(c):
+            normal[i] = _row_dot(data, starts[i], first[i], count[i], v_next)
+        considered = np.zeros(c, dtype=np.bool_)
+        considered[active] = True
+        joining = driven_through(gap, normal, h, considered)
+        if not joining.size:
+            break
+        for i in active:
+            step_warm[i] = impulses[i]
+        considered[joining] = True
+        active = np.flatnonzero(considered)
+    return True, v_next, impulses, sweeps, buffer
+
+
+@nb.njit(cache=True)
+def _tree_solves(L, d, blocks, x):
+    """x (n,) ← M⁻¹ x by the trees' blocks of :func:`block_cholesky` (``blocks`` = (starts, counts))."""
+    starts, counts = blocks
+    for b in range(starts.size):
+        block_solve(L, d, starts[b], counts[b], x[starts[b] : starts[b] + counts[b]])
+    return x
+
+
+@nb.njit(cache=True)
+def _record(rows, j, t, q, v, a, energy, gap, impulses, u_before, sweeps) -> None:
+    """Row j of ``rows`` (:class:`ContactBatch`): the state, its step's response and its contacts."""
+    t_rows, q_rows, v_rows, a_rows, kinetic, potential, gaps, impulse_rows, local, sweep_rows = rows
+    t_rows[j] = t
+    q_rows[j] = q
+    v_rows[j] = v
+    a_rows[j] = a
+    kinetic[j], potential[j] = energy[0], energy[1]
+    gaps[j] = gap
+    impulse_rows[j] = impulses
+    for i in range(gap.size):
+        for x in range(3):
+            local[j, i, x] = u_before[3 * i + x]
+    sweep_rows[j] = sweeps
+
+
+@nb.njit(cache=True)
 def _rotations_in_chart(rotations, q) -> bool:
     """Whether every rotation vector q[s:s+3] (``rotations`` their starts) is at most π long."""
     longest = 0.0
@@ -179,13 +246,12 @@ def rigid_contact_steps(
     [accepted, written]. Returns :data:`TAKEN` or :data:`DECLINED` (module docstring)."""
     ints, floats, support, bodies, body_floats = program
     blocks_start, blocks_count = blocks
-    n, c, width = q.size, first.size, count.max()
+    n, c = q.size, first.size
     ends = output_offsets(n, 0)
     out = np.empty(ends[-1])
     L, d, buffer = np.zeros((n, n)), np.empty(n), np.empty(0)  # buffer: W's values, grown as needed
     gap, data = np.empty(c), np.zeros(starts[-1])
-    u_before, u_free, normal = np.empty(3 * c), np.empty(3 * c), np.empty(c)
-    t_rows, q_rows, v_rows, a_rows, kinetic, potential, gaps, impulse_rows, local, sweep_rows = rows
+    u_before, u_free = np.empty(3 * c), np.empty(3 * c)
     for k in range(times.size):
         h = hs[k]
         if joint_terms_into(ints, floats, support, bodies, body_floats, drive, q, v, 0, out) != 0:
@@ -193,81 +259,24 @@ def rigid_contact_steps(
         M = out[: ends[0]].reshape((n, n))
         if not block_cholesky(M, blocks_start, blocks_count, L, d):
             return DECLINED
-        v_free = h * (tau - out[ends[1] : ends[2]])
-        for b in range(blocks_start.size):
-            s, size = blocks_start[b], blocks_count[b]
-            block_solve(L, d, s, size, v_free[s : s + size])
-        v_free += v
+        v_free = v + _tree_solves(L, d, blocks, h * (tau - out[ends[1] : ends[2]]))  # M Δv = h (τ − h(q, v))
         forest_plane_rows(*model, q, v, forest, starts, gap, data)
         _local_velocities(data, starts, first, count, v, u_before)
         _local_velocities(data, starts, first, count, v_free, u_free)
         active = closing_contacts(gap, u_before[0::3], u_free[0::3], h)
-        step_warm, impulses = warm.copy(), np.zeros((c, 3))
-        v_next, sweeps = v_free.copy(), 0
-        while active.size:
-            Y = np.empty((active.size, 3, width))
-            if buffer.size < 9 * active.size**2:
-                buffer = np.empty(9 * active.size**2)
-            p, done, change = _contact_impulses(
-                active,
-                data,
-                starts,
-                first,
-                count,
-                L,
-                d,
-                gap,
-                u_before,
-                u_free,
-                mu,
-                e,
-                settings,
-                h,
-                step_warm,
-                Y,
-                buffer,
-            )
-            sweeps += done
-            if not change <= settings[0]:
-                return DECLINED
-            v_next[:] = v_free
-            impulses[:] = 0.0
-            for ai in range(active.size):
-                for r in range(3):
-                    impulses[active[ai], r] = p[3 * ai + r]
-                    i = active[ai]
-                    for j in range(count[i]):
-                        v_next[first[i] + j] += p[3 * ai + r] * Y[ai, r, j]
-            considered = np.zeros(c, dtype=np.bool_)
-            for i in range(c):
-                normal[i] = _row_dot(data, starts[i], first[i], count[i], v_next)
-            considered[active] = True
-            joining = driven_through(gap, normal, h, considered)
-            if not joining.size:
-                break
-            for i in active:
-                step_warm[i] = impulses[i]
-            considered[joining] = True
-            active = np.flatnonzero(considered)
+        solved, v_next, impulses, sweeps, buffer = _step_impulses(
+            active, data, starts, first, count, L, d, gap, u_before, u_free, mu, e, settings, h, warm, v_free, buffer
+        )
+        if not solved:
+            return DECLINED
         q_next = q + h * v_next
         if not (np.all(np.isfinite(q_next)) and np.all(np.isfinite(v_next))):
             return DECLINED
         if not _rotations_in_chart(rotations, q_next):
             return DECLINED
         if record[k]:
-            j = counters[1]
-            t_rows[j] = times[k]
-            q_rows[j] = q
-            v_rows[j] = v
-            a_rows[j] = (v_next - v) / h
-            kinetic[j] = out[ends[5]]
-            potential[j] = out[ends[5] + 1]
-            gaps[j] = gap
-            impulse_rows[j] = impulses
-            for i in range(c):
-                for x in range(3):
-                    local[j, i, x] = u_before[3 * i + x]
-            sweep_rows[j] = sweeps
+            a = (v_next - v) / h
+            _record(rows, counters[1], times[k], q, v, a, out[ends[5] :], gap, impulses, u_before, sweeps)
             counters[1] += 1
         q[:] = q_next
         v[:] = v_next
