@@ -12,6 +12,11 @@ separates, sticking when the impulse that stops the contact lies in the cone, ot
 boundary, whose slip direction θ (d = (cos θ, sin θ)) solves u_t(θ) × d = 0 with u_t·d > 0 by Newton's method
 (from a fixed-point start, with p_n(θ) = −r_n/(W_nn − μ W_nt d) keeping u_n = 0). Sweeps repeat until no impulse
 changes by more than ``tol`` × max ‖p‖∞. Compiled (numba); warm-started from the last step's impulses.
+
+Where the sweeps stall — a direction that W nearly ignores, as two friction impulses squeezing a stiff body between
+its contacts, along which Gauss–Seidel creeps — :func:`polished` takes the contacts' states from the last iterate
+(apart: p = 0; sticking: u = 0; sliding: u_n = 0 with p_t = μ p_n along the friction it has), solves the linear
+equations they make by least squares, and the sweeps run again from there, which confirms it (or not).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["solve_coulomb", "solve_coulomb_coupled"]
+__all__ = ["solve_coulomb", "solve_coulomb_coupled", "polished"]
 
 SHORT_ROW = 48
 """Coupled entries of a row of W up to which the sweep sums them in a loop rather than by BLAS's dot."""
@@ -190,3 +195,33 @@ def solve_coulomb_coupled(W, w, mu, p, tol, max_sweeps, lo, hi):
         if change <= tol:
             return sweep, change
     return max_sweeps, change
+
+
+def polished(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The impulses (3c,) that the contacts' states at the iterate p (3c,) make exact (module docstring): for each
+    sticking contact u_i = W_i p + w_i = 0 (three unknowns), for each sliding one u_n = 0 with p_t = μ p_n f̂ (f̂ its
+    friction's direction, one unknown), the contacts apart at zero; the equations solved by least squares."""
+    c = mu.size
+    P = p.reshape(c, 3)
+    columns, equations = [], []
+    for i in range(c):
+        normal, friction = P[i, 0], float(np.hypot(P[i, 1], P[i, 2]))
+        if normal <= 0.0:
+            continue
+        if friction < mu[i] * normal * (1.0 - 1e-9):  # sticking: all three
+            for k in range(3):
+                column = np.zeros(3 * c)
+                column[3 * i + k] = 1.0
+                columns.append(column)
+                equations.append(3 * i + k)
+        else:  # sliding: the normal impulse, the friction on the cone along its direction
+            column = np.zeros(3 * c)
+            column[3 * i] = 1.0
+            column[3 * i + 1 : 3 * i + 3] = mu[i] * P[i, 1:] / friction
+            columns.append(column)
+            equations.append(3 * i)
+    if not columns:
+        return np.zeros(3 * c)
+    B = np.column_stack(columns)
+    x = np.linalg.lstsq((W @ B)[equations], -w[equations], rcond=1e-12)[0]
+    return B @ x
