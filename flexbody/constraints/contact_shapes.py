@@ -36,7 +36,7 @@ from .nearest_point import NearestPoint
 from .nodes import Node
 from .rim_point import RimPoint
 from .surfaces import Plane, Sphere, Surface
-from .unilateral_contact import Contact
+from .unilateral_contact import Contact, tangent_basis
 
 if TYPE_CHECKING:
     from ..fem.flexible_body import FlexibleBody
@@ -61,14 +61,6 @@ def _unit_axis(axis: ArrayLike, who: str) -> np.ndarray:
     if not np.isfinite(norm) or norm == 0.0:
         raise FlexbodyError(f"{who}: axis must be a nonzero direction, got {axis!r}")
     return direction / norm
-
-
-def _axes_with_third(a: np.ndarray) -> np.ndarray:
-    """A rotation (3, 3) whose third column is the unit vector a."""
-    helper = np.array([1.0, 0.0, 0.0]) if abs(a[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    first = np.cross(helper, a)
-    first /= np.linalg.norm(first)
-    return np.column_stack([first, np.cross(a, first), a])
 
 
 def sphere_contact(
@@ -144,7 +136,7 @@ def capsule_contacts(
     a, centre = _unit_axis(axis, who), np.asarray(offset, dtype=float).reshape(3)
     if type(surface) is Sphere:
         r = finite_number(radius, "radius [m]", who)
-        axes = _axes_with_third(a)
+        axes = tangent_basis(a)[:, [1, 2, 0]]  # (t₁, t₂, a): right-handed, the capsule's axis third
         point = NearestPoint(tree.frame(link, centre, axes), "capsule", np.array([0.5 * ell, r]), surface)
         return [Contact(point, surface, friction=friction, restitution=restitution, name=name)]
     ends = [centre - 0.5 * ell * a, centre + 0.5 * ell * a]

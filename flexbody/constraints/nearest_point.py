@@ -13,7 +13,8 @@ y). In the shape's axes (origin at its centre x₀, axes Q in the world), with p
 
 y slides over the shape as it moves, but only across the normal (a nearest point moves in the face, along the edge or
 on the capsule's surface where it lies), so the gap's rate is n·v(y), the velocity of the link's material point at y:
-J = J_o − [y − x₀]× J_ω (J_o, J_ω the Jacobians of the shape's frame). A shape against a Cylinder may touch along a
+J = J_o − [y − x₀]× J_ω (J_o, J_ω the Jacobians of the shape's frame;
+:class:`~flexbody.constraints.material_point.MovingMaterialPoint`). A shape against a Cylinder may touch along a
 line (a box lying along a pipe), which one point does not hold: that pairing is refused.
 """
 
@@ -23,9 +24,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..rigid.anchors import Anchor, LinkFrame
-from ..rigid.exponential_coordinates import skew
-from .base import merge_pieces
+from ..rigid.anchors import LinkFrame
+from .material_point import MovingMaterialPoint
 from .surfaces import Sphere
 
 if TYPE_CHECKING:
@@ -57,36 +57,20 @@ def capsule_point_nearest(half_length: float, radius: float, p: np.ndarray) -> n
     return np.array([0.0, 0.0, s]) + radius * direction
 
 
-class NearestPoint(Anchor):
+class NearestPoint(MovingMaterialPoint):
     """The point of a ``shape`` ("box": ``size`` its half-edges (3,) [m]; "capsule": ``size`` (half-length, radius)
     [m], along the third axis) with centre and axes the ``frame``'s, nearest the centre of ``sphere``
     (module docstring): a material point of the link that moves over the shape."""
 
     def __init__(self, frame: LinkFrame, shape: str, size: np.ndarray, sphere: Sphere):
-        self.frame, self.shape, self.size, self.sphere = frame, shape, np.asarray(size, dtype=float), sphere
-        self.trees = frame.trees
-        self.label = f"{frame.label} {shape} point nearest the sphere at {np.round(sphere.center, 6).tolist()}"
+        label = f"{frame.label} {shape} point nearest the sphere at {np.round(sphere.center, 6).tolist()}"
+        super().__init__(frame, label)
+        self.shape, self.size, self.sphere = shape, np.asarray(size, dtype=float), sphere
 
-    def position(self, ev: StateView) -> np.ndarray:
-        """y (3,) [m, world] of module docstring."""
+    def arm(self, ev: StateView) -> np.ndarray:
+        """y − x₀ (3,) [m, world]: y of module docstring from the shape's centre x₀."""
         Q, x0 = self.frame.rotation(ev), self.frame.position(ev)
         p = Q.T @ (self.sphere.center - x0)
         if self.shape == "box":
-            return x0 + Q @ box_point_nearest(self.size, p)
-        return x0 + Q @ capsule_point_nearest(float(self.size[0]), float(self.size[1]), p)
-
-    def velocity(self, ev: StateView) -> np.ndarray:
-        """The velocity (3,) [m/s] of the link's material point at y."""
-        cols, J = self.jacobian(ev)
-        return J @ ev.v[cols]
-
-    def jacobian(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
-        """(cols, J_o − [y − x₀]× J_ω): the material point's Jacobian at y."""
-        arm = self.position(ev) - self.frame.position(ev)
-        cols, J = self.frame.jacobian(ev)
-        cols_w, J_w = self.frame.angular_jacobian(ev)
-        return merge_pieces([(np.asarray(cols), J), (np.asarray(cols_w), -skew(arm) @ J_w)])
-
-    def bias(self, ev: StateView) -> np.ndarray:
-        """Not needed by the velocity-level contacts that use the anchor."""
-        raise NotImplementedError("NearestPoint serves unilateral contacts (velocity level), which need no bias")
+            return Q @ box_point_nearest(self.size, p)
+        return Q @ capsule_point_nearest(float(self.size[0]), float(self.size[1]), p)

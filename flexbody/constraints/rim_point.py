@@ -6,8 +6,9 @@ The disc of centre c, unit axis a (world) and radius r meets the plane of outwar
 u = (n − (n·a) a)/‖n − (n·a) a‖, the direction in the disc's plane toward the plane: the lowest rim point, whose gap
 is n·(x − x₀) = n·(c − x₀) − r ‖n − (n·a) a‖ (exact: the distance of the disc to the plane). A rim point at the angle
 φ from it about a is x_φ = c − r u_φ with u_φ = cos φ u + sin φ (a × u). The anchor is the material point of the
-link there, so its velocity is v_c + ω × (x − c) and its Jacobian J_c + r [u_φ]× J_ω (as a ball's contact point,
-with u_φ for n: :mod:`flexbody.constraints.contact_points`). Where the axis is along n (the disc flat on the plane)
+link there (:class:`~flexbody.constraints.material_point.MovingMaterialPoint`), so its velocity is v_c + ω × (x − c)
+and its Jacobian J_c + r [u_φ]× J_ω (as a ball's contact point, with u_φ for n:
+:mod:`flexbody.constraints.contact_points`). Where the axis is along n (the disc flat on the plane)
 u is any direction in the disc: the first axis of :func:`~flexbody.constraints.unilateral_contact.tangent_basis` of a.
 """
 
@@ -17,9 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..rigid.anchors import Anchor, LinkFrame
-from ..rigid.exponential_coordinates import skew
-from .base import merge_pieces
+from ..rigid.anchors import LinkFrame
+from .material_point import MovingMaterialPoint
 from .unilateral_contact import tangent_basis
 
 if TYPE_CHECKING:
@@ -28,15 +28,14 @@ if TYPE_CHECKING:
 __all__ = ["RimPoint"]
 
 
-class RimPoint(Anchor):
+class RimPoint(MovingMaterialPoint):
     """The point of the rim of a disc on a link frame at the angle ``angle`` [rad] from the rim's point nearest a plane
     of unit ``normal`` (3,) [world] (module docstring). The disc: centre the ``frame``'s origin, ``axis`` (3,) in the
     frame's axes (unit), ``radius`` [m]."""
 
     def __init__(self, frame: LinkFrame, axis: np.ndarray, radius: float, normal: np.ndarray, angle: float = 0.0):
-        self.frame, self.axis, self.radius, self.normal, self.angle = frame, axis, float(radius), normal, float(angle)
-        self.trees = frame.trees
-        self.label = f"{frame.label} rim at {np.degrees(angle):.0f}°"
+        super().__init__(frame, f"{frame.label} rim at {np.degrees(angle):.0f}°")
+        self.axis, self.radius, self.normal, self.angle = axis, float(radius), normal, float(angle)
 
     def _direction(self, ev: StateView) -> np.ndarray:
         """u_φ (3,) [world] of module docstring."""
@@ -46,22 +45,6 @@ class RimPoint(Anchor):
         u = across / size if size > 1e-12 else tangent_basis(a)[:, 1]
         return np.cos(self.angle) * u + np.sin(self.angle) * np.cross(a, u)
 
-    def position(self, ev: StateView) -> np.ndarray:
-        """x = c − r u_φ (3,) [m, world]."""
-        return self.frame.position(ev) - self.radius * self._direction(ev)
-
-    def velocity(self, ev: StateView) -> np.ndarray:
-        """The velocity (3,) [m/s] of the link's material point at x."""
-        cols, J = self.jacobian(ev)
-        return J @ ev.v[cols]
-
-    def jacobian(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
-        """(cols, J_c + r [u_φ]× J_ω)."""
-        u = self._direction(ev)
-        cols, J = self.frame.jacobian(ev)
-        cols_w, J_w = self.frame.angular_jacobian(ev)
-        return merge_pieces([(np.asarray(cols), J), (np.asarray(cols_w), self.radius * skew(u) @ J_w)])
-
-    def bias(self, ev: StateView) -> np.ndarray:
-        """Not needed by the velocity-level contacts that use the anchor."""
-        raise NotImplementedError("RimPoint serves unilateral contacts (velocity level), which need no bias")
+    def arm(self, ev: StateView) -> np.ndarray:
+        """−r u_φ (3,) [m, world]: x = c − r u_φ, whose Jacobian is J_c + r [u_φ]× J_ω."""
+        return -self.radius * self._direction(ev)
