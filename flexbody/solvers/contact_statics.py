@@ -40,8 +40,7 @@ from ..io.results import Results
 from ..linalg.sparse_factor import SparseFactor
 from ..system.description import System
 from .contact_frames import ContactFrames
-from .contact_step import CONFIRMING_SWEEPS
-from .coulomb_problem import polished, solve_coulomb
+from .coulomb_problem import solve_coulomb_polished
 from .equilibrium_path import EquilibriumPath
 from .load_increments import LoadIncrements
 from .newton_settings import NewtonSettings
@@ -188,11 +187,7 @@ def _with_friction(A, r, G, gap, moved, contacts: _Contacts) -> np.ndarray:
     w[1::3] += moved[1::3]
     w[2::3] += moved[2::3]
     P = contacts.p.ravel().copy()
-    _, change = solve_coulomb(W, w, contacts.mu, P, COULOMB_TOL, MAX_SWEEPS)
-    if not change <= COULOMB_TOL:  # stalled: the states' exact forces, confirmed by the sweeps (coulomb_problem)
-        polish = polished(W, w, contacts.mu, P)
-        _, change = solve_coulomb(W, w, contacts.mu, polish, COULOMB_TOL, CONFIRMING_SWEEPS)
-        P = polish
+    _, change = solve_coulomb_polished(W, w, contacts.mu, P, COULOMB_TOL, MAX_SWEEPS)
     if not change <= COULOMB_TOL:
         raise ConvergenceError(
             f"the contact problem with friction did not converge in {MAX_SWEEPS} sweeps (last relative change "

@@ -52,7 +52,7 @@ from ..linalg.trailing_inverse import TrailingInverse
 from .compiled_contact import CompiledContactSteps
 from .contact_frames import ContactFrames
 from .contact_set import closing_contacts, driven_through, normal_bounds
-from .coulomb_problem import polished, solve_coulomb
+from .coulomb_problem import solve_coulomb_polished
 
 __all__ = ["ContactStepper", "ContactStep"]
 
@@ -93,11 +93,8 @@ class ContactStepper:
         self._direct = self._trailing_now = False
         self.seconds = dict.fromkeys(("step", "contact_rows", "contact_matrix", "contact_solve"), 0.0)
         self.compiled_steps = 0  # steps taken by the compiled kernel (their contact parts are not timed apart)
-        self.compiled = CompiledContactSteps(asm, self.frames, settings) if self._compiles(asm) else None
-
-    def _compiles(self, asm) -> bool:
-        """Whether :mod:`flexbody.solvers.compiled_contact` takes this system's steps."""
-        return CompiledContactSteps.available(asm, self.frames)
+        compiles = CompiledContactSteps.available(asm, self.frames)
+        self.compiled = CompiledContactSteps(asm, self.frames, settings) if compiles else None
 
     # ------------------------------------------------------------------ the step
     def step(self, ws, tau: np.ndarray, h: float) -> ContactStep:
@@ -177,14 +174,7 @@ class ContactStepper:
         beta = self.settings.penetration_recovery
         w[0::3] -= normal_bounds(frames.gap[active], u_before[3 * active], self.e[active], beta, h)
         p = self.warm[active].ravel().copy()
-        mu, tol = self.mu[active], self.settings.tol
-        sweeps, change = solve_coulomb(W, w, mu, p, tol, self.settings.max_sweeps)
-        if not change <= tol:  # stalled: the states' exact impulses, confirmed by the sweeps (coulomb_problem)
-            polish = polished(W, w, mu, p)
-            more, change_polished = solve_coulomb(W, w, mu, polish, tol, CONFIRMING_SWEEPS)
-            if change_polished <= tol:
-                p, change = polish, change_polished
-            sweeps += more
+        sweeps, change = solve_coulomb_polished(W, w, self.mu[active], p, self.settings.tol, self.settings.max_sweeps)
         self.seconds["contact_solve"] += time.perf_counter() - solving
         if not change <= self.settings.tol:
             names = [self.contacts[i].name for i in active]
@@ -281,9 +271,6 @@ def _trailing(asm, contacts) -> TrailingInverse | None:
     columns = np.unique(np.add.outer(first, np.arange(3)).ravel())
     return TrailingInverse(columns) if columns.size <= MAX_TRAILING else None
 
-
-CONFIRMING_SWEEPS = 100
-"""Sweeps that may confirm the impulses :func:`~flexbody.solvers.coulomb_problem.polished` made exact."""
 
 MAX_TRAILING = 3000
 """The most contact columns taken as a trailing block: its dense k × k inverse costs k³ (about 1 s at 3 000, 0.1 s at

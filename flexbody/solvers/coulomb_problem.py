@@ -26,7 +26,7 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["solve_coulomb", "solve_coulomb_coupled", "polished"]
+__all__ = ["solve_coulomb", "solve_coulomb_coupled", "polished", "solve_coulomb_polished"]
 
 SHORT_ROW = 48
 """Coupled entries of a row of W up to which the sweep sums them in a loop rather than by BLAS's dot."""
@@ -225,3 +225,21 @@ def polished(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray) -> np.
     B = np.column_stack(columns)
     x = np.linalg.lstsq((W @ B)[equations], -w[equations], rcond=1e-12)[0]
     return B @ x
+
+
+CONFIRMING_SWEEPS = 100
+"""Sweeps that may confirm the impulses :func:`polished` made exact."""
+
+
+def solve_coulomb_polished(W, w, mu, p, tol, max_sweeps) -> tuple[int, float]:
+    """:func:`solve_coulomb`, and where its sweeps stall, the impulses :func:`polished` makes exact, kept where
+    :data:`CONFIRMING_SWEEPS` more sweeps from them converge (module docstring): (sweeps, change) as
+    :func:`solve_coulomb` returns them, p (3c,) overwritten by the impulses."""
+    sweeps, change = solve_coulomb(W, w, mu, p, tol, max_sweeps)
+    if change <= tol:
+        return sweeps, change
+    polish = polished(W, w, mu, p)
+    more, change_polished = solve_coulomb(W, w, mu, polish, tol, CONFIRMING_SWEEPS)
+    if change_polished <= tol:
+        p[:], change = polish, change_polished
+    return sweeps + more, change
