@@ -19,6 +19,7 @@ import numpy as np
 from ..dynamics import ForwardResult
 from ..linalg.csr_products import transposed_product
 from .compiled_alpha import RECORDED
+from .recorder import state_columns
 
 if TYPE_CHECKING:
     from .generalized_alpha import AlphaState, AlphaStepper
@@ -35,17 +36,19 @@ def record_rows(recorder, rows: tuple, tau: np.ndarray, dissipated: float, movin
     column = dict(zip(RECORDED, scalars.T))
     recorder.extend(
         {
-            "t": t,
-            "q": q,
-            "v": v,
-            "a": a,
-            "tau": np.broadcast_to(tau, q.shape),
-            "lam": lam,
-            "constraint_force": force,
-            "rank": np.full(count, float(m)),
-            "violation": column["violation"],
-            "velocity_violation": column["velocity_violation"],
-            "corrections": column["corrections"],
+            **state_columns(
+                t,
+                q,
+                v,
+                a=a,
+                tau=np.broadcast_to(tau, q.shape),
+                lam=lam,
+                force=force,
+                rank=np.full(count, float(m)),
+                violation=column["violation"],
+                velocity_violation=column["velocity_violation"],
+                corrections=column["corrections"],
+            ),
             "kinetic": column["kinetic"],
             "potential": column["potential"],
             "energy": column["energy"],

@@ -97,12 +97,13 @@ class ContactStepper:
         self.compiled = CompiledContactSteps(asm, self.frames, settings) if compiles else None
 
     # ------------------------------------------------------------------ the step
-    def step(self, ws, tau: np.ndarray, h: float) -> ContactStep:
-        """The step of size h [s] from the state of the workspace ``ws`` with the applied forces τ (n,). Adds the
+    def step(self, ws, tau: np.ndarray, h: float, *, compiled: bool = True) -> ContactStep:
+        """The step of size h [s] from the state of the workspace ``ws`` with the applied forces τ (n,), by the compiled
+        kernel where the system allows it (and ``compiled``: False for a step it has just declined). Adds the
         wall time [s] of the step and of its contact parts to ``seconds`` ("step", "contact_rows": the frames,
         "contact_matrix": the contact columns and W, "contact_solve": the Gauss–Seidel solver)."""
         start = time.perf_counter()
-        if self.compiled is not None:  # rigid trees, contacts on the forest, no bilateral rows: the compiled step
+        if compiled and self.compiled is not None:  # rigid trees, contacts on the forest, no bilateral rows
             taken = self.compiled.step(ws.t, ws.q, ws.v, tau, h, self.warm)
             if taken is not None:
                 v_next, q_next, a, impulses, gap, local, sweeps = taken

@@ -30,6 +30,7 @@ from ..linalg.csr_products import transposed_product
 from ..linalg.validation import check_setting
 from .compiled_contact import BATCH_STEPS, CompiledContactSteps
 from .contact_step import ContactStep, ContactStepper
+from .recorder import state_columns
 from .stabilization import finite
 
 __all__ = ["MoreauJean", "run_moreau_jean", "contact_rows"]
@@ -157,7 +158,7 @@ def run_moreau_jean(
         tau = finite("tau", run.dynamics.tau(ws), t)
         t_next = t0 + (k + 1) * settings.dt if k + 1 < n_steps else t_end
         h = t_next - t if not last else settings.dt
-        step = stepper.step(ws, tau, h)
+        step = stepper.step(ws, tau, h, compiled=k != declined)  # a step the batch declined: the general route
         response = _response(step, ws.constraint_rows()[1])
         rows = contact_rows(step, h)
         run.observe(
@@ -224,19 +225,22 @@ def _record_batch(recorder, rows: tuple, tau: np.ndarray, basis: np.ndarray, h: 
     if not count:
         return
     steps = ContactStep(v, q, a, np.zeros((count, 0)), impulses, gap, basis, local, sweeps)
+    zeros = np.zeros(count)  # no bilateral rows: rank, violations and corrections
     recorder.extend(
         {
-            "t": t,
-            "q": q,
-            "v": v,
-            "a": a,
-            "tau": np.broadcast_to(tau, q.shape),
-            "lam": steps.lam,
-            "constraint_force": np.zeros(q.shape),
-            "rank": np.zeros(count),
-            "violation": np.zeros(count),
-            "velocity_violation": np.zeros(count),
-            "corrections": np.zeros(count),
+            **state_columns(
+                t,
+                q,
+                v,
+                a=a,
+                tau=np.broadcast_to(tau, q.shape),
+                lam=steps.lam,
+                force=np.zeros(q.shape),
+                rank=zeros,
+                violation=zeros,
+                velocity_violation=zeros,
+                corrections=zeros,
+            ),
             "kinetic": kinetic,
             "potential": potential,
             "energy": kinetic + potential,

@@ -119,6 +119,24 @@ def _norm(x) -> float:
     return np.sqrt(x @ x)
 
 
+def state_columns(t, q, v, *, a, tau, lam, force, rank, violation, velocity_violation, corrections) -> dict:
+    """The histories every recorded state starts with, in the order :meth:`Recorder.record` gives them, of one state or
+    of several (each value then with a leading axis of states, as :meth:`Recorder.extend` takes them)."""
+    return {
+        "t": t,
+        "q": q,
+        "v": v,
+        "a": a,
+        "tau": tau,
+        "lam": lam,
+        "constraint_force": force,
+        "rank": rank,
+        "violation": violation,
+        "velocity_violation": velocity_violation,
+        "corrections": corrections,
+    }
+
+
 # ------------------------------------------------------------------------------------------- energy watch
 ENERGY_GROWTH = 10.0
 """Energy gain, in units of the first state's energy content, that stops a run without inputs (:class:`EnergyWatch`)."""
@@ -252,19 +270,19 @@ class Recorder:
         diagnostics (each value is copied)."""
         asm = self.asm
         rate = product(terms.Phi, v) + terms.phi_t
-        values = {
-            "t": t,
-            "q": q,
-            "v": v,
-            "a": res.a,
-            "tau": tau,
-            "lam": res.lam,
-            "constraint_force": res.constraint_force,
-            "rank": res.rank,
-            "violation": _norm(terms.phi),
-            "velocity_violation": _norm(rate),
-            "corrections": corrections,
-        }
+        values = state_columns(
+            t,
+            q,
+            v,
+            a=res.a,
+            tau=tau,
+            lam=res.lam,
+            force=res.constraint_force,
+            rank=res.rank,
+            violation=_norm(terms.phi),
+            velocity_violation=_norm(rate),
+            corrections=corrections,
+        )
         if hasattr(asm, "energy"):
             kinetic, potential = asm.energy(q, v) if ws is None else ws.energy()
             if self.energy_watch is not None:
