@@ -10,7 +10,7 @@ import scipy.sparse as sp
 import flexbody as fb
 from flexbody.linalg.sparse_factor import HAVE_CHOLMOD
 from flexbody.linalg.trailing_inverse import TrailingInverse
-from flexbody.solvers import contact_step
+from flexbody.solvers import contact_step, delassus_splitting
 
 pytestmark = pytest.mark.skipif(not HAVE_CHOLMOD, reason="needs CHOLMOD (scikit-sparse)")
 
@@ -45,17 +45,20 @@ def _sliding_block():
 
 
 def test_the_step_with_the_trailing_block_is_the_step_that_solves_every_contact_column(monkeypatch):
-    """The same sliding block stepped both ways (the trailing block of A⁻¹, and A solved for every contact column):
-    positions to 1e-12 m and contact forces to 1e-9 N alike."""
-    calls = []
-    factor = TrailingInverse.factor
-    monkeypatch.setattr(TrailingInverse, "factor", lambda self, A: calls.append(1) or factor(self, A))
-    fast = _sliding_block()
-    assert len(calls) == fast.n_steps  # every step through the trailing block
+    """The same sliding block stepped three ways — the trailing block of A⁻¹ formed once and corrected to each
+    step's A (delassus_splitting), formed at every step, and A solved for every contact column: positions to 1e-12 m
+    and contact forces to 1e-9 N alike."""
+    lagged = _sliding_block()
+    statistics = lagged.metadata["statistics"]
+    assert statistics["contact_matrix_refreshes"] < lagged.n_steps // 4 < statistics["contact_corrections"]
+    monkeypatch.setattr(delassus_splitting, "MAX_CORRECTIONS", 0)  # the splitting gives up at once
+    every_step = _sliding_block()
+    assert every_step.metadata["statistics"]["contact_matrix_refreshes"] >= every_step.n_steps
     monkeypatch.setattr(contact_step, "_trailing", lambda asm, contacts: None)
     solved = _sliding_block()
-    assert fast.histories["contact_normal_force"].max() > 0.0
-    np.testing.assert_allclose(fast.q, solved.q, atol=1e-12)
-    np.testing.assert_allclose(
-        fast.histories["contact_normal_force"], solved.histories["contact_normal_force"], atol=1e-9
-    )
+    assert lagged.histories["contact_normal_force"].max() > 0.0
+    for run in (lagged, every_step):
+        np.testing.assert_allclose(run.q, solved.q, atol=1e-12)
+        np.testing.assert_allclose(
+            run.histories["contact_normal_force"], solved.histories["contact_normal_force"], atol=1e-9
+        )

@@ -31,7 +31,11 @@ The step solves the saddle-point system [[A, Φᵀ], [Φ, 0]] once for the free 
 (columns X of G's rows), forms the Delassus matrix W = G X of the contacts that may close within the step (and of
 any contact that the others' impulses then drive through its surface: it joins them and the problem is solved again)
 (:mod:`flexbody.solvers.contact_frames` gives every contact's rows at once), and solves the contact problem by
-compiled nonsmooth Gauss–Seidel, warm-started from the last step.
+compiled nonsmooth Gauss–Seidel, warm-started from the last step. Where every contact is a flexible node's on a
+fixed surface of a model of flexible bodies alone, W comes from the block of A⁻¹ on the contacts' columns
+(:mod:`flexbody.linalg.trailing_inverse`, A factored with them last), formed only where the last one no longer
+serves: the other steps factor A with CHOLMOD's own ordering and solve their own contact problem on the earlier
+block by :mod:`flexbody.solvers.delassus_splitting`.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from .compiled_contact import CompiledContactSteps
 from .contact_frames import ContactFrames
 from .contact_set import closing_contacts, driven_through, normal_bounds
 from .coulomb_problem import solve_coulomb_polished
+from .delassus_splitting import solve_coulomb_split
 
 __all__ = ["ContactStepper", "ContactStep"]
 
@@ -89,8 +94,11 @@ class ContactStepper:
         self.saddle = SaddlePointSolver(asm.n_rigid)
         self.factor = SparseFactor()  # A alone, without bilateral rows
         self.trailing = _trailing(asm, self.contacts)  # the contacts' block of A⁻¹ at once, where they allow it
+        self.lagged_block: np.ndarray | None = None  # the trailing block where it was last formed
+        self.refreshes = self.corrections = 0  # trailing blocks formed; corrections of the lagged ones
         self._rigid_pattern: tuple | None = None
-        self._direct = self._trailing_now = False
+        self._A_f = None
+        self._direct = self._trailing_now = self._lagging = False
         self.seconds = dict.fromkeys(("step", "contact_rows", "contact_matrix", "contact_solve"), 0.0)
         self.compiled_steps = 0  # steps taken by the compiled kernel (their contact parts are not timed apart)
         compiles = CompiledContactSteps.available(asm, self.frames)
@@ -162,22 +170,29 @@ class ContactStepper:
         start = time.perf_counter()
         rows = (3 * active[:, None] + np.arange(3)).ravel()
         G = frames.G[rows]
+        w = u_free[rows]
+        beta = self.settings.penetration_recovery
+        w[0::3] -= normal_bounds(frames.gap[active], u_before[3 * active], self.e[active], beta, h)
+        p = self.warm[active].ravel().copy()
+        if self._lagging:
+            taken = self._lagged_contact_solve(G, w, self.mu[active], p, m, start)
+            if taken is not None:
+                return taken
+            self._refresh()
+            start = time.perf_counter()
         if self._trailing_now:  # W = G_c (A⁻¹)_cc G_cᵀ on the contacts' columns (linalg.trailing_inverse)
             G_c = G[:, self.trailing.last]
-            W = np.ascontiguousarray(G_c @ (G_c @ self.trailing.block()).T)  # the block is symmetric
+            self.lagged_block = self.trailing.block()
+            W = np.ascontiguousarray(G_c @ (G_c @ self.lagged_block).T)  # the block is symmetric
             X = Y = None
         else:
             X, Y = self._solve(G.T.toarray(), np.zeros((m, G.shape[0])))
             W = np.ascontiguousarray(G @ X)
         solving = time.perf_counter()
         self.seconds["contact_matrix"] += solving - start
-        w = u_free[rows]
-        beta = self.settings.penetration_recovery
-        w[0::3] -= normal_bounds(frames.gap[active], u_before[3 * active], self.e[active], beta, h)
-        p = self.warm[active].ravel().copy()
         sweeps, change = solve_coulomb_polished(W, w, self.mu[active], p, self.settings.tol, self.settings.max_sweeps)
-        self.seconds["contact_solve"] += time.perf_counter() - solving
         if not change <= self.settings.tol:
+            self.seconds["contact_solve"] += time.perf_counter() - solving
             names = [self.contacts[i].name for i in active]
             raise ConvergenceError(
                 f"nonsmooth step at t = {ws.t:.9g} s: the contact problem did not converge in "
@@ -188,8 +203,39 @@ class ContactStepper:
             )
         if X is None:
             dv, dy = self._solve(G.T @ p, np.zeros(m))
-            return p, dv, dy, sweeps
-        return p, X @ p, Y @ p, sweeps
+        else:
+            dv, dy = X @ p, Y @ p
+        self.seconds["contact_solve"] += time.perf_counter() - solving
+        return p, dv, dy, sweeps
+
+    def _lagged_contact_solve(self, G, w, mu, p, m: int, start: float):
+        """:meth:`_contact_solve` with the trailing block where it was last formed, corrected to this step's A by
+        :func:`~flexbody.solvers.delassus_splitting.solve_coulomb_split`; None where the splitting gives up."""
+        G_c = G[:, self.trailing.last]
+        W_old = np.ascontiguousarray(G_c @ (G_c @ self.lagged_block).T)
+        solving = time.perf_counter()
+        self.seconds["contact_matrix"] += solving - start
+        settings = self.settings
+        split = solve_coulomb_split(
+            W_old, w, mu, p, lambda x: G @ self.factor.solve(G.T @ x), settings.tol, settings.max_sweeps
+        )
+        if split is not None:
+            dv = self.factor.solve(G.T @ p)
+            self.corrections += split[1]
+        self.seconds["contact_solve"] += time.perf_counter() - solving
+        return None if split is None else (p, dv, np.zeros(m), split[0])
+
+    def _refresh(self) -> None:
+        """Factor this step's A with the contacts' columns last, for its trailing block (the lagged one gave up)."""
+        start = time.perf_counter()
+        self._lagging, self.lagged_block = False, None
+        try:
+            self.trailing.factor(self._A_f)
+            self._trailing_now = True
+            self.refreshes += 1
+        except CholmodError:  # not positive definite: the step's factor (its LU fallback) solved for the columns
+            self._trailing_now = False
+        self.seconds["contact_matrix"] += time.perf_counter() - start
 
     # ------------------------------------------------------------------ the matrix
     def _factor(self, ws, terms, h: float, theta: float):
@@ -217,10 +263,13 @@ class ContactStepper:
                 ms = asm.slices[body]
                 A_r[ms, ms] += theta * h * h * body.stiffness + h * body.damping
         self._direct = Phi.shape[0] == 0
-        self._trailing_now = self._direct and self.trailing is not None and A_f is not None and not A_r.shape[0]
+        trailing = self._direct and self.trailing is not None and A_f is not None and not A_r.shape[0]
+        self._trailing_now = trailing and self.lagged_block is None
+        self._lagging, self._A_f = trailing and self.lagged_block is not None, A_f
         if self._trailing_now:
             try:
                 self.trailing.factor(A_f)
+                self.refreshes += 1
                 return K
             except CholmodError:  # not positive definite: the factor below (its LU fallback) and solved columns
                 self._trailing_now = False

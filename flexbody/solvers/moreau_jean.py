@@ -10,9 +10,11 @@ of the state [m/s] where it touches (zero apart), with "contact_sweeps" of the c
 step is computed for its record, not taken. ``metadata["statistics"]``: the steps run, those the compiled kernel
 took (``compiled_steps``: rigid systems whose contacts are points on links against planes, without bilateral rows,
 :mod:`flexbody.solvers.compiled_contact`), its ``batches`` (up to 256 steps a call, where the inputs are held and
-nothing is called or written per step) and the wall time [s] of the steps and of their
-contact parts (:class:`~flexbody.solvers.contact_step.ContactStepper`'s ``seconds``; a batch's steps are timed
-whole).
+nothing is called or written per step), for flexible bodies in contact the steps that formed the contacts' block of
+A⁻¹ (``contact_matrix_refreshes``) and the corrections of the others' earlier block
+(``contact_corrections``, :mod:`flexbody.solvers.delassus_splitting`), and the wall time [s] of the steps and of
+their contact parts (:class:`~flexbody.solvers.contact_step.ContactStepper`'s ``seconds``; a batch's steps are
+timed whole).
 """
 
 from __future__ import annotations
@@ -170,6 +172,8 @@ def run_moreau_jean(
                 "steps": n_steps - k0,
                 "compiled_steps": stepper.compiled_steps,
                 "batches": batches,
+                "contact_matrix_refreshes": stepper.refreshes,
+                "contact_corrections": stepper.corrections,
             }
             return
         t = t_next
