@@ -100,7 +100,7 @@ def test_a_capsule_dropped_on_a_ball_rebounds_at_e_times_its_impact_speed():
 def test_boxes_and_capsules_against_other_curved_surfaces_are_refused():
     tree = _free_body("shape")
     pipe = fb.Cylinder((0.0, 0.0, -1.0), 0.5, axis=(1.0, 0.0, 0.0))
-    with pytest.raises(FlexbodyError, match=r"box_contacts 'box'.*Plane or a Sphere only.*Cylinder"):
+    with pytest.raises(FlexbodyError, match=r"box_contacts 'box'.*Plane or a Sphere or a Box only.*Cylinder"):
         fb.box_contacts(tree, "body", (0.4, 0.2, 0.1), pipe)
     with pytest.raises(FlexbodyError, match=r"capsule_contacts 'capsule'.*Plane or a Sphere only.*Cylinder"):
         fb.capsule_contacts(tree, "body", 0.3, 0.05, pipe)

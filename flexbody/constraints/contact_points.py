@@ -71,12 +71,25 @@ class ContactPoint:
         if not anchor.trees and not getattr(anchor, "bodies", ()):
             raise FlexbodyError(f"{who}: {anchor.label} is fixed to the ground, so it cannot touch the fixed surface")
         self.anchor, self.surface = anchor, surface
+        self.chooses = hasattr(anchor, "gap_and_normal")  # its gap and normal are its own (gap_and_normal)
         self.r = finite_number(radius, "radius [m]", who)
         self.rolls = self.r > 0.0 and isinstance(anchor, FrameAnchor)
 
     def gap(self, ev: StateView) -> float:
-        """g [m] (negative: it penetrates) at ``ev``: :meth:`gap_at` of the anchor's position."""
+        """g [m] (negative: it penetrates) at ``ev``: :meth:`gap_at` of the anchor's position, or the anchor's own
+        where it chooses its point against the surface (:meth:`gap_and_normal`)."""
+        if self.chooses:
+            return self.anchor.gap_and_normal(ev)[0] - self.r  # type: ignore[attr-defined]
         return self.gap_at(self.anchor.position(ev), ev)
+
+    def gap_and_normal(self, ev: StateView, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """(g [m], n (3,)) at the centre x (3,) [world] of the anchor at ``ev``: the surface's (:meth:`gap_at`,
+        :meth:`normal`), or the anchor's where it chooses its point against the surface (a box's contact polygon
+        against a Box, :class:`~flexbody.constraints.box_manifold.BoxManifoldPoint`)."""
+        if self.chooses:
+            gap, n = self.anchor.gap_and_normal(ev)  # type: ignore[attr-defined]
+            return gap - self.r, n
+        return self.gap_at(x, ev), self.normal(x)
 
     def gap_at(self, x: np.ndarray, ev: StateView | None = None) -> float:
         """g = s(x) − r [m] for a distance s; s(x)/‖∇s(x)‖ − r for an ImplicitSurface (its first-order distance,
@@ -103,7 +116,10 @@ class ContactPoint:
         """(c (3,) [m], n (3,)): the point that touches (x − r n, the anchor itself for r = 0) and the surface's
         outward unit normal there, in world coordinates."""
         x = self.anchor.position(ev)
-        n = self.surface.nearest(x, ev).normal if isinstance(self.surface, BodySurface) else self.normal(x)
+        if isinstance(self.surface, BodySurface):
+            n = self.surface.nearest(x, ev).normal
+        else:
+            n = self.gap_and_normal(ev, x)[1]
         return x - self.r * n, n
 
     def kinematics(self, ev: StateView, velocity: bool = True):

@@ -7,12 +7,14 @@ shape's support points against the surface:
 * a sphere of radius r centred on a link frame: one ball (it rolls) — any surface;
 * a box on a link: its eight corners — against a plane (a box meets a plane first with a corner, an edge or a face,
   all spanned by corners); against a Sphere (a solid ball) the one point of the box nearest its centre
-  (:class:`~flexbody.constraints.nearest_point.NearestPoint`: a convex shape and a ball touch at one point);
+  (:class:`~flexbody.constraints.nearest_point.NearestPoint`: a convex shape and a ball touch at one point); against
+  a Box the vertices of the two boxes' contact polygon, chosen at every state
+  (:class:`~flexbody.constraints.box_manifold.BoxManifoldPoint`: a table's edge under the box's face is no corner);
 * a capsule (a segment of length ℓ with radius r) on a link: balls of radius r at the segment's two ends — against a
   plane (the segment's nearest point to a plane is an end or the whole segment); against a Sphere its one point
   nearest the centre;
-* against other surfaces (a Cylinder, a Box, a mesh) a box or a capsule may touch along a line or between its
-  corners, which its points do not hold: refused;
+* against other surfaces (a Cylinder, a mesh; a Box for a capsule) a box or a capsule may touch along a line or
+  between its corners, which these points do not hold: refused;
 * a cylinder (length ℓ, radius r) on a link: on each end disc the rim point nearest the plane and k − 1 more rim
   points spaced 2π/k from it (:class:`~flexbody.constraints.rim_point.RimPoint`) — against a plane: a tilted or lying
   cylinder meets a plane first at those nearest rim points (exact); one standing on an end rests on its k rim points,
@@ -32,10 +34,11 @@ from ..errors import FlexbodyError
 from ..fem.hex_mesh import boundary_faces, faces_nodes
 from ..rigid.link import checked_rotation
 from .base import finite_number
+from .box_manifold import SLOTS, BoxManifoldPoint
 from .nearest_point import NearestPoint
 from .nodes import Node
 from .rim_point import RimPoint
-from .surfaces import Plane, Sphere, Surface
+from .surfaces import Box, Plane, Sphere, Surface
 from .unilateral_contact import Contact, tangent_basis
 
 if TYPE_CHECKING:
@@ -45,12 +48,13 @@ if TYPE_CHECKING:
 __all__ = ["sphere_contact", "box_contacts", "capsule_contacts", "cylinder_contacts", "node_contacts"]
 
 
-def _plane_only(surface: Surface, shape: str, sphere: bool = False) -> None:
-    if type(surface) is not Plane and not (sphere and type(surface) is Sphere):
+def _plane_only(surface: Surface, shape: str, also: tuple[type, ...] = ()) -> None:
+    if type(surface) is not Plane and type(surface) not in also:
+        exact = " or ".join(["a Plane"] + [f"a {kind.__name__}" for kind in also])
         raise FlexbodyError(
-            f"{shape}: its contacts are exact against a Plane{' or a Sphere' if sphere else ''} only (against "
-            f"another surface it may touch along a line or between its corner or end points), got "
-            f"{type(surface).__name__}; use sphere_contact or points of your own"
+            f"{shape}: its contacts are exact against {exact} only (against another surface it may touch along a "
+            f"line or between its corner or end points), got {type(surface).__name__}; use sphere_contact or points "
+            f"of your own"
         )
 
 
@@ -95,8 +99,9 @@ def box_contacts(
 ) -> list[Contact]:
     """The eight corner contacts ``{name}0`` … ``{name}7`` of a box of edge lengths ``size`` (3,) [m], centred at
     ``offset`` [m] with axes ``rotation`` (3, 3) in the link frame, against a plane; against a Sphere the one contact
-    ``{name}`` of the box's point nearest its centre (module docstring)."""
-    _plane_only(surface, f"box_contacts {name!r}", sphere=True)
+    ``{name}`` of the box's point nearest its centre; against a Box the eight contacts ``{name}0`` … ``{name}7`` of
+    the slots of the boxes' contact polygon (module docstring)."""
+    _plane_only(surface, f"box_contacts {name!r}", also=(Sphere, Box))
     edges = np.asarray(size, dtype=float).ravel()
     if edges.shape != (3,):
         raise FlexbodyError(f"box_contacts {name!r}: size must be three edge lengths [m], got {size!r}")
@@ -106,6 +111,18 @@ def box_contacts(
     if type(surface) is Sphere:
         point = NearestPoint(tree.frame(link, centre, R), "box", half, surface)
         return [Contact(point, surface, friction=friction, restitution=restitution, name=name)]
+    if type(surface) is Box:
+        frame = tree.frame(link, centre, R)
+        return [
+            Contact(
+                BoxManifoldPoint(frame, half, surface, k),
+                surface,
+                friction=friction,
+                restitution=restitution,
+                name=f"{name}{k}",
+            )
+            for k in range(SLOTS)
+        ]
     signs = np.array([(sx, sy, sz) for sz in (-1, 1) for sy in (-1, 1) for sx in (-1, 1)], dtype=float)
     corners = centre + (signs * half) @ R.T
     return [
@@ -131,7 +148,7 @@ def capsule_contacts(
     frame) centred at ``offset`` [m], with ``radius`` [m], against a plane; against a Sphere the one contact
     ``{name}`` of the capsule's point nearest its centre (module docstring)."""
     who = f"capsule_contacts {name!r}"
-    _plane_only(surface, who, sphere=True)
+    _plane_only(surface, who, also=(Sphere,))
     ell = finite_number(length, "length [m]", who)
     a, centre = _unit_axis(axis, who), np.asarray(offset, dtype=float).reshape(3)
     if type(surface) is Sphere:

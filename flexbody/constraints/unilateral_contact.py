@@ -166,9 +166,9 @@ class Contact(Named):
             J = np.ascontiguousarray(J_c, dtype=float)[None]
             plane_rows(n[None], surface.point[None], np.array([self.r]), basis[None], x[None], J, gaps, G)
             return ContactFrame(float(gaps[0]), np.asarray(cols), G[0], basis, x - self.r * n)
-        n = self.point.normal(x)
+        gap, n = self.point.gap_and_normal(ev, x)
         basis = tangent_basis(n)
-        return ContactFrame(self.point.gap_at(x), np.asarray(cols), basis.T @ J_c, basis, x - self.r * n)
+        return ContactFrame(gap, np.asarray(cols), basis.T @ J_c, basis, x - self.r * n)
 
     def gap(self, ev: StateView) -> float:
         """g = s(x) − r [m] (negative: it penetrates)."""

@@ -1,0 +1,253 @@
+"""The points of a box on a link that can touch a fixed :class:`~flexbody.constraints.surfaces.Box` first: the
+vertices of their contact polygon, as anchors for :class:`~flexbody.constraints.unilateral_contact.Contact`
+(:func:`~flexbody.constraints.contact_shapes.box_contacts` against a Box: a crate on a table, over its edge, on a
+step).
+
+Two boxes meet first at a face, an edge or a corner of each; the set where they touch is a polygon (face on face),
+a segment or a point. Its vertices are found by the separating-axis test and clipping (Gottschalk, Lin & Manocha
+1996 for the axes; Ericson, *Real-Time Collision Detection*, 2005, §4.4 and §5.1.9): of the 15 axes (the boxes'
+face normals and the cross products of their edge directions), the one along which the box P on the link lies
+farthest out of the fixed box Q (or least deep in it), oriented from Q to P, with faces preferred on ties,
+
+- a face of Q: P's face most opposed to it (its incident face) clipped to the reference face's sides — the polygon's
+  vertices lie on P;
+- a face of P: Q's incident face clipped to P's face's sides, its vertices projected on P's face;
+- an edge of each: the point of P's edge nearest Q's edge.
+
+The polygon has at most eight vertices; the anchors are eight material points of P (:class:`BoxManifoldPoint`),
+the polygon's vertices and, for the slots it leaves, P's other corners, the nearest Q first (no point twice). Each is
+an exact unilateral constraint whatever it is: a point of P that must stay outside Q, its gap and normal Q's signed
+distance at it. So the contacts hold P wherever the polygon holds it — on a table, over
+its edge and tipping about it — which P's corners alone do not (a table's edge under a crate's face is no corner).
+The points are chosen anew at every state; within a step each is the link's material point there
+(:class:`~flexbody.constraints.material_point.MovingMaterialPoint`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numba as nb
+import numpy as np
+
+from ..rigid.anchors import LinkFrame
+from .material_point import MovingMaterialPoint
+from .surfaces import Box
+
+if TYPE_CHECKING:
+    from ..rigid.state_view import StateView
+
+__all__ = ["BoxManifoldPoint", "box_box_points", "SLOTS"]
+
+SLOTS = 8
+"""The most vertices of the contact polygon of two boxes (a quadrilateral clipped to a rectangle)."""
+
+FACE_PREFERENCE = 1e-9
+"""How much farther out [m per m of the boxes' half-edges] an axis must put P than a face axis before it is taken
+(ties between parallel faces, and edges on faces, go to the faces)."""
+
+
+@nb.njit(cache=True)
+def _separation(a, d, Rp, hp, Rq, hq):
+    """|a·d| − (Q's and P's half-extents along a): how far out of Q P lies along the axis a (negative: deep); the
+    boxes' axes the rows of Rp, Rq."""
+    reach = 0.0
+    for k in range(3):
+        reach += hq[k] * abs(a @ Rq[k]) + hp[k] * abs(a @ Rp[k])
+    return abs(a @ d) - reach
+
+
+@nb.njit(cache=True)
+def _face(centre, R, half, k, sign):
+    """The 4 corners (4, 3), in order around it, of the face of a box (centre, axes the rows of R, half-edges) whose
+    outward normal is sign·R[k]."""
+    k1, k2 = (k + 1) % 3, (k + 2) % 3
+    middle = centre + sign * half[k] * R[k]
+    u, v = half[k1] * R[k1], half[k2] * R[k2]
+    corners = np.empty((4, 3))
+    corners[0], corners[1], corners[2], corners[3] = middle + u + v, middle - u + v, middle - u - v, middle + u - v
+    return corners
+
+
+@nb.njit(cache=True)
+def _clip(polygon, count, normal, offset):
+    """The polygon's first ``count`` vertices (rows) clipped to normal·x ≤ offset (Sutherland–Hodgman): (vertices,
+    count)."""
+    out = np.empty((polygon.shape[0], 3))
+    kept = 0
+    for i in range(count):
+        a, b = polygon[i], polygon[(i + 1) % count]
+        da, db = normal @ a - offset, normal @ b - offset
+        if da <= 0.0:
+            out[kept] = a
+            kept += 1
+        if (da < 0.0 < db) or (db < 0.0 < da):
+            out[kept] = a + (da / (da - db)) * (b - a)
+            kept += 1
+    return out, kept
+
+
+@nb.njit(cache=True)
+def _clipped_to_face(polygon, centre, R, half, k):
+    """``polygon`` (4, 3) clipped to the four side planes of the face of the box (centre, axes the rows of R, half)
+    normal to R[k]:
+    (vertices (16, 3), count)."""
+    vertices = np.empty((16, 3))
+    vertices[:4] = polygon
+    count = 4
+    for j in ((k + 1) % 3, (k + 2) % 3):
+        axis = R[j]
+        for sign in (1.0, -1.0):
+            vertices, count = _clip(vertices, count, sign * axis, sign * (axis @ centre) + half[j])
+            if count == 0:
+                return vertices, 0
+    return vertices, count
+
+
+@nb.njit(cache=True)
+def _nearest_on_segments(p1, d1, p2, d2):
+    """The point of the segment p1 + s d1 (|s| ≤ 1) nearest the segment p2 + t d2 (|t| ≤ 1) (Ericson §5.1.9, the
+    segments centred)."""
+    r = p1 - p2
+    a, e, b = d1 @ d1, d2 @ d2, d1 @ d2
+    c, f = d1 @ r, d2 @ r
+    den = a * e - b * b
+    s = min(max((b * f - c * e) / den, -1.0), 1.0) if den > 1e-300 else 0.0
+    t = min(max((b * s + f) / e, -1.0), 1.0)
+    s = min(max((b * t - c) / a, -1.0), 1.0)
+    return p1 + s * d1
+
+
+@nb.njit(cache=True)
+def _nearest_on_segment(p, d, x):
+    """The point of the segment p + s d (|s| ≤ 1) nearest x."""
+    return p + min(max(((x - p) @ d) / (d @ d), -1.0), 1.0) * d
+
+
+@nb.njit(cache=True)
+def box_box_points(cp, Rp, hp, cq, Rq, hq, points, gaps, normal):
+    """The contact polygon's vertices on the box P (centre cp (3,), axes the columns of Rp (3, 3), half-edges hp
+    (3,)) against the box Q (cq, Rq, hq) (module docstring), written to ``points`` (8, 3) [world], the slots left
+    filled with P's other corners, the nearest Q first; the polygon's vertices' gaps [m] along the axis to ``gaps``
+    (8,) (the others NaN) and the axis (from Q to P) to ``normal`` (3,); returns how many are the polygon's."""
+    Rp, Rq = np.ascontiguousarray(Rp.T), np.ascontiguousarray(Rq.T)  # the axes as rows from here on
+    d = cp - cq
+    tolerance = FACE_PREFERENCE * (hp.sum() + hq.sum())
+    best, kind, index, axis = -np.inf, -1, -1, np.zeros(3)
+    for i in range(3):  # Q's faces first: ties between parallel faces go to them
+        s = _separation(Rq[i], d, Rp, hp, Rq, hq)
+        if s > best:
+            best, kind, index, axis = s, 0, i, Rq[i].copy()
+    for j in range(3):
+        s = _separation(Rp[j], d, Rp, hp, Rq, hq)
+        if s > best + tolerance:
+            best, kind, index, axis = s, 1, j, Rp[j].copy()
+    for i in range(3):
+        for j in range(3):
+            c = np.cross(Rq[i], Rp[j])
+            size = np.sqrt(c @ c)
+            if size < 1e-6:  # parallel edges: the faces' axes hold them
+                continue
+            s = _separation(c / size, d, Rp, hp, Rq, hq)
+            if s > best + tolerance:
+                best, kind, index, axis = s, 2, 3 * i + j, c / size
+    if axis @ d < 0.0:
+        axis = -axis  # from Q to P
+    count = 0
+    if kind == 0:  # Q's face: P's incident face clipped to it
+        j = 0
+        for k in range(1, 3):
+            if abs(Rp[k] @ axis) > abs(Rp[j] @ axis):
+                j = k
+        incident = _face(cp, Rp, hp, j, -1.0 if Rp[j] @ axis > 0.0 else 1.0)
+        vertices, count = _clipped_to_face(incident, cq, Rq, hq, index)
+        face = axis @ cq + hq[index]  # the reference face's plane: axis·x = face
+        for m in range(count):
+            points[m] = vertices[m]
+            gaps[m] = axis @ vertices[m] - face
+    elif kind == 1:  # P's face: Q's incident face clipped to it and projected on it
+        i = 0
+        for k in range(1, 3):
+            if abs(Rq[k] @ axis) > abs(Rq[i] @ axis):
+                i = k
+        incident = _face(cq, Rq, hq, i, 1.0 if Rq[i] @ axis > 0.0 else -1.0)
+        vertices, count = _clipped_to_face(incident, cp, Rp, hp, index)
+        face_point = cp - hp[index] * abs(Rp[index] @ axis) * axis  # on P's face towards Q
+        for m in range(count):
+            gaps[m] = (face_point - vertices[m]) @ axis
+            points[m] = vertices[m] + gaps[m] * axis
+    else:  # an edge of each: the point of P's edge nearest Q's edge
+        i, j = index // 3, index % 3
+        edge_q, edge_p = cq.copy(), cp.copy()
+        for k in range(3):
+            if k != i:
+                edge_q += (1.0 if Rq[k] @ axis > 0.0 else -1.0) * hq[k] * Rq[k]
+            if k != j:
+                edge_p -= (1.0 if Rp[k] @ axis > 0.0 else -1.0) * hp[k] * Rp[k]
+        points[0] = _nearest_on_segments(edge_p, hp[j] * Rp[j], edge_q, hq[i] * Rq[i])
+        gaps[0] = (points[0] - _nearest_on_segment(edge_q, hq[i] * Rq[i], points[0])) @ axis
+        count = 1
+    gaps[count:] = np.nan
+    normal[:] = axis
+    _fill_with_near_corners(cp, Rp, hp, axis, points, count)
+    return count
+
+
+@nb.njit(cache=True)
+def _fill_with_near_corners(cp, Rp, hp, axis, points, count):
+    """points[count:] set to those of P's corners that are no polygon vertex, the nearest Q (least far out along
+    ``axis``) first."""
+    corners = np.empty((8, 3))
+    heights = np.empty(8)
+    for k in range(8):
+        corner = cp.copy()
+        for m in range(3):
+            corner += (1.0 if (k >> m) & 1 else -1.0) * hp[m] * Rp[m]
+        corners[k] = corner
+        heights[k] = corner @ axis
+    same = 1e-12 * (hp.sum() + 1.0)
+    filled = count
+    for k in np.argsort(heights):
+        if filled == points.shape[0]:
+            return
+        duplicate = False
+        for m in range(count):
+            if np.abs(points[m] - corners[k]).max() <= same:
+                duplicate = True
+        if not duplicate:
+            points[filled] = corners[k]
+            filled += 1
+
+
+class BoxManifoldPoint(MovingMaterialPoint):
+    """Slot ``slot`` (0 … 7) of the points of a box (half-edges ``half`` (3,) [m], centre and axes the ``frame``'s)
+    that can touch the fixed Box ``box`` first (module docstring): a material point of the link, chosen anew at
+    every state. A polygon vertex's gap and normal are the separation along the axis and the axis (a point on an
+    edge of the table has no normal of its own); a corner filling a slot takes the Box's signed distance."""
+
+    def __init__(self, frame: LinkFrame, half: np.ndarray, box: Box, slot: int):
+        super().__init__(frame, f"{frame.label} box point {slot} against the box at {np.round(box.center, 6).tolist()}")
+        self.half, self.box, self.slot = np.asarray(half, dtype=float), box, int(slot)
+
+    def _manifold(self, ev: StateView) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+        """(the slot's point (3,) [m, world], its gap [m] (NaN for a corner filling the slot), the axis (3,), the
+        box's centre (3,))."""
+        R, centre = self.frame.rotation(ev), self.frame.position(ev)
+        points, gaps, axis = np.empty((SLOTS, 3)), np.empty(SLOTS), np.empty(3)
+        box = self.box
+        box_box_points(
+            centre, np.ascontiguousarray(R), self.half, box.center, box.rotation, box.half, points, gaps, axis
+        )
+        return points[self.slot], float(gaps[self.slot]), axis, centre
+
+    def arm(self, ev: StateView) -> np.ndarray:
+        """The slot's point less the box's centre (3,) [m, world]."""
+        point, _, _, centre = self._manifold(ev)
+        return point - centre
+
+    def gap_and_normal(self, ev: StateView) -> tuple[float, np.ndarray]:
+        """(g [m], n (3,)): the slot's gap and the surface's outward unit normal there (class docstring)."""
+        point, gap, axis, _ = self._manifold(ev)
+        if np.isnan(gap):
+            return float(self.box.value(point)[0]), self.box.gradient(point)[0]
+        return gap, axis
