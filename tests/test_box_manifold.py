@@ -10,7 +10,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 import flexbody as fb
-from flexbody.constraints.box_manifold import SLOTS, box_box_points
+from flexbody.constraints.box_manifold import CAPSULE_SLOTS, SLOTS, box_box_points
 
 G = 9.81
 TABLE = fb.Box((0.0, 0.0, 0.0), (1.0, 1.0, 0.1))  # its top face at z = 0.05, its edge at x = 0.5
@@ -93,19 +93,20 @@ def _crate(x: float, tilt: float = 0.0, mass: float = 2.0, friction: float = 1.0
     return fb.System([tree], constraints=contacts, q0=(x, 0.0, 0.15, 0.0, tilt, 0.0)), inertia
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_the_gap_rate_is_the_normal_velocity_of_the_material_point(seed):
+@pytest.mark.parametrize("shape", ["box", "capsule"])
+def test_the_gap_rate_is_the_normal_velocity_of_the_material_point(shape):
     """Lying flat 0–5 mm above the table, over its edge, turned about the vertical, moving in random directions and
     turning about the vertical: each slot's n·(J v) equals the central difference of its gap along the motion
-    (relative 1e-6) — a vertex sliding along the box's edge as it moves slides in the contact's plane. (Tilting
+    (relative 1e-6) — a vertex sliding along the shape's edge as it moves slides in the contact's plane. (Tilting
     from flat, the axis passes from the table's face to the box's, which order the polygon's vertices differently;
     the box tipping about the edge is the test below.)"""
-    rng = np.random.default_rng(seed)
-    system, _ = _crate(0.5)
+    rng = np.random.default_rng(0)
+    system, _ = _crate(0.5) if shape == "box" else _capsule(0.5)
     asm = system.assemble()
+    height = 0.15 if shape == "box" else 0.1
     for _ in range(3):
         turn = rng.uniform(-0.5, 0.5)
-        q = np.array([rng.uniform(0.4, 0.55), rng.uniform(-0.1, 0.1), 0.15 + rng.uniform(0.0, 0.005), 0, 0, turn])
+        q = np.array([rng.uniform(0.4, 0.55), rng.uniform(-0.1, 0.1), height + rng.uniform(0.0, 0.005), 0, 0, turn])
         v = rng.normal(0.0, 1.0, 6) * np.array([1.0, 1.0, 1.0, 0.0, 0.0, 1.0])
         for contact in asm.contacts:
             frame = contact.frame(asm.workspace(0.0, q, v))
@@ -154,3 +155,82 @@ def test_a_crate_sliding_on_the_table_decelerates_at_mu_g():
     run = fb.simulate(system, 0.1, integrator=fb.MoreauJean(dt=1e-3), v0=v0)
     assert run.v[-1, 0] == pytest.approx(1.0 - 0.5 * G * run.times[-1], rel=1e-9)
     assert np.abs(run.v[:, 3:]).max() < 1e-12 and np.abs(run.v[:, 1:3]).max() < 1e-12
+
+
+def _capsule(x: float, length: float = 0.3, radius: float = 0.05, mass: float = 1.0, friction: float = 1.0):
+    """A capsule along x (``length`` of segment, ``radius``) lying on the table with its centre at ``x``."""
+    tree = fb.RigidTree("capsule", gravity=(0.0, 0.0, -G))
+    inertia_axis = mass * radius**2 / 2.0
+    inertia_across = mass * (3.0 * radius**2 + length**2) / 12.0
+    tree.add_link("body", None, fb.FreeFlyer(), mass=mass, inertia=(inertia_axis, inertia_across, inertia_across))
+    contacts = fb.capsule_contacts(tree, "body", length, radius, TABLE, axis=(1.0, 0.0, 0.0), friction=friction)
+    assert [c.name for c in contacts] == [f"capsule{k}" for k in range(CAPSULE_SLOTS)]
+    return fb.System([tree], constraints=contacts, q0=(x, 0.0, 0.05 + radius, 0.0, 0.0, 0.0)), inertia_across
+
+
+def test_the_nearest_capsule_slot_is_coals_distance_at_random_poses():
+    """Capsules in random orientations placed 0–1 mm from the table in random directions: the least gap over the
+    four slots equals coal's capsule–box distance to 1e-9 m, its slot lies on the capsule's surface and every other
+    in the capsule (an end's ball point toward the table may lie inside it where that end is not the nearest)."""
+    rng = np.random.default_rng(4)
+    length, radius = 0.3, 0.05
+    system, _ = _capsule(0.0, length, radius)
+    asm = system.assemble()
+    table, at = _coal_box(TABLE.half, TABLE.rotation, TABLE.center)
+    for _ in range(40):
+        rotation = Rotation.random(random_state=rng)
+        direction = rng.normal(size=3)
+        direction /= np.linalg.norm(direction)
+        target, low, high = rng.uniform(0.0, 1e-3), 0.0, 2.0
+
+        def distance(centre, rotation=rotation):  # the capsule's axis is the link's x: coal's lies along its z
+            transform = coal.Transform3s()
+            transform.setRotation(rotation.as_matrix() @ Rotation.from_rotvec((0.0, np.pi / 2, 0.0)).as_matrix())
+            transform.setTranslation(centre)
+            result = coal.DistanceResult()
+            coal.distance(coal.Capsule(radius, length), transform, table, at, coal.DistanceRequest(), result)
+            return result.min_distance
+
+        for _ in range(60):
+            middle = 0.5 * (low + high)
+            low, high = (middle, high) if distance(middle * direction) < target else (low, middle)
+        q = np.concatenate([high * direction, rotation.as_rotvec()])
+        ws = asm.workspace(0.0, q, np.zeros(6))
+        gaps = [c.gap(ws) for c in asm.contacts]
+        assert min(gaps) == pytest.approx(distance(high * direction), abs=1e-9)
+        axis = rotation.apply((1.0, 0.0, 0.0))
+        away = []
+        for contact in asm.contacts:
+            point = contact.anchor.position(ws) - high * direction
+            along = np.clip(point @ axis, -length / 2, length / 2)
+            away.append(np.linalg.norm(point - along * axis))
+        assert max(away) <= radius + 1e-12 and away[int(np.argmin(gaps))] == pytest.approx(radius, abs=1e-12)
+
+
+def test_a_capsule_over_the_tables_edge_rests_by_the_lever_rule_and_past_it_rolls_off():
+    """A capsule (segment 0.3 m, radius 5 cm) along x with its centre 5 cm inside the edge: it stays (speeds below
+    1e-12 m/s over 0.3 s), the edge carrying m g (x_c − x_end)/(x_edge − x_end) = 3/4 of m g (1e-12); with its centre
+    3 cm past the edge, from rest, the first step turns it about the edge at α h, α = m g δ/(I + m (δ² + r²)), to
+    1e-10 relative."""
+    system, _ = _capsule(0.45)
+    run = fb.simulate(system, 0.3, integrator=fb.MoreauJean(dt=1e-3))
+    assert np.abs(run.v).max() < 1e-12
+    forces = run.histories["contact_normal_force"][-1]
+    asm = system.assemble()
+    ws = asm.workspace(run.times[-1], run.q[-1], run.v[-1])
+    points = np.array([c.contact_point(ws)[0] for c in asm.contacts])
+    assert forces.sum() == pytest.approx(G, rel=1e-12)
+    assert forces[points[:, 0] > 0.499].sum() == pytest.approx(0.75 * G, rel=1e-12)
+    h, past = 1e-4, 0.03
+    system, inertia = _capsule(0.5 + past)
+    run = fb.simulate(system, 2 * h, integrator=fb.MoreauJean(dt=h))
+    alpha = G * past / (inertia + past**2 + 0.05**2)
+    assert run.v[1, 4] == pytest.approx(alpha * h, rel=1e-10)
+
+
+def test_a_capsule_sliding_on_the_table_decelerates_at_mu_g():
+    """Pushed along its axis at 1 m/s (μ = 0.5): v = v₀ − μ g t (1e-9 relative at 0.1 s), without turning."""
+    system, _ = _capsule(0.0, friction=0.5)
+    run = fb.simulate(system, 0.1, integrator=fb.MoreauJean(dt=1e-3), v0=(1.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+    assert run.v[-1, 0] == pytest.approx(1.0 - 0.5 * G * run.times[-1], rel=1e-9)
+    assert np.abs(run.v[:, 3:]).max() < 1e-12

@@ -102,5 +102,5 @@ def test_boxes_and_capsules_against_other_curved_surfaces_are_refused():
     pipe = fb.Cylinder((0.0, 0.0, -1.0), 0.5, axis=(1.0, 0.0, 0.0))
     with pytest.raises(FlexbodyError, match=r"box_contacts 'box'.*Plane or a Sphere or a Box only.*Cylinder"):
         fb.box_contacts(tree, "body", (0.4, 0.2, 0.1), pipe)
-    with pytest.raises(FlexbodyError, match=r"capsule_contacts 'capsule'.*Plane or a Sphere only.*Cylinder"):
+    with pytest.raises(FlexbodyError, match=r"capsule_contacts 'capsule'.*Plane or a Sphere or a Box only.*Cylinder"):
         fb.capsule_contacts(tree, "body", 0.3, 0.05, pipe)

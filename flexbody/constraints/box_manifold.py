@@ -37,10 +37,13 @@ from .surfaces import Box
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
 
-__all__ = ["BoxManifoldPoint", "box_box_points", "SLOTS"]
+__all__ = ["BoxManifoldPoint", "box_box_points", "SLOTS", "CAPSULE_SLOTS"]
 
 SLOTS = 8
 """The most vertices of the contact polygon of two boxes (a quadrilateral clipped to a rectangle)."""
+
+CAPSULE_SLOTS = 4
+"""A capsule's slots: the two ends of the segment along which it touches a box, and its own two ends."""
 
 FACE_PREFERENCE = 1e-9
 """How much farther out [m per m of the boxes' half-edges] an axis must put P than a face axis before it is taken
@@ -70,18 +73,18 @@ def _face(centre, R, half, k, sign):
 
 
 @nb.njit(cache=True)
-def _clip(polygon, count, normal, offset):
-    """The polygon's first ``count`` vertices (rows) clipped to normal·x ≤ offset (Sutherland–Hodgman): (vertices,
-    count)."""
+def _clip(polygon, count, normal, offset, tolerance):
+    """The polygon's first ``count`` vertices (rows) clipped to normal·x ≤ offset + ``tolerance`` [m]
+    (Sutherland–Hodgman; the tolerance keeps what lies on a face of no width, a capsule's): (vertices, count)."""
     out = np.empty((polygon.shape[0], 3))
     kept = 0
     for i in range(count):
         a, b = polygon[i], polygon[(i + 1) % count]
         da, db = normal @ a - offset, normal @ b - offset
-        if da <= 0.0:
+        if da <= tolerance:
             out[kept] = a
             kept += 1
-        if (da < 0.0 < db) or (db < 0.0 < da):
+        if (da < -tolerance and db > tolerance) or (db < -tolerance and da > tolerance):
             out[kept] = a + (da / (da - db)) * (b - a)
             kept += 1
     return out, kept
@@ -98,7 +101,8 @@ def _clipped_to_face(polygon, centre, R, half, k):
     for j in ((k + 1) % 3, (k + 2) % 3):
         axis = R[j]
         for sign in (1.0, -1.0):
-            vertices, count = _clip(vertices, count, sign * axis, sign * (axis @ centre) + half[j])
+            offset = sign * (axis @ centre) + half[j]
+            vertices, count = _clip(vertices, count, sign * axis, offset, 1e-12 * (abs(offset) + 1.0))
             if count == 0:
                 return vertices, 0
     return vertices, count
@@ -113,23 +117,25 @@ def _nearest_on_segments(p1, d1, p2, d2):
     c, f = d1 @ r, d2 @ r
     den = a * e - b * b
     s = min(max((b * f - c * e) / den, -1.0), 1.0) if den > 1e-300 else 0.0
-    t = min(max((b * s + f) / e, -1.0), 1.0)
-    s = min(max((b * t - c) / a, -1.0), 1.0)
+    t = min(max((b * s + f) / e, -1.0), 1.0) if e > 0.0 else 0.0
+    s = min(max((b * t - c) / a, -1.0), 1.0) if a > 0.0 else 0.0  # P's edge of no length (a capsule's): its point
     return p1 + s * d1
 
 
 @nb.njit(cache=True)
 def _nearest_on_segment(p, d, x):
     """The point of the segment p + s d (|s| ≤ 1) nearest x."""
-    return p + min(max(((x - p) @ d) / (d @ d), -1.0), 1.0) * d
+    length = d @ d
+    return p + min(max(((x - p) @ d) / length, -1.0), 1.0) * d if length > 0.0 else p.copy()
 
 
 @nb.njit(cache=True)
 def box_box_points(cp, Rp, hp, cq, Rq, hq, points, gaps, normal):
     """The contact polygon's vertices on the box P (centre cp (3,), axes the columns of Rp (3, 3), half-edges hp
-    (3,)) against the box Q (cq, Rq, hq) (module docstring), written to ``points`` (8, 3) [world], the slots left
-    filled with P's other corners, the nearest Q first; the polygon's vertices' gaps [m] along the axis to ``gaps``
-    (8,) (the others NaN) and the axis (from Q to P) to ``normal`` (3,); returns how many are the polygon's."""
+    (3,); some may be zero: a capsule's segment) against the box Q (cq, Rq, hq) (module docstring), written to
+    ``points`` (slots, 3) [world] without repeats, the slots left filled with P's other corners, the nearest Q
+    first (:func:`_fill`); the polygon's vertices' gaps [m] along the axis to ``gaps`` (slots,) (the others NaN) and
+    the axis (from Q to P) to ``normal`` (3,); returns how many are the polygon's."""
     Rp, Rq = np.ascontiguousarray(Rp.T), np.ascontiguousarray(Rq.T)  # the axes as rows from here on
     d = cp - cq
     tolerance = FACE_PREFERENCE * (hp.sum() + hq.sum())
@@ -153,6 +159,8 @@ def box_box_points(cp, Rp, hp, cq, Rq, hq, points, gaps, normal):
                 best, kind, index, axis = s, 2, 3 * i + j, c / size
     if axis @ d < 0.0:
         axis = -axis  # from Q to P
+    found = np.empty((16, 3))
+    found_gaps = np.empty(16)
     count = 0
     if kind == 0:  # Q's face: P's incident face clipped to it
         j = 0
@@ -163,8 +171,8 @@ def box_box_points(cp, Rp, hp, cq, Rq, hq, points, gaps, normal):
         vertices, count = _clipped_to_face(incident, cq, Rq, hq, index)
         face = axis @ cq + hq[index]  # the reference face's plane: axis·x = face
         for m in range(count):
-            points[m] = vertices[m]
-            gaps[m] = axis @ vertices[m] - face
+            found[m] = vertices[m]
+            found_gaps[m] = axis @ vertices[m] - face
     elif kind == 1:  # P's face: Q's incident face clipped to it and projected on it
         i = 0
         for k in range(1, 3):
@@ -174,8 +182,8 @@ def box_box_points(cp, Rp, hp, cq, Rq, hq, points, gaps, normal):
         vertices, count = _clipped_to_face(incident, cp, Rp, hp, index)
         face_point = cp - hp[index] * abs(Rp[index] @ axis) * axis  # on P's face towards Q
         for m in range(count):
-            gaps[m] = (face_point - vertices[m]) @ axis
-            points[m] = vertices[m] + gaps[m] * axis
+            found_gaps[m] = (face_point - vertices[m]) @ axis
+            found[m] = vertices[m] + found_gaps[m] * axis
     else:  # an edge of each: the point of P's edge nearest Q's edge
         i, j = index // 3, index % 3
         edge_q, edge_p = cq.copy(), cp.copy()
@@ -184,19 +192,35 @@ def box_box_points(cp, Rp, hp, cq, Rq, hq, points, gaps, normal):
                 edge_q += (1.0 if Rq[k] @ axis > 0.0 else -1.0) * hq[k] * Rq[k]
             if k != j:
                 edge_p -= (1.0 if Rp[k] @ axis > 0.0 else -1.0) * hp[k] * Rp[k]
-        points[0] = _nearest_on_segments(edge_p, hp[j] * Rp[j], edge_q, hq[i] * Rq[i])
-        gaps[0] = (points[0] - _nearest_on_segment(edge_q, hq[i] * Rq[i], points[0])) @ axis
+        found[0] = _nearest_on_segments(edge_p, hp[j] * Rp[j], edge_q, hq[i] * Rq[i])
+        found_gaps[0] = (found[0] - _nearest_on_segment(edge_q, hq[i] * Rq[i], found[0])) @ axis
         count = 1
-    gaps[count:] = np.nan
+    same = 1e-12 * (hp.sum() + hq.sum() + np.abs(cp).max() + 1.0)  # [m]: points nearer are one
+    kept = 0
+    for m in range(count):  # a face of no width (a capsule's) repeats its vertices
+        if kept < points.shape[0] and not _among(found[m], points, kept, same):
+            points[kept] = found[m]
+            gaps[kept] = found_gaps[m]
+            kept += 1
+    gaps[kept:] = np.nan
     normal[:] = axis
-    _fill_with_near_corners(cp, Rp, hp, axis, points, count)
-    return count
+    _fill(cp, Rp, hp, axis, points, kept, same)
+    return kept
 
 
 @nb.njit(cache=True)
-def _fill_with_near_corners(cp, Rp, hp, axis, points, count):
-    """points[count:] set to those of P's corners that are no polygon vertex, the nearest Q (least far out along
-    ``axis``) first."""
+def _among(x, points, count, same):
+    """Whether x (3,) is within ``same`` of one of the first ``count`` points."""
+    near = False
+    for m in range(count):
+        near = near or np.abs(points[m] - x).max() <= same
+    return near
+
+
+@nb.njit(cache=True)
+def _fill(cp, Rp, hp, axis, points, count, same):
+    """points[count:] set to P's corners that are not among them yet, the nearest Q (least far out along ``axis``)
+    first, then (a capsule's segment has two) points along P's longest edge through its centre."""
     corners = np.empty((8, 3))
     heights = np.empty(8)
     for k in range(8):
@@ -205,49 +229,64 @@ def _fill_with_near_corners(cp, Rp, hp, axis, points, count):
             corner += (1.0 if (k >> m) & 1 else -1.0) * hp[m] * Rp[m]
         corners[k] = corner
         heights[k] = corner @ axis
-    same = 1e-12 * (hp.sum() + 1.0)
     filled = count
     for k in np.argsort(heights):
-        if filled == points.shape[0]:
-            return
-        duplicate = False
-        for m in range(count):
-            if np.abs(points[m] - corners[k]).max() <= same:
-                duplicate = True
-        if not duplicate:
+        if filled < points.shape[0] and not _among(corners[k], points, filled, same):
             points[filled] = corners[k]
             filled += 1
+    longest = np.argmax(hp)
+    if hp[longest] == 0.0:  # a point (a capsule of no length): it alone
+        points[filled:] = cp
+        return
+    fraction, step = 0.0, 1.0
+    while filled < points.shape[0]:  # 0, ±1/2, ±1/4, ±3/4, … of the half-edge
+        for sign in (1.0, -1.0):
+            x = cp + sign * fraction * hp[longest] * Rp[longest]
+            if filled < points.shape[0] and not _among(x, points, filled, same):
+                points[filled] = x
+                filled += 1
+        fraction += step
+        if fraction >= 1.0:
+            step *= 0.5
+            fraction = step
 
 
 class BoxManifoldPoint(MovingMaterialPoint):
-    """Slot ``slot`` (0 … 7) of the points of a box (half-edges ``half`` (3,) [m], centre and axes the ``frame``'s)
-    that can touch the fixed Box ``box`` first (module docstring): a material point of the link, chosen anew at
-    every state. A polygon vertex's gap and normal are the separation along the axis and the axis (a point on an
-    edge of the table has no normal of its own); a corner filling a slot takes the Box's signed distance."""
+    """Slot ``slot`` of the ``slots`` points of a box (half-edges ``half`` (3,) [m], centre and axes the
+    ``frame``'s) — or of a capsule, the box of half-edges (0, 0, ℓ/2) (its segment) swept by a ball of ``radius``
+    [m] — that can touch the fixed Box ``box`` first (module docstring): a material point on the shape's surface,
+    chosen anew at every state. A box's polygon vertex has the separation along the axis for its gap and the axis
+    for its normal (a point on an edge of the table has no normal of its own); a corner filling a slot, and every
+    point of a capsule (the centre of a ball of its radius, that far from the box where it touches), the Box's
+    signed distance (less the radius) and its gradient there."""
 
-    def __init__(self, frame: LinkFrame, half: np.ndarray, box: Box, slot: int):
-        super().__init__(frame, f"{frame.label} box point {slot} against the box at {np.round(box.center, 6).tolist()}")
+    def __init__(
+        self, frame: LinkFrame, half: np.ndarray, box: Box, slot: int, radius: float = 0.0, slots: int = SLOTS
+    ):
+        label = f"{frame.label} shape point {slot} against the box at {np.round(box.center, 6).tolist()}"
+        super().__init__(frame, label)
         self.half, self.box, self.slot = np.asarray(half, dtype=float), box, int(slot)
+        self.radius, self.slots = float(radius), int(slots)
 
     def _manifold(self, ev: StateView) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
-        """(the slot's point (3,) [m, world], its gap [m] (NaN for a corner filling the slot), the axis (3,), the
-        box's centre (3,))."""
+        """(the slot's point on the surface (3,) [m, world], its gap [m], the normal (3,), the shape's centre (3,))."""
         R, centre = self.frame.rotation(ev), self.frame.position(ev)
-        points, gaps, axis = np.empty((SLOTS, 3)), np.empty(SLOTS), np.empty(3)
+        points, gaps, axis = np.empty((self.slots, 3)), np.empty(self.slots), np.empty(3)
         box = self.box
         box_box_points(
             centre, np.ascontiguousarray(R), self.half, box.center, box.rotation, box.half, points, gaps, axis
         )
-        return points[self.slot], float(gaps[self.slot]), axis, centre
+        core, gap = points[self.slot], float(gaps[self.slot])
+        if np.isnan(gap) or self.radius > 0.0:  # a corner, or a ball's centre (r from the box where it touches)
+            gap, axis = float(box.value(core)[0]), box.gradient(core)[0]
+        return core - self.radius * axis, gap - self.radius, axis, centre
 
     def arm(self, ev: StateView) -> np.ndarray:
-        """The slot's point less the box's centre (3,) [m, world]."""
+        """The slot's point less the shape's centre (3,) [m, world]."""
         point, _, _, centre = self._manifold(ev)
         return point - centre
 
     def gap_and_normal(self, ev: StateView) -> tuple[float, np.ndarray]:
         """(g [m], n (3,)): the slot's gap and the surface's outward unit normal there (class docstring)."""
-        point, gap, axis, _ = self._manifold(ev)
-        if np.isnan(gap):
-            return float(self.box.value(point)[0]), self.box.gradient(point)[0]
+        _, gap, axis, _ = self._manifold(ev)
         return gap, axis

@@ -13,8 +13,8 @@ shape's support points against the surface:
 * a capsule (a segment of length ℓ with radius r) on a link: balls of radius r at the segment's two ends — against a
   plane (the segment's nearest point to a plane is an end or the whole segment); against a Sphere its one point
   nearest the centre;
-* against other surfaces (a Cylinder, a mesh; a Box for a capsule) a box or a capsule may touch along a line or
-  between its corners, which these points do not hold: refused;
+* against other surfaces (a Cylinder, a mesh) a box or a capsule may touch along a line or between its corners,
+  which these points do not hold: refused;
 * a cylinder (length ℓ, radius r) on a link: on each end disc the rim point nearest the plane and k − 1 more rim
   points spaced 2π/k from it (:class:`~flexbody.constraints.rim_point.RimPoint`) — against a plane: a tilted or lying
   cylinder meets a plane first at those nearest rim points (exact); one standing on an end rests on its k rim points,
@@ -34,7 +34,7 @@ from ..errors import FlexbodyError
 from ..fem.hex_mesh import boundary_faces, faces_nodes
 from ..rigid.link import checked_rotation
 from .base import finite_number
-from .box_manifold import SLOTS, BoxManifoldPoint
+from .box_manifold import CAPSULE_SLOTS, SLOTS, BoxManifoldPoint
 from .nearest_point import NearestPoint
 from .nodes import Node
 from .rim_point import RimPoint
@@ -146,9 +146,10 @@ def capsule_contacts(
 ) -> list[Contact]:
     """The two end balls ``{name}0``, ``{name}1`` of a capsule: the segment of ``length`` [m] along ``axis`` (link
     frame) centred at ``offset`` [m], with ``radius`` [m], against a plane; against a Sphere the one contact
-    ``{name}`` of the capsule's point nearest its centre (module docstring)."""
+    ``{name}`` of the capsule's point nearest its centre; against a Box the four contacts ``{name}0`` … ``{name}3``
+    of its contact segment's ends and its ends (module docstring)."""
     who = f"capsule_contacts {name!r}"
-    _plane_only(surface, who, also=(Sphere,))
+    _plane_only(surface, who, also=(Sphere, Box))
     ell = finite_number(length, "length [m]", who)
     a, centre = _unit_axis(axis, who), np.asarray(offset, dtype=float).reshape(3)
     if type(surface) is Sphere:
@@ -156,6 +157,20 @@ def capsule_contacts(
         axes = tangent_basis(a)[:, [1, 2, 0]]  # (t₁, t₂, a): right-handed, the capsule's axis third
         point = NearestPoint(tree.frame(link, centre, axes), "capsule", np.array([0.5 * ell, r]), surface)
         return [Contact(point, surface, friction=friction, restitution=restitution, name=name)]
+    if type(surface) is Box:
+        axes = tangent_basis(a)[:, [1, 2, 0]]  # (t₁, t₂, a): right-handed, the capsule's axis third
+        frame, r = tree.frame(link, centre, axes), finite_number(radius, "radius [m]", who)
+        half = np.array([0.0, 0.0, 0.5 * ell])
+        return [
+            Contact(
+                BoxManifoldPoint(frame, half, surface, k, radius=r, slots=CAPSULE_SLOTS),
+                surface,
+                friction=friction,
+                restitution=restitution,
+                name=f"{name}{k}",
+            )
+            for k in range(CAPSULE_SLOTS)
+        ]
     ends = [centre - 0.5 * ell * a, centre + 0.5 * ell * a]
     return [
         Contact(
