@@ -49,7 +49,7 @@ def test_the_nearest_points_are_trimeshs_and_a_scalar_minimisations():
         assert np.linalg.norm(p - y) == pytest.approx(np.sqrt(best) - radius, abs=1e-12)
 
 
-@pytest.mark.parametrize("shape", ["box", "capsule"])
+@pytest.mark.parametrize("shape", ["box", "capsule", "cylinder", "capsule on a pipe"])
 def test_the_gap_rate_is_the_normal_velocity_of_the_material_point(shape):
     """At random poses and velocities of a free body near a ball, n·(J v) equals the central difference of the gap
     along the motion (relative 1e-6)."""
@@ -58,8 +58,13 @@ def test_the_gap_rate_is_the_normal_velocity_of_the_material_point(shape):
     ball = fb.Sphere((0.1, -0.2, -0.6), 0.5)
     if shape == "box":
         (contact,) = fb.box_contacts(tree, "body", (0.4, 0.2, 0.1), ball, rotation=None)
-    else:
+    elif shape == "capsule":
         (contact,) = fb.capsule_contacts(tree, "body", 0.3, 0.05, ball, axis=(1.0, 1.0, 0.0))
+    elif shape == "cylinder":
+        (contact,) = fb.cylinder_contacts(tree, "body", 0.3, 0.08, ball, axis=(1.0, 1.0, 0.0))
+    else:
+        pipe = fb.Cylinder((0.1, -0.2, -0.6), 0.5, axis=(1.0, 0.3, 0.0))
+        contact = fb.capsule_contacts(tree, "body", 0.3, 0.05, pipe, axis=(0.2, 1.0, 0.0))[2]
     asm = fb.System([tree], constraints=[contact]).assemble()
     for _ in range(5):
         q, v = rng.normal(0.0, 0.4, 6), rng.normal(0.0, 1.0, 6)
@@ -102,5 +107,89 @@ def test_boxes_and_capsules_against_other_curved_surfaces_are_refused():
     pipe = fb.Cylinder((0.0, 0.0, -1.0), 0.5, axis=(1.0, 0.0, 0.0))
     with pytest.raises(FlexbodyError, match=r"box_contacts 'box'.*Plane or a Sphere or a Box only.*Cylinder"):
         fb.box_contacts(tree, "body", (0.4, 0.2, 0.1), pipe)
-    with pytest.raises(FlexbodyError, match=r"capsule_contacts 'capsule'.*Plane or a Sphere or a Box only.*Cylinder"):
-        fb.capsule_contacts(tree, "body", 0.3, 0.05, pipe)
+    with pytest.raises(FlexbodyError, match=r"cylinder_contacts 'cylinder'.*Plane or a Sphere only.*Cylinder"):
+        fb.cylinder_contacts(tree, "body", 0.3, 0.05, pipe)
+    tetrahedron = fb.TriangleMesh(np.eye(4, 3) - 0.25, [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
+    with pytest.raises(FlexbodyError, match=r"capsule_contacts 'capsule'.*Box or a Cylinder only.*TriangleMesh"):
+        fb.capsule_contacts(tree, "body", 0.3, 0.05, tetrahedron)
+
+
+def test_the_cylinders_nearest_points_and_the_capsules_point_nearest_a_line_against_scipy():
+    """Random points around a solid cylinder: the distance to its nearest point equals SLSQP's constrained
+    minimisation (outside, 1e-8 m) and the least depth to its side or ends (inside, exact); random lines: the
+    capsule segment's point nearest each equals a bounded scalar minimisation of the distance to the line (1e-8)."""
+    from scipy.optimize import minimize
+
+    from flexbody.constraints.nearest_point import cylinder_point_nearest, segment_point_nearest_line
+
+    rng = np.random.default_rng(5)
+    half_length, radius = 0.2, 0.1
+    for p in rng.uniform(-0.5, 0.5, (40, 3)):
+        y = cylinder_point_nearest(half_length, radius, p)
+        rho = np.hypot(p[0], p[1])
+        if rho <= radius and abs(p[2]) <= half_length:
+            assert np.linalg.norm(y - p) == pytest.approx(min(radius - rho, half_length - abs(p[2])), abs=1e-15)
+            continue
+        inside = [
+            {"type": "ineq", "fun": lambda x: radius**2 - x[0] ** 2 - x[1] ** 2},
+            {"type": "ineq", "fun": lambda x: half_length - abs(x[2])},
+        ]
+        best = minimize(
+            lambda x, p=p: np.sum((x - p) ** 2),
+            np.zeros(3),
+            constraints=inside,
+            method="SLSQP",
+            options={"ftol": 1e-16, "maxiter": 500},
+        )
+        assert np.linalg.norm(y - p) == pytest.approx(np.sqrt(best.fun), abs=1e-8)
+    for _ in range(40):
+        p, a = rng.uniform(-0.3, 0.3, 3), rng.normal(size=3)
+        a /= np.linalg.norm(a)
+        s = segment_point_nearest_line(half_length, p, a)
+
+        def to_line(t, p=p, a=a):
+            d = np.array([0.0, 0.0, t]) - p
+            return float(np.linalg.norm(d - (d @ a) * a))
+
+        found = minimize_scalar(to_line, bounds=(-half_length, half_length), method="bounded", options={"xatol": 1e-12})
+        if s is None:  # the nearest point is an end
+            assert min(to_line(-half_length), to_line(half_length)) <= found.fun + 1e-9
+        else:
+            assert to_line(s) == pytest.approx(found.fun, abs=1e-8)
+
+
+def test_a_capsule_dropped_across_a_pipe_rebounds_and_one_along_it_rests():
+    """A capsule dropped centred and crosswise onto a horizontal pipe (a Cylinder, R = 0.2 m), e = 0.5: the impact's
+    step sends it up at e times its speed (1e-12 relative) without a turn — its point nearest the pipe's axis; one
+    lying along the top of the pipe rests on its end balls, which carry m g (1e-12) with speeds below 1e-12 m/s."""
+    pipe = fb.Cylinder((0.0, 0.0, -0.2), 0.2, axis=(1.0, 0.0, 0.0))
+    tree = _free_body("capsule", mass=1.0, inertia=(0.01, 0.001, 0.01))
+    contacts = fb.capsule_contacts(tree, "body", 0.3, 0.05, pipe, axis=(0.0, 1.0, 0.0), restitution=0.5)
+    assert [c.name for c in contacts] == ["capsule0", "capsule1", "capsule2"]
+    run = fb.simulate(
+        fb.System([tree], constraints=contacts, q0=(0.0, 0.0, 0.2, 0.0, 0.0, 0.0)),
+        0.25,
+        integrator=fb.MoreauJean(dt=1e-4),
+    )
+    impact = int(np.flatnonzero(run.histories["contact_normal_force"][:, 2] > 0.0)[0])
+    down, up = run.v[impact, 2], run.v[impact + 1, 2]
+    assert down < -1.0 and up == pytest.approx(-0.5 * down, rel=1e-12)
+    assert np.abs(run.v[:, 3:]).max() < 1e-12
+    lying = _free_body("lying", mass=1.0)
+    along = fb.capsule_contacts(lying, "body", 0.3, 0.05, pipe, axis=(1.0, 0.0, 0.0))
+    system = fb.System([lying], constraints=along, q0=(0.0, 0.0, 0.05, 0.0, 0.0, 0.0))
+    rest = fb.simulate(system, 0.2, integrator=fb.MoreauJean(dt=1e-3))
+    assert rest.histories["contact_normal_force"][-1].sum() == pytest.approx(G, rel=1e-12)
+    assert np.abs(rest.v).max() < 1e-12
+
+
+def test_a_cylinder_stands_on_top_of_a_ball():
+    """A 2 kg cylinder standing centred on a ball of radius 1 m: it stays, the ball carrying m g (1e-12), speeds
+    below 1e-12 m/s over 0.5 s — its point nearest the ball's centre, the middle of its lower end disc."""
+    tree = _free_body("cylinder")
+    ball = fb.Sphere((0.0, 0.0, -1.0), 1.0)
+    (contact,) = fb.cylinder_contacts(tree, "body", 0.2, 0.05, ball, friction=0.5)
+    system = fb.System([tree], constraints=[contact], q0=(0.0, 0.0, 0.1, 0.0, 0.0, 0.0))
+    run = fb.simulate(system, 0.5, integrator=fb.MoreauJean(dt=1e-3))
+    np.testing.assert_allclose(run.histories["contact_normal_force"][1:, 0], 2.0 * G, rtol=1e-12)
+    assert np.abs(run.v).max() < 1e-12

@@ -13,12 +13,13 @@ shape's support points against the surface:
 * a capsule (a segment of length ℓ with radius r) on a link: balls of radius r at the segment's two ends — against a
   plane (the segment's nearest point to a plane is an end or the whole segment); against a Sphere its one point
   nearest the centre;
-* against other surfaces (a Cylinder, a mesh) a box or a capsule may touch along a line or between its corners,
-  which these points do not hold: refused;
+* against other surfaces (a box against a Cylinder; a box or a capsule against a mesh) the shape may touch along a
+  line or between its corners, which these points do not hold: refused;
 * a cylinder (length ℓ, radius r) on a link: on each end disc the rim point nearest the plane and k − 1 more rim
   points spaced 2π/k from it (:class:`~flexbody.constraints.rim_point.RimPoint`) — against a plane: a tilted or lying
   cylinder meets a plane first at those nearest rim points (exact); one standing on an end rests on its k rim points,
-  a regular polygon inscribed in the disc (the support reaches r cos(π/k) toward each of its sides);
+  a regular polygon inscribed in the disc (the support reaches r cos(π/k) toward each of its sides); against a
+  Sphere its one point nearest the ball's centre (a convex shape and a ball touch at one point);
 * a flexible body: a contact at every node of its boundary (the faces no two elements share), or of a face or node
   set of its mesh.
 """
@@ -38,7 +39,7 @@ from .box_manifold import CAPSULE_SLOTS, SLOTS, BoxManifoldPoint
 from .nearest_point import NearestPoint
 from .nodes import Node
 from .rim_point import RimPoint
-from .surfaces import Box, Plane, Sphere, Surface
+from .surfaces import Box, Cylinder, Plane, Sphere, Surface
 from .unilateral_contact import Contact, tangent_basis
 
 if TYPE_CHECKING:
@@ -147,9 +148,10 @@ def capsule_contacts(
     """The two end balls ``{name}0``, ``{name}1`` of a capsule: the segment of ``length`` [m] along ``axis`` (link
     frame) centred at ``offset`` [m], with ``radius`` [m], against a plane; against a Sphere the one contact
     ``{name}`` of the capsule's point nearest its centre; against a Box the four contacts ``{name}0`` … ``{name}3``
-    of its contact segment's ends and its ends (module docstring)."""
+    of its contact segment's ends and its ends; against a Cylinder (a rod) the end balls and ``{name}2``, its point
+    nearest the rod's axis (module docstring)."""
     who = f"capsule_contacts {name!r}"
-    _plane_only(surface, who, also=(Sphere, Box))
+    _plane_only(surface, who, also=(Sphere, Box, Cylinder))
     ell = finite_number(length, "length [m]", who)
     a, centre = _unit_axis(axis, who), np.asarray(offset, dtype=float).reshape(3)
     if type(surface) is Sphere:
@@ -172,12 +174,18 @@ def capsule_contacts(
             for k in range(CAPSULE_SLOTS)
         ]
     ends = [centre - 0.5 * ell * a, centre + 0.5 * ell * a]
-    return [
+    balls = [
         Contact(
             tree.frame(link, end), surface, friction=friction, restitution=restitution, radius=radius, name=f"{name}{k}"
         )
         for k, end in enumerate(ends)
     ]
+    if type(surface) is Cylinder:  # where the segment crosses the rod between its ends
+        axes = tangent_basis(a)[:, [1, 2, 0]]
+        r = finite_number(radius, "radius [m]", who)
+        point = NearestPoint(tree.frame(link, centre, axes), "capsule", np.array([0.5 * ell, r]), surface)
+        balls.append(Contact(point, surface, friction=friction, restitution=restitution, name=f"{name}2"))
+    return balls
 
 
 def cylinder_contacts(
@@ -196,11 +204,17 @@ def cylinder_contacts(
 ) -> list[Contact]:
     """The contacts ``{name}{end}.{k}`` of a cylinder of ``length`` and ``radius`` [m] along ``axis`` (link frame),
     centred at ``offset`` [m], against a plane: on each end disc the rim point nearest the plane (k = 0) and
-    ``rim_points`` − 1 more spaced evenly around the rim (module docstring)."""
+    ``rim_points`` − 1 more spaced evenly around the rim; against a Sphere the one contact ``{name}`` of its point
+    nearest the ball's centre (module docstring)."""
     who = f"cylinder_contacts {name!r}"
-    _plane_only(surface, who)
+    _plane_only(surface, who, also=(Sphere,))
     ell = finite_number(length, "length [m]", who)
     r = finite_number(radius, "radius [m]", who, positive=True)
+    if type(surface) is Sphere:  # a convex shape and a ball touch at one point
+        axes = tangent_basis(_unit_axis(axis, who))[:, [1, 2, 0]]
+        frame = tree.frame(link, np.asarray(offset, dtype=float).reshape(3), axes)
+        nearest = NearestPoint(frame, "cylinder", np.array([0.5 * ell, r]), surface)
+        return [Contact(nearest, surface, friction=friction, restitution=restitution, name=name)]
     if isinstance(rim_points, bool) or not isinstance(rim_points, (int, np.integer)) or rim_points < 3:
         raise FlexbodyError(f"{who}: rim_points must be an integer ≥ 3 (a disc standing on a plane needs three)")
     a, centre = _unit_axis(axis, who), np.asarray(offset, dtype=float).reshape(3)

@@ -1,7 +1,8 @@
-"""The point of a box or a capsule on a link nearest a sphere: the support point of a convex shape toward a
-:class:`~flexbody.constraints.surfaces.Sphere` (a solid ball), as an anchor for
-:class:`~flexbody.constraints.unilateral_contact.Contact` (:func:`~flexbody.constraints.contact_shapes.box_contacts`,
-:func:`~flexbody.constraints.contact_shapes.capsule_contacts` against a Sphere).
+"""The point of a box, a capsule or a cylinder on a link nearest a sphere, and of a capsule nearest a cylinder's axis:
+the support point of a convex shape toward a :class:`~flexbody.constraints.surfaces.Sphere` (a solid ball) or a
+:class:`~flexbody.constraints.surfaces.Cylinder` (a solid rod), as an anchor for
+:class:`~flexbody.constraints.unilateral_contact.Contact` (the shapes' contacts of
+:mod:`flexbody.constraints.contact_shapes`).
 
 A convex shape and a ball touch at one point, the shape's point y nearest the ball's centre c, and their distance is
 ‖y − c‖ − R (the gap of a point at y against the Sphere, whose normal there, (y − c)/‖y − c‖, is the shape's normal at
@@ -9,13 +10,20 @@ y). In the shape's axes (origin at its centre x₀, axes Q in the world), with p
 
 - a box of half-edges h: y = clip(p, −h, h) when c is outside it; inside, p moved to the nearest face;
 - a capsule, the segment s e₃ (|s| ≤ ℓ/2) with radius r: s* = clip(p₃, −ℓ/2, ℓ/2) and
-  y = s* e₃ + r (p − s* e₃)/‖p − s* e₃‖.
+  y = s* e₃ + r (p − s* e₃)/‖p − s* e₃‖;
+- a cylinder of radius ρ and length ℓ (solid): the axial coordinate clipped to ±ℓ/2 and the radial part to ρ when
+  c is outside it; inside, c moved to the nearer of the side and the end discs.
+
+A capsule and a rod (a Cylinder of radius R about the line c + t a) touch where the segment comes nearest the
+line: at s* of the segment's closest point to the line (Ericson §5.1.8), y = s* e₃ + r u with u the unit vector from
+there to the line, the gap ‖s* e₃ − l*‖ − r − R; where the segment is parallel to the line (a capsule lying along
+the pipe) or s* is an end, the capsule's end balls (its other contacts) hold it, and the point is taken at the
+segment's middle.
 
 y slides over the shape as it moves, but only across the normal (a nearest point moves in the face, along the edge or
 on the capsule's surface where it lies), so the gap's rate is n·v(y), the velocity of the link's material point at y:
 J = J_o − [y − x₀]× J_ω (J_o, J_ω the Jacobians of the shape's frame;
-:class:`~flexbody.constraints.material_point.MovingMaterialPoint`). A shape against a Cylinder may touch along a
-line (a box lying along a pipe), which one point does not hold: that pairing is refused.
+:class:`~flexbody.constraints.material_point.MovingMaterialPoint`).
 """
 
 from __future__ import annotations
@@ -26,12 +34,18 @@ import numpy as np
 
 from ..rigid.anchors import LinkFrame
 from .material_point import MovingMaterialPoint
-from .surfaces import Sphere
+from .surfaces import Cylinder, Sphere
 
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
 
-__all__ = ["NearestPoint", "box_point_nearest", "capsule_point_nearest"]
+__all__ = [
+    "NearestPoint",
+    "box_point_nearest",
+    "capsule_point_nearest",
+    "cylinder_point_nearest",
+    "segment_point_nearest_line",
+]
 
 
 def box_point_nearest(half: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -57,13 +71,40 @@ def capsule_point_nearest(half_length: float, radius: float, p: np.ndarray) -> n
     return np.array([0.0, 0.0, s]) + radius * direction
 
 
+def cylinder_point_nearest(half_length: float, radius: float, p: np.ndarray) -> np.ndarray:
+    """The point (3,) of the solid cylinder about e₃ (|z| ≤ ``half_length``, ‖(x, y)‖ ≤ ``radius``) nearest p (3,)
+    (cylinder axes)."""
+    rho = float(np.hypot(p[0], p[1]))
+    radial = p[:2] * (radius / rho) if rho > radius else p[:2].copy()
+    z = float(np.clip(p[2], -half_length, half_length))
+    if rho > radius or abs(p[2]) > half_length:
+        return np.array([radial[0], radial[1], z])
+    if radius - rho < half_length - abs(p[2]):  # inside, nearer the side
+        direction = p[:2] / rho if rho > 0.0 else np.array([1.0, 0.0])
+        return np.array([radius * direction[0], radius * direction[1], p[2]])
+    return np.array([p[0], p[1], half_length if p[2] >= 0.0 else -half_length])
+
+
+def segment_point_nearest_line(half_length: float, p: np.ndarray, a: np.ndarray) -> float | None:
+    """s* (|s*| < ``half_length``) of the point s e₃ of the segment nearest the line p + t a (segment axes, a a unit
+    vector); None where the segment is parallel to the line or the nearest point is an end (Ericson §5.1.8)."""
+    b = float(a[2])
+    den = 1.0 - b * b
+    if den < 1e-12:
+        return None
+    s = (p[2] - b * (p @ a)) / den  # the closest points of the two lines
+    return s if abs(s) < half_length else None
+
+
 class NearestPoint(MovingMaterialPoint):
     """The point of a ``shape`` ("box": ``size`` its half-edges (3,) [m]; "capsule": ``size`` (half-length, radius)
-    [m], along the third axis) with centre and axes the ``frame``'s, nearest the centre of ``sphere``
+    [m], along the third axis; "cylinder": ``size`` (half-length, radius) [m], along the third axis) with centre and
+    axes the ``frame``'s, nearest the centre of ``sphere`` — or, for a capsule and a Cylinder, nearest its axis
     (module docstring): a material point of the link that moves over the shape."""
 
     def __init__(self, frame: LinkFrame, shape: str, size: np.ndarray, sphere: Sphere):
-        label = f"{frame.label} {shape} point nearest the sphere at {np.round(sphere.center, 6).tolist()}"
+        target = "axis of the cylinder" if isinstance(sphere, Cylinder) else "sphere"
+        label = f"{frame.label} {shape} point nearest the {target} at {np.round(sphere.center, 6).tolist()}"
         super().__init__(frame, label)
         self.shape, self.size, self.sphere = shape, np.asarray(size, dtype=float), sphere
 
@@ -71,6 +112,16 @@ class NearestPoint(MovingMaterialPoint):
         """y − x₀ (3,) [m, world]: y of module docstring from the shape's centre x₀."""
         Q, x0 = self.frame.rotation(ev), self.frame.position(ev)
         p = Q.T @ (self.sphere.center - x0)
+        if isinstance(self.sphere, Cylinder):  # a capsule against a rod
+            a = Q.T @ self.sphere.axis
+            s = segment_point_nearest_line(float(self.size[0]), p, a)
+            s = 0.0 if s is None else s  # parallel, or an end: the end balls hold it
+            toward = p + ((np.array([0.0, 0.0, s]) - p) @ a) * a - np.array([0.0, 0.0, s])  # to the line's point
+            size = float(np.linalg.norm(toward))
+            u = toward / size if size > 0.0 else np.array([1.0, 0.0, 0.0])
+            return Q @ (np.array([0.0, 0.0, s]) + float(self.size[1]) * u)
         if self.shape == "box":
             return Q @ box_point_nearest(self.size, p)
+        if self.shape == "cylinder":
+            return Q @ cylinder_point_nearest(float(self.size[0]), float(self.size[1]), p)
         return Q @ capsule_point_nearest(float(self.size[0]), float(self.size[1]), p)
