@@ -49,7 +49,7 @@ def test_the_nearest_points_are_trimeshs_and_a_scalar_minimisations():
         assert np.linalg.norm(p - y) == pytest.approx(np.sqrt(best) - radius, abs=1e-12)
 
 
-@pytest.mark.parametrize("shape", ["box", "capsule", "cylinder", "capsule on a pipe"])
+@pytest.mark.parametrize("shape", ["box", "capsule", "cylinder", "capsule on a pipe", "box on a pipe"])
 def test_the_gap_rate_is_the_normal_velocity_of_the_material_point(shape):
     """At random poses and velocities of a free body near a ball, n·(J v) equals the central difference of the gap
     along the motion (relative 1e-6)."""
@@ -62,9 +62,12 @@ def test_the_gap_rate_is_the_normal_velocity_of_the_material_point(shape):
         (contact,) = fb.capsule_contacts(tree, "body", 0.3, 0.05, ball, axis=(1.0, 1.0, 0.0))
     elif shape == "cylinder":
         (contact,) = fb.cylinder_contacts(tree, "body", 0.3, 0.08, ball, axis=(1.0, 1.0, 0.0))
-    else:
+    elif shape == "capsule on a pipe":
         pipe = fb.Cylinder((0.1, -0.2, -0.6), 0.5, axis=(1.0, 0.3, 0.0))
         contact = fb.capsule_contacts(tree, "body", 0.3, 0.05, pipe, axis=(0.2, 1.0, 0.0))[2]
+    else:  # one edge's point nearest the pipe's axis
+        pipe = fb.Cylinder((0.1, -0.2, -0.6), 0.5, axis=(1.0, 0.3, 0.0))
+        contact = fb.box_contacts(tree, "body", (0.4, 0.2, 0.1), pipe)[9]
     asm = fb.System([tree], constraints=[contact]).assemble()
     for _ in range(5):
         q, v = rng.normal(0.0, 0.4, 6), rng.normal(0.0, 1.0, 6)
@@ -105,13 +108,13 @@ def test_a_capsule_dropped_on_a_ball_rebounds_at_e_times_its_impact_speed():
 def test_boxes_and_capsules_against_other_curved_surfaces_are_refused():
     tree = _free_body("shape")
     pipe = fb.Cylinder((0.0, 0.0, -1.0), 0.5, axis=(1.0, 0.0, 0.0))
-    with pytest.raises(FlexbodyError, match=r"box_contacts 'box'.*Plane or a Sphere or a Box only.*Cylinder"):
-        fb.box_contacts(tree, "body", (0.4, 0.2, 0.1), pipe)
     with pytest.raises(FlexbodyError, match=r"cylinder_contacts 'cylinder'.*Plane or a Sphere only.*Cylinder"):
         fb.cylinder_contacts(tree, "body", 0.3, 0.05, pipe)
     tetrahedron = fb.TriangleMesh(np.eye(4, 3) - 0.25, [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
     with pytest.raises(FlexbodyError, match=r"capsule_contacts 'capsule'.*Box or a Cylinder only.*TriangleMesh"):
         fb.capsule_contacts(tree, "body", 0.3, 0.05, tetrahedron)
+    with pytest.raises(FlexbodyError, match=r"box_contacts 'box'.*a Box or a Cylinder only.*TriangleMesh"):
+        fb.box_contacts(tree, "body", (0.4, 0.2, 0.1), tetrahedron)
 
 
 def test_the_cylinders_nearest_points_and_the_capsules_point_nearest_a_line_against_scipy():
@@ -193,3 +196,65 @@ def test_a_cylinder_stands_on_top_of_a_ball():
     run = fb.simulate(system, 0.5, integrator=fb.MoreauJean(dt=1e-3))
     np.testing.assert_allclose(run.histories["contact_normal_force"][1:, 0], 2.0 * G, rtol=1e-12)
     assert np.abs(run.v).max() < 1e-12
+
+
+def test_a_boxs_nearest_contact_to_a_rod_is_the_minimised_distance_and_a_box_on_a_rod_balances_or_tips():
+    """A 0.4 × 0.2 × 0.1 m box at random poses near a horizontal rod (R = 0.1 m): the least gap over its 20
+    contacts (corners, edges' points nearest the axis) equals the distance minimised by L-BFGS-B over the box less R
+    (1e-9 m); lying on the rod with its face across it, centred, it stays (speeds below 1e-12 m/s over 0.3 s) with
+    m g carried (1e-12) by the two points where the rod's top crosses its face's edges; 2 cm off centre it rocks
+    about the line of contact from rest at α = m g δ/(I + m (δ² + c²)) with friction that grips (μ = 1), and at
+    α = m g δ/(I + m δ²) without friction (its centre then moves only vertically), both to 1e-10 relative."""
+    from scipy.optimize import minimize
+    from scipy.spatial.transform import Rotation
+
+    rod = fb.Cylinder((0.0, 0.0, -0.1), 0.1, axis=(0.0, 1.0, 0.0))
+    half = np.array([0.2, 0.1, 0.05])
+    tree = _free_body("box", mass=2.0, inertia=(2.0 / 3 * (0.01 + 0.0025), 2.0 / 3 * (0.04 + 0.0025), 2.0 / 3 * 0.05))
+    contacts = fb.box_contacts(tree, "body", 2 * half, rod)
+    assert [c.name for c in contacts] == [f"box{k}" for k in range(20)]
+    asm = fb.System([tree], constraints=contacts).assemble()
+    rng = np.random.default_rng(8)
+    tested = 0
+    while tested < 15:
+        rotation = Rotation.random(random_state=rng)
+        R = rotation.as_matrix()
+        centre = np.array([rng.uniform(-0.1, 0.1), rng.uniform(-0.3, 0.3), rng.uniform(0.1, 0.35)])
+
+        def away(x, R=R, centre=centre):
+            d = centre + R @ x - rod.center
+            return float(np.sum((d - (d @ rod.axis) * rod.axis) ** 2))
+
+        starts = [np.zeros(3)] + [rng.uniform(-half, half) for _ in range(4)]
+        found = min(
+            (
+                minimize(away, x0, bounds=list(zip(-half, half)), method="L-BFGS-B", options={"ftol": 1e-15})
+                for x0 in starts
+            ),
+            key=lambda r: r.fun,
+        )
+        distance = np.sqrt(found.fun) - 0.1
+        if distance < 0.0:  # the rod's axis would pass through it
+            continue
+        ws = asm.workspace(0.0, np.concatenate([centre, rotation.as_rotvec()]), np.zeros(6))
+        assert min(c.gap(ws) for c in asm.contacts) == pytest.approx(distance, abs=1e-9)
+        tested += 1
+    run = fb.simulate(
+        fb.System([tree], constraints=contacts, q0=(0.0, 0.0, 0.05, 0.0, 0.0, 0.0)),
+        0.3,
+        integrator=fb.MoreauJean(dt=1e-3),
+    )
+    assert np.abs(run.v).max() < 1e-12
+    forces = run.histories["contact_normal_force"][-1]
+    assert forces.sum() == pytest.approx(2.0 * G, rel=1e-12) and np.count_nonzero(forces) == 2
+    h, off = 1e-4, 0.02
+    inertia = 2.0 / 3 * (0.04 + 0.0025)
+    for friction, lever in ((0.0, 0.0), (1.0, 0.05)):  # frictionless it slides over the rod's top as it turns
+        gripping = fb.box_contacts(tree, "body", 2 * half, rod, friction=friction)
+        tip = fb.simulate(
+            fb.System([tree], constraints=gripping, q0=(off, 0.0, 0.05, 0.0, 0.0, 0.0)),
+            2 * h,
+            integrator=fb.MoreauJean(dt=h),
+        )
+        alpha = 2.0 * G * off / (inertia + 2.0 * (off**2 + lever**2))
+        assert tip.v[1, 4] == pytest.approx(alpha * h, rel=1e-10)

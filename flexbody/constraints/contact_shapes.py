@@ -10,11 +10,14 @@ shape's support points against the surface:
   (:class:`~flexbody.constraints.nearest_point.NearestPoint`: a convex shape and a ball touch at one point); against
   a Box the vertices of the two boxes' contact polygon, chosen at every state
   (:class:`~flexbody.constraints.box_manifold.BoxManifoldPoint`: a table's edge under the box's face is no corner);
+  against a Cylinder (a solid rod) its corners and each edge's point nearest the rod's axis (a rod touches a convex
+  box at a corner, across an edge, or along a line that a face or an edge holds, whose ends are corners or edges'
+  nearest points; an edge parallel to the rod or nearest at its end takes its middle, its corners holding it);
 * a capsule (a segment of length ℓ with radius r) on a link: balls of radius r at the segment's two ends — against a
   plane (the segment's nearest point to a plane is an end or the whole segment); against a Sphere its one point
   nearest the centre;
-* against other surfaces (a box against a Cylinder; a box or a capsule against a mesh) the shape may touch along a
-  line or between its corners, which these points do not hold: refused;
+* against a mesh a box or a capsule may touch between its corners or ends, which these points do not hold:
+  refused;
 * a cylinder (length ℓ, radius r) on a link: on each end disc the rim point nearest the plane and k − 1 more rim
   points spaced 2π/k from it (:class:`~flexbody.constraints.rim_point.RimPoint`) — against a plane: a tilted or lying
   cylinder meets a plane first at those nearest rim points (exact); one standing on an end rests on its k rim points,
@@ -101,8 +104,9 @@ def box_contacts(
     """The eight corner contacts ``{name}0`` … ``{name}7`` of a box of edge lengths ``size`` (3,) [m], centred at
     ``offset`` [m] with axes ``rotation`` (3, 3) in the link frame, against a plane; against a Sphere the one contact
     ``{name}`` of the box's point nearest its centre; against a Box the eight contacts ``{name}0`` … ``{name}7`` of
-    the slots of the boxes' contact polygon (module docstring)."""
-    _plane_only(surface, f"box_contacts {name!r}", also=(Sphere, Box))
+    the slots of the boxes' contact polygon; against a Cylinder (a rod) the corners and ``{name}8`` … ``{name}19``,
+    each edge's point nearest the rod's axis (module docstring)."""
+    _plane_only(surface, f"box_contacts {name!r}", also=(Sphere, Box, Cylinder))
     edges = np.asarray(size, dtype=float).ravel()
     if edges.shape != (3,):
         raise FlexbodyError(f"box_contacts {name!r}: size must be three edge lengths [m], got {size!r}")
@@ -126,10 +130,30 @@ def box_contacts(
         ]
     signs = np.array([(sx, sy, sz) for sz in (-1, 1) for sy in (-1, 1) for sx in (-1, 1)], dtype=float)
     corners = centre + (signs * half) @ R.T
-    return [
+    contacts = [
         Contact(tree.point(link, corner), surface, friction=friction, restitution=restitution, name=f"{name}{k}")
         for k, corner in enumerate(corners)
     ]
+    if type(surface) is Cylinder:  # each edge's point nearest the rod's axis: a segment of radius 0
+        for k, (middle, direction, length) in enumerate(_box_edges(half)):
+            axes = R @ tangent_basis(direction)[:, [1, 2, 0]]
+            frame = tree.frame(link, centre + R @ middle, axes)
+            point = NearestPoint(frame, "capsule", np.array([length, 0.0]), surface)
+            contacts.append(Contact(point, surface, friction=friction, restitution=restitution, name=f"{name}{8 + k}"))
+    return contacts
+
+
+def _box_edges(half: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """The 12 edges of the box |x_k| ≤ half_k (box axes): (middle (3,), unit direction (3,), half-length)."""
+    edges = []
+    for k in range(3):
+        i, j = (k + 1) % 3, (k + 2) % 3
+        for si in (-1.0, 1.0):
+            for sj in (-1.0, 1.0):
+                middle = np.zeros(3)
+                middle[i], middle[j] = si * half[i], sj * half[j]
+                edges.append((middle, np.eye(3)[k], float(half[k])))
+    return edges
 
 
 def capsule_contacts(
