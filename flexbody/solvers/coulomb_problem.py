@@ -14,9 +14,13 @@ boundary, whose slip direction θ (d = (cos θ, sin θ)) solves u_t(θ) × d = 0
 changes by more than ``tol`` × max ‖p‖∞. Compiled (numba); warm-started from the last step's impulses.
 
 Where the sweeps stall — a direction that W nearly ignores, as two friction impulses squeezing a stiff body between
-its contacts, along which Gauss–Seidel creeps — :func:`polished` takes the contacts' states from the last iterate
-(apart: p = 0; sticking: u = 0; sliding: u_n = 0 with p_t = μ p_n along the friction it has), solves the linear
-equations they make by least squares, and the sweeps run again from there, which confirms it (or not).
+its contacts, along which Gauss–Seidel creeps; or a rigid body pressed on more contacts than it has freedoms (a box
+on four corners: W of rank 6 for 12 rows) whose bounds no one velocity meets at once, so that one contact must
+leave, along which it drifts — :func:`polished` takes the contacts' states (apart: p = 0; sticking: u = 0;
+sliding: u_n = 0 with p_t = μ p_n along the friction it has, turned against the slip it makes and solved again),
+solves the linear equations they make by least squares, and the sweeps run again from there, which confirms it
+(or not), and :func:`meets_the_law` checks it. The states are the last iterate's, then other choices for the
+contacts in play (:func:`_polish_states`).
 """
 
 from __future__ import annotations
@@ -26,7 +30,14 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["solve_coulomb", "solve_coulomb_coupled", "polished", "solve_coulomb_polished"]
+__all__ = [
+    "solve_coulomb",
+    "solve_coulomb_coupled",
+    "polished",
+    "contact_states",
+    "meets_the_law",
+    "solve_coulomb_polished",
+]
 
 SHORT_ROW = 48
 """Coupled entries of a row of W up to which the sweep sums them in a loop rather than by BLAS's dot."""
@@ -197,27 +208,45 @@ def solve_coulomb_coupled(W, w, mu, p, tol, max_sweeps, lo, hi):
     return max_sweeps, change
 
 
-def polished(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """The impulses (3c,) that the contacts' states at the iterate p (3c,) make exact (module docstring): for each
-    sticking contact u_i = W_i p + w_i = 0 (three unknowns), for each sliding one u_n = 0 with p_t = μ p_n f̂ (f̂ its
-    friction's direction, one unknown), the contacts apart at zero; the equations solved by least squares."""
+APART, STICK, SLIDE = 0, 1, 2
+"""A contact's states in a polish."""
+
+
+def contact_states(mu: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The states (c,) of the contacts at the iterate p (3c,): apart without a normal impulse, sliding with their
+    friction on the cone, sticking inside it."""
+    P = p.reshape(-1, 3)
+    friction = np.hypot(P[:, 1], P[:, 2])
+    states = np.where(friction < mu * P[:, 0] * (1.0 - 1e-9), STICK, SLIDE)
+    return np.where(P[:, 0] > 0.0, states, APART)
+
+
+def polished(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray, states: np.ndarray | None = None):
+    """The impulses (3c,) that the contacts' ``states`` (c,) (by default those at the iterate p (3c,),
+    :func:`contact_states`) make exact (module docstring): for each sticking contact u_i = W_i p + w_i = 0 (three
+    unknowns), for each sliding one u_n = 0 with p_t = μ p_n f̂ (one unknown; f̂ its friction's direction at p, or
+    against its slip there where it has none; without friction p_t = 0), the contacts apart at zero; the equations
+    solved by least squares."""
     c = mu.size
     P = p.reshape(c, 3)
+    states = contact_states(mu, p) if states is None else states
+    u = W @ p + w
     columns, equations = [], []
     for i in range(c):
-        normal, friction = P[i, 0], float(np.hypot(P[i, 1], P[i, 2]))
-        if normal <= 0.0:
-            continue
-        if friction < mu[i] * normal * (1.0 - 1e-9):  # sticking: all three
+        if states[i] == STICK:
             for k in range(3):
                 column = np.zeros(3 * c)
                 column[3 * i + k] = 1.0
                 columns.append(column)
                 equations.append(3 * i + k)
-        else:  # sliding: the normal impulse, the friction on the cone along its direction
+        elif states[i] == SLIDE:
             column = np.zeros(3 * c)
             column[3 * i] = 1.0
-            column[3 * i + 1 : 3 * i + 3] = mu[i] * P[i, 1:] / friction
+            friction, slip = float(np.hypot(P[i, 1], P[i, 2])), float(np.hypot(u[3 * i + 1], u[3 * i + 2]))
+            if mu[i] > 0.0 and friction > 0.0:
+                column[3 * i + 1 : 3 * i + 3] = mu[i] * P[i, 1:] / friction
+            elif mu[i] > 0.0 and slip > 0.0:
+                column[3 * i + 1 : 3 * i + 3] = -mu[i] * u[3 * i + 1 : 3 * i + 3] / slip
             columns.append(column)
             equations.append(3 * i)
     if not columns:
@@ -230,16 +259,98 @@ def polished(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray) -> np.
 CONFIRMING_SWEEPS = 100
 """Sweeps that may confirm the impulses :func:`polished` made exact."""
 
+MAX_ENUMERATED = 4
+"""Contacts in play (pressed, or pressing in) up to which every choice of their states is polished."""
+
+MAX_RELEASED = 8
+"""With more in play, the least pressed contacts that are released one at a time."""
+
+DIRECTION_UPDATES = 10
+"""Times a polish turns its sliding contacts' friction against the slip it makes and is polished again."""
+
+
+def _polish_states(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray) -> list[np.ndarray]:
+    """The states that :func:`solve_coulomb_polished` polishes in turn from a stalled iterate p (3c,): those of the
+    iterate, then — for the contacts in play (pressed, or apart with the surface closing in) — every choice of apart,
+    sticking and sliding for up to :data:`MAX_ENUMERATED` of them, nearest the iterate's first (a redundant set of
+    contacts whose bounds no velocity meets at once leaves one of them; one on its cone may stick or slide), or
+    else each of the :data:`MAX_RELEASED` least pressed released in turn."""
+    base = contact_states(mu, p)
+    u_n = (W @ p + w)[0::3]
+    playing = np.flatnonzero((base != APART) | (u_n < 0.0))
+    if playing.size <= MAX_ENUMERATED:
+        choices = []
+        for code in range(3**playing.size):
+            states = base.copy()
+            for k, i in enumerate(playing):
+                states[i] = (code // 3**k) % 3
+            choices.append(states)
+    else:  # many: the iterate's, and each of the least pressed released
+        choices = [base]
+        P = p.reshape(-1, 3)
+        for i in playing[np.argsort(P[playing, 0])][:MAX_RELEASED]:
+            released = base.copy()
+            released[i] = APART
+            choices.append(released)
+    return sorted(choices, key=lambda states: int(np.count_nonzero(states != base)))
+
+
+def _against_slip(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray, states: np.ndarray) -> np.ndarray:
+    """p (3c,) with each sliding contact's friction turned against its slip u_t = (W p + w)_t: p_t = −μ p_n
+    u_t/‖u_t‖."""
+    turned = p.copy()
+    u = W @ p + w
+    for i in np.flatnonzero((states == SLIDE) & (mu > 0.0)):
+        a = 3 * i
+        slip = float(np.hypot(u[a + 1], u[a + 2]))
+        if slip > 0.0:
+            turned[a + 1 : a + 3] = -mu[i] * p[a] * u[a + 1 : a + 3] / slip
+    return turned
+
+
+LAW_TOL = 1e-10
+"""Relative slack with which :func:`meets_the_law` checks a polish (of the impulses' and velocities' sizes)."""
+
+
+def meets_the_law(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray) -> bool:
+    """Whether the impulses p (3c,) and their velocities u = W p + w meet the Signorini–Coulomb law at every contact
+    (module docstring) to :data:`LAW_TOL` of max |p| and max |w|: p_n ≥ 0, u_n ≥ 0, one of them zero, the friction
+    in its cone, and where it slips, on the cone against the slip."""
+    u = (W @ p + w).reshape(-1, 3)
+    P = p.reshape(-1, 3)
+    small_p = LAW_TOL * max(float(np.abs(p).max(initial=0.0)), 1e-300)
+    small_u = LAW_TOL * max(float(np.abs(w).max(initial=0.0)), 1e-300)
+    for (p_n, *p_t), (u_n, *u_t), coefficient in zip(P, u, mu):
+        friction, slip = float(np.hypot(*p_t)), float(np.hypot(*u_t))
+        if p_n < -small_p or u_n < -small_u or min(p_n / small_p, u_n / small_u) > 1.0:
+            return False
+        if friction > coefficient * p_n + small_p:
+            return False
+        slipping = slip > small_u and p_n > small_p
+        if slipping and (friction < coefficient * p_n - small_p or np.dot(p_t, u_t) > -(1.0 - 1e-9) * friction * slip):
+            return False
+    return True
+
 
 def solve_coulomb_polished(W, w, mu, p, tol, max_sweeps) -> tuple[int, float]:
     """:func:`solve_coulomb`, and where its sweeps stall, the impulses :func:`polished` makes exact, kept where
-    :data:`CONFIRMING_SWEEPS` more sweeps from them converge (module docstring): (sweeps, change) as
-    :func:`solve_coulomb` returns them, p (3c,) overwritten by the impulses."""
+    :data:`CONFIRMING_SWEEPS` more sweeps from them converge, for the states :func:`_polish_states` lists in turn,
+    each sliding contact's friction turned against its slip up to :data:`DIRECTION_UPDATES` times (module
+    docstring), and where they meet the law (:func:`meets_the_law`): (sweeps, change) as :func:`solve_coulomb`
+    returns them, p (3c,) overwritten by the impulses (the stalled iterate's where no polish is confirmed)."""
     sweeps, change = solve_coulomb(W, w, mu, p, tol, max_sweeps)
     if change <= tol:
         return sweeps, change
-    polish = polished(W, w, mu, p)
-    more, change_polished = solve_coulomb(W, w, mu, polish, tol, CONFIRMING_SWEEPS)
-    if change_polished <= tol:
-        p[:], change = polish, change_polished
-    return sweeps + more, change
+    for states in _polish_states(W, w, mu, p):
+        polish = polished(W, w, mu, p, states)
+        for _ in range(DIRECTION_UPDATES):  # the sliding friction turned against the slip it makes, polished again
+            turned = _against_slip(W, w, mu, polish, states)
+            if np.abs(turned - polish).max() <= 1e-12 * np.abs(polish).max(initial=0.0):
+                break
+            polish = polished(W, w, mu, turned, states)
+        more, change_polished = solve_coulomb(W, w, mu, polish, tol, CONFIRMING_SWEEPS)
+        sweeps += more
+        if change_polished <= tol and meets_the_law(W, w, mu, polish):
+            p[:] = polish
+            return sweeps, change_polished
+    return sweeps, change
