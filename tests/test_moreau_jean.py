@@ -153,6 +153,26 @@ def test_a_dropped_ball_rises_to_e_to_the_2k_h0():
     assert np.all(np.array(errors) < bounds) and errors[-1] < errors[0] / 2 and errors[-1] < 2e-3
 
 
+def test_impacts_slower_than_the_bounce_speed_are_inelastic():
+    """A point mass dropped 1 cm (impact at √(2 g h) = 0.443 m/s), e = 0.5: with MoreauJean(bounce_speed=0.2) the
+    impact's step sends it up at e times its speed (1e-12 relative, as without a bounce speed); with 0.5 m/s the
+    impact's step lands it on the floor, where it stays (height and speed zero after, to 1e-15)."""
+    tree = fb.RigidTree("ball", gravity=(0.0, 0.0, -G))
+    tree.add_link("z", None, fb.Prismatic((0.0, 0.0, 1.0)), mass=1.0)
+    contact = fb.Contact(tree.point("z"), fb.Plane((0.0, 0.0, 1.0)), restitution=0.5)
+    system = fb.System([tree], constraints=[contact], q0=(0.01,))
+    bouncing = fb.simulate(system, 0.08, integrator=fb.MoreauJean(dt=1e-4, bounce_speed=0.2))
+    impact = int(np.flatnonzero(bouncing.histories["contact_normal_force"][:, 0] > 0.0)[0])
+    down, up = bouncing.v[impact, 0], bouncing.v[impact + 1, 0]
+    assert down < -0.4 and up == pytest.approx(-0.5 * down, rel=1e-12)
+    staying = fb.simulate(system, 0.08, integrator=fb.MoreauJean(dt=1e-4, bounce_speed=0.5))
+    impact = int(np.flatnonzero(staying.histories["contact_normal_force"][:, 0] > 0.0)[0])
+    assert staying.v[impact, 0] < -0.4 and np.abs(staying.q[impact + 1 :, 0]).max() < 1e-15
+    assert np.abs(staying.v[impact + 2 :, 0]).max() < 1e-15
+    with pytest.raises(FlexbodyError, match="bounce_speed"):
+        fb.MoreauJean(dt=1e-3, bounce_speed=-0.1)
+
+
 def test_a_flexible_cube_lands_without_penetration_and_rests_on_its_nodes():
     mesh = fb.mesh.box((0.1, 0.1, 0.1), (2, 2, 2), origin=(0.0, 0.0, 0.005))
     material = fb.StVenantKirchhoff(young=1e6, poisson=0.3, density=1000.0, damping=0.005)

@@ -125,7 +125,7 @@ def _contact_impulses(
     """The impulses p (3a,) of the ``active`` contacts, their sweeps and last change, with the columns
     Y (a, 3, width) = M⁻¹ G_iᵀ on each contact's tree's columns filled in; W made in ``buffer`` (≥ 9a² values, kept
     from step to step: a new array of its size would cost more in page faults than the step's arithmetic)."""
-    a, tol, max_sweeps, beta = active.size, settings[0], int(settings[1]), settings[2]
+    a, tol, max_sweeps, beta, bounce = active.size, settings[0], int(settings[1]), settings[2], settings[3]
     lo, hi = _coupled(active, first, L.shape[0])
     for ai in range(a):
         i = active[ai]
@@ -151,7 +151,7 @@ def _contact_impulses(
     for ai in range(a):
         for r in range(3):
             w[3 * ai + r] = u_free[3 * active[ai] + r]
-    w[0::3] -= normal_bounds(gap[active], u_before[3 * active], e[active], beta, h)
+    w[0::3] -= normal_bounds(gap[active], u_before[3 * active], e[active], beta, h, bounce)
     p = np.empty(3 * a)
     for ai in range(a):
         for r in range(3):
@@ -303,7 +303,9 @@ class CompiledContactSteps:
             np.array([asm.offsets[t] for t in asm.trees], dtype=np.int64),
             np.array([t.n_dofs for t in asm.trees], dtype=np.int64),
         )
-        self.settings = np.array([settings.tol, float(settings.max_sweeps), settings.penetration_recovery])
+        self.settings = np.array(
+            [settings.tol, float(settings.max_sweeps), settings.penetration_recovery, settings.bounce_speed]
+        )
         self.rotations = np.asarray(asm.rotation_vectors, dtype=np.int64)
         self.n, self.c = int(asm.n_dofs), len(contacts)
 

@@ -32,13 +32,14 @@ def closing_contacts(gap, approach, free, h):
 
 
 @nb.njit(cache=True)
-def normal_bounds(gap, approach, e, beta, h):
+def normal_bounds(gap, approach, e, beta, h, bounce):
     """b (a,) of the considered contacts' normal velocities u_n⁺ ≥ b (module docstring) from their gaps (a,) [m],
-    normal velocities before the step ``approach`` (a,) [m/s], restitutions ``e`` (a,) and β."""
+    normal velocities before the step ``approach`` (a,) [m/s], restitutions ``e`` (a,), β and the ``bounce`` speed
+    [m/s] below which an impact is inelastic."""
     b = np.empty(gap.size)
     for i in range(gap.size):
         b[i] = -gap[i] / h if gap[i] >= 0.0 else -beta * gap[i] / h
-        if e[i] > 0.0 and approach[i] < 0.0 and gap[i] + h * approach[i] <= 0.0:  # it strikes within the step
+        if e[i] > 0.0 and approach[i] < -bounce and gap[i] + h * approach[i] <= 0.0:  # it strikes within the step
             b[i] = max(b[i], -e[i] * approach[i])
     return b
 

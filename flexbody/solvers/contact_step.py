@@ -172,7 +172,8 @@ class ContactStepper:
         G = frames.G[rows]
         w = u_free[rows]
         beta = self.settings.penetration_recovery
-        w[0::3] -= normal_bounds(frames.gap[active], u_before[3 * active], self.e[active], beta, h)
+        bounce = self.settings.bounce_speed
+        w[0::3] -= normal_bounds(frames.gap[active], u_before[3 * active], self.e[active], beta, h, bounce)
         p = self.warm[active].ravel().copy()
         if self._lagging:
             taken = self._lagged_contact_solve(G, w, self.mu[active], p, m, start)
@@ -198,7 +199,13 @@ class ContactStepper:
                 f"nonsmooth step at t = {ws.t:.9g} s: the contact problem did not converge in "
                 f"{self.settings.max_sweeps} sweeps (last relative change {change:.2e} > tol = "
                 f"{self.settings.tol:.1e}); contacts {names[:5] + (['…'] if len(names) > 5 else [])} "
-                f"({len(names)} in the problem)",
+                f"({len(names)} in the problem)"
+                + (
+                    "; with restitution on contacts a rigid body presses redundantly (a box on its corners), "
+                    "MoreauJean(bounce_speed=...) taking slow impacts inelastic may let it converge"
+                    if np.any(self.e[active] > 0.0) and self.settings.bounce_speed == 0.0
+                    else ""
+                ),
                 [change],
             )
         if X is None:

@@ -62,6 +62,10 @@ class MoreauJean:
     initial_penetration : float
         The deepest penetration [m] (≥ 0) a run may start with (then removed at ``penetration_recovery`` a step);
         a deeper one is refused, naming the contacts: the start would be changed by more than round-off.
+    bounce_speed : float
+        Impacts that approach slower than this [m/s] (≥ 0) are inelastic whatever their restitution (Chrono's
+        minimum bounce speed, Bullet's restitution threshold; both default to about 0.15–0.2 m/s). 0, the default:
+        every impact obeys Newton's law.
     """
 
     dt: float
@@ -71,6 +75,7 @@ class MoreauJean:
     penetration_recovery: float = 0.2
     numerical_damping: float = 1.0
     initial_penetration: float = 1e-9
+    bounce_speed: float = 0.0
 
     def __post_init__(self):
         check_setting("MoreauJean", "dt", self.dt)
@@ -78,6 +83,7 @@ class MoreauJean:
         check_setting("MoreauJean", "tol", self.tol)
         check_setting("MoreauJean", "max_sweeps", self.max_sweeps, low=1, strict=False, integer=True)
         check_setting("MoreauJean", "penetration_recovery", self.penetration_recovery, high=1.0)
+        check_setting("MoreauJean", "bounce_speed", self.bounce_speed, low=0.0, strict=False)
         check_setting("MoreauJean", "initial_penetration", self.initial_penetration, strict=False)
         check_setting("MoreauJean", "numerical_damping", self.numerical_damping, strict=False, high=1.0)
 
