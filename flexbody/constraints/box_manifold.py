@@ -130,13 +130,10 @@ def _nearest_on_segment(p, d, x):
 
 
 @nb.njit(cache=True)
-def box_box_points(cp, Rp, hp, cq, Rq, hq, points, gaps, normal):
-    """The contact polygon's vertices on the box P (centre cp (3,), axes the columns of Rp (3, 3), half-edges hp
-    (3,); some may be zero: a capsule's segment) against the box Q (cq, Rq, hq) (module docstring), written to
-    ``points`` (slots, 3) [world] without repeats, the slots left filled with P's other corners, the nearest Q
-    first (:func:`_fill`); the polygon's vertices' gaps [m] along the axis to ``gaps`` (slots,) (the others NaN) and
-    the axis (from Q to P) to ``normal`` (3,); returns how many are the polygon's."""
-    Rp, Rq = np.ascontiguousarray(Rp.T), np.ascontiguousarray(Rq.T)  # the axes as rows from here on
+def _separating_axis(cp, Rp, hp, cq, Rq, hq):
+    """(kind, index, axis (3,)) of the 15 axes (module docstring; the boxes' axes the rows of Rp, Rq) the one along
+    which P lies farthest out of Q, oriented from Q to P: kind 0 Q's face ``index``, 1 P's face ``index``, 2 the
+    edges Q ``index`` // 3 and P ``index`` % 3; faces win ties (by :data:`FACE_PREFERENCE`), Q's before P's."""
     d = cp - cq
     tolerance = FACE_PREFERENCE * (hp.sum() + hq.sum())
     best, kind, index, axis = -np.inf, -1, -1, np.zeros(3)
@@ -157,16 +154,33 @@ def box_box_points(cp, Rp, hp, cq, Rq, hq, points, gaps, normal):
             s = _separation(c / size, d, Rp, hp, Rq, hq)
             if s > best + tolerance:
                 best, kind, index, axis = s, 2, 3 * i + j, c / size
-    if axis @ d < 0.0:
-        axis = -axis  # from Q to P
+    return kind, index, (-axis if axis @ d < 0.0 else axis)
+
+
+@nb.njit(cache=True)
+def _most_aligned(R, axis):
+    """The row of R (3, 3) most nearly parallel (or opposed) to ``axis``: the box's face most facing it."""
+    best = 0
+    for k in range(1, 3):
+        if abs(R[k] @ axis) > abs(R[best] @ axis):
+            best = k
+    return best
+
+
+@nb.njit(cache=True)
+def box_box_points(cp, Rp, hp, cq, Rq, hq, points, gaps, normal):
+    """The contact polygon's vertices on the box P (centre cp (3,), axes the columns of Rp (3, 3), half-edges hp
+    (3,); some may be zero: a capsule's segment) against the box Q (cq, Rq, hq) (module docstring), written to
+    ``points`` (slots, 3) [world] without repeats, the slots left filled with P's other corners, the nearest Q
+    first (:func:`_fill`); the polygon's vertices' gaps [m] along the axis to ``gaps`` (slots,) (the others NaN) and
+    the axis (from Q to P) to ``normal`` (3,); returns how many are the polygon's."""
+    Rp, Rq = np.ascontiguousarray(Rp.T), np.ascontiguousarray(Rq.T)  # the axes as rows from here on
+    kind, index, axis = _separating_axis(cp, Rp, hp, cq, Rq, hq)
     found = np.empty((16, 3))
     found_gaps = np.empty(16)
     count = 0
     if kind == 0:  # Q's face: P's incident face clipped to it
-        j = 0
-        for k in range(1, 3):
-            if abs(Rp[k] @ axis) > abs(Rp[j] @ axis):
-                j = k
+        j = _most_aligned(Rp, axis)
         incident = _face(cp, Rp, hp, j, -1.0 if Rp[j] @ axis > 0.0 else 1.0)
         vertices, count = _clipped_to_face(incident, cq, Rq, hq, index)
         face = axis @ cq + hq[index]  # the reference face's plane: axis·x = face
@@ -174,10 +188,7 @@ def box_box_points(cp, Rp, hp, cq, Rq, hq, points, gaps, normal):
             found[m] = vertices[m]
             found_gaps[m] = axis @ vertices[m] - face
     elif kind == 1:  # P's face: Q's incident face clipped to it and projected on it
-        i = 0
-        for k in range(1, 3):
-            if abs(Rq[k] @ axis) > abs(Rq[i] @ axis):
-                i = k
+        i = _most_aligned(Rq, axis)
         incident = _face(cq, Rq, hq, i, 1.0 if Rq[i] @ axis > 0.0 else -1.0)
         vertices, count = _clipped_to_face(incident, cp, Rp, hp, index)
         face_point = cp - hp[index] * abs(Rp[index] @ axis) * axis  # on P's face towards Q

@@ -136,11 +136,17 @@ def box_contacts(
     ]
     if type(surface) is Cylinder:  # each edge's point nearest the rod's axis: a segment of radius 0
         for k, (middle, direction, length) in enumerate(_box_edges(half)):
-            axes = R @ tangent_basis(direction)[:, [1, 2, 0]]
+            axes = R @ _axes_along(direction)
             frame = tree.frame(link, centre + R @ middle, axes)
             point = NearestPoint(frame, "capsule", np.array([length, 0.0]), surface)
             contacts.append(Contact(point, surface, friction=friction, restitution=restitution, name=f"{name}{8 + k}"))
     return contacts
+
+
+def _axes_along(a: np.ndarray) -> np.ndarray:
+    """(t₁, t₂, a) (3, 3) as columns: right-handed axes whose third is the unit vector a (a capsule's, a cylinder's or
+    an edge's axis, the third axis of :mod:`flexbody.constraints.nearest_point`'s shapes)."""
+    return tangent_basis(a)[:, [1, 2, 0]]
 
 
 def _box_edges(half: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, float]]:
@@ -178,13 +184,12 @@ def capsule_contacts(
     _plane_only(surface, who, also=(Sphere, Box, Cylinder))
     ell = finite_number(length, "length [m]", who)
     a, centre = _unit_axis(axis, who), np.asarray(offset, dtype=float).reshape(3)
+    axes = _axes_along(a)
     if type(surface) is Sphere:
         r = finite_number(radius, "radius [m]", who)
-        axes = tangent_basis(a)[:, [1, 2, 0]]  # (t₁, t₂, a): right-handed, the capsule's axis third
         point = NearestPoint(tree.frame(link, centre, axes), "capsule", np.array([0.5 * ell, r]), surface)
         return [Contact(point, surface, friction=friction, restitution=restitution, name=name)]
     if type(surface) is Box:
-        axes = tangent_basis(a)[:, [1, 2, 0]]  # (t₁, t₂, a): right-handed, the capsule's axis third
         frame, r = tree.frame(link, centre, axes), finite_number(radius, "radius [m]", who)
         half = np.array([0.0, 0.0, 0.5 * ell])
         return [
@@ -205,7 +210,6 @@ def capsule_contacts(
         for k, end in enumerate(ends)
     ]
     if type(surface) is Cylinder:  # where the segment crosses the rod between its ends
-        axes = tangent_basis(a)[:, [1, 2, 0]]
         r = finite_number(radius, "radius [m]", who)
         point = NearestPoint(tree.frame(link, centre, axes), "capsule", np.array([0.5 * ell, r]), surface)
         balls.append(Contact(point, surface, friction=friction, restitution=restitution, name=f"{name}2"))
@@ -235,8 +239,7 @@ def cylinder_contacts(
     ell = finite_number(length, "length [m]", who)
     r = finite_number(radius, "radius [m]", who, positive=True)
     if type(surface) is Sphere:  # a convex shape and a ball touch at one point
-        axes = tangent_basis(_unit_axis(axis, who))[:, [1, 2, 0]]
-        frame = tree.frame(link, np.asarray(offset, dtype=float).reshape(3), axes)
+        frame = tree.frame(link, np.asarray(offset, dtype=float).reshape(3), _axes_along(_unit_axis(axis, who)))
         nearest = NearestPoint(frame, "cylinder", np.array([0.5 * ell, r]), surface)
         return [Contact(nearest, surface, friction=friction, restitution=restitution, name=name)]
     if isinstance(rim_points, bool) or not isinstance(rim_points, (int, np.integer)) or rim_points < 3:

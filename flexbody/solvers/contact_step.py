@@ -182,9 +182,8 @@ class ContactStepper:
             self._refresh()
             start = time.perf_counter()
         if self._trailing_now:  # W = G_c (A⁻¹)_cc G_cᵀ on the contacts' columns (linalg.trailing_inverse)
-            G_c = G[:, self.trailing.last]
             self.lagged_block = self.trailing.block()
-            W = np.ascontiguousarray(G_c @ (G_c @ self.lagged_block).T)  # the block is symmetric
+            W = self._from_block(G, self.lagged_block)
             X = Y = None
         else:
             X, Y = self._solve(G.T.toarray(), np.zeros((m, G.shape[0])))
@@ -218,8 +217,8 @@ class ContactStepper:
     def _lagged_contact_solve(self, G, w, mu, p, m: int, start: float):
         """:meth:`_contact_solve` with the trailing block where it was last formed, corrected to this step's A by
         :func:`~flexbody.solvers.delassus_splitting.solve_coulomb_split`; None where the splitting gives up."""
-        G_c = G[:, self.trailing.last]
-        W_old = np.ascontiguousarray(G_c @ (G_c @ self.lagged_block).T)
+        assert self.lagged_block is not None  # lagging: a block was formed
+        W_old = self._from_block(G, self.lagged_block)
         solving = time.perf_counter()
         self.seconds["contact_matrix"] += solving - start
         settings = self.settings
@@ -231,6 +230,12 @@ class ContactStepper:
             self.corrections += split[1]
         self.seconds["contact_solve"] += time.perf_counter() - solving
         return None if split is None else (p, dv, np.zeros(m), split[0])
+
+    def _from_block(self, G, block: np.ndarray) -> np.ndarray:
+        """W = G_c B G_cᵀ (3a, 3a) of the contacts' rows G (3a, n) from a block B (k, k) of A⁻¹ on their columns
+        (symmetric; linalg.trailing_inverse)."""
+        G_c = G[:, self.trailing.last]
+        return np.ascontiguousarray(G_c @ (G_c @ block).T)
 
     def _refresh(self) -> None:
         """Factor this step's A with the contacts' columns last, for its trailing block (the lagged one gave up)."""
