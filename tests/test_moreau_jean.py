@@ -292,11 +292,11 @@ def test_a_box_tumbling_onto_the_floor_lands_and_rests_on_four_redundant_corners
     down on four corners, which a rigid box presses redundantly (12 rows of rank 6) with bounds that no one velocity
     meets exactly where one corner closes within the step as another lands — Gauss–Seidel stalls there, and the
     polish's states decide (coulomb_problem._polish_states: a corner released, one on its cone sticking or sliding;
-    before them every such run stopped). The runs end (1.2 s), no corner deeper than 2e-6 m (a tumbling corner's arc
-    within a step; measured 1.1e-6). Without friction the energy never grows (1e-12 of the start's); with μ = 0.5 it
-    rests on a face, the corners carrying m g (1e-9), below the energy it started with (its steps at rest on four
-    corners raise it by up to 6.3e-10 J, 1.1e-10 of the start: the penetration recovery lifting it out of the
-    5–7e-10 m its landing left, m g Δz a step; not asserted step by step)."""
+    before them four of these six runs stopped). The runs end (1.2 s), no corner deeper than 2e-6 m (a tumbling
+    corner's arc within a step; measured 1.1e-6). Without friction the energy never grows (1e-12 of the start's);
+    with μ = 0.5 it rests on a face, the corners carrying m g (1e-9), below the energy it started with (its steps at
+    rest on four corners raise it by up to 6.3e-10 J, 1.1e-10 of the start: the penetration recovery lifting it out
+    of the 5–7e-10 m its landing left, m g Δz a step; not asserted step by step)."""
     from scipy.spatial.transform import Rotation
 
     rng = np.random.default_rng(0)
