@@ -135,11 +135,12 @@ def test_a_rotation_vector_leaving_its_chart_is_taken_by_the_python_route(monkey
 
 def test_a_declined_batch_step_fails_in_the_python_route_naming_its_contacts(monkeypatch):
     """A contact problem that does not converge in the batch (one sweep, tolerance 1e-30) is declined; the Python
-    route takes the step — with no polish confirmed here — and stops with the ConvergenceError that names the
-    contacts, keeping the states before it."""
+    route takes the step — with no candidate confirmed or taken for meeting the law here — and stops with the
+    ConvergenceError that names the contacts, keeping the states before it."""
     from flexbody.solvers import coulomb_problem
 
     monkeypatch.setattr(coulomb_problem, "CONFIRMING_SWEEPS", 0)
+    monkeypatch.setattr(coulomb_problem, "LAW_TOL", -1.0)
     v0 = np.zeros(18)
     v0[0] = 1.0
     with pytest.raises(ConvergenceError, match=r"did not converge in 1 sweeps") as caught:

@@ -31,8 +31,8 @@ def test_the_split_solves_the_current_problem_from_an_earlier_matrix():
     E = rng.normal(size=W.shape)
     W_old = W + 1e-3 * np.linalg.norm(W, 2) * (E + E.T) / np.linalg.norm(E + E.T, 2)
     direct = np.zeros(w.size)
-    _, change = solve_coulomb_polished(W, w, mu, direct, 1e-13, 20000)
-    assert change <= 1e-13
+    solution = solve_coulomb_polished(W, w, mu, direct, 1e-13, 20000)
+    assert solution.change <= 1e-13
     split = np.zeros(w.size)
     taken = solve_coulomb_split(W_old, w, mu, split, lambda p: W @ p, 1e-13, 20000)
     assert taken is not None and 2 <= taken[1] <= 8

@@ -151,7 +151,7 @@ def _contact_impulses(
     for ai in range(a):
         for r in range(3):
             w[3 * ai + r] = u_free[3 * active[ai] + r]
-    w[0::3] -= normal_bounds(gap[active], u_before[3 * active], e[active], beta, h, bounce)
+    w[0::3] -= normal_bounds(gap[active], u_before[3 * active], w[0::3].copy(), e[active], beta, h, bounce)
     p = np.empty(3 * a)
     for ai in range(a):
         for r in range(3):

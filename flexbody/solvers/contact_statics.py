@@ -187,11 +187,11 @@ def _with_friction(A, r, G, gap, moved, contacts: _Contacts) -> np.ndarray:
     w[1::3] += moved[1::3]
     w[2::3] += moved[2::3]
     P = contacts.p.ravel().copy()
-    _, change = solve_coulomb_polished(W, w, contacts.mu, P, COULOMB_TOL, MAX_SWEEPS)
-    if not change <= COULOMB_TOL:
+    solution = solve_coulomb_polished(W, w, contacts.mu, P, COULOMB_TOL, MAX_SWEEPS)
+    if not solution.solved:
         raise ConvergenceError(
             f"the contact problem with friction did not converge in {MAX_SWEEPS} sweeps (last relative change "
-            f"{change:.2e})",
+            f"{solution.change:.2e}, the law missed by {solution.residual:.1e})",
             [],
         )
     contacts.p[:] = P.reshape(-1, 3)

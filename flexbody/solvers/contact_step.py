@@ -56,7 +56,7 @@ from ..linalg.trailing_inverse import TrailingInverse
 from .compiled_contact import CompiledContactSteps
 from .contact_frames import ContactFrames
 from .contact_set import closing_contacts, driven_through, normal_bounds
-from .coulomb_problem import solve_coulomb_polished
+from .coulomb_problem import LAW_TOL, solve_coulomb_polished
 from .delassus_splitting import solve_coulomb_split
 
 __all__ = ["ContactStepper", "ContactStep"]
@@ -96,6 +96,10 @@ class ContactStepper:
         self.trailing = _trailing(asm, self.contacts)  # the contacts' block of A⁻¹ at once, where they allow it
         self.lagged_block: np.ndarray | None = None  # the trailing block where it was last formed
         self.refreshes = self.corrections = 0  # trailing blocks formed; corrections of the lagged ones
+        self.by_the_law, self.largest_residual = (
+            0,
+            0.0,
+        )  # problems whose sweeps stalled, solved by the law; its residual
         self._rigid_pattern: tuple | None = None
         self._A_f = None
         self._direct = self._trailing_now = self._lagging = False
@@ -173,7 +177,9 @@ class ContactStepper:
         w = u_free[rows]
         beta = self.settings.penetration_recovery
         bounce = self.settings.bounce_speed
-        w[0::3] -= normal_bounds(frames.gap[active], u_before[3 * active], self.e[active], beta, h, bounce)
+        w[0::3] -= normal_bounds(
+            frames.gap[active], u_before[3 * active], w[0::3].copy(), self.e[active], beta, h, bounce
+        )
         p = self.warm[active].ravel().copy()
         if self._lagging:
             taken = self._lagged_contact_solve(G, w, self.mu[active], p, m, start)
@@ -190,14 +196,16 @@ class ContactStepper:
             W = np.ascontiguousarray(G @ X)
         solving = time.perf_counter()
         self.seconds["contact_matrix"] += solving - start
-        sweeps, change = solve_coulomb_polished(W, w, self.mu[active], p, self.settings.tol, self.settings.max_sweeps)
-        if not change <= self.settings.tol:
+        solution = solve_coulomb_polished(W, w, self.mu[active], p, self.settings.tol, self.settings.max_sweeps)
+        sweeps, change = solution.sweeps, solution.change
+        if not solution.solved:
             self.seconds["contact_solve"] += time.perf_counter() - solving
             names = [self.contacts[i].name for i in active]
             raise ConvergenceError(
                 f"nonsmooth step at t = {ws.t:.9g} s: the contact problem did not converge in "
                 f"{self.settings.max_sweeps} sweeps (last relative change {change:.2e} > tol = "
-                f"{self.settings.tol:.1e}); contacts {names[:5] + (['…'] if len(names) > 5 else [])} "
+                f"{self.settings.tol:.1e}, and no impulses met the law to {LAW_TOL:.0e}: the best missed it by "
+                f"{solution.residual:.1e}); contacts {names[:5] + (['…'] if len(names) > 5 else [])} "
                 f"({len(names)} in the problem)"
                 + (
                     "; with restitution on contacts a rigid body presses redundantly (a box on its corners), "
@@ -207,6 +215,9 @@ class ContactStepper:
                 ),
                 [change],
             )
+        if not change <= self.settings.tol:  # solved by impulses that meet the law, not by converged sweeps
+            self.by_the_law += 1
+            self.largest_residual = max(self.largest_residual, solution.residual)
         if X is None:
             dv, dy = self._solve(G.T @ p, np.zeros(m))
         else:

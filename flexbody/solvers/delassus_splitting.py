@@ -51,9 +51,9 @@ def solve_coulomb_split(
     for correction in range(1, MAX_CORRECTIONS + 1):
         shifted = w + times_W(p) - W_old @ p
         previous = p.copy()
-        count, change = solve_coulomb_polished(W_old, shifted, mu, p, tol, max_sweeps)
-        sweeps += count
-        if not change <= tol:
+        solution = solve_coulomb_polished(W_old, shifted, mu, p, tol, max_sweeps)
+        sweeps += solution.sweeps
+        if not solution.solved:
             return None
         size = np.abs(p).max(initial=0.0)
         moved = np.abs(p - previous).max(initial=0.0)

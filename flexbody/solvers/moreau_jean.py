@@ -12,7 +12,10 @@ took (``compiled_steps``: rigid systems whose contacts are points on links again
 :mod:`flexbody.solvers.compiled_contact`), its ``batches`` (up to 256 steps a call, where the inputs are held and
 nothing is called or written per step), for flexible bodies in contact the steps that formed the contacts' block of
 A⁻¹ (``contact_matrix_refreshes``) and the corrections of the others' earlier block
-(``contact_corrections``, :mod:`flexbody.solvers.delassus_splitting`), and the wall time [s] of the steps and of
+(``contact_corrections``, :mod:`flexbody.solvers.delassus_splitting`), the contact problems whose Gauss–Seidel
+sweeps stalled and that were solved by impulses meeting the law instead (``contact_problems_by_the_law``,
+:func:`~flexbody.solvers.coulomb_problem.solve_coulomb_polished`) with the largest ``largest_law_residual`` of
+theirs (relative, :func:`~flexbody.solvers.coulomb_problem.law_residual`), and the wall time [s] of the steps and of
 their contact parts (:class:`~flexbody.solvers.contact_step.ContactStepper`'s ``seconds``; a batch's steps are
 timed whole).
 """
@@ -180,6 +183,8 @@ def run_moreau_jean(
                 "batches": batches,
                 "contact_matrix_refreshes": stepper.refreshes,
                 "contact_corrections": stepper.corrections,
+                "contact_problems_by_the_law": stepper.by_the_law,
+                "largest_law_residual": stepper.largest_residual,
             }
             return
         t = t_next
