@@ -197,6 +197,15 @@ def _contact_step() -> None:
     tree.add_link("z", "x", fb.Prismatic((0.0, 0.0, 1.0)), mass=1.0)
     slope = fb.Contact(tree.point("z"), fb.Plane((0.6, 0.0, 0.8)), friction=0.3)
     fb.simulate(fb.System([tree], constraints=[slope]), 0.02, integrator=fb.MoreauJean(dt=0.01))
+    cube = np.array([(x, y, z) for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.1, 0.0)])
+    faces = [[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1], [2, 3, 7], [2, 7, 6], [0, 2, 6]]
+    faces += [[0, 6, 4], [1, 5, 7], [1, 7, 3]]
+    for table in (fb.Box((0.0, 0.0, -0.05), (1.0, 1.0, 0.1)), fb.TriangleMesh(cube, faces)):  # the shapes' kernels
+        crate = fb.RigidTree("crate", gravity=(0.0, 0.0, -9.81))
+        crate.add_link("body", None, fb.FreeFlyer(), mass=1.0, inertia=(0.01, 0.01, 0.01))
+        corners = fb.box_contacts(crate, "body", (0.2, 0.2, 0.2), table, friction=0.3)
+        system = fb.System([crate], constraints=corners, q0=(0.45, 0.0, 0.1, 0.0, 0.0, 0.0))
+        fb.simulate(system, 0.02, integrator=fb.MoreauJean(dt=0.01))
 
 
 def _trees() -> None:

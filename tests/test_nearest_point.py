@@ -109,10 +109,13 @@ def test_boxes_and_capsules_against_other_curved_surfaces_are_refused():
     with pytest.raises(FlexbodyError, match=r"cylinder_contacts 'cylinder'.*Plane or a Sphere only.*Cylinder"):
         fb.cylinder_contacts(tree, "body", 0.3, 0.05, pipe)
     tetrahedron = fb.TriangleMesh(np.eye(4, 3) - 0.25, [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
-    with pytest.raises(FlexbodyError, match=r"capsule_contacts 'capsule'.*Box or a Cylinder only.*TriangleMesh"):
-        fb.capsule_contacts(tree, "body", 0.3, 0.05, tetrahedron)
-    with pytest.raises(FlexbodyError, match=r"box_contacts 'box'.*a Box or a Cylinder only.*TriangleMesh"):
-        fb.box_contacts(tree, "body", (0.4, 0.2, 0.1), tetrahedron)
+    with pytest.raises(FlexbodyError, match=r"cylinder_contacts 'cylinder'.*Plane or a Sphere only.*TriangleMesh"):
+        fb.cylinder_contacts(tree, "body", 0.3, 0.05, tetrahedron)
+    surface = fb.ImplicitSurface(
+        lambda x: np.array([x[2]]), lambda x: np.array([[0.0, 0.0, 1.0]]), lambda x: np.zeros((1, 3, 3))
+    )
+    with pytest.raises(FlexbodyError, match=r"box_contacts 'box'.*ImplicitSurface"):
+        fb.box_contacts(tree, "body", (0.4, 0.2, 0.1), surface)
 
 
 def test_the_cylinders_nearest_points_and_the_capsules_point_nearest_a_line_against_scipy():

@@ -281,16 +281,25 @@ class BoxManifoldPoint(MovingMaterialPoint):
 
     def _manifold(self, ev: StateView) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
         """(the slot's point on the surface (3,) [m, world], its gap [m], the normal (3,), the shape's centre (3,))."""
+        points, gaps, axis, centre = ev.memo(
+            ("box manifold", id(self.frame), self.half.tobytes(), id(self.box), self.slots), lambda: self._polygon(ev)
+        )
+        core, gap = points[self.slot], float(gaps[self.slot])
+        box = self.box
+        if np.isnan(gap) or self.radius > 0.0:  # a corner, or a ball's centre (r from the box where it touches)
+            gap, axis = float(box.value(core)[0]), box.gradient(core)[0]
+        return core - self.radius * axis, gap - self.radius, axis, centre
+
+    def _polygon(self, ev: StateView) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(points (slots, 3), gaps (slots,), axis (3,), centre (3,)): the state's contact polygon and other points
+        (:func:`box_box_points`), found once for all the shape's slots (a term of the state's workspace)."""
         R, centre = self.frame.rotation(ev), self.frame.position(ev)
         points, gaps, axis = np.empty((self.slots, 3)), np.empty(self.slots), np.empty(3)
         box = self.box
         box_box_points(
             centre, np.ascontiguousarray(R), self.half, box.center, box.rotation, box.half, points, gaps, axis
         )
-        core, gap = points[self.slot], float(gaps[self.slot])
-        if np.isnan(gap) or self.radius > 0.0:  # a corner, or a ball's centre (r from the box where it touches)
-            gap, axis = float(box.value(core)[0]), box.gradient(core)[0]
-        return core - self.radius * axis, gap - self.radius, axis, centre
+        return points, gaps, axis, centre
 
     def arm(self, ev: StateView) -> np.ndarray:
         """The slot's point less the shape's centre (3,) [m, world]."""

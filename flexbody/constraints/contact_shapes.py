@@ -16,8 +16,10 @@ shape's support points against the surface:
 * a capsule (a segment of length ℓ with radius r) on a link: balls of radius r at the segment's two ends — against a
   plane (the segment's nearest point to a plane is an end or the whole segment); against a Sphere its one point
   nearest the centre;
-* against a mesh a box or a capsule may touch between its corners or ends, which these points do not hold:
-  refused;
+* a box or a capsule against a closed triangle mesh: its corners or end balls on the mesh's signed distance, and
+  slots of the mesh's vertices and convex edges that can touch its faces and edges between them, chosen at every
+  state (:mod:`~flexbody.constraints.mesh_shape_points`: two polyhedra touch first at a vertex of one on a face of
+  the other or at an edge of each);
 * a cylinder (length ℓ, radius r) on a link: on each end disc the rim point nearest the plane and k − 1 more rim
   points spaced 2π/k from it (:class:`~flexbody.constraints.rim_point.RimPoint`) — against a plane: a tilted or lying
   cylinder meets a plane first at those nearest rim points (exact); one standing on an end rests on its k rim points,
@@ -39,6 +41,8 @@ from ..fem.hex_mesh import boundary_faces, faces_nodes
 from ..rigid.link import checked_rotation
 from .base import finite_number
 from .box_manifold import CAPSULE_SLOTS, SLOTS, BoxManifoldPoint
+from .mesh_shape_points import mesh_feature_points
+from .mesh_surface import TriangleMesh
 from .nearest_point import NearestPoint
 from .nodes import Node
 from .rim_point import RimPoint
@@ -105,8 +109,9 @@ def box_contacts(
     ``offset`` [m] with axes ``rotation`` (3, 3) in the link frame, against a plane; against a Sphere the one contact
     ``{name}`` of the box's point nearest its centre; against a Box the eight contacts ``{name}0`` … ``{name}7`` of
     the slots of the boxes' contact polygon; against a Cylinder (a rod) the corners and ``{name}8`` … ``{name}19``,
-    each edge's point nearest the rod's axis (module docstring)."""
-    _plane_only(surface, f"box_contacts {name!r}", also=(Sphere, Box, Cylinder))
+    each edge's point nearest the rod's axis; against a TriangleMesh the corners and ``{name}8`` … (up to
+    ``{name}15``), the slots of the mesh's vertices and edges (module docstring)."""
+    _plane_only(surface, f"box_contacts {name!r}", also=(Sphere, Box, Cylinder, TriangleMesh))
     edges = np.asarray(size, dtype=float).ravel()
     if edges.shape != (3,):
         raise FlexbodyError(f"box_contacts {name!r}: size must be three edge lengths [m], got {size!r}")
@@ -134,6 +139,10 @@ def box_contacts(
         Contact(tree.point(link, corner), surface, friction=friction, restitution=restitution, name=f"{name}{k}")
         for k, corner in enumerate(corners)
     ]
+    if type(surface) is TriangleMesh:  # the mesh's vertices and edges that can poke into the box's faces and edges
+        frame = tree.frame(link, centre, R)
+        for k, point in enumerate(mesh_feature_points(frame, half, 0.0, surface)):
+            contacts.append(Contact(point, surface, friction=friction, restitution=restitution, name=f"{name}{8 + k}"))
     if type(surface) is Cylinder:  # each edge's point nearest the rod's axis: a segment of radius 0
         for k, (middle, direction, length) in enumerate(_box_edges(half)):
             axes = R @ _axes_along(direction)
@@ -179,9 +188,10 @@ def capsule_contacts(
     frame) centred at ``offset`` [m], with ``radius`` [m], against a plane; against a Sphere the one contact
     ``{name}`` of the capsule's point nearest its centre; against a Box the four contacts ``{name}0`` … ``{name}3``
     of its contact segment's ends and its ends; against a Cylinder (a rod) the end balls and ``{name}2``, its point
-    nearest the rod's axis (module docstring)."""
+    nearest the rod's axis; against a TriangleMesh the end balls and ``{name}2`` … (up to ``{name}9``), the slots of
+    the mesh's vertices and edges (module docstring)."""
     who = f"capsule_contacts {name!r}"
-    _plane_only(surface, who, also=(Sphere, Box, Cylinder))
+    _plane_only(surface, who, also=(Sphere, Box, Cylinder, TriangleMesh))
     ell = finite_number(length, "length [m]", who)
     a, centre = _unit_axis(axis, who), np.asarray(offset, dtype=float).reshape(3)
     axes = _axes_along(a)
@@ -209,6 +219,11 @@ def capsule_contacts(
         )
         for k, end in enumerate(ends)
     ]
+    if type(surface) is TriangleMesh:  # the mesh's vertices and edges that can touch between the ends
+        r = finite_number(radius, "radius [m]", who)
+        frame = tree.frame(link, centre, axes)
+        for k, point in enumerate(mesh_feature_points(frame, np.array([0.0, 0.0, 0.5 * ell]), r, surface)):
+            balls.append(Contact(point, surface, friction=friction, restitution=restitution, name=f"{name}{2 + k}"))
     if type(surface) is Cylinder:  # where the segment crosses the rod between its ends
         r = finite_number(radius, "radius [m]", who)
         point = NearestPoint(tree.frame(link, centre, axes), "capsule", np.array([0.5 * ell, r]), surface)

@@ -69,6 +69,11 @@ class TriangleMesh(Surface):
         self.reach = self.grid.reach
 
     @property
+    def round_off(self) -> float:
+        """The distance [m] below which the mesh's distances are round-off (1e-12 of its coordinates' size)."""
+        return self._round_off
+
+    @property
     def kernel_arrays(self) -> tuple:
         """(corners (t, 9), triangles (t, 3), normals, grid, round-off [m]): what the compiled queries read
         (:func:`~flexbody.constraints.mesh_distance.signed_distances`)."""

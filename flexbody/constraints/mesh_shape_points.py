@@ -1,0 +1,339 @@
+"""The points of a box or a capsule on a link that can touch a fixed closed
+:class:`~flexbody.constraints.mesh_surface.TriangleMesh` where its corners or end balls do not: as anchors for
+:class:`~flexbody.constraints.unilateral_contact.Contact` (:func:`~flexbody.constraints.contact_shapes.box_contacts`
+and :func:`~flexbody.constraints.contact_shapes.capsule_contacts` against a mesh: a crate on a meshed table, over its
+edge, on a ridge).
+
+Two polyhedra (a capsule: a segment swept by a ball, a rounded polyhedron) touch first at a vertex of one on a face of
+the other, or at an edge of each (Ericson, *Real-Time Collision Detection*, 2005, §5.1 and §9.5 on convex pieces): so
+the contacts that hold the shape P against the mesh Q are
+
+- P's vertices against Q's signed distance (a box's corners, a capsule's end balls: point contacts on the mesh);
+- Q's vertices against P's signed distance (:class:`MeshFeaturePoint`): the material point of P nearest a vertex of Q,
+  with the gap s_P(v) − r and the normal −∇s_P(v) (the direction that takes P away from v);
+- Q's edges against P's edges (:class:`MeshFeaturePoint`): the point of P's edge nearest Q's edge, with the gap along
+  their common normal n (oriented away from Q) where the nearest points lie inside both edges (where one lies at an
+  end, the corner's or the vertex's contact holds it), their distance where P's point lies beyond Q's edge outside Q.
+
+A vertex of Q nearest a corner of P is left to that corner's contact (the same two points, which two contacts would
+make a pair of rows that differ by round-off).
+
+Only Q's features that can touch P before their faces do are taken: vertices with a neighbour below their tangent
+plane, and convex edges (the far vertex of one face below the other's plane); a flat floor's triangulation adds none.
+Of these, each state's :data:`VERTEX_SLOTS` nearest vertices and :data:`EDGE_SLOTS` nearest edge pairs fill the
+slots, the nearest first: the points are chosen anew at every state, and within a step each is the link's material
+point there (:class:`~flexbody.constraints.material_point.MovingMaterialPoint`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numba as nb
+import numpy as np
+
+from ..rigid.anchors import LinkFrame
+from .material_point import MovingMaterialPoint
+from .mesh_surface import TriangleMesh
+
+if TYPE_CHECKING:
+    from ..rigid.state_view import StateView
+
+__all__ = [
+    "MeshFeaturePoint",
+    "MeshSlots",
+    "mesh_feature_points",
+    "touching_features",
+    "chosen_slots",
+    "VERTEX_SLOTS",
+    "EDGE_SLOTS",
+]
+
+VERTEX_SLOTS = 4
+"""The mesh's vertices nearest the shape that are contacts at a state."""
+
+EDGE_SLOTS = 4
+"""The pairs of a mesh edge and a shape edge nearest each other that are contacts at a state."""
+
+DUPLICATE = 1e-6
+"""Points of the shape nearer each other than this [m per m of the shape's size] are one contact
+(:func:`chosen_slots`)."""
+
+ALIGNED = 1.0 - 1e-6
+"""Normals whose dot product is at least this are the same direction (:func:`chosen_slots`)."""
+
+EDGE_DEPTH = 0.5
+"""A point of the shape inside the mesh, its depth δ (the mesh's signed distance) and its distance d to a mesh
+edge: the edge is the one it penetrates only where δ ≥ EDGE_DEPTH d (δ = d sin(α/2) on the bisector of an edge of
+dihedral angle α; ½ holds α down to 60°). A point inside the mesh across a far edge's line is no pair of it."""
+
+FLAT = 1e-9
+"""How far [m per m of the mesh's size] a neighbour must lie below a vertex's tangent plane, or a face's far vertex
+below the other face's plane, for the vertex or edge to poke out."""
+
+
+def touching_features(mesh: TriangleMesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(vertices (a, 3), edges (b, 2, 3), edge normals (b, 3)) [m, world] of the ``mesh`` that can touch a shape
+    before their faces do (module docstring); an edge's normal is the sum of its two faces' unit normals (outward)."""
+    P, T = mesh.points, mesh.triangles
+    size = float(np.ptp(P, axis=0).max())
+    below = np.zeros(len(P))  # the deepest a neighbour lies below each vertex's tangent plane
+    for corner in range(3):
+        a, b = T[:, corner], T[:, (corner + 1) % 3]
+        for v, u in ((a, b), (b, a)):
+            depth = np.einsum("ij,ij->i", mesh.vertex_normals[v], P[v] - P[u])
+            np.maximum.at(below, v, depth / np.linalg.norm(mesh.vertex_normals[v], axis=1))
+    vertices = P[below > FLAT * size]
+    pairs: dict[tuple[int, int], list[int]] = {}
+    for t, triangle in enumerate(T):
+        for k in range(3):
+            i, j = int(triangle[k]), int(triangle[(k + 1) % 3])
+            pairs.setdefault((min(i, j), max(i, j)), []).append(t)
+    edges, normals = [], []
+    for (i, j), (s, t) in pairs.items():
+        far = next(int(x) for x in T[t] if x not in (i, j))  # t's vertex off the edge, against s's plane
+        if mesh.face_normals[s] @ (P[far] - P[i]) < -FLAT * size:
+            edges.append((P[i], P[j]))
+            normals.append(mesh.face_normals[s] + mesh.face_normals[t])
+    return (
+        np.ascontiguousarray(vertices, dtype=float).reshape(-1, 3),
+        np.ascontiguousarray(edges, dtype=float).reshape(-1, 2, 3),
+        np.ascontiguousarray(normals, dtype=float).reshape(-1, 3),
+    )
+
+
+@nb.njit(cache=True)
+def _box_distance(p, half):
+    """(s, ∇s (3,), nearest surface point (3,)) of the point p (3,) against the box |x_k| ≤ half_k (box axes):
+    signed distance, outside positive."""
+    q = np.abs(p) - half
+    if q.max() > 0.0:
+        clamped = np.minimum(np.maximum(p, -half), half)
+        d = p - clamped
+        s = np.sqrt(d @ d)
+        return s, d / s, clamped
+    k = np.argmax(q)  # inside: the nearest face
+    gradient = np.zeros(3)
+    gradient[k] = 1.0 if p[k] >= 0.0 else -1.0
+    nearest = p.copy()
+    nearest[k] = gradient[k] * half[k]
+    return q[k], gradient, nearest
+
+
+@nb.njit(cache=True)
+def vertex_pairs(centre, R, half, radius, vertices):
+    """For every vertex of ``vertices`` (a, 3) and the shape — the box of half-edges ``half`` (3,) [m] centred at
+    ``centre`` with axes the columns of R (3, 3), swept by a ball of ``radius`` —: (gaps s − r (a,), the shape's
+    surface points nearest them (a, 3), normals −∇s (a, 3)); a vertex nearest a corner of the box (an end of a
+    capsule) has an infinite gap (module docstring)."""
+    a = vertices.shape[0]
+    gaps = np.full(a, np.inf)
+    points = np.zeros((a, 3))
+    normals = np.zeros((a, 3))
+    for m in range(a):
+        p = R.T @ (vertices[m] - centre)
+        if np.all(np.abs(p) >= half):  # nearest a corner (a capsule's end): the corner's own contact holds it
+            continue
+        s, gradient, _ = _box_distance(p, half)
+        n = -(R @ gradient)
+        gaps[m] = s - radius
+        normals[m] = n
+        points[m] = vertices[m] + gaps[m] * n  # v − g ∇s: the shape's surface point nearest v
+    return gaps, points, normals
+
+
+@nb.njit(cache=True)
+def _segments_nearest(p0, d1, q0, d2):
+    """(s, t) ∈ [0, 1]² of the nearest points p0 + s d1 and q0 + t d2 of two segments (Ericson §5.1.9)."""
+    r = p0 - q0
+    a, e, f = d1 @ d1, d2 @ d2, d2 @ r
+    c, b = d1 @ r, d1 @ d2
+    denominator = a * e - b * b
+    s = min(max((b * f - c * e) / denominator, 0.0), 1.0) if denominator > 1e-14 * a * e else 0.0
+    t = (b * s + f) / e
+    if t < 0.0:
+        t, s = 0.0, min(max(-c / a, 0.0), 1.0)
+    elif t > 1.0:
+        t, s = 1.0, min(max((b - c) / a, 0.0), 1.0)
+    return s, t
+
+
+@nb.njit(cache=True)
+def edge_pairs_nearest(centre, R, half, radius, edges, edge_normals):
+    """For every pair of a mesh edge (``edges`` (b, 2, 3), outward ``edge_normals`` (b, 3)) and an edge of the shape
+    (a box's 12; a capsule's segment, the box of half-edges (0, 0, ℓ/2)): (gaps (b e,), the shape's surface points
+    (b e, 3), normals (b e, 3), the points of the shape's edges (b e, 3) and of the mesh's (b e, 3) nearest each
+    other, crossing (b e,) bool): where the nearest points lie inside both edges, which are not parallel, the gap
+    along their common normal oriented away from the mesh, ``crossing`` where it is negative (the shape's point may
+    be inside the mesh, or only beyond the edge's line: :func:`edge_pairs` asks the mesh); other pairs (at an end
+    of either: a corner's or a vertex's own contact holds them) have an infinite gap."""
+    shape_edges = np.empty((12, 2, 3))
+    n_shape = 0
+    for k in range(3):  # the edges along axis k (one for a segment: its two other half-edges zero)
+        i, j = (k + 1) % 3, (k + 2) % 3
+        if half[k] == 0.0:
+            continue
+        for si in (-1.0, 1.0):
+            for sj in (-1.0, 1.0):
+                if (half[i] == 0.0 and si > 0.0) or (half[j] == 0.0 and sj > 0.0):
+                    continue
+                middle = centre + si * half[i] * R[:, i] + sj * half[j] * R[:, j]
+                shape_edges[n_shape, 0] = middle - half[k] * R[:, k]
+                shape_edges[n_shape, 1] = 2.0 * half[k] * R[:, k]
+                n_shape += 1
+    b = edges.shape[0]
+    gaps = np.full(b * n_shape, np.inf)
+    points = np.zeros((b * n_shape, 3))
+    normals = np.zeros((b * n_shape, 3))
+    crossing = np.zeros(b * n_shape, dtype=np.bool_)
+    on_shape, on_mesh = np.zeros((b * n_shape, 3)), np.zeros((b * n_shape, 3))
+    for m in range(b):
+        q0, d2 = edges[m, 0], edges[m, 1] - edges[m, 0]
+        for k in range(n_shape):
+            p0, d1 = shape_edges[k, 0], shape_edges[k, 1]
+            s, t = _segments_nearest(p0, d1, q0, d2)
+            xp, xq = p0 + s * d1, q0 + t * d2
+            cross = np.cross(d1, d2)
+            size = np.sqrt(cross @ cross)
+            d = xp - xq
+            index = m * n_shape + k
+            on_shape[index], on_mesh[index] = xp, xq
+            if not (0.0 < s < 1.0 and 0.0 < t < 1.0 and size > 1e-9 * np.sqrt((d1 @ d1) * (d2 @ d2))):
+                continue  # at an end of either (a corner's or a vertex's own contact), or parallel: not a pair
+            n = cross / size
+            if n @ edge_normals[m] < 0.0:
+                n = -n
+            crossing[index] = n @ d < 0.0
+            gaps[index] = n @ d - radius
+            points[index] = xp - radius * n
+            normals[index] = n
+    return gaps, points, normals, on_shape, on_mesh, crossing
+
+
+def edge_pairs(centre, R, half, radius, features, mesh: TriangleMesh) -> tuple[np.ndarray, ...]:
+    """(gaps, the shape's surface points, normals) of every pair of a mesh edge and a shape edge
+    (:func:`edge_pairs_nearest`, module docstring). Where the gap along the common normal is
+    negative, the mesh's signed distance at the shape's point decides: inside near the edge (:data:`EDGE_DEPTH`) or
+    touching (the points within the mesh's round-off), the gap holds (a penetration); outside, the point lies beyond
+    the edge's line only, and the pair's gap is its distance; inside but far from the edge, the pair is none."""
+    _, edges, edge_normals = features
+    all_gaps, all_points, all_normals, on_shape, on_mesh, crossing = edge_pairs_nearest(
+        centre, R, half, radius, edges, edge_normals
+    )
+    check = np.flatnonzero(crossing)
+    if check.size:  # beyond the edge's line: a penetration where the point is inside the mesh near the edge
+        tiny = mesh.round_off
+        depth = -mesh.signed_distances(on_shape[check], 0.0)[0]
+        d = on_shape[check] - on_mesh[check]
+        distance = np.linalg.norm(d, axis=1)
+        apart = (depth <= tiny) & (distance > tiny)  # outside: beyond the edge's line only
+        elsewhere = (depth > tiny) & (depth < EDGE_DEPTH * distance - tiny)  # inside, but deeper than this edge
+        outside, d, distance = check[apart], d[apart], distance[apart]
+        all_normals[outside] = d / distance[:, None]
+        all_gaps[outside] = distance - radius
+        all_points[outside] = on_shape[outside] - radius * all_normals[outside]
+        all_gaps[check[elsewhere]] = np.inf
+    return all_gaps, all_points, all_normals
+
+
+def chosen_slots(centre, R, half, radius, features, mesh, vertex_slots: int, edge_slots: int) -> tuple[np.ndarray, ...]:
+    """(points (k, 3) [m], gaps (k,) [m], normals (k, 3)) of the ``vertex_slots`` mesh vertices and then the
+    ``edge_slots`` edge pairs nearest the shape (k their sum; module docstring), each the nearest not within
+    :data:`DUPLICATE` of the shape's size of a point taken already with the same normal (to :data:`ALIGNED`) or of a
+    corner (an end) of the shape — the same contact twice, whose rows would differ by round-off — and infinite gaps
+    for slots left over."""
+    size = float(half.max()) + radius
+    cores = [centre + R @ ((2.0 * np.array(k) - 1.0) * half) for k in np.ndindex(2, 2, 2)]  # corners (ends)
+    taken: list = [(x, None) for x in cores]  # (point, normal): a corner's contact has its own normal
+    points = np.zeros((vertex_slots + edge_slots, 3))
+    gaps = np.full(vertex_slots + edge_slots, np.inf)
+    normals = np.tile(np.array([0.0, 0.0, 1.0]), (vertex_slots + edge_slots, 1))
+    start = 0
+    for (all_gaps, all_points, all_normals), slots in (
+        (vertex_pairs(centre, R, half, radius, features[0]), vertex_slots),
+        (edge_pairs(centre, R, half, radius, features, mesh), edge_slots),
+    ):
+        filled = 0
+        for index in np.argsort(all_gaps):
+            if filled == slots or not np.isfinite(all_gaps[index]):
+                break
+            core, normal = all_points[index] + radius * all_normals[index], all_normals[index]
+            if any(
+                np.abs(core - x).max() <= DUPLICATE * size and (n is None or n @ normal >= ALIGNED) for x, n in taken
+            ):
+                continue
+            taken.append((core, normal))
+            points[start + filled], gaps[start + filled] = all_points[index], all_gaps[index]
+            normals[start + filled] = all_normals[index]
+            filled += 1
+        start += slots
+    return points, gaps, normals
+
+
+def mesh_feature_points(frame: LinkFrame, half: np.ndarray, radius: float, mesh: TriangleMesh) -> list:
+    """The slots of a shape (the box of half-edges ``half`` (3,) [m], a capsule's (0, 0, ℓ/2), swept by ``radius``
+    [m], centre and axes the ``frame``'s) against the ``mesh``'s vertices and edges (module docstring): up to
+    :data:`VERTEX_SLOTS` and :data:`EDGE_SLOTS` :class:`MeshFeaturePoint`, fewer where the mesh has fewer features that
+    can touch."""
+    features = touching_features(mesh)
+    half = np.asarray(half, dtype=float)
+    shape_edges = 12 if half.min() > 0.0 else 1
+    slots = (min(VERTEX_SLOTS, len(features[0])), min(EDGE_SLOTS, len(features[1]) * shape_edges))
+    shape = MeshSlots(frame, half, float(radius), mesh, features, slots)
+    return [MeshFeaturePoint(shape, k) for k in range(sum(slots))]
+
+
+class MeshSlots:
+    """What a shape's slots against a mesh share (:func:`mesh_feature_points`): its ``frame``, ``half``-edges (3,)
+    [m], ``radius`` [m], the ``mesh`` and its ``features`` (:func:`touching_features`), and the counts ``slots`` of
+    vertex and edge slots. Its :meth:`chosen` slots are a term of each state's workspace, found once for all of them."""
+
+    def __init__(self, frame: LinkFrame, half, radius: float, mesh: TriangleMesh, features, slots: tuple[int, int]):
+        self.frame, self.half, self.radius, self.mesh = frame, half, radius, mesh
+        self.features, self.slots = features, slots
+
+    def chosen(self, ev: StateView) -> tuple[np.ndarray, ...]:
+        """(points, gaps, normals, centre) of the state's slots (:func:`chosen_slots`) and the shape's centre (3,)."""
+
+        def compute():
+            R, centre = np.ascontiguousarray(self.frame.rotation(ev)), self.frame.position(ev)
+            points, gaps, normals = chosen_slots(
+                centre, R, self.half, self.radius, self.features, self.mesh, *self.slots
+            )
+            return points, gaps, normals, centre
+
+        return ev.memo(("mesh shape slots", self), compute)
+
+
+class MeshFeaturePoint(MovingMaterialPoint):
+    """Slot ``slot`` of a shape's points against a mesh's vertices and edges (module docstring; the first
+    ``shape.slots[0]`` against vertices, the next against edges), ``shape`` a :class:`MeshSlots`."""
+
+    def __init__(self, shape: MeshSlots, slot: int):
+        kind = "vertices" if slot < shape.slots[0] else "edges"
+        super().__init__(shape.frame, f"{shape.frame.label} shape point {slot} against the mesh's {kind}")
+        self.shape, self.slot = shape, int(slot)
+        self.half, self.mesh = shape.half, shape.mesh
+
+    def _slot(self, ev: StateView) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+        """(the slot's point on the shape (3,) [m, world], its gap [m], the normal (3,), the shape's centre (3,))."""
+        points, gaps, normals, centre = self.shape.chosen(ev)
+        return points[self.slot], float(gaps[self.slot]), normals[self.slot], centre
+
+    def arm(self, ev: StateView) -> np.ndarray:
+        """The slot's point less the shape's centre (3,) [m, world]; none for a slot left over (its centre)."""
+        point, gap, _, centre = self._slot(ev)
+        return point - centre if np.isfinite(gap) else np.zeros(3)
+
+    def gap_and_normal(self, ev: StateView) -> tuple[float, np.ndarray]:
+        """(g [m], n (3,)): the slot's gap and normal (module docstring). A slot left over (no feature near enough)
+        is the shape's centre c against the mesh's bounding sphere grown by its diameter: g = ‖c − m‖ + D, n along
+        c − m (m the sphere's centre, D the mesh's extent), a far gap whose rate is its row's."""
+        _, gap, normal, centre = self._slot(ev)
+        if not np.isfinite(gap):
+            middle = 0.5 * (self.mesh.points.min(axis=0) + self.mesh.points.max(axis=0))
+            away = centre - middle
+            distance = float(np.linalg.norm(away))
+            normal = away / distance if distance > 0.0 else np.eye(3)[2]
+            gap = distance + float(np.ptp(self.mesh.points, axis=0).max())
+        return gap, normal
