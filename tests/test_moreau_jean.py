@@ -366,6 +366,25 @@ def test_a_box_tumbling_with_friction_and_restitution_lands_and_rests():
         assert run.metadata["statistics"]["largest_law_residual"] <= LAW_TOL
 
 
+def test_a_system_without_contacts_steps_by_semi_implicit_euler():
+    """No contacts (it raised numpy's ValueError on an empty concatenation): a mass falling from rest moves as
+    semi-implicit Euler says, v_k = −g h k, z_k = z₀ − g h² k (k + 1)/2 (1e-12 m), and a pendulum's energy rises and
+    falls by O(h) from step to step (semi-implicit Euler on a rotation: rises of up to 4.3e-5 J a step measured at
+    dt = 1e-3, E = −2.65 J), bounded over 2 s (range 9.2e-3 J; asserted 2e-2)."""
+    tree = fb.RigidTree("mass", gravity=(0.0, 0.0, -G))
+    tree.add_link("z", None, fb.Prismatic((0.0, 0.0, 1.0)), mass=1.0)
+    run = fb.simulate(fb.System([tree], q0=(1.0,)), 0.05, integrator=fb.MoreauJean(dt=1e-3))
+    k = np.arange(run.n_steps)
+    np.testing.assert_allclose(run.q[:, 0], 1.0 - G * 1e-6 * k * (k + 1) / 2, atol=1e-12)
+    pendulum = fb.RigidTree("pendulum", gravity=(0.0, 0.0, -G))
+    pendulum.add_link(
+        "arm", None, fb.Revolute((0.0, 1.0, 0.0)), mass=1.0, com=(0.0, 0.0, -0.5), inertia=(0.01, 0.01, 0.01)
+    )
+    swing = fb.simulate(fb.System([pendulum], q0=(1.0,)), 2.0, integrator=fb.MoreauJean(dt=1e-3))
+    energy = swing.histories["energy"]
+    assert np.diff(energy).max() > 0.0 and np.ptp(energy) < 2e-2
+
+
 def test_bad_contacts_and_settings_are_named():
     tree = fb.RigidTree("p", gravity=(0.0, 0.0, -G))
     tree.add_link("z", None, fb.Prismatic((0.0, 0.0, 1.0)), mass=1.0)

@@ -240,7 +240,7 @@ class ContactFrames:
         sizes = np.array([c.size for c in columns], dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(3 * sizes)]).astype(np.int64)
         indptr = np.concatenate([[0], np.cumsum(np.repeat(sizes, 3))]).astype(np.int64)
-        indices = np.concatenate([np.tile(c, 3) for c in columns]).astype(np.int64)
+        indices = np.concatenate([np.zeros(0, np.int64)] + [np.tile(c, 3) for c in columns]).astype(np.int64)
         self._pattern, self._starts = (indptr, indices), starts
         self._data = np.zeros(int(starts[-1]))
         self._shape = (3 * len(self.contacts), int(self.asm.n_dofs))
