@@ -134,7 +134,8 @@ def test_a_crate_over_the_tables_edge_rests_while_its_centre_is_over_the_table()
 def test_a_crate_past_the_tables_edge_tips_about_it(past):
     """Its centre ``past`` beyond the edge, from rest: the first step turns it about the edge at α h,
     α = m g δ/(I + m (δ² + c²)) (a body pivoting about an edge; δ the centre's overhang, c its height above the
-    table), to 1e-10 relative, and the edge does not slide."""
+    table), to 1e-10 relative, and the edge does not slide: its speed stays below 1e-11 m/s, the round-off of the
+    gaps (1e-15 m at these coordinates) over a step (measured 1.4e-13 m/s, 1.2e-9 of the centre's speed)."""
     mass, h = 2.0, 1e-4
     system, inertia = _crate(0.5 + past, mass=mass)
     run = fb.simulate(system, 2 * h, integrator=fb.MoreauJean(dt=h))
@@ -142,7 +143,7 @@ def test_a_crate_past_the_tables_edge_tips_about_it(past):
     assert run.v[1, 4] == pytest.approx(alpha * h, rel=1e-10)  # about +y: the overhang drops
     pivot = np.array([-past, 0.0, -0.1])  # the edge from the centre
     edge_velocity = run.v[1, :3] + np.cross(run.v[1, 3:], pivot)
-    assert np.abs(edge_velocity).max() < 1e-9 * np.linalg.norm(run.v[1, :3])
+    assert np.abs(edge_velocity).max() < 1e-11
 
 
 def test_a_crate_sliding_on_the_table_decelerates_at_mu_g():

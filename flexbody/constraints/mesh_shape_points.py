@@ -56,11 +56,13 @@ EDGE_SLOTS = 4
 """The pairs of a mesh edge and a shape edge nearest each other that are contacts at a state."""
 
 DUPLICATE = 1e-6
-"""Points of the shape nearer each other than this [m per m of the shape's size] are one contact
-(:func:`chosen_slots`)."""
+"""Pairs of points (the shape's, the mesh's) nearer each other than this [m per m of the shape's size] are one
+contact (:func:`chosen_slots`)."""
 
-ALIGNED = 1.0 - 1e-6
-"""Normals whose dot product is at least this are the same direction (:func:`chosen_slots`)."""
+EDGE_MARGIN = 1e-4
+"""Points of a pair of edges that cross (the shape's beyond the mesh's edge line) nearer each other than this [m per
+m of the shape's size] are a penetration of that edge whatever the mesh's signed distance there (at the edge itself
+it is nil, the point on the plane of one face and below the other's)."""
 
 EDGE_DEPTH = 0.5
 """A point of the shape inside the mesh, its depth δ (the mesh's signed distance) and its distance d to a mesh
@@ -213,9 +215,10 @@ def edge_pairs_nearest(centre, R, half, radius, edges, edge_normals):
 def edge_pairs(centre, R, half, radius, features, mesh: TriangleMesh) -> tuple[np.ndarray, ...]:
     """(gaps, the shape's surface points, normals) of every pair of a mesh edge and a shape edge
     (:func:`edge_pairs_nearest`, module docstring). Where the gap along the common normal is
-    negative, the mesh's signed distance at the shape's point decides: inside near the edge (:data:`EDGE_DEPTH`) or
-    touching (the points within the mesh's round-off), the gap holds (a penetration); outside, the point lies beyond
-    the edge's line only, and the pair's gap is its distance; inside but far from the edge, the pair is none."""
+    negative, it holds (a penetration) where the points are within :data:`EDGE_MARGIN` of the shape's size of each
+    other or the shape's point lies inside the mesh at least :data:`EDGE_DEPTH` of their distance deep; otherwise,
+    outside the mesh the point lies beyond the edge's line only, and the pair's gap is its distance, and inside (or
+    on the surface) across a far edge's line, the pair is none."""
     _, edges, edge_normals = features
     all_gaps, all_points, all_normals, on_shape, on_mesh, crossing = edge_pairs_nearest(
         centre, R, half, radius, edges, edge_normals
@@ -226,25 +229,30 @@ def edge_pairs(centre, R, half, radius, features, mesh: TriangleMesh) -> tuple[n
         depth = -mesh.signed_distances(on_shape[check], 0.0)[0]
         d = on_shape[check] - on_mesh[check]
         distance = np.linalg.norm(d, axis=1)
-        apart = (depth <= tiny) & (distance > tiny)  # outside: beyond the edge's line only
-        elsewhere = (depth > tiny) & (depth < EDGE_DEPTH * distance - tiny)  # inside, but deeper than this edge
+        near = (distance <= EDGE_MARGIN * (float(half.max()) + radius)) | (depth >= EDGE_DEPTH * distance - tiny)
+        apart = ~near & (depth < -tiny)  # outside: beyond the edge's line only
         outside, d, distance = check[apart], d[apart], distance[apart]
         all_normals[outside] = d / distance[:, None]
         all_gaps[outside] = distance - radius
         all_points[outside] = on_shape[outside] - radius * all_normals[outside]
-        all_gaps[check[elsewhere]] = np.inf
+        all_gaps[check[~near & ~apart]] = np.inf  # inside, but across a far edge's line: no pair of it
     return all_gaps, all_points, all_normals
+
+
+def _same(x: np.ndarray, y: np.ndarray, within: float) -> bool:
+    return float(np.abs(x - y).max()) <= within
 
 
 def chosen_slots(centre, R, half, radius, features, mesh, vertex_slots: int, edge_slots: int) -> tuple[np.ndarray, ...]:
     """(points (k, 3) [m], gaps (k,) [m], normals (k, 3)) of the ``vertex_slots`` mesh vertices and then the
-    ``edge_slots`` edge pairs nearest the shape (k their sum; module docstring), each the nearest not within
-    :data:`DUPLICATE` of the shape's size of a point taken already with the same normal (to :data:`ALIGNED`) or of a
-    corner (an end) of the shape — the same contact twice, whose rows would differ by round-off — and infinite gaps
-    for slots left over."""
+    ``edge_slots`` edge pairs nearest the shape (k their sum; module docstring), each the nearest that is not a pair
+    taken already — its point of the shape and its point of the mesh both within :data:`DUPLICATE` of the shape's size
+    of theirs (a vertex of the mesh on the shape's edge, and the edge pair ending at it) — nor at a corner (an end)
+    of the shape: the same contact twice, whose rows would differ by round-off and make W all but singular; infinite
+    gaps for slots left over."""
     size = float(half.max()) + radius
     cores = [centre + R @ ((2.0 * np.array(k) - 1.0) * half) for k in np.ndindex(2, 2, 2)]  # corners (ends)
-    taken: list = [(x, None) for x in cores]  # (point, normal): a corner's contact has its own normal
+    taken: list = [(x, None) for x in cores]  # (the shape's point, the mesh's): a corner's has its own mesh point
     points = np.zeros((vertex_slots + edge_slots, 3))
     gaps = np.full(vertex_slots + edge_slots, np.inf)
     normals = np.tile(np.array([0.0, 0.0, 1.0]), (vertex_slots + edge_slots, 1))
@@ -257,12 +265,14 @@ def chosen_slots(centre, R, half, radius, features, mesh, vertex_slots: int, edg
         for index in np.argsort(all_gaps):
             if filled == slots or not np.isfinite(all_gaps[index]):
                 break
-            core, normal = all_points[index] + radius * all_normals[index], all_normals[index]
+            core = all_points[index] + radius * all_normals[index]
+            on_mesh = core - (all_gaps[index] + radius) * all_normals[index]
             if any(
-                np.abs(core - x).max() <= DUPLICATE * size and (n is None or n @ normal >= ALIGNED) for x, n in taken
+                _same(core, x, DUPLICATE * size) and (y is None or _same(on_mesh, y, DUPLICATE * size))
+                for x, y in taken
             ):
                 continue
-            taken.append((core, normal))
+            taken.append((core, on_mesh))
             points[start + filled], gaps[start + filled] = all_points[index], all_gaps[index]
             normals[start + filled] = all_normals[index]
             filled += 1

@@ -5,9 +5,9 @@ rigid steps (:mod:`flexbody.solvers.compiled_contact`).
 A contact enters the step when its gap g may close within it, under the motion before the step or without the
 contacts, with a step's margin: g ≤ 2 h max(0, −min(u_n⁻, u_n^free)). One left out joins when the others' impulses
 drive it through its surface within the step: g + h u_n⁺ < 0. Each considered contact's normal velocity obeys
-u_n⁺ ≥ b with b = −g/h while g ≥ 0 (it lands on the surface, not in it), b = −β g/h for a penetration g < 0 (β the
-``penetration_recovery`` per step), and Newton's b = max(b, −e u_n⁻) for an impact (u_n⁻ < 0 and g + h u_n⁻ ≤ 0)
-with restitution e > 0 (Moreau 1988; Anitescu & Potra 1997 for the gap) that approaches faster than the
+u_n⁺ ≥ b with b = −g/h while g ≥ −:data:`SHALLOW` (it lands on the surface, not in it), b = −β g/h for a deeper
+penetration (β the ``penetration_recovery`` per step), and Newton's b = max(b, −e u_n⁻) for an impact (u_n⁻ < 0 and
+g + h u_n⁻ ≤ 0) with restitution e > 0 (Moreau 1988; Anitescu & Potra 1997 for the gap) that approaches faster than the
 ``bounce_speed`` and than the step's own forces change the contact's normal velocity by, |u_n^free − u_n⁻|. Slower
 impacts are inelastic: the step cannot tell them from those forces' work within it (a body resting under gravity
 meets its surface at g h every step), and Newton's law at such simultaneous impacts of a rigid body on redundant
@@ -22,6 +22,14 @@ import numba as nb
 import numpy as np
 
 __all__ = ["closing_contacts", "normal_bounds", "driven_through"]
+
+
+SHALLOW = 1e-9
+"""[m] A penetration shallower than this is removed within the step, as a gap is closed (b = −g/h on both sides of
+zero): the bound is then one linear function of the gap where a resting body's gaps are round-off of either sign,
+so that the bounds of a rigid body resting on redundant contacts are one rigid velocity's (with β g/h below zero
+and g/h above, corners at ±1e-11 m set bounds no velocity met by 3e-7 of the velocities, and the contact problem
+stalled)."""
 
 
 @nb.njit(cache=True)
@@ -45,7 +53,7 @@ def normal_bounds(gap, approach, free, e, beta, h, bounce):
     than the step's own forces change the contact's normal velocity by, |u_n^free − u_n⁻|, is inelastic too."""
     b = np.empty(gap.size)
     for i in range(gap.size):
-        b[i] = -gap[i] / h if gap[i] >= 0.0 else -beta * gap[i] / h
+        b[i] = -gap[i] / h if gap[i] >= -SHALLOW else -beta * gap[i] / h
         slowest = max(bounce, abs(free[i] - approach[i]))
         if e[i] > 0.0 and approach[i] < -slowest and gap[i] + h * approach[i] <= 0.0:  # it strikes within the step
             b[i] = max(b[i], -e[i] * approach[i])

@@ -23,7 +23,8 @@ first-order consistent. A reduced body's modal stiffness and damping are linearl
 constant K_r; the geometric stiffening stays explicit). The rigid trees are explicit in their forces (semi-implicit
 Euler, as MuJoCo's default). Each contact's normal velocity obeys u_n⁺ ≥ b: b = −g/h while the gap g ≥ 0 may close
 within the step (so it lands on the surface, not in it), Newton's b = −e u_n⁻ for an impact (u_n⁻ < 0 and g + h u_n⁻
-≤ 0) with restitution e > 0, and b = −β g/h for a penetration g < 0 (β the ``penetration_recovery`` per step): the
+≤ 0) with restitution e > 0, and b = −β g/h for a penetration deeper than 1 nm (β the ``penetration_recovery`` per
+step; a shallower one is closed within the step, as a gap): the
 contact set and bounds of :mod:`flexbody.solvers.contact_set`, declared once for this step and the compiled batches
 of rigid steps (:mod:`flexbody.solvers.compiled_contact`).
 
