@@ -316,8 +316,8 @@ def test_a_box_tumbling_onto_the_floor_lands_and_rests_on_four_redundant_corners
     before them four of these six runs stopped). The runs end (1.2 s), no corner deeper than 2e-6 m (a tumbling
     corner's arc within a step; measured 1.1e-6). Without friction the energy never grows (1e-12 of the start's);
     with μ = 0.5 it rests on a face, the corners carrying m g (1e-9), below the energy it started with (its steps at
-    rest on four corners raise it by up to 6.3e-10 J, 1.1e-10 of the start: the penetration recovery lifting it out
-    of the 5–7e-10 m its landing left, m g Δz a step; not asserted step by step)."""
+    rest on four corners raised it by up to 6.3e-10 J while penetrations under 1 nm were recovered at β a step;
+    closed within the step since, six probed runs raise it by none; not asserted step by step)."""
     from scipy.spatial.transform import Rotation
 
     rng = np.random.default_rng(0)
