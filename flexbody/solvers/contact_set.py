@@ -13,7 +13,6 @@ impacts are inelastic: the step cannot tell them from those forces' work within 
 meets its surface at g h every step), and Newton's law at such simultaneous impacts of a rigid body on redundant
 contacts — a box rocking to rest on its corners — raised its energy (by 3.5e-6 J of 2 J, its corners striking while
 others lifted) and set bounds that no one velocity meets, which stalled the contact problem (docs/verification.md).
-
 """
 
 from __future__ import annotations

@@ -97,10 +97,8 @@ class ContactStepper:
         self.trailing = _trailing(asm, self.contacts)  # the contacts' block of A⁻¹ at once, where they allow it
         self.lagged_block: np.ndarray | None = None  # the trailing block where it was last formed
         self.refreshes = self.corrections = 0  # trailing blocks formed; corrections of the lagged ones
-        self.by_the_law, self.largest_residual = (
-            0,
-            0.0,
-        )  # problems whose sweeps stalled, solved by the law; its residual
+        self.by_the_law = 0  # contact problems whose sweeps stalled, solved by impulses that meet the law
+        self.largest_residual = 0.0  # the largest law residual of those
         self._rigid_pattern: tuple | None = None
         self._A_f = None
         self._direct = self._trailing_now = self._lagging = False

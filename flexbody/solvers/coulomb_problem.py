@@ -238,11 +238,16 @@ def polished(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray, states
     against its slip there where it has none; without friction p_t = 0), the contacts apart at zero; the equations
     solved by least squares, the solution moved into the cones where it is not unique (:func:`_into_cones`)."""
     states = contact_states(mu, p) if states is None else states
+    B, x = _least_squares(W, w, mu, p, states)
+    return _into_cones(W, B, x, mu, states) if B.shape[1] else np.zeros_like(p)
+
+
+def _least_squares(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray, states: np.ndarray):
+    """(B (3c, k), x (k,)): the columns of :func:`_columns` and the least-squares solution of their equations."""
     B, equations = _columns(W, w, mu, p, states)
     if not B.shape[1]:
-        return np.zeros_like(p)
-    x = np.linalg.lstsq((W @ B)[equations], -w[equations], rcond=1e-12)[0]
-    return _into_cones(W, B, x, mu, states)
+        return B, np.zeros(0)
+    return B, np.linalg.lstsq((W @ B)[equations], -w[equations], rcond=1e-12)[0]
 
 
 def _columns(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray, states: np.ndarray):
@@ -382,8 +387,7 @@ def made_exact(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray, stat
     def impulses(theta: np.ndarray, into_cones: bool = False) -> np.ndarray:
         q = p.copy()
         q[3 * sliding + 1], q[3 * sliding + 2] = -np.cos(theta), -np.sin(theta)  # the friction's direction
-        B, equations = _columns(W, w, mu, q, states)
-        x = np.linalg.lstsq((W @ B)[equations], -w[equations], rcond=1e-12)[0]
+        B, x = _least_squares(W, w, mu, q, states)
         return _into_cones(W, B, x, mu, states) if into_cones else B @ x
 
     def residual(theta: np.ndarray) -> np.ndarray:
@@ -518,20 +522,22 @@ def solve_coulomb_polished(W, w, mu, p, tol, max_sweeps) -> CoulombSolution:
         if residual <= LAW_CHECK_FACTOR * tol:
             return CoulombSolution(sweeps, change, residual, True)
     best, least = p.copy(), law_residual(W, w, mu, p)
-    for round in (_candidates(W, w, mu, p), None):
-        for candidate in round if round is not None else _slipping(W, w, mu, best):
-            swept = candidate.copy()
-            more, change_swept = solve_coulomb(W, w, mu, swept, tol, CONFIRMING_SWEEPS)
-            sweeps += more
-            if change_swept <= tol and meets_the_law(W, w, mu, swept):
-                p[:] = swept
-                return CoulombSolution(sweeps, change_swept, 0.0, True)
-            residual = law_residual(W, w, mu, candidate)
-            if residual < least:
-                best, least = candidate, residual
-            if residual <= LAW_CHECK_FACTOR * tol:
-                break
-        if least <= LAW_CHECK_FACTOR * tol:
+
+    def candidates():  # _slipping starts from the best of the others, read once they are done
+        yield from _candidates(W, w, mu, p)
+        yield from _slipping(W, w, mu, best)
+
+    for candidate in candidates():
+        swept = candidate.copy()
+        more, change_swept = solve_coulomb(W, w, mu, swept, tol, CONFIRMING_SWEEPS)
+        sweeps += more
+        if change_swept <= tol and meets_the_law(W, w, mu, swept):
+            p[:] = swept
+            return CoulombSolution(sweeps, change_swept, 0.0, True)
+        residual = law_residual(W, w, mu, candidate)
+        if residual < least:
+            best, least = candidate, residual
+        if residual <= LAW_CHECK_FACTOR * tol:
             break
     if least <= LAW_TOL:
         p[:] = best
