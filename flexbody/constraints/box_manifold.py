@@ -37,7 +37,7 @@ from .surfaces import Box
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
 
-__all__ = ["BoxManifoldPoint", "box_box_points", "SLOTS", "CAPSULE_SLOTS"]
+__all__ = ["BoxManifoldPoint", "box_box_points", "segments_nearest", "SLOTS", "CAPSULE_SLOTS"]
 
 SLOTS = 8
 """The most vertices of the contact polygon of two boxes (a quadrilateral clipped to a rectangle)."""
@@ -109,9 +109,9 @@ def _clipped_to_face(polygon, centre, R, half, k):
 
 
 @nb.njit(cache=True)
-def _nearest_on_segments(p1, d1, p2, d2):
-    """The point of the segment p1 + s d1 (|s| ≤ 1) nearest the segment p2 + t d2 (|t| ≤ 1) (Ericson §5.1.9, the
-    segments centred)."""
+def segments_nearest(p1, d1, p2, d2):
+    """(s, t): the points p1 + s d1 and p2 + t d2 (|s|, |t| ≤ 1) of two segments, centred at p1 and p2 with
+    half-vectors d1 and d2, nearest each other (Ericson §5.1.9)."""
     r = p1 - p2
     a, e, b = d1 @ d1, d2 @ d2, d1 @ d2
     c, f = d1 @ r, d2 @ r
@@ -119,7 +119,7 @@ def _nearest_on_segments(p1, d1, p2, d2):
     s = min(max((b * f - c * e) / den, -1.0), 1.0) if den > 1e-300 else 0.0
     t = min(max((b * s + f) / e, -1.0), 1.0) if e > 0.0 else 0.0
     s = min(max((b * t - c) / a, -1.0), 1.0) if a > 0.0 else 0.0  # P's edge of no length (a capsule's): its point
-    return p1 + s * d1
+    return s, t
 
 
 @nb.njit(cache=True)
@@ -203,7 +203,8 @@ def box_box_points(cp, Rp, hp, cq, Rq, hq, points, gaps, normal):
                 edge_q += (1.0 if Rq[k] @ axis > 0.0 else -1.0) * hq[k] * Rq[k]
             if k != j:
                 edge_p -= (1.0 if Rp[k] @ axis > 0.0 else -1.0) * hp[k] * Rp[k]
-        found[0] = _nearest_on_segments(edge_p, hp[j] * Rp[j], edge_q, hq[i] * Rq[i])
+        along = hp[j] * Rp[j]
+        found[0] = edge_p + segments_nearest(edge_p, along, edge_q, hq[i] * Rq[i])[0] * along
         found_gaps[0] = (found[0] - _nearest_on_segment(edge_q, hq[i] * Rq[i], found[0])) @ axis
         count = 1
     same = 1e-12 * (hp.sum() + hq.sum() + np.abs(cp).max() + 1.0)  # [m]: points nearer are one

@@ -43,7 +43,7 @@ from .base import finite_number
 from .box_manifold import CAPSULE_SLOTS, SLOTS, BoxManifoldPoint
 from .mesh_shape_points import mesh_feature_points
 from .mesh_surface import TriangleMesh
-from .nearest_point import NearestPoint
+from .nearest_point import NearestPoint, box_edges
 from .nodes import Node
 from .rim_point import RimPoint
 from .surfaces import Box, Cylinder, Plane, Sphere, Surface
@@ -141,10 +141,10 @@ def box_contacts(
     ]
     if type(surface) is TriangleMesh:  # the mesh's vertices and edges that can poke into the box's faces and edges
         frame = tree.frame(link, centre, R)
-        for k, point in enumerate(mesh_feature_points(frame, half, 0.0, surface)):
+        for k, point in enumerate(mesh_feature_points(frame, half, 0.0, surface, box_edges(half))):
             contacts.append(Contact(point, surface, friction=friction, restitution=restitution, name=f"{name}{8 + k}"))
     if type(surface) is Cylinder:  # each edge's point nearest the rod's axis: a segment of radius 0
-        for k, (middle, direction, length) in enumerate(_box_edges(half)):
+        for k, (middle, direction, length) in enumerate(box_edges(half)):
             axes = R @ _axes_along(direction)
             frame = tree.frame(link, centre + R @ middle, axes)
             point = NearestPoint(frame, "capsule", np.array([length, 0.0]), surface)
@@ -156,19 +156,6 @@ def _axes_along(a: np.ndarray) -> np.ndarray:
     """(t₁, t₂, a) (3, 3) as columns: right-handed axes whose third is the unit vector a (a capsule's, a cylinder's or
     an edge's axis, the third axis of :mod:`flexbody.constraints.nearest_point`'s shapes)."""
     return tangent_basis(a)[:, [1, 2, 0]]
-
-
-def _box_edges(half: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, float]]:
-    """The 12 edges of the box |x_k| ≤ half_k (box axes): (middle (3,), unit direction (3,), half-length)."""
-    edges = []
-    for k in range(3):
-        i, j = (k + 1) % 3, (k + 2) % 3
-        for si in (-1.0, 1.0):
-            for sj in (-1.0, 1.0):
-                middle = np.zeros(3)
-                middle[i], middle[j] = si * half[i], sj * half[j]
-                edges.append((middle, np.eye(3)[k], float(half[k])))
-    return edges
 
 
 def capsule_contacts(
@@ -222,7 +209,11 @@ def capsule_contacts(
     if type(surface) is TriangleMesh:  # the mesh's vertices and edges that can touch between the ends
         r = finite_number(radius, "radius [m]", who)
         frame = tree.frame(link, centre, axes)
-        for k, point in enumerate(mesh_feature_points(frame, np.array([0.0, 0.0, 0.5 * ell]), r, surface)):
+        for k, point in enumerate(
+            mesh_feature_points(
+                frame, np.array([0.0, 0.0, 0.5 * ell]), r, surface, [(np.zeros(3), np.eye(3)[2], 0.5 * ell)]
+            )
+        ):
             balls.append(Contact(point, surface, friction=friction, restitution=restitution, name=f"{name}{2 + k}"))
     if type(surface) is Cylinder:  # where the segment crosses the rod between its ends
         r = finite_number(radius, "radius [m]", who)

@@ -33,6 +33,7 @@ import numba as nb
 import numpy as np
 
 from ..rigid.anchors import LinkFrame
+from .box_manifold import segments_nearest
 from .material_point import MovingMaterialPoint
 from .mesh_surface import TriangleMesh
 
@@ -145,62 +146,34 @@ def vertex_pairs(centre, R, half, radius, vertices):
 
 
 @nb.njit(cache=True)
-def _segments_nearest(p0, d1, q0, d2):
-    """(s, t) ∈ [0, 1]² of the nearest points p0 + s d1 and q0 + t d2 of two segments (Ericson §5.1.9)."""
-    r = p0 - q0
-    a, e, f = d1 @ d1, d2 @ d2, d2 @ r
-    c, b = d1 @ r, d1 @ d2
-    denominator = a * e - b * b
-    s = min(max((b * f - c * e) / denominator, 0.0), 1.0) if denominator > 1e-14 * a * e else 0.0
-    t = (b * s + f) / e
-    if t < 0.0:
-        t, s = 0.0, min(max(-c / a, 0.0), 1.0)
-    elif t > 1.0:
-        t, s = 1.0, min(max((b - c) / a, 0.0), 1.0)
-    return s, t
-
-
-@nb.njit(cache=True)
-def edge_pairs_nearest(centre, R, half, radius, edges, edge_normals):
+def edge_pairs_nearest(centre, R, radius, middles, directions, halves, edges, edge_normals):
     """For every pair of a mesh edge (``edges`` (b, 2, 3), outward ``edge_normals`` (b, 3)) and an edge of the shape
-    (a box's 12; a capsule's segment, the box of half-edges (0, 0, ℓ/2)): (gaps (b e,), the shape's surface points
-    (b e, 3), normals (b e, 3), the points of the shape's edges (b e, 3) and of the mesh's (b e, 3) nearest each
-    other, crossing (b e,) bool): where the nearest points lie inside both edges, which are not parallel, the gap
-    along their common normal oriented away from the mesh, ``crossing`` where it is negative (the shape's point may
-    be inside the mesh, or only beyond the edge's line: :func:`edge_pairs` asks the mesh); other pairs (at an end
-    of either: a corner's or a vertex's own contact holds them) have an infinite gap."""
-    shape_edges = np.empty((12, 2, 3))
-    n_shape = 0
-    for k in range(3):  # the edges along axis k (one for a segment: its two other half-edges zero)
-        i, j = (k + 1) % 3, (k + 2) % 3
-        if half[k] == 0.0:
-            continue
-        for si in (-1.0, 1.0):
-            for sj in (-1.0, 1.0):
-                if (half[i] == 0.0 and si > 0.0) or (half[j] == 0.0 and sj > 0.0):
-                    continue
-                middle = centre + si * half[i] * R[:, i] + sj * half[j] * R[:, j]
-                shape_edges[n_shape, 0] = middle - half[k] * R[:, k]
-                shape_edges[n_shape, 1] = 2.0 * half[k] * R[:, k]
-                n_shape += 1
-    b = edges.shape[0]
+    (``middles`` (e, 3), unit ``directions`` (e, 3) and half-lengths ``halves`` (e,) in the shape's axes, R (3, 3)
+    their columns, ``centre`` its centre): (gaps (b e,), the shape's surface points (b e, 3), normals (b e, 3), the
+    points of the shape's edges (b e, 3) and of the mesh's (b e, 3) nearest each other
+    (:func:`~flexbody.constraints.box_manifold.segments_nearest`), crossing (b e,) bool): where the nearest points
+    lie inside both edges, which are not parallel, the gap along their common normal oriented away from the mesh,
+    ``crossing`` where it is negative (the shape's point may be inside the mesh, or only beyond the edge's line:
+    :func:`edge_pairs` asks the mesh); other pairs (at an end of either: a corner's or a vertex's own contact holds
+    them) have an infinite gap."""
+    n_shape, b = halves.size, edges.shape[0]
     gaps = np.full(b * n_shape, np.inf)
     points = np.zeros((b * n_shape, 3))
     normals = np.zeros((b * n_shape, 3))
     crossing = np.zeros(b * n_shape, dtype=np.bool_)
     on_shape, on_mesh = np.zeros((b * n_shape, 3)), np.zeros((b * n_shape, 3))
     for m in range(b):
-        q0, d2 = edges[m, 0], edges[m, 1] - edges[m, 0]
+        q, g = 0.5 * (edges[m, 0] + edges[m, 1]), 0.5 * (edges[m, 1] - edges[m, 0])
         for k in range(n_shape):
-            p0, d1 = shape_edges[k, 0], shape_edges[k, 1]
-            s, t = _segments_nearest(p0, d1, q0, d2)
-            xp, xq = p0 + s * d1, q0 + t * d2
-            cross = np.cross(d1, d2)
+            p, h = centre + R @ middles[k], halves[k] * (R @ directions[k])
+            s, t = segments_nearest(p, h, q, g)
+            xp, xq = p + s * h, q + t * g
+            cross = np.cross(h, g)
             size = np.sqrt(cross @ cross)
             d = xp - xq
             index = m * n_shape + k
             on_shape[index], on_mesh[index] = xp, xq
-            if not (0.0 < s < 1.0 and 0.0 < t < 1.0 and size > 1e-9 * np.sqrt((d1 @ d1) * (d2 @ d2))):
+            if not (abs(s) < 1.0 and abs(t) < 1.0 and size > 1e-9 * np.sqrt((h @ h) * (g @ g))):
                 continue  # at an end of either (a corner's or a vertex's own contact), or parallel: not a pair
             n = cross / size
             if n @ edge_normals[m] < 0.0:
@@ -212,16 +185,17 @@ def edge_pairs_nearest(centre, R, half, radius, edges, edge_normals):
     return gaps, points, normals, on_shape, on_mesh, crossing
 
 
-def edge_pairs(centre, R, half, radius, features, mesh: TriangleMesh) -> tuple[np.ndarray, ...]:
+def edge_pairs(centre, R, radius, shape_edges, features, mesh: TriangleMesh, size: float) -> tuple[np.ndarray, ...]:
     """(gaps, the shape's surface points, normals) of every pair of a mesh edge and a shape edge
-    (:func:`edge_pairs_nearest`, module docstring). Where the gap along the common normal is
+    (:func:`edge_pairs_nearest`, module docstring; ``shape_edges`` its middles, directions and half-lengths, ``size``
+    [m] the shape's). Where the gap along the common normal is
     negative, it holds (a penetration) where the points are within :data:`EDGE_MARGIN` of the shape's size of each
     other or the shape's point lies inside the mesh at least :data:`EDGE_DEPTH` of their distance deep; otherwise,
     outside the mesh the point lies beyond the edge's line only, and the pair's gap is its distance, and inside (or
     on the surface) across a far edge's line, the pair is none."""
     _, edges, edge_normals = features
     all_gaps, all_points, all_normals, on_shape, on_mesh, crossing = edge_pairs_nearest(
-        centre, R, half, radius, edges, edge_normals
+        centre, R, radius, *shape_edges, edges, edge_normals
     )
     check = np.flatnonzero(crossing)
     if check.size:  # beyond the edge's line: a penetration where the point is inside the mesh near the edge
@@ -229,7 +203,7 @@ def edge_pairs(centre, R, half, radius, features, mesh: TriangleMesh) -> tuple[n
         depth = -mesh.signed_distances(on_shape[check], 0.0)[0]
         d = on_shape[check] - on_mesh[check]
         distance = np.linalg.norm(d, axis=1)
-        near = (distance <= EDGE_MARGIN * (float(half.max()) + radius)) | (depth >= EDGE_DEPTH * distance - tiny)
+        near = (distance <= EDGE_MARGIN * size) | (depth >= EDGE_DEPTH * distance - tiny)
         apart = ~near & (depth < -tiny)  # outside: beyond the edge's line only
         outside, d, distance = check[apart], d[apart], distance[apart]
         all_normals[outside] = d / distance[:, None]
@@ -243,23 +217,27 @@ def _same(x: np.ndarray, y: np.ndarray, within: float) -> bool:
     return float(np.abs(x - y).max()) <= within
 
 
-def chosen_slots(centre, R, half, radius, features, mesh, vertex_slots: int, edge_slots: int) -> tuple[np.ndarray, ...]:
-    """(points (k, 3) [m], gaps (k,) [m], normals (k, 3)) of the ``vertex_slots`` mesh vertices and then the
-    ``edge_slots`` edge pairs nearest the shape (k their sum; module docstring), each the nearest that is not a pair
+def chosen_slots(centre, R, shape: MeshSlots) -> tuple[np.ndarray, ...]:
+    """(points (k, 3) [m], gaps (k,) [m], normals (k, 3)) of the ``shape``'s slots (a :class:`MeshSlots`) at its
+    centre (3,) and axes the columns of R (3, 3): its vertex slots' mesh vertices and then its edge slots' edge pairs
+    nearest the shape (k their number; module docstring), each the nearest that is not a pair
     taken already — its point of the shape and its point of the mesh both within :data:`DUPLICATE` of the shape's size
     of theirs (a vertex of the mesh on the shape's edge, and the edge pair ending at it) — nor at a corner (an end)
     of the shape: the same contact twice, whose rows would differ by round-off and make W all but singular; infinite
     gaps for slots left over."""
-    size = float(half.max()) + radius
+    half, radius, size, features = shape.half, shape.radius, shape.size, shape.features
     cores = [centre + R @ ((2.0 * np.array(k) - 1.0) * half) for k in np.ndindex(2, 2, 2)]  # corners (ends)
     taken: list = [(x, None) for x in cores]  # (the shape's point, the mesh's): a corner's has its own mesh point
-    points = np.zeros((vertex_slots + edge_slots, 3))
-    gaps = np.full(vertex_slots + edge_slots, np.inf)
-    normals = np.tile(np.array([0.0, 0.0, 1.0]), (vertex_slots + edge_slots, 1))
+    points = np.zeros((sum(shape.slots), 3))
+    gaps = np.full(sum(shape.slots), np.inf)
+    normals = np.tile(np.array([0.0, 0.0, 1.0]), (sum(shape.slots), 1))
     start = 0
-    for (all_gaps, all_points, all_normals), slots in (
-        (vertex_pairs(centre, R, half, radius, features[0]), vertex_slots),
-        (edge_pairs(centre, R, half, radius, features, mesh), edge_slots),
+    for (all_gaps, all_points, all_normals), slots in zip(
+        (
+            vertex_pairs(centre, R, half, radius, features[0]),
+            edge_pairs(centre, R, radius, shape.edges, features, shape.mesh, size),
+        ),
+        shape.slots,
     ):
         filled = 0
         for index in np.argsort(all_gaps):
@@ -280,37 +258,37 @@ def chosen_slots(centre, R, half, radius, features, mesh, vertex_slots: int, edg
     return points, gaps, normals
 
 
-def mesh_feature_points(frame: LinkFrame, half: np.ndarray, radius: float, mesh: TriangleMesh) -> list:
+def mesh_feature_points(frame: LinkFrame, half: np.ndarray, radius: float, mesh: TriangleMesh, edges: list) -> list:
     """The slots of a shape (the box of half-edges ``half`` (3,) [m], a capsule's (0, 0, ℓ/2), swept by ``radius``
-    [m], centre and axes the ``frame``'s) against the ``mesh``'s vertices and edges (module docstring): up to
-    :data:`VERTEX_SLOTS` and :data:`EDGE_SLOTS` :class:`MeshFeaturePoint`, fewer where the mesh has fewer features that
-    can touch."""
-    features = touching_features(mesh)
-    half = np.asarray(half, dtype=float)
-    shape_edges = 12 if half.min() > 0.0 else 1
-    slots = (min(VERTEX_SLOTS, len(features[0])), min(EDGE_SLOTS, len(features[1]) * shape_edges))
-    shape = MeshSlots(frame, half, float(radius), mesh, features, slots)
-    return [MeshFeaturePoint(shape, k) for k in range(sum(slots))]
+    [m], centre and axes the ``frame``'s; its ``edges`` (middle (3,), unit direction (3,), half-length) in its axes)
+    against the ``mesh``'s vertices and edges (module docstring): up to :data:`VERTEX_SLOTS` and :data:`EDGE_SLOTS`
+    :class:`MeshFeaturePoint`, fewer where the mesh has fewer features that can touch."""
+    shape = MeshSlots(frame, np.asarray(half, dtype=float), float(radius), mesh, edges)
+    return [MeshFeaturePoint(shape, k) for k in range(sum(shape.slots))]
 
 
 class MeshSlots:
     """What a shape's slots against a mesh share (:func:`mesh_feature_points`): its ``frame``, ``half``-edges (3,)
-    [m], ``radius`` [m], the ``mesh`` and its ``features`` (:func:`touching_features`), and the counts ``slots`` of
-    vertex and edge slots. Its :meth:`chosen` slots are a term of each state's workspace, found once for all of them."""
+    [m], ``radius`` [m], ``edges`` (middles (e, 3), directions (e, 3), half-lengths (e,)) and ``size`` [m], the
+    ``mesh`` and its ``features`` (:func:`touching_features`), the counts ``slots`` of vertex and edge slots, and
+    the mesh's bounding box's ``middle`` (3,) and ``extent`` [m] (where a slot left over stands). Its :meth:`chosen`
+    slots are a term of each state's workspace, found once for all of them."""
 
-    def __init__(self, frame: LinkFrame, half, radius: float, mesh: TriangleMesh, features, slots: tuple[int, int]):
+    def __init__(self, frame: LinkFrame, half: np.ndarray, radius: float, mesh: TriangleMesh, edges: list):
         self.frame, self.half, self.radius, self.mesh = frame, half, radius, mesh
-        self.features, self.slots = features, slots
+        self.edges = tuple(np.array([edge[k] for edge in edges], dtype=float) for k in range(3))
+        self.size = float(half.max()) + radius
+        self.features = touching_features(mesh)
+        self.slots = (min(VERTEX_SLOTS, len(self.features[0])), min(EDGE_SLOTS, len(self.features[1]) * len(edges)))
+        self.middle = 0.5 * (mesh.points.min(axis=0) + mesh.points.max(axis=0))
+        self.extent = float(np.ptp(mesh.points, axis=0).max())
 
     def chosen(self, ev: StateView) -> tuple[np.ndarray, ...]:
         """(points, gaps, normals, centre) of the state's slots (:func:`chosen_slots`) and the shape's centre (3,)."""
 
         def compute():
             R, centre = np.ascontiguousarray(self.frame.rotation(ev)), self.frame.position(ev)
-            points, gaps, normals = chosen_slots(
-                centre, R, self.half, self.radius, self.features, self.mesh, *self.slots
-            )
-            return points, gaps, normals, centre
+            return (*chosen_slots(centre, R, self), centre)
 
         return ev.memo(("mesh shape slots", self), compute)
 
@@ -323,7 +301,6 @@ class MeshFeaturePoint(MovingMaterialPoint):
         kind = "vertices" if slot < shape.slots[0] else "edges"
         super().__init__(shape.frame, f"{shape.frame.label} shape point {slot} against the mesh's {kind}")
         self.shape, self.slot = shape, int(slot)
-        self.half, self.mesh = shape.half, shape.mesh
 
     def _slot(self, ev: StateView) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
         """(the slot's point on the shape (3,) [m, world], its gap [m], the normal (3,), the shape's centre (3,))."""
@@ -341,9 +318,8 @@ class MeshFeaturePoint(MovingMaterialPoint):
         c − m (m the sphere's centre, D the mesh's extent), a far gap whose rate is its row's."""
         _, gap, normal, centre = self._slot(ev)
         if not np.isfinite(gap):
-            middle = 0.5 * (self.mesh.points.min(axis=0) + self.mesh.points.max(axis=0))
-            away = centre - middle
+            away = centre - self.shape.middle
             distance = float(np.linalg.norm(away))
             normal = away / distance if distance > 0.0 else np.eye(3)[2]
-            gap = distance + float(np.ptp(self.mesh.points, axis=0).max())
+            gap = distance + self.shape.extent
         return gap, normal

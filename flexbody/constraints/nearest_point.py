@@ -45,6 +45,7 @@ __all__ = [
     "capsule_point_nearest",
     "cylinder_point_nearest",
     "segment_point_nearest_line",
+    "box_edges",
 ]
 
 
@@ -125,3 +126,16 @@ class NearestPoint(MovingMaterialPoint):
         if self.shape == "cylinder":
             return Q @ cylinder_point_nearest(float(self.size[0]), float(self.size[1]), p)
         return Q @ capsule_point_nearest(float(self.size[0]), float(self.size[1]), p)
+
+
+def box_edges(half: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """The 12 edges of the box |x_k| ≤ half_k (box axes): (middle (3,), unit direction (3,), half-length)."""
+    edges = []
+    for k in range(3):
+        i, j = (k + 1) % 3, (k + 2) % 3
+        for si in (-1.0, 1.0):
+            for sj in (-1.0, 1.0):
+                middle = np.zeros(3)
+                middle[i], middle[j] = si * half[i], sj * half[j]
+                edges.append((middle, np.eye(3)[k], float(half[k])))
+    return edges
