@@ -7,8 +7,8 @@ from __future__ import annotations
 import coal
 import numpy as np
 import pytest
-from gap_rates import gap_rate_and_difference
 from scipy.spatial.transform import Rotation
+from table_shapes import assert_gap_rates_over_the_edge, capsule, crate
 
 import flexbody as fb
 from flexbody.constraints.box_manifold import CAPSULE_SLOTS, SLOTS, box_box_points
@@ -86,12 +86,9 @@ def test_the_nearest_slot_is_coals_distance_at_random_poses():
 
 def _crate(x: float, tilt: float = 0.0, mass: float = 2.0, friction: float = 1.0):
     """A 0.2 m cube of ``mass`` lying on the table with its centre at ``x`` (tilted by ``tilt`` about y)."""
-    tree = fb.RigidTree("crate", gravity=(0.0, 0.0, -G))
-    inertia = mass * 0.2**2 / 6.0
-    tree.add_link("body", None, fb.FreeFlyer(), mass=mass, inertia=(inertia, inertia, inertia))
-    contacts = fb.box_contacts(tree, "body", (0.2, 0.2, 0.2), TABLE, friction=friction)
-    assert [c.name for c in contacts] == [f"box{k}" for k in range(SLOTS)]
-    return fb.System([tree], constraints=contacts, q0=(x, 0.0, 0.15, 0.0, tilt, 0.0)), inertia
+    system, inertia = crate(TABLE, x, tilt=tilt, mass=mass, friction=friction)
+    assert [c.name for c in system.contacts] == [f"box{k}" for k in range(SLOTS)]
+    return system, inertia
 
 
 @pytest.mark.parametrize("shape", ["box", "capsule"])
@@ -101,17 +98,8 @@ def test_the_gap_rate_is_the_normal_velocity_of_the_material_point(shape):
     (relative 1e-6) — a vertex sliding along the shape's edge as it moves slides in the contact's plane. (Tilting
     from flat, the axis passes from the table's face to the box's, which order the polygon's vertices differently;
     the box tipping about the edge is the test below.)"""
-    rng = np.random.default_rng(0)
     system, _ = _crate(0.5) if shape == "box" else _capsule(0.5)
-    asm = system.assemble()
-    height = 0.15 if shape == "box" else 0.1
-    for _ in range(3):
-        turn = rng.uniform(-0.5, 0.5)
-        q = np.array([rng.uniform(0.4, 0.55), rng.uniform(-0.1, 0.1), height + rng.uniform(0.0, 0.005), 0, 0, turn])
-        v = rng.normal(0.0, 1.0, 6) * np.array([1.0, 1.0, 1.0, 0.0, 0.0, 1.0])
-        for contact in asm.contacts:
-            rate, difference = gap_rate_and_difference(asm, contact, q, v, 1e-7)
-            assert rate == pytest.approx(difference, rel=1e-6, abs=1e-8)
+    assert_gap_rates_over_the_edge(system, 0.15 if shape == "box" else 0.1)
 
 
 def test_a_crate_over_the_tables_edge_rests_while_its_centre_is_over_the_table():
@@ -158,13 +146,9 @@ def test_a_crate_sliding_on_the_table_decelerates_at_mu_g():
 
 def _capsule(x: float, length: float = 0.3, radius: float = 0.05, mass: float = 1.0, friction: float = 1.0):
     """A capsule along x (``length`` of segment, ``radius``) lying on the table with its centre at ``x``."""
-    tree = fb.RigidTree("capsule", gravity=(0.0, 0.0, -G))
-    inertia_axis = mass * radius**2 / 2.0
-    inertia_across = mass * (3.0 * radius**2 + length**2) / 12.0
-    tree.add_link("body", None, fb.FreeFlyer(), mass=mass, inertia=(inertia_axis, inertia_across, inertia_across))
-    contacts = fb.capsule_contacts(tree, "body", length, radius, TABLE, axis=(1.0, 0.0, 0.0), friction=friction)
-    assert [c.name for c in contacts] == [f"capsule{k}" for k in range(CAPSULE_SLOTS)]
-    return fb.System([tree], constraints=contacts, q0=(x, 0.0, 0.05 + radius, 0.0, 0.0, 0.0)), inertia_across
+    system, inertia = capsule(TABLE, x, length=length, radius=radius, mass=mass, friction=friction)
+    assert [c.name for c in system.contacts] == [f"capsule{k}" for k in range(CAPSULE_SLOTS)]
+    return system, inertia
 
 
 def test_the_nearest_capsule_slot_is_coals_distance_at_random_poses():

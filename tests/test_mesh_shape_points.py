@@ -9,13 +9,12 @@ import coal
 import numpy as np
 import pytest
 import trimesh
-from gap_rates import gap_rate_and_difference
 from scipy.spatial.transform import Rotation
+from table_shapes import assert_gap_rates_over_the_edge, capsule, crate
 
 import flexbody as fb
 from flexbody.constraints.mesh_shape_points import touching_features
 
-G = 9.81
 TABLE = fb.Box((0.0, 0.0, 0.0), (1.0, 1.0, 0.1))  # its top face at z = 0.05, its edge at x = 0.5
 BLOCK = trimesh.creation.box((1.0, 1.0, 0.1))  # the same table, meshed (12 triangles)
 MESHED = fb.TriangleMesh(BLOCK.vertices, BLOCK.faces)
@@ -99,38 +98,12 @@ def test_the_least_gap_is_coals_distance_at_random_poses(shape):
         assert gaps.min() == pytest.approx(_coal_distance(coal_shape, R, centre), abs=1e-9)
 
 
-def _crate(table, x: float, mass: float = 2.0, friction: float = 1.0):
-    tree = fb.RigidTree("crate", gravity=(0.0, 0.0, -G))
-    inertia = mass * 0.2**2 / 6.0
-    tree.add_link("body", None, fb.FreeFlyer(), mass=mass, inertia=(inertia, inertia, inertia))
-    contacts = fb.box_contacts(tree, "body", (0.2, 0.2, 0.2), table, friction=friction)
-    return fb.System([tree], constraints=contacts, q0=(x, 0.0, 0.15, 0.0, 0.0, 0.0)), inertia
-
-
-def _capsule(table, x: float, length: float = 0.3, radius: float = 0.05, mass: float = 1.0, friction: float = 1.0):
-    tree = fb.RigidTree("capsule", gravity=(0.0, 0.0, -G))
-    inertia_axis = mass * radius**2 / 2.0
-    inertia_across = mass * (3.0 * radius**2 + length**2) / 12.0
-    tree.add_link("body", None, fb.FreeFlyer(), mass=mass, inertia=(inertia_axis, inertia_across, inertia_across))
-    contacts = fb.capsule_contacts(tree, "body", length, radius, table, axis=(1.0, 0.0, 0.0), friction=friction)
-    return fb.System([tree], constraints=contacts, q0=(x, 0.0, 0.05 + radius, 0.0, 0.0, 0.0)), inertia_across
-
-
 @pytest.mark.parametrize("shape", ["box", "capsule"])
 def test_the_gap_rate_is_the_normal_velocity_of_the_material_point(shape):
     """Lying 0–5 mm above the meshed table over its edge, turned about the vertical, moving in random directions:
     each contact's n·(J v) equals the central difference of its gap along the motion (relative 1e-6)."""
-    rng = np.random.default_rng(0)
-    system, _ = _crate(MESHED, 0.5) if shape == "box" else _capsule(MESHED, 0.5)
-    asm = system.assemble()
-    height = 0.15 if shape == "box" else 0.1
-    for _ in range(3):
-        turn = rng.uniform(-0.5, 0.5)
-        q = np.array([rng.uniform(0.4, 0.55), rng.uniform(-0.1, 0.1), height + rng.uniform(0.0, 0.005), 0, 0, turn])
-        v = rng.normal(0.0, 1.0, 6) * np.array([1.0, 1.0, 1.0, 0.0, 0.0, 1.0])
-        for contact in asm.contacts:
-            rate, difference = gap_rate_and_difference(asm, contact, q, v, 1e-7)
-            assert rate == pytest.approx(difference, rel=1e-6, abs=1e-8)
+    system, _ = crate(MESHED, 0.5) if shape == "box" else capsule(MESHED, 0.5)
+    assert_gap_rates_over_the_edge(system, 0.15 if shape == "box" else 0.1)
 
 
 @pytest.mark.parametrize(("shape", "x"), [("box", 0.45), ("box", 0.52), ("capsule", 0.45), ("capsule", 0.7)])
@@ -139,7 +112,7 @@ def test_on_a_meshed_tables_edge_it_moves_as_on_the_exact_box(shape, x):
     past it (it tips about the edge), a capsule 5 cm inside (it rests by the lever rule) and 20 cm past (it rolls
     off): on the meshed table, whose edge under the crate's face is a mesh edge across the crate's edges, the motion
     equals that on fb.Box (positions 1e-9 m, speeds 1e-9 m/s over 0.3 s; the normal forces sum to the same)."""
-    build = _crate if shape == "box" else _capsule
+    build = crate if shape == "box" else capsule
     runs = [fb.simulate(build(table, x)[0], 0.3, integrator=fb.MoreauJean(dt=1e-3)) for table in (TABLE, MESHED)]
     exact, meshed = runs
     np.testing.assert_allclose(meshed.q, exact.q, atol=1e-9)
