@@ -206,6 +206,11 @@ def _contact_step() -> None:
         corners = fb.box_contacts(crate, "body", (0.2, 0.2, 0.2), table, friction=0.3)
         system = fb.System([crate], constraints=corners, q0=(0.45, 0.0, 0.1, 0.0, 0.0, 0.0))
         fb.simulate(system, 0.02, integrator=fb.MoreauJean(dt=0.01))
+    can = fb.RigidTree("can", gravity=(0.0, 0.0, -9.81))
+    can.add_link("body", None, fb.FreeFlyer(), mass=1.0, inertia=(0.01, 0.01, 0.01))
+    rims = fb.cylinder_contacts(can, "body", 0.2, 0.05, fb.TriangleMesh(cube, faces), friction=0.3)
+    system = fb.System([can], constraints=rims, q0=(0.45, 0.0, 0.1, 0.0, 0.0, 0.0))
+    fb.simulate(system, 0.02, integrator=fb.MoreauJean(dt=0.01))
 
 
 def _trees() -> None:

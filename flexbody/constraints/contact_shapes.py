@@ -24,7 +24,10 @@ shape's support points against the surface:
   points spaced 2π/k from it (:class:`~flexbody.constraints.rim_point.RimPoint`) — against a plane: a tilted or lying
   cylinder meets a plane first at those nearest rim points (exact); one standing on an end rests on its k rim points,
   a regular polygon inscribed in the disc (the support reaches r cos(π/k) toward each of its sides); against a
-  Sphere its one point nearest the ball's centre (a convex shape and a ball touch at one point);
+  Sphere its one point nearest the ball's centre (a convex shape and a ball touch at one point); against a Box, a
+  Cylinder (a rod) or a closed TriangleMesh the slots of :mod:`~flexbody.constraints.cylinder_slots`, chosen at every
+  state: per rim the points where the surface's distance along it is least and the k-gon from the least, the mesh's
+  (the Box's) vertices against the cylinder and its edges or the rod across its side;
 * a flexible body: a contact at every node of its boundary (the faces no two elements share), or of a face or node
   set of its mesh.
 """
@@ -41,6 +44,7 @@ from ..fem.hex_mesh import boundary_faces, faces_nodes
 from ..rigid.link import checked_rotation
 from .base import finite_number
 from .box_manifold import CAPSULE_SLOTS, SLOTS, BoxManifoldPoint
+from .cylinder_slots import cylinder_slot_points
 from .mesh_shape_points import mesh_feature_points
 from .mesh_surface import TriangleMesh
 from .nearest_point import NearestPoint, box_edges
@@ -239,9 +243,11 @@ def cylinder_contacts(
     """The contacts ``{name}{end}.{k}`` of a cylinder of ``length`` and ``radius`` [m] along ``axis`` (link frame),
     centred at ``offset`` [m], against a plane: on each end disc the rim point nearest the plane (k = 0) and
     ``rim_points`` − 1 more spaced evenly around the rim; against a Sphere the one contact ``{name}`` of its point
-    nearest the ball's centre (module docstring)."""
+    nearest the ball's centre; against a Box, a Cylinder (a rod) or a TriangleMesh the contacts ``{name}0``, … of its
+    slots chosen at every state (:mod:`~flexbody.constraints.cylinder_slots`: per rim its least distances and the
+    ``rim_points``-gon from the least, then a mesh's (a Box's) vertices and edges or the rod across its side)."""
     who = f"cylinder_contacts {name!r}"
-    _plane_only(surface, who, also=(Sphere,))
+    _plane_only(surface, who, also=(Sphere, Box, Cylinder, TriangleMesh))
     ell = finite_number(length, "length [m]", who)
     r = finite_number(radius, "radius [m]", who, positive=True)
     if type(surface) is Sphere:  # a convex shape and a ball touch at one point
@@ -251,6 +257,13 @@ def cylinder_contacts(
     if isinstance(rim_points, bool) or not isinstance(rim_points, (int, np.integer)) or rim_points < 3:
         raise FlexbodyError(f"{who}: rim_points must be an integer ≥ 3 (a disc standing on a plane needs three)")
     a, centre = _unit_axis(axis, who), np.asarray(offset, dtype=float).reshape(3)
+    if type(surface) in (Box, Cylinder, TriangleMesh):
+        frame = tree.frame(link, centre, _axes_along(a))
+        points = cylinder_slot_points(frame, 0.5 * ell, r, surface, int(rim_points))
+        return [
+            Contact(point, surface, friction=friction, restitution=restitution, name=f"{name}{k}")
+            for k, point in enumerate(points)
+        ]
     normal = surface.normal  # type: ignore[attr-defined]  # a Plane (checked)
     contacts = []
     for end, sign in enumerate((-1.0, 1.0)):

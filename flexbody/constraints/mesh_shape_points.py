@@ -27,7 +27,7 @@ point there (:class:`~flexbody.constraints.material_point.MovingMaterialPoint`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numba as nb
 import numpy as np
@@ -220,41 +220,43 @@ def _same(x: np.ndarray, y: np.ndarray, within: float) -> bool:
 def chosen_slots(centre, R, shape: MeshSlots) -> tuple[np.ndarray, ...]:
     """(points (k, 3) [m], gaps (k,) [m], normals (k, 3)) of the ``shape``'s slots (a :class:`MeshSlots`) at its
     centre (3,) and axes the columns of R (3, 3): its vertex slots' mesh vertices and then its edge slots' edge pairs
-    nearest the shape (k their number; module docstring), each the nearest that is not a pair
-    taken already — its point of the shape and its point of the mesh both within :data:`DUPLICATE` of the shape's size
-    of theirs (a vertex of the mesh on the shape's edge, and the edge pair ending at it) — nor at a corner (an end)
-    of the shape: the same contact twice, whose rows would differ by round-off and make W all but singular; infinite
-    gaps for slots left over."""
+    nearest the shape (k their number; module docstring), each the nearest that is not a pair taken already nor at a
+    corner (an end) of the shape (:func:`take_nearest`); infinite gaps for slots left over."""
     half, radius, size, features = shape.half, shape.radius, shape.size, shape.features
     cores = [centre + R @ ((2.0 * np.array(k) - 1.0) * half) for k in np.ndindex(2, 2, 2)]  # corners (ends)
     taken: list = [(x, None) for x in cores]  # (the shape's point, the mesh's): a corner's has its own mesh point
-    points = np.zeros((sum(shape.slots), 3))
-    gaps = np.full(sum(shape.slots), np.inf)
-    normals = np.tile(np.array([0.0, 0.0, 1.0]), (sum(shape.slots), 1))
-    start = 0
-    for (all_gaps, all_points, all_normals), slots in zip(
-        (
-            vertex_pairs(centre, R, half, radius, features[0]),
-            edge_pairs(centre, R, radius, shape.edges, features, shape.mesh, size),
-        ),
-        shape.slots,
-    ):
-        filled = 0
-        for index in np.argsort(all_gaps):
-            if filled == slots or not np.isfinite(all_gaps[index]):
-                break
-            core = all_points[index] + radius * all_normals[index]
-            on_mesh = core - (all_gaps[index] + radius) * all_normals[index]
-            if any(
-                _same(core, x, DUPLICATE * size) and (y is None or _same(on_mesh, y, DUPLICATE * size))
-                for x, y in taken
-            ):
-                continue
-            taken.append((core, on_mesh))
-            points[start + filled], gaps[start + filled] = all_points[index], all_gaps[index]
-            normals[start + filled] = all_normals[index]
-            filled += 1
-        start += slots
+    candidates = (
+        vertex_pairs(centre, R, half, radius, features[0]),
+        edge_pairs(centre, R, radius, shape.edges, features, shape.mesh, size),
+    )
+    parts = [
+        take_nearest(pairs, radius, slots, taken, DUPLICATE * size) for pairs, slots in zip(candidates, shape.slots)
+    ]
+    return tuple(np.concatenate(arrays) for arrays in zip(*parts))
+
+
+def take_nearest(pairs: tuple, radius: float, slots: int, taken: list, within: float) -> tuple[np.ndarray, ...]:
+    """(points (slots, 3) [m], gaps (slots,) [m], normals (slots, 3)): of the candidate ``pairs`` (gaps (m,), the
+    shape's surface points (m, 3), normals (m, 3), the shape swept by ``radius`` [m]) the ``slots`` nearest, the nearest
+    first, each one that is not a pair in ``taken`` already — its point of the shape's core and its point of the mesh
+    (None: any) both within ``within`` [m] of theirs (a vertex of the mesh on the shape's edge, and the edge pair
+    ending at it): the same contact twice, whose rows would differ by round-off and make W all but singular. Appends
+    what it takes to ``taken``; infinite gaps for slots left over."""
+    all_gaps, all_points, all_normals = pairs
+    points = np.zeros((slots, 3))
+    gaps = np.full(slots, np.inf)
+    normals = np.tile(np.array([0.0, 0.0, 1.0]), (slots, 1))
+    filled = 0
+    for index in np.argsort(all_gaps):
+        if filled == slots or not np.isfinite(all_gaps[index]):
+            break
+        core = all_points[index] + radius * all_normals[index]
+        on_mesh = core - (all_gaps[index] + radius) * all_normals[index]
+        if any(_same(core, x, within) and (y is None or _same(on_mesh, y, within)) for x, y in taken):
+            continue
+        taken.append((core, on_mesh))
+        points[filled], gaps[filled], normals[filled] = all_points[index], all_gaps[index], all_normals[index]
+        filled += 1
     return points, gaps, normals
 
 
@@ -279,9 +281,16 @@ class MeshSlots:
         self.edges = tuple(np.array([edge[k] for edge in edges], dtype=float) for k in range(3))
         self.size = float(half.max()) + radius
         self.features = touching_features(mesh)
-        self.slots = (min(VERTEX_SLOTS, len(self.features[0])), min(EDGE_SLOTS, len(self.features[1]) * len(edges)))
+        self.slots: tuple[int, ...] = (
+            min(VERTEX_SLOTS, len(self.features[0])),
+            min(EDGE_SLOTS, len(self.features[1]) * len(edges)),
+        )
         self.middle = 0.5 * (mesh.points.min(axis=0) + mesh.points.max(axis=0))
         self.extent = float(np.ptp(mesh.points, axis=0).max())
+
+    def slot_name(self, slot: int) -> str:
+        """What slot ``slot`` is held against, for messages."""
+        return "against the mesh's " + ("vertices" if slot < self.slots[0] else "edges")
 
     def chosen(self, ev: StateView) -> tuple[np.ndarray, ...]:
         """(points, gaps, normals, centre) of the state's slots (:func:`chosen_slots`) and the shape's centre (3,)."""
@@ -293,13 +302,28 @@ class MeshSlots:
         return ev.memo(("mesh shape slots", self), compute)
 
 
-class MeshFeaturePoint(MovingMaterialPoint):
-    """Slot ``slot`` of a shape's points against a mesh's vertices and edges (module docstring; the first
-    ``shape.slots[0]`` against vertices, the next against edges), ``shape`` a :class:`MeshSlots`."""
+class ShapeSlots(Protocol):
+    """What a shape's slots chosen at each state give their points (:class:`MeshSlots`,
+    :class:`~flexbody.constraints.cylinder_slots.CylinderSlots`)."""
 
-    def __init__(self, shape: MeshSlots, slot: int):
-        kind = "vertices" if slot < shape.slots[0] else "edges"
-        super().__init__(shape.frame, f"{shape.frame.label} shape point {slot} against the mesh's {kind}")
+    frame: LinkFrame
+    slots: tuple[int, ...]
+    middle: np.ndarray
+    extent: float
+
+    def slot_name(self, slot: int) -> str: ...
+
+    def chosen(self, ev: StateView) -> tuple[np.ndarray, ...]: ...
+
+
+class MeshFeaturePoint(MovingMaterialPoint):
+    """Slot ``slot`` of a shape's points chosen at each state: against a mesh's vertices and edges (module docstring;
+    the first ``shape.slots[0]`` against vertices, the next against edges), ``shape`` a :class:`MeshSlots`, or a
+    cylinder's (:class:`~flexbody.constraints.cylinder_slots.CylinderSlots`): what gives its ``frame``, ``slots``,
+    ``middle``, ``extent``, :meth:`~MeshSlots.slot_name` and :meth:`~MeshSlots.chosen`."""
+
+    def __init__(self, shape: ShapeSlots, slot: int):
+        super().__init__(shape.frame, f"{shape.frame.label} shape point {slot} {shape.slot_name(slot)}")
         self.shape, self.slot = shape, int(slot)
 
     def _slot(self, ev: StateView) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
