@@ -78,7 +78,8 @@ def test_the_least_gap_is_coals_distance_at_random_poses(surface):
     or the rod in random directions: the least gap over all their contacts equals coal's distance to 1e-8 m, whichever
     features come nearest (a rim over a face or an edge, a disc over a corner, the side across an edge or the rod).
     coal's is only that good for a cylinder: its nearest points lie up to 1.5e-9 m inside the rim (measured), so that
-    its distance exceeds the distance from the rim's exact point by as much (measured at most 1.1e-9 m here)."""
+    its distance exceeds that from the rim's exact point by about as much (measured at most 1.2e-9 m against the
+    table, 2.0e-9 m against the rod)."""
     target_surface = {"box": TABLE, "mesh": MESHED, "rod": ROD}[surface]
     rng = np.random.default_rng(2)
     for _ in range(30):
@@ -195,7 +196,8 @@ def test_a_cylinder_standing_on_a_table_rests_on_its_rims_hexagon():
 
 def test_a_cylinder_in_a_cradle_of_two_rods_carries_the_closed_forms_reactions():
     """A cylinder (axis along y) dropped into two parallel frictionless rods along y, 2d = 8 cm apart: at rest (speeds
-    below 1e-12 m/s after 0.3 s) on the line of each rod, each carrying m g/(2 cos α), sin α = d/(r + R) (1e-9)."""
+    below 1e-12 m/s after 0.3 s) on the line of each rod, each carrying m g/(2 cos α), sin α = d/(r + R) (1e-12;
+    measured 3.6e-13)."""
     d = 0.04
     rods = [fb.Cylinder((x, 0.0, 0.0), ROD.radius, (0.0, 1.0, 0.0)) for x in (-d, d)]
     tree = _free(1.0, _inertia(1))
@@ -212,4 +214,42 @@ def test_a_cylinder_in_a_cradle_of_two_rods_carries_the_closed_forms_reactions()
     alpha = math.asin(d / (RADIUS + ROD.radius))
     for k in range(2):
         on_rod = [i for i, c in enumerate(contacts) if c.name.startswith(f"rod{k}.")]
-        assert force[on_rod].sum() == pytest.approx(G / (2 * math.cos(alpha)), rel=1e-9)
+        assert force[on_rod].sum() == pytest.approx(G / (2 * math.cos(alpha)), rel=1e-12)
+
+
+def _v_groove() -> fb.TriangleMesh:
+    """A block 0.6 m wide (x), 1 m long (y), with a V-groove along y on top: its faces through the apex at the
+    origin rise at β = atan(2/3) to the block's top at z = 0.2 m, x = ±0.3 m; its bottom at z = −0.2 m."""
+    section = np.array([(-0.3, -0.2), (0.3, -0.2), (0.3, 0.2), (0.0, 0.0), (-0.3, 0.2)])  # anticlockwise in x–z
+    points = np.array([(x, y, z) for y in (-0.5, 0.5) for x, z in section])
+    caps = [(0, 1, 3), (1, 2, 3), (0, 3, 4)]
+    triangles = [(a, c, b) for a, b, c in caps] + [(a + 5, b + 5, c + 5) for a, b, c in caps]
+    for i in range(5):
+        j = (i + 1) % 5
+        triangles += [(i, j, j + 5), (i, j + 5, i + 5)]
+    block = trimesh.Trimesh(points, triangles, process=False)
+    block.fix_normals()
+    return fb.TriangleMesh(block.vertices, block.faces)
+
+
+def test_a_cylinder_in_a_meshed_v_groove_rests_on_both_faces_with_the_closed_forms_reactions():
+    """A cylinder (axis along y) in a frictionless V-groove whose faces rise at β: each rim's two least distances lie
+    on the two faces, and at rest after 0.3 s each face carries m g/(2 cos β) with the centre r/cos β above the apex
+    (1e-12 m; measured 7e-18 m). Four points hold a rigid body with three directions to hold: its impulses meet the
+    law to its tolerance, so the forces to 1e-9 (measured 1.6e-11) and speeds that jitter below 1e-11 (measured
+    1.5e-12 rad/s)."""
+    groove = _v_groove()
+    tree = _free(1.0, _inertia(1))
+    contacts = fb.cylinder_contacts(tree, "body", LENGTH, RADIUS, groove, axis=(0.0, 1.0, 0.0))
+    beta = math.atan2(0.2, 0.3)
+    height = RADIUS / math.cos(beta)
+    system = fb.System([tree], constraints=contacts, q0=(0.0, 0.0, height + 0.002, 0.0, 0.0, 0.0))
+    run = fb.simulate(system, 0.3, integrator=fb.MoreauJean(dt=1e-3))
+    assert np.abs(run.v[-1]).max() < 1e-11
+    assert run.q[-1, 2] == pytest.approx(height, abs=1e-12)
+    asm = system.assemble()
+    ws = asm.workspace(run.times[-1], run.q[-1], run.v[-1])
+    force = run.histories["contact_normal_force"][-1]
+    side = np.array([np.sign(c.contact_point(ws)[0][0]) for c in asm.contacts])
+    for sign in (-1.0, 1.0):
+        assert force[side == sign].sum() == pytest.approx(G / (2 * math.cos(beta)), rel=1e-9)
