@@ -237,9 +237,11 @@ class ContactStepper:
         )
         if split is not None:
             dv = self.factor.solve(G.T @ p)
-            self.corrections += split[1]
+            self.corrections += split.corrections
+            self.by_the_law += split.by_the_law
+            self.largest_residual = max(self.largest_residual, split.largest_residual)
         self.seconds["contact_solve"] += time.perf_counter() - solving
-        return None if split is None else (p, dv, np.zeros(m), split[0])
+        return None if split is None else (p, dv, np.zeros(m), split.sweeps)
 
     def _from_block(self, G, block: np.ndarray) -> np.ndarray:
         """W = G_c B G_cᵀ (3a, 3a) of the contacts' rows G (3a, n) from a block B (k, k) of A⁻¹ on their columns

@@ -18,18 +18,30 @@ much — the caller forms the current W instead (:class:`~flexbody.solvers.conta
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
 from .coulomb_problem import solve_coulomb_polished
 
-__all__ = ["solve_coulomb_split", "MAX_CORRECTIONS", "SLOWEST_CONTRACTION"]
+__all__ = ["solve_coulomb_split", "SplitSolution", "MAX_CORRECTIONS", "SLOWEST_CONTRACTION"]
 
 MAX_CORRECTIONS = 12
 """Corrections after which the splitting is given up (the caller forms the current W)."""
 
 SLOWEST_CONTRACTION = 0.5
 """The largest ratio of a correction's impulse change to the one before it that the splitting keeps going with."""
+
+
+class SplitSolution(NamedTuple):
+    """What :func:`solve_coulomb_split` made of a contact problem: its Gauss–Seidel ``sweeps``, its ``corrections``,
+    how many of the corrections' problems were solved ``by_the_law`` (impulses that meet it where the sweeps stalled:
+    :func:`~flexbody.solvers.coulomb_problem.solve_coulomb_polished`) and the ``largest_residual`` of those."""
+
+    sweeps: int
+    corrections: int
+    by_the_law: int
+    largest_residual: float
 
 
 def solve_coulomb_split(
@@ -40,14 +52,14 @@ def solve_coulomb_split(
     times_W: Callable[[np.ndarray], np.ndarray],
     tol: float,
     max_sweeps: int,
-) -> tuple[int, int] | None:
+) -> SplitSolution | None:
     """The impulses p (3c,) of the contact problem with the current Delassus matrix W (3c, 3c), of which only the
     product ``times_W(p)`` = W p is at hand, from the earlier one ``W_old`` (3c, 3c) (module docstring); w (3c,) the
     free local velocities with the normal bounds, mu (c,). p is the warm start and is overwritten by the impulses.
-    Returns (sweeps, corrections) when the impulses change by no more than ``tol`` × max ‖p‖∞ in a correction, or
+    Returns a :class:`SplitSolution` when the impulses change by no more than ``tol`` × max ‖p‖∞ in a correction, or
     None where a Gauss–Seidel solve does not converge, the corrections stop contracting (by
     :data:`SLOWEST_CONTRACTION`) or :data:`MAX_CORRECTIONS` do not reach it."""
-    sweeps, last_change = 0, np.inf
+    sweeps, last_change, by_the_law, largest = 0, np.inf, 0, 0.0
     for correction in range(1, MAX_CORRECTIONS + 1):
         shifted = w + times_W(p) - W_old @ p
         previous = p.copy()
@@ -55,10 +67,12 @@ def solve_coulomb_split(
         sweeps += solution.sweeps
         if not solution.solved:
             return None
+        if not solution.change <= tol:  # solved by impulses that meet the law, not by converged sweeps
+            by_the_law, largest = by_the_law + 1, max(largest, solution.residual)
         size = np.abs(p).max(initial=0.0)
         moved = np.abs(p - previous).max(initial=0.0)
         if moved <= tol * size or moved == 0.0:
-            return sweeps, correction
+            return SplitSolution(sweeps, correction, by_the_law, largest)
         if moved > SLOWEST_CONTRACTION * last_change:
             return None
         last_change = moved
