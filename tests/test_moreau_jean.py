@@ -529,8 +529,9 @@ def test_shapes_make_the_contacts_of_their_support_points():
     by_hand = fb.simulate(_box(0.4), 0.1, integrator=fb.MoreauJean(dt=1e-3), v0=(1.0, 0, 0, 0, 0, 0))
     np.testing.assert_allclose(made.v, by_hand.v, atol=1e-13)  # the upper corners never touch
     assert np.all(made.histories["contact_normal_force"][:, 4:] == 0.0)
-    with pytest.raises(FlexbodyError, match="exact against a Plane or a Sphere only"):
-        fb.cylinder_contacts(tree, "body", 0.4, 0.1, fb.Cylinder((0.0, 0.0, 0.0), 1.0))
+    bowl = fb.ImplicitSurface(lambda x: [x @ x - 1.0], lambda x: [2.0 * x], lambda x: [2.0 * np.eye(3)])
+    with pytest.raises(FlexbodyError, match="got ImplicitSurface"):
+        fb.box_contacts(tree, "body", (0.4, 0.2, 0.1), bowl)
 
     capsule = fb.RigidTree("capsule", gravity=(0.0, 0.0, -G))
     capsule.add_link("body", None, fb.FreeFlyer(), mass=1.0, inertia=(0.01, 0.01, 0.001))
