@@ -93,7 +93,10 @@ class ContactPoint:
 
     def gap_at(self, x: np.ndarray, ev: StateView | None = None) -> float:
         """g = s(x) − r [m] for a distance s; s(x)/‖∇s(x)‖ − r for an ImplicitSurface (its first-order distance,
-        exact on the surface, where a contact's gap closes); for a BodySurface at the state ``ev``."""
+        exact on the surface, where a point's gap closes; a ball's (r > 0) closes off the surface, short of the
+        distance by about r²/2ρ on a surface of radius of curvature ρ: the shapes of
+        :mod:`~flexbody.constraints.implicit_shape_points` take their own surface's least ŝ instead); for a
+        BodySurface at the state ``ev``."""
         if isinstance(self.surface, BodySurface):
             return self.surface.nearest(x, ev).s - self.r  # type: ignore[arg-type]  # a moving surface: at ev
         s = float(self.surface.value(x)[0])

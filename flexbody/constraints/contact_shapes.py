@@ -28,6 +28,9 @@ shape's support points against the surface:
   Cylinder (a rod) or a closed TriangleMesh the slots of :mod:`~flexbody.constraints.cylinder_slots`, chosen at every
   state: per rim the points where the surface's distance along it is least and the k-gon from the least, the mesh's
   (the Box's) vertices against the cylinder and its edges or the rod across its side;
+* a box, a capsule or a cylinder against an ImplicitSurface (smooth, without edges of its own): the box's corners,
+  the capsule's end caps, the cylinder's rims, and the least first-order distances inside the shape's edges, faces,
+  discs and side (:mod:`~flexbody.constraints.implicit_shape_points`);
 * a flexible body: a contact at every node of its boundary (the faces no two elements share), or of a face or node
   set of its mesh.
 """
@@ -45,12 +48,13 @@ from ..rigid.link import checked_rotation
 from .base import finite_number
 from .box_manifold import CAPSULE_SLOTS, SLOTS, BoxManifoldPoint
 from .cylinder_slots import cylinder_slot_points
+from .implicit_shape_points import implicit_slot_points
 from .mesh_shape_points import mesh_feature_points
 from .mesh_surface import TriangleMesh
 from .nearest_point import NearestPoint, box_edges
 from .nodes import Node
 from .rim_point import RimPoint
-from .surfaces import Box, Cylinder, Plane, Sphere, Surface
+from .surfaces import Box, Cylinder, ImplicitSurface, Plane, Sphere, Surface
 from .unilateral_contact import Contact, tangent_basis
 
 if TYPE_CHECKING:
@@ -114,8 +118,9 @@ def box_contacts(
     ``{name}`` of the box's point nearest its centre; against a Box the eight contacts ``{name}0`` … ``{name}7`` of
     the slots of the boxes' contact polygon; against a Cylinder (a rod) the corners and ``{name}8`` … ``{name}19``,
     each edge's point nearest the rod's axis; against a TriangleMesh the corners and ``{name}8`` … (up to
-    ``{name}15``), the slots of the mesh's vertices and edges (module docstring)."""
-    _plane_only(surface, f"box_contacts {name!r}", also=(Sphere, Box, Cylinder, TriangleMesh))
+    ``{name}15``), the slots of the mesh's vertices and edges; against an ImplicitSurface the corners and ``{name}8``
+    … ``{name}13``, the least distances inside its edges and faces (module docstring)."""
+    _plane_only(surface, f"box_contacts {name!r}", also=(Sphere, Box, Cylinder, TriangleMesh, ImplicitSurface))
     edges = np.asarray(size, dtype=float).ravel()
     if edges.shape != (3,):
         raise FlexbodyError(f"box_contacts {name!r}: size must be three edge lengths [m], got {size!r}")
@@ -143,6 +148,9 @@ def box_contacts(
         Contact(tree.point(link, corner), surface, friction=friction, restitution=restitution, name=f"{name}{k}")
         for k, corner in enumerate(corners)
     ]
+    if type(surface) is ImplicitSurface:  # its edges' and faces' least distances
+        for k, point in enumerate(implicit_slot_points(tree.frame(link, centre, R), "box", half, surface)):
+            contacts.append(Contact(point, surface, friction=friction, restitution=restitution, name=f"{name}{8 + k}"))
     if type(surface) is TriangleMesh:  # the mesh's vertices and edges that can poke into the box's faces and edges
         frame = tree.frame(link, centre, R)
         for k, point in enumerate(mesh_feature_points(frame, half, 0.0, surface, box_edges(half))):
@@ -180,9 +188,10 @@ def capsule_contacts(
     ``{name}`` of the capsule's point nearest its centre; against a Box the four contacts ``{name}0`` … ``{name}3``
     of its contact segment's ends and its ends; against a Cylinder (a rod) the end balls and ``{name}2``, its point
     nearest the rod's axis; against a TriangleMesh the end balls and ``{name}2`` … (up to ``{name}9``), the slots of
-    the mesh's vertices and edges (module docstring)."""
+    the mesh's vertices and edges; against an ImplicitSurface ``{name}0`` … ``{name}3``, the least distances on its
+    end caps and its side (module docstring)."""
     who = f"capsule_contacts {name!r}"
-    _plane_only(surface, who, also=(Sphere, Box, Cylinder, TriangleMesh))
+    _plane_only(surface, who, also=(Sphere, Box, Cylinder, TriangleMesh, ImplicitSurface))
     ell = finite_number(length, "length [m]", who)
     a, centre = _unit_axis(axis, who), np.asarray(offset, dtype=float).reshape(3)
     axes = _axes_along(a)
@@ -202,6 +211,14 @@ def capsule_contacts(
                 name=f"{name}{k}",
             )
             for k in range(CAPSULE_SLOTS)
+        ]
+    if type(surface) is ImplicitSurface:  # its caps' and side's least distances (no end balls: module docstring)
+        r = finite_number(radius, "radius [m]", who)
+        size = np.array([0.5 * ell, r])
+        points = implicit_slot_points(tree.frame(link, centre, axes), "capsule", size, surface)
+        return [
+            Contact(point, surface, friction=friction, restitution=restitution, name=f"{name}{k}")
+            for k, point in enumerate(points)
         ]
     ends = [centre - 0.5 * ell * a, centre + 0.5 * ell * a]
     balls = [
@@ -245,9 +262,11 @@ def cylinder_contacts(
     ``rim_points`` − 1 more spaced evenly around the rim; against a Sphere the one contact ``{name}`` of its point
     nearest the ball's centre; against a Box, a Cylinder (a rod) or a TriangleMesh the contacts ``{name}0``, … of its
     slots chosen at every state (:mod:`~flexbody.constraints.cylinder_slots`: per rim its least distances and the
-    ``rim_points``-gon from the least, then a mesh's (a Box's) vertices and edges or the rod across its side)."""
+    ``rim_points``-gon from the least, then a mesh's (a Box's) vertices and edges or the rod across its side); against
+    an ImplicitSurface its rims' as well, then the least distances inside its discs and its side
+    (:mod:`~flexbody.constraints.implicit_shape_points`)."""
     who = f"cylinder_contacts {name!r}"
-    _plane_only(surface, who, also=(Sphere, Box, Cylinder, TriangleMesh))
+    _plane_only(surface, who, also=(Sphere, Box, Cylinder, TriangleMesh, ImplicitSurface))
     ell = finite_number(length, "length [m]", who)
     r = finite_number(radius, "radius [m]", who, positive=True)
     if type(surface) is Sphere:  # a convex shape and a ball touch at one point
@@ -257,9 +276,12 @@ def cylinder_contacts(
     if isinstance(rim_points, bool) or not isinstance(rim_points, (int, np.integer)) or rim_points < 3:
         raise FlexbodyError(f"{who}: rim_points must be an integer ≥ 3 (a disc standing on a plane needs three)")
     a, centre = _unit_axis(axis, who), np.asarray(offset, dtype=float).reshape(3)
-    if type(surface) in (Box, Cylinder, TriangleMesh):
+    if type(surface) in (Box, Cylinder, TriangleMesh, ImplicitSurface):
         frame = tree.frame(link, centre, _axes_along(a))
-        points = cylinder_slot_points(frame, 0.5 * ell, r, surface, int(rim_points))
+        if type(surface) is ImplicitSurface:
+            points = implicit_slot_points(frame, "cylinder", np.array([0.5 * ell, r]), surface, int(rim_points))
+        else:
+            points = cylinder_slot_points(frame, 0.5 * ell, r, surface, int(rim_points))
         return [
             Contact(point, surface, friction=friction, restitution=restitution, name=f"{name}{k}")
             for k, point in enumerate(points)

@@ -47,7 +47,7 @@ from .mesh_shape_points import (
 )
 from .mesh_surface import TriangleMesh
 from .nearest_point import segment_point_nearest_line
-from .surfaces import Box, Cylinder
+from .surfaces import Box, Cylinder, ImplicitSurface
 
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
@@ -86,10 +86,15 @@ def box_mesh(box: Box) -> TriangleMesh:
     return TriangleMesh(points, np.array(triangles))
 
 
-def surface_distances(surface: TriangleMesh | Cylinder, X: np.ndarray, exact: bool) -> tuple[np.ndarray, ...]:
+def surface_distances(
+    surface: TriangleMesh | Cylinder | ImplicitSurface, X: np.ndarray, exact: bool
+) -> tuple[np.ndarray, ...]:
     """(s_Q (m,) [m], ∇s_Q (m, 3), ∇²s_Q (m, 3, 3) [1/m]) at the points X (m, 3) [m, world]: a mesh's (exact within
     its reach — the Hessian (I − ∇s ∇sᵀ)/s off an edge or a vertex, zero off a face —; beyond it a lower bound with
-    its sign and no derivatives unless ``exact``), a rod's ‖(I − aaᵀ)(x − c)‖ − R."""
+    its sign and no derivatives unless ``exact``), a rod's ‖(I − aaᵀ)(x − c)‖ − R, an ImplicitSurface's first-order
+    distance (:meth:`~flexbody.constraints.surfaces.ImplicitSurface.first_order`)."""
+    if isinstance(surface, ImplicitSurface):  # its first-order distance
+        return surface.first_order(X)
     if isinstance(surface, TriangleMesh):
         s, gradient, _, feature = surface.signed_distances(X, surface.reach)
         if exact:

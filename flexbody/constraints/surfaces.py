@@ -225,6 +225,25 @@ class ImplicitSurface(Surface):
         """The user's H(x) = ∂²s/∂x² (k, 3, 3) at x (3,) [m]."""
         return np.asarray(self._h(x), dtype=float).reshape(self.n_rows, 3, 3)
 
+    def first_order(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(ŝ (m,) [m], ∇ŝ (m, 3), its Hessian's leading part (m, 3, 3) [1/m]) at the points X (m, 3) [m, world] of
+        a surface (one row): the first-order distance ŝ = s/g (g = ‖∇s‖, exact on the surface, where a contact's gap
+        closes), ∇ŝ = n − ŝ H n/g (n = ∇s/g) and (H − n (Hn)ᵀ − (Hn) nᵀ)/g, exact where ŝ = 0 (the rest is ŝ times
+        the third derivatives). FlexbodyError naming the point where the gradient vanishes."""
+        X = np.asarray(X, dtype=float).reshape(-1, 3)
+        s = np.array([self._f(x) for x in X], dtype=float).reshape(len(X))
+        D = np.array([self._g(x) for x in X], dtype=float).reshape(len(X), 3)
+        H = np.array([self._h(x) for x in X], dtype=float).reshape(len(X), 3, 3)
+        g = np.linalg.norm(D, axis=1)
+        if not np.all(g > 0.0):
+            raise ConstraintError(f"ImplicitSurface: its gradient vanishes at {X[np.argmin(g)]}: no normal there")
+        n = D / g[:, None]
+        Hn = np.einsum("mij,mj->mi", H, n)
+        s_hat = s / g
+        gradient = n - (s_hat / g)[:, None] * Hn
+        hessian = (H - n[:, :, None] * Hn[:, None, :] - Hn[:, :, None] * n[:, None, :]) / g[:, None, None]
+        return s_hat, gradient, hessian
+
 
 def _row_of(row: PointRow, x: np.ndarray) -> tuple[float, np.ndarray] | None:
     """(s, D) of a declared row at the point x (3,) at rest (:func:`~flexbody.constraints.row_kinds.point_row`), or
