@@ -37,7 +37,7 @@ from .surfaces import Box
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
 
-__all__ = ["BoxManifoldPoint", "box_box_points", "segments_nearest", "SLOTS", "CAPSULE_SLOTS"]
+__all__ = ["BoxManifold", "BoxManifoldPoint", "box_box_points", "segments_nearest", "SLOTS", "CAPSULE_SLOTS"]
 
 SLOTS = 8
 """The most vertices of the contact polygon of two boxes (a quadrilateral clipped to a rectangle)."""
@@ -263,44 +263,53 @@ def _fill(cp, Rp, hp, axis, points, count, same):
             fraction = step
 
 
-class BoxManifoldPoint(MovingMaterialPoint):
-    """Slot ``slot`` of the ``slots`` points of a box (half-edges ``half`` (3,) [m], centre and axes the
-    ``frame``'s) — or of a capsule, the box of half-edges (0, 0, ℓ/2) (its segment) swept by a ball of ``radius``
-    [m] — that can touch the fixed Box ``box`` first (module docstring): a material point on the shape's surface,
-    chosen anew at every state. A box's polygon vertex has the separation along the axis for its gap and the axis
-    for its normal (a point on an edge of the table has no normal of its own); a corner filling a slot, and every
-    point of a capsule (the centre of a ball of its radius, that far from the box where it touches), the Box's
-    signed distance (less the radius) and its gradient there."""
+class BoxManifold:
+    """What the ``slots`` points of a box (half-edges ``half`` (3,) [m], centre and axes the ``frame``'s) — or of a
+    capsule, the box of half-edges (0, 0, ℓ/2) (its segment) swept by a ball of ``radius`` [m] — against the fixed
+    Box ``box`` share: the state's contact polygon and other points (:meth:`polygon`, a term of the state's
+    workspace, found once for all of them)."""
 
-    def __init__(
-        self, frame: LinkFrame, half: np.ndarray, box: Box, slot: int, radius: float = 0.0, slots: int = SLOTS
-    ):
-        label = f"{frame.label} shape point {slot} against the box at {np.round(box.center, 6).tolist()}"
-        super().__init__(frame, label)
-        self.half, self.box, self.slot = np.asarray(half, dtype=float), box, int(slot)
+    def __init__(self, frame: LinkFrame, half: np.ndarray, box: Box, radius: float = 0.0, slots: int = SLOTS):
+        self.frame, self.half, self.box = frame, np.asarray(half, dtype=float), box
         self.radius, self.slots = float(radius), int(slots)
+
+    def polygon(self, ev: StateView) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(points (slots, 3), gaps (slots,), axis (3,), centre (3,)): the state's contact polygon and other points
+        (:func:`box_box_points`)."""
+
+        def compute():
+            R, centre = self.frame.rotation(ev), self.frame.position(ev)
+            points, gaps, axis = np.empty((self.slots, 3)), np.empty(self.slots), np.empty(3)
+            box = self.box
+            box_box_points(
+                centre, np.ascontiguousarray(R), self.half, box.center, box.rotation, box.half, points, gaps, axis
+            )
+            return points, gaps, axis, centre
+
+        return ev.memo(("box manifold", self), compute)
+
+
+class BoxManifoldPoint(MovingMaterialPoint):
+    """Slot ``slot`` of a shape's points against a fixed Box (its ``manifold``, a :class:`BoxManifold`; module
+    docstring): a material point on the shape's surface, chosen anew at every state. A box's polygon vertex has the
+    separation along the axis for its gap and the axis for its normal (a point on an edge of the table has no normal
+    of its own); a corner filling a slot, and every point of a capsule (the centre of a ball of its radius, that far
+    from the box where it touches), the Box's signed distance (less the radius) and its gradient there."""
+
+    def __init__(self, manifold: BoxManifold, slot: int):
+        box = manifold.box
+        label = f"{manifold.frame.label} shape point {slot} against the box at {np.round(box.center, 6).tolist()}"
+        super().__init__(manifold.frame, label)
+        self.manifold, self.slot = manifold, int(slot)
 
     def _manifold(self, ev: StateView) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
         """(the slot's point on the surface (3,) [m, world], its gap [m], the normal (3,), the shape's centre (3,))."""
-        points, gaps, axis, centre = ev.memo(
-            ("box manifold", id(self.frame), self.half.tobytes(), id(self.box), self.slots), lambda: self._polygon(ev)
-        )
+        points, gaps, axis, centre = self.manifold.polygon(ev)
         core, gap = points[self.slot], float(gaps[self.slot])
-        box = self.box
-        if np.isnan(gap) or self.radius > 0.0:  # a corner, or a ball's centre (r from the box where it touches)
+        box, radius = self.manifold.box, self.manifold.radius
+        if np.isnan(gap) or radius > 0.0:  # a corner, or a ball's centre (r from the box where it touches)
             gap, axis = float(box.value(core)[0]), box.gradient(core)[0]
-        return core - self.radius * axis, gap - self.radius, axis, centre
-
-    def _polygon(self, ev: StateView) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(points (slots, 3), gaps (slots,), axis (3,), centre (3,)): the state's contact polygon and other points
-        (:func:`box_box_points`), found once for all the shape's slots (a term of the state's workspace)."""
-        R, centre = self.frame.rotation(ev), self.frame.position(ev)
-        points, gaps, axis = np.empty((self.slots, 3)), np.empty(self.slots), np.empty(3)
-        box = self.box
-        box_box_points(
-            centre, np.ascontiguousarray(R), self.half, box.center, box.rotation, box.half, points, gaps, axis
-        )
-        return points, gaps, axis, centre
+        return core - radius * axis, gap - radius, axis, centre
 
     def arm(self, ev: StateView) -> np.ndarray:
         """The slot's point less the shape's centre (3,) [m, world]."""

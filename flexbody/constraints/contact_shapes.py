@@ -46,7 +46,7 @@ from ..errors import FlexbodyError
 from ..fem.hex_mesh import boundary_faces, faces_nodes
 from ..rigid.link import checked_rotation
 from .base import finite_number
-from .box_manifold import CAPSULE_SLOTS, SLOTS, BoxManifoldPoint
+from .box_manifold import CAPSULE_SLOTS, SLOTS, BoxManifold, BoxManifoldPoint
 from .cylinder_slots import cylinder_slot_points
 from .implicit_shape_points import implicit_slot_points
 from .mesh_shape_points import mesh_feature_points
@@ -131,14 +131,10 @@ def box_contacts(
         point = NearestPoint(tree.frame(link, centre, R), "box", half, surface)
         return [Contact(point, surface, friction=friction, restitution=restitution, name=name)]
     if type(surface) is Box:
-        frame = tree.frame(link, centre, R)
+        manifold = BoxManifold(tree.frame(link, centre, R), half, surface)
         return [
             Contact(
-                BoxManifoldPoint(frame, half, surface, k),
-                surface,
-                friction=friction,
-                restitution=restitution,
-                name=f"{name}{k}",
+                BoxManifoldPoint(manifold, k), surface, friction=friction, restitution=restitution, name=f"{name}{k}"
             )
             for k in range(SLOTS)
         ]
@@ -200,15 +196,13 @@ def capsule_contacts(
         point = NearestPoint(tree.frame(link, centre, axes), "capsule", np.array([0.5 * ell, r]), surface)
         return [Contact(point, surface, friction=friction, restitution=restitution, name=name)]
     if type(surface) is Box:
-        frame, r = tree.frame(link, centre, axes), finite_number(radius, "radius [m]", who)
-        half = np.array([0.0, 0.0, 0.5 * ell])
+        r = finite_number(radius, "radius [m]", who)
+        manifold = BoxManifold(
+            tree.frame(link, centre, axes), np.array([0.0, 0.0, 0.5 * ell]), surface, r, CAPSULE_SLOTS
+        )
         return [
             Contact(
-                BoxManifoldPoint(frame, half, surface, k, radius=r, slots=CAPSULE_SLOTS),
-                surface,
-                friction=friction,
-                restitution=restitution,
-                name=f"{name}{k}",
+                BoxManifoldPoint(manifold, k), surface, friction=friction, restitution=restitution, name=f"{name}{k}"
             )
             for k in range(CAPSULE_SLOTS)
         ]

@@ -36,6 +36,7 @@ from ..rigid.anchors import LinkFrame
 from .box_manifold import segments_nearest
 from .material_point import MovingMaterialPoint
 from .mesh_surface import TriangleMesh
+from .surfaces import box_distance
 
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
@@ -106,24 +107,6 @@ def touching_features(mesh: TriangleMesh) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 @nb.njit(cache=True)
-def _box_distance(p, half):
-    """(s, ∇s (3,), nearest surface point (3,)) of the point p (3,) against the box |x_k| ≤ half_k (box axes):
-    signed distance, outside positive."""
-    q = np.abs(p) - half
-    if q.max() > 0.0:
-        clamped = np.minimum(np.maximum(p, -half), half)
-        d = p - clamped
-        s = np.sqrt(d @ d)
-        return s, d / s, clamped
-    k = np.argmax(q)  # inside: the nearest face
-    gradient = np.zeros(3)
-    gradient[k] = 1.0 if p[k] >= 0.0 else -1.0
-    nearest = p.copy()
-    nearest[k] = gradient[k] * half[k]
-    return q[k], gradient, nearest
-
-
-@nb.njit(cache=True)
 def vertex_pairs(centre, R, half, radius, vertices):
     """For every vertex of ``vertices`` (a, 3) and the shape — the box of half-edges ``half`` (3,) [m] centred at
     ``centre`` with axes the columns of R (3, 3), swept by a ball of ``radius`` —: (gaps s − r (a,), the shape's
@@ -137,7 +120,7 @@ def vertex_pairs(centre, R, half, radius, vertices):
         p = R.T @ (vertices[m] - centre)
         if np.all(np.abs(p) >= half):  # nearest a corner (a capsule's end): the corner's own contact holds it
             continue
-        s, gradient, _ = _box_distance(p, half)
+        s, gradient, _ = box_distance(p, half)
         n = -(R @ gradient)
         gaps[m] = s - radius
         normals[m] = n

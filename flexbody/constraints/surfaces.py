@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numba as nb
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -148,6 +149,24 @@ class Cylinder(Sphere):
         return ((self._perp - np.outer(n, n)) / r)[None]
 
 
+@nb.njit(cache=True)
+def box_distance(p, half):
+    """(s, ∇s (3,), nearest surface point (3,)) of the point p (3,) against the box |x_k| ≤ half_k (box axes):
+    the signed distance of :class:`Box` (its docstring), compiled, for it and for the shapes' kernels."""
+    q = np.abs(p) - half
+    if q.max() > 0.0:
+        clamped = np.minimum(np.maximum(p, -half), half)
+        d = p - clamped
+        s = np.sqrt(d @ d)
+        return s, d / s, clamped
+    k = np.argmax(q)  # inside: the nearest face
+    gradient = np.zeros(3)
+    gradient[k] = 1.0 if p[k] >= 0.0 else -1.0
+    nearest = p.copy()
+    nearest[k] = gradient[k] * half[k]
+    return q[k], gradient, nearest
+
+
 class Box(Surface):
     """s = the signed distance from a box (outside positive, its inside solid): centre ``center`` (3,) [m], edge
     lengths ``size`` (3,) [m], axes the columns of ``rotation`` (3, 3) (default the world's).
@@ -173,21 +192,13 @@ class Box(Surface):
 
     def value(self, x: np.ndarray) -> np.ndarray:
         """s (1,) [m] at the point x (3,) [m, world]."""
-        _, d, _ = self._local(x)
-        outside = np.maximum(d, 0.0)
-        return np.array([np.linalg.norm(outside) if np.any(d > 0.0) else d.max()])
+        p = self.rotation.T @ (np.asarray(x, dtype=float) - self.center)
+        return np.array([box_distance(p, self.half)[0]])
 
     def gradient(self, x: np.ndarray) -> np.ndarray:
         """D (1, 3), the outward unit normal: towards the nearest face, edge or corner (inside: the nearest face's)."""
-        _, d, signs = self._local(x)
-        if np.any(d > 0.0):
-            outside = np.maximum(d, 0.0)
-            local = signs * outside / np.linalg.norm(outside)
-        else:
-            local = np.zeros(3)
-            k = int(np.argmax(d))
-            local[k] = signs[k]
-        return (self.rotation @ local)[None, :]
+        p = self.rotation.T @ (np.asarray(x, dtype=float) - self.center)
+        return (self.rotation @ box_distance(p, self.half)[1])[None, :]
 
     def hessian(self, x: np.ndarray) -> np.ndarray:
         """∂²s/∂x² (1, 3, 3) [1/m]: (P − u uᵀ)/s off an edge or corner (P the projector on the axes beyond the box,
