@@ -45,3 +45,15 @@ def assert_gap_rates_over_the_edge(system, height: float) -> None:
         for contact in asm.contacts:
             rate, difference = gap_rate_and_difference(asm, contact, q, v, 1e-7)
             assert rate == pytest.approx(difference, rel=1e-6, abs=1e-8)
+
+
+def rest_over_the_edge(system, t_end: float = 0.3) -> tuple[float, float, float]:
+    """(the largest speed [m/s or rad/s] over ``t_end`` [s] of the shape lying from rest on the table, its contacts'
+    normal forces' sum and the part of it past x = 0.499 (on the table's edge) [N] at the end): the lever rule's
+    terms."""
+    run = fb.simulate(system, t_end, integrator=fb.MoreauJean(dt=1e-3))
+    forces = run.histories["contact_normal_force"][-1]
+    asm = system.assemble()
+    ws = asm.workspace(run.times[-1], run.q[-1], run.v[-1])
+    points = np.array([c.contact_point(ws)[0] for c in asm.contacts])
+    return float(np.abs(run.v).max()), float(forces.sum()), float(forces[points[:, 0] > 0.499].sum())

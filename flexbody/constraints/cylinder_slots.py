@@ -13,8 +13,8 @@ its side, which meet at two rims. Against a surface Q of signed distance s_Q it 
   from its least: a disc flat on a face rests on them, a regular k-gon inscribed in the disc, as on a Plane
   (:class:`~flexbody.constraints.rim_point.RimPoint`);
 - on a disc or the side, at a vertex of Q (a mesh's vertex, a Box's corner): the cylinder's signed distance at the
-  vertex (:func:`cylinder_vertex_pairs`) where the vertex's nearest point of the cylinder is not on a rim (there the
-  rim's minimum holds it);
+  vertex (:func:`~flexbody.constraints.mesh_shape_points.vertex_pairs`) where the vertex's nearest point of the
+  cylinder is not on a rim (there the rim's minimum holds it);
 - on the side, across an edge of Q (a mesh's convex edge, a Box's edge) or a rod: the side's point nearest the edge
   (the axis segment against the edge, as a capsule's: :func:`~flexbody.constraints.mesh_shape_points.edge_pairs`) or
   nearest the rod's axis (:func:`~flexbody.constraints.nearest_point.segment_point_nearest_line`), where it lies
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numba as nb
 import numpy as np
 
 from ..rigid.anchors import LinkFrame
@@ -44,6 +43,7 @@ from .mesh_shape_points import (
     edge_pairs,
     take_nearest,
     touching_features,
+    vertex_pairs,
 )
 from .mesh_surface import TriangleMesh
 from .nearest_point import segment_point_nearest_line
@@ -52,15 +52,7 @@ from .surfaces import Box, Cylinder, ImplicitSurface
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
 
-__all__ = [
-    "CylinderSlots",
-    "cylinder_slot_points",
-    "cylinder_vertex_pairs",
-    "rim_minima",
-    "box_mesh",
-    "RIM_SAMPLES",
-    "RIM_MINIMA",
-]
+__all__ = ["CylinderSlots", "cylinder_slot_points", "rim_minima", "box_mesh", "RIM_SAMPLES", "RIM_MINIMA"]
 
 RIM_SAMPLES = 36
 """Samples of s_Q along each rim (10° apart) from which its local minima are refined."""
@@ -161,38 +153,6 @@ def rim_minima(surface, centre: np.ndarray, e1: np.ndarray, e2: np.ndarray, radi
     return refined[np.argsort(along(refined), kind="stable")]
 
 
-@nb.njit(cache=True)
-def cylinder_vertex_pairs(centre, R, half_length, radius, vertices):
-    """For every vertex (``vertices`` (a, 3) [m]) against the solid cylinder of ``radius`` and half-length along the
-    third of its axes (the columns of R (3, 3)) centred at ``centre``: (gaps s (a,) [m], the cylinder's surface points
-    nearest them (a, 3), normals −∇s (a, 3)); a vertex nearest a rim has an infinite gap (module docstring)."""
-    a = vertices.shape[0]
-    gaps = np.full(a, np.inf)
-    points = np.zeros((a, 3))
-    normals = np.zeros((a, 3))
-    for m in range(a):
-        p = R.T @ (vertices[m] - centre)
-        rho = np.sqrt(p[0] * p[0] + p[1] * p[1])
-        beyond_side, beyond_end = rho - radius, abs(p[2]) - half_length
-        if beyond_side >= 0.0 and beyond_end >= 0.0:
-            continue  # nearest a rim: the rim's own minimum holds it
-        gradient = np.zeros(3)
-        if beyond_side > beyond_end:  # outside its side, or inside and nearer the side
-            if rho > 0.0:
-                gradient[0], gradient[1] = p[0] / rho, p[1] / rho
-            else:
-                gradient[0] = 1.0
-            s = beyond_side
-        else:
-            gradient[2] = 1.0 if p[2] >= 0.0 else -1.0
-            s = beyond_end
-        n = -(R @ gradient)
-        gaps[m] = s
-        normals[m] = n
-        points[m] = vertices[m] + s * n  # v − s ∇s: the cylinder's surface point nearest v
-    return gaps, points, normals
-
-
 def _rod_side(centre, R, half_length: float, radius: float, rod: Cylinder) -> tuple[np.ndarray, ...]:
     """(gaps (1,), points (1, 3), normals (1, 3)): the side's point nearest the ``rod``'s axis where it lies between
     the ends and the axes are not parallel (module docstring), else an infinite gap."""
@@ -255,7 +215,8 @@ class CylinderSlots:
         if isinstance(self.surface, TriangleMesh):
             taken: list = []
             within = DUPLICATE * self.size
-            vertices = cylinder_vertex_pairs(centre, R, self.half_length, self.radius, self.features[0])
+            size = np.array([self.radius, self.radius, self.half_length])
+            vertices = vertex_pairs(centre, R, size, 0.0, self.features[0], True)
             parts.append(take_nearest(vertices, 0.0, self.slots[2], taken, within))
             axis = (np.zeros((1, 3)), np.eye(3)[2][None], np.array([self.half_length]))
             edges = edge_pairs(centre, R, self.radius, axis, self.features, self.surface, self.size)

@@ -36,6 +36,7 @@ from ..rigid.anchors import LinkFrame
 from .box_manifold import segments_nearest
 from .material_point import MovingMaterialPoint
 from .mesh_surface import TriangleMesh
+from .nearest_point import cylinder_distance
 from .surfaces import box_distance
 
 if TYPE_CHECKING:
@@ -107,20 +108,28 @@ def touching_features(mesh: TriangleMesh) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 @nb.njit(cache=True)
-def vertex_pairs(centre, R, half, radius, vertices):
+def vertex_pairs(centre, R, half, radius, vertices, cylinder=False):
     """For every vertex of ``vertices`` (a, 3) and the shape — the box of half-edges ``half`` (3,) [m] centred at
     ``centre`` with axes the columns of R (3, 3), swept by a ball of ``radius`` —: (gaps s − r (a,), the shape's
     surface points nearest them (a, 3), normals −∇s (a, 3)); a vertex nearest a corner of the box (an end of a
-    capsule) has an infinite gap (module docstring)."""
+    capsule) has an infinite gap (module docstring). With ``cylinder`` the shape is the solid cylinder of radius
+    half[0] and half-length half[2] about its third axis instead, and a vertex nearest its rims has an infinite gap
+    (the rims' own minima hold it: :mod:`~flexbody.constraints.cylinder_slots`)."""
     a = vertices.shape[0]
     gaps = np.full(a, np.inf)
     points = np.zeros((a, 3))
     normals = np.zeros((a, 3))
     for m in range(a):
         p = R.T @ (vertices[m] - centre)
-        if np.all(np.abs(p) >= half):  # nearest a corner (a capsule's end): the corner's own contact holds it
-            continue
-        s, gradient, _ = box_distance(p, half)
+        if cylinder:
+            rho = np.sqrt(p[0] * p[0] + p[1] * p[1])
+            if rho >= half[0] and abs(p[2]) >= half[2]:  # nearest a rim
+                continue
+            s, gradient, _ = cylinder_distance(p, half[2], half[0])
+        else:
+            if np.all(np.abs(p) >= half):  # nearest a corner (a capsule's end): the corner's own contact holds it
+                continue
+            s, gradient, _ = box_distance(p, half)
         n = -(R @ gradient)
         gaps[m] = s - radius
         normals[m] = n

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numba as nb
 import numpy as np
 
 from ..rigid.anchors import LinkFrame
@@ -44,6 +45,7 @@ __all__ = [
     "box_point_nearest",
     "capsule_point_nearest",
     "cylinder_point_nearest",
+    "cylinder_distance",
     "segment_point_nearest_line",
     "box_edges",
 ]
@@ -72,18 +74,38 @@ def capsule_point_nearest(half_length: float, radius: float, p: np.ndarray) -> n
     return np.array([0.0, 0.0, s]) + radius * direction
 
 
+@nb.njit(cache=True)
+def cylinder_distance(p, half_length, radius):
+    """(s, ∇s (3,), nearest surface point (3,)) of the point p (3,) against the solid cylinder about e₃ (|z| ≤
+    ``half_length``, ‖(x, y)‖ ≤ ``radius``; its axes): the signed distance, outside positive — to the side, an end
+    disc or a rim outside, to the nearer of the side and the discs inside."""
+    rho = np.sqrt(p[0] * p[0] + p[1] * p[1])
+    side, end = rho - radius, abs(p[2]) - half_length
+    r0, r1 = (p[0] / rho, p[1] / rho) if rho > 0.0 else (1.0, 0.0)
+    axial = 1.0 if p[2] >= 0.0 else -1.0
+    gradient, nearest = np.zeros(3), p.copy()
+    if side > 0.0 or end > 0.0:  # outside: the side, a disc or a rim
+        ds, de = max(side, 0.0), max(end, 0.0)
+        s = np.sqrt(ds * ds + de * de)
+        gradient[0], gradient[1], gradient[2] = ds * r0 / s, ds * r1 / s, de * axial / s
+        if side > 0.0:
+            nearest[0], nearest[1] = radius * r0, radius * r1
+        nearest[2] = min(max(p[2], -half_length), half_length)
+    elif side > end:  # inside, nearer the side
+        s = side
+        gradient[0], gradient[1] = r0, r1
+        nearest[0], nearest[1] = radius * r0, radius * r1
+    else:
+        s = end
+        gradient[2] = axial
+        nearest[2] = axial * half_length
+    return s, gradient, nearest
+
+
 def cylinder_point_nearest(half_length: float, radius: float, p: np.ndarray) -> np.ndarray:
     """The point (3,) of the solid cylinder about e₃ (|z| ≤ ``half_length``, ‖(x, y)‖ ≤ ``radius``) nearest p (3,)
-    (cylinder axes)."""
-    rho = float(np.hypot(p[0], p[1]))
-    radial = p[:2] * (radius / rho) if rho > radius else p[:2].copy()
-    z = float(np.clip(p[2], -half_length, half_length))
-    if rho > radius or abs(p[2]) > half_length:
-        return np.array([radial[0], radial[1], z])
-    if radius - rho < half_length - abs(p[2]):  # inside, nearer the side
-        direction = p[:2] / rho if rho > 0.0 else np.array([1.0, 0.0])
-        return np.array([radius * direction[0], radius * direction[1], p[2]])
-    return np.array([p[0], p[1], half_length if p[2] >= 0.0 else -half_length])
+    (cylinder axes): :func:`cylinder_distance`'s."""
+    return cylinder_distance(np.asarray(p, dtype=float), float(half_length), float(radius))[2]
 
 
 def segment_point_nearest_line(half_length: float, p: np.ndarray, a: np.ndarray) -> float | None:
