@@ -365,7 +365,9 @@ def _polish_states(
     return sorted(choices, key=lambda states: int(np.count_nonzero(states != base)))
 
 
-def made_exact(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray, states: np.ndarray) -> np.ndarray:
+def made_exact(
+    W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray, states: np.ndarray, fitted: bool = False
+) -> np.ndarray:
     """The impulses (3c,) that make the contacts' ``states`` (c,) exact, with every sliding contact's friction on its
     cone against the slip it makes, from p (3c,) (a :func:`polished` one, or a cone program's): for the sliding
     contacts' friction directions d_k = (cos θ_k, sin θ_k) the linear equations of :func:`polished` give the impulses
@@ -373,8 +375,10 @@ def made_exact(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray, stat
     solves u_t,k(θ) × d_k = 0 for the θ_k (u = W p(θ) + w), from the friction directions p has. Solving for the
     directions alone, with the impulses exact at each, keeps its steps from the curvature of p_t in θ that a Newton
     step on impulses and directions together meets where a slip is slow (its direction then changes the impulses
-    much and the residual little). Whether the slip is along d, not against it, and the impulses in their cones,
-    :func:`meets_the_law` checks."""
+    much and the residual little). Where ``fitted`` and Newton's method stops short of the directions (its residual
+    above :data:`ROUND_OFF` of the velocities: a contact sliding at 1e-9 of them, the slope of its residual that
+    small), scipy's Levenberg–Marquardt (MINPACK) solves them from the start instead. Whether the slip is along d,
+    not against it, and the impulses in their cones, :func:`meets_the_law` checks."""
     sliding = np.flatnonzero((states == SLIDE) & (mu > 0.0))
     if not sliding.size:  # linear equations
         return polished(W, w, mu, p, states)
@@ -383,6 +387,7 @@ def made_exact(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray, stat
     u_start = (W @ p + w).reshape(-1, 3)[sliding]
     no_friction = np.hypot(start[sliding, 1], start[sliding, 2]) == 0.0
     theta[no_friction] = np.arctan2(u_start[no_friction, 2], u_start[no_friction, 1])
+    start_theta = theta.copy()
 
     def impulses(theta: np.ndarray, into_cones: bool = False) -> np.ndarray:
         q = p.copy()
@@ -413,11 +418,20 @@ def made_exact(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray, stat
         theta, F = theta + step * step_theta, F_trial
         if np.abs(step * step_theta).max() <= 1e-14:
             break
+    if fitted and np.abs(F).max() > ROUND_OFF * np.abs(w).max():  # Newton stopped short: Levenberg–Marquardt
+        from scipy.optimize import least_squares
+
+        fit = least_squares(residual, start_theta, method="lm", xtol=1e-15, ftol=1e-15, gtol=1e-15)
+        if np.linalg.norm(fit.fun) < np.linalg.norm(F):
+            theta = fit.x
     return impulses(theta, into_cones=True)
 
 
 NEWTON_STEPS = 30
 """Newton steps of :func:`made_exact` at most."""
+
+ROUND_OFF = 1e-14
+"""The part of the velocities below which :func:`made_exact`'s residual of the sliding directions counts as solved."""
 
 DIRECTION_NUDGE = 1e-5
 """The friction directions' central difference [rad] in :func:`made_exact`: large enough that the residual's change
@@ -548,7 +562,9 @@ def _slipping(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray):
     """Impulses (3c,) made exact (:func:`made_exact`) from p (3c,), the candidate nearest the law, with some of its
     sticking contacts that slip (slowly: a velocity bound of the step that no rigid motion meets at once leaves
     them a slip of about the law's tolerance, which sticking cannot remove) sliding instead, their friction
-    against that slip: each alone, then — for up to :data:`MAX_ENUMERATED` of them — every other choice of them."""
+    against that slip: each alone, then — for up to :data:`MAX_ENUMERATED` of them — every other choice of them; their
+    directions solved to round-off (:func:`made_exact` with ``fitted``: a slip that slow leaves Newton's method a
+    residual slope of its own size)."""
     states = contact_states(mu, p)
     P, U = p.reshape(-1, 3), (W @ p + w).reshape(-1, 3)
     slip = np.hypot(U[:, 1], U[:, 2])
@@ -564,4 +580,4 @@ def _slipping(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray):
         start, changed = P.copy(), states.copy()
         start[chosen, 1:] = -(mu[chosen] * P[chosen, 0] / slip[chosen])[:, None] * U[chosen, 1:]
         changed[chosen] = SLIDE
-        yield made_exact(W, w, mu, start.ravel(), changed)
+        yield made_exact(W, w, mu, start.ravel(), changed, fitted=True)
