@@ -185,3 +185,25 @@ def test_a_cylinder_on_an_implicit_slope_rolls_or_slips_as_the_closed_forms_say(
         fb.System([tree], constraints=contacts, q0=[*(0.05 * n), 0, 0, 0]), 0.3, integrator=fb.MoreauJean(dt=1e-3)
     )
     assert slope_errors(run, theta, mu)[0] < 1e-11
+
+
+def test_a_balls_gap_on_an_implicit_surface_is_the_least_first_order_distance_over_it():
+    """A ball (fb.sphere_contact, r = 5 cm) at random points 0–1 mm from the implicit ball: its gap is the ball's
+    first-order distance at their true distance d = ‖c − C‖ − R − r, (ρ² − R²)/(2ρ) with ρ = R + d (1e-12 m) — not ŝ
+    at its centre less r, short by about r²/2R (2.3 mm here, measured before); resting on top it carries m g with its
+    centre r above the ball's top (1e-12 m)."""
+    rng = np.random.default_rng(5)
+    tree = _free()
+    contact = fb.sphere_contact(tree, "body", 0.05, BALL, friction=0.5)
+    asm = fb.System([tree], constraints=[contact]).assemble()
+    for _ in range(10):
+        direction = rng.normal(size=3)
+        direction /= np.linalg.norm(direction)
+        d = rng.uniform(0.0, 1e-3)
+        q = np.concatenate([CENTRE + (R_BALL + 0.05 + d) * direction, rng.uniform(-1.0, 1.0, 3)])
+        gap = asm.contacts[0].gap(asm.workspace(0.0, q, np.zeros(6)))
+        assert gap == pytest.approx(_first_order(d), abs=1e-12)
+    system = fb.System([tree], constraints=[contact], q0=(0.0, 0.0, 0.05, 0.0, 0.0, 0.0))
+    run = fb.simulate(system, 0.2, integrator=fb.MoreauJean(dt=1e-3))
+    assert run.histories["contact_normal_force"][-1, 0] == pytest.approx(G, rel=1e-12)
+    assert run.q[-1, 2] == pytest.approx(0.05, abs=1e-12)

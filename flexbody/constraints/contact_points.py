@@ -92,28 +92,40 @@ class ContactPoint:
         return self.gap_at(x, ev), self.normal(x)
 
     def gap_at(self, x: np.ndarray, ev: StateView | None = None) -> float:
-        """g = s(x) − r [m] for a distance s; s(x)/‖∇s(x)‖ − r for an ImplicitSurface (its first-order distance,
-        exact on the surface, where a point's gap closes; a ball's (r > 0) closes off the surface, short of the
-        distance by about r²/2ρ on a surface of radius of curvature ρ: the shapes of
-        :mod:`~flexbody.constraints.implicit_shape_points` take their own surface's least ŝ instead); for a
-        BodySurface at the state ``ev``."""
+        """g = s(x) − r [m] for a distance s; for an ImplicitSurface its first-order distance ŝ = s/‖∇s‖ (exact on the
+        surface, where a gap closes) at the point, or for a ball the least ŝ over the ball's surface
+        (:meth:`_ball_on_implicit`: ŝ at the centre less r would close off the surface, short of the distance by
+        about r²/2ρ on a surface of radius of curvature ρ); for a BodySurface at the state ``ev``."""
         if isinstance(self.surface, BodySurface):
             return self.surface.nearest(x, ev).s - self.r  # type: ignore[arg-type]  # a moving surface: at ev
-        s = float(self.surface.value(x)[0])
         if isinstance(self.surface, ImplicitSurface):
-            s /= float(np.linalg.norm(self.surface.gradient(x)[0]))
-        return s - self.r
+            if self.r > 0.0:
+                return self._ball_on_implicit(x)[0]
+            return float(self.surface.first_order(x)[0][0])
+        return float(self.surface.value(x)[0]) - self.r
 
     def normal(self, x: np.ndarray) -> np.ndarray:
-        """The surface's outward unit normal (3,) at the centre x (3,) [world] (∇s/‖∇s‖; FlexbodyError where an
-        ImplicitSurface's gradient vanishes)."""
-        D = self.surface.gradient(x)[0]
-        if not isinstance(self.surface, ImplicitSurface):
-            return D
-        norm = float(np.linalg.norm(D))
-        if not norm > 0.0:
-            raise FlexbodyError(f"contact on an ImplicitSurface: its gradient vanishes at {x}: no normal there")
-        return D / norm
+        """The surface's outward unit normal (3,) at the centre x (3,) [world]: ∇s; for an ImplicitSurface ∇s/‖∇s‖ at
+        the point, or for a ball the direction from its touching point to its centre (:meth:`_ball_on_implicit`: the
+        surface's normal there where they touch). FlexbodyError where an ImplicitSurface's gradient vanishes."""
+        if isinstance(self.surface, ImplicitSurface):
+            if self.r > 0.0:
+                return self._ball_on_implicit(x)[1]
+            D = self.surface.gradient(x)[0]
+            norm = float(np.linalg.norm(D))
+            if not norm > 0.0:
+                raise FlexbodyError(f"contact on an ImplicitSurface: its gradient vanishes at {x}: no normal there")
+            return D / norm
+        return self.surface.gradient(x)[0]
+
+    def _ball_on_implicit(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """(ŝ(y) [m], (x − y)/r (3,)) at the point y of the ball of radius r centred at x (3,) where the
+        ImplicitSurface's first-order distance ŝ is least: Newton's method on the sphere from x − r n(x)
+        (:func:`~flexbody.constraints.implicit_shape_points.ball_minima`)."""
+        from .implicit_shape_points import ball_minima
+
+        y, s = ball_minima(self.surface, np.asarray(x, dtype=float)[None], self.r)  # type: ignore[arg-type]
+        return float(s[0]), (x - y[0]) / self.r
 
     def contact_point(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
         """(c (3,) [m], n (3,)): the point that touches (x − r n, the anchor itself for r = 0) and the surface's

@@ -11,10 +11,9 @@ edge, a face, a rim, a disc or the side (a minimum on a feature's boundary is a 
 
 - a box's eight corners (point contacts), and the least :data:`EDGE_SLOTS` minima inside its twelve edges and
   :data:`FACE_SLOTS` inside its six faces;
-- a capsule's minima on its two end caps (each its end ball's least ŝ, where it lies on the ball's outer half) and
-  the least :data:`SEGMENT_SLOTS` on its side between them (the round surface about its segment, in the coordinates of a
-  cylinder's side) — not its end balls: a ball's gap on an implicit surface, ŝ at its centre less its radius, is
-  exact only on a plane (on a ball of radius R it is short by about r²/2R);
+- a capsule's minima on its two end caps (each its end ball's least ŝ, :func:`ball_minima`, where it lies on the
+  ball's outer half) and the least :data:`SEGMENT_SLOTS` on its side between them (the round surface about its
+  segment, in the coordinates of a cylinder's side);
 - a cylinder's rims as against a rod or a mesh (:mod:`~flexbody.constraints.cylinder_slots`: the least distances along
   each rim and the k-gon from the least), and the least :data:`DISC_SLOTS` minima inside its two discs and
   :data:`SIDE_SLOTS` inside its side.
@@ -47,7 +46,7 @@ from .surfaces import ImplicitSurface
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
 
-__all__ = ["ImplicitSlots", "implicit_slot_points", "EDGE_SLOTS", "FACE_SLOTS", "SEGMENT_SLOTS"]
+__all__ = ["ImplicitSlots", "ball_minima", "implicit_slot_points", "EDGE_SLOTS", "FACE_SLOTS", "SEGMENT_SLOTS"]
 
 EDGE_SLOTS = 4
 """A box's minima inside its edges that are contacts at a state (the least)."""
@@ -178,6 +177,20 @@ def _balls(centres: np.ndarray, radius: float, toward: np.ndarray) -> PointMap:
         return centres + arm, J, second
 
     return point_map
+
+
+def ball_minima(surface: ImplicitSurface, centres: np.ndarray, radius: float, strict: bool = False):
+    """(y (f, 3) [m], ŝ (f,) [m]) — and with ``strict`` whether each minimum is strict (f,) — of the balls of
+    ``radius`` centred at ``centres`` (f, 3): each ball's point where ŝ is least, by :func:`feature_minima` in the
+    chart of :func:`_balls` from the point toward the surface (−∇s at its centre)."""
+    toward = -surface.first_order(centres)[1]
+    toward /= np.linalg.norm(toward, axis=1, keepdims=True)
+    point_map = _balls(centres, radius, toward)
+    u, s, strict_minima = feature_minima(
+        surface, point_map, np.tile([0.5 * np.pi, 0.0], (len(centres), 1)), np.array([False, False])
+    )
+    y = point_map(u)[0]
+    return (y, s, strict_minima) if strict else (y, s)
 
 
 def _grid(values: np.ndarray, k: int) -> np.ndarray:
@@ -328,16 +341,11 @@ class ImplicitSlots:
         return self._minima(point_map, 6, FACE_SAMPLES, np.array([True, True]))
 
     def _caps(self, centre: np.ndarray, R: np.ndarray) -> Minima:
-        """Each end ball's minimum of ŝ from its point toward the surface (−∇s at its centre), taken where it lies on
-        the cap (the ball's outer half, its rim with it)."""
+        """Each end ball's minimum of ŝ (:func:`ball_minima`), taken where it lies on the cap (the ball's outer half,
+        its rim with it)."""
         half, radius = self.size_of
         ends = centre + np.outer([-half, half], R[:, 2])
-        toward = -self.surface.first_order(ends)[1]
-        toward /= np.linalg.norm(toward, axis=1, keepdims=True)
-        point_map = _balls(ends, radius, toward)
-        starts = np.tile([0.5 * np.pi, 0.0], (2, 1))
-        u, s, strict = feature_minima(self.surface, point_map, starts, np.array([False, False]))
-        x = point_map(u)[0]
+        x, s, strict = ball_minima(self.surface, ends, radius, strict=True)
         outer = np.einsum("fi,fi->f", x - ends, np.outer([-1.0, 1.0], R[:, 2])) >= -1e-12 * radius
         return x, s, strict & outer
 
