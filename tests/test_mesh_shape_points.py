@@ -13,7 +13,6 @@ from scipy.spatial.transform import Rotation
 from table_shapes import assert_gap_rates_over_the_edge, capsule, crate
 
 import flexbody as fb
-from flexbody.constraints.mesh_shape_points import touching_features
 
 TABLE = fb.Box((0.0, 0.0, 0.0), (1.0, 1.0, 0.1))  # its top face at z = 0.05, its edge at x = 0.5
 BLOCK = trimesh.creation.box((1.0, 1.0, 0.1))  # the same table, meshed (12 triangles)
@@ -38,12 +37,12 @@ def test_only_the_features_that_can_poke_out_are_taken():
     """The meshed table: its 8 corners and 12 edges (the 6 face diagonals are flat and left out), each edge's normal
     the sum of two faces' at a right angle (√2 long). Its faces split into 16 triangles each: the vertices and edges
     inside the faces are left out, those along the table's edges (each split in four) kept."""
-    vertices, edges, normals = touching_features(MESHED)
+    vertices, edges, normals = MESHED.touching_features
     assert len(vertices) == 8 and len(edges) == 12
     assert np.allclose(np.abs(vertices), [0.5, 0.5, 0.05])
     assert np.allclose(np.linalg.norm(normals, axis=1), np.sqrt(2.0))
     grid = trimesh.creation.box((1.0, 1.0, 0.1)).subdivide().subdivide()
-    vertices, edges, _ = touching_features(fb.TriangleMesh(grid.vertices, grid.faces))
+    vertices, edges, _ = fb.TriangleMesh(grid.vertices, grid.faces).touching_features
     on_edges = np.count_nonzero(np.isclose(np.abs(vertices), [0.5, 0.5, 0.05]), axis=1) >= 2
     assert len(vertices) == 8 + 12 * 3 and np.all(on_edges) and len(edges) == 12 * 4
 

@@ -42,7 +42,6 @@ from .mesh_shape_points import (
     MeshFeaturePoint,
     edge_pairs,
     take_nearest,
-    touching_features,
     vertex_pairs,
 )
 from .mesh_surface import TriangleMesh
@@ -181,7 +180,7 @@ class CylinderSlots:
         rim = RIM_MINIMA + self.k - 1
         self.slots: tuple[int, ...]
         if isinstance(self.surface, TriangleMesh):
-            self.features = touching_features(self.surface)
+            self.features = self.surface.touching_features
             self.slots = (rim, rim, min(VERTEX_SLOTS, len(self.features[0])), min(EDGE_SLOTS, len(self.features[1])))
             points = self.surface.points
             self.middle = 0.5 * (points.min(axis=0) + points.max(axis=0))

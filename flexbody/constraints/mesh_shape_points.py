@@ -42,15 +42,7 @@ from .surfaces import box_distance
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
 
-__all__ = [
-    "MeshFeaturePoint",
-    "MeshSlots",
-    "mesh_feature_points",
-    "touching_features",
-    "chosen_slots",
-    "VERTEX_SLOTS",
-    "EDGE_SLOTS",
-]
+__all__ = ["MeshFeaturePoint", "MeshSlots", "mesh_feature_points", "chosen_slots", "VERTEX_SLOTS", "EDGE_SLOTS"]
 
 VERTEX_SLOTS = 4
 """The mesh's vertices nearest the shape that are contacts at a state."""
@@ -71,40 +63,6 @@ EDGE_DEPTH = 0.5
 """A point of the shape inside the mesh, its depth δ (the mesh's signed distance) and its distance d to a mesh
 edge: the edge is the one it penetrates only where δ ≥ EDGE_DEPTH d (δ = d sin(α/2) on the bisector of an edge of
 dihedral angle α; ½ holds α down to 60°). A point inside the mesh across a far edge's line is no pair of it."""
-
-FLAT = 1e-9
-"""How far [m per m of the mesh's size] a neighbour must lie below a vertex's tangent plane, or a face's far vertex
-below the other face's plane, for the vertex or edge to poke out."""
-
-
-def touching_features(mesh: TriangleMesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(vertices (a, 3), edges (b, 2, 3), edge normals (b, 3)) [m, world] of the ``mesh`` that can touch a shape
-    before their faces do (module docstring); an edge's normal is the sum of its two faces' unit normals (outward)."""
-    P, T = mesh.points, mesh.triangles
-    size = float(np.ptp(P, axis=0).max())
-    below = np.zeros(len(P))  # the deepest a neighbour lies below each vertex's tangent plane
-    for corner in range(3):
-        a, b = T[:, corner], T[:, (corner + 1) % 3]
-        for v, u in ((a, b), (b, a)):
-            depth = np.einsum("ij,ij->i", mesh.vertex_normals[v], P[v] - P[u])
-            np.maximum.at(below, v, depth / np.linalg.norm(mesh.vertex_normals[v], axis=1))
-    vertices = P[below > FLAT * size]
-    pairs: dict[tuple[int, int], list[int]] = {}
-    for t, triangle in enumerate(T):
-        for k in range(3):
-            i, j = int(triangle[k]), int(triangle[(k + 1) % 3])
-            pairs.setdefault((min(i, j), max(i, j)), []).append(t)
-    edges, normals = [], []
-    for (i, j), (s, t) in pairs.items():
-        far = next(int(x) for x in T[t] if x not in (i, j))  # t's vertex off the edge, against s's plane
-        if mesh.face_normals[s] @ (P[far] - P[i]) < -FLAT * size:
-            edges.append((P[i], P[j]))
-            normals.append(mesh.face_normals[s] + mesh.face_normals[t])
-    return (
-        np.ascontiguousarray(vertices, dtype=float).reshape(-1, 3),
-        np.ascontiguousarray(edges, dtype=float).reshape(-1, 2, 3),
-        np.ascontiguousarray(normals, dtype=float).reshape(-1, 3),
-    )
 
 
 @nb.njit(cache=True)
@@ -264,15 +222,16 @@ def mesh_feature_points(frame: LinkFrame, half: np.ndarray, radius: float, mesh:
 class MeshSlots:
     """What a shape's slots against a mesh share (:func:`mesh_feature_points`): its ``frame``, ``half``-edges (3,)
     [m], ``radius`` [m], ``edges`` (middles (e, 3), directions (e, 3), half-lengths (e,)) and ``size`` [m], the
-    ``mesh`` and its ``features`` (:func:`touching_features`), the counts ``slots`` of vertex and edge slots, and
-    the mesh's bounding box's ``middle`` (3,) and ``extent`` [m] (where a slot left over stands). Its :meth:`chosen`
-    slots are a term of each state's workspace, found once for all of them."""
+    ``mesh`` and its ``features`` (its :attr:`~flexbody.constraints.mesh_surface.TriangleMesh.touching_features`),
+    the counts ``slots`` of vertex and edge slots, and the mesh's bounding box's ``middle`` (3,) and ``extent`` [m]
+    (where a slot left over stands). Its :meth:`chosen` slots are a term of each state's workspace, found once for all
+    of them."""
 
     def __init__(self, frame: LinkFrame, half: np.ndarray, radius: float, mesh: TriangleMesh, edges: list):
         self.frame, self.half, self.radius, self.mesh = frame, half, radius, mesh
         self.edges = tuple(np.array([edge[k] for edge in edges], dtype=float) for k in range(3))
         self.size = float(half.max()) + radius
-        self.features = touching_features(mesh)
+        self.features = mesh.touching_features
         self.slots: tuple[int, ...] = (
             min(VERTEX_SLOTS, len(self.features[0])),
             min(EDGE_SLOTS, len(self.features[1]) * len(edges)),

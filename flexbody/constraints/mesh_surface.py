@@ -12,6 +12,8 @@ through a uniform grid (:mod:`flexbody.constraints.mesh_distance`): a point cost
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -28,6 +30,11 @@ from .mesh_distance import (
 from .surfaces import Surface
 
 __all__ = ["TriangleMesh"]
+
+
+FLAT = 1e-9
+"""How far [m per m of the mesh's size] a neighbour must lie below a vertex's tangent plane, or a face's far vertex
+below the other face's plane, for the vertex or edge to poke out."""
 
 
 class TriangleMesh(Surface):
@@ -100,6 +107,39 @@ class TriangleMesh(Surface):
             return float(s[0]), gradient[0], int(feature[0])
         s0, c, normal, kind, _ = nearest_feature(x, self.corners, self.triangles, self.normals)
         return s0, (x - c) / s0 if kind != 2 and abs(s0) > self._round_off else normal / np.linalg.norm(normal), kind
+
+    @cached_property
+    def touching_features(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(vertices (a, 3), edges (b, 2, 3), edge normals (b, 3)) [m, world] of the mesh that can touch a shape before
+        their faces do — vertices with a neighbour below their tangent plane, convex edges (the far vertex of one face
+        below the other's plane), by :data:`FLAT` of its size; a flat floor's triangulation gives none
+        (:mod:`~flexbody.constraints.mesh_shape_points`) —, found once for the mesh; an edge's normal is the sum of its
+        two faces' unit normals (outward)."""
+        P, T = self.points, self.triangles
+        size = float(np.ptp(P, axis=0).max())
+        below = np.zeros(len(P))  # the deepest a neighbour lies below each vertex's tangent plane
+        for corner in range(3):
+            a, b = T[:, corner], T[:, (corner + 1) % 3]
+            for v, u in ((a, b), (b, a)):
+                depth = np.einsum("ij,ij->i", self.vertex_normals[v], P[v] - P[u])
+                np.maximum.at(below, v, depth / np.linalg.norm(self.vertex_normals[v], axis=1))
+        vertices = P[below > FLAT * size]
+        pairs: dict[tuple[int, int], list[int]] = {}
+        for t, triangle in enumerate(T):
+            for k in range(3):
+                i, j = int(triangle[k]), int(triangle[(k + 1) % 3])
+                pairs.setdefault((min(i, j), max(i, j)), []).append(t)
+        edges, normals = [], []
+        for (i, j), (s, t) in pairs.items():
+            far = next(int(x) for x in T[t] if x not in (i, j))  # t's vertex off the edge, against s's plane
+            if self.face_normals[s] @ (P[far] - P[i]) < -FLAT * size:
+                edges.append((P[i], P[j]))
+                normals.append(self.face_normals[s] + self.face_normals[t])
+        return (
+            np.ascontiguousarray(vertices, dtype=float).reshape(-1, 3),
+            np.ascontiguousarray(edges, dtype=float).reshape(-1, 2, 3),
+            np.ascontiguousarray(normals, dtype=float).reshape(-1, 3),
+        )
 
     def value(self, x: np.ndarray) -> np.ndarray:
         """s (1,) [m] at the point x (3,) [m, world]."""
