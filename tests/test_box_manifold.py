@@ -4,9 +4,12 @@ edge against the closed forms of statics and of a body pivoting about an edge.""
 
 from __future__ import annotations
 
+from functools import partial
+
 import coal
 import numpy as np
 import pytest
+from placed import centre_at_distance
 from scipy.spatial.transform import Rotation
 from table_shapes import assert_gap_rates_over_the_edge, capsule, crate, rest_over_the_edge
 
@@ -71,11 +74,8 @@ def test_the_nearest_slot_is_coals_distance_at_random_poses():
         Rp, hp = Rotation.random(random_state=rng).as_matrix(), rng.uniform(0.03, 0.2, 3)
         direction = rng.normal(size=3)
         direction /= np.linalg.norm(direction)
-        target, low, high = rng.uniform(0.0, 1e-3), 0.0, 2.0
-        for _ in range(60):  # bisect the distance along the direction
-            middle = 0.5 * (low + high)
-            low, high = (middle, high) if _coal_distance(hp, Rp, middle * direction) < target else (low, middle)
-        cp = high * direction
+        target = rng.uniform(0.0, 1e-3)
+        cp = centre_at_distance(partial(_coal_distance, hp, Rp), np.zeros(3), direction, target)
         points, gaps, _, count = _points(cp, Rp, hp)
         local = np.abs((points - cp) @ Rp)
         assert np.all(local <= hp + 1e-12) and np.all(np.isclose(local, hp, atol=1e-12).any(axis=1))
@@ -164,7 +164,7 @@ def test_the_nearest_capsule_slot_is_coals_distance_at_random_poses():
         rotation = Rotation.random(random_state=rng)
         direction = rng.normal(size=3)
         direction /= np.linalg.norm(direction)
-        target, low, high = rng.uniform(0.0, 1e-3), 0.0, 2.0
+        target = rng.uniform(0.0, 1e-3)
 
         def distance(centre, rotation=rotation):  # the capsule's axis is the link's x: coal's lies along its z
             transform = coal.Transform3s()
@@ -174,17 +174,15 @@ def test_the_nearest_capsule_slot_is_coals_distance_at_random_poses():
             coal.distance(coal.Capsule(radius, length), transform, table, at, coal.DistanceRequest(), result)
             return result.min_distance
 
-        for _ in range(60):
-            middle = 0.5 * (low + high)
-            low, high = (middle, high) if distance(middle * direction) < target else (low, middle)
-        q = np.concatenate([high * direction, rotation.as_rotvec()])
+        centre = centre_at_distance(distance, np.zeros(3), direction, target)
+        q = np.concatenate([centre, rotation.as_rotvec()])
         ws = asm.workspace(0.0, q, np.zeros(6))
         gaps = [c.gap(ws) for c in asm.contacts]
-        assert min(gaps) == pytest.approx(distance(high * direction), abs=1e-9)
+        assert min(gaps) == pytest.approx(distance(centre), abs=1e-9)
         axis = rotation.apply((1.0, 0.0, 0.0))
         away = []
         for contact in asm.contacts:
-            point = contact.anchor.position(ws) - high * direction
+            point = contact.anchor.position(ws) - centre
             along = np.clip(point @ axis, -length / 2, length / 2)
             away.append(np.linalg.norm(point - along * axis))
         assert max(away) <= radius + 1e-12 and away[int(np.argmin(gaps))] == pytest.approx(radius, abs=1e-12)

@@ -6,11 +6,13 @@ edge), standing on a table, and resting in a cradle of two rods."""
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import coal
 import numpy as np
 import pytest
 import trimesh
+from placed import centre_at_distance
 from scipy.spatial.transform import Rotation
 from slope_closed_forms import slope_errors
 from table_shapes import G, rest_over_the_edge
@@ -88,12 +90,9 @@ def test_the_least_gap_is_coals_distance_at_random_poses(surface):
         length, radius = rng.uniform(0.05, 0.3), rng.uniform(0.02, 0.1)
         direction = rng.normal(size=3)
         direction /= np.linalg.norm(direction)
-        target, low, high = rng.uniform(0.0, 1e-3), 0.0, 2.0
-        for _ in range(60):  # bisect the distance along the direction
-            middle = 0.5 * (low + high)
-            far = _coal_distance(length, radius, R, middle * direction, target_surface) >= target
-            low, high = (low, middle) if far else (middle, high)
-        centre = high * direction
+        target = rng.uniform(0.0, 1e-3)
+        distance = partial(_coal_distance, length, radius, R, surface=target_surface)
+        centre = centre_at_distance(distance, np.zeros(3), direction, target)
         tree = _free(1.0, (1.0, 1.0, 1.0))
         contacts = fb.cylinder_contacts(tree, "body", length, radius, target_surface)  # along its z, as coal's
         asm = fb.System([tree], constraints=contacts).assemble()

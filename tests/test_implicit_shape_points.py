@@ -6,10 +6,12 @@ capsule and a cylinder resting on a ball and across a rod, and a cylinder rollin
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import coal
 import numpy as np
 import pytest
+from placed import centre_at_distance
 from scipy.spatial.transform import Rotation
 from slope_closed_forms import slope_errors
 
@@ -90,12 +92,8 @@ def test_the_least_gap_is_the_first_order_distance_of_coals_nearest_point(kind):
             shape = coal.Capsule(size[1], size[0]) if kind == "capsule" else coal.Cylinder(size[1], size[0])
         direction = rng.normal(size=3)
         direction /= np.linalg.norm(direction)
-        target, low, high = rng.uniform(0.0, 1e-3), 0.0, 2.0
-        for _ in range(60):  # bisect the distance along the direction, from the ball's centre
-            middle = 0.5 * (low + high)
-            far = _coal_distance(shape, R, CENTRE + (R_BALL + middle) * direction) >= target
-            low, high = (low, middle) if far else (middle, high)
-        centre = CENTRE + (R_BALL + high) * direction
+        target = rng.uniform(0.0, 1e-3)
+        centre = centre_at_distance(partial(_coal_distance, shape, R), CENTRE + R_BALL * direction, direction, target)
         tree = fb.RigidTree("shape")
         tree.add_link("body", None, fb.FreeFlyer(), mass=1.0, inertia=(1.0, 1.0, 1.0))
         contacts = _contacts(tree, kind, size, BALL)  # along the link's z, as coal's

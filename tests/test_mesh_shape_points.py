@@ -5,10 +5,13 @@ checks against coal and the closed forms of statics and of a body pivoting about
 
 from __future__ import annotations
 
+from functools import partial
+
 import coal
 import numpy as np
 import pytest
 import trimesh
+from placed import centre_at_distance
 from scipy.spatial.transform import Rotation
 from table_shapes import assert_gap_rates_over_the_edge, capsule, crate
 
@@ -79,11 +82,8 @@ def test_the_least_gap_is_coals_distance_at_random_poses(shape):
             coal_shape = coal.Capsule(radius, length)
         direction = rng.normal(size=3)
         direction /= np.linalg.norm(direction)
-        target, low, high = rng.uniform(0.0, 1e-3), 0.0, 2.0
-        for _ in range(60):  # bisect the distance along the direction
-            middle = 0.5 * (low + high)
-            low, high = (middle, high) if _coal_distance(coal_shape, R, middle * direction) < target else (low, middle)
-        centre = high * direction
+        target = rng.uniform(0.0, 1e-3)
+        centre = centre_at_distance(partial(_coal_distance, coal_shape, R), np.zeros(3), direction, target)
         tree = fb.RigidTree("body", gravity=(0.0, 0.0, 0.0))
         tree.add_link("body", None, fb.FreeFlyer(), mass=1.0, inertia=(1.0, 1.0, 1.0))
         if shape == "box":
