@@ -124,7 +124,7 @@ class ContactPoint:
         (:func:`~flexbody.constraints.implicit_shape_points.ball_minima`)."""
         from .implicit_shape_points import ball_minima
 
-        y, s = ball_minima(self.surface, np.asarray(x, dtype=float)[None], self.r)  # type: ignore[arg-type]
+        y, s, _ = ball_minima(self.surface, np.asarray(x, dtype=float)[None], self.r)  # type: ignore[arg-type]
         return float(s[0]), (x - y[0]) / self.r
 
     def contact_point(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:

@@ -152,6 +152,16 @@ def rim_minima(surface, centre: np.ndarray, e1: np.ndarray, e2: np.ndarray, radi
     return refined[np.argsort(along(refined), kind="stable")]
 
 
+def rim_points(surface, middle: np.ndarray, e1: np.ndarray, e2: np.ndarray, radius: float, size: float, k: int):
+    """(points (RIM_MINIMA + k − 1, 3) [m], found): a rim's (centre ``middle``, unit e₁, e₂ in its plane, ``radius``)
+    :data:`RIM_MINIMA` least minima of the ``surface``'s distance along it (:func:`rim_minima`; ``found`` of them its
+    own, the least repeated for the others), then its k-gon from the least (module docstring)."""
+    minima = rim_minima(surface, middle, e1, e2, radius, size)[:RIM_MINIMA]
+    polygon = minima[0] + 2.0 * np.pi * np.arange(1, k) / k
+    angles = np.concatenate([minima, np.full(RIM_MINIMA - minima.size, minima[0]), polygon])
+    return middle + radius * (np.outer(np.cos(angles), e1) + np.outer(np.sin(angles), e2)), minima.size
+
+
 def _rod_side(centre, R, half_length: float, radius: float, rod: Cylinder) -> tuple[np.ndarray, ...]:
     """(gaps (1,), points (1, 3), normals (1, 3)): the side's point nearest the ``rod``'s axis where it lies between
     the ends and the axes are not parallel (module docstring), else an infinite gap."""
@@ -229,17 +239,12 @@ class CylinderSlots:
         """(points, gaps, normals) of a rim's slots (centre ``middle`` (3,)): its :data:`RIM_MINIMA` least minima
         (a further one within :data:`DUPLICATE` of the size of a point before it, or none, left over), then its k-gon
         from the least."""
-        e1, e2 = R[:, 0], R[:, 1]
-
-        minima = rim_minima(self.surface, middle, e1, e2, self.radius, self.size)[:RIM_MINIMA]
-        polygon = minima[0] + 2.0 * np.pi * np.arange(1, self.k) / self.k
-        angles = np.concatenate([minima, np.full(RIM_MINIMA - minima.size, minima[0]), polygon])
-        points = middle + self.radius * (np.outer(np.cos(angles), e1) + np.outer(np.sin(angles), e2))
+        points, found = rim_points(self.surface, middle, R[:, 0], R[:, 1], self.radius, self.size, self.k)
         gaps, normals, _ = surface_distances(self.surface, points, exact=True)
         polygon_points = points[RIM_MINIMA:]
         for i in range(1, RIM_MINIMA):
             others = np.vstack([points[:i], polygon_points])
-            if i >= minima.size or np.abs(others - points[i]).max(axis=1).min() <= DUPLICATE * self.size:
+            if i >= found or np.abs(others - points[i]).max(axis=1).min() <= DUPLICATE * self.size:
                 gaps[i] = np.inf
         return points, gaps, normals
 

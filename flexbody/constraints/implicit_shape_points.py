@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..rigid.anchors import LinkFrame
-from .cylinder_slots import RIM_MINIMA, rim_minima, surface_distances
+from .cylinder_slots import RIM_MINIMA, rim_points, surface_distances
 from .mesh_shape_points import DUPLICATE, MeshFeaturePoint
 from .nearest_point import box_edges
 from .surfaces import ImplicitSurface
@@ -95,6 +95,15 @@ def _newton_step(gradient: np.ndarray, hessian: np.ndarray) -> np.ndarray:
     return np.einsum("fkj,fj->fk", vectors, steps)
 
 
+def _in_coordinates(surface: ImplicitSurface, point_map: PointMap, u: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(ŝ (f,), its gradient Jᵀ∇ŝ (f, k) and Hessian Jᵀ Ĥ J + Σ ∂ŝ/∂x ∂²x/∂u² (f, k, k)) in the features'
+    coordinates u (f, k) (module docstring)."""
+    x, J, second = point_map(u)
+    s, gradient, hessian = surface.first_order(x)
+    H = np.einsum("fik,fij,fjl->fkl", J, hessian, J) + np.einsum("fkli,fi->fkl", second, gradient)
+    return s, np.einsum("fik,fi->fk", J, gradient), H
+
+
 def feature_minima(
     surface: ImplicitSurface, point_map: PointMap, starts: np.ndarray, bounded: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -105,10 +114,7 @@ def feature_minima(
     done = np.zeros(len(u), dtype=bool)
     inside = np.ones(len(u), dtype=bool)
     for _ in range(NEWTON_STEPS):
-        x, J, second = point_map(u)
-        s, gradient, hessian = surface.first_order(x)
-        g = np.einsum("fik,fi->fk", J, gradient)
-        H = np.einsum("fik,fij,fjl->fkl", J, hessian, J) + np.einsum("fkli,fi->fkl", second, gradient)
+        _, g, H = _in_coordinates(surface, point_map, u)
         step = np.where(done[:, None], 0.0, _newton_step(g, H))
         new = u + step
         new[:, bounded] = np.clip(new[:, bounded], -1.0, 1.0)
@@ -117,9 +123,7 @@ def feature_minima(
         u = new
         if done.all():
             break
-    x, J, second = point_map(u)
-    s, gradient, hessian = surface.first_order(x)
-    H = np.einsum("fik,fij,fjl->fkl", J, hessian, J) + np.einsum("fkli,fi->fkl", second, gradient)
+    s, _, H = _in_coordinates(surface, point_map, u)
     values = np.linalg.eigvalsh(H)
     strict = inside & (values[:, 0] > STRICT * np.maximum(np.abs(values).max(axis=1), 1e-300))
     return u, s, strict
@@ -179,18 +183,17 @@ def _balls(centres: np.ndarray, radius: float, toward: np.ndarray) -> PointMap:
     return point_map
 
 
-def ball_minima(surface: ImplicitSurface, centres: np.ndarray, radius: float, strict: bool = False):
-    """(y (f, 3) [m], ŝ (f,) [m]) — and with ``strict`` whether each minimum is strict (f,) — of the balls of
-    ``radius`` centred at ``centres`` (f, 3): each ball's point where ŝ is least, by :func:`feature_minima` in the
-    chart of :func:`_balls` from the point toward the surface (−∇s at its centre)."""
+def ball_minima(surface: ImplicitSurface, centres: np.ndarray, radius: float) -> Minima:
+    """(y (f, 3) [m], ŝ (f,) [m], strict (f,) bool) of the balls of ``radius`` centred at ``centres`` (f, 3): each
+    ball's point where ŝ is least, by :func:`feature_minima` in the chart of :func:`_balls` from the point toward the
+    surface (−∇s at its centre)."""
     toward = -surface.first_order(centres)[1]
     toward /= np.linalg.norm(toward, axis=1, keepdims=True)
     point_map = _balls(centres, radius, toward)
     u, s, strict_minima = feature_minima(
         surface, point_map, np.tile([0.5 * np.pi, 0.0], (len(centres), 1)), np.array([False, False])
     )
-    y = point_map(u)[0]
-    return (y, s, strict_minima) if strict else (y, s)
+    return point_map(u)[0], s, strict_minima
 
 
 def _grid(values: np.ndarray, k: int) -> np.ndarray:
@@ -282,10 +285,7 @@ class ImplicitSlots:
         if self.kind == "box":
             parts = [self._taken(*self._edges(centre, R), EDGE_SLOTS), self._taken(*self._faces(centre, R), FACE_SLOTS)]
         elif self.kind == "capsule":
-            parts = [
-                self._taken(*self._caps(centre, R), CAP_SLOTS),
-                self._taken(*self._segment(centre, R), SEGMENT_SLOTS),
-            ]
+            parts = [self._taken(*self._caps(centre, R), CAP_SLOTS), self._taken(*self._side(centre, R), SEGMENT_SLOTS)]
         else:
             rim = RIM_MINIMA + self.k - 1
             parts = [self._taken(*part, rim) for part in self._rims(centre, R)]
@@ -319,8 +319,9 @@ class ImplicitSlots:
         x, strict = point_map(starts)[0], np.ones(f, dtype=bool)
         near = np.flatnonzero(least <= NEAR * self.size)
         if near.size:
-            u, s, strict[near] = feature_minima(self.surface, _some(point_map, near, f), starts[near], bounded)
-            x[near], least[near] = _some(point_map, near, f)(u)[0], s
+            searched = _some(point_map, near, f)
+            u, s, strict[near] = feature_minima(self.surface, searched, starts[near], bounded)
+            x[near], least[near] = searched(u)[0], s
         return x, least, strict
 
     def _edges(self, centre: np.ndarray, R: np.ndarray) -> Minima:
@@ -345,23 +346,18 @@ class ImplicitSlots:
         its rim with it)."""
         half, radius = self.size_of
         ends = centre + np.outer([-half, half], R[:, 2])
-        x, s, strict = ball_minima(self.surface, ends, radius, strict=True)
+        x, s, strict = ball_minima(self.surface, ends, radius)
         outer = np.einsum("fi,fi->f", x - ends, np.outer([-1.0, 1.0], R[:, 2])) >= -1e-12 * radius
         return x, s, strict & outer
 
-    def _segment(self, centre: np.ndarray, R: np.ndarray) -> Minima:
-        half, radius = self.size_of
-        return self._minima(_side(centre, R, half, radius), 1, SIDE_SAMPLES, np.array([False, True]))
-
     def _rims(self, centre: np.ndarray, R: np.ndarray) -> list[Minima]:
+        """Each rim's points (:func:`~flexbody.constraints.cylinder_slots.rim_points`; a minimum repeated where the
+        rim has fewer, which :meth:`_taken` takes once)."""
         half, radius = self.size_of
         parts = []
         for sign in (-1.0, 1.0):
             middle = centre + sign * half * R[:, 2]
-            minima = rim_minima(self.surface, middle, R[:, 0], R[:, 1], radius, self.size)[:RIM_MINIMA]
-            polygon = minima[0] + 2.0 * np.pi * np.arange(1, self.k) / self.k
-            angles = np.concatenate([minima, polygon])
-            x = middle + radius * (np.outer(np.cos(angles), R[:, 0]) + np.outer(np.sin(angles), R[:, 1]))
+            x = rim_points(self.surface, middle, R[:, 0], R[:, 1], radius, self.size, self.k)[0]
             s = surface_distances(self.surface, x, exact=True)[0]
             parts.append((x, s, np.ones(len(x), dtype=bool)))
         return parts
@@ -375,6 +371,7 @@ class ImplicitSlots:
         return x, s, strict & (np.hypot(local[:, 0], local[:, 1]) < radius)
 
     def _side(self, centre: np.ndarray, R: np.ndarray) -> Minima:
+        """The minimum on the round side about the axis segment (a cylinder's, a capsule's between its caps)."""
         half, radius = self.size_of
         return self._minima(_side(centre, R, half, radius), 1, SIDE_SAMPLES, np.array([False, True]))
 
