@@ -64,13 +64,18 @@ if TYPE_CHECKING:
 __all__ = ["sphere_contact", "box_contacts", "capsule_contacts", "cylinder_contacts", "node_contacts"]
 
 
-def _plane_only(surface: Surface, shape: str, also: tuple[type, ...] = ()) -> None:
-    if type(surface) is not Plane and type(surface) not in also:
-        exact = " or ".join(["a Plane"] + [f"a {kind.__name__}" for kind in also])
+FIXED_SURFACES = (Plane, Sphere, Cylinder, Box, TriangleMesh, ImplicitSurface)
+"""The surfaces a shape's contacts are taken against (module docstring)."""
+
+
+def _fixed_only(surface: Surface, shape: str) -> None:
+    """FlexbodyError naming the ``shape`` where ``surface`` is none of :data:`FIXED_SURFACES` (a flexible body's
+    boundary moves: its contacts are points' or nodes')."""
+    if type(surface) not in FIXED_SURFACES:
+        names = ", ".join(kind.__name__ for kind in FIXED_SURFACES)
         raise FlexbodyError(
-            f"{shape}: its contacts are exact against {exact} only (against another surface it may touch along a "
-            f"line or between its corner or end points), got {type(surface).__name__}; use sphere_contact or points "
-            f"of your own"
+            f"{shape}: a shape's contacts are taken against a fixed {names} only, got {type(surface).__name__}; "
+            "against a flexible body's boundary use points or nodes (fb.Contact, fb.node_contacts)"
         )
 
 
@@ -120,7 +125,7 @@ def box_contacts(
     each edge's point nearest the rod's axis; against a TriangleMesh the corners and ``{name}8`` … (up to
     ``{name}15``), the slots of the mesh's vertices and edges; against an ImplicitSurface the corners and ``{name}8``
     … ``{name}13``, the least distances inside its edges and faces (module docstring)."""
-    _plane_only(surface, f"box_contacts {name!r}", also=(Sphere, Box, Cylinder, TriangleMesh, ImplicitSurface))
+    _fixed_only(surface, f"box_contacts {name!r}")
     edges = np.asarray(size, dtype=float).ravel()
     if edges.shape != (3,):
         raise FlexbodyError(f"box_contacts {name!r}: size must be three edge lengths [m], got {size!r}")
@@ -187,7 +192,7 @@ def capsule_contacts(
     the mesh's vertices and edges; against an ImplicitSurface ``{name}0`` … ``{name}3``, the least distances on its
     end caps and its side (module docstring)."""
     who = f"capsule_contacts {name!r}"
-    _plane_only(surface, who, also=(Sphere, Box, Cylinder, TriangleMesh, ImplicitSurface))
+    _fixed_only(surface, who)
     ell = finite_number(length, "length [m]", who)
     a, centre = _unit_axis(axis, who), np.asarray(offset, dtype=float).reshape(3)
     axes = _axes_along(a)
@@ -260,7 +265,7 @@ def cylinder_contacts(
     an ImplicitSurface its rims' as well, then the least distances inside its discs and its side
     (:mod:`~flexbody.constraints.implicit_shape_points`)."""
     who = f"cylinder_contacts {name!r}"
-    _plane_only(surface, who, also=(Sphere, Box, Cylinder, TriangleMesh, ImplicitSurface))
+    _fixed_only(surface, who)
     ell = finite_number(length, "length [m]", who)
     r = finite_number(radius, "radius [m]", who, positive=True)
     if type(surface) is Sphere:  # a convex shape and a ball touch at one point
