@@ -89,6 +89,8 @@ class ContactPoint:
         if self.chooses:
             gap, n = self.anchor.gap_and_normal(ev)  # type: ignore[attr-defined]
             return gap - self.r, n
+        if isinstance(self.surface, ImplicitSurface) and self.r > 0.0:  # both from the ball's one search
+            return self._ball_on_implicit(x)
         return self.gap_at(x, ev), self.normal(x)
 
     def gap_at(self, x: np.ndarray, ev: StateView | None = None) -> float:
