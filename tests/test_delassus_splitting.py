@@ -69,7 +69,7 @@ def test_the_split_counts_the_problems_it_solved_by_the_law(monkeypatch):
 
     def stalled_by_the_law(*args):
         solution = real(*args)
-        return CoulombSolution(solution.sweeps, 1.0, 3e-10, True)
+        return CoulombSolution(solution.sweeps, 1.0, 3e-10, True, True)
 
     monkeypatch.setattr(delassus_splitting, "solve_coulomb_polished", stalled_by_the_law)
     taken = solve_coulomb_split(W, w, mu, np.zeros(w.size), lambda x: W @ x, 1e-13, 20000)

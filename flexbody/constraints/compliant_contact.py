@@ -102,13 +102,13 @@ class CompliantContact(ForceElement):
         self.v_s = finite_number(slip_velocity, "slip_velocity [m/s]", who, positive=True)
 
     # ------------------------------------------------------------------ law
-    def _contact(self, x: np.ndarray, xdot: np.ndarray, jacobians: bool):
-        """(F (3,), ∂F/∂x (3, 3), ∂F/∂ẋ (3, 3)) at the point x with velocity ẋ [world]; zeros when apart."""
+    def _contact(self, x: np.ndarray, xdot: np.ndarray, gap: float, n: np.ndarray, jacobians: bool):
+        """(F (3,), ∂F/∂x (3, 3), ∂F/∂ẋ (3, 3)) at the point x with velocity ẋ [world], its gap [m] and the surface's
+        unit normal n (3,) there; zeros when apart."""
         zero = np.zeros((3, 3))
-        delta = -self.point.gap_at(x)
+        delta = -gap
         if delta <= 0.0:
             return np.zeros(3), zero, zero
-        n = self.point.normal(x)
         rate = -float(n @ xdot)
         spring = self.k * delta**self.p
         f_n = spring * (1.0 + self.d * rate)
@@ -133,7 +133,7 @@ class CompliantContact(ForceElement):
     # ------------------------------------------------------------------ force element
     def evaluate(self, ev: StateView, *, velocity: bool = True, jacobians: bool = False) -> ForcePiece:
         x, v_c, cols, J, J_c = self.point.kinematics(ev, velocity)
-        F, dF_dx, dF_dv = self._contact(x, v_c, jacobians)
+        F, dF_dx, dF_dv = self._contact(x, v_c, *self.point.gap_and_normal(ev, x), jacobians)
         Q = J_c.T @ F
         if not jacobians:
             return ForcePiece(cols, Q)
@@ -156,11 +156,10 @@ class CompliantContact(ForceElement):
         """(gap s − r [m], normal force f_n [N], friction force f_t (3,) [N, world], slip speed ‖v_t‖ [m/s] of the
         contact point) at ``ev`` (zero forces and slip when apart)."""
         x, xdot = self.point.kinematics(ev)[:2]
-        F = self._contact(x, xdot, False)[0]
-        gap = self.point.gap_at(x)
+        gap, n = self.point.gap_and_normal(ev, x)
+        F = self._contact(x, xdot, gap, n, False)[0]
         if not F.any():
             return gap, 0.0, np.zeros(3), 0.0
-        n = self.point.normal(x)
         f_n = float(n @ F)
         v_t = xdot - (n @ xdot) * n
         return gap, f_n, F - f_n * n, float(np.linalg.norm(v_t))

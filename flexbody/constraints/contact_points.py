@@ -89,8 +89,8 @@ class ContactPoint:
         if self.chooses:
             gap, n = self.anchor.gap_and_normal(ev)  # type: ignore[attr-defined]
             return gap - self.r, n
-        if isinstance(self.surface, ImplicitSurface) and self.r > 0.0:  # both from the ball's one search
-            return self._ball_on_implicit(x)
+        if isinstance(self.surface, ImplicitSurface) and self.r > 0.0:  # both from the ball's one search a state
+            return ev.memo(("ball on implicit", self), lambda: self._ball_on_implicit(x))
         return self.gap_at(x, ev), self.normal(x)
 
     def gap_at(self, x: np.ndarray, ev: StateView | None = None) -> float:
@@ -146,7 +146,7 @@ class ContactPoint:
         cols, J = self.anchor.jacobian(ev)
         if not self.rolls:
             return x, (self.anchor.velocity(ev) if velocity else np.zeros(3)), cols, J, J
-        n = self.normal(x)
+        n = self.gap_and_normal(ev, x)[1]
         cols_w, J_w = self.anchor.angular_jacobian(ev)  # type: ignore[attr-defined]  # a FrameAnchor (rolls)
         cols, both = merge_pieces([(cols, np.vstack([J, 0.0 * J])), (cols_w, np.vstack([0.0 * J_w, J_w]))])
         J, J_c = both[:3], np.array(both[:3], dtype=float)

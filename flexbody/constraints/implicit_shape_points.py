@@ -39,7 +39,7 @@ import numpy as np
 
 from ..rigid.anchors import LinkFrame
 from .cylinder_slots import RIM_MINIMA, rim_points, surface_distances
-from .mesh_shape_points import DUPLICATE, MeshFeaturePoint
+from .mesh_shape_points import DUPLICATE, MeshFeaturePoint, take_nearest
 from .nearest_point import box_edges
 from .surfaces import ImplicitSurface
 
@@ -281,35 +281,32 @@ class ImplicitSlots:
         return ev.memo(("implicit slots", self), compute)
 
     def slots_at(self, centre: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, ...]:
-        """(points, gaps, normals) of the slots with the shape at ``centre`` (3,) [m], axes the columns of R."""
+        """(points, gaps, normals) of the slots with the shape at ``centre`` (3,) [m], axes the columns of R: each
+        feature kind's least strict minima (:func:`~flexbody.constraints.mesh_shape_points.take_nearest`, none within
+        :data:`DUPLICATE` of the size of one taken before; infinite gaps left over)."""
         if self.kind == "box":
-            parts = [self._taken(*self._edges(centre, R), EDGE_SLOTS), self._taken(*self._faces(centre, R), FACE_SLOTS)]
+            found = [(self._edges(centre, R), EDGE_SLOTS), (self._faces(centre, R), FACE_SLOTS)]
         elif self.kind == "capsule":
-            parts = [self._taken(*self._caps(centre, R), CAP_SLOTS), self._taken(*self._side(centre, R), SEGMENT_SLOTS)]
+            found = [(self._caps(centre, R), CAP_SLOTS), (self._side(centre, R), SEGMENT_SLOTS)]
         else:
             rim = RIM_MINIMA + self.k - 1
-            parts = [self._taken(*part, rim) for part in self._rims(centre, R)]
-            parts += [self._taken(*self._discs(centre, R), DISC_SLOTS), self._taken(*self._side(centre, R), SIDE_SLOTS)]
+            found = [(part, rim) for part in self._rims(centre, R)]
+            found += [(self._discs(centre, R), DISC_SLOTS), (self._side(centre, R), SIDE_SLOTS)]
+        taken: list = []
+        parts = [
+            take_nearest(self._pairs(*minima), 0.0, count, taken, DUPLICATE * self.size) for minima, count in found
+        ]
         return tuple(np.concatenate(arrays) for arrays in zip(*parts))
 
-    def _taken(self, x: np.ndarray, s: np.ndarray, strict: np.ndarray, count: int):
-        """(points (count, 3), gaps (count,), normals (count, 3)): of the features' minima at x (f, 3) with ŝ (f,),
-        the ``count`` least strict ones, none within :data:`DUPLICATE` of the size of one before; infinite gaps left
-        over."""
-        points, gaps = np.zeros((count, 3)), np.full(count, np.inf)
-        normals = np.tile(np.eye(3)[2], (count, 1))
-        kept: list[np.ndarray] = []
-        for i in np.argsort(np.where(strict, s, np.inf)):
-            if len(kept) == count or not strict[i]:
-                break
-            if any(np.abs(x[i] - y).max() <= DUPLICATE * self.size for y in kept):
-                continue
+    def _pairs(self, x: np.ndarray, s: np.ndarray, strict: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(gaps (f,), points (f, 3), normals (f, 3)) of the features' minima at x (f, 3) with ŝ (f,): ŝ where the
+        minimum is strict (infinite otherwise), the normal ∇s/‖∇s‖ there."""
+        gaps = np.where(strict, s, np.inf)
+        normals = np.tile(np.eye(3)[2], (len(x), 1))
+        for i in np.flatnonzero(strict):
             n = self.surface.gradient(x[i])[0]
-            n = n / np.linalg.norm(n)
-            j = len(kept)
-            points[j], gaps[j], normals[j] = x[i], s[i], n
-            kept.append(x[i])
-        return points, gaps, normals
+            normals[i] = n / np.linalg.norm(n)
+        return gaps, x, normals
 
     def _minima(self, point_map: PointMap, f: int, samples: np.ndarray, bounded: np.ndarray) -> Minima:
         """(x (f, 3), ŝ (f,), strict (f,)) of f features' minima (:func:`feature_minima`) from their best samples;
@@ -352,7 +349,7 @@ class ImplicitSlots:
 
     def _rims(self, centre: np.ndarray, R: np.ndarray) -> list[Minima]:
         """Each rim's points (:func:`~flexbody.constraints.cylinder_slots.rim_points`; a minimum repeated where the
-        rim has fewer, which :meth:`_taken` takes once)."""
+        rim has fewer, which :meth:`slots_at` takes once)."""
         half, radius = self.size_of
         parts = []
         for sign in (-1.0, 1.0):

@@ -214,7 +214,7 @@ class ContactStepper:
                 ),
                 [change],
             )
-        if not change <= self.settings.tol:  # solved by impulses that meet the law, not by converged sweeps
+        if solution.by_the_law:
             self.by_the_law += 1
             self.largest_residual = max(self.largest_residual, solution.residual)
         if X is None:

@@ -499,12 +499,14 @@ class CoulombSolution(NamedTuple):
     """What :func:`solve_coulomb_polished` made of a contact problem: the ``sweeps`` of Gauss–Seidel, the last
     relative ``change`` of its impulses (≤ tol where they converged), and where they did not, the ``residual``
     (:func:`law_residual`) of the impulses it gives instead (0 where the sweeps converged); ``solved`` where either
-    holds (the change ≤ tol, or the residual ≤ :data:`LAW_TOL`)."""
+    holds (the change ≤ tol, or the residual ≤ :data:`LAW_TOL`), and ``by_the_law`` where it is solved by impulses
+    that meet the law though the sweeps did not converge to them."""
 
     sweeps: int
     change: float
     residual: float
     solved: bool
+    by_the_law: bool
 
 
 LAW_CHECK_SWEEPS = 100
@@ -531,10 +533,10 @@ def solve_coulomb_polished(W, w, mu, p, tol, max_sweeps) -> CoulombSolution:
         more, change = solve_coulomb(W, w, mu, p, tol, min(LAW_CHECK_SWEEPS, max_sweeps - sweeps))
         sweeps += more
         if change <= tol:
-            return CoulombSolution(sweeps, change, 0.0, True)
+            return CoulombSolution(sweeps, change, 0.0, True, False)
         residual = law_residual(W, w, mu, p)
         if residual <= LAW_CHECK_FACTOR * tol:
-            return CoulombSolution(sweeps, change, residual, True)
+            return CoulombSolution(sweeps, change, residual, True, True)
     best, least = p.copy(), law_residual(W, w, mu, p)
 
     def candidates():  # _slipping starts from the best of the others, read once they are done
@@ -547,7 +549,7 @@ def solve_coulomb_polished(W, w, mu, p, tol, max_sweeps) -> CoulombSolution:
         sweeps += more
         if change_swept <= tol and meets_the_law(W, w, mu, swept):
             p[:] = swept
-            return CoulombSolution(sweeps, change_swept, 0.0, True)
+            return CoulombSolution(sweeps, change_swept, 0.0, True, False)
         residual = law_residual(W, w, mu, candidate)
         if residual < least:
             best, least = candidate, residual
@@ -555,7 +557,7 @@ def solve_coulomb_polished(W, w, mu, p, tol, max_sweeps) -> CoulombSolution:
             break
     if least <= LAW_TOL:
         p[:] = best
-    return CoulombSolution(sweeps, change, least, least <= LAW_TOL)
+    return CoulombSolution(sweeps, change, least, least <= LAW_TOL, least <= LAW_TOL)
 
 
 def _slipping(W: np.ndarray, w: np.ndarray, mu: np.ndarray, p: np.ndarray):

@@ -67,7 +67,7 @@ def solve_coulomb_split(
         sweeps += solution.sweeps
         if not solution.solved:
             return None
-        if not solution.change <= tol:  # solved by impulses that meet the law, not by converged sweeps
+        if solution.by_the_law:
             by_the_law, largest = by_the_law + 1, max(largest, solution.residual)
         size = np.abs(p).max(initial=0.0)
         moved = np.abs(p - previous).max(initial=0.0)
