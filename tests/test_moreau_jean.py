@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import itertools
 import math
+import types
 
 import numpy as np
 import pytest
+from contact_energy import assert_contacts_give_no_energy
 from uniaxial_svk import uniaxial_stretches
 
 import flexbody as fb
@@ -368,6 +370,8 @@ def test_a_box_tumbling_with_friction_and_restitution_lands_and_rests(mu, e):
         work, impulsive = _contact_work(system, run, 1e-3)
         assert np.nanmax(np.abs(work[~impulsive])) < 1e-12  # the measure: no impulse, no work
         assert np.nanmax(work[impulsive]) < 1e-12  # the contacts never give energy
+        recorded = np.asarray(run.histories["contact_work"])[:-1]  # the last state's step is not taken
+        assert np.nanmax(np.abs(recorded - work)) < 1e-13  # the stepper's own record (and the suite's check) agree
         assert run.histories["contact_gap"].min() > -2e-6
         assert run.histories["contact_normal_force"][-1].sum() == pytest.approx(2.0 * G, rel=1e-9)
         assert np.abs(run.v[-1]).max() < 1e-9 and energy[-1] < energy[0]
@@ -447,6 +451,13 @@ def test_bad_contacts_and_settings_are_named():
         fb.simulate(sunk, 0.1, integrator=fb.MoreauJean(dt=1e-3))
     pushed = fb.simulate(sunk, 0.1, integrator=fb.MoreauJean(dt=1e-3, initial_penetration=1e-2))
     assert pushed.histories["contact_gap"][-1, 0] > -1e-9  # pushed out at 0.2 of it a step (measured below 1e-12)
+    assert np.max(pushed.histories["contact_work"]) > 0.0  # pushing the penetration out gives energy, which ...
+    assert_contacts_give_no_energy(
+        pushed.times, pushed.histories
+    )  # ... the suite's check allows (the steps start penetrating)
+    touching = {**pushed.histories, "contact_gap": np.zeros_like(pushed.histories["contact_gap"])}
+    with pytest.raises(AssertionError, match=r"the contacts gave .* J in the step from t = 0 s"):
+        assert_contacts_give_no_energy(pushed.times, touching)  # the same work without a penetration to push out
     with pytest.raises(FlexbodyError, match="MoreauJean: theta must be"):
         fb.MoreauJean(dt=1e-3, theta=0.3)
     with pytest.raises(FlexbodyError, match="MoreauJean: dt must be"):
@@ -467,7 +478,6 @@ def test_a_contact_problem_that_does_not_converge_stops_with_the_last_good_state
 
 
 def test_flexbody_info_lists_the_contacts_and_results_keep_their_histories(tmp_path):
-    import types
 
     from flexbody.cli.info import describe_case
 

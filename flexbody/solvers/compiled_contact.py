@@ -41,7 +41,8 @@ BATCH_STEPS = 256
 class ContactBatch(NamedTuple):
     """What :meth:`CompiledContactSteps.run` did: its ``status``, the steps ``accepted``, and the ``rows`` written
     (t, q, v, a, kinetic, potential, the contacts' gaps (c,), impulses (c, 3) and local velocities before the step
-    (c, 3) as :class:`~flexbody.solvers.contact_step.ContactStep` has them, sweeps), one per recorded state; the
+    (c, 3) as :class:`~flexbody.solvers.contact_step.ContactStep` has them, sweeps, the impulses' work [J]), one per
+    recorded state; the
     state (q, v) and the contacts' warm start are updated in place to the last accepted step."""
 
     status: int
@@ -211,9 +212,9 @@ def _tree_solves(L, d, blocks, x):
 
 
 @nb.njit(cache=True)
-def _record(rows, j, t, q, v, a, energy, gap, impulses, u_before, sweeps) -> None:
+def _record(rows, j, t, q, v, a, energy, gap, impulses, u_before, sweeps, work) -> None:
     """Row j of ``rows`` (:class:`ContactBatch`): the state, its step's response and its contacts."""
-    t_rows, q_rows, v_rows, a_rows, kinetic, potential, gaps, impulse_rows, local, sweep_rows = rows
+    t_rows, q_rows, v_rows, a_rows, kinetic, potential, gaps, impulse_rows, local, sweep_rows, work_rows = rows
     t_rows[j] = t
     q_rows[j] = q
     v_rows[j] = v
@@ -225,6 +226,7 @@ def _record(rows, j, t, q, v, a, energy, gap, impulses, u_before, sweeps) -> Non
         for x in range(3):
             local[j, i, x] = u_before[3 * i + x]
     sweep_rows[j] = sweeps
+    work_rows[j] = work
 
 
 @nb.njit(cache=True)
@@ -251,7 +253,7 @@ def rigid_contact_steps(
     out = np.empty(ends[-1])
     L, d, buffer = np.zeros((n, n)), np.empty(n), np.empty(0)  # buffer: W's values, grown as needed
     gap, data = np.empty(c), np.zeros(starts[-1])
-    u_before, u_free = np.empty(3 * c), np.empty(3 * c)
+    u_before, u_free, u_next = np.empty(3 * c), np.empty(3 * c), np.empty(3 * c)
     for k in range(times.size):
         h = hs[k]
         if joint_terms_into(ints, floats, support, bodies, body_floats, drive, q, v, 0, out) != 0:
@@ -276,7 +278,9 @@ def rigid_contact_steps(
             return DECLINED
         if record[k]:
             a = (v_next - v) / h
-            _record(rows, counters[1], times[k], q, v, a, out[ends[5] :], gap, impulses, u_before, sweeps)
+            _local_velocities(data, starts, first, count, v_next, u_next)
+            work = 0.5 * np.dot(impulses.ravel(), u_free + u_next)  # pᵀ G (v_f + v⁺)/2, as the Python step's
+            _record(rows, counters[1], times[k], q, v, a, out[ends[5] :], gap, impulses, u_before, sweeps, work)
             counters[1] += 1
         q[:] = q_next
         v[:] = v_next
@@ -327,14 +331,14 @@ class CompiledContactSteps:
 
     def step(self, t: float, q, v, tau, h: float, warm) -> tuple | None:
         """One step of size h [s] from (t, q, v) under τ (n,) with the warm start ``warm`` (c, 3) (updated in place
-        when it is taken): (v⁺, q⁺, a, impulses (c, 3), gap (c,), local (c, 3), sweeps), or None where the kernel
-        declines it (module docstring)."""
+        when it is taken): (v⁺, q⁺, a, impulses (c, 3), gap (c,), local (c, 3), sweeps, the impulses' work [J]), or
+        None where the kernel declines it (module docstring)."""
         q, v = np.array(q, dtype=float), np.array(v, dtype=float)
         batch = self.run(np.array([t]), np.array([h]), np.ones(1, dtype=bool), q, v, warm, tau)
         if not batch.accepted:
             return None
-        _, _, _, a, _, _, gap, impulses, local, sweeps = (x[0] for x in batch.rows)
-        return v, q, a, impulses, gap, local, int(sweeps)
+        _, _, _, a, _, _, gap, impulses, local, sweeps, work = (x[0] for x in batch.rows)
+        return v, q, a, impulses, gap, local, int(sweeps), float(work)
 
     def run(self, times: np.ndarray, hs: np.ndarray, record: np.ndarray, q, v, warm, tau) -> ContactBatch:
         """Steps at ``times`` (K,) of sizes ``hs`` (K,), recording where ``record`` (K,) bool, from (q, v) with the
@@ -351,6 +355,7 @@ class CompiledContactSteps:
             np.empty((count, c, 3)),
             np.empty((count, c, 3)),
             np.empty(count, dtype=np.int64),
+            np.empty(count),
         )
         counters = np.zeros(2, dtype=np.int64)
         status = rigid_contact_steps(

@@ -68,7 +68,9 @@ class ContactStep(NamedTuple):
     ``lam`` (m,) the bilateral rows' mean multipliers Λ/h [N, N·m]; ``impulses`` (c, 3) the contacts' (p_n, p_t₁,
     p_t₂) [N·s] in their frames (zero when apart); at the step's start the contacts' ``gap`` (c,) [m], frames
     ``basis`` (c, 3, 3) (columns n, t₁, t₂) and ``local`` velocities (c, 3) G vₙ [m/s]; ``sweeps`` of the contact
-    solver."""
+    solver; ``work`` [J] the energy the contacts' impulses gave in the step, pᵀ G (v_f + v⁺)/2 (v_f the free
+    velocity: ½ v⁺ᵀ A v⁺ − ½ v_fᵀ A v_f, the impulses' share of the step's kinetic energy in its metric A; ≤ 0 where
+    impacts and friction take energy, > 0 only where a penetration is pushed out)."""
 
     v: np.ndarray
     q: np.ndarray
@@ -79,6 +81,7 @@ class ContactStep(NamedTuple):
     basis: np.ndarray
     local: np.ndarray
     sweeps: int
+    work: float
 
 
 class ContactStepper:
@@ -117,12 +120,12 @@ class ContactStepper:
         if compiled and self.compiled is not None:  # rigid trees, contacts on the forest, no bilateral rows
             taken = self.compiled.step(ws.t, ws.q, ws.v, tau, h, self.warm)
             if taken is not None:
-                v_next, q_next, a, impulses, gap, local, sweeps = taken
+                v_next, q_next, a, impulses, gap, local, sweeps, work = taken
                 self.compiled_steps += 1
                 self.seconds["step"] += time.perf_counter() - start
                 m = self.asm.n_constraints
                 basis = self.compiled.basis
-                return ContactStep(v_next, q_next, a, np.zeros(m), impulses.copy(), gap, basis, local, sweeps)
+                return ContactStep(v_next, q_next, a, np.zeros(m), impulses.copy(), gap, basis, local, sweeps, work)
         asm, theta = self.asm, self.settings.theta
         terms = ws.terms()
         q, v = ws.q, ws.v
@@ -162,9 +165,19 @@ class ContactStepper:
             active = np.union1d(active, joining)
         self.warm = impulses.copy()
         local = u_before.reshape(-1, 3)
+        work = 0.5 * float(impulses.ravel() @ (u_free + frames.G @ v_next))  # pᵀ G (v_f + v⁺)/2
         self.seconds["step"] += time.perf_counter() - start
         return ContactStep(
-            v_next, q + h * v_next, (v_next - v) / h, -y_next / h, impulses, frames.gap, frames.basis, local, sweeps
+            v_next,
+            q + h * v_next,
+            (v_next - v) / h,
+            -y_next / h,
+            impulses,
+            frames.gap,
+            frames.basis,
+            local,
+            sweeps,
+            work,
         )
 
     def _contact_solve(self, ws, frames, active, u_before, u_free, m: int, h: float):

@@ -6,7 +6,9 @@ impacts inside the step).
 What a state records: its step's response (a = Δv/h, the rows' mean multipliers Λ/h), and for every contact in the
 system's order (after its compliant contacts) "contact_gap" (c,) [m], "contact_normal_force" (c,) p_n/h [N],
 "contact_friction_force" (c, 3) the mean friction force of the step [N, world] and "contact_slip_speed" (c,) ‖u_t‖
-of the state [m/s] where it touches (zero apart), with "contact_sweeps" of the contact solver; the last state's
+of the state [m/s] where it touches (zero apart), with "contact_sweeps" of the contact solver and "contact_work" [J]
+the energy the contacts' impulses gave in the step (:class:`~flexbody.solvers.contact_step.ContactStep`'s ``work``:
+never above zero where e ≤ 1, but where a penetration is pushed out); the last state's
 step is computed for its record, not taken. ``metadata["statistics"]``: the steps run, those the compiled kernel
 took (``compiled_steps``: rigid systems whose contacts are points on links against planes, without bilateral rows,
 :mod:`flexbody.solvers.compiled_contact`), its ``batches`` (up to 256 steps a call, where the inputs are held and
@@ -100,6 +102,7 @@ def contact_rows(step: ContactStep, h) -> dict:
     friction = np.einsum("cij,...cj->...ci", step.basis[:, :, 1:], impulses[..., 1:])
     return {
         "contact_sweeps": step.sweeps,
+        "contact_work": step.work,
         **contact_histories(
             step.gap,
             impulses[..., 0] / h,
@@ -235,11 +238,11 @@ def _batch(compiled, run, stepper, settings, k: int, t: float, t0: float, t_end:
 def _record_batch(recorder, rows: tuple, tau: np.ndarray, basis: np.ndarray, h: np.ndarray) -> None:
     """Record the rows of compiled steps (:class:`~flexbody.solvers.compiled_contact.ContactBatch`) with the columns
     and in the order a single step records its state; ``basis`` (c, 3, 3) the contacts' frames, h the steps' sizes."""
-    t, q, v, a, kinetic, potential, gap, impulses, local, sweeps = rows
+    t, q, v, a, kinetic, potential, gap, impulses, local, sweeps, work = rows
     count = len(t)
     if not count:
         return
-    steps = ContactStep(v, q, a, np.zeros((count, 0)), impulses, gap, basis, local, sweeps)
+    steps = ContactStep(v, q, a, np.zeros((count, 0)), impulses, gap, basis, local, sweeps, work)
     zeros = np.zeros(count)  # no bilateral rows: rank, violations and corrections
     recorder.extend(
         {
