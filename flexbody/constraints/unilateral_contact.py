@@ -26,7 +26,7 @@ from ..errors import FlexbodyError
 from .base import Named, finite_number, merge_pieces
 from .body_surface import BodySurface
 from .contact_points import ContactPoint
-from .surfaces import Plane
+from .surfaces import ImplicitSurface, Plane
 
 if TYPE_CHECKING:
     from ..rigid.anchors import Anchor
@@ -169,6 +169,44 @@ class Contact(Named):
         gap, n = self.point.gap_and_normal(ev, x)
         basis = tangent_basis(n)
         return ContactFrame(gap, np.asarray(cols), basis.T @ J_c, basis, x - self.r * n)
+
+    def acceleration_bias(self, ev: StateView) -> tuple[ContactFrame, np.ndarray]:
+        """(the :class:`ContactFrame` at ``ev``, γ (3,)): the contact's local acceleration G a + γ for generalized
+        accelerations a (n,), what a controller holds to keep a contact closed (normal row) and sticking (tangent
+        rows). With x the centre, J̇v its :meth:`~flexbody.rigid.anchors.Anchor.bias`, n = ∇s(x) and H = ∇²s(x):
+
+            γ_n = nᵀ J̇v + ẋᵀ H ẋ            (g̈ = nᵀ ẍ + ẋᵀ H ẋ: the gap's second derivative)
+            γ_t = t_iᵀ (J̇v + r (H ẋ) × ω + r n × J̇_ω v)   (v̇_c of v_c = ẋ + r n × ω, a rolling ball's contact
+                                                           point; γ_t = t_iᵀ J̇v for a point or a ball that
+                                                           does not roll)
+
+        on the fixed frame [n, t₁, t₂] (for a distance s; an ImplicitSurface's first-order distance ŝ, exact where
+        the gap closes, for a point on it). FlexbodyError for the contacts whose point is chosen anew at each
+        state (a shape's slots against a box, a mesh or an implicit surface), a ball on an ImplicitSurface and a
+        flexible body's surface, which move the point they touch."""
+        who = f"contact {self.name!r}" if self.name is not None else "Contact"
+        if self.point.chooses or isinstance(self.surface, BodySurface):
+            raise FlexbodyError(
+                f"{who}: its touching point is chosen anew at each state (a shape's slot or a flexible body's "
+                "surface), so it has no acceleration row; hold point or ball contacts (tree.point, a flexible node)"
+            )
+        if isinstance(self.surface, ImplicitSurface) and self.r > 0.0:
+            raise FlexbodyError(f"{who}: a ball on an ImplicitSurface has no acceleration row; use a point (radius 0)")
+        frame = self.frame(ev)
+        x, xdot = self.anchor.position(ev), self.anchor.velocity(ev)
+        if isinstance(self.surface, ImplicitSurface):
+            H = self.surface.first_order(x[None])[2][0]
+        else:
+            H = self.surface.hessian(x)[0]
+        n = frame.basis[:, 0]
+        bias = np.asarray(self.anchor.bias(ev), dtype=float)
+        gamma = frame.basis.T @ bias
+        gamma[0] += float(xdot @ H @ xdot)
+        if self.point.rolls:  # a ball on a link frame: v_c = ẋ + r n × ω
+            omega = self.anchor.angular_velocity(ev)  # type: ignore[attr-defined]  # a FrameAnchor (rolls)
+            turning = np.cross(H @ xdot, omega) + np.cross(n, self.anchor.angular_bias(ev))  # type: ignore[attr-defined]
+            gamma[1:] += self.r * (frame.basis[:, 1:].T @ turning)
+        return frame, gamma
 
     def gap(self, ev: StateView) -> float:
         """g = s(x) − r [m] (negative: it penetrates)."""

@@ -1,6 +1,6 @@
 """Constrained task-level control [DE 5, AG VII]: controllers usable in :func:`flexbody.simulate`,
 references, null-space posture terms, linear state feedback (LQR) on a linear model, and the actuation and rank report
-[DE 5.3, AG-62]; task
+[DE 5.3, AG-62] with its contact part (the motion and contact forces held inside the friction cones); task
 coordinates and the operational-space terms they give [DE 43-64].
 
 May import: errors, deprecation, rigid, constraints, linalg, system, dynamics.
@@ -9,6 +9,7 @@ May import: errors, deprecation, rigid, constraints, linalg, system, dynamics.
 from .actuation import ActuationReport, ActuationWarning, MapCheck, actuation_report, check_map
 from .base import Controller, GravityEffort, NullSpaceDamping, TaskController, task_acceleration_error
 from .computed_torque import ComputedTorqueControl, JointReferenceFromTask
+from .contact_wrench import ContactActuation, contact_actuation
 from .context import ControlContext
 from .operational import DirectMappingControl, MinimalMappingControl, PartitionedControl
 from .operational_space import OperationalSpace, operational_space, operational_space_at
@@ -23,6 +24,8 @@ __all__ = [
     "MapCheck",
     "actuation_report",
     "check_map",
+    "ContactActuation",
+    "contact_actuation",
     "Controller",
     "TaskController",
     "task_acceleration_error",

@@ -52,6 +52,7 @@ from ..deprecation import deprecated
 from ..errors import ActuationError, FlexbodyError
 from ..linalg.rank import on_columns, stored_columns, symmetric_eigen
 from ..system.description import as_assembled
+from .contact_wrench import TOUCHING, ContactActuation, contact_actuation
 from .context import ControlContext
 from .maps import (
     DirectMapping,
@@ -341,6 +342,10 @@ class ActuationReport:
     skipped : dict name -> reason, for the maps not formed on a large model (n > DENSE_MASS_LIMIT with a
         sparse Φ: "minimal", "passive_nullspace", "aghili" need dense (n, ·) arrays); a controller whose
         map was skipped is not reported as able to act.
+    contact : ContactActuation or None
+        Where contacts touch at the state: whether the actuators hold the task's motion and the desired normal
+        forces inside the friction cones, the margin and the contacts that would open or slip
+        (:mod:`flexbody.control.contact_wrench`); None without touching contacts.
     """
 
     n: int
@@ -356,6 +361,7 @@ class ActuationReport:
     passive_labels: tuple = ()
     skipped: dict = field(default_factory=dict)
     passive_nodal: dict = field(default_factory=dict)
+    contact: ContactActuation | None = None
 
     REQUIREMENTS: ClassVar[dict[str, tuple[str, ...]]] = {
         "direct": ("task_actuated", "direct"),
@@ -384,6 +390,8 @@ class ActuationReport:
                 out.append(str(self.maps[key]))
             elif key in self.skipped and controller:
                 out.append(f"{key} not checked: {self.skipped[key]}")
+        if self.contact is not None and not self.contact.feasible:
+            out.append(f"contacts {list(self.contact.contacts)}: {self.contact.reason}")
         return out
 
     def ok(self, controller: str | None = None) -> bool:
@@ -400,6 +408,8 @@ class ActuationReport:
         ]
         lines += [f"  {key}: {check}" for key, check in self.maps.items()]
         lines += [f"  {key}: not formed ({reason})" for key, reason in self.skipped.items()]
+        if self.contact is not None:
+            lines.append(f"  {self.contact}")
         return "\n".join(lines)
 
     def _passive_text(self) -> str:
@@ -467,11 +477,20 @@ def actuation_report(
     task: Task | None = None,
     rtol: float | None = None,
     atol: float | None = None,
+    task_acceleration: ArrayLike | None = None,
+    normal_forces: ArrayLike | dict | None = None,
+    margin: float = 0.0,
+    touching: float = TOUCHING,
 ) -> ActuationReport:
     """:class:`ActuationReport` of ``model`` (an assembled system with actuation matrix S) at (t [s], q (n,),
     v (n,); v None: at rest), for ``task`` (a :class:`flexbody.control.tasks.Task`) if given:
     ``actuation_report(model, t, q, v, task=task)``. Never raises for rank deficiency; it reports.
     A :class:`flexbody.System` is assembled first.
+
+    Where the model's contacts touch (gap within ``touching`` [m] of zero), ``report.contact`` says whether the
+    actuators hold the task at ``task_acceleration`` (m_T,) (default zero) with the desired ``normal_forces`` [N]
+    (one per touching contact or a dict name → N; None: any) inside the friction cones by ``margin`` [N]
+    (:func:`~flexbody.control.contact_wrench.contact_actuation`).
 
     The order (model, q, v, task, t=) of 0.2 is deprecated (one order everywhere: the model, then t, q, v, then
     the rest); it is recognised by q in the second place and works, with a warning, until 0.4.0."""
@@ -511,6 +530,19 @@ def actuation_report(
         )
         for body in getattr(asm, "bodies", ())
     }
+    touches = any(abs(contact.gap(ctx.ev)) <= touching for contact in getattr(asm, "contacts", ()))
+    contact = (
+        contact_actuation(
+            ctx,
+            task=task,
+            task_acceleration=task_acceleration,
+            normal_forces=normal_forces,
+            margin=margin,
+            touching=touching,
+        )
+        if touches
+        else None
+    )
     return ActuationReport(
         n,
         ctx.Phi.shape[0],
@@ -525,6 +557,7 @@ def actuation_report(
         tuple(labels[i] for i in ctx.passive),
         skipped,
         {name: count for name, count in nodal.items() if count},
+        contact,
     )
 
 
