@@ -23,8 +23,8 @@ from ..deprecation import renamed_keyword
 from ..errors import ActuationError, ModelError, StateError
 from ..system.description import as_assembled
 from ..system.workspace import Workspace
-from .actuation import ActuationWarning
 from .context import ControlContext
+from .map_check import ActuationWarning
 from .references import Setpoint, flat_desired
 from .tasks import Task, task_history
 from .workspace import ControlWorkspace

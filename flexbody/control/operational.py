@@ -16,8 +16,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import ActuationError, ModelError
-from .actuation import check_independent, check_passive_map, check_task_map, enforce
+from .actuation import check_independent, check_passive_map
 from .base import TaskController
+from .map_check import check_task_map, enforce
 from .maps import DirectMapping, MinimalMapping, direct_mapping, minimal_mapping, partition, passive_map
 
 if TYPE_CHECKING:

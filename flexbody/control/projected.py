@@ -38,8 +38,9 @@ from numpy.typing import ArrayLike
 
 from ..dynamics import inverse
 from ..errors import ActuationError, ModelError
-from .actuation import aghili_condition, check_independent, enforce
+from .actuation import aghili_condition, check_independent
 from .base import TaskController
+from .map_check import enforce
 from .maps import partition
 from .operational import pinv_solve
 
