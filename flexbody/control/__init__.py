@@ -9,6 +9,7 @@ May import: errors, deprecation, rigid, constraints, linalg, system, dynamics.
 from .actuation import ActuationReport, ActuationWarning, MapCheck, actuation_report, check_map
 from .base import Controller, GravityEffort, NullSpaceDamping, TaskController, task_acceleration_error
 from .computed_torque import ComputedTorqueControl, JointReferenceFromTask
+from .contact_control import ContactForceControl
 from .contact_wrench import ContactActuation, contact_actuation
 from .context import ControlContext
 from .operational import DirectMappingControl, MinimalMappingControl, PartitionedControl
@@ -25,6 +26,7 @@ __all__ = [
     "actuation_report",
     "check_map",
     "ContactActuation",
+    "ContactForceControl",
     "contact_actuation",
     "Controller",
     "TaskController",

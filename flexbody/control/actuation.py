@@ -37,7 +37,8 @@ from ..deprecation import deprecated
 from ..errors import FlexbodyError
 from ..linalg.rank import on_columns, stored_columns
 from ..system.description import as_assembled
-from .contact_wrench import TOUCHING, ContactActuation, contact_actuation
+from .contact_rows import TOUCHING
+from .contact_wrench import ContactActuation, contact_actuation
 from .context import ControlContext
 from .map_check import (
     AUTHORITY_ILL,

@@ -43,18 +43,13 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ..errors import ActuationError, FlexbodyError
+from .contact_rows import TOUCHING, TouchingContacts, touching_contacts
 
 if TYPE_CHECKING:
     from .context import ControlContext
     from .tasks import Task
 
-__all__ = ["ContactActuation", "contact_actuation", "TOUCHING", "STICKING", "SOLVABLE_RTOL"]
-
-TOUCHING = 1e-6
-"""A contact whose gap lies within this [m] of zero touches (the report holds it closed)."""
-
-STICKING = 1e-8
-"""A touching contact whose slip speed ‖u_t‖ is at most this [m/s] sticks; faster, it slides."""
+__all__ = ["ContactActuation", "contact_actuation", "solve_contact_wrench", "TOUCHING", "SOLVABLE_RTOL"]
 
 SOLVABLE_RTOL = 1e-9
 """The equalities have a solution where their least-squares residual is at most this relative to their size."""
@@ -116,10 +111,13 @@ class ContactActuation:
 
 @dataclass(frozen=True)
 class _Problem:
-    """The equalities E z = e over z = (τ_k, λ̂, f) and how z maps to the contacts (module docstring)."""
+    """The equalities E z = e over z = (τ_k, λ̂, f), the task's T z = t after them, and how z maps to the contacts
+    (module docstring)."""
 
     E: np.ndarray
     e: np.ndarray
+    T: np.ndarray
+    t: np.ndarray
     k: int
     r: int
     mu: np.ndarray
@@ -140,15 +138,51 @@ def contact_actuation(
     """:class:`ContactActuation` of the context's model at its state (module docstring): the touching contacts
     held closed, ``task`` (a :class:`~flexbody.control.tasks.Task`) at ``task_acceleration`` ẍ_d (m_T,) (default
     zero), the desired ``normal_forces`` [N] (one per touching contact, or a dict name → N; None: any), and the
-    ``margin`` [N] asked of every contact."""
-    contacts = [c for c in getattr(ctx.model, "contacts", ()) if abs(c.gap(ctx.ev)) <= touching]
-    if not contacts:
+    ``margin`` [N] asked of every contact. FlexbodyError where no contact touches."""
+    held = touching_contacts(ctx, touching=touching)
+    if not held.contacts:
         raise FlexbodyError(
             f"contact actuation at t = {ctx.t:.9g} s: no contact touches (gaps within {touching:g} m of zero)"
         )
-    problem = _equalities(ctx, contacts, task, task_acceleration, _desired(contacts, normal_forces))
-    names = tuple(c.name for c in contacts)
+    xdd = None
+    if task is not None:
+        m_T = task.n_rows
+        xdd = np.zeros(m_T) if task_acceleration is None else np.asarray(task_acceleration, dtype=float)
+        if xdd.shape != (m_T,):
+            raise FlexbodyError(f"task_acceleration: {m_T} values for the task's rows, got shape {xdd.shape}")
+    return solve_contact_wrench(
+        ctx, held, _desired(held.names, normal_forces), margin, task=task, task_acceleration=xdd
+    )
+
+
+def solve_contact_wrench(
+    ctx: ControlContext,
+    held: TouchingContacts,
+    desired: np.ndarray,
+    margin: float,
+    *,
+    task: Task | None = None,
+    task_acceleration: np.ndarray | None = None,
+    rows: tuple[np.ndarray, np.ndarray] | None = None,
+    cones: bool = True,
+    weight: np.ndarray | None = None,
+    task_priority: bool = False,
+) -> ContactActuation:
+    """:func:`contact_actuation` for the ``held`` contacts (any number, none included) with the desired normal
+    forces (c,) [N] (NaN: free), further acceleration ``rows`` (R (p, n), target (p,)) held as R a = target (a
+    controller's approach law), and the effort measured as τ_kᵀ W_k⁻¹ τ_k with W_k = S W Sᵀ for a ``weight`` W (n, n)
+    [AG-47]. Without ``cones`` (a motion-only law) the contact forces are what the least effort gives, whatever
+    their sign: it is feasible where it is solvable, and its margins say where the forces would pull or slip. The task
+    is met in least squares over the inputs that meet the rest; with ``task_priority`` (a controller's) the contacts
+    come first and a task they conflict with is met as nearly as they allow (a sticking contact under a task on its
+    own point), otherwise a task they do not allow makes the problem unsolvable."""
+    problem = _equalities(ctx, held, task, task_acceleration, desired, rows)
+    names = held.names
     z0, N, residual = _solutions(problem.E, problem.e)
+    if residual <= SOLVABLE_RTOL and problem.T.shape[0]:  # the task after the contacts, in least squares
+        z0, N, task_residual = _task_after(problem, z0, N)
+        if not task_priority:
+            residual = max(residual, task_residual)
     if residual > SOLVABLE_RTOL:
         reason = (
             f"no input produces the motion and contact forces asked (least-squares residual {residual:.2e} of the "
@@ -159,10 +193,20 @@ def contact_actuation(
             names, problem.sliding, False, residual, -np.inf, margin, False, None, forces, _acceleration(problem, z0),
             reason=reason, margins=_margins(forces, problem.mu, problem.sliding),
         )  # fmt: skip
+    effort = _effort_metric(ctx, weight)
+    if not cones or not names:
+        chosen = _least_effort(problem, z0, N, None, effort)
+        forces = _forces(problem, chosen)
+        margins = _margins(forces, problem.mu, problem.sliding)
+        least = float(margins.min(initial=np.inf))
+        return ContactActuation(
+            names, problem.sliding, True, residual, least, margin, True, chosen[: problem.k].copy(), forces,
+            _acceleration(problem, chosen), margins=margins,
+        )  # fmt: skip
     best = _largest_margin(problem, z0, N)
     s_star = _margin_of(problem, best) if best is not None else np.inf
     if s_star >= margin:
-        chosen = _least_effort(problem, z0, N, margin)
+        chosen = _least_effort(problem, z0, N, margin, effort)
         forces = _forces(problem, chosen)
         return ContactActuation(
             names, problem.sliding, True, residual, s_star, margin, True, chosen[: problem.k].copy(), forces,
@@ -190,16 +234,30 @@ def contact_actuation(
     )  # fmt: skip
 
 
-def _desired(contacts: list, normal_forces) -> np.ndarray:
-    """f_n,d (c,) [N], NaN where not asked."""
-    c = len(contacts)
+def _effort_metric(ctx: ControlContext, weight: np.ndarray | None) -> np.ndarray | None:
+    """W_k⁻¹ (k, k) of the effort τ_kᵀ W_k⁻¹ τ_k, W_k = S W Sᵀ [AG-47]; None for the plain ‖τ_k‖²."""
+    if weight is None:
+        return None
+    W = np.asarray(weight, dtype=float)
+    if W.shape != (ctx.n, ctx.n) or not np.all(np.isfinite(W)):
+        raise FlexbodyError(f"weight W must be a finite ({ctx.n}, {ctx.n}) matrix, got shape {W.shape}")
+    W_k = ctx.S @ W @ ctx.S.T
+    try:
+        inverse_root = np.linalg.inv(np.linalg.cholesky(W_k))  # W_k = L Lᵀ, W_k⁻¹ = L⁻ᵀ L⁻¹
+    except np.linalg.LinAlgError:
+        raise FlexbodyError("weight W: S W Sᵀ is not positive definite on the actuated coordinates") from None
+    return inverse_root.T @ inverse_root
+
+
+def _desired(names: tuple, normal_forces) -> np.ndarray:
+    """f_n,d (c,) [N] of the contacts ``names``, NaN where not asked."""
+    c = len(names)
     if normal_forces is None:
         return np.full(c, np.nan)
     if isinstance(normal_forces, dict):
-        names = [k.name for k in contacts]
         unknown = sorted(set(normal_forces) - set(names))
         if unknown:
-            raise FlexbodyError(f"normal_forces: {unknown} are not touching contacts (those are {names})")
+            raise FlexbodyError(f"normal_forces: {unknown} are not touching contacts (those are {list(names)})")
         return np.array([float(normal_forces.get(name, np.nan)) for name in names])
     values = np.asarray(normal_forces, dtype=float).reshape(-1)
     if values.shape != (c,):
@@ -207,19 +265,12 @@ def _desired(contacts: list, normal_forces) -> np.ndarray:
     return values
 
 
-def _equalities(ctx: ControlContext, contacts: list, task, task_acceleration, desired) -> _Problem:
+def _equalities(ctx: ControlContext, held: TouchingContacts, task, task_acceleration, desired, extra) -> _Problem:
     """E z = e of the module docstring."""
     ctx.refuse_if_large("the contact actuation problem")
-    n, ev = ctx.n, ctx.ev
-    S = ctx.S
-    k, r, c = S.shape[0], ctx.rank, len(contacts)
-    G, gamma = np.zeros((3 * c, n)), np.zeros(3 * c)
-    mu, slip = np.array([float(k_.mu) for k_ in contacts]), np.zeros((c, 2))
-    for i, contact in enumerate(contacts):
-        frame, gamma[3 * i : 3 * i + 3] = contact.acceleration_bias(ev)
-        G[3 * i : 3 * i + 3, frame.cols] = frame.G
-        slip[i] = frame.G[1:] @ ctx.v[frame.cols]
-    sliding = np.hypot(slip[:, 0], slip[:, 1]) > STICKING
+    n, S = ctx.n, ctx.S
+    k, r, c = S.shape[0], ctx.rank, len(held.contacts)
+    G, gamma, mu = held.G, held.gamma, held.mu
     Phi_hat_T = ctx.Phi_hat_T_dot(np.eye(r)).reshape(n, r)  # Φ̂ᵀ (n, r)
     columns = np.hstack([S.T, Phi_hat_T, G.T])  # generalized forces of z (n, k + r + 3c)
     Y = ctx.solve_M(columns)
@@ -231,23 +282,15 @@ def _equalities(ctx: ControlContext, contacts: list, task, task_acceleration, de
         values.append(target - R @ a0)
 
     accelerations(Phi_hat_T.T, -ctx.beta)
-    normal = np.arange(c) * 3
-    accelerations(G[normal], -gamma[normal])
-    sticking = np.flatnonzero(~sliding)
-    tangent = np.concatenate([3 * sticking + 1, 3 * sticking + 2]) if sticking.size else np.zeros(0, dtype=int)
-    accelerations(G[tangent], -gamma[tangent])
-    if task is not None:
-        terms = ctx.task(task)
-        m_T = terms.J.shape[0]
-        xdd = np.zeros(m_T) if task_acceleration is None else np.asarray(task_acceleration, dtype=float)
-        if xdd.shape != (m_T,):
-            raise FlexbodyError(f"task_acceleration: {m_T} values for the task's rows, got shape {xdd.shape}")
-        accelerations(np.asarray(terms.J, dtype=float), xdd - terms.bias)
+    held_rows = held.held_rows
+    accelerations(G[held_rows], -gamma[held_rows])
+    if extra is not None:
+        accelerations(np.asarray(extra[0], dtype=float).reshape(-1, n), np.asarray(extra[1], dtype=float).reshape(-1))
     width = k + r + 3 * c
     for i in range(c):  # rows on the forces themselves
         at = k + r + 3 * i
-        if sliding[i] or mu[i] == 0.0:  # Coulomb's force on the cone against the slip, or none
-            direction = slip[i] / max(np.hypot(*slip[i]), 1e-300) if sliding[i] else np.zeros(2)
+        if held.sliding[i] or mu[i] == 0.0:  # Coulomb's force on the cone against the slip, or none
+            direction = held.slip_direction(i)
             for j in (0, 1):
                 row = np.zeros(width)
                 row[at + 1 + j], row[at] = 1.0, mu[i] * direction[j]
@@ -258,8 +301,11 @@ def _equalities(ctx: ControlContext, contacts: list, task, task_acceleration, de
             row[at] = 1.0
             rows.append(row[None])
             values.append(np.array([desired[i]]))
-    E = np.vstack(rows)
-    return _Problem(E, np.concatenate(values), k, r, mu, sliding, a0, Y)
+    T, t = np.zeros((0, width)), np.zeros(0)
+    if task is not None:
+        J, terms = np.asarray(ctx.task(task).J, dtype=float), ctx.task(task)
+        T, t = J @ Y, task_acceleration - terms.bias - J @ a0
+    return _Problem(np.vstack(rows), np.concatenate(values), T, t, k, r, mu, held.sliding, a0, Y)
 
 
 def _solutions(E: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -273,6 +319,17 @@ def _solutions(E: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, fl
     N = Vt[rank:].T.copy()
     N[np.abs(N) <= NULL_ROUND_OFF] = 0.0  # a quantity the equalities fix (a desired f_n) stays fixed in the cones
     return z0, N, float(np.linalg.norm(E @ z0 - e)) / size
+
+
+def _task_after(problem: _Problem, z0: np.ndarray, N: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """(z₀, N, residual) of the task T z = t met in least squares over z₀ + N w, the residual relative to
+    max(‖t‖, ‖T‖·‖z‖)."""
+    T, t = problem.T, problem.t
+    w0, N_task, _ = _solutions(T @ N, t - T @ z0)
+    z, N = z0 + N @ w0, N @ N_task
+    N[np.abs(N) <= NULL_ROUND_OFF] = 0.0
+    size = max(float(np.linalg.norm(t)), float(np.linalg.norm(T, 2)) * float(np.linalg.norm(z)), 1e-300)
+    return z, N, float(np.linalg.norm(T @ z - t)) / size
 
 
 def _forces(problem: _Problem, z: np.ndarray) -> np.ndarray:
@@ -355,13 +412,20 @@ def _largest_margin(problem: _Problem, z0: np.ndarray, N: np.ndarray) -> np.ndar
     return z0 + N @ np.asarray(solution.x)[:-1]
 
 
-def _least_effort(problem: _Problem, z0: np.ndarray, N: np.ndarray, margin: float) -> np.ndarray:
-    """z of the least ‖τ_k‖ with every contact's margin at least ``margin`` (module docstring)."""
+def _least_effort(
+    problem: _Problem, z0: np.ndarray, N: np.ndarray, margin: float | None, effort: np.ndarray | None
+) -> np.ndarray:
+    """z of the least effort τ_kᵀ Q τ_k (Q = ``effort``, default I) with every contact's margin at least ``margin``
+    (module docstring; None: no cone constraints, the least-squares solution of least ‖w‖)."""
     import clarabel
 
     if not N.shape[1]:
         return z0
     k = problem.k
+    T, t0 = N[:k], z0[:k]
+    root = np.eye(k) if effort is None else np.linalg.cholesky(effort).T  # Q = rootᵀ root
+    if margin is None:
+        return z0 + N @ np.linalg.lstsq(root @ T, -(root @ t0), rcond=None)[0]
     A, b, cones = _cones(problem, z0, N, with_s=False)
     b = b.copy()
     at = 0
@@ -371,10 +435,10 @@ def _least_effort(problem: _Problem, z0: np.ndarray, N: np.ndarray, margin: floa
         if not problem.sliding[i] and problem.mu[i] > 0.0:
             b[at] -= margin
             at += 3
-    T, t0 = N[:k], z0[:k]
-    P = T.T @ T
+    RT = root @ T
+    P = RT.T @ RT
     P = P + 1e-12 * max(float(np.abs(P).max(initial=0.0)), 1.0) * np.eye(P.shape[0])  # w along ker T: the least
-    solver = clarabel.DefaultSolver(sp.csc_matrix(np.triu(P)), T.T @ t0, A, b, cones, _settings())
+    solver = clarabel.DefaultSolver(sp.csc_matrix(np.triu(P)), RT.T @ (root @ t0), A, b, cones, _settings())
     solution = solver.solve()
     status = str(solution.status)
     if status not in ("Solved", "AlmostSolved"):

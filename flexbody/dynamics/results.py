@@ -50,6 +50,9 @@ class ForwardResult:
         Numerical rank of Φ used by the method.
     method : str
         The method that produced the result.
+    contact_forces : ndarray (c, 3) or None
+        The unilateral contacts' mean forces over a nonsmooth step, (f_n, f_t₁, f_t₂) [N] in each contact's frame,
+        in the system's order of contacts (None for smooth dynamics).
     """
 
     a: np.ndarray
@@ -58,6 +61,7 @@ class ForwardResult:
     lam_unique: bool
     rank: int
     method: str
+    contact_forces: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

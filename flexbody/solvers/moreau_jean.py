@@ -112,10 +112,14 @@ def contact_rows(step: ContactStep, h) -> dict:
     }
 
 
-def _response(step: ContactStep, Phi) -> ForwardResult:
+def _response(step: ContactStep, Phi, h: float) -> ForwardResult:
+    """The step's response as a controller measures it: a, the bilateral rows' force and the contacts' mean forces
+    (impulses over h)."""
     m = step.lam.size
     force = transposed_product(Phi, step.lam) if m else np.zeros(step.a.size)
-    return ForwardResult(step.a, force, step.lam, lam_unique=True, rank=m, method="moreau-jean")
+    return ForwardResult(
+        step.a, force, step.lam, lam_unique=True, rank=m, method="moreau-jean", contact_forces=step.impulses / h
+    )
 
 
 def _check_start(asm, t: float, q, v, ws, allowed: float) -> None:
@@ -173,7 +177,7 @@ def run_moreau_jean(
         t_next = t0 + (k + 1) * settings.dt if k + 1 < n_steps else t_end
         h = t_next - t if not last else settings.dt
         step = stepper.step(ws, tau, h, compiled=k != declined)  # a step the batch declined: the general route
-        response = _response(step, ws.constraint_rows()[1])
+        response = _response(step, ws.constraint_rows()[1], h)
         rows = contact_rows(step, h)
         run.observe(
             k, t, q, v, response, tau=tau, terms=ws.terms(), corrections=corrections, last=last, ws=ws, contacts=rows
