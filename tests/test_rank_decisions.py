@@ -11,7 +11,8 @@ import pytest
 from case_files import load
 
 import flexbody as fb
-from flexbody.control.actuation import AUTHORITY_ILL, AUTHORITY_RTOL, MAP_ATOL, actuation_report, check_authority
+from flexbody.control.actuation import actuation_report
+from flexbody.control.map_check import AUTHORITY_ILL, AUTHORITY_RTOL, MAP_ATOL, check_authority
 
 
 @pytest.fixture(scope="module")

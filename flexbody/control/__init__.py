@@ -6,12 +6,13 @@ coordinates and the operational-space terms they give [DE 43-64].
 May import: errors, deprecation, rigid, constraints, linalg, system, dynamics.
 """
 
-from .actuation import ActuationReport, ActuationWarning, MapCheck, actuation_report, check_map
+from .actuation import ActuationReport, actuation_report
 from .base import Controller, GravityEffort, NullSpaceDamping, TaskController, task_acceleration_error
 from .computed_torque import ComputedTorqueControl, JointReferenceFromTask
 from .contact_control import ContactForceControl
 from .contact_wrench import ContactActuation, contact_actuation
 from .context import ControlContext
+from .map_check import ActuationWarning, MapCheck, check_map
 from .operational import DirectMappingControl, MinimalMappingControl, PartitionedControl
 from .operational_space import OperationalSpace, operational_space, operational_space_at
 from .projected import HybridMotionForceControl, ProjectedInverseDynamicsControl

@@ -40,19 +40,7 @@ from ..system.description import as_assembled
 from .contact_rows import TOUCHING
 from .contact_wrench import ContactActuation, contact_actuation
 from .context import ControlContext
-from .map_check import (
-    AUTHORITY_ILL,
-    AUTHORITY_RTOL,
-    ILL_CONDITIONED,
-    MAP_ATOL,
-    MAP_RTOL,
-    NEAR_SINGULAR,
-    ActuationWarning,
-    MapCheck,
-    check_authority,
-    check_map,
-    check_task_map,
-)
+from .map_check import MapCheck, check_map, check_task_map
 from .maps import (
     DirectMapping,
     MinimalMapping,
@@ -67,23 +55,7 @@ if TYPE_CHECKING:
     from ..system import AssembledSystem, System
     from .tasks import Task
 
-__all__ = [
-    "MAP_RTOL",
-    "AUTHORITY_RTOL",
-    "MAP_ATOL",
-    "AUTHORITY_ILL",
-    "ILL_CONDITIONED",
-    "NEAR_SINGULAR",
-    "ActuationWarning",
-    "MapCheck",
-    "check_map",
-    "check_authority",
-    "check_task_map",
-    "check_independent",
-    "check_passive_map",
-    "ActuationReport",
-    "actuation_report",
-]
+__all__ = ["check_independent", "check_passive_map", "ActuationReport", "actuation_report"]
 
 
 @dataclass(frozen=True, eq=False)
