@@ -234,3 +234,39 @@ def test_bad_requests_to_the_contact_controller_are_named():
     sticking = fb.control.ContactForceControl(task, reference, 100.0, 20.0, 5.0, margin=50.0)
     with pytest.raises(ActuationError, match=r"short of the margin at \['tip'\]"):
         sticking(0.0, asm.workspace(0.0, q0, np.zeros(3)), asm)
+
+
+def test_a_stroke_from_rest_breaks_away_and_reverses():
+    """The tip at rest on the floor (sticking), the task x_d = x₀ + A(1 − cos ωt) (A = 5 cm, ω = 2π rad/s: it starts
+    at rest, accelerating, and turns back at 0.5 s), 20 N asked: holding the contact still would leave the task
+    short, so it starts to slide in the direction the task moves it (Coulomb's law at zero slip speed), friction
+    −μ f_n from the first step to the turn and +μ f_n after it (to 1e-12), inside the cone at every step (1e-12);
+    at the turn the slip stops within a step (sticking, friction inside the cone) and starts back. The normal force
+    within 5e-4 of 20 N at every step but the three at the turn (18.4 N at the step the slip stops, then 20.8 N;
+    measured 3.6e-4 elsewhere), the tip within 2e-4 m of x_d (measured 1.2e-4 m; #35 asks 1 mm)."""
+    amplitude, omega, x0 = 0.05, 2 * np.pi, 0.55
+    q0 = _inverse_kinematics(x0, FLOOR_Z, PHI_FLOOR)
+    tree, tip, system = _wiping(q0=q0)
+    R = np.array(
+        [[np.cos(PHI_FLOOR), 0.0, np.sin(PHI_FLOOR)], [0.0, 1.0, 0.0], [-np.sin(PHI_FLOOR), 0.0, np.cos(PHI_FLOOR)]]
+    )
+
+    def reference(t):
+        x = x0 + amplitude * (1.0 - np.cos(omega * t))
+        v, a = amplitude * omega * np.sin(omega * t), amplitude * omega**2 * np.cos(omega * t)
+        return [np.array([x]), R], np.array([v, 0.0, 0.0, 0.0]), np.array([a, 0.0, 0.0, 0.0])
+
+    controller = fb.control.ContactForceControl(
+        _stroke_task(tree, tip, 0), reference, 100.0, 20.0, FORCE, gf=1.0, gi=20.0
+    )
+    run = fb.simulate(system, 1.0, integrator=fb.MoreauJean(dt=DT), controller=controller)
+    t, h = run.times[:-1], run.histories
+    normal, friction = h["contact_normal_force"][:-1, 0], h["contact_friction_force"][:-1, 0]
+    going, coming = t < 0.499, t > 0.502
+    np.testing.assert_allclose(friction[going, 0], -MU * normal[going], rtol=1e-12)
+    np.testing.assert_allclose(friction[coming, 0], MU * normal[coming], rtol=1e-12)
+    assert (np.linalg.norm(friction, axis=1) - MU * normal).max() < 1e-12 * FORCE
+    assert np.abs(normal[np.abs(t - 0.5) > 0.0025] - FORCE).max() < 5e-4 * FORCE
+    asm = system.assemble()
+    x = np.array([tip.position(asm.workspace(s, q, v))[0] for s, q, v in zip(run.times, run.q, run.v)])
+    assert np.abs(x - (x0 + amplitude * (1.0 - np.cos(omega * run.times)))).max() < 2e-4

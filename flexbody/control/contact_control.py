@@ -15,6 +15,10 @@ the last sample's prediction error, Aghili's loop through the model solved as in
 :class:`~flexbody.control.projected.HybridMotionForceControl`; with an exact model δ = 0 and f = f_c = f_d. A command
 below the margin is raised to it (f_d ≥ margin is where λ_n ≥ 0 can hold).
 
+A sticking contact that the task moves along its surface starts to slide (Coulomb's law at zero slip speed): where
+holding it still leaves the task short by more than :data:`SLIP_ACCELERATION`, it slides in the direction it would
+accelerate in without friction, its friction −μ f_n û against that slip.
+
 A contact touches where its gap lies within ``touching`` of zero, or, where the plant measured its force at the last
 step, within :data:`~flexbody.control.contact_rows.PRESSING_GAP`; one that does not is lost (or not yet made).
 A controlled contact that does not touch is approached: its normal acceleration is commanded toward an approach speed,
@@ -48,7 +52,11 @@ if TYPE_CHECKING:
     from .references import Reference
     from .tasks import Desired, Task
 
-__all__ = ["ContactForceControl"]
+__all__ = ["ContactForceControl", "SLIP_ACCELERATION"]
+
+SLIP_ACCELERATION = 1e-3
+"""A sticking contact starts to slide where the task needs it to: where holding it still leaves the task short by
+more than this [m/s², rad/s²] and, free to slide without friction, it would accelerate along its surface by more."""
 
 
 class ContactForceControl(TaskController):
@@ -136,18 +144,11 @@ class ContactForceControl(TaskController):
         desired = self._normal_forces(ctx.t, names)
         commanded = np.array([self._commanded(name, desired[names.index(name)]) for name in held.names])
         approach = self._approach(ctx, names, held)
-        report = solve_contact_wrench(
-            ctx,
-            held,
-            np.full(len(held.names), np.nan) if self.motion_only else commanded,
-            self.margin,
-            task=self.task,
-            task_acceleration=f_star,
-            rows=approach,
-            cones=not self.motion_only,
-            weight=self.weight,
-            task_priority=True,
-        )
+        forces = np.full(len(held.names), np.nan) if self.motion_only else commanded
+        report = self._solve(ctx, held, forces, approach, f_star)
+        if not self.motion_only and (~held.sliding).any() and self._shortfall(ctx, report, f_star) > SLIP_ACCELERATION:
+            held = self._breaking_away(ctx, held, forces, approach, f_star)
+            report = self._solve(ctx, held, forces, approach, f_star)
         tau_k = report.require(f"{type(self).__name__} at t = {ctx.t:.9g} s")
         self._predicted = dict(zip(held.names, report.forces[:, 0]))
         self._desired = {name: float(desired[names.index(name)]) for name in held.names}
@@ -179,6 +180,43 @@ class ContactForceControl(TaskController):
         self._t_last = float(t)
 
     # ------------------------------------------------------------------ pieces
+    def _solve(self, ctx: ControlContext, held: TouchingContacts, forces, approach, f_star):
+        """The contact actuation problem of a call: the ``held`` contacts, normal ``forces`` (NaN: free), the
+        ``approach`` rows and the task at f* after the contacts."""
+        return solve_contact_wrench(
+            ctx,
+            held,
+            forces,
+            self.margin,
+            task=self.task,
+            task_acceleration=f_star,
+            rows=approach,
+            cones=not self.motion_only,
+            weight=self.weight,
+            task_priority=True,
+        )
+
+    def _shortfall(self, ctx: ControlContext, report, f_star: np.ndarray) -> float:
+        """‖J a + J̇v − f*‖ of the report's accelerations: how much of the task the held contacts forbid."""
+        terms = ctx.task(self.task)
+        return float(np.linalg.norm(terms.J @ report.acceleration + terms.bias - f_star))
+
+    def _breaking_away(self, ctx: ControlContext, held: TouchingContacts, forces, approach, f_star):
+        """The held contacts with those that stick but that the task moves along their surface (their tangential
+        acceleration above :data:`SLIP_ACCELERATION` where they are free to slide without friction) sliding in the
+        direction of that acceleration: Coulomb's law at zero slip speed, the friction −μ f_n û against the slip
+        that starts."""
+        sticking = ~held.sliding
+        trial = held._replace(sliding=np.ones_like(held.sliding), slip=np.where(sticking[:, None], 0.0, held.slip))
+        a = self._solve(ctx, trial, forces, approach, f_star).acceleration
+        slip, sliding = held.slip.copy(), held.sliding.copy()
+        for i in np.flatnonzero(sticking):
+            rows = slice(3 * i + 1, 3 * i + 3)
+            tangential = held.G[rows] @ a + held.gamma[rows]
+            if float(np.linalg.norm(tangential)) > SLIP_ACCELERATION:
+                slip[i], sliding[i] = tangential, True
+        return held._replace(slip=slip, sliding=sliding)
+
     def _controlled(self, ctx: ControlContext) -> tuple:
         names = tuple(c.name for c in getattr(ctx.model, "contacts", ()))
         if self.contact_names is None:

@@ -57,9 +57,10 @@ class TouchingContacts(NamedTuple):
         return np.sort(np.concatenate([self.normal_rows, 3 * sticking + 1, 3 * sticking + 2]))
 
     def slip_direction(self, i: int) -> np.ndarray:
-        """û (2,) of a sliding contact i in its tangent frame (zero where it sticks)."""
+        """û (2,) of a sliding contact i in its tangent frame (zero where it sticks, or slides without a direction:
+        a controller's frictionless trial)."""
         speed = float(np.hypot(*self.slip[i]))
-        return self.slip[i] / speed if self.sliding[i] else np.zeros(2)
+        return self.slip[i] / speed if self.sliding[i] and speed > 0.0 else np.zeros(2)
 
 
 def touching_contacts(
