@@ -194,6 +194,7 @@ class ContactForceControl(TaskController):
             cones=not self.motion_only,
             weight=self.weight,
             task_priority=True,
+            largest=False,
         )
 
     def _shortfall(self, ctx: ControlContext, report, f_star: np.ndarray) -> float:

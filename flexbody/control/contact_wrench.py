@@ -167,6 +167,7 @@ def solve_contact_wrench(
     cones: bool = True,
     weight: np.ndarray | None = None,
     task_priority: bool = False,
+    largest: bool = True,
 ) -> ContactActuation:
     """:func:`contact_actuation` for the ``held`` contacts (any number, none included) with the desired normal
     forces (c,) [N] (NaN: free), further acceleration ``rows`` (R (p, n), target (p,)) held as R a = target (a
@@ -175,7 +176,10 @@ def solve_contact_wrench(
     their sign: it is feasible where it is solvable, and its margins say where the forces would pull or slip. The task
     is met in least squares over the inputs that meet the rest; with ``task_priority`` (a controller's) the contacts
     come first and a task they conflict with is met as nearly as they allow (a sticking contact under a task on its
-    own point), otherwise a task they do not allow makes the problem unsolvable."""
+    own point), otherwise a task they do not allow makes the problem unsolvable. Without ``largest`` (a
+    controller's, which needs inputs, not the largest margin) the least effort is taken without the cones where it
+    keeps the margin asked (it is then the least effort with them), its least margin reported as ``margin``; the cone
+    programs run only where it does not."""
     problem = _equalities(ctx, held, task, task_acceleration, desired, rows)
     names = held.names
     z0, N, residual = _solutions(problem.E, problem.e)
@@ -194,15 +198,16 @@ def solve_contact_wrench(
             reason=reason, margins=_margins(forces, problem.mu, problem.sliding),
         )  # fmt: skip
     effort = _effort_metric(ctx, weight)
-    if not cones or not names:
+    if not cones or not names or not largest:
         chosen = _least_effort(problem, z0, N, None, effort)
         forces = _forces(problem, chosen)
         margins = _margins(forces, problem.mu, problem.sliding)
         least = float(margins.min(initial=np.inf))
-        return ContactActuation(
-            names, problem.sliding, True, residual, least, margin, True, chosen[: problem.k].copy(), forces,
-            _acceleration(problem, chosen), margins=margins,
-        )  # fmt: skip
+        if not cones or not names or least >= margin:  # the least effort already keeps the margin: no cone program
+            return ContactActuation(
+                names, problem.sliding, True, residual, least, margin, True, chosen[: problem.k].copy(), forces,
+                _acceleration(problem, chosen), margins=margins,
+            )  # fmt: skip
     best = _largest_margin(problem, z0, N)
     s_star = _margin_of(problem, best) if best is not None else np.inf
     if s_star >= margin:
