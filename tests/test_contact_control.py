@@ -270,3 +270,46 @@ def test_a_stroke_from_rest_breaks_away_and_reverses():
     asm = system.assemble()
     x = np.array([tip.position(asm.workspace(s, q, v))[0] for s, q, v in zip(run.times, run.q, run.v)])
     assert np.abs(x - (x0 + amplitude * (1.0 - np.cos(omega * run.times)))).max() < 2e-4
+
+
+def test_passive_joints_and_the_weighted_effort_keep_working_through_contact():
+    """The eraser's stroke with the wrist passive (its torque zero to 1e-9 of the others: the contact force balances
+    it), and with all joints active but only the tip's x as the task (a redundant arm) under a weighted effort
+    τᵀW⁻¹τ [AG-47], W = diag(1, 4, 9): the torques equal the minimiser of the same problem stated independently
+    (Pinocchio's M q̈ + h and point Jacobian, the accelerations unknown, a KKT system solved by numpy) to 1e-8."""
+    start, velocity = np.array([0.55, FLOOR_Z]), np.array([SPEED, 0.0])
+    q, qd, _ = _path(start, velocity, PHI_FLOOR, 0.2)
+    tree, tip = _arm()
+    floor = fb.Contact(tip, fb.Plane((0.0, 0.0, 1.0), point=(0.0, 0.0, FLOOR_Z)), friction=MU, name="tip")
+    wristless = fb.System([tree], constraints=[floor], actuators=[tree.link("l1"), tree.link("l2")]).assemble()
+    x_task = fb.control.PointTask(tip, components=(0,))
+
+    def x_reference(t):
+        return np.array([start[0] + SPEED * t]), np.array([SPEED]), np.array([0.0])
+
+    passive = fb.control.ContactForceControl(x_task, x_reference, 100.0, 20.0, FORCE)
+    tau_k = passive(0.2, wristless.workspace(0.2, q, qd), wristless)
+    assert tau_k.shape == (2,) and passive.diagnostics["tau_model"][2] == pytest.approx(
+        0.0, abs=1e-9 * abs(tau_k).max()
+    )
+    asm = fb.System([tree], constraints=[floor]).assemble()
+    W = np.diag([1.0, 4.0, 9.0])
+    weighted = fb.control.ContactForceControl(x_task, x_reference, 100.0, 20.0, FORCE, weight=W)
+    tau = weighted(0.2, asm.workspace(0.2, q, qd), asm)
+    oracle = PinocchioOracle(tree)
+    M, nle = oracle.mass_matrix(q), oracle.nonlinear_effects(q, qd)
+    J = oracle.point_jacobian(q, "l3", tip.offset)
+    bias = oracle.point_bias_acceleration(q, qd, "l3", tip.offset)
+    F = FORCE * np.array([-MU, 0.0, 1.0])  # sliding along +x: Coulomb's friction against it
+    R, origin = oracle.link_pose(q, "l3")
+    x_command = 100.0 * (x_reference(0.2)[0][0] - (origin + R @ tip.offset)[0]) + 20.0 * (SPEED - (J @ qd)[0])
+    # unknowns (a, τ): M a − τ = Jᵀ F − nle, (J a)_z = −bias_z, (J a)_x = x_command − bias_x; minimise ½ τᵀ W⁻¹ τ
+    A = np.zeros((5, 6))
+    A[:3, :3], A[:3, 3:] = M, -np.eye(3)
+    A[3, :3], A[4, :3] = J[2], J[0]
+    b = np.concatenate([J.T @ F - nle, [-bias[2], x_command - bias[0]]])
+    H = np.zeros((6, 6))
+    H[3:, 3:] = np.linalg.inv(W)
+    kkt = np.block([[H, A.T], [A, np.zeros((5, 5))]])
+    expected = np.linalg.solve(kkt, np.concatenate([np.zeros(6), b]))[3:6]
+    np.testing.assert_allclose(tau, expected, rtol=0, atol=1e-8 * np.abs(expected).max())
