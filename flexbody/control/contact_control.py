@@ -29,7 +29,8 @@ with which it closes, m_eff (1 + e) v_a for the effective mass m_eff = 1/(G_n Mâ
 With ``motion_only`` the contacts are held as bilateral rows, whatever their gap, whose force is whatever the least
 effort gives (Aghili's motion controller, PIDC [AG-43..48], where Ï„ = P(M a + h) is the least-norm input): "the sign
 of the constraint force" is not guarded, and where the force the motion needs would pull, the plant's unilateral
-contact opens.
+contact opens; the law then goes on as if it held (the contact's row still in its plan), and the body drifts off the
+surface.
 """
 
 from __future__ import annotations
