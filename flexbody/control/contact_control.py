@@ -264,9 +264,7 @@ class ContactForceControl(TaskController):
         if self.impulse_bound is None:
             return np.inf
         x = ctx.solve_M(G_n)
-        if ctx.rank:  # the bilateral rows hold: M⁻¹ − M⁻¹Φ̂ᵀ(Φ̂M⁻¹Φ̂ᵀ)⁻¹Φ̂M⁻¹
-            y = ctx.Phi_hat_dot(x)
-            K = ctx.Phi_hat_dot(ctx.solve_M(ctx.Phi_hat_T_dot(np.eye(ctx.rank))))
-            x = x - ctx.solve_M(ctx.Phi_hat_T_dot(np.linalg.solve(K, y)))
+        if ctx.rank:  # the bilateral rows hold: M⁻¹ − M⁻¹Φ̂ᵀ H Φ̂M⁻¹, H = (Φ̂M⁻¹Φ̂ᵀ)⁻¹ [DE-34]
+            x = x - ctx.solve_M_Phi_hat_T(ctx.H_dot(ctx.Phi_hat_dot(x)))
         inverse_mass = float(G_n @ x)
         return self.impulse_bound * inverse_mass / (1.0 + float(contact.e))

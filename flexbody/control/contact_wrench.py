@@ -192,31 +192,18 @@ def solve_contact_wrench(
             f"no input produces the motion and contact forces asked (least-squares residual {residual:.2e} of the "
             "equations' size): the actuators cannot reach it"
         )
-        forces = _forces(problem, z0)
-        return ContactActuation(
-            names, problem.sliding, False, residual, -np.inf, margin, False, None, forces, _acceleration(problem, z0),
-            reason=reason, margins=_margins(forces, problem.mu, problem.sliding),
-        )  # fmt: skip
+        return _outcome(problem, names, z0, residual, -np.inf, margin, None, solvable=False, reason=reason)
     effort = _effort_metric(ctx, weight)
     if not cones or not names or not largest:
         chosen = _least_effort(problem, z0, N, None, effort)
-        forces = _forces(problem, chosen)
-        margins = _margins(forces, problem.mu, problem.sliding)
-        least = float(margins.min(initial=np.inf))
+        least = _margin_of(problem, chosen)
         if not cones or not names or least >= margin:  # the least effort already keeps the margin: no cone program
-            return ContactActuation(
-                names, problem.sliding, True, residual, least, margin, True, chosen[: problem.k].copy(), forces,
-                _acceleration(problem, chosen), margins=margins,
-            )  # fmt: skip
+            return _outcome(problem, names, chosen, residual, least, margin, chosen[: problem.k].copy())
     best = _largest_margin(problem, z0, N)
     s_star = _margin_of(problem, best) if best is not None else np.inf
     if s_star >= margin:
         chosen = _least_effort(problem, z0, N, margin, effort)
-        forces = _forces(problem, chosen)
-        return ContactActuation(
-            names, problem.sliding, True, residual, s_star, margin, True, chosen[: problem.k].copy(), forces,
-            _acceleration(problem, chosen), margins=_margins(forces, problem.mu, problem.sliding),
-        )  # fmt: skip
+        return _outcome(problem, names, chosen, residual, s_star, margin, chosen[: problem.k].copy())
     assert best is not None  # a bounded margin below the one asked
     forces = _forces(problem, best)
     margins = _margins(forces, problem.mu, problem.sliding)
@@ -233,9 +220,28 @@ def solve_contact_wrench(
         + (f"; friction would leave the cone at {list(slipping)}" if slipping else "")
         + (f"; short of the margin at {short}" if margin > 0.0 else "")
     )
+    return _outcome(problem, names, best, residual, s_star, margin, None, opening, slipping, reason)
+
+
+def _outcome(
+    problem: _Problem,
+    names: tuple,
+    z: np.ndarray,
+    residual: float,
+    margin: float,
+    required: float,
+    tau: np.ndarray | None,
+    opening: tuple = (),
+    slipping: tuple = (),
+    reason: str = "",
+    solvable: bool = True,
+) -> ContactActuation:
+    """The :class:`ContactActuation` of the choice z (its forces, margins and accelerations), feasible where it
+    gives inputs ``tau``."""
+    forces = _forces(problem, z)
     return ContactActuation(
-        names, problem.sliding, True, residual, s_star, margin, False, None, forces, _acceleration(problem, best),
-        opening, slipping, reason, margins,
+        names, problem.sliding, solvable, residual, margin, required, tau is not None, tau, forces,
+        _acceleration(problem, z), opening, slipping, reason, _margins(forces, problem.mu, problem.sliding),
     )  # fmt: skip
 
 
@@ -308,7 +314,8 @@ def _equalities(ctx: ControlContext, held: TouchingContacts, task, task_accelera
             values.append(np.array([desired[i]]))
     T, t = np.zeros((0, width)), np.zeros(0)
     if task is not None:
-        J, terms = np.asarray(ctx.task(task).J, dtype=float), ctx.task(task)
+        terms = ctx.task(task)
+        J = np.asarray(terms.J, dtype=float)
         T, t = J @ Y, task_acceleration - terms.bias - J @ a0
     return _Problem(np.vstack(rows), np.concatenate(values), T, t, k, r, mu, held.sliding, a0, Y)
 
@@ -354,7 +361,8 @@ def _margins(forces: np.ndarray, mu: np.ndarray, sliding: np.ndarray) -> np.ndar
 
 
 def _margin_of(problem: _Problem, z: np.ndarray) -> float:
-    return float(_margins(_forces(problem, z), problem.mu, problem.sliding).min())
+    """The least margin [N] of the choice z (∞ without contacts)."""
+    return float(_margins(_forces(problem, z), problem.mu, problem.sliding).min(initial=np.inf))
 
 
 def _cones(problem: _Problem, z0: np.ndarray, N: np.ndarray, with_s: bool):

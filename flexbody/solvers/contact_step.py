@@ -148,24 +148,25 @@ class ContactStepper:
         u_before, u_free = frames.G @ v, frames.G @ v_free
         impulses, sweeps = np.zeros((len(self.contacts), 3)), 0
         active = closing_contacts(frames.gap, u_before[0::3], u_free[0::3], h)
-        v_next, y_next = v_free, y
+        v_next, y_next, u_next = v_free, y, u_free
         while active.size:
             p, dv, dy, count = self._contact_solve(ws, frames, active, u_before, u_free, m, h)
             sweeps += count
             v_next, y_next = v_free + dv, y + dy
+            u_next = frames.G @ v_next
             impulses[:] = 0.0
             impulses[active] = p.reshape(-1, 3)
             # a contact left out that the others' impulses drive through its surface within the step joins them
             considered = np.zeros(len(self.contacts), dtype=bool)
             considered[active] = True
-            joining = driven_through(frames.gap, (frames.G @ v_next)[0::3], h, considered)
+            joining = driven_through(frames.gap, u_next[0::3], h, considered)
             if not joining.size:
                 break
             self.warm[active] = impulses[active]
             active = np.union1d(active, joining)
         self.warm = impulses.copy()
         local = u_before.reshape(-1, 3)
-        work = 0.5 * float(impulses.ravel() @ (u_free + frames.G @ v_next))  # pᵀ G (v_f + v⁺)/2
+        work = 0.5 * float(impulses.ravel() @ (u_free + u_next))  # pᵀ G (v_f + v⁺)/2
         self.seconds["step"] += time.perf_counter() - start
         return ContactStep(
             v_next,
