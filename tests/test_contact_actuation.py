@@ -187,6 +187,12 @@ def test_bad_requests_are_named():
         contact_actuation(ctx, normal_forces=[1.0, 2.0])
     with pytest.raises(FlexbodyError, match=r"\['elsewhere'\] are not touching contacts"):
         contact_actuation(ctx, normal_forces={"elsewhere": 1.0})
+    with pytest.raises(FlexbodyError, match=r"the forces asked of \['tip0'\] are not finite numbers"):
+        contact_actuation(ctx, normal_forces=[np.inf])
+    with pytest.raises(FlexbodyError, match=r"margin \[N\] must be finite"):
+        contact_actuation(ctx, margin=np.nan)
+    with pytest.raises(FlexbodyError, match=r"the forces asked of \['tip0'\] are not finite numbers"):
+        contact_actuation(ctx, normal_forces={"tip0": np.nan})
     lifted = q.copy()
     lifted[1] += 0.3  # the shoulder lifts the tool off its plane
     with pytest.raises(FlexbodyError, match="no contact touches"):

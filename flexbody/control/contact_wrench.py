@@ -139,6 +139,10 @@ def contact_actuation(
     held closed, ``task`` (a :class:`~flexbody.control.tasks.Task`) at ``task_acceleration`` ẍ_d (m_T,) (default
     zero), the desired ``normal_forces`` [N] (one per touching contact, or a dict name → N; None: any), and the
     ``margin`` [N] asked of every contact. FlexbodyError where no contact touches."""
+    if not (np.isfinite(margin) and np.isfinite(touching) and touching >= 0.0):
+        raise FlexbodyError(
+            f"contact actuation: margin [N] must be finite and touching [m] ≥ 0, got {margin!r}, {touching!r}"
+        )
     held = touching_contacts(ctx, touching=touching)
     if not held.contacts:
         raise FlexbodyError(
@@ -269,10 +273,19 @@ def _desired(names: tuple, normal_forces) -> np.ndarray:
         unknown = sorted(set(normal_forces) - set(names))
         if unknown:
             raise FlexbodyError(f"normal_forces: {unknown} are not touching contacts (those are {list(names)})")
-        return np.array([float(normal_forces.get(name, np.nan)) for name in names])
+        given = {name: float(value) for name, value in normal_forces.items()}
+        bad = [name for name, value in given.items() if not np.isfinite(value)]
+        if bad:
+            raise FlexbodyError(f"normal_forces: the forces asked of {bad} are not finite numbers")
+        return np.array([given.get(name, np.nan) for name in names])  # NaN: not asked
     values = np.asarray(normal_forces, dtype=float).reshape(-1)
     if values.shape != (c,):
         raise FlexbodyError(f"normal_forces: one per touching contact ({c}), got {values.size}")
+    if not np.all(np.isfinite(values)):
+        bad = [name for name, value in zip(names, values) if not np.isfinite(value)]
+        raise FlexbodyError(
+            f"normal_forces: the forces asked of {bad} are not finite numbers (leave one out of a dict)"
+        )
     return values
 
 
