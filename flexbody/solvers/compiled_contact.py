@@ -26,7 +26,7 @@ import numpy as np
 
 from ..system.joint_program import joint_terms_into, output_offsets
 from .contact_frames import forest_plane_rows
-from .contact_set import closing_contacts, driven_through, normal_bounds
+from .contact_set import closing_contacts, driven_through, impulse_work, normal_bounds
 from .coulomb_problem import solve_coulomb_coupled
 
 __all__ = ["CompiledContactSteps", "ContactBatch", "BATCH_STEPS"]
@@ -279,7 +279,7 @@ def rigid_contact_steps(
         if record[k]:
             a = (v_next - v) / h
             _local_velocities(data, starts, first, count, v_next, u_next)
-            work = 0.5 * np.dot(impulses.ravel(), u_free + u_next)  # pᵀ G (v_f + v⁺)/2, as the Python step's
+            work = impulse_work(impulses.ravel(), u_free, u_next)
             _record(rows, counters[1], times[k], q, v, a, out[ends[5] :], gap, impulses, u_before, sweeps, work)
             counters[1] += 1
         q[:] = q_next

@@ -1,4 +1,5 @@
-"""Which contacts a nonsmooth step considers, and the bound on their normal velocities: declared once, compiled, and
+"""Which contacts a nonsmooth step considers, the bound on their normal velocities, and the energy their impulses give
+(:func:`impulse_work`): declared once, compiled, and
 called by the Python step (:class:`~flexbody.solvers.contact_step.ContactStepper`) and by the compiled batches of
 rigid steps (:mod:`flexbody.solvers.compiled_contact`).
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-__all__ = ["closing_contacts", "normal_bounds", "driven_through"]
+__all__ = ["closing_contacts", "normal_bounds", "driven_through", "impulse_work"]
 
 
 SHALLOW = 1e-9
@@ -70,3 +71,13 @@ def driven_through(gap, normal, h, considered):
             chosen[count] = i
             count += 1
     return chosen[:count]
+
+
+@nb.njit(cache=True)
+def impulse_work(impulses, u_free, u_next) -> float:
+    """The energy [J] the step's contact impulses p (3c,) gave: pᵀ(u_f + u⁺)/2 = ½v⁺ᵀAv⁺ − ½v_fᵀAv_f, with u_f and u⁺
+    (3c,) the contacts' local velocities G v_f and G v⁺ of the free and the final velocity (A the step's matrix)."""
+    total = 0.0
+    for i in range(impulses.size):
+        total += impulses[i] * (u_free[i] + u_next[i])
+    return 0.5 * total

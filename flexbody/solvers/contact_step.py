@@ -56,7 +56,7 @@ from ..linalg.sparse_factor import HAVE_CHOLMOD, CholmodError, SparseFactor
 from ..linalg.trailing_inverse import TrailingInverse
 from .compiled_contact import CompiledContactSteps
 from .contact_frames import ContactFrames
-from .contact_set import closing_contacts, driven_through, normal_bounds
+from .contact_set import closing_contacts, driven_through, impulse_work, normal_bounds
 from .coulomb_problem import LAW_TOL, solve_coulomb_polished
 from .delassus_splitting import solve_coulomb_split
 
@@ -166,7 +166,7 @@ class ContactStepper:
             active = np.union1d(active, joining)
         self.warm = impulses.copy()
         local = u_before.reshape(-1, 3)
-        work = 0.5 * float(impulses.ravel() @ (u_free + u_next))  # pᵀ G (v_f + v⁺)/2
+        work = impulse_work(impulses.ravel(), u_free, u_next)
         self.seconds["step"] += time.perf_counter() - start
         return ContactStep(
             v_next,
