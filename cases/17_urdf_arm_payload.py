@@ -62,8 +62,8 @@ DT = 1e-3  # s, generalized-α step
 RHO_INF = 1.0  # -, generalized-α ρ∞ (1: no numerical damping)
 VTK_EVERY = 50  # -, write every k-th recorded step to the ParaView series
 
-_PAYLOAD_AXES = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])  # columns: the bar's x, y, z axes
-# in the flange frame: x along the flange z (out of the tool), y along the flange x, z along the flange y
+_PAYLOAD_AXES = fb.mechanisms.TOOL_AXES  # columns: the bar's x, y, z axes in the flange frame: x along the flange z
+# (out of the tool), y along the flange x, z along the flange y
 
 
 def build(
@@ -80,24 +80,20 @@ def build(
     gravity=GRAVITY,
 ) -> fb.System:
     """The robot (joints actuated) with the payload attached to its flange at q0 (nodes passive)."""
-    robot = Path(__file__).resolve().parents[1] / robot  # relative to the repository root (or absolute)
-    tree = fb.load_urdf(robot, gravity=(0.0, 0.0, -gravity), visuals=False)
-    link = tree.link(flange)
-    q0 = np.asarray(q0, dtype=float)
-    kin = tree.kinematics(q0)
-    R, p = kin.R[link.index], kin.p[link.index]
-    length, width, height = payload_size
-    mesh = fb.mesh.box((length, width, height), tuple(divisions), order=order, origin=(0.0, -width / 2, -height / 2))
-    mesh = mesh.with_points(mesh.points @ (R @ _PAYLOAD_AXES).T + p)  # the bar on the flange at q0
-    material = fb.StVenantKirchhoff(young=young, poisson=poisson, density=density, damping=damping)
-    payload = fb.FlexibleBody("payload", mesh, material, locking="incompatible_modes" if order == 1 else None)
-    joints = [l for l in tree.links if l.coordinate is not None]
-    return fb.System(
-        [tree, payload],
-        [fb.AttachNodes(payload, "x0", link, name="flange")],
-        loads=[fb.Gravity(payload, (0.0, 0.0, -gravity))],
-        actuators=joints,
-        q0=q0,
+    return fb.mechanisms.robot_with_tool(
+        Path(__file__).resolve().parents[1] / robot,  # relative to the repository root (or absolute)
+        flange,
+        q0,
+        payload_size,
+        divisions,
+        name="payload",
+        order=order,
+        young=young,
+        poisson=poisson,
+        density=density,
+        damping=damping,
+        gravity=gravity,
+        locking="incompatible_modes" if order == 1 else None,
     )
 
 

@@ -236,7 +236,7 @@ def test_verification_records_the_numbers_the_full_size_case_prints(case, tmp_pa
     assert printed_as(flange.reference, ref)
     position, orientation = stated(r"[\de.-]+ / ([\de.-]+) / [\de.-]+ m; [\de.-]+ / ([\de.-]+) / [\de.-]+ rad")
     assert printed_as(s["max_position_error"], position) and printed_as(s["max_orientation_error"], orientation)
-    assert printed_as(s["max_violation"], stated(r"\| ([\de.-]+) m \([\de.-]+ / [\de.-]+ at 2 / 0.5 ms\)")[0])
+    assert s["max_violation"] < 1e-12  # round-off: its digits differ between machines and builds (1.3e-14, 5.5e-15)
     mismatch, work = stated(r"\| ([\de.-]+) J \(W = ([\d.]+) J")
     assert printed_as(s["energy_balance_error"], mismatch) and printed_as(s["applied_work"], work)
     f_eb = euler_bernoulli_frequencies(case)

@@ -7,6 +7,7 @@ May import: errors, deprecation, rigid, constraints, linalg, system, dynamics.
 """
 
 from .actuation import ActuationReport, actuation_report
+from .admittance import AdmittanceControl, ContactForceLoop, TaskLoop
 from .base import Controller, GravityEffort, NullSpaceDamping, TaskController, task_acceleration_error
 from .computed_torque import ComputedTorqueControl, JointReferenceFromTask
 from .contact_control import ContactForceControl
@@ -21,6 +22,9 @@ from .state_feedback import StateFeedback, lqr_gain
 from .tasks import JointTask, OrientationTask, PlanarOrientationTask, PointTask, StackedTask, Task, task_history
 
 __all__ = [
+    "AdmittanceControl",
+    "ContactForceLoop",
+    "TaskLoop",
     "ActuationReport",
     "ActuationWarning",
     "MapCheck",

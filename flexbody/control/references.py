@@ -14,9 +14,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import ModelError
+from ..rigid.exponential_coordinates import rotation_matrix
 from .tasks import Desired, OrientationTask, StackedTask, Task, rotation_vector
 
-__all__ = ["Setpoint", "Trajectory", "Sinusoid", "CircleAfterStep", "flat_desired"]
+__all__ = ["Setpoint", "Trajectory", "Sinusoid", "CircleAfterStep", "flat_desired", "shifted_desired"]
 
 Reference: TypeAlias = "Callable[[float], tuple[Desired, ArrayLike | None, ArrayLike | None]]"
 """A reference t -> (desired, velocity, acceleration) (module docstring)."""
@@ -120,3 +121,15 @@ def flat_desired(desired: Desired, task: Task) -> np.ndarray:
     if isinstance(task, OrientationTask):
         return rotation_vector(np.asarray(desired, dtype=float))
     return np.atleast_1d(np.asarray(desired, dtype=float)).reshape(-1)
+
+
+def shifted_desired(desired: Desired, task: Task, shift: np.ndarray) -> Desired:
+    """``desired`` moved by ``shift`` (m,) in the task's coordinates: added to its values, and for an
+    :class:`OrientationTask` a rotation vector [rad] in world axes that turns R_d to exp([shift]×) R_d, the rotation
+    whose :meth:`~OrientationTask.error` against R_d is the shift."""
+    if isinstance(task, StackedTask):
+        parts = np.split(shift, np.cumsum([t.n_rows for t in task.tasks])[:-1])
+        return cast(Desired, [shifted_desired(d, t, s) for d, t, s in zip(task.split(desired), task.tasks, parts)])
+    if isinstance(task, OrientationTask):
+        return rotation_matrix(shift) @ np.asarray(desired, dtype=float)
+    return np.atleast_1d(np.asarray(desired, dtype=float)).reshape(-1) + shift

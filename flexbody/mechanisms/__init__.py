@@ -1,12 +1,12 @@
 """Ready-made systems of the sources: rigid mechanisms (particle on a circle, slider-crank, four-bar,
 RSSR loop, arms on a line or sphere, branching loops, the coupled chain, the parallel platform, the
 under-actuated chain, Andrews' squeezer) and rigid-flexible ones (flexible and plate pendulums, cantilever, arm with a
-beam).
+beam, a robot from its URDF holding a flexible tool).
 
 May import: errors, deprecation, fem, rigid, constraints, system.
 """
 
-from .flexible import arm_with_beam, cantilever, flexible_pendulum, plate_pendulum
+from .flexible import TOOL_AXES, arm_with_beam, cantilever, flexible_pendulum, plate_pendulum, robot_with_tool
 from .rigid import (
     branching_loops,
     coupled_chain,
@@ -22,6 +22,8 @@ from .rigid import (
 from .squeezer import andrews_squeezer
 
 __all__ = [
+    "robot_with_tool",
+    "TOOL_AXES",
     "branching_loops",
     "coupled_chain",
     "four_bar",

@@ -4,7 +4,8 @@
 - :func:`plate_pendulum`  a thin plate pinned at a corner, the ANCF-brick plate benchmark;
 - :func:`cantilever`  a solid beam clamped at x = 0 (optionally with a tip load);
 - :func:`arm_with_beam`  a two-link arm (vertical plane) carrying a flexible beam on its flange,
-  joints actuated, beam nodes passive [DE 6.2, Fig. 16].
+  joints actuated, beam nodes passive [DE 6.2, Fig. 16];
+- :func:`robot_with_tool`  a robot from its URDF holding a flexible box (a bar, a blade) at a link's frame.
 
 Their 8-node bricks take incompatible modes (``locking="auto"``, the default of :class:`~flexbody.FlexibleBody`),
 which do not lock in bending; ``locking=None`` gives plain trilinear bricks, which do (a WARNING says so on slender
@@ -14,6 +15,7 @@ elements). 27-node bricks (``order=2``) do not lock on their default Gauss rule 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from os import PathLike
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -29,9 +31,10 @@ from ..fem.materials import StVenantKirchhoff
 from ..rigid.anchors import Ground
 from ..rigid.joints import Revolute
 from ..rigid.tree import RigidTree
+from ..rigid.urdf import load_urdf
 from ..system.description import System
 
-__all__ = ["flexible_pendulum", "plate_pendulum", "cantilever", "arm_with_beam"]
+__all__ = ["flexible_pendulum", "plate_pendulum", "cantilever", "arm_with_beam", "robot_with_tool", "TOOL_AXES"]
 
 _GRAVITY = (0.0, 0.0, -9.81)
 
@@ -151,6 +154,47 @@ def arm_with_beam(
     if locked:
         constraints += [JointDriver(link1, float(q0[0]), name="lock1"), JointDriver(link2, float(q0[1]), name="lock2")]
     return System([tree, beam], constraints, loads=[Gravity(beam, gravity)], actuators=[link1, link2], q0=q0)
+
+
+TOOL_AXES = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
+"""The tool's x, y, z axes (columns) in its link's frame: x along the link's z (out of a flange), y along its x, z
+along its y."""
+
+
+def robot_with_tool(
+    robot: str | PathLike,
+    link: str,
+    q0: ArrayLike,
+    size: Sequence[float],
+    divisions: Sequence[int],
+    *,
+    name: str = "tool",
+    order: int = 1,
+    young: float = 3e9,
+    poisson: float = 0.3,
+    density: float = 1400.0,
+    damping: float = 0.0,
+    gravity: float = 9.81,
+    locking: str | None = "auto",
+) -> System:
+    """The robot of the URDF file ``robot`` (:func:`~flexbody.load_urdf`, gravity [m/s²] along −z) holding, at the
+    frame of ``link`` at the joint angles ``q0`` [rad], a flexible box ``name`` of ``size`` (length, width, height)
+    [m] in ``divisions`` bricks of ``order``: its face x = 0 centred on the frame's origin and attached to the link
+    (``AttachNodes``, constraint ``"flange"``), its axes :data:`TOOL_AXES` in the link's frame (its length along the
+    link's z). Every joint actuated; the box's nodes passive; gravity on the box. Material: St Venant–Kirchhoff
+    (Pa, kg/m³, Kelvin–Voigt ``damping`` [s])."""
+    tree = load_urdf(robot, gravity=(0.0, 0.0, -float(gravity)), visuals=False)
+    holder = tree.link(link)
+    kin = tree.kinematics(np.asarray(q0, dtype=float))
+    R, p = kin.R[holder.index], kin.p[holder.index]
+    _length, width, height = size
+    mesh = box(size=size, divisions=divisions, order=order, origin=(0.0, -width / 2, -height / 2))
+    mesh = mesh.with_points(mesh.points @ (R @ TOOL_AXES).T + p)
+    tool = FlexibleBody(name, mesh, _material(young, poisson, density, damping), locking=locking)
+    joints = [item for item in tree.links if item.coordinate is not None]
+    attach = AttachNodes(tool, "x0", holder, name="flange")
+    loads: list[Load] = [Gravity(tool, (0.0, 0.0, -float(gravity)))]
+    return System([tree, tool], [attach], loads=loads, actuators=joints, q0=q0)
 
 
 def _rod(mass: float, length: float) -> np.ndarray:
