@@ -224,6 +224,7 @@ def _trees() -> None:
     tree.mass_matrix(q)
     tree.inverse_dynamics(q, q, q)
     tree.forward_dynamics(q, q, q)
+    tree.inverse_dynamics_derivatives(q, q, q)  # and their analytic derivatives (#36)
     data = fb.rigid.TreeData(tree)
     fb.rigid.mass_matrix(tree, data, q)
     fb.rigid.nonlinear_effects(tree, data, q, q)

@@ -117,6 +117,72 @@ def right_jacobian_rate(p0, p1, p2, r0, r1, r2, out):
     out[2] = -da * pr * c2 + db * pr * d2 + b * e2
 
 
+SECOND_SERIES_BELOW = 0.3
+"""θ [rad] below which the second-derivative coefficients use their Taylor series (their closed forms cancel 1/θ⁴
+terms to O(1): 1e-11 relative at 0.3 rad; the series' first neglected term is below 1e-11 there)."""
+
+
+@nb.njit(cache=True, inline="always")
+def second_coefficients(theta):
+    """(A′/θ, B′/θ) of A = a′/θ and B = b′/θ (:func:`coefficients`): (θ² cos θ − 5θ sin θ + 8(1 − cos θ))/θ⁶ and
+    sin θ/θ⁵ − 7(1 − cos θ)/θ⁶ + 15(θ − sin θ)/θ⁷, from their series in θ² below :data:`SECOND_SERIES_BELOW`."""
+    t2 = theta * theta
+    if theta < SECOND_SERIES_BELOW:
+        t4 = t2 * t2
+        return (
+            1.0 / 90.0 - t2 / 1680.0 + t4 / 75600.0 - t4 * t2 / 5987520.0 + t4 * t4 / 622702080.0,
+            1.0 / 630.0 - t2 / 15120.0 + t4 / 831600.0 - t4 * t2 / 77837760.0 + t4 * t4 / 10897286400.0,
+        )
+    c, s = math.cos(theta), math.sin(theta)
+    t6 = t2 * t2 * t2
+    return (t2 * c - 5.0 * theta * s + 8.0 * (1.0 - c)) / t6, s / (t6 / theta) - 7.0 * (1.0 - c) / t6 + 15.0 * (
+        theta - s
+    ) / (t6 * theta)
+
+
+@nb.njit(cache=True)
+def right_jacobian_derivative(phi, h, x, out):
+    """out (3,) = D[h](x) = (Σ_m h_m ∂J_r/∂φ_m) x, the derivative of J_r(φ) x along h at fixed x:
+    −A(φ·h)(φ×x) − a(h×x) + B(φ·h) φ×(φ×x) + b(h×(φ×x) + φ×(h×x)), A = a′/θ, B = b′/θ."""
+    p0, p1, p2 = phi[0], phi[1], phi[2]
+    _, a, b, A, B = coefficients(math.sqrt(p0 * p0 + p1 * p1 + p2 * p2))
+    ph = p0 * h[0] + p1 * h[1] + p2 * h[2]
+    c = cross3(p0, p1, p2, x[0], x[1], x[2])  # φ × x
+    d = cross3(p0, p1, p2, c[0], c[1], c[2])  # φ × (φ × x)
+    e = cross3(h[0], h[1], h[2], x[0], x[1], x[2])  # h × x
+    f = cross3(h[0], h[1], h[2], c[0], c[1], c[2])  # h × (φ × x)
+    g = cross3(p0, p1, p2, e[0], e[1], e[2])  # φ × (h × x)
+    for k in range(3):
+        out[k] = -A * ph * c[k] - a * e[k] + B * ph * d[k] + b * (f[k] + g[k])
+
+
+@nb.njit(cache=True)
+def right_jacobian_rate_derivative(phi, rate, m, out):
+    """out (3,) = ∂(J̇_r(φ) φ̇)/∂φ_m at fixed φ̇ = ``rate``: the derivative of E = −A(φ·r)(φ×r) + B(φ·r) φ×(φ×r)
+    + b r×(φ×r) (:func:`right_jacobian_rate`, r = φ̇) along e_m, with ∂A/∂φ_m = (A′/θ)φ_m, ∂B/∂φ_m = (B′/θ)φ_m,
+    ∂b/∂φ_m = Bφ_m (:func:`second_coefficients`)."""
+    p0, p1, p2 = phi[0], phi[1], phi[2]
+    r0, r1, r2 = rate[0], rate[1], rate[2]
+    theta = math.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
+    _, _, b, A, B = coefficients(theta)
+    C, D = second_coefficients(theta)
+    pr, pm, rm = p0 * r0 + p1 * r1 + p2 * r2, phi[m], rate[m]
+    em0, em1, em2 = (1.0 if m == 0 else 0.0), (1.0 if m == 1 else 0.0), (1.0 if m == 2 else 0.0)
+    c = cross3(p0, p1, p2, r0, r1, r2)  # φ × r
+    d = cross3(p0, p1, p2, c[0], c[1], c[2])  # φ × (φ × r)
+    e = cross3(r0, r1, r2, c[0], c[1], c[2])  # r × (φ × r)
+    er = cross3(em0, em1, em2, r0, r1, r2)  # e_m × r
+    f = cross3(em0, em1, em2, c[0], c[1], c[2])  # e_m × (φ × r)
+    g = cross3(p0, p1, p2, er[0], er[1], er[2])  # φ × (e_m × r)
+    k_ = cross3(r0, r1, r2, er[0], er[1], er[2])  # r × (e_m × r)
+    for k in range(3):
+        out[k] = (
+            -C * pm * pr * c[k] - A * rm * c[k] - A * pr * er[k]
+            + D * pm * pr * d[k] + B * rm * d[k] + B * pr * (f[k] + g[k])
+            + B * pm * e[k] + b * k_[k]
+        )  # fmt: skip
+
+
 @nb.njit(cache=True, inline="always")
 def jacobian_inverse_coefficient(theta):
     """c(θ) = 1/θ² − 1/(2θ tan(θ/2)) of J_r(φ)⁻¹ = I + ½[φ]× + c[φ]×² (series to θ⁶ below θ = 0.05; finite at

@@ -23,6 +23,7 @@ from . import tree_dynamics
 from .anchors import LinkFrame, LinkPoint
 from .joints import COMPOUND_JOINTS, Fixed, FreeFlyer, Planar, Prismatic, Revolute, Spherical, Universal
 from .link import Link, checked_inertia, checked_rotation, checked_vector3
+from .rnea_derivatives import rnea_derivatives_kernel
 
 Joint: TypeAlias = Revolute | Prismatic | Fixed | Spherical | FreeFlyer | Universal | Planar
 """The joints a link can be added with (:meth:`RigidTree.add_link`)."""
@@ -357,6 +358,40 @@ class RigidTree:
         a = zeros if a is None else a
         tau = np.empty(self.n_dofs)  # every coordinate's row is written by the kernel
         return self._evaluate(tree_dynamics.inverse_dynamics_kernel, tau, None, gravity, q=q, v=v, a=a)
+
+    def inverse_dynamics_derivatives(
+        self, q: ArrayLike, v: ArrayLike, a: ArrayLike
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈ = M) (n, n) each of τ = M(q) q̈ + b(q, q̇) + g(q) [DE-2] at (q, v, a): the analytic
+        derivatives of recursive Newton–Euler (Carpentier & Mansard 2018, :mod:`flexbody.rigid.rnea_derivatives`),
+        with gravity, for every joint kind (spherical joints and free-flying bases in their exponential coordinates:
+        ∂/∂φ and ∂/∂φ̇ of the rotation vector's rates, not Pinocchio's tangent-space derivatives)."""
+        indices, reals = self.packed_model()
+        n = self.n_dofs
+        out, work = np.empty((3, n, n)), np.empty(self._work_length)
+        vectors = [
+            x if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.flags.c_contiguous and x.shape == (n,)
+            else np.array(self._vector(name, x), dtype=float)
+            for name, x in zip("qva", (q, v, a))
+        ]  # fmt: skip
+        gravity = np.asarray(self.gravity, dtype=float)
+        if not rnea_derivatives_kernel(indices, reals, work, gravity, *vectors, *out):
+            raise self._refused(q=vectors[0], v=vectors[1], a=vectors[2])
+        return out[0], out[1], out[2]
+
+    def forward_dynamics_derivatives(
+        self, q: ArrayLike, v: ArrayLike, tau: ArrayLike
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(∂a/∂q, ∂a/∂q̇, ∂a/∂τ = M⁻¹) (n, n) each of the forward dynamics a = M(q)⁻¹(τ − b − g) at (q, v, τ): from
+        τ(q, v, a) = τ at a = a(q, v, τ), ∂a/∂x = −M⁻¹ ∂τ/∂x (x = q, q̇), with the analytic ∂τ/∂x of
+        :meth:`inverse_dynamics_derivatives` at that a and one Cholesky factor of M (as Pinocchio's
+        computeABADerivatives)."""
+        from scipy.linalg import cho_factor, cho_solve
+
+        a = self.forward_dynamics(q, v, tau)
+        dq, dv, M = self.inverse_dynamics_derivatives(q, v, a)
+        factor = cho_factor(M)
+        return -cho_solve(factor, dq), -cho_solve(factor, dv), cho_solve(factor, np.eye(self.n_dofs))
 
     def forward_dynamics(self, q: ArrayLike, v: ArrayLike, tau: ArrayLike) -> np.ndarray:
         """Unconstrained joint accelerations a = M⁻¹(τ − b − g) (n,): CRBA, RNEA and a Cholesky solve in
