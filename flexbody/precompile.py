@@ -170,6 +170,10 @@ def _rigid() -> None:
     fb.simulate(asm, 0.02, integrator=fb.RK4(dt=0.01))
     pendulum = fb.mechanisms.flexible_pendulum(size=(0.1, 0.05, 0.05), divisions=(2, 1, 1)).assemble()  # Python route
     fb.simulate(pendulum, 0.004, integrator=fb.GeneralizedAlpha(dt=0.002))
+    arm = fb.mechanisms.arm_with_beam(
+        divisions=(2, 1, 1)
+    ).assemble()  # the exact joint rows' Jacobian (trees, attachments)
+    fb.simulate(arm, 0.004, integrator=fb.GeneralizedAlpha(dt=0.002))
     _contact_step()
     from flexbody.constraints.attachments import attachment_rows  # nodes carried by a link frame
 

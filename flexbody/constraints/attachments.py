@@ -221,6 +221,21 @@ class AttachNodes(NodeRows):
         pieces.append((ev.columns(self.link.tree), block))
         return ConstraintRows(phi, pieces, bias)
 
+    def joint_hessian(self, ev: StateView, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """(columns, H) of ∂(Φᵀλ)/∂q on the carrier tree's joint columns for the rows' multipliers λ (3k,): the rows
+        x_a − X_a(q) put −J_{X_a}ᵀλ_a on the joints, whose derivative is −Σ_a ∂²(λ_aᵀX_a)/∂q² (the point Hessians of
+        the carried points, :mod:`flexbody.rigid.point_hessian`); None on a ground clamp (constant rows)."""
+        if isinstance(self.link, Ground):
+            return None
+        if self.offsets is None:
+            raise ConstraintError(f"attachment {self.name!r}: not prepared (assemble the system first)")
+        kin = ev.kinematics(self.link.tree)
+        n = self.link.tree.n_dofs
+        H = np.zeros((n, n))
+        for offset, force in zip(self.offsets, np.asarray(lam, dtype=float).reshape(-1, 3)):
+            H -= kin.point_hessian(self.link, offset, force)
+        return ev.columns(self.link.tree), H
+
 
 class TieNodes(NodeRows):
     """Nodes of ``body_a`` tied to the coincident nodes of ``body_b``: x_a = x_b.

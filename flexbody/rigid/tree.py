@@ -23,6 +23,7 @@ from . import tree_dynamics
 from .anchors import LinkFrame, LinkPoint
 from .joints import COMPOUND_JOINTS, Fixed, FreeFlyer, Planar, Prismatic, Revolute, Spherical, Universal
 from .link import Link, checked_inertia, checked_rotation, checked_vector3
+from .point_hessian import point_hessian
 from .rnea_derivatives import rnea_derivatives_kernel
 
 Joint: TypeAlias = Revolute | Prismatic | Fixed | Spherical | FreeFlyer | Universal | Planar
@@ -516,6 +517,18 @@ class Kinematics:
     def point_bias_acceleration(self, link: Link, offset) -> np.ndarray:
         """J̇q̇ (3,) [m/s²]: classical acceleration of the point when q̈ = 0 (no gravity)."""
         return self._point(link, offset)[3][0]
+
+    def point_hessian(self, link: Link, offset, w) -> np.ndarray:
+        """∂²(wᵀx)/∂q² = ∂(Jᵀw)/∂q (n, n) of the point at ``offset`` (link frame) on ``link`` for a constant world
+        vector w (3,) [N: the stiffness a world force w at the point adds to the joint rows] (:mod:`point_hessian`)."""
+        a, n = self._a, self.tree.n_dofs
+        H = np.zeros((n, n))
+        x = self.point_position(link, np.asarray(offset, dtype=float))
+        w = np.asarray(w, dtype=float).reshape(3)
+        point_hessian(
+            a["parent"], a["joint_type"], a["dof"], a["axis"], self.R, self.p, self.S, self.q, link.index, x, w, H
+        )
+        return H
 
     def angular_velocity(self, link: Link) -> np.ndarray:
         return self.vel[link.index, 3:]

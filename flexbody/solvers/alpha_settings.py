@@ -52,7 +52,12 @@ class GeneralizedAlpha:
         towards ``dt`` — doubled after every halving (at most 64), so a step that keeps failing is not retried
         over and over.
     fd_step : float
-        Relative central-difference step of the rigid Jacobian blocks.
+        Relative central-difference step of the rigid Jacobian blocks where they are differenced.
+    rigid_jacobian : "exact" or "differences"
+        How the joint rows' blocks of the iteration matrix are formed: ``"exact"`` (the default) from the trees'
+        analytic derivatives and the constraints' Hessians where every term on the joint columns has them (rigid
+        trees, attachments; :class:`~flexbody.solvers.constrained_equations.EquationResidual`), else, and with
+        ``"differences"``, by central differences of the rows.
 
     Notes
     -----
@@ -73,6 +78,7 @@ class GeneralizedAlpha:
     dt_min: float | None = None
     grow_after: int = 4
     fd_step: float = 1e-5
+    rigid_jacobian: str = "exact"
 
     def __post_init__(self):
         who = "GeneralizedAlpha"
@@ -91,6 +97,8 @@ class GeneralizedAlpha:
             check_setting(who, "dt_min", self.dt_min, high=self.dt)
         check_setting(who, "grow_after", self.grow_after, low=1, strict=False, integer=True)
         check_setting(who, "fd_step", self.fd_step)
+        if self.rigid_jacobian not in ("exact", "differences"):
+            raise FlexbodyError(f"{who}: rigid_jacobian must be 'exact' or 'differences', got {self.rigid_jacobian!r}")
 
     @classmethod
     def hht(cls, dt: float, alpha: float = 0.1, **kw) -> GeneralizedAlpha:

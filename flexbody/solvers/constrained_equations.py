@@ -6,9 +6,11 @@ by static equilibrium (q̈ = 0, v = 0, load factor s) and implicit dynamics (s =
 
 Force elements enter as −Q(t, q, v) (:mod:`flexbody.constraints.force_elements`), unscaled by s (they are
 part of the system, not of its loads). The joint rows come from the recursive Newton–Euler algorithm; their Jacobians
-are taken by central
-differences (they include M_q q̈ and the constraint Hessian term −∂(Φᵀλ)/∂q of the joint rows). The
-flexible rows and their Jacobians are exact (element kernels); see :meth:`flexbody.system.flexible_stack.FlexiblePart`.
+(M_q q̈ + ∂h/∂q and the constraint Hessian term −∂(Φᵀλ)/∂q of the joint rows) are exact where every term on the joint
+columns has its derivative — the trees' (:meth:`~flexbody.RigidTree.inverse_dynamics_derivatives`) and the
+constraints' with a ``joint_hessian`` (attachments) —, else taken by central differences (reduced bodies, force
+elements on joints, the other constraint kinds: #36 item 2 goes on). The flexible rows and their Jacobians are exact
+(element kernels); see :meth:`flexbody.system.flexible_stack.FlexiblePart`.
 """
 
 from __future__ import annotations
@@ -29,11 +31,14 @@ class EquationResidual:
     ``jacobian_time`` [s]).
 
     fd_step : relative step of the central differences of the joint rows.
+    exact : form the joint rows' Jacobians exactly where the system allows it (module docstring; ``self.exact`` says
+        whether it does).
     """
 
-    def __init__(self, asm, fd_step: float = 1e-5):
+    def __init__(self, asm, fd_step: float = 1e-5, *, exact: bool = True):
         self.asm, self.fd_step = asm, float(fd_step)
         self.n_r = asm.n_rigid
+        self.exact = bool(exact) and _exact_joint_rows(asm)
         self.force_calls = self.jacobian_calls = 0
         self.force_time = self.jacobian_time = 0.0
 
@@ -86,6 +91,25 @@ class EquationResidual:
             out -= ws.joint_constraint_jacobian().T @ lam
         return out
 
+    def exact_rigid_tangent(self, ws, qdd, lam, s: float = 1.0, c_q: float = 1.0, c_v: float = 0.0) -> np.ndarray:
+        """c_q ∂r_r/∂q_r + c_v ∂r_r/∂v_r (n_r, n_r) at the workspace ``ws`` from the trees' analytic derivatives,
+        s·(c_q ∂τ/∂q + c_v ∂τ/∂q̇) at (q, v, q̈) (v = q̈ = 0 in statics), and the joint constraints' Hessians,
+        −c_q ∂(Φ_rᵀλ)/∂q (``joint_hessian``)."""
+        asm = self.asm
+        A = np.zeros((self.n_r, self.n_r))
+        for tree in asm.trees:
+            cols = asm.joint_space.slices[tree]
+            q, zeros = ws.q[cols], np.zeros(tree.n_dofs)
+            v = zeros if ws.at_rest else ws.v[cols]
+            dq, dv, _ = tree.inverse_dynamics_derivatives(q, v, zeros if qdd is None else qdd[cols])
+            A[cols, cols] += s * (c_q * dq + c_v * dv)
+        for constraint, rows in asm.joint_constraints:
+            part = constraint.joint_hessian(ws, lam[rows])
+            if part is not None:
+                cols, H = part
+                A[np.ix_(cols, cols)] -= c_q * H
+        return A
+
     def rigid_tangent(self, t, q, v, qdd, lam, s: float = 1.0, c_q: float = 1.0, c_v: float = 0.0) -> np.ndarray:
         """c_q ∂r_r/∂q_r + c_v ∂r_r/∂v_r (n_r, n_r) by central differences of :meth:`rigid_rows`."""
         n_r, h = self.n_r, self.fd_step
@@ -126,7 +150,10 @@ class EquationResidual:
             if c_m:
                 M = ws.mass_matrix()
                 A_r += c_m * (M.rigid_block() if asm.sparse else M)
-            A_r += self.rigid_tangent(ws.t, ws.q, None if ws.at_rest else ws.v, qdd, lam, s, c_q=c_q, c_v=c_v)
+            if self.exact:
+                A_r += self.exact_rigid_tangent(ws, qdd, lam, s, c_q=c_q, c_v=c_v)
+            else:
+                A_r += self.rigid_tangent(ws.t, ws.q, None if ws.at_rest else ws.v, qdd, lam, s, c_q=c_q, c_v=c_v)
         if not asm.sparse:
             return A_r, sp.csr_matrix((0, 0))
         _, K, C = self.flexible_jacobians(ws, damping=bool(c_v), s=s)
@@ -143,6 +170,14 @@ class EquationResidual:
             return None
         K, C = asm.forces.jacobians(ws, asm.flexible.slice)
         return (-c_q) * K - c_v * C
+
+
+def _exact_joint_rows(asm) -> bool:
+    """Whether every term on the joint columns has its exact Jacobian: trees only (no reduced bodies), no force
+    elements on joints, every joint constraint with a ``joint_hessian``."""
+    if asm.joint_space.reduced or asm.joint_forces:
+        return False
+    return all(hasattr(constraint, "joint_hessian") for constraint, _ in asm.joint_constraints)
 
 
 def _shifted(x: np.ndarray, j: int, d: float) -> np.ndarray:

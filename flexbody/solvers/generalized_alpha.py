@@ -84,7 +84,7 @@ class AlphaStepper:
 
     def __init__(self, asm, settings: GeneralizedAlpha):
         self.asm, self.settings = asm, settings
-        self.residual = EquationResidual(asm, settings.fd_step)
+        self.residual = EquationResidual(asm, settings.fd_step, exact=settings.rigid_jacobian == "exact")
         self.solver = SaddlePointSolver(asm.n_rigid)
         self.am, self.af, self.gamma, self.beta = settings.parameters()
         self.bp = self.beta * (1 - self.af) / (1 - self.am)  # β′, γ′

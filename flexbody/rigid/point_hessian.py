@@ -1,0 +1,92 @@
+"""The Hessian of a link point's position contracted with a world vector: H = ∂²(wᵀx(q))/∂q² = ∂(J(q)ᵀw)/∂q, the
+stiffness that a constant world force w at the point adds to the joint rows (the constraint-force term ∂(Φᵀλ)/∂q of a
+row on the point, #36 item 2).
+
+With S_i = [v_i; ω_i] the world motion column of joint i (at the origin, :mod:`flexbody.rigid.algorithms`) and
+J_i = v_i + ω_i × x the point's velocity per unit q̇_i: a joint k turns its subtree rigidly about ω_k, so the free
+vector J_i of a joint i below it turns with it, and for k ⪯ i ⪯ link (k an ancestor of i, or i)
+
+    ∂J_i/∂q_k = ω_k × J_i,        ∂J_k/∂q_i = ω_k × J_i (the point moves with joint i),
+
+H_ik = H_ki = wᵀ(ω_k × J_i) — symmetric, zero for joints not above the link, and for prismatic joints k (ω_k = 0).
+The columns of one spherical joint also depend on its coordinates φ through J_r(φ) (w_i = R J_r(φ) e_i, about its
+centre c): there ∂J_i/∂φ_k = ω_k × J_i + y_ki × (x − c), y_ki = R ∂J_r/∂φ_k e_i.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from . import exponential_coordinates as expc
+from .algorithms import SPHERICAL
+from .exponential_coordinates import cross3
+
+__all__ = ["point_hessian"]
+
+
+@nb.njit(cache=True, inline="always")
+def _swap(S, a, b, x, w):
+    """wᵀ(ω_b × J_a) − wᵀ(ω_a × J_b) for joints a, b (J = v + ω × x at the point x)."""
+    la = cross3(S[a, 3], S[a, 4], S[a, 5], x[0], x[1], x[2])
+    lb = cross3(S[b, 3], S[b, 4], S[b, 5], x[0], x[1], x[2])
+    ra = cross3(S[b, 3], S[b, 4], S[b, 5], S[a, 0] + la[0], S[a, 1] + la[1], S[a, 2] + la[2])
+    rb = cross3(S[a, 3], S[a, 4], S[a, 5], S[b, 0] + lb[0], S[b, 1] + lb[1], S[b, 2] + lb[2])
+    return w[0] * (ra[0] - rb[0]) + w[1] * (ra[1] - rb[1]) + w[2] * (ra[2] - rb[2])
+
+
+@nb.njit(cache=True)
+def point_hessian(parent, joint_type, dof, axis, R, p, S, q, link, x, w, H):
+    """H (n_dofs, n_dofs) += ∂²(wᵀx)/∂q² of the world point x (3,) on ``link`` at the kinematics (R, p, S) of q
+    (module docstring)."""
+    chain = np.empty(parent.shape[0], dtype=np.int64)  # the joints above the link, deepest first
+    count = 0
+    i = link
+    while i >= 0:
+        if dof[i] >= 0:
+            chain[count] = i
+            count += 1
+        i = parent[i]
+    J = np.empty((count, 3))
+    for c in range(count):
+        i = chain[c]
+        l0, l1, l2 = cross3(S[i, 3], S[i, 4], S[i, 5], x[0], x[1], x[2])
+        J[c, 0], J[c, 1], J[c, 2] = S[i, 0] + l0, S[i, 1] + l1, S[i, 2] + l2
+    for ci in range(count):  # k = chain[ck] ⪯ i = chain[ci] for ck ≥ ci
+        i = chain[ci]
+        for ck in range(ci, count):
+            k = chain[ck]
+            r0, r1, r2 = cross3(S[k, 3], S[k, 4], S[k, 5], J[ci, 0], J[ci, 1], J[ci, 2])
+            value = w[0] * r0 + w[1] * r1 + w[2] * r2
+            H[dof[i], dof[k]] += value
+            if k != i:
+                H[dof[k], dof[i]] += value
+    y = np.empty(3)
+    unit, e = np.zeros(3), np.zeros(3)
+    for ci in range(count):  # a spherical joint's own columns (its three parts are consecutive links)
+        i = chain[ci]
+        if joint_type[i] != SPHERICAL or not axis[i, 2] > 0.5:  # once per joint, at its last part
+            continue
+        d0 = dof[i] - 2
+        phi = q[d0 : d0 + 3]
+        c0, c1, c2 = x[0] - p[i, 0], x[1] - p[i, 1], x[2] - p[i, 2]
+        for m in range(3):
+            unit[:] = 0.0
+            unit[m] = 1.0
+            for j in range(3):
+                e[:] = 0.0
+                e[j] = 1.0
+                expc.right_jacobian_derivative(phi, unit, e, y)  # ∂J_r/∂φ_m e_j
+                y0 = R[i, 0, 0] * y[0] + R[i, 0, 1] * y[1] + R[i, 0, 2] * y[2]
+                y1 = R[i, 1, 0] * y[0] + R[i, 1, 1] * y[1] + R[i, 1, 2] * y[2]
+                y2 = R[i, 2, 0] * y[0] + R[i, 2, 1] * y[1] + R[i, 2, 2] * y[2]
+                t0, t1, t2 = cross3(y0, y1, y2, c0, c1, c2)
+                extra = w[0] * t0 + w[1] * t1 + w[2] * t2
+                # the rigid part counted above, once per unordered pair: ω_max × J_min; the pair (j, m) needs
+                # ω_m × J_j, so exchange where the chain order gave the other
+                if j > m:  # the part of column j lies below column m's: the loop took ω_m × J_j already
+                    H[d0 + j, d0 + m] += extra
+                elif j < m:  # it took ω_j × J_m for (j, m): replace by ω_m × J_j
+                    H[d0 + j, d0 + m] += extra + _swap(S, i - 2 + j, i - 2 + m, x, w)
+                else:
+                    H[d0 + j, d0 + m] += extra
