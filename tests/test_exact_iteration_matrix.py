@@ -103,3 +103,44 @@ def test_a_system_without_every_derivative_keeps_the_differences_and_both_routes
     assert np.abs(a.q[-1] - b.q[-1]).max() < 1e-9
     with pytest.raises(fb.FlexbodyError, match="rigid_jacobian must be 'exact' or 'differences'"):
         fb.GeneralizedAlpha(dt=1e-3, rigid_jacobian="analytic")
+
+
+def _arm_with(constraint_of):
+    """A spatial 3-link arm (random axes and placements) whose tip carries ``constraint_of(tip)``."""
+    rng = np.random.default_rng(12)
+    tree = fb.RigidTree("arm", gravity=(0.0, 0.0, -9.81))
+    parent = None
+    for k in range(3):
+        axis = rng.standard_normal(3)
+        parent = tree.add_link(
+            f"l{k}", parent, fb.Revolute(axis / np.linalg.norm(axis)), origin=0.3 * rng.standard_normal(3), mass=1.0,
+            com=(0.1, 0.0, 0.0), inertia=(0.01, 0.02, 0.03),
+        )  # fmt: skip
+    tip = tree.point("l2", (0.2, 0.05, 0.0))
+    return fb.System([tree], [constraint_of(tip)], q0=(0.3, -0.4, 0.5))
+
+
+SPHERE_SURFACE = fb.ImplicitSurface(
+    lambda x: [x @ x - 1.0], lambda x: [2.0 * x], lambda x: [2.0 * np.eye(3)]
+)  # an implicit unit sphere (a user surface: no declared row)
+SYSTEMS = {
+    **{name: getattr(fb.mechanisms, name) for name in ("four_bar", "rssr_loop", "branching_loops", "parallel_platform",
+                                                          "slider_crank", "spatial_arm_on_sphere", "coupled_chain")},
+    "distance": lambda: _arm_with(lambda tip: fb.Distance(tip, fb.Ground((0.2, 0.1, -0.3)), 0.8)),
+    "cylinder": lambda: _arm_with(lambda tip: fb.OnSurface(tip, fb.Cylinder((0.0, 0.0, 1.0), 0.5))),
+    "implicit": lambda: _arm_with(lambda tip: fb.OnSurface(tip, SPHERE_SURFACE)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_every_point_row_kind_and_coupling_has_an_exact_joint_hessian(name):
+    """Loop closures (PointToPoint), rods (Distance), points on planes, spheres, cylinders and a user surface, and
+    linear couplings: the joint rows' block from the constraints' Hessians equals central differences of the rows to
+    1e-8 relative (measured 1.6e-11 to 8.8e-11 on the mechanisms)."""
+    asm = SYSTEMS[name]().assemble()
+    exact, differenced = EquationResidual(asm), EquationResidual(asm, exact=False)
+    assert exact.exact
+    q, v, qdd, lam = _random_state(asm, 8)
+    A = exact.exact_rigid_tangent(asm.workspace(0.0, q, v), qdd, lam, 1.0, 1.0, 0.5)
+    B = differenced.rigid_tangent(0.0, q, v, qdd, lam, 1.0, 1.0, 0.5)
+    assert np.abs(A - B).max() < 1e-8 * np.abs(B).max()

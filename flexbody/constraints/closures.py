@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import ConstraintError
-from ..rigid.anchors import Anchor, FrameAnchor
+from ..rigid.anchors import Anchor, FrameAnchor, Ground, LinkPoint
 from .base import Constraint, ConstraintRows, checked_components
 from .row_kinds import LINEAR, RADIAL, DeclaredPointRows, PointRow
 from .surfaces import Cylinder, Plane, Sphere, Surface
@@ -74,6 +74,15 @@ class PointToPoint(Constraint):
     def evaluate(self, ev: StateView) -> ConstraintRows:
         return _point_rows(self._rows, self.a, self.b, ev, self.name)
 
+    @property
+    def has_joint_hessian(self) -> bool:
+        """Whether :meth:`joint_hessian` applies (its points are link points, nodes or the ground)."""
+        return _joint_hessian_anchors(self.a, self.b)
+
+    def joint_hessian(self, ev: StateView, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """(columns, ∂(Φᵀλ)/∂q) on the joint columns (:func:`point_rows_hessian`)."""
+        return _declared_hessian(self._rows, self.a, self.b, ev, lam, self.name)
+
 
 class Distance(Constraint):
     """‖x_a − x_b‖ = length [m] (a massless rigid rod between two anchors)."""
@@ -105,6 +114,15 @@ class Distance(Constraint):
     def evaluate(self, ev: StateView) -> ConstraintRows:
         return _point_rows(self._rows, self.a, self.b, ev, f"distance {self.name!r}: the two points coincide")
 
+    @property
+    def has_joint_hessian(self) -> bool:
+        """Whether :meth:`joint_hessian` applies (its points are link points, nodes or the ground)."""
+        return _joint_hessian_anchors(self.a, self.b)
+
+    def joint_hessian(self, ev: StateView, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """(columns, ∂(Φᵀλ)/∂q) on the joint columns: the rod force along e plus its turn, λ(I − eeᵀ)/r."""
+        return _declared_hessian(self._rows, self.a, self.b, ev, lam, f"distance {self.name!r}: the points coincide")
+
 
 def _point_rows(rows: DeclaredPointRows, a: Anchor, b: Anchor | None, ev: StateView, undefined: str) -> ConstraintRows:
     """The rows of a constraint declared as :class:`~flexbody.constraints.row_kinds.PointRow` between the points a and
@@ -124,6 +142,51 @@ def _point_rows(rows: DeclaredPointRows, a: Anchor, b: Anchor | None, ev: StateV
         cb, Jb = b.jacobian(ev)
         pieces.append((cb, -(E @ Jb)))
     return ConstraintRows(phi, pieces, bias)
+
+
+def _joint_hessian_anchors(*anchors) -> bool:
+    """Whether the anchors' second derivatives are known: link points (and frames' origins), the ground, nodes."""
+    from ..constraints.nodes import Node
+
+    return all(a is None or isinstance(a, (LinkPoint, Ground, Node)) for a in anchors)
+
+
+def point_rows_hessian(
+    a: Anchor, b: Anchor | None, ev: StateView, D: np.ndarray, lam: np.ndarray, curvature: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(columns, H) of ∂(Φᵀλ)/∂q on the joint columns of rows φ(d), d = x_a − x_b, with ∂φ/∂d = D (k, 3) and
+    Σ_r λ_r ∂²φ_r/∂d² = ``curvature`` (3, 3): Φᵀλ = J_dᵀ w with w = Dᵀλ, so ∂(Φᵀλ)/∂q = H_a(w) − H_b(w)
+    + J_dᵀ curvature J_d (the point Hessians of the link points, :mod:`flexbody.rigid.point_hessian`; nodes and the
+    ground add no curvature of their own); None when neither point is on a link."""
+    w = np.asarray(D, dtype=float).T @ np.asarray(lam, dtype=float)
+    links = [(anchor, sign) for anchor, sign in ((a, 1.0), (b, -1.0)) if isinstance(anchor, LinkPoint)]
+    if not links:
+        return None
+    cols = np.unique(np.concatenate([ev.columns(anchor.link.tree) for anchor, _ in links]))
+    H, J = np.zeros((cols.size, cols.size)), np.zeros((3, cols.size))
+    for anchor, sign in links:
+        tree = anchor.link.tree
+        where = np.searchsorted(cols, ev.columns(tree))
+        H[np.ix_(where, where)] += sign * ev.kinematics(tree).point_hessian(anchor.link, anchor.offset, w)
+        J[:, where] += sign * anchor.jacobian(ev)[1]
+    return cols, H + J.T @ curvature @ J
+
+
+def _declared_hessian(rows: DeclaredPointRows, a: Anchor, b: Anchor | None, ev: StateView, lam, undefined: str):
+    """:func:`point_rows_hessian` of declared LINEAR and RADIAL rows: D the rows' directions, the curvature
+    Σ λ_r (P_r − e_r e_rᵀ)/r_r of the radial ones (zero for linear rows)."""
+    d = a.position(ev) if b is None else a.position(ev) - b.position(ev)
+    zero = np.zeros(3)
+    out = rows.evaluate(d, zero, zero)
+    if isinstance(out, int):
+        raise ConstraintError(f"{undefined}; direction undefined")
+    phi, _, E = out
+    lam = np.asarray(lam, dtype=float)
+    curvature = np.zeros((3, 3))
+    for r in np.flatnonzero(rows.kinds == RADIAL):
+        e, radius = E[r], phi[r] + rows.lengths[r]
+        curvature += lam[r] * (rows.projectors[r] - np.outer(e, e)) / radius
+    return point_rows_hessian(a, b, ev, E, lam, curvature)
 
 
 def _dot_rows(a: FrameAnchor, b: FrameAnchor, pairs, ev):
@@ -238,6 +301,20 @@ class OnSurface(Constraint):
         cols, J = self.point.jacobian(ev)
         bias = D @ self.point.bias(ev) + (H @ xd) @ xd
         return ConstraintRows(self.surface.value(x), [(cols, D @ J)], bias)
+
+    @property
+    def has_joint_hessian(self) -> bool:
+        """Whether :meth:`joint_hessian` applies: a link point, node or the ground on a surface of one row."""
+        return _joint_hessian_anchors(self.point) and self.n_rows == 1
+
+    def joint_hessian(self, ev: StateView, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """(columns, ∂(Φᵀλ)/∂q) on the joint columns: the point Hessian for the force Dᵀλ and λ Jᵀ(∂²s/∂x²)J."""
+        if self._rows is not None:
+            return _declared_hessian(self._rows, self.point, None, ev, lam, f"surface constraint {self.name!r}")
+        x = self.point.position(ev)
+        lam = np.asarray(lam, dtype=float)
+        curvature = np.tensordot(lam, np.asarray(self.surface.hessian(x), dtype=float).reshape(-1, 3, 3), axes=1)
+        return point_rows_hessian(self.point, None, ev, self.surface.gradient(x), lam, curvature)
 
     def contact_force(self, ev: StateView, lam: np.ndarray) -> np.ndarray:
         """World contact force f = Dᵀλ (3,) [N] on the point for this constraint's multipliers [MH-13].

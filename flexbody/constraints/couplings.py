@@ -81,6 +81,10 @@ class LinearCoupling(Constraint):
         phi, bias, _ = coupling_row(self.coefficients, self.constant, ev.q[cols], _NO_DRIVE)
         return ConstraintRows(np.array([phi]), [(cols, self.coefficients[None, :])], np.array([bias]))
 
+    def joint_hessian(self, ev: StateView, lam: np.ndarray) -> None:
+        """None: the rows are linear in q, so ∂(Φᵀλ)/∂q = 0."""
+        return None
+
 
 class Gear(LinearCoupling):
     """q_driven = ratio · q_driver (+ offset)."""
@@ -207,3 +211,7 @@ class JointDriver(Constraint):
         i = _column(ev, self.link)
         phi, bias, phi_t = coupling_row(_ONE, 0.0, ev.q[i : i + 1], drive_values((self.f, self.df, self.ddf), ev.t))
         return ConstraintRows(np.array([phi]), [(np.array([i]), np.ones((1, 1)))], np.array([bias]), np.array([phi_t]))
+
+    def joint_hessian(self, ev: StateView, lam: np.ndarray) -> None:
+        """None: the rows are linear in q, so ∂(Φᵀλ)/∂q = 0."""
+        return None

@@ -174,10 +174,13 @@ class EquationResidual:
 
 def _exact_joint_rows(asm) -> bool:
     """Whether every term on the joint columns has its exact Jacobian: trees only (no reduced bodies), no force
-    elements on joints, every joint constraint with a ``joint_hessian``."""
+    elements on joints, every joint constraint with a ``joint_hessian`` that applies (``has_joint_hessian``)."""
     if asm.joint_space.reduced or asm.joint_forces:
         return False
-    return all(hasattr(constraint, "joint_hessian") for constraint, _ in asm.joint_constraints)
+    return all(
+        hasattr(constraint, "joint_hessian") and getattr(constraint, "has_joint_hessian", True)
+        for constraint, _ in asm.joint_constraints
+    )
 
 
 def _shifted(x: np.ndarray, j: int, d: float) -> np.ndarray:
