@@ -83,6 +83,12 @@ class ForceElement(Named):
         """Energy stored in the element [J] (0 for elements that store none)."""
         return 0.0
 
+    @property
+    def exact_jacobians(self) -> bool:
+        """Whether :meth:`evaluate`'s ∂Q/∂q and ∂Q/∂v are exact on every column (then the Newton matrices take them on
+        the joint columns too, :mod:`flexbody.solvers.constrained_equations`); False unless an element says so."""
+        return False
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
 
@@ -146,6 +152,11 @@ class GeneralizedForce(ForceElement):
 
     def potential(self, ev: StateView) -> float:
         return 0.0 if self._potential is None else float(self._potential(ev.t, ev.q))
+
+    @property
+    def exact_jacobians(self) -> bool:
+        """With a ``jacobian``, the user's ∂Q/∂q and ∂Q/∂v are taken as exact."""
+        return self.jacobian is not None
 
     def _checked(self, value, shape, what: str) -> np.ndarray:
         out = np.asarray(value, dtype=float)

@@ -7,7 +7,10 @@ length ℓ = ‖d‖, unit vector e = d/ℓ, extension s = ℓ − ℓ₀ and it
     Q = J_aᵀ F_a + J_bᵀ F_b = −T Dᵀe,   D = J_b − J_a                              (virtual work)
     ∂Q/∂q = −Dᵀ [T_s e eᵀ + (T/ℓ)(I − e eᵀ) + T_ṡ e ((I − e eᵀ)(ẋ_b − ẋ_a)/ℓ)ᵀ] D,   ∂Q/∂v = −T_ṡ Dᵀ e eᵀ D
 
-(D held fixed: exact for nodes and the ground). Stored energy: ½ k s², or ∫₀ˢ T(σ, 0) dσ for a user law
+with D held fixed, plus, for ends on links, the turn of their Jacobians: H_a(F_a) + H_b(F_b) (the point Hessians
+∂(Jᵀw)/∂q, :mod:`flexbody.rigid.point_hessian`) and −T_ṡ Dᵀe eᵀ(N_b − N_a), N = ∂(J v)/∂q the rate of an end's
+velocity with q — so ∂Q/∂q is exact for every end (nodes and the ground have constant Jacobians).
+Stored energy: ½ k s², or ∫₀ˢ T(σ, 0) dσ for a user law
 (8-point Gauss–Legendre).
 
 Joint spring-damper on coordinate q_j of a link's joint: Q_j = −k (q_j − q_rest) − c v_j, energy ½ k (q_j − q_rest)².
@@ -22,10 +25,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import FlexbodyError, StateError
-from ..rigid.anchors import Anchor
+from ..rigid.anchors import Anchor, Ground, LinkPoint
 from ..rigid.tree import Link
 from .base import finite_number, merge_pieces
 from .force_elements import ForceElement, ForcePiece
+from .nodes import Node
 
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
@@ -168,7 +172,19 @@ class SpringDamper(ForceElement):
         T_s, T_rate = self.tension_derivatives(s, s_dot)
         transverse = np.eye(3) - np.outer(e, e)
         K_point = T_s * np.outer(e, e) + (T / length) * transverse + T_rate * np.outer(e, transverse @ rel_v / length)
-        return ForcePiece(cols, Q, -D.T @ K_point @ D, -T_rate * np.outer(De, De))
+        K = -D.T @ K_point @ D
+        for end, sign in ((self.a, 1.0), (self.b, -1.0)):  # F_a = T e, F_b = −T e; ṡ gains −eᵀN_a, +eᵀN_b
+            if isinstance(end, LinkPoint):
+                kin, where = ev.kinematics(end.link.tree), np.searchsorted(cols, ev.columns(end.link.tree))
+                K[np.ix_(where, where)] += kin.point_hessian(end.link, end.offset, sign * T * e)
+                if velocity:
+                    K[:, where] -= T_rate * np.outer(De, -sign * e @ kin.point_velocity_jacobian(end.link, end.offset))
+        return ForcePiece(cols, Q, K, -T_rate * np.outer(De, De))
+
+    @property
+    def exact_jacobians(self) -> bool:
+        """Whether ∂Q/∂q and ∂Q/∂v are exact: ends on links, nodes or the ground (module docstring)."""
+        return all(isinstance(end, (LinkPoint, Ground, Node)) for end in (self.a, self.b))
 
     def potential(self, ev: StateView) -> float:
         rest = self.rest_length
@@ -227,6 +243,9 @@ class JointSpringDamper(ForceElement):
         if not jacobians:
             return ForcePiece(col, Q)
         return ForcePiece(col, Q, np.array([[-self.k]]), np.array([[-self.c]]))
+
+    exact_jacobians = True
+    """∂Q/∂q = −k and ∂Q/∂v = −c are exact."""
 
     def potential(self, ev: StateView) -> float:
         x = float(ev.q[self._column(ev)[0]]) - self.rest

@@ -22,7 +22,7 @@ from . import exponential_coordinates as expc
 from .algorithms import SPHERICAL
 from .exponential_coordinates import cross3
 
-__all__ = ["point_hessian"]
+__all__ = ["point_hessian", "point_velocity_jacobian"]
 
 
 @nb.njit(cache=True, inline="always")
@@ -90,3 +90,71 @@ def point_hessian(parent, joint_type, dof, axis, R, p, S, q, link, x, w, H):
                     H[d0 + j, d0 + m] += extra + _swap(S, i - 2 + j, i - 2 + m, x, w)
                 else:
                     H[d0 + j, d0 + m] += extra
+
+
+@nb.njit(cache=True)
+def point_velocity_jacobian(parent, joint_type, dof, axis, R, p, S, q, v, link, x, N):
+    """N (3, n_dofs) += ∂(J(q) v)/∂q at fixed v of the world point x (3,) on ``link``: the rate of its velocity with
+    the coordinates, Σ_i v_i ∂J_i/∂q_k = ω_k × Σ_{i ⪰ k} v_i J_i + (Σ_{i ≺ k} v_i ω_i) × J_k (module docstring), with
+    a spherical joint's own columns by their exact derivatives."""
+    chain = np.empty(parent.shape[0], dtype=np.int64)  # the joints above the link, deepest first
+    count = 0
+    i = link
+    while i >= 0:
+        if dof[i] >= 0:
+            chain[count] = i
+            count += 1
+        i = parent[i]
+    J = np.empty((count, 3))
+    for c in range(count):
+        i = chain[c]
+        l0, l1, l2 = cross3(S[i, 3], S[i, 4], S[i, 5], x[0], x[1], x[2])
+        J[c, 0], J[c, 1], J[c, 2] = S[i, 0] + l0, S[i, 1] + l1, S[i, 2] + l2
+    below = np.zeros(3)  # Σ_{i ⪰ k} v_i J_i
+    for ck in range(count):
+        k = chain[ck]
+        vk = v[dof[k]]
+        below[0] += vk * J[ck, 0]
+        below[1] += vk * J[ck, 1]
+        below[2] += vk * J[ck, 2]
+        above0 = above1 = above2 = 0.0  # Σ_{i ≺ k} v_i ω_i
+        for ci in range(ck + 1, count):
+            i = chain[ci]
+            above0 += v[dof[i]] * S[i, 3]
+            above1 += v[dof[i]] * S[i, 4]
+            above2 += v[dof[i]] * S[i, 5]
+        a = cross3(S[k, 3], S[k, 4], S[k, 5], below[0], below[1], below[2])
+        b = cross3(above0, above1, above2, J[ck, 0], J[ck, 1], J[ck, 2])
+        for r in range(3):
+            N[r, dof[k]] += a[r] + b[r]
+    y = np.empty(3)
+    unit, e = np.zeros(3), np.zeros(3)
+    for ci in range(count):  # a spherical joint's own columns, at its last part
+        i = chain[ci]
+        if joint_type[i] != SPHERICAL or not axis[i, 2] > 0.5:
+            continue
+        d0 = dof[i] - 2
+        phi = q[d0 : d0 + 3]
+        c0, c1, c2 = x[0] - p[i, 0], x[1] - p[i, 1], x[2] - p[i, 2]
+        for m in range(3):  # the derivative in φ_m
+            unit[:] = 0.0
+            unit[m] = 1.0
+            for j in range(3):  # of v_j J_j
+                e[:] = 0.0
+                e[j] = 1.0
+                expc.right_jacobian_derivative(phi, unit, e, y)
+                y0 = R[i, 0, 0] * y[0] + R[i, 0, 1] * y[1] + R[i, 0, 2] * y[2]
+                y1 = R[i, 1, 0] * y[0] + R[i, 1, 1] * y[1] + R[i, 1, 2] * y[2]
+                y2 = R[i, 2, 0] * y[0] + R[i, 2, 1] * y[1] + R[i, 2, 2] * y[2]
+                t = cross3(y0, y1, y2, c0, c1, c2)
+                vj = v[d0 + j]
+                for r in range(3):
+                    N[r, d0 + m] += vj * t[r]
+                if j < m:  # part j lies above part m: the loop took ω_j × J_m, the joint's columns turn with ω_m
+                    a, b = i - 2 + j, i - 2 + m
+                    la = cross3(S[a, 3], S[a, 4], S[a, 5], x[0], x[1], x[2])
+                    lb = cross3(S[b, 3], S[b, 4], S[b, 5], x[0], x[1], x[2])
+                    ra = cross3(S[b, 3], S[b, 4], S[b, 5], S[a, 0] + la[0], S[a, 1] + la[1], S[a, 2] + la[2])
+                    rb = cross3(S[a, 3], S[a, 4], S[a, 5], S[b, 0] + lb[0], S[b, 1] + lb[1], S[b, 2] + lb[2])
+                    for r in range(3):
+                        N[r, d0 + m] += vj * (ra[r] - rb[r])

@@ -23,7 +23,7 @@ from . import tree_dynamics
 from .anchors import LinkFrame, LinkPoint
 from .joints import COMPOUND_JOINTS, Fixed, FreeFlyer, Planar, Prismatic, Revolute, Spherical, Universal
 from .link import Link, checked_inertia, checked_rotation, checked_vector3
-from .point_hessian import point_hessian
+from .point_hessian import point_hessian, point_velocity_jacobian
 from .rnea_derivatives import rnea_derivatives_kernel
 
 Joint: TypeAlias = Revolute | Prismatic | Fixed | Spherical | FreeFlyer | Universal | Planar
@@ -529,6 +529,14 @@ class Kinematics:
             a["parent"], a["joint_type"], a["dof"], a["axis"], self.R, self.p, self.S, self.q, link.index, x, w, H
         )
         return H
+
+    def point_velocity_jacobian(self, link: Link, offset) -> np.ndarray:
+        """∂(J(q)v)/∂q (3, n) at fixed v of the point at ``offset`` on ``link`` (:mod:`point_hessian`)."""
+        a, N = self._a, np.zeros((3, self.tree.n_dofs))
+        x = self.point_position(link, np.asarray(offset, dtype=float))
+        args = (a["parent"], a["joint_type"], a["dof"], a["axis"], self.R, self.p, self.S, self.q, self.v)
+        point_velocity_jacobian(*args, link.index, x, N)
+        return N
 
     def angular_velocity(self, link: Link) -> np.ndarray:
         return self.vel[link.index, 3:]

@@ -6,10 +6,12 @@ by static equilibrium (q̈ = 0, v = 0, load factor s) and implicit dynamics (s =
 
 Force elements enter as −Q(t, q, v) (:mod:`flexbody.constraints.force_elements`), unscaled by s (they are
 part of the system, not of its loads). The joint rows come from the recursive Newton–Euler algorithm; their Jacobians
-(M_q q̈ + ∂h/∂q and the constraint Hessian term −∂(Φᵀλ)/∂q of the joint rows) are exact where every term on the joint
-columns has its derivative — the trees' (:meth:`~flexbody.RigidTree.inverse_dynamics_derivatives`) and the
-constraints' with a ``joint_hessian`` (attachments) —, else taken by central differences (reduced bodies, force
-elements on joints, the other constraint kinds: #36 item 2 goes on). The flexible rows and their Jacobians are exact
+(M_q q̈ + ∂h/∂q, the constraint Hessian term −∂(Φᵀλ)/∂q and the force elements' −∂Q/∂q of the joint rows) are exact
+where every term on the joint columns has its derivative — the trees' (:meth:`~flexbody.RigidTree.
+inverse_dynamics_derivatives`), the constraints' with a ``joint_hessian`` (attachments, loop closures, rods, points on
+surfaces, couplings) and the force elements' with ``exact_jacobians`` (springs, joint springs, user forces with their
+Jacobians) —, else taken by central differences (reduced bodies, the other kinds: #36 item 2 goes on). The
+flexible rows and their Jacobians are exact
 (element kernels); see :meth:`flexbody.system.flexible_stack.FlexiblePart`.
 """
 
@@ -93,8 +95,8 @@ class EquationResidual:
 
     def exact_rigid_tangent(self, ws, qdd, lam, s: float = 1.0, c_q: float = 1.0, c_v: float = 0.0) -> np.ndarray:
         """c_q ∂r_r/∂q_r + c_v ∂r_r/∂v_r (n_r, n_r) at the workspace ``ws`` from the trees' analytic derivatives,
-        s·(c_q ∂τ/∂q + c_v ∂τ/∂q̇) at (q, v, q̈) (v = q̈ = 0 in statics), and the joint constraints' Hessians,
-        −c_q ∂(Φ_rᵀλ)/∂q (``joint_hessian``)."""
+        s·(c_q ∂τ/∂q + c_v ∂τ/∂q̇) at (q, v, q̈) (v = q̈ = 0 in statics), the joint constraints' Hessians,
+        −c_q ∂(Φ_rᵀλ)/∂q (``joint_hessian``), and the force elements' −c_q ∂Q/∂q − c_v ∂Q/∂v."""
         asm = self.asm
         A = np.zeros((self.n_r, self.n_r))
         for tree in asm.trees:
@@ -108,6 +110,9 @@ class EquationResidual:
             if part is not None:
                 cols, H = part
                 A[np.ix_(cols, cols)] -= c_q * H
+        if asm.joint_forces:  # −Q: −c_q ∂Q/∂q − c_v ∂Q/∂v on the joint columns
+            K, C = asm.joint_forces.jacobians(ws, slice(0, self.n_r))
+            A -= c_q * K.toarray() + c_v * C.toarray()
         return A
 
     def rigid_tangent(self, t, q, v, qdd, lam, s: float = 1.0, c_q: float = 1.0, c_v: float = 0.0) -> np.ndarray:
@@ -173,9 +178,10 @@ class EquationResidual:
 
 
 def _exact_joint_rows(asm) -> bool:
-    """Whether every term on the joint columns has its exact Jacobian: trees only (no reduced bodies), no force
-    elements on joints, every joint constraint with a ``joint_hessian`` that applies (``has_joint_hessian``)."""
-    if asm.joint_space.reduced or asm.joint_forces:
+    """Whether every term on the joint columns has its exact Jacobian: trees only (no reduced bodies), force elements
+    on joints whose Jacobians are exact (``exact_jacobians``), every joint constraint with a ``joint_hessian`` that
+    applies (``has_joint_hessian``)."""
+    if asm.joint_space.reduced or not all(force.exact_jacobians for force in asm.joint_forces.elements):
         return False
     return all(
         hasattr(constraint, "joint_hessian") and getattr(constraint, "has_joint_hessian", True)
