@@ -157,6 +157,17 @@ def right_jacobian_derivative(phi, h, x, out):
 
 
 @nb.njit(cache=True)
+def column_derivative(phi, R, m, j, out):
+    """out (3,) = R ∂J_r(φ)/∂φ_m e_j: how column j of a spherical joint's motion subspace (R J_r(φ) e_j, world axes)
+    changes with φ_m besides the turn of R (:func:`right_jacobian_derivative`)."""
+    unit, e, x = np.zeros(3), np.zeros(3), np.empty(3)
+    unit[m], e[j] = 1.0, 1.0
+    right_jacobian_derivative(phi, unit, e, x)
+    for r in range(3):
+        out[r] = R[r, 0] * x[0] + R[r, 1] * x[1] + R[r, 2] * x[2]
+
+
+@nb.njit(cache=True)
 def right_jacobian_rate_derivative(phi, rate, m, out):
     """out (3,) = ∂(J̇_r(φ) φ̇)/∂φ_m at fixed φ̇ = ``rate``: the derivative of E = −A(φ·r)(φ×r) + B(φ·r) φ×(φ×r)
     + b r×(φ×r) (:func:`right_jacobian_rate`, r = φ̇) along e_m, with ∂A/∂φ_m = (A′/θ)φ_m, ∂B/∂φ_m = (B′/θ)φ_m,

@@ -26,20 +26,20 @@ __all__ = ["point_hessian", "point_velocity_jacobian"]
 
 
 @nb.njit(cache=True, inline="always")
-def _swap(S, a, b, x, w):
-    """wᵀ(ω_b × J_a) − wᵀ(ω_a × J_b) for joints a, b (J = v + ω × x at the point x)."""
+def _swap(S, a, b, x):
+    """ω_b × J_a − ω_a × J_b (3-tuple) for joints a, b (J = v + ω × x at the point x): what a spherical joint's part
+    a above part b needs instead of what the rigid formulas gave."""
     la = cross3(S[a, 3], S[a, 4], S[a, 5], x[0], x[1], x[2])
     lb = cross3(S[b, 3], S[b, 4], S[b, 5], x[0], x[1], x[2])
     ra = cross3(S[b, 3], S[b, 4], S[b, 5], S[a, 0] + la[0], S[a, 1] + la[1], S[a, 2] + la[2])
     rb = cross3(S[a, 3], S[a, 4], S[a, 5], S[b, 0] + lb[0], S[b, 1] + lb[1], S[b, 2] + lb[2])
-    return w[0] * (ra[0] - rb[0]) + w[1] * (ra[1] - rb[1]) + w[2] * (ra[2] - rb[2])
+    return ra[0] - rb[0], ra[1] - rb[1], ra[2] - rb[2]
 
 
 @nb.njit(cache=True)
-def point_hessian(parent, joint_type, dof, axis, R, p, S, q, link, x, w, H):
-    """H (n_dofs, n_dofs) += ∂²(wᵀx)/∂q² of the world point x (3,) on ``link`` at the kinematics (R, p, S) of q
-    (module docstring)."""
-    chain = np.empty(parent.shape[0], dtype=np.int64)  # the joints above the link, deepest first
+def _chain(parent, dof, S, link, x):
+    """(joints above the link deepest first (count,), J (count, 3)): the columns J_i = v_i + ω_i × x of the point."""
+    chain = np.empty(parent.shape[0], dtype=np.int64)
     count = 0
     i = link
     while i >= 0:
@@ -52,6 +52,23 @@ def point_hessian(parent, joint_type, dof, axis, R, p, S, q, link, x, w, H):
         i = chain[c]
         l0, l1, l2 = cross3(S[i, 3], S[i, 4], S[i, 5], x[0], x[1], x[2])
         J[c, 0], J[c, 1], J[c, 2] = S[i, 0] + l0, S[i, 1] + l1, S[i, 2] + l2
+    return chain[:count], J
+
+
+@nb.njit(cache=True, inline="always")
+def _turn(phi, R, p, i, m, j, x, y):
+    """y_mj × (x − c) (3-tuple), y_mj = R ∂J_r/∂φ_m e_j, of the spherical joint whose last part is link i (centre
+    c = p[i]); ``y`` (3,) is work."""
+    expc.column_derivative(phi, R[i], m, j, y)
+    return cross3(y[0], y[1], y[2], x[0] - p[i, 0], x[1] - p[i, 1], x[2] - p[i, 2])
+
+
+@nb.njit(cache=True)
+def point_hessian(parent, joint_type, dof, axis, R, p, S, q, link, x, w, H):
+    """H (n_dofs, n_dofs) += ∂²(wᵀx)/∂q² of the world point x (3,) on ``link`` at the kinematics (R, p, S) of q
+    (module docstring)."""
+    chain, J = _chain(parent, dof, S, link, x)
+    count = chain.shape[0]
     for ci in range(count):  # k = chain[ck] ⪯ i = chain[ci] for ck ≥ ci
         i = chain[ci]
         for ck in range(ci, count):
@@ -62,34 +79,20 @@ def point_hessian(parent, joint_type, dof, axis, R, p, S, q, link, x, w, H):
             if k != i:
                 H[dof[k], dof[i]] += value
     y = np.empty(3)
-    unit, e = np.zeros(3), np.zeros(3)
     for ci in range(count):  # a spherical joint's own columns (its three parts are consecutive links)
         i = chain[ci]
         if joint_type[i] != SPHERICAL or not axis[i, 2] > 0.5:  # once per joint, at its last part
             continue
         d0 = dof[i] - 2
         phi = q[d0 : d0 + 3]
-        c0, c1, c2 = x[0] - p[i, 0], x[1] - p[i, 1], x[2] - p[i, 2]
         for m in range(3):
-            unit[:] = 0.0
-            unit[m] = 1.0
             for j in range(3):
-                e[:] = 0.0
-                e[j] = 1.0
-                expc.right_jacobian_derivative(phi, unit, e, y)  # ∂J_r/∂φ_m e_j
-                y0 = R[i, 0, 0] * y[0] + R[i, 0, 1] * y[1] + R[i, 0, 2] * y[2]
-                y1 = R[i, 1, 0] * y[0] + R[i, 1, 1] * y[1] + R[i, 1, 2] * y[2]
-                y2 = R[i, 2, 0] * y[0] + R[i, 2, 1] * y[1] + R[i, 2, 2] * y[2]
-                t0, t1, t2 = cross3(y0, y1, y2, c0, c1, c2)
-                extra = w[0] * t0 + w[1] * t1 + w[2] * t2
-                # the rigid part counted above, once per unordered pair: ω_max × J_min; the pair (j, m) needs
-                # ω_m × J_j, so exchange where the chain order gave the other
-                if j > m:  # the part of column j lies below column m's: the loop took ω_m × J_j already
-                    H[d0 + j, d0 + m] += extra
-                elif j < m:  # it took ω_j × J_m for (j, m): replace by ω_m × J_j
-                    H[d0 + j, d0 + m] += extra + _swap(S, i - 2 + j, i - 2 + m, x, w)
-                else:
-                    H[d0 + j, d0 + m] += extra
+                t = _turn(phi, R, p, i, m, j, x, y)
+                value = w[0] * t[0] + w[1] * t[1] + w[2] * t[2]
+                if j < m:  # the rigid loop took ω_j × J_m for the pair; the joint's columns turn with ω_m
+                    sw = _swap(S, i - 2 + j, i - 2 + m, x)
+                    value += w[0] * sw[0] + w[1] * sw[1] + w[2] * sw[2]
+                H[d0 + j, d0 + m] += value
 
 
 @nb.njit(cache=True)
@@ -97,19 +100,8 @@ def point_velocity_jacobian(parent, joint_type, dof, axis, R, p, S, q, v, link, 
     """N (3, n_dofs) += ∂(J(q) v)/∂q at fixed v of the world point x (3,) on ``link``: the rate of its velocity with
     the coordinates, Σ_i v_i ∂J_i/∂q_k = ω_k × Σ_{i ⪰ k} v_i J_i + (Σ_{i ≺ k} v_i ω_i) × J_k (module docstring), with
     a spherical joint's own columns by their exact derivatives."""
-    chain = np.empty(parent.shape[0], dtype=np.int64)  # the joints above the link, deepest first
-    count = 0
-    i = link
-    while i >= 0:
-        if dof[i] >= 0:
-            chain[count] = i
-            count += 1
-        i = parent[i]
-    J = np.empty((count, 3))
-    for c in range(count):
-        i = chain[c]
-        l0, l1, l2 = cross3(S[i, 3], S[i, 4], S[i, 5], x[0], x[1], x[2])
-        J[c, 0], J[c, 1], J[c, 2] = S[i, 0] + l0, S[i, 1] + l1, S[i, 2] + l2
+    chain, J = _chain(parent, dof, S, link, x)
+    count = chain.shape[0]
     below = np.zeros(3)  # Σ_{i ⪰ k} v_i J_i
     for ck in range(count):
         k = chain[ck]
@@ -128,33 +120,18 @@ def point_velocity_jacobian(parent, joint_type, dof, axis, R, p, S, q, v, link, 
         for r in range(3):
             N[r, dof[k]] += a[r] + b[r]
     y = np.empty(3)
-    unit, e = np.zeros(3), np.zeros(3)
     for ci in range(count):  # a spherical joint's own columns, at its last part
         i = chain[ci]
         if joint_type[i] != SPHERICAL or not axis[i, 2] > 0.5:
             continue
         d0 = dof[i] - 2
         phi = q[d0 : d0 + 3]
-        c0, c1, c2 = x[0] - p[i, 0], x[1] - p[i, 1], x[2] - p[i, 2]
-        for m in range(3):  # the derivative in φ_m
-            unit[:] = 0.0
-            unit[m] = 1.0
-            for j in range(3):  # of v_j J_j
-                e[:] = 0.0
-                e[j] = 1.0
-                expc.right_jacobian_derivative(phi, unit, e, y)
-                y0 = R[i, 0, 0] * y[0] + R[i, 0, 1] * y[1] + R[i, 0, 2] * y[2]
-                y1 = R[i, 1, 0] * y[0] + R[i, 1, 1] * y[1] + R[i, 1, 2] * y[2]
-                y2 = R[i, 2, 0] * y[0] + R[i, 2, 1] * y[1] + R[i, 2, 2] * y[2]
-                t = cross3(y0, y1, y2, c0, c1, c2)
+        for m in range(3):  # the derivative in φ_m of v_j J_j
+            for j in range(3):
+                t = _turn(phi, R, p, i, m, j, x, y)
                 vj = v[d0 + j]
+                if j < m:  # part j lies above part m: the loop took ω_j × J_m, the joint's columns turn with ω_m
+                    sw = _swap(S, i - 2 + j, i - 2 + m, x)
+                    t = (t[0] + sw[0], t[1] + sw[1], t[2] + sw[2])
                 for r in range(3):
                     N[r, d0 + m] += vj * t[r]
-                if j < m:  # part j lies above part m: the loop took ω_j × J_m, the joint's columns turn with ω_m
-                    a, b = i - 2 + j, i - 2 + m
-                    la = cross3(S[a, 3], S[a, 4], S[a, 5], x[0], x[1], x[2])
-                    lb = cross3(S[b, 3], S[b, 4], S[b, 5], x[0], x[1], x[2])
-                    ra = cross3(S[b, 3], S[b, 4], S[b, 5], S[a, 0] + la[0], S[a, 1] + la[1], S[a, 2] + la[2])
-                    rb = cross3(S[a, 3], S[a, 4], S[a, 5], S[b, 0] + lb[0], S[b, 1] + lb[1], S[b, 2] + lb[2])
-                    for r in range(3):
-                        N[r, d0 + m] += vj * (ra[r] - rb[r])

@@ -33,7 +33,7 @@ import numpy as np
 from . import exponential_coordinates as expc
 from .algorithms import SPHERICAL, _force_cross, _motion_cross
 from .exponential_coordinates import cross3
-from .tree_dynamics import _model, _state, all_finite, work_views
+from .tree_dynamics import _model, _state, valid_inputs, work_views
 
 __all__ = ["rnea_derivatives", "rnea_derivatives_kernel"]
 
@@ -161,15 +161,10 @@ def _spherical_block(i0, dof, R, p, S, force, q, u, w, beta, dv, eps, dtau_dq, d
     c = i0 + 2
     d0 = dof[i0]
     phi = q[d0 : d0 + 3]
-    unit, e, x, y, X = np.zeros(3), np.zeros(3), np.empty(3), np.empty(3), np.empty(6)
+    y, X = np.empty(3), np.empty(6)
     for m in range(3):
-        unit[:] = 0.0
-        unit[m] = 1.0
         for j in range(3):
-            e[:] = 0.0
-            e[j] = 1.0
-            expc.right_jacobian_derivative(phi, unit, e, x)
-            _rotate_into(R, c, x, y)
+            expc.column_derivative(phi, R[c], m, j, y)
             _at_centre(p, c, y, X)
             i, k = i0 + j, i0 + m
             value = 0.0
@@ -292,9 +287,7 @@ def rnea_derivatives_kernel(indices, reals, work, gravity, q, v, a, dtau_dq, dta
     """∂τ/∂q, ∂τ/∂q̇, M (n, n) of τ = M a + b + g at (q, v, a) into ``dtau_dq``, ``dtau_dv``, ``M`` (the packed tree
     and work array of :mod:`flexbody.rigid.tree_dynamics`). False when an input is not finite or not of length n."""
     n_dofs, n = dtau_dq.shape[0], indices.shape[0] // 3
-    if q.shape[0] != n_dofs or v.shape[0] != n_dofs or a.shape[0] != n_dofs or gravity.shape[0] != 3:
-        return False
-    if not (all_finite(q) and all_finite(v) and all_finite(a)):
+    if not valid_inputs(n_dofs, gravity, q, v, a):
         return False
     _state(indices, reals, work, n_dofs, q, v)
     R, p, S, vel, acc, inertias, _, _, _, _, _ = work_views(work, n, n_dofs)

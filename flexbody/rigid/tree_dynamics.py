@@ -141,14 +141,20 @@ def mass_matrix_kernel(indices, reals, work, q, M):
     return True
 
 
+@nb.njit(cache=True, inline="always")
+def valid_inputs(n_dofs, gravity, q, v, x) -> bool:
+    """Whether q, v and x have length ``n_dofs``, gravity 3, and q, v, x are finite (the kernels' input check)."""
+    if q.shape[0] != n_dofs or v.shape[0] != n_dofs or x.shape[0] != n_dofs or gravity.shape[0] != 3:
+        return False
+    return all_finite(q) and all_finite(v) and all_finite(x)
+
+
 @nb.njit(cache=True)
 def inverse_dynamics_kernel(indices, reals, work, gravity, q, v, a, tau):
     """τ = M a + b + g (n,) into ``tau`` by RNEA [DE-2]: with v = 0 no b, with gravity = 0 no g, with
     a = 0 no M a. False when q, v or a is not finite or not of length n = tau.shape[0]."""
     n_dofs, n = tau.shape[0], indices.shape[0] // 3
-    if q.shape[0] != n_dofs or v.shape[0] != n_dofs or a.shape[0] != n_dofs or gravity.shape[0] != 3:
-        return False
-    if not (all_finite(q) and all_finite(v) and all_finite(a)):
+    if not valid_inputs(n_dofs, gravity, q, v, a):
         return False
     _state(indices, reals, work, n_dofs, q, v)
     _, _, S, vel, acc, inertias, forces, _, _, _, _ = work_views(work, n, n_dofs)
@@ -180,9 +186,7 @@ def forward_dynamics_kernel(indices, reals, work, gravity, q, v, tau, a):
     pass for both [DE-2]. False when q, v or τ is not finite or not of length n = a.shape[0], or M is not
     positive definite."""
     n_dofs = a.shape[0]
-    if q.shape[0] != n_dofs or v.shape[0] != n_dofs or tau.shape[0] != n_dofs or gravity.shape[0] != 3:
-        return False
-    if not (all_finite(q) and all_finite(v) and all_finite(tau)):
+    if not valid_inputs(n_dofs, gravity, q, v, tau):
         return False
     n = indices.shape[0] // 3
     parent, dof = indices[:n], indices[2 * n :]
