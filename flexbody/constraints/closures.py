@@ -239,6 +239,40 @@ class _FrameConstraint(Constraint):
             pieces.append((cols, np.vstack([np.zeros((3, block.shape[1])), block])))
         return ConstraintRows(phi, pieces, bias)
 
+    @property
+    def has_joint_hessian(self) -> bool:
+        """Whether :meth:`joint_hessian` applies (frames on links or the ground)."""
+        return all(isinstance(frame, (LinkPoint, Ground)) for frame in (self.a, self.b))
+
+    def joint_hessian(self, ev: StateView, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """(columns, ∂(Φᵀλ)/∂q) on the joint columns: the origins' rows as point rows (:func:`point_rows_hessian`),
+        and each axis row u·w (Jacobian row gᵀ(J_ωa − J_ωb), g = u × w) the turn of the angular Jacobians,
+        λ(H_ω,a(g) − H_ω,b(g)), and of g: dg = (u wᵀ − (u·w)I) J_ωa dq + ((u·w)I − w uᵀ) J_ωb dq."""
+        lam = np.asarray(lam, dtype=float)
+        position = point_rows_hessian(self.a, self.b, ev, np.eye(3), lam[:3], np.zeros((3, 3)))
+        if position is None:
+            return None
+        cols, H = position
+        Ra, Rb = self.a.rotation(ev), self.b.rotation(ev)
+        J = {}
+        for frame in (self.a, self.b):
+            J[frame] = np.zeros((3, cols.size))
+            if isinstance(frame, LinkPoint):  # a frame on a link (a FrameAnchor)
+                frame_cols, block = frame.angular_jacobian(ev)  # type: ignore[attr-defined]
+                J[frame][:, np.searchsorted(cols, frame_cols)] = block
+        relative = J[self.a] - J[self.b]
+        for k, (i, j) in enumerate(self.pairs):
+            u, w, multiplier = Ra[:, i], Rb[:, j], lam[3 + k]
+            g, uw = np.cross(u, w), float(u @ w)
+            for frame, sign in ((self.a, 1.0), (self.b, -1.0)):
+                if isinstance(frame, LinkPoint):
+                    tree = frame.link.tree
+                    where = np.searchsorted(cols, ev.columns(tree))
+                    H[np.ix_(where, where)] += sign * multiplier * ev.kinematics(tree).angular_hessian(frame.link, g)
+            turn = (np.outer(u, w) - uw * np.eye(3)) @ J[self.a] + (uw * np.eye(3) - np.outer(w, u)) @ J[self.b]
+            H += multiplier * relative.T @ turn
+        return cols, H
+
 
 class Weld(_FrameConstraint):
     """Frames a and b coincide (origins and axes): 6 rows."""

@@ -22,7 +22,7 @@ from . import exponential_coordinates as expc
 from .algorithms import SPHERICAL
 from .exponential_coordinates import cross3
 
-__all__ = ["point_hessian", "point_velocity_jacobian"]
+__all__ = ["point_hessian", "point_velocity_jacobian", "angular_hessian"]
 
 
 @nb.njit(cache=True, inline="always")
@@ -135,3 +135,35 @@ def point_velocity_jacobian(parent, joint_type, dof, axis, R, p, S, q, v, link, 
                     t = (t[0] + sw[0], t[1] + sw[1], t[2] + sw[2])
                 for r in range(3):
                     N[r, d0 + m] += vj * t[r]
+
+
+@nb.njit(cache=True)
+def angular_hessian(parent, joint_type, dof, axis, R, S, q, link, g, H):
+    """H (n_dofs, n_dofs) += ∂(J_ω(q)ᵀg)/∂q of ``link``'s angular-velocity Jacobian for a constant world vector g (3,):
+    the columns ω_i of the joints above the link turn with the joints above them, ∂ω_i/∂q_k = ω_k × ω_i for k ⪯ i and
+    0 for k below i, so H_ik = gᵀ(ω_k × ω_i) (not symmetric); a spherical joint's columns all turn with each of its
+    coordinates, ∂ω_j/∂φ_m = ω_m × ω_j + R ∂J_r/∂φ_m e_j."""
+    chain = _chain(parent, dof, S, link, np.zeros(3))[0]
+    count = chain.shape[0]
+    for ci in range(count):
+        i = chain[ci]
+        for ck in range(ci, count):  # k ⪯ i
+            k = chain[ck]
+            r = cross3(S[k, 3], S[k, 4], S[k, 5], S[i, 3], S[i, 4], S[i, 5])
+            H[dof[i], dof[k]] += g[0] * r[0] + g[1] * r[1] + g[2] * r[2]
+    y = np.empty(3)
+    for ci in range(count):  # a spherical joint's own columns, at its last part
+        i = chain[ci]
+        if joint_type[i] != SPHERICAL or not axis[i, 2] > 0.5:
+            continue
+        d0 = dof[i] - 2
+        phi = q[d0 : d0 + 3]
+        for m in range(3):
+            for j in range(3):
+                expc.column_derivative(phi, R[i], m, j, y)
+                value = g[0] * y[0] + g[1] * y[1] + g[2] * y[2]
+                if m > j:  # part m lies below part j: the rigid loop gave nothing, the columns turn with ω_m too
+                    a, b = i - 2 + m, i - 2 + j
+                    r = cross3(S[a, 3], S[a, 4], S[a, 5], S[b, 3], S[b, 4], S[b, 5])
+                    value += g[0] * r[0] + g[1] * r[1] + g[2] * r[2]
+                H[d0 + j, d0 + m] += value

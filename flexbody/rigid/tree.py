@@ -23,7 +23,7 @@ from . import tree_dynamics
 from .anchors import LinkFrame, LinkPoint
 from .joints import COMPOUND_JOINTS, Fixed, FreeFlyer, Planar, Prismatic, Revolute, Spherical, Universal
 from .link import Link, checked_inertia, checked_rotation, checked_vector3
-from .point_hessian import point_hessian, point_velocity_jacobian
+from .point_hessian import angular_hessian, point_hessian, point_velocity_jacobian
 from .rnea_derivatives import rnea_derivatives_kernel
 
 Joint: TypeAlias = Revolute | Prismatic | Fixed | Spherical | FreeFlyer | Universal | Planar
@@ -537,6 +537,13 @@ class Kinematics:
         args = (a["parent"], a["joint_type"], a["dof"], a["axis"], self.R, self.p, self.S, self.q, self.v)
         point_velocity_jacobian(*args, link.index, x, N)
         return N
+
+    def angular_hessian(self, link: Link, g) -> np.ndarray:
+        """∂(J_ωᵀg)/∂q (n, n) of ``link``'s angular-velocity Jacobian for a constant world vector g (3,)."""
+        a, H = self._a, np.zeros((self.tree.n_dofs, self.tree.n_dofs))
+        g = np.asarray(g, dtype=float).reshape(3)
+        angular_hessian(a["parent"], a["joint_type"], a["dof"], a["axis"], self.R, self.S, self.q, link.index, g, H)
+        return H
 
     def angular_velocity(self, link: Link) -> np.ndarray:
         return self.vel[link.index, 3:]
