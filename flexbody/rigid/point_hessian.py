@@ -55,6 +55,19 @@ def _chain(parent, dof, S, link, x):
     return chain[:count], J
 
 
+@nb.njit(cache=True)
+def _spherical_in(chain, joint_type, axis):
+    """The last parts (links) of the spherical joints among the ``chain``'s joints (their three parts are consecutive
+    links, the last one carrying the column e_z)."""
+    out = np.empty(chain.shape[0], dtype=np.int64)
+    count = 0
+    for i in chain:
+        if joint_type[i] == SPHERICAL and axis[i, 2] > 0.5:
+            out[count] = i
+            count += 1
+    return out[:count]
+
+
 @nb.njit(cache=True, inline="always")
 def _turn(phi, R, p, i, m, j, x, y):
     """y_mj × (x − c) (3-tuple), y_mj = R ∂J_r/∂φ_m e_j, of the spherical joint whose last part is link i (centre
@@ -79,10 +92,7 @@ def point_hessian(parent, joint_type, dof, axis, R, p, S, q, link, x, w, H):
             if k != i:
                 H[dof[k], dof[i]] += value
     y = np.empty(3)
-    for ci in range(count):  # a spherical joint's own columns (its three parts are consecutive links)
-        i = chain[ci]
-        if joint_type[i] != SPHERICAL or not axis[i, 2] > 0.5:  # once per joint, at its last part
-            continue
+    for i in _spherical_in(chain, joint_type, axis):  # a spherical joint's own columns
         d0 = dof[i] - 2
         phi = q[d0 : d0 + 3]
         for m in range(3):
@@ -120,10 +130,7 @@ def point_velocity_jacobian(parent, joint_type, dof, axis, R, p, S, q, v, link, 
         for r in range(3):
             N[r, dof[k]] += a[r] + b[r]
     y = np.empty(3)
-    for ci in range(count):  # a spherical joint's own columns, at its last part
-        i = chain[ci]
-        if joint_type[i] != SPHERICAL or not axis[i, 2] > 0.5:
-            continue
+    for i in _spherical_in(chain, joint_type, axis):  # a spherical joint's own columns
         d0 = dof[i] - 2
         phi = q[d0 : d0 + 3]
         for m in range(3):  # the derivative in φ_m of v_j J_j
@@ -152,10 +159,7 @@ def angular_hessian(parent, joint_type, dof, axis, R, S, q, link, g, H):
             r = cross3(S[k, 3], S[k, 4], S[k, 5], S[i, 3], S[i, 4], S[i, 5])
             H[dof[i], dof[k]] += g[0] * r[0] + g[1] * r[1] + g[2] * r[2]
     y = np.empty(3)
-    for ci in range(count):  # a spherical joint's own columns, at its last part
-        i = chain[ci]
-        if joint_type[i] != SPHERICAL or not axis[i, 2] > 0.5:
-            continue
+    for i in _spherical_in(chain, joint_type, axis):  # a spherical joint's own columns
         d0 = dof[i] - 2
         phi = q[d0 : d0 + 3]
         for m in range(3):
