@@ -13,7 +13,8 @@ the null space of Φ. Z is built sparse, as the saddle-point solver eliminates:
 
 Z = T · blockdiag(N_c, I) and H = Zᵀ sym(A) Z stay sparse but for the |c| × |c| block. Its negative eigenvalues are
 the negative pivots of an LDLᵀ factorisation (:func:`flexbody.linalg.inertia.negative_eigenvalues`). The joint block
-of A comes by central differences, so an eigenvalue counts as negative below −RELATIVE_ZERO · max|H_ii| (neutral
+of A may come by central differences (where a term on the joints has no exact derivative), so an eigenvalue counts as
+negative below −RELATIVE_ZERO · max|H_ii| (neutral
 directions, e.g. an unloaded joint, are zero to that accuracy). Rows other than node rows touching more than
 DENSE_COLUMNS columns leave the point not assessed (−1).
 """

@@ -7,7 +7,8 @@ With a = 0 and v = 0 the constrained equations [DE-112, DE-113] become
 h(q, 0) = g for the rigid trees and k(q) − f_ext(q) for the flexible bodies. :func:`static_equilibrium` runs
 Newton on (q, λ) with load steps (gravity, loads and τ_k scaled by s) and step bisection; the saddle points
 are solved by :class:`flexbody.linalg.saddle_point.SaddlePointSolver` with A = ∂r/∂q (flexible tangent
-exact; joint rows by central differences, including the constraint Hessian term of the joint rows).
+exact; joint rows exact where every term on them has its derivative, else by central differences, including the
+constraint Hessian term of the joint rows, :mod:`flexbody.solvers.constrained_equations`).
 :func:`holding_inputs` finds the actuator inputs that hold the actuated coordinates where they are.
 Inverse statics of tasks builds on this (:mod:`flexbody.solvers.inverse_statics`); the entry for all of
 them is :func:`flexbody.solve_static`.
@@ -104,8 +105,8 @@ class StaticEquations:
         return r, phi, Phi
 
     def tangent(self, q, lam, s, ws=None):
-        """(A_r (n_r, n_r) by central differences, A_f sparse) of ∂r/∂q at load factor s (in the workspace ``ws``
-        of q when given): the Newton matrix of :meth:`EquationResidual.iteration_matrix` with c_q = 1 alone."""
+        """(A_r (n_r, n_r) exact or by central differences, A_f sparse) of ∂r/∂q at load factor s (in the workspace
+        ``ws`` of q when given): the Newton matrix of :meth:`EquationResidual.iteration_matrix` with c_q = 1 alone."""
         ws = self.workspace(q) if ws is None else ws
         return self.equations.iteration_matrix(ws, None, self._split(lam)[0], c_m=0.0, c_v=0.0, c_q=1.0, s=s)
 

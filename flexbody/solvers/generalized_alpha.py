@@ -14,12 +14,13 @@ trapezoidal rule (no numerical damping); :meth:`GeneralizedAlpha.hht` gives the 
 
 Newton on (q̈_{n+1}, λ_{n+1}) with Δq = h²β′Δq̈, Δv = hγ′Δq̈ (β′ = β(1 − α_f)/(1 − α_m), γ′ likewise):
     [[M + γ′h C + β′h² K, Φᵀ], [Φ, 0]] [Δq̈; −Δλ] = [−r; −φ/(β′h²)]
-with K = ∂r/∂q, C = ∂r/∂v: the flexible tangent and Kelvin–Voigt damping matrices (sparse, exact) and,
-for the joint coordinates, central differences of the rigid rows (including M_q q̈ and the constraint
-Hessian term −∂(Φᵀλ)/∂q). The saddle point is solved by :class:`flexbody.linalg.saddle_point.SaddlePointSolver`; its
-factor is kept across iterations and steps while Newton contracts fast enough (``reuse_rate``), and
-remade otherwise. A step that does not converge is retried with half the step (down to ``dt_min``);
-the step grows back after ``grow_after`` easy steps.
+with K = ∂r/∂q, C = ∂r/∂v: the flexible tangent and Kelvin–Voigt damping matrices (sparse, exact) and, for the joint
+coordinates, the rigid rows' exact Jacobians (the trees' analytic derivatives, the constraints' Hessians −∂(Φᵀλ)/∂q, the
+force elements' Jacobians) where every term has one, else their central differences (``rigid_jacobian``;
+:mod:`flexbody.solvers.constrained_equations`). The saddle point is solved by
+:class:`flexbody.linalg.saddle_point.SaddlePointSolver`; its factor is kept across iterations and steps while Newton
+contracts fast enough (``reuse_rate``), and remade otherwise. A step that does not converge is retried with half the
+step (down to ``dt_min``); the step grows back after ``grow_after`` easy steps.
 
 A controller is called once per step at (t_n, q_n, v_n) and its actuator inputs are held over the step.
 

@@ -11,8 +11,9 @@ constraint's tangent space, N an orthonormal basis of ker Φ(q*) (rank-revealing
     A = [[0, I], [−M_z⁻¹K_z, −M_z⁻¹D_z]],   B = [[0], [M_z⁻¹NᵀB_u]],   C = [J N, 0],   D = 0.
 
 ∂r/∂q and ∂r/∂v are the analytic tangents of the static and implicit solvers: the flexible bodies' tangent and
-Kelvin–Voigt damping (sparse, exact), the force elements' Jacobians, and for the joint rows central
-differences (which carry the constraint Hessian −∂(Φᵀλ*)/∂q and, at v = 0, no Coriolis terms). The
+Kelvin–Voigt damping (sparse, exact), the force elements' Jacobians, and for the joint rows the trees' analytic
+derivatives and the constraints' Hessians −∂(Φᵀλ*)/∂q where every term on them has one, else central differences
+(at v = 0 there are no Coriolis terms; :mod:`flexbody.solvers.constrained_equations`). The
 eigenvalues of A are ±iω of :func:`flexbody.solvers.modal.modal_analysis` when nothing dissipates. Inputs:
 the actuated joint forces (B_u = Sᵀ) and, optionally, forces on flexible nodes; outputs: task coordinates.
 The model is dense (2p × 2p): meant for controller design on systems of up to a few thousand coordinates.

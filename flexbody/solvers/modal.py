@@ -5,10 +5,11 @@ q = q* + x obey
 
     M(q*) ẍ + K x − Φᵀ δλ = 0,   Φ x = 0,   K = ∂r/∂q at (q*, λ*)                          [DE-112, DE-113]
 
-with K the tangent stiffness: the flexible bodies' material and geometric stiffness under their preload,
-the follower loads' and force elements' stiffness, and, for the joint coordinates, central differences of
-the joint rows, which include the constraint Hessian term −∂(Φᵀλ*)/∂q (a pendulum's gravity stiffness comes
-from its constraint force). Modes x with Φ x = 0 solve K x = ω² M x; a zero ω² is a rigid-body mode.
+with K the tangent stiffness: the flexible bodies' material and geometric stiffness under their preload, the follower
+loads' and force elements' stiffness, and, for the joint coordinates, the joint rows' Jacobian (exact, or central
+differences where a term has no exact derivative), which includes the constraint Hessian term −∂(Φᵀλ*)/∂q (a pendulum's
+gravity stiffness comes from its constraint force). Modes x with Φ x = 0 solve K x = ω² M x; a zero ω² is a rigid-body
+mode.
 
 - Rigid-only systems: with C an orthonormal basis of ker Φ (the rank-revealing SVD of
   :func:`flexbody.dynamics.projection.nullspace_basis`), CᵀKC y = ω² CᵀMC y by LAPACK (symmetric).
