@@ -240,13 +240,13 @@ def test_oracle_classical_acceleration_is_derivative_of_point_velocity(case):
         assert np.abs(acc - fd).max() <= 1e-6 * max(1.0, np.abs(fd).max())
 
 
-def test_report_discrepancies():
-    """Print the largest relative discrepancies vs. Pinocchio seen in this module (run with -s)."""
-    if not DISCREPANCIES:
-        pytest.skip("comparison tests did not run")
+@pytest.fixture(scope="module", autouse=True)
+def _report_discrepancies():
+    """At the end of the module, print the largest relative discrepancies vs. Pinocchio its checks saw (run with -s;
+    each check asserts its own tolerance, so this only reports; under xdist each worker reports its share)."""
+    yield
     for k, e in sorted(DISCREPANCIES.items()):
         print(f"  max rel. error vs pinocchio  {k:28s} {e:.2e}")
-    assert max(DISCREPANCIES.values()) <= 1e-8
 
 
 # ============================================================================ Aghili (2005), eq. (66)
