@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import ConstraintError
 from ..rigid.anchors import Anchor, FrameAnchor, Ground, LinkPoint
 from .base import Constraint, ConstraintRows, checked_components
+from .nodes import Node
 from .row_kinds import LINEAR, RADIAL, DeclaredPointRows, PointRow
 from .surfaces import Cylinder, Plane, Sphere, Surface
 
@@ -146,8 +147,6 @@ def _point_rows(rows: DeclaredPointRows, a: Anchor, b: Anchor | None, ev: StateV
 
 def _joint_hessian_anchors(*anchors) -> bool:
     """Whether the anchors' second derivatives are known: link points (and frames' origins), the ground, nodes."""
-    from ..constraints.nodes import Node
-
     return all(a is None or isinstance(a, (LinkPoint, Ground, Node)) for a in anchors)
 
 

@@ -45,6 +45,7 @@ from numpy.typing import ArrayLike
 
 from ..errors import ModelError
 from .base import Controller, TaskController
+from .contact_rows import measured_normal_forces
 from .references import Setpoint, shifted_desired
 from .tasks import Task
 
@@ -61,8 +62,6 @@ __all__ = ["AdmittanceControl", "ContactForceLoop", "TaskLoop"]
 class _Loop:
     """An outer loop: its error e (m_l,), direction D (m, m_l) into the motion task's coordinates and the rate
     D (k e + k_I ∫e) it gives the shift (module docstring)."""
-
-    name = "loop"
 
     def __init__(self, direction: ArrayLike, gain: float, integral_gain: float, max_rate: float | None) -> None:
         self.direction = np.asarray(direction, dtype=float)
@@ -128,8 +127,6 @@ class ContactForceLoop(_Loop):
     max_rate : float, optional — the largest ‖ṡ‖ [task units/s], the speed toward a surface not touched.
     """
 
-    name = "contact_force"
-
     def __init__(
         self,
         normal_force: float | Callable[[float], float],
@@ -155,19 +152,18 @@ class ContactForceLoop(_Loop):
 
     def measured(self, measurement: ForwardResult, model: AssembledSystem) -> float:
         """Σ f_n [N] of the loop's contacts over the plant's last step."""
-        forces = getattr(measurement, "contact_forces", None)
+        forces = measured_normal_forces(measurement, model)
         if forces is None:
             raise ModelError(
                 "ContactForceLoop: the plant measured no contact forces; simulate with fb.MoreauJean (the nonsmooth "
                 "stepper of unilateral contacts)"
             )
-        names = [c.name for c in getattr(model, "contacts", ())]
         if self.contacts is None:
-            return float(np.sum(forces[:, 0]))
-        unknown = sorted(set(self.contacts) - set(names))
+            return float(sum(forces.values()))
+        unknown = sorted(set(self.contacts) - set(forces))
         if unknown:
-            raise ModelError(f"ContactForceLoop: contacts {unknown} are not the plant's (it has {names})")
-        return float(sum(forces[names.index(name), 0] for name in self.contacts))
+            raise ModelError(f"ContactForceLoop: contacts {unknown} are not the plant's (it has {list(forces)})")
+        return float(sum(forces[name] for name in self.contacts))
 
     def error(self, t: float, ws: Any, measurement: ForwardResult, model: AssembledSystem) -> np.ndarray:
         return np.array([self.desired(t) - self.measured(measurement, model)])
@@ -186,8 +182,6 @@ class TaskLoop(_Loop):
     max_rate : float, optional — the largest ‖ṡ‖ [task units/s].
     """
 
-    name = "task"
-
     def __init__(
         self,
         task: Task,
@@ -203,7 +197,6 @@ class TaskLoop(_Loop):
         self.task = task
         self.reference: Reference = reference if callable(reference) else Setpoint(reference)
         super().__init__(direction, gain, integral_gain, max_rate)
-        self.name = task.name
 
     @property
     def size(self) -> int:
@@ -255,10 +248,13 @@ class AdmittanceControl(Controller):
             loop.reset()
         self.law.reset()
 
+    def _elapsed(self, t: float) -> float:
+        """[s] from the last measurement to t (0 before the first)."""
+        return 0.0 if self.measured_at is None else max(float(t) - self.measured_at, 0.0)
+
     def shift_at(self, t: float) -> np.ndarray:
         """s (m,) at t: the last measurement's, moved at its rate."""
-        elapsed = 0.0 if self.measured_at is None else max(float(t) - self.measured_at, 0.0)
-        return self.shift + elapsed * self.shift_rate
+        return self.shift + self._elapsed(t) * self.shift_rate
 
     def compliant_reference(self, t: float) -> tuple[Desired, np.ndarray, ArrayLike | None]:
         """(x_c, ẋ_c, ẍ_c) at t: the desired reference moved by the shift (module docstring)."""
@@ -280,8 +276,8 @@ class AdmittanceControl(Controller):
         """Move the shift to t at its rate and set the rate from the loops' errors measured after the step from t."""
         self.law.update(t, state, measurement)
         model: Any = self.model if self.model is not None else getattr(state, "asm", None)
-        elapsed = 0.0 if self.measured_at is None else max(float(t) - self.measured_at, 0.0)
-        self.shift = self.shift_at(t)
+        elapsed = self._elapsed(t)
+        self.shift = self.shift + elapsed * self.shift_rate
         errors = [loop.error(t, state, measurement, model) for loop in self.loops]
         rates = [loop.rate(D, e, elapsed) for loop, D, e in zip(self.loops, self.directions, errors)]
         self.shift_rate = np.sum(rates, axis=0)

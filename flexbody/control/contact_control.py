@@ -43,7 +43,7 @@ from numpy.typing import ArrayLike
 
 from ..errors import ModelError
 from .base import TaskController
-from .contact_rows import TOUCHING, TouchingContacts, touching_contacts
+from .contact_rows import TOUCHING, TouchingContacts, measured_normal_forces, touching_contacts
 from .contact_wrench import solve_contact_wrench
 
 if TYPE_CHECKING:
@@ -167,17 +167,15 @@ class ContactForceControl(TaskController):
     def update(self, t: float, state: State, measurement: ForwardResult) -> None:
         """Integrate f_d − f of each touching contact with the plant's measured normal force f and keep the
         prediction error δ = f − f_predicted [AG-50]."""
-        forces = getattr(measurement, "contact_forces", None)
+        model = self.model if self.model is not None else getattr(state, "asm", None)
+        forces = measured_normal_forces(measurement, model)
         if forces is None:
             return
-        model = self.model if self.model is not None else getattr(state, "asm", None)
-        order = [c.name for c in getattr(model, "contacts", ())]
-        self._pressing = {name for name, force in zip(order, forces[:, 0]) if force > 0.0}
+        self._pressing = {name for name, force in forces.items() if force > 0.0}
         dt = 0.0 if self._t_last is None else float(t) - self._t_last
         for name, predicted in self._predicted.items():
-            measured = float(forces[order.index(name), 0])
-            self._z[name] = self._z.get(name, 0.0) + dt * (self._desired[name] - measured)
-            self._delta[name] = measured - predicted
+            self._z[name] = self._z.get(name, 0.0) + dt * (self._desired[name] - forces[name])
+            self._delta[name] = forces[name] - predicted
         self._t_last = float(t)
 
     # ------------------------------------------------------------------ pieces

@@ -17,9 +17,10 @@ import numpy as np
 from ..errors import FlexbodyError
 
 if TYPE_CHECKING:
+    from ..dynamics.results import ForwardResult
     from .context import ControlContext
 
-__all__ = ["TouchingContacts", "touching_contacts", "TOUCHING", "PRESSING_GAP", "STICKING"]
+__all__ = ["TouchingContacts", "touching_contacts", "measured_normal_forces", "TOUCHING", "PRESSING_GAP", "STICKING"]
 
 TOUCHING = 1e-6
 """A contact whose gap lies within this [m] of zero touches."""
@@ -29,6 +30,15 @@ PRESSING_GAP = 1e-4
 
 STICKING = 1e-8
 """A touching contact whose slip speed ‖u_t‖ is at most this [m/s] sticks; faster, it slides."""
+
+
+def measured_normal_forces(measurement: ForwardResult, model) -> dict[str, float] | None:
+    """The normal forces [N] the plant measured over its last step (``measurement.contact_forces``, in the order of
+    ``model``'s contacts), by contact name; None where the plant measured none (a stepper other than MoreauJean)."""
+    forces = getattr(measurement, "contact_forces", None)
+    if forces is None:
+        return None
+    return {contact.name: float(force) for contact, force in zip(getattr(model, "contacts", ()), forces[:, 0])}
 
 
 class TouchingContacts(NamedTuple):
