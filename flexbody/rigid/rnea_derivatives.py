@@ -33,9 +33,8 @@ import numpy as np
 from . import exponential_coordinates as expc
 from .algorithms import SPHERICAL, _force_cross, _motion_cross
 from .exponential_coordinates import cross3
-from .tree_dynamics import _model, _state, valid_inputs, work_views
 
-__all__ = ["rnea_derivatives", "rnea_derivatives_kernel"]
+__all__ = ["rnea_derivatives"]
 
 
 @nb.njit(cache=True, inline="always")
@@ -280,19 +279,3 @@ def rnea_derivatives(
         if joint_type[i] == SPHERICAL and _column(axis, i) == 0:
             _spherical_block(i, dof, R, p, S, force, q, u, w, beta, dv, eps, dtau_dq, dtau_dv)
     return True
-
-
-@nb.njit(cache=True)
-def rnea_derivatives_kernel(indices, reals, work, gravity, q, v, a, dtau_dq, dtau_dv, M):
-    """∂τ/∂q, ∂τ/∂q̇, M (n, n) of τ = M a + b + g at (q, v, a) into ``dtau_dq``, ``dtau_dv``, ``M`` (the packed tree
-    and work array of :mod:`flexbody.rigid.tree_dynamics`). False when an input is not finite or not of length n."""
-    n_dofs, n = dtau_dq.shape[0], indices.shape[0] // 3
-    if not valid_inputs(n_dofs, gravity, q, v, a):
-        return False
-    _state(indices, reals, work, n_dofs, q, v)
-    R, p, S, vel, acc, inertias, _, _, _, _, _ = work_views(work, n, n_dofs)
-    parent, joint_type, dof = indices[:n], indices[n : 2 * n], indices[2 * n :]
-    axis = _model(indices, reals)[3]
-    return rnea_derivatives(
-        parent, joint_type, dof, axis, R, p, S, vel, acc, inertias, q, v, a, gravity, dtau_dq, dtau_dv, M
-    )

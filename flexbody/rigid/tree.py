@@ -24,7 +24,6 @@ from .anchors import LinkFrame, LinkPoint
 from .joints import COMPOUND_JOINTS, Fixed, FreeFlyer, Planar, Prismatic, Revolute, Spherical, Universal
 from .link import Link, checked_inertia, checked_rotation, checked_vector3
 from .point_hessian import angular_hessian, point_hessian, point_velocity_jacobian
-from .rnea_derivatives import rnea_derivatives_kernel
 
 Joint: TypeAlias = Revolute | Prismatic | Fixed | Spherical | FreeFlyer | Universal | Planar
 """The joints a link can be added with (:meth:`RigidTree.add_link`)."""
@@ -308,24 +307,25 @@ class RigidTree:
             "ending in links without mass or rotational inertia?)"
         )
 
-    def _evaluate(self, kernel, out: np.ndarray, work: np.ndarray | None, gravity=None, **inputs) -> np.ndarray:
-        """``out`` filled by a whole-tree ``kernel`` (:mod:`flexbody.rigid.tree_dynamics`) at the named input
-        vectors; ``work`` None: a fresh work array. Float64 contiguous inputs of the tree's size go straight to
-        the kernel; others are converted (lists, integers, read-only or strided arrays: copied) or refused with
-        a StateError naming the input (wrong shape, NaN/Inf)."""
+    def _evaluate(self, kernel, out, work: np.ndarray | None, gravity=None, **inputs):
+        """``out`` (an array, or a tuple of arrays for a kernel with several outputs) filled by a whole-tree ``kernel``
+        (:mod:`flexbody.rigid.tree_dynamics`) at the named input vectors; ``work`` None: a fresh work array. Float64
+        contiguous inputs of the tree's size go straight to the kernel; others are converted (lists, integers,
+        read-only or strided arrays: copied) or refused with a StateError naming the input (wrong shape, NaN/Inf)."""
         indices, reals = self.packed_model()
         if work is None:
             work = np.empty(self._work_length)
         args = list(inputs.values()) if gravity is None else [gravity, *inputs.values()]
+        outs = out if isinstance(out, tuple) else (out,)
         try:
-            if kernel(indices, reals, work, *args, out):
+            if kernel(indices, reals, work, *args, *outs):
                 return out
         except TypeError:  # numba found no matching signature (tree_dynamics.compile_kernels)
             pass
         vectors = {name: self._vector(name, x) for name, x in inputs.items()}  # the shapes named
         copies = [np.array(x, dtype=float) for x in vectors.values()]
         args = copies if gravity is None else [np.array(gravity, dtype=float), *copies]
-        if not kernel(indices, reals, work, *args, out):
+        if not kernel(indices, reals, work, *args, *outs):
             raise self._refused(**vectors)
         return out
 
@@ -367,18 +367,10 @@ class RigidTree:
         derivatives of recursive Newton–Euler (Carpentier & Mansard 2018, :mod:`flexbody.rigid.rnea_derivatives`),
         with gravity, for every joint kind (spherical joints and free-flying bases in their exponential coordinates:
         ∂/∂φ and ∂/∂φ̇ of the rotation vector's rates, not Pinocchio's tangent-space derivatives)."""
-        indices, reals = self.packed_model()
         n = self.n_dofs
-        out, work = np.empty((3, n, n)), np.empty(self._work_length)
-        vectors = [
-            x if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.flags.c_contiguous and x.shape == (n,)
-            else np.array(self._vector(name, x), dtype=float)
-            for name, x in zip("qva", (q, v, a))
-        ]  # fmt: skip
-        gravity = np.asarray(self.gravity, dtype=float)
-        if not rnea_derivatives_kernel(indices, reals, work, gravity, *vectors, *out):
-            raise self._refused(q=vectors[0], v=vectors[1], a=vectors[2])
-        return out[0], out[1], out[2]
+        out = (np.empty((n, n)), np.empty((n, n)), np.empty((n, n)))
+        kernel = tree_dynamics.rnea_derivatives_kernel
+        return self._evaluate(kernel, out, None, self.gravity, q=q, v=v, a=a)
 
     def forward_dynamics_derivatives(
         self, q: ArrayLike, v: ArrayLike, tau: ArrayLike

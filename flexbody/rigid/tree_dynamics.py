@@ -22,6 +22,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .algorithms import inverse_dynamics, kinematics, mass_matrix, world_inertias
+from .rnea_derivatives import rnea_derivatives
 
 __all__ = [
     "all_finite",
@@ -32,6 +33,7 @@ __all__ = [
     "mass_matrix_kernel",
     "inverse_dynamics_kernel",
     "forward_dynamics_kernel",
+    "rnea_derivatives_kernel",
 ]
 
 BODY_COLUMNS = 28
@@ -210,6 +212,22 @@ def forward_dynamics_kernel(indices, reals, work, gravity, q, v, tau, a):
     return True
 
 
+@nb.njit(cache=True)
+def rnea_derivatives_kernel(indices, reals, work, gravity, q, v, a, dtau_dq, dtau_dv, M):
+    """∂τ/∂q, ∂τ/∂q̇ and M (n, n) of τ = M a + b + g at (q, v, a) into ``dtau_dq``, ``dtau_dv``, ``M``
+    (:func:`~flexbody.rigid.rnea_derivatives.rnea_derivatives`). False when q, v or a is not finite or not of length
+    n = M.shape[0]."""
+    n_dofs, n = M.shape[0], indices.shape[0] // 3
+    if not valid_inputs(n_dofs, gravity, q, v, a):
+        return False
+    _state(indices, reals, work, n_dofs, q, v)
+    R, p, S, vel, acc, inertias, _, _, _, _, _ = work_views(work, n, n_dofs)
+    parent, joint_type, dof, axis = indices[:n], indices[n : 2 * n], indices[2 * n :], _model(indices, reals)[3]
+    return rnea_derivatives(
+        parent, joint_type, dof, axis, R, p, S, vel, acc, inertias, q, v, a, gravity, dtau_dq, dtau_dv, M
+    )
+
+
 _INDICES = nb.types.Array(nb.types.int64, 1, "C")
 _VECTOR = nb.types.Array(nb.types.float64, 1, "C")
 _MATRIX = nb.types.Array(nb.types.float64, 2, "C")
@@ -217,6 +235,7 @@ SIGNATURES = {
     mass_matrix_kernel: (_INDICES, _VECTOR, _VECTOR, _VECTOR, _MATRIX),
     inverse_dynamics_kernel: (_INDICES, _VECTOR, _VECTOR, _VECTOR, _VECTOR, _VECTOR, _VECTOR, _VECTOR),
     forward_dynamics_kernel: (_INDICES, _VECTOR, _VECTOR, _VECTOR, _VECTOR, _VECTOR, _VECTOR, _VECTOR),
+    rnea_derivatives_kernel: (_INDICES, *(_VECTOR,) * 6, _MATRIX, _MATRIX, _MATRIX),
 }
 """The one signature each kernel is compiled for (float64 and int64 C-contiguous, writable arrays)."""
 
