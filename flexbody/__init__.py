@@ -127,6 +127,9 @@ __all__ = [
     # Modes and linear models about a static state.
     "modal_analysis",
     "linearize",
+    # Exact derivatives of the constrained dynamics.
+    "forward_derivatives",
+    "ForwardDerivatives",
     # Tasks, operational space and the constrained task-level controllers (``fb.control``).
     "PointTask",
     "PlanarOrientationTask",
@@ -280,12 +283,14 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
         ArcLength,
         Baumgarte,
         BranchSwitch,
+        ForwardDerivatives,
         GeneralizedAlpha,
         MoreauJean,
         NewtonSettings,
         PositionCorrection,
         RunContext,
         assemble_configuration,
+        forward_derivatives,
         holding_inputs,
         inverse_statics,
         linearize,

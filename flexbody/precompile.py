@@ -229,6 +229,7 @@ def _trees() -> None:
     tree.inverse_dynamics(q, q, q)
     tree.forward_dynamics(q, q, q)
     tree.inverse_dynamics_derivatives(q, q, q)  # and their analytic derivatives (#36)
+    tree.kinematics(q, q).frame_motion_derivatives(tree.links[-1], (0.0, 0.0, 0.0), q)  # a frame's, for rows' (#36)
     data = fb.rigid.TreeData(tree)
     fb.rigid.mass_matrix(tree, data, q)
     fb.rigid.nonlinear_effects(tree, data, q, q)

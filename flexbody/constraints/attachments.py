@@ -108,6 +108,13 @@ class NodeRows(Constraint):
         """The flexible bodies whose nodes the rows hold (one, or two for nodes tied across bodies)."""
         return self._bodies
 
+    def acceleration_derivatives(
+        self, ev: StateView, acc: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """None: rows linear in the nodes' coordinates with a constant Jacobian have accelerations c = Φa that do not
+        change with q or v (a carrier link's rows override this)."""
+        return None
+
     def _columns(self, ev: StateView, body, nodes, components=None) -> np.ndarray:
         """The global columns of ``nodes`` of ``body`` (these rows' own node set on that body), made once per
         placement of the body: the same array at every state."""
@@ -235,6 +242,24 @@ class AttachNodes(NodeRows):
         for offset, force in zip(self.offsets, np.asarray(lam, dtype=float).reshape(-1, 3)):
             H -= kin.point_hessian(self.link, offset, force)
         return ev.columns(self.link.tree), H
+
+    def acceleration_derivatives(
+        self, ev: StateView, acc: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(columns, ∂c/∂q, ∂c/∂v) on the carrier's joint columns of the rows' accelerations c = ẍ_a − Ẍ_a(q, v, a)
+        at the system's accelerations ``acc``: minus the carried points' (:meth:`~flexbody.rigid.Kinematics.
+        frame_motion_derivatives`); None on a ground clamp (c = ẍ_a)."""
+        if isinstance(self.link, Ground):
+            return None
+        if self.offsets is None:
+            raise ConstraintError(f"attachment {self.name!r}: not prepared (assemble the system first)")
+        cols = ev.columns(self.link.tree)
+        kin = ev.kinematics(self.link.tree)
+        Cq, Cv = np.empty((self.n_rows, cols.size)), np.empty((self.n_rows, cols.size))
+        for a, offset in enumerate(self.offsets):
+            _, a_q, a_v = kin.frame_motion_derivatives(self.link, offset, acc[cols])
+            Cq[3 * a : 3 * a + 3], Cv[3 * a : 3 * a + 3] = -a_q[:3], -a_v[:3]
+        return cols, Cq, Cv
 
 
 class TieNodes(NodeRows):

@@ -25,6 +25,7 @@ from ..errors import ConstraintError
 from ..rigid.anchors import Anchor, FrameAnchor, Ground, LinkPoint
 from .base import Constraint, ConstraintRows, checked_components
 from .nodes import Node
+from .row_derivatives import differentiable_anchor, orientation_rows_derivatives, point_rows_derivatives
 from .row_kinds import LINEAR, RADIAL, DeclaredPointRows, PointRow
 from .surfaces import Cylinder, Plane, Sphere, Surface
 
@@ -84,6 +85,17 @@ class PointToPoint(Constraint):
         """(columns, ∂(Φᵀλ)/∂q) on the joint columns (:func:`point_rows_hessian`)."""
         return _declared_hessian(self._rows, self.a, self.b, ev, lam, self.name)
 
+    @property
+    def has_acceleration_derivatives(self) -> bool:
+        """Whether :meth:`acceleration_derivatives` applies (link points, nodes or the ground; the rows are linear in
+        the nodes' coordinates, so their Hessian is whole on the joint columns)."""
+        return all(differentiable_anchor(anchor) for anchor in (self.a, self.b))
+
+    def acceleration_derivatives(self, ev: StateView, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(columns, ∂c/∂q, ∂c/∂v) of the rows' accelerations c = Φa + bias at the system's accelerations ``acc``
+        (:func:`~flexbody.constraints.row_derivatives.point_rows_derivatives`)."""
+        return point_rows_derivatives(self._rows, self.a, self.b, ev, acc)
+
 
 class Distance(Constraint):
     """‖x_a − x_b‖ = length [m] (a massless rigid rod between two anchors)."""
@@ -123,6 +135,16 @@ class Distance(Constraint):
     def joint_hessian(self, ev: StateView, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """(columns, ∂(Φᵀλ)/∂q) on the joint columns: the rod force along e plus its turn, λ(I − eeᵀ)/r."""
         return _declared_hessian(self._rows, self.a, self.b, ev, lam, f"distance {self.name!r}: the points coincide")
+
+    @property
+    def has_acceleration_derivatives(self) -> bool:
+        """Whether :meth:`acceleration_derivatives` applies: link points or the ground (a rod on a node turns with the
+        node's coordinates, a Hessian on the nodal columns that :meth:`joint_hessian` does not give)."""
+        return all(isinstance(anchor, (LinkPoint, Ground)) for anchor in (self.a, self.b))
+
+    def acceleration_derivatives(self, ev: StateView, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(columns, ∂c/∂q, ∂c/∂v) of the row's acceleration c = Φa + bias at the system's accelerations ``acc``."""
+        return point_rows_derivatives(self._rows, self.a, self.b, ev, acc)
 
 
 def _point_rows(rows: DeclaredPointRows, a: Anchor, b: Anchor | None, ev: StateView, undefined: str) -> ConstraintRows:
@@ -218,6 +240,7 @@ class _FrameConstraint(Constraint):
         self.n_rows = 3 + len(self.pairs)
         self.row_names = ("x", "y", "z", *self.angle_names)
         self.trees, self.anchors = _trees(a, b), (a, b)
+        self._origins = DeclaredPointRows(tuple(PointRow(LINEAR, self.a, self.b, normal=axis) for axis in _AXES))
 
     @property
     def units(self) -> tuple[str, ...]:
@@ -271,6 +294,19 @@ class _FrameConstraint(Constraint):
             turn = (np.outer(u, w) - uw * np.eye(3)) @ J[self.a] + (uw * np.eye(3) - np.outer(w, u)) @ J[self.b]
             H += multiplier * relative.T @ turn
         return cols, H
+
+    @property
+    def has_acceleration_derivatives(self) -> bool:
+        """Whether :meth:`acceleration_derivatives` applies (frames on links or the ground)."""
+        return self.has_joint_hessian
+
+    def acceleration_derivatives(self, ev: StateView, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(columns, ∂c/∂q, ∂c/∂v) of the rows' accelerations c = Φa + bias at the system's accelerations ``acc``: the
+        origins' rows as point rows, the axis rows by :func:`~flexbody.constraints.row_derivatives.
+        orientation_rows_derivatives`."""
+        cols, Cq, Cv = point_rows_derivatives(self._origins, self.a, self.b, ev, acc)
+        _, Cq_r, Cv_r = orientation_rows_derivatives(self.a, self.b, self.pairs, ev, acc)  # on the same columns
+        return cols, np.vstack([Cq, Cq_r]), np.vstack([Cv, Cv_r])
 
 
 class Weld(_FrameConstraint):
@@ -348,6 +384,22 @@ class OnSurface(Constraint):
         lam = np.asarray(lam, dtype=float)
         curvature = np.tensordot(lam, np.asarray(self.surface.hessian(x), dtype=float).reshape(-1, 3, 3), axes=1)
         return point_rows_hessian(self.point, None, ev, self.surface.gradient(x), lam, curvature)
+
+    @property
+    def has_acceleration_derivatives(self) -> bool:
+        """Whether :meth:`acceleration_derivatives` applies: a declared row (plane, sphere, cylinder) on a link point or
+        the ground (a curved row on a node turns with the node's coordinates: a nodal Hessian; a user surface would need
+        its third derivatives)."""
+        if self._rows is None:
+            return False
+        linear = bool(np.all(self._rows.kinds == LINEAR))
+        return isinstance(self.point, (LinkPoint, Ground)) or (linear and differentiable_anchor(self.point))
+
+    def acceleration_derivatives(self, ev: StateView, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(columns, ∂c/∂q, ∂c/∂v) of the row's acceleration c = Φa + bias at the system's accelerations ``acc``."""
+        if self._rows is None:
+            raise ConstraintError(f"surface constraint {self.name!r}: a user surface has no acceleration derivatives")
+        return point_rows_derivatives(self._rows, self.point, None, ev, acc)
 
     def contact_force(self, ev: StateView, lam: np.ndarray) -> np.ndarray:
         """World contact force f = Dᵀλ (3,) [N] on the point for this constraint's multipliers [MH-13].

@@ -85,6 +85,10 @@ class LinearCoupling(Constraint):
         """None: the rows are linear in q, so ∂(Φᵀλ)/∂q = 0."""
         return None
 
+    def acceleration_derivatives(self, ev: StateView, acc: np.ndarray) -> None:
+        """None: c = cᵀa (− f̈(t)) does not change with q or v."""
+        return None
+
 
 class Gear(LinearCoupling):
     """q_driven = ratio · q_driver (+ offset)."""
@@ -214,4 +218,8 @@ class JointDriver(Constraint):
 
     def joint_hessian(self, ev: StateView, lam: np.ndarray) -> None:
         """None: the rows are linear in q, so ∂(Φᵀλ)/∂q = 0."""
+        return None
+
+    def acceleration_derivatives(self, ev: StateView, acc: np.ndarray) -> None:
+        """None: c = cᵀa (− f̈(t)) does not change with q or v."""
         return None

@@ -45,6 +45,7 @@ __all__ = [
     "CouplingRow",
     "point_row",
     "point_rows",
+    "point_row_rate_partials",
     "coupling_row",
     "DeclaredPointRows",
     "drive_values",
@@ -123,6 +124,21 @@ def coupling_row(coefficients, constant, q, drive):
     for j in range(q.shape[0]):
         s += coefficients[j] * q[j]
     return s, -drive[2], -drive[1]
+
+
+def point_row_rate_partials(kind, normal, projector, d, dd, ddd) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The partial derivatives (∂c/∂d, ∂c/∂ḋ, ∂c/∂d̈), each (3,), of the acceleration c = φ̈ = Φa + bias of one row
+    of :func:`point_row` at d, ḋ, d̈ (3,) (#36 item 3): LINEAR c = nᵀd̈, so (0, 0, n); RADIAL
+    c = eᵀd̈ + (ḋᵀPḋ − (eᵀḋ)²)/r with ∂e/∂d = H = (P − eeᵀ)/r, so
+    (H d̈ − 2(eᵀḋ) H ḋ/r − (ḋᵀPḋ − (eᵀḋ)²) e/r², 2Hḋ, e)."""
+    if kind == LINEAR:
+        return _ZERO3, _ZERO3, np.asarray(normal, dtype=float)
+    pd = projector @ d
+    r = float(np.linalg.norm(pd))
+    e = pd / r
+    H = (projector - np.outer(e, e)) / r
+    ev, vv = float(e @ dd), float(dd @ projector @ dd)
+    return H @ ddd - 2.0 * ev * (H @ dd) / r - (vv - ev * ev) * e / (r * r), 2.0 * (H @ dd), e
 
 
 class DeclaredPointRows:

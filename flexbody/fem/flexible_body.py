@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from ..errors import ConvergenceError, ElementError, FlexbodyError, MeshError, StateError
+from ..errors import ConvergenceError, ElementError, FlexbodyError, MeshError, ModelError, StateError
 from . import bending_rules, energy_kernels, kernels, patterns
 from .elements import ReferenceHex, gauss_hex, reference_hex, spurious_modes
 from .hex_mesh import HexMesh
@@ -354,6 +354,28 @@ class FlexibleBody:
             law=self.material.law,
         )
         return f.ravel()
+
+    def viscous_force(self, q: ArrayLike, v: ArrayLike) -> np.ndarray:
+        """∂k/∂β (3n,) [N/s]: the Kelvin–Voigt force D₀ : Ė per unit retardation time β at (q, v), exact because k is
+        linear in β — except with incompatible modes, whose condensed modes move with β too (refused, naming the body).
+        """
+        if self.locking is not None:
+            raise ModelError(
+                f"body {self.name!r}: no derivative in the damping with locking={self.locking!r} (its condensed modes "
+                "depend on the damping); use locking=None or 27-node bricks"
+            )
+        x, vel = self._positions(q), self._positions(v, "v")
+        kind, params, _, lam0, mu0 = self._material_args()
+        out = []
+        for beta, velocity in ((1.0, vel), (0.0, self._no_velocity)):
+            f = np.zeros((self.n_nodes, 3))
+            kernels.assemble_force(
+                self._color_ptr, self._block_ptr, self._color_elems, self._cells, self._G, self._wdv, x, velocity,
+                kind, params, beta, lam0, mu0, kernel_threads(self.n_elements, FORCE_ELEMENTS_PER_THREAD), f,
+                law=self.material.law,
+            )  # fmt: skip
+            out.append(f.ravel())
+        return out[0] - out[1]
 
     def tangent(self, q: ArrayLike, v: ArrayLike | None = None) -> sp.csr_matrix:
         """Jacobian ∂k/∂q (3n, 3n) [N/m] at (q, v): material, geometric and viscous terms."""

@@ -34,7 +34,7 @@ from . import exponential_coordinates as expc
 from .algorithms import SPHERICAL, _force_cross, _motion_cross
 from .exponential_coordinates import cross3
 
-__all__ = ["rnea_derivatives"]
+__all__ = ["rnea_derivatives", "motion_terms"]
 
 
 @nb.njit(cache=True, inline="always")
@@ -174,49 +174,18 @@ def _spherical_block(i0, dof, R, p, S, force, q, u, w, beta, dv, eps, dtau_dq, d
 
 
 @nb.njit(cache=True)
-def rnea_derivatives(
-    parent, joint_type, dof, axis, R, p, S, vel, acc, inertia_world, q, v, a, gravity, dtau_dq, dtau_dv, M
-):
-    """∂τ/∂q, ∂τ/∂q̇ and ∂τ/∂q̈ = M (n_dofs, n_dofs) of τ = M a + b + g into ``dtau_dq``, ``dtau_dv``, ``M`` (module
-    docstring; M_ik = S_kᵀ Ic_i S_i for k ⪯ i, the composite-rigid-body algorithm), at the kinematics (S, vel, acc
-    of :func:`~flexbody.rigid.algorithms.kinematics`, with the links' poses R, p) and world inertias of a state (q, v,
-    a); a spherical joint's columns with the terms of its exponential coordinates (:func:`_spherical_terms`)."""
+def motion_terms(parent, joint_type, dof, axis, R, p, S, vel, acc, q, v, a, gravity, link_acc, dv, beta, eps):
+    """The links' spatial accelerations a_i (``link_acc``, a_0 = −[g; 0] at the ground) at q̈ = a, and each joint
+    k's δv_k, β_k and ε_k (module docstring; a spherical joint's columns with the terms of its exponential
+    coordinates, :func:`_spherical_terms`): under q_k a link j below k has ∂v_j/∂q_k = S_k × v_j + δv_k and
+    ∂a_j/∂q_k = S_k × a_j + β_k + δv_k × v_j, under q̇_k ∂a_j/∂q̇_k = S_k × v_j + ε_k (and ∂v_j/∂q̇_k = S_k)."""
     n = parent.shape[0]
-    link_acc = np.empty((n, 6))  # a_i
-    force = np.empty((n, 6))  # f_i, then F_i
-    composite = np.empty((n, 6, 6))  # Ic_i
-    coriolis = np.empty((n, 6, 6))  # B_i, then Bc_i
     for i in range(n):
         k = parent[i]
         ai = a[dof[i]] if dof[i] >= 0 else 0.0
         for c in range(6):
             base = link_acc[k, c] - acc[k, c] if k >= 0 else (-gravity[c] if c < 3 else 0.0)
             link_acc[i, c] = base + acc[i, c] + S[i, c] * ai
-    momentum = np.empty((n, 6))  # h_i = I_i v_i
-    for i in range(n):
-        v0, v1, v2, v3, v4, v5 = _tuple(vel, i)
-        _matvec(inertia_world, i, vel[i], momentum, i)
-        _matvec(inertia_world, i, link_acc[i], force, i)
-        h0, h1, h2, h3, h4, h5 = _tuple(momentum, i)
-        vxh = _force_cross(v0, v1, v2, v3, v4, v5, h0, h1, h2, h3, h4, h5)
-        for c in range(6):
-            force[i, c] += vxh[c]
-        composite[i] = inertia_world[i]
-        _coriolis_matrix(inertia_world, i, vel, momentum, coriolis)
-    for i in range(n - 1, -1, -1):
-        k = parent[i]
-        if k >= 0:
-            force[k] += force[i]
-            composite[k] += composite[i]
-            coriolis[k] += coriolis[i]
-    dv = np.zeros((n, 6))  # δv_k
-    beta = np.zeros((n, 6))  # β_k
-    u = np.zeros((n, 6))  # Ic_i S_i
-    w = np.zeros((n, 6))  # Bc_iᵀ S_i
-    G = np.zeros((n, 6))  # S_k ×* F_k + Ic_k β_k + Bc_k δv_k
-    Gv = np.zeros((n, 6))  # Bc_k S_k + Ic_k ε_k
-    eps = np.zeros((n, 6))  # ε_k = ∂a/∂q̇_k − S_k × a (2 δv_k for a revolute or prismatic joint)
-    tmp = np.zeros((1, 6))
     for k in range(n):
         if dof[k] < 0:
             continue
@@ -239,6 +208,51 @@ def rnea_derivatives(
             eps[k, c] = -2.0 * d[c]
         if spherical:
             _spherical_terms(k, column, lam, dof, R, p, S, vel, q, v, a, dv, beta, eps)
+
+
+@nb.njit(cache=True)
+def rnea_derivatives(
+    parent, joint_type, dof, axis, R, p, S, vel, acc, inertia_world, q, v, a, gravity, dtau_dq, dtau_dv, M
+):
+    """∂τ/∂q, ∂τ/∂q̇ and ∂τ/∂q̈ = M (n_dofs, n_dofs) of τ = M a + b + g into ``dtau_dq``, ``dtau_dv``, ``M`` (module
+    docstring; M_ik = S_kᵀ Ic_i S_i for k ⪯ i, the composite-rigid-body algorithm), at the kinematics (S, vel, acc
+    of :func:`~flexbody.rigid.algorithms.kinematics`, with the links' poses R, p) and world inertias of a state (q, v,
+    a); a spherical joint's columns with the terms of its exponential coordinates (:func:`_spherical_terms`)."""
+    n = parent.shape[0]
+    link_acc = np.empty((n, 6))  # a_i
+    dv = np.zeros((n, 6))  # δv_k
+    beta = np.zeros((n, 6))  # β_k
+    eps = np.zeros((n, 6))  # ε_k = ∂a/∂q̇_k − S_k × a (2 δv_k for a revolute or prismatic joint)
+    motion_terms(parent, joint_type, dof, axis, R, p, S, vel, acc, q, v, a, gravity, link_acc, dv, beta, eps)
+    force = np.empty((n, 6))  # f_i, then F_i
+    composite = np.empty((n, 6, 6))  # Ic_i
+    coriolis = np.empty((n, 6, 6))  # B_i, then Bc_i
+    momentum = np.empty((n, 6))  # h_i = I_i v_i
+    for i in range(n):
+        v0, v1, v2, v3, v4, v5 = _tuple(vel, i)
+        _matvec(inertia_world, i, vel[i], momentum, i)
+        _matvec(inertia_world, i, link_acc[i], force, i)
+        h0, h1, h2, h3, h4, h5 = _tuple(momentum, i)
+        vxh = _force_cross(v0, v1, v2, v3, v4, v5, h0, h1, h2, h3, h4, h5)
+        for c in range(6):
+            force[i, c] += vxh[c]
+        composite[i] = inertia_world[i]
+        _coriolis_matrix(inertia_world, i, vel, momentum, coriolis)
+    for i in range(n - 1, -1, -1):
+        k = parent[i]
+        if k >= 0:
+            force[k] += force[i]
+            composite[k] += composite[i]
+            coriolis[k] += coriolis[i]
+    u = np.zeros((n, 6))  # Ic_i S_i
+    w = np.zeros((n, 6))  # Bc_iᵀ S_i
+    G = np.zeros((n, 6))  # S_k ×* F_k + Ic_k β_k + Bc_k δv_k
+    Gv = np.zeros((n, 6))  # Bc_k S_k + Ic_k ε_k
+    tmp = np.zeros((1, 6))
+    for k in range(n):
+        if dof[k] < 0:
+            continue
+        s0, s1, s2, s3, s4, s5 = _tuple(S, k)
         _matvec(composite, k, S[k], u, k)
         for c in range(6):
             s = 0.0

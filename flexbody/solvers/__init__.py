@@ -14,6 +14,7 @@ from ..reduced.basis import ReducedBasis, craig_bampton, free_modes
 from .alpha_settings import GeneralizedAlpha
 from .arc_length import ArcLength
 from .constrained_statics import Equilibrium, holding_inputs, static_equilibrium
+from .dynamics_derivatives import ForwardDerivatives, forward_derivatives
 from .inverse_statics import InverseStatics, inverse_statics, quasi_static_sequence, task_sensitivity
 from .linearization import LinearModel, linearize
 from .modal import Modes, modal_analysis
@@ -53,6 +54,8 @@ __all__ = [
     "modal_analysis",
     "LinearModel",
     "linearize",
+    "forward_derivatives",
+    "ForwardDerivatives",
     "ReducedBasis",
     "craig_bampton",
     "free_modes",

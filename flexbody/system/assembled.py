@@ -23,7 +23,7 @@ from ..errors import StateError
 from ..linalg.block_mass import BlockMass
 from ..linalg.validation import all_finite
 from ..rigid.exponential_coordinates import switched_charts
-from ..rigid.tree import Kinematics
+from ..rigid.kinematics import Kinematics
 from .applied_forces import AppliedForces
 from .coordinate_slices import CoordinateSlices
 from .flexible_stack import FlexiblePart

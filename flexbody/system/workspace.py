@@ -30,7 +30,7 @@ import scipy.sparse as sp
 
 from ..linalg.block_mass import BlockMass
 from ..linalg.rank import ConstraintQR, ConstraintSVD, dense_jacobian, independent_rows
-from ..rigid.tree import Kinematics
+from ..rigid.kinematics import Kinematics
 from .state import Terms, read_only
 
 T = TypeVar("T")
