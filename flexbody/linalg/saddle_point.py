@@ -105,14 +105,18 @@ def _elimination_map(Phi, rows, cols, coefs, master, n) -> sp.csr_matrix:
 class SaddlePointSolver:
     """Factor once with :meth:`factor`, then :meth:`solve` any number of right-hand sides.
 
+    ``exact``: solve with A itself (an LU factor of the reduced matrix), as sensitivities need; by default the reduced
+    matrix's symmetric part is factored by Cholesky where it is positive definite (an approximation of an unsymmetric
+    A that Newton iterations tolerate), else A by LU.
+
     Attributes
     ----------
     factorizations : int, how many times a reduced matrix was factored numerically.
     method : str, "cholmod" or "superlu" for the last factorization.
     """
 
-    def __init__(self, n_rigid: int):
-        self.n_rigid = int(n_rigid)
+    def __init__(self, n_rigid: int, *, exact: bool = False):
+        self.n_rigid, self.exact = int(n_rigid), bool(exact)
         self.factorizations = 0
         self.method: str | None = None
         self._factor = SparseFactor()
@@ -165,9 +169,10 @@ class SaddlePointSolver:
         self.factorizations += 1
 
     def _factor_reduced(self, K: sp.csc_matrix) -> None:
-        K_sym = symmetric_part(K)
         try:
-            self._factor.factor(K_sym, lu_fallback=False)
+            if self.exact:
+                raise NotPositiveDefiniteError("exact solves: LU of the matrix itself")
+            self._factor.factor(symmetric_part(K), lu_fallback=False)
         except NotPositiveDefiniteError:
             try:
                 self._factor.factor_lu(K)  # not SPD: LU of the matrix itself

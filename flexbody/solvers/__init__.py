@@ -21,8 +21,11 @@ from .modal import Modes, modal_analysis
 from .moreau_jean import MoreauJean
 from .newton_settings import NewtonSettings
 from .path_stability import POINT_KINDS, BranchSwitch
+from .piecewise_inputs import PiecewiseInputs
 from .resumption import resume
 from .run_context import RunContext
+from .run_costs import Effort, FinalPoint, FinalState, FlexibleEnergy, RunCost
+from .run_gradient import RunGradient, gradient
 from .simulation import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, simulate
 from .statics import solve_static
 
@@ -56,6 +59,14 @@ __all__ = [
     "linearize",
     "forward_derivatives",
     "ForwardDerivatives",
+    "gradient",
+    "RunGradient",
+    "PiecewiseInputs",
+    "RunCost",
+    "FinalPoint",
+    "FinalState",
+    "FlexibleEnergy",
+    "Effort",
     "ReducedBasis",
     "craig_bampton",
     "free_modes",

@@ -44,7 +44,14 @@ if TYPE_CHECKING:
     from ..fem.flexible_body import FlexibleBody
     from ..system import AssembledSystem, State, System
 
-__all__ = ["ForwardDerivatives", "forward_derivatives", "derivative_blockers", "PARAMETERS"]
+__all__ = [
+    "ForwardDerivatives",
+    "forward_derivatives",
+    "derivative_blockers",
+    "parameter_residual",
+    "young_modulus",
+    "PARAMETERS",
+]
 
 
 @dataclass(frozen=True)
@@ -72,11 +79,19 @@ class ForwardDerivatives:
     parameters: tuple[str, ...] = ()
 
 
-def derivative_blockers(asm: AssembledSystem) -> list[str]:
-    """What in the system has no exact derivative yet (empty when :func:`forward_derivatives` applies): reduced bodies,
-    force elements without exact Jacobians, constraints without ``acceleration_derivatives`` or the joint Hessian."""
-    out = [f"reduced body {body.name!r}" for body in getattr(asm.joint_space, "reduced", ())]
-    out += [f"force element {f.name!r}" for f in asm.forces.elements if not f.exact_jacobians]
+JOINT_ROWS = ("exact", "differences")
+"""How the joint rows' Jacobians are formed: exactly (trees, constraints' Hessians, force elements' Jacobians), or by
+central differences of the joint rows (:meth:`EquationResidual.rigid_tangent`, accurate to about 1e-10 relative), as
+reduced bodies and force elements on joints without exact Jacobians still need."""
+
+
+def derivative_blockers(asm: AssembledSystem, joint_rows: str = "exact") -> list[str]:
+    """What in the system has no derivative yet (empty when :func:`forward_derivatives` applies): constraints without
+    ``acceleration_derivatives`` or the joint Hessian, force elements on nodes without exact Jacobians, and with
+    ``joint_rows`` "exact" reduced bodies and force elements on joints without exact Jacobians."""
+    exact = joint_rows == "exact"
+    out = [f"reduced body {body.name!r}" for body in getattr(asm.joint_space, "reduced", ()) if exact]
+    out += [f"force element {f.name!r}" for f in asm.forces.elements if not f.exact_jacobians and (exact or f.bodies)]
     for c in asm.constraints:
         hessian = hasattr(c, "joint_hessian") and getattr(c, "has_joint_hessian", True)
         rates = hasattr(c, "acceleration_derivatives") and getattr(c, "has_acceleration_derivatives", True)
@@ -94,6 +109,7 @@ def forward_derivatives(
     rtol: float | None = None,
     atol: float | None = None,
     parameters: Sequence[tuple[FlexibleBody, str]] = (),
+    joint_rows: str = "exact",
 ) -> ForwardDerivatives:
     """The constrained forward dynamics a(q, v, τ), λ(q, v, τ) of ``model`` (a System, assembled here, or an
     AssembledSystem) at ``state`` (t, q, v) and inputs ``tau`` (n,)
@@ -106,20 +122,26 @@ def forward_derivatives(
     loads such as gravity) and "damping" β [s] (:meth:`~flexbody.FlexibleBody.viscous_force`); the rows do not
     depend on them (B = 0).
 
+    ``joint_rows``: "exact", or "differences" for systems whose joint rows have no exact Jacobian yet (reduced
+    bodies, force elements on joints without one; :data:`JOINT_ROWS`).
+
     Raises ModelError naming what has no exact derivative (:func:`derivative_blockers`), ConstraintError where
     forward dynamics raises (dependent rows under "multiplier" or "gauss").
     """
     asm = model.assemble() if hasattr(model, "assemble") else model
     if method not in METHODS:
         raise FlexbodyError(f"forward_derivatives: method must be one of {METHODS}, got {method!r}")
-    blockers = derivative_blockers(asm)
+    if joint_rows not in JOINT_ROWS:
+        raise FlexbodyError(f"forward_derivatives: joint_rows must be one of {JOINT_ROWS}, got {joint_rows!r}")
+    blockers = derivative_blockers(asm, joint_rows)
     if blockers:
-        raise ModelError(f"forward_derivatives: no exact derivatives yet for {', '.join(blockers)}")
+        advice = "" if joint_rows != "exact" else "; joint_rows='differences' takes reduced bodies and joint forces"
+        raise ModelError(f"forward_derivatives: no exact derivatives yet for {', '.join(blockers)}{advice}")
     rtol, atol = resolve_tolerances(rtol, atol)
     result = forward(asm, state, tau, method=method, rtol=rtol, atol=atol)
     a, lam = result.a, result.lam
     ws = asm.workspace(state.t, state.q, state.v)
-    R_q, R_v = _residual_jacobians(asm, ws, a, lam)
+    R_q, R_v = _residual_jacobians(asm, ws, a, lam, joint_rows)
     C_q, C_v = _row_rate_jacobians(asm, ws, a)
     _, Phi, _, _ = ws.constraint_rows()
     Phi = dense_jacobian(Phi) if Phi.shape[0] else np.zeros((0, asm.n_dofs))
@@ -128,7 +150,7 @@ def forward_derivatives(
     n = asm.n_dofs
     rhs = {"q": (-R_q, -C_q), "v": (-R_v, -C_v), "tau": (np.eye(n), np.zeros((Phi.shape[0], n)))}
     if parameters:
-        F_p = -np.column_stack([_parameter_residual(asm, ws, a, body, name) for body, name in parameters])
+        F_p = -np.column_stack([parameter_residual(asm, ws, a, body, name) for body, name in parameters])
         rhs["p"] = (F_p, np.zeros((Phi.shape[0], F_p.shape[1])))
     if method in ("multiplier", "gauss"):
         solved, rank = _schur_solutions(solver, Phi, rhs, rtol, atol, method), Phi.shape[0]
@@ -144,7 +166,13 @@ PARAMETERS = ("young", "density", "damping")
 """The flexible bodies' constants :func:`forward_derivatives` differentiates by."""
 
 
-def _parameter_residual(asm, ws, acc, body, name: str) -> np.ndarray:
+def young_modulus(material) -> float:
+    """E [Pa] of a material's small-strain Lamé constants (λ₀, μ₀): μ₀(3λ₀ + 2μ₀)/(λ₀ + μ₀)."""
+    lam0, mu0 = material.small_strain_lame
+    return mu0 * (3.0 * lam0 + 2.0 * mu0) / (lam0 + mu0)
+
+
+def parameter_residual(asm, ws, acc, body, name: str) -> np.ndarray:
     """∂r/∂p (n,) of one flexible body's constant p (:func:`forward_derivatives`), nonzero on the body's columns."""
     bodies = asm.flexible.bodies if asm.sparse else []
     if not any(body is b for b in bodies):
@@ -161,8 +189,7 @@ def _parameter_residual(asm, ws, acc, body, name: str) -> np.ndarray:
             raise ModelError(
                 f"forward_derivatives: body {body.name!r} has a user law, whose constants need not scale with E"
             )
-        lam0, mu0 = material.small_strain_lame
-        out[cols] = body.internal_force(q, v) * (lam0 + mu0) / (mu0 * (3.0 * lam0 + 2.0 * mu0))  # k / E
+        out[cols] = body.internal_force(q, v) / young_modulus(material)  # k / E
     elif name == "density":
         weights = [load.force(q) for load in asm.flexible.loads if load.body is body and isinstance(load, BodyForce)]
         weight = np.sum(weights, axis=0) if weights else 0.0
@@ -172,11 +199,11 @@ def _parameter_residual(asm, ws, acc, body, name: str) -> np.ndarray:
     return out
 
 
-def _residual_jacobians(asm, ws, a, lam) -> tuple[np.ndarray, np.ndarray]:
-    """(∂r/∂q, ∂r/∂v) (n, n) at (q, v, a, λ): the joint and flexible blocks of the implicit solvers' exact Jacobians
+def _residual_jacobians(asm, ws, a, lam, joint_rows: str = "exact") -> tuple[np.ndarray, np.ndarray]:
+    """(∂r/∂q, ∂r/∂v) (n, n) at (q, v, a, λ): the joint and flexible blocks of the implicit solvers' Jacobians
     (:meth:`EquationResidual.iteration_matrix`) and the force elements' blocks between joint and nodal columns."""
-    residual = EquationResidual(asm, exact=True)
-    if asm.n_rigid and not residual.exact:
+    residual = EquationResidual(asm, exact=joint_rows == "exact")
+    if asm.n_rigid and joint_rows == "exact" and not residual.exact:
         raise ModelError("forward_derivatives: the joint rows of this system have no exact Jacobian")
     blocks = []
     for c_q, c_v in ((1.0, 0.0), (0.0, 1.0)):

@@ -1,0 +1,100 @@
+"""Sensitivities of whole RK4 runs (without constraint stabilisation): the tangent-linear and adjoint sweeps of
+:func:`flexbody.gradient` for ``integrator=RK4(dt)`` (#36 item 5).
+
+A step of h from (q, v) at t takes the four stages of :func:`~flexbody.solvers.explicit.run_rk4` [AG-36],
+
+    (Q₁, V₁) = (q, v),  (Q₂, V₂) = (q + ½hV₁, v + ½hA₁),  (Q₃, V₃) = (q + ½hV₂, v + ½hA₂),
+    (Q₄, V₄) = (q + hV₃, v + hA₃),
+    A_i = a(t_i, Q_i, V_i, τ_i),   q′ = q + h/6 (V₁ + 2V₂ + 2V₃ + V₄),   v′ = v + h/6 (A₁ + 2A₂ + 2A₃ + A₄),
+
+each stage's input τ_i = Sᵀu of the interval holding its time (the run evaluates its inputs at every stage). The
+stages' derivatives ∂a/∂q, ∂a/∂v, ∂a/∂τ, ∂a/∂p are exact (:func:`~flexbody.solvers.dynamics_derivatives.
+forward_derivatives`, in the run's formulation), and the sweeps follow the stages forward (tangent) or backward
+(adjoint). The stages are recomputed from the recorded steps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..system import State
+from .dynamics_derivatives import forward_derivatives
+
+__all__ = ["rk4_adjoint_sweep", "rk4_tangent_sweep"]
+
+
+def _stages(asm, t, h, q, v, tau_at, formulation, parameters, joint_rows):
+    """The four stages of the step from (t, q, v): [(ForwardDerivatives, interval of its input)]."""
+    out, Q, V = [], q, v
+    times = (t, t + 0.5 * h, t + 0.5 * h, t + h)
+    for stage_t, fraction in zip(times, (0.5, 0.5, 1.0, None)):
+        tau, interval = tau_at(stage_t)
+        d = forward_derivatives(
+            asm, State(stage_t, Q, V), tau, formulation, parameters=parameters, joint_rows=joint_rows
+        )
+        out.append((d, interval))
+        if fraction is not None:
+            Q, V = q + fraction * h * V, v + fraction * h * d.a
+    return out
+
+
+def rk4_adjoint_sweep(asm, run, g_q, g_v, tau_at, formulation, parameters=(), joint_rows: str = "exact"):
+    """(τ̄ per input interval {k: (n,)}, q̄₀ (n,), v̄₀ (n,), p̄ (p,)) of a cost with partials ``g_q``, ``g_v`` (N + 1, n)
+    in the recorded states of the run ``run`` = (times, q, v); ``tau_at(t)`` → (τ (n,), interval)."""
+    times, q, v = run
+    N = len(times) - 1
+    q_bar, v_bar = g_q[N].copy(), g_v[N].copy()
+    tau_bar: dict[int, np.ndarray] = {}
+    p_bar = np.zeros(len(parameters))
+    weights = (1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0)
+    for i in range(N - 1, -1, -1):
+        h = times[i + 1] - times[i]
+        stages = _stages(asm, times[i], h, q[i], v[i], tau_at, formulation, parameters, joint_rows)
+        V_bar = [w * h * q_bar for w in weights]
+        A_bar = [w * h * v_bar for w in weights]
+        q_new, v_new = q_bar.copy(), v_bar.copy()  # the identity parts of q′, v′
+        for s in (3, 2, 1, 0):
+            d, interval = stages[s]
+            Q_bar = d.da_dq.T @ A_bar[s]
+            V_bar[s] = V_bar[s] + d.da_dv.T @ A_bar[s]
+            tau_bar[interval] = tau_bar.get(interval, 0.0) + d.da_dtau.T @ A_bar[s]
+            if d.da_dp is not None:
+                p_bar += d.da_dp.T @ A_bar[s]
+            q_new += Q_bar
+            v_new += V_bar[s]
+            if s:  # (Q_s, V_s) = (q + c h V_{s−1}, v + c h A_{s−1})
+                c = 1.0 if s == 3 else 0.5
+                V_bar[s - 1] = V_bar[s - 1] + c * h * Q_bar
+                A_bar[s - 1] = A_bar[s - 1] + c * h * V_bar[s]
+        q_bar, v_bar = g_q[i] + q_new, g_v[i] + v_new
+    return tau_bar, q_bar, v_bar, p_bar
+
+
+def rk4_tangent_sweep(asm, run, dq0, dv0, dtau_of, tau_at, formulation, parameters=(), joint_rows: str = "exact"):
+    """(δq, δv) (N + 1, n, k) of the run ``run`` = (times, q, v) for k directions: ``dq0``, ``dv0`` (n, k) of the start,
+    ``dtau_of(interval)`` (n, k) the inputs' perturbation of an interval, and unit perturbations of the constants in
+    the last p directions."""
+    times, q, v = run
+    N, (n, k), p = len(times) - 1, dq0.shape, len(parameters)
+    dp = np.zeros((p, k))
+    dp[:, k - p :] = np.eye(p)
+    out_q, out_v = np.empty((N + 1, n, k)), np.empty((N + 1, n, k))
+    out_q[0], out_v[0] = dq0, dv0
+    for i in range(N):
+        h = times[i + 1] - times[i]
+        stages = _stages(asm, times[i], h, q[i], v[i], tau_at, formulation, parameters, joint_rows)
+        dq, dv = out_q[i], out_v[i]
+        dQ, dV = dq, dv
+        sum_V, sum_A = np.zeros((n, k)), np.zeros((n, k))
+        for s, (d, interval) in enumerate(stages):
+            dA = d.da_dq @ dQ + d.da_dv @ dV + d.da_dtau @ dtau_of(interval)
+            if p:
+                dA += d.da_dp @ dp
+            weight = 1.0 if s in (0, 3) else 2.0
+            sum_V += weight * dV
+            sum_A += weight * dA
+            if s < 3:
+                c = 1.0 if s == 2 else 0.5
+                dQ, dV = dq + c * h * dV, dv + c * h * dA
+        out_q[i + 1], out_v[i + 1] = dq + h / 6.0 * sum_V, dv + h / 6.0 * sum_A
+    return out_q, out_v

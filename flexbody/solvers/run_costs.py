@@ -1,0 +1,182 @@
+"""Costs of a recorded run and their exact partial derivatives: what :func:`flexbody.gradient` differentiates.
+
+A cost J is a function of the run's states (q_n, v_n), n = 0 … N, at the recorded instants t_n and of its piecewise
+inputs u_k; :meth:`RunCost.evaluate` gives J and its partials ∂J/∂q_n, ∂J/∂v_n (N + 1, n) and ∂J/∂u_k (k, n_u), which
+the run's sensitivities carry back to the inputs, the start and the constants (:mod:`flexbody.solvers.
+run_sensitivities`). Costs add (``a + b``) and scale (``2.0 * a``).
+
+- :class:`FinalPoint`: ½‖x(q_N) − x*‖² of an anchor (a link point, a node) [m²];
+- :class:`FlexibleEnergy`: a flexible body's residual vibration energy at the end, ½ v_fᵀ M_f v_f + U(q_f) [J];
+- :class:`Effort`: ½ Σ_k w Δt_k ‖u_k‖² over the intervals the run spans [N² s, or N²m² s];
+- :class:`FinalState`: ½ (q_N − q*)ᵀ W_q (q_N − q*) + ½ (v_N − v*)ᵀ W_v (v_N − v*).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..errors import ModelError
+from .dynamics_derivatives import young_modulus
+
+__all__ = ["RunCost", "CostPartials", "FinalPoint", "FlexibleEnergy", "Effort", "FinalState", "RunView"]
+
+
+@dataclass(frozen=True)
+class RunView:
+    """What a cost reads of a run: the assembled system ``asm``, the recorded ``times`` (N + 1,) [s], ``q``, ``v``
+    (N + 1, n), the ``inputs`` (:class:`~flexbody.solvers.piecewise_inputs.PiecewiseInputs`) and the intervals
+    ``interval`` (N,) each step took its input from."""
+
+    asm: Any
+    times: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    inputs: Any
+    interval: np.ndarray
+
+    def workspace(self, n: int):
+        """The workspace of the recorded state n."""
+        return self.asm.workspace(float(self.times[n]), self.q[n], self.v[n])
+
+
+@dataclass
+class CostPartials:
+    """J and its partials: ``q``, ``v`` (N + 1, n), ``inputs`` (k, n_u)."""
+
+    value: float
+    q: np.ndarray
+    v: np.ndarray
+    inputs: np.ndarray
+
+    @classmethod
+    def zero(cls, run: RunView) -> CostPartials:
+        return cls(0.0, np.zeros_like(run.q), np.zeros_like(run.v), np.zeros_like(run.inputs.values))
+
+
+class RunCost:
+    """Base class of the costs of a run (module docstring): subclasses give :meth:`add_to`."""
+
+    def of_run(self, results: Any, inputs: Any) -> float:
+        """J of a recorded run (:class:`~flexbody.io.results.Results` of ``simulate(..., record_every=1)`` under the
+        :class:`~flexbody.solvers.piecewise_inputs.PiecewiseInputs` ``inputs``), without its gradient."""
+        times = np.asarray(results.times)
+        interval = np.array([inputs.interval(t) for t in times[:-1]], dtype=np.int64)
+        view = RunView(results.system, times, np.asarray(results.q), np.asarray(results.v), inputs, interval)
+        return self.evaluate(view).value
+
+    def evaluate(self, run: RunView) -> CostPartials:
+        """J and its partials on the run ``run``."""
+        out = CostPartials.zero(run)
+        self.add_to(run, out, 1.0)
+        return out
+
+    def add_to(self, run: RunView, out: CostPartials, scale: float) -> None:
+        """Add ``scale`` times this cost and its partials to ``out``."""
+        raise NotImplementedError
+
+    def parameter_partial(self, run: RunView, body: Any, name: str) -> float:
+        """∂J/∂p at fixed states of a flexible body's constant p (``name`` "young", "density" or "damping") that the
+        cost reads itself (0: none)."""
+        return 0.0
+
+    def __add__(self, other: RunCost) -> RunCost:
+        return _Sum(((1.0, self), (1.0, other)))
+
+    def __rmul__(self, factor: float) -> RunCost:
+        return _Sum(((float(factor), self),))
+
+
+@dataclass(frozen=True, eq=False)
+class _Sum(RunCost):
+    terms: tuple
+
+    def add_to(self, run: RunView, out: CostPartials, scale: float) -> None:
+        for factor, term in self.terms:
+            term.add_to(run, out, scale * factor)
+
+    def parameter_partial(self, run: RunView, body: Any, name: str) -> float:
+        return sum(factor * term.parameter_partial(run, body, name) for factor, term in self.terms)
+
+
+@dataclass(frozen=True, eq=False)
+class FinalPoint(RunCost):
+    """½‖x(q_N) − target‖² [m²] of ``anchor`` (a link point or frame, or a flexible node) at the run's end."""
+
+    anchor: Any
+    target: ArrayLike
+
+    def add_to(self, run: RunView, out: CostPartials, scale: float) -> None:
+        ws = run.workspace(-1)
+        error = self.anchor.position(ws) - np.asarray(self.target, dtype=float).reshape(3)
+        cols, J = self.anchor.jacobian(ws)
+        out.value += scale * 0.5 * float(error @ error)
+        out.q[-1, cols] += scale * (J.T @ error)
+
+
+@dataclass(frozen=True, eq=False)
+class FlexibleEnergy(RunCost):
+    """The residual vibration energy of the flexible ``body`` at the run's end [J]: its kinetic energy
+    ½ v_fᵀ M_f v_f and its strain energy U(q_f) (∂U/∂q = k(q, 0), the elastic force)."""
+
+    body: Any
+
+    def add_to(self, run: RunView, out: CostPartials, scale: float) -> None:
+        asm = run.asm
+        if not asm.sparse or not any(self.body is b for b in asm.flexible.bodies):
+            raise ModelError(f"FlexibleEnergy: {self.body!r} is not a flexible body of this system")
+        cols = asm.slices[self.body]
+        q, v = run.q[-1, cols], run.v[-1, cols]
+        Mv = self.body.mass_matrix() @ v
+        out.value += scale * (0.5 * float(v @ Mv) + self.body.strain_energy(q))
+        out.v[-1, cols] += scale * Mv
+        out.q[-1, cols] += scale * self.body.internal_force(q)
+
+    def parameter_partial(self, run: RunView, body: Any, name: str) -> float:
+        """U/E in E (the strain energy is linear in the moduli), ½vᵀMv/ρ in ρ, of this body."""
+        if body is not self.body or name == "damping":
+            return 0.0
+        cols = run.asm.slices[self.body]
+        if name == "young":
+            return self.body.strain_energy(run.q[-1, cols]) / young_modulus(self.body.material)
+        v = run.v[-1, cols]
+        return 0.5 * float(v @ (self.body.mass_matrix() @ v)) / self.body.material.density
+
+
+@dataclass(frozen=True, eq=False)
+class Effort(RunCost):
+    """½ Σ_k ``weight`` Δt_k ‖u_k‖² over the input intervals, each Δt_k the part of its interval the run spans."""
+
+    weight: float = 1.0
+
+    def add_to(self, run: RunView, out: CostPartials, scale: float) -> None:
+        t = run.inputs.times
+        spans = np.clip(np.minimum(t[1:], run.times[-1]) - np.maximum(t[:-1], run.times[0]), 0.0, None)
+        u = run.inputs.values
+        out.value += scale * 0.5 * self.weight * float(np.sum(spans[:, None] * u * u))
+        out.inputs += scale * self.weight * spans[:, None] * u
+
+
+@dataclass(frozen=True, eq=False)
+class FinalState(RunCost):
+    """½ (q_N − q*)ᵀ W_q (q_N − q*) + ½ (v_N − v*)ᵀ W_v (v_N − v*) with diagonal weights ``wq``, ``wv`` (n,) (0: not
+    weighted) and targets ``q_target``, ``v_target`` (n,) (default zero)."""
+
+    wq: ArrayLike
+    wv: ArrayLike
+    q_target: ArrayLike | None = None
+    v_target: ArrayLike | None = None
+
+    def add_to(self, run: RunView, out: CostPartials, scale: float) -> None:
+        n = run.q.shape[1]
+        for x, weights, target, grad in (
+            (run.q[-1], self.wq, self.q_target, out.q),
+            (run.v[-1], self.wv, self.v_target, out.v),
+        ):
+            w = np.broadcast_to(np.asarray(weights, dtype=float), (n,))
+            error = x - (np.zeros(n) if target is None else np.asarray(target, dtype=float))
+            out.value += scale * 0.5 * float(error @ (w * error))
+            grad[-1] += scale * w * error

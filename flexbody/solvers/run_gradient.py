@@ -1,0 +1,182 @@
+"""``fb.gradient``: a run, a cost of it and the cost's exact gradient with respect to the run's piecewise inputs, its
+start and flexible bodies' constants, by the discrete adjoint or the forward sensitivities of the generalized-α
+steps (:mod:`flexbody.solvers.run_sensitivities`; #36 item 5).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..errors import FlexbodyError, ModelError
+from .alpha_settings import GeneralizedAlpha
+from .dynamics_derivatives import JOINT_ROWS
+from .explicit import RK4
+from .piecewise_inputs import PiecewiseInputs
+from .rk4_sensitivities import rk4_adjoint_sweep, rk4_tangent_sweep
+from .run_costs import RunCost, RunView
+from .run_sensitivities import adjoint_sweep, run_blockers, tangent_sweep
+from .simulation import simulate
+
+if TYPE_CHECKING:
+    from ..fem.flexible_body import FlexibleBody
+    from ..system import AssembledSystem, System
+
+__all__ = ["RunGradient", "gradient"]
+
+MODES = ("adjoint", "forward")
+
+
+@dataclass(frozen=True)
+class RunGradient:
+    """A cost J of a run and its gradient: ``value`` J; ``inputs`` ∂J/∂u (k, n_u) of the piecewise inputs' values;
+    ``q0``, ``v0`` ∂J/∂q₀, ∂J/∂v₀ (n,) of the state the run started from (after its consistent start);
+    ``parameters`` {"body.name": ∂J/∂p}; the run's ``results``; the ``mode`` used and the ``seconds`` [s] of the run
+    and of the sensitivities."""
+
+    value: float
+    inputs: np.ndarray
+    q0: np.ndarray
+    v0: np.ndarray
+    parameters: dict[str, float]
+    results: Any
+    mode: str
+    seconds: dict[str, float]
+
+
+def gradient(
+    model: System | AssembledSystem,
+    t_end: float,
+    cost: RunCost,
+    inputs: PiecewiseInputs,
+    *,
+    integrator: GeneralizedAlpha | RK4 | None = None,
+    formulation: str = "projection",
+    parameters: Sequence[tuple[FlexibleBody, str]] = (),
+    mode: str = "adjoint",
+    joint_rows: str = "exact",
+    q0: ArrayLike | None = None,
+    v0: ArrayLike | None = None,
+    t0: float = 0.0,
+) -> RunGradient:
+    """Run ``model`` from ``t0`` to ``t_end`` [s] under the piecewise ``inputs`` (τ = Sᵀu, held over each step as
+    generalized-α holds inputs), evaluate ``cost`` on the recorded run, and give its exact gradient (module
+    docstring): ``mode`` "adjoint" (one backward sweep, at the cost of about one run whatever the number of inputs)
+    or "forward" (one tangent direction per input, start coordinate and constant: for few of them); with
+    ``integrator=RK4(dt)`` the run has no constraint stabilisation (its drift is not corrected: PositionCorrection and
+    Baumgarte have no derivatives yet), its stages' accelerations in ``formulation``
+    (:mod:`flexbody.solvers.rk4_sensitivities`). ``parameters``:
+    (body, "young" | "density" | "damping") pairs of flexible bodies' constants
+    (:func:`~flexbody.solvers.dynamics_derivatives.forward_derivatives`). ``integrator`` defaults to
+    ``GeneralizedAlpha(dt=1e-3)``; the run records every step.
+
+    The gradient is that of the discrete run (its steps and their sizes), exact up to the Newton tolerance of the
+    steps (``integrator.tol``). ``joint_rows`` "differences" takes systems whose joint rows have no exact Jacobian yet
+    (reduced bodies, force elements on joints without one) with central differences of those rows
+    (:data:`~flexbody.solvers.dynamics_derivatives.JOINT_ROWS`). Raises ModelError naming what has no derivative yet
+    (:func:`~flexbody.solvers.run_sensitivities.run_blockers`).
+    """
+    integrator = GeneralizedAlpha(dt=1e-3) if integrator is None else integrator
+    if not isinstance(integrator, (GeneralizedAlpha, RK4)):
+        raise FlexbodyError(f"gradient: the integrator must be a GeneralizedAlpha or an RK4, got {integrator!r}")
+    if not isinstance(cost, RunCost):
+        raise FlexbodyError(f"gradient: cost must be a RunCost (fb.FinalPoint, fb.FlexibleEnergy, ...), got {cost!r}")
+    if mode not in MODES:
+        raise FlexbodyError(f"gradient: mode must be one of {MODES}, got {mode!r}")
+    asm = model.assemble() if hasattr(model, "assemble") else model
+    if joint_rows not in JOINT_ROWS:
+        raise FlexbodyError(f"gradient: joint_rows must be one of {JOINT_ROWS}, got {joint_rows!r}")
+    blockers = run_blockers(asm, joint_rows)
+    if blockers:
+        advice = "" if joint_rows != "exact" else "; joint_rows='differences' takes reduced bodies and joint forces"
+        raise ModelError(f"gradient: no exact derivatives yet for {', '.join(blockers)}{advice}")
+    clock = time.perf_counter()
+    tau = inputs.forces(asm)
+    if isinstance(integrator, RK4):  # no stabilisation: it has no derivatives yet
+        results = simulate(asm, t_end, integrator=integrator, tau=tau, q0=q0, v0=v0, t0=t0, record_every=1,
+                           stabilization=None, formulation=formulation)  # fmt: skip
+    else:
+        results = simulate(asm, t_end, integrator=integrator, tau=tau, q0=q0, v0=v0, t0=t0, record_every=1)
+    seconds = {"run": time.perf_counter() - clock}
+    times, q, v = np.asarray(results.times), np.asarray(results.q), np.asarray(results.v)
+    interval = np.array([inputs.interval(t) for t in times[:-1]], dtype=np.int64)
+    view = RunView(asm, times, q, v, inputs, interval)
+    partials = cost.evaluate(view)
+    S = np.asarray(asm.S, dtype=float)  # (n_u, n)
+    clock = time.perf_counter()
+    if isinstance(integrator, RK4):
+        explicit = (asm, (times, q, v), partials, S, inputs, formulation, parameters, joint_rows, mode)
+        u_bar, q_bar, v_bar, p_bar = _rk4(*explicit)
+    else:
+        h = results.histories
+        run = (times, q, v, np.asarray(h["a"]), np.asarray(h["lam"]), np.asarray(h["tau"]))
+        if mode == "adjoint":
+            sensitivities = adjoint_sweep(asm, integrator, run, partials.q, partials.v, parameters, joint_rows)
+            tau_bar, q_bar, v_bar, p_bar = sensitivities
+            u_bar = partials.inputs.copy()
+            np.add.at(u_bar, interval, tau_bar @ S.T)
+        else:
+            sweep = (asm, integrator, run, partials, interval, S, inputs, parameters, joint_rows)
+            u_bar, q_bar, v_bar, p_bar = _forward(*sweep)
+    seconds["sensitivities"] = time.perf_counter() - clock
+    p_bar = p_bar + np.array([cost.parameter_partial(view, body, name) for body, name in parameters])
+    labels = [f"{body.name}.{name}" for body, name in parameters]
+    return RunGradient(
+        partials.value, u_bar, q_bar, v_bar, dict(zip(labels, map(float, p_bar))), results, mode, seconds
+    )
+
+
+def _rk4(asm, run, partials, S, inputs, formulation, parameters, joint_rows, mode):
+    """(ū, q̄₀, v̄₀, p̄) of an RK4 run (:mod:`flexbody.solvers.rk4_sensitivities`), each stage taking the input of the
+    interval holding its time."""
+
+    def tau_at(t):
+        k = inputs.interval(t)
+        return inputs.values[k] @ S, k
+
+    n, (k, n_u), p = asm.n_dofs, inputs.values.shape, len(parameters)
+    if mode == "adjoint":
+        tau_bar, q_bar, v_bar, p_bar = rk4_adjoint_sweep(
+            asm, run, partials.q, partials.v, tau_at, formulation, parameters, joint_rows
+        )
+        u_bar = partials.inputs.copy()
+        for which, value in tau_bar.items():
+            u_bar[which] += S @ value
+        return u_bar, q_bar, v_bar, p_bar
+    count = 2 * n + k * n_u + p
+    dq0, dv0 = np.zeros((n, count)), np.zeros((n, count))
+    dq0[:, :n], dv0[:, n : 2 * n] = np.eye(n), np.eye(n)
+
+    def dtau_of(which):
+        out = np.zeros((n, count))
+        out[:, 2 * n + which * n_u : 2 * n + (which + 1) * n_u] = S.T
+        return out
+
+    dq, dv = rk4_tangent_sweep(asm, run, dq0, dv0, dtau_of, tau_at, formulation, parameters, joint_rows)
+    return _split(asm, partials, dq, dv, inputs, p)
+
+
+def _split(asm, partials, dq, dv, inputs, p):
+    """(ū, q̄₀, v̄₀, p̄) from the tangent directions (q₀, v₀, inputs, constants) of the recorded states."""
+    n, (k, n_u) = asm.n_dofs, inputs.values.shape
+    total = np.einsum("ti,tik->k", partials.q, dq) + np.einsum("ti,tik->k", partials.v, dv)
+    u_bar = total[2 * n : 2 * n + k * n_u].reshape(k, n_u) + partials.inputs
+    return u_bar, total[:n], total[n : 2 * n], total[2 * n + k * n_u :]
+
+
+def _forward(asm, integrator, run, partials, interval, S, inputs, parameters, joint_rows):
+    """The gradient by tangent directions: one per start coordinate (q₀, v₀), per input value and per constant."""
+    n, (k, n_u), p = asm.n_dofs, inputs.values.shape, len(parameters)
+    count = 2 * n + k * n_u + p
+    dq0, dv0 = np.zeros((n, count)), np.zeros((n, count))
+    dq0[:, :n], dv0[:, n : 2 * n] = np.eye(n), np.eye(n)
+    dtau = np.zeros((len(run[0]) - 1, n, count))
+    for step, which in enumerate(interval):
+        dtau[step, :, 2 * n + which * n_u : 2 * n + (which + 1) * n_u] = S.T
+    dq, dv = tangent_sweep(asm, integrator, run, dtau, dq0, dv0, parameters, joint_rows)
+    return _split(asm, partials, dq, dv, inputs, p)
