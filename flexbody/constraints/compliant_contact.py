@@ -34,11 +34,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import FlexbodyError
-from ..rigid.anchors import Anchor
+from ..rigid.anchors import Anchor, LinkPoint
 from .base import finite_number
 from .contact_points import ContactPoint
 from .force_elements import ForceElement, ForcePiece
-from .surfaces import Surface
+from .nodes import Node
+from .surfaces import Cylinder, Plane, Sphere, Surface
 
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
@@ -137,7 +138,21 @@ class CompliantContact(ForceElement):
         Q = J_c.T @ F
         if not jacobians:
             return ForcePiece(cols, Q)
-        return ForcePiece(cols, Q, J_c.T @ dF_dx @ J, J_c.T @ dF_dv @ J_c)
+        K = J_c.T @ dF_dx @ J
+        if self.exact_jacobians and isinstance(self.anchor, LinkPoint) and F.any():  # Q = JᵀF(x, Jv) on a link
+            kin = ev.kinematics(self.anchor.link.tree)
+            K += kin.point_hessian(self.anchor.link, self.anchor.offset, F)  # the turn of J with q
+            if velocity:
+                K += J.T @ dF_dv @ kin.point_velocity_jacobian(self.anchor.link, self.anchor.offset)  # of ẋ = Jv
+        return ForcePiece(cols, Q, K, J_c.T @ dF_dv @ J_c)
+
+    @property
+    def exact_jacobians(self) -> bool:
+        """Whether ∂Q/∂q and ∂Q/∂v are exact: a point (not a rolling ball) on a link or a node against a plane, sphere
+        or cylinder (whose normal's derivative is exact); :meth:`evaluate` then adds the link point's Hessian and the
+        change of its velocity with q."""
+        smooth = isinstance(self.surface, (Plane, Sphere, Cylinder))
+        return smooth and not self.point.rolls and not self.point.chooses and isinstance(self.anchor, (LinkPoint, Node))
 
     def potential(self, ev: StateView) -> float:
         """k δ^{p+1}/(p + 1) [J], the elastic energy of the penetration."""

@@ -113,6 +113,9 @@ class FunctionCoupling(Constraint):
     ----------
     dependent, independent : Link
     function, derivative, second_derivative : callables of q_ind (float) -> float
+    third_derivative : callable of q_ind (float) -> float, optional
+        f‴, which the derivatives of the constrained dynamics need (:meth:`acceleration_derivatives`); without it
+        they name this coupling.
     """
 
     kind = "coupling"
@@ -125,9 +128,14 @@ class FunctionCoupling(Constraint):
         derivative: Callable,
         second_derivative: Callable,
         name: str | None = None,
+        *,
+        third_derivative: Callable | None = None,
     ):
         super().__init__(name)
         who = f"coupling {self.name!r}"
+        if third_derivative is not None and not callable(third_derivative):
+            raise ConstraintError(f"{who}: third_derivative must be a callable (or None)")
+        self.dddf = third_derivative
         self.dependent = _coordinate_link(dependent, who)
         self.independent = _coordinate_link(independent, who)
         if dependent is independent:
@@ -151,6 +159,27 @@ class FunctionCoupling(Constraint):
         block = np.array([[1.0, -self.df(x)]])
         return ConstraintRows(phi, [(np.array([i, j]), block)], np.array([-self.ddf(x) * xd * xd]))
 
+    def joint_hessian(self, ev: StateView, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(columns, ∂(Φᵀλ)/∂q): the row [1, −f′(x)] turns with x by −λ f″(x)."""
+        i, j = _column(ev, self.dependent), _column(ev, self.independent)
+        H = np.zeros((2, 2))
+        H[1, 1] = -float(np.asarray(lam).reshape(-1)[0]) * self.ddf(ev.q[j])
+        return np.array([i, j]), H
+
+    @property
+    def has_acceleration_derivatives(self) -> bool:
+        """Whether f‴ was given (:meth:`acceleration_derivatives` needs it)."""
+        return self.dddf is not None
+
+    def acceleration_derivatives(self, ev: StateView, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(columns, ∂c/∂q, ∂c/∂v) of c = a_dep − f′(x) a_ind − f″(x) ẋ²: ∂c/∂x = −f″ a_ind − f‴ ẋ², ∂c/∂ẋ = −2f″ẋ."""
+        if self.dddf is None:
+            raise ConstraintError(f"coupling {self.name!r}: give third_derivative for its acceleration derivatives")
+        i, j = _column(ev, self.dependent), _column(ev, self.independent)
+        x, xd = ev.q[j], ev.v[j]
+        Cq = np.array([[0.0, -self.ddf(x) * acc[j] - self.dddf(x) * xd * xd]])
+        return np.array([i, j]), Cq, np.array([[0.0, -2.0 * self.ddf(x) * xd]])
+
 
 class PolynomialCoupling(FunctionCoupling):
     """q_dep = Σₖ cₖ q_indᵏ (coefficients in increasing powers), e.g. a knee's tibial translation."""
@@ -160,10 +189,11 @@ class PolynomialCoupling(FunctionCoupling):
         if c.size == 0 or not np.all(np.isfinite(c)):
             raise ConstraintError(f"polynomial coupling {name!r}: coefficients must be finite and non-empty")
         p = np.polynomial.Polynomial(c)
-        dp, ddp = p.deriv(1), p.deriv(2)
+        dp, ddp, dddp = p.deriv(1), p.deriv(2), p.deriv(3)
         super().__init__(
-            dependent, independent, lambda x: float(p(x)), lambda x: float(dp(x)), lambda x: float(ddp(x)), name=name
-        )
+            dependent, independent, lambda x: float(p(x)), lambda x: float(dp(x)), lambda x: float(ddp(x)), name=name,
+            third_derivative=lambda x: float(dddp(x)),
+        )  # fmt: skip
         self.coefficients = c
 
 

@@ -16,12 +16,13 @@ steps, resumed runs and the restored factor of a checkpoint):
 A system whose terms come from a :class:`~flexbody.system.joint_program.JointProgram` whose rows are all compiled
 (rigid trees and reduced bodies; no force elements) has a small dense set of equations, and the kernel computes
 its terms (one :func:`~flexbody.system.joint_program.joint_terms` call per iterate), its iteration matrix (K and C
-by central differences of the rows, step fd_step · max(1, |x_j|)) and its correction itself; the factor is formed
-with LAPACK as the sparse solver factors a dense block: Cholesky of the symmetric part (LU with partial pivoting of
-A when that is not positive definite), the Schur complement S = Φ A⁻¹ Φᵀ by a pseudo-inverse (rcond 1e-12, so
-redundant rows are allowed) (:class:`~flexbody.solvers.compiled_steps.CompiledSteps`). For any other model the
-kernel asks its caller for the factor and for the correction at each iterate (from the iterate's workspace and the
-sparse saddle-point solver).
+exact, :func:`~flexbody.system.joint_tangent.joint_tangent`, without reduced bodies and with ``rigid_jacobian``
+"exact"; else by central differences of the rows, step fd_step · max(1, |x_j|)) and its correction itself; the
+factor is formed with LAPACK as the sparse solver factors a dense block: Cholesky of the symmetric part (LU with
+partial pivoting of A when that is not positive definite), the Schur complement S = Φ A⁻¹ Φᵀ by a pseudo-inverse
+(rcond 1e-12, so redundant rows are allowed) (:class:`~flexbody.solvers.compiled_steps.CompiledSteps`). For any
+other model the kernel asks its caller for the factor and for the correction at each iterate (from the iterate's
+workspace and the sparse saddle-point solver).
 Runs whose inputs are held and that call and write nothing per step take up to 256 steps per call
 (:func:`alpha_run`), the kernel writing the recorded rows.
 
@@ -36,6 +37,7 @@ import numba as nb
 import numpy as np
 
 from ..system.joint_program import OK, joint_terms
+from ..system.joint_tangent import joint_tangent
 from .alpha_settings import step_tolerance
 from .newton_scales import ROUND_OFF
 from .step_charts import correction_in_step_chart, from_step_chart, to_step_chart
@@ -91,9 +93,10 @@ def _solve_in_place(F, piv, kind, x):
 
 
 @nb.njit(cache=True, inline="always")
-def _iteration_matrix(program, drive, q, v, qdd, lam, c_q, c_v, fd_step, work, A, G):
-    """A = M + c_v C + c_q K (n, n) at (q, v, q̈, λ), K and C by central differences of the rows (step
-    fd_step · max(1, |x_j|)), and G = Φ (m, n) there. Returns the status."""
+def _iteration_matrix(program, drive, q, v, qdd, lam, c_q, c_v, fd_step, exact, work, A, G):
+    """A = M + c_v C + c_q K (n, n) at (q, v, q̈, λ) and G = Φ (m, n) there: K and C exact (``exact`` and no reduced
+    bodies: :func:`~flexbody.system.joint_tangent.joint_tangent`), else by central differences of the rows (step
+    fd_step · max(1, |x_j|)). Returns the status."""
     n = q.shape[0]
     plus, minus = np.empty(n), np.empty(n)
     status = _rows(program, drive, q, v, qdd, lam, work, plus)
@@ -101,6 +104,9 @@ def _iteration_matrix(program, drive, q, v, qdd, lam, c_q, c_v, fd_step, work, A
         return status
     A[:, :] = work[0]
     G[:, :] = work[3]
+    ints, floats, support, bodies, _ = program
+    if exact and bodies.shape[0] == 0:
+        return joint_tangent(ints, floats, support, q, v, qdd, lam, c_q, c_v, A)
     x, rows = np.empty(n), (plus, minus)
     for j in range(n):
         for which in range(2):
@@ -191,7 +197,7 @@ def alpha_iterations(
     :mod:`flexbody.solvers.generalized_alpha`), for every model: from ``state`` = (q, v, q̈, a, λ) over dt with inputs
     τ held, on the iterate ``out`` (the same five arrays), by reverse communication with the caller.
 
-    ``coefficients`` = (α_m, α_f, γ, β, β′, γ′, tol, reuse_rate, fd_step), ``scales`` (n,) the unit of each
+    ``coefficients`` = (α_m, α_f, γ, β, β′, γ′, tol, reuse_rate, fd_step, exact), ``scales`` (n,) the unit of each
     coordinate's increment; ``loop`` = (iterations done, previous
     increment, refresh, fresh, predict, velocity residual, correction given): with ``predict`` set the predictor
     (q̈ and λ held) is formed first. An iteration that needs a new iteration matrix (``refresh``) returns
@@ -209,7 +215,7 @@ def alpha_iterations(
     The formulas run on ``local`` = (q, v, q̈, a) in the step's chart of the rotation vectors whose starts are
     ``rotations`` (:mod:`~flexbody.solvers.step_charts`; the other coordinates as they are), and ``out`` is that
     iterate read back in the state's charts."""
-    am, af, g, b, bp, gp, tol, reuse_rate, fd_step = coefficients
+    am, af, g, b, bp, gp, tol, reuse_rate, fd_step, exact = coefficients
     q0, lam0 = state[0], state[4]
     q, v, qdd, a = local
     lam = out[4]
@@ -230,7 +236,19 @@ def alpha_iterations(
         if loop[2] != 0.0:
             if compiled:
                 status = _iteration_matrix(
-                    program, drive, out[0], out[1], out[2], lam, c_q, gp * dt, fd_step, work, matrix[0], matrix[1]
+                    program,
+                    drive,
+                    out[0],
+                    out[1],
+                    out[2],
+                    lam,
+                    c_q,
+                    gp * dt,
+                    fd_step,
+                    exact > 0.5,
+                    work,
+                    matrix[0],
+                    matrix[1],
                 )
                 if status != OK:
                     return status

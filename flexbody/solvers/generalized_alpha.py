@@ -98,7 +98,18 @@ class AlphaStepper:
         self.velocity_residual = 0.0  # max |Φv + φ_t| of the Pfaffian rows at the last iterate
         s = settings
         self.coefficients = np.array(
-            [self.am, self.af, self.gamma, self.beta, self.bp, self.gp, s.tol, s.reuse_rate, s.fd_step]
+            [
+                self.am,
+                self.af,
+                self.gamma,
+                self.beta,
+                self.bp,
+                self.gp,
+                s.tol,
+                s.reuse_rate,
+                s.fd_step,
+                float(s.rigid_jacobian == "exact"),
+            ]
         )
         self.scales = increment_scales(asm)  # the unit of each coordinate's increment
         self.rotations = np.asarray(asm.rotation_vectors, dtype=np.int64)  # each step in a chart centred on these

@@ -47,17 +47,11 @@ undefined: the general route names the constraint)."""
 
 
 @nb.njit(cache=True)
-def joint_terms(ints, floats, support, bodies, body_floats, drive, q, v, M, h, phi, Phi, bias, phi_t, energy):
-    """M (n, n), h (n,), φ (m,), Φ (m, n), bias (m,), φ_t (m,) and energy (2,) = (kinetic, potential) of a rigid
-    forest, its reduced bodies and its m_c declared rows at (q, v) (see the module docstring; anchors are point
-    slots, −1 for the ground; the rows of constraints that declare none are left to the caller). ``ints`` and
-    ``floats`` hold the forest and the rows end to end (:meth:`JointProgram.pack`, so a call pays for few
-    arguments), ``support`` (n_links, n) the forest's support matrix, ``bodies`` (b, 4) each reduced body's (link,
-    first modal column, r, first entry in ``body_floats``), ``drive`` (m_c, 3) the value, rate and acceleration f,
-    ḟ, f̈ of each declared row's prescribed motion. Returns a status."""
-    if not (all_finite(q) and all_finite(v)):
-        return NOT_FINITE
-    n_links, n, k, m = support.shape[0], q.shape[0], ints[0], ints[1]
+def program_views(ints, floats, support, n):
+    """The views of a packed program (:meth:`JointProgram.pack`) over n coordinates: (parent, joint_type, dof,
+    point_link, row_kind, row_a, row_b, row_index, axis, R_placement, p_placement, mass, com, inertia, point_offset,
+    row_n, row_P, row_offset, row_const, row_coef, gravity)."""
+    n_links, k, m = support.shape[0], ints[0], ints[1]
     parent, joint_type, dof = (
         ints[2 : 2 + n_links],
         ints[2 + n_links : 2 + 2 * n_links],
@@ -100,6 +94,28 @@ def joint_terms(ints, floats, support, bodies, body_floats, drive, q, v, M, h, p
     row_const = floats[ends[9] : ends[10]]
     row_coef = floats[ends[10] : ends[11]].reshape((m, n))
     gravity = floats[ends[11] : ends[12]]
+    return (
+        parent, joint_type, dof, point_link, row_kind, row_a, row_b, row_index, axis, R_placement, p_placement, mass,
+        com, inertia, point_offset, row_n, row_P, row_offset, row_const, row_coef, gravity,
+    )  # fmt: skip
+
+
+@nb.njit(cache=True)
+def joint_terms(ints, floats, support, bodies, body_floats, drive, q, v, M, h, phi, Phi, bias, phi_t, energy):
+    """M (n, n), h (n,), φ (m,), Φ (m, n), bias (m,), φ_t (m,) and energy (2,) = (kinetic, potential) of a rigid
+    forest, its reduced bodies and its m_c declared rows at (q, v) (see the module docstring; anchors are point
+    slots, −1 for the ground; the rows of constraints that declare none are left to the caller). ``ints`` and
+    ``floats`` hold the forest and the rows end to end (:meth:`JointProgram.pack`, so a call pays for few
+    arguments), ``support`` (n_links, n) the forest's support matrix, ``bodies`` (b, 4) each reduced body's (link,
+    first modal column, r, first entry in ``body_floats``), ``drive`` (m_c, 3) the value, rate and acceleration f,
+    ḟ, f̈ of each declared row's prescribed motion. Returns a status."""
+    if not (all_finite(q) and all_finite(v)):
+        return NOT_FINITE
+    n_links, n, k, m = support.shape[0], q.shape[0], ints[0], ints[1]
+    views = program_views(ints, floats, support, n)
+    parent, joint_type, dof, point_link, row_kind, row_a, row_b, row_index = views[:8]
+    axis, R_placement, p_placement, mass, com, inertia, point_offset = views[8:15]
+    row_n, row_P, row_offset, row_const, row_coef, gravity = views[15:]
     R, p = np.empty((n_links, 3, 3)), np.empty((n_links, 3))
     S, vel, acc = np.empty((n_links, 6)), np.empty((n_links, 6)), np.empty((n_links, 6))
     kinematics(parent, joint_type, axis, R_placement, p_placement, dof, q, v, R, p, S, vel, acc)
