@@ -33,6 +33,7 @@ from ..errors import ConstraintError
 from ..rigid.anchors import FrameAnchor
 from ..rigid.exponential_coordinates import skew
 from .base import Constraint, ConstraintRows, global_columns, merge_pieces
+from .row_derivatives import anchor_motion
 
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
@@ -97,6 +98,33 @@ class KnifeEdge(Constraint):
         cols, J = f.jacobian(ev)
         bias = n @ f.bias(ev) + np.cross(f.angular_velocity(ev), n) @ f.velocity(ev)
         return ConstraintRows(np.zeros(1), [(cols, n[None, :] @ J)], np.array([bias]), np.zeros(1))
+
+    def joint_hessian(self, ev: StateView, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(columns, ∂(Φᵀλ)/∂q) of Φᵀλ = λ Jᵀn: the point Hessian for the force λn and the turn of n = Rā,
+        ∂n/∂q = −[n]× J_ω, so λ Jᵀ(−[n]× J_ω) besides."""
+        f = self.frame
+        n, multiplier = f.rotation(ev) @ self.axis, float(np.asarray(lam).reshape(-1)[0])
+        cols, J = f.jacobian(ev)
+        kin = ev.kinematics(f.link.tree)  # type: ignore[attr-defined]  # a frame on a link (_frame)
+        H = kin.point_hessian(f.link, f.offset, multiplier * n)  # type: ignore[attr-defined]
+        cols_w, J_w = f.angular_jacobian(ev)
+        turn = np.zeros((3, cols.size))
+        turn[:, np.searchsorted(cols, cols_w)] = -skew(n) @ J_w
+        return cols, H + multiplier * J.T @ turn
+
+    def acceleration_derivatives(self, ev: StateView, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(columns, ∂c/∂q, ∂c/∂v) of c = n·ẍ + ω·(n × ẋ) at the system's accelerations ``acc``, through ẍ, ẋ, ω
+        (:func:`~flexbody.constraints.row_derivatives.anchor_motion`) and n (∂n/∂q = −[n]× J_ω)."""
+        m = anchor_motion(self.frame, ev, acc)
+        if m is None or m.angular is None:  # not reached: a knife edge's frame is on a link (_frame)
+            raise ConstraintError(f"knife edge {self.name!r}: its frame is not on a link")
+        omega, _, J_w, w_q, _, _ = m.angular
+        n = self.frame.rotation(ev) @ self.axis
+        n_q = -skew(n) @ J_w
+        Cq = m.xdd @ n_q + n @ m.acceleration_q + np.cross(n, m.xd) @ w_q + np.cross(m.xd, omega) @ n_q
+        Cq += np.cross(omega, n) @ m.velocity_q
+        Cv = n @ m.acceleration_v + np.cross(n, m.xd) @ J_w + np.cross(omega, n) @ m.J
+        return m.cols, Cq[None, :], Cv[None, :]
 
 
 class RollingDisc(Constraint):

@@ -9,9 +9,9 @@ part of the system, not of its loads). The joint rows come from the recursive Ne
 (M_q q̈ + ∂h/∂q, the constraint Hessian term −∂(Φᵀλ)/∂q and the force elements' −∂Q/∂q of the joint rows) are exact
 where every term on the joint columns has its derivative — the trees' (:meth:`~flexbody.RigidTree.
 inverse_dynamics_derivatives`), the constraints' with a ``joint_hessian`` (attachments, loop closures, rods, points on
-surfaces, couplings) and the force elements' with ``exact_jacobians`` (springs, joint springs, user forces with their
-Jacobians) —, else taken by central differences (reduced bodies, the other kinds: #36 item 2 goes on). The
-flexible rows and their Jacobians are exact
+surfaces, couplings, knife edges) and the force elements' with ``exact_jacobians`` (springs, joint springs, compliant
+contacts of points on planes, spheres and cylinders, user forces with their Jacobians) —, else taken by central
+differences (reduced bodies, the other kinds: #36 item 2 goes on). The flexible rows and their Jacobians are exact
 (element kernels); see :meth:`flexbody.system.flexible_stack.FlexiblePart`.
 """
 

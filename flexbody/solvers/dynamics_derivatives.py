@@ -100,6 +100,17 @@ def derivative_blockers(asm: AssembledSystem, joint_rows: str = "exact") -> list
     return out
 
 
+def require_derivatives(who: str, asm: AssembledSystem, joint_rows: str, blockers_of=derivative_blockers) -> None:
+    """FlexbodyError for a ``joint_rows`` not in :data:`JOINT_ROWS`, ModelError naming what has no derivative yet
+    (``blockers_of(asm, joint_rows)``, :func:`derivative_blockers` by default) and, on the exact route, the advice."""
+    if joint_rows not in JOINT_ROWS:
+        raise FlexbodyError(f"{who}: joint_rows must be one of {JOINT_ROWS}, got {joint_rows!r}")
+    blockers = blockers_of(asm, joint_rows)
+    if blockers:
+        advice = "" if joint_rows != "exact" else "; joint_rows='differences' takes reduced bodies and joint forces"
+        raise ModelError(f"{who}: no exact derivatives yet for {', '.join(blockers)}{advice}")
+
+
 def forward_derivatives(
     model: System | AssembledSystem,
     state: State,
@@ -131,12 +142,7 @@ def forward_derivatives(
     asm = model.assemble() if hasattr(model, "assemble") else model
     if method not in METHODS:
         raise FlexbodyError(f"forward_derivatives: method must be one of {METHODS}, got {method!r}")
-    if joint_rows not in JOINT_ROWS:
-        raise FlexbodyError(f"forward_derivatives: joint_rows must be one of {JOINT_ROWS}, got {joint_rows!r}")
-    blockers = derivative_blockers(asm, joint_rows)
-    if blockers:
-        advice = "" if joint_rows != "exact" else "; joint_rows='differences' takes reduced bodies and joint forces"
-        raise ModelError(f"forward_derivatives: no exact derivatives yet for {', '.join(blockers)}{advice}")
+    require_derivatives("forward_derivatives", asm, joint_rows)
     rtol, atol = resolve_tolerances(rtol, atol)
     result = forward(asm, state, tau, method=method, rtol=rtol, atol=atol)
     a, lam = result.a, result.lam
@@ -150,7 +156,7 @@ def forward_derivatives(
     n = asm.n_dofs
     rhs = {"q": (-R_q, -C_q), "v": (-R_v, -C_v), "tau": (np.eye(n), np.zeros((Phi.shape[0], n)))}
     if parameters:
-        F_p = -np.column_stack([parameter_residual(asm, ws, a, body, name) for body, name in parameters])
+        F_p = -parameters_residual(asm, ws, a, parameters)
         rhs["p"] = (F_p, np.zeros((Phi.shape[0], F_p.shape[1])))
     if method in ("multiplier", "gauss"):
         solved, rank = _schur_solutions(solver, Phi, rhs, rtol, atol, method), Phi.shape[0]
@@ -170,6 +176,14 @@ def young_modulus(material) -> float:
     """E [Pa] of a material's small-strain Lamé constants (λ₀, μ₀): μ₀(3λ₀ + 2μ₀)/(λ₀ + μ₀)."""
     lam0, mu0 = material.small_strain_lame
     return mu0 * (3.0 * lam0 + 2.0 * mu0) / (lam0 + mu0)
+
+
+def parameters_residual(asm, ws, acc, parameters: Sequence[tuple[FlexibleBody, str]]) -> np.ndarray:
+    """∂r/∂p (n, p) of the (body, name) ``parameters`` at the workspace ``ws`` and accelerations ``acc``
+    (:func:`parameter_residual` for each)."""
+    if not parameters:
+        return np.zeros((asm.n_dofs, 0))
+    return np.column_stack([parameter_residual(asm, ws, acc, body, name) for body, name in parameters])
 
 
 def parameter_residual(asm, ws, acc, body, name: str) -> np.ndarray:

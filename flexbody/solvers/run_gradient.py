@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..errors import FlexbodyError, ModelError
+from ..errors import FlexbodyError
 from .alpha_settings import GeneralizedAlpha
-from .dynamics_derivatives import JOINT_ROWS
+from .dynamics_derivatives import require_derivatives
 from .explicit import RK4
 from .piecewise_inputs import PiecewiseInputs
 from .rk4_sensitivities import rk4_adjoint_sweep, rk4_tangent_sweep
@@ -89,12 +89,7 @@ def gradient(
     if mode not in MODES:
         raise FlexbodyError(f"gradient: mode must be one of {MODES}, got {mode!r}")
     asm = model.assemble() if hasattr(model, "assemble") else model
-    if joint_rows not in JOINT_ROWS:
-        raise FlexbodyError(f"gradient: joint_rows must be one of {JOINT_ROWS}, got {joint_rows!r}")
-    blockers = run_blockers(asm, joint_rows)
-    if blockers:
-        advice = "" if joint_rows != "exact" else "; joint_rows='differences' takes reduced bodies and joint forces"
-        raise ModelError(f"gradient: no exact derivatives yet for {', '.join(blockers)}{advice}")
+    require_derivatives("gradient", asm, joint_rows, run_blockers)
     clock = time.perf_counter()
     tau = inputs.forces(asm)
     if isinstance(integrator, RK4):  # no stabilisation: it has no derivatives yet

@@ -30,10 +30,9 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ..errors import ModelError
 from ..linalg.saddle_point import SaddlePointSolver
 from .constrained_equations import EquationResidual
-from .dynamics_derivatives import derivative_blockers, forward_derivatives, parameter_residual
+from .dynamics_derivatives import derivative_blockers, forward_derivatives, parameters_residual, require_derivatives
 
 __all__ = ["StepJacobians", "StepFactor", "adjoint_sweep", "tangent_sweep", "run_blockers"]
 
@@ -41,11 +40,12 @@ __all__ = ["StepJacobians", "StepFactor", "adjoint_sweep", "tangent_sweep", "run
 def run_blockers(asm, joint_rows: str = "exact") -> list[str]:
     """What keeps a run's sensitivities from being exact (empty when they are): :func:`derivative_blockers`, rotation
     vectors (their steps switch charts), force elements between joint and nodal columns (the step matrix has no such
-    blocks)."""
+    blocks), velocity-level (Pfaffian) rows (a step holds them as A v = b, which the sweeps do not take yet)."""
     out = derivative_blockers(asm, joint_rows)
     if np.asarray(asm.rotation_vectors).size:
         out.append("spherical joints or floating bases (rotation vectors)")
     out += [f"force element {f.name!r} between links and nodes" for f in asm.forces.elements if f.trees and f.bodies]
+    out += [f"velocity-level rows of {c.name!r}" for c in asm.constraints if any(getattr(c, "velocity_rows", ()))]
     return out
 
 
@@ -123,22 +123,13 @@ class StepFactor:
 
 
 def _checked(asm, joint_rows: str) -> EquationResidual:
-    blockers = run_blockers(asm, joint_rows)
-    if blockers:
-        raise ModelError(f"run sensitivities: no exact derivatives yet for {', '.join(blockers)}")
+    require_derivatives("run sensitivities", asm, joint_rows, run_blockers)
     return EquationResidual(asm, exact=joint_rows == "exact")
 
 
 def _coefficients(settings) -> tuple:
     am, af, gamma, beta = settings.parameters()
     return (1 - af) / (1 - am), af / (1 - am), -am / (1 - am), gamma, beta
-
-
-def _parameters_residual(asm, ws, qdd, parameters) -> np.ndarray:
-    """∂r/∂p (n, p) at one state."""
-    if not parameters:
-        return np.zeros((asm.n_dofs, 0))
-    return np.column_stack([parameter_residual(asm, ws, qdd, body, name) for body, name in parameters])
 
 
 def tangent_sweep(
@@ -173,7 +164,7 @@ def tangent_sweep(
         factor = jac.factor(gv, bq, transpose=False)
         rhs = dtau[i] - jac.apply("q", q_hat) - jac.apply("v", v_hat)
         if p:
-            rhs -= _parameters_residual(asm, jac.ws, qdd[i + 1], parameters) @ dp
+            rhs -= parameters_residual(asm, jac.ws, qdd[i + 1], parameters) @ dp
         new_qdd, _ = factor.solve(rhs, -(jac.Phi @ q_hat) / bq)
         d_a = c1 * new_qdd + c2 * d_qdd + c3 * d_a
         d_qdd = new_qdd
@@ -198,7 +189,7 @@ def adjoint_sweep(asm, settings, run, g_q: np.ndarray, g_v: np.ndarray, paramete
         mu, nu = jac.factor(gv, bq, transpose=True).solve(s, np.zeros(jac.Phi.shape[0]))
         tau_bar[i] = mu
         if parameters:
-            p_bar -= _parameters_residual(asm, jac.ws, qdd[i + 1], parameters).T @ mu
+            p_bar -= parameters_residual(asm, jac.ws, qdd[i + 1], parameters).T @ mu
         q_hat_bar = q_bar - jac.apply("q", mu, transpose=True) - (jac.Phi.T @ nu) / bq
         v_hat_bar = v_bar - jac.apply("v", mu, transpose=True)
         blend_bar = h * h * beta * q_hat_bar + h * gamma * v_hat_bar  # of c₂ q̈_n + c₃ a_n
