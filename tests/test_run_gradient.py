@@ -191,6 +191,23 @@ def test_the_flagship_equals_central_differences_of_whole_runs():
         assert abs(exact.parameters[f"beam.{name}"] - central) < 1e-6 * abs(central), name
 
 
+def test_a_run_through_compliant_contact_equals_central_differences():
+    """The spatial arm, actuated, its tip pressed into a plane (Hunt–Crossley, dissipation, friction) for 25 steps: the
+    gradient of its final state in the torques equals central differences of whole runs (measured 2.6e-8; the tip
+    stays 4 to 10 mm deep)."""
+    from test_exact_iteration_matrix import _arm_in_contact
+
+    pressed = _arm_in_contact("plane")
+    tree = pressed.trees[0]
+    asm = fb.System([tree], [], forces=pressed.forces, actuators=list(tree.links), q0=pressed.q0).assemble()
+    rng = np.random.default_rng(6)
+    cost = fb.FinalState(wq=rng.random(3), wv=rng.random(3), q_target=np.asarray(pressed.q0) + 0.1)
+    inputs = fb.PiecewiseInputs(np.linspace(0.0, T, 6), 0.5 * rng.standard_normal((5, 3)))
+    exact = fb.gradient(asm, T, cost, inputs, integrator=INTEGRATOR)
+    assert exact.results.metadata["statistics"]["rejected"] == 0
+    assert min(rel(exact.inputs, central) for central in _input_differences(asm, cost, inputs)) < 1e-6
+
+
 # ============================================================================ RK4 runs
 RK4_CASES = {
     "four_bar": lambda: fb.mechanisms.four_bar().assemble(),
