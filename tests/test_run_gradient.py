@@ -293,3 +293,5 @@ def test_piecewise_inputs_are_checked_and_held():
     asm = _arm()[0]
     with pytest.raises(StateError, match="the model has 2 actuators"):
         u.forces(asm)
+    arm = fb.mechanisms.arm_with_beam(divisions=(3, 1, 1))  # a System is assembled for its actuators
+    assert np.array_equal(fb.PiecewiseInputs([0.0, 1.0], [[1.0, 2.0]]).forces(arm)(0.5, None, None)[:2], [1.0, 2.0])

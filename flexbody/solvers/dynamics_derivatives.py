@@ -136,6 +136,10 @@ def forward_derivatives(
     ``joint_rows``: "exact", or "differences" for systems whose joint rows have no exact Jacobian yet (reduced
     bodies, force elements on joints without one; :data:`JOINT_ROWS`).
 
+    The derivatives are dense (n, n) by nature (M⁻¹ couples every coordinate), computed with one factor of M and n
+    solves: meant for systems of up to a few thousand coordinates; the gradient of a cost of a run needs none of them
+    (:func:`~flexbody.solvers.run_gradient.gradient` sweeps with sparse step matrices).
+
     Raises ModelError naming what has no exact derivative (:func:`derivative_blockers`), ConstraintError where
     forward dynamics raises (dependent rows under "multiplier" or "gauss").
     """

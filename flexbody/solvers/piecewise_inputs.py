@@ -72,9 +72,10 @@ class PiecewiseInputs:
         return PiecewiseInputs(self.times, values)
 
     def forces(self, model: Any) -> Callable[[float, np.ndarray, np.ndarray], np.ndarray]:
-        """τ(t, q, v) = Sᵀu(t) (n,) of an assembled system ``model`` (its actuation matrix S (n_u, n)), for
-        ``simulate(..., tau=...)``; StateError when n_u is not the model's number of actuators."""
-        S = np.asarray(model.S, dtype=float)
+        """τ(t, q, v) = Sᵀu(t) (n,) of ``model`` (a System, assembled here, or an AssembledSystem; its actuation matrix
+        S (n_u, n)), for ``simulate(..., tau=...)``; StateError when n_u is not the model's number of actuators."""
+        asm = model.assemble() if hasattr(model, "assemble") else model
+        S = np.asarray(asm.S, dtype=float)
         if S.shape[0] != self.n_inputs:
             raise StateError(
                 f"PiecewiseInputs: {self.n_inputs} inputs per interval, the model has {S.shape[0]} actuators"
