@@ -69,6 +69,18 @@ def _spherical_in(chain, joint_type, axis):
 
 
 @nb.njit(cache=True, inline="always")
+def _own_column_rate(S, phi, R, p, i, m, j, x, y):
+    """∂J_j/∂φ_m (3-tuple) of the point x for parts j, m of the spherical joint whose last part is link i: the turn of
+    its columns through J_r(φ) (:func:`_turn`) and, for part j above part m (j < m), ω_m × J_j − ω_j × J_m where the
+    loop over the chain took ω_j × J_m (:func:`_swap`); ``y`` (3,) is work."""
+    t = _turn(phi, R, p, i, m, j, x, y)
+    if j < m:
+        sw = _swap(S, i - 2 + j, i - 2 + m, x)
+        return t[0] + sw[0], t[1] + sw[1], t[2] + sw[2]
+    return t
+
+
+@nb.njit(cache=True, inline="always")
 def _turn(phi, R, p, i, m, j, x, y):
     """y_mj × (x − c) (3-tuple), y_mj = R ∂J_r/∂φ_m e_j, of the spherical joint whose last part is link i (centre
     c = p[i]); ``y`` (3,) is work."""
@@ -97,12 +109,8 @@ def point_hessian(parent, joint_type, dof, axis, R, p, S, q, link, x, w, H):
         phi = q[d0 : d0 + 3]
         for m in range(3):
             for j in range(3):
-                t = _turn(phi, R, p, i, m, j, x, y)
-                value = w[0] * t[0] + w[1] * t[1] + w[2] * t[2]
-                if j < m:  # the rigid loop took ω_j × J_m for the pair; the joint's columns turn with ω_m
-                    sw = _swap(S, i - 2 + j, i - 2 + m, x)
-                    value += w[0] * sw[0] + w[1] * sw[1] + w[2] * sw[2]
-                H[d0 + j, d0 + m] += value
+                t = _own_column_rate(S, phi, R, p, i, m, j, x, y)
+                H[d0 + j, d0 + m] += w[0] * t[0] + w[1] * t[1] + w[2] * t[2]
 
 
 @nb.njit(cache=True)
@@ -135,13 +143,9 @@ def point_velocity_jacobian(parent, joint_type, dof, axis, R, p, S, q, v, link, 
         phi = q[d0 : d0 + 3]
         for m in range(3):  # the derivative in φ_m of v_j J_j
             for j in range(3):
-                t = _turn(phi, R, p, i, m, j, x, y)
-                vj = v[d0 + j]
-                if j < m:  # part j lies above part m: the loop took ω_j × J_m, the joint's columns turn with ω_m
-                    sw = _swap(S, i - 2 + j, i - 2 + m, x)
-                    t = (t[0] + sw[0], t[1] + sw[1], t[2] + sw[2])
+                t = _own_column_rate(S, phi, R, p, i, m, j, x, y)
                 for r in range(3):
-                    N[r, d0 + m] += vj * t[r]
+                    N[r, d0 + m] += v[d0 + j] * t[r]
 
 
 @nb.njit(cache=True)
