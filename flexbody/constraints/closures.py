@@ -26,7 +26,7 @@ from ..rigid.anchors import Anchor, FrameAnchor, Ground, LinkPoint
 from .base import Constraint, ConstraintRows, checked_components
 from .nodes import Node
 from .row_derivatives import differentiable_anchor, orientation_rows_derivatives, point_rows_derivatives
-from .row_kinds import LINEAR, RADIAL, DeclaredPointRows, PointRow
+from .row_kinds import LINEAR, RADIAL, DeclaredPointRows, PointRow, radial_curvature
 from .surfaces import Cylinder, Plane, Sphere, Surface
 
 if TYPE_CHECKING:
@@ -203,10 +203,10 @@ def _declared_hessian(rows: DeclaredPointRows, a: Anchor, b: Anchor | None, ev: 
         raise ConstraintError(f"{undefined}; direction undefined")
     phi, _, E = out
     lam = np.asarray(lam, dtype=float)
-    curvature = np.zeros((3, 3))
+    curvature, turn = np.zeros((3, 3)), np.empty((3, 3))
     for r in np.flatnonzero(rows.kinds == RADIAL):
-        e, radius = E[r], phi[r] + rows.lengths[r]
-        curvature += lam[r] * (rows.projectors[r] - np.outer(e, e)) / radius
+        radial_curvature(rows.projectors[r], E[r], phi[r] + rows.lengths[r], turn)
+        curvature += lam[r] * turn
     return point_rows_hessian(a, b, ev, E, lam, curvature)
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "point_row",
     "point_rows",
     "point_row_rate_partials",
+    "radial_curvature",
     "coupling_row",
     "DeclaredPointRows",
     "drive_values",
@@ -126,6 +127,15 @@ def coupling_row(coefficients, constant, q, drive):
     return s, -drive[2], -drive[1]
 
 
+@nb.njit(cache=True)
+def radial_curvature(projector, e, r, out):
+    """out (3, 3) = ∂e/∂d = ∂²φ/∂d² = (P − eeᵀ)/r of a :data:`RADIAL` row with direction e (3,) at r = ‖Pd‖ (a
+    LINEAR row has none): the turn of its direction, which its Hessian and its acceleration's derivatives take."""
+    for a in range(3):
+        for b in range(3):
+            out[a, b] = (projector[a, b] - e[a] * e[b]) / r
+
+
 def point_row_rate_partials(kind, normal, projector, d, dd, ddd) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The partial derivatives (∂c/∂d, ∂c/∂ḋ, ∂c/∂d̈), each (3,), of the acceleration c = φ̈ = Φa + bias of one row
     of :func:`point_row` at d, ḋ, d̈ (3,) (#36 item 3): LINEAR c = nᵀd̈, so (0, 0, n); RADIAL
@@ -135,8 +145,8 @@ def point_row_rate_partials(kind, normal, projector, d, dd, ddd) -> tuple[np.nda
         return _ZERO3, _ZERO3, np.asarray(normal, dtype=float)
     pd = projector @ d
     r = float(np.linalg.norm(pd))
-    e = pd / r
-    H = (projector - np.outer(e, e)) / r
+    e, H = pd / r, np.empty((3, 3))
+    radial_curvature(np.asarray(projector, dtype=float), e, r, H)
     ev, vv = float(e @ dd), float(dd @ projector @ dd)
     return H @ ddd - 2.0 * ev * (H @ dd) / r - (vv - ev * ev) * e / (r * r), 2.0 * (H @ dd), e
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..constraints.row_kinds import COUPLING, RADIAL, point_row
+from ..constraints.row_kinds import COUPLING, RADIAL, point_row, radial_curvature
 from ..rigid.algorithms import kinematics, point_terms, world_inertias
 from ..rigid.point_hessian import point_hessian
 from ..rigid.rnea_derivatives import rnea_derivatives
@@ -58,7 +58,7 @@ def joint_tangent(ints, floats, support, q, v, qdd, lam, c_q, c_v, A):
                     w[c] = sign * multiplier * e[c]
                 point_hessian(parent, joint_type, dof, axis, R, p, S, q, point_link[side], X[side], w, H)
         if row_kind[r] == RADIAL:  # λ J_dᵀ (P − eeᵀ) J_d / r, r = φ + L
-            _add_turn(J, a, b, row_P[r], e, multiplier / (value + row_const[r]), H)
+            _add_turn(J, a, b, row_P[r], e, value + row_const[r], multiplier, H)
     for i in range(n):
         for j in range(n):
             A[i, j] += c_q * (dq[i, j] - H[i, j]) + c_v * dv[i, j]
@@ -66,18 +66,17 @@ def joint_tangent(ints, floats, support, q, v, qdd, lam, c_q, c_v, A):
 
 
 @nb.njit(cache=True, inline="always")
-def _add_turn(J, a, b, P, e, scale, H):
-    """H += scale · J_dᵀ (P − eeᵀ) J_d with J_d = J_a − J_b (slots −1: the ground)."""
+def _add_turn(J, a, b, P, e, r, multiplier, H):
+    """H += λ J_dᵀ (P − eeᵀ)/r J_d with J_d = J_a − J_b (slots −1: the ground), the radial row's curvature
+    (:func:`~flexbody.constraints.row_kinds.radial_curvature`)."""
     n = H.shape[0]
     Jd = np.zeros((3, n))
     for c in range(3):
         for j in range(n):
             Jd[c, j] = (J[a, c, j] if a >= 0 else 0.0) - (J[b, c, j] if b >= 0 else 0.0)
     C = np.empty((3, 3))
-    for x in range(3):
-        for y in range(3):
-            C[x, y] = scale * (P[x, y] - e[x] * e[y])
-    CJ = C @ Jd
+    radial_curvature(P, e, r, C)
+    CJ = multiplier * (C @ Jd)
     for i in range(n):
         for j in range(n):
             s = 0.0
