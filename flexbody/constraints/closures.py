@@ -25,7 +25,7 @@ from ..errors import ConstraintError
 from ..rigid.anchors import Anchor, FrameAnchor, Ground, LinkPoint
 from .base import Constraint, ConstraintRows, checked_components
 from .nodes import Node
-from .row_derivatives import differentiable_anchor, orientation_rows_derivatives, point_rows_derivatives
+from .row_derivatives import anchor_motion, differentiable_anchor, orientation_rows_derivatives, point_rows_derivatives
 from .row_kinds import LINEAR, RADIAL, DeclaredPointRows, PointRow, radial_curvature
 from .surfaces import Cylinder, Plane, Sphere, Surface
 
@@ -304,8 +304,9 @@ class _FrameConstraint(Constraint):
         """(columns, ∂c/∂q, ∂c/∂v) of the rows' accelerations c = Φa + bias at the system's accelerations ``acc``: the
         origins' rows as point rows, the axis rows by :func:`~flexbody.constraints.row_derivatives.
         orientation_rows_derivatives`."""
-        cols, Cq, Cv = point_rows_derivatives(self._origins, self.a, self.b, ev, acc)
-        _, Cq_r, Cv_r = orientation_rows_derivatives(self.a, self.b, self.pairs, ev, acc)  # on the same columns
+        motions = anchor_motion(self.a, ev, acc), anchor_motion(self.b, ev, acc)  # once, for both kinds of rows
+        cols, Cq, Cv = point_rows_derivatives(self._origins, self.a, self.b, ev, acc, motions)
+        _, Cq_r, Cv_r = orientation_rows_derivatives(self.a, self.b, self.pairs, ev, acc, motions)  # the same columns
         return cols, np.vstack([Cq, Cq_r]), np.vstack([Cv, Cv_r])
 
 

@@ -84,12 +84,14 @@ def _union(*motions: AnchorMotion | None) -> tuple[np.ndarray, list[tuple[Anchor
 
 
 def point_rows_derivatives(
-    rows: DeclaredPointRows, a: Anchor, b: Anchor | None, ev: StateView, acc: np.ndarray
+    rows: DeclaredPointRows, a: Anchor, b: Anchor | None, ev: StateView, acc: np.ndarray, motions: tuple | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(columns, ∂c/∂q, ∂c/∂v) (k,), (r, k), (r, k) of declared point rows between a and b (None: the ground): with
     d = x_a − x_b (+ the rows' offset), c = c(d, ḋ, d̈), so ∂c/∂q = c_d J_d + c_ḋ ∂ḋ/∂q + c_d̈ ∂d̈/∂q and
-    ∂c/∂v = c_ḋ J_d + c_d̈ ∂d̈/∂v."""
-    cols, parts = _union(anchor_motion(a, ev, acc), anchor_motion(b, ev, acc))
+    ∂c/∂v = c_ḋ J_d + c_d̈ ∂d̈/∂v; ``motions`` the anchors' :func:`anchor_motion` when made already."""
+    if motions is None:
+        motions = anchor_motion(a, ev, acc), anchor_motion(b, ev, acc)
+    cols, parts = _union(*motions)
     k = cols.size
     d = a.position(ev) + rows.offset - (0.0 if b is None else b.position(ev))
     dd, ddd = np.zeros(3), np.zeros(3)
@@ -111,12 +113,13 @@ def point_rows_derivatives(
 
 
 def orientation_rows_derivatives(
-    a: FrameAnchor, b: FrameAnchor, pairs, ev: StateView, acc: np.ndarray
+    a: FrameAnchor, b: FrameAnchor, pairs, ev: StateView, acc: np.ndarray, motions: tuple | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(columns, ∂c/∂q, ∂c/∂v) of the rows φ = u·w, u = R_a ū_i, w = R_b w̄_j for the axis ``pairs`` (i, j), whose
     acceleration is c = g·(α_a − α_b) + (ω_a×(ω_a×u))·w + 2(ω_a×u)·(ω_b×w) + u·(ω_b×(ω_b×w)), g = u × w
-    (:mod:`flexbody.constraints.closures`), by the chain rule through u, w (∂u/∂q = J_ω,a × u), ω and α."""
-    ma, mb = anchor_motion(a, ev, acc), anchor_motion(b, ev, acc)
+    (:mod:`flexbody.constraints.closures`), by the chain rule through u, w (∂u/∂q = J_ω,a × u), ω and α; ``motions``
+    the frames' :func:`anchor_motion` when made already."""
+    ma, mb = (anchor_motion(a, ev, acc), anchor_motion(b, ev, acc)) if motions is None else motions
     cols, _ = _union(ma, mb)
     k = cols.size
     turn = {}  # per side: ω, α (3,), J_ω, ∂ω/∂q, ∂α/∂q, ∂α/∂v (3, k) on the union columns
