@@ -94,26 +94,33 @@ class EquationResidual:
         return out
 
     def exact_rigid_tangent(self, ws, qdd, lam, s: float = 1.0, c_q: float = 1.0, c_v: float = 0.0) -> np.ndarray:
-        """c_q ∂r_r/∂q_r + c_v ∂r_r/∂v_r (n_r, n_r) at the workspace ``ws`` from the trees' analytic derivatives,
-        s·(c_q ∂τ/∂q + c_v ∂τ/∂q̇) at (q, v, q̈) (v = q̈ = 0 in statics), the joint constraints' Hessians,
-        −c_q ∂(Φ_rᵀλ)/∂q (``joint_hessian``), and the force elements' −c_q ∂Q/∂q − c_v ∂Q/∂v."""
+        """c_q ∂r_r/∂q_r + c_v ∂r_r/∂v_r (n_r, n_r) at the workspace ``ws`` (:meth:`exact_rigid_jacobians`)."""
+        R_q, R_v = self.exact_rigid_jacobians(ws, qdd, lam, s)
+        return c_q * R_q + c_v * R_v
+
+    def exact_rigid_jacobians(self, ws, qdd, lam, s: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+        """(∂r_r/∂q_r, ∂r_r/∂v_r) (n_r, n_r) at the workspace ``ws`` in one pass: the trees' analytic derivatives,
+        s·∂τ/∂q and s·∂τ/∂q̇ at (q, v, q̈) (v = q̈ = 0 in statics), the joint constraints' Hessians, −∂(Φ_rᵀλ)/∂q
+        (``joint_hessian``), and the force elements' −∂Q/∂q, −∂Q/∂v."""
         asm = self.asm
-        A = np.zeros((self.n_r, self.n_r))
+        R_q, R_v = np.zeros((self.n_r, self.n_r)), np.zeros((self.n_r, self.n_r))
         for tree in asm.trees:
             cols = asm.joint_space.slices[tree]
             q, zeros = ws.q[cols], np.zeros(tree.n_dofs)
             v = zeros if ws.at_rest else ws.v[cols]
             dq, dv, _ = tree.inverse_dynamics_derivatives(q, v, zeros if qdd is None else qdd[cols])
-            A[cols, cols] += s * (c_q * dq + c_v * dv)
+            R_q[cols, cols] += s * dq
+            R_v[cols, cols] += s * dv
         for constraint, rows in asm.joint_constraints:
             part = constraint.joint_hessian(ws, lam[rows])
             if part is not None:
                 cols, H = part
-                A[np.ix_(cols, cols)] -= c_q * H
-        if asm.joint_forces:  # −Q: −c_q ∂Q/∂q − c_v ∂Q/∂v on the joint columns
+                R_q[np.ix_(cols, cols)] -= H
+        if asm.joint_forces:  # −Q: −∂Q/∂q, −∂Q/∂v on the joint columns
             K, C = asm.joint_forces.jacobians(ws, slice(0, self.n_r))
-            A -= c_q * K.toarray() + c_v * C.toarray()
-        return A
+            R_q -= K.toarray()
+            R_v -= C.toarray()
+        return R_q, R_v
 
     def rigid_tangent(self, t, q, v, qdd, lam, s: float = 1.0, c_q: float = 1.0, c_v: float = 0.0) -> np.ndarray:
         """c_q ∂r_r/∂q_r + c_v ∂r_r/∂v_r (n_r, n_r) by central differences of :meth:`rigid_rows`."""
@@ -170,11 +177,17 @@ class EquationResidual:
     def flexible_force_jacobians(self, ws, c_q: float, c_v: float):
         """c_q ∂(−Q)/∂q + c_v ∂(−Q)/∂v of the force elements on the flexible columns (CSR, n_f × n_f), or
         None without force elements on flexible bodies; the joint rows get theirs from :meth:`rigid_tangent`."""
+        blocks = self.flexible_force_blocks(ws)
+        return None if blocks is None else c_q * blocks[0] + c_v * blocks[1]
+
+    def flexible_force_blocks(self, ws):
+        """(∂(−Q)/∂q, ∂(−Q)/∂v) of the force elements on the flexible columns (CSR, n_f × n_f) in one evaluation of
+        the elements, or None without force elements on flexible bodies."""
         asm = self.asm
         if not asm.sparse or not any(f.bodies for f in asm.forces.elements):
             return None
         K, C = asm.forces.jacobians(ws, asm.flexible.slice)
-        return (-c_q) * K - c_v * C
+        return -K, -C
 
 
 def _exact_joint_rows(asm) -> bool:

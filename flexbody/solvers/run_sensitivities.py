@@ -60,8 +60,7 @@ class StepJacobians:
         n_r = asm.n_rigid
         self.rq, self.rv = np.zeros((0, 0)), np.zeros((0, 0))
         if n_r and residual.exact:
-            self.rq = residual.exact_rigid_tangent(ws, qdd, lam, 1.0, c_q=1.0, c_v=0.0)
-            self.rv = residual.exact_rigid_tangent(ws, qdd, lam, 1.0, c_q=0.0, c_v=1.0)
+            self.rq, self.rv = residual.exact_rigid_jacobians(ws, qdd, lam)
         elif n_r:  # joint_rows="differences"
             self.rq = residual.rigid_tangent(t, q, v, qdd, lam, 1.0, c_q=1.0, c_v=0.0)
             self.rv = residual.rigid_tangent(t, q, v, qdd, lam, 1.0, c_q=0.0, c_v=1.0)
@@ -69,11 +68,10 @@ class StepJacobians:
         self.mr = (M.rigid_block() if asm.sparse else M) if n_r else np.zeros((0, 0))
         if asm.sparse:
             _, K, C = residual.flexible_jacobians(ws, damping=True)
-            K_forces = residual.flexible_force_jacobians(ws, 1.0, 0.0)
-            C_forces = residual.flexible_force_jacobians(ws, 0.0, 1.0)
-            self.kf = (K if K_forces is None else K + K_forces).tocsr()
             C = sp.csr_matrix(K.shape) if C is None else C
-            self.cf = (C if C_forces is None else C + C_forces).tocsr()
+            forces = residual.flexible_force_blocks(ws)
+            self.kf = (K if forces is None else K + forces[0]).tocsr()
+            self.cf = (C if forces is None else C + forces[1]).tocsr()
             self.mf = asm.flexible.mass.matrix
         self.Phi = sp.csr_matrix(ws.constraint_rows()[1])
 
