@@ -38,6 +38,14 @@ class RunView:
     inputs: Any
     interval: np.ndarray
 
+    @classmethod
+    def of(cls, results: Any, inputs: Any) -> RunView:
+        """The view of a recorded run (:class:`~flexbody.io.results.Results` of ``simulate(..., record_every=1)``
+        under ``inputs``): each step's interval is the one holding its start."""
+        times = np.asarray(results.times)
+        interval = np.array([inputs.interval(t) for t in times[:-1]], dtype=np.int64)
+        return cls(results.system, times, np.asarray(results.q), np.asarray(results.v), inputs, interval)
+
     def workspace(self, n: int):
         """The workspace of the recorded state n."""
         return self.asm.workspace(float(self.times[n]), self.q[n], self.v[n])
@@ -63,10 +71,7 @@ class RunCost:
     def of_run(self, results: Any, inputs: Any) -> float:
         """J of a recorded run (:class:`~flexbody.io.results.Results` of ``simulate(..., record_every=1)`` under the
         :class:`~flexbody.solvers.piecewise_inputs.PiecewiseInputs` ``inputs``), without its gradient."""
-        times = np.asarray(results.times)
-        interval = np.array([inputs.interval(t) for t in times[:-1]], dtype=np.int64)
-        view = RunView(results.system, times, np.asarray(results.q), np.asarray(results.v), inputs, interval)
-        return self.evaluate(view).value
+        return self.evaluate(RunView.of(results, inputs)).value
 
     def evaluate(self, run: RunView) -> CostPartials:
         """J and its partials on the run ``run``."""

@@ -98,9 +98,8 @@ def gradient(
     else:
         results = simulate(asm, t_end, integrator=integrator, tau=tau, q0=q0, v0=v0, t0=t0, record_every=1)
     seconds = {"run": time.perf_counter() - clock}
-    times, q, v = np.asarray(results.times), np.asarray(results.q), np.asarray(results.v)
-    interval = np.array([inputs.interval(t) for t in times[:-1]], dtype=np.int64)
-    view = RunView(asm, times, q, v, inputs, interval)
+    view = RunView.of(results, inputs)
+    times, q, v, interval = view.times, view.q, view.v, view.interval
     partials = cost.evaluate(view)
     S = np.asarray(asm.S, dtype=float)  # (n_u, n)
     clock = time.perf_counter()
