@@ -122,6 +122,29 @@ class EquationResidual:
             R_v -= C.toarray()
         return R_q, R_v
 
+    def jacobian_blocks(self, ws, qdd, lam):
+        """(R_q, R_v, K_f, C_f): ∂r/∂q and ∂r/∂v at the workspace ``ws`` (load factor 1) by blocks — the joint rows'
+        (dense n_r × n_r; exact, :meth:`exact_rigid_jacobians`, or by central differences, :meth:`rigid_tangent`) and
+        the flexible rows' (CSR n_f × n_f: the element tangent and damping in one kernel pass and the force elements'
+        Jacobians; None without flexible bodies), as the sensitivities use them."""
+        n_r, at_rest = self.n_r, ws.at_rest
+        if not n_r:
+            R_q = R_v = np.zeros((0, 0))
+        elif self.exact:
+            R_q, R_v = self.exact_rigid_jacobians(ws, qdd, lam)
+        else:
+            v = None if at_rest else ws.v
+            R_q = self.rigid_tangent(ws.t, ws.q, v, qdd, lam, 1.0, c_q=1.0, c_v=0.0)
+            R_v = self.rigid_tangent(ws.t, ws.q, v, qdd, lam, 1.0, c_q=0.0, c_v=1.0)
+        if not self.asm.sparse:
+            return R_q, R_v, None, None
+        _, K, C = self.flexible_jacobians(ws, damping=True)
+        C = sp.csr_matrix(K.shape) if C is None else C
+        forces = self.flexible_force_blocks(ws)
+        K_f = (K if forces is None else K + forces[0]).tocsr()
+        C_f = (C if forces is None else C + forces[1]).tocsr()
+        return R_q, R_v, K_f, C_f
+
     def rigid_tangent(self, t, q, v, qdd, lam, s: float = 1.0, c_q: float = 1.0, c_v: float = 0.0) -> np.ndarray:
         """c_q ∂r_r/∂q_r + c_v ∂r_r/∂v_r (n_r, n_r) by central differences of :meth:`rigid_rows`."""
         n_r, h = self.n_r, self.fd_step

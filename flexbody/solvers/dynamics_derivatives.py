@@ -218,19 +218,19 @@ def parameter_residual(asm, ws, acc, body, name: str) -> np.ndarray:
 
 
 def _residual_jacobians(asm, ws, a, lam, joint_rows: str = "exact") -> tuple[np.ndarray, np.ndarray]:
-    """(∂r/∂q, ∂r/∂v) (n, n) at (q, v, a, λ): the joint and flexible blocks of the implicit solvers' Jacobians
-    (:meth:`EquationResidual.iteration_matrix`) and the force elements' blocks between joint and nodal columns."""
+    """(∂r/∂q, ∂r/∂v) (n, n) at (q, v, a, λ): the joint and flexible blocks of the solvers' Jacobians
+    (:meth:`EquationResidual.jacobian_blocks`) and the force elements' blocks between joint and nodal columns."""
     residual = EquationResidual(asm, exact=joint_rows == "exact")
     if asm.n_rigid and joint_rows == "exact" and not residual.exact:
         raise ModelError("forward_derivatives: the joint rows of this system have no exact Jacobian")
+    R_q, R_v, K_f, C_f = residual.jacobian_blocks(ws, a, lam)
     blocks = []
-    for c_q, c_v in ((1.0, 0.0), (0.0, 1.0)):
-        A_r, A_f = residual.iteration_matrix(ws, a, lam, c_m=0.0, c_v=c_v, c_q=c_q)
+    for joint_block, flexible_block in ((R_q, K_f), (R_v, C_f)):
         full = np.zeros((asm.n_dofs, asm.n_dofs))
-        full[: asm.n_rigid, : asm.n_rigid] = A_r
-        if asm.sparse:
+        full[: asm.n_rigid, : asm.n_rigid] = joint_block
+        if flexible_block is not None:
             fs = asm.flexible.slice
-            full[fs, fs] = A_f.toarray()
+            full[fs, fs] = flexible_block.toarray()
         blocks.append(full)
     if asm.sparse and asm.n_rigid and asm.forces.elements:  # −∂Q between the joint and the nodal columns
         K, C = asm.forces.jacobians(ws)

@@ -58,20 +58,10 @@ class StepJacobians:
         self.asm = asm
         self.ws = ws = asm.workspace(t, q, v)
         n_r = asm.n_rigid
-        self.rq, self.rv = np.zeros((0, 0)), np.zeros((0, 0))
-        if n_r and residual.exact:
-            self.rq, self.rv = residual.exact_rigid_jacobians(ws, qdd, lam)
-        elif n_r:  # joint_rows="differences"
-            self.rq = residual.rigid_tangent(t, q, v, qdd, lam, 1.0, c_q=1.0, c_v=0.0)
-            self.rv = residual.rigid_tangent(t, q, v, qdd, lam, 1.0, c_q=0.0, c_v=1.0)
+        self.rq, self.rv, self.kf, self.cf = residual.jacobian_blocks(ws, qdd, lam)
         M = ws.mass_matrix()
         self.mr = (M.rigid_block() if asm.sparse else M) if n_r else np.zeros((0, 0))
         if asm.sparse:
-            _, K, C = residual.flexible_jacobians(ws, damping=True)
-            C = sp.csr_matrix(K.shape) if C is None else C
-            forces = residual.flexible_force_blocks(ws)
-            self.kf = (K if forces is None else K + forces[0]).tocsr()
-            self.cf = (C if forces is None else C + forces[1]).tocsr()
             self.mf = asm.flexible.mass.matrix
         self.Phi = sp.csr_matrix(ws.constraint_rows()[1])
 
