@@ -133,7 +133,7 @@ def _rk4(asm, run, partials, S, inputs, formulation, parameters, joint_rows, mod
         k = inputs.interval(t)
         return inputs.values[k] @ S, k
 
-    n, (k, n_u), p = asm.n_dofs, inputs.values.shape, len(parameters)
+    n, p = asm.n_dofs, len(parameters)
     if mode == "adjoint":
         tau_bar, q_bar, v_bar, p_bar = rk4_adjoint_sweep(
             asm, run, partials.q, partials.v, tau_at, formulation, parameters, joint_rows
@@ -142,17 +142,25 @@ def _rk4(asm, run, partials, S, inputs, formulation, parameters, joint_rows, mod
         for which, value in tau_bar.items():
             u_bar[which] += S @ value
         return u_bar, q_bar, v_bar, p_bar
+    dq0, dv0, dtau_of = _directions(n, inputs, S, p)
+    dq, dv = rk4_tangent_sweep(asm, run, dq0, dv0, dtau_of, tau_at, formulation, parameters, joint_rows)
+    return _split(asm, partials, dq, dv, inputs, p)
+
+
+def _directions(n: int, inputs, S, p: int):
+    """The tangent directions of the forward mode, in the order q₀ (n), v₀ (n), the inputs' values (k n_u), the
+    constants (p): (δq₀, δv₀) (n, count) and ``dtau_of(interval)`` (n, count), the inputs' δτ = Sᵀδu of an interval."""
+    k, n_u = inputs.values.shape
     count = 2 * n + k * n_u + p
     dq0, dv0 = np.zeros((n, count)), np.zeros((n, count))
     dq0[:, :n], dv0[:, n : 2 * n] = np.eye(n), np.eye(n)
 
-    def dtau_of(which):
+    def dtau_of(which: int) -> np.ndarray:
         out = np.zeros((n, count))
         out[:, 2 * n + which * n_u : 2 * n + (which + 1) * n_u] = S.T
         return out
 
-    dq, dv = rk4_tangent_sweep(asm, run, dq0, dv0, dtau_of, tau_at, formulation, parameters, joint_rows)
-    return _split(asm, partials, dq, dv, inputs, p)
+    return dq0, dv0, dtau_of
 
 
 def _split(asm, partials, dq, dv, inputs, p):
@@ -165,12 +173,8 @@ def _split(asm, partials, dq, dv, inputs, p):
 
 def _forward(asm, integrator, run, partials, interval, S, inputs, parameters, joint_rows):
     """The gradient by tangent directions: one per start coordinate (q₀, v₀), per input value and per constant."""
-    n, (k, n_u), p = asm.n_dofs, inputs.values.shape, len(parameters)
-    count = 2 * n + k * n_u + p
-    dq0, dv0 = np.zeros((n, count)), np.zeros((n, count))
-    dq0[:, :n], dv0[:, n : 2 * n] = np.eye(n), np.eye(n)
-    dtau = np.zeros((len(run[0]) - 1, n, count))
-    for step, which in enumerate(interval):
-        dtau[step, :, 2 * n + which * n_u : 2 * n + (which + 1) * n_u] = S.T
+    p = len(parameters)
+    dq0, dv0, dtau_of = _directions(asm.n_dofs, inputs, S, p)
+    dtau = np.stack([dtau_of(which) for which in interval])
     dq, dv = tangent_sweep(asm, integrator, run, dtau, dq0, dv0, parameters, joint_rows)
     return _split(asm, partials, dq, dv, inputs, p)
