@@ -237,13 +237,31 @@ def _trees() -> None:
 
 def _steps() -> None:
     """The generalized-α steps of systems without flexible nodes in one compiled call, in batches (inputs held)
-    and one at a time (inputs a function of the state); they call the compiled terms of the "rigid" group, cached
-    by then."""
+    and one at a time (inputs a function of the state), also with a reduced body; they call the compiled terms of the
+    "rigid" group, cached by then."""
     import flexbody as fb
 
     asm = fb.mechanisms.slider_crank().assemble()
     fb.simulate(asm, 0.02, integrator=fb.GeneralizedAlpha(dt=0.01))
     fb.simulate(asm, 0.02, integrator=fb.GeneralizedAlpha(dt=0.01), tau=lambda t, q, v: np.zeros(asm.n_dofs))
+    _reduced_steps()
+
+
+def _reduced_steps() -> None:
+    """A reduced body on a hinge: its compiled steps with their exact Newton matrix and the general route's
+    derivatives of its share (:mod:`flexbody.reduced.force_derivatives`)."""
+    import flexbody as fb
+
+    bar = fb.FlexibleBody(
+        "bar",
+        fb.mesh.box(size=(0.4, 0.05, 0.05), divisions=(2, 1, 1), order=1, origin=(0.0, -0.025, -0.025)),
+        fb.StVenantKirchhoff(young=1e8, poisson=0.3, density=1000.0),
+    )
+    tree = fb.RigidTree("hinge", gravity=(0.0, 0.0, -9.81))
+    link = tree.add_link("hub", joint=fb.Revolute((0.0, 1.0, 0.0)))
+    asm = fb.System([tree, fb.ReducedBody("bar", fb.solvers.craig_bampton(bar, "x0", 2), link)]).assemble()
+    fb.simulate(asm, 0.02, integrator=fb.GeneralizedAlpha(dt=0.01))
+    fb.forward_derivatives(asm, asm.initial_state(), np.zeros(asm.n_dofs))
 
 
 GROUPS: dict[str, Callable[[], None]] = {

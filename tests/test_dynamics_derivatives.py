@@ -41,16 +41,16 @@ def _state(asm, seed: int, joints: float = 0.01, nodes: float = 0.0):
     return fb.State(0.0, q, 0.5 * rng.standard_normal(n)), rng.standard_normal(n)
 
 
-def _difference_errors(asm, state, tau, method="projection", parts=("q", "v", "tau")):
-    """{(part, "a" | "lam"): the smallest relative difference over :data:`STEPS` between the exact derivative and
-    central differences of forward dynamics}."""
+def _difference_errors(asm, state, tau, method="projection", parts=("q", "v", "tau"), steps=STEPS):
+    """{(part, "a" | "lam"): the smallest relative difference over ``steps`` between the exact derivative and central
+    differences of forward dynamics}."""
     d = fb.forward_derivatives(asm, state, tau, method)
     n, errors = asm.n_dofs, {}
     for part in parts:
         exact = {"a": getattr(d, f"da_d{part}"), "lam": getattr(d, f"dlam_d{part}")}
         for key in exact:
             errors[part, key] = np.inf
-        for step in STEPS:
+        for step in steps:
             central = {"a": np.empty((n, n)), "lam": np.empty((asm.n_constraints, n))}
             for j in range(n):
                 x = {"q": state.q, "v": state.v, "tau": tau}

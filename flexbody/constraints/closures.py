@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import ConstraintError
-from ..rigid.anchors import Anchor, FrameAnchor, Ground, LinkPoint
+from ..rigid.anchors import Anchor, CurvedAnchor, FrameAnchor, Ground, LinkPoint
 from .base import Constraint, ConstraintRows, checked_components
 from .nodes import Node
 from .row_derivatives import anchor_motion, differentiable_anchor, orientation_rows_derivatives, point_rows_derivatives
@@ -140,7 +140,7 @@ class Distance(Constraint):
     def has_acceleration_derivatives(self) -> bool:
         """Whether :meth:`acceleration_derivatives` applies: link points or the ground (a rod on a node turns with the
         node's coordinates, a Hessian on the nodal columns that :meth:`joint_hessian` does not give)."""
-        return all(isinstance(anchor, (LinkPoint, Ground)) for anchor in (self.a, self.b))
+        return all(_on_joint_columns(anchor) for anchor in (self.a, self.b))
 
     def acceleration_derivatives(self, ev: StateView, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(columns, ∂c/∂q, ∂c/∂v) of the row's acceleration c = Φa + bias at the system's accelerations ``acc``."""
@@ -167,9 +167,16 @@ def _point_rows(rows: DeclaredPointRows, a: Anchor, b: Anchor | None, ev: StateV
     return ConstraintRows(phi, pieces, bias)
 
 
+def _on_joint_columns(anchor) -> bool:
+    """Whether the anchor moves with joint (and modal) columns alone, so that a row curved in its position has its
+    whole Hessian on them: a link point, a reduced body's point, the ground (not a node)."""
+    return isinstance(anchor, (LinkPoint, Ground)) or hasattr(anchor, "motion")
+
+
 def _joint_hessian_anchors(*anchors) -> bool:
-    """Whether the anchors' second derivatives are known: link points (and frames' origins), the ground, nodes."""
-    return all(a is None or isinstance(a, (LinkPoint, Ground, Node)) for a in anchors)
+    """Whether the anchors' second derivatives are known: link points (and frames' origins), reduced bodies' points
+    (a ``position_hessian``), the ground, nodes."""
+    return all(a is None or isinstance(a, (Ground, Node, CurvedAnchor)) for a in anchors)
 
 
 def point_rows_hessian(
@@ -177,19 +184,22 @@ def point_rows_hessian(
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """(columns, H) of ∂(Φᵀλ)/∂q on the joint columns of rows φ(d), d = x_a − x_b, with ∂φ/∂d = D (k, 3) and
     Σ_r λ_r ∂²φ_r/∂d² = ``curvature`` (3, 3): Φᵀλ = J_dᵀ w with w = Dᵀλ, so ∂(Φᵀλ)/∂q = H_a(w) − H_b(w)
-    + J_dᵀ curvature J_d (the point Hessians of the link points, :mod:`flexbody.rigid.point_hessian`; nodes and the
-    ground add no curvature of their own); None when neither point is on a link."""
+    + J_dᵀ curvature J_d (the point Hessians of the link points and reduced bodies' points, ``position_hessian``;
+    nodes and the ground add no curvature of their own); None when neither point is curved (:class:`CurvedAnchor`)."""
     w = np.asarray(D, dtype=float).T @ np.asarray(lam, dtype=float)
-    links = [(anchor, sign) for anchor, sign in ((a, 1.0), (b, -1.0)) if isinstance(anchor, LinkPoint)]
-    if not links:
+    curved: list[tuple[Anchor, float, np.ndarray, np.ndarray]] = []  # (anchor, sign, its columns, its Hessian)
+    for anchor, sign in ((a, 1.0), (b, -1.0)):
+        if isinstance(anchor, CurvedAnchor):
+            curved.append((anchor, sign, *anchor.position_hessian(ev, sign * w)))
+    if not curved:
         return None
-    cols = np.unique(np.concatenate([ev.columns(anchor.link.tree) for anchor, _ in links]))
+    cols = np.unique(np.concatenate([own for _, _, own, _ in curved]))
     H, J = np.zeros((cols.size, cols.size)), np.zeros((3, cols.size))
-    for anchor, sign in links:
-        tree = anchor.link.tree
-        where = np.searchsorted(cols, ev.columns(tree))
-        H[np.ix_(where, where)] += sign * ev.kinematics(tree).point_hessian(anchor.link, anchor.offset, w)
-        J[:, where] += sign * anchor.jacobian(ev)[1]
+    for anchor, sign, own, block in curved:
+        where = np.searchsorted(cols, own)
+        H[np.ix_(where, where)] += block
+        jcols, jblock = anchor.jacobian(ev)
+        J[:, np.searchsorted(cols, jcols)] += sign * jblock
     return cols, H + J.T @ curvature @ J
 
 
@@ -394,7 +404,7 @@ class OnSurface(Constraint):
         if self._rows is None:
             return False
         linear = bool(np.all(self._rows.kinds == LINEAR))
-        return isinstance(self.point, (LinkPoint, Ground)) or (linear and differentiable_anchor(self.point))
+        return _on_joint_columns(self.point) or (linear and differentiable_anchor(self.point))
 
     def acceleration_derivatives(self, ev: StateView, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(columns, ∂c/∂q, ∂c/∂v) of the row's acceleration c = Φa + bias at the system's accelerations ``acc``."""

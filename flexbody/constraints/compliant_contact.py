@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import FlexbodyError
-from ..rigid.anchors import Anchor, LinkPoint
+from ..rigid.anchors import Anchor, CurvedAnchor
 from .base import finite_number
 from .contact_points import ContactPoint
 from .force_elements import ForceElement, ForcePiece
@@ -139,11 +139,13 @@ class CompliantContact(ForceElement):
         if not jacobians:
             return ForcePiece(cols, Q)
         K = J_c.T @ dF_dx @ J
-        if self.exact_jacobians and isinstance(self.anchor, LinkPoint) and F.any():  # Q = JᵀF(x, Jv) on a link
-            kin = ev.kinematics(self.anchor.link.tree)
-            K += kin.point_hessian(self.anchor.link, self.anchor.offset, F)  # the turn of J with q
+        anchor = self.anchor
+        if self.exact_jacobians and isinstance(anchor, CurvedAnchor) and F.any():  # Q = JᵀF(x, Jv) on a link
+            own, H = anchor.position_hessian(ev, F)  # the turn of J with q
+            where = np.searchsorted(cols, own)
+            K[np.ix_(where, where)] += H
             if velocity:
-                K += J.T @ dF_dv @ kin.point_velocity_jacobian(self.anchor.link, self.anchor.offset)  # of ẋ = Jv
+                K[:, where] += J.T @ dF_dv @ anchor.velocity_jacobian(ev)[1]  # of ẋ = Jv
         return ForcePiece(cols, Q, K, J_c.T @ dF_dv @ J_c)
 
     @property
@@ -152,7 +154,8 @@ class CompliantContact(ForceElement):
         or cylinder (whose normal's derivative is exact); :meth:`evaluate` then adds the link point's Hessian and the
         change of its velocity with q."""
         smooth = isinstance(self.surface, (Plane, Sphere, Cylinder))
-        return smooth and not self.point.rolls and not self.point.chooses and isinstance(self.anchor, (LinkPoint, Node))
+        on_point = isinstance(self.anchor, (Node, CurvedAnchor))
+        return smooth and not self.point.rolls and not self.point.chooses and on_point
 
     def potential(self, ev: StateView) -> float:
         """k δ^{p+1}/(p + 1) [J], the elastic energy of the penetration."""

@@ -205,6 +205,63 @@ class RollingDisc(Constraint):
         phi = np.array([0.0, 0.0, n @ (f.position(ev) - self.point) - r * size])
         return ConstraintRows(phi, [(cols, self.basis @ J)], self.basis @ acc, np.zeros(3))
 
+    def _contact_direction(self, w: np.ndarray, w_dot: np.ndarray):
+        """(d, ḋ, ∂d/∂w, ∂ḋ/∂w at fixed ẇ, ∂ḋ/∂ẇ) (3,), (3,), (3, 3) ×3 of the direction d = −m/‖m‖ from the centre
+        to the contact, m = n − (n·w)w: with P = I − m̂m̂ᵀ, s = ‖m‖, ṁ = −(n·ẇ)w − (n·w)ẇ, ḋ = −Pṁ/s,
+        ∂ḋ/∂m = ((m̂·ṁ)P + m̂ṁᵀP + Pṁm̂ᵀ)/s², ∂ḋ/∂ṁ = −P/s, ∂m/∂w = −(n·w)I − wnᵀ, ∂ṁ/∂w = −(n·ẇ)I − ẇnᵀ,
+        ∂ṁ/∂ẇ = −wnᵀ − (n·w)I."""
+        n, eye = self.normal, np.eye(3)
+        m = n - (n @ w) * w
+        s = float(np.linalg.norm(m))
+        if s < 1e-9:
+            raise ConstraintError(f"rolling disc {self.name!r}: the disc lies flat on the plane")
+        u = m / s
+        P = eye - np.outer(u, u)
+        m_dot = -(n @ w_dot) * w - (n @ w) * w_dot
+        m_w = -(n @ w) * eye - np.outer(w, n)
+        dd_m = ((u @ m_dot) * P + np.outer(u, m_dot @ P) + np.outer(P @ m_dot, u)) / s**2
+        dd_md = -P / s
+        d_w = (-P / s) @ m_w
+        dd_w = dd_m @ m_w + dd_md @ (-(n @ w_dot) * eye - np.outer(w_dot, n))
+        dd_wd = dd_md @ (-np.outer(w, n) - (n @ w) * eye)
+        return -u, -(P @ m_dot) / s, d_w, dd_w, dd_wd
+
+    def joint_hessian(self, ev: StateView, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(columns, ∂(Φᵀλ)/∂q) of Φᵀλ = J_pᵀμ + J_ωᵀ(r d × μ), μ = Eᵀλ the contact force (world): the centre's point
+        Hessian for μ, the angular Hessian for r d × μ and its turn, −r J_ωᵀ[μ]× ∂d/∂q, ∂d/∂q = ∂d/∂w (−[w]× J_ω)."""
+        f, r = self.frame, self.radius
+        mu = self.basis.T @ np.asarray(lam, dtype=float).reshape(3)
+        w = f.rotation(ev) @ self.axis
+        d, _, d_w, _, _ = self._contact_direction(w, np.zeros(3))
+        kin = ev.kinematics(f.link.tree)  # type: ignore[attr-defined]  # a frame on a link (_frame)
+        cols = ev.columns(f.link.tree)  # type: ignore[attr-defined]
+        H = kin.point_hessian(f.link, f.offset, mu) + kin.angular_hessian(f.link, r * np.cross(d, mu))  # type: ignore[attr-defined]
+        J_w = np.zeros((3, cols.size))
+        cols_w, block = f.angular_jacobian(ev)
+        J_w[:, np.searchsorted(cols, cols_w)] = block
+        return cols, H - r * J_w.T @ skew(mu) @ d_w @ (-skew(w) @ J_w)
+
+    def acceleration_derivatives(self, ev: StateView, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(columns, ∂c/∂q, ∂c/∂v) of c = E(ẍ + r α × d + r ω × ḋ) at the system's accelerations ``acc``, through ẍ,
+        ω, α (:func:`~flexbody.constraints.row_derivatives.anchor_motion`), w (∂w/∂q = −[w]× J_ω) and d, ḋ
+        (:meth:`_contact_direction`; ẇ = ω × w)."""
+        f, r = self.frame, self.radius
+        motion = anchor_motion(f, ev, acc)
+        if motion is None or motion.angular is None:  # not reached: a rolling disc's frame is on a link (_frame)
+            raise ConstraintError(f"rolling disc {self.name!r}: its frame is not on a link")
+        omega, alpha, J_w, w_q, a_q, a_v = motion.angular
+        w = f.rotation(ev) @ self.axis
+        w_dot = np.cross(omega, w)
+        d, d_dot, d_w, dd_w, dd_wd = self._contact_direction(w, w_dot)
+        turn_q = -skew(w) @ J_w  # ∂w/∂q
+        wdot_q = -skew(w) @ w_q + skew(omega) @ turn_q  # ∂ẇ/∂q
+        d_q, dd_q = d_w @ turn_q, dd_w @ turn_q + dd_wd @ wdot_q
+        dd_v = dd_wd @ (-skew(w) @ J_w)
+        Cq = motion.acceleration_q - r * skew(d) @ a_q + r * skew(alpha) @ d_q - r * skew(d_dot) @ w_q
+        Cq += r * skew(omega) @ dd_q
+        Cv = motion.acceleration_v - r * skew(d) @ a_v - r * skew(d_dot) @ J_w + r * skew(omega) @ dd_v
+        return motion.cols, self.basis @ Cq, self.basis @ Cv
+
 
 class PfaffianRows(Constraint):
     """User velocity-level rows A(t, q) v[columns] = b(t, q).

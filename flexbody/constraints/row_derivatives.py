@@ -57,6 +57,8 @@ def anchor_motion(anchor: Anchor | None, ev: StateView, acc: np.ndarray) -> Anch
     if isinstance(anchor, Node):
         cols, zero = anchor.columns(ev), np.zeros((3, 3))
         return AnchorMotion(cols, ev.q[cols], ev.v[cols], acc[cols], np.eye(3), zero, zero, zero)
+    if hasattr(anchor, "motion"):  # a point of a reduced body
+        return AnchorMotion(*anchor.motion(ev, acc))
     if not isinstance(anchor, LinkPoint):
         raise ValueError(f"no derivatives of the motion of {anchor!r}")
     tree, link = anchor.link.tree, anchor.link
@@ -72,8 +74,9 @@ def anchor_motion(anchor: Anchor | None, ev: StateView, acc: np.ndarray) -> Anch
 
 
 def differentiable_anchor(anchor: Anchor | None) -> bool:
-    """Whether :func:`anchor_motion` knows the anchor: the ground, a link point or frame, a node."""
-    return anchor is None or isinstance(anchor, (Ground, LinkPoint, Node))
+    """Whether :func:`anchor_motion` knows the anchor: the ground, a link point or frame, a node, a reduced body's
+    point."""
+    return anchor is None or isinstance(anchor, (Ground, LinkPoint, Node)) or hasattr(anchor, "motion")
 
 
 def _union(*motions: AnchorMotion | None) -> tuple[np.ndarray, list[tuple[AnchorMotion, np.ndarray, float]]]:

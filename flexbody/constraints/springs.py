@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import FlexbodyError, StateError
-from ..rigid.anchors import Anchor, Ground, LinkPoint
+from ..rigid.anchors import Anchor, CurvedAnchor, Ground
 from ..rigid.tree import Link
 from .base import finite_number, merge_pieces
 from .force_elements import ForceElement, ForcePiece
@@ -174,17 +174,19 @@ class SpringDamper(ForceElement):
         K_point = T_s * np.outer(e, e) + (T / length) * transverse + T_rate * np.outer(e, transverse @ rel_v / length)
         K = -D.T @ K_point @ D
         for end, sign in ((self.a, 1.0), (self.b, -1.0)):  # F_a = T e, F_b = −T e; ṡ gains −eᵀN_a, +eᵀN_b
-            if isinstance(end, LinkPoint):
-                kin, where = ev.kinematics(end.link.tree), np.searchsorted(cols, ev.columns(end.link.tree))
-                K[np.ix_(where, where)] += kin.point_hessian(end.link, end.offset, sign * T * e)
+            if isinstance(end, CurvedAnchor):  # a link's or a reduced body's point
+                own, H = end.position_hessian(ev, sign * T * e)
+                where = np.searchsorted(cols, own)
+                K[np.ix_(where, where)] += H
                 if velocity:
-                    K[:, where] -= T_rate * np.outer(De, -sign * e @ kin.point_velocity_jacobian(end.link, end.offset))
+                    K[:, where] -= T_rate * np.outer(De, -sign * e @ end.velocity_jacobian(ev)[1])
         return ForcePiece(cols, Q, K, -T_rate * np.outer(De, De))
 
     @property
     def exact_jacobians(self) -> bool:
-        """Whether ∂Q/∂q and ∂Q/∂v are exact: ends on links, nodes or the ground (module docstring)."""
-        return all(isinstance(end, (LinkPoint, Ground, Node)) for end in (self.a, self.b))
+        """Whether ∂Q/∂q and ∂Q/∂v are exact: ends on links, reduced bodies, nodes or the ground (module
+        docstring)."""
+        return all(isinstance(end, (Ground, Node, CurvedAnchor)) for end in (self.a, self.b))
 
     def potential(self, ev: StateView) -> float:
         rest = self.rest_length

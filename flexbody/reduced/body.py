@@ -30,8 +30,9 @@ from ..errors import FlexbodyError, ModelError
 from ..fem.flexible_body import FlexibleBody
 from ..rigid.link import Link
 from .basis import ReducedBasis
-from .invariants import InertiaInvariants, cross, frame_state, frame_terms
-from .stiffening import geometric_stiffness, load_coefficients
+from .frame_forces import frame_forces_into, pack, stiffness_into
+from .invariants import InertiaInvariants, frame_state, frame_terms
+from .stiffening import geometric_stiffness
 
 if TYPE_CHECKING:
     from ..rigid.state_view import StateView
@@ -111,6 +112,7 @@ class ReducedBody:
         self.coordinate_labels = [f"{name}.eta{k}" for k in range(self.n_dofs)]
         self.invariants: InertiaInvariants | None = None  # frame-axes invariants, made by prepare() at assembly
         self.X: np.ndarray | None = None
+        self.packed: np.ndarray | None = None  # the constants end to end (frame_forces.pack), made by prepare()
 
     @staticmethod
     def _kept_columns(basis: ReducedBasis, clamp, who: str) -> tuple[np.ndarray, np.ndarray]:
@@ -150,6 +152,7 @@ class ReducedBody:
             self.stiffening = geometric_stiffness(
                 self.body, self.shapes.reshape(-1, self.n_dofs), self.clamp_dofs, X, R0, lowest
             )
+        self.packed = pack(self)
 
     def _check_placement(self, X: np.ndarray) -> None:
         """A WARNING when the interface nodes (where the body meets its link) lie far from the link frame — more
@@ -168,12 +171,13 @@ class ReducedBody:
             )
 
     def stiffness_at(self, gravity: np.ndarray, omega: np.ndarray) -> np.ndarray:
-        """K_r + Σ c_i K_G,i (r, r) for gravity and angular velocity in frame axes (K_r without stiffening)."""
+        """K_r + Σ c_i K_G,i (r, r) for gravity and angular velocity in frame axes (K_r without stiffening;
+        :func:`~flexbody.reduced.frame_forces.stiffness_into`)."""
         if self.stiffening is None:
             return self.stiffness
-        return self.stiffness + (load_coefficients(gravity, omega) @ self.stiffening.reshape(9, -1)).reshape(
-            self.stiffness.shape
-        )
+        K = np.empty_like(self.stiffness)
+        stiffness_into(self.stiffness, self.stiffening, _vector(gravity), _vector(omega), K)
+        return K
 
     def __repr__(self) -> str:
         return f"ReducedBody({self.name!r}, {self.n_dofs} coordinates on link {self.link.name!r})"
@@ -224,28 +228,23 @@ class ReducedState:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The body's share of M a + h on the tree (n_t,) and modal (r,) rows at accelerations a_tree, η̈ (None:
         zero): inertia M_b [T a + c; η̈], velocity products Q_v and damping D_r η̇ (``velocity``), gravity −Q_g
-        (``gravity``) and the elastic K_r η (``elastic``; D_r η̇ only with ``velocity`` too)."""
-        terms, r = self.terms, body.n_dofs
-        acc = np.zeros(6 + r)
-        if a_tree is not None:
-            acc[:6] = self.T @ a_tree
-        if eta_ddot is not None:
-            acc[6:] = eta_ddot
+        (``gravity``) and the elastic K_r η (``elastic``; D_r η̇ only with ``velocity`` too); :func:`frame_forces`
+        in the frame, T (the frame Jacobian) to the tree."""
+        acc = np.zeros(6) if a_tree is None else self.T @ a_tree
         if velocity:
-            acc[:6] += self.c
-        F = terms.mass @ acc
-        if velocity:
-            F += terms.velocity_forces
-        if gravity:
-            g, inv = self.gravity, body.invariants
-            assert inv is not None  # made by prepare() at assembly
-            F[:3] -= inv.mass * g
-            F[3:6] -= cross(terms.first, g)
-            F[6:] -= inv.first_modal.T @ g
-        if elastic:
-            F[6:] += self.stiffness @ self.eta
-            if velocity:
-                F[6:] += body.damping @ self.eta_dot
+            acc += self.c
+        F = frame_forces(
+            body,
+            acc,
+            self.frame_velocity[3:],
+            self.gravity,
+            self.eta,
+            self.eta_dot,
+            np.zeros(body.n_dofs) if eta_ddot is None else eta_ddot,
+            velocity=velocity,
+            gravity=gravity,
+            elastic=elastic,
+        )
         return self.T.T @ F[:6], F[6:]
 
     def kinetic_energy(self) -> float:
@@ -259,3 +258,32 @@ class ReducedState:
         assert inv is not None  # made by prepare() at assembly
         centre = inv.mass * self.p + self.R @ self.terms.first
         return 0.5 * float(self.eta @ self.stiffness @ self.eta) - float(g @ centre)
+
+
+def frame_forces(
+    body: ReducedBody,
+    acceleration: np.ndarray,
+    omega: np.ndarray,
+    gravity_field: np.ndarray,
+    eta: np.ndarray,
+    eta_dot: np.ndarray,
+    eta_ddot: np.ndarray,
+    *,
+    velocity: bool = True,
+    gravity: bool = True,
+    elastic: bool = True,
+) -> np.ndarray:
+    """F (6 + r,) = M_b [A; η̈] + Q_v − Q_g + [0; K(g, ω) η + D_r η̇] in the frame: the force [N], moment [N·m] (frame
+    axes, at the frame origin) and modal forces of ``body`` for the frame's classical acceleration A = [a_o; α] (6,)
+    [m/s², rad/s²], angular velocity ω (3,) [rad/s] and gravity (3,) [m/s²] (frame axes) and η, η̇, η̈ (r,); the flags
+    as :meth:`ReducedState.forces` (:func:`~flexbody.reduced.frame_forces.frame_forces_into`, the one declaration)."""
+    assert body.packed is not None  # made by prepare() at assembly
+    r = body.n_dofs
+    F, Mb, Q, s, K = np.empty(6 + r), np.empty((6 + r, 6 + r)), np.empty(6 + r), np.empty(3), np.empty((r, r))
+    args = [_vector(x) for x in (acceleration, omega, gravity_field, eta, eta_dot, eta_ddot)]
+    frame_forces_into(body.packed, r, *args, velocity, gravity, elastic, Mb, Q, s, K, F)
+    return F
+
+
+def _vector(x) -> np.ndarray:
+    return np.ascontiguousarray(x, dtype=float)

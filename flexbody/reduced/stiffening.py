@@ -29,12 +29,6 @@ _UNIT_W = [np.diag([1.0, 0, 0]), np.diag([0, 1.0, 0]), np.diag([0, 0, 1.0])] + [
 ]
 
 
-def load_coefficients(gravity: np.ndarray, omega: np.ndarray) -> np.ndarray:
-    """c (9,) of the module docstring from gravity and angular velocity in frame axes."""
-    w0, w1, w2 = omega
-    return np.array([gravity[0], gravity[1], gravity[2], w0 * w0, w1 * w1, w2 * w2, w0 * w1, w0 * w2, w1 * w2])
-
-
 def geometric_stiffness(
     body, shapes: np.ndarray, clamp_dofs: np.ndarray, X: np.ndarray, R0: np.ndarray, lowest: float | None = None
 ) -> np.ndarray:

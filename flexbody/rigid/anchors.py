@@ -16,7 +16,7 @@ knows of).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -27,6 +27,20 @@ if TYPE_CHECKING:
     from .state_view import StateView
 
 _NO_COLS = np.zeros(0, dtype=np.int64)
+
+
+@runtime_checkable
+class CurvedAnchor(Protocol):
+    """An anchor whose position is not linear in the coordinates it moves with (a link's point, a reduced body's
+    point), with the second derivatives that exact Jacobians need (#36)."""
+
+    def position_hessian(self, ev: StateView, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(columns (k,), ∂(Jᵀw)/∂q (k, k)) for a constant world vector w (3,)."""
+        ...
+
+    def velocity_jacobian(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
+        """(columns (k,), ∂ẋ/∂q (3, k)) at fixed v."""
+        ...
 
 
 class Anchor:
@@ -131,6 +145,16 @@ class LinkPoint(Anchor):
     def bias(self, ev: StateView) -> np.ndarray:
         return ev.point(self)[3]
 
+    def position_hessian(self, ev: StateView, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(columns (k,), ∂(Jᵀw)/∂q (k, k)) for a constant world vector w (3,): the stiffness a world force w [N] at
+        the point adds to the joint rows (:meth:`~flexbody.rigid.Kinematics.point_hessian`)."""
+        return ev.columns(self.link.tree), ev.kinematics(self.link.tree).point_hessian(self.link, self.offset, w)
+
+    def velocity_jacobian(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
+        """(columns (k,), ∂ẋ/∂q (3, k)) at fixed v: how the point's velocity changes with the coordinates
+        (:meth:`~flexbody.rigid.Kinematics.point_velocity_jacobian`)."""
+        return ev.columns(self.link.tree), ev.kinematics(self.link.tree).point_velocity_jacobian(self.link, self.offset)
+
 
 class LinkFrame(LinkPoint, FrameAnchor):
     """A frame on a rigid link: origin ``offset`` and axes ``rotation`` relative to the link frame."""
@@ -148,6 +172,16 @@ class LinkFrame(LinkPoint, FrameAnchor):
     def angular_jacobian(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
         cols, block = ev.kinematics(self.link.tree).angular_jacobian(self.link)
         return cols + ev.offset(self.link.tree), block
+
+    def angular_hessian(self, ev: StateView, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(columns (k,), ∂(J_ωᵀg)/∂q (k, k)) for a constant world vector g (3,): the stiffness a world moment g [N·m]
+        on the frame adds to the joint rows (:meth:`~flexbody.rigid.Kinematics.angular_hessian`)."""
+        return ev.columns(self.link.tree), ev.kinematics(self.link.tree).angular_hessian(self.link, g)
+
+    def angular_velocity_jacobian(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
+        """(columns (k,), ∂ω/∂q (3, k)) at fixed v (:meth:`~flexbody.rigid.Kinematics.frame_motion_derivatives`)."""
+        kin, tree = ev.kinematics(self.link.tree), self.link.tree
+        return ev.columns(tree), kin.frame_motion_derivatives(self.link, self.offset, np.zeros(tree.n_dofs))[0][3:]
 
     def angular_bias(self, ev: StateView) -> np.ndarray:
 

@@ -204,6 +204,16 @@ def jacobian_inverse_coefficient(theta):
     return 1.0 / (theta * theta) - 1.0 / (2.0 * theta * math.tan(0.5 * theta))
 
 
+def jacobian_inverse_coefficient_rate(theta: float) -> float:
+    """c′(θ) of :func:`jacobian_inverse_coefficient`: −2/θ³ + (2 tan(θ/2) + θ sec²(θ/2)) / (4θ² tan²(θ/2)), by its
+    series θ/360 + θ³/7560 + θ⁵/201600 + θ⁷/5987520 below θ = 0.2 (where the closed form cancels)."""
+    if theta < 0.2:
+        t2 = theta * theta
+        return theta * (1.0 / 360.0 + t2 / 7560.0 + t2 * t2 / 201600.0 + t2 * t2 * t2 / 5987520.0)
+    half = math.tan(0.5 * theta)
+    return -2.0 / theta**3 + (2.0 * half + theta * (1.0 + half * half)) / (4.0 * theta * theta * half * half)
+
+
 @nb.njit(cache=True)
 def apply_right_jacobian(phi, x, inverse, out):
     """out (3,) = J_r(φ) x, or J_r(φ)⁻¹ x with ``inverse`` (I + ½[φ]× + c[φ]×²,

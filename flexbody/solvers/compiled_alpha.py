@@ -16,8 +16,8 @@ steps, resumed runs and the restored factor of a checkpoint):
 A system whose terms come from a :class:`~flexbody.system.joint_program.JointProgram` whose rows are all compiled
 (rigid trees and reduced bodies; no force elements) has a small dense set of equations, and the kernel computes
 its terms (one :func:`~flexbody.system.joint_program.joint_terms` call per iterate), its iteration matrix (K and C
-exact, :func:`~flexbody.system.joint_tangent.joint_tangent`, without reduced bodies and with ``rigid_jacobian``
-"exact"; else by central differences of the rows, step fd_step · max(1, |x_j|)) and its correction itself; the
+exact, :func:`~flexbody.system.joint_tangent.joint_tangent`, with ``rigid_jacobian`` "exact"; else by central
+differences of the rows, step fd_step · max(1, |x_j|)) and its correction itself; the
 factor is formed with LAPACK as the sparse solver factors a dense block: Cholesky of the symmetric part (LU with
 partial pivoting of A when that is not positive definite), the Schur complement S = Φ A⁻¹ Φᵀ by a pseudo-inverse
 (rcond 1e-12, so redundant rows are allowed) (:class:`~flexbody.solvers.compiled_steps.CompiledSteps`). For any
@@ -94,8 +94,8 @@ def _solve_in_place(F, piv, kind, x):
 
 @nb.njit(cache=True, inline="always")
 def _iteration_matrix(program, drive, q, v, qdd, lam, c_q, c_v, fd_step, exact, work, A, G):
-    """A = M + c_v C + c_q K (n, n) at (q, v, q̈, λ) and G = Φ (m, n) there: K and C exact (``exact`` and no reduced
-    bodies: :func:`~flexbody.system.joint_tangent.joint_tangent`), else by central differences of the rows (step
+    """A = M + c_v C + c_q K (n, n) at (q, v, q̈, λ) and G = Φ (m, n) there: K and C exact (``exact``:
+    :func:`~flexbody.system.joint_tangent.joint_tangent`), else by central differences of the rows (step
     fd_step · max(1, |x_j|)). Returns the status."""
     n = q.shape[0]
     plus, minus = np.empty(n), np.empty(n)
@@ -104,9 +104,9 @@ def _iteration_matrix(program, drive, q, v, qdd, lam, c_q, c_v, fd_step, exact, 
         return status
     A[:, :] = work[0]
     G[:, :] = work[3]
-    ints, floats, support, bodies, _ = program
-    if exact and bodies.shape[0] == 0:
-        return joint_tangent(ints, floats, support, q, v, qdd, lam, c_q, c_v, A)
+    ints, floats, support, bodies, body_floats = program
+    if exact:
+        return joint_tangent(ints, floats, support, bodies, body_floats, q, v, qdd, lam, c_q, c_v, A)
     x, rows = np.empty(n), (plus, minus)
     for j in range(n):
         for which in range(2):

@@ -8,11 +8,12 @@ Force elements enter as −Q(t, q, v) (:mod:`flexbody.constraints.force_elements
 part of the system, not of its loads). The joint rows come from the recursive Newton–Euler algorithm; their Jacobians
 (M_q q̈ + ∂h/∂q, the constraint Hessian term −∂(Φᵀλ)/∂q and the force elements' −∂Q/∂q of the joint rows) are exact
 where every term on the joint columns has its derivative — the trees' (:meth:`~flexbody.RigidTree.
-inverse_dynamics_derivatives`), the constraints' with a ``joint_hessian`` (attachments, loop closures, rods, points on
-surfaces, couplings, knife edges) and the force elements' with ``exact_jacobians`` (springs, joint springs, compliant
-contacts of points on planes, spheres and cylinders, user forces with their Jacobians) —, else taken by central
-differences (reduced bodies, the other kinds: #36 item 2 goes on). The flexible rows and their Jacobians are exact
-(element kernels); see :meth:`flexbody.system.flexible_stack.FlexiblePart`.
+inverse_dynamics_derivatives`), the reduced bodies' (:mod:`flexbody.reduced.force_derivatives`), the
+constraints' with a ``joint_hessian`` (attachments, loop closures, rods, points on surfaces, couplings, knife
+edges) and the force elements' with ``exact_jacobians`` (springs, joint springs, compliant contacts of points on
+planes, spheres and cylinders, user forces with their Jacobians) —, else taken by central differences (the other
+kinds: #36 item 2 goes on). The flexible rows and their Jacobians are exact (element kernels); see
+:meth:`flexbody.system.flexible_stack.FlexiblePart`.
 """
 
 from __future__ import annotations
@@ -103,14 +104,10 @@ class EquationResidual:
         s·∂τ/∂q and s·∂τ/∂q̇ at (q, v, q̈) (v = q̈ = 0 in statics), the joint constraints' Hessians, −∂(Φ_rᵀλ)/∂q
         (``joint_hessian``), and the force elements' −∂Q/∂q, −∂Q/∂v."""
         asm = self.asm
-        R_q, R_v = np.zeros((self.n_r, self.n_r)), np.zeros((self.n_r, self.n_r))
-        for tree in asm.trees:
-            cols = asm.joint_space.slices[tree]
-            q, zeros = ws.q[cols], np.zeros(tree.n_dofs)
-            v = zeros if ws.at_rest else ws.v[cols]
-            dq, dv, _ = tree.inverse_dynamics_derivatives(q, v, zeros if qdd is None else qdd[cols])
-            R_q[cols, cols] += s * dq
-            R_v[cols, cols] += s * dv
+        a = np.zeros(self.n_r) if qdd is None else qdd[: self.n_r]
+        R_q, R_v = asm.joint_space.inverse_dynamics_derivatives(ws, a)
+        R_q *= s
+        R_v *= s
         for constraint, rows in asm.joint_constraints:
             part = constraint.joint_hessian(ws, lam[rows])
             if part is not None:
@@ -214,10 +211,10 @@ class EquationResidual:
 
 
 def _exact_joint_rows(asm) -> bool:
-    """Whether every term on the joint columns has its exact Jacobian: trees only (no reduced bodies), force elements
-    on joints whose Jacobians are exact (``exact_jacobians``), every joint constraint with a ``joint_hessian`` that
-    applies (``has_joint_hessian``)."""
-    if asm.joint_space.reduced or not all(force.exact_jacobians for force in asm.joint_forces.elements):
+    """Whether every term on the joint columns has its exact Jacobian: force elements on joints whose Jacobians are
+    exact (``exact_jacobians``), every joint constraint with a ``joint_hessian`` that applies (``has_joint_hessian``);
+    trees and reduced bodies always have theirs."""
+    if not all(force.exact_jacobians for force in asm.joint_forces.elements):
         return False
     return all(
         hasattr(constraint, "joint_hessian") and getattr(constraint, "has_joint_hessian", True)

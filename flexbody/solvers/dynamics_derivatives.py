@@ -82,16 +82,15 @@ class ForwardDerivatives:
 JOINT_ROWS = ("exact", "differences")
 """How the joint rows' Jacobians are formed: exactly (trees, constraints' Hessians, force elements' Jacobians), or by
 central differences of the joint rows (:meth:`EquationResidual.rigid_tangent`, accurate to about 1e-10 relative), as
-reduced bodies and force elements on joints without exact Jacobians still need."""
+force elements on joints without exact Jacobians still need."""
 
 
 def derivative_blockers(asm: AssembledSystem, joint_rows: str = "exact") -> list[str]:
     """What in the system has no derivative yet (empty when :func:`forward_derivatives` applies): constraints without
     ``acceleration_derivatives`` or the joint Hessian, force elements on nodes without exact Jacobians, and with
-    ``joint_rows`` "exact" reduced bodies and force elements on joints without exact Jacobians."""
+    ``joint_rows`` "exact" force elements on joints without exact Jacobians."""
     exact = joint_rows == "exact"
-    out = [f"reduced body {body.name!r}" for body in getattr(asm.joint_space, "reduced", ()) if exact]
-    out += [f"force element {f.name!r}" for f in asm.forces.elements if not f.exact_jacobians and (exact or f.bodies)]
+    out = [f"force element {f.name!r}" for f in asm.forces.elements if not f.exact_jacobians and (exact or f.bodies)]
     for c in asm.constraints:
         hessian = hasattr(c, "joint_hessian") and getattr(c, "has_joint_hessian", True)
         rates = hasattr(c, "acceleration_derivatives") and getattr(c, "has_acceleration_derivatives", True)
@@ -107,7 +106,7 @@ def require_derivatives(who: str, asm: AssembledSystem, joint_rows: str, blocker
         raise FlexbodyError(f"{who}: joint_rows must be one of {JOINT_ROWS}, got {joint_rows!r}")
     blockers = blockers_of(asm, joint_rows)
     if blockers:
-        advice = "" if joint_rows != "exact" else "; joint_rows='differences' takes reduced bodies and joint forces"
+        advice = "" if joint_rows != "exact" else "; joint_rows='differences' takes joint forces without Jacobians"
         raise ModelError(f"{who}: no exact derivatives yet for {', '.join(blockers)}{advice}")
 
 
@@ -133,8 +132,8 @@ def forward_derivatives(
     loads such as gravity) and "damping" β [s] (:meth:`~flexbody.FlexibleBody.viscous_force`); the rows do not
     depend on them (B = 0).
 
-    ``joint_rows``: "exact", or "differences" for systems whose joint rows have no exact Jacobian yet (reduced
-    bodies, force elements on joints without one; :data:`JOINT_ROWS`).
+    ``joint_rows``: "exact", or "differences" for systems whose joint rows have no exact Jacobian yet (force
+    elements on joints without one; :data:`JOINT_ROWS`).
 
     The derivatives are dense (n, n) by nature (M⁻¹ couples every coordinate), computed with one factor of M and n
     solves: meant for systems of up to a few thousand coordinates; the gradient of a cost of a run needs none of them

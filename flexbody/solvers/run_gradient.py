@@ -77,7 +77,7 @@ def gradient(
 
     The gradient is that of the discrete run (its steps and their sizes), exact up to the Newton tolerance of the
     steps (``integrator.tol``). ``joint_rows`` "differences" takes systems whose joint rows have no exact Jacobian yet
-    (reduced bodies, force elements on joints without one) with central differences of those rows
+    (force elements on joints without one) with central differences of those rows
     (:data:`~flexbody.solvers.dynamics_derivatives.JOINT_ROWS`). Raises ModelError naming what has no derivative yet
     (:func:`~flexbody.solvers.run_sensitivities.run_blockers`).
     """

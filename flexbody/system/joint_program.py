@@ -35,10 +35,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..constraints.row_kinds import COUPLING, CouplingRow, PointRow, coupling_row, drive_values, point_row
-from ..reduced.invariants import frame_state, frame_terms_into
+from ..reduced.frame_forces import frame_forces_into
+from ..reduced.invariants import frame_state
 from ..rigid.algorithms import frame_terms, inverse_dynamics, kinematics, mass_matrix, point_terms, world_inertias
 from ..rigid.anchors import Ground, LinkPoint
-from ..rigid.exponential_coordinates import cross3
 from ..rigid.tree_dynamics import all_finite
 
 OK, NOT_FINITE, DEGENERATE = 0, 1, 2
@@ -187,51 +187,21 @@ def joint_terms(ints, floats, support, bodies, body_floats, drive, q, v, M, h, p
 @nb.njit(cache=True)
 def _reduced_terms(i, col, r, fl, R, p, S, vel, acc, support, gravity, q, v, M, h):
     """Add one reduced body's share to M and h (module docstring; :class:`flexbody.reduced.body.ReducedState`)
-    and return its potential energy. ``fl`` starts with its invariants in :meth:`JointProgram.body_floats`
-    order: m, s₀ (3), S₁ (3, r), G(X̄, X̄) (3, 3), G_k (r, 3, 3), G_kl (r, r, 3, 3), M_ηη, K_r, D_r (r, r each),
-    K_G,i (9, r, r)."""
+    and return its potential energy. ``fl`` is the body's :func:`~flexbody.reduced.frame_forces.pack`; its forces
+    are :func:`~flexbody.reduced.frame_forces.frame_forces_into` at A = [c; 0] (the frame's bias), η̈ = 0."""
     n = q.shape[0]
-    o = 4 + 3 * r
-    first_modal = fl[4:o].reshape((3, r))
-    second = fl[o : o + 9].reshape((3, 3))
-    o += 9
-    mixed = fl[o : o + 9 * r].reshape((r, 3, 3))
-    o += 9 * r
-    modal = fl[o : o + 9 * r * r].reshape((r, r, 3, 3))
-    o += 9 * r * r
-    modal_mass = fl[o : o + r * r].reshape((r, r))
-    stiffness = fl[o + r * r : o + 2 * r * r].reshape((r, r))
-    damping = fl[o + 2 * r * r : o + 3 * r * r].reshape((r, r))
-    stiffening = fl[o + 3 * r * r : o + 12 * r * r].reshape((9, r, r))
     J, bias = np.empty((6, n)), np.empty(6)  # the link origin's frame Jacobian and J̇v, world axes
     frame_terms(R, p, S, vel, acc, support, i, np.zeros(3), J, bias)
     T, c, w, g = np.empty((6, n)), np.empty(6), np.empty(6), np.empty(3)
     frame_state(R[i], J, bias, v, gravity, T, c, w, g)
     eta, eta_dot = q[col : col + r].copy(), v[col : col + r].copy()
-    Mb, Q, s = np.empty((6 + r, 6 + r)), np.empty(6 + r), np.empty(3)
-    frame_terms_into(
-        fl[0], fl[1:4].copy(), first_modal, second, mixed, modal, modal_mass, eta, eta_dot, w[3:].copy(), Mb, Q, s
-    )
-    load = (g[0], g[1], g[2], w[3] * w[3], w[4] * w[4], w[5] * w[5], w[3] * w[4], w[3] * w[5], w[4] * w[5])
-    K = stiffness.copy()
-    for f in range(9):
-        K += load[f] * stiffening[f]
-    F = Q.copy()  # M_b [c; 0] + Q_v − Q_g + [0; K η + D η̇]
-    for a in range(6 + r):
-        for b in range(6):
-            F[a] += Mb[a, b] * c[b]
-    sg = cross3(s[0], s[1], s[2], g[0], g[1], g[2])
-    for a in range(3):
-        F[a] -= fl[0] * g[a]
-        F[3 + a] -= sg[a]
+    Mb, Q, s, K, F = np.empty((6 + r, 6 + r)), np.empty(6 + r), np.empty(3), np.empty((r, r)), np.empty(6 + r)
+    frame_forces_into(fl, r, c, w[3:].copy(), g, eta, eta_dot, np.zeros(r), True, True, True, Mb, Q, s, K, F)
     strain = 0.0
     for k in range(r):
-        F[6 + k] -= first_modal[0, k] * g[0] + first_modal[1, k] * g[1] + first_modal[2, k] * g[2]
         Ke = 0.0
         for l in range(r):
             Ke += K[k, l] * eta[l]
-            F[6 + k] += damping[k, l] * eta_dot[l]
-        F[6 + k] += Ke
         strain += 0.5 * eta[k] * Ke
         h[col + k] += F[6 + k]
     MT = np.zeros((6, n))  # M_b,ff T
@@ -363,27 +333,6 @@ class JointProgram:
         )
         return ints, floats.astype(float)
 
-    @staticmethod
-    def pack_body(body) -> np.ndarray:
-        """A prepared reduced body's invariants, stiffness, damping and geometric stiffness, end to end in the
-        order :func:`_reduced_terms` reads them."""
-        inv, r = body.invariants, body.n_dofs
-        stiffening = body.stiffening if body.stiffening is not None else np.zeros((9, r, r))
-        return np.concatenate(
-            [
-                [inv.mass],
-                inv.first,
-                inv.first_modal.ravel(),
-                inv.second.ravel(),
-                inv.mixed.ravel(),
-                inv.modal.ravel(),
-                inv.modal_mass.ravel(),
-                body.stiffness.ravel(),
-                body.damping.ravel(),
-                np.asarray(stiffening, dtype=float).ravel(),
-            ]
-        ).astype(float)
-
     def drive(self, t: float) -> np.ndarray:
         """(m_c, 3): f(t), ḟ(t), f̈(t) of the driven rows at t, zero on the others."""
         if not self.drivers:
@@ -472,7 +421,7 @@ def compile_joint_terms(trees, reduced, constraints, offsets, n: int) -> JointPr
         np.array(fields[7], dtype=float).reshape(-1),
         np.array(fields[8], dtype=float).reshape(-1, n),
     )
-    pieces = [JointProgram.pack_body(b) for b in reduced]
+    pieces = [b.packed for b in reduced]
     starts = np.cumsum([0] + [x.size for x in pieces])[:-1]
     bodies = np.array(
         [[link_offsets[b.tree] + b.link.index, offsets[b], b.n_dofs, start] for b, start in zip(reduced, starts)],

@@ -63,6 +63,25 @@ class JointSpace:
             out[e] = on_modes
         return out
 
+    def inverse_dynamics_derivatives(self, ev, a) -> tuple[np.ndarray, np.ndarray]:
+        """(∂(M a + h)/∂q, ∂(M a + h)/∂v) (n, n) over the dense part at the state ``ev`` and accelerations a (n,), with
+        velocity products, gravity and the reduced bodies' elastic forces: each tree's analytic derivatives
+        (:meth:`~flexbody.RigidTree.inverse_dynamics_derivatives`) and each reduced body's
+        (:func:`~flexbody.reduced.force_derivatives.reduced_force_derivatives`)."""
+        from ..reduced.force_derivatives import reduced_force_derivatives
+
+        D_q, D_v = np.zeros((self.n, self.n)), np.zeros((self.n, self.n))
+        for tree in self.trees:
+            s = self.slices[tree]
+            dq, dv, _ = tree.inverse_dynamics_derivatives(ev.q[s], ev.v[s], a[s])
+            D_q[s, s] += dq
+            D_v[s, s] += dv
+        for body in self.reduced:
+            cols, dq, dv = reduced_force_derivatives(body, ev, a[self.slices[body.tree]], a[self.slices[body]])
+            D_q[np.ix_(cols, cols)] += dq
+            D_v[np.ix_(cols, cols)] += dv
+        return D_q, D_v
+
     def kinetic_energy(self, ev) -> float:
         return sum(ev.kinematics(t).kinetic_energy() for t in self.trees) + sum(
             b.state(ev).kinetic_energy() for b in self.reduced

@@ -4,7 +4,8 @@ derivatives of recursive Newton–Euler (:mod:`flexbody.rigid.rnea_derivatives`)
 the declared rows' Hessians ∂(Φᵀλ)/∂q — the point Hessians of their anchors (:mod:`flexbody.rigid.point_hessian`) for
 the force w = λ e of each LINEAR or RADIAL row and, for a radial row, the turn of its direction, λ J_dᵀ(P − eeᵀ)J_d/r
 (:func:`flexbody.constraints.closures.point_rows_hessian`, the general route's form); COUPLING rows are linear in q.
-A program with reduced bodies has no exact form here (their floating-frame terms have no derivatives yet).
+A reduced body adds the derivatives of its floating-frame share (:func:`~flexbody.reduced.force_derivatives.
+reduced_derivatives`, the general route's kernel).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numba as nb
 import numpy as np
 
 from ..constraints.row_kinds import COUPLING, RADIAL, point_row, radial_curvature
+from ..reduced.force_derivatives import reduced_derivatives
 from ..rigid.algorithms import kinematics, point_terms, world_inertias
 from ..rigid.point_hessian import point_hessian
 from ..rigid.rnea_derivatives import rnea_derivatives
@@ -22,9 +24,10 @@ __all__ = ["joint_tangent"]
 
 
 @nb.njit(cache=True)
-def joint_tangent(ints, floats, support, q, v, qdd, lam, c_q, c_v, A):
+def joint_tangent(ints, floats, support, bodies, body_floats, q, v, qdd, lam, c_q, c_v, A):
     """A += c_q ∂r/∂q + c_v ∂r/∂v (n, n) of r = M q̈ + h − Φᵀλ at (q, v, q̈) and the declared rows' multipliers
-    ``lam`` (all the system's rows, by their row index) (module docstring). Returns a status of
+    ``lam`` (all the system's rows, by their row index), with the reduced ``bodies`` (b, 4) and their ``body_floats``
+    as :func:`~flexbody.system.joint_program.joint_terms` takes them (module docstring). Returns a status of
     :func:`~flexbody.system.joint_program.joint_terms`."""
     n, n_links, k, m = q.shape[0], support.shape[0], ints[0], ints[1]
     views = program_views(ints, floats, support, n)
@@ -59,6 +62,10 @@ def joint_tangent(ints, floats, support, q, v, qdd, lam, c_q, c_v, A):
                 point_hessian(parent, joint_type, dof, axis, R, p, S, q, point_link[side], X[side], w, H)
         if row_kind[r] == RADIAL:  # λ J_dᵀ (P − eeᵀ) J_d / r, r = φ + L
             _add_turn(J, a, b, row_P[r], e, value + row_const[r], multiplier, H)
+    for b in range(bodies.shape[0]):
+        link, col, r, start = bodies[b, 0], bodies[b, 1], bodies[b, 2], bodies[b, 3]
+        args = (parent, joint_type, dof, axis, R, p, S, vel, acc, support, gravity, q, v, qdd, dq, dv)
+        reduced_derivatives(link, col, r, body_floats[start:], *args)
     for i in range(n):
         for j in range(n):
             A[i, j] += c_q * (dq[i, j] - H[i, j]) + c_v * dv[i, j]
