@@ -162,12 +162,19 @@ def _two_arms_joined(kind):
 SPHERE_SURFACE = fb.ImplicitSurface(
     lambda x: [x @ x - 1.0], lambda x: [2.0 * x], lambda x: [2.0 * np.eye(3)]
 )  # an implicit unit sphere (a user surface: no declared row)
+CUBIC_SURFACE = fb.ImplicitSurface(
+    lambda x: [x @ x + 0.3 * x[0] ** 3 - 1.0],
+    lambda x: [2.0 * x + np.array([0.9 * x[0] ** 2, 0.0, 0.0])],
+    lambda x: [2.0 * np.eye(3) + np.diag([1.8 * x[0], 0.0, 0.0])],
+    third_derivative=lambda x: [np.einsum("i,j,k->ijk", *[np.eye(3)[0]] * 3) * 1.8],
+)  # a user surface with its third derivative
 SYSTEMS = {
     **{name: getattr(fb.mechanisms, name) for name in ("four_bar", "rssr_loop", "branching_loops", "parallel_platform",
                                                           "slider_crank", "spatial_arm_on_sphere", "coupled_chain")},
     "distance": lambda: _arm_with(lambda tip: fb.Distance(tip, fb.Ground((0.2, 0.1, -0.3)), 0.8)),
     "cylinder": lambda: _arm_with(lambda tip: fb.OnSurface(tip, fb.Cylinder((0.0, 0.0, 1.0), 0.5))),
     "implicit": lambda: _arm_with(lambda tip: fb.OnSurface(tip, SPHERE_SURFACE)),
+    "implicit_cubic": lambda: _arm_with(lambda tip: fb.OnSurface(tip, CUBIC_SURFACE)),
     "weld": lambda: _two_arms_joined(fb.Weld),
     "hinge": lambda: _two_arms_joined(fb.Hinge),
     "hinge_to_ground": lambda: _arm_with(
@@ -259,7 +266,15 @@ def test_springs_and_dampers_on_links_have_exact_jacobians():
         assert np.abs(A - B).max() < 1e-8 * np.abs(B).max(), (c_q, c_v, np.abs(A - B).max() / np.abs(B).max())
 
 
-PYTHON_ROWS = {"implicit", "weld", "hinge", "hinge_to_ground", "knife_edge", "rolling_disc"}  # not compiled
+PYTHON_ROWS = {
+    "implicit",
+    "implicit_cubic",
+    "weld",
+    "hinge",
+    "hinge_to_ground",
+    "knife_edge",
+    "rolling_disc",
+}  # not compiled
 
 
 @pytest.mark.parametrize("name", sorted(set(SYSTEMS) - PYTHON_ROWS))

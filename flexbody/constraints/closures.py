@@ -138,9 +138,9 @@ class Distance(Constraint):
 
     @property
     def has_acceleration_derivatives(self) -> bool:
-        """Whether :meth:`acceleration_derivatives` applies: link points or the ground (a rod on a node turns with the
-        node's coordinates, a Hessian on the nodal columns that :meth:`joint_hessian` does not give)."""
-        return all(_on_joint_columns(anchor) for anchor in (self.a, self.b))
+        """Whether :meth:`acceleration_derivatives` applies: link points, reduced bodies' points, nodes or the
+        ground."""
+        return all(differentiable_anchor(anchor) for anchor in (self.a, self.b))
 
     def acceleration_derivatives(self, ev: StateView, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(columns, ∂c/∂q, ∂c/∂v) of the row's acceleration c = Φa + bias at the system's accelerations ``acc``."""
@@ -167,12 +167,6 @@ def _point_rows(rows: DeclaredPointRows, a: Anchor, b: Anchor | None, ev: StateV
     return ConstraintRows(phi, pieces, bias)
 
 
-def _on_joint_columns(anchor) -> bool:
-    """Whether the anchor moves with joint (and modal) columns alone, so that a row curved in its position has its
-    whole Hessian on them: a link point, a reduced body's point, the ground (not a node)."""
-    return isinstance(anchor, (LinkPoint, Ground)) or hasattr(anchor, "motion")
-
-
 def _joint_hessian_anchors(*anchors) -> bool:
     """Whether the anchors' second derivatives are known: link points (and frames' origins), reduced bodies' points
     (a ``position_hessian``), the ground, nodes."""
@@ -182,24 +176,28 @@ def _joint_hessian_anchors(*anchors) -> bool:
 def point_rows_hessian(
     a: Anchor, b: Anchor | None, ev: StateView, D: np.ndarray, lam: np.ndarray, curvature: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """(columns, H) of ∂(Φᵀλ)/∂q on the joint columns of rows φ(d), d = x_a − x_b, with ∂φ/∂d = D (k, 3) and
-    Σ_r λ_r ∂²φ_r/∂d² = ``curvature`` (3, 3): Φᵀλ = J_dᵀ w with w = Dᵀλ, so ∂(Φᵀλ)/∂q = H_a(w) − H_b(w)
-    + J_dᵀ curvature J_d (the point Hessians of the link points and reduced bodies' points, ``position_hessian``;
-    nodes and the ground add no curvature of their own); None when neither point is curved (:class:`CurvedAnchor`)."""
+    """(columns, H) of ∂(Φᵀλ)/∂q of rows φ(d), d = x_a − x_b, with ∂φ/∂d = D (k, 3) and Σ_r λ_r ∂²φ_r/∂d² =
+    ``curvature`` (3, 3): Φᵀλ = J_dᵀ w with w = Dᵀλ, so ∂(Φᵀλ)/∂q = H_a(w) − H_b(w) + J_dᵀ curvature J_d (the point
+    Hessians of the link points and reduced bodies' points, ``position_hessian``; nodes and the ground add no curvature
+    of their own). The columns are every column the points move with — joint, modal and nodal (a rod or a curved
+    surface on a node turns with the node's coordinates); None when nothing is curved."""
     w = np.asarray(D, dtype=float).T @ np.asarray(lam, dtype=float)
-    curved: list[tuple[Anchor, float, np.ndarray, np.ndarray]] = []  # (anchor, sign, its columns, its Hessian)
+    curved_rows = bool(np.any(curvature))
+    ends: list[tuple[Anchor, float]] = []  # the points that turn (curved) or, on curved rows, move (nodes)
     for anchor, sign in ((a, 1.0), (b, -1.0)):
-        if isinstance(anchor, CurvedAnchor):
-            curved.append((anchor, sign, *anchor.position_hessian(ev, sign * w)))
-    if not curved:
+        if isinstance(anchor, CurvedAnchor) or (curved_rows and isinstance(anchor, Node)):
+            ends.append((anchor, sign))
+    if not ends:
         return None
-    cols = np.unique(np.concatenate([own for _, _, own, _ in curved]))
+    jacobians = [(anchor, sign, *anchor.jacobian(ev)) for anchor, sign in ends]
+    cols = np.unique(np.concatenate([own for _, _, own, _ in jacobians]))
     H, J = np.zeros((cols.size, cols.size)), np.zeros((3, cols.size))
-    for anchor, sign, own, block in curved:
-        where = np.searchsorted(cols, own)
-        H[np.ix_(where, where)] += block
-        jcols, jblock = anchor.jacobian(ev)
-        J[:, np.searchsorted(cols, jcols)] += sign * jblock
+    for anchor, sign, own, block in jacobians:
+        J[:, np.searchsorted(cols, own)] += sign * block
+        if isinstance(anchor, CurvedAnchor):
+            turned, hessian = anchor.position_hessian(ev, sign * w)
+            where = np.searchsorted(cols, turned)
+            H[np.ix_(where, where)] += hessian
     return cols, H + J.T @ curvature @ J
 
 
@@ -398,19 +396,34 @@ class OnSurface(Constraint):
 
     @property
     def has_acceleration_derivatives(self) -> bool:
-        """Whether :meth:`acceleration_derivatives` applies: a declared row (plane, sphere, cylinder) on a link point or
-        the ground (a curved row on a node turns with the node's coordinates: a nodal Hessian; a user surface would need
-        its third derivatives)."""
-        if self._rows is None:
+        """Whether :meth:`acceleration_derivatives` applies: a declared row (plane, sphere, cylinder), or a user surface
+        with its ``third_derivative``, on a link's or reduced body's point, a node or the ground."""
+        if self._rows is None and not getattr(self.surface, "has_third_derivative", False):
             return False
-        linear = bool(np.all(self._rows.kinds == LINEAR))
-        return _on_joint_columns(self.point) or (linear and differentiable_anchor(self.point))
+        return differentiable_anchor(self.point)
 
     def acceleration_derivatives(self, ev: StateView, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(columns, ∂c/∂q, ∂c/∂v) of the row's acceleration c = Φa + bias at the system's accelerations ``acc``."""
-        if self._rows is None:
-            raise ConstraintError(f"surface constraint {self.name!r}: a user surface has no acceleration derivatives")
-        return point_rows_derivatives(self._rows, self.point, None, ev, acc)
+        """(columns, ∂c/∂q, ∂c/∂v) of the rows' accelerations c = Φa + bias at the system's accelerations ``acc``: the
+        declared rows' (:func:`~flexbody.constraints.row_derivatives.point_rows_derivatives`), or a user surface's
+        c_r = D_r(x)·ẍ + ẋᵀH_r(x)ẋ by the chain rule, ∂c_r/∂q = (H_rẍ + T_r[ẋ, ẋ])ᵀJ + D_r ∂ẍ/∂q + 2(H_rẋ)ᵀ∂ẋ/∂q,
+        ∂c_r/∂v = D_r ∂ẍ/∂v + 2(H_rẋ)ᵀJ (T the surface's third derivative)."""
+        if self._rows is not None:
+            return point_rows_derivatives(self._rows, self.point, None, ev, acc)
+        if not self.has_acceleration_derivatives:
+            raise ConstraintError(
+                f"surface constraint {self.name!r}: a user surface needs its third_derivative for the acceleration "
+                "derivatives"
+            )
+        m = anchor_motion(self.point, ev, acc)
+        if m is None:  # a point on the ground: its rows do not move
+            return np.zeros(0, np.int64), np.zeros((self.n_rows, 0)), np.zeros((self.n_rows, 0))
+        D, H = self.surface.gradient(m.x), self.surface.hessian(m.x)
+        T = self.surface.third_derivative(m.x)  # type: ignore[attr-defined]  # has_third_derivative
+        Hxd = H @ m.xd  # (k, 3)
+        slope = H @ m.xdd + np.einsum("rijl,i,j->rl", T, m.xd, m.xd)
+        Cq = slope @ m.J + D @ m.acceleration_q + 2.0 * Hxd @ m.velocity_q
+        Cv = D @ m.acceleration_v + 2.0 * Hxd @ m.J
+        return m.cols, Cq, Cv
 
     def contact_force(self, ev: StateView, lam: np.ndarray) -> np.ndarray:
         """World contact force f = Dᵀλ (3,) [N] on the point for this constraint's multipliers [MH-13].

@@ -215,14 +215,43 @@ class Box(Surface):
 
 
 class ImplicitSurface(Surface):
-    """A user surface (or curve, k = 2): callables s(x) -> (k,), D(x) -> (k, 3), H(x) -> (k, 3, 3)."""
+    """A user surface (or curve, k = 2): callables s(x) -> (k,), D(x) -> (k, 3), H(x) -> (k, 3, 3), and optionally
+    ``third_derivative`` T(x) -> (k, 3, 3, 3), T_rijl = ∂³s_r/∂x_i∂x_j∂x_l [1/m³ per unit of s], which the exact
+    derivatives of the rows' accelerations need (:func:`flexbody.forward_derivatives`, run gradients)."""
 
-    def __init__(self, function: Callable, gradient: Callable, hessian: Callable, n_rows: int = 1):
+    def __init__(
+        self,
+        function: Callable,
+        gradient: Callable,
+        hessian: Callable,
+        n_rows: int = 1,
+        *,
+        third_derivative: Callable | None = None,
+    ):
         for f in (function, gradient, hessian):
             if not callable(f):
                 raise ConstraintError("ImplicitSurface: function, gradient and hessian must be callables")
-        self._f, self._g, self._h = function, gradient, hessian
+        if third_derivative is not None and not callable(third_derivative):
+            raise ConstraintError(f"ImplicitSurface: third_derivative must be callable, got {third_derivative!r}")
+        self._f, self._g, self._h, self._t = function, gradient, hessian, third_derivative
         self.n_rows = int(n_rows)
+
+    @property
+    def has_third_derivative(self) -> bool:
+        """Whether the user gave ``third_derivative``."""
+        return self._t is not None
+
+    def third_derivative(self, x: np.ndarray) -> np.ndarray:
+        """The user's T(x) = ∂³s/∂x³ (k, 3, 3, 3) at x (3,) [m]; ConstraintError without one, or with a wrong shape."""
+        if self._t is None:
+            raise ConstraintError("ImplicitSurface: no third_derivative was given")
+        T = np.asarray(self._t(x), dtype=float)
+        if T.size != 27 * self.n_rows or not np.all(np.isfinite(T)):
+            raise ConstraintError(
+                f"ImplicitSurface: third_derivative must return ({self.n_rows}, 3, 3, 3) finite numbers, got shape "
+                f"{T.shape}"
+            )
+        return T.reshape(self.n_rows, 3, 3, 3)
 
     def value(self, x: np.ndarray) -> np.ndarray:
         """The user's s(x) (k,) at the point x (3,) [m, world], k = ``n_rows``."""

@@ -112,7 +112,8 @@ class EquationResidual:
             part = constraint.joint_hessian(ws, lam[rows])
             if part is not None:
                 cols, H = part
-                R_q[np.ix_(cols, cols)] -= H
+                joint = cols < self.n_r  # the nodal columns' part is in coupling_blocks
+                R_q[np.ix_(cols[joint], cols[joint])] -= H[np.ix_(joint, joint)]
         if asm.joint_forces:  # −Q: −∂Q/∂q, −∂Q/∂v on the joint columns
             K, C = asm.joint_forces.jacobians(ws, slice(0, self.n_r))
             R_q -= K.toarray()
@@ -141,6 +142,31 @@ class EquationResidual:
         K_f = (K if forces is None else K + forces[0]).tocsr()
         C_f = (C if forces is None else C + forces[1]).tocsr()
         return R_q, R_v, K_f, C_f
+
+    def coupling_blocks(self, ws, lam) -> tuple[sp.csr_matrix | None, sp.csr_matrix | None]:
+        """(X_q, X_v) CSR (n, n): what ∂r/∂q and ∂r/∂v hold besides :meth:`jacobian_blocks`' joint and flexible
+        blocks — the constraints' −∂(Φᵀλ)/∂q on nodal columns (rods and curved surfaces on nodes) and between joint
+        and nodal columns, and the force elements' −∂Q/∂q, −∂Q/∂v between joint and nodal columns; None where there is
+        none. The Newton solvers leave them out (their matrix is block-diagonal); the derivatives take them."""
+        asm, n, n_r = self.asm, self.asm.n_dofs, self.n_r
+        entries: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        for constraint, rows in zip(asm.constraints, asm.row_slices):
+            part = constraint.joint_hessian(ws, lam[rows]) if hasattr(constraint, "joint_hessian") else None
+            if part is None:
+                continue
+            cols, H = part
+            outside = ~np.logical_and.outer(cols < n_r, cols < n_r)
+            i, j = np.nonzero(outside)
+            entries.append((cols[i], cols[j], -H[i, j]))
+        X_q = sp.csr_matrix((n, n))
+        if entries:
+            i, j, x = (np.concatenate(parts) for parts in zip(*entries))
+            X_q = sp.csr_matrix((x, (i, j)), shape=(n, n))
+        X_v = sp.csr_matrix((n, n))
+        if asm.sparse and n_r and any(f.trees and f.bodies for f in asm.forces.elements):
+            K, C = asm.forces.jacobians(ws)
+            X_q, X_v = X_q - _between_parts(K, n_r), X_v - _between_parts(C, n_r)
+        return (X_q.tocsr() if X_q.nnz else None), (X_v.tocsr() if X_v.nnz else None)
 
     def rigid_tangent(self, t, q, v, qdd, lam, s: float = 1.0, c_q: float = 1.0, c_v: float = 0.0) -> np.ndarray:
         """c_q ∂r_r/∂q_r + c_v ∂r_r/∂v_r (n_r, n_r) by central differences of :meth:`rigid_rows`."""
@@ -208,6 +234,13 @@ class EquationResidual:
             return None
         K, C = asm.forces.jacobians(ws, asm.flexible.slice)
         return -K, -C
+
+
+def _between_parts(A: sp.spmatrix, n_r: int) -> sp.csr_matrix:
+    """The entries of A (n, n) between the first n_r columns and the others (both off-diagonal blocks)."""
+    A = A.tocoo()
+    keep = (A.row < n_r) != (A.col < n_r)
+    return sp.csr_matrix((A.data[keep], (A.row[keep], A.col[keep])), shape=A.shape)
 
 
 def _exact_joint_rows(asm) -> bool:

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ..dynamics import forward
@@ -218,7 +217,7 @@ def parameter_residual(asm, ws, acc, body, name: str) -> np.ndarray:
 
 def _residual_jacobians(asm, ws, a, lam, joint_rows: str = "exact") -> tuple[np.ndarray, np.ndarray]:
     """(∂r/∂q, ∂r/∂v) (n, n) at (q, v, a, λ): the joint and flexible blocks of the solvers' Jacobians
-    (:meth:`EquationResidual.jacobian_blocks`) and the force elements' blocks between joint and nodal columns."""
+    (:meth:`EquationResidual.jacobian_blocks`) and what couples them (:meth:`EquationResidual.coupling_blocks`)."""
     residual = EquationResidual(asm, exact=joint_rows == "exact")
     if asm.n_rigid and joint_rows == "exact" and not residual.exact:
         raise ModelError("forward_derivatives: the joint rows of this system have no exact Jacobian")
@@ -231,12 +230,9 @@ def _residual_jacobians(asm, ws, a, lam, joint_rows: str = "exact") -> tuple[np.
             fs = asm.flexible.slice
             full[fs, fs] = flexible_block.toarray()
         blocks.append(full)
-    if asm.sparse and asm.n_rigid and asm.forces.elements:  # −∂Q between the joint and the nodal columns
-        K, C = asm.forces.jacobians(ws)
-        joint, nodal = slice(0, asm.n_rigid), asm.flexible.slice
-        for full, jacobian in zip(blocks, (sp.csr_matrix(K), sp.csr_matrix(C))):
-            full[joint, nodal] -= jacobian[joint, nodal].toarray()
-            full[nodal, joint] -= jacobian[nodal, joint].toarray()
+    for full, coupling in zip(blocks, residual.coupling_blocks(ws, lam)):
+        if coupling is not None:
+            np.add(full, coupling.toarray(), out=full)
     return blocks[0], blocks[1]
 
 
@@ -253,11 +249,11 @@ def _row_rate_jacobians(asm, ws, acc) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _constraint_hessian(asm, ws, mu: np.ndarray) -> np.ndarray:
-    """∂(Φᵀμ)/∂q (n, n) at fixed μ (m,): the joint constraints' Hessians (the rows this module differentiates are
-    linear in the nodal coordinates, :func:`derivative_blockers`)."""
+    """∂(Φᵀμ)/∂q (n, n) at fixed μ (m,): the constraints' Hessians on every column (``joint_hessian``; rows linear in
+    the nodal coordinates have none there)."""
     H = np.zeros((asm.n_dofs, asm.n_dofs))
-    for constraint, rows in asm.joint_constraints:
-        part = constraint.joint_hessian(ws, mu[rows])
+    for constraint, rows in zip(asm.constraints, asm.row_slices):
+        part = constraint.joint_hessian(ws, mu[rows]) if hasattr(constraint, "joint_hessian") else None
         if part is not None:
             cols, block = part
             H[np.ix_(cols, cols)] += block

@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ..errors import FlexbodyError
 from ..linalg.saddle_point import SaddlePointSolver
 from .constrained_equations import EquationResidual
 from .dynamics_derivatives import derivative_blockers, forward_derivatives, parameters_residual, require_derivatives
@@ -39,12 +40,11 @@ __all__ = ["StepJacobians", "StepFactor", "adjoint_sweep", "tangent_sweep", "run
 
 def run_blockers(asm, joint_rows: str = "exact") -> list[str]:
     """What keeps a run's sensitivities from being exact (empty when they are): :func:`derivative_blockers`, rotation
-    vectors (their steps switch charts), force elements between joint and nodal columns (the step matrix has no such
-    blocks), velocity-level (Pfaffian) rows (a step holds them as A v = b, which the sweeps do not take yet)."""
+    vectors (their steps switch charts), velocity-level (Pfaffian) rows (a step holds them as A v = b, which the sweeps
+    do not take yet)."""
     out = derivative_blockers(asm, joint_rows)
     if np.asarray(asm.rotation_vectors).size:
         out.append("spherical joints or floating bases (rotation vectors)")
-    out += [f"force element {f.name!r} between links and nodes" for f in asm.forces.elements if f.trees and f.bodies]
     out += [f"velocity-level rows of {c.name!r}" for c in asm.constraints if any(getattr(c, "velocity_rows", ()))]
     return out
 
@@ -64,9 +64,11 @@ class StepJacobians:
         if asm.sparse:
             self.mf = asm.flexible.mass.matrix
         self.Phi = sp.csr_matrix(ws.constraint_rows()[1])
+        self.xq, self.xv = residual.coupling_blocks(ws, lam)
 
     def apply(self, which: str, x: np.ndarray, transpose: bool = False) -> np.ndarray:
-        """R_q x or R_v x (``which`` "q" or "v"), or their transposes, for x (n,) or (n, k)."""
+        """R_q x or R_v x (``which`` "q" or "v"), or their transposes, for x (n,) or (n, k): the joint and flexible
+        blocks and what couples them (:meth:`EquationResidual.coupling_blocks`)."""
         asm, n_r = self.asm, self.asm.n_rigid
         rigid = self.rq if which == "q" else self.rv
         out = np.zeros_like(x)
@@ -75,30 +77,44 @@ class StepJacobians:
             flexible = self.kf if which == "q" else self.cf
             fs = asm.flexible.slice
             out[fs] = (flexible.T if transpose else flexible) @ x[fs]
+        coupling = self.xq if which == "q" else self.xv
+        if coupling is not None:
+            out += (coupling.T if transpose else coupling) @ x
         return out
 
     def factor(self, c_v: float, c_q: float, transpose: bool) -> StepFactor:
         """The factor of [[A, Φᵀ], [Φ, 0]] (or with Aᵀ), A = M + c_v R_v + c_q R_q."""
         A_r = self.mr + c_v * self.rv + c_q * self.rq
         A_f = (self.mf + c_v * self.cf + c_q * self.kf).tocsr() if self.asm.sparse else sp.csr_matrix((0, 0))
+        parts = [c * X for c, X in ((c_v, self.xv), (c_q, self.xq)) if X is not None]
+        coupling = sum(parts[1:], parts[0]) if parts else None
         if transpose:
             A_r, A_f = A_r.T, A_f.T.tocsr()
-        return StepFactor(self.asm.n_rigid, A_r, A_f, self.Phi)
+            coupling = None if coupling is None else coupling.T
+        return StepFactor(self.asm.n_rigid, A_r, A_f, self.Phi, coupling)
 
 
 class StepFactor:
-    """An exact factor of a step's saddle-point matrix K = [[A, Φᵀ], [Φ, 0]], A = diag(A_r, A_f): SuperLU of K itself
-    (partial pivoting takes the indefinite K), or, where K is singular (redundant rows),
-    :class:`~flexbody.linalg.saddle_point.SaddlePointSolver` with ``exact=True`` (minimum-norm multipliers)."""
+    """An exact factor of a step's saddle-point matrix K = [[A, Φᵀ], [Φ, 0]], A = diag(A_r, A_f) + ``coupling`` (CSR
+    (n, n) or None): SuperLU of K itself (partial pivoting takes the indefinite K), or, where K is singular (redundant
+    rows) and nothing couples the blocks, :class:`~flexbody.linalg.saddle_point.SaddlePointSolver` with ``exact=True``
+    (minimum-norm multipliers)."""
 
-    def __init__(self, n_rigid: int, A_r: np.ndarray, A_f: sp.csr_matrix, Phi: sp.csr_matrix):
+    def __init__(self, n_rigid: int, A_r: np.ndarray, A_f: sp.csr_matrix, Phi: sp.csr_matrix, coupling=None):
         self.n, self.m = n_rigid + A_f.shape[0], Phi.shape[0]
         blocks = ([sp.csr_matrix(A_r)] if n_rigid else []) + ([A_f] if A_f.shape[0] else [])
         A = sp.block_diag(blocks, format="csr")
+        if coupling is not None:
+            A = (A + coupling).tocsr()
         K = sp.bmat([[A, Phi.T], [Phi, None]], format="csc") if self.m else A.tocsc()
         try:
             self._lu, self._saddle = spla.splu(K), None
         except RuntimeError:  # exactly singular: dependent rows
+            if coupling is not None:
+                raise FlexbodyError(
+                    "run sensitivities: a step's matrix is singular (dependent rows) where joint and nodal columns are "
+                    "coupled (a rod, spring or curved surface between links and nodes); remove the redundant rows"
+                ) from None
             self._lu, self._saddle = None, SaddlePointSolver(n_rigid, exact=True)
             self._saddle.factor(A_r, A_f, Phi)
 
