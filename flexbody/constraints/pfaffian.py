@@ -112,6 +112,15 @@ class KnifeEdge(Constraint):
         turn[:, np.searchsorted(cols, cols_w)] = -skew(n) @ J_w
         return cols, H + multiplier * J.T @ turn
 
+    def velocity_derivatives(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
+        """(columns, ∂(Φv + φ_t)/∂q (1, k)) at fixed v of the row n·ẋ: ẋᵀ∂n/∂q + nᵀ∂ẋ/∂q, ∂n/∂q = −[n]×J_ω (what a step
+        holding A v = b changes with the coordinates)."""
+        m = anchor_motion(self.frame, ev, np.zeros(ev.q.size))
+        if m is None or m.angular is None:  # not reached: a knife edge's frame is on a link (_frame)
+            raise ConstraintError(f"knife edge {self.name!r}: its frame is not on a link")
+        n = self.frame.rotation(ev) @ self.axis
+        return m.cols, (m.xd @ (-skew(n) @ m.angular[2]) + n @ m.velocity_q)[None, :]
+
     def acceleration_derivatives(self, ev: StateView, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(columns, ∂c/∂q, ∂c/∂v) of c = n·ẍ + ω·(n × ẋ) at the system's accelerations ``acc``, through ẍ, ẋ, ω
         (:func:`~flexbody.constraints.row_derivatives.anchor_motion`) and n (∂n/∂q = −[n]× J_ω)."""
@@ -240,6 +249,19 @@ class RollingDisc(Constraint):
         cols_w, block = f.angular_jacobian(ev)
         J_w[:, np.searchsorted(cols, cols_w)] = block
         return cols, H - r * J_w.T @ skew(mu) @ d_w @ (-skew(w) @ J_w)
+
+    def velocity_derivatives(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
+        """(columns, ∂(Φv)/∂q (3, k)) at fixed v of the rows E v_c, v_c = ẋ + r ω × d: E(∂ẋ/∂q − r[d]×∂ω/∂q +
+        r[ω]×∂d/∂q) (what a step holding the rolling rows A v = b changes with the coordinates)."""
+        f, r = self.frame, self.radius
+        m = anchor_motion(f, ev, np.zeros(ev.q.size))
+        if m is None or m.angular is None:  # not reached: a rolling disc's frame is on a link (_frame)
+            raise ConstraintError(f"rolling disc {self.name!r}: its frame is not on a link")
+        omega, _, J_w, w_q, _, _ = m.angular
+        w = f.rotation(ev) @ self.axis
+        d, _, d_w, _, _ = self._contact_direction(w, np.cross(omega, w))
+        N = m.velocity_q - r * skew(d) @ w_q + r * skew(omega) @ d_w @ (-skew(w) @ J_w)
+        return m.cols, self.basis @ N
 
     def acceleration_derivatives(self, ev: StateView, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(columns, ∂c/∂q, ∂c/∂v) of c = E(ẍ + r α × d + r ω × ḋ) at the system's accelerations ``acc``, through ẍ,

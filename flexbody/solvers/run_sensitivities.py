@@ -40,12 +40,14 @@ __all__ = ["StepJacobians", "StepFactor", "adjoint_sweep", "tangent_sweep", "run
 
 def run_blockers(asm, joint_rows: str = "exact") -> list[str]:
     """What keeps a run's sensitivities from being exact (empty when they are): :func:`derivative_blockers`, rotation
-    vectors (their steps switch charts), velocity-level (Pfaffian) rows (a step holds them as A v = b, which the sweeps
-    do not take yet)."""
+    vectors (their steps switch charts), velocity-level (Pfaffian) rows without ``velocity_derivatives`` (a step holds
+    them as A v = b, whose change with q the sweeps need)."""
     out = derivative_blockers(asm, joint_rows)
     if np.asarray(asm.rotation_vectors).size:
         out.append("spherical joints or floating bases (rotation vectors)")
-    out += [f"velocity-level rows of {c.name!r}" for c in asm.constraints if any(getattr(c, "velocity_rows", ()))]
+    for c in asm.constraints:
+        if any(getattr(c, "velocity_rows", ())) and not hasattr(c, "velocity_derivatives"):
+            out.append(f"velocity-level rows of {c.name!r}")
     return out
 
 
@@ -65,6 +67,7 @@ class StepJacobians:
             self.mf = asm.flexible.mass.matrix
         self.Phi = sp.csr_matrix(ws.constraint_rows()[1])
         self.xq, self.xv = residual.coupling_blocks(ws, lam)
+        self.rows_q, self.rows_v = _row_partials(asm, ws, self.Phi)
 
     def apply(self, which: str, x: np.ndarray, transpose: bool = False) -> np.ndarray:
         """R_q x or R_v x (``which`` "q" or "v"), or their transposes, for x (n,) or (n, k): the joint and flexible
@@ -88,32 +91,40 @@ class StepJacobians:
         A_f = (self.mf + c_v * self.cf + c_q * self.kf).tocsr() if self.asm.sparse else sp.csr_matrix((0, 0))
         parts = [c * X for c, X in ((c_v, self.xv), (c_q, self.xq)) if X is not None]
         coupling = sum(parts[1:], parts[0]) if parts else None
+        G = (self.rows_q + (c_v / c_q) * self.rows_v).tocsr()  # the rows' change per Δq̈, over β′h²
         if transpose:
             A_r, A_f = A_r.T, A_f.T.tocsr()
             coupling = None if coupling is None else coupling.T
-        return StepFactor(self.asm.n_rigid, A_r, A_f, self.Phi, coupling)
+            return StepFactor(self.asm.n_rigid, A_r, A_f, G, coupling, self.Phi)
+        return StepFactor(self.asm.n_rigid, A_r, A_f, self.Phi, coupling, G)
+
+    def rows_rhs(self, q_hat: np.ndarray, v_hat: np.ndarray, bq: float) -> np.ndarray:
+        """The rows' right-hand side −(∂g/∂q q̂ + ∂g/∂v v̂)/(β′h²) of a tangent step (g = φ or Φv + φ_t)."""
+        return -(self.rows_q @ q_hat + self.rows_v @ v_hat) / bq
 
 
 class StepFactor:
-    """An exact factor of a step's saddle-point matrix K = [[A, Φᵀ], [Φ, 0]], A = diag(A_r, A_f) + ``coupling`` (CSR
-    (n, n) or None): SuperLU of K itself (partial pivoting takes the indefinite K), or, where K is singular (redundant
-    rows) and nothing couples the blocks, :class:`~flexbody.linalg.saddle_point.SaddlePointSolver` with ``exact=True``
-    (minimum-norm multipliers)."""
+    """An exact factor of a step's saddle-point matrix K = [[A, Φᵀ], [G, 0]], A = diag(A_r, A_f) + ``coupling`` (CSR
+    (n, n) or None), G = ``rows`` (Φ unless given: the velocity-level rows' change differs): SuperLU of K itself
+    (partial pivoting takes the indefinite K), or, where K is singular (redundant rows) and nothing couples the blocks,
+    :class:`~flexbody.linalg.saddle_point.SaddlePointSolver` with ``exact=True`` (minimum-norm multipliers)."""
 
-    def __init__(self, n_rigid: int, A_r: np.ndarray, A_f: sp.csr_matrix, Phi: sp.csr_matrix, coupling=None):
+    def __init__(self, n_rigid: int, A_r: np.ndarray, A_f: sp.csr_matrix, Phi: sp.csr_matrix, coupling=None, rows=None):
         self.n, self.m = n_rigid + A_f.shape[0], Phi.shape[0]
         blocks = ([sp.csr_matrix(A_r)] if n_rigid else []) + ([A_f] if A_f.shape[0] else [])
         A = sp.block_diag(blocks, format="csr")
         if coupling is not None:
             A = (A + coupling).tocsr()
-        K = sp.bmat([[A, Phi.T], [Phi, None]], format="csc") if self.m else A.tocsc()
+        G = Phi if rows is None else rows
+        K = sp.bmat([[A, Phi.T], [G, None]], format="csc") if self.m else A.tocsc()
         try:
             self._lu, self._saddle = spla.splu(K), None
         except RuntimeError:  # exactly singular: dependent rows
-            if coupling is not None:
+            if coupling is not None or (Phi != G).nnz:
                 raise FlexbodyError(
-                    "run sensitivities: a step's matrix is singular (dependent rows) where joint and nodal columns are "
-                    "coupled (a rod, spring or curved surface between links and nodes); remove the redundant rows"
+                    "run sensitivities: a step's matrix is singular (dependent rows) with joint and nodal columns "
+                    "coupled (a rod, spring or curved surface between links and nodes) or velocity-level rows; remove "
+                    "the redundant rows"
                 ) from None
             self._lu, self._saddle = None, SaddlePointSolver(n_rigid, exact=True)
             self._saddle.factor(A_r, A_f, Phi)
@@ -169,7 +180,7 @@ def tangent_sweep(
         rhs = dtau[i] - jac.apply("q", q_hat) - jac.apply("v", v_hat)
         if p:
             rhs -= parameters_residual(asm, jac.ws, qdd[i + 1], parameters) @ dp
-        new_qdd, _ = factor.solve(rhs, -(jac.Phi @ q_hat) / bq)
+        new_qdd, _ = factor.solve(rhs, jac.rows_rhs(q_hat, v_hat, bq))
         d_a = c1 * new_qdd + c2 * d_qdd + c3 * d_a
         d_qdd = new_qdd
         out_q[i + 1], out_v[i + 1] = q_hat + bq * new_qdd, v_hat + gv * new_qdd
@@ -194,8 +205,8 @@ def adjoint_sweep(asm, settings, run, g_q: np.ndarray, g_v: np.ndarray, paramete
         tau_bar[i] = mu
         if parameters:
             p_bar -= parameters_residual(asm, jac.ws, qdd[i + 1], parameters).T @ mu
-        q_hat_bar = q_bar - jac.apply("q", mu, transpose=True) - (jac.Phi.T @ nu) / bq
-        v_hat_bar = v_bar - jac.apply("v", mu, transpose=True)
+        q_hat_bar = q_bar - jac.apply("q", mu, transpose=True) - (jac.rows_q.T @ nu) / bq
+        v_hat_bar = v_bar - jac.apply("v", mu, transpose=True) - (jac.rows_v.T @ nu) / bq
         blend_bar = h * h * beta * q_hat_bar + h * gamma * v_hat_bar  # of c₂ q̈_n + c₃ a_n
         q_bar, v_bar = g_q[i] + q_hat_bar, g_v[i] + h * q_hat_bar + v_hat_bar
         qdd_bar = c2 * blend_bar + c2 * a_bar
@@ -208,6 +219,28 @@ def adjoint_sweep(asm, settings, run, g_q: np.ndarray, g_v: np.ndarray, paramete
     if start.da_dp is not None:
         p_bar += start.da_dp.T @ w
     return tau_bar, q_bar + start.da_dq.T @ w, v_bar + start.da_dv.T @ w, p_bar
+
+
+def _row_partials(asm, ws, Phi: sp.csr_matrix) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """(∂g/∂q, ∂g/∂v) (m, n) of what a step holds at its end: g = φ for position rows (Φ, 0), g = Φv + φ_t for
+    velocity-level rows (their ``velocity_derivatives``, Φ)."""
+    rows = asm.velocity_rows
+    if not rows.any():
+        return Phi, sp.csr_matrix(Phi.shape)
+    n = asm.n_dofs
+    G_q, G_v = Phi.tolil(), sp.lil_matrix(Phi.shape)
+    for constraint, slots in zip(asm.constraints, asm.row_slices):
+        flags = np.asarray(getattr(constraint, "velocity_rows", ()), dtype=bool)
+        if not flags.any():
+            continue
+        cols, N = constraint.velocity_derivatives(ws)
+        for r in np.flatnonzero(flags):
+            row = slots.start + r
+            dense = np.zeros(n)
+            dense[cols] = N[r]
+            G_q[row, :] = dense
+            G_v[row, :] = Phi[row].toarray()
+    return G_q.tocsr(), G_v.tocsr()
 
 
 def _state(t, q, v):
