@@ -248,7 +248,21 @@ def _row_rate_jacobians(asm, ws, acc) -> tuple[np.ndarray, np.ndarray]:
     return C_q, C_v
 
 
-def _constraint_hessian(asm, ws, mu: np.ndarray) -> np.ndarray:
+def row_velocity_jacobian(asm, ws) -> np.ndarray:
+    """N = ∂(Φv + φ_t)/∂q (m, n) at fixed v at the workspace ``ws``: a position row's ½ ∂c/∂v (its Φ̇v = vᵀ∇²φ v is
+    quadratic in v, with ∂(Φv)/∂q = vᵀ∇²φ), a velocity-level row's ``velocity_derivatives``."""
+    N = 0.5 * _row_rate_jacobians(asm, ws, np.zeros(asm.n_dofs))[1]
+    for constraint, rows in zip(asm.constraints, asm.row_slices):
+        flags = np.asarray(getattr(constraint, "velocity_rows", ()), dtype=bool)
+        if flags.any():
+            cols, block = constraint.velocity_derivatives(ws)
+            for r in np.flatnonzero(flags):
+                N[rows.start + r] = 0.0
+                N[rows.start + r, cols] = block[r]
+    return N
+
+
+def constraint_hessian(asm, ws, mu: np.ndarray) -> np.ndarray:
     """∂(Φᵀμ)/∂q (n, n) at fixed μ (m,): the constraints' Hessians on every column (``joint_hessian``; rows linear in
     the nodal coordinates have none there)."""
     H = np.zeros((asm.n_dofs, asm.n_dofs))
@@ -284,7 +298,7 @@ def _projection_solutions(solver, Phi, rhs, a, lam, ws, asm, rtol, atol) -> tupl
     redundant = svd.rank < Phi.shape[0]
     if redundant:  # rows that disagree off the constraint manifold: ρ = Φa + bias ≠ 0, normal to im Φ
         _, _, bias, _ = ws.constraint_rows()
-        misfit = _constraint_hessian(asm, ws, Phi @ a + bias)
+        misfit = constraint_hessian(asm, ws, Phi @ a + bias)
     out = {}
     for key, (F, B) in rhs.items():
         A_u = solver.solve(F)

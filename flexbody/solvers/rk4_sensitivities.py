@@ -1,5 +1,5 @@
-"""Sensitivities of whole RK4 runs (without constraint stabilisation): the tangent-linear and adjoint sweeps of
-:func:`flexbody.gradient` for ``integrator=RK4(dt)`` (#36 item 5).
+"""Sensitivities of whole RK4 runs, without constraint stabilisation or with the position correction: the
+tangent-linear and adjoint sweeps of :func:`flexbody.gradient` for ``integrator=RK4(dt)`` (#36 item 5).
 
 A step of h from (q, v) at t takes the four stages of :func:`~flexbody.solvers.explicit.run_rk4` [AG-36],
 
@@ -11,36 +11,58 @@ each stage's input τ_i = Sᵀu of the interval holding its time (the run evalua
 stages' derivatives ∂a/∂q, ∂a/∂v, ∂a/∂τ, ∂a/∂p are exact (:func:`~flexbody.solvers.dynamics_derivatives.
 forward_derivatives`, in the run's formulation), and the sweeps follow the stages forward (tangent) or backward
 (adjoint). The stages are recomputed from the recorded steps.
+
+With :class:`~flexbody.solvers.stabilization.PositionCorrection` each step's end (q′, v′) is corrected (Newton steps
+on the position rows, then the velocity projection [AG-37]); the sweeps replay the correction from the recomputed
+(q′, v′) and take its exact derivatives (:mod:`flexbody.solvers.correction_sensitivities`): δq = J_q δq′,
+δv = J_v δv′ + J_vq δq′, and their transposes in the adjoint.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..linalg.rank import resolve_tolerances
 from ..system import State
+from .correction_sensitivities import checked_replay, correction_jacobians
 from .dynamics_derivatives import forward_derivatives
 
 __all__ = ["rk4_adjoint_sweep", "rk4_tangent_sweep"]
 
 
 def _stages(asm, t, h, q, v, tau_at, formulation, parameters, joint_rows):
-    """The four stages of the step from (t, q, v): [(ForwardDerivatives, interval of its input)]."""
+    """The four stages of the step from (t, q, v): ([(ForwardDerivatives, interval of its input)], (q′, v′) its
+    uncorrected end)."""
     out, Q, V = [], q, v
     times = (t, t + 0.5 * h, t + 0.5 * h, t + h)
-    for stage_t, fraction in zip(times, (0.5, 0.5, 1.0, None)):
+    sum_V, sum_A = np.zeros_like(q), np.zeros_like(v)
+    for stage_t, fraction, weight in zip(times, (0.5, 0.5, 1.0, None), (1.0, 2.0, 2.0, 1.0)):
         tau, interval = tau_at(stage_t)
         d = forward_derivatives(
             asm, State(stage_t, Q, V), tau, formulation, parameters=parameters, joint_rows=joint_rows
         )
         out.append((d, interval))
+        sum_V, sum_A = sum_V + weight * V, sum_A + weight * d.a
         if fraction is not None:
             Q, V = q + fraction * h * V, v + fraction * h * d.a
-    return out
+    return out, (q + h / 6.0 * sum_V, v + h / 6.0 * sum_A)
 
 
-def rk4_adjoint_sweep(asm, run, g_q, g_v, tau_at, formulation, parameters=(), joint_rows: str = "exact"):
+def _corrected(asm, correction, t, end, recorded):
+    """(J_q, J_vq, J_v) of the correction of the step's uncorrected ``end`` = (q′, v′) at t, replayed and checked
+    against the ``recorded`` q."""
+    rtol, atol = resolve_tolerances(None, None)
+    q_star, _, J_q, J_vq, J_v = correction_jacobians(asm, t, *end, correction, rtol, atol)
+    checked_replay(q_star, recorded, t)
+    return J_q, J_vq, J_v
+
+
+def rk4_adjoint_sweep(
+    asm, run, g_q, g_v, tau_at, formulation, parameters=(), joint_rows: str = "exact", correction=None
+):
     """(τ̄ per input interval {k: (n,)}, q̄₀ (n,), v̄₀ (n,), p̄ (p,)) of a cost with partials ``g_q``, ``g_v`` (N + 1, n)
-    in the recorded states of the run ``run`` = (times, q, v); ``tau_at(t)`` → (τ (n,), interval)."""
+    in the recorded states of the run ``run`` = (times, q, v); ``tau_at(t)`` → (τ (n,), interval); ``correction``: the
+    PositionCorrection of each step's end, or None (module docstring)."""
     times, q, v = run
     N = len(times) - 1
     q_bar, v_bar = g_q[N].copy(), g_v[N].copy()
@@ -49,7 +71,10 @@ def rk4_adjoint_sweep(asm, run, g_q, g_v, tau_at, formulation, parameters=(), jo
     weights = (1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0)
     for i in range(N - 1, -1, -1):
         h = times[i + 1] - times[i]
-        stages = _stages(asm, times[i], h, q[i], v[i], tau_at, formulation, parameters, joint_rows)
+        stages, end = _stages(asm, times[i], h, q[i], v[i], tau_at, formulation, parameters, joint_rows)
+        if correction is not None:  # back through δq = J_q δq′, δv = J_v δv′ + J_vq δq′
+            J_q, J_vq, J_v = _corrected(asm, correction, times[i + 1], end, q[i + 1])
+            q_bar, v_bar = J_q.T @ q_bar + J_vq.T @ v_bar, J_v.T @ v_bar
         V_bar = [w * h * q_bar for w in weights]
         A_bar = [w * h * v_bar for w in weights]
         q_new, v_new = q_bar.copy(), v_bar.copy()  # the identity parts of q′, v′
@@ -70,10 +95,12 @@ def rk4_adjoint_sweep(asm, run, g_q, g_v, tau_at, formulation, parameters=(), jo
     return tau_bar, q_bar, v_bar, p_bar
 
 
-def rk4_tangent_sweep(asm, run, dq0, dv0, dtau_of, tau_at, formulation, parameters=(), joint_rows: str = "exact"):
+def rk4_tangent_sweep(
+    asm, run, dq0, dv0, dtau_of, tau_at, formulation, parameters=(), joint_rows: str = "exact", correction=None
+):
     """(δq, δv) (N + 1, n, k) of the run ``run`` = (times, q, v) for k directions: ``dq0``, ``dv0`` (n, k) of the start,
     ``dtau_of(interval)`` (n, k) the inputs' perturbation of an interval, and unit perturbations of the constants in
-    the last p directions."""
+    the last p directions; ``correction``: the PositionCorrection of each step's end, or None (module docstring)."""
     times, q, v = run
     N, (n, k), p = len(times) - 1, dq0.shape, len(parameters)
     dp = np.zeros((p, k))
@@ -82,7 +109,7 @@ def rk4_tangent_sweep(asm, run, dq0, dv0, dtau_of, tau_at, formulation, paramete
     out_q[0], out_v[0] = dq0, dv0
     for i in range(N):
         h = times[i + 1] - times[i]
-        stages = _stages(asm, times[i], h, q[i], v[i], tau_at, formulation, parameters, joint_rows)
+        stages, end = _stages(asm, times[i], h, q[i], v[i], tau_at, formulation, parameters, joint_rows)
         dq, dv = out_q[i], out_v[i]
         dQ, dV = dq, dv
         sum_V, sum_A = np.zeros((n, k)), np.zeros((n, k))
@@ -97,4 +124,7 @@ def rk4_tangent_sweep(asm, run, dq0, dv0, dtau_of, tau_at, formulation, paramete
                 c = 1.0 if s == 2 else 0.5
                 dQ, dV = dq + c * h * dV, dv + c * h * dA
         out_q[i + 1], out_v[i + 1] = dq + h / 6.0 * sum_V, dv + h / 6.0 * sum_A
+        if correction is not None:
+            J_q, J_vq, J_v = _corrected(asm, correction, times[i + 1], end, q[i + 1])
+            out_q[i + 1], out_v[i + 1] = J_q @ out_q[i + 1], J_v @ out_v[i + 1] + J_vq @ out_q[i + 1]
     return out_q, out_v

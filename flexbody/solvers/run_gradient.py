@@ -22,6 +22,7 @@ from .rk4_sensitivities import rk4_adjoint_sweep, rk4_tangent_sweep
 from .run_costs import RunCost, RunView
 from .run_sensitivities import adjoint_sweep, run_blockers, tangent_sweep
 from .simulation import simulate
+from .stabilization import PositionCorrection
 
 if TYPE_CHECKING:
     from ..fem.flexible_body import FlexibleBody
@@ -63,14 +64,16 @@ def gradient(
     q0: ArrayLike | None = None,
     v0: ArrayLike | None = None,
     t0: float = 0.0,
+    stabilization: PositionCorrection | None = PositionCorrection(),
 ) -> RunGradient:
     """Run ``model`` from ``t0`` to ``t_end`` [s] under the piecewise ``inputs`` (τ = Sᵀu, held over each step as
     generalized-α holds inputs), evaluate ``cost`` on the recorded run, and give its exact gradient (module
     docstring): ``mode`` "adjoint" (one backward sweep, at the cost of about one run whatever the number of inputs)
     or "forward" (one tangent direction per input, start coordinate and constant: for few of them); with
-    ``integrator=RK4(dt)`` the run has no constraint stabilisation (its drift is not corrected: PositionCorrection and
-    Baumgarte have no derivatives yet), its stages' accelerations in ``formulation``
-    (:mod:`flexbody.solvers.rk4_sensitivities`). ``parameters``:
+    ``integrator=RK4(dt)`` the run's stages take their accelerations in ``formulation`` and its steps are corrected
+    by ``stabilization`` as :func:`~flexbody.solvers.simulation.simulate` corrects them: a
+    :class:`~flexbody.solvers.stabilization.PositionCorrection` (the default, as simulate's) or None (Baumgarte has no
+    derivatives yet) (:mod:`flexbody.solvers.rk4_sensitivities`; generalized-α runs need none). ``parameters``:
     (body, "young" | "density" | "damping") pairs of flexible bodies' constants
     (:func:`~flexbody.solvers.dynamics_derivatives.forward_derivatives`). ``integrator`` defaults to
     ``GeneralizedAlpha(dt=1e-3)``; the run records every step.
@@ -88,13 +91,18 @@ def gradient(
         raise FlexbodyError(f"gradient: cost must be a RunCost (fb.FinalPoint, fb.FlexibleEnergy, ...), got {cost!r}")
     if mode not in MODES:
         raise FlexbodyError(f"gradient: mode must be one of {MODES}, got {mode!r}")
+    if stabilization is not None and not isinstance(stabilization, PositionCorrection):
+        raise FlexbodyError(
+            f"gradient: stabilization must be a PositionCorrection or None (Baumgarte has no derivatives yet), got "
+            f"{stabilization!r}"
+        )
     asm = model.assemble() if hasattr(model, "assemble") else model
     require_derivatives("gradient", asm, joint_rows, run_blockers)
     clock = time.perf_counter()
     tau = inputs.forces(asm)
-    if isinstance(integrator, RK4):  # no stabilisation: it has no derivatives yet
+    if isinstance(integrator, RK4):
         results = simulate(asm, t_end, integrator=integrator, tau=tau, q0=q0, v0=v0, t0=t0, record_every=1,
-                           stabilization=None, formulation=formulation)  # fmt: skip
+                           stabilization=stabilization, formulation=formulation)  # fmt: skip
     else:
         results = simulate(asm, t_end, integrator=integrator, tau=tau, q0=q0, v0=v0, t0=t0, record_every=1)
     seconds = {"run": time.perf_counter() - clock}
@@ -104,7 +112,8 @@ def gradient(
     S = np.asarray(asm.S, dtype=float)  # (n_u, n)
     clock = time.perf_counter()
     if isinstance(integrator, RK4):
-        explicit = (asm, (times, q, v), partials, S, inputs, formulation, parameters, joint_rows, mode)
+        corrected = stabilization if asm.n_constraints else None
+        explicit = (asm, (times, q, v), partials, S, inputs, formulation, parameters, joint_rows, mode, corrected)
         u_bar, q_bar, v_bar, p_bar = _rk4(*explicit)
     else:
         h = results.histories
@@ -125,7 +134,7 @@ def gradient(
     )
 
 
-def _rk4(asm, run, partials, S, inputs, formulation, parameters, joint_rows, mode):
+def _rk4(asm, run, partials, S, inputs, formulation, parameters, joint_rows, mode, correction):
     """(ū, q̄₀, v̄₀, p̄) of an RK4 run (:mod:`flexbody.solvers.rk4_sensitivities`), each stage taking the input of the
     interval holding its time."""
 
@@ -136,14 +145,14 @@ def _rk4(asm, run, partials, S, inputs, formulation, parameters, joint_rows, mod
     n, p = asm.n_dofs, len(parameters)
     if mode == "adjoint":
         tau_bar, q_bar, v_bar, p_bar = rk4_adjoint_sweep(
-            asm, run, partials.q, partials.v, tau_at, formulation, parameters, joint_rows
+            asm, run, partials.q, partials.v, tau_at, formulation, parameters, joint_rows, correction
         )
         u_bar = partials.inputs.copy()
         for which, value in tau_bar.items():
             u_bar[which] += S @ value
         return u_bar, q_bar, v_bar, p_bar
     dq0, dv0, dtau_of = _directions(n, inputs, S, p)
-    dq, dv = rk4_tangent_sweep(asm, run, dq0, dv0, dtau_of, tau_at, formulation, parameters, joint_rows)
+    dq, dv = rk4_tangent_sweep(asm, run, dq0, dv0, dtau_of, tau_at, formulation, parameters, joint_rows, correction)
     return _split(asm, partials, dq, dv, inputs, p)
 
 

@@ -33,7 +33,13 @@ import scipy.sparse.linalg as spla
 from ..errors import FlexbodyError
 from ..linalg.saddle_point import SaddlePointSolver
 from .constrained_equations import EquationResidual
-from .dynamics_derivatives import derivative_blockers, forward_derivatives, parameters_residual, require_derivatives
+from .dynamics_derivatives import (
+    derivative_blockers,
+    forward_derivatives,
+    parameters_residual,
+    require_derivatives,
+    row_velocity_jacobian,
+)
 
 __all__ = ["StepJacobians", "StepFactor", "adjoint_sweep", "tangent_sweep", "run_blockers"]
 
@@ -227,20 +233,10 @@ def _row_partials(asm, ws, Phi: sp.csr_matrix) -> tuple[sp.csr_matrix, sp.csr_ma
     rows = asm.velocity_rows
     if not rows.any():
         return Phi, sp.csr_matrix(Phi.shape)
-    n = asm.n_dofs
-    G_q, G_v = Phi.tolil(), sp.lil_matrix(Phi.shape)
-    for constraint, slots in zip(asm.constraints, asm.row_slices):
-        flags = np.asarray(getattr(constraint, "velocity_rows", ()), dtype=bool)
-        if not flags.any():
-            continue
-        cols, N = constraint.velocity_derivatives(ws)
-        for r in np.flatnonzero(flags):
-            row = slots.start + r
-            dense = np.zeros(n)
-            dense[cols] = N[r]
-            G_q[row, :] = dense
-            G_v[row, :] = Phi[row].toarray()
-    return G_q.tocsr(), G_v.tocsr()
+    G_q, G_v = Phi.toarray(), np.zeros(Phi.shape)
+    G_q[rows] = row_velocity_jacobian(asm, ws)[rows]
+    G_v[rows] = Phi[rows].toarray()
+    return sp.csr_matrix(G_q), sp.csr_matrix(G_v)
 
 
 def _state(t, q, v):

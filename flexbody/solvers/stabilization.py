@@ -264,11 +264,12 @@ def min_norm_step(ws, Phi, r: np.ndarray, rtol: float, atol: float, *, position:
     return _min_norm_step(Phi, r, rtol, atol)[0]
 
 
-def correct(model, t, q, v, settings: PositionCorrection, rtol, atol):
+def correct(model, t, q, v, settings: PositionCorrection, rtol, atol, iterates: list | None = None):
     """[AG-37] Newton projection of q onto φ = 0, then velocity projection.
 
     Returns q, v, iterations, ‖φ‖ after the correction and the workspace of the corrected state (its terms of
-    (t, q) — Φ among them — are those the corrections computed)."""
+    (t, q) — Φ among them — are those the corrections computed); ``iterates`` (a list) receives the q of each Newton
+    step taken (what :mod:`flexbody.solvers.correction_sensitivities` differentiates)."""
     ws = workspace_of(model, t, q)
     phi = position_value(ws)
     norm, iterations = float(np.linalg.norm(phi)), 0
@@ -276,6 +277,8 @@ def correct(model, t, q, v, settings: PositionCorrection, rtol, atol):
         dq = min_norm_step(ws, _position_jacobian(ws), phi, rtol, atol, position=True)  # [AG-37]
         if not np.any(dq):
             break  # Φ⁺ = 0 (rank 0): nothing to correct with
+        if iterates is not None:
+            iterates.append(q)
         corrected = q - dq
         if np.array_equal(corrected, q):  # a step below the round-off of q: taken, nothing changes
             iterations += 1
