@@ -108,12 +108,9 @@ class EquationResidual:
         R_q, R_v = asm.joint_space.inverse_dynamics_derivatives(ws, a)
         R_q *= s
         R_v *= s
-        for constraint, rows in asm.joint_constraints:
-            part = constraint.joint_hessian(ws, lam[rows])
-            if part is not None:
-                cols, H = part
-                joint = cols < self.n_r  # the nodal columns' part is in coupling_blocks
-                R_q[np.ix_(cols[joint], cols[joint])] -= H[np.ix_(joint, joint)]
+        for cols, H in self.constraint_hessians(ws, lam):
+            joint = cols < self.n_r  # the nodal columns' part is in coupling_blocks
+            R_q[np.ix_(cols[joint], cols[joint])] -= H[np.ix_(joint, joint)]
         if asm.joint_forces:  # −Q: −∂Q/∂q, −∂Q/∂v on the joint columns
             K, C = asm.joint_forces.jacobians(ws, slice(0, self.n_r))
             R_q -= K.toarray()
@@ -143,6 +140,22 @@ class EquationResidual:
         C_f = (C if forces is None else C + forces[1]).tocsr()
         return R_q, R_v, K_f, C_f
 
+    def constraint_hessians(self, ws, lam) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        """(columns, ∂(Φᵀλ)/∂q) of every constraint with a Hessian (``joint_hessian``) at the workspace ``ws`` for the
+        multipliers λ (m,), computed once per (state, λ) and kept with the workspace: the joint rows' Jacobian takes
+        their joint block, :meth:`coupling_blocks` the rest."""
+        asm, lam = self.asm, np.asarray(lam, dtype=float)
+
+        def compute() -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+            out = []
+            for constraint, rows in zip(asm.constraints, asm.row_slices):
+                part = constraint.joint_hessian(ws, lam[rows]) if hasattr(constraint, "joint_hessian") else None
+                if part is not None:
+                    out.append(part)
+            return tuple(out)
+
+        return ws.memo(("constraint hessians", lam.tobytes()), compute)
+
     def coupling_blocks(self, ws, lam) -> tuple[sp.csr_matrix | None, sp.csr_matrix | None]:
         """(X_q, X_v) CSR (n, n): what ∂r/∂q and ∂r/∂v hold besides :meth:`jacobian_blocks`' joint and flexible
         blocks — the constraints' −∂(Φᵀλ)/∂q on nodal columns (rods and curved surfaces on nodes) and between joint
@@ -150,11 +163,7 @@ class EquationResidual:
         none. The Newton solvers leave them out (their matrix is block-diagonal); the derivatives take them."""
         asm, n, n_r = self.asm, self.asm.n_dofs, self.n_r
         entries: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        for constraint, rows in zip(asm.constraints, asm.row_slices):
-            part = constraint.joint_hessian(ws, lam[rows]) if hasattr(constraint, "joint_hessian") else None
-            if part is None:
-                continue
-            cols, H = part
+        for cols, H in self.constraint_hessians(ws, lam):
             outside = ~np.logical_and.outer(cols < n_r, cols < n_r)
             i, j = np.nonzero(outside)
             entries.append((cols[i], cols[j], -H[i, j]))

@@ -76,10 +76,12 @@ def _pseudo_inverse_derivative(asm, t, q, r, rows, rtol, atol, v=None) -> tuple[
 
 
 def checked_replay(q_star: np.ndarray, recorded: np.ndarray, t: float) -> None:
-    """FlexbodyError when the replayed correction does not land on the recorded state (the run was corrected with
-    other settings)."""
+    """FlexbodyError when a step's end, replayed (and corrected, if the run was), is not the recorded state: a rotation
+    vector passed π and moved to its other chart (a switch the sweeps do not differentiate yet), or the run was
+    corrected with other settings."""
     if not np.allclose(q_star, recorded, rtol=0.0, atol=1e-12 * max(1.0, float(np.max(np.abs(recorded))))):
         raise FlexbodyError(
-            f"run sensitivities: the position correction replayed at t = {t:.9g} s does not give the recorded state "
-            f"(max difference {np.max(np.abs(q_star - recorded)):.3e}); give fb.gradient the run's stabilization"
+            f"run sensitivities: the step ending at t = {t:.9g} s, replayed, does not give the recorded state (max "
+            f"difference {np.max(np.abs(q_star - recorded)):.3e}): a rotation vector passed π and switched charts, "
+            "which the sweeps do not differentiate yet, or the run's stabilization differs"
         )

@@ -263,14 +263,11 @@ def row_velocity_jacobian(asm, ws) -> np.ndarray:
 
 
 def constraint_hessian(asm, ws, mu: np.ndarray) -> np.ndarray:
-    """∂(Φᵀμ)/∂q (n, n) at fixed μ (m,): the constraints' Hessians on every column (``joint_hessian``; rows linear in
-    the nodal coordinates have none there)."""
+    """∂(Φᵀμ)/∂q (n, n) at fixed μ (m,): the constraints' Hessians on every column
+    (:meth:`EquationResidual.constraint_hessians`; rows linear in the nodal coordinates have none there)."""
     H = np.zeros((asm.n_dofs, asm.n_dofs))
-    for constraint, rows in zip(asm.constraints, asm.row_slices):
-        part = constraint.joint_hessian(ws, mu[rows]) if hasattr(constraint, "joint_hessian") else None
-        if part is not None:
-            cols, block = part
-            H[np.ix_(cols, cols)] += block
+    for cols, block in EquationResidual(asm).constraint_hessians(ws, mu):
+        H[np.ix_(cols, cols)] += block
     return H
 
 

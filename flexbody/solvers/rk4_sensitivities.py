@@ -75,6 +75,8 @@ def rk4_adjoint_sweep(
         if correction is not None:  # back through δq = J_q δq′, δv = J_v δv′ + J_vq δq′
             J_q, J_vq, J_v = _corrected(asm, correction, times[i + 1], end, q[i + 1])
             q_bar, v_bar = J_q.T @ q_bar + J_vq.T @ v_bar, J_v.T @ v_bar
+        else:
+            checked_replay(end[0], q[i + 1], times[i + 1])
         V_bar = [w * h * q_bar for w in weights]
         A_bar = [w * h * v_bar for w in weights]
         q_new, v_new = q_bar.copy(), v_bar.copy()  # the identity parts of q′, v′
@@ -110,6 +112,8 @@ def rk4_tangent_sweep(
     for i in range(N):
         h = times[i + 1] - times[i]
         stages, end = _stages(asm, times[i], h, q[i], v[i], tau_at, formulation, parameters, joint_rows)
+        if correction is None:
+            checked_replay(end[0], q[i + 1], times[i + 1])
         dq, dv = out_q[i], out_v[i]
         dQ, dV = dq, dv
         sum_V, sum_A = np.zeros((n, k)), np.zeros((n, k))

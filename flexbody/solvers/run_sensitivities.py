@@ -44,13 +44,14 @@ from .dynamics_derivatives import (
 __all__ = ["StepJacobians", "StepFactor", "adjoint_sweep", "tangent_sweep", "run_blockers"]
 
 
-def run_blockers(asm, joint_rows: str = "exact") -> list[str]:
+def run_blockers(asm, joint_rows: str = "exact", charts: bool = True) -> list[str]:
     """What keeps a run's sensitivities from being exact (empty when they are): :func:`derivative_blockers`, rotation
-    vectors (their steps switch charts), velocity-level (Pfaffian) rows without ``velocity_derivatives`` (a step holds
-    them as A v = b, whose change with q the sweeps need)."""
+    vectors (generalized-α steps run in charts centred on their starts; with ``charts`` False, for RK4 runs, whose
+    steps run in the rotation vectors themselves, they are allowed), velocity-level (Pfaffian) rows without
+    ``velocity_derivatives`` (a step holds them as A v = b, whose change with q the sweeps need)."""
     out = derivative_blockers(asm, joint_rows)
-    if np.asarray(asm.rotation_vectors).size:
-        out.append("spherical joints or floating bases (rotation vectors)")
+    if charts and np.asarray(asm.rotation_vectors).size:
+        out.append("spherical joints or floating bases (rotation vectors) in generalized-α runs")
     for c in asm.constraints:
         if any(getattr(c, "velocity_rows", ())) and not hasattr(c, "velocity_derivatives"):
             out.append(f"velocity-level rows of {c.name!r}")

@@ -156,7 +156,9 @@ class AssembledSystem:
         if actuated_links is None:  # every joint; flexible nodes are passive [DE 6.3]
             cols = np.arange(self.n_joints)
         else:
-            cols = np.array([self.offsets[l.tree] + l.coordinate for l in actuated_links], dtype=np.int64)
+            cols = np.array(  # every coordinate of each link's joint (a spherical joint's three, a free flyer's six)
+                [self.offsets[l.tree] + c for l in actuated_links for c in l.coordinates], dtype=np.int64
+            )
         self.S = np.zeros((len(cols), self.n_dofs))
         self.S[np.arange(len(cols)), cols] = 1.0
         self.actuated_labels = [self.coordinate_labels[c] for c in cols]

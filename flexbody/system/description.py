@@ -45,8 +45,9 @@ class System:
     forces : sequence of ForceElement
         Springs, dampers, bushings and user generalized forces (:mod:`flexbody.constraints.force_elements`).
     actuators : sequence of Link, optional
-        Links whose joint coordinates are actuated (rows of the selection matrix S); default: every
-        joint coordinate (flexible nodes are passive [DE 6.3]).
+        Links whose joint coordinates are actuated (rows of the selection matrix S: every coordinate of the link's
+        joint, e.g. a spherical joint's three, a free flyer's six); default: every joint coordinate (flexible nodes
+        are passive [DE 6.3]).
     q0 : array_like (n_joints,), (n_rigid,) or (n,), optional
         Initial joint coordinates of the rigid trees (default zero), those and the reduced bodies' modal
         coordinates (default zero), or all coordinates (nodes default to their reference positions).
