@@ -301,30 +301,35 @@ def test_the_compiled_route_forms_the_same_exact_matrix(name):
     assert np.abs(matrices[True] - matrices[False]).max() < 1e-8 * np.abs(matrices[False]).max()
 
 
-def _arm_in_contact(kind: str):
+def _arm_in_contact(kind: str, radius: float = 0.0):
     """The spatial arm with its tip 1 cm into a plane or a sphere through a compliant contact with dissipation and
-    friction (sliding: the random velocities of the state)."""
+    friction (sliding: the random velocities of the state); with a ``radius``, a ball on the tip's frame, which
+    rolls."""
     system = _arm_with(lambda tip: fb.Distance(tip, fb.Ground((0.2, 0.1, -0.3)), 0.8))
     tree = system.trees[0]
-    tip = tree.point("l2", (0.2, 0.05, 0.0))
+    tip = tree.point("l2", (0.2, 0.05, 0.0)) if not radius else tree.frame("l2", (0.2, 0.05, 0.0))
     x = tree.kinematics(np.asarray(system.q0, dtype=float)).point_position(tip.link, tip.offset)
     if kind == "plane":
         normal = np.array([0.3, -0.2, 1.0]) / np.linalg.norm([0.3, -0.2, 1.0])
-        surface = fb.Plane(normal, point=x + 0.01 * normal)
+        surface = fb.Plane(normal, point=x + (0.01 + radius) * normal)
     else:
         centre = x + np.array([0.2, 0.3, -0.1])
-        surface = fb.Sphere(centre, float(np.linalg.norm(x - centre)) + 0.01)
-    contact = fb.CompliantContact(tip, surface, stiffness=2e4, dissipation=0.5, friction=0.4, slip_velocity=0.05)
+        surface = fb.Sphere(centre, float(np.linalg.norm(x - centre)) + 0.01 + radius)
+    contact = fb.CompliantContact(
+        tip, surface, stiffness=2e4, dissipation=0.5, friction=0.4, slip_velocity=0.05, radius=radius
+    )
     return fb.System([tree], [], forces=[contact], q0=system.q0)
 
 
-@pytest.mark.parametrize("kind", ["plane", "sphere"])
-def test_a_compliant_contact_on_a_link_has_exact_jacobians(kind):
+@pytest.mark.parametrize("kind, radius", [("plane", 0.0), ("sphere", 0.0), ("plane", 0.05), ("sphere", 0.05)])
+def test_a_compliant_contact_on_a_link_has_exact_jacobians(kind, radius):
     """A link point pressed 1 cm into a plane or a sphere, damped, sliding with friction: the joint rows' block (the
     point's Hessian for the contact force and the change of its velocity with q added to JᵀF_x J) equals central
     differences (step 1e-6: the force is stiff) to 1e-8 relative (measured 1.0e-10 to 1.5e-10; without those terms the
-    plane's block is off by 3.6e-3)."""
-    asm = _arm_in_contact(kind).assemble()
+    plane's block is off by 3.6e-3). A ball of 5 cm on the tip's frame rolls (Q = J_cᵀF, J_c = J + r[n]×J_ω): its
+    block adds the angular Hessian, the turn of n and the change of ω with q (measured 1.2e-10 to 2.2e-10; without
+    those terms 1.1e-3 and 3.4e-2)."""
+    asm = _arm_in_contact(kind, radius).assemble()
     assert asm.forces.elements[0].exact_jacobians
     exact, differenced = EquationResidual(asm), EquationResidual(asm, fd_step=1e-6, exact=False)
     assert exact.exact

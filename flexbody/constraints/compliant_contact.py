@@ -35,6 +35,7 @@ import numpy as np
 
 from ..errors import FlexbodyError
 from ..rigid.anchors import Anchor, CurvedAnchor
+from ..rigid.exponential_coordinates import skew
 from .base import finite_number
 from .contact_points import ContactPoint
 from .force_elements import ForceElement, ForcePiece
@@ -140,22 +141,47 @@ class CompliantContact(ForceElement):
             return ForcePiece(cols, Q)
         K = J_c.T @ dF_dx @ J
         anchor = self.anchor
-        if self.exact_jacobians and isinstance(anchor, CurvedAnchor) and F.any():  # Q = JᵀF(x, Jv) on a link
+        if self.exact_jacobians and isinstance(anchor, CurvedAnchor) and F.any():  # Q = J_cᵀF(x, v_c) on a link
             own, H = anchor.position_hessian(ev, F)  # the turn of J with q
             where = np.searchsorted(cols, own)
             K[np.ix_(where, where)] += H
             if velocity:
-                K[:, where] += J.T @ dF_dv @ anchor.velocity_jacobian(ev)[1]  # of ẋ = Jv
+                K[:, where] += J_c.T @ dF_dv @ anchor.velocity_jacobian(ev)[1]  # of ẋ = Jv
+            if self.point.rolls:
+                K += self._rolling_terms(ev, cols, x, J, J_c, F, dF_dv, velocity)
         return ForcePiece(cols, Q, K, J_c.T @ dF_dv @ J_c)
+
+    def _rolling_terms(self, ev, cols, x, J, J_c, F, dF_dv, velocity: bool) -> np.ndarray:
+        """What a rolling ball adds to ∂Q/∂q: Q = JᵀF + r J_ωᵀ(F × n), v_c = ẋ + r n × ω with n = n(x), ∂n/∂q = H_s J
+        (H_s the surface's Hessian): the angular Hessian H_ω(r F × n), r J_ωᵀ[F]×H_s J, and J_cᵀ∂F/∂v_c (−r[ω]×H_s J
+        + r[n]×∂ω/∂q)."""
+        anchor, r = self.anchor, self.r
+        n = self.point.gap_and_normal(ev, x)[1]
+        spread = np.zeros((3, cols.size))
+        cols_w, block = anchor.angular_jacobian(ev)  # type: ignore[attr-defined]  # a frame (rolls)
+        spread[:, np.searchsorted(cols, cols_w)] = block
+        n_q = self.surface.hessian(x)[0] @ J  # ∂n/∂q
+        own, H = anchor.angular_hessian(ev, r * np.cross(F, n))  # type: ignore[attr-defined]
+        out = np.zeros((cols.size, cols.size))
+        where = np.searchsorted(cols, own)
+        out[np.ix_(where, where)] += H
+        out += r * spread.T @ skew(F) @ n_q
+        if velocity:
+            own, w_q = anchor.angular_velocity_jacobian(ev)  # type: ignore[attr-defined]
+            omega_q = np.zeros((3, cols.size))
+            omega_q[:, np.searchsorted(cols, own)] = w_q
+            omega = anchor.angular_velocity(ev)  # type: ignore[attr-defined]
+            out += J_c.T @ dF_dv @ (r * skew(n) @ omega_q - r * skew(omega) @ n_q)
+        return out
 
     @property
     def exact_jacobians(self) -> bool:
-        """Whether ∂Q/∂q and ∂Q/∂v are exact: a point (not a rolling ball) on a link or a node against a plane, sphere
-        or cylinder (whose normal's derivative is exact); :meth:`evaluate` then adds the link point's Hessian and the
-        change of its velocity with q."""
+        """Whether ∂Q/∂q and ∂Q/∂v are exact: a point or ball on a link, a reduced body or a node (a ball on a link
+        frame rolls) against a plane, sphere or cylinder (whose normal's derivative is exact); :meth:`evaluate` then
+        adds the point's Hessian, the change of its velocity with q and, for a rolling ball, :meth:`_rolling_terms`."""
         smooth = isinstance(self.surface, (Plane, Sphere, Cylinder))
         on_point = isinstance(self.anchor, (Node, CurvedAnchor))
-        return smooth and not self.point.rolls and not self.point.chooses and on_point
+        return smooth and not self.point.chooses and on_point
 
     def potential(self, ev: StateView) -> float:
         """k δ^{p+1}/(p + 1) [J], the elastic energy of the penetration."""

@@ -10,9 +10,10 @@ part of the system, not of its loads). The joint rows come from the recursive Ne
 where every term on the joint columns has its derivative — the trees' (:meth:`~flexbody.RigidTree.
 inverse_dynamics_derivatives`), the reduced bodies' (:mod:`flexbody.reduced.force_derivatives`), the
 constraints' with a ``joint_hessian`` (attachments, loop closures, rods, points on surfaces, couplings, knife
-edges) and the force elements' with ``exact_jacobians`` (springs, joint springs, compliant contacts of points on
-planes, spheres and cylinders, user forces with their Jacobians) —, else taken by central differences (the other
-kinds: #36 item 2 goes on). The flexible rows and their Jacobians are exact (element kernels); see
+edges, rolling discs) and the force elements' with ``exact_jacobians`` (springs, joint springs, bushings,
+compliant contacts of points and rolling balls on planes, spheres and cylinders, user forces with their Jacobians) —,
+else taken by central differences (user Pfaffian rows, compliant contacts on boxes and meshes, user forces without
+Jacobians). The flexible rows and their Jacobians are exact (element kernels); see
 :meth:`flexbody.system.flexible_stack.FlexiblePart`.
 """
 
