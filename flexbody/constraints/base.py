@@ -107,6 +107,23 @@ def merge_pieces(pieces) -> tuple[np.ndarray, np.ndarray]:
     return cols, block
 
 
+def widened(cols: np.ndarray, part) -> np.ndarray:
+    """The block of ``part`` = (its columns (j,), block (r, j)) on the columns ``cols`` (k,) that hold them (r, k),
+    zero elsewhere."""
+    own, block = part
+    out = np.zeros((np.shape(block)[0], cols.size))
+    out[:, np.searchsorted(cols, own)] = block
+    return out
+
+
+def add_square(out: np.ndarray, cols: np.ndarray, part) -> None:
+    """out (k, k) += the square block of ``part`` = (its columns (j,), block (j, j)) on the columns ``cols`` (k,) that
+    hold them (a Hessian or Jacobian of one anchor added to an element's or row's)."""
+    own, block = part
+    where = np.searchsorted(cols, own)
+    out[np.ix_(where, where)] += block
+
+
 _FORCE_UNITS = {"m": "N", "rad": "N·m"}
 
 

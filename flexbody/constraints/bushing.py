@@ -42,7 +42,7 @@ from ..rigid.exponential_coordinates import (
     rotation_log,
     skew,
 )
-from .base import merge_pieces
+from .base import add_square, merge_pieces, widened
 from .force_elements import ForceElement, ForcePiece
 
 if TYPE_CHECKING:
@@ -140,16 +140,11 @@ class Bushing(ForceElement):
         """(∂Q/∂q, ∂Q/∂v) (k, k) on ``cols`` (module docstring)."""
         a, b, k = self.a, self.b, cols.size
 
-        def spread(part) -> np.ndarray:
-            out = np.zeros((3, k))
-            out[:, np.searchsorted(cols, part[0])] = part[1]
-            return out
-
         def rate(anchor, method: str) -> np.ndarray:  # ∂ẋ/∂q or ∂ω/∂q of an end (zero on the ground)
-            return spread(getattr(anchor, method)(ev)) if hasattr(anchor, method) else np.zeros((3, k))
+            return widened(cols, getattr(anchor, method)(ev)) if hasattr(anchor, method) else np.zeros((3, k))
 
-        D = spread(b.jacobian(ev)) - spread(a.jacobian(ev))
-        Jw_a, Jw_b = spread(a.angular_jacobian(ev)), spread(b.angular_jacobian(ev))
+        D = widened(cols, b.jacobian(ev)) - widened(cols, a.jacobian(ev))
+        Jw_a, Jw_b = widened(cols, a.angular_jacobian(ev)), widened(cols, b.angular_jacobian(ev))
         Rt, K_t, C_t, C_r = R_a.T, self.K[:3, None], self.C[:3, None], self.C[3:, None]
         theta_q = J_inv @ Rt @ (Jw_b - Jw_a)
         f_q = K_t * (Rt @ (D + skew(d) @ Jw_a))
@@ -171,9 +166,8 @@ class Bushing(ForceElement):
         C = -D.T @ F_v + Jw_a.T @ (skew(d) @ F_v + M_v) - Jw_b.T @ M_v
         for end, force, moment in ((a, F, np.cross(d, F) + M), (b, -F, -M)):  # the turn of the Jacobians
             if isinstance(end, LinkFrame):
-                for own, H in (end.position_hessian(ev, force), end.angular_hessian(ev, moment)):
-                    where = np.searchsorted(cols, own)
-                    K[np.ix_(where, where)] += H
+                add_square(K, cols, end.position_hessian(ev, force))
+                add_square(K, cols, end.angular_hessian(ev, moment))
         return K, C
 
     def potential(self, ev: StateView) -> float:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import ConstraintError
 from ..rigid.anchors import Anchor, CurvedAnchor, FrameAnchor, Ground, LinkPoint
-from .base import Constraint, ConstraintRows, checked_components
+from .base import Constraint, ConstraintRows, add_square, checked_components, widened
 from .nodes import Node
 from .row_derivatives import anchor_motion, differentiable_anchor, orientation_rows_derivatives, point_rows_derivatives
 from .row_kinds import LINEAR, RADIAL, DeclaredPointRows, PointRow, radial_curvature
@@ -193,11 +193,9 @@ def point_rows_hessian(
     cols = np.unique(np.concatenate([own for _, _, own, _ in jacobians]))
     H, J = np.zeros((cols.size, cols.size)), np.zeros((3, cols.size))
     for anchor, sign, own, block in jacobians:
-        J[:, np.searchsorted(cols, own)] += sign * block
+        J += sign * widened(cols, (own, block))
         if isinstance(anchor, CurvedAnchor):
-            turned, hessian = anchor.position_hessian(ev, sign * w)
-            where = np.searchsorted(cols, turned)
-            H[np.ix_(where, where)] += hessian
+            add_square(H, cols, anchor.position_hessian(ev, sign * w))
     return cols, H + J.T @ curvature @ J
 
 
@@ -288,17 +286,14 @@ class _FrameConstraint(Constraint):
         for frame in (self.a, self.b):
             J[frame] = np.zeros((3, cols.size))
             if isinstance(frame, LinkPoint):  # a frame on a link (a FrameAnchor)
-                frame_cols, block = frame.angular_jacobian(ev)  # type: ignore[attr-defined]
-                J[frame][:, np.searchsorted(cols, frame_cols)] = block
+                J[frame] = widened(cols, frame.angular_jacobian(ev))  # type: ignore[attr-defined]
         relative = J[self.a] - J[self.b]
         for k, (i, j) in enumerate(self.pairs):
             u, w, multiplier = Ra[:, i], Rb[:, j], lam[3 + k]
             g, uw = np.cross(u, w), float(u @ w)
             for frame, sign in ((self.a, 1.0), (self.b, -1.0)):
-                if isinstance(frame, LinkPoint):
-                    tree = frame.link.tree
-                    where = np.searchsorted(cols, ev.columns(tree))
-                    H[np.ix_(where, where)] += sign * multiplier * ev.kinematics(tree).angular_hessian(frame.link, g)
+                if isinstance(frame, LinkPoint):  # a frame on a link (a LinkFrame)
+                    add_square(H, cols, frame.angular_hessian(ev, sign * multiplier * g))  # type: ignore[attr-defined]
             turn = (np.outer(u, w) - uw * np.eye(3)) @ J[self.a] + (uw * np.eye(3) - np.outer(w, u)) @ J[self.b]
             H += multiplier * relative.T @ turn
         return cols, H

@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import FlexbodyError
 from ..rigid.anchors import Anchor, CurvedAnchor
 from ..rigid.exponential_coordinates import skew
-from .base import finite_number
+from .base import add_square, finite_number, widened
 from .contact_points import ContactPoint
 from .force_elements import ForceElement, ForcePiece
 from .nodes import Node
@@ -142,11 +142,9 @@ class CompliantContact(ForceElement):
         K = J_c.T @ dF_dx @ J
         anchor = self.anchor
         if self.exact_jacobians and isinstance(anchor, CurvedAnchor) and F.any():  # Q = J_cᵀF(x, v_c) on a link
-            own, H = anchor.position_hessian(ev, F)  # the turn of J with q
-            where = np.searchsorted(cols, own)
-            K[np.ix_(where, where)] += H
+            add_square(K, cols, anchor.position_hessian(ev, F))  # the turn of J with q
             if velocity:
-                K[:, where] += J_c.T @ dF_dv @ anchor.velocity_jacobian(ev)[1]  # of ẋ = Jv
+                K += J_c.T @ dF_dv @ widened(cols, anchor.velocity_jacobian(ev))  # of ẋ = Jv
             if self.point.rolls:
                 K += self._rolling_terms(ev, cols, x, J, J_c, F, dF_dv, velocity)
         return ForcePiece(cols, Q, K, J_c.T @ dF_dv @ J_c)
@@ -157,19 +155,13 @@ class CompliantContact(ForceElement):
         + r[n]×∂ω/∂q)."""
         anchor, r = self.anchor, self.r
         n = self.point.gap_and_normal(ev, x)[1]
-        spread = np.zeros((3, cols.size))
-        cols_w, block = anchor.angular_jacobian(ev)  # type: ignore[attr-defined]  # a frame (rolls)
-        spread[:, np.searchsorted(cols, cols_w)] = block
+        J_w = widened(cols, anchor.angular_jacobian(ev))  # type: ignore[attr-defined]  # a frame (rolls)
         n_q = self.surface.hessian(x)[0] @ J  # ∂n/∂q
-        own, H = anchor.angular_hessian(ev, r * np.cross(F, n))  # type: ignore[attr-defined]
         out = np.zeros((cols.size, cols.size))
-        where = np.searchsorted(cols, own)
-        out[np.ix_(where, where)] += H
-        out += r * spread.T @ skew(F) @ n_q
+        add_square(out, cols, anchor.angular_hessian(ev, r * np.cross(F, n)))  # type: ignore[attr-defined]
+        out += r * J_w.T @ skew(F) @ n_q
         if velocity:
-            own, w_q = anchor.angular_velocity_jacobian(ev)  # type: ignore[attr-defined]
-            omega_q = np.zeros((3, cols.size))
-            omega_q[:, np.searchsorted(cols, own)] = w_q
+            omega_q = widened(cols, anchor.angular_velocity_jacobian(ev))  # type: ignore[attr-defined]
             omega = anchor.angular_velocity(ev)  # type: ignore[attr-defined]
             out += J_c.T @ dF_dv @ (r * skew(n) @ omega_q - r * skew(omega) @ n_q)
         return out

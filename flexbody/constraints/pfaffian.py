@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike
 from ..errors import ConstraintError
 from ..rigid.anchors import FrameAnchor
 from ..rigid.exponential_coordinates import skew
-from .base import Constraint, ConstraintRows, global_columns, merge_pieces
+from .base import Constraint, ConstraintRows, global_columns, merge_pieces, widened
 from .row_derivatives import anchor_motion
 
 if TYPE_CHECKING:
@@ -107,9 +107,7 @@ class KnifeEdge(Constraint):
         cols, J = f.jacobian(ev)
         kin = ev.kinematics(f.link.tree)  # type: ignore[attr-defined]  # a frame on a link (_frame)
         H = kin.point_hessian(f.link, f.offset, multiplier * n)  # type: ignore[attr-defined]
-        cols_w, J_w = f.angular_jacobian(ev)
-        turn = np.zeros((3, cols.size))
-        turn[:, np.searchsorted(cols, cols_w)] = -skew(n) @ J_w
+        turn = -skew(n) @ widened(cols, f.angular_jacobian(ev))
         return cols, H + multiplier * J.T @ turn
 
     def velocity_derivatives(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:
@@ -245,9 +243,7 @@ class RollingDisc(Constraint):
         kin = ev.kinematics(f.link.tree)  # type: ignore[attr-defined]  # a frame on a link (_frame)
         cols = ev.columns(f.link.tree)  # type: ignore[attr-defined]
         H = kin.point_hessian(f.link, f.offset, mu) + kin.angular_hessian(f.link, r * np.cross(d, mu))  # type: ignore[attr-defined]
-        J_w = np.zeros((3, cols.size))
-        cols_w, block = f.angular_jacobian(ev)
-        J_w[:, np.searchsorted(cols, cols_w)] = block
+        J_w = widened(cols, f.angular_jacobian(ev))
         return cols, H - r * J_w.T @ skew(mu) @ d_w @ (-skew(w) @ J_w)
 
     def velocity_derivatives(self, ev: StateView) -> tuple[np.ndarray, np.ndarray]:

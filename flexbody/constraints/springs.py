@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import FlexbodyError, StateError
 from ..rigid.anchors import Anchor, CurvedAnchor, Ground
 from ..rigid.tree import Link
-from .base import finite_number, merge_pieces
+from .base import add_square, finite_number, merge_pieces, widened
 from .force_elements import ForceElement, ForcePiece
 from .nodes import Node
 
@@ -175,11 +175,9 @@ class SpringDamper(ForceElement):
         K = -D.T @ K_point @ D
         for end, sign in ((self.a, 1.0), (self.b, -1.0)):  # F_a = T e, F_b = −T e; ṡ gains −eᵀN_a, +eᵀN_b
             if isinstance(end, CurvedAnchor):  # a link's or a reduced body's point
-                own, H = end.position_hessian(ev, sign * T * e)
-                where = np.searchsorted(cols, own)
-                K[np.ix_(where, where)] += H
+                add_square(K, cols, end.position_hessian(ev, sign * T * e))
                 if velocity:
-                    K[:, where] -= T_rate * np.outer(De, -sign * e @ end.velocity_jacobian(ev)[1])
+                    K -= T_rate * np.outer(De, -sign * e @ widened(cols, end.velocity_jacobian(ev)))
         return ForcePiece(cols, Q, K, -T_rate * np.outer(De, De))
 
     @property
