@@ -30,7 +30,7 @@ from ..errors import FlexbodyError, ModelError
 from ..fem.flexible_body import FlexibleBody
 from ..rigid.link import Link
 from .basis import ReducedBasis
-from .frame_forces import frame_forces_into, pack, stiffness_into
+from .frame_forces import composed_frame_forces, pack, stiffness_into
 from .invariants import InertiaInvariants, frame_state, frame_terms
 from .stiffening import geometric_stiffness
 
@@ -228,23 +228,16 @@ class ReducedState:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The body's share of M a + h on the tree (n_t,) and modal (r,) rows at accelerations a_tree, η̈ (None:
         zero): inertia M_b [T a + c; η̈], velocity products Q_v and damping D_r η̇ (``velocity``), gravity −Q_g
-        (``gravity``) and the elastic K_r η (``elastic``; D_r η̇ only with ``velocity`` too); :func:`frame_forces`
-        in the frame, T (the frame Jacobian) to the tree."""
+        (``gravity``) and the elastic K_r η (``elastic``; D_r η̇ only with ``velocity`` too): the frame forces
+        (:func:`~flexbody.reduced.frame_forces.composed_frame_forces`, from this state's M_b, Q_v and K) in the frame,
+        T (the frame Jacobian) to the tree."""
         acc = np.zeros(6) if a_tree is None else self.T @ a_tree
         if velocity:
             acc += self.c
-        F = frame_forces(
-            body,
-            acc,
-            self.frame_velocity[3:],
-            self.gravity,
-            self.eta,
-            self.eta_dot,
-            np.zeros(body.n_dofs) if eta_ddot is None else eta_ddot,
-            velocity=velocity,
-            gravity=gravity,
-            elastic=elastic,
-        )
+        terms, F = self.terms, np.empty(6 + body.n_dofs)
+        eta_ddot = np.zeros(body.n_dofs) if eta_ddot is None else _vector(eta_ddot)
+        args = (self.stiffness, acc, self.gravity, self.eta, self.eta_dot, eta_ddot, velocity, gravity, elastic, F)
+        composed_frame_forces(body.packed, body.n_dofs, terms.mass, terms.velocity_forces, terms.first, *args)
         return self.T.T @ F[:6], F[6:]
 
     def kinetic_energy(self) -> float:
@@ -258,31 +251,6 @@ class ReducedState:
         assert inv is not None  # made by prepare() at assembly
         centre = inv.mass * self.p + self.R @ self.terms.first
         return 0.5 * float(self.eta @ self.stiffness @ self.eta) - float(g @ centre)
-
-
-def frame_forces(
-    body: ReducedBody,
-    acceleration: np.ndarray,
-    omega: np.ndarray,
-    gravity_field: np.ndarray,
-    eta: np.ndarray,
-    eta_dot: np.ndarray,
-    eta_ddot: np.ndarray,
-    *,
-    velocity: bool = True,
-    gravity: bool = True,
-    elastic: bool = True,
-) -> np.ndarray:
-    """F (6 + r,) = M_b [A; η̈] + Q_v − Q_g + [0; K(g, ω) η + D_r η̇] in the frame: the force [N], moment [N·m] (frame
-    axes, at the frame origin) and modal forces of ``body`` for the frame's classical acceleration A = [a_o; α] (6,)
-    [m/s², rad/s²], angular velocity ω (3,) [rad/s] and gravity (3,) [m/s²] (frame axes) and η, η̇, η̈ (r,); the flags
-    as :meth:`ReducedState.forces` (:func:`~flexbody.reduced.frame_forces.frame_forces_into`, the one declaration)."""
-    assert body.packed is not None  # made by prepare() at assembly
-    r = body.n_dofs
-    F, Mb, Q, s, K = np.empty(6 + r), np.empty((6 + r, 6 + r)), np.empty(6 + r), np.empty(3), np.empty((r, r))
-    args = [_vector(x) for x in (acceleration, omega, gravity_field, eta, eta_dot, eta_ddot)]
-    frame_forces_into(body.packed, r, *args, velocity, gravity, elastic, Mb, Q, s, K, F)
-    return F
 
 
 def _vector(x) -> np.ndarray:

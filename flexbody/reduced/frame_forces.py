@@ -83,9 +83,17 @@ def frame_forces_into(
 ):
     """F (6 + r,) of the module docstring into F, with M_b, Q_v, s and K(g, ω) into Mb, Q, s, K; the flags drop the
     velocity products and damping (``velocity``), gravity (``gravity``) and the elastic forces (``elastic``)."""
-    mass, first, first_modal, second, mixed, modal, modal_mass, stiffness, damping, stiffening, _ = unpack(fl, r)
+    mass, first, first_modal, second, mixed, modal, modal_mass, stiffness, _, stiffening, _ = unpack(fl, r)
     frame_terms_into(mass, first.copy(), first_modal, second, mixed, modal, modal_mass, eta, eta_dot, omega, Mb, Q, s)
     stiffness_into(stiffness, stiffening, g, omega, K)
+    composed_frame_forces(fl, r, Mb, Q, s, K, acceleration, g, eta, eta_dot, eta_ddot, velocity, gravity, elastic, F)
+
+
+@nb.njit(cache=True)
+def composed_frame_forces(fl, r, Mb, Q, s, K, acceleration, g, eta, eta_dot, eta_ddot, velocity, gravity, elastic, F):
+    """F (6 + r,) of the module docstring into F from the state's M_b, Q_v, s and K(g, ω) made already (the flags as
+    :func:`frame_forces_into`)."""
+    mass, _, first_modal, _, _, _, _, _, damping, _, _ = unpack(fl, r)
     for a in range(6 + r):
         x = Q[a] if velocity else 0.0
         for b in range(6):
