@@ -30,29 +30,25 @@ def correction_jacobians(asm, t: float, q, v, settings: PositionCorrection, rtol
     """(q*, v*, J_q, J_vq, J_v): the correction of (t, q, v) (n,) by ``settings`` and, (n, n) each, its derivatives
     δq* = J_q δq, δv* = J_v δv + J_vq δq (module docstring); ``rtol``, ``atol`` the rank tolerances the run used."""
     iterates: list = []
-    q_star, v_star, _, _, _ = correct(asm, t, q, v, settings, rtol, atol, iterates)
-    n = asm.n_dofs
+    q_star, v_star, _, _, ws = correct(asm, t, q, v, settings, rtol, atol, iterates)
     position = ~np.asarray(asm.velocity_rows, dtype=bool)
-    J_q = np.eye(n)
-    for q_k in iterates:
-        ws = asm.workspace(t, q_k, np.zeros(n))
-        phi = ws.constraint_rows()[0][position]
-        step = _pseudo_inverse_derivative(asm, t, q_k, phi, position, rtol, atol)
-        J_q = (step[0] + step[1]) @ J_q  # δq_{k+1} = [P − D(Φ⁺)φ-terms] δq_k
-    ws = asm.workspace(t, q_star, v_star)
+    J_q = np.eye(asm.n_dofs)
+    for ws_k in iterates:  # the workspaces the Newton steps started from
+        phi = ws_k.constraint_rows()[0][position]
+        P, turn = _pseudo_inverse_derivative(asm, ws_k, phi, position, rtol, atol)
+        J_q = (P + turn) @ J_q  # δq_{k+1} = [P − D(Φ⁺)φ-terms] δq_k
     _, Phi, _, phi_t = ws.constraint_rows()
     residual = dense_jacobian(Phi) @ v + np.asarray(phi_t, dtype=float)
     everything = np.ones(asm.n_constraints, dtype=bool)
-    P, turn = _pseudo_inverse_derivative(asm, t, q_star, residual, everything, rtol, atol, v_star)
+    P, turn = _pseudo_inverse_derivative(asm, ws, residual, everything, rtol, atol, v_star)
     return q_star, v_star, J_q, turn @ J_q, P
 
 
-def _pseudo_inverse_derivative(asm, t, q, r, rows, rtol, atol, v=None) -> tuple[np.ndarray, np.ndarray]:
-    """(P, T) (n, n) at q for the rows ``rows`` (bool, m) and their right-hand side r: P = I − Φ⁺Φ and T, the change
-    of −Φ⁺r with q at fixed r less its Φ⁺Φ part: Φ⁺N(w) − Φ⁺Φ⁺ᵀH(r⊥) − P H(z) (w = Φ⁺r, or ``v`` in N's place for
-    the projection, where r depends on q through Φv′)."""
+def _pseudo_inverse_derivative(asm, ws, r, rows, rtol, atol, v=None) -> tuple[np.ndarray, np.ndarray]:
+    """(P, T) (n, n) at the workspace ``ws``'s q for the rows ``rows`` (bool, m) and their right-hand side r:
+    P = I − Φ⁺Φ and T, the change of −Φ⁺r with q at fixed r less its Φ⁺Φ part: Φ⁺N(w) − Φ⁺Φ⁺ᵀH(r⊥) − P H(z)
+    (w = Φ⁺r, or ``v`` in N's place for the projection, where r depends on q through Φv′)."""
     n = asm.n_dofs
-    ws = asm.workspace(t, q, np.zeros(n))
     Phi = dense_jacobian(ws.constraint_rows()[1])[rows]
     if not Phi.shape[0]:
         return np.eye(n), np.zeros((n, n))
@@ -68,7 +64,7 @@ def _pseudo_inverse_derivative(asm, t, q, r, rows, rtol, atol, v=None) -> tuple[
         out[rows] = y
         return out
 
-    N = row_velocity_jacobian(asm, asm.workspace(t, q, w if v is None else v))[rows]
+    N = row_velocity_jacobian(asm, ws.with_velocity(w if v is None else v))[rows]
     H_r, H_z = (constraint_hessian(asm, ws, spread(y)) for y in (r_perp, z))
     if v is None:
         return P, pinv @ N - pinv @ pinv.T @ H_r - P @ H_z

@@ -268,8 +268,9 @@ def correct(model, t, q, v, settings: PositionCorrection, rtol, atol, iterates: 
     """[AG-37] Newton projection of q onto φ = 0, then velocity projection.
 
     Returns q, v, iterations, ‖φ‖ after the correction and the workspace of the corrected state (its terms of
-    (t, q) — Φ among them — are those the corrections computed); ``iterates`` (a list) receives the q of each Newton
-    step taken (what :mod:`flexbody.solvers.correction_sensitivities` differentiates)."""
+    (t, q) — Φ among them — are those the corrections computed); ``iterates`` (a list) receives the workspace of each
+    Newton step taken, at the q it starts from (what :mod:`flexbody.solvers.correction_sensitivities`
+    differentiates)."""
     ws = workspace_of(model, t, q)
     phi = position_value(ws)
     norm, iterations = float(np.linalg.norm(phi)), 0
@@ -278,7 +279,7 @@ def correct(model, t, q, v, settings: PositionCorrection, rtol, atol, iterates: 
         if not np.any(dq):
             break  # Φ⁺ = 0 (rank 0): nothing to correct with
         if iterates is not None:
-            iterates.append(q)
+            iterates.append(ws)
         corrected = q - dq
         if np.array_equal(corrected, q):  # a step below the round-off of q: taken, nothing changes
             iterations += 1
