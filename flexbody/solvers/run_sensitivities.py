@@ -22,6 +22,12 @@ by :func:`~flexbody.solvers.dynamics_derivatives.forward_derivatives`. The adjoi
 matrix: for s = ∂J/∂q̈_{n+1} + β′h² q̄_{n+1} + γ′h v̄_{n+1} + c₁ ā_{n+1} (the adjoints of y_{n+1}),
 [[Aᵀ, Φᵀ], [Φ, 0]] [μ; ν] = [s; 0], then q̂̄ = q̄_{n+1} − R_qᵀμ − Φᵀν/(β′h²), v̂̄ = v̄_{n+1} − R_vᵀμ, τ̄_n = μ,
 p̄ −= R_pᵀμ, and y_n's adjoints by the transposed update.
+
+Two kinds of terms join that matrix where a system has them: what couples joint and nodal columns (the Hessians of
+rows curved in nodal coordinates, force elements between links and nodes: :meth:`~flexbody.solvers.
+constrained_equations.EquationResidual.coupling_blocks`), and velocity-level rows, which a step holds as
+g = Φv + φ_t = 0: their rows of the matrix are G = N + (γ′h/β′h²)Φ, N = ∂g/∂q, with right-hand side
+−(N q̂ + Φ v̂)/(β′h²), and the adjoint solves with [[Aᵀ, Gᵀ], [Φ, 0]].
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import scipy.sparse.linalg as spla
 
 from ..errors import FlexbodyError
 from ..linalg.saddle_point import SaddlePointSolver
+from ..system import State
 from .constrained_equations import EquationResidual
 from .dynamics_derivatives import (
     derivative_blockers,
@@ -168,7 +175,7 @@ def tangent_sweep(
     dp = np.zeros((p, k))
     dp[:, k - p :] = np.eye(p)
     start = forward_derivatives(
-        asm, _state(times[0], q[0], v[0]), tau[0], "multiplier", parameters=parameters, joint_rows=joint_rows
+        asm, State(float(times[0]), q[0], v[0]), tau[0], "multiplier", parameters=parameters, joint_rows=joint_rows
     )
     d_qdd = start.da_dq @ dq0 + start.da_dv @ dv0 + start.da_dtau @ dtau[0]
     if start.da_dp is not None:
@@ -219,7 +226,7 @@ def adjoint_sweep(asm, settings, run, g_q: np.ndarray, g_v: np.ndarray, paramete
         qdd_bar = c2 * blend_bar + c2 * a_bar
         a_bar = h * h * (0.5 - beta) * q_hat_bar + h * (1.0 - gamma) * v_hat_bar + c3 * blend_bar + c3 * a_bar
     start = forward_derivatives(
-        asm, _state(times[0], q[0], v[0]), tau[0], "multiplier", parameters=parameters, joint_rows=joint_rows
+        asm, State(float(times[0]), q[0], v[0]), tau[0], "multiplier", parameters=parameters, joint_rows=joint_rows
     )
     w = qdd_bar + a_bar  # q̈₀ = a₀ = a(q₀, v₀, τ₀, p)
     tau_bar[0] += start.da_dtau.T @ w
@@ -238,9 +245,3 @@ def _row_partials(asm, ws, Phi: sp.csr_matrix) -> tuple[sp.csr_matrix, sp.csr_ma
     G_q[rows] = row_velocity_jacobian(asm, ws)[rows]
     G_v[rows] = Phi[rows].toarray()
     return sp.csr_matrix(G_q), sp.csr_matrix(G_v)
-
-
-def _state(t, q, v):
-    from ..system import State
-
-    return State(float(t), np.asarray(q, dtype=float), np.asarray(v, dtype=float))
