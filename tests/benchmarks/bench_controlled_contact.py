@@ -17,8 +17,8 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -27,14 +27,10 @@ for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUM
 
 import numpy as np  # noqa: E402
 
-CASE = Path(__file__).resolve().parents[2] / "cases" / "31_ur5_wipes_with_flexible_blade.py"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' case_files
+from case_files import load  # noqa: E402
 
-
-def load_case():
-    spec = importlib.util.spec_from_file_location("case_31", CASE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+CASE = "31_ur5_wipes_with_flexible_blade.py"
 
 
 def controlled(case, asm, steps: int):
@@ -63,7 +59,7 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--divisions", type=int, nargs=3, default=None)
     args = parser.parse_args(argv)
-    case = load_case()
+    case = load(CASE)
     asm = case.build(**({} if args.divisions is None else {"divisions": tuple(args.divisions)})).assemble()
     controlled(case, asm, 20)  # compiles what the runs use
     with_law, without, ratios = [], [], []

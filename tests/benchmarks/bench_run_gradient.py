@@ -16,8 +16,8 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -26,14 +26,10 @@ for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUM
 
 import numpy as np  # noqa: E402
 
-CASE = Path(__file__).resolve().parents[2] / "cases" / "16_arm_beam_task_control.py"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' case_files
+from case_files import load  # noqa: E402
 
-
-def load_case():
-    spec = importlib.util.spec_from_file_location("case_16", CASE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+CASE = "16_arm_beam_task_control.py"
 
 
 def main(argv=None) -> int:
@@ -44,7 +40,7 @@ def main(argv=None) -> int:
     parser.add_argument("--intervals", type=int, default=500)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    case = load_case()
+    case = load(CASE)
     asm = case.build().assemble()
     beam = asm.flexible.bodies[0]
     rng = np.random.default_rng(0)
