@@ -304,6 +304,41 @@ def chart_acceleration(phi: np.ndarray, h: np.ndarray, a: np.ndarray) -> np.ndar
     return chart_velocity(phi, a) + 2.0 * np.pi * (2.0 * uh * h + (h @ h) * u - 3.0 * uh * uh * u) / theta**2
 
 
+def chart_jacobian(phi: np.ndarray) -> np.ndarray:
+    """Df (3, 3) of the chart change f(φ) = φ − 2π u, u = φ/θ: I − 2π (I − u uᵀ)/θ."""
+    theta = float(np.linalg.norm(phi))
+    u = phi / theta
+    return np.eye(3) - 2.0 * np.pi * (np.eye(3) - np.outer(u, u)) / theta
+
+
+def _second_form(u: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """P_k (3, 3) with P_k h = P(h, k) = (u·k)h + (u·h)k + (h·k)u − 3(u·h)(u·k)u, the symmetric form of
+    D²u[h, k] = −P(h, k)/θ² (u = φ/θ)."""
+    uk = u @ k
+    return uk * np.eye(3) + np.outer(k, u) + np.outer(u, k) - 3.0 * uk * np.outer(u, u)
+
+
+def chart_second(phi: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """(3, 3): h ↦ D²f[h, k] = 2π P(h, k)/θ² of the chart change f (:func:`_second_form`)."""
+    theta = float(np.linalg.norm(phi))
+    return 2.0 * np.pi / theta**2 * _second_form(phi / theta, k)
+
+
+def chart_third(phi: np.ndarray, k: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """(3, 3): h ↦ D³f[h, k, m] of the chart change f: 2π (∂_m P(h, k)/θ² − 2(u·m) P(h, k)/θ³), where ∂_m P is P's
+    derivative along m through u, Du[m] = w = (m − u(u·m))/θ:
+    (w·k)h + (w·h)k + (h·k)w − 3(w·h)(u·k)u − 3(u·h)(w·k)u − 3(u·h)(u·k)w."""
+    theta = float(np.linalg.norm(phi))
+    u = phi / theta
+    w = (m - u * (u @ m)) / theta
+    uk, wk = u @ k, w @ k
+    along = (
+        wk * np.eye(3) + np.outer(k, w) + np.outer(w, k)
+        - 3.0 * uk * np.outer(u, w) - 3.0 * wk * np.outer(u, u) - 3.0 * uk * np.outer(w, u)
+    )  # fmt: skip
+    return 2.0 * np.pi * (along / theta**2 - 2.0 * (u @ m) * _second_form(u, k) / theta**3)
+
+
 def switched_charts(starts: np.ndarray, q: np.ndarray, v: np.ndarray, *accelerations):
     """Move every rotation vector q[s:s+3] (``starts``) longer than π to its other chart, with its rate in v and
     second derivatives in ``accelerations`` (same shapes as q). Returns None when none is longer than π, else

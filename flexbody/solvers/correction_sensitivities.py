@@ -72,12 +72,11 @@ def _pseudo_inverse_derivative(asm, ws, r, rows, rtol, atol, v=None) -> tuple[np
 
 
 def checked_replay(q_star: np.ndarray, recorded: np.ndarray, t: float) -> None:
-    """FlexbodyError when a step's end, replayed (and corrected, if the run was), is not the recorded state: a rotation
-    vector passed π and moved to its other chart (a switch the sweeps do not differentiate yet), or the run was
-    corrected with other settings."""
+    """FlexbodyError when a step's end, replayed (and corrected, if the run was), is not the recorded state: the run
+    was made with other settings (stabilization, step) than the sweeps replay."""
     if not np.allclose(q_star, recorded, rtol=0.0, atol=1e-12 * max(1.0, float(np.max(np.abs(recorded))))):
         raise FlexbodyError(
             f"run sensitivities: the step ending at t = {t:.9g} s, replayed, does not give the recorded state (max "
-            f"difference {np.max(np.abs(q_star - recorded)):.3e}): a rotation vector passed π and switched charts, "
-            "which the sweeps do not differentiate yet, or the run's stabilization differs"
+            f"difference {np.max(np.abs(q_star - recorded)):.3e}): the run's settings (stabilization, step) differ "
+            "from the replay's"
         )

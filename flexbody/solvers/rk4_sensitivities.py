@@ -10,7 +10,9 @@ A step of h from (q, v) at t takes the four stages of :func:`~flexbody.solvers.e
 each stage's input τ_i = Sᵀu of the interval holding its time (the run evaluates its inputs at every stage). The
 stages' derivatives ∂a/∂q, ∂a/∂v, ∂a/∂τ, ∂a/∂p are exact (:func:`~flexbody.solvers.dynamics_derivatives.
 forward_derivatives`, in the run's formulation), and the sweeps follow the stages forward (tangent) or backward
-(adjoint). The stages are recomputed from the recorded steps.
+(adjoint). The stages are recomputed from the recorded steps; a rotation vector that passed π moves to its other chart
+after the step, as the run moves it, and the sweeps take that switch's linearization
+(:mod:`flexbody.solvers.chart_sensitivities`).
 
 With :class:`~flexbody.solvers.stabilization.PositionCorrection` each step's end (q′, v′) is corrected (Newton steps
 on the position rows, then the velocity projection [AG-37]); the sweeps replay the correction from the recomputed
@@ -23,7 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..linalg.rank import resolve_tolerances
+from ..rigid.exponential_coordinates import switched_charts
 from ..system import State
+from .chart_sensitivities import switch_map
 from .correction_sensitivities import checked_replay, correction_jacobians
 from .dynamics_derivatives import forward_derivatives
 
@@ -32,7 +36,8 @@ __all__ = ["rk4_adjoint_sweep", "rk4_tangent_sweep"]
 
 def _stages(asm, t, h, q, v, tau_at, formulation, parameters, joint_rows):
     """The four stages of the step from (t, q, v): ([(ForwardDerivatives, interval of its input)], (q′, v′) its
-    uncorrected end)."""
+    uncorrected end, in the other chart of each rotation vector longer than π, and the linearization S of that switch
+    (None without one, :func:`~flexbody.solvers.chart_sensitivities.switch_map`))."""
     out, Q, V = [], q, v
     times = (t, t + 0.5 * h, t + 0.5 * h, t + h)
     sum_V, sum_A = np.zeros_like(q), np.zeros_like(v)
@@ -45,7 +50,9 @@ def _stages(asm, t, h, q, v, tau_at, formulation, parameters, joint_rows):
         sum_V, sum_A = sum_V + weight * V, sum_A + weight * d.a
         if fraction is not None:
             Q, V = q + fraction * h * V, v + fraction * h * d.a
-    return out, (q + h / 6.0 * sum_V, v + h / 6.0 * sum_A)
+    end = (q + h / 6.0 * sum_V, v + h / 6.0 * sum_A)
+    switch = switch_map(np.asarray(asm.rotation_vectors, dtype=np.int64), end)
+    return out, end if switch is None else switched_charts(asm.rotation_vectors, *end), switch
 
 
 def _corrected(asm, correction, t, end, recorded):
@@ -71,12 +78,14 @@ def rk4_adjoint_sweep(
     weights = (1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0)
     for i in range(N - 1, -1, -1):
         h = times[i + 1] - times[i]
-        stages, end = _stages(asm, times[i], h, q[i], v[i], tau_at, formulation, parameters, joint_rows)
+        stages, end, switch = _stages(asm, times[i], h, q[i], v[i], tau_at, formulation, parameters, joint_rows)
         if correction is not None:  # back through δq = J_q δq′, δv = J_v δv′ + J_vq δq′
             J_q, J_vq, J_v = _corrected(asm, correction, times[i + 1], end, q[i + 1])
             q_bar, v_bar = J_q.T @ q_bar + J_vq.T @ v_bar, J_v.T @ v_bar
         else:
             checked_replay(end[0], q[i + 1], times[i + 1])
+        if switch is not None:
+            q_bar, v_bar = switch.transposed([q_bar, v_bar])
         V_bar = [w * h * q_bar for w in weights]
         A_bar = [w * h * v_bar for w in weights]
         q_new, v_new = q_bar.copy(), v_bar.copy()  # the identity parts of q′, v′
@@ -111,7 +120,7 @@ def rk4_tangent_sweep(
     out_q[0], out_v[0] = dq0, dv0
     for i in range(N):
         h = times[i + 1] - times[i]
-        stages, end = _stages(asm, times[i], h, q[i], v[i], tau_at, formulation, parameters, joint_rows)
+        stages, end, switch = _stages(asm, times[i], h, q[i], v[i], tau_at, formulation, parameters, joint_rows)
         if correction is None:
             checked_replay(end[0], q[i + 1], times[i + 1])
         dq, dv = out_q[i], out_v[i]
@@ -128,6 +137,8 @@ def rk4_tangent_sweep(
                 c = 1.0 if s == 2 else 0.5
                 dQ, dV = dq + c * h * dV, dv + c * h * dA
         out_q[i + 1], out_v[i + 1] = dq + h / 6.0 * sum_V, dv + h / 6.0 * sum_A
+        if switch is not None:
+            out_q[i + 1], out_v[i + 1] = switch([out_q[i + 1], out_v[i + 1]])
         if correction is not None:
             J_q, J_vq, J_v = _corrected(asm, correction, times[i + 1], end, q[i + 1])
             out_q[i + 1], out_v[i + 1] = J_q @ out_q[i + 1], J_v @ out_v[i + 1] + J_vq @ out_q[i + 1]

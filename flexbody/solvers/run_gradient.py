@@ -8,7 +8,6 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -98,8 +97,7 @@ def gradient(
             f"{stabilization!r}"
         )
     asm = model.assemble() if hasattr(model, "assemble") else model
-    blockers = partial(run_blockers, charts=not isinstance(integrator, RK4))
-    require_derivatives("gradient", asm, joint_rows, blockers)
+    require_derivatives("gradient", asm, joint_rows, run_blockers)
     clock = time.perf_counter()
     tau = inputs.forces(asm)
     if isinstance(integrator, RK4):

@@ -28,6 +28,14 @@ rows curved in nodal coordinates, force elements between links and nodes: :meth:
 constrained_equations.EquationResidual.coupling_blocks`), and velocity-level rows, which a step holds as
 g = Φv + φ_t = 0: their rows of the matrix are G = N + (γ′h/β′h²)Φ, N = ∂g/∂q, with right-hand side
 −(N q̂ + Φ v̂)/(β′h²), and the adjoint solves with [[Aᵀ, Gᵀ], [Φ, 0]].
+
+Rotation vectors (spherical joints, floating bases) step in the chart centred on each step's start
+(:mod:`flexbody.solvers.step_charts`): the Newmark formulas above hold in that chart, for (ψ, ψ̇, ψ̈, â), and the
+equations at the end read φ = log(exp([φ_n]×) exp([ψ]×)) and its rates. The sweeps take the linearizations T (to the
+chart), F (back) and S (the switch past π) of :mod:`flexbody.solvers.chart_sensitivities`, so the unknown is δψ̈ and
+the matrix A = R_q P_q + R_v P_v + M P_q̈ with P = ∂(q, v, q̈)/∂ψ̈ of F (β′h² I, γ′h I and I on the other
+coordinates); the start's change also enters q̈ (the −M q̈̂ of the right-hand side). Without rotation vectors every
+map is the identity and the formulas are those above.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ import scipy.sparse.linalg as spla
 from ..errors import FlexbodyError
 from ..linalg.saddle_point import SaddlePointSolver
 from ..system import State
+from .chart_sensitivities import replayed_charts
 from .constrained_equations import EquationResidual
 from .dynamics_derivatives import (
     derivative_blockers,
@@ -51,14 +60,11 @@ from .dynamics_derivatives import (
 __all__ = ["StepJacobians", "StepFactor", "adjoint_sweep", "tangent_sweep", "run_blockers"]
 
 
-def run_blockers(asm, joint_rows: str = "exact", charts: bool = True) -> list[str]:
-    """What keeps a run's sensitivities from being exact (empty when they are): :func:`derivative_blockers`, rotation
-    vectors (generalized-α steps run in charts centred on their starts; with ``charts`` False, for RK4 runs, whose
-    steps run in the rotation vectors themselves, they are allowed), velocity-level (Pfaffian) rows without
-    ``velocity_derivatives`` (a step holds them as A v = b, whose change with q the sweeps need)."""
+def run_blockers(asm, joint_rows: str = "exact") -> list[str]:
+    """What keeps a run's sensitivities from being exact (empty when they are): :func:`derivative_blockers` and
+    velocity-level (Pfaffian) rows without ``velocity_derivatives`` (a step holds them as A v = b, whose change with q
+    the sweeps need)."""
     out = derivative_blockers(asm, joint_rows)
-    if charts and np.asarray(asm.rotation_vectors).size:
-        out.append("spherical joints or floating bases (rotation vectors) in generalized-α runs")
     for c in asm.constraints:
         if any(getattr(c, "velocity_rows", ())) and not hasattr(c, "velocity_derivatives"):
             out.append(f"velocity-level rows of {c.name!r}")
@@ -84,28 +90,35 @@ class StepJacobians:
         self.rows_q, self.rows_v = _row_partials(asm, ws, self.Phi)
 
     def apply(self, which: str, x: np.ndarray, transpose: bool = False) -> np.ndarray:
-        """R_q x or R_v x (``which`` "q" or "v"), or their transposes, for x (n,) or (n, k): the joint and flexible
-        blocks and what couples them (:meth:`EquationResidual.coupling_blocks`)."""
+        """R_q x, R_v x or M x (``which`` "q", "v" or "m"), or their transposes, for x (n,) or (n, k): the joint and
+        flexible blocks and what couples them (:meth:`EquationResidual.coupling_blocks`)."""
         asm, n_r = self.asm, self.asm.n_rigid
-        rigid = self.rq if which == "q" else self.rv
+        rigid = {"q": self.rq, "v": self.rv, "m": self.mr}[which]
         out = np.zeros_like(x)
         out[:n_r] = (rigid.T if transpose else rigid) @ x[:n_r]
         if asm.sparse:
-            flexible = self.kf if which == "q" else self.cf
+            flexible = {"q": self.kf, "v": self.cf, "m": self.mf}[which]
             fs = asm.flexible.slice
             out[fs] = (flexible.T if transpose else flexible) @ x[fs]
-        coupling = self.xq if which == "q" else self.xv
+        coupling = {"q": self.xq, "v": self.xv, "m": None}[which]
         if coupling is not None:
             out += (coupling.T if transpose else coupling) @ x
         return out
 
-    def factor(self, c_v: float, c_q: float, transpose: bool) -> StepFactor:
-        """The factor of [[A, Φᵀ], [Φ, 0]] (or with Aᵀ), A = M + c_v R_v + c_q R_q."""
-        A_r = self.mr + c_v * self.rv + c_q * self.rq
-        A_f = (self.mf + c_v * self.cf + c_q * self.kf).tocsr() if self.asm.sparse else sp.csr_matrix((0, 0))
-        parts = [c * X for c, X in ((c_v, self.xv), (c_q, self.xq)) if X is not None]
+    def factor(self, P, c_q: float, transpose: bool) -> StepFactor:
+        """The factor of [[A, Φᵀ], [G, 0]] (or its transpose), A = R_q P_q + R_v P_v + M P_q̈ the residual's change
+        per Δψ̈ of the step, G = (∂g/∂q P_q + ∂g/∂v P_v)/c_q the rows' (c_q = β′h²), for ``P`` = (P_q, P_v, P_q̈, …)
+        :class:`~flexbody.solvers.chart_sensitivities.BlockMap` (the end's change per Δψ̈: β′h², γ′h and 1 without
+        rotation vectors)."""
+        P_q, P_v, P_d = P[:3]
+        A_r = P_d.right_of(self.mr) + P_v.right_of(self.rv) + P_q.right_of(self.rq)
+        A_f = sp.csr_matrix((0, 0))
+        if self.asm.sparse:  # no rotation vectors among the nodal coordinates
+            A_f = (P_d.scale * self.mf + P_v.scale * self.cf + P_q.scale * self.kf).tocsr()
+        n = self.asm.n_dofs
+        parts = [X @ m.matrix(n) for X, m in ((self.xv, P_v), (self.xq, P_q)) if X is not None]
         coupling = sum(parts[1:], parts[0]) if parts else None
-        G = (self.rows_q + (c_v / c_q) * self.rows_v).tocsr()  # the rows' change per Δq̈, over β′h²
+        G = (self.rows_q @ P_q.divided(c_q).matrix(n) + self.rows_v @ P_v.divided(c_q).matrix(n)).tocsr()
         if transpose:
             A_r, A_f = A_r.T, A_f.T.tocsr()
             coupling = None if coupling is None else coupling.T
@@ -137,8 +150,8 @@ class StepFactor:
             if coupling is not None or (Phi != G).nnz:
                 raise FlexbodyError(
                     "run sensitivities: a step's matrix is singular (dependent rows) with joint and nodal columns "
-                    "coupled (a rod, spring or curved surface between links and nodes) or velocity-level rows; remove "
-                    "the redundant rows"
+                    "coupled (a rod, spring or curved surface between links and nodes), velocity-level rows or "
+                    "rotation vectors (whose step chart turns the rows); remove the redundant rows"
                 ) from None
             self._lu, self._saddle = None, SaddlePointSolver(n_rigid, exact=True)
             self._saddle.factor(A_r, A_f, Phi)
@@ -170,8 +183,9 @@ def tangent_sweep(
     :func:`~flexbody.solvers.dynamics_derivatives.forward_derivatives` takes it."""
     residual = _checked(asm, joint_rows)
     c1, c2, c3, gamma, beta = _coefficients(settings)
-    times, q, v, qdd, lam, tau = run
+    times, q, v, _, lam, tau = run
     N, n, k, p = len(times) - 1, asm.n_dofs, dq0.shape[1], len(parameters)
+    charts = replayed_charts(asm, (c1, c2, c3, gamma, beta), run)
     dp = np.zeros((p, k))
     dp[:, k - p :] = np.eye(p)
     start = forward_derivatives(
@@ -180,24 +194,29 @@ def tangent_sweep(
     d_qdd = start.da_dq @ dq0 + start.da_dv @ dv0 + start.da_dtau @ dtau[0]
     if start.da_dp is not None:
         d_qdd += start.da_dp @ dp
-    d_a = d_qdd.copy()
+    state = [dq0, dv0, d_qdd, d_qdd.copy()]
     out_q, out_v = np.empty((N + 1, n, k)), np.empty((N + 1, n, k))
     out_q[0], out_v[0] = dq0, dv0
     for i in range(N):
-        h = times[i + 1] - times[i]
-        blend = c2 * d_qdd + c3 * d_a
-        q_hat = out_q[i] + h * out_v[i] + h * h * (0.5 - beta) * d_a + h * h * beta * blend
-        v_hat = out_v[i] + h * (1.0 - gamma) * d_a + h * gamma * blend
-        jac = StepJacobians(asm, residual, times[i + 1], q[i + 1], v[i + 1], qdd[i + 1], lam[i + 1])
+        h, step = times[i + 1] - times[i], charts[i]
         bq, gv = beta * c1 * h * h, gamma * c1 * h
-        factor = jac.factor(gv, bq, transpose=False)
-        rhs = dtau[i] - jac.apply("q", q_hat) - jac.apply("v", v_hat)
+        Q0, V0, D0, A0 = step.to_chart(state)
+        blend = c2 * D0 + c3 * A0  # the step's â at fixed ψ̈
+        psi = Q0 + h * V0 + h * h * (0.5 - beta) * A0 + h * h * beta * blend
+        psi_rate = V0 + h * (1.0 - gamma) * A0 + h * gamma * blend
+        hat = step.from_chart([state[0], psi, psi_rate, None, blend])
+        P = step.from_chart.along((0.0, bq, gv, 1.0, c1))  # (δq, δv, δq̈, δa) of the end per δψ̈
+        jac = StepJacobians(asm, residual, times[i + 1], step.end[0], step.end[1], step.end[2], lam[i + 1])
+        rhs = dtau[i] - jac.apply("q", hat[0]) - jac.apply("v", hat[1])
+        if hat[2] is not None:  # ψ̇ and the start turn q̈ (rotation vectors)
+            rhs -= jac.apply("m", hat[2])
         if p:
-            rhs -= parameters_residual(asm, jac.ws, qdd[i + 1], parameters) @ dp
-        new_qdd, _ = factor.solve(rhs, jac.rows_rhs(q_hat, v_hat, bq))
-        d_a = c1 * new_qdd + c2 * d_qdd + c3 * d_a
-        d_qdd = new_qdd
-        out_q[i + 1], out_v[i + 1] = q_hat + bq * new_qdd, v_hat + gv * new_qdd
+            rhs -= parameters_residual(asm, jac.ws, step.end[2], parameters) @ dp
+        new, _ = jac.factor(P, bq, transpose=False).solve(rhs, jac.rows_rhs(hat[0], hat[1], bq))
+        state = [m(new) if x is None else x + m(new) for x, m in zip(hat, P)]
+        if step.switch is not None:
+            state = step.switch(state)
+        out_q[i + 1], out_v[i + 1] = state[0], state[1]
     return out_q, out_v
 
 
@@ -206,33 +225,43 @@ def adjoint_sweep(asm, settings, run, g_q: np.ndarray, g_v: np.ndarray, paramete
     recorded states, carried back through the run ``run`` (times, q, v, q̈, λ, τ) (module docstring)."""
     residual = _checked(asm, joint_rows)
     c1, c2, c3, gamma, beta = _coefficients(settings)
-    times, q, v, qdd, lam, tau = run
+    times, q, v, _, lam, tau = run
     N, n = len(times) - 1, asm.n_dofs
+    charts = replayed_charts(asm, (c1, c2, c3, gamma, beta), run)
     tau_bar, p_bar = np.zeros((N, n)), np.zeros(len(parameters))
-    q_bar, v_bar, qdd_bar, a_bar = g_q[N].copy(), g_v[N].copy(), np.zeros(n), np.zeros(n)
+    bar = [g_q[N].copy(), g_v[N].copy(), np.zeros(n), np.zeros(n)]  # of (q, v, q̈, a) at the step's end
     for i in range(N - 1, -1, -1):
-        h = times[i + 1] - times[i]
+        h, step = times[i + 1] - times[i], charts[i]
         bq, gv = beta * c1 * h * h, gamma * c1 * h
-        jac = StepJacobians(asm, residual, times[i + 1], q[i + 1], v[i + 1], qdd[i + 1], lam[i + 1])
-        s = qdd_bar + bq * q_bar + gv * v_bar + c1 * a_bar
-        mu, nu = jac.factor(gv, bq, transpose=True).solve(s, np.zeros(jac.Phi.shape[0]))
+        if step.switch is not None:
+            bar = step.switch.transposed(bar)
+        P = step.from_chart.along((0.0, bq, gv, 1.0, c1))
+        jac = StepJacobians(asm, residual, times[i + 1], step.end[0], step.end[1], step.end[2], lam[i + 1])
+        s = np.sum([m(x, transpose=True) for m, x in zip(P, bar)], axis=0)
+        mu, nu = jac.factor(P, bq, transpose=True).solve(s, np.zeros(jac.Phi.shape[0]))
         tau_bar[i] = mu
         if parameters:
-            p_bar -= parameters_residual(asm, jac.ws, qdd[i + 1], parameters).T @ mu
-        q_hat_bar = q_bar - jac.apply("q", mu, transpose=True) - (jac.rows_q.T @ nu) / bq
-        v_hat_bar = v_bar - jac.apply("v", mu, transpose=True) - (jac.rows_v.T @ nu) / bq
-        blend_bar = h * h * beta * q_hat_bar + h * gamma * v_hat_bar  # of c₂ q̈_n + c₃ a_n
-        q_bar, v_bar = g_q[i] + q_hat_bar, g_v[i] + h * q_hat_bar + v_hat_bar
-        qdd_bar = c2 * blend_bar + c2 * a_bar
-        a_bar = h * h * (0.5 - beta) * q_hat_bar + h * (1.0 - gamma) * v_hat_bar + c3 * blend_bar + c3 * a_bar
+            p_bar -= parameters_residual(asm, jac.ws, step.end[2], parameters).T @ mu
+        hat_bar = [
+            bar[0] - jac.apply("q", mu, transpose=True) - (jac.rows_q.T @ nu) / bq,
+            bar[1] - jac.apply("v", mu, transpose=True) - (jac.rows_v.T @ nu) / bq,
+            bar[2] - jac.apply("m", mu, transpose=True),
+            bar[3],
+        ]
+        q_start, psi, psi_rate, _, blend = step.from_chart.transposed(hat_bar)
+        blend = blend + h * h * beta * psi + h * gamma * psi_rate
+        local = [psi, h * psi + psi_rate, c2 * blend, h * h * (0.5 - beta) * psi + h * (1.0 - gamma) * psi_rate]
+        local[3] = local[3] + c3 * blend
+        bar = step.to_chart.transposed(local)
+        bar[0] = bar[0] + q_start + g_q[i]
+        bar[1] = bar[1] + g_v[i]
     start = forward_derivatives(
         asm, State(float(times[0]), q[0], v[0]), tau[0], "multiplier", parameters=parameters, joint_rows=joint_rows
     )
-    w = qdd_bar + a_bar  # q̈₀ = a₀ = a(q₀, v₀, τ₀, p)
+    w = bar[2] + bar[3]  # q̈₀ = a₀ = a(q₀, v₀, τ₀, p)
     tau_bar[0] += start.da_dtau.T @ w
-    if start.da_dp is not None:
-        p_bar += start.da_dp.T @ w
-    return tau_bar, q_bar + start.da_dq.T @ w, v_bar + start.da_dv.T @ w, p_bar
+    p_bar = p_bar + (start.da_dp.T @ w if start.da_dp is not None else 0.0)
+    return tau_bar, bar[0] + start.da_dq.T @ w, bar[1] + start.da_dv.T @ w, p_bar
 
 
 def _row_partials(asm, ws, Phi: sp.csr_matrix) -> tuple[sp.csr_matrix, sp.csr_matrix]:
