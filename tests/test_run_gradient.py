@@ -129,18 +129,22 @@ def _input_differences(asm, cost, inputs, steps=(1e-2, 1e-3), t_end=None, integr
     runs)."""
     start = {} if start is None else start
 
-    def costs(h):
-        out = np.empty(inputs.values.shape)
-        for index in np.ndindex(out.shape):
-            values = inputs.values.copy()
-            values[index] += h
-            plus = cost_of_run(asm, cost, inputs.with_values(values), t_end, integrator, **start)
-            values[index] -= 2 * h
-            minus = cost_of_run(asm, cost, inputs.with_values(values), t_end, integrator, **start)
-            out[index] = (plus - minus) / (2 * h)
-        return out
+    def run_cost(values):
+        return cost_of_run(asm, cost, inputs.with_values(values), t_end, integrator, **start)
 
-    return [costs(h) for h in steps]
+    return [_differences_in_inputs(run_cost, inputs, h) for h in steps]
+
+
+def _differences_in_inputs(run_cost, inputs, step: float) -> np.ndarray:
+    """Central differences of ``run_cost(values)`` in each input value."""
+    central = np.empty(inputs.values.shape)
+    for index in np.ndindex(central.shape):
+        values = inputs.values.copy()
+        values[index] += step
+        plus = run_cost(values)
+        values[index] -= 2 * step
+        central[index] = (plus - run_cost(values)) / (2 * step)
+    return central
 
 
 def test_a_reduced_arm_equals_central_differences():
@@ -284,17 +288,7 @@ def test_rk4_runs_equal_forward_sensitivities_and_central_differences(name):
         results = fb.simulate(model, t_end, integrator=integrator, tau=held.forces(model), stabilization=None)
         return run_cost_of.of_run(results, held)
 
-    def costs(h):
-        out = np.empty(inputs.values.shape)
-        for index in np.ndindex(out.shape):
-            values = inputs.values.copy()
-            values[index] += h
-            plus = run_cost(values)
-            values[index] -= 2 * h
-            out[index] = (plus - run_cost(values)) / (2 * h)
-        return out
-
-    assert min(rel(adjoint.inputs, costs(h)) for h in (1e-2, 1e-3)) < 1e-6
+    assert min(rel(adjoint.inputs, _differences_in_inputs(run_cost, inputs, h)) for h in (1e-2, 1e-3)) < 1e-6
     if parameters:
 
         def with_young(h):
@@ -348,18 +342,6 @@ def _carrier():
     guess[3:9] = (0.3, -0.2, 0.5, 0.4, 0.1, -0.3)
     q0 = fb.assemble_configuration(fb.System([tree], [rod], actuators=[upper, fore], q0=guess).assemble(), 0.0, guess)
     return fb.System([tree], [rod], actuators=[upper, fore], q0=q0).assemble()
-
-
-def _differences_in_inputs(run_cost, inputs, step: float) -> np.ndarray:
-    """Central differences of ``run_cost(values)`` in each input value."""
-    central = np.empty(inputs.values.shape)
-    for index in np.ndindex(central.shape):
-        values = inputs.values.copy()
-        values[index] += step
-        plus = run_cost(values)
-        values[index] -= 2 * step
-        central[index] = (plus - run_cost(values)) / (2 * step)
-    return central
 
 
 ROTATING_RUNS = {

@@ -66,8 +66,13 @@ class BlockMap:
         """P / c."""
         return BlockMap(self.starts, self.scale / c, self.blocks / c)
 
-    def right_of(self, X: np.ndarray) -> np.ndarray:
-        """X P for a dense X (m, n′) whose n′ ≤ n columns hold every rotation vector."""
+    def right_of(self, X):
+        """X P for a dense X (m, n′) whose n′ ≤ n columns hold every rotation vector, or a sparse X (m, n) (without
+        rotation vectors, a scaled X: no product of matrices)."""
+        if sp.issparse(X):
+            if len(self.starts):
+                return X @ self.matrix(X.shape[1])
+            return X if self.scale == 1.0 else self.scale * X
         out = self.scale * X
         for s, block in zip(self.starts, self.blocks):
             out[:, s : s + 3] = X[:, s : s + 3] @ block

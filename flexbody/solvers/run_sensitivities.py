@@ -114,11 +114,10 @@ class StepJacobians:
         A_r = P_d.right_of(self.mr) + P_v.right_of(self.rv) + P_q.right_of(self.rq)
         A_f = sp.csr_matrix((0, 0))
         if self.asm.sparse:  # no rotation vectors among the nodal coordinates
-            A_f = (P_d.scale * self.mf + P_v.scale * self.cf + P_q.scale * self.kf).tocsr()
-        n = self.asm.n_dofs
-        parts = [X @ m.matrix(n) for X, m in ((self.xv, P_v), (self.xq, P_q)) if X is not None]
+            A_f = (P_d.right_of(self.mf) + P_v.right_of(self.cf) + P_q.right_of(self.kf)).tocsr()
+        parts = [m.right_of(X) for X, m in ((self.xv, P_v), (self.xq, P_q)) if X is not None]
         coupling = sum(parts[1:], parts[0]) if parts else None
-        G = (self.rows_q @ P_q.divided(c_q).matrix(n) + self.rows_v @ P_v.divided(c_q).matrix(n)).tocsr()
+        G = (P_q.divided(c_q).right_of(self.rows_q) + P_v.divided(c_q).right_of(self.rows_v)).tocsr()
         if transpose:
             A_r, A_f = A_r.T, A_f.T.tocsr()
             coupling = None if coupling is None else coupling.T
