@@ -261,7 +261,8 @@ def switch_map(starts: np.ndarray, y) -> StateMap | None:
 @dataclass(frozen=True)
 class StepCharts:
     """One generalized-α step's charts: ``to_chart`` T at its start, ``from_chart`` F at its end, ``switch`` S after
-    it (None without a switch), and its ``end`` (q, v, q̈, a) before the switch (where its equations hold)."""
+    it (None without a switch), and its ``end`` (q, v, q̈, a) before the switch (where its equations hold: the
+    recorded q, v, q̈ when nothing switched)."""
 
     to_chart: StateMap
     from_chart: StateMap
@@ -272,29 +273,38 @@ class StepCharts:
 def replayed_charts(asm, coefficients: tuple, run) -> list[StepCharts]:
     """The :class:`StepCharts` of each step of the generalized-α run ``run`` (times, q, v, q̈, …) with the scheme's
     (c₁, c₂, c₃, γ, β) = ``coefficients`` (module docstring); FlexbodyError when a replayed step does not keep the
-    Newmark formula of q in its chart (a run with other settings) or does not end in the recorded charts."""
+    Newmark formula of q in its chart (a run with other settings) or does not end in the recorded charts. Without
+    rotation vectors every step's T and F are the same maps (copies of the coordinates)."""
     c1, c2, c3, _, beta = coefficients
     starts = np.asarray(asm.rotation_vectors, dtype=np.int64)
     times, q, v, qdd = run[:4]
+    copies = (_map(starts, TO_CHART, {}, (4, 4)), _map(starts, FROM_CHART, {}, (4, 5))) if not starts.size else None
     a = np.array(qdd[0], dtype=float)  # the run starts with a = q̈
     out = []
     for i in range(len(times) - 1):
-        h, start = times[i + 1] - times[i], (q[i], v[i], qdd[i], a)
-        local0 = tuple(np.empty_like(x) for x in start)
-        to_step_chart(starts, start, local0)
-        local = [q[i + 1].copy(), v[i + 1].copy(), qdd[i + 1].copy()]
+        h, start, recorded = times[i + 1] - times[i], (q[i], v[i], qdd[i], a), (q[i + 1], v[i + 1], qdd[i + 1])
+        local0: tuple = start
+        if starts.size:
+            local0 = tuple(np.empty_like(x) for x in start)
+            to_step_chart(starts, start, local0)
+        local = [x.copy() for x in recorded] if starts.size else list(recorded)
         for s in starts:
-            _local_end(q[i][s : s + 3], (x[s : s + 3] for x in (q[i + 1], v[i + 1], qdd[i + 1])), local, s)
+            _local_end(q[i][s : s + 3], (x[s : s + 3] for x in recorded), local, s)
         blend = c1 * local[2] + c2 * local0[2] + c3 * local0[3]
         newmark = local0[0] + h * local0[1] + h * h * ((0.5 - beta) * local0[3] + beta * blend)
         checked_replay(newmark, local[0], times[i + 1])
         local.append(blend)
+        if copies is not None:
+            out.append(StepCharts(*copies, None, tuple(local)))
+            a = blend
+            continue
         end = tuple(np.empty_like(x) for x in start)
         from_step_chart(starts, q[i], tuple(local), end)
         switch = switch_map(starts, end)
         after = end if switch is None else expc.switched_charts(starts, *end)
         checked_replay(after[0], q[i + 1], times[i + 1])
-        out.append(StepCharts(to_chart_map(starts, start), from_chart_map(starts, q[i], local, end), switch, end))
+        held = end if switch is not None else (*recorded, end[3])  # the run's own, where kept
+        out.append(StepCharts(to_chart_map(starts, start), from_chart_map(starts, q[i], local, end), switch, held))
         a = after[3]
     return out
 

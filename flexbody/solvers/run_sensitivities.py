@@ -227,6 +227,7 @@ def adjoint_sweep(asm, settings, run, g_q: np.ndarray, g_v: np.ndarray, paramete
     times, q, v, _, lam, tau = run
     N, n = len(times) - 1, asm.n_dofs
     charts = replayed_charts(asm, (c1, c2, c3, gamma, beta), run)
+    turning = bool(np.asarray(asm.rotation_vectors).size)
     tau_bar, p_bar = np.zeros((N, n)), np.zeros(len(parameters))
     bar = [g_q[N].copy(), g_v[N].copy(), np.zeros(n), np.zeros(n)]  # of (q, v, q̈, a) at the step's end
     for i in range(N - 1, -1, -1):
@@ -244,7 +245,7 @@ def adjoint_sweep(asm, settings, run, g_q: np.ndarray, g_v: np.ndarray, paramete
         hat_bar = [
             bar[0] - jac.apply("q", mu, transpose=True) - (jac.rows_q.T @ nu) / bq,
             bar[1] - jac.apply("v", mu, transpose=True) - (jac.rows_v.T @ nu) / bq,
-            bar[2] - jac.apply("m", mu, transpose=True),
+            bar[2] - jac.apply("m", mu, transpose=True) if turning else bar[2],  # q̈̂ is zero without rotations
             bar[3],
         ]
         q_start, psi, psi_rate, _, blend = step.from_chart.transposed(hat_bar)
