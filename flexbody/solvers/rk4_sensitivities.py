@@ -67,14 +67,15 @@ def _corrected(asm, correction, t, end, recorded):
 def rk4_adjoint_sweep(
     asm, run, g_q, g_v, tau_at, formulation, parameters=(), joint_rows: str = "exact", correction=None
 ):
-    """(τ̄ per input interval {k: (n,)}, q̄₀ (n,), v̄₀ (n,), p̄ (p,)) of a cost with partials ``g_q``, ``g_v`` (N + 1, n)
-    in the recorded states of the run ``run`` = (times, q, v); ``tau_at(t)`` → (τ (n,), interval); ``correction``: the
-    PositionCorrection of each step's end, or None (module docstring)."""
+    """(τ̄ per input interval {k: (n, …)}, q̄₀ (n, …), v̄₀ (n, …), p̄ (p, …)) of a cost with partials ``g_q``, ``g_v``
+    (N + 1, n) in the recorded states of the run ``run`` = (times, q, v) (or of r functions at once: (N + 1, n, r));
+    ``tau_at(t)`` → (τ (n,), interval); ``correction``: the PositionCorrection of each step's end, or None (module
+    docstring)."""
     times, q, v = run
     N = len(times) - 1
     q_bar, v_bar = g_q[N].copy(), g_v[N].copy()
     tau_bar: dict[int, np.ndarray] = {}
-    p_bar = np.zeros(len(parameters))
+    p_bar = np.zeros((len(parameters), *g_q.shape[2:]))
     weights = (1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0)
     for i in range(N - 1, -1, -1):
         h = times[i + 1] - times[i]

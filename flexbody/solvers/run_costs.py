@@ -8,7 +8,9 @@ run_sensitivities`). Costs add (``a + b``) and scale (``2.0 * a``).
 - :class:`FinalPoint`: ½‖x(q_N) − x*‖² of an anchor (a link point, a node) [m²];
 - :class:`FlexibleEnergy`: a flexible body's residual vibration energy at the end, ½ v_fᵀ M_f v_f + U(q_f) [J];
 - :class:`Effort`: ½ Σ_k w Δt_k ‖u_k‖² over the intervals the run spans [N² s, or N²m² s];
-- :class:`FinalState`: ½ (q_N − q*)ᵀ W_q (q_N − q*) + ½ (v_N − v*)ᵀ W_v (v_N − v*).
+- :class:`FinalState`: ½ (q_N − q*)ᵀ W_q (q_N − q*) + ½ (v_N − v*)ᵀ W_v (v_N − v*);
+- :class:`FinalValue`: one coordinate q_N[i] or its rate v_N[i] at the end (linear: for constraints on the final
+  state, :class:`~flexbody.solvers.input_optimization.RunConstraint`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from numpy.typing import ArrayLike
 from ..errors import ModelError
 from .dynamics_derivatives import young_modulus
 
-__all__ = ["RunCost", "CostPartials", "FinalPoint", "FlexibleEnergy", "Effort", "FinalState", "RunView"]
+__all__ = ["RunCost", "CostPartials", "FinalPoint", "FlexibleEnergy", "Effort", "FinalState", "FinalValue", "RunView"]
 
 
 @dataclass(frozen=True)
@@ -53,9 +55,10 @@ class RunView:
 
 @dataclass
 class CostPartials:
-    """J and its partials: ``q``, ``v`` (N + 1, n), ``inputs`` (k, n_u)."""
+    """J and its partials: ``q``, ``v`` (N + 1, n), ``inputs`` (k, n_u); or of r functions stacked on a last axis
+    (``value`` (r,))."""
 
-    value: float
+    value: Any
     q: np.ndarray
     v: np.ndarray
     inputs: np.ndarray
@@ -185,3 +188,20 @@ class FinalState(RunCost):
             error = x - (np.zeros(n) if target is None else np.asarray(target, dtype=float))
             out.value += scale * 0.5 * float(error @ (w * error))
             grad[-1] += scale * w * error
+
+
+@dataclass(frozen=True, eq=False)
+class FinalValue(RunCost):
+    """The global coordinate ``coordinate`` at the run's end, q_N[i] [m or rad], or with ``rate`` its velocity v_N[i]
+    [m/s or rad/s]."""
+
+    coordinate: int
+    rate: bool = False
+
+    def add_to(self, run: RunView, out: CostPartials, scale: float) -> None:
+        n = run.q.shape[1]
+        if not 0 <= int(self.coordinate) < n:
+            raise ModelError(f"FinalValue: coordinate {self.coordinate!r} is not one of the system's {n} coordinates")
+        states, grad = (run.v, out.v) if self.rate else (run.q, out.q)
+        out.value += scale * float(states[-1, self.coordinate])
+        grad[-1, self.coordinate] += scale

@@ -19,7 +19,7 @@ from .dynamics_derivatives import require_derivatives
 from .explicit import RK4
 from .piecewise_inputs import PiecewiseInputs
 from .rk4_sensitivities import rk4_adjoint_sweep, rk4_tangent_sweep
-from .run_costs import RunCost, RunView
+from .run_costs import CostPartials, RunCost, RunView
 from .run_sensitivities import adjoint_sweep, run_blockers, tangent_sweep
 from .simulation import simulate
 from .stabilization import PositionCorrection
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..fem.flexible_body import FlexibleBody
     from ..system import AssembledSystem, System
 
-__all__ = ["RunGradient", "gradient"]
+__all__ = ["RunGradient", "gradient", "recorded_run", "run_gradients"]
 
 MODES = ("adjoint", "forward")
 
@@ -99,18 +99,44 @@ def gradient(
     asm = model.assemble() if hasattr(model, "assemble") else model
     require_derivatives("gradient", asm, joint_rows, run_blockers)
     clock = time.perf_counter()
+    results = recorded_run(asm, t_end, inputs, integrator, stabilization, formulation, q0=q0, v0=v0, t0=t0)
+    seconds = {"run": time.perf_counter() - clock}
+    clock = time.perf_counter()
+    values, u_bar, q_bar, v_bar, p_bar = run_gradients(
+        asm, results, inputs, [cost], integrator, stabilization, formulation=formulation, parameters=parameters,
+        mode=mode, joint_rows=joint_rows,
+    )  # fmt: skip
+    seconds["sensitivities"] = time.perf_counter() - clock
+    labels = [f"{body.name}.{name}" for body, name in parameters]
+    parameter_bars = dict(zip(labels, map(float, p_bar[:, 0])))
+    return RunGradient(
+        float(values[0]), u_bar[..., 0], q_bar[:, 0], v_bar[:, 0], parameter_bars, results, mode, seconds
+    )
+
+
+def recorded_run(asm, t_end: float, inputs: PiecewiseInputs, integrator, stabilization, formulation: str, **start):
+    """The run of :func:`gradient` (every step recorded) under the piecewise ``inputs``; ``start``: q0, v0, t0."""
     tau = inputs.forces(asm)
     if isinstance(integrator, RK4):
-        results = simulate(asm, t_end, integrator=integrator, tau=tau, q0=q0, v0=v0, t0=t0, record_every=1,
-                           stabilization=stabilization, formulation=formulation)  # fmt: skip
-    else:
-        results = simulate(asm, t_end, integrator=integrator, tau=tau, q0=q0, v0=v0, t0=t0, record_every=1)
-    seconds = {"run": time.perf_counter() - clock}
+        return simulate(asm, t_end, integrator=integrator, tau=tau, record_every=1, stabilization=stabilization,
+                        formulation=formulation, **start)  # fmt: skip
+    return simulate(asm, t_end, integrator=integrator, tau=tau, record_every=1, **start)
+
+
+def run_gradients(
+    asm, results, inputs: PiecewiseInputs, functions: Sequence[RunCost], integrator, stabilization, *,
+    formulation: str = "projection", parameters=(), mode: str = "adjoint", joint_rows: str = "exact",
+) -> tuple[np.ndarray, ...]:  # fmt: skip
+    """The values (r,) of r ``functions`` of the recorded run ``results`` (:func:`recorded_run`) and their exact
+    gradients, all in one sweep: ∂/∂u (k, n_u, r), ∂/∂q₀ (n, r), ∂/∂v₀ (n, r), ∂/∂p (p, r) (``parameters``, each
+    function's own dependence on them included); the other arguments as :func:`gradient` takes them."""
     view = RunView.of(results, inputs)
-    times, q, v, interval = view.times, view.q, view.v, view.interval
-    partials = cost.evaluate(view)
+    each = [f.evaluate(view) for f in functions]
+    partials = CostPartials(
+        np.array([x.value for x in each]), *(np.stack([getattr(x, a) for x in each], -1) for a in ("q", "v", "inputs"))
+    )
     S = np.asarray(asm.S, dtype=float)  # (n_u, n)
-    clock = time.perf_counter()
+    times, q, v = view.times, view.q, view.v
     if isinstance(integrator, RK4):
         corrected = stabilization if asm.n_constraints else None
         explicit = (asm, (times, q, v), partials, S, inputs, formulation, parameters, joint_rows, mode, corrected)
@@ -119,19 +145,15 @@ def gradient(
         h = results.histories
         run = (times, q, v, np.asarray(h["a"]), np.asarray(h["lam"]), np.asarray(h["tau"]))
         if mode == "adjoint":
-            sensitivities = adjoint_sweep(asm, integrator, run, partials.q, partials.v, parameters, joint_rows)
-            tau_bar, q_bar, v_bar, p_bar = sensitivities
+            tau_bar, q_bar, v_bar, p_bar = adjoint_sweep(asm, integrator, run, partials.q, partials.v, parameters,
+                                                         joint_rows)  # fmt: skip
             u_bar = partials.inputs.copy()
-            np.add.at(u_bar, interval, tau_bar @ S.T)
+            np.add.at(u_bar, view.interval, np.einsum("inr,un->iur", tau_bar, S))
         else:
-            sweep = (asm, integrator, run, partials, interval, S, inputs, parameters, joint_rows)
+            sweep = (asm, integrator, run, partials, view.interval, S, inputs, parameters, joint_rows)
             u_bar, q_bar, v_bar, p_bar = _forward(*sweep)
-    seconds["sensitivities"] = time.perf_counter() - clock
-    p_bar = p_bar + np.array([cost.parameter_partial(view, body, name) for body, name in parameters])
-    labels = [f"{body.name}.{name}" for body, name in parameters]
-    return RunGradient(
-        partials.value, u_bar, q_bar, v_bar, dict(zip(labels, map(float, p_bar))), results, mode, seconds
-    )
+    own = [[f.parameter_partial(view, body, name) for f in functions] for body, name in parameters]
+    return partials.value, u_bar, q_bar, v_bar, p_bar + np.array(own).reshape(len(parameters), len(functions))
 
 
 def _rk4(asm, run, partials, S, inputs, formulation, parameters, joint_rows, mode, correction):
@@ -173,10 +195,11 @@ def _directions(n: int, inputs, S, p: int):
 
 
 def _split(asm, partials, dq, dv, inputs, p):
-    """(ū, q̄₀, v̄₀, p̄) from the tangent directions (q₀, v₀, inputs, constants) of the recorded states."""
+    """(ū, q̄₀, v̄₀, p̄) of r stacked functions (their ``partials`` (…, r)) from the tangent directions (q₀, v₀,
+    inputs, constants) of the recorded states."""
     n, (k, n_u) = asm.n_dofs, inputs.values.shape
-    total = np.einsum("ti,tik->k", partials.q, dq) + np.einsum("ti,tik->k", partials.v, dv)
-    u_bar = total[2 * n : 2 * n + k * n_u].reshape(k, n_u) + partials.inputs
+    total = np.einsum("tir,tik->kr", partials.q, dq) + np.einsum("tir,tik->kr", partials.v, dv)  # (count, r)
+    u_bar = total[2 * n : 2 * n + k * n_u].reshape(k, n_u, -1) + partials.inputs
     return u_bar, total[:n], total[n : 2 * n], total[2 * n + k * n_u :]
 
 

@@ -220,16 +220,19 @@ def tangent_sweep(
 
 
 def adjoint_sweep(asm, settings, run, g_q: np.ndarray, g_v: np.ndarray, parameters=(), joint_rows: str = "exact"):
-    """(τ̄ (N, n), q̄₀ (n,), v̄₀ (n,), p̄ (p,)): the gradient of a cost with partials ``g_q``, ``g_v`` (N + 1, n) in the
-    recorded states, carried back through the run ``run`` (times, q, v, q̈, λ, τ) (module docstring)."""
+    """(τ̄ (N, n, …), q̄₀ (n, …), v̄₀ (n, …), p̄ (p, …)): the gradient of a cost with partials ``g_q``, ``g_v``
+    (N + 1, n) in the recorded states, carried back through the run ``run`` (times, q, v, q̈, λ, τ) (module
+    docstring); partials (N + 1, n, r) of r functions of the run give their r gradients in one sweep (one factor per
+    step)."""
     residual = _checked(asm, joint_rows)
     c1, c2, c3, gamma, beta = _coefficients(settings)
     times, q, v, _, lam, tau = run
     N, n = len(times) - 1, asm.n_dofs
     charts = replayed_charts(asm, (c1, c2, c3, gamma, beta), run)
     turning = bool(np.asarray(asm.rotation_vectors).size)
-    tau_bar, p_bar = np.zeros((N, n)), np.zeros(len(parameters))
-    bar = [g_q[N].copy(), g_v[N].copy(), np.zeros(n), np.zeros(n)]  # of (q, v, q̈, a) at the step's end
+    sides = g_q.shape[2:]  # r functions at once, or one
+    tau_bar, p_bar = np.zeros((N, n, *sides)), np.zeros((len(parameters), *sides))
+    bar = [g_q[N].copy(), g_v[N].copy(), np.zeros((n, *sides)), np.zeros((n, *sides))]  # of (q, v, q̈, a) at the end
     for i in range(N - 1, -1, -1):
         h, step = times[i + 1] - times[i], charts[i]
         bq, gv = beta * c1 * h * h, gamma * c1 * h
@@ -238,7 +241,7 @@ def adjoint_sweep(asm, settings, run, g_q: np.ndarray, g_v: np.ndarray, paramete
         P = step.from_chart.along((0.0, bq, gv, 1.0, c1))
         jac = StepJacobians(asm, residual, times[i + 1], step.end[0], step.end[1], step.end[2], lam[i + 1])
         s = np.sum([m(x, transpose=True) for m, x in zip(P, bar)], axis=0)
-        mu, nu = jac.factor(P, bq, transpose=True).solve(s, np.zeros(jac.Phi.shape[0]))
+        mu, nu = jac.factor(P, bq, transpose=True).solve(s, np.zeros((jac.Phi.shape[0], *sides)))
         tau_bar[i] = mu
         if parameters:
             p_bar -= parameters_residual(asm, jac.ws, step.end[2], parameters).T @ mu
