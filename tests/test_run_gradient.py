@@ -17,6 +17,7 @@ from scipy.linalg import null_space
 
 import flexbody as fb
 from flexbody.errors import FlexbodyError, ModelError, StateError
+from flexbody.solvers.run_gradient import recorded_run, run_gradients
 
 INTEGRATOR = fb.GeneralizedAlpha(dt=2e-3, tol=1e-12, max_iterations=40)
 
@@ -447,3 +448,25 @@ def test_piecewise_inputs_are_checked_and_held():
         u.forces(asm)
     arm = fb.mechanisms.arm_with_beam(divisions=(3, 1, 1))  # a System is assembled for its actuators
     assert np.array_equal(fb.PiecewiseInputs([0.0, 1.0], [[1.0, 2.0]]).forces(arm)(0.5, None, None)[:2], [1.0, 2.0])
+
+
+@pytest.mark.parametrize("mode", ["adjoint", "forward"])
+@pytest.mark.parametrize("name", ["alpha", "rk4_corrected"])
+def test_several_functions_in_one_sweep_equal_their_own_gradients(name, mode):
+    """`run_gradients` carries r functions of one run back together (the adjoint sweeps with r right-hand sides): each
+    gradient equals the one `fb.gradient` gives that function alone."""
+    asm = _carrier()
+    rng = np.random.default_rng(4)
+    n = asm.n_dofs
+    functions = [fb.FinalState(wq=rng.random(n), wv=rng.random(n)), fb.Effort(0.1), fb.FinalValue(3, rate=True)]
+    inputs = fb.PiecewiseInputs(np.linspace(0.0, T, 4), rng.standard_normal((3, asm.S.shape[0])))
+    integrator, stabilization = ROTATING_RUNS[name]
+    results = recorded_run(asm, T, inputs, integrator, stabilization, "projection")
+    values, u_bar, q_bar, v_bar, _ = run_gradients(
+        asm, results, inputs, functions, integrator, stabilization, mode=mode
+    )
+    for j, f in enumerate(functions):
+        alone = fb.gradient(asm, T, f, inputs, integrator=integrator, stabilization=stabilization, mode=mode)
+        assert abs(values[j] - alone.value) <= 1e-13 * max(1.0, abs(alone.value))
+        assert rel(u_bar[..., j], alone.inputs) < 1e-12 and rel(q_bar[:, j], alone.q0) < 1e-12
+        assert rel(v_bar[:, j], alone.v0) < 1e-12
