@@ -117,5 +117,11 @@ def test_bad_arguments_are_refused():
         fb.optimize_inputs(asm, T, fb.Effort(), inputs, constraints=[fb.FinalValue(0)])
     with pytest.raises(FlexbodyError, match="lower ≤ upper, at least one finite"):
         fb.RunConstraint(fb.FinalValue(0))
+    with pytest.raises(FlexbodyError, match="lower and upper must be numbers"):
+        fb.RunConstraint(fb.FinalValue(0), lower="low")
+    with pytest.raises(FlexbodyError, match="tol must be positive"):
+        fb.optimize_inputs(asm, T, fb.Effort(), inputs, tol=0.0)
+    with pytest.raises(FlexbodyError, match="max_iterations must be a positive integer"):
+        fb.optimize_inputs(asm, T, fb.Effort(), inputs, max_iterations=2.5)
     with pytest.raises(FlexbodyError, match="the integrator must be"):
         fb.optimize_inputs(asm, T, fb.Effort(), inputs, integrator=fb.MoreauJean(dt=1e-3))

@@ -313,10 +313,11 @@ def _local_end(phi_start: np.ndarray, recorded, local, s: int) -> None:
     """(ψ, ψ̇, ψ̈) of the rotation vector at s of a step from φ_n = ``phi_start`` to the ``recorded`` (φ, φ̇, φ̈), in
     ``local``: by the body's rotation, angular velocity and acceleration, which no chart changes."""
     phi, rate, second = recorded
-    omega = _jacobian(phi) @ rate
-    alpha = _jacobian(phi) @ second + _rate(phi, rate)
+    J = _jacobian(phi)
+    omega, alpha = J @ rate, J @ second + _rate(phi, rate)
     psi = expc.rotation_log(expc.rotation_matrix(phi_start).T @ expc.rotation_matrix(phi))
-    psi_rate = _jacobian(psi, inverse=True) @ omega
+    inverse = _jacobian(psi, inverse=True)
+    psi_rate = inverse @ omega
     local[0][s : s + 3] = psi
     local[1][s : s + 3] = psi_rate
-    local[2][s : s + 3] = _jacobian(psi, inverse=True) @ (alpha - _rate(psi, psi_rate))
+    local[2][s : s + 3] = inverse @ (alpha - _rate(psi, psi_rate))

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import minimize
 
+from ..constraints.base import finite_number
 from ..errors import FlexbodyError
 from .alpha_settings import GeneralizedAlpha
 from .dynamics_derivatives import require_derivatives
@@ -59,7 +60,12 @@ class RunConstraint:
             raise FlexbodyError(
                 f"RunConstraint: function must be a RunCost (fb.FinalValue, ...), got {self.function!r}"
             )
-        lo, hi = float(self.lower), float(self.upper)
+        try:
+            lo, hi = float(self.lower), float(self.upper)
+        except (TypeError, ValueError):
+            raise FlexbodyError(
+                f"RunConstraint: lower and upper must be numbers, got {self.lower!r}, {self.upper!r}"
+            ) from None
         if np.isnan(lo) or np.isnan(hi) or lo > hi or (np.isinf(lo) and np.isinf(hi)):
             raise FlexbodyError(
                 f"RunConstraint: needs lower ≤ upper, at least one finite, got {self.lower!r}, {self.upper!r}"
@@ -95,6 +101,7 @@ class _Shooting:
         self.sweep = {"formulation": formulation, "joint_rows": joint_rows}
         self.start = start
         self.point: np.ndarray | None = None
+        self.last: tuple = ()
         self.evaluations = 0
 
     def at(self, x: np.ndarray) -> tuple:
@@ -149,6 +156,9 @@ def optimize_inputs(
     for c in constraints:
         if not isinstance(c, RunConstraint):
             raise FlexbodyError(f"optimize_inputs: constraints must be fb.RunConstraint, got {c!r}")
+    tol = finite_number(tol, "tol", "optimize_inputs", positive=True)
+    if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) or max_iterations < 1:
+        raise FlexbodyError(f"optimize_inputs: max_iterations must be a positive integer, got {max_iterations!r}")
     asm = model.assemble() if hasattr(model, "assemble") else model
     require_derivatives("optimize_inputs", asm, joint_rows, run_blockers)
     bounds = _bounds(lower, upper, inputs.values.shape)
