@@ -20,9 +20,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConvergenceError, StateError
+from ..linalg.saddle_point import SaddlePointSolver
 from .alpha_records import record_rows, record_state, response, write_checkpoint
 from .alpha_start import initial_acceleration
 from .generalized_alpha import AlphaState, AlphaStepper, StepFailedError
+from .input_breaks import breakpoints_of, jump_points_of, jumps_at, next_breakpoint
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +50,8 @@ class AlphaRun:
             context,
         )
         self.stepper = AlphaStepper(asm, self.settings)
+        self.breaks, self.jumps = breakpoints_of(tau_at), jump_points_of(tau_at)  # where steps end and restart
+        self.restart_solver = SaddlePointSolver(asm.n_rigid)  # a restart's q̈⁺, leaving the kept iteration matrix
         self.dt_min = self.settings.dt_min if self.settings.dt_min is not None else self.settings.dt / 64.0
         if int(asm.n_constraints) and self.stepper.am == self.stepper.af:  # γ = ½: no numerical damping at all
             log.warning(
@@ -115,8 +119,12 @@ class AlphaRun:
         return self._statistics()
 
     def _step(self, wall_before: float, clock: float) -> None:
-        """One step from ``state``: accepted (recorded, checkpointed when due) or rejected (dt reduced)."""
+        """One step from ``state``, ending on the inputs' next breakpoint if it comes first: accepted (recorded, the
+        accelerations restarted where the input jumps, checkpointed when due) or rejected (dt reduced)."""
         dt_step = min(self.dt, self.plan.t_end - self.state.t)
+        at = next_breakpoint(self.breaks, self.state.t, self.settings.dt)
+        if at is not None:
+            dt_step = min(dt_step, at - self.state.t)
         try:
             new, iterations = self.stepper.step(self.state, dt_step, self.tau)
         except StepFailedError as exc:
@@ -130,6 +138,8 @@ class AlphaRun:
             record_state(
                 self.recorder, self.ws, self.state, self.tau, iterations=iterations, dt=dt_step, stats=self.stats
             )
+        if not last and jumps_at(self.jumps, self.state.t, self.settings.dt):
+            self._restart()
         self.context.report(self.state.t, self.plan.t0, self.plan.t_end)
         if self.writer is not None:
             self.writer.journal(self.recorder)
@@ -164,6 +174,14 @@ class AlphaRun:
         self.easy = self.easy + 1 if iterations <= self.settings.max_iterations // 2 else 0
         if self.easy >= self.patience and self.dt < self.settings.dt:
             self.dt, self.easy = min(2.0 * self.dt, self.settings.dt), 0
+
+    def _restart(self) -> None:
+        """Start afresh at an input's jump (:mod:`flexbody.solvers.input_breaks`): q̈⁺ and λ⁺ consistent with the
+        new input [DE-7] and the algorithmic a = q̈⁺, as at the start of a run; the recorded row keeps the step's
+        end."""
+        s = self.state
+        qdd, lam = initial_acceleration(self.ws, self.tau, self.restart_solver)
+        self.state, self.tau_prev = AlphaState(s.t, s.q, s.v, qdd=qdd, a=qdd.copy(), lam=lam), self.tau
 
     def _batch(self) -> None:
         """Steps in one compiled call, their rows recorded as single steps record theirs."""

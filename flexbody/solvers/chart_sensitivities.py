@@ -270,19 +270,24 @@ class StepCharts:
     end: tuple
 
 
-def replayed_charts(asm, coefficients: tuple, run) -> list[StepCharts]:
+def replayed_charts(asm, coefficients: tuple, run, restarted: dict | None = None) -> list[StepCharts]:
     """The :class:`StepCharts` of each step of the generalized-α run ``run`` (times, q, v, q̈, …) with the scheme's
-    (c₁, c₂, c₃, γ, β) = ``coefficients`` (module docstring); FlexbodyError when a replayed step does not keep the
-    Newmark formula of q in its chart (a run with other settings) or does not end in the recorded charts. Without
-    rotation vectors every step's T and F are the same maps (copies of the coordinates)."""
+    (c₁, c₂, c₃, γ, β) = ``coefficients`` (module docstring); ``restarted`` {n: q̈_n⁺}: the states where the run
+    restarted its accelerations (q̈ = a = q̈_n⁺, :mod:`flexbody.solvers.input_breaks`). FlexbodyError when a replayed
+    step does not keep the Newmark formula of q in its chart (a run with other settings) or does not end in the
+    recorded charts. Without rotation vectors every step's T and F are the same maps (copies of the coordinates)."""
     c1, c2, c3, _, beta = coefficients
     starts = np.asarray(asm.rotation_vectors, dtype=np.int64)
     times, q, v, qdd = run[:4]
+    restarted = restarted or {}
     copies = (_map(starts, TO_CHART, {}, (4, 4)), _map(starts, FROM_CHART, {}, (4, 5))) if not starts.size else None
     a = np.array(qdd[0], dtype=float)  # the run starts with a = q̈
     out = []
     for i in range(len(times) - 1):
-        h, start, recorded = times[i + 1] - times[i], (q[i], v[i], qdd[i], a), (q[i + 1], v[i + 1], qdd[i + 1])
+        qdd_i = qdd[i]
+        if i in restarted and i:
+            qdd_i = a = np.asarray(restarted[i], dtype=float)
+        h, start, recorded = times[i + 1] - times[i], (q[i], v[i], qdd_i, a), (q[i + 1], v[i + 1], qdd[i + 1])
         local0: tuple = start
         if starts.size:
             local0 = tuple(np.empty_like(x) for x in start)

@@ -6,6 +6,7 @@ error control), and their stepping loops with stabilisation, recording and check
 from __future__ import annotations
 
 import inspect
+import itertools
 import logging
 import math
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from ..dynamics import forward
 from ..errors import ConvergenceError, FlexbodyError, StateError
 from ..io.run_writer import RunWriter
 from ..linalg.validation import check_setting
+from .input_breaks import breakpoints_of, step_times
 from .recorder import Recorder
 from .stabilization import PositionCorrection, correct, finite, worst_rows
 from .workspaces import workspace_of
@@ -136,7 +138,24 @@ def tau_function(tau, asm) -> Callable:
         names = []
     if len(names) >= 2 and (names[1] == "state" or (len(names) >= 3 and names[2] in ("asm", "system"))):
         return lambda ws: tau(ws.t, ws, asm)
+    if hasattr(tau, "in_step"):
+        return StepInputs(tau)
     return lambda ws: tau(ws.t, ws.q, ws.v)
+
+
+class StepInputs:
+    """τ of an input ``tau(t, q, v)`` with breakpoints and ``in_step(t_start, t)``
+    (:mod:`flexbody.solvers.input_breaks`): at a state, or ``within`` the step that starts at t_start."""
+
+    def __init__(self, tau):
+        self.tau, self.breakpoints, self.jumps = tau, tau.breakpoints, getattr(tau, "jumps", False)
+
+    def __call__(self, ws) -> np.ndarray:
+        return self.tau(ws.t, ws.q, ws.v)
+
+    def within(self, ws, t_start: float) -> np.ndarray:
+        """τ at the state of ``ws`` inside the step that starts at ``t_start`` [s]."""
+        return self.tau.in_step(t_start, ws.t)
 
 
 class Held:
@@ -157,11 +176,13 @@ class Dynamics:
         self.formulation, self.baumgarte, self.rtol, self.atol = formulation, baumgarte, rtol, atol
         self.n_evaluations = 0
 
-    def __call__(self, t, q, v, ws=None):
-        """(response, τ, terms, workspace) at (t, q, v), in the workspace ``ws`` of that state when given."""
+    def __call__(self, t, q, v, ws=None, step_start: float | None = None):
+        """(response, τ, terms, workspace) at (t, q, v), in the workspace ``ws`` of that state when given; τ of the
+        step that starts at ``step_start`` [s] when given (an input with breakpoints, :class:`StepInputs`)."""
         self.n_evaluations += 1
         ws = workspace_of(self.asm, t, q, v) if ws is None else ws
-        tau = finite("tau", self.tau(ws), t)
+        within = step_start is not None and isinstance(self.tau, StepInputs)
+        tau = finite("tau", self.tau.within(ws, step_start) if within else self.tau(ws), t)
         if tau.shape != (self.asm.n_dofs,):
             raise StateError(f"tau at t = {t:.9g} s has shape {tau.shape}, expected ({self.asm.n_dofs},)")
         terms = ws.terms()
@@ -264,22 +285,24 @@ def run_rk4(
     run: Run, settings: RK4, q, v, *, t0, t_end, k0: int = 0, t: float | None = None, corrections: int = 0, ws=None
 ):
     """RK4 steps from (t0, q, v) (in its workspace ``ws`` when the start made one), or from step ``k0`` at
-    (t, q, v) of a run started at t0."""
-    n_steps = max(1, math.ceil((t_end - t0) / settings.dt - 1e-9))
+    (t, q, v) of a run started at t0; the steps end on the inputs' breakpoints, each stage taking its step's input
+    (:mod:`flexbody.solvers.input_breaks`)."""
+    grid = step_times(t0, t_end, settings.dt, breakpoints_of(run.dynamics.tau))
+    n_steps = grid.size - 1
     t = t0 if t is None else t
     for k in range(k0, n_steps + 1):
         res = run.start_step(k, t, q, v, corrections=corrections, last=k == n_steps, ws=ws)  # stage 1 of the step
         if k == n_steps:
             return
-        t_next = t0 + (k + 1) * settings.dt if k + 1 < n_steps else t_end
+        t_next = float(grid[k + 1])
         dt = t_next - t
         a1 = res.a
         v2 = v + 0.5 * dt * a1
-        a2 = run.dynamics(t + 0.5 * dt, q + 0.5 * dt * v, v2)[0].a
+        a2 = run.dynamics(t + 0.5 * dt, q + 0.5 * dt * v, v2, step_start=t)[0].a
         v3 = v + 0.5 * dt * a2
-        a3 = run.dynamics(t + 0.5 * dt, q + 0.5 * dt * v2, v3)[0].a
+        a3 = run.dynamics(t + 0.5 * dt, q + 0.5 * dt * v2, v3, step_start=t)[0].a
         v4 = v + dt * a3
-        a4 = run.dynamics(t_next, q + dt * v3, v4)[0].a
+        a4 = run.dynamics(t_next, q + dt * v3, v4, step_start=t)[0].a
         q = q + dt / 6.0 * (v + 2.0 * v2 + 2.0 * v3 + v4)  # [AG-36]
         v = v + dt / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
         t = t_next
@@ -291,32 +314,39 @@ def run_adaptive(
     run: Run, settings: Adaptive, q, v, *, t0, t_end, k0: int = 0, t: float | None = None, corrections: int = 0, ws=None
 ):
     """Adaptive integration between output times t0 + k·output_dt, from k = 0 (in the start's workspace ``ws``
-    when it made one) or from output ``k0``."""
-    from scipy.integrate import solve_ivp
-
+    when it made one) or from output ``k0``; restarted on every breakpoint of the inputs, each piece taking its own
+    input (:mod:`flexbody.solvers.input_breaks`)."""
     n = int(run.asm.n_dofs)
     output_dt = run.output_dt or settings.output_dt or (t_end - t0) / 100.0
     n_out = max(1, math.ceil((t_end - t0) / output_dt - 1e-9))
     times = np.append(t0 + output_dt * np.arange(n_out), t_end)
-
-    def rhs(t, y):
-        return np.concatenate([y[n:], run.dynamics(t, y[:n], y[n:])[0].a])
-
+    breaks = breakpoints_of(run.dynamics.tau)
     for k in range(k0, n_out + 1):
         t = times[k]
         run.start_step(k, t, q, v, corrections=corrections, last=k == n_out, ws=ws)
         if k == n_out:
             return
-        sol = solve_ivp(
-            rhs,
-            (t, times[k + 1]),
-            np.concatenate([q, v]),
-            method=settings.method,
-            rtol=settings.rtol,
-            atol=settings.atol,
-            max_step=settings.max_step,
-        )
-        if not sol.success:
-            raise StateError(f"adaptive integration failed between t = {t:.9g} and {times[k + 1]:.9g} s: {sol.message}")
-        q, v, corrections, ws = run.end_step(times[k + 1], sol.y[:n, -1], sol.y[n:, -1])
+        y = np.concatenate([q, v])
+        pieces = step_times(t, times[k + 1], times[k + 1] - t, breaks)
+        for start, end in itertools.pairwise(pieces):
+            y = _adaptive_piece(run, settings, y, float(start), float(end))
+        q, v, corrections, ws = run.end_step(times[k + 1], y[:n], y[n:])
         run.completed(k + 1, times[k + 1], q, v, corrections=corrections, span=(t0, t_end), last=k + 1 == n_out)
+
+
+def _adaptive_piece(run: Run, settings: Adaptive, y: np.ndarray, start: float, end: float) -> np.ndarray:
+    """The state y = (q, v) at ``end`` by :func:`scipy.integrate.solve_ivp` from y at ``start`` [s], the inputs those
+    of the piece that starts there."""
+    from scipy.integrate import solve_ivp
+
+    n = int(run.asm.n_dofs)
+
+    def rhs(t, y):
+        return np.concatenate([y[n:], run.dynamics(t, y[:n], y[n:], step_start=start)[0].a])
+
+    sol = solve_ivp(
+        rhs, (start, end), y, method=settings.method, rtol=settings.rtol, atol=settings.atol, max_step=settings.max_step
+    )
+    if not sol.success:
+        raise StateError(f"adaptive integration failed between t = {start:.9g} and {end:.9g} s: {sol.message}")
+    return sol.y[:, -1]

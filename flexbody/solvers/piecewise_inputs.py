@@ -1,14 +1,14 @@
 """Piecewise-constant actuator inputs over a time grid: the inputs a run's sensitivities are taken with respect to
 (:func:`flexbody.gradient`), and the open-loop input of a run (``simulate(..., tau=inputs.forces(model))``).
 
-The input u_k (n_u,) holds on [t_k, t_{k+1}); a step of an integrator starting at t_n takes the input of the interval
-holding t_n and holds it over the step (as generalized-α holds every input over its step), so that τ_n = Sᵀu_k with
-S (n_u, n) the system's actuation matrix.
+The input u_k (n_u,) holds on [t_k, t_{k+1}), τ = Sᵀu_k with S (n_u, n) the system's actuation matrix. The
+integrators end a step on every switch t_k and take each step's input from the interval holding its start, at every
+stage; generalized-α restarts its accelerations at a switch (:mod:`flexbody.solvers.input_breaks`), so a run under
+these inputs converges at the integrator's order to the system with the inputs held exactly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 
 from ..errors import StateError
 
-__all__ = ["PiecewiseInputs"]
+__all__ = ["InputForces", "PiecewiseInputs"]
 
 
 @dataclass(frozen=True, init=False)
@@ -71,17 +71,34 @@ class PiecewiseInputs:
         """The same grid with other ``values`` (k, n_u)."""
         return PiecewiseInputs(self.times, values)
 
-    def forces(self, model: Any) -> Callable[[float, np.ndarray, np.ndarray], np.ndarray]:
+    def forces(self, model: Any) -> InputForces:
         """τ(t, q, v) = Sᵀu(t) (n,) of ``model`` (a System, assembled here, or an AssembledSystem; its actuation matrix
-        S (n_u, n)), for ``simulate(..., tau=...)``; StateError when n_u is not the model's number of actuators."""
+        S (n_u, n)), for ``simulate(..., tau=...)``, with the switch times the integrators step onto
+        (:mod:`flexbody.solvers.input_breaks`); StateError when n_u is not the model's number of actuators."""
         asm = model.assemble() if hasattr(model, "assemble") else model
         S = np.asarray(asm.S, dtype=float)
         if S.shape[0] != self.n_inputs:
             raise StateError(
                 f"PiecewiseInputs: {self.n_inputs} inputs per interval, the model has {S.shape[0]} actuators"
             )
+        return InputForces(self, S)
 
-        def tau(t: float, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-            return self.at(t) @ S
 
-        return tau
+class InputForces:
+    """τ(t, q, v) = Sᵀu(t) (n,) [N, N·m] of piecewise ``inputs`` through the actuation matrix ``S`` (n_u, n): u_k on
+    [t_k, t_{k+1}) (right-continuous), jumping at the interior ``breakpoints`` t_1 … t_{k−1} [s], on which the
+    integrators end their steps and restart (:mod:`flexbody.solvers.input_breaks`)."""
+
+    jumps = True
+
+    def __init__(self, inputs: PiecewiseInputs, S: np.ndarray):
+        self.inputs, self.S = inputs, S
+        self.breakpoints = inputs.times[1:-1]
+
+    def __call__(self, t: float, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return self.inputs.at(t) @ self.S
+
+    def in_step(self, t_start: float, t: float) -> np.ndarray:
+        """τ (n,) at t [s] within the step that starts at ``t_start``: the input of the interval holding the step's
+        start, also at the step's end (the left limit where the end is a switch)."""
+        return self.inputs.at(t_start) @ self.S

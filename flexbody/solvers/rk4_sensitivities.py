@@ -7,7 +7,8 @@ A step of h from (q, v) at t takes the four stages of :func:`~flexbody.solvers.e
     (Q₄, V₄) = (q + hV₃, v + hA₃),
     A_i = a(t_i, Q_i, V_i, τ_i),   q′ = q + h/6 (V₁ + 2V₂ + 2V₃ + V₄),   v′ = v + h/6 (A₁ + 2A₂ + 2A₃ + A₄),
 
-each stage's input τ_i = Sᵀu of the interval holding its time (the run evaluates its inputs at every stage). The
+each stage's input τ_i = Sᵀu of the interval holding the step's start (the run ends its steps on the inputs'
+switches and evaluates each step's input at every stage, :mod:`flexbody.solvers.input_breaks`). The
 stages' derivatives ∂a/∂q, ∂a/∂v, ∂a/∂τ, ∂a/∂p are exact (:func:`~flexbody.solvers.dynamics_derivatives.
 forward_derivatives`, in the run's formulation), and the sweeps follow the stages forward (tangent) or backward
 (adjoint). The stages are recomputed from the recorded steps; a rotation vector that passed π moves to its other chart
@@ -42,7 +43,7 @@ def _stages(asm, t, h, q, v, tau_at, formulation, parameters, joint_rows):
     times = (t, t + 0.5 * h, t + 0.5 * h, t + h)
     sum_V, sum_A = np.zeros_like(q), np.zeros_like(v)
     for stage_t, fraction, weight in zip(times, (0.5, 0.5, 1.0, None), (1.0, 2.0, 2.0, 1.0)):
-        tau, interval = tau_at(stage_t)
+        tau, interval = tau_at(stage_t, t)
         d = forward_derivatives(
             asm, State(stage_t, Q, V), tau, formulation, parameters=parameters, joint_rows=joint_rows
         )
@@ -69,8 +70,8 @@ def rk4_adjoint_sweep(
 ):
     """(τ̄ per input interval {k: (n, …)}, q̄₀ (n, …), v̄₀ (n, …), p̄ (p, …)) of a cost with partials ``g_q``, ``g_v``
     (N + 1, n) in the recorded states of the run ``run`` = (times, q, v) (or of r functions at once: (N + 1, n, r));
-    ``tau_at(t)`` → (τ (n,), interval); ``correction``: the PositionCorrection of each step's end, or None (module
-    docstring)."""
+    ``tau_at(t, t_start)`` → (τ (n,), interval) of the stage at t of the step that starts at t_start;
+    ``correction``: the PositionCorrection of each step's end, or None (module docstring)."""
     times, q, v = run
     N = len(times) - 1
     q_bar, v_bar = g_q[N].copy(), g_v[N].copy()

@@ -17,6 +17,7 @@ from ..errors import FlexbodyError
 from .alpha_settings import GeneralizedAlpha
 from .dynamics_derivatives import require_derivatives
 from .explicit import RK4
+from .input_breaks import jump_points_of, restart_steps
 from .piecewise_inputs import PiecewiseInputs
 from .rk4_sensitivities import rk4_adjoint_sweep, rk4_tangent_sweep
 from .run_costs import CostPartials, RunCost, RunView
@@ -66,10 +67,11 @@ def gradient(
     t0: float = 0.0,
     stabilization: PositionCorrection | None = PositionCorrection(),
 ) -> RunGradient:
-    """Run ``model`` from ``t0`` to ``t_end`` [s] under the piecewise ``inputs`` (τ = Sᵀu, held over each step as
-    generalized-α holds inputs), evaluate ``cost`` on the recorded run, and give its exact gradient (module
-    docstring): ``mode`` "adjoint" (one backward sweep, at the cost of about one run whatever the number of inputs)
-    or "forward" (one tangent direction per input, start coordinate and constant: for few of them); with
+    """Run ``model`` from ``t0`` to ``t_end`` [s] under the piecewise ``inputs`` (τ = Sᵀu; the steps end on their
+    switches, :mod:`~flexbody.solvers.input_breaks`), evaluate ``cost`` on the recorded run, and give its exact
+    gradient (module docstring): ``mode`` "adjoint" (one backward sweep, at the cost of about one run whatever the
+    number of inputs) or "forward" (one tangent direction per input, start coordinate and constant: for few of them);
+    with
     ``integrator=RK4(dt)`` the run's stages take their accelerations in ``formulation`` and its steps are corrected
     by ``stabilization`` as :func:`~flexbody.solvers.simulation.simulate` corrects them: a
     :class:`~flexbody.solvers.stabilization.PositionCorrection` (the default, as simulate's) or None (Baumgarte has no
@@ -144,13 +146,14 @@ def run_gradients(
     else:
         h = results.histories
         run = (times, q, v, np.asarray(h["a"]), np.asarray(h["lam"]), np.asarray(h["tau"]))
+        restarts = restart_steps(times, jump_points_of(inputs.forces(asm)), integrator.dt)
         if mode == "adjoint":
             tau_bar, q_bar, v_bar, p_bar = adjoint_sweep(asm, integrator, run, partials.q, partials.v, parameters,
-                                                         joint_rows)  # fmt: skip
+                                                         joint_rows, restarts)  # fmt: skip
             u_bar = partials.inputs.copy()
             np.add.at(u_bar, view.interval, np.einsum("inr,un->iur", tau_bar, S))
         else:
-            sweep = (asm, integrator, run, partials, view.interval, S, inputs, parameters, joint_rows)
+            sweep = (asm, integrator, run, partials, view.interval, S, inputs, parameters, joint_rows, restarts)
             u_bar, q_bar, v_bar, p_bar = _forward(*sweep)
     own = [[f.parameter_partial(view, body, name) for f in functions] for body, name in parameters]
     return partials.value, u_bar, q_bar, v_bar, p_bar + np.array(own).reshape(len(parameters), len(functions))
@@ -160,9 +163,10 @@ def _rk4(asm, run, partials, S, inputs, formulation, parameters, joint_rows, mod
     """(ū, q̄₀, v̄₀, p̄) of an RK4 run (:mod:`flexbody.solvers.rk4_sensitivities`), each stage taking the input of the
     interval holding its time."""
 
-    def tau_at(t):
-        k = inputs.interval(t)
-        return inputs.values[k] @ S, k
+    forces = inputs.forces(asm)
+
+    def tau_at(t, t_start):  # as the run evaluates each stage (the input of the step that starts at t_start)
+        return forces.in_step(t_start, t), inputs.interval(t_start)
 
     n, p = asm.n_dofs, len(parameters)
     if mode == "adjoint":
@@ -203,10 +207,10 @@ def _split(asm, partials, dq, dv, inputs, p):
     return u_bar, total[:n], total[n : 2 * n], total[2 * n + k * n_u :]
 
 
-def _forward(asm, integrator, run, partials, interval, S, inputs, parameters, joint_rows):
+def _forward(asm, integrator, run, partials, interval, S, inputs, parameters, joint_rows, restarts):
     """The gradient by tangent directions: one per start coordinate (q₀, v₀), per input value and per constant."""
     p = len(parameters)
     dq0, dv0, dtau_of = _directions(asm.n_dofs, inputs, S, p)
     dtau = np.stack([dtau_of(which) for which in interval])
-    dq, dv = tangent_sweep(asm, integrator, run, dtau, dq0, dv0, parameters, joint_rows)
+    dq, dv = tangent_sweep(asm, integrator, run, dtau, dq0, dv0, parameters, joint_rows, restarts)
     return _split(asm, partials, dq, dv, inputs, p)

@@ -40,6 +40,8 @@ map is the identity and the formulas are those above.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
@@ -174,29 +176,32 @@ def _coefficients(settings) -> tuple:
 
 
 def tangent_sweep(
-    asm, settings, run, dtau: np.ndarray, dq0: np.ndarray, dv0: np.ndarray, parameters=(), joint_rows: str = "exact"
-):
+    asm, settings, run, dtau: np.ndarray, dq0: np.ndarray, dv0: np.ndarray, parameters=(), joint_rows: str = "exact",
+    restarts: Sequence[int] = (),
+):  # fmt: skip
     """(δq, δv) (N + 1, n, k) of the recorded run ``run`` (times, q, v, q̈, λ, τ) for k directions: ``dtau``
     (N, n, k) the inputs' perturbation of each step, ``dq0``, ``dv0`` (n, k) of the start, and for the constants the
     last p of the k directions (``parameters``: (body, name) pairs, unit perturbations); ``joint_rows`` as
-    :func:`~flexbody.solvers.dynamics_derivatives.forward_derivatives` takes it."""
+    :func:`~flexbody.solvers.dynamics_derivatives.forward_derivatives` takes it; ``restarts``: the states at which
+    the run restarted its accelerations (:func:`~flexbody.solvers.input_breaks.restart_steps`)."""
     residual = _checked(asm, joint_rows)
     c1, c2, c3, gamma, beta = _coefficients(settings)
-    times, q, v, _, lam, tau = run
+    times, lam = run[0], run[4]
     N, n, k, p = len(times) - 1, asm.n_dofs, dq0.shape[1], len(parameters)
-    charts = replayed_charts(asm, (c1, c2, c3, gamma, beta), run)
+    starts = _starts(asm, run, restarts, parameters, joint_rows)
+    charts = replayed_charts(asm, (c1, c2, c3, gamma, beta), run, {i: d.a for i, d in starts.items()})
     dp = np.zeros((p, k))
     dp[:, k - p :] = np.eye(p)
-    start = forward_derivatives(
-        asm, State(float(times[0]), q[0], v[0]), tau[0], "multiplier", parameters=parameters, joint_rows=joint_rows
-    )
-    d_qdd = start.da_dq @ dq0 + start.da_dv @ dv0 + start.da_dtau @ dtau[0]
-    if start.da_dp is not None:
-        d_qdd += start.da_dp @ dp
-    state = [dq0, dv0, d_qdd, d_qdd.copy()]
+    state = [dq0, dv0, None, None]
     out_q, out_v = np.empty((N + 1, n, k)), np.empty((N + 1, n, k))
     out_q[0], out_v[0] = dq0, dv0
     for i in range(N):
+        if i in starts:  # q̈ = a = a(q, v, τ, p) at the start and at each restart
+            d = starts[i]
+            d_qdd = d.da_dq @ state[0] + d.da_dv @ state[1] + d.da_dtau @ dtau[i]
+            if d.da_dp is not None:
+                d_qdd += d.da_dp @ dp
+            state = [state[0], state[1], d_qdd, d_qdd.copy()]
         h, step = times[i + 1] - times[i], charts[i]
         bq, gv = beta * c1 * h * h, gamma * c1 * h
         Q0, V0, D0, A0 = step.to_chart(state)
@@ -219,16 +224,21 @@ def tangent_sweep(
     return out_q, out_v
 
 
-def adjoint_sweep(asm, settings, run, g_q: np.ndarray, g_v: np.ndarray, parameters=(), joint_rows: str = "exact"):
+def adjoint_sweep(
+    asm, settings, run, g_q: np.ndarray, g_v: np.ndarray, parameters=(), joint_rows: str = "exact",
+    restarts: Sequence[int] = (),
+):  # fmt: skip
     """(τ̄ (N, n, …), q̄₀ (n, …), v̄₀ (n, …), p̄ (p, …)): the gradient of a cost with partials ``g_q``, ``g_v``
     (N + 1, n) in the recorded states, carried back through the run ``run`` (times, q, v, q̈, λ, τ) (module
     docstring); partials (N + 1, n, r) of r functions of the run give their r gradients in one sweep (one factor per
-    step)."""
+    step); ``restarts``: the states at which the run restarted its accelerations
+    (:func:`~flexbody.solvers.input_breaks.restart_steps`)."""
     residual = _checked(asm, joint_rows)
     c1, c2, c3, gamma, beta = _coefficients(settings)
-    times, q, v, _, lam, tau = run
+    times, lam = run[0], run[4]
     N, n = len(times) - 1, asm.n_dofs
-    charts = replayed_charts(asm, (c1, c2, c3, gamma, beta), run)
+    starts = _starts(asm, run, restarts, parameters, joint_rows)
+    charts = replayed_charts(asm, (c1, c2, c3, gamma, beta), run, {i: d.a for i, d in starts.items()})
     turning = bool(np.asarray(asm.rotation_vectors).size)
     sides = g_q.shape[2:]  # r functions at once, or one
     tau_bar, p_bar = np.zeros((N, n, *sides)), np.zeros((len(parameters), *sides))
@@ -258,13 +268,25 @@ def adjoint_sweep(asm, settings, run, g_q: np.ndarray, g_v: np.ndarray, paramete
         bar = step.to_chart.transposed(local)
         bar[0] = bar[0] + q_start + g_q[i]
         bar[1] = bar[1] + g_v[i]
-    start = forward_derivatives(
-        asm, State(float(times[0]), q[0], v[0]), tau[0], "multiplier", parameters=parameters, joint_rows=joint_rows
-    )
-    w = bar[2] + bar[3]  # q̈₀ = a₀ = a(q₀, v₀, τ₀, p)
-    tau_bar[0] += start.da_dtau.T @ w
-    p_bar = p_bar + (start.da_dp.T @ w if start.da_dp is not None else 0.0)
-    return tau_bar, bar[0] + start.da_dq.T @ w, bar[1] + start.da_dv.T @ w, p_bar
+        if i in starts:  # q̈ = a = a(q, v, τ, p) at the start and at each restart
+            d, w = starts[i], bar[2] + bar[3]
+            tau_bar[i] += d.da_dtau.T @ w
+            if d.da_dp is not None:
+                p_bar += d.da_dp.T @ w
+            bar = [bar[0] + d.da_dq.T @ w, bar[1] + d.da_dv.T @ w, np.zeros_like(w), np.zeros_like(w)]
+    return tau_bar, bar[0], bar[1], p_bar
+
+
+def _starts(asm, run, restarts: Sequence[int], parameters, joint_rows: str) -> dict:
+    """{n: the forward derivatives at the recorded state n} for the start (n = 0) and each of the ``restarts``, whose
+    q̈ = a = a(q_n, v_n, τ_n) (τ_n the recorded input of step n)."""
+    times, q, v, tau = run[0], run[1], run[2], run[5]
+    return {
+        i: forward_derivatives(
+            asm, State(float(times[i]), q[i], v[i]), tau[i], "multiplier", parameters=parameters, joint_rows=joint_rows
+        )
+        for i in (0, *restarts)
+    }
 
 
 def _row_partials(asm, ws, Phi: sp.csr_matrix) -> tuple[sp.csr_matrix, sp.csr_matrix]:
