@@ -28,6 +28,7 @@ from .run_context import RunContext
 from .run_costs import Effort, FinalPoint, FinalState, FinalValue, FlexibleEnergy, RunCost
 from .run_gradient import RunGradient, gradient
 from .simulation import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, simulate
+from .spline_inputs import SplineInputs
 from .statics import solve_static
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "gradient",
     "RunGradient",
     "PiecewiseInputs",
+    "SplineInputs",
     "RunCost",
     "FinalPoint",
     "FinalState",

@@ -23,6 +23,7 @@ from ..errors import ConvergenceError, StateError
 from ..linalg.saddle_point import SaddlePointSolver
 from .alpha_records import record_rows, record_state, response, write_checkpoint
 from .alpha_start import initial_acceleration
+from .explicit import StepInputs
 from .generalized_alpha import AlphaState, AlphaStepper, StepFailedError
 from .input_breaks import breakpoints_of, jump_points_of, jumps_at, next_breakpoint
 
@@ -125,12 +126,13 @@ class AlphaRun:
         at = next_breakpoint(self.breaks, self.state.t, self.settings.dt)
         if at is not None:
             dt_step = min(dt_step, at - self.state.t)
+        tau = self._step_inputs(dt_step)
         try:
-            new, iterations = self.stepper.step(self.state, dt_step, self.tau)
+            new, iterations = self.stepper.step(self.state, dt_step, tau)
         except StepFailedError as exc:
             self._rejected(exc, dt_step)
             return
-        self._accept(new, iterations, dt_step)
+        self._accept(new, iterations, dt_step, tau)
         last = self.state.t >= self.plan.t_end - 1e-12 * max(1.0, abs(self.plan.t_end))
         if not last:
             self.tau = self._inputs(self.ws)
@@ -146,16 +148,24 @@ class AlphaRun:
             if not last and self.writer.due(self.recorder):
                 self._checkpoint(wall_before + time.perf_counter() - clock)
 
-    def _accept(self, new: AlphaState, iterations: int, dt_step: float) -> None:
+    def _step_inputs(self, dt_step: float) -> np.ndarray:
+        """τ of the equations at the end of the step of dt_step from ``state``: an input signal's value there, within
+        the step (:mod:`flexbody.solvers.input_breaks`), else the input at the step's start, held over it."""
+        if not isinstance(self.tau_at, StepInputs):
+            return self.tau
+        t = self.state.t
+        return np.asarray(self.tau_at.tau.in_step(t, t + dt_step), dtype=float)
+
+    def _accept(self, new: AlphaState, iterations: int, dt_step: float, tau: np.ndarray) -> None:
         """Take the converged step to ``new``: the inputs' work as the scheme applies them (the step's
-        acceleration blend mixes the input of the previous step, in q̈_n, and the held one, in q̈_{n+1}, with the
+        acceleration blend mixes the input of the previous step, in q̈_n, and this step's ``tau``, in q̈_{n+1}, with the
         weights of v's update), the dissipated work by the trapezoid rule, a chart switch of rotation vectors
         longer than π, the controller's update and the step-size control."""
         asm, stepper, state = self.asm, self.stepper, self.state
         self.stats["newton_iterations"] += iterations
-        tau_eff = (1.0 - stepper.gamma) * self.tau_prev + stepper.gamma * self.tau
+        tau_eff = (1.0 - stepper.gamma) * self.tau_prev + stepper.gamma * tau
         self.stats["applied_work"] += 0.5 * dt_step * float(tau_eff @ (state.v + new.v))
-        self.tau_prev = self.tau
+        self.tau_prev = tau
         if self.power is None:  # the power at the end of the step before, unless known
             self.power = (self.ws if self.ws is not None else asm.workspace(state.t, state.q, state.v)).viscous_power()
         start, self.ws = self.power, asm.workspace(new.t, new.q, new.v)  # the new state's workspace, for all

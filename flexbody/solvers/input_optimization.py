@@ -1,12 +1,19 @@
-"""``fb.optimize_inputs``: the piecewise inputs that minimise a cost of a run, within bounds on the inputs and subject
-to constraints on functions of the run (a final state, a bounded residual vibration) (#37 item 1).
+"""``fb.optimize_inputs``: the inputs that minimise a cost of a run, within bounds on the inputs and subject to
+constraints on functions of the run (a final state, a bounded residual vibration) (#37 item 1).
 
-Direct single shooting: the decision variables are the inputs' values u (k, n_u) of
-:class:`~flexbody.solvers.piecewise_inputs.PiecewiseInputs`; each evaluation runs the system once and carries the
-cost and every constrained function back in one adjoint sweep (:func:`~flexbody.solvers.run_gradient.
-run_gradients`: one factor per step for all of them), so the gradients are those of the discrete run, exact up to the
-Newton tolerance of its steps. scipy's SLSQP takes the constraints (equalities and two-sided bounds on functions of
-the run) and the bounds on u; without constraints L-BFGS-B takes the bounds alone.
+Direct single shooting: the decision variables are the values U (m, n_u) of an
+:class:`~flexbody.solvers.input_signals.InputSignal` (piecewise-constant or spline inputs); each evaluation runs the
+system once and carries the cost and every constrained function back in one adjoint sweep
+(:func:`~flexbody.solvers.run_gradient.run_gradients`: one factor per step for all of them), so the gradients are
+those of the discrete run, exact up to the Newton tolerance of its steps. scipy's SLSQP takes the constraints
+(equalities and two-sided bounds on functions of the run) and the bounds on U; without constraints L-BFGS-B takes the
+bounds alone.
+
+The optimiser works in the L² metric of the input signal: its variables are x = R U with RᵀR = G the signal's Gram
+matrix over the run (:meth:`~flexbody.solvers.input_signals.InputSignal.gram`), so ‖x‖² = ∫‖u‖² dt and an effort
+cost has the identity Hessian the quasi-Newton methods start from — their iterations do not grow with the number of
+knots. Where R is diagonal (piecewise-constant inputs) bounds on U stay bounds on x; otherwise SLSQP takes them as
+linear constraints.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.linalg import cholesky, solve_triangular
 from scipy.optimize import minimize
 
 from ..constraints.base import finite_number
@@ -26,7 +34,7 @@ from ..errors import FlexbodyError
 from .alpha_settings import GeneralizedAlpha
 from .dynamics_derivatives import require_derivatives
 from .explicit import RK4
-from .piecewise_inputs import PiecewiseInputs
+from .input_signals import InputSignal
 from .run_costs import RunCost
 from .run_gradient import recorded_run, run_gradients
 from .run_sensitivities import run_blockers
@@ -75,11 +83,11 @@ class RunConstraint:
 @dataclass(frozen=True)
 class OptimalInputs:
     """What :func:`optimize_inputs` found: the ``inputs`` (the optimum's values), the cost's ``value`` and
-    ``gradient`` ∂J/∂u (k, n_u) there, the constrained functions' ``constraints`` values (r,), the run ``results`` of
+    ``gradient`` ∂J/∂U (m, n_u) there, the constrained functions' ``constraints`` values (r,), the run ``results`` of
     those inputs, scipy's ``iterations``, the ``evaluations`` (runs with their sweeps), ``success`` and ``message``,
     and the ``seconds`` it took."""
 
-    inputs: PiecewiseInputs
+    inputs: InputSignal
     value: float
     gradient: np.ndarray
     constraints: np.ndarray
@@ -122,7 +130,7 @@ def optimize_inputs(
     model: System | AssembledSystem,
     t_end: float,
     cost: RunCost,
-    inputs: PiecewiseInputs,
+    inputs: InputSignal,
     *,
     lower: ArrayLike | None = None,
     upper: ArrayLike | None = None,
@@ -137,9 +145,10 @@ def optimize_inputs(
     v0: ArrayLike | None = None,
     t0: float = 0.0,
 ) -> OptimalInputs:
-    """The values of the piecewise ``inputs`` (their times kept; the given values the first guess) that minimise
-    ``cost`` of the run of ``model`` from ``t0`` to ``t_end`` [s], with ``lower`` ≤ u ≤ ``upper`` (scalars, (n_u,) per
-    actuator or (k, n_u); None: unbounded) and the ``constraints`` (:class:`RunConstraint`) on functions of the run
+    """The values of the ``inputs`` (fb.PiecewiseInputs or fb.SplineInputs: their times kept; the given values the
+    first guess) that minimise ``cost`` of the run of ``model`` from ``t0`` to ``t_end`` [s], with ``lower`` ≤ U ≤
+    ``upper`` (scalars, (n_u,) per actuator or (m, n_u); None: unbounded; on a cubic spline's knot values, which do
+    not bound u between the knots) and the ``constraints`` (:class:`RunConstraint`) on functions of the run
     (module docstring). The run is :func:`~flexbody.solvers.run_gradient.gradient`'s (``integrator``, default
     ``GeneralizedAlpha(dt=1e-3)``; ``formulation``, ``stabilization`` and ``joint_rows`` as it takes them; start
     ``q0``, ``v0``). ``tol`` is scipy's (SLSQP's ``ftol``, L-BFGS-B's ``ftol`` and ``gtol``), ``max_iterations`` its
@@ -151,8 +160,10 @@ def optimize_inputs(
         raise FlexbodyError(
             f"optimize_inputs: cost must be a RunCost (fb.Effort, fb.FlexibleEnergy, ...), got {cost!r}"
         )
-    if not isinstance(inputs, PiecewiseInputs):
-        raise FlexbodyError(f"optimize_inputs: inputs must be fb.PiecewiseInputs (the first guess), got {inputs!r}")
+    if not isinstance(inputs, InputSignal):
+        raise FlexbodyError(
+            f"optimize_inputs: inputs must be fb.PiecewiseInputs or fb.SplineInputs (the first guess), got {inputs!r}"
+        )
     for c in constraints:
         if not isinstance(c, RunConstraint):
             raise FlexbodyError(f"optimize_inputs: constraints must be fb.RunConstraint, got {c!r}")
@@ -166,28 +177,31 @@ def optimize_inputs(
     functions = [cost, *(c.function for c in constraints)]
     shooting = _Shooting(asm, t_end, inputs, functions, integrator, stabilization, formulation, joint_rows, start)
     clock = time.perf_counter()
-    x0 = inputs.values.ravel()
-    if bounds is not None and np.any((x0 < bounds[0]) | (x0 > bounds[1])):
+    u0 = inputs.values.ravel()
+    if bounds is not None and np.any((u0 < bounds[0]) | (u0 > bounds[1])):
         log.warning(
             "optimize_inputs: the first guess lies outside the bounds; it starts from its values clipped to them"
         )
-        x0 = np.clip(x0, *bounds)
+        u0 = np.clip(u0, *bounds)
+    metric = _Metric(inputs.gram(float(t0), float(t_end)), inputs.values.shape)
 
     def objective(x):
-        values, gradients, _ = shooting.at(x)
-        return float(values[0]), gradients[0].copy()
+        values, gradients, _ = shooting.at(metric.values(x))
+        return float(values[0]), metric.gradient(gradients[0])
 
-    scipy_bounds = None if bounds is None else [(_finite(lo), _finite(hi)) for lo, hi in zip(*bounds)]
-    if constraints:
-        found = minimize(objective, x0, jac=True, method="SLSQP", bounds=scipy_bounds,
-                         constraints=_scipy_constraints(constraints, shooting),
-                         options={"ftol": tol, "maxiter": max_iterations})  # fmt: skip
+    scipy_bounds, linear = metric.bounds(bounds)
+    options = {"ftol": tol, "maxiter": max_iterations}
+    if constraints or linear:
+        found = minimize(objective, metric.variables(u0), jac=True, method="SLSQP", bounds=scipy_bounds,
+                         constraints=_scipy_constraints(constraints, shooting, metric) + linear,
+                         options=options)  # fmt: skip
     else:
-        found = minimize(objective, x0, jac=True, method="L-BFGS-B", bounds=scipy_bounds,
-                         options={"ftol": tol, "gtol": tol, "maxiter": max_iterations})  # fmt: skip
-    values, gradients, results = shooting.at(found.x)
+        found = minimize(objective, metric.variables(u0), jac=True, method="L-BFGS-B", bounds=scipy_bounds,
+                         options={**options, "gtol": tol})  # fmt: skip
+    u = metric.values(found.x)
+    values, gradients, results = shooting.at(u)
     return OptimalInputs(
-        inputs.with_values(found.x.reshape(inputs.values.shape)),
+        inputs.with_values(u.reshape(inputs.values.shape)),
         float(values[0]),
         gradients[0].reshape(inputs.values.shape),
         values[1:],
@@ -225,22 +239,66 @@ def _finite(bound: float) -> float | None:
     return None if np.isinf(bound) else float(bound)
 
 
-def _scipy_constraints(constraints: Sequence[RunConstraint], shooting: _Shooting) -> list[dict]:
-    """SLSQP's constraint dictionaries: f − value = 0, or f − lower ≥ 0 and upper − f ≥ 0 where finite."""
+class _Metric:
+    """The optimiser's variables x = R U (flattened) of the inputs' values U (m, n_u), RᵀR = G the Gram matrix (m, m)
+    (module docstring); R = I where G is singular (a run shorter than some pieces' support)."""
+
+    def __init__(self, G: np.ndarray, shape: tuple):
+        self.shape = shape
+        try:
+            self.R = cholesky(G, lower=False)
+        except np.linalg.LinAlgError:
+            self.R = np.eye(shape[0])
+        self.diagonal = not np.any(self.R - np.diag(np.diag(self.R)))
+
+    def variables(self, u: np.ndarray) -> np.ndarray:
+        return (self.R @ u.reshape(self.shape)).ravel()
+
+    def values(self, x: np.ndarray) -> np.ndarray:
+        return solve_triangular(self.R, x.reshape(self.shape), lower=False).ravel()
+
+    def gradient(self, g: np.ndarray) -> np.ndarray:
+        """∂/∂x = R⁻ᵀ ∂/∂U of a gradient (m n_u,) in the values, contiguous (SLSQP wanders with views)."""
+        return np.ascontiguousarray(solve_triangular(self.R, g.reshape(self.shape), trans="T", lower=False).ravel())
+
+    def bounds(self, bounds) -> tuple[list | None, list[dict]]:
+        """(scipy's bounds on x, SLSQP's linear constraints) of bounds (lower, upper) on U (flattened) or None: boxes
+        on x where R is diagonal, else linear inequalities lower ≤ R⁻¹x ≤ upper where finite."""
+        if bounds is None:
+            return None, []
+        if self.diagonal:
+            scale = np.repeat(np.diag(self.R), self.shape[1])
+            return [(_finite(lo * s), _finite(hi * s)) for lo, hi, s in zip(*bounds, scale)], []
+        inverse = solve_triangular(self.R, np.eye(self.shape[0]), lower=False)
+        J = np.kron(inverse, np.eye(self.shape[1]))  # ∂U/∂x (m n_u, m n_u)
+        out = []
+        for sign, bound in ((1.0, bounds[0]), (-1.0, bounds[1])):
+            finite = np.isfinite(bound)
+            if finite.any():
+                rows, limit = sign * J[finite], sign * bound[finite]
+                out.append({"type": "ineq", "fun": lambda x, A=rows, b=limit: A @ x - b, "jac": lambda x, A=rows: A})
+        return None, out
+
+
+def _scipy_constraints(constraints: Sequence[RunConstraint], shooting: _Shooting, metric: _Metric) -> list[dict]:
+    """SLSQP's constraint dictionaries in the variables x: f − value = 0, or f − lower ≥ 0 and upper − f ≥ 0 where
+    finite."""
     out = []
     for i, c in enumerate(constraints, start=1):
         if c.lower == c.upper:
-            out.append({"type": "eq", "fun": _side(shooting, i, 1.0, c.lower), "jac": _slope(shooting, i, 1.0)})
+            out.append({"type": "eq", "fun": _side(shooting, metric, i, 1.0, c.lower),
+                        "jac": _slope(shooting, metric, i, 1.0)})  # fmt: skip
             continue
         for sign, bound in ((1.0, c.lower), (-1.0, c.upper)):
             if np.isfinite(bound):
-                out.append({"type": "ineq", "fun": _side(shooting, i, sign, bound), "jac": _slope(shooting, i, sign)})
+                out.append({"type": "ineq", "fun": _side(shooting, metric, i, sign, bound),
+                            "jac": _slope(shooting, metric, i, sign)})  # fmt: skip
     return out
 
 
-def _side(shooting: _Shooting, i: int, sign: float, bound: float):
-    return lambda x: sign * (float(shooting.at(x)[0][i]) - bound)
+def _side(shooting: _Shooting, metric: _Metric, i: int, sign: float, bound: float):
+    return lambda x: sign * (float(shooting.at(metric.values(x))[0][i]) - bound)
 
 
-def _slope(shooting: _Shooting, i: int, sign: float):
-    return lambda x: sign * shooting.at(x)[1][i].copy()
+def _slope(shooting: _Shooting, metric: _Metric, i: int, sign: float):
+    return lambda x: sign * metric.gradient(shooting.at(metric.values(x))[1][i])

@@ -36,18 +36,18 @@ __all__ = ["rk4_adjoint_sweep", "rk4_tangent_sweep"]
 
 
 def _stages(asm, t, h, q, v, tau_at, formulation, parameters, joint_rows):
-    """The four stages of the step from (t, q, v): ([(ForwardDerivatives, interval of its input)], (q′, v′) its
+    """The four stages of the step from (t, q, v): ([(ForwardDerivatives, what its input depends on)], (q′, v′) its
     uncorrected end, in the other chart of each rotation vector longer than π, and the linearization S of that switch
     (None without one, :func:`~flexbody.solvers.chart_sensitivities.switch_map`))."""
     out, Q, V = [], q, v
     times = (t, t + 0.5 * h, t + 0.5 * h, t + h)
     sum_V, sum_A = np.zeros_like(q), np.zeros_like(v)
     for stage_t, fraction, weight in zip(times, (0.5, 0.5, 1.0, None), (1.0, 2.0, 2.0, 1.0)):
-        tau, interval = tau_at(stage_t, t)
+        tau, key = tau_at(stage_t, t)
         d = forward_derivatives(
             asm, State(stage_t, Q, V), tau, formulation, parameters=parameters, joint_rows=joint_rows
         )
-        out.append((d, interval))
+        out.append((d, key))
         sum_V, sum_A = sum_V + weight * V, sum_A + weight * d.a
         if fraction is not None:
             Q, V = q + fraction * h * V, v + fraction * h * d.a
@@ -66,16 +66,16 @@ def _corrected(asm, correction, t, end, recorded):
 
 
 def rk4_adjoint_sweep(
-    asm, run, g_q, g_v, tau_at, formulation, parameters=(), joint_rows: str = "exact", correction=None
-):
-    """(τ̄ per input interval {k: (n, …)}, q̄₀ (n, …), v̄₀ (n, …), p̄ (p, …)) of a cost with partials ``g_q``, ``g_v``
-    (N + 1, n) in the recorded states of the run ``run`` = (times, q, v) (or of r functions at once: (N + 1, n, r));
-    ``tau_at(t, t_start)`` → (τ (n,), interval) of the stage at t of the step that starts at t_start;
-    ``correction``: the PositionCorrection of each step's end, or None (module docstring)."""
+    asm, run, g_q, g_v, tau_at, add_tau_bar, formulation, parameters=(), joint_rows: str = "exact", correction=None
+):  # fmt: skip
+    """(q̄₀ (n, …), v̄₀ (n, …), p̄ (p, …)) of a cost with partials ``g_q``, ``g_v`` (N + 1, n) in the recorded states
+    of the run ``run`` = (times, q, v) (or of r functions at once: (N + 1, n, r)); ``tau_at(t, t_start)`` → (τ (n,),
+    key) of the stage at t of the step that starts at t_start, and each stage's τ̄ (n, …) handed to
+    ``add_tau_bar(key, τ̄)``; ``correction``: the PositionCorrection of each step's end, or None (module
+    docstring)."""
     times, q, v = run
     N = len(times) - 1
     q_bar, v_bar = g_q[N].copy(), g_v[N].copy()
-    tau_bar: dict[int, np.ndarray] = {}
     p_bar = np.zeros((len(parameters), *g_q.shape[2:]))
     weights = (1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0)
     for i in range(N - 1, -1, -1):
@@ -92,10 +92,10 @@ def rk4_adjoint_sweep(
         A_bar = [w * h * v_bar for w in weights]
         q_new, v_new = q_bar.copy(), v_bar.copy()  # the identity parts of q′, v′
         for s in (3, 2, 1, 0):
-            d, interval = stages[s]
+            d, key = stages[s]
             Q_bar = d.da_dq.T @ A_bar[s]
             V_bar[s] = V_bar[s] + d.da_dv.T @ A_bar[s]
-            tau_bar[interval] = tau_bar.get(interval, 0.0) + d.da_dtau.T @ A_bar[s]
+            add_tau_bar(key, d.da_dtau.T @ A_bar[s])
             if d.da_dp is not None:
                 p_bar += d.da_dp.T @ A_bar[s]
             q_new += Q_bar
@@ -105,15 +105,16 @@ def rk4_adjoint_sweep(
                 V_bar[s - 1] = V_bar[s - 1] + c * h * Q_bar
                 A_bar[s - 1] = A_bar[s - 1] + c * h * V_bar[s]
         q_bar, v_bar = g_q[i] + q_new, g_v[i] + v_new
-    return tau_bar, q_bar, v_bar, p_bar
+    return q_bar, v_bar, p_bar
 
 
 def rk4_tangent_sweep(
     asm, run, dq0, dv0, dtau_of, tau_at, formulation, parameters=(), joint_rows: str = "exact", correction=None
 ):
-    """(δq, δv) (N + 1, n, k) of the run ``run`` = (times, q, v) for k directions: ``dq0``, ``dv0`` (n, k) of the start,
-    ``dtau_of(interval)`` (n, k) the inputs' perturbation of an interval, and unit perturbations of the constants in
-    the last p directions; ``correction``: the PositionCorrection of each step's end, or None (module docstring)."""
+    """(δq, δv) (N + 1, n, k) of the run ``run`` = (times, q, v) for k directions: ``dq0``, ``dv0`` (n, k) of the
+    start, ``dtau_of(key)`` (n, k) the inputs' perturbation of a stage's input (its key from ``tau_at``), and unit
+    perturbations of the constants in the last p directions; ``correction``: the PositionCorrection of each step's
+    end, or None (module docstring)."""
     times, q, v = run
     N, (n, k), p = len(times) - 1, dq0.shape, len(parameters)
     dp = np.zeros((p, k))
@@ -128,8 +129,8 @@ def rk4_tangent_sweep(
         dq, dv = out_q[i], out_v[i]
         dQ, dV = dq, dv
         sum_V, sum_A = np.zeros((n, k)), np.zeros((n, k))
-        for s, (d, interval) in enumerate(stages):
-            dA = d.da_dq @ dQ + d.da_dv @ dV + d.da_dtau @ dtau_of(interval)
+        for s, (d, key) in enumerate(stages):
+            dA = d.da_dq @ dQ + d.da_dv @ dV + d.da_dtau @ dtau_of(key)
             if p:
                 dA += d.da_dp @ dp
             weight = 1.0 if s in (0, 3) else 2.0

@@ -1,13 +1,13 @@
 """Costs of a recorded run and their exact partial derivatives: what :func:`flexbody.gradient` differentiates.
 
-A cost J is a function of the run's states (q_n, v_n), n = 0 … N, at the recorded instants t_n and of its piecewise
-inputs u_k; :meth:`RunCost.evaluate` gives J and its partials ∂J/∂q_n, ∂J/∂v_n (N + 1, n) and ∂J/∂u_k (k, n_u), which
-the run's sensitivities carry back to the inputs, the start and the constants (:mod:`flexbody.solvers.
-run_sensitivities`). Costs add (``a + b``) and scale (``2.0 * a``).
+A cost J is a function of the run's states (q_n, v_n), n = 0 … N, at the recorded instants t_n and of its inputs'
+values U (an :class:`~flexbody.solvers.input_signals.InputSignal`); :meth:`RunCost.evaluate` gives J and its partials
+∂J/∂q_n, ∂J/∂v_n (N + 1, n) and ∂J/∂U (m, n_u), which the run's sensitivities carry back to the inputs, the start
+and the constants (:mod:`flexbody.solvers.run_sensitivities`). Costs add (``a + b``) and scale (``2.0 * a``).
 
 - :class:`FinalPoint`: ½‖x(q_N) − x*‖² of an anchor (a link point, a node) [m²];
 - :class:`FlexibleEnergy`: a flexible body's residual vibration energy at the end, ½ v_fᵀ M_f v_f + U(q_f) [J];
-- :class:`Effort`: ½ Σ_k w Δt_k ‖u_k‖² over the intervals the run spans [N² s, or N²m² s];
+- :class:`Effort`: ½ w ∫‖u‖² dt over the run (½ Σ_k w Δt_k ‖u_k‖² for piecewise-constant inputs) [N² s, or N²m² s];
 - :class:`FinalState`: ½ (q_N − q*)ᵀ W_q (q_N − q*) + ½ (v_N − v*)ᵀ W_v (v_N − v*);
 - :class:`FinalValue`: one coordinate q_N[i] or its rate v_N[i] at the end (linear: for constraints on the final
   state, :class:`~flexbody.solvers.input_optimization.RunConstraint`).
@@ -30,23 +30,19 @@ __all__ = ["RunCost", "CostPartials", "FinalPoint", "FlexibleEnergy", "Effort", 
 @dataclass(frozen=True)
 class RunView:
     """What a cost reads of a run: the assembled system ``asm``, the recorded ``times`` (N + 1,) [s], ``q``, ``v``
-    (N + 1, n), the ``inputs`` (:class:`~flexbody.solvers.piecewise_inputs.PiecewiseInputs`) and the intervals
-    ``interval`` (N,) each step took its input from."""
+    (N + 1, n) and the ``inputs`` (:class:`~flexbody.solvers.input_signals.InputSignal`)."""
 
     asm: Any
     times: np.ndarray
     q: np.ndarray
     v: np.ndarray
     inputs: Any
-    interval: np.ndarray
 
     @classmethod
     def of(cls, results: Any, inputs: Any) -> RunView:
         """The view of a recorded run (:class:`~flexbody.io.results.Results` of ``simulate(..., record_every=1)``
-        under ``inputs``): each step's interval is the one holding its start."""
-        times = np.asarray(results.times)
-        interval = np.array([inputs.interval(t) for t in times[:-1]], dtype=np.int64)
-        return cls(results.system, times, np.asarray(results.q), np.asarray(results.v), inputs, interval)
+        under ``inputs``)."""
+        return cls(results.system, np.asarray(results.times), np.asarray(results.q), np.asarray(results.v), inputs)
 
     def workspace(self, n: int):
         """The workspace of the recorded state n."""
@@ -73,7 +69,7 @@ class RunCost:
 
     def of_run(self, results: Any, inputs: Any) -> float:
         """J of a recorded run (:class:`~flexbody.io.results.Results` of ``simulate(..., record_every=1)`` under the
-        :class:`~flexbody.solvers.piecewise_inputs.PiecewiseInputs` ``inputs``), without its gradient."""
+        :class:`~flexbody.solvers.input_signals.InputSignal` ``inputs``), without its gradient."""
         return self.evaluate(RunView.of(results, inputs)).value
 
     def evaluate(self, run: RunView) -> CostPartials:
@@ -156,16 +152,16 @@ class FlexibleEnergy(RunCost):
 
 @dataclass(frozen=True, eq=False)
 class Effort(RunCost):
-    """½ Σ_k ``weight`` Δt_k ‖u_k‖² over the input intervals, each Δt_k the part of its interval the run spans."""
+    """½ ``weight`` ∫‖u‖² dt over the span of the run = ½ w Σ_c U_cᵀ G U_c, G the inputs' Gram matrix
+    (:meth:`~flexbody.solvers.input_signals.InputSignal.gram`; ½ Σ_k w Δt_k ‖u_k‖² for piecewise-constant inputs)."""
 
     weight: float = 1.0
 
     def add_to(self, run: RunView, out: CostPartials, scale: float) -> None:
-        t = run.inputs.times
-        spans = np.clip(np.minimum(t[1:], run.times[-1]) - np.maximum(t[:-1], run.times[0]), 0.0, None)
-        u = run.inputs.values
-        out.value += scale * 0.5 * self.weight * float(np.sum(spans[:, None] * u * u))
-        out.inputs += scale * self.weight * spans[:, None] * u
+        G, u = run.inputs.gram(float(run.times[0]), float(run.times[-1])), run.inputs.values
+        Gu = G @ u
+        out.value += scale * 0.5 * self.weight * float(np.sum(u * Gu))
+        out.inputs += scale * self.weight * Gu
 
 
 @dataclass(frozen=True, eq=False)

@@ -18,7 +18,7 @@ from .alpha_settings import GeneralizedAlpha
 from .dynamics_derivatives import require_derivatives
 from .explicit import RK4
 from .input_breaks import jump_points_of, restart_steps
-from .piecewise_inputs import PiecewiseInputs
+from .input_signals import InputSignal
 from .rk4_sensitivities import rk4_adjoint_sweep, rk4_tangent_sweep
 from .run_costs import CostPartials, RunCost, RunView
 from .run_sensitivities import adjoint_sweep, run_blockers, tangent_sweep
@@ -36,7 +36,7 @@ MODES = ("adjoint", "forward")
 
 @dataclass(frozen=True)
 class RunGradient:
-    """A cost J of a run and its gradient: ``value`` J; ``inputs`` ∂J/∂u (k, n_u) of the piecewise inputs' values;
+    """A cost J of a run and its gradient: ``value`` J; ``inputs`` ∂J/∂U (m, n_u) of the inputs' values;
     ``q0``, ``v0`` ∂J/∂q₀, ∂J/∂v₀ (n,) of the state the run started from (after its consistent start);
     ``parameters`` {"body.name": ∂J/∂p}; the run's ``results``; the ``mode`` used and the ``seconds`` [s] of the run
     and of the sensitivities."""
@@ -55,7 +55,7 @@ def gradient(
     model: System | AssembledSystem,
     t_end: float,
     cost: RunCost,
-    inputs: PiecewiseInputs,
+    inputs: InputSignal,
     *,
     integrator: GeneralizedAlpha | RK4 | None = None,
     formulation: str = "projection",
@@ -116,7 +116,7 @@ def gradient(
     )
 
 
-def recorded_run(asm, t_end: float, inputs: PiecewiseInputs, integrator, stabilization, formulation: str, **start):
+def recorded_run(asm, t_end: float, inputs: InputSignal, integrator, stabilization, formulation: str, **start):
     """The run of :func:`gradient` (every step recorded) under the piecewise ``inputs``; ``start``: q0, v0, t0."""
     tau = inputs.forces(asm)
     if isinstance(integrator, RK4):
@@ -126,91 +126,106 @@ def recorded_run(asm, t_end: float, inputs: PiecewiseInputs, integrator, stabili
 
 
 def run_gradients(
-    asm, results, inputs: PiecewiseInputs, functions: Sequence[RunCost], integrator, stabilization, *,
+    asm, results, inputs: InputSignal, functions: Sequence[RunCost], integrator, stabilization, *,
     formulation: str = "projection", parameters=(), mode: str = "adjoint", joint_rows: str = "exact",
 ) -> tuple[np.ndarray, ...]:  # fmt: skip
     """The values (r,) of r ``functions`` of the recorded run ``results`` (:func:`recorded_run`) and their exact
-    gradients, all in one sweep: ∂/∂u (k, n_u, r), ∂/∂q₀ (n, r), ∂/∂v₀ (n, r), ∂/∂p (p, r) (``parameters``, each
-    function's own dependence on them included); the other arguments as :func:`gradient` takes them."""
+    gradients, all in one sweep: ∂/∂U (m, n_u, r) of the inputs' values, ∂/∂q₀ (n, r), ∂/∂v₀ (n, r), ∂/∂p (p, r)
+    (``parameters``, each function's own dependence on them included); the other arguments as :func:`gradient` takes
+    them."""
     view = RunView.of(results, inputs)
     each = [f.evaluate(view) for f in functions]
     partials = CostPartials(
         np.array([x.value for x in each]), *(np.stack([getattr(x, a) for x in each], -1) for a in ("q", "v", "inputs"))
     )
-    S = np.asarray(asm.S, dtype=float)  # (n_u, n)
+    chain = _InputChain(inputs, np.asarray(asm.S, dtype=float), asm.n_dofs, len(parameters), partials.inputs)
     times, q, v = view.times, view.q, view.v
     if isinstance(integrator, RK4):
         corrected = stabilization if asm.n_constraints else None
-        explicit = (asm, (times, q, v), partials, S, inputs, formulation, parameters, joint_rows, mode, corrected)
-        u_bar, q_bar, v_bar, p_bar = _rk4(*explicit)
+        forces = inputs.forces(asm)
+
+        def tau_at(t, t_start):  # as the run evaluates each stage (the input of the step that starts at t_start)
+            return forces.in_step(t_start, t), inputs.weights(t, t_start)
+
+        explicit = (asm, (times, q, v), partials, tau_at, formulation, parameters, joint_rows, corrected)
+        q_bar, v_bar, p_bar = _rk4(*explicit, mode, chain)
     else:
         h = results.histories
         run = (times, q, v, np.asarray(h["a"]), np.asarray(h["lam"]), np.asarray(h["tau"]))
         restarts = restart_steps(times, jump_points_of(inputs.forces(asm)), integrator.dt)
+        keys = _AlphaInputs(inputs, times)
         if mode == "adjoint":
-            tau_bar, q_bar, v_bar, p_bar = adjoint_sweep(asm, integrator, run, partials.q, partials.v, parameters,
-                                                         joint_rows, restarts)  # fmt: skip
-            u_bar = partials.inputs.copy()
-            np.add.at(u_bar, view.interval, np.einsum("inr,un->iur", tau_bar, S))
+            tau_bar, start_bars, q_bar, v_bar, p_bar = adjoint_sweep(
+                asm, integrator, run, partials.q, partials.v, parameters, joint_rows, restarts
+            )
+            for i, bar in enumerate(tau_bar):
+                chain.add(keys(i, False), bar)
+            for i, bar in start_bars.items():
+                chain.add(keys(i, True), bar)
         else:
-            sweep = (asm, integrator, run, partials, view.interval, S, inputs, parameters, joint_rows, restarts)
-            u_bar, q_bar, v_bar, p_bar = _forward(*sweep)
+            dtau = lambda i, start: chain.direction(keys(i, start))  # noqa: E731
+            dq, dv = tangent_sweep(asm, integrator, run, dtau, chain.dq0, chain.dv0, parameters, joint_rows, restarts)
+            q_bar, v_bar, p_bar = chain.split(partials, dq, dv)
     own = [[f.parameter_partial(view, body, name) for f in functions] for body, name in parameters]
-    return partials.value, u_bar, q_bar, v_bar, p_bar + np.array(own).reshape(len(parameters), len(functions))
+    p_total = p_bar + np.array(own).reshape(len(parameters), len(functions))
+    return partials.value, chain.u_bar, q_bar, v_bar, p_total
 
 
-def _rk4(asm, run, partials, S, inputs, formulation, parameters, joint_rows, mode, correction):
-    """(ū, q̄₀, v̄₀, p̄) of an RK4 run (:mod:`flexbody.solvers.rk4_sensitivities`), each stage taking the input of the
-    interval holding its time."""
-
-    forces = inputs.forces(asm)
-
-    def tau_at(t, t_start):  # as the run evaluates each stage (the input of the step that starts at t_start)
-        return forces.in_step(t_start, t), inputs.interval(t_start)
-
-    n, p = asm.n_dofs, len(parameters)
+def _rk4(asm, run, partials, tau_at, formulation, parameters, joint_rows, correction, mode, chain):
+    """(q̄₀, v̄₀, p̄) of an RK4 run (:mod:`flexbody.solvers.rk4_sensitivities`), the inputs' ū into ``chain``."""
     if mode == "adjoint":
-        tau_bar, q_bar, v_bar, p_bar = rk4_adjoint_sweep(
-            asm, run, partials.q, partials.v, tau_at, formulation, parameters, joint_rows, correction
+        return rk4_adjoint_sweep(
+            asm, run, partials.q, partials.v, tau_at, chain.add, formulation, parameters, joint_rows, correction
         )
-        u_bar = partials.inputs.copy()
-        for which, value in tau_bar.items():
-            u_bar[which] += S @ value
-        return u_bar, q_bar, v_bar, p_bar
-    dq0, dv0, dtau_of = _directions(n, inputs, S, p)
-    dq, dv = rk4_tangent_sweep(asm, run, dq0, dv0, dtau_of, tau_at, formulation, parameters, joint_rows, correction)
-    return _split(asm, partials, dq, dv, inputs, p)
+    dq, dv = rk4_tangent_sweep(
+        asm, run, chain.dq0, chain.dv0, chain.direction, tau_at, formulation, parameters, joint_rows, correction
+    )
+    return chain.split(partials, dq, dv)
 
 
-def _directions(n: int, inputs, S, p: int):
-    """The tangent directions of the forward mode, in the order q₀ (n), v₀ (n), the inputs' values (k n_u), the
-    constants (p): (δq₀, δv₀) (n, count) and ``dtau_of(interval)`` (n, count), the inputs' δτ = Sᵀδu of an interval."""
-    k, n_u = inputs.values.shape
-    count = 2 * n + k * n_u + p
-    dq0, dv0 = np.zeros((n, count)), np.zeros((n, count))
-    dq0[:, :n], dv0[:, n : 2 * n] = np.eye(n), np.eye(n)
+class _AlphaInputs:
+    """The weights of the inputs generalized-α takes: step i's equations at its end t_{i+1} (the piece holding t_i),
+    and the accelerations at its start or restart t_i."""
 
-    def dtau_of(which: int) -> np.ndarray:
-        out = np.zeros((n, count))
-        out[:, 2 * n + which * n_u : 2 * n + (which + 1) * n_u] = S.T
+    def __init__(self, inputs: InputSignal, times: np.ndarray):
+        self.inputs, self.times = inputs, times
+
+    def __call__(self, i: int, start: bool) -> tuple[np.ndarray, np.ndarray]:
+        t = self.times
+        return self.inputs.weights(float(t[i] if start else t[i + 1]), float(t[i]))
+
+
+class _InputChain:
+    """The chain rule from the inputs τ = Sᵀ Σ_j w_j U_j to their values U (m, n_u): ``add`` a τ̄ (n, r) of an input
+    with weights (rows j, w_j) to ``u_bar`` (m, n_u, r), started from the costs' own partials ``own``; the forward
+    mode's tangent directions in the order q₀ (n), v₀ (n), the values (m n_u), the constants (p)."""
+
+    def __init__(self, inputs: InputSignal, S: np.ndarray, n: int, p: int, own: np.ndarray):
+        self.S, self.n, self.p = S, n, p
+        self.m, self.n_u = inputs.values.shape
+        self.u_bar = own.copy()
+        count = 2 * n + self.m * self.n_u + p
+        self.dq0, self.dv0 = np.zeros((n, count)), np.zeros((n, count))
+        self.dq0[:, :n], self.dv0[:, n : 2 * n] = np.eye(n), np.eye(n)
+
+    def add(self, key: tuple[np.ndarray, np.ndarray], tau_bar: np.ndarray) -> None:
+        rows, w = key
+        projected = self.S @ tau_bar  # (n_u, r)
+        self.u_bar[rows] += w.reshape(-1, *([1] * projected.ndim)) * projected
+
+    def direction(self, key: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """δτ (n, count) = Sᵀ Σ_j w_j δU_j of an input with weights ``key``."""
+        rows, w = key
+        out = np.zeros((self.n, self.dq0.shape[1]))
+        for j, wj in zip(rows, w):
+            start = 2 * self.n + j * self.n_u
+            out[:, start : start + self.n_u] = wj * self.S.T
         return out
 
-    return dq0, dv0, dtau_of
-
-
-def _split(asm, partials, dq, dv, inputs, p):
-    """(ū, q̄₀, v̄₀, p̄) of r stacked functions (their ``partials`` (…, r)) from the tangent directions (q₀, v₀,
-    inputs, constants) of the recorded states."""
-    n, (k, n_u) = asm.n_dofs, inputs.values.shape
-    total = np.einsum("tir,tik->kr", partials.q, dq) + np.einsum("tir,tik->kr", partials.v, dv)  # (count, r)
-    u_bar = total[2 * n : 2 * n + k * n_u].reshape(k, n_u, -1) + partials.inputs
-    return u_bar, total[:n], total[n : 2 * n], total[2 * n + k * n_u :]
-
-
-def _forward(asm, integrator, run, partials, interval, S, inputs, parameters, joint_rows, restarts):
-    """The gradient by tangent directions: one per start coordinate (q₀, v₀), per input value and per constant."""
-    p = len(parameters)
-    dq0, dv0, dtau_of = _directions(asm.n_dofs, inputs, S, p)
-    dtau = np.stack([dtau_of(which) for which in interval])
-    dq, dv = tangent_sweep(asm, integrator, run, dtau, dq0, dv0, parameters, joint_rows, restarts)
-    return _split(asm, partials, dq, dv, inputs, p)
+    def split(self, partials: CostPartials, dq: np.ndarray, dv: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(q̄₀, v̄₀, p̄) of r stacked functions from the tangent directions of the recorded states; ū into
+        ``u_bar``."""
+        n, values = self.n, self.m * self.n_u
+        total = np.einsum("tir,tik->kr", partials.q, dq) + np.einsum("tir,tik->kr", partials.v, dv)  # (count, r)
+        self.u_bar += total[2 * n : 2 * n + values].reshape(self.m, self.n_u, -1)
+        return total[:n], total[n : 2 * n], total[2 * n + values :]

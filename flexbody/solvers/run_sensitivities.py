@@ -40,7 +40,7 @@ map is the identity and the formulas are those above.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -176,11 +176,12 @@ def _coefficients(settings) -> tuple:
 
 
 def tangent_sweep(
-    asm, settings, run, dtau: np.ndarray, dq0: np.ndarray, dv0: np.ndarray, parameters=(), joint_rows: str = "exact",
-    restarts: Sequence[int] = (),
+    asm, settings, run, dtau: Callable[[int, bool], np.ndarray], dq0: np.ndarray, dv0: np.ndarray, parameters=(),
+    joint_rows: str = "exact", restarts: Sequence[int] = (),
 ):  # fmt: skip
-    """(δq, δv) (N + 1, n, k) of the recorded run ``run`` (times, q, v, q̈, λ, τ) for k directions: ``dtau``
-    (N, n, k) the inputs' perturbation of each step, ``dq0``, ``dv0`` (n, k) of the start, and for the constants the
+    """(δq, δv) (N + 1, n, k) of the recorded run ``run`` (times, q, v, q̈, λ, τ) for k directions: ``dtau(i, start)``
+    (n, k) the inputs' perturbation of step i's equations at its end (``start`` False) or of the accelerations at its
+    start or restart (True), ``dq0``, ``dv0`` (n, k) of the start, and for the constants the
     last p of the k directions (``parameters``: (body, name) pairs, unit perturbations); ``joint_rows`` as
     :func:`~flexbody.solvers.dynamics_derivatives.forward_derivatives` takes it; ``restarts``: the states at which
     the run restarted its accelerations (:func:`~flexbody.solvers.input_breaks.restart_steps`)."""
@@ -198,7 +199,7 @@ def tangent_sweep(
     for i in range(N):
         if i in starts:  # q̈ = a = a(q, v, τ, p) at the start and at each restart
             d = starts[i]
-            d_qdd = d.da_dq @ state[0] + d.da_dv @ state[1] + d.da_dtau @ dtau[i]
+            d_qdd = d.da_dq @ state[0] + d.da_dv @ state[1] + d.da_dtau @ dtau(i, True)
             if d.da_dp is not None:
                 d_qdd += d.da_dp @ dp
             state = [state[0], state[1], d_qdd, d_qdd.copy()]
@@ -211,7 +212,7 @@ def tangent_sweep(
         hat = step.from_chart([state[0], psi, psi_rate, None, blend])
         P = step.from_chart.along((0.0, bq, gv, 1.0, c1))  # (δq, δv, δq̈, δa) of the end per δψ̈
         jac = StepJacobians(asm, residual, times[i + 1], step.end[0], step.end[1], step.end[2], lam[i + 1])
-        rhs = dtau[i] - jac.apply("q", hat[0]) - jac.apply("v", hat[1])
+        rhs = dtau(i, False) - jac.apply("q", hat[0]) - jac.apply("v", hat[1])
         if hat[2] is not None:  # ψ̇ and the start turn q̈ (rotation vectors)
             rhs -= jac.apply("m", hat[2])
         if p:
@@ -228,7 +229,8 @@ def adjoint_sweep(
     asm, settings, run, g_q: np.ndarray, g_v: np.ndarray, parameters=(), joint_rows: str = "exact",
     restarts: Sequence[int] = (),
 ):  # fmt: skip
-    """(τ̄ (N, n, …), q̄₀ (n, …), v̄₀ (n, …), p̄ (p, …)): the gradient of a cost with partials ``g_q``, ``g_v``
+    """(τ̄ (N, n, …), τ̄ of the starts {i: (n, …)}, q̄₀ (n, …), v̄₀ (n, …), p̄ (p, …)): the gradient of a cost with
+    partials ``g_q``, ``g_v``
     (N + 1, n) in the recorded states, carried back through the run ``run`` (times, q, v, q̈, λ, τ) (module
     docstring); partials (N + 1, n, r) of r functions of the run give their r gradients in one sweep (one factor per
     step); ``restarts``: the states at which the run restarted its accelerations
@@ -242,6 +244,7 @@ def adjoint_sweep(
     turning = bool(np.asarray(asm.rotation_vectors).size)
     sides = g_q.shape[2:]  # r functions at once, or one
     tau_bar, p_bar = np.zeros((N, n, *sides)), np.zeros((len(parameters), *sides))
+    start_bars: dict[int, np.ndarray] = {}  # of the input at the start and at each restart
     bar = [g_q[N].copy(), g_v[N].copy(), np.zeros((n, *sides)), np.zeros((n, *sides))]  # of (q, v, q̈, a) at the end
     for i in range(N - 1, -1, -1):
         h, step = times[i + 1] - times[i], charts[i]
@@ -270,11 +273,11 @@ def adjoint_sweep(
         bar[1] = bar[1] + g_v[i]
         if i in starts:  # q̈ = a = a(q, v, τ, p) at the start and at each restart
             d, w = starts[i], bar[2] + bar[3]
-            tau_bar[i] += d.da_dtau.T @ w
+            start_bars[i] = d.da_dtau.T @ w
             if d.da_dp is not None:
                 p_bar += d.da_dp.T @ w
             bar = [bar[0] + d.da_dq.T @ w, bar[1] + d.da_dv.T @ w, np.zeros_like(w), np.zeros_like(w)]
-    return tau_bar, bar[0], bar[1], p_bar
+    return tau_bar, start_bars, bar[0], bar[1], p_bar
 
 
 def _starts(asm, run, restarts: Sequence[int], parameters, joint_rows: str) -> dict:
