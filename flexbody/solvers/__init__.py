@@ -18,6 +18,7 @@ from .dynamics_derivatives import ForwardDerivatives, forward_derivatives
 from .input_optimization import OptimalInputs, RunConstraint, optimize_inputs
 from .inverse_statics import InverseStatics, inverse_statics, quasi_static_sequence, task_sensitivity
 from .linearization import LinearModel, linearize
+from .minimum_time import MinimumTime, minimum_time
 from .modal import Modes, modal_analysis
 from .moreau_jean import MoreauJean
 from .newton_settings import NewtonSettings
@@ -64,6 +65,8 @@ __all__ = [
     "gradient",
     "RunGradient",
     "PiecewiseInputs",
+    "MinimumTime",
+    "minimum_time",
     "SplineInputs",
     "RunCost",
     "FinalPoint",

@@ -89,7 +89,17 @@ class InputSignal:
 
     def with_values(self, values: ArrayLike) -> InputSignal:
         """The same signal with other ``values`` (m, n_u)."""
+        return self.with_times(self.times, values)
+
+    def with_times(self, times: ArrayLike, values: ArrayLike | None = None) -> InputSignal:
+        """The signal of the same kind over other knot ``times`` (k + 1,) [s], with its ``values`` (m, n_u) or
+        other ones."""
         raise NotImplementedError
+
+    def rescaled(self, t0: float, t1: float) -> InputSignal:
+        """The same values over knots moved linearly onto [t0, t1] [s] (each knot at the same fraction of the span)."""
+        fraction = (self.times - self.times[0]) / (self.times[-1] - self.times[0])
+        return self.with_times(t0 + fraction * (t1 - t0))
 
     def forces(self, model: Any) -> InputForces:
         """τ(t, q, v) = Sᵀu(t) (n,) of ``model`` (a System, assembled here, or an AssembledSystem; its actuation matrix

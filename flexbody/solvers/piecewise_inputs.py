@@ -47,6 +47,5 @@ class PiecewiseInputs(InputSignal):
         t = self.times
         return np.diag(np.clip(np.minimum(t[1:], t1) - np.maximum(t[:-1], t0), 0.0, None))
 
-    def with_values(self, values: ArrayLike) -> PiecewiseInputs:
-        """The same grid with other ``values`` (k, n_u)."""
-        return PiecewiseInputs(self.times, values)
+    def with_times(self, times: ArrayLike, values: ArrayLike | None = None) -> PiecewiseInputs:
+        return PiecewiseInputs(times, self.values if values is None else values)

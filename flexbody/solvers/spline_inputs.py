@@ -71,6 +71,5 @@ class SplineInputs(InputSignal):
         phi = np.asarray(self._basis(points), dtype=float)
         return phi.T @ (weights[:, None] * phi)
 
-    def with_values(self, values: ArrayLike) -> SplineInputs:
-        """The same knots and degree with other ``values`` (k + 1, n_u)."""
-        return SplineInputs(self.times, values, self.degree)
+    def with_times(self, times: ArrayLike, values: ArrayLike | None = None) -> SplineInputs:
+        return SplineInputs(times, self.values if values is None else values, self.degree)
