@@ -2,6 +2,8 @@
 
 * A rigid mass moved rest to rest under |u| ≤ F: the least duration is the closed form 2√(m d / F) to 1e-8 (measured
   1.7e-12), with full force to the middle and full brake after.
+* The same under a speed bound at every knot (``fb.knot_bounds``): bang–coast–bang, the least duration the closed form
+  d / v_max + m v_max / F to 1e-8.
 * The Done-when of #37 (``make test-slow``): a cart carrying a load on a spring (one undamped mode) moved rest to rest
   by 1 m with no vibration left, |u| ≤ 1 N, 40 intervals: the least duration is within one interval of the solution of
   the switching equations of the bang–bang input (+F, −F, +F, −F, antisymmetric about T/2: displacement d and no
@@ -18,7 +20,7 @@ import pytest
 from scipy.optimize import fsolve
 
 import flexbody as fb
-from flexbody.errors import FlexbodyError
+from flexbody.errors import FlexbodyError, ModelError
 
 
 def _rigid_mass(mass: float):
@@ -46,6 +48,24 @@ def test_the_least_duration_of_a_rest_to_rest_move_is_the_bang_bang_one():
         fb.minimum_time(_rigid_mass(mass), inputs, fb.RunConstraint.equal(fb.FinalValue(0), distance), (1.0, 3.0))
     with pytest.raises(FlexbodyError, match="0 < shortest < longest"):
         fb.minimum_time(_rigid_mass(mass), inputs, goal, (3.0, 1.0))
+
+
+def test_a_speed_bound_along_the_move_makes_it_bang_coast_bang():
+    """The same under |v| ≤ v_max at every knot (``fb.knot_bounds``; v is linear between knots, so bounded everywhere):
+    accelerate to v_max, coast, brake: T* = d / v_max + m v_max / F (the closed form), here 2.5 s, the ramps 0.5 s =
+    two of the ten intervals."""
+    mass, force, distance, speed = 1.0, 1.0, 1.0, 0.5
+    inputs = fb.PiecewiseInputs(np.linspace(0.0, 1.0, 11), np.zeros((10, 1)))
+    goal = fb.RunConstraint(fb.FinalValue(0), lower=distance)
+    bounds = fb.knot_bounds(0, range(1, 11), lower=-speed, upper=speed, rate=True)
+    rest = [fb.RunConstraint.equal(fb.FinalValue(0, rate=True), 0.0)]
+    found = fb.minimum_time(_rigid_mass(mass), inputs, goal, (2.0, 4.0), constraints=rest + bounds, lower=-force,
+                            upper=force, integrator=fb.RK4(dt=0.05))  # fmt: skip
+    assert abs(found.t_end - (distance / speed + mass * speed / force)) < 1e-8
+    assert np.allclose(found.optimal.inputs.values[:, 0], [1.0] * 2 + [0.0] * 6 + [-1.0] * 2, rtol=0.0, atol=1e-6)
+    assert np.max(np.abs(found.optimal.results.v[:, 0])) <= speed + 1e-9
+    with pytest.raises(ModelError, match="not one of the inputs' 11 knots"):
+        fb.minimum_time(_rigid_mass(mass), inputs, goal, (2.0, 4.0), constraints=fb.knot_bounds(0, [11], upper=1.0))
 
 
 CART, LOAD, SPRING, FORCE, DISTANCE = 1.0, 1.0, 1.0, 1.0, 1.0

@@ -15,7 +15,7 @@ from .alpha_settings import GeneralizedAlpha
 from .arc_length import ArcLength
 from .constrained_statics import Equilibrium, holding_inputs, static_equilibrium
 from .dynamics_derivatives import ForwardDerivatives, forward_derivatives
-from .input_optimization import OptimalInputs, RunConstraint, optimize_inputs
+from .input_optimization import OptimalInputs, RunConstraint, knot_bounds, optimize_inputs
 from .inverse_statics import InverseStatics, inverse_statics, quasi_static_sequence, task_sensitivity
 from .linearization import LinearModel, linearize
 from .minimum_time import MinimumTime, minimum_time
@@ -26,7 +26,7 @@ from .path_stability import POINT_KINDS, BranchSwitch
 from .piecewise_inputs import PiecewiseInputs
 from .resumption import resume
 from .run_context import RunContext
-from .run_costs import Effort, FinalPoint, FinalState, FinalValue, FlexibleEnergy, RunCost
+from .run_costs import Effort, FinalPoint, FinalState, FinalValue, FlexibleEnergy, KnotValue, RunCost
 from .run_gradient import RunGradient, gradient
 from .simulation import RK4, Adaptive, Baumgarte, PositionCorrection, assemble_configuration, project_velocity, simulate
 from .spline_inputs import SplineInputs
@@ -67,6 +67,8 @@ __all__ = [
     "PiecewiseInputs",
     "MinimumTime",
     "minimum_time",
+    "KnotValue",
+    "knot_bounds",
     "SplineInputs",
     "RunCost",
     "FinalPoint",

@@ -35,7 +35,7 @@ from .alpha_settings import GeneralizedAlpha
 from .dynamics_derivatives import require_derivatives
 from .explicit import RK4
 from .input_signals import InputSignal
-from .run_costs import RunCost
+from .run_costs import KnotValue, RunCost
 from .run_gradient import recorded_run, run_gradients
 from .run_sensitivities import run_blockers
 from .stabilization import PositionCorrection
@@ -43,7 +43,7 @@ from .stabilization import PositionCorrection
 if TYPE_CHECKING:
     from ..system import AssembledSystem, System
 
-__all__ = ["OptimalInputs", "RunConstraint", "optimize_inputs"]
+__all__ = ["OptimalInputs", "RunConstraint", "knot_bounds", "optimize_inputs"]
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +78,16 @@ class RunConstraint:
             raise FlexbodyError(
                 f"RunConstraint: needs lower ≤ upper, at least one finite, got {self.lower!r}, {self.upper!r}"
             )
+
+
+def knot_bounds(
+    coordinate: int, knots: ArrayLike, *, lower: float = -np.inf, upper: float = np.inf, rate: bool = False
+) -> list[RunConstraint]:
+    """``lower`` ≤ q[i] ≤ ``upper`` (with ``rate``: on v[i]) at each of the inputs' ``knots`` (indices): bounds on a
+    coordinate or its rate along the move, one :class:`RunConstraint` of a :class:`~flexbody.solvers.run_costs.
+    KnotValue` per knot (for piecewise-constant inputs a rate is linear between knots, so bounds on it at every knot
+    bound it everywhere)."""
+    return [RunConstraint(KnotValue(coordinate, int(k), rate), lower, upper) for k in np.asarray(knots).reshape(-1)]
 
 
 @dataclass(frozen=True)

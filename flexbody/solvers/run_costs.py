@@ -10,7 +10,8 @@ and the constants (:mod:`flexbody.solvers.run_sensitivities`). Costs add (``a + 
 - :class:`Effort`: ½ w ∫‖u‖² dt over the run (½ Σ_k w Δt_k ‖u_k‖² for piecewise-constant inputs) [N² s, or N²m² s];
 - :class:`FinalState`: ½ (q_N − q*)ᵀ W_q (q_N − q*) + ½ (v_N − v*)ᵀ W_v (v_N − v*);
 - :class:`FinalValue`: one coordinate q_N[i] or its rate v_N[i] at the end (linear: for constraints on the final
-  state, :class:`~flexbody.solvers.input_optimization.RunConstraint`).
+  state, :class:`~flexbody.solvers.input_optimization.RunConstraint`);
+- :class:`KnotValue`: one coordinate or its rate at one of the inputs' knots (bounds on the state along a move).
 """
 
 from __future__ import annotations
@@ -24,7 +25,17 @@ from numpy.typing import ArrayLike
 from ..errors import ModelError
 from .dynamics_derivatives import young_modulus
 
-__all__ = ["RunCost", "CostPartials", "FinalPoint", "FlexibleEnergy", "Effort", "FinalState", "FinalValue", "RunView"]
+__all__ = [
+    "RunCost",
+    "CostPartials",
+    "FinalPoint",
+    "FlexibleEnergy",
+    "Effort",
+    "FinalState",
+    "FinalValue",
+    "KnotValue",
+    "RunView",
+]
 
 
 @dataclass(frozen=True)
@@ -195,9 +206,39 @@ class FinalValue(RunCost):
     rate: bool = False
 
     def add_to(self, run: RunView, out: CostPartials, scale: float) -> None:
-        n = run.q.shape[1]
-        if not 0 <= int(self.coordinate) < n:
-            raise ModelError(f"FinalValue: coordinate {self.coordinate!r} is not one of the system's {n} coordinates")
-        states, grad = (run.v, out.v) if self.rate else (run.q, out.q)
-        out.value += scale * float(states[-1, self.coordinate])
-        grad[-1, self.coordinate] += scale
+        _add_value(run, out, scale, self.coordinate, self.rate, run.q.shape[0] - 1, "FinalValue")
+
+
+@dataclass(frozen=True, eq=False)
+class KnotValue(RunCost):
+    """The global coordinate ``coordinate`` q[i] [m or rad] (with ``rate`` its velocity v[i] [m/s or rad/s]) at the
+    inputs' knot ``knot`` (0 … k): the recorded state at that instant, where a step ends (the integrators end a step
+    on every knot, :mod:`flexbody.solvers.input_breaks`). Knots move with the duration (``fb.minimum_time``), so a bound
+    on the state at every knot (:func:`~flexbody.solvers.input_optimization.knot_bounds`) bounds it along the move."""
+
+    coordinate: int
+    knot: int
+    rate: bool = False
+
+    def add_to(self, run: RunView, out: CostPartials, scale: float) -> None:
+        knots = run.inputs.times
+        if not -knots.size <= int(self.knot) < knots.size:
+            raise ModelError(f"KnotValue: knot {self.knot!r} is not one of the inputs' {knots.size} knots")
+        t = float(knots[self.knot])
+        state = int(np.argmin(np.abs(run.times - t)))
+        if abs(run.times[state] - t) > 1e-9 * max(1.0, abs(t)):
+            raise ModelError(
+                f"KnotValue: no recorded state at knot {self.knot} (t = {t:.9g} s): the run spans "
+                f"[{run.times[0]:.9g}, {run.times[-1]:.9g}] s"
+            )
+        _add_value(run, out, scale, self.coordinate, self.rate, state, "KnotValue")
+
+
+def _add_value(run: RunView, out: CostPartials, scale: float, coordinate: int, rate: bool, state: int, name: str):
+    """q[i] (or v[i]) of the recorded ``state`` and its partial."""
+    n = run.q.shape[1]
+    if not 0 <= int(coordinate) < n:
+        raise ModelError(f"{name}: coordinate {coordinate!r} is not one of the system's {n} coordinates")
+    states, grad = (run.v, out.v) if rate else (run.q, out.q)
+    out.value += scale * float(states[state, coordinate])
+    grad[state, coordinate] += scale
