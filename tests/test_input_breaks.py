@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from input_models import input_gradient_error, oscillator, pendulum
 from scipy.linalg import expm
 
 import flexbody as fb
@@ -22,13 +23,6 @@ from flexbody.solvers.input_breaks import restart_steps, step_times
 MASS, OMEGA, T = 2.0, 3.0 * np.pi, 1.0
 SWITCHES = np.array([0.0, 0.31, 0.68, T])
 FORCES = np.array([[3.0], [-5.0], [2.0]])
-
-
-def _oscillator():
-    tree = fb.RigidTree("oscillator", gravity=(0.0, 0.0, 0.0))
-    link = tree.add_link("mass", None, fb.Prismatic((1.0, 0.0, 0.0)), mass=MASS, inertia=(0.1, 0.1, 0.1))
-    spring = fb.JointSpringDamper(link, stiffness=MASS * OMEGA**2)
-    return fb.System([tree], [], forces=[spring], actuators=[link], q0=np.zeros(1)).assemble()
 
 
 def _exact_final_state() -> np.ndarray:
@@ -61,7 +55,7 @@ def test_step_times_take_every_switch():
     ids=["generalized-alpha", "rk4"],
 )
 def test_off_grid_switches_keep_the_integrators_order(integrator, order):
-    asm, exact = _oscillator(), _exact_final_state()
+    asm, exact = oscillator(MASS, OMEGA), _exact_final_state()
     errors = []
     for dt in (1e-2, 5e-3):
         x, times = _final_state(asm, integrator(dt))
@@ -71,16 +65,10 @@ def test_off_grid_switches_keep_the_integrators_order(integrator, order):
 
 
 def test_the_adaptive_solver_restarts_on_each_switch():
-    asm = _oscillator()
+    asm = oscillator(MASS, OMEGA)
     x, _ = _final_state(asm, fb.Adaptive(rtol=1e-12, atol=1e-14, output_dt=0.25))
     exact = _exact_final_state()
     assert np.max(np.abs(x - exact)) < 1e-9 * np.max(np.abs(exact))
-
-
-def _pendulum():
-    tree = fb.RigidTree("pendulum", gravity=(0.0, 0.0, -9.81))
-    link = tree.add_link("bob", None, fb.Revolute((0.0, 1.0, 0.0)), mass=1.5, com=(0.4, 0.0, 0.0), inertia=(0.01,) * 3)
-    return fb.System([tree], [], actuators=[link], q0=np.array([0.3])).assemble()
 
 
 @pytest.mark.parametrize("mode", ["adjoint", "forward"])
@@ -88,23 +76,10 @@ def _pendulum():
     "integrator", [fb.GeneralizedAlpha(dt=1e-2, tol=1e-13), fb.RK4(dt=1e-2)], ids=["generalized-alpha", "rk4"]
 )
 def test_gradients_through_off_grid_switches_equal_central_differences(integrator, mode):
-    asm, t_end = _pendulum(), 0.5
+    asm, t_end = pendulum(), 0.5
     inputs = fb.PiecewiseInputs([0.0, 0.123, 0.301, t_end], [[2.0], [-3.0], [1.0]])
     cost = fb.FinalState(wq=[1.0], wv=[0.3], q_target=[1.0]) + 0.2 * fb.Effort()
-    found = fb.gradient(asm, t_end, cost, inputs, integrator=integrator, mode=mode)
-    assert np.isclose(found.results.times, 0.123).any() and np.isclose(found.results.times, 0.301).any()
-
-    def cost_of(values) -> float:
-        changed = inputs.with_values(values)
-        results = fb.simulate(asm, t_end, integrator=integrator, tau=changed.forces(asm), record_every=1)
-        return cost.of_run(results, changed)
-
-    step, central = 1e-4, np.empty(3)
-    for k in range(3):
-        values = inputs.values.copy()
-        values[k] += step
-        plus = cost_of(values)
-        values[k] -= 2 * step
-        central[k] = (plus - cost_of(values)) / (2 * step)
-    error = np.max(np.abs(found.inputs[:, 0] - central)) / np.max(np.abs(central))
+    results = fb.simulate(asm, t_end, integrator=integrator, tau=inputs.forces(asm))
+    assert np.isclose(results.times, 0.123).any() and np.isclose(results.times, 0.301).any()
+    error = input_gradient_error(asm, t_end, cost, inputs, integrator, mode)
     assert error < 1e-8, error

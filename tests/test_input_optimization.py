@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from input_models import oscillator
 from scipy.linalg import expm
 from scipy.optimize import lsq_linear
 
@@ -25,13 +26,6 @@ import flexbody as fb
 from flexbody.errors import FlexbodyError
 
 MASS, OMEGA, T, DISTANCE, K = 2.0, 3.0 * np.pi, 1.0, 0.1, 10
-
-
-def _oscillator():
-    tree = fb.RigidTree("oscillator", gravity=(0.0, 0.0, 0.0))
-    link = tree.add_link("mass", None, fb.Prismatic((1.0, 0.0, 0.0)), mass=MASS, inertia=(0.1, 0.1, 0.1))
-    spring = fb.JointSpringDamper(link, stiffness=MASS * OMEGA**2)
-    return fb.System([tree], [], forces=[spring], actuators=[link], q0=np.zeros(1)).assemble()
 
 
 def _final_state_map(asm, integrator) -> np.ndarray:
@@ -64,7 +58,7 @@ def _least_effort(asm, integrator):
 
 
 def test_the_least_effort_rest_to_rest_move_is_the_minimum_norm_input():
-    asm = _oscillator()
+    asm = oscillator(MASS, OMEGA)
     integrator = fb.GeneralizedAlpha(dt=1e-2, tol=1e-12)
     found = _least_effort(asm, integrator)
     assert found.success and found.iterations <= 5
@@ -82,7 +76,7 @@ def test_the_least_effort_rest_to_rest_move_is_the_minimum_norm_input():
     ids=["generalized-alpha", "rk4"],
 )
 def test_the_least_effort_move_converges_to_the_closed_form_of_the_held_inputs(integrator, order, finest):
-    asm = _oscillator()
+    asm = oscillator(MASS, OMEGA)
     G = _zero_order_hold_map()
     closed_form = G.T @ np.linalg.solve(G @ G.T, np.array([DISTANCE, 0.0]))
     errors = []
@@ -93,7 +87,7 @@ def test_the_least_effort_move_converges_to_the_closed_form_of_the_held_inputs(i
 
 
 def test_bounded_inputs_equal_bounded_least_squares():
-    asm = _oscillator()
+    asm = oscillator(MASS, OMEGA)
     integrator = fb.GeneralizedAlpha(dt=1e-2, tol=1e-12)
     inputs = fb.PiecewiseInputs(np.linspace(0.0, T, K + 1), np.zeros((K, 1)))
     target = 0.3  # out of reach with |u| ≤ 4 N: the bounds are active
@@ -109,7 +103,7 @@ def test_bounded_inputs_equal_bounded_least_squares():
 
 
 def test_bad_arguments_are_refused():
-    asm = _oscillator()
+    asm = oscillator(MASS, OMEGA)
     inputs = fb.PiecewiseInputs([0.0, T], np.zeros((1, 1)))
     with pytest.raises(FlexbodyError, match="cost must be a RunCost"):
         fb.optimize_inputs(asm, T, "effort", inputs)

@@ -17,16 +17,11 @@ import itertools
 
 import numpy as np
 import pytest
+from input_models import rigid_mass
 from scipy.optimize import fsolve
 
 import flexbody as fb
 from flexbody.errors import FlexbodyError, ModelError
-
-
-def _rigid_mass(mass: float):
-    tree = fb.RigidTree("mass", gravity=(0.0, 0.0, 0.0))
-    link = tree.add_link("mass", None, fb.Prismatic((1.0, 0.0, 0.0)), mass=mass, inertia=(0.1, 0.1, 0.1))
-    return fb.System([tree], [], actuators=[link], q0=np.zeros(1)).assemble()
 
 
 def test_the_least_duration_of_a_rest_to_rest_move_is_the_bang_bang_one():
@@ -36,18 +31,18 @@ def test_the_least_duration_of_a_rest_to_rest_move_is_the_bang_bang_one():
     inputs = fb.PiecewiseInputs(np.linspace(0.0, 1.0, 9), np.zeros((8, 1)))
     goal = fb.RunConstraint(fb.FinalValue(0), lower=distance)
     rest = [fb.RunConstraint.equal(fb.FinalValue(0, rate=True), 0.0)]
-    found = fb.minimum_time(_rigid_mass(mass), inputs, goal, (1.0, 3.0), constraints=rest, lower=-force, upper=force,
+    found = fb.minimum_time(rigid_mass(mass), inputs, goal, (1.0, 3.0), constraints=rest, lower=-force, upper=force,
                             integrator=fb.RK4(dt=0.05))  # fmt: skip
     assert abs(found.t_end - 2.0 * np.sqrt(mass * distance / force)) < 1e-8
     assert np.allclose(found.optimal.inputs.values[:, 0], [1.0] * 4 + [-1.0] * 4, rtol=0.0, atol=1e-6)
     assert found.optimal.inputs.times[-1] == found.t_end and abs(found.optimal.constraints[0]) < 1e-12
     with pytest.raises(FlexbodyError, match=r"out of reach in 1\.5 s"):
-        fb.minimum_time(_rigid_mass(mass), inputs, goal, (1.0, 1.5), constraints=rest, lower=-force, upper=force,
+        fb.minimum_time(rigid_mass(mass), inputs, goal, (1.0, 1.5), constraints=rest, lower=-force, upper=force,
                         integrator=fb.RK4(dt=0.05))  # fmt: skip
     with pytest.raises(FlexbodyError, match="one bound"):
-        fb.minimum_time(_rigid_mass(mass), inputs, fb.RunConstraint.equal(fb.FinalValue(0), distance), (1.0, 3.0))
+        fb.minimum_time(rigid_mass(mass), inputs, fb.RunConstraint.equal(fb.FinalValue(0), distance), (1.0, 3.0))
     with pytest.raises(FlexbodyError, match="0 < shortest < longest"):
-        fb.minimum_time(_rigid_mass(mass), inputs, goal, (3.0, 1.0))
+        fb.minimum_time(rigid_mass(mass), inputs, goal, (3.0, 1.0))
 
 
 def test_a_speed_bound_along_the_move_makes_it_bang_coast_bang():
@@ -59,13 +54,13 @@ def test_a_speed_bound_along_the_move_makes_it_bang_coast_bang():
     goal = fb.RunConstraint(fb.FinalValue(0), lower=distance)
     bounds = fb.knot_bounds(0, range(1, 11), lower=-speed, upper=speed, rate=True)
     rest = [fb.RunConstraint.equal(fb.FinalValue(0, rate=True), 0.0)]
-    found = fb.minimum_time(_rigid_mass(mass), inputs, goal, (2.0, 4.0), constraints=rest + bounds, lower=-force,
+    found = fb.minimum_time(rigid_mass(mass), inputs, goal, (2.0, 4.0), constraints=rest + bounds, lower=-force,
                             upper=force, integrator=fb.RK4(dt=0.05))  # fmt: skip
     assert abs(found.t_end - (distance / speed + mass * speed / force)) < 1e-8
     assert np.allclose(found.optimal.inputs.values[:, 0], [1.0] * 2 + [0.0] * 6 + [-1.0] * 2, rtol=0.0, atol=1e-6)
     assert np.max(np.abs(found.optimal.results.v[:, 0])) <= speed + 1e-9
     with pytest.raises(ModelError, match="not one of the inputs' 11 knots"):
-        fb.minimum_time(_rigid_mass(mass), inputs, goal, (2.0, 4.0), constraints=fb.knot_bounds(0, [11], upper=1.0))
+        fb.minimum_time(rigid_mass(mass), inputs, goal, (2.0, 4.0), constraints=fb.knot_bounds(0, [11], upper=1.0))
 
 
 CART, LOAD, SPRING, FORCE, DISTANCE = 1.0, 1.0, 1.0, 1.0, 1.0

@@ -16,6 +16,7 @@ import itertools
 
 import numpy as np
 import pytest
+from input_models import input_gradient_error, oscillator, pendulum
 from scipy.integrate import quad
 from scipy.interpolate import make_interp_spline
 from scipy.linalg import expm
@@ -54,44 +55,17 @@ def _product_integral(basis, i: int, j: int, a: float, b: float, knots: np.ndarr
     return quad(lambda t: basis(t)[i] * basis(t)[j], a, b, points=knots[1:-1], epsabs=1e-15)[0]
 
 
-def _pendulum():
-    tree = fb.RigidTree("pendulum", gravity=(0.0, 0.0, -9.81))
-    link = tree.add_link("bob", None, fb.Revolute((0.0, 1.0, 0.0)), mass=1.5, com=(0.4, 0.0, 0.0), inertia=(0.01,) * 3)
-    return fb.System([tree], [], actuators=[link], q0=np.array([0.3])).assemble()
-
-
 @pytest.mark.parametrize("mode", ["adjoint", "forward"])
 @pytest.mark.parametrize("degree", [1, 3])
 @pytest.mark.parametrize(
     "integrator", [fb.GeneralizedAlpha(dt=1e-2, tol=1e-13), fb.RK4(dt=1e-2)], ids=["generalized-alpha", "rk4"]
 )
 def test_gradients_in_the_knot_values_equal_central_differences(integrator, degree, mode):
-    asm, t_end = _pendulum(), 0.5
+    asm, t_end = pendulum(), 0.5
     inputs = fb.SplineInputs([0.0, 0.123, 0.25, 0.38, t_end], [[2.0], [-3.0], [1.0], [0.5], [-1.0]], degree=degree)
     cost = fb.FinalState(wq=[1.0], wv=[0.3], q_target=[1.0]) + 0.2 * fb.Effort()
-    found = fb.gradient(asm, t_end, cost, inputs, integrator=integrator, mode=mode)
-
-    def cost_of(values) -> float:
-        changed = inputs.with_values(values)
-        results = fb.simulate(asm, t_end, integrator=integrator, tau=changed.forces(asm), record_every=1)
-        return cost.of_run(results, changed)
-
-    step, central = 1e-4, np.empty(5)
-    for k in range(5):
-        values = inputs.values.copy()
-        values[k] += step
-        plus = cost_of(values)
-        values[k] -= 2 * step
-        central[k] = (plus - cost_of(values)) / (2 * step)
-    error = np.max(np.abs(found.inputs[:, 0] - central)) / np.max(np.abs(central))
+    error = input_gradient_error(asm, t_end, cost, inputs, integrator, mode)
     assert error < 1e-8, error
-
-
-def _oscillator():
-    tree = fb.RigidTree("oscillator", gravity=(0.0, 0.0, 0.0))
-    link = tree.add_link("mass", None, fb.Prismatic((1.0, 0.0, 0.0)), mass=MASS, inertia=(0.1, 0.1, 0.1))
-    spring = fb.JointSpringDamper(link, stiffness=MASS * OMEGA**2)
-    return fb.System([tree], [], forces=[spring], actuators=[link], q0=np.zeros(1)).assemble()
 
 
 def _least_effort(asm, knots: int, degree: int, integrator):
@@ -128,7 +102,7 @@ def _spline_space_optimum(knots: int, degree: int) -> np.ndarray:
     ids=["cubic-rk4", "first-order-hold-rk4", "cubic-generalized-alpha"],
 )
 def test_the_least_effort_spline_converges_to_the_exact_spline_optimum(degree, integrator, order):
-    asm, knots = _oscillator(), 11
+    asm, knots = oscillator(MASS, OMEGA), 11
     exact = _spline_space_optimum(knots, degree)
     errors = []
     for dt in (1e-2, 5e-3):
@@ -150,7 +124,7 @@ def _closed_form(t: np.ndarray) -> np.ndarray:
 
 @pytest.mark.slow  # 101 knots over 1000 RK4 steps: about 15 s
 def test_the_least_effort_input_equals_the_continuous_closed_form():
-    found = _least_effort(_oscillator(), 101, 3, fb.RK4(dt=1e-3))
+    found = _least_effort(oscillator(MASS, OMEGA), 101, 3, fb.RK4(dt=1e-3))
     t = np.linspace(0.0, T, 2001)
     exact = _closed_form(t)
     u = np.array([found.inputs.at(s)[0] for s in t])

@@ -12,7 +12,8 @@ An input that declares ``breakpoints`` (the interior switch times of
   q̈_n⁺ = a(q_n, v_n, τ⁺) and the algorithmic a_n = q̈_n⁺, as at the start of a run [DE-7], so the step after a
   switch blends no acceleration of the input before it.
 
-The run's sensitivities mirror the same steps and restarts (:func:`restart_steps` on the recorded times). A step
+The nonsmooth stepper (:class:`~flexbody.solvers.moreau_jean.MoreauJean`) keeps its fixed steps and holds each
+step's input from its start. The run's sensitivities mirror the same steps and restarts (:func:`restart_steps` on the recorded times). A step
 end within :data:`LANDED` · dt of a breakpoint counts as on it.
 """
 

@@ -36,6 +36,10 @@ chart), F (back) and S (the switch past π) of :mod:`flexbody.solvers.chart_sens
 the matrix A = R_q P_q + R_v P_v + M P_q̈ with P = ∂(q, v, q̈)/∂ψ̈ of F (β′h² I, γ′h I and I on the other
 coordinates); the start's change also enters q̈ (the −M q̈̂ of the right-hand side). Without rotation vectors every
 map is the identity and the formulas are those above.
+
+Where a run restarted its accelerations at an input's jump (:mod:`flexbody.solvers.input_breaks`), the sweeps restart
+as at the start: q̈_n = a_n = a(q_n, v_n, τ_n⁺) there, so δq̈_n = δa_n = ∂a/∂q δq_n + ∂a/∂v δv_n + ∂a/∂τ δτ_n⁺, and
+the adjoint hands w = q̈̄_n + ā_n back to q̄_n, v̄_n and τ̄_n⁺ (what came before the restart feeds nothing after).
 """
 
 from __future__ import annotations
@@ -230,9 +234,8 @@ def adjoint_sweep(
     restarts: Sequence[int] = (),
 ):  # fmt: skip
     """(τ̄ (N, n, …), τ̄ of the starts {i: (n, …)}, q̄₀ (n, …), v̄₀ (n, …), p̄ (p, …)): the gradient of a cost with
-    partials ``g_q``, ``g_v``
-    (N + 1, n) in the recorded states, carried back through the run ``run`` (times, q, v, q̈, λ, τ) (module
-    docstring); partials (N + 1, n, r) of r functions of the run give their r gradients in one sweep (one factor per
+    partials ``g_q``, ``g_v`` (N + 1, n) in the recorded states, carried back through the run ``run`` (times, q, v,
+    q̈, λ, τ) (module docstring); partials (N + 1, n, r) of r functions of the run give their r gradients in one sweep (one factor per
     step); ``restarts``: the states at which the run restarted its accelerations
     (:func:`~flexbody.solvers.input_breaks.restart_steps`)."""
     residual = _checked(asm, joint_rows)
