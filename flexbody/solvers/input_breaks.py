@@ -13,8 +13,8 @@ An input that declares ``breakpoints`` (the interior switch times of
   switch blends no acceleration of the input before it.
 
 The nonsmooth stepper (:class:`~flexbody.solvers.moreau_jean.MoreauJean`) keeps its fixed steps and holds each
-step's input from its start. The run's sensitivities mirror the same steps and restarts (:func:`restart_steps` on the recorded times). A step
-end within :data:`LANDED` · dt of a breakpoint counts as on it.
+step's input from its start. The run's sensitivities mirror the same steps and restarts (:func:`restart_steps` on the
+recorded times). A step end within :data:`LANDED` · dt of a breakpoint counts as on it.
 """
 
 from __future__ import annotations

@@ -235,8 +235,8 @@ def adjoint_sweep(
 ):  # fmt: skip
     """(τ̄ (N, n, …), τ̄ of the starts {i: (n, …)}, q̄₀ (n, …), v̄₀ (n, …), p̄ (p, …)): the gradient of a cost with
     partials ``g_q``, ``g_v`` (N + 1, n) in the recorded states, carried back through the run ``run`` (times, q, v,
-    q̈, λ, τ) (module docstring); partials (N + 1, n, r) of r functions of the run give their r gradients in one sweep (one factor per
-    step); ``restarts``: the states at which the run restarted its accelerations
+    q̈, λ, τ) (module docstring); partials (N + 1, n, r) of r functions of the run give their r gradients in one
+    sweep (one factor per step); ``restarts``: the states at which the run restarted its accelerations
     (:func:`~flexbody.solvers.input_breaks.restart_steps`)."""
     residual = _checked(asm, joint_rows)
     c1, c2, c3, gamma, beta = _coefficients(settings)
