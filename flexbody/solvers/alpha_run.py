@@ -153,8 +153,7 @@ class AlphaRun:
         the step (:mod:`flexbody.solvers.input_breaks`), else the input at the step's start, held over it."""
         if not isinstance(self.tau_at, StepInputs):
             return self.tau
-        t = self.state.t
-        return np.asarray(self.tau_at.tau.in_step(t, t + dt_step), dtype=float)
+        return self.tau_at.within(self.state.t, self.state.t + dt_step)
 
     def _accept(self, new: AlphaState, iterations: int, dt_step: float, tau: np.ndarray) -> None:
         """Take the converged step to ``new``: the inputs' work as the scheme applies them (the step's

@@ -153,9 +153,9 @@ class StepInputs:
     def __call__(self, ws) -> np.ndarray:
         return self.tau(ws.t, ws.q, ws.v)
 
-    def within(self, ws, t_start: float) -> np.ndarray:
-        """τ at the state of ``ws`` inside the step that starts at ``t_start`` [s]."""
-        return self.tau.in_step(t_start, ws.t)
+    def within(self, t_start: float, t: float) -> np.ndarray:
+        """τ at t [s] inside the step that starts at ``t_start`` [s]."""
+        return np.asarray(self.tau.in_step(t_start, t), dtype=float)
 
 
 class Held:
@@ -182,7 +182,7 @@ class Dynamics:
         self.n_evaluations += 1
         ws = workspace_of(self.asm, t, q, v) if ws is None else ws
         within = step_start is not None and isinstance(self.tau, StepInputs)
-        tau = finite("tau", self.tau.within(ws, step_start) if within else self.tau(ws), t)
+        tau = finite("tau", self.tau.within(step_start, ws.t) if within else self.tau(ws), t)
         if tau.shape != (self.asm.n_dofs,):
             raise StateError(f"tau at t = {t:.9g} s has shape {tau.shape}, expected ({self.asm.n_dofs},)")
         terms = ws.terms()

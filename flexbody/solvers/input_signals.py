@@ -82,10 +82,14 @@ class InputSignal:
         """G (m, m) = ∫_{t0}^{t1} w(t) w(t)ᵀ dt [s]: ∫‖u‖² dt = Σ_c U_cᵀ G U_c over the inputs' columns."""
         raise NotImplementedError
 
+    def value(self, t: float, t_start: float) -> np.ndarray:
+        """u (n_u,) at t [s] within a step that starts at ``t_start`` (:meth:`weights`)."""
+        rows, w = self.weights(t, t_start)
+        return w @ self.values[rows]
+
     def at(self, t: float) -> np.ndarray:
         """u (n_u,) at the instant t [s] (right-continuous at a jump)."""
-        rows, w = self.weights(t, t)
-        return w @ self.values[rows]
+        return self.value(t, t)
 
     def with_values(self, values: ArrayLike) -> InputSignal:
         """The same signal with other ``values`` (m, n_u)."""
@@ -129,5 +133,4 @@ class InputForces:
     def in_step(self, t_start: float, t: float) -> np.ndarray:
         """τ (n,) at t [s] within the step that starts at ``t_start``: the piece holding the step's start, also at
         the step's end (the left limit where the end is a jump)."""
-        rows, w = self.inputs.weights(t, t_start)
-        return (w @ self.inputs.values[rows]) @ self.S
+        return self.inputs.value(t, t_start) @ self.S

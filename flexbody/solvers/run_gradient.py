@@ -201,7 +201,7 @@ class _InputChain:
     mode's tangent directions in the order q₀ (n), v₀ (n), the values (m n_u), the constants (p)."""
 
     def __init__(self, inputs: InputSignal, S: np.ndarray, n: int, p: int, own: np.ndarray):
-        self.S, self.n, self.p = S, n, p
+        self.S, self.n = S, n
         self.m, self.n_u = inputs.values.shape
         self.u_bar = own.copy()
         count = 2 * n + self.m * self.n_u + p
