@@ -12,6 +12,7 @@ listed in its docstring (docs/architecture.md draws the arrows):
 - :mod:`flexbody.dynamics` constrained forward and inverse dynamics in every form;
 - :mod:`flexbody.solvers` statics, explicit and implicit integrators, restart;
 - :mod:`flexbody.control` tasks, operational space, constrained controllers, actuation reports;
+- :mod:`flexbody.predictive` model-predictive control on a prediction model (full, reduced or linearised);
 - :mod:`flexbody.io` :class:`Results`, VTU/PVD/XDMF/CSV writers, views (``fb.view``) and plots (``fb.plots``);
 - :mod:`flexbody.mechanisms` ready-made systems of the sources; :mod:`flexbody.cli` the ``flexbody`` command;
 - :mod:`flexbody.errors` and :mod:`flexbody.progress`.
@@ -157,6 +158,9 @@ __all__ = [
     "operational_space",
     "operational_space_at",
     "task_history",
+    # Model-predictive control (``fb.predictive``): receding-horizon tracking within input bounds, timed.
+    "ModelPredictiveControl",
+    "PredictiveReport",
     # Results: recorded runs and static paths, their files, plots and views.
     "Results",
     # Errors: every error flexbody raises is a FlexbodyError.
@@ -175,6 +179,7 @@ __all__ = [
     # Namespaces reached as attributes of ``fb``; their pages list their own names.
     "dynamics",
     "control",
+    "predictive",
     "mechanisms",
     "progress",
     "plots",
@@ -190,7 +195,20 @@ __all__ = [
     "io",
 ]
 
-ROOMS = ("threads", "errors", "fem", "reduced", "rigid", "constraints", "system", "linalg", "solvers", "control", "io")
+ROOMS = (
+    "threads",
+    "errors",
+    "fem",
+    "reduced",
+    "rigid",
+    "constraints",
+    "system",
+    "linalg",
+    "solvers",
+    "control",
+    "predictive",
+    "io",
+)
 """The rooms a public name is looked up in on first use: the thread settings first (``fb.limit_threads`` must come
 before the OpenMP runtime, which the compiled kernels of the other rooms start when they load), then in the order
 data flows through them."""
@@ -214,7 +232,21 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what the names are, for type checkers and editors
-    from . import constraints, control, dynamics, fem, io, linalg, mechanisms, progress, reduced, rigid, solvers, system
+    from . import (
+        constraints,
+        control,
+        dynamics,
+        fem,
+        io,
+        linalg,
+        mechanisms,
+        predictive,
+        progress,
+        reduced,
+        rigid,
+        solvers,
+        system,
+    )
     from .constraints import (
         AttachNodes,
         BodySurface,
@@ -293,6 +325,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
     )
     from .io import Results, plots, view
     from .linalg import constraint_rank
+    from .predictive import ModelPredictiveControl, PredictiveReport
     from .reduced import ReducedBody
     from .rigid import Fixed, FreeFlyer, Ground, Planar, Prismatic, Revolute, RigidTree, Spherical, Universal, load_urdf
     from .solvers import (

@@ -1,4 +1,4 @@
-"""Constrained task-level control [DE 5, AG VII]: controllers usable in :func:`flexbody.simulate`,
+"""Constrained task-level control [DE 5, AG VII]: controllers usable in :func:`flexbody.simulate`, actuator limits,
 references, null-space posture terms, linear state feedback (LQR) on a linear model, and the actuation and rank report
 [DE 5.3, AG-62] with its contact part (the motion and contact forces held inside the friction cones); task
 coordinates and the operational-space terms they give [DE 43-64].
@@ -18,6 +18,7 @@ from .operational import DirectMappingControl, MinimalMappingControl, Partitione
 from .operational_space import OperationalSpace, operational_space, operational_space_at
 from .projected import HybridMotionForceControl, ProjectedInverseDynamicsControl
 from .references import CircleAfterStep, Setpoint, Sinusoid, Trajectory
+from .saturation import Saturated
 from .state_feedback import StateFeedback, lqr_gain
 from .tasks import JointTask, OrientationTask, PlanarOrientationTask, PointTask, StackedTask, Task, task_history
 
@@ -50,6 +51,7 @@ __all__ = [
     "Sinusoid",
     "Trajectory",
     "CircleAfterStep",
+    "Saturated",
     "StateFeedback",
     "lqr_gain",
     "Task",

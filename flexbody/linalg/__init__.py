@@ -1,7 +1,8 @@
 """Linear algebra shared by every solver: input checks of vectors and mass matrices, the mass solve,
 the block mass matrix of an assembled system with its one flexible factor, the one sparse factorisation
 (CHOLMOD, SuperLU fallback) every sparse solve goes through, the sparse saddle-point (KKT) solver,
-and the rank tools of constraint Jacobians (SVD, tolerances, rank reports).
+the rank tools of constraint Jacobians (SVD, tolerances, rank reports), and the dense quadratic program with bounds
+of model-predictive control (:mod:`~flexbody.linalg.box_qp`).
 
 May import: errors.
 """

@@ -113,6 +113,7 @@ class ReducedBody:
         self.invariants: InertiaInvariants | None = None  # frame-axes invariants, made by prepare() at assembly
         self.X: np.ndarray | None = None
         self.packed: np.ndarray | None = None  # the constants end to end (frame_forces.pack), made by prepare()
+        self.projector: np.ndarray | None = None  # (SᵀMS)⁻¹SᵀM of modal_state, made on its first use
 
     @staticmethod
     def _kept_columns(basis: ReducedBasis, clamp, who: str) -> tuple[np.ndarray, np.ndarray]:
@@ -146,7 +147,7 @@ class ReducedBody:
                 f"link {self.link.name!r} already carries (mass matrix eigenvalue {eig[0]:.3e}); clamp "
                 f"the interface to the frame or use free–free modes"
             )
-        self.X, self.frame_shapes, self.invariants = X, shapes, inv
+        self.X, self.frame_shapes, self.invariants, self.projector = X, shapes, inv, None
         if self.geometric_stiffening:
             lowest = (2 * np.pi * self.basis.fixed_interface_frequencies[0]) ** 2 if not self.clamp_dofs.size else None
             self.stiffening = geometric_stiffness(
@@ -196,6 +197,30 @@ class ReducedBody:
     def nodal_positions(self, R: np.ndarray, p: np.ndarray, eta: np.ndarray) -> np.ndarray:
         """World positions (N, 3) [m] of every node for the frame (R, p) and modal coordinates η (r,)."""
         return p + (self.X + self.frame_shapes @ eta) @ R.T
+
+    def modal_state(
+        self, R: np.ndarray, p: np.ndarray, velocity: np.ndarray, positions: np.ndarray, velocities: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(η, η̇) (r,) nearest, in the body's mass metric, to nodal ``positions`` and ``velocities`` (N, 3) [m, m/s]
+        of the same mesh (e.g. a full model's nodes), seen from the frame (R, p) moving with the spatial
+        ``velocity`` (6,) (world axes: the velocity of the frame's point at the world origin, then ω, as
+        :class:`~flexbody.rigid.kinematics.Kinematics` gives it): with u = Rᵀ(x − p) − X̄ and u̇ = Rᵀ(ẋ − v₀ − ω × x)
+        the displacement and its rate in the frame, η = (SᵀMS)⁻¹SᵀM u (S the shapes in frame axes, M the body's
+        mass matrix), the inverse of :meth:`nodal_positions` on the span of the shapes. Needs the assembled system
+        (the frame's placement at q0)."""
+        if self.X is None:
+            raise ModelError(f"reduced body {self.name!r}: modal_state needs the body assembled in a system first")
+        shape = (self.body.n_nodes, 3)
+        if np.shape(positions) != shape or np.shape(velocities) != shape:
+            raise ModelError(f"reduced body {self.name!r}: positions and velocities must be {shape} (the body's nodes)")
+        if self.projector is None:
+            S = self.frame_shapes.reshape(-1, self.n_dofs)
+            MS = self.body.mass_matrix() @ S
+            self.projector = np.linalg.solve(S.T @ MS, MS.T)
+        u = (positions - p) @ R - self.X
+        wx, wy, wz = velocity[3:]
+        rigid = velocity[:3] + positions @ np.array([[0.0, wz, -wy], [-wz, 0.0, wx], [wy, -wx, 0.0]])  # v₀ + ω × x
+        return self.projector @ u.ravel(), self.projector @ ((velocities - rigid) @ R).ravel()
 
 
 class ReducedState:
