@@ -48,7 +48,7 @@ def test_unbounded_first_move_is_the_discrete_lqr():
     K = np.linalg.solve(effort + Gamma.T @ P @ Gamma, Gamma.T @ P @ Phi)
     x0 = np.array([0.3, -0.2])
     u = controller(asm, 300, weight, effort)(0.0, fb.State(0.0, x0[:1], x0[1:]), asm)
-    assert abs(u[0] - (-K @ x0)[0]) < 1e-9 * abs((K @ x0)[0])
+    assert abs(u[0] - (-K @ x0)[0]) < 1e-11 * abs((K @ x0)[0])
 
 
 def test_bounded_plan_is_the_bounded_least_squares_optimum():
