@@ -168,3 +168,17 @@ def test_saturated_clips_and_records():
     assert np.all(res.histories["saturated"] == (np.abs(commanded) > 0.5))
     with pytest.raises(fb.ModelError, match="lower ≤ upper"):
         fb.control.Saturated(law, 1.0, -1.0)
+
+
+def test_a_constrained_model_with_a_passive_joint():
+    """The slider-crank (one loop row, the crank actuated, the elbow passive) predicted on itself: the slider is taken
+    0.1 m along its line and held there within the torque bound."""
+    asm = fb.mechanisms.slider_crank(actuated=(0,)).assemble()
+    task = fb.PointTask(asm.trees[0].point("l2", (1.0, 0.0, 0.0)), components=(0,), name="slider")
+    start = task.evaluate(asm.workspace(0.0, asm.q0)).x
+    mpc = fb.ModelPredictiveControl(
+        asm, task, start + 0.1, period=0.02, horizon=25, lower=-30.0, upper=30.0, output_weight=100.0, rate_weight=1e-4
+    )
+    res = fb.simulate(asm, 3.0, integrator=fb.GeneralizedAlpha(dt=0.01), controller=mpc, q0=asm.q0)
+    final = task.evaluate(asm.workspace(res.times[-1], res.q[-1])).x
+    assert abs(final[0] - start[0] - 0.1) < 1e-8 and np.abs(res.histories["tau_k"]).max() <= 30.0
