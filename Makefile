@@ -17,7 +17,7 @@ PIP      = $$([ -x $(VENV)/bin/pip ] && echo $(VENV)/bin/pip || echo "$(PYTHON) 
 # again; byte-compiling every installed module beforehand took longer (27 s for mostly modules no test imports)
 PYTEST  := env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -m pytest -q -n auto --dist worksteal
 
-.PHONY: setup run lint test test-slow test-all bench docs docs-check clean
+.PHONY: setup run lint test test-slow test-all bench crocoddyl-venv docs docs-check clean
 
 ## the system packages, when apt-get can install them and they are missing
 SYSTEM = if command -v apt-get >/dev/null 2>&1 && ! dpkg -s $(SYSTEM_PACKAGES) >/dev/null 2>&1; then \
@@ -101,6 +101,17 @@ bench: $(BENCH_STAMP)
 	$(PIP) install -q -e ".[test,bench]"
 	$(VENV)/bin/python tests/benchmarks/bench_flexible_vs_exudyn.py
 	$(VENV)/bin/python tests/benchmarks/bench_flexible_dynamics.py --threads 1
+
+## Crocoddyl, the optimal-control oracle of tests/benchmarks/bench_reach_crocoddyl.py, in an environment of its own:
+## its 3.2.1 wheel crashes beside the test set's pin 4.1 and runs with pin 4.0.0 (the numbers in docs/performance.md)
+CROCODDYL_VENV := .venv-crocoddyl
+$(CROCODDYL_VENV)/.installed:
+	$(PYTHON) -m venv --without-pip $(CROCODDYL_VENV)
+	$(PYTHON) -m pip --python $(CROCODDYL_VENV)/bin/python install -q "pin==4.0.0"
+	$(PYTHON) -m pip --python $(CROCODDYL_VENV)/bin/python install -q --no-deps "crocoddyl==3.2.1" "libcrocoddyl==3.2.1"
+	touch $@
+
+crocoddyl-venv: $(CROCODDYL_VENV)/.installed
 
 ## the documentation site in docs/_build/html (offline; warnings are errors): pages, API reference, and the
 ## gallery, whose examples run at build time

@@ -1,0 +1,102 @@
+"""Differential dynamic programming (``fb.predictive.solve_ddp``) against references nobody here wrote: on a mass on a
+spring (linear dynamics, quadratic costs) its optimum is the least-squares solution of the stacked linear map of the
+inputs (numpy's ``lstsq``); on a pendulum the gradient of the whole cost by central differences of rollouts vanishes
+at its optimum; on the UR5 reaching problem it equals Crocoddyl's stored optimum (``tests/data``, made by
+``tests/oracles/crocoddyl_reach.py`` in Crocoddyl's environment)."""
+
+import numpy as np
+import pytest
+from input_models import oscillator, pendulum
+
+import flexbody as fb
+from flexbody.predictive import InputResidual, PointResidual, ReachingProblem, StateResidual, solve_ddp
+
+MASS, OMEGA, DT, N = 2.0, 3.0, 0.05, 30
+
+
+def euler_matrices():
+    """The symplectic Euler step of the oscillator, x⁺ = Fx x + Fu u, from its closed-form acceleration."""
+    A_q, A_u = -(OMEGA**2), 1.0 / MASS
+    Fx = np.array([[1.0 + DT * DT * A_q, DT], [DT * A_q, 1.0]])
+    Fu = np.array([[DT * DT * A_u], [DT * A_u]])
+    return Fx, Fu
+
+
+def test_linear_quadratic_optimum_is_the_least_squares_solution():
+    asm = oscillator(MASS, OMEGA)
+    x0, reference = np.array([0.3, -0.2]), np.array([0.1, 0.0])
+    w_x, w_u, w_end = 4.0, 0.01, 100.0
+    problem = ReachingProblem(
+        asm, x0, DT, N, [StateResidual(reference, w_x), InputResidual(w_u)], [StateResidual(reference, w_end)]
+    )
+    found = solve_ddp(problem, tolerance=1e-20)
+    Fx, Fu = euler_matrices()
+    rows, blocks = [], []  # x_j = Fx^j x0 + Σ_{i<j} Fx^{j−1−i} Fu u_i, weighted residuals stacked
+    for j in range(N + 1):
+        weight = np.sqrt((w_end if j == N else w_x) * (1.0 if j == N else DT))
+        G = np.zeros((2, N))
+        for i in range(j):
+            G[:, i] = (np.linalg.matrix_power(Fx, j - 1 - i) @ Fu)[:, 0]
+        rows.append(weight * G)
+        blocks.append(weight * (reference - np.linalg.matrix_power(Fx, j) @ x0))
+    A = np.vstack([*rows, np.sqrt(w_u * DT) * np.eye(N)])
+    b = np.concatenate([*blocks, np.zeros(N)])
+    expected = np.linalg.lstsq(A, b, rcond=None)[0]
+    assert np.abs(found.us[:, 0] - expected).max() < 1e-11 * np.abs(expected).max()
+    assert found.iterations <= 2  # one Newton step solves a linear–quadratic problem
+
+
+def test_the_pendulums_optimum_has_no_gradient():
+    asm = pendulum()
+    tree = asm.trees[0]
+    bob = tree.point("bob", (0.4, 0.0, 0.0))
+    x0 = np.array([0.3, 0.0])
+    target = (0.0, 0.0, 0.4)  # above the pivot
+    problem = ReachingProblem(
+        asm,
+        x0,
+        0.02,
+        40,
+        [PointResidual(bob, target, 1.0), InputResidual(1e-3)],
+        [PointResidual(bob, target, 100.0), StateResidual(np.zeros(2), 1.0)],
+    )
+    found = solve_ddp(problem, tolerance=1e-22)
+
+    def cost(us):
+        from flexbody.predictive.ddp import _cost, _rollout
+
+        S = np.asarray(asm.S, dtype=float)
+        return _cost(asm, problem, _rollout(asm, problem, S, us), us)
+
+    step, gradient = 1e-5, np.empty(found.us.size)
+    for i in range(found.us.size):
+        plus, minus = found.us.copy().ravel(), found.us.copy().ravel()
+        plus[i] += step
+        minus[i] -= step
+        gradient[i] = (cost(plus.reshape(found.us.shape)) - cost(minus.reshape(found.us.shape))) / (2 * step)
+    scale = np.abs(found.us).max()
+    assert abs(cost(found.us) - found.cost) < 1e-12 * found.cost
+    assert np.abs(gradient).max() * scale < 1e-6 * found.cost
+
+
+def test_bad_problems_are_named():
+    asm = oscillator(MASS, OMEGA)
+    with pytest.raises(fb.ModelError, match="x0"):
+        ReachingProblem(asm, np.zeros(3), DT, N, [], [])
+    with pytest.raises(fb.ModelError, match="dt"):
+        ReachingProblem(asm, np.zeros(2), 0.0, N, [], [])
+
+
+def test_the_ur5_reach_equals_crocoddyls_optimum():
+    """Crocoddyl 3.2.1's FDDP optimum of the same problem (URDF, symplectic Euler, costs, horizon), stored by
+    ``tests/reach_problem.py``; flexbody's DDP from the same start to the same stopping criterion."""
+    import json
+
+    from reach_problem import STORED, TH_STOP, described, flexbody_problem
+
+    stored = np.load(STORED)
+    assert json.loads(str(stored["spec"])) == described()  # the stored optimum is of this problem
+    found = solve_ddp(flexbody_problem(), tolerance=TH_STOP)
+    assert abs(found.cost - float(stored["cost"])) < 1e-6 * float(stored["cost"])
+    assert np.abs(found.xs - stored["xs"]).max() < 1e-6 * np.abs(stored["xs"]).max()
+    assert np.abs(found.us - stored["us"]).max() < 1e-6 * np.abs(stored["us"]).max()
