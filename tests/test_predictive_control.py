@@ -110,12 +110,19 @@ def test_inputs_held_over_each_period_in_a_run():
 
 def test_bad_arguments_are_named():
     asm = oscillator(MASS, OMEGA)
-    with pytest.raises(fb.ModelError, match="period"):
-        fb.ModelPredictiveControl(asm, controller(asm, 2, 1.0, 0.0).task, 0.0, period=0.0, horizon=2, lower=-1, upper=1)
-    with pytest.raises(fb.ModelError, match="horizon"):
-        fb.ModelPredictiveControl(asm, controller(asm, 2, 1.0, 0.0).task, 0.0, period=0.1, horizon=0, lower=-1, upper=1)
-    with pytest.raises(fb.ModelError, match="lower"):
-        fb.ModelPredictiveControl(asm, controller(asm, 2, 1.0, 0.0).task, 0.0, period=0.1, horizon=2, lower=1, upper=-1)
+    task = controller(asm, 2, 1.0, 0.0).task
+    for bad, match in (
+        (dict(period=0.0), "period"),
+        (dict(horizon=0), "horizon"),
+        (dict(lower=1.0, upper=-1.0), "lower"),
+        (dict(output_weight=[1.0, 2.0]), "output_weight"),
+    ):
+        given = dict(period=0.1, horizon=2, lower=-1.0, upper=1.0) | bad
+        with pytest.raises(fb.ModelError, match=match):
+            fb.ModelPredictiveControl(asm, task, 0.0, **given)
+    two = fb.mechanisms.slider_crank(actuated=(0, 1)).assemble()
+    with pytest.raises(fb.ModelError, match="1 actuators, the plant 2"):
+        controller(asm, 2, 1.0, 0.0)(0.0, fb.State(0.0, two.q0, np.zeros(2)), two)
 
 
 def test_disturbance_estimate_removes_the_offset_of_a_wrong_model():

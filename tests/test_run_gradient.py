@@ -164,8 +164,8 @@ def test_a_reduced_arm_equals_central_differences():
 def test_rows_and_forces_between_links_and_nodes_equal_central_differences():
     """The arm with a rod from a link to the beam's tip node, a spring-damper from the link to a node mid-beam and a
     node held on a sphere: the step matrices couple joint and nodal columns (the rod's and sphere's curvature, the
-    spring's cross blocks), and the gradient equals central differences of whole runs (measured 1.7e-9) and the
-    forward sensitivities (3.5e-14)."""
+    spring's cross blocks), and the gradient equals central differences of whole runs (measured 2.1e-9 at a step of
+    1e-2, 1.0e-8 at 1e-3) and the forward sensitivities (3.5e-14)."""
     from test_dynamics_derivatives import tethered
 
     asm = tethered().assemble()
@@ -176,7 +176,7 @@ def test_rows_and_forces_between_links_and_nodes_equal_central_differences():
     adjoint = fb.gradient(asm, T, cost, inputs, integrator=INTEGRATOR)
     forward = fb.gradient(asm, T, cost, inputs, integrator=INTEGRATOR, mode="forward")
     assert rel(adjoint.inputs, forward.inputs) < 1e-9
-    assert min(rel(adjoint.inputs, central) for central in _input_differences(asm, cost, inputs)) < 1e-6
+    assert rel(adjoint.inputs, _input_differences(asm, cost, inputs, steps=(1e-2,))[0]) < 1e-6
 
 
 @pytest.mark.parametrize("name", ["knife_edge", "rolling_disc"])

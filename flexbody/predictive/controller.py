@@ -154,7 +154,7 @@ class ModelPredictiveControl(Controller):
         n = int(self.model.n_dofs)
         rates = _per_input(velocity_weight, n, "velocity_weight")
         self.velocities = np.flatnonzero(rates)
-        task_weight = np.broadcast_to(np.asarray(output_weight, dtype=float), (r,))
+        task_weight = _per_input(output_weight, r, "output_weight")
         self.output_weight = np.concatenate([task_weight, rates[self.velocities]])
         self.effort_weight, self.rate_weight = float(effort_weight), float(rate_weight)
         self.state_map, self.relinearize_every = state_map, int(relinearize_every)
@@ -208,6 +208,11 @@ class ModelPredictiveControl(Controller):
     # ------------------------------------------------------------------ one update
     def _update(self, t: float, state: State, plant: AssembledSystem | None, start: float) -> int:
         """Plan from the measured ``state`` and set the inputs held until the next update; the QP's iterations."""
+        k = self.inputs.size
+        if self.plan is None and plant is not None and np.asarray(plant.S).shape[0] != k:
+            raise ModelError(
+                f"ModelPredictiveControl: the model has {k} actuators, the plant {np.asarray(plant.S).shape[0]}"
+            )
         q, v = self._model_state(t, state, plant)
         x = np.concatenate([q, v])
         self._estimate_disturbance(x)
