@@ -60,14 +60,10 @@ VTK_EVERY = 50  # -, write every k-th recorded step to the ParaView series
 
 def build(reduced=True, divisions=DIVISIONS, young=YOUNG, damping=DAMPING, n_modes=N_MODES[-1], q0=Q0) -> fb.System:
     """The arm with its beam: full (nodes attached to the flange) or reduced (modes on link 2)."""
-    full = fb.mechanisms.arm_with_beam(
-        lengths=LENGTHS, divisions=tuple(divisions), order=2, young=young, damping=damping, q0=tuple(q0)
-    )
+    options = dict(lengths=LENGTHS, divisions=tuple(divisions), order=2, young=young, damping=damping, q0=tuple(q0))
     if not reduced:
-        return full
-    tree, beam = full.trees[0], full.bodies[0]
-    body = fb.ReducedBody("beam", fb.solvers.craig_bampton(beam, "x0", n_modes), tree.link("l2"))
-    return fb.System([tree, body], q0=q0)
+        return fb.mechanisms.arm_with_beam(**options)
+    return fb.mechanisms.arm_with_reduced_beam(n_modes, **options)
 
 
 def flange_task(asm) -> fb.PointTask:

@@ -16,13 +16,13 @@ Two controllers, each held to the limits:
 - *operational space* (case 16's): ``fb.control.DirectMappingControl`` on the full model itself (exact feedback
   linearisation of the flange, KP = ω², KV = 2ω), evaluated every step, its torques clipped to the limits
   (``fb.control.Saturated``);
-- *MPC*: ``fb.ModelPredictiveControl`` on the reduced model (``fb.ReducedBody`` with N_MODES Craig–Bampton modes on
-  link 2, case 24), every PERIOD s over HORIZON periods, the bounds in its program; it weighs the flange error by
-  OUTPUT_WEIGHT, the change of the torques by RATE_WEIGHT and the rates of the beam's modes by MODAL_RATE_WEIGHT (the
-  beam's first bending mode, 2.9 Hz, is barely damped: a controller that only holds the flange lets it ring, and
-  holding the flange against its swing needs more than the limits). The plant's state reaches it through
-  :meth:`fb.ReducedBody.modal_state` (the full beam's nodes projected on the modes in the frame of link 2); it is
-  linearised again every RELINEARIZE updates.
+- *MPC*: ``fb.ModelPredictiveControl`` on the reduced model (``fb.mechanisms.arm_with_reduced_beam``: N_MODES
+  Craig–Bampton modes on link 2, case 24), every PERIOD s over HORIZON periods, the bounds in its program; it weighs
+  the flange error by OUTPUT_WEIGHT, the change of the torques by RATE_WEIGHT and the rates of the beam's modes by
+  MODAL_RATE_WEIGHT (the beam's first bending mode, 2.9 Hz, is barely damped: a controller that only holds the
+  flange lets it ring, and holding the flange against its swing needs more than the limits). The plant's state
+  reaches it through :meth:`fb.ReducedBody.modal_state` (the full beam's nodes projected on the modes in the frame
+  of link 2); it is linearised again every RELINEARIZE updates.
 
 Expected results and their sources:
 1. The MPC tracks the circle (t ≥ T_SETTLE + T_RAMP) with a smaller error than the law under the same limits (#37
@@ -67,14 +67,10 @@ MODAL_RATE_WEIGHT = 10.0  # s/(√kg·m), W_v on the rates of the reduced beam's
 
 def build(reduced: bool, divisions=DIVISIONS, young=YOUNG, damping=DAMPING, n_modes=N_MODES) -> fb.System:
     """The arm with its beam: full (the plant), or the beam reduced to ``n_modes`` modes on link 2 (the MPC's model)."""
-    full = fb.mechanisms.arm_with_beam(
-        lengths=LENGTHS, divisions=tuple(divisions), order=2, young=young, damping=damping, q0=Q0
-    )
+    options = dict(lengths=LENGTHS, divisions=tuple(divisions), order=2, young=young, damping=damping, q0=Q0)
     if not reduced:
-        return full
-    tree, beam = full.trees[0], full.bodies[0]
-    body = fb.ReducedBody("beam", fb.solvers.craig_bampton(beam, "x0", n_modes), tree.link("l2"))
-    return fb.System([tree, body], q0=Q0)
+        return fb.mechanisms.arm_with_beam(**options)
+    return fb.mechanisms.arm_with_reduced_beam(n_modes, **options)
 
 
 def flange_task(asm) -> fb.PointTask:

@@ -23,10 +23,8 @@ import flexbody as fb
 
 Q0, LIMITS = (0.6, -1.5), np.array([40.0, 20.0])
 plant = fb.mechanisms.arm_with_beam(divisions=(3, 1, 1), order=2, young=7e7, damping=0.002, q0=Q0).assemble()
-arm = fb.mechanisms.arm_with_beam(divisions=(3, 1, 1), order=2, young=7e7, damping=0.002, q0=Q0)
-tree = arm.trees[0]
-beam = fb.ReducedBody("beam", fb.solvers.craig_bampton(arm.bodies[0], "x0", 4), tree.link("l2"))
-model = fb.System([tree, beam], q0=Q0).assemble()
+model = fb.mechanisms.arm_with_reduced_beam(4, divisions=(3, 1, 1), order=2, young=7e7, damping=0.002, q0=Q0).assemble()
+beam = model.reduced[0]
 
 
 def flange(asm):

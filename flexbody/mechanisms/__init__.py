@@ -1,12 +1,20 @@
 """Ready-made systems of the sources: rigid mechanisms (particle on a circle, slider-crank, four-bar,
 RSSR loop, arms on a line or sphere, branching loops, the coupled chain, the parallel platform, the
 under-actuated chain, Andrews' squeezer) and rigid-flexible ones (flexible and plate pendulums, cantilever, arm with a
-beam, a robot from its URDF holding a flexible tool).
+beam (full or reduced), a robot from its URDF holding a flexible tool).
 
-May import: errors, deprecation, fem, rigid, constraints, system.
+May import: errors, deprecation, fem, rigid, reduced, constraints, system.
 """
 
-from .flexible import TOOL_AXES, arm_with_beam, cantilever, flexible_pendulum, plate_pendulum, robot_with_tool
+from .flexible import (
+    TOOL_AXES,
+    arm_with_beam,
+    arm_with_reduced_beam,
+    cantilever,
+    flexible_pendulum,
+    plate_pendulum,
+    robot_with_tool,
+)
 from .rigid import (
     branching_loops,
     coupled_chain,
@@ -36,6 +44,7 @@ __all__ = [
     "underactuated_chain",
     "andrews_squeezer",
     "arm_with_beam",
+    "arm_with_reduced_beam",
     "cantilever",
     "flexible_pendulum",
     "plate_pendulum",

@@ -28,6 +28,8 @@ from ..fem.flexible_body import FlexibleBody
 from ..fem.hex_mesh import box
 from ..fem.loads import Gravity, Load, NodalForce
 from ..fem.materials import StVenantKirchhoff
+from ..reduced.basis import craig_bampton
+from ..reduced.body import ReducedBody
 from ..rigid.anchors import Ground
 from ..rigid.joints import Revolute
 from ..rigid.tree import RigidTree
@@ -159,6 +161,18 @@ def arm_with_beam(
 TOOL_AXES = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
 """The tool's x, y, z axes (columns) in its link's frame: x along the link's z (out of a flange), y along its x, z
 along its y."""
+
+
+def arm_with_reduced_beam(n_modes: int, **options) -> System:
+    """:func:`arm_with_beam` (``options`` as there, but not ``locked``) with its beam reduced: a
+    :class:`~flexbody.ReducedBody` ``"beam"`` on link ``"l2"`` whose basis is the beam's face x = 0 clamped and
+    ``n_modes`` fixed-interface (Craig–Bampton) modes — no constraint rows (case 24's model, case 33's MPC model)."""
+    if options.get("locked"):
+        raise ModelError("arm_with_reduced_beam: a locked arm is not taken (its rows would hold the joints)")
+    full = arm_with_beam(**options)
+    tree, beam = full.trees[0], full.bodies[0]
+    body = ReducedBody("beam", craig_bampton(beam, "x0", n_modes), tree.link("l2"))
+    return System([tree, body], q0=np.asarray(options.get("q0", (0.0, 0.0)), dtype=float))
 
 
 def robot_with_tool(
