@@ -66,7 +66,7 @@ def test_the_pendulums_optimum_has_no_gradient():
         from flexbody.predictive.ddp import _cost, _rollout
 
         S = np.asarray(asm.S, dtype=float)
-        return _cost(asm, problem, _rollout(asm, problem, S, us), us)
+        return _cost(asm, problem, *_rollout(asm, problem, S, us))
 
     step, gradient = 1e-5, np.empty(found.us.size)
     for i in range(found.us.size):
@@ -85,6 +85,10 @@ def test_bad_problems_are_named():
         ReachingProblem(asm, np.zeros(3), DT, N, [], [])
     with pytest.raises(fb.ModelError, match="dt"):
         ReachingProblem(asm, np.zeros(2), 0.0, N, [], [])
+    with pytest.raises(fb.ModelError, match="terminal cost has no inputs"):
+        ReachingProblem(asm, np.zeros(2), DT, N, [], [InputResidual(1.0)])
+    with pytest.raises(fb.ModelError, match="running residual"):
+        ReachingProblem(asm, np.zeros(2), DT, N, [fb.Effort()], [])
 
 
 def test_the_ur5_reach_equals_crocoddyls_optimum():

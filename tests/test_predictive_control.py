@@ -120,6 +120,8 @@ def test_bad_arguments_are_named():
         given = dict(period=0.1, horizon=2, lower=-1.0, upper=1.0) | bad
         with pytest.raises(fb.ModelError, match=match):
             fb.ModelPredictiveControl(asm, task, 0.0, **given)
+    with pytest.raises(fb.ModelError, match="prediction model"):
+        fb.ModelPredictiveControl(None, task, 0.0, period=0.1, horizon=2, lower=-1.0, upper=1.0)
     two = fb.mechanisms.slider_crank(actuated=(0, 1)).assemble()
     with pytest.raises(fb.ModelError, match="1 actuators, the plant 2"):
         controller(asm, 2, 1.0, 0.0)(0.0, fb.State(0.0, two.q0, np.zeros(2)), two)

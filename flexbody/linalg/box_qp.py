@@ -31,11 +31,10 @@ __all__ = ["BoxQPResult", "solve_box_qp"]
 
 @dataclass(frozen=True)
 class BoxQPResult:
-    """x (n,) the solution (or the last feasible iterate); active (n,) −1 at the lower bound, +1 at the upper one,
-    0 free; iterations; optimal (False when stopped by the deadline or the iteration limit)."""
+    """x (n,) the solution (or the last feasible iterate); iterations; optimal (False when stopped by the deadline or
+    the iteration limit)."""
 
     x: np.ndarray
-    active: np.ndarray
     iterations: int
     optimal: bool
 
@@ -52,7 +51,7 @@ def solve_box_qp(
 ) -> BoxQPResult:
     """The minimiser of ½xᵀHx + gᵀx over lower ≤ x ≤ upper (module docstring).
 
-    ``start`` (n,): a warm start, clipped into the bounds (its components at a bound start in the working set);
+    ``start`` (n,): a warm start, clipped into the bounds;
     ``deadline``: a :func:`time.perf_counter` time after which the solve stops at its current feasible iterate;
     ``max_iterations``: default 10 n + 20. FlexbodyError for bounds that cross or shapes that disagree.
     """
@@ -68,11 +67,12 @@ def solve_box_qp(
     scale = 1.0 + float(np.abs(g).max(initial=0.0)) + float(np.abs(Hx).max(initial=0.0))
     width = float(np.max(np.where(np.isfinite(upper - lower), upper - lower, 0.0), initial=0.0))
     reach = 1e-2 * (width if width > 0 else 1.0)  # ε of the ε-binding bounds, at most 1 % of the box [x's unit]
+    iteration = 0
     for iteration in range(1, limit + 1):
         grad = Hx + g
         gap = float(np.abs(x - np.clip(x - grad, lower, upper)).max(initial=0.0))  # ‖x − P(x − ∇f)‖∞
         if gap <= 1e-12 * scale:
-            return BoxQPResult(x, _sides(x, lower, upper), iteration - 1, True)
+            return BoxQPResult(x, iteration - 1, True)
         if deadline is not None and iteration > 1 and time.perf_counter() > deadline:
             break
         near = min(reach, gap)
@@ -81,7 +81,7 @@ def solve_box_qp(
         step = -grad  # the gradient step on the binding bounds, Newton's on the others [Bertsekas (1982) eq. (32)]
         step[free] = -np.linalg.solve(H[free][:, free], grad[free])
         x, Hx = _projected_search(H, g, x, Hx, grad, step, free, lower, upper)
-    return BoxQPResult(x, _sides(x, lower, upper), iteration, False)
+    return BoxQPResult(x, iteration, False)
 
 
 def _projected_search(H, g, x, Hx, grad, step, free, lower, upper, sigma: float = 1e-4):
@@ -99,8 +99,3 @@ def _projected_search(H, g, x, Hx, grad, step, free, lower, upper, sigma: float 
             return trial, H_trial
         alpha *= 0.5
     return x, Hx
-
-
-def _sides(x: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """−1 at the lower bound, +1 at the upper one, 0 between."""
-    return np.where(x <= lower, -1, np.where(x >= upper, 1, 0))

@@ -44,7 +44,6 @@ from ..control.references import Setpoint
 from ..control.tasks import Task
 from ..errors import ModelError, StateError
 from ..linalg.box_qp import solve_box_qp
-from ..system.description import as_assembled
 from .prediction import Horizon, horizon_of, linearized_step
 
 if TYPE_CHECKING:
@@ -128,7 +127,9 @@ class ModelPredictiveControl(Controller):
         disturbance_gain: float = 0.0,
         velocity_weight: ArrayLike = 0.0,
     ) -> None:
-        super().__init__(as_assembled(model, "ModelPredictiveControl(model=...)"))
+        if model is None:
+            raise ModelError("ModelPredictiveControl: give the prediction model (the plant, a reduced model, …)")
+        super().__init__(model)  # assembled there
         if not isinstance(task, Task):
             raise ModelError(f"ModelPredictiveControl: task must be a flexbody Task, got {task!r}")
         if not (np.isfinite(period) and period > 0):
@@ -234,8 +235,9 @@ class ModelPredictiveControl(Controller):
 
     def _estimate_disturbance(self, x: np.ndarray) -> None:
         """d̂ ← d̂ + gain Γ⁺(x − x_predicted): the inputs' share of what the last prediction missed [module docstring]."""
-        if self.disturbance_gain and self.predicted is not None and self.program is not None:
-            self.disturbance += self.disturbance_gain * (self.program.Gamma_pinv @ (x - self.predicted))
+        program = self.program
+        if self.predicted is not None and program is not None and program.Gamma_pinv is not None:
+            self.disturbance += self.disturbance_gain * (program.Gamma_pinv @ (x - self.predicted))
 
     def _targets(self, t: float) -> np.ndarray:
         """The reference at t + jP, j = 1 … N, stacked (N r,); one new evaluation when the last update was at t − P."""
@@ -273,7 +275,7 @@ class _Program:
 
     horizon: Horizon
     H: np.ndarray
-    Gamma_pinv: np.ndarray  # Γ⁺ (k, 2n)
+    Gamma_pinv: np.ndarray | None  # Γ⁺ (k, 2n), for the disturbance estimate only
     weighted_forced: np.ndarray  # O_uᵀ W_y² (N k, N r)
     lower: np.ndarray
     upper: np.ndarray
@@ -289,7 +291,7 @@ class _Program:
         D = np.eye(N * k) - np.eye(N * k, k=-k)  # (D W)_j = w_j − w_{j−1}, w_{−1} = 0
         H = weighted @ horizon.forced + mpc.effort_weight * np.eye(N * k) + mpc.rate_weight * (D.T @ D)
         lower, upper = np.tile(mpc.lower - u, N), np.tile(mpc.upper - u, N)
-        Gamma_pinv = np.linalg.pinv(horizon.step.Gamma)
+        Gamma_pinv = np.linalg.pinv(horizon.step.Gamma) if mpc.disturbance_gain else None
         return cls(horizon, 0.5 * (H + H.T), Gamma_pinv, weighted, lower, upper, u, mpc.rate_weight)
 
     def linear_term(
@@ -312,7 +314,8 @@ class _Program:
 
 
 def _per_input(value: ArrayLike, k: int, name: str, *, infinite: bool = False) -> np.ndarray:
-    """``value`` as (k,) per actuator; ModelError for another shape, NaN, or ±inf unless ``infinite`` (a bound)."""
+    """``value`` (a scalar or (k,): per actuator, coordinate or output) as (k,); ModelError naming ``name`` for another
+    shape, NaN, or ±inf unless ``infinite`` (a bound)."""
     given = np.asarray(value, dtype=float)
     ok = given.shape in ((), (k,)) and not np.isnan(given).any() and (infinite or np.isfinite(given).all())
     if not ok:

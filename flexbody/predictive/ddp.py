@@ -48,15 +48,22 @@ class PointResidual:
     anchor: Any
     target: ArrayLike
     weight: float
+    needs_inputs = False
 
-    def evaluate(self, model: AssembledSystem, x: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(r, r_x (3, 2n), r_u (3, k)) at the state x."""
+    def value(self, model: AssembledSystem, x: np.ndarray, u: np.ndarray | None) -> np.ndarray:
+        """r at the state x (and inputs u)."""
+        n = model.n_dofs
+        return self.anchor.position(model.workspace(0.0, x[:n], x[n:])) - np.asarray(self.target, dtype=float)
+
+    def evaluate(self, model: AssembledSystem, x: np.ndarray, u: np.ndarray | None):
+        """(r, r_x (3, 2n), r_u (3, k) or None) at (x, u)."""
         n = model.n_dofs
         ws = model.workspace(0.0, x[:n], x[n:])
         cols, J = self.anchor.jacobian(ws)
         r_x = np.zeros((3, 2 * n))
         r_x[:, cols] = J
-        return self.anchor.position(ws) - np.asarray(self.target, dtype=float), r_x, np.zeros((3, k))
+        r_u = None if u is None else np.zeros((3, u.size))
+        return self.anchor.position(ws) - np.asarray(self.target, dtype=float), r_x, r_u
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,20 +72,29 @@ class StateResidual:
 
     reference: ArrayLike
     weight: float
+    needs_inputs = False
 
-    def evaluate(self, model: AssembledSystem, x: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return x - np.asarray(self.reference, dtype=float), np.eye(x.size), np.zeros((x.size, k))
+    def value(self, model: AssembledSystem, x: np.ndarray, u: np.ndarray | None) -> np.ndarray:
+        return x - np.asarray(self.reference, dtype=float)
+
+    def evaluate(self, model: AssembledSystem, x: np.ndarray, u: np.ndarray | None):
+        r_u = None if u is None else np.zeros((x.size, u.size))
+        return self.value(model, x, u), np.eye(x.size), r_u
 
 
 @dataclass(frozen=True, eq=False)
 class InputResidual:
-    """r = u − reference (k,) [N or N·m] (reference zero by default), weighted by ``weight``."""
+    """r = u − reference (k,) [N or N·m] (reference zero by default), weighted by ``weight``; running costs only."""
 
     weight: float
     reference: ArrayLike = 0.0
+    needs_inputs = True
 
-    def evaluate_input(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return u - np.asarray(self.reference, dtype=float), np.eye(u.size)
+    def value(self, model: AssembledSystem, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        return u - np.asarray(self.reference, dtype=float)
+
+    def evaluate(self, model: AssembledSystem, x: np.ndarray, u: np.ndarray):
+        return self.value(model, x, u), np.zeros((u.size, x.size)), np.eye(u.size)
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,6 +119,15 @@ class ReachingProblem:
             raise ModelError(f"ReachingProblem: x0 must be (q, v), ({2 * asm.n_dofs},), got {np.shape(self.x0)}")
         if not (self.dt > 0 and self.N >= 1):
             raise ModelError(f"ReachingProblem: dt must be positive and N ≥ 1, got {self.dt!r} and {self.N!r}")
+        for where, residuals in (("running", self.running), ("terminal", self.terminal)):
+            for res in residuals:
+                if not (callable(getattr(res, "evaluate", None)) and callable(getattr(res, "value", None))):
+                    raise ModelError(
+                        f"ReachingProblem: {where} residual {res!r} is not a PointResidual, StateResidual, …"
+                    )
+        for res in self.terminal:
+            if res.needs_inputs:
+                raise ModelError(f"ReachingProblem: the terminal cost has no inputs, so it cannot take {res!r}")
 
 
 @dataclass(frozen=True)
@@ -127,7 +152,7 @@ def solve_ddp(
     asm = problem.assembled
     S = np.asarray(asm.S, dtype=float)
     us = _holding(asm, problem, S) if inputs is None else np.array(inputs, dtype=float)
-    xs = _rollout(asm, problem, S, us)
+    xs, us = _rollout(asm, problem, S, us)
     cost, mu, stop = _cost(asm, problem, xs, us), 1e-9, np.inf
     for iteration in range(1, max_iterations + 1):
         k, K, stop, expected = _backward(asm, problem, S, xs, us, mu)
@@ -153,22 +178,24 @@ def _holding(asm: AssembledSystem, problem: ReachingProblem, S: np.ndarray) -> n
     return np.tile(np.linalg.lstsq(S.T, h, rcond=None)[0], (problem.N, 1))
 
 
-def _accelerations(asm: AssembledSystem, x: np.ndarray, tau: np.ndarray, derivatives: bool):
-    """a (n,) at (x, τ), with ∂a/∂q, ∂a/∂v, ∂a/∂τ (n, n) when ``derivatives``: a lone rigid tree's own compiled
-    forward dynamics and derivatives (the same formulas), else the system's
-    (:func:`~flexbody.solvers.dynamics_derivatives.forward_derivatives`)."""
+def _acceleration(asm: AssembledSystem, x: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """a (n,) at (x, τ): a lone rigid tree's own compiled forward dynamics, else the system's."""
     n = asm.n_dofs
     tree = _lone_tree(asm)
     if tree is not None:
-        q, v = x[:n], x[n:]
-        if not derivatives:
-            return tree.forward_dynamics(q, v, tau)
-        A_q, A_v, A_tau = tree.forward_dynamics_derivatives(q, v, tau)
-        return tree.forward_dynamics(q, v, tau), A_q, A_v, A_tau
-    if derivatives:
-        d = forward_derivatives(asm, State(0.0, x[:n], x[n:]), tau)
-        return d.a, d.da_dq, d.da_dv, d.da_dtau
+        return tree.forward_dynamics(x[:n], x[n:], tau)
     return forward(asm, State(0.0, x[:n], x[n:]), tau).a
+
+
+def _derivatives(asm: AssembledSystem, x: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """∂a/∂q, ∂a/∂v, ∂a/∂τ (n, n) at (x, τ): a lone rigid tree's own (the same formulas, compiled), else
+    :func:`~flexbody.solvers.dynamics_derivatives.forward_derivatives`."""
+    n = asm.n_dofs
+    tree = _lone_tree(asm)
+    if tree is not None:
+        return tree.forward_dynamics_derivatives(x[:n], x[n:], tau)
+    d = forward_derivatives(asm, State(0.0, x[:n], x[n:]), tau)
+    return d.da_dq, d.da_dv, d.da_dtau
 
 
 def _lone_tree(asm: AssembledSystem):
@@ -177,63 +204,68 @@ def _lone_tree(asm: AssembledSystem):
     return asm.trees[0] if only and not asm.forces.elements else None
 
 
-def _step(asm: AssembledSystem, dt: float, x: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """Symplectic Euler: v⁺ = v + dt a, q⁺ = q + dt v⁺."""
-    n = asm.n_dofs
-    v = x[n:] + dt * a
-    return np.concatenate([x[:n] + dt * v, v])
-
-
-def _rollout(asm: AssembledSystem, problem: ReachingProblem, S: np.ndarray, us: np.ndarray) -> np.ndarray:
-    xs = np.empty((problem.N + 1, problem.x0.size))
+def _rollout(asm, problem: ReachingProblem, S: np.ndarray, us: np.ndarray, feedback=None):
+    """(xs (N + 1, 2n), us (N, k)) from x0 under ``us``, or under u_i = us_i + αk_i + K_i(x_i − x̄_i) with
+    ``feedback`` = (x̄s, k, K, α); symplectic Euler: v⁺ = v + dt a, q⁺ = q + dt v⁺."""
+    n, dt = asm.n_dofs, problem.dt
+    xs, applied = np.empty((us.shape[0] + 1, problem.x0.size)), np.array(us, dtype=float)
     xs[0] = problem.x0
-    for i, u in enumerate(us):
-        xs[i + 1] = _step(asm, problem.dt, xs[i], _accelerations(asm, xs[i], S.T @ u, False))
-    return xs
+    for i in range(us.shape[0]):
+        if feedback is not None:
+            reference, k, K, alpha = feedback
+            applied[i] = us[i] + alpha * k[i] + K[i] @ (xs[i] - reference[i])
+        v = xs[i, n:] + dt * _acceleration(asm, xs[i], S.T @ applied[i])
+        xs[i + 1, :n], xs[i + 1, n:] = xs[i, :n] + dt * v, v
+    return xs, applied
 
 
 def _stage(asm, residuals, x: np.ndarray, u: np.ndarray | None, scale: float):
-    """(l, l_x, l_u, l_xx, l_uu, l_ux) of scale·Σ w ½‖r‖² at (x, u) (Gauss–Newton Hessians)."""
-    k = 0 if u is None else u.size
-    nx = x.size
-    l, lx, lu = 0.0, np.zeros(nx), np.zeros(k)
-    lxx, luu, lux = np.zeros((nx, nx)), np.zeros((k, k)), np.zeros((k, nx))
+    """(l_x, l_u, l_xx, l_uu, l_ux) of scale·Σ w ½‖r‖² at (x, u) with the Gauss–Newton Hessians (l_u … None without
+    inputs)."""
+    lx, lxx = np.zeros(x.size), np.zeros((x.size, x.size))
+    lu = luu = lux = None
+    if u is not None:
+        lu, luu, lux = np.zeros(u.size), np.zeros((u.size, u.size)), np.zeros((u.size, x.size))
     for res in residuals:
         w = scale * res.weight
-        if isinstance(res, InputResidual):
-            if u is None:
-                continue
-            r, r_u = res.evaluate_input(u)
-            l += 0.5 * w * float(r @ r)
-            lu += w * (r_u.T @ r)
-            luu += w * (r_u.T @ r_u)
-            continue
-        r, r_x, _ = res.evaluate(asm, x, k)
-        l += 0.5 * w * float(r @ r)
+        r, r_x, r_u = res.evaluate(asm, x, u)
         lx += w * (r_x.T @ r)
         lxx += w * (r_x.T @ r_x)
-    return l, lx, lu, lxx, luu, lux
+        if u is not None:
+            lu += w * (r_u.T @ r)
+            luu += w * (r_u.T @ r_u)
+            lux += w * (r_u.T @ r_x)
+    return lx, lu, lxx, luu, lux
+
+
+def _stage_cost(asm, residuals, x: np.ndarray, u: np.ndarray | None, scale: float) -> float:
+    """scale·Σ w ½‖r‖² at (x, u), the residuals' values alone."""
+    total = 0.0
+    for res in residuals:
+        r = res.value(asm, x, u)
+        total += 0.5 * res.weight * float(r @ r)
+    return scale * total
 
 
 def _cost(asm, problem: ReachingProblem, xs: np.ndarray, us: np.ndarray) -> float:
-    total = sum(_stage(asm, problem.running, x, u, problem.dt)[0] for x, u in zip(xs[:-1], us))
-    return float(total + _stage(asm, problem.terminal, xs[-1], None, 1.0)[0])
+    total = sum(_stage_cost(asm, problem.running, x, u, problem.dt) for x, u in zip(xs[:-1], us))
+    return float(total + _stage_cost(asm, problem.terminal, xs[-1], None, 1.0))
 
 
 def _backward(asm, problem: ReachingProblem, S: np.ndarray, xs: np.ndarray, us: np.ndarray, mu: float):
     """(k (N, k), K (N, k, 2n), Σ‖Q_u‖², the expected decrease of a full step's first and second order)."""
     n, dt = asm.n_dofs, problem.dt
-    _, Vx, _, Vxx, _, _ = _stage(asm, problem.terminal, xs[-1], None, 1.0)
+    Vx, _, Vxx, _, _ = _stage(asm, problem.terminal, xs[-1], None, 1.0)
     N, m = us.shape
     ks, Ks = np.empty((N, m)), np.empty((N, m, 2 * n))
     stop, d1, d2 = 0.0, 0.0, 0.0
     for i in range(N - 1, -1, -1):
         x, u = xs[i], us[i]
-        _, A_q, A_v, A_tau = _accelerations(asm, x, S.T @ u, True)
+        A_q, A_v, A_tau = _derivatives(asm, x, S.T @ u)
         B = A_tau @ S.T
         Fx = np.block([[np.eye(n) + dt * dt * A_q, dt * np.eye(n) + dt * dt * A_v], [dt * A_q, np.eye(n) + dt * A_v]])
         Fu = np.vstack([dt * dt * B, dt * B])
-        _, lx, lu, lxx, luu, lux = _stage(asm, problem.running, x, u, dt)
+        lx, lu, lxx, luu, lux = _stage(asm, problem.running, x, u, dt)
         Qx, Qu = lx + Fx.T @ Vx, lu + Fu.T @ Vx
         VF = Vxx @ Fx
         Qxx, Qux = lxx + Fx.T @ VF, lux + Fu.T @ VF
@@ -262,12 +294,7 @@ def _line_search(asm, problem, S, xs, us, k, K, cost, expected):
     d1, d2 = expected
     alpha = 1.0
     while alpha >= 1e-4:
-        new_xs, new_us = np.empty_like(xs), np.empty_like(us)
-        new_xs[0] = xs[0]
-        for i in range(us.shape[0]):
-            new_us[i] = us[i] + alpha * k[i] + K[i] @ (new_xs[i] - xs[i])
-            a = _accelerations(asm, new_xs[i], S.T @ new_us[i], False)
-            new_xs[i + 1] = _step(asm, problem.dt, new_xs[i], a)
+        new_xs, new_us = _rollout(asm, problem, S, us, (xs, k, K, alpha))
         new_cost = _cost(asm, problem, new_xs, new_us)
         predicted = -(alpha * d1 + alpha * alpha * d2)
         noise = 1e-13 * abs(cost)  # a decrease the cost's rounding hides: the step refines the inputs, accepted
