@@ -38,6 +38,9 @@ from ..system.state import State
 if TYPE_CHECKING:
     from ..system import AssembledSystem
 
+ResidualTerms = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]
+"""(r (m,), r_x (m, 2n), r_u (m, k), None in a terminal cost) of a residual at (x, u)."""
+
 __all__ = ["PointResidual", "StateResidual", "InputResidual", "ReachingProblem", "DDPSolution", "solve_ddp"]
 
 
@@ -55,7 +58,7 @@ class PointResidual:
         n = model.n_dofs
         return self.anchor.position(model.workspace(0.0, x[:n], x[n:])) - np.asarray(self.target, dtype=float)
 
-    def evaluate(self, model: AssembledSystem, x: np.ndarray, u: np.ndarray | None):
+    def evaluate(self, model: AssembledSystem, x: np.ndarray, u: np.ndarray | None) -> ResidualTerms:
         """(r, r_x (3, 2n), r_u (3, k) or None) at (x, u)."""
         n = model.n_dofs
         ws = model.workspace(0.0, x[:n], x[n:])
@@ -77,7 +80,7 @@ class StateResidual:
     def value(self, model: AssembledSystem, x: np.ndarray, u: np.ndarray | None) -> np.ndarray:
         return x - np.asarray(self.reference, dtype=float)
 
-    def evaluate(self, model: AssembledSystem, x: np.ndarray, u: np.ndarray | None):
+    def evaluate(self, model: AssembledSystem, x: np.ndarray, u: np.ndarray | None) -> ResidualTerms:
         r_u = None if u is None else np.zeros((x.size, u.size))
         return self.value(model, x, u), np.eye(x.size), r_u
 
@@ -93,7 +96,7 @@ class InputResidual:
     def value(self, model: AssembledSystem, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         return u - np.asarray(self.reference, dtype=float)
 
-    def evaluate(self, model: AssembledSystem, x: np.ndarray, u: np.ndarray):
+    def evaluate(self, model: AssembledSystem, x: np.ndarray, u: np.ndarray) -> ResidualTerms:
         return self.value(model, x, u), np.zeros((u.size, x.size)), np.eye(u.size)
 
 
