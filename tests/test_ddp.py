@@ -62,11 +62,15 @@ def test_the_pendulums_optimum_has_no_gradient():
     )
     found = solve_ddp(problem, tolerance=1e-22)
 
-    def cost(us):
-        from flexbody.predictive.ddp import _cost, _rollout
-
-        S = np.asarray(asm.S, dtype=float)
-        return _cost(asm, problem, *_rollout(asm, problem, S, us))
+    def cost(us):  # the problem's cost written out: symplectic Euler on the tree's forward dynamics
+        x, total, dt = x0.copy(), 0.0, problem.dt
+        for u in us:
+            miss = tree.kinematics(x[:1]).point_position(bob.link, bob.offset) - target
+            total += dt * (0.5 * miss @ miss + 0.5e-3 * u @ u)
+            v = x[1:] + dt * tree.forward_dynamics(x[:1], x[1:], u)
+            x = np.concatenate([x[:1] + dt * v, v])
+        miss = tree.kinematics(x[:1]).point_position(bob.link, bob.offset) - target
+        return total + 0.5 * 100.0 * miss @ miss + 0.5 * x @ x
 
     step, gradient = 1e-5, np.empty(found.us.size)
     for i in range(found.us.size):
@@ -104,3 +108,41 @@ def test_the_ur5_reach_equals_crocoddyls_optimum():
     assert abs(found.cost - float(stored["cost"])) < 1e-6 * float(stored["cost"])
     assert np.abs(found.xs - stored["xs"]).max() < 1e-6 * np.abs(stored["xs"]).max()
     assert np.abs(found.us - stored["us"]).max() < 1e-6 * np.abs(stored["us"]).max()
+
+
+def test_the_compiled_sweeps_equal_the_stage_by_stage_ones():
+    """A lone rigid tree's compiled sweeps and the stage-by-stage sweeps of any model compute the same rollout, cost
+    and gains (the same formulas, on the tree's own kernels and on the system's forward dynamics and derivatives); the
+    compiled ones read no work array before writing it (their scratch filled with NaN first)."""
+    from reach_problem import flexbody_problem
+
+    from flexbody.predictive.ddp import _ModelSweeps, _sweeps, _TreeSweeps
+
+    problem = flexbody_problem()
+    compiled, staged = _sweeps(problem), _ModelSweeps(problem)
+    assert isinstance(compiled, _TreeSweeps)
+    for scratch in (compiled.scratch[0], compiled.scratch[2]):  # the stage costs' scratch keeps its zero blocks
+        for array in scratch:
+            array.fill(np.nan)
+    us = compiled.holding() + 0.5 * np.sin(np.arange(problem.N))[:, None] * np.linspace(1.0, 2.0, 6)
+    (xs, applied, cost), (xs_staged, _, cost_staged) = compiled.rollout(us), staged.rollout(us)
+    assert np.abs(xs - xs_staged).max() < 1e-12 * np.abs(xs).max()
+    assert abs(cost - cost_staged) < 1e-12 * cost
+    found, expected = compiled.backward(xs, applied, 1e-9), staged.backward(xs, applied, 1e-9)
+    for mine, theirs in zip(found[:3], expected[:3]):
+        assert np.abs(mine - theirs).max() < 1e-12 * np.abs(theirs).max()
+    step = (xs, found[0], found[1], 0.5)
+    assert np.abs(compiled.rollout(us, step)[0] - staged.rollout(us, step)[0]).max() < 1e-12 * np.abs(xs).max()
+
+
+def test_the_riccati_steps_small_cholesky_equals_lapacks_and_refuses_an_indefinite_matrix():
+    from flexbody.linalg.dense_kernels import cholesky_in_place
+
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(6, 6))
+    spd = A @ A.T + 0.1 * np.eye(6)
+    L = spd.copy()
+    assert cholesky_in_place(L)
+    assert np.abs(L - np.linalg.cholesky(spd)).max() < 1e-13 * np.abs(spd).max()
+    indefinite = spd - 2.0 * np.linalg.eigvalsh(spd)[0] * np.eye(6)
+    assert not cholesky_in_place(indefinite.copy())

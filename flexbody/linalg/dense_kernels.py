@@ -39,6 +39,7 @@ __all__ = [
     "dot",
     "axpy",
     "cholesky",
+    "cholesky_in_place",
     "lsolve",
     "ltsolve",
     "lsolve_rows",
@@ -79,6 +80,28 @@ def cholesky(A):
     except Exception:  # LinAlgError: not positive definite
         ok = False
     return ok, L
+
+
+@nb.njit(cache=True)
+def cholesky_in_place(A):
+    """A ← its lower Cholesky factor L (LLᵀ = A; the strict upper triangle zeroed) by loops, for small matrices whose
+    LAPACK call and copy cost more than their arithmetic; False at the first pivot not positive and finite."""
+    n = A.shape[0]
+    for j in range(n):
+        s = A[j, j]
+        for k in range(j):
+            s -= A[j, k] * A[j, k]
+        if not (s > 0.0 and np.isfinite(s)):
+            return False
+        d = np.sqrt(s)
+        A[j, j] = d
+        for i in range(j + 1, n):
+            t = A[i, j]
+            for k in range(j):
+                t -= A[i, k] * A[j, k]
+            A[i, j] = t / d
+            A[j, i] = 0.0
+    return True
 
 
 @nb.njit(cache=True, fastmath=FM)

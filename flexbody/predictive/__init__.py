@@ -3,7 +3,7 @@ model-predictive control: a controller usable in :func:`flexbody.simulate` that 
 receding horizon on a prediction model (the plant, a reduced or a linearised model of it), within the inputs' bounds,
 warm-started, with a wall-time budget per update and a report of the time it used.
 
-May import: errors, linalg, system, dynamics, control, solvers.
+May import: errors, linalg, rigid, system, dynamics, control, solvers.
 """
 
 from .controller import ModelPredictiveControl, PredictiveReport

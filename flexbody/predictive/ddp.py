@@ -14,9 +14,15 @@ the backward pass takes Q_x = l_x + F_xᵀV′_x, Q_u = l_u + F_uᵀV′_x, Q_xx
 Q_uu = l_uu + F_uᵀV′_xxF_u + μI, Q_ux = l_ux + F_uᵀV′_xxF_x, the gains k = −Q_uu⁻¹Q_u, K = −Q_uu⁻¹Q_ux, and
 V_x = Q_x + KᵀQ_uu k + KᵀQ_u + Q_uxᵀk, V_xx = Q_xx + KᵀQ_uuK + KᵀQ_ux + Q_uxᵀK; the forward pass rolls out
 u = ū + αk + K(x − x̄) with α = 1, ½, … until the cost falls by a tenth of the model's prediction (or, once the
-prediction is below the cost's rounding, does not rise above it); μ falls tenfold
-after a full step and rises tenfold after a failed pass. It stops when Σ‖Q_u‖² ≤ ``tolerance`` (Crocoddyl's
-stopping criterion).
+prediction is below the cost's rounding, does not rise above it); μ falls tenfold after a full step and rises tenfold
+after a failed pass (no step accepted, or Q_uu + μI not positive definite). It stops when Σ‖Q_u‖² ≤ ``tolerance``
+(Crocoddyl's stopping criterion).
+
+Two routes share every formula (:mod:`flexbody.predictive.ddp_stage`): a lone rigid tree whose residuals are its links'
+points, states and inputs sweeps in one compiled call per rollout and per backward pass
+(:mod:`flexbody.predictive.tree_sweeps`, on the tree's own compiled dynamics and derivatives); any other model sweeps
+stage by stage, on its forward dynamics, :func:`~flexbody.solvers.dynamics_derivatives.forward_derivatives` and the
+residuals' own ``evaluate``.
 """
 
 from __future__ import annotations
@@ -30,10 +36,23 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..dynamics import forward
-from ..errors import ConvergenceError, ModelError
+from ..errors import ConvergenceError, ModelError, StateError
+from ..rigid.anchors import LinkPoint
+from ..rigid.tree_dynamics import work_size
 from ..solvers.dynamics_derivatives import forward_derivatives
 from ..system.description import as_assembled
 from ..system.state import State
+from .ddp_stage import (
+    difference_terms,
+    euler_derivatives,
+    euler_step,
+    feedback_input,
+    gauss_newton_add,
+    residual_cost,
+    riccati_scratch,
+    riccati_step,
+)
+from .tree_sweeps import pack_costs, sweep_scratch, tree_backward, tree_rollout
 
 if TYPE_CHECKING:
     from ..system import AssembledSystem
@@ -81,8 +100,8 @@ class StateResidual:
         return x - np.asarray(self.reference, dtype=float)
 
     def evaluate(self, model: AssembledSystem, x: np.ndarray, u: np.ndarray | None) -> ResidualTerms:
-        r_u = None if u is None else np.zeros((x.size, u.size))
-        return self.value(model, x, u), np.eye(x.size), r_u
+        r, r_x = _difference(x, self.reference)
+        return r, r_x, None if u is None else np.zeros((x.size, u.size))
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,7 +116,15 @@ class InputResidual:
         return u - np.asarray(self.reference, dtype=float)
 
     def evaluate(self, model: AssembledSystem, x: np.ndarray, u: np.ndarray) -> ResidualTerms:
-        return self.value(model, x, u), np.zeros((u.size, x.size)), np.eye(u.size)
+        r, r_u = _difference(u, self.reference)
+        return r, np.zeros((u.size, x.size)), r_u
+
+
+def _difference(y: np.ndarray, reference: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """(r, r_y) of r = y − reference (:func:`~flexbody.predictive.ddp_stage.difference_terms`)."""
+    r, r_y = np.empty(y.size), np.empty((y.size, y.size))
+    difference_terms(np.ascontiguousarray(y, dtype=float), np.full(y.size, reference, dtype=float), r, r_y)
+    return r, r_y
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,55 +177,47 @@ def solve_ddp(
     problem: ReachingProblem, inputs: ArrayLike | None = None, *, tolerance: float = 1e-12, max_iterations: int = 200
 ) -> DDPSolution:
     """The optimal inputs of ``problem`` from ``inputs`` (N, k) (default: the torques holding x0 at rest) by
-    Gauss–Newton DDP (module docstring). ConvergenceError when ``max_iterations`` pass without meeting ``tolerance``."""
+    Gauss–Newton DDP (module docstring). ConvergenceError when ``max_iterations`` pass without meeting ``tolerance``;
+    StateError when the rollout of the first inputs leaves the model's states (not finite, or its dynamics fail)."""
     start = time.perf_counter()
-    asm = problem.assembled
-    S = np.asarray(asm.S, dtype=float)
-    us = _holding(asm, problem, S) if inputs is None else np.array(inputs, dtype=float)
-    xs, us = _rollout(asm, problem, S, us)
-    cost, mu, stop = _cost(asm, problem, xs, us), 1e-9, np.inf
+    sweeps = _sweeps(problem)
+    us = sweeps.holding() if inputs is None else np.array(inputs, dtype=float)
+    first = sweeps.rollout(us)
+    if first is None:
+        raise StateError("solve_ddp: the rollout of the first inputs fails (states not finite or dynamics singular)")
+    xs, us, cost = first
+    mu, stop = 1e-9, np.inf
     for iteration in range(1, max_iterations + 1):
-        k, K, stop, expected = _backward(asm, problem, S, xs, us, mu)
-        if stop <= tolerance:
-            return DDPSolution(xs, us, cost, iteration - 1, stop, time.perf_counter() - start)
-        found = _line_search(asm, problem, S, xs, us, k, K, cost, expected)
-        if found is None:
+        found = sweeps.backward(xs, us, mu)
+        if found is None:  # Q_uu + μI not positive definite somewhere
             mu *= 10.0
             continue
-        xs, us, cost, alpha = found
+        k, K, stop, expected = found
+        if stop <= tolerance:
+            return DDPSolution(xs, us, cost, iteration - 1, stop, time.perf_counter() - start)
+        step = _line_search(sweeps, xs, us, k, K, cost, expected)
+        if step is None:
+            mu *= 10.0
+            continue
+        xs, us, cost, alpha = step
         mu = max(mu / 10.0, 1e-12) if alpha == 1.0 else mu
     raise ConvergenceError(
         f"solve_ddp: Σ‖Q_u‖² = {stop:.3e} > {tolerance:.1e} after {max_iterations} iterations (cost {cost:.9g})"
     )
 
 
-def _holding(asm: AssembledSystem, problem: ReachingProblem, S: np.ndarray) -> np.ndarray:
-    """The inputs holding x0's configuration at rest at every interval (Crocoddyl's quasi-static start)."""
-    n = asm.n_dofs
-    q = problem.x0[:n]
-    ws = asm.workspace(0.0, q, np.zeros(n))
-    h = ws.terms().h
-    return np.tile(np.linalg.lstsq(S.T, h, rcond=None)[0], (problem.N, 1))
+Rollout = tuple[np.ndarray, np.ndarray, float]
+"""(xs (N + 1, 2n), us (N, k) applied, cost) of a rollout."""
+Backward = tuple[np.ndarray, np.ndarray, float, tuple[float, float]]
+"""(k (N, k), K (N, k, 2n), Σ‖Q_u‖², the expected decrease of a full step's first and second order)."""
 
 
-def _acceleration(asm: AssembledSystem, x: np.ndarray, tau: np.ndarray) -> np.ndarray:
-    """a (n,) at (x, τ): a lone rigid tree's own compiled forward dynamics, else the system's."""
-    n = asm.n_dofs
-    tree = _lone_tree(asm)
-    if tree is not None:
-        return tree.forward_dynamics(x[:n], x[n:], tau)
-    return forward(asm, State(0.0, x[:n], x[n:]), tau).a
-
-
-def _derivatives(asm: AssembledSystem, x: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """∂a/∂q, ∂a/∂v, ∂a/∂τ (n, n) at (x, τ): a lone rigid tree's own (the same formulas, compiled), else
-    :func:`~flexbody.solvers.dynamics_derivatives.forward_derivatives`."""
-    n = asm.n_dofs
-    tree = _lone_tree(asm)
-    if tree is not None:
-        return tree.forward_dynamics_derivatives(x[:n], x[n:], tau)
-    d = forward_derivatives(asm, State(0.0, x[:n], x[n:]), tau)
-    return d.da_dq, d.da_dv, d.da_dtau
+def _sweeps(problem: ReachingProblem) -> _TreeSweeps | _ModelSweeps:
+    """A lone rigid tree's compiled sweeps when its costs pack (:mod:`flexbody.predictive.tree_sweeps`), else the
+    stage-by-stage sweeps of any model."""
+    tree = _lone_tree(problem.assembled)
+    costs = None if tree is None else _packed_costs(problem, tree)
+    return _ModelSweeps(problem) if costs is None else _TreeSweeps(problem, tree, costs)
 
 
 def _lone_tree(asm: AssembledSystem):
@@ -207,47 +226,142 @@ def _lone_tree(asm: AssembledSystem):
     return asm.trees[0] if only and not asm.forces.elements else None
 
 
-def _rollout(asm, problem: ReachingProblem, S: np.ndarray, us: np.ndarray, feedback=None):
-    """(xs (N + 1, 2n), us (N, k)) from x0 under ``us``, or under u_i = us_i + αk_i + K_i(x_i − x̄_i) with
-    ``feedback`` = (x̄s, k, K, α); symplectic Euler: v⁺ = v + dt a, q⁺ = q + dt v⁺."""
-    n, dt = asm.n_dofs, problem.dt
-    xs, applied = np.empty((us.shape[0] + 1, problem.x0.size)), np.array(us, dtype=float)
-    xs[0] = problem.x0
-    for i in range(us.shape[0]):
-        if feedback is not None:
-            reference, k, K, alpha = feedback
-            applied[i] = us[i] + alpha * k[i] + K[i] @ (xs[i] - reference[i])
-        v = xs[i, n:] + dt * _acceleration(asm, xs[i], S.T @ applied[i])
-        xs[i + 1, :n], xs[i + 1, n:] = xs[i, :n] + dt * v, v
-    return xs, applied
+def _packed_costs(problem: ReachingProblem, tree) -> tuple | None:
+    """(running, terminal) packed (:func:`~flexbody.predictive.tree_sweeps.pack_costs`), None when a residual is not a
+    point of ``tree``'s links, a state or an input residual."""
+    n_states, n_inputs = problem.x0.size, np.shape(problem.assembled.S)[0]
+    packed = []
+    for residuals in (problem.running, problem.terminal):
+        points: list[tuple] = []
+        states: list[tuple] = []
+        inputs: list[tuple] = []
+        for res in residuals:
+            if isinstance(res, PointResidual) and isinstance(res.anchor, LinkPoint) and res.anchor.link.tree is tree:
+                points.append((res.anchor.link.index, res.anchor.offset, res.target, res.weight))
+            elif type(res) in (StateResidual, InputResidual):
+                (states if isinstance(res, StateResidual) else inputs).append((res.reference, res.weight))
+            else:
+                return None
+        packed.append(pack_costs(points, states, inputs, n_states, n_inputs))
+    return tuple(packed)
 
 
-def _stage(asm, residuals, x: np.ndarray, u: np.ndarray | None, scale: float):
-    """(l_x, l_u, l_xx, l_uu, l_ux) of scale·Σ w ½‖r‖² at (x, u) with the Gauss–Newton Hessians (l_u … None without
-    inputs)."""
+class _TreeSweeps:
+    """The sweeps of a lone rigid tree, each one compiled call (:mod:`flexbody.predictive.tree_sweeps`)."""
+
+    def __init__(self, problem: ReachingProblem, tree, costs: tuple):
+        self.problem, self.costs = problem, costs
+        indices, reals = tree.packed_model()
+        work = np.empty(work_size(tree.n_links, tree.n_dofs))
+        self.tree = (indices, reals, work, tree.arrays()["support_matrix"], np.array(tree.gravity, dtype=float))
+        self.S = np.ascontiguousarray(problem.assembled.S, dtype=float)
+        self.x0 = np.ascontiguousarray(problem.x0, dtype=float)
+        self.scratch = sweep_scratch(tree.n_dofs, self.S.shape[0], costs)
+
+    def holding(self) -> np.ndarray:
+        return _holding(self.problem, self.S)
+
+    def rollout(self, us: np.ndarray, feedback=None) -> Rollout | None:
+        N, nx = us.shape[0], self.x0.size
+        xs, applied = np.empty((N + 1, nx)), np.empty_like(us)
+        x_bar, k, K, alpha = feedback if feedback is not None else (xs, us, np.empty((N, us.shape[1], nx)), 0.0)
+        head = (self.tree, self.S, self.problem.dt, self.x0, us, x_bar, k, K, alpha, feedback is not None)
+        ok, cost = tree_rollout(*head, self.costs, self.scratch, xs, applied)
+        return (xs, applied, cost) if ok else None
+
+    def backward(self, xs: np.ndarray, us: np.ndarray, mu: float) -> Backward | None:
+        N, m = us.shape
+        ks, Ks = np.empty((N, m)), np.empty((N, m, xs.shape[1]))
+        ok, stop, d1, d2 = tree_backward(
+            self.tree, self.S, self.problem.dt, xs, us, mu, self.costs, self.scratch, ks, Ks
+        )
+        return (ks, Ks, stop, (d1, d2)) if ok else None
+
+
+class _ModelSweeps:
+    """The sweeps of any unconstrained model, stage by stage: its forward dynamics and
+    :func:`~flexbody.solvers.dynamics_derivatives.forward_derivatives` at each stage, the residuals' own terms, and
+    the compiled stage pieces of :mod:`flexbody.predictive.ddp_stage`."""
+
+    def __init__(self, problem: ReachingProblem):
+        self.problem, self.asm = problem, problem.assembled
+        self.S = np.ascontiguousarray(self.asm.S, dtype=float)
+
+    def holding(self) -> np.ndarray:
+        return _holding(self.problem, self.S)
+
+    def rollout(self, us: np.ndarray, feedback=None) -> Rollout | None:
+        """Symplectic Euler from x0 under ``us``, or under u_i = us_i + αk_i + K_i(x_i − x̄_i) with ``feedback`` =
+        (x̄s, k, K, α); None when a state is not finite."""
+        problem = self.problem
+        xs, applied = np.empty((us.shape[0] + 1, problem.x0.size)), np.array(us, dtype=float)
+        xs[0] = problem.x0
+        for i in range(us.shape[0]):
+            if feedback is not None:
+                x_bar, k, K, alpha = feedback
+                feedback_input(us[i], k[i], K[i], xs[i], x_bar[i], alpha, applied[i])
+            a = _acceleration(self.asm, xs[i], self.S.T @ applied[i])
+            euler_step(xs[i], a, problem.dt, xs[i + 1])
+            if not np.all(np.isfinite(xs[i + 1])):
+                return None
+        return xs, applied, _cost(self.asm, problem, xs, applied)
+
+    def backward(self, xs: np.ndarray, us: np.ndarray, mu: float) -> Backward | None:
+        problem, n, dt = self.problem, self.asm.n_dofs, self.problem.dt
+        N, m = us.shape
+        ks, Ks = np.empty((N, m)), np.empty((N, m, 2 * n))
+        Vx, _, Vxx, _, _ = _stage(self.asm, problem.terminal, xs[-1], np.zeros(m), 1.0, inputs=False)
+        Fx, Fu, scratch = np.empty((2 * n, 2 * n)), np.empty((2 * n, m)), riccati_scratch(2 * n, m)
+        stop, d1, d2 = 0.0, 0.0, 0.0
+        for i in range(N - 1, -1, -1):
+            x, u = xs[i], us[i]
+            A_q, A_v, A_tau = _derivatives(self.asm, x, self.S.T @ u)
+            euler_derivatives(A_q, A_v, np.ascontiguousarray(A_tau @ self.S.T), dt, Fx, Fu)
+            lx, lu, lxx, luu, lux = _stage(self.asm, problem.running, x, u, dt, inputs=True)
+            ok, qu2, k1, k2 = riccati_step(Fx, Fu, lx, lu, lxx, luu, lux, Vx, Vxx, mu, ks[i], Ks[i], scratch)
+            if not ok:
+                return None
+            stop, d1, d2 = stop + qu2, d1 + k1, d2 + k2
+        return ks, Ks, stop, (d1, d2)
+
+
+def _holding(problem: ReachingProblem, S: np.ndarray) -> np.ndarray:
+    """The inputs holding x0's configuration at rest at every interval (Crocoddyl's quasi-static start)."""
+    asm = problem.assembled
+    n = asm.n_dofs
+    ws = asm.workspace(0.0, problem.x0[:n], np.zeros(n))
+    h = ws.terms().h
+    return np.tile(np.linalg.lstsq(S.T, h, rcond=None)[0], (problem.N, 1))
+
+
+def _acceleration(asm: AssembledSystem, x: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """a (n,) at (x, τ) by the system's forward dynamics."""
+    n = asm.n_dofs
+    return forward(asm, State(0.0, x[:n], x[n:]), tau).a
+
+
+def _derivatives(asm: AssembledSystem, x: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """∂a/∂q, ∂a/∂v, ∂a/∂τ (n, n) at (x, τ) (:func:`~flexbody.solvers.dynamics_derivatives.forward_derivatives`)."""
+    n = asm.n_dofs
+    d = forward_derivatives(asm, State(0.0, x[:n], x[n:]), tau)
+    return d.da_dq, d.da_dv, d.da_dtau
+
+
+def _stage(asm, residuals, x: np.ndarray, u: np.ndarray, scale: float, *, inputs: bool):
+    """(l_x, l_u, l_xx, l_uu, l_ux) of scale·Σ w ½‖r‖² at (x, u) with the Gauss–Newton Hessians (the input terms
+    zero without ``inputs``)."""
     lx, lxx = np.zeros(x.size), np.zeros((x.size, x.size))
-    lu = luu = lux = None
-    if u is not None:
-        lu, luu, lux = np.zeros(u.size), np.zeros((u.size, u.size)), np.zeros((u.size, x.size))
+    lu, luu, lux = np.zeros(u.size), np.zeros((u.size, u.size)), np.zeros((u.size, x.size))
     for res in residuals:
-        w = scale * res.weight
-        r, r_x, r_u = res.evaluate(asm, x, u)
-        lx += w * (r_x.T @ r)
-        lxx += w * (r_x.T @ r_x)
-        if u is not None:
-            lu += w * (r_u.T @ r)
-            luu += w * (r_u.T @ r_u)
-            lux += w * (r_u.T @ r_x)
+        r, r_x, r_u = res.evaluate(asm, x, u if inputs else None)
+        r_u = np.zeros((r.size, u.size)) if r_u is None else r_u
+        gauss_newton_add(scale * res.weight, r, r_x, r_u, lx, lu, lxx, luu, lux, inputs)
     return lx, lu, lxx, luu, lux
 
 
 def _stage_cost(asm, residuals, x: np.ndarray, u: np.ndarray | None, scale: float) -> float:
     """scale·Σ w ½‖r‖² at (x, u), the residuals' values alone."""
-    total = 0.0
-    for res in residuals:
-        r = res.value(asm, x, u)
-        total += 0.5 * res.weight * float(r @ r)
-    return scale * total
+    return scale * sum(residual_cost(res.weight, res.value(asm, x, u)) for res in residuals)
 
 
 def _cost(asm, problem: ReachingProblem, xs: np.ndarray, us: np.ndarray) -> float:
@@ -255,53 +369,17 @@ def _cost(asm, problem: ReachingProblem, xs: np.ndarray, us: np.ndarray) -> floa
     return float(total + _stage_cost(asm, problem.terminal, xs[-1], None, 1.0))
 
 
-def _backward(asm, problem: ReachingProblem, S: np.ndarray, xs: np.ndarray, us: np.ndarray, mu: float):
-    """(k (N, k), K (N, k, 2n), Σ‖Q_u‖², the expected decrease of a full step's first and second order)."""
-    n, dt = asm.n_dofs, problem.dt
-    Vx, _, Vxx, _, _ = _stage(asm, problem.terminal, xs[-1], None, 1.0)
-    N, m = us.shape
-    ks, Ks = np.empty((N, m)), np.empty((N, m, 2 * n))
-    stop, d1, d2 = 0.0, 0.0, 0.0
-    for i in range(N - 1, -1, -1):
-        x, u = xs[i], us[i]
-        A_q, A_v, A_tau = _derivatives(asm, x, S.T @ u)
-        B = A_tau @ S.T
-        Fx = np.block([[np.eye(n) + dt * dt * A_q, dt * np.eye(n) + dt * dt * A_v], [dt * A_q, np.eye(n) + dt * A_v]])
-        Fu = np.vstack([dt * dt * B, dt * B])
-        lx, lu, lxx, luu, lux = _stage(asm, problem.running, x, u, dt)
-        Qx, Qu = lx + Fx.T @ Vx, lu + Fu.T @ Vx
-        VF = Vxx @ Fx
-        Qxx, Qux = lxx + Fx.T @ VF, lux + Fu.T @ VF
-        Quu = luu + Fu.T @ Vxx @ Fu
-        stop += float(Qu @ Qu)
-        factor = np.linalg.cholesky(Quu + mu * np.eye(m))
-        gains = -_cho_solve(factor, np.column_stack([Qu, Qux]))
-        k, K = gains[:, 0], gains[:, 1:]
-        ks[i], Ks[i] = k, K
-        d1 += float(k @ Qu)
-        d2 += 0.5 * float(k @ Quu @ k)
-        Vx = Qx + K.T @ Quu @ k + K.T @ Qu + Qux.T @ k
-        Vxx = Qxx + K.T @ Quu @ K + K.T @ Qux + Qux.T @ K
-        Vxx = 0.5 * (Vxx + Vxx.T)
-    return ks, Ks, stop, (d1, d2)
-
-
-def _cho_solve(L: np.ndarray, b: np.ndarray) -> np.ndarray:
-    import scipy.linalg as la
-
-    return la.solve_triangular(L.T, la.solve_triangular(L, b, lower=True), lower=False)
-
-
-def _line_search(asm, problem, S, xs, us, k, K, cost, expected):
+def _line_search(sweeps, xs, us, k, K, cost, expected):
     """(xs, us, cost, α) of the first α = 1, ½, … whose rollout lowers the cost by a tenth of the prediction."""
     d1, d2 = expected
     alpha = 1.0
     while alpha >= 1e-4:
-        new_xs, new_us = _rollout(asm, problem, S, us, (xs, k, K, alpha))
-        new_cost = _cost(asm, problem, new_xs, new_us)
-        predicted = -(alpha * d1 + alpha * alpha * d2)
-        noise = 1e-13 * abs(cost)  # a decrease the cost's rounding hides: the step refines the inputs, accepted
-        if cost - new_cost >= 0.1 * predicted or (predicted <= noise and new_cost <= cost + noise):
-            return new_xs, new_us, new_cost, alpha
+        rolled = sweeps.rollout(us, (xs, k, K, alpha))
+        if rolled is not None:
+            new_xs, new_us, new_cost = rolled
+            predicted = -(alpha * d1 + alpha * alpha * d2)
+            noise = 1e-13 * abs(cost)  # a decrease the cost's rounding hides: the step refines the inputs, accepted
+            if cost - new_cost >= 0.1 * predicted or (predicted <= noise and new_cost <= cost + noise):
+                return new_xs, new_us, new_cost, alpha
         alpha *= 0.5
     return None

@@ -379,12 +379,10 @@ class RigidTree:
         τ(q, v, a) = τ at a = a(q, v, τ), ∂a/∂x = −M⁻¹ ∂τ/∂x (x = q, q̇), with the analytic ∂τ/∂x of
         :meth:`inverse_dynamics_derivatives` at that a and one Cholesky factor of M (as Pinocchio's
         computeABADerivatives)."""
-        from scipy.linalg import cho_factor, cho_solve
-
-        a = self.forward_dynamics(q, v, tau)
-        dq, dv, M = self.inverse_dynamics_derivatives(q, v, a)
-        factor = cho_factor(M)
-        return -cho_solve(factor, dq), -cho_solve(factor, dv), cho_solve(factor, np.eye(self.n_dofs))
+        n = self.n_dofs
+        out = (np.empty(n), np.empty((n, n)), np.empty((n, n)), np.empty((n, n)))
+        kernel = tree_dynamics.forward_derivatives_kernel
+        return self._evaluate(kernel, out, None, self.gravity, q=q, v=v, tau=tau)[1:]
 
     def forward_dynamics(self, q: ArrayLike, v: ArrayLike, tau: ArrayLike) -> np.ndarray:
         """Unconstrained joint accelerations a = M⁻¹(τ − b − g) (n,): CRBA, RNEA and a Cholesky solve in

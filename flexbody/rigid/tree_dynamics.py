@@ -34,6 +34,8 @@ __all__ = [
     "inverse_dynamics_kernel",
     "forward_dynamics_kernel",
     "rnea_derivatives_kernel",
+    "forward_derivatives_kernel",
+    "link_kinematics",
 ]
 
 BODY_COLUMNS = 28
@@ -128,6 +130,15 @@ def _state(indices, reals, work, n_dofs, q, v):
     R, p, S, vel, acc, inertias, _, _, _, _, _ = work_views(work, parent.shape[0], n_dofs)
     kinematics(parent, joint_type, axis, R_placement, p_placement, dof, q, v, R, p, S, vel, acc)
     world_inertias(R, p, mass, com, inertia, inertias)
+
+
+@nb.njit(cache=True, inline="always")
+def link_kinematics(indices, reals, work, n_dofs, q, v):
+    """Views (R (n_links, 3, 3), p (n_links, 3), S, vel, acc (n_links, 6)) of the work array holding the links'
+    kinematics at (q, v) (n_dofs,) (:func:`~flexbody.rigid.algorithms.kinematics`; the world inertias with them)."""
+    _state(indices, reals, work, n_dofs, q, v)
+    R, p, S, vel, acc, _, _, _, _, _, _ = work_views(work, indices.shape[0] // 3, n_dofs)
+    return R, p, S, vel, acc
 
 
 @nb.njit(cache=True)
@@ -228,6 +239,53 @@ def rnea_derivatives_kernel(indices, reals, work, gravity, q, v, a, dtau_dq, dta
     )
 
 
+@nb.njit(cache=True)
+def forward_derivatives_kernel(indices, reals, work, gravity, q, v, tau, a, da_dq, da_dv, da_dtau):
+    """a = M⁻¹(τ − b − g) (n,) and its derivatives ∂a/∂q, ∂a/∂q̇, ∂a/∂τ = M⁻¹ (n, n) at (q, v, τ) into ``a``,
+    ``da_dq``, ``da_dv``, ``da_dtau``: from τ(q, v, a) = τ at a = a(q, v, τ), ∂a/∂x = −M⁻¹ ∂τ/∂x (x = q, q̇), with
+    ∂τ/∂x of :func:`rnea_derivatives_kernel` at that a and one Cholesky factor of M (as Pinocchio's
+    computeABADerivatives). False when q, v or τ is not finite or not of length n = a.shape[0], or M is not positive
+    definite."""
+    n_dofs, n = a.shape[0], indices.shape[0] // 3
+    if not forward_dynamics_kernel(indices, reals, work, gravity, q, v, tau, a):
+        return False
+    R, p, S, vel, acc, inertias, _, _, _, _, L = work_views(work, n, n_dofs)  # the kinematics at (q, v) it left
+    parent, joint_type, dof, axis = indices[:n], indices[n : 2 * n], indices[2 * n :], _model(indices, reals)[3]
+    if not rnea_derivatives(
+        parent, joint_type, dof, axis, R, p, S, vel, acc, inertias, q, v, a, gravity, da_dq, da_dv, da_dtau
+    ):
+        return False
+    L[:, :] = da_dtau
+    if not _cholesky(L, n_dofs):
+        return False
+    da_dtau[:, :] = 0.0
+    for i in range(n_dofs):
+        da_dtau[i, i] = 1.0
+    for column in range(n_dofs):
+        _negated_solve(L, da_dq, column, -1.0)
+        _negated_solve(L, da_dv, column, -1.0)
+        _negated_solve(L, da_dtau, column, 1.0)
+    return True
+
+
+@nb.njit(cache=True, inline="always")
+def _negated_solve(L, B, column, sign):
+    """B[:, column] ← sign·(L Lᵀ)⁻¹ B[:, column] (forward then back substitution on the lower factor L)."""
+    n = L.shape[0]
+    for i in range(n):
+        s = B[i, column]
+        for k in range(i):
+            s -= L[i, k] * B[k, column]
+        B[i, column] = s / L[i, i]
+    for i in range(n - 1, -1, -1):
+        s = B[i, column]
+        for k in range(i + 1, n):
+            s -= L[k, i] * B[k, column]
+        B[i, column] = s / L[i, i]
+    for i in range(n):
+        B[i, column] *= sign
+
+
 _INDICES = nb.types.Array(nb.types.int64, 1, "C")
 _VECTOR = nb.types.Array(nb.types.float64, 1, "C")
 _MATRIX = nb.types.Array(nb.types.float64, 2, "C")
@@ -236,6 +294,7 @@ SIGNATURES = {
     inverse_dynamics_kernel: (_INDICES, _VECTOR, _VECTOR, _VECTOR, _VECTOR, _VECTOR, _VECTOR, _VECTOR),
     forward_dynamics_kernel: (_INDICES, _VECTOR, _VECTOR, _VECTOR, _VECTOR, _VECTOR, _VECTOR, _VECTOR),
     rnea_derivatives_kernel: (_INDICES, *(_VECTOR,) * 6, _MATRIX, _MATRIX, _MATRIX),
+    forward_derivatives_kernel: (_INDICES, *(_VECTOR,) * 7, _MATRIX, _MATRIX, _MATRIX),
 }
 """The one signature each kernel is compiled for (float64 and int64 C-contiguous, writable arrays)."""
 

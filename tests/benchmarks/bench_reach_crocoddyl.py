@@ -72,7 +72,7 @@ def main(argv=None) -> int:
 def problem_start(problem) -> np.ndarray:
     from flexbody.predictive.ddp import _holding
 
-    return _holding(problem.assembled, problem, np.asarray(problem.assembled.S, dtype=float))[0]
+    return _holding(problem, np.asarray(problem.assembled.S, dtype=float))[0]
 
 
 if __name__ == "__main__":
