@@ -98,6 +98,8 @@ bench: $(BENCH_STAMP)
 	$(VENV)/bin/python tests/benchmarks/bench_kernel_threads.py
 	$(VENV)/bin/python tests/benchmarks/bench_blas_threads.py
 	$(VENV)/bin/python tests/benchmarks/bench_scaling.py
+	$(VENV)/bin/python tests/benchmarks/bench_mpc_update.py
+	$(VENV)/bin/python tests/benchmarks/bench_shooting_vs_ddp.py
 	$(PIP) install -q -e ".[test,bench]"
 	$(VENV)/bin/python tests/benchmarks/bench_flexible_vs_exudyn.py
 	$(VENV)/bin/python tests/benchmarks/bench_flexible_dynamics.py --threads 1

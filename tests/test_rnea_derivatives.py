@@ -69,8 +69,8 @@ def test_derivatives_equal_central_differences_of_the_inverse_dynamics(name):
 
 @pytest.mark.parametrize("name", ["ur5", "tree14"])
 def test_forward_dynamics_derivatives_equal_pinocchios(name):
-    """∂a/∂q, ∂a/∂q̇ and M⁻¹ equal Pinocchio's computeABADerivatives to 1e-10 relative (measured: 9.3e-15 at most;
-    1.9e-13 on the 30-dof chain)."""
+    """∂a/∂q, ∂a/∂q̇ and M⁻¹ equal Pinocchio's computeABADerivatives to 1e-10 relative (measured: 4.1e-15 on the UR5,
+    1.5e-14 on the 14-link tree; 1.9e-13 on the 30-dof chain)."""
     tree = _tree(name)
     oracle = PinocchioOracle(tree)
     order = np.ix_(oracle.perm, oracle.perm)
