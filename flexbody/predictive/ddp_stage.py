@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..linalg.dense_kernels import FM, cho_solve, cholesky_in_place, lsolve_rows
+from ..linalg.dense_kernels import FM, cho_solve, cholesky_in_place, dot, lsolve_rows
 
 __all__ = [
     "euler_step",
@@ -143,20 +143,12 @@ def riccati_step(Fx, Fu, lx, lu, lxx, luu, lux, Vx, Vxx, mu, k, K, scratch):
         for j in range(i):
             mean = 0.5 * (Vxx[i, j] + Vxx[j, i])
             Vxx[i, j] = Vxx[j, i] = mean
-    return True, _dot(Qu, Qu), _dot(k, Qu), 0.5 * _dot(k, Quu_k)
+    return True, dot(Qu, Qu), dot(k, Qu), 0.5 * dot(k, Quu_k)
 
 
 SMALL = 100_000
 """Multiply–adds below which a product runs in the loops here (BLAS's call and numba's temporary cost more than the
 arithmetic of a small one); larger products go to BLAS."""
-
-
-@nb.njit(cache=True, fastmath=FM)
-def _dot(x, y):
-    s = 0.0
-    for i in range(x.shape[0]):
-        s += x[i] * y[i]
-    return s
 
 
 @nb.njit(cache=True, fastmath=FM)

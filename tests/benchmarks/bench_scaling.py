@@ -44,23 +44,13 @@ SIZES = {"1e3": (40, 2, 2), "3e3": (60, 3, 3), "1e4": (120, 4, 4), "3e4": (200, 
 QUANTITIES = ["force", "force+tangent", "factor 1st", "factor", "cholmod", "solve", "Newton kept", "Newton full"]
 
 
-def _median(fn, repeat: int, warm: bool = True) -> float:
-    if warm:
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
-
-
 def work(divisions, big: bool) -> dict:
     import scipy.sparse as sp
 
     sys.path.insert(0, str(HERE))
     sys.path.insert(1, str(HERE.parent.parent))
     from exudyn_cantilever import first_period
+    from timing import median_seconds
 
     import flexbody as fb
     from flexbody.linalg.sparse_factor import SparseFactor
@@ -86,8 +76,8 @@ def work(divisions, big: bool) -> dict:
     out = {"n_dofs": n, "n_el": beam.n_elements, "build s": build}
 
     part = asm.flexible
-    out["force"] = _median(lambda: part.internal_force(q[fs], v[fs]), 3 if big else 5)
-    out["force+tangent"] = _median(lambda: part.jacobians(q[fs], v[fs]), rep)
+    out["force"] = median_seconds(lambda: part.internal_force(q[fs], v[fs]), 3 if big else 5)
+    out["force+tangent"] = median_seconds(lambda: part.jacobians(q[fs], v[fs]), rep)
 
     dt = first_period() / 400.0
     stepper = AlphaStepper(asm, fb.GeneralizedAlpha(dt=dt, rho_inf=1.0))
@@ -101,17 +91,17 @@ def work(divisions, big: bool) -> dict:
     t0 = time.perf_counter()
     solver.factor(A_r, A_f, Phi)
     out["factor 1st"] = time.perf_counter() - t0
-    out["factor"] = _median(lambda: solver.factor(A_r, A_f, Phi), rep, warm=False)
+    out["factor"] = median_seconds(lambda: solver.factor(A_r, A_f, Phi), rep, warm=False)
     out["method"] = solver.method
     K = (solver.T.T @ (sp.csr_matrix(A_f) @ solver.T)).tocsc()  # the reduced matrix (no rigid part here)
     K_sym = ((K + K.T) * 0.5).tocsc()
     K_sym.sort_indices()
     chol = SparseFactor()
-    out["cholmod"] = _median(lambda: chol.factor(K_sym, lu_fallback=False), rep)
+    out["cholmod"] = median_seconds(lambda: chol.factor(K_sym, lu_fallback=False), rep)
     out["n reduced"] = int(K.shape[0])
 
     r, phi, _Phi_e = stepper.residual.evaluate(ev, qdd, lam, tau)
-    out["solve"] = _median(lambda: solver.solve(-r, -phi / (bp * dt * dt)), 5)
+    out["solve"] = median_seconds(lambda: solver.solve(-r, -phi / (bp * dt * dt)), 5)
 
     counter = [0]
 
@@ -124,8 +114,8 @@ def work(divisions, big: bool) -> dict:
         r, phi, _ = stepper.residual.evaluate(ws, qdd, lam, tau)
         return solver.solve(-r, -phi / (bp * dt * dt))
 
-    out["Newton kept"] = _median(lambda: newton(False), 3 if big else 5)
-    out["Newton full"] = _median(lambda: newton(True), rep, warm=False)  # the factor pattern is analysed already
+    out["Newton kept"] = median_seconds(lambda: newton(False), 3 if big else 5)
+    out["Newton full"] = median_seconds(lambda: newton(True), rep, warm=False)  # the factor pattern is analysed already
     out["factorizations"] = solver.factorizations
     out["RSS MB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     return out

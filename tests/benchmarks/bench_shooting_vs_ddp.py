@@ -38,6 +38,7 @@ from scipy.optimize import minimize  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' reach_problem
 from reach_problem import TH_STOP, flexbody_problem  # noqa: E402
+from timing import median_seconds, rel  # noqa: E402
 
 from flexbody.predictive import solve_ddp  # noqa: E402
 from flexbody.predictive.ddp import _sweeps  # noqa: E402
@@ -107,8 +108,8 @@ def main(argv=None) -> int:
         f"DDP: {best.iterations} iterations, {1e3 * np.median(ddp_times):.1f} ms (median of 5), cost {best.cost:.15g}"
     )
     sweeps = _sweeps(problem)
-    rollout_s = _timed(lambda: sweeps.rollout(best.us))
-    backward_s = _timed(lambda: sweeps.backward(best.xs, best.us, 1e-9))
+    rollout_s = median_seconds(lambda: sweeps.rollout(best.us), 20)
+    backward_s = median_seconds(lambda: sweeps.backward(best.xs, best.us, 1e-9), 20)
     print(f"one compiled rollout {1e3 * rollout_s:.2f} ms, one compiled backward pass {1e3 * backward_s:.2f} ms")
 
     shooting = Shooting(problem)
@@ -125,7 +126,7 @@ def main(argv=None) -> int:
     )
     wall = time.perf_counter() - start
     us = shooting.inputs(found.x)
-    inputs_gap = np.abs(us - best.us).max() / np.abs(best.us).max()
+    inputs_gap = rel(us, best.us)
     print(
         f"single shooting (L-BFGS-B, adjoint gradient): {found.nit} iterations, {shooting.evaluations} evaluations, "
         f"{wall:.2f} s; stopped: {found.message}"
@@ -138,22 +139,12 @@ def main(argv=None) -> int:
             continue
         seconds = shooting.history[reached][0] - start
         estimate = (reached + 1) * (rollout_s + backward_s)
-        u_gap = np.abs(shooting.history[reached][2] - best.us).max() / np.abs(best.us).max()
+        u_gap = rel(shooting.history[reached][2], best.us)
         print(
             f"  cost gap ≤ {level:.0e}: after {reached + 1} evaluations, {seconds:.2f} s here, about "
             f"{1e3 * estimate:.0f} ms with a compiled adjoint; inputs {u_gap:.1e} from DDP's"
         )
     return 0
-
-
-def _timed(call, repeats: int = 20) -> float:
-    call()
-    seconds = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        seconds.append(time.perf_counter() - start)
-    return float(np.median(seconds))
 
 
 def _check_gradient(shooting: Shooting, z: np.ndarray) -> None:

@@ -27,6 +27,18 @@ def batch_seconds(call, loops: int) -> float:
     return time.perf_counter() - start
 
 
+def median_seconds(call, repeats: int, warm: bool = True) -> float:
+    """The median wall time [s] of ``repeats`` calls of ``call`` (after one call not timed, with ``warm``)."""
+    if warm:
+        call()
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        seconds.append(time.perf_counter() - start)
+    return float(np.median(seconds))
+
+
 def loops_for(call, min_time: float) -> int:
     """Calls per batch so that one batch of ``call`` lasts ≥ ``min_time`` [s]."""
     loops = 1
