@@ -74,7 +74,7 @@ lint: $(TOOLS)
 ## (fast); pytest's exit code (including 5, "no tests") fails the target
 test:
 	@$(MAKE) --no-print-directory -j2 setup lint
-	$(PYTEST)
+	$(PYTEST) --durations=15
 
 ## slow verification tests (mesh-convergence studies, large meshes)
 test-slow: setup

@@ -54,10 +54,10 @@ def _model(m: float, r: float, g: float):
     )
     args = list(q) + list(qd)
     return (
-        sp.lambdify(args, M, "numpy"),
-        sp.lambdify(args, h, "numpy"),
-        sp.lambdify(args, A, "numpy"),
-        sp.lambdify(args, A_dot_qd, "numpy"),
+        sp.lambdify(args, M, "numpy", cse=True),
+        sp.lambdify(args, h, "numpy", cse=True),
+        sp.lambdify(args, A, "numpy", cse=True),
+        sp.lambdify(args, A_dot_qd, "numpy", cse=True),
     )
 
 

@@ -233,11 +233,12 @@ def test_bad_pfaffian_input_is_named():
 
 def test_lp_projected_inverse_dynamics_control_steers_the_sleigh():
     """[LP]/[AG] projected inverse-dynamics control of the point 0.5 m ahead of the knife edge: the task error
-    obeys ë + 20ė + 100e = 0 (critically damped at 10 rad/s), so it is below 1e-9 m after 3 s."""
+    obeys ë + 20ė + 100e = 0 (critically damped at 10 rad/s), so it is below 1e-9 m after 3 s (measured at RK4's
+    2 ms: 8.9e-13 m at 3 s, the law followed to 1.3e-9 of e₀; 8.1e-11 at 1 ms)."""
     system, ahead = _control_sleigh()
     task = fb.PointTask(ahead, components=(0, 1))
     control = fb.control.ProjectedInverseDynamicsControl(task, [0.6, 0.3], 100.0, 20.0)
-    res = fb.simulate(system, 3.0, integrator=fb.RK4(dt=1e-3), controller=control)
+    res = fb.simulate(system, 3.0, integrator=fb.RK4(dt=2e-3), controller=control)
     error = np.linalg.norm(res.histories["task_error"], axis=1)
     e0 = error[0]
     assert e0 > 0.1 and error[-1] < 1e-9
