@@ -264,6 +264,23 @@ def _reduced_steps() -> None:
     fb.forward_derivatives(asm, asm.initial_state(), np.zeros(asm.n_dofs))
 
 
+def _predictive() -> None:
+    """DDP's sweeps (:func:`flexbody.predictive.solve_ddp`): a lone rigid tree's compiled ones and the stage pieces
+    that the stage-by-stage route of any other model calls (here a mass on a spring), on short reaching problems."""
+    import flexbody as fb
+    from flexbody.predictive import InputResidual, PointResidual, ReachingProblem, StateResidual, solve_ddp
+
+    tree = fb.RigidTree("pendulum", gravity=(0.0, 0.0, -9.81))
+    bob = tree.add_link("bob", None, fb.Revolute((0.0, 1.0, 0.0)), mass=1.0, com=(0.3, 0.0, 0.0), inertia=(0.01,) * 3)
+    spring = fb.JointSpringDamper(bob, stiffness=10.0)
+    target, x0 = (0.0, 0.0, 0.3), np.array([0.3, 0.0])
+    for forces in ([], [spring]):
+        asm = fb.System([tree], forces=forces, actuators=[bob], q0=x0[:1]).assemble()
+        point = tree.point("bob", (0.3, 0.0, 0.0))
+        running = [PointResidual(point, target, 1.0), StateResidual(x0, 0.1), InputResidual(1e-3)]
+        solve_ddp(ReachingProblem(asm, x0, 0.05, 4, running, [PointResidual(point, target, 10.0)]))
+
+
 GROUPS: dict[str, Callable[[], None]] = {
     "flexible": _flexible_serial,
     "rigid": _rigid,
@@ -272,23 +289,30 @@ GROUPS: dict[str, Callable[[], None]] = {
     "hyperelastic": _user_laws,
     "steps": _steps,
     "hyperelastic_parallel": _user_laws_parallel,
+    "predictive": _predictive,
 }
 """Warm-up work by kernels: element kernels, rigid-tree and dense dynamics kernels, and the parallel element
 kernels of large meshes (which call the serial group's per-range routines: they run once those are cached),
 the whole-tree kernels of RigidTree, the element kernels' variants for user strain energies, the compiled
-generalized-α steps (which call the rigid group's terms) and the parallel variants for user strain energies."""
+generalized-α steps (which call the rigid group's terms), the parallel variants for user strain energies and DDP's
+sweeps."""
 
 STAGES = {
     "run": (("flexible",), ("rigid",)),
-    "all": (("flexible", "parallel", "hyperelastic"), ("rigid", "trees", "steps")),
-    "full": (("flexible", "parallel", "hyperelastic", "hyperelastic_parallel"), ("rigid", "trees", "steps")),
+    "all": (("flexible", "parallel", "hyperelastic", "predictive"), ("rigid", "trees", "steps")),
+    "full": (
+        ("flexible", "parallel", "hyperelastic", "hyperelastic_parallel", "predictive"),
+        ("rigid", "trees", "steps"),
+    ),
 }
 """The processes of each stage, run at once (two, for two cores), each running its groups in turn in one
 interpreter: "run" what running a case of moderate size with the built-in materials needs (``make run``), "all"
 what the tests call (``make setup``: also the parallel kernels and user strain energies), "full" also the
 parallel kernels of user strain energies. A group that calls another's kernels (parallel and hyperelastic the
 serial element routines, trees and steps the rigid terms) follows it in the same process, which holds them
-compiled already (a process of its own would load them from the cache)."""
+compiled already (a process of its own would load them from the cache). The predictive group, which calls the
+whole-tree kernels, closes the element process instead: the rigid process takes longest, and the tree kernels the
+predictive group compiles alongside it end its wait no later."""
 
 
 def run_group(name: str) -> float:

@@ -47,7 +47,7 @@ def test_warm_up_covers_every_kernel_the_flagship_and_a_rigid_case_use(tmp_path)
 def test_groups_run_one_by_one_or_in_processes():
     """Each stage runs its processes at once, each process its groups in turn; "full" runs every group once, "all"
     every group but the parallel kernels of user laws (no test calls them)."""
-    groups = {"flexible", "rigid", "parallel", "trees", "hyperelastic", "steps", "hyperelastic_parallel"}
+    groups = {"flexible", "rigid", "parallel", "trees", "hyperelastic", "steps", "hyperelastic_parallel", "predictive"}
     assert set(precompile.GROUPS) == groups
     for stage in precompile.STAGES.values():
         in_stage = [g for process in stage for g in process]
