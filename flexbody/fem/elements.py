@@ -126,16 +126,9 @@ def _lagrange_1d(order: int, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @dataclass(frozen=True)
-class ReferenceHex:
-    """A Lagrange reference hexahedron.
-
-    Attributes
-    ----------
-    order : int
-        1 (8-node trilinear, [DE-101]) or 2 (27-node triquadratic, [DE-102]).
-    nodes : ndarray (n_nodes, 3)
-        Reference coordinates of the nodes in VTK order.
-    """
+class ReferenceCell:
+    """What every reference element has: its polynomial ``order`` and its ``nodes`` (n_nodes, 3), the reference
+    coordinates of the nodes in VTK order (:class:`ReferenceHex`, :class:`~flexbody.fem.tetrahedra.ReferenceTet`)."""
 
     order: int
     nodes: np.ndarray
@@ -143,6 +136,12 @@ class ReferenceHex:
     @property
     def n_nodes(self) -> int:
         return len(self.nodes)
+
+
+@dataclass(frozen=True)
+class ReferenceHex(ReferenceCell):
+    """A Lagrange reference hexahedron: ``order`` 1 (8-node trilinear, [DE-101]) or 2 (27-node triquadratic,
+    [DE-102])."""
 
     @property
     def name(self) -> str:

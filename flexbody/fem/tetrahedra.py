@@ -29,6 +29,7 @@ from math import factorial
 import numpy as np
 
 from ..errors import MeshError
+from .elements import ReferenceCell
 
 __all__ = [
     "TET4_NODES",
@@ -55,23 +56,8 @@ TET_FACES = ((0, 1, 3), (1, 2, 3), (2, 0, 3), (0, 2, 1))
 
 
 @dataclass(frozen=True)
-class ReferenceTet:
-    """A Lagrange reference tetrahedron.
-
-    Attributes
-    ----------
-    order : int
-        1 (4 nodes, linear) or 2 (10 nodes, quadratic).
-    nodes : ndarray (n_nodes, 3)
-        Reference coordinates of the nodes in VTK order.
-    """
-
-    order: int
-    nodes: np.ndarray
-
-    @property
-    def n_nodes(self) -> int:
-        return len(self.nodes)
+class ReferenceTet(ReferenceCell):
+    """A Lagrange reference tetrahedron: ``order`` 1 (4 nodes, linear) or 2 (10 nodes, quadratic)."""
 
     @property
     def name(self) -> str:
