@@ -146,3 +146,30 @@ def test_the_riccati_steps_small_cholesky_equals_lapacks_and_refuses_an_indefini
     assert np.abs(L - np.linalg.cholesky(spd)).max() < 1e-13 * np.abs(spd).max()
     indefinite = spd - 2.0 * np.linalg.eigvalsh(spd)[0] * np.eye(6)
     assert not cholesky_in_place(indefinite.copy())
+
+
+def test_an_underactuated_trees_compiled_sweeps_equal_the_stage_by_stage_ones():
+    """A double pendulum driven at its shoulder alone (S of one row, τ = Sᵀu): both routes map the input through S the
+    same way, in the rollout, the cost and the gains."""
+    from flexbody.predictive.ddp import _ModelSweeps, _sweeps, _TreeSweeps
+
+    tree = fb.RigidTree("double", gravity=(0.0, 0.0, -9.81))
+    upper = tree.add_link(
+        "upper", None, fb.Revolute((0.0, 1.0, 0.0)), mass=1.0, com=(0.2, 0.0, 0.0), inertia=(0.01,) * 3
+    )
+    joint = fb.Revolute((0.0, 1.0, 0.0))
+    tree.add_link("lower", upper, joint, origin=(0.4, 0.0, 0.0), mass=0.8, com=(0.2, 0.0, 0.0), inertia=(0.01,) * 3)
+    asm = fb.System([tree], [], actuators=[upper], q0=np.array([0.3, -0.2])).assemble()
+    tip = tree.point("lower", (0.4, 0.0, 0.0))
+    x0 = np.array([0.3, -0.2, 0.0, 0.0])
+    problem = ReachingProblem(
+        asm, x0, 0.02, 30, [PointResidual(tip, (0.5, 0.0, 0.3), 1.0), InputResidual(1e-2)], [StateResidual(x0, 1.0)]
+    )
+    compiled, staged = _sweeps(problem), _ModelSweeps(problem)
+    assert isinstance(compiled, _TreeSweeps) and compiled.S.shape == (1, 2)
+    us = compiled.holding() + 0.3 * np.cos(np.arange(problem.N))[:, None]
+    (xs, applied, cost), (xs_staged, _, cost_staged) = compiled.rollout(us), staged.rollout(us)
+    assert np.abs(xs - xs_staged).max() < 1e-12 * np.abs(xs).max() and abs(cost - cost_staged) < 1e-12 * cost
+    found, expected = compiled.backward(xs, applied, 1e-9), staged.backward(xs, applied, 1e-9)
+    for mine, theirs in zip(found[:3], expected[:3]):
+        assert np.abs(mine - theirs).max() < 1e-12 * np.abs(theirs).max()
