@@ -292,7 +292,8 @@ class _ModelSweeps:
 
     def rollout(self, us: np.ndarray, feedback=None) -> Rollout | None:
         """Symplectic Euler from x0 under ``us``, or under u_i = us_i + αk_i + K_i(x_i − x̄_i) with ``feedback`` =
-        (x̄s, k, K, α); None when a state is not finite."""
+        (x̄s, k, K, α); None when a state is not finite or the dynamics refuse one (StateError), as the compiled
+        sweeps."""
         problem = self.problem
         xs, applied = np.empty((us.shape[0] + 1, problem.x0.size)), np.array(us, dtype=float)
         xs[0] = problem.x0
@@ -300,7 +301,11 @@ class _ModelSweeps:
             if feedback is not None:
                 x_bar, k, K, alpha = feedback
                 feedback_input(us[i], k[i], K[i], xs[i], x_bar[i], alpha, applied[i])
-            a = _acceleration(self.asm, xs[i], self.S.T @ applied[i])
+            try:
+                with np.errstate(over="ignore", invalid="ignore"):  # a diverging rollout: refused just below
+                    a = _acceleration(self.asm, xs[i], self.S.T @ applied[i])
+            except StateError:
+                return None
             euler_step(xs[i], a, problem.dt, xs[i + 1])
             if not np.all(np.isfinite(xs[i + 1])):
                 return None
