@@ -266,7 +266,8 @@ def _reduced_steps() -> None:
 
 def _predictive() -> None:
     """DDP's sweeps (:func:`flexbody.predictive.solve_ddp`): a lone rigid tree's compiled ones and the stage pieces
-    that the stage-by-stage route of any other model calls (here a mass on a spring), on short reaching problems."""
+    that the stage-by-stage route of any other model calls (here the pendulum with a joint spring), on short reaching
+    problems."""
     import flexbody as fb
     from flexbody.predictive import InputResidual, PointResidual, ReachingProblem, StateResidual, solve_ddp
 

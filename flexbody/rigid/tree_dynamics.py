@@ -210,17 +210,27 @@ def forward_dynamics_kernel(indices, reals, work, gravity, q, v, tau, a):
     inverse_dynamics(parent, dof, S, vel, acc, inertias, zeros, gravity, forces, h)
     if not _cholesky(L, n_dofs):
         return False
-    for i in range(n_dofs):  # L y = τ − h (y in h)
-        s = tau[i] - h[i]
-        for k in range(i):
-            s -= L[i, k] * h[k]
-        h[i] = s / L[i, i]
-    for i in range(n_dofs - 1, -1, -1):  # Lᵀ a = y
-        s = h[i]
-        for k in range(i + 1, n_dofs):
-            s -= L[k, i] * a[k]
-        a[i] = s / L[i, i]
+    for i in range(n_dofs):
+        a[i] = tau[i] - h[i]
+    _cho_solve(L, a)
     return True
+
+
+@nb.njit(cache=True, inline="always")
+def _cho_solve(L, b):
+    """b ← (L Lᵀ)⁻¹ b for the lower factor L of :func:`_cholesky` (forward, then back substitution; b may be a
+    strided view, such as a matrix column)."""
+    n = L.shape[0]
+    for i in range(n):  # L y = b
+        s = b[i]
+        for k in range(i):
+            s -= L[i, k] * b[k]
+        b[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):  # Lᵀ x = y
+        s = b[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * b[k]
+        b[i] = s / L[i, i]
 
 
 @nb.njit(cache=True)
@@ -249,41 +259,25 @@ def forward_derivatives_kernel(indices, reals, work, gravity, q, v, tau, a, da_d
     n_dofs, n = a.shape[0], indices.shape[0] // 3
     if not forward_dynamics_kernel(indices, reals, work, gravity, q, v, tau, a):
         return False
-    R, p, S, vel, acc, inertias, _, _, _, _, L = work_views(work, n, n_dofs)  # the kinematics at (q, v) it left
+    # the kinematics at (q, v) and the Cholesky factor L of M(q) that the forward dynamics left in the work array
+    R, p, S, vel, acc, inertias, _, _, _, _, L = work_views(work, n, n_dofs)
     parent, joint_type, dof, axis = indices[:n], indices[n : 2 * n], indices[2 * n :], _model(indices, reals)[3]
     if not rnea_derivatives(
         parent, joint_type, dof, axis, R, p, S, vel, acc, inertias, q, v, a, gravity, da_dq, da_dv, da_dtau
     ):
         return False
-    L[:, :] = da_dtau
-    if not _cholesky(L, n_dofs):
-        return False
-    da_dtau[:, :] = 0.0
+    da_dtau[:, :] = 0.0  # M, written by the derivatives, replaced by I, then M⁻¹
     for i in range(n_dofs):
         da_dtau[i, i] = 1.0
     for column in range(n_dofs):
-        _negated_solve(L, da_dq, column, -1.0)
-        _negated_solve(L, da_dv, column, -1.0)
-        _negated_solve(L, da_dtau, column, 1.0)
+        _cho_solve(L, da_dq[:, column])
+        _cho_solve(L, da_dv[:, column])
+        _cho_solve(L, da_dtau[:, column])
+    for i in range(n_dofs):
+        for j in range(n_dofs):
+            da_dq[i, j] = -da_dq[i, j]
+            da_dv[i, j] = -da_dv[i, j]
     return True
-
-
-@nb.njit(cache=True, inline="always")
-def _negated_solve(L, B, column, sign):
-    """B[:, column] ← sign·(L Lᵀ)⁻¹ B[:, column] (forward then back substitution on the lower factor L)."""
-    n = L.shape[0]
-    for i in range(n):
-        s = B[i, column]
-        for k in range(i):
-            s -= L[i, k] * B[k, column]
-        B[i, column] = s / L[i, i]
-    for i in range(n - 1, -1, -1):
-        s = B[i, column]
-        for k in range(i + 1, n):
-            s -= L[k, i] * B[k, column]
-        B[i, column] = s / L[i, i]
-    for i in range(n):
-        B[i, column] *= sign
 
 
 _INDICES = nb.types.Array(nb.types.int64, 1, "C")
