@@ -6,8 +6,9 @@ TOOLS   := $(VENV)/.tools
 STAMP   := $(VENV)/.installed
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # CHOLMOD (scikit-sparse) and the optimised single-threaded BLAS it then uses instead of Debian's reference BLAS
-# (the 1e5-coordinate factorisation 3.9 s -> 1.35 s, docs/performance.md "Scaling")
-SYSTEM_PACKAGES := libsuitesparse-dev libopenblas0-serial
+# (the 1e5-coordinate factorisation 3.9 s -> 1.35 s, docs/performance.md "Scaling"), and the X and GL libraries
+# the gmsh wheel's library links to (fb.mesh.from_geometry)
+SYSTEM_PACKAGES := libsuitesparse-dev libopenblas0-serial libglu1-mesa libxcursor1 libxft2 libxinerama1
 # the host's pip installs into the environment when it can (pip >= 22.3: --python), which spares the
 # environment a pip of its own (3 s of the first run); otherwise the environment gets one
 HOST_PIP = $(PYTHON) -m pip --python "$$(command -v $(PYTHON))" --version >/dev/null 2>&1

@@ -33,9 +33,10 @@ from ._version import __version__
 
 __all__ = [
     "__version__",
-    # Meshes, materials and flexible bodies: hexahedral meshes, materials, ANCF solids, reduced-order bodies.
+    # Meshes, materials and flexible bodies: brick and tetrahedral meshes, materials, ANCF solids, reduced bodies.
     "mesh",
     "HexMesh",
+    "TetMesh",
     "StVenantKirchhoff",
     "NeoHookean",
     "MooneyRivlin",
@@ -321,6 +322,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
         StVenantKirchhoff,
         SurfaceMoment,
         SurfaceTraction,
+        TetMesh,
         mesh,
     )
     from .io import Results, plots, view

@@ -37,10 +37,13 @@ from skfem import (
     BilinearForm,
     ElementHex1,
     ElementHex2,
+    ElementTetP1,
+    ElementTetP2,
     ElementVector,
     LinearForm,
     MeshHex1,
     MeshHex2,
+    MeshTet,
     condense,
     solve,
 )
@@ -222,6 +225,17 @@ def vector_basis(mesh, order: int, n_gauss: int | None = None) -> Basis:
     if basis.X.shape[1] != n_gauss**3:
         raise AssertionError(f"expected {n_gauss**3} quadrature points, got {basis.X.shape[1]}")
     return basis
+
+
+def tet_basis(points: np.ndarray, corners: np.ndarray, order: int, rule: tuple[np.ndarray, np.ndarray]) -> Basis:
+    """``ElementVector(ElementTetP{order}())`` basis on the straight-sided tetrahedra with vertex coordinates
+    ``points`` (n, 3) and vertex indices ``corners`` (m, 4), with the quadrature ``rule`` (points (g, 3), weights
+    (g,)) on skfem's reference tetrahedron (0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1). P2's edge dofs sit at the
+    edge midpoints (skfem places them there)."""
+    mesh = MeshTet(np.ascontiguousarray(np.asarray(points, float).T), np.ascontiguousarray(np.asarray(corners).T))
+    elem = ElementVector(ElementTetP1() if order == 1 else ElementTetP2())
+    xi, w = rule
+    return Basis(mesh, elem, quadrature=(np.ascontiguousarray(np.asarray(xi).T), np.asarray(w)))
 
 
 def dof_permutation(basis: Basis, points: np.ndarray, tol: float = 1e-9) -> np.ndarray:

@@ -202,7 +202,7 @@ def test_nan_state_and_bad_shapes_are_rejected():
 
 def test_bad_constructor_arguments():
     mesh = fb.mesh.box((1, 1, 1), (1, 1, 1), order=2)
-    with pytest.raises(fb.FlexbodyError, match="8-node elements only"):
+    with pytest.raises(fb.FlexbodyError, match="8-node bricks only"):
         fb.FlexibleBody("b", mesh, MATERIALS["svk"](), locking="incompatible_modes")
     with pytest.raises(fb.FlexbodyError, match=r"locking must be .auto. or one of"):
         fb.FlexibleBody("b", fb.mesh.box((1, 1, 1), (1, 1, 1)), MATERIALS["svk"](), locking="eas")

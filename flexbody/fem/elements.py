@@ -11,8 +11,10 @@ face-centre nodes 20..25).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import cache
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
@@ -84,12 +86,17 @@ def gauss_hex(n_points) -> tuple[np.ndarray, np.ndarray]:
 
 @cache
 def spurious_modes(nodes_per_cell: int, rule: tuple[int, int, int]) -> int:
-    """Zero-energy modes of one element beyond its six rigid-body motions under the Gauss rule ``rule`` (points
-    along ξ, η, ζ): the null space of the reference cube's linear elastic stiffness (λ = μ = 1). Rules with too
-    few points leave hourglass modes (27-node elements with 2 × 2 × 2 points, 8-node ones with 1 point)."""
-    element = reference_hex(nodes_per_cell)
-    xi, w = gauss_hex(rule)
-    G = element.shape_gradients(xi)  # (nq, nn, 3), the cube [-1, 1]³: J = I
+    """Zero-energy modes of one brick beyond its six rigid-body motions under the Gauss rule ``rule`` (points
+    along ξ, η, ζ) (:func:`zero_energy_modes`). Rules with too few points leave hourglass modes (27-node elements
+    with 2 × 2 × 2 points, 8-node ones with 1 point)."""
+    return zero_energy_modes(reference_hex(nodes_per_cell), *gauss_hex(rule))
+
+
+def zero_energy_modes(element: ReferenceCell, points: np.ndarray, weights: np.ndarray) -> int:
+    """Zero-energy modes of one reference ``element`` beyond its six rigid-body motions under the rule (``points``
+    (g, 3), ``weights`` (g,)): the null space of the reference cell's linear elastic stiffness (λ = μ = 1)."""
+    G = element.shape_gradients(points)  # (nq, nn, 3), on the reference cell itself: J = I
+    w = weights
     K = (
         np.einsum("g,gak,gbl->akbl", w, G, G)  # λ G_a ⊗ G_b
         + np.einsum("g,gal,gbk->akbl", w, G, G)  # μ G_b ⊗ G_a
@@ -125,17 +132,77 @@ def _lagrange_1d(order: int, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return val, der
 
 
+class FaceRule(NamedTuple):
+    """A quadrature rule on one local face of a reference cell, as the face loads integrate with it: the reference
+    ``points`` (g, 3) of the face, their ``weights`` (g,) in the face's parameters (s, t), the constant reference
+    directions ``ds`` = ∂ξ/∂s and ``dt`` = ∂ξ/∂t (3,), and the ``sign`` (±1) that makes sign · (∂x/∂s × ∂x/∂t) point
+    out of the element."""
+
+    points: np.ndarray
+    weights: np.ndarray
+    ds: np.ndarray
+    dt: np.ndarray
+    sign: float
+
+
 @dataclass(frozen=True)
-class ReferenceCell:
+class ReferenceCell(ABC):
     """What every reference element has: its polynomial ``order`` and its ``nodes`` (n_nodes, 3), the reference
-    coordinates of the nodes in VTK order (:class:`ReferenceHex`, :class:`~flexbody.fem.tetrahedra.ReferenceTet`)."""
+    coordinates of the nodes in VTK order (:class:`ReferenceHex`, :class:`~flexbody.fem.tetrahedra.ReferenceTet`).
+
+    Each kind also gives (the protocol the bodies, loads, meshes and files use): ``name``, ``meshio_type`` (the
+    meshio / VTK cell name), ``n_corners`` (its first nodes are the corners), ``n_faces``, ``shape_functions``,
+    ``shape_gradients``, ``face_nodes(f)`` (local nodes of face f), ``face_corners(f)``, ``face_cell(f)`` (the face
+    as a VTK cell of type ``face_cell_type``, outward), ``face_triangles(f)`` (the face cut into outward
+    triangles of its nodes) and ``face_rule(f)`` (:class:`FaceRule`).
+    """
 
     order: int
     nodes: np.ndarray
+    n_corners: ClassVar[int]
+    n_faces: ClassVar[int]
 
     @property
     def n_nodes(self) -> int:
         return len(self.nodes)
+
+    @property
+    def corner_points(self) -> np.ndarray:
+        """Reference coordinates (n_corners, 3) of the corners (where Jacobian checks look besides Gauss points)."""
+        return self.nodes[: self.n_corners]
+
+    @property
+    @abstractmethod
+    def name(self) -> str: ...
+
+    @property
+    @abstractmethod
+    def meshio_type(self) -> str: ...
+
+    @property
+    @abstractmethod
+    def face_cell_type(self) -> str: ...
+
+    @abstractmethod
+    def shape_functions(self, xi: np.ndarray) -> np.ndarray: ...
+
+    @abstractmethod
+    def shape_gradients(self, xi: np.ndarray) -> np.ndarray: ...
+
+    @abstractmethod
+    def face_nodes(self, face: int) -> np.ndarray: ...
+
+    @abstractmethod
+    def face_corners(self, face: int) -> np.ndarray: ...
+
+    @abstractmethod
+    def face_cell(self, face: int) -> np.ndarray: ...
+
+    @abstractmethod
+    def face_triangles(self, face: int) -> np.ndarray: ...
+
+    @abstractmethod
+    def face_rule(self, face: int, rule: int | None = None) -> FaceRule: ...
 
 
 @dataclass(frozen=True)
@@ -186,6 +253,61 @@ class ReferenceHex(ReferenceCell):
         xi = np.empty((len(st), 3))
         xi[:, axis], xi[:, i], xi[:, j] = side, st[:, 0], st[:, 1]
         return xi
+
+    n_corners: ClassVar[int] = 8
+    n_faces: ClassVar[int] = 6
+
+    @property
+    def meshio_type(self) -> str:
+        """The meshio / VTK cell type: "hexahedron" or "hexahedron27"."""
+        return "hexahedron" if self.order == 1 else "hexahedron27"
+
+    @property
+    def face_cell_type(self) -> str:
+        """The meshio type of the faces as cells: "quad" or "quad9"."""
+        return "quad" if self.order == 1 else "quad9"
+
+    def face_corners(self, face: int) -> np.ndarray:
+        """Local indices of the four corners of local face ``face``."""
+        return np.intersect1d(self.face_nodes(face), np.arange(8))
+
+    def face_cell(self, face: int) -> np.ndarray:
+        """Local nodes (4,) or (9,) of local face ``face`` in VTK quad / biquadratic quad order, outward normal."""
+        st = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1], [0, -1], [1, 0], [0, 1], [-1, 0], [0, 0]], float)
+        st = st[:4] if self.order == 1 else st
+        xi = self.face_points(face, st if FACE_AXIS_SIDE[face][1] > 0 else st[:, ::-1])
+        return np.array([int(np.flatnonzero(np.all(self.nodes == x, axis=1))[0]) for x in xi])
+
+    def face_triangles(self, face: int) -> np.ndarray:
+        """The face's grid of nodes (2 × 2 or 3 × 3) cut into two outward triangles per cell, (t, 3) local nodes."""
+        axis, side = FACE_AXIS_SIDE[face]
+        i, j = FACE_TANGENT_AXES[axis]  # e_i × e_j = e_axis
+        local = self.face_nodes(face)
+        values = np.unique(self.nodes[local, i])
+        grid = np.empty((values.size, values.size), dtype=np.int64)
+        for node in local:
+            grid[np.searchsorted(values, self.nodes[node, i]), np.searchsorted(values, self.nodes[node, j])] = node
+        triangles = np.array(
+            [
+                tri
+                for a in range(values.size - 1)
+                for b in range(values.size - 1)
+                for tri in (
+                    (grid[a, b], grid[a + 1, b], grid[a + 1, b + 1]),
+                    (grid[a, b], grid[a + 1, b + 1], grid[a, b + 1]),
+                )
+            ],
+            dtype=np.int64,
+        )
+        return triangles if side > 0 else triangles[:, [0, 2, 1]]  # counter-clockwise in (ξ_i, ξ_j) is along +e_axis
+
+    def face_rule(self, face: int, rule: int | None = None) -> FaceRule:
+        """The Gauss rule with ``rule`` points per direction (default: ``default_quadrature``) on local face ``face``,
+        parameters (s, t) ∈ [-1, 1]² along (ξ_i, ξ_j) with e_i × e_j along the face's axis."""
+        st, w = gauss_quad(rule or self.default_quadrature)
+        axis, side = FACE_AXIS_SIDE[face]
+        i, j = FACE_TANGENT_AXES[axis]
+        return FaceRule(self.face_points(face, st), w, np.eye(3)[i], np.eye(3)[j], side)
 
 
 @cache

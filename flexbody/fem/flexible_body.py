@@ -1,4 +1,5 @@
-"""Flexible bodies in absolute nodal coordinates: 8- and 27-node hexahedral solids [DE-101..106].
+"""Flexible bodies in absolute nodal coordinates: 8- and 27-node hexahedral [DE-101..106] and 4- and 10-node
+tetrahedral solids.
 
 Generalized coordinates are the absolute nodal positions, node-major: q = [x₀, y₀, z₀, x₁, …] (3n,), in the
 world frame [m]. The body contributes M d̈ + k(q, v) + g = f [DE-105, DE-106] with
@@ -30,11 +31,11 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ..errors import ConvergenceError, ElementError, FlexbodyError, MeshError, ModelError, StateError
-from . import bending_rules, energy_kernels, kernels, patterns
-from .elements import ReferenceHex, gauss_hex, reference_hex, spurious_modes
-from .hex_mesh import HexMesh
+from . import cell_rules, energy_kernels, kernels, patterns
+from .elements import ReferenceCell, ReferenceHex
 from .hyperelastic import Hyperelastic
 from .materials import MOONEY_RIVLIN, NEO_HOOKEAN, SVK, USER_INVARIANTS, USER_TENSOR, Material
+from .volume_mesh import VolumeMesh
 
 log = logging.getLogger(__name__)
 
@@ -50,45 +51,27 @@ FORCE_ELEMENTS_PER_THREAD = 4000
 MATRIX_ELEMENTS_PER_THREAD = 250
 
 
-def _brick_rule(name: str, quadrature, element: ReferenceHex, shape: bending_rules.MeshShape) -> tuple[int, int, int]:
-    """The Gauss rule of ``quadrature`` (None: the rule that does not lock in thin bending for elements of the
-    ``shape``, :func:`bending_rules.recommended_rule`; an int: the same along each axis; three ints: along ξ, η,
-    ζ); ElementError for a rule that leaves zero-energy modes besides the rigid-body motions, naming that rule."""
-    if quadrature is None:
-        return bending_rules.recommended_rule(element, shape)
-    counts = (quadrature,) * 3 if np.ndim(quadrature) == 0 else tuple(quadrature)
-    if len(counts) != 3 or not all(
-        isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1 for n in counts
-    ):
-        raise FlexbodyError(
-            f"FlexibleBody {name!r}: quadrature must be a positive integer or three of them "
-            f"(points along ξ, η, ζ), got {quadrature!r}"
-        )
-    rule = (int(counts[0]), int(counts[1]), int(counts[2]))
-    extra = spurious_modes(element.n_nodes, rule)
-    if extra > 0:
-        raise ElementError(
-            f"FlexibleBody {name!r}: quadrature {rule} leaves {extra} zero-energy (hourglass) "
-            f"mode(s) in {element.n_nodes}-node elements besides the rigid-body motions, so the "
-            f"stiffness is singular; use {bending_rules.recommended_rule(element, shape)} for this mesh"
-        )
-    return rule
-
-
 class FlexibleBody:
-    """A hexahedral solid in absolute nodal coordinates.
+    """A hexahedral or tetrahedral solid in absolute nodal coordinates.
 
     Parameters
     ----------
     name : str
         Label used in messages and exports.
-    mesh : HexMesh
-        Reference configuration; 8-node cells give ANCFHex8 elements, 27-node cells ANCFHex27.
+    mesh : VolumeMesh
+        Reference configuration (:class:`HexMesh` or :class:`TetMesh`): 8-node cells give ANCFHex8 elements,
+        27-node cells ANCFHex27, 4-node cells Tet4 and 10-node cells Tet10 (the same total-Lagrangian,
+        position-only form, every material, load and solver).
     material : Material
         Constitutive law (with density and optional Kelvin–Voigt damping).
     quadrature : int or (int, int, int), optional
-        Gauss–Legendre points per direction, or along the element axes ξ, η, ζ, of the stiffness, internal force
-        and strain energy. The default (None) is chosen from the elements' shape so that thin bending does not
+        Bricks: Gauss–Legendre points per direction, or along the element axes ξ, η, ζ, of the stiffness, internal
+        force and strain energy. Tetrahedra: the degree of the symmetric rule (1, 2 or 5: 1, 4 or 14 points); the
+        default is 1 for 4 nodes (exact for any material: their gradients are constant) and 2 for 10 nodes (exact
+        for the linear elastic stiffness of straight-sided elements); 1 on 10 nodes is refused (zero-energy modes),
+        and the mass uses a rule of degree at least 2 (4 nodes) or 5 (10 nodes). 4-node tetrahedra of a material
+        with a small-strain Poisson's ratio of 0.45 or more are refused (volumetric locking), naming 10-node
+        tetrahedra or bricks. The default (None) is chosen from the elements' shape so that thin bending does not
         lock (:mod:`flexbody.fem.bending_rules`; Stolarski & Belytschko 1982): 2 × 2 × 2 for 8-node cells; for
         27-node cells 3 × 3 × 3 in compact elements and two points along the slender axis of bars or the axis a
         plate or shell runs further along, e.g. (2, 3, 3). A rule that leaves zero-energy modes besides the
@@ -99,13 +82,13 @@ class FlexibleBody:
         Formulation of the 8-node element: "auto" (the default) is "incompatible_modes" (Simo & Armero 1992),
         which does not lock, for 8-node cells and None for 27-node ones; None, the plain trilinear brick, locks in
         bending (shear locking) and is warned against on slender elements. The attribute ``locking`` is the
-        formulation in use.
+        formulation in use. Tetrahedra take None ("auto" is None).
     """
 
     def __init__(
         self,
         name: str,
-        mesh: HexMesh,
+        mesh: VolumeMesh,
         material: Material,
         *,
         quadrature: int | tuple[int, int, int] | None = None,
@@ -113,8 +96,10 @@ class FlexibleBody:
     ):
         if not isinstance(name, str) or not name:
             raise FlexbodyError(f"FlexibleBody name must be a non-empty string, got {name!r}")
-        if not isinstance(mesh, HexMesh):
-            raise MeshError(f"FlexibleBody {name!r}: mesh must be a HexMesh, got {type(mesh).__name__}")
+        if not isinstance(mesh, VolumeMesh):
+            raise MeshError(
+                f"FlexibleBody {name!r}: mesh must be a HexMesh or TetMesh (fb.mesh), got {type(mesh).__name__}"
+            )
         if not isinstance(material, Material):
             raise FlexbodyError(
                 f"FlexibleBody {name!r}: material must be a flexbody Material, got {type(material).__name__}"
@@ -126,7 +111,7 @@ class FlexibleBody:
                 f"FlexibleBody {name!r}: locking must be 'auto' or one of {LOCKING_REMEDIES}, got {locking!r}"
             )
         if locking is not None and mesh.nodes_per_cell != 8:
-            raise FlexbodyError(f"FlexibleBody {name!r}: locking={locking!r} applies to 8-node elements only")
+            raise FlexbodyError(f"FlexibleBody {name!r}: locking={locking!r} applies to 8-node bricks only")
         orphans = np.setdiff1d(np.arange(mesh.n_nodes), mesh.cells)
         if orphans.size:  # no mass, no stiffness: every matrix of the body singular
             shown = ", ".join(str(int(i)) for i in orphans[:10]) + (", …" if orphans.size > 10 else "")
@@ -137,18 +122,17 @@ class FlexibleBody:
         self.name = name
         self.mesh = mesh
         self.material = material
-        self.element: ReferenceHex = reference_hex(mesh.nodes_per_cell)
+        self.element: ReferenceCell = mesh.cell
+        cell_rules.check_tet4_material(name, self.element, material)
         self.locking = locking
         self._cells = np.require(mesh.cells, dtype=np.int64, requirements=("C", "W"))  # writable: one kernel signature
-        shape = bending_rules.mesh_shape(self.element, mesh.points[self._cells])
-        self.quadrature = _brick_rule(name, quadrature, self.element, shape)
-        self._xi, self._w = gauss_hex(self.quadrature)
+        rules = cell_rules.body_rules(name, quadrature, self.element, mesh.points[self._cells], locking)
+        self.quadrature: int | tuple[int, int, int] = rules.quadrature
+        self._xi, self._w = rules.stiffness
+        self._mass_rule = rules.mass  # (ξ, w) integrating N_a N_b exactly
         self._G, self._wdv = self._reference_gradients()
-        advice = bending_rules.locking_advice(self.element, self.quadrature, shape, locking)
-        if advice is not None:
-            log.warning("FlexibleBody %r: %s", name, advice)
-        full = tuple(max(n, self.element.default_quadrature) for n in self.quadrature)
-        self._mass_rule = gauss_hex(full)  # (ξ, w) integrating N_a N_b exactly
+        if rules.advice is not None:
+            log.warning("FlexibleBody %r: %s", name, rules.advice)
         if locking == "incompatible_modes":
             self._G = np.ascontiguousarray(np.concatenate([self._G, self._incompatible_gradients()], axis=2))
             self._alpha = np.zeros((self.n_elements, 3, 3))
@@ -244,7 +228,7 @@ class FlexibleBody:
     def _check_jacobians(self, det_gauss: np.ndarray, X: np.ndarray, size: np.ndarray) -> None:
         """Raise ElementError naming the first inverted/degenerate element and its Jacobian determinant; ``size``
         (m,) is each element's volume scale."""
-        corners = self.element.shape_gradients(self.element.nodes[:8])  # det J at corners too
+        corners = self.element.shape_gradients(self.element.corner_points)  # det J at corners too
         det_corner = np.linalg.det(np.einsum("ead,gak->egdk", X, corners, optimize=True))
         det_all = np.concatenate([det_gauss, det_corner], axis=1)
         bad = det_all.min(axis=1) <= 1e-12 * size / 8.0
@@ -259,6 +243,7 @@ class FlexibleBody:
 
     def _incompatible_gradients(self) -> np.ndarray:
         """Gradients (m, nq, 3, 3) of the incompatible modes 1 − ξ_k², mapped with the centre Jacobian."""
+        assert isinstance(self.element, ReferenceHex)  # incompatible modes: 8-node bricks only
         J0 = self.element.centre_jacobians(self.mesh.points[self._cells])
         j0 = np.linalg.det(J0)
         J0inv = np.linalg.inv(J0)  # (m, 3, 3) [k, K]

@@ -15,7 +15,6 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ..errors import LoadError, MeshError
-from .elements import FACE_AXIS_SIDE, FACE_TANGENT_AXES, gauss_quad
 from .flexible_body import FlexibleBody
 
 
@@ -59,52 +58,52 @@ def _faces(body: FlexibleBody, faces, load: str) -> tuple[str, np.ndarray]:
         or not given.size
     ):
         raise LoadError(
-            f"{who}: faces must be a face-set name or integer rows (element, local face 0..5) of shape "
-            f"(k, 2), got {faces!r}"
+            f"{who}: faces must be a face-set name or integer rows (element, local face) of shape (k, 2), got {faces!r}"
         )
     rows = given.astype(np.int64)
-    bad = np.flatnonzero((rows[:, 0] < 0) | (rows[:, 0] >= body.n_elements) | (rows[:, 1] < 0) | (rows[:, 1] > 5))
+    last = body.element.n_faces - 1
+    bad = np.flatnonzero((rows[:, 0] < 0) | (rows[:, 0] >= body.n_elements) | (rows[:, 1] < 0) | (rows[:, 1] > last))
     if bad.size:
         raise LoadError(
             f"{who}: face row {int(bad[0])} {tuple(int(v) for v in rows[bad[0]])} is not (element "
-            f"0..{body.n_elements - 1}, local face 0..5)"
+            f"0..{body.n_elements - 1}, local face 0..{last})"
         )
     return "<faces>", rows
 
 
 class FaceQuadrature:
-    """Gauss points on a set of element faces: shape values, in-face derivatives and outward orientation.
+    """Quadrature points on a set of element faces: shape values, in-face derivatives and outward orientation, from
+    the reference cell's face rules (:meth:`~flexbody.fem.elements.ReferenceCell.face_rule`: Gauss points on a
+    brick's square faces, symmetric triangle rules on a tetrahedron's).
 
     Attributes
     ----------
     nodes : ndarray (k, nn)   element nodes of each face's element
-    N : ndarray (k, g, nn)    shape functions at face Gauss points
+    N : ndarray (k, g, nn)    shape functions at the face's quadrature points
     dN_s, dN_t : ndarray (k, g, nn)  derivatives along the two in-face parameters (s, t)
-    w : ndarray (g,)          Gauss weights on [-1, 1]²
+    w : ndarray (g,)          weights in (s, t) (on [-1, 1]² or on the triangle s, t ≥ 0, s + t ≤ 1)
     sign : ndarray (k,)       +1 / -1 so that sign * (x_s × x_t) is the outward normal
     """
 
-    def __init__(self, body: FlexibleBody, rows: np.ndarray, n_points: int | None = None):
+    def __init__(self, body: FlexibleBody, rows: np.ndarray, rule: int | None = None):
         ref = body.element
-        st, self.w = gauss_quad(n_points or ref.default_quadrature)
+        self.w = ref.face_rule(0, rule).weights
         self.nodes = body.mesh.cells[rows[:, 0]]
-        k, nn, g = len(rows), ref.n_nodes, len(st)
+        k, nn, g = len(rows), ref.n_nodes, len(self.w)
         self.N = np.empty((k, g, nn))
         self.dN_s = np.empty((k, g, nn))
         self.dN_t = np.empty((k, g, nn))
         self.sign = np.empty(k)
-        for face in range(6):
+        for face in range(ref.n_faces):
             sel = rows[:, 1] == face
             if not np.any(sel):
                 continue
-            axis, side = FACE_AXIS_SIDE[face]
-            i, j = FACE_TANGENT_AXES[axis]
-            xi = ref.face_points(face, st)
-            dN = ref.shape_gradients(xi)
-            self.N[sel] = ref.shape_functions(xi)
-            self.dN_s[sel] = dN[:, :, i]
-            self.dN_t[sel] = dN[:, :, j]
-            self.sign[sel] = side
+            points, _, ds, dt, sign = ref.face_rule(face, rule)
+            dN = ref.shape_gradients(points)
+            self.N[sel] = ref.shape_functions(points)
+            self.dN_s[sel] = dN @ ds
+            self.dN_t[sel] = dN @ dt
+            self.sign[sel] = sign
 
     def tangents(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Surface tangents ∂x/∂s, ∂x/∂t (k, g, 3) for nodal positions x (n, 3)."""

@@ -1,9 +1,9 @@
-"""Reading and writing hexahedral meshes with their named sets through meshio.
+"""Reading and writing volume meshes (hexahedra or tetrahedra) with their named sets through meshio.
 
 Gmsh physical groups (surfaces → face and node sets, volumes → element sets), Abaqus NSET/ELSET and element
 surfaces, and VTU point/cell data arrays are mapped to the node, face and element sets of a
-:class:`~flexbody.fem.mesh.HexMesh`. Every read failure becomes a :class:`~flexbody.errors.MeshError` naming
-the file.
+:class:`~flexbody.fem.hex_mesh.HexMesh` or :class:`~flexbody.fem.tet_mesh.TetMesh`. Every read failure becomes a
+:class:`~flexbody.errors.MeshError` naming the file.
 """
 
 from __future__ import annotations
@@ -16,30 +16,38 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import MeshError
-from .elements import reference_hex
-from .hex_mesh import CELL_TYPE, HEX_TYPES, HexMesh, face_quads
+from .cells import VOLUME_CELL_NODES
+from .hex_mesh import HexMesh
+from .tet_mesh import TetMesh
+from .volume_mesh import VolumeMesh, face_cells, face_keys
 
 if TYPE_CHECKING:
     import meshio
 
 logger = logging.getLogger(__name__)
 
-#: Abaqus element-face labels S1..S6 of C3D8 as local faces (S1 ζ-, S2 ζ+, S3 η-, S4 ξ+, S5 η+, S6 ξ-).
-_ABAQUS_FACE = {1: 4, 2: 5, 3: 2, 4: 1, 5: 3, 6: 0}
+#: Abaqus element-face labels S1..S6 of C3D8 as local faces (S1 ζ-, S2 ζ+, S3 η-, S4 ξ+, S5 η+, S6 ξ-), and S1..S4
+#: of C3D4 / C3D10 (S1 corners 1-2-3, S2 1-4-2, S3 2-4-3, S4 3-4-1) as local tetrahedron faces, by corners per cell.
+_ABAQUS_FACES = {8: {1: 4, 2: 5, 3: 2, 4: 1, 5: 3, 6: 0}, 4: {1: 3, 2: 0, 3: 1, 4: 2}}
+#: The mesh class of each number of nodes per cell.
+_MESH_CLASS: dict[int, type[VolumeMesh]] = {8: HexMesh, 27: HexMesh, 4: TetMesh, 10: TetMesh}
+#: The face cells (meshio types) that carry the face sets of each number of nodes per cell.
+_FACE_TYPES = {8: ("quad",), 27: ("quad9", "quad"), 4: ("triangle",), 10: ("triangle6", "triangle")}
 _ABAQUS_SURFACE_ELSET = re.compile(r"^_(.+)_S([1-6])$")
 
 
-def read(path: str | Path) -> HexMesh:
-    """Read a hexahedral mesh with its named sets from any meshio format (.msh, .inp, .vtu, ...).
+def read(path: str | Path) -> VolumeMesh:
+    """Read a hexahedral or tetrahedral mesh with its named sets from any meshio format (.msh, .inp, .vtu, .exo, ...).
 
-    Cells of type "hexahedron" or "hexahedron27" (one order per mesh) become the cells; meshio
-    converts Gmsh's node order to VTK's. Unused nodes are dropped and the rest renumbered.
-    Lower-dimensional cells only serve as sources of named sets:
+    Cells of one volume type, "hexahedron", "hexahedron27" (a :class:`HexMesh`), "tetra" or "tetra10" (a
+    :class:`TetMesh`), become the cells; meshio converts Gmsh's and Exodus' node orders to VTK's. Unused nodes are
+    dropped and the rest renumbered. Lower-dimensional cells only serve as sources of named sets:
 
-    - meshio point sets (Abaqus NSET) and Gmsh physical groups of dimension 0 or 1 → node sets;
-    - Gmsh physical groups of dimension 2 on quadrilaterals → face sets (each quad matched to the
-      (element, local face) with the same corners) and node sets of the same name;
-    - meshio cell sets of hexahedra (Abaqus ELSET) and physical volumes → element sets; Abaqus
+    - meshio point sets (Abaqus NSET, Exodus node sets) and Gmsh physical groups of dimension 0 or 1 → node sets;
+    - Gmsh physical groups of dimension 2 on the cells' faces (quadrilaterals of bricks, triangles of
+      tetrahedra) → face sets (each matched to the (element, local face) with the same corners) and node sets of
+      the same name;
+    - meshio cell sets of volume cells (Abaqus ELSET) and physical volumes → element sets; Abaqus
       element-based surfaces stored as ELSETs "_NAME_S1".."_NAME_S6" → face set NAME;
     - point data "node_set:NAME" and cell data "face_set:NAME" (bit f = local face f) or
       "element_set:NAME" (as written by :func:`write`) → the named sets.
@@ -47,8 +55,9 @@ def read(path: str | Path) -> HexMesh:
     Raises
     ------
     MeshError
-        If the file is missing or unreadable (meshio's error is chained), has no hexahedra, has other
-        volume cells, mixes 8- and 27-node hexahedra, or has a set face that is no hexahedron face.
+        If the file is missing or unreadable (meshio's error is chained), has no volume cells, has two kinds
+        of them (e.g. 8- and 27-node hexahedra, or hexahedra and tetrahedra), or has a set face that is no face
+        of its cells.
     """
     if not isinstance(path, (str, Path)) and not hasattr(path, "__fspath__"):
         raise MeshError(f"read: the mesh file must be a path (str or pathlib.Path), got {type(path).__name__}")
@@ -102,21 +111,24 @@ def _meshio_read(path: Path):
     raise MeshError(f"cannot read mesh file '{path}': " + "; ".join(errors)) from last
 
 
-def from_meshio(raw: meshio.Mesh, source: str = "<meshio.Mesh>") -> HexMesh:
-    """Convert a ``meshio.Mesh`` to a :class:`HexMesh` (see :func:`read`); ``source`` names it in errors."""
+def from_meshio(raw: meshio.Mesh, source: str = "<meshio.Mesh>") -> VolumeMesh:
+    """Convert a ``meshio.Mesh`` to a :class:`HexMesh` or :class:`TetMesh` (see :func:`read`); ``source`` names it in
+    errors."""
     blocks = list(raw.cells)
-    hex_ids = _hex_block_ids(blocks, source)
-    cells = np.vstack([blocks[b].data for b in hex_ids]).astype(np.int64)
+    volume_ids = _volume_block_ids(blocks, source)
+    kind = blocks[volume_ids[0]].type
+    mesh_class = _MESH_CLASS[VOLUME_CELL_NODES[kind]]
+    cells = np.vstack([blocks[b].data for b in volume_ids]).astype(np.int64)
     n_points = len(raw.points)
     bad = np.flatnonzero(((cells < 0) | (cells >= n_points)).any(axis=1))
     if bad.size:
         row = cells[bad[0]]
         outside = row[(row < 0) | (row >= n_points)].tolist()
         raise MeshError(
-            f"'{source}': hexahedron {bad[0]} refers to point(s) {outside} outside 0..{n_points - 1} "
+            f"'{source}': {kind} cell {bad[0]} refers to point(s) {outside} outside 0..{n_points - 1} "
             f"(the file has {n_points} points)"
         )
-    block_start = dict(zip(hex_ids, np.cumsum([0] + [len(blocks[b].data) for b in hex_ids])))
+    block_start = dict(zip(volume_ids, np.cumsum([0] + [len(blocks[b].data) for b in volume_ids])))
     cells, cell_map = _deduplicated(cells, source)
     used = np.unique(cells)
     renumber = np.full(n_points, -1, dtype=np.int64)
@@ -127,9 +139,9 @@ def from_meshio(raw: meshio.Mesh, source: str = "<meshio.Mesh>") -> HexMesh:
             f"'{source}': points must be 3-D, got {points.shape[1] if points.ndim == 2 else points.shape} coordinates"
         )
     try:
-        mesh = HexMesh(points, renumber[cells])
+        mesh = mesh_class(points, renumber[cells])
     except MeshError as exc:  # node and element numbers are the file's after dropping unused points
-        raise type(exc)(f"'{source}': {exc} (numbered after dropping the points no hexahedron uses)") from exc
+        raise type(exc)(f"'{source}': {exc} (numbered after dropping the points no {kind} cell uses)") from exc
     node_sets: dict[str, np.ndarray] = {}
     face_sets: dict[str, np.ndarray] = {}
     element_sets: dict[str, np.ndarray] = {}
@@ -140,40 +152,48 @@ def from_meshio(raw: meshio.Mesh, source: str = "<meshio.Mesh>") -> HexMesh:
             block = blocks[b]
             if b in block_start:
                 _merge(element_sets, name, cell_map[block_start[b] + local])
-            elif block.type.startswith("quad"):
+            elif block.type in _FACE_TYPES[mesh.nodes_per_cell]:
                 nodes = renumber[block.data[local]]
-                _merge(face_sets, name, _match_faces(mesh, nodes[:, :4], name, source))
+                _merge(face_sets, name, match_faces(mesh, nodes[:, : len(mesh.cell.face_corners(0))], name, source))
                 _merge(node_sets, name, nodes[nodes >= 0])
             else:
                 nodes = renumber[block.data[local]].ravel()
                 _merge(node_sets, name, nodes[nodes >= 0])
-    _merge_cell_data(raw, hex_ids, block_start, cell_map, face_sets, element_sets)
-    _abaqus_surfaces(element_sets, face_sets)
+    _merge_cell_data(raw, volume_ids, block_start, cell_map, face_sets, element_sets, mesh.cell.n_faces)
+    _abaqus_surfaces(element_sets, face_sets, _ABAQUS_FACES[mesh.cell.n_corners])
     try:
-        return HexMesh(mesh.points, mesh.cells, node_sets, face_sets, element_sets)
+        return mesh_class(mesh.points, mesh.cells, node_sets, face_sets, element_sets)
     except MeshError as exc:
         raise type(exc)(f"'{source}': {exc}") from exc
 
 
-def _hex_block_ids(blocks, source: str) -> list[int]:
+def _volume_block_ids(blocks, source: str) -> list[int]:
+    """The blocks of the mesh's one kind of volume cell, or MeshError naming what the file has."""
     found: dict[str, int] = {}
     for b in blocks:
         found[b.type] = found.get(b.type, 0) + len(b.data)
     listing = ", ".join(f"{t} ({n})" for t, n in found.items()) or "no cells"
-    hex_ids = [i for i, b in enumerate(blocks) if b.type in HEX_TYPES]
-    if not hex_ids:
-        hint = "; Gmsh saves only elements of physical groups: add a Physical Volume" * ("quad" in found)
-        raise MeshError(f"'{source}' has no hexahedral cells (hexahedron, hexahedron27); found: {listing}{hint}")
-    other = sorted({b.type for b in blocks if b.dim == 3 and b.type not in HEX_TYPES})
+    ids = [i for i, b in enumerate(blocks) if b.type in VOLUME_CELL_NODES]
+    if not ids:
+        faces = any(t.startswith(("quad", "triangle")) for t in found)
+        hint = "; Gmsh saves only elements of physical groups: add a Physical Volume" * faces
+        raise MeshError(
+            f"'{source}' has no volume cells flexbody takes (hexahedron, hexahedron27, tetra, tetra10); "
+            f"found: {listing}{hint}"
+        )
+    other = sorted({b.type for b in blocks if b.dim == 3 and b.type not in VOLUME_CELL_NODES})
     if other:
         raise MeshError(
-            f"'{source}': unsupported volume cell type(s) {', '.join(other)} alongside "
-            f"hexahedra; flexbody needs a mesh of 8- or 27-node hexahedra only (found: {listing})"
+            f"'{source}': unsupported volume cell type(s) {', '.join(other)}; flexbody takes 8- or 27-node "
+            f"hexahedra or 4- or 10-node tetrahedra (found: {listing})"
         )
-    types = {blocks[i].type for i in hex_ids}
+    types = sorted({blocks[i].type for i in ids})
     if len(types) > 1:
-        raise MeshError(f"'{source}' mixes 8-node and 27-node hexahedra ({listing}); use one order per mesh")
-    return hex_ids
+        raise MeshError(
+            f"'{source}' mixes the volume cells {', '.join(types)} ({listing}); a body takes one kind of cell: "
+            "split the mesh into one body per kind and join them with constraints"
+        )
+    return ids
 
 
 def _deduplicated(cells: np.ndarray, source: str) -> tuple[np.ndarray, np.ndarray]:
@@ -181,7 +201,7 @@ def _deduplicated(cells: np.ndarray, source: str) -> tuple[np.ndarray, np.ndarra
     _, first, inverse = np.unique(cells, axis=0, return_index=True, return_inverse=True)
     if len(first) == len(cells):
         return cells, np.arange(len(cells))
-    logger.info("%s: dropped %d repeated hexahedra", source, len(cells) - len(first))
+    logger.info("%s: dropped %d repeated cells", source, len(cells) - len(first))
     rank = np.empty(len(first), dtype=np.int64)
     rank[np.argsort(first)] = np.arange(len(first))
     return cells[np.sort(first)], rank[inverse.ravel()]
@@ -226,61 +246,70 @@ def _named_cells(raw) -> dict[str, dict[int, np.ndarray]]:
     return out
 
 
-def _match_faces(mesh: HexMesh, corners: np.ndarray, name: str, source: str) -> np.ndarray:
-    """Rows (element, local face) (k, 2) whose 4 corner nodes equal each row of ``corners`` (k, 4)."""
-    ref8 = reference_hex(8)
-    face_keys = np.stack([mesh.cells[:, ref8.face_nodes(f)] for f in range(6)], axis=1).reshape(-1, 4)
-    keys = np.vstack([np.sort(face_keys, axis=1), np.sort(corners, axis=1)])
+def match_faces(mesh: VolumeMesh, corners: np.ndarray, name: str, source: str) -> np.ndarray:
+    """Rows (element, local face) (k, 2) whose corner nodes equal each row of ``corners`` (k, corners per face)."""
+    n_faces = mesh.cell.n_faces
+    all_faces = face_keys(mesh).reshape(mesh.n_elements * n_faces, -1)
+    keys = np.vstack([all_faces, np.sort(corners, axis=1)])
     _, inverse = np.unique(keys, axis=0, return_inverse=True)
     inverse = inverse.ravel()
-    n_faces = len(face_keys)
-    owner = np.full(inverse.max() + 1, n_faces, dtype=np.int64)
-    np.minimum.at(owner, inverse[:n_faces], np.arange(n_faces))
-    hit = owner[inverse[n_faces:]]
-    bad = np.flatnonzero((hit == n_faces) | (corners < 0).any(axis=1))
+    n_rows = len(all_faces)
+    owner = np.full(inverse.max() + 1, n_rows, dtype=np.int64)
+    np.minimum.at(owner, inverse[:n_rows], np.arange(n_rows))
+    hit = owner[inverse[n_rows:]]
+    bad = np.flatnonzero((hit == n_rows) | (corners < 0).any(axis=1))
     if bad.size:
         raise MeshError(
-            f"'{source}': set '{name}' has a quadrilateral (file nodes renumbered to "
-            f"{corners[bad[0]].tolist()}) that is not a face of any hexahedron"
+            f"'{source}': set '{name}' has a face cell (file nodes renumbered to "
+            f"{corners[bad[0]].tolist()}) that is not a face of any {mesh.cell.meshio_type} cell"
         )
-    return np.column_stack([hit // 6, hit % 6])
+    return np.column_stack([hit // n_faces, hit % n_faces])
 
 
-def _merge_cell_data(raw, hex_ids, block_start, cell_map, face_sets, element_sets) -> None:
-    """Sets from hexahedron cell data "face_set:NAME" (bit mask of local faces) and "element_set:NAME"."""
+def _merge_cell_data(raw, volume_ids, block_start, cell_map, face_sets, element_sets, n_faces: int) -> None:
+    """Sets from volume cell data "face_set:NAME" (bit mask of local faces) and "element_set:NAME"."""
     for key, per_block in raw.cell_data.items():
         kind, _, name = key.partition(":")
         if kind not in ("face_set", "element_set"):
             continue
-        for b in hex_ids:
+        for b in volume_ids:
             data = np.asarray(per_block[b]).astype(np.int64).ravel()
             elems = cell_map[block_start[b] + np.arange(len(data))]
             if kind == "element_set":
                 _merge(element_sets, name, elems[data != 0])
-            for f in range(6) if kind == "face_set" else ():
+            for f in range(n_faces) if kind == "face_set" else ():
                 hit = (data >> f) & 1 == 1
                 _merge(face_sets, name, np.column_stack([elems[hit], np.full(hit.sum(), f)]))
 
 
-def _abaqus_surfaces(element_sets: dict, face_sets: dict) -> None:
-    """Turn element sets "_NAME_Sk" (Abaqus element-based surface NAME, face label Sk) into face sets."""
+def _abaqus_surfaces(element_sets: dict, face_sets: dict, faces: dict[int, int]) -> None:
+    """Turn element sets "_NAME_Sk" (Abaqus element-based surface NAME, face label Sk) into face sets; ``faces`` maps
+    the labels to local faces."""
     for key in list(element_sets):
         match = _ABAQUS_SURFACE_ELSET.match(key)
         if match:
             elems = element_sets.pop(key)
-            face = _ABAQUS_FACE[int(match.group(2))]
+            label = int(match.group(2))
+            if label not in faces:
+                raise MeshError(
+                    f"Abaqus surface '{match.group(1)}': face label S{label} of a cell with {len(faces)} faces"
+                )
+            face = faces[label]
             _merge(face_sets, match.group(1), np.column_stack([elems, np.full(len(elems), face)]))
 
 
 # --------------------------------------------------------------------------------------- writing
-def write(mesh: HexMesh, path: str | Path) -> None:
+def write(mesh: VolumeMesh, path: str | Path) -> None:
     """Write ``mesh`` with its named sets through meshio; the format follows the suffix.
 
-    - ``.msh``: Gmsh MSH 2.2 ASCII; face sets as physical surfaces of quadrilaterals, node sets as
+    - ``.msh``: Gmsh MSH 2.2 ASCII; face sets as physical surfaces of quadrilaterals (bricks) or triangles
+      (tetrahedra), node sets as
       physical points (a node set equal to the nodes of the face set of the same name is implied by
       it), disjoint element sets as physical volumes.
-    - ``.inp``: Abaqus, order 1 only (meshio has no C3D27); NSET, ELSET, and face sets as
+    - ``.inp``: Abaqus C3D8, C3D4 or C3D10 (meshio has no C3D27); NSET, ELSET, and face sets as
       element-based ``*SURFACE`` with ELSETs "_NAME_Sk".
+    - ``.exo``, ``.e``: Exodus II, node sets as Exodus node sets; face and element sets are not written (meshio
+      writes no side sets or named blocks), which a warning names.
     - others (``.vtu``, ``.vtk``, ``.xdmf``, ...): point data "node_set:NAME" (0/1), cell data
       "face_set:NAME" (bit f set for local face f) and "element_set:NAME" (0/1).
 
@@ -295,6 +324,8 @@ def write(mesh: HexMesh, path: str | Path) -> None:
             meshio.write(path, _to_gmsh(mesh), file_format="gmsh22", binary=False)
         elif suffix == ".inp":
             _write_abaqus(mesh, path)
+        elif suffix in (".exo", ".e"):
+            _write_exodus(mesh, path)
         else:
             meshio.write(path, _to_meshio_with_data(mesh))
     except MeshError:
@@ -303,7 +334,7 @@ def write(mesh: HexMesh, path: str | Path) -> None:
         raise MeshError(f"cannot write mesh file '{path}': {type(err).__name__}: {err}") from err
 
 
-def _to_meshio_with_data(mesh: HexMesh):
+def _to_meshio_with_data(mesh: VolumeMesh):
     import meshio
 
     point_data = {}
@@ -321,13 +352,13 @@ def _to_meshio_with_data(mesh: HexMesh):
         cell_data[f"element_set:{name}"] = [mask]
     return meshio.Mesh(
         np.asarray(mesh.points),
-        [(CELL_TYPE[mesh.nodes_per_cell], np.asarray(mesh.cells))],
+        [(mesh.cell.meshio_type, np.asarray(mesh.cells))],
         point_data=point_data,
         cell_data=cell_data,
     )
 
 
-def _to_gmsh(mesh: HexMesh):
+def _to_gmsh(mesh: VolumeMesh):
     """meshio.Mesh with Gmsh physical groups: element sets (if disjoint), face sets, other node sets."""
     import meshio
 
@@ -340,17 +371,17 @@ def _to_gmsh(mesh: HexMesh):
         field_data[label] = np.array([len(field_data) + 1, dim])
         return len(field_data)
 
-    hex_tag = np.zeros(mesh.n_elements, dtype=np.int64)
+    volume_tag = np.zeros(mesh.n_elements, dtype=np.int64)
     element_sets = list(mesh.element_sets.values())
     if element_sets and sum(map(len, element_sets)) > len(np.unique(np.concatenate(element_sets))):
         logger.warning("write: overlapping element sets %s are not written to .msh", sorted(mesh.element_sets))
     else:
         for name, elems in mesh.element_sets.items():
-            hex_tag[elems] = tag(name, 3)
-    cells, physical = [(CELL_TYPE[mesh.nodes_per_cell], np.asarray(mesh.cells))], [hex_tag]
+            volume_tag[elems] = tag(name, 3)
+    cells, physical = [(mesh.cell.meshio_type, np.asarray(mesh.cells))], [volume_tag]
     for name, rows in mesh.face_sets.items():
         if len(rows):
-            cells.append(("quad" if mesh.order == 1 else "quad9", face_quads(mesh, rows)))
+            cells.append((mesh.cell.face_cell_type, face_cells(mesh, rows)))
             physical.append(np.full(len(rows), tag(name, 2)))
     for name, nodes in mesh.node_sets.items():
         implied = name in mesh.face_sets and np.array_equal(nodes, mesh.face_set_nodes(name))
@@ -366,25 +397,25 @@ def _to_gmsh(mesh: HexMesh):
     )
 
 
-def _write_abaqus(mesh: HexMesh, path: Path) -> None:
+def _write_abaqus(mesh: VolumeMesh, path: Path) -> None:
     import meshio
 
-    if mesh.order != 1:
+    if mesh.nodes_per_cell == 27:
         raise MeshError(
-            f"cannot write '{path}': Abaqus .inp output supports only 8-node hexahedra (C3D8); "
+            f"cannot write '{path}': Abaqus .inp output supports 8-node hexahedra (C3D8) and tetrahedra (C3D4, C3D10); "
             f"meshio has no 27-node (C3D27) mapping"
         )
     cell_sets = {name: [np.asarray(e)] for name, e in mesh.element_sets.items()}
     surfaces = []
     for name, rows in mesh.face_sets.items():
-        for label, f in _ABAQUS_FACE.items():
+        for label, f in _ABAQUS_FACES[mesh.cell.n_corners].items():
             elems = rows[rows[:, 1] == f, 0]
             if elems.size:
                 cell_sets[f"_{name}_S{label}"] = [elems]
                 surfaces.append((name, f"_{name}_S{label}, S{label}"))
     raw = meshio.Mesh(
         np.asarray(mesh.points),
-        [("hexahedron", np.asarray(mesh.cells))],
+        [(mesh.cell.meshio_type, np.asarray(mesh.cells))],
         point_sets={k: np.asarray(v) for k, v in mesh.node_sets.items()},
         cell_sets=cell_sets,
     )
@@ -393,3 +424,22 @@ def _write_abaqus(mesh: HexMesh, path: Path) -> None:
         for name in dict.fromkeys(n for n, _ in surfaces):
             fh.write(f"*SURFACE, TYPE=ELEMENT, NAME={name}\n")
             fh.writelines(line + "\n" for name2, line in surfaces if name2 == name)
+
+
+def _write_exodus(mesh: VolumeMesh, path: Path) -> None:
+    import meshio
+
+    dropped = [f"face set '{n}'" for n in mesh.face_sets] + [f"element set '{n}'" for n in mesh.element_sets]
+    if dropped:
+        logger.warning(
+            "write: %s not written to '%s' (meshio writes Exodus node sets only; its side sets and element blocks "
+            "are not supported); write .msh, .inp or .vtu to keep them",
+            ", ".join(dropped),
+            path,
+        )
+    points = {k: np.asarray(v, dtype=np.int64) for k, v in mesh.node_sets.items()}
+    meshio.write(
+        path,
+        meshio.Mesh(np.asarray(mesh.points), [(mesh.cell.meshio_type, np.asarray(mesh.cells))], point_sets=points),
+        file_format="exodus",
+    )

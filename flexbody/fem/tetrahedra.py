@@ -25,11 +25,12 @@ import itertools
 from dataclasses import dataclass
 from functools import cache
 from math import factorial
+from typing import ClassVar
 
 import numpy as np
 
 from ..errors import MeshError
-from .elements import ReferenceCell
+from .elements import FaceRule, ReferenceCell
 
 __all__ = [
     "TET4_NODES",
@@ -40,6 +41,7 @@ __all__ = [
     "reference_tet",
     "tet_quadrature",
     "triangle_quadrature",
+    "TET_RULE_DEGREES",
 ]
 
 #: Reference coordinates of the VTK_TETRA nodes, (4, 3).
@@ -106,6 +108,50 @@ class ReferenceTet(ReferenceCell):
         st = np.atleast_2d(st)
         return a + st[:, :1] * (b - a) + st[:, 1:] * (c - a)
 
+    n_corners: ClassVar[int] = 4
+    n_faces: ClassVar[int] = 4
+
+    @property
+    def meshio_type(self) -> str:
+        """The meshio / VTK cell type: "tetra" or "tetra10"."""
+        return "tetra" if self.order == 1 else "tetra10"
+
+    @property
+    def face_cell_type(self) -> str:
+        """The meshio type of the faces as cells: "triangle" or "triangle6"."""
+        return "triangle" if self.order == 1 else "triangle6"
+
+    @property
+    def default_degree(self) -> int:
+        """The degree of the default stiffness rule: 1 (the centroid) for 4 nodes, whose gradients are constant, so
+        one point integrates any material exactly on a straight-sided element; 2 (4 points) for 10 nodes, exact for
+        the linear elastic stiffness of straight-sided elements, as Abaqus' C3D10 and Chrono's 10-node tetrahedron."""
+        return self.order
+
+    def face_corners(self, face: int) -> np.ndarray:
+        """Local indices of the three corners of local face ``face``, in :data:`TET_FACES`' order."""
+        return np.array(TET_FACES[face])
+
+    def face_cell(self, face: int) -> np.ndarray:
+        """Local nodes of local face ``face`` as a VTK triangle / quadratic triangle, outward normal."""
+        return self.face_nodes(face)
+
+    def face_triangles(self, face: int) -> np.ndarray:
+        """The face as outward triangles of its nodes, (t, 3) local nodes: itself (4 nodes), or its four corner and
+        centre sub-triangles through the edge midpoints (10 nodes)."""
+        nodes = self.face_nodes(face)
+        if self.order == 1:
+            return nodes[None, :]
+        a, b, c, ab, bc, ca = nodes
+        return np.array([[a, ab, ca], [ab, b, bc], [ca, bc, c], [ab, bc, ca]])
+
+    def face_rule(self, face: int, rule: int | None = None) -> FaceRule:
+        """The symmetric triangle rule of degree ``rule`` (default 2 × order, exact for N_a N_b and for a pressure's
+        N_a n da on a straight-sided face) on local face ``face``, parameters (s, t) of :meth:`face_points`."""
+        st, w = triangle_quadrature(2 * self.order if rule is None else rule)
+        a, b, c = (TET4_NODES[i] for i in TET_FACES[face])
+        return FaceRule(self.face_points(face, st), w, b - a, c - a, 1.0)
+
 
 @cache
 def reference_tet(nodes_per_cell: int) -> ReferenceTet:
@@ -115,6 +161,10 @@ def reference_tet(nodes_per_cell: int) -> ReferenceTet:
     if nodes_per_cell == 10:
         return ReferenceTet(2, TET10_NODES)
     raise MeshError(f"tetrahedral cells must have 4 or 10 nodes, got {nodes_per_cell}")
+
+
+#: The degrees of the tetrahedron rules of :func:`tet_quadrature` (1, 4 and 14 points).
+TET_RULE_DEGREES = (1, 2, 5)
 
 
 def tet_quadrature(degree: int) -> tuple[np.ndarray, np.ndarray]:

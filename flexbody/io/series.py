@@ -29,7 +29,6 @@ import numpy as np
 from ..errors import FlexbodyError
 from ..fem import fields
 from ..fem.flexible_body import FlexibleBody
-from ..fem.hex_mesh import CELL_TYPE
 from .contacts import write_contact_pvd
 from .frames import recorded_steps, results_system, write_collection
 from .links import write_link_series
@@ -55,7 +54,7 @@ def write_vtu(path, body: FlexibleBody, q: np.ndarray, v: np.ndarray | None = No
     point_data, cell_data = fields.vtk_data(values) if values is not None else body_fields(body, q, v)
     mesh = meshio.Mesh(
         np.asarray(q, dtype=float).reshape(-1, 3),
-        [(CELL_TYPE[body.mesh.nodes_per_cell], body.mesh.cells)],
+        [(body.mesh.cell.meshio_type, body.mesh.cells)],
         point_data=point_data,
         cell_data={k: [v] for k, v in cell_data.items()},
     )
