@@ -5,6 +5,11 @@ loaded edge's midpoint with 4 significant digits; flexbody must round to the sam
 unit of the last printed digit (0.005 mm for 14.30, 0.0005 mm for 8.638). Measured (mm): Q1 8.638375 (N = 2),
 12.071227 (4), 13.863196 (8), 14.485259 (16), 14.667272 (32), 14.719028 (64); Q2 14.301764 (2), 14.649374 (4),
 14.713912 (8), 14.730760 (16), 14.737351 (32).
+
+10-node tetrahedra (each brick of the N × N × 1 mesh cut into six, their default 4-point rule) have no table of their
+own; the issue asks them within 0.5 % of deal.II's Q2 value at N = 8, 14.71 mm. Measured (mm): 13.657137 (N = 2),
+14.456574 (4), 14.669759 (8, −0.27 %), 14.717711 (16, +0.05 %), 14.733113 (32), converging to the Q2 family's 14.74;
+4-node ones (constant strain, stiff in this bending-dominated problem) 11.575400 (8), 13.625151 (16), 14.408403 (32).
 """
 
 import pytest
@@ -43,3 +48,18 @@ def test_outputs_are_written(tmp_path):
 def test_midpoint_deflection_matches_the_dealii_table_on_finer_meshes(tmp_path, n, order):
     case = load("18_cooks_membrane.py")
     _check(case, tmp_path, n, order)
+
+
+def test_ten_node_tetrahedra_come_within_half_a_percent_of_the_q2_table(tmp_path):
+    case = load("18_cooks_membrane.py")
+    summary = case.main(tmp_path, elements_per_edge=8, order=2, cells="tetrahedra")
+    assert summary["u_y"] == pytest.approx(14.71e-3, rel=5e-3)
+    assert "(x 6 Tet10) elements; deal.II Q2 at N = 8 14.71 mm" in (tmp_path / "summary.txt").read_text()
+
+
+@pytest.mark.slow
+def test_ten_node_tetrahedra_converge_to_the_q2_family(tmp_path):
+    """N = 16 and 32: within 0.2 % and 0.1 % of the Q2 family's limit 14.74 mm (0.15 % and 0.05 % measured)."""
+    case = load("18_cooks_membrane.py")
+    u = [case.main(tmp_path / str(n), elements_per_edge=n, order=2, cells="tetrahedra")["u_y"] for n in (16, 32)]
+    assert abs(u[0] - 14.74e-3) < 2e-3 * 14.74e-3 and abs(u[1] - 14.74e-3) < 1e-3 * 14.74e-3
