@@ -147,3 +147,60 @@ def test_geometry_to_exported_body_in_two_calls(tmp_path):
     last = meshio.read(series[-1])
     assert "tetra10" in last.cells_dict and len(last.cells_dict["tetra10"]) == body.n_elements
     assert np.abs(last.points - body.mesh.points).max() > 0  # the deformed shape
+
+
+def mixed_beam_file(path):
+    """A 0.6 m beam written as one Gmsh file: 27-node bricks on x ≤ 0.3, 10-node tetrahedra (those bricks cut in six)
+    beyond, sharing the nodes of their common face; physical surfaces "clamp" (x = 0, quadrilaterals), "tip" (x = 0.6,
+    triangles) and "bottom" (z = 0, both kinds), physical volumes "bricks" and "tets"."""
+    import meshio
+
+    parts = [
+        fb.mesh.box((0.3, 0.05, 0.05), (6, 2, 2), order=2, cells=cells, origin=(0.3 * k, 0, 0))
+        for k, cells in enumerate(("hexahedra", "tetrahedra"))
+    ]
+    stacked = np.vstack([m.points for m in parts])
+    keys, inverse = np.unique(np.round(stacked / 1e-9).astype(np.int64), axis=0, return_inverse=True)
+    points = np.zeros((len(keys), 3))
+    points[inverse.ravel()] = stacked
+    offsets = [0, len(parts[0].points)]
+    number = [inverse.ravel()[o : o + len(m.points)] for o, m in zip(offsets, parts)]
+    cells, physical = [], []
+    field_data = {"bricks": np.array([1, 3]), "tets": np.array([2, 3]), "clamp": np.array([3, 2])}
+    field_data |= {"tip": np.array([4, 2]), "bottom": np.array([5, 2])}
+    for k, m in enumerate(parts):
+        cells.append((m.cell.meshio_type, number[k][m.cells]))
+        physical.append(np.full(m.n_elements, k + 1))
+    for k, name, tag in ((0, "clamp", 3), (1, "tip", 4), (0, "bottom", 5), (1, "bottom", 5)):
+        m = parts[k]
+        side = "x0" if name == "clamp" else "x1" if name == "tip" else "z0"
+        faces = fb.mesh.face_cells(m, m.face_set(side))
+        cells.append((m.cell.face_cell_type, number[k][faces]))
+        physical.append(np.full(len(faces), tag))
+    raw = meshio.Mesh(
+        points, cells, field_data=field_data, cell_data={"gmsh:physical": physical, "gmsh:geometrical": physical}
+    )
+    meshio.write(path, raw, file_format="gmsh22", binary=False)
+
+
+def test_a_mesh_of_bricks_and_tetrahedra_is_read_as_parts_joined_by_ties(tmp_path):
+    """``fb.mesh.read_parts`` splits the mixed file by kind; the two bodies tied at their common face carry the load
+    as the same beam built from ``fb.mesh.box`` does (``tests/test_tet_solvers.py``: 1.97059e-4 m), to round-off."""
+    path = tmp_path / "mixed.msh"
+    mixed_beam_file(path)
+    with pytest.raises(MeshError, match=r"mixes the volume cells hexahedron27, tetra10.*fb.mesh.read_parts"):
+        fb.mesh.read(path)
+    parts = fb.mesh.read_parts(path)
+    assert sorted(parts) == ["hexahedron27", "tetra10"]
+    bricks, tets = parts["hexahedron27"], parts["tetra10"]
+    assert sorted(bricks.face_sets) == ["bottom", "clamp"] and sorted(tets.face_sets) == ["bottom", "tip"]
+    assert list(bricks.element_sets) == ["bricks"] and list(tets.element_sets) == ["tets"]
+    assert len(bricks.face_set("bottom")) == 12 and len(tets.face_set("bottom")) == 24
+    material = fb.NeoHookean(7.0e10, 0.33, 2700.0)
+    a, b = fb.FlexibleBody("bricks", bricks, material), fb.FlexibleBody("tets", tets, material)
+    interface = tets.nodes_where(lambda p: np.isclose(p[:, 0], 0.3))
+    load = fb.SurfaceTraction(b, "tip", total=(0.0, 0.0, -100.0))
+    system = fb.System([a, b], constraints=[fb.Fix(a, "clamp"), fb.TieNodes(b, interface, a)], loads=[load])
+    results = fb.solve_static(system, load_steps=1)
+    deflection = -results.displacements(b)[b.nodes("tip"), 2].mean()
+    assert deflection == pytest.approx(1.970589252112e-4, rel=1e-9)

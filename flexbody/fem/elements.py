@@ -161,6 +161,8 @@ class ReferenceCell(ABC):
     nodes: np.ndarray
     n_corners: ClassVar[int]
     n_faces: ClassVar[int]
+    meshio_types: ClassVar[tuple[str, str]]  # of order 1 and 2
+    face_cell_types: ClassVar[tuple[str, str]]
 
     @property
     def n_nodes(self) -> int:
@@ -176,12 +178,14 @@ class ReferenceCell(ABC):
     def name(self) -> str: ...
 
     @property
-    @abstractmethod
-    def meshio_type(self) -> str: ...
+    def meshio_type(self) -> str:
+        """The meshio / VTK cell type of the cells (``meshio_types`` by order)."""
+        return self.meshio_types[self.order - 1]
 
     @property
-    @abstractmethod
-    def face_cell_type(self) -> str: ...
+    def face_cell_type(self) -> str:
+        """The meshio / VTK type of the faces as cells (``face_cell_types`` by order)."""
+        return self.face_cell_types[self.order - 1]
 
     @abstractmethod
     def shape_functions(self, xi: np.ndarray) -> np.ndarray: ...
@@ -256,16 +260,8 @@ class ReferenceHex(ReferenceCell):
 
     n_corners: ClassVar[int] = 8
     n_faces: ClassVar[int] = 6
-
-    @property
-    def meshio_type(self) -> str:
-        """The meshio / VTK cell type: "hexahedron" or "hexahedron27"."""
-        return "hexahedron" if self.order == 1 else "hexahedron27"
-
-    @property
-    def face_cell_type(self) -> str:
-        """The meshio type of the faces as cells: "quad" or "quad9"."""
-        return "quad" if self.order == 1 else "quad9"
+    meshio_types: ClassVar[tuple[str, str]] = ("hexahedron", "hexahedron27")
+    face_cell_types: ClassVar[tuple[str, str]] = ("quad", "quad9")
 
     def face_corners(self, face: int) -> np.ndarray:
         """Local indices of the four corners of local face ``face``."""

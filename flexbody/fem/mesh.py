@@ -9,7 +9,7 @@ The containers live in :mod:`flexbody.fem.volume_mesh`, :mod:`flexbody.fem.hex_m
 
 from .geometry_mesh import from_geometry
 from .hex_mesh import HexMesh, box, face_quads
-from .mesh_files import from_meshio, read, write
+from .mesh_files import from_meshio, read, read_parts, write
 from .tet_mesh import TetMesh, split_hexahedra
 from .volume_mesh import VolumeMesh, boundary_faces, boundary_triangles, face_cells, faces_nodes
 
@@ -19,6 +19,7 @@ __all__ = [
     "TetMesh",
     "box",
     "read",
+    "read_parts",
     "write",
     "from_meshio",
     "from_geometry",

@@ -59,14 +59,66 @@ def read(path: str | Path) -> VolumeMesh:
         of them (e.g. 8- and 27-node hexahedra, or hexahedra and tetrahedra), or has a set face that is no face
         of its cells.
     """
+    path, raw = _read_raw(path, "read")
+    return from_meshio(raw, source=str(path))
+
+
+def read_parts(path: str | Path) -> dict[str, VolumeMesh]:
+    """Read a mesh of several kinds of volume cell (a mesher's hexahedra and tetrahedra) as one mesh per kind.
+
+    Returns {meshio cell type: mesh} ("hexahedron", "hexahedron27", "tetra", "tetra10"), each read as :func:`read`
+    reads a mesh of that kind alone: its own nodes (numbered from 0, unused ones dropped), its element sets, the
+    face sets of its faces (quadrilaterals for bricks, triangles for tetrahedra: a physical surface across two kinds
+    gives each its part) and the node sets restricted to its nodes. The parts share the nodes of their common faces
+    (coincident, one copy in each part): make one body per part and join them with ``fb.TieNodes``. A file of one
+    kind gives one part.
+    """
+    path, raw = _read_raw(path, "read_parts")
+    kinds = sorted({b.type for b in raw.cells if b.type in VOLUME_CELL_NODES})
+    if not kinds:
+        _volume_block_ids(list(raw.cells), str(path))  # names what the file has
+    return {kind: from_meshio(_part(raw, kind), source=f"{path} ({kind} part)") for kind in kinds}
+
+
+def _read_raw(path, caller: str):
+    """(the path, its ``meshio.Mesh``), or MeshError naming what is wrong with ``path`` (``caller`` names the function
+    it was given to)."""
     if not isinstance(path, (str, Path)) and not hasattr(path, "__fspath__"):
-        raise MeshError(f"read: the mesh file must be a path (str or pathlib.Path), got {type(path).__name__}")
+        raise MeshError(f"{caller}: the mesh file must be a path (str or pathlib.Path), got {type(path).__name__}")
     path = Path(path)
     if not path.is_file():
         raise MeshError(f"mesh file '{path}' does not exist or is not a file")
     if path.suffix.lower() == ".inp":
         _check_complete_lines(path)
-    return from_meshio(_meshio_read(path), source=str(path))
+    return path, _meshio_read(path)
+
+
+def _part(raw, kind: str):
+    """The meshio.Mesh of the volume cells of ``kind`` and the lower-dimensional cells that may name their sets (all
+    but the faces of the other kinds), with the cell data and cell sets of those blocks."""
+    import meshio
+
+    faces = _FACE_TYPES[VOLUME_CELL_NODES[kind]]
+    others = {t for n in VOLUME_CELL_NODES.values() for t in _FACE_TYPES[n]} - set(faces)
+    keep = [
+        b for b, block in enumerate(raw.cells) if block.type == kind or (block.dim < 3 and block.type not in others)
+    ]
+
+    def per_block(values):
+        return [values[b] if b < len(values) else None for b in keep]
+
+    cell_sets = {name: per_block(list(blocks)) for name, blocks in raw.cell_sets.items()}
+    return meshio.Mesh(
+        raw.points,
+        [raw.cells[b] for b in keep],
+        point_data=raw.point_data,
+        cell_data={name: per_block(list(data)) for name, data in raw.cell_data.items()},
+        field_data=raw.field_data,
+        point_sets=raw.point_sets,
+        cell_sets={
+            name: [v if v is not None else np.zeros(0, np.int64) for v in blocks] for name, blocks in cell_sets.items()
+        },
+    )
 
 
 def _check_complete_lines(path: Path) -> None:
@@ -191,7 +243,7 @@ def _volume_block_ids(blocks, source: str) -> list[int]:
     if len(types) > 1:
         raise MeshError(
             f"'{source}' mixes the volume cells {', '.join(types)} ({listing}); a body takes one kind of cell: "
-            "split the mesh into one body per kind and join them with constraints"
+            "fb.mesh.read_parts reads one mesh per kind, for one body each joined by fb.TieNodes"
         )
     return ids
 

@@ -110,16 +110,8 @@ class ReferenceTet(ReferenceCell):
 
     n_corners: ClassVar[int] = 4
     n_faces: ClassVar[int] = 4
-
-    @property
-    def meshio_type(self) -> str:
-        """The meshio / VTK cell type: "tetra" or "tetra10"."""
-        return "tetra" if self.order == 1 else "tetra10"
-
-    @property
-    def face_cell_type(self) -> str:
-        """The meshio type of the faces as cells: "triangle" or "triangle6"."""
-        return "triangle" if self.order == 1 else "triangle6"
+    meshio_types: ClassVar[tuple[str, str]] = ("tetra", "tetra10")
+    face_cell_types: ClassVar[tuple[str, str]] = ("triangle", "triangle6")
 
     @property
     def default_degree(self) -> int:
