@@ -92,6 +92,7 @@ $(BENCH_STAMP): $(STAMP)
 
 bench: $(BENCH_STAMP)
 	$(VENV)/bin/python tests/benchmarks/bench_assembly.py
+	$(VENV)/bin/python tests/benchmarks/bench_tetrahedra.py
 	$(VENV)/bin/python tests/benchmarks/bench_constrained_dynamics.py
 	$(VENV)/bin/python tests/benchmarks/bench_dense_factorisations.py
 	$(VENV)/bin/python tests/benchmarks/bench_rigid_dynamics.py

@@ -86,16 +86,17 @@ def test_from_geometry_meshes_a_geo_script_with_its_physical_groups(order):
 
 
 def test_from_geometry_reads_a_step_file_and_names_its_surfaces(tmp_path):
+    """A STEP file written by gmsh (a 100 × 20 × 30 mm block in mm, as CAD tools write them), read with scale=1e-3."""
     gmsh = pytest.importorskip("gmsh")
     step = tmp_path / "block.step"
     gmsh.initialize(readConfigFiles=False, interruptible=False)
     try:
         gmsh.option.setNumber("General.Terminal", 0)
         gmsh.model.add("mine")
-        gmsh.model.occ.addBox(0, 0, 0, 0.1, 0.02, 0.03)
+        gmsh.model.occ.addBox(0, 0, 0, 100.0, 20.0, 30.0)  # mm
         gmsh.model.occ.synchronize()
         gmsh.write(str(step))
-        mesh = fb.mesh.from_geometry(step, size=0.01)  # inside the caller's session: left running, "mine" current
+        mesh = fb.mesh.from_geometry(step, size=0.01, scale=1e-3)  # in the caller's session: left running
         assert gmsh.isInitialized() and gmsh.model.getCurrent() == "mine"
     finally:
         gmsh.finalize()
@@ -114,8 +115,8 @@ def test_from_geometry_reads_a_step_file_and_names_its_surfaces(tmp_path):
             lambda tmp: fb.mesh.from_geometry(BRACKET.with_suffix(".md").parent / "README.md", 0.01),
             "neither a CAD file",
         ),
-        (lambda tmp: fb.mesh.from_geometry(BRACKET, 0.0), "size must be a positive finite length, got 0.0"),
-        (lambda tmp: fb.mesh.from_geometry(BRACKET, "1"), "size must be a positive length, got '1'"),
+        (lambda tmp: fb.mesh.from_geometry(BRACKET, 0.0), "size must be a positive finite number, got 0.0"),
+        (lambda tmp: fb.mesh.from_geometry(BRACKET, "1"), "size must be a positive number, got '1'"),
         (lambda tmp: fb.mesh.from_geometry(BRACKET, 0.01, order=3), "order must be 1 or 2, got 3"),
     ],
     ids=["missing", "suffix", "zero size", "text size", "order"],

@@ -34,21 +34,24 @@ _GMSH_TET10_TO_VTK = np.array([0, 1, 2, 3, 4, 5, 6, 7, 9, 8])
 _CAD_SUFFIXES = (".step", ".stp", ".iges", ".igs", ".brep", ".brp")
 
 
-def from_geometry(source: str | Path, size: float, *, order: int = 2, size_min: float = 0.0) -> TetMesh:
+def from_geometry(
+    source: str | Path, size: float, *, order: int = 2, size_min: float = 0.0, scale: float = 1.0
+) -> TetMesh:
     """Mesh a geometry with tetrahedra through gmsh.
 
     Parameters
     ----------
     source : path
-        A CAD file (.step/.stp, .iges/.igs, .brep) or a gmsh script (.geo) describing one or more volumes, in the
-        units the mesh is wanted in (m for flexbody's bodies; a STEP file in mm needs scaling, e.g. with a .geo
-        script's ``Geometry.OCCScaling``).
+        A CAD file (.step/.stp, .iges/.igs, .brep) or a gmsh script (.geo) describing one or more volumes.
     size : float
-        Largest element edge length (gmsh ``Mesh.MeshSizeMax``), in the geometry's units; positive.
+        Largest element edge length (gmsh ``Mesh.MeshSizeMax``) [m, after ``scale``]; positive.
     order : {1, 2}
         4-node (1) or 10-node (2, the default: the element that does not lock) tetrahedra.
     size_min : float
-        Smallest element edge length (gmsh ``Mesh.MeshSizeMin``), 0 for gmsh's choice.
+        Smallest element edge length (gmsh ``Mesh.MeshSizeMin``) [m, after ``scale``], 0 for gmsh's choice.
+    scale : float
+        Metres per unit of the geometry's coordinates: 1 for a geometry in m, 1e-3 for a CAD file in mm (most STEP
+        files); the mesh's points are the geometry's times ``scale``.
 
     Returns
     -------
@@ -62,6 +65,7 @@ def from_geometry(source: str | Path, size: float, *, order: int = 2, size_min: 
         2, and when gmsh fails (its message chained) or makes no tetrahedra (a geometry without volumes).
     """
     path = _checked_source(source)
+    scale = _checked_size(scale, "scale")
     size, size_min = _checked_size(size, "size"), (0.0 if size_min == 0 else _checked_size(size_min, "size_min"))
     if isinstance(order, bool) or order not in (1, 2):
         raise MeshError(f"from_geometry: order must be 1 or 2, got {order!r}")
@@ -76,11 +80,12 @@ def from_geometry(source: str | Path, size: float, *, order: int = 2, size_min: 
         gmsh.option.setNumber("General.Terminal", 0)
         gmsh.model.add(name)
         _load(gmsh, path)
-        gmsh.option.setNumber("Mesh.MeshSizeMax", size)
-        gmsh.option.setNumber("Mesh.MeshSizeMin", size_min)
+        gmsh.option.setNumber("Mesh.MeshSizeMax", size / scale)  # in the geometry's units
+        gmsh.option.setNumber("Mesh.MeshSizeMin", size_min / scale)
         gmsh.option.setNumber("Mesh.ElementOrder", order)
         gmsh.model.mesh.generate(3)
-        return _tet_mesh(gmsh, order, str(path))
+        mesh = _tet_mesh(gmsh, order, str(path))
+        return mesh if scale == 1.0 else mesh.with_points(scale * mesh.points)
     except MeshError:
         raise
     except Exception as err:  # gmsh raises plain Exceptions carrying its last error
@@ -110,9 +115,9 @@ def _checked_source(source) -> Path:
 
 def _checked_size(value, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise MeshError(f"from_geometry: {what} must be a positive length, got {value!r}")
+        raise MeshError(f"from_geometry: {what} must be a positive number, got {value!r}")
     if not (np.isfinite(value) and value > 0):
-        raise MeshError(f"from_geometry: {what} must be a positive finite length, got {value!r}")
+        raise MeshError(f"from_geometry: {what} must be a positive finite number, got {value!r}")
     return float(value)
 
 

@@ -13,12 +13,16 @@ a mesh with its sets through meshio.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
 
 from ..errors import MeshError
 from .elements import FACE_AXIS_SIDE, HEX8_NODES, HEX27_NODES
 from .volume_mesh import VolumeMesh, boundary_faces, boundary_triangles, extended_set, face_cells, faces_nodes
+
+if TYPE_CHECKING:
+    from .tet_mesh import TetMesh
 
 __all__ = ["HexMesh", "box", "face_quads", "faces_nodes", "boundary_faces", "boundary_triangles", "HEX_TYPES"]
 
@@ -94,6 +98,27 @@ def _child_faces(rows: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------- box
+@overload
+def box(
+    size: Sequence[float] = ...,
+    divisions: Sequence[int] = ...,
+    order: int = ...,
+    origin: Sequence[float] = ...,
+    cells: Literal["hexahedra"] = ...,
+) -> HexMesh: ...
+
+
+@overload
+def box(
+    size: Sequence[float] = ...,
+    divisions: Sequence[int] = ...,
+    order: int = ...,
+    origin: Sequence[float] = ...,
+    *,
+    cells: Literal["tetrahedra"],
+) -> TetMesh: ...
+
+
 def box(
     size: Sequence[float] = (1.0, 1.0, 1.0),
     divisions: Sequence[int] = (1, 1, 1),
