@@ -2,10 +2,13 @@
 
 * ``kernel_threads`` takes the smallest of the CPUs in the process's affinity mask, numba's thread count (a
   user's lower setting holds) and the cap from the element count;
-* the blocks of a colour share no node, and every element is in exactly one block;
+* the blocks of a colour share no node, and every element is in exactly one block; a numbering without locality
+  (one block per colour) runs serially;
 * serial and parallel assembly give the same force (bitwise, for the SVK fast path and the generic kernel);
 * the specialised SVK 8-node kernel gives bitwise the generic element force.
 """
+
+from pathlib import Path
 
 import numba as nb
 import numpy as np
@@ -17,6 +20,7 @@ from flexbody.fem import kernels, patterns
 from flexbody.fem.svk_hex8 import svk_hex8_forces
 
 PER_THREAD = flexible.FORCE_ELEMENTS_PER_THREAD
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -107,6 +111,22 @@ def test_box_meshes_need_two_colours():
     mesh = fb.mesh.box((1.0, 1.0, 1.0), (20, 20, 20), order=1)
     color_ptr, _block_ptr, _ = patterns.color_groups(mesh.cells, mesh.n_nodes)
     assert len(color_ptr) == 3 and np.diff(color_ptr).min() >= 8
+
+
+def test_a_numbering_without_locality_runs_its_kernels_on_one_thread(machine):
+    """Elements in random order (as a mesher's may come): every block touches every other, each colour holds one
+    block, and the body's kernels run serially whatever the machine offers (a parallel pass would only add its
+    wake-ups and joins: 3 times slower measured on a gmsh mesh in gmsh's own order). The same elements in the box's
+    order keep five blocks per colour; ``fb.mesh.from_geometry`` numbers its meshes for locality (six)."""
+    machine(8, 8)
+    mesh = fb.mesh.box((1.0, 1.0, 1.0), (12, 12, 12), order=1, cells="tetrahedra")  # 10368 elements
+    shuffled = fb.mesh.TetMesh(mesh.points, mesh.cells[np.random.default_rng(0).permutation(mesh.n_elements)])
+    material = fb.NeoHookean(young=2e5, poisson=0.3, density=1e3)
+    local, scattered = fb.FlexibleBody("local", mesh, material), fb.FlexibleBody("scattered", shuffled, material)
+    assert scattered._parallel_width == 1 and scattered._threads(PER_THREAD) == 1
+    assert local._parallel_width >= 4 and local._threads(PER_THREAD) == 2
+    geometry = fb.mesh.from_geometry(ROOT / "meshes" / "bracket.geo", size=0.003)
+    assert patterns.parallel_width(*patterns.color_groups(geometry.cells, geometry.n_nodes)[:2]) >= 4
 
 
 # ---------------------------------------------------------------- results do not depend on the threads

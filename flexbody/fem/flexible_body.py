@@ -143,6 +143,7 @@ class FlexibleBody:
             self._h_elem = np.zeros(self.n_elements)
         self._modes_converged_at = None  # x of the last elastic mode solve, whose α the kernel left (_elastic_modes)
         self._color_ptr, self._block_ptr, self._color_elems = patterns.color_groups(self._cells, self.n_nodes)
+        self._parallel_width = patterns.parallel_width(self._color_ptr, self._block_ptr)
         self._pattern = None
         self._mass = None
         self._kernel_material: tuple[Material | None, tuple] = (None, ())  # (material, its kernel arguments)
@@ -334,7 +335,7 @@ class FlexibleBody:
             beta,
             lam0,
             mu0,
-            kernel_threads(self.n_elements, FORCE_ELEMENTS_PER_THREAD),
+            self._threads(FORCE_ELEMENTS_PER_THREAD),
             f,
             law=self.material.law,
         )
@@ -356,7 +357,7 @@ class FlexibleBody:
             f = np.zeros((self.n_nodes, 3))
             kernels.assemble_force(
                 self._color_ptr, self._block_ptr, self._color_elems, self._cells, self._G, self._wdv, x, velocity,
-                kind, params, beta, lam0, mu0, kernel_threads(self.n_elements, FORCE_ELEMENTS_PER_THREAD), f,
+                kind, params, beta, lam0, mu0, self._threads(FORCE_ELEMENTS_PER_THREAD), f,
                 law=self.material.law,
             )  # fmt: skip
             out.append(f.ravel())
@@ -374,6 +375,11 @@ class FlexibleBody:
         """Internal force (3n,) and its Jacobian ∂k/∂q in one pass over the elements."""
         f, K, _ = self._assemble(self._positions(q), self._velocities(v), force=True, tangent=True)
         return f, K
+
+    def _threads(self, elements_per_thread: int) -> int:
+        """Threads of an element kernel: :func:`kernel_threads`, at most as many as the colouring keeps busy
+        (:func:`~flexbody.fem.patterns.parallel_width`: 1 for a numbering without locality)."""
+        return min(kernel_threads(self.n_elements, elements_per_thread), self._parallel_width)
 
     def _assemble(self, x, vel, force=False, tangent=False, damping=False):
         """One kernel pass: force (3n,), tangent and damping matrices (CSR on the fixed pattern) as asked."""
@@ -408,7 +414,7 @@ class FlexibleBody:
             damping and self.material.damping > 0.0,
             offsets,
             row_length,
-            kernel_threads(self.n_elements, MATRIX_ELEMENTS_PER_THREAD),
+            self._threads(MATRIX_ELEMENTS_PER_THREAD),
             f,
             K_data,
             C_data,
@@ -509,7 +515,7 @@ class FlexibleBody:
         if kind not in ENERGY_KINDS:
             raise FlexbodyError(f"body {self.name!r}: no strain energy for material {type(self.material).__name__}")
         energy = np.empty(self.n_elements)
-        n_threads = kernel_threads(self.n_elements, FORCE_ELEMENTS_PER_THREAD)
+        n_threads = self._threads(FORCE_ELEMENTS_PER_THREAD)
         alpha = self._elastic_modes(x)  # empty for plain elements
         energy_kernels.element_strain_energies(
             self._cells, self._G, self._wdv, x, alpha, kind, params, n_threads, energy, law=self.material.law

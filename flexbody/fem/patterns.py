@@ -79,6 +79,18 @@ def color_groups(cells: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.ndarra
     return color_ptr, block_ptr, elements
 
 
+def parallel_width(color_ptr: np.ndarray, block_ptr: np.ndarray) -> int:
+    """How many threads the colouring of :func:`color_groups` keeps busy: the number of blocks of the colour of the
+    median element. 1 where most elements lie in colours of one block (a numbering without locality, e.g. a mesher's
+    tetrahedra in its own order, whose bandwidth is the whole mesh), where a parallel pass would only add its
+    threads' wake-ups and joins to a serial one."""
+    blocks = np.diff(color_ptr)  # blocks per colour
+    sizes = block_ptr[color_ptr[1:]] - block_ptr[color_ptr[:-1]]  # elements per colour
+    order = np.argsort(blocks, kind="stable")
+    median = np.searchsorted(np.cumsum(sizes[order]), 0.5 * sizes.sum())
+    return int(blocks[order][min(median, len(order) - 1)])
+
+
 def block_pattern(cells: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """CSR pattern of a 3-dof-per-node matrix coupling nodes of common elements.
 
