@@ -1,5 +1,7 @@
 """Flexible bodies of 4- and 10-node tetrahedra: patch tests, homogeneous finite strain, mass, loads on triangular
-faces and the refusals (volumetric locking of Tet4, rules with zero-energy modes, inverted elements).
+faces (traction, pressure, moment), every kind of material (Mooney–Rivlin, a sympy user energy, Kelvin–Voigt damping:
+force = ∇ energy, exact tangent and damping matrices), stress fields, VTK export, a cantilever against the 27-node
+bricks and the refusals (volumetric locking of Tet4, rules with zero-energy modes, inverted elements).
 
 A slender cantilever (1 m, 0.1 m square, clamped end face, shear resultant on the free one; Timoshenko with Cowper's
 κ = 10(1 + ν)/(12 + 11ν): 1.91933e-4 m): 10-node tetrahedra on 10 × 1 × 1, 20 × 2 × 2 and 40 × 4 × 4 bricks cut
@@ -222,3 +224,85 @@ def test_ten_node_cantilever_on_the_finest_mesh():
     tet, brick = cantilever_tip((40, 4, 4), 2, "tetrahedra"), cantilever_tip((40, 4, 4), 2, "hexahedra")
     assert tet == pytest.approx(brick, rel=6e-4)
     assert tet == pytest.approx(timoshenko, rel=1e-2)
+
+
+def _user_law():
+    import sympy as sp
+
+    return fb.Hyperelastic.split(
+        isochoric=lambda I1bar, I2bar, mu: mu / 2 * (I1bar - 3),
+        volumetric=lambda J, kappa: kappa / 4 * (J**2 - 1 - 2 * sp.log(J)),
+        parameters={"mu": MU, "kappa": LAM + 2 * MU / 3},
+        density=DENSITY,
+        name="user neo-Hookean",
+    )
+
+
+@pytest.mark.parametrize("law", ["mooney_rivlin", "user", "damped"])
+@pytest.mark.parametrize("order", [1, 2], ids=["Tet4", "Tet10"])
+def test_every_law_gives_the_gradient_of_its_energy_and_exact_jacobians(order, law):
+    """Mooney–Rivlin, a user energy (compiled by sympy into the kernels) and Kelvin–Voigt damping on tetrahedra: the
+    internal force is the gradient of the strain energy and the tangent and damping matrices are the Jacobians of the
+    force (central differences, h = 1e-7 of the size: truncation ~1e-9)."""
+    materials = {
+        "mooney_rivlin": fb.MooneyRivlin(c10=0.3 * MU, c01=0.2 * MU, bulk_modulus=LAM + 2 * MU / 3, density=DENSITY),
+        "user": _user_law(),
+        "damped": fb.NeoHookean(YOUNG, POISSON, DENSITY, damping=0.01),
+    }
+    body = fb.FlexibleBody("b", irregular_mesh(order), materials[law])
+    rng = np.random.default_rng(5)
+    q = body.reference_coordinates() + 0.005 * rng.standard_normal(body.n_dofs)  # J in [0.78, 1.37]
+    assert body.inversion(q) is None
+    v = rng.standard_normal(body.n_dofs)
+    d, h = rng.standard_normal(body.n_dofs), 1e-7
+    f = body.internal_force(q, v)
+    fd = (body.internal_force(q + h * d, v) - body.internal_force(q - h * d, v)) / (2 * h)
+    assert np.abs(body.tangent(q, v) @ d - fd).max() < 1e-6 * np.abs(fd).max()
+    if law == "damped":
+        fv = (body.internal_force(q, v + h * d) - body.internal_force(q, v - h * d)) / (2 * h)
+        assert np.abs(body.damping_matrix(q, v) @ d - fv).max() < 1e-6 * np.abs(fv).max()
+        assert np.abs(f - body.internal_force(q)).max() > 1e-3 * np.abs(f).max()  # the damping acts
+    else:
+        dU = (body.strain_energy(q + h * d) - body.strain_energy(q - h * d)) / (2 * h)
+        assert dU == pytest.approx(f @ d, rel=1e-6)
+
+
+@pytest.mark.parametrize("order", [1, 2], ids=["Tet4", "Tet10"])
+def test_stress_fields_of_a_homogeneous_strain_are_the_materials(order):
+    """x = F X: F, E, the PK2 and Cauchy stresses at every Gauss point equal the material's at that F (1e-12)."""
+    F = np.array([[1.1, 0.05, 0.0], [0.0, 0.95, 0.1], [0.02, 0.0, 1.05]])
+    body = fb.FlexibleBody("b", irregular_mesh(order), fb.NeoHookean(YOUNG, POISSON, DENSITY))
+    fields = body.gauss_point_fields((body.mesh.points @ F.T).ravel())
+    S = body.material.pk2_stress(F[None])[0]
+    np.testing.assert_allclose(fields["F"], np.broadcast_to(F, fields["F"].shape), atol=1e-13)
+    np.testing.assert_allclose(
+        fields["pk2_stress"], np.broadcast_to(S, fields["pk2_stress"].shape), rtol=1e-10, atol=1e-12 * np.abs(S).max()
+    )
+    sigma = F @ S @ F.T / np.linalg.det(F)
+    np.testing.assert_allclose(
+        body.cell_fields((body.mesh.points @ F.T).ravel())["cauchy_stress"],
+        np.broadcast_to(sigma, (body.n_elements, 3, 3)),
+        atol=1e-10 * np.abs(sigma).max(),
+    )
+
+
+@pytest.mark.parametrize("order", [1, 2], ids=["Tet4", "Tet10"])
+def test_a_surface_moment_on_triangular_faces(order):
+    """fb.SurfaceMoment on the x1 face: zero resultant force and the given moment about the face's centroid."""
+    body = fb.FlexibleBody("b", irregular_mesh(order), fb.NeoHookean(YOUNG, POISSON, DENSITY))
+    moment = np.array([3.0, -1.0, 2.0])
+    load = fb.SurfaceMoment(body, "x1", moment)
+    f = load.force().reshape(-1, 3)
+    np.testing.assert_allclose(f.sum(axis=0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(np.cross(body.mesh.points - load.centroid, f).sum(axis=0), moment, atol=1e-12)
+
+
+@pytest.mark.parametrize("order, cell_type", [(1, "tetra"), (2, "tetra10")])
+def test_export_writes_vtk_tetrahedra(order, cell_type, tmp_path):
+    import meshio
+
+    body = fb.FlexibleBody("b", irregular_mesh(order), fb.NeoHookean(YOUNG, POISSON, DENSITY))
+    path = fb.io.write_vtu(tmp_path / "b.vtu", body, body.reference_coordinates())
+    back = meshio.read(path)
+    np.testing.assert_array_equal(back.cells_dict[cell_type], body.mesh.cells)
+    assert "von_mises" in back.point_data or "von_mises" in back.cell_data
