@@ -205,3 +205,32 @@ def test_a_mesh_of_bricks_and_tetrahedra_is_read_as_parts_joined_by_ties(tmp_pat
     results = fb.solve_static(system, load_steps=1)
     deflection = -results.displacements(b)[b.nodes("tip"), 2].mean()
     assert deflection == pytest.approx(1.970589252112e-4, rel=1e-9)
+
+
+@pytest.mark.parametrize("order", [1, 2], ids=["Tet4", "Tet10"])
+def test_a_msh_file_written_by_gmsh_itself_reads_as_the_mesh_from_geometry(order, tmp_path):
+    """The bracket meshed and saved by gmsh (MSH 4.1, gmsh's own 10-node order) reads with ``fb.mesh.read`` into the
+    same volume, sets and surface areas as ``from_geometry`` gives (the mesh a new user brings from gmsh: it was
+    refused, "has no hexahedral cells")."""
+    gmsh = pytest.importorskip("gmsh")
+    path = tmp_path / "bracket.msh"
+    gmsh.initialize(readConfigFiles=False, interruptible=False)
+    try:
+        gmsh.option.setNumber("General.Terminal", 0)
+        gmsh.merge(str(BRACKET))
+        gmsh.option.setNumber("Mesh.MeshSizeMax", 0.006)
+        gmsh.option.setNumber("Mesh.ElementOrder", order)
+        gmsh.model.mesh.generate(3)
+        gmsh.write(str(path))
+    finally:
+        gmsh.finalize()
+    read = fb.mesh.read(path)
+    made = fb.mesh.from_geometry(BRACKET, size=0.006, order=order)
+    assert isinstance(read, fb.TetMesh) and read.order == order
+    assert read.n_elements == made.n_elements and read.n_nodes == made.n_nodes
+    assert sorted(read.face_sets) == sorted(made.face_sets) and sorted(read.element_sets) == ["bracket"]
+    bodies = [fb.FlexibleBody("b", m, fb.NeoHookean(**STEEL)) for m in (read, made)]
+    assert bodies[0].volume() == pytest.approx(bodies[1].volume(), rel=1e-13)
+    for name in ("clamp", "load", "bolt"):
+        areas = [fb.SurfaceTraction(b, name, total=(1.0, 0, 0)).area for b in bodies]
+        assert areas[0] == pytest.approx(areas[1], rel=1e-13)
