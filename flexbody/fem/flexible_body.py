@@ -66,18 +66,19 @@ class FlexibleBody:
         Constitutive law (with density and optional Kelvin–Voigt damping).
     quadrature : int or (int, int, int), optional
         Bricks: Gauss–Legendre points per direction, or along the element axes ξ, η, ζ, of the stiffness, internal
-        force and strain energy. Tetrahedra: the degree of the symmetric rule (1, 2 or 5: 1, 4 or 14 points); the
-        default is 1 for 4 nodes (exact for any material: their gradients are constant) and 2 for 10 nodes (exact
-        for the linear elastic stiffness of straight-sided elements); 1 on 10 nodes is refused (zero-energy modes),
-        and the mass uses a rule of degree at least 2 (4 nodes) or 5 (10 nodes). 4-node tetrahedra of a material
-        with a small-strain Poisson's ratio of 0.45 or more are refused (volumetric locking), naming 10-node
-        tetrahedra or bricks. The default (None) is chosen from the elements' shape so that thin bending does not
+        force and strain energy. The default (None) is chosen from the elements' shape so that thin bending does not
         lock (:mod:`flexbody.fem.bending_rules`; Stolarski & Belytschko 1982): 2 × 2 × 2 for 8-node cells; for
         27-node cells 3 × 3 × 3 in compact elements and two points along the slender axis of bars or the axis a
         plate or shell runs further along, e.g. (2, 3, 3). A rule that leaves zero-energy modes besides the
         rigid-body motions is refused; one that integrates every slender axis of the elements with three points
         gets a warning naming the rule that does not lock. The mass matrix keeps at least the 3 × 3 × 3
-        (2 × 2 × 2) rule. The attribute ``quadrature`` is the rule in use.
+        (2 × 2 × 2) rule.
+        Tetrahedra: the degree of the symmetric rule (1, 2 or 5: 1, 4 or 14 points); the default is 1 for 4 nodes
+        (exact for any material on straight-sided elements: their gradients are constant) and 2 for 10 nodes (exact
+        for their linear elastic stiffness); 1 on 10 nodes is refused (zero-energy modes); the mass uses a rule of
+        degree at least 2 (4 nodes) or 5 (10 nodes). 4-node tetrahedra of a material with a small-strain Poisson's
+        ratio of 0.45 or more are refused (volumetric locking), naming 10-node tetrahedra or bricks.
+        The attribute ``quadrature`` is the rule in use.
     locking : {"auto", None, "incompatible_modes"}
         Formulation of the 8-node element: "auto" (the default) is "incompatible_modes" (Simo & Armero 1992),
         which does not lock, for 8-node cells and None for 27-node ones; None, the plain trilinear brick, locks in
