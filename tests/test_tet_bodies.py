@@ -181,7 +181,7 @@ def test_box_of_tetrahedra_face_sets_tile_the_box_faces():
 
 
 def test_no_warning_for_tetrahedra(caplog):
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="flexbody"):
         fb.FlexibleBody(
             "b",
             fb.mesh.box((1.0, 0.05, 0.05), (10, 1, 1), cells="tetrahedra", order=2),

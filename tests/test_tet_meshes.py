@@ -47,7 +47,7 @@ def test_tetrahedral_meshes_round_trip_with_their_sets(order, suffix, tmp_path):
 def test_exodus_keeps_node_sets_and_names_what_it_drops(order, tmp_path, caplog):
     pytest.importorskip("netCDF4")
     mesh = tet_box(order)
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="flexbody"):
         fb.mesh.write(mesh, tmp_path / "m.exo")
     assert "face set 'x0'" in caplog.text and "element set 'left'" in caplog.text
     back = fb.mesh.read(tmp_path / "m.exo")
@@ -234,3 +234,38 @@ def test_a_msh_file_written_by_gmsh_itself_reads_as_the_mesh_from_geometry(order
     for name in ("clamp", "load", "bolt"):
         areas = [fb.SurfaceTraction(b, name, total=(1.0, 0, 0)).area for b in bodies]
         assert areas[0] == pytest.approx(areas[1], rel=1e-13)
+
+
+@pytest.mark.parametrize(
+    "cells, order",
+    [("tetrahedra", 1), ("tetrahedra", 2), ("hexahedra", 1), ("hexahedra", 2)],
+    ids=["4", "10", "8", "27"],
+)
+def test_a_mesh_in_the_mirror_order_is_named_and_oriented_back(cells, order, caplog):
+    """Every other element's nodes in the mirror image of VTK's order (as a mesher of the opposite convention writes
+    them): the body is refused naming ``mesh.oriented()``, which restores the elements and their face sets' local
+    faces exactly (and leaves an oriented mesh as it is)."""
+    mesh = fb.mesh.box((1.0, 0.5, 0.3), (2, 2, 1), order=order, cells=cells)
+    ref = mesh.cell
+    flip = np.arange(0, mesh.n_elements, 2)
+    mirrored_cells = np.array(mesh.cells)
+    mirrored_cells[flip] = mirrored_cells[flip][:, ref.mirrored_nodes]
+    faces = {}
+    inverse = np.argsort(ref.mirrored_faces())
+    for name, given in mesh.face_sets.items():
+        rows = np.array(given)
+        hit = np.isin(rows[:, 0], flip)
+        rows[hit, 1] = inverse[rows[hit, 1]]
+        faces[name] = rows
+    mirrored = type(mesh)(mesh.points, mirrored_cells, mesh.node_sets, faces)
+    np.testing.assert_array_equal(mirrored.mirrored_elements(), flip)
+    material = fb.NeoHookean(**STEEL)
+    with pytest.raises(fb.ElementError, match=rf"{flip.size} of them have their nodes in the mirror image.*oriented"):
+        fb.FlexibleBody("b", mirrored, material, locking=None)
+    with caplog.at_level(logging.INFO, logger="flexbody"):
+        restored = mirrored.oriented()
+    assert f"{flip.size} of {mesh.n_elements} elements reordered" in caplog.text
+    np.testing.assert_array_equal(restored.cells, mesh.cells)
+    for name in mesh.face_sets:
+        np.testing.assert_array_equal(restored.face_set(name), mesh.face_set(name))
+    assert restored.oriented() is restored

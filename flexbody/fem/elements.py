@@ -163,10 +163,25 @@ class ReferenceCell(ABC):
     n_faces: ClassVar[int]
     meshio_types: ClassVar[tuple[str, str]]  # of order 1 and 2
     face_cell_types: ClassVar[tuple[str, str]]
+    mirror: ClassVar[np.ndarray]  # (3, 3): a reflection of the reference coordinates that maps the cell onto itself
 
     @property
     def n_nodes(self) -> int:
         return len(self.nodes)
+
+    @property
+    def mirrored_nodes(self) -> np.ndarray:
+        """The permutation (n_nodes,) of the local nodes that turns an element inside out and back: node a of the
+        mirrored element is node ``mirrored_nodes[a]`` of the original, the reference nodes reflected by ``mirror``
+        (a cell whose nodes come in the mirror image of VTK's order has negative Jacobians; this order mends it)."""
+        reflected = self.nodes @ self.mirror.T
+        return np.array([int(np.flatnonzero(np.all(np.isclose(self.nodes, x), axis=1))[0]) for x in reflected])
+
+    def mirrored_faces(self) -> np.ndarray:
+        """(n_faces,): local face f of an element is local face ``mirrored_faces()[f]`` of its mirrored element."""
+        where = np.argsort(self.mirrored_nodes)  # original local node → its place in the mirrored element
+        keys = [frozenset(self.face_corners(f).tolist()) for f in range(self.n_faces)]
+        return np.array([keys.index(frozenset(where[self.face_corners(f)].tolist())) for f in range(self.n_faces)])
 
     @property
     def corner_points(self) -> np.ndarray:
@@ -262,6 +277,7 @@ class ReferenceHex(ReferenceCell):
     n_faces: ClassVar[int] = 6
     meshio_types: ClassVar[tuple[str, str]] = ("hexahedron", "hexahedron27")
     face_cell_types: ClassVar[tuple[str, str]] = ("quad", "quad9")
+    mirror: ClassVar[np.ndarray] = np.diag([1.0, 1.0, -1.0])  # ζ → −ζ
 
     def face_corners(self, face: int) -> np.ndarray:
         """Local indices of the four corners of local face ``face``."""

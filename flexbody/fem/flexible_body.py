@@ -238,9 +238,16 @@ class FlexibleBody:
             return
         e = int(np.flatnonzero(bad)[0])
         kind = "inverted" if det_all[e].min() < 0 else "degenerate"
+        mirrored = np.flatnonzero(np.all(det_all < 0.0, axis=1))  # inside out throughout: nodes in mirror order
+        hint = (
+            f"; {mirrored.size} of them have their nodes in the mirror image of VTK's order (a mesher's opposite "
+            "convention): mesh.oriented() reorders them"
+            if mirrored.size
+            else ""
+        )
         raise ElementError(
             f"body {self.name!r}: element {e} is {kind}: minimum Jacobian determinant "
-            f"{det_all[e].min():.6g} (Gauss points and corners); {int(bad.sum())} bad element(s)"
+            f"{det_all[e].min():.6g} (Gauss points and corners); {int(bad.sum())} bad element(s){hint}"
         )
 
     def _incompatible_gradients(self) -> np.ndarray:

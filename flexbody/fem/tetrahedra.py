@@ -112,6 +112,7 @@ class ReferenceTet(ReferenceCell):
     n_faces: ClassVar[int] = 4
     meshio_types: ClassVar[tuple[str, str]] = ("tetra", "tetra10")
     face_cell_types: ClassVar[tuple[str, str]] = ("triangle", "triangle6")
+    mirror: ClassVar[np.ndarray] = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])  # ξ ↔ η
 
     @property
     def default_degree(self) -> int:

@@ -18,6 +18,7 @@ The functions here work on any kind: the nodes of faces (:func:`faces_nodes`), t
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Self
 
@@ -27,6 +28,8 @@ from numpy.typing import ArrayLike
 from ..errors import MeshError
 from .cells import reference_cell
 from .elements import ReferenceCell
+
+log = logging.getLogger(__name__)
 
 _VTK_NAMES = {4: "VTK_TETRA", 8: "VTK_HEXAHEDRON", 10: "VTK_QUADRATIC_TETRA", 27: "VTK_TRIQUADRATIC_HEXAHEDRON"}
 
@@ -175,6 +178,35 @@ class VolumeMesh:
         if points.shape != self.points.shape:
             raise MeshError(f"with_points: expected points of shape {self.points.shape}, got {points.shape}")
         return type(self)(points, self.cells, self.node_sets, self.face_sets, self.element_sets)
+
+    def mirrored_elements(self) -> np.ndarray:
+        """Indices (k,) of the elements whose nodes come in the mirror image of VTK's order: their Jacobian
+        determinant at the cell's centre is negative (a mesher or file with the opposite orientation convention)."""
+        ref = self.cell
+        centre = ref.corner_points.mean(axis=0, keepdims=True)
+        J = np.einsum("ead,ak->edk", self.points[self.cells], ref.shape_gradients(centre)[0])
+        return np.flatnonzero(np.linalg.det(J) < 0.0)
+
+    def oriented(self) -> Self:
+        """This mesh with the nodes of every mirrored element (:meth:`mirrored_elements`) reordered into VTK's
+        orientation (:attr:`~flexbody.fem.elements.ReferenceCell.mirrored_nodes`), its face sets' local faces
+        renumbered to match; points, node and element sets unchanged. A mesh without mirrored elements is returned
+        as it is. The elements reordered are logged (INFO)."""
+        flipped = self.mirrored_elements()
+        if not flipped.size:
+            return self
+        ref = self.cell
+        cells = np.array(self.cells)
+        cells[flipped] = cells[flipped][:, ref.mirrored_nodes]
+        faces = ref.mirrored_faces()
+        face_sets = {}
+        for name, given in self.face_sets.items():
+            rows = np.array(given)
+            hit = np.isin(rows[:, 0], flipped)
+            rows[hit, 1] = faces[rows[hit, 1]]
+            face_sets[name] = rows
+        log.info("oriented: %d of %d elements reordered into VTK's orientation", flipped.size, self.n_elements)
+        return type(self)(self.points, cells, self.node_sets, face_sets, self.element_sets)
 
 
 def faces_nodes(mesh: VolumeMesh, faces: np.ndarray) -> np.ndarray:
