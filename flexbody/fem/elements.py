@@ -174,8 +174,11 @@ class ReferenceCell(ABC):
         """The permutation (n_nodes,) of the local nodes that turns an element inside out and back: node a of the
         mirrored element is node ``mirrored_nodes[a]`` of the original, the reference nodes reflected by ``mirror``
         (a cell whose nodes come in the mirror image of VTK's order has negative Jacobians; this order mends it)."""
-        reflected = self.nodes @ self.mirror.T
-        return np.array([int(np.flatnonzero(np.all(np.isclose(self.nodes, x), axis=1))[0]) for x in reflected])
+        return self.node_indices(self.nodes @ self.mirror.T)
+
+    def node_indices(self, points: np.ndarray) -> np.ndarray:
+        """The local nodes (k,) at the reference points (k, 3) (each a node's coordinates, to rounding)."""
+        return np.array([int(np.flatnonzero(np.all(np.isclose(self.nodes, x), axis=1))[0]) for x in points])
 
     def mirrored_faces(self) -> np.ndarray:
         """(n_faces,): local face f of an element is local face ``mirrored_faces()[f]`` of its mirrored element."""
@@ -287,8 +290,7 @@ class ReferenceHex(ReferenceCell):
         """Local nodes (4,) or (9,) of local face ``face`` in VTK quad / biquadratic quad order, outward normal."""
         st = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1], [0, -1], [1, 0], [0, 1], [-1, 0], [0, 0]], float)
         st = st[:4] if self.order == 1 else st
-        xi = self.face_points(face, st if FACE_AXIS_SIDE[face][1] > 0 else st[:, ::-1])
-        return np.array([int(np.flatnonzero(np.all(self.nodes == x, axis=1))[0]) for x in xi])
+        return self.node_indices(self.face_points(face, st if FACE_AXIS_SIDE[face][1] > 0 else st[:, ::-1]))
 
     def face_triangles(self, face: int) -> np.ndarray:
         """The face's grid of nodes (2 × 2 or 3 × 3) cut into two outward triangles per cell, (t, 3) local nodes."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import MeshError
-from .cells import VOLUME_CELL_NODES
+from .cells import VOLUME_CELL_NODES, reference_cell
 from .hex_mesh import HexMesh
 from .tet_mesh import TetMesh
 from .volume_mesh import VolumeMesh, face_cells, face_keys
@@ -29,10 +29,11 @@ logger = logging.getLogger(__name__)
 #: Abaqus element-face labels S1..S6 of C3D8 as local faces (S1 ζ-, S2 ζ+, S3 η-, S4 ξ+, S5 η+, S6 ξ-), and S1..S4
 #: of C3D4 / C3D10 (S1 corners 1-2-3, S2 1-4-2, S3 2-4-3, S4 3-4-1) as local tetrahedron faces, by corners per cell.
 _ABAQUS_FACES = {8: {1: 4, 2: 5, 3: 2, 4: 1, 5: 3, 6: 0}, 4: {1: 3, 2: 0, 3: 1, 4: 2}}
-#: The mesh class of each number of nodes per cell.
-_MESH_CLASS: dict[int, type[VolumeMesh]] = {8: HexMesh, 27: HexMesh, 4: TetMesh, 10: TetMesh}
-#: The face cells (meshio types) that carry the face sets of each number of nodes per cell.
-_FACE_TYPES = {8: ("quad",), 27: ("quad9", "quad"), 4: ("triangle",), 10: ("triangle6", "triangle")}
+#: The mesh class of each number of nodes per cell (the classes' ``CELL_NODES``).
+_MESH_CLASS: dict[int, type[VolumeMesh]] = {n: kind for kind in (HexMesh, TetMesh) for n in kind.CELL_NODES}
+#: The face cells (meshio types) that carry the face sets of each number of nodes per cell: the faces of its order
+#: and of the lower one (a 27-node mesh's face sets may come as quadrilaterals of their corners).
+_FACE_TYPES = {n: reference_cell(n).face_cell_types[: reference_cell(n).order] for n in VOLUME_CELL_NODES.values()}
 _ABAQUS_SURFACE_ELSET = re.compile(r"^_(.+)_S([1-6])$")
 
 
@@ -104,10 +105,9 @@ def _part(raw, kind: str):
         b for b, block in enumerate(raw.cells) if block.type == kind or (block.dim < 3 and block.type not in others)
     ]
 
-    def per_block(values):
-        return [values[b] if b < len(values) else None for b in keep]
+    def per_block(values, missing=None):
+        return [values[b] if b < len(values) else missing for b in keep]
 
-    cell_sets = {name: per_block(list(blocks)) for name, blocks in raw.cell_sets.items()}
     return meshio.Mesh(
         raw.points,
         [raw.cells[b] for b in keep],
@@ -115,9 +115,7 @@ def _part(raw, kind: str):
         cell_data={name: per_block(list(data)) for name, data in raw.cell_data.items()},
         field_data=raw.field_data,
         point_sets=raw.point_sets,
-        cell_sets={
-            name: [v if v is not None else np.zeros(0, np.int64) for v in blocks] for name, blocks in cell_sets.items()
-        },
+        cell_sets={name: per_block(list(sets), np.zeros(0, np.int64)) for name, sets in raw.cell_sets.items()},
     )
 
 

@@ -65,8 +65,7 @@ def split_hexahedra(mesh: VolumeMesh) -> TetMesh:
     """The 4-node tetrahedral mesh of an 8-node brick mesh: each brick cut into six tetrahedra around the diagonal
     from its local corner 0 to 6 (Kuhn's subdivision; conforming on structured grids such as ``fb.mesh.box``, whose
     bricks share the orientation of their local axes). Element e gives tetrahedra 6e..6e+5; node sets are kept;
-    element sets map to the children; a face set becomes the boundary tetrahedron faces whose corners all lie on
-    the nodes of its faces."""
+    element sets map to the children; a face set becomes the faces of the children that lie in its brick faces."""
     if mesh.nodes_per_cell != 8:
         raise MeshError(f"split_hexahedra: the mesh must have 8-node bricks, got {mesh.nodes_per_cell}-node cells")
     cells = mesh.cells[:, _kuhn_tetrahedra()].reshape(-1, 4)
@@ -77,17 +76,17 @@ def split_hexahedra(mesh: VolumeMesh) -> TetMesh:
             "split_hexahedra: the tetrahedra of neighbouring bricks do not share their faces (the bricks' local "
             "axes are not aligned as in a structured grid)"
         )
-    face_sets = {name: _child_faces(mesh, tets, rows) for name, rows in mesh.face_sets.items()}
+    quads, triangles = face_keys(mesh), face_keys(tets)
+    face_sets = {name: _child_faces(quads, triangles, rows) for name, rows in mesh.face_sets.items()}
     return TetMesh(mesh.points, cells, mesh.node_sets, face_sets, element_sets)
 
 
-def _child_faces(bricks: VolumeMesh, tets: TetMesh, rows: np.ndarray) -> np.ndarray:
+def _child_faces(quads: np.ndarray, triangles: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Rows (tetrahedron, local face) of the tetrahedron faces that lie in the brick faces ``rows``: those of the six
-    children 6e..6e+5 of each brick e whose three corners are corners of its face."""
-    ref = bricks.cell
-    quads = np.stack([bricks.cells[e, ref.face_corners(f)] for e, f in rows]) if len(rows) else np.zeros((0, 4), int)
+    children 6e..6e+5 of each brick e whose three corners are corners of its face (``quads`` and ``triangles``: the
+    :func:`face_keys` of the bricks and of the tetrahedra)."""
+    corners = quads[rows[:, 0], rows[:, 1]]  # (k, 4)
     children = (6 * rows[:, :1] + np.arange(6)).repeat(4, axis=1)  # (k, 24): child c's faces 0..3
     local = np.tile(np.arange(4), (len(rows), 6))
-    triangles = face_keys(tets)[children, local]  # (k, 24, 3)
-    inside = np.all(np.any(triangles[..., None] == quads[:, None, None, :], axis=-1), axis=-1)  # (k, 24)
+    inside = np.all(np.any(triangles[children, local][..., None] == corners[:, None, None, :], axis=-1), axis=-1)
     return np.column_stack([children[inside], local[inside]])

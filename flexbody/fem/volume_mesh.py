@@ -210,11 +210,9 @@ class VolumeMesh:
 
 
 def faces_nodes(mesh: VolumeMesh, faces: np.ndarray) -> np.ndarray:
-    """Sorted unique node indices (k,) on the faces ``faces`` (rows (element, local face)) of ``mesh``."""
-    faces = np.asarray(faces, dtype=np.int64).reshape(-1, 2)
-    ref = mesh.cell
-    parts = [mesh.cells[faces[faces[:, 1] == f, 0]][:, ref.face_nodes(f)].ravel() for f in range(ref.n_faces)]
-    return np.unique(np.concatenate(parts))
+    """Sorted unique node indices (k,) on the faces ``faces`` (rows (element, local face)) of ``mesh`` (the nodes of
+    their :func:`face_cells`, every node of a face)."""
+    return np.unique(face_cells(mesh, faces))
 
 
 def face_keys(mesh: VolumeMesh) -> np.ndarray:
